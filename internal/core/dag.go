@@ -1,0 +1,129 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// DAG is the serialized, validated definition of a DAG, produced by the YAML
+// loader or the Go SDK. It is what a dag_version stores (as JSON) and what
+// the scheduler and workers read; it never holds code.
+type DAG struct {
+	DagID          string         `json:"dag_id"`
+	Description    string         `json:"description,omitempty"`
+	Schedule       string         `json:"schedule,omitempty"` // "" = none; preset, cron or duration
+	StartDate      *time.Time     `json:"start_date,omitempty"`
+	EndDate        *time.Time     `json:"end_date,omitempty"`
+	Catchup        bool           `json:"catchup,omitempty"`
+	MaxActiveRuns  int            `json:"max_active_runs,omitempty"`  // 0 = default (16)
+	MaxActiveTasks int            `json:"max_active_tasks,omitempty"` // 0 = default (16)
+	Params         map[string]any `json:"params,omitempty"`
+	Tags           []string       `json:"tags,omitempty"`
+	Timezone       string         `json:"timezone,omitempty"` // IANA name; "" = UTC
+	Tasks          []Task         `json:"tasks"`
+	FileLoc        string         `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
+}
+
+// Task is one node of a DAG.
+type Task struct {
+	TaskID                  string            `json:"task_id"`
+	Operator                string            `json:"operator"` // bash | http | sql | noop | go
+	DependsOn               []string          `json:"depends_on,omitempty"`
+	TriggerRule             TriggerRule       `json:"trigger_rule,omitempty"` // "" = all_success
+	Retries                 int               `json:"retries,omitempty"`
+	RetryDelay              Duration          `json:"retry_delay,omitempty"` // 0 = 5m default applied by loader
+	RetryExponentialBackoff bool              `json:"retry_exponential_backoff,omitempty"`
+	MaxRetryDelay           Duration          `json:"max_retry_delay,omitempty"`
+	ExecutionTimeout        Duration          `json:"execution_timeout,omitempty"`
+	Queue                   string            `json:"queue,omitempty"` // "" = "default"
+	Pool                    string            `json:"pool,omitempty"`  // "" = "default_pool"
+	PoolSlots               int               `json:"pool_slots,omitempty"`
+	PriorityWeight          int               `json:"priority_weight,omitempty"`
+	Env                     map[string]string `json:"env,omitempty"`
+	// Args are the operator's fields, named as Airflow's operators name them
+	// (bash_command; conn_id, sql; http_conn_id, endpoint, method, data,
+	// headers; python_callable-like "function" for go). String values are
+	// templates rendered at run time.
+	Args map[string]any `json:"args,omitempty"`
+	// Expand maps an argument name to what it is mapped over: a literal list,
+	// or an XComRef to an upstream task's return value. Several entries give
+	// the cross product. Nil means the task is not mapped.
+	Expand map[string]ExpandSource `json:"expand,omitempty"`
+}
+
+// ExpandSource is what one mapped argument iterates: exactly one of Values
+// (a literal list) or XCom (an upstream task's XCom, a list or a map) is set.
+type ExpandSource struct {
+	Values []any    `json:"values,omitempty"`
+	XCom   *XComRef `json:"xcom,omitempty"`
+}
+
+// XComRef names an upstream task's XCom value.
+type XComRef struct {
+	TaskID string `json:"task_id"`
+	Key    string `json:"key,omitempty"` // "" = return_value
+}
+
+// Mapped reports whether the task is expanded at run time.
+func (t *Task) Mapped() bool { return len(t.Expand) > 0 }
+
+// Task returns the task with the given id, or nil.
+func (d *DAG) Task(id string) *Task {
+	for i := range d.Tasks {
+		if d.Tasks[i].TaskID == id {
+			return &d.Tasks[i]
+		}
+	}
+	return nil
+}
+
+// Downstream returns, for every task id, the ids of tasks that depend on it.
+func (d *DAG) Downstream() map[string][]string {
+	out := make(map[string][]string, len(d.Tasks))
+	for _, t := range d.Tasks {
+		for _, up := range t.DependsOn {
+			out[up] = append(out[up], t.TaskID)
+		}
+	}
+	return out
+}
+
+// Location returns the DAG's timezone, UTC when unset or unknown.
+func (d *DAG) Location() *time.Location {
+	if d.Timezone == "" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(d.Timezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// DefaultXComKey is the key a task's return value is stored under.
+const DefaultXComKey = "return_value"
+
+// Duration is a time.Duration that serializes as a Go duration string
+// ("90s", "5m") and accepts the same on input.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON encodes the duration as a string such as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON accepts a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"30s\" or \"5m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}

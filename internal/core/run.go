@@ -1,0 +1,122 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DagRun is one run of a DAG.
+type DagRun struct {
+	ID                int64           `json:"id"`
+	DagID             string          `json:"dag_id"`
+	RunID             string          `json:"dag_run_id"`
+	RunType           RunType         `json:"run_type"`
+	State             DagRunState     `json:"state"`
+	LogicalDate       *time.Time      `json:"logical_date"`
+	DataIntervalStart *time.Time      `json:"data_interval_start"`
+	DataIntervalEnd   *time.Time      `json:"data_interval_end"`
+	Conf              json.RawMessage `json:"conf,omitempty"`
+	DagVersionID      int64           `json:"dag_version_id"`
+	QueuedAt          time.Time       `json:"queued_at"`
+	StartDate         *time.Time      `json:"start_date"`
+	EndDate           *time.Time      `json:"end_date"`
+}
+
+// NoMapIndex is the map_index of an unmapped task instance.
+const NoMapIndex = -1
+
+// TaskInstance is the current try of one task (or one map index of a mapped
+// task) in one DAG run. Its ID is a UUID regenerated for every try; earlier
+// tries live in the task-instance history.
+type TaskInstance struct {
+	ID             string     `json:"id"`
+	DagRunID       int64      `json:"-"`
+	DagID          string     `json:"dag_id"`
+	RunID          string     `json:"dag_run_id"`
+	TaskID         string     `json:"task_id"`
+	MapIndex       int        `json:"map_index"`
+	TryNumber      int        `json:"try_number"`
+	MaxTries       int        `json:"max_tries"` // retries + 1
+	State          TIState    `json:"state"`
+	Queue          string     `json:"queue"`
+	Pool           string     `json:"pool"`
+	PoolSlots      int        `json:"pool_slots"`
+	PriorityWeight int        `json:"priority_weight"`
+	Operator       string     `json:"operator"`
+	Hostname       string     `json:"hostname,omitempty"`
+	WorkerID       string     `json:"worker_id,omitempty"`
+	PID            int        `json:"pid,omitempty"`
+	QueuedAt       *time.Time `json:"queued_dttm"`
+	StartDate      *time.Time `json:"start_date"`
+	EndDate        *time.Time `json:"end_date"`
+	LastHeartbeat  *time.Time `json:"last_heartbeat_at"`
+	NextRetryAt    *time.Time `json:"next_retry_at,omitempty"` // when up_for_retry may be scheduled again
+	DagVersionID   int64      `json:"dag_version_id"`
+	// MapArgs holds the values of the expanded arguments for a mapped
+	// instance (argument name → value), nil when unmapped.
+	MapArgs json.RawMessage `json:"map_args,omitempty"`
+}
+
+// Duration returns how long the try ran, or zero.
+func (ti *TaskInstance) Duration() time.Duration {
+	if ti.StartDate == nil || ti.EndDate == nil {
+		return 0
+	}
+	return ti.EndDate.Sub(*ti.StartDate)
+}
+
+// DagVersion is one distinct serialized form of a DAG.
+type DagVersion struct {
+	ID        int64     `json:"id"`
+	DagID     string    `json:"dag_id"`
+	Version   int       `json:"version_number"`
+	Hash      string    `json:"hash"`
+	Spec      DAG       `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// DagModel is a DAG's row: its identity, pause state and latest version.
+type DagModel struct {
+	DagID          string     `json:"dag_id"`
+	FileLoc        string     `json:"fileloc"`
+	IsPaused       bool       `json:"is_paused"`
+	IsActive       bool       `json:"is_active"`
+	Description    string     `json:"description"`
+	Schedule       string     `json:"timetable_summary"`
+	Tags           []string   `json:"tags"`
+	LatestVersion  int64      `json:"latest_dag_version_id"`
+	NextRunAfter   *time.Time `json:"next_dagrun_run_after"` // when the scheduler should next consider a scheduled run
+	LastParsedTime time.Time  `json:"last_parsed_time"`
+}
+
+// XCom is one cross-task value.
+type XCom struct {
+	DagID     string          `json:"dag_id"`
+	RunID     string          `json:"run_id"`
+	TaskID    string          `json:"task_id"`
+	MapIndex  int             `json:"map_index"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	Timestamp time.Time       `json:"timestamp"`
+}
+
+// ImportError records why a DAG file could not be loaded.
+type ImportError struct {
+	ID        int64     `json:"import_error_id"`
+	Filename  string    `json:"filename"`
+	Message   string    `json:"stack_trace"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Pool limits how many task instances run at once across DAGs.
+type Pool struct {
+	Name        string `json:"name"`
+	Slots       int    `json:"slots"`
+	Description string `json:"description,omitempty"`
+}
+
+// DefaultPool is the pool tasks use unless they name another.
+const DefaultPool = "default_pool"
+
+// DefaultQueue is the queue tasks use unless they name another.
+const DefaultQueue = "default"

@@ -1,0 +1,349 @@
+// Package store defines Weir's storage seam: one Store interface, with
+// Noun+Verb methods taking parameter structs, implemented by the SQLite and
+// PostgreSQL adapters and verified by one conformance suite (storetest).
+//
+// Adapters translate driver errors into core.ErrNotFound and
+// core.ErrConflict; callers never see a driver error type.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Store is everything Weir persists. Every method is safe for concurrent use.
+type Store interface {
+	DagStore
+	DagRunStore
+	TaskInstanceStore
+	XComStore
+	AuthStore
+	MiscStore
+
+	// WithTx runs fn in one transaction: every Store call made on tx commits
+	// together, or none does when fn returns an error.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
+	// Notify wakes every subscriber of channel, in this process and (on
+	// PostgreSQL) in every other process sharing the database. Sent after
+	// commit when called inside WithTx.
+	Notify(ctx context.Context, channel string) error
+	// Subscribe returns a channel that receives a value (coalesced) whenever
+	// channel is notified, until ctx is done.
+	Subscribe(ctx context.Context, channel string) <-chan struct{}
+	// Dialect names the engine: "sqlite" or "postgres".
+	Dialect() string
+	Close() error
+}
+
+// Notification channels.
+const (
+	ChannelScheduler = "weir_scheduler" // a task finished or a run was created: schedule now
+	ChannelQueued    = "weir_queued"    // task instances were queued: workers, claim now
+)
+
+// DagStore holds DAG definitions and their versions.
+type DagStore interface {
+	// DagSync records a parsed DAG: creates the dag row if missing (paused
+	// per Paused for a new DAG), marks it active, and adds a dag_version when
+	// Hash differs from the latest version's. Returns the latest version id.
+	DagSync(ctx context.Context, p *DagSyncParams) (versionID int64, created bool, err error)
+	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
+	DagList(ctx context.Context, p *DagListParams) ([]core.DagModel, error)
+	DagSetPaused(ctx context.Context, dagID string, paused bool) error
+	// DagSetNextRunAfter records when the scheduler should next look at the
+	// DAG's schedule (nil = never).
+	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
+	// DagDeactivateMissing marks inactive every active DAG whose fileloc is
+	// under one of Filelocs' owners but whose id is not in Keep.
+	DagDeactivateMissing(ctx context.Context, p *DagDeactivateParams) error
+	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error)
+
+	// ImportErrorSet records (or replaces) the error of one file;
+	// ImportErrorDelete removes it once the file loads again.
+	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
+	ImportErrorDelete(ctx context.Context, filename string) error
+	ImportErrorList(ctx context.Context) ([]core.ImportError, error)
+}
+
+// DagSyncParams describes one parsed DAG.
+type DagSyncParams struct {
+	Spec   core.DAG
+	Hash   string // stable hash of the serialized spec
+	Paused bool   // initial pause state of a new DAG
+	Now    time.Time
+}
+
+// DagListParams filters DagList.
+type DagListParams struct {
+	OnlyActive bool
+	DagIDs     []string // empty = all
+	Limit      int      // 0 = no limit
+	Offset     int
+}
+
+// DagDeactivateParams says which DAGs are still defined.
+type DagDeactivateParams struct {
+	Keep []string // dag ids still defined
+}
+
+// DagRunStore holds DAG runs.
+type DagRunStore interface {
+	// DagRunCreate inserts a run and its initial task instances (state none)
+	// in one transaction. ErrConflict when (dag_id, run_id) exists.
+	DagRunCreate(ctx context.Context, p *DagRunCreateParams) (*core.DagRun, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+	DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, error)
+	DagRunList(ctx context.Context, p *DagRunListParams) ([]core.DagRun, error)
+	// DagRunSetState moves a run to state when its current state is one of
+	// From (any when empty); sets start/end dates as the state implies.
+	// Returns false when the run was not in an allowed state.
+	DagRunSetState(ctx context.Context, p *DagRunSetStateParams) (bool, error)
+	// DagRunLatestScheduled returns the scheduled/backfill run with the
+	// greatest logical date, or ErrNotFound.
+	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
+	// DagRunCountByState counts a DAG's runs per state.
+	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
+}
+
+// DagRunCreateParams describes a new run.
+type DagRunCreateParams struct {
+	DagID             string
+	RunID             string
+	RunType           core.RunType
+	State             core.DagRunState // normally queued
+	LogicalDate       *time.Time
+	DataIntervalStart *time.Time
+	DataIntervalEnd   *time.Time
+	Conf              json.RawMessage
+	DagVersionID      int64
+	Now               time.Time
+	TaskInstances     []NewTaskInstance
+}
+
+// NewTaskInstance seeds one task instance row.
+type NewTaskInstance struct {
+	ID             string // UUID of the first try
+	TaskID         string
+	MapIndex       int
+	MaxTries       int
+	Queue          string
+	Pool           string
+	PoolSlots      int
+	PriorityWeight int
+	Operator       string
+	MapArgs        json.RawMessage
+	State          core.TIState // normally none
+}
+
+// DagRunListParams filters DagRunList; newest first.
+type DagRunListParams struct {
+	DagID  string             // "" = all DAGs
+	States []core.DagRunState // empty = all
+	Limit  int
+	Offset int
+}
+
+// DagRunSetStateParams is a conditional state change.
+type DagRunSetStateParams struct {
+	ID   int64
+	From []core.DagRunState
+	To   core.DagRunState
+	Now  time.Time
+}
+
+// TaskInstanceStore holds task instances, their history and the queue.
+type TaskInstanceStore interface {
+	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
+	// TaskInstanceGetByKey finds the current try of (dag, run, task, map index).
+	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
+	// TaskInstanceSetState moves each listed instance to To when its state is
+	// one of From (any when empty) and returns the ids that moved.
+	TaskInstanceSetState(ctx context.Context, p *TaskInstanceSetStateParams) ([]string, error)
+	// TaskInstanceExpand replaces a mapped task's placeholder (map_index -1)
+	// with one instance per element, or marks it skipped when there are none.
+	TaskInstanceExpand(ctx context.Context, p *TaskInstanceExpandParams) error
+	// TaskInstanceNewTry archives the current try to history and starts the
+	// next one under NewID with try_number+1 and state To (scheduled for a
+	// retry, none for a clear). ExtraTries raises max_tries (for clears).
+	TaskInstanceNewTry(ctx context.Context, p *TaskInstanceNewTryParams) error
+	// TaskInstanceClaim atomically assigns up to Limit queued, unclaimed
+	// instances of Queues to a worker (highest priority first) and returns
+	// them. Two concurrent claimers never receive the same instance.
+	TaskInstanceClaim(ctx context.Context, p *TaskInstanceClaimParams) ([]core.TaskInstance, error)
+	// TaskInstanceStart moves a queued instance claimed by WorkerID to
+	// running. ErrConflict (with the current state) otherwise.
+	TaskInstanceStart(ctx context.Context, p *TaskInstanceStartParams) (*core.TaskInstance, error)
+	// TaskInstanceHeartbeat records liveness of a running instance;
+	// ErrConflict when it is no longer running.
+	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
+	// TaskInstanceFinish moves a running instance to a terminal state or
+	// up_for_retry; ErrConflict when it is not running.
+	TaskInstanceFinish(ctx context.Context, p *TaskInstanceFinishParams) error
+	// TaskInstanceHistory returns earlier tries, oldest first.
+	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
+	// TaskInstanceStale lists running instances whose heartbeat (or start)
+	// is older than Before, and queued claims older than Before.
+	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
+	// TaskInstanceActiveCounts counts queued+running instances per pool
+	// (slots) and per DAG.
+	TaskInstanceActiveCounts(ctx context.Context) (*ActiveCounts, error)
+}
+
+// TaskInstanceListParams filters TaskInstanceList.
+type TaskInstanceListParams struct {
+	DagRunID int64          // 0 = any
+	DagID    string         // "" = any
+	RunID    string         // "" = any
+	TaskID   string         // "" = any
+	States   []core.TIState // empty = all
+	Limit    int
+	Offset   int
+}
+
+// TaskInstanceSetStateParams is a conditional bulk state change.
+type TaskInstanceSetStateParams struct {
+	IDs         []string
+	From        []core.TIState
+	To          core.TIState
+	Now         time.Time
+	NextRetryAt *time.Time // with up_for_retry
+}
+
+// TaskInstanceExpandParams expands one mapped task in one run.
+type TaskInstanceExpandParams struct {
+	DagRunID  int64
+	TaskID    string
+	Instances []NewTaskInstance // MapIndex 0..n-1; empty = skip the task
+	Now       time.Time
+}
+
+// TaskInstanceNewTryParams starts the next try of an instance.
+type TaskInstanceNewTryParams struct {
+	ID         string
+	NewID      string
+	To         core.TIState
+	ExtraTries int
+	Now        time.Time
+}
+
+// TaskInstanceClaimParams asks for work.
+type TaskInstanceClaimParams struct {
+	WorkerID string
+	Queues   []string
+	Limit    int
+	Now      time.Time
+}
+
+// TaskInstanceStartParams starts a claimed try.
+type TaskInstanceStartParams struct {
+	ID       string
+	WorkerID string
+	Hostname string
+	PID      int
+	Now      time.Time
+}
+
+// TaskInstanceFinishParams ends a running try.
+type TaskInstanceFinishParams struct {
+	ID          string
+	State       core.TIState // success, failed, skipped, up_for_retry
+	Now         time.Time
+	NextRetryAt *time.Time
+}
+
+// ActiveCounts are the occupied slots used by the scheduler's limits.
+type ActiveCounts struct {
+	PoolSlots map[string]int // pool → slots of queued+running instances
+	ByDag     map[string]int // dag_id → queued+running instances
+	ByRun     map[int64]int  // dag_run id → queued+running instances
+}
+
+// XComStore holds cross-task values.
+type XComStore interface {
+	XComSet(ctx context.Context, x *core.XCom) error
+	// XComGet returns ErrNotFound when absent.
+	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
+	// XComList lists a run's values (optionally of one task), by task and map index.
+	XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error)
+	// XComClear deletes the values of one task instance (before a new try).
+	XComClear(ctx context.Context, dagID, runID, taskID string, mapIndex int) error
+}
+
+// AuthStore holds users, API tokens and connections.
+type AuthStore interface {
+	UserUpsert(ctx context.Context, u *User) error
+	UserGet(ctx context.Context, username string) (*User, error)
+	APITokenCreate(ctx context.Context, t *APIToken) error
+	// APITokenGet finds a token by the hash of its secret.
+	APITokenGet(ctx context.Context, hash string) (*APIToken, error)
+	APITokenList(ctx context.Context) ([]APIToken, error)
+	APITokenDelete(ctx context.Context, id string) error
+}
+
+// User is a person who logs in.
+type User struct {
+	Username     string
+	PasswordHash string // bcrypt
+	Role         string // admin | op | viewer
+	CreatedAt    time.Time
+}
+
+// APIToken is a bearer token for scripts; only its hash is stored.
+type APIToken struct {
+	ID        string
+	Name      string
+	Username  string
+	Hash      string
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+}
+
+// MiscStore holds pools, connections, job liveness and the audit log.
+type MiscStore interface {
+	PoolUpsert(ctx context.Context, p *core.Pool) error
+	PoolList(ctx context.Context) ([]core.Pool, error)
+	PoolDelete(ctx context.Context, name string) error
+
+	ConnectionUpsert(ctx context.Context, c *Connection) error
+	ConnectionGet(ctx context.Context, id string) (*Connection, error)
+	ConnectionList(ctx context.Context) ([]Connection, error)
+	ConnectionDelete(ctx context.Context, id string) error
+
+	// JobHeartbeat records that a process of a role is alive.
+	JobHeartbeat(ctx context.Context, j *Job) error
+	JobList(ctx context.Context) ([]Job, error)
+
+	AuditLogAdd(ctx context.Context, e *AuditEntry) error
+	AuditLogList(ctx context.Context, limit int) ([]AuditEntry, error)
+}
+
+// Connection is a named external system (database, HTTP service).
+type Connection struct {
+	ID  string
+	URI string // e.g. postgres://user:pass@host/db, sqlite:///path, https://host
+}
+
+// Job is one running Weir process.
+type Job struct {
+	ID        string
+	Role      string
+	Hostname  string
+	PID       int
+	StartedAt time.Time
+	Heartbeat time.Time
+}
+
+// AuditEntry records one administrative action.
+type AuditEntry struct {
+	ID     int64
+	When   time.Time
+	User   string
+	Action string // e.g. "dag.pause", "task_instance.clear"
+	Target string
+	Detail string
+}
