@@ -270,6 +270,8 @@ type XComStore interface {
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 	// XComList lists a run's values (optionally of one task), by task and map index.
 	XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error)
+	// XComDelete deletes one value; deleting an absent value is not an error.
+	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
 	// XComClear deletes the values of one task instance (before a new try).
 	XComClear(ctx context.Context, dagID, runID, taskID string, mapIndex int) error
 }

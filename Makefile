@@ -1,0 +1,28 @@
+# Weir's developer entry points. `make test` is the README's test command and
+# what CI runs.
+GO ?= go
+PKGS := ./...
+
+.PHONY: build test vet lint bench fuzz run
+
+build:
+	$(GO) build -o bin/weir ./cmd/weir
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet $(PKGS)
+
+test: vet
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+lint: vet
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 $(PKGS)
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./internal/dagfile
+
+bench:
+	./bench/run.sh
+
+run: build
+	./bin/weir standalone --dags examples/dags

@@ -1,0 +1,168 @@
+// Package api serves Weir's public REST API under /api/v2, named as Apache
+// Airflow's REST API v2 names its resources (dags, dagRuns, taskInstances,
+// xcomEntries, importErrors, pools, connections, health, version).
+//
+// It is built with huma over net/http.ServeMux, so the OpenAPI 3.1 document
+// is generated from the handlers' types and served at /api/v2/openapi.json.
+// Requests authenticate with a bearer API token ("weir_...") or a signed
+// session cookie obtained from POST /api/v2/auth/login; every error is an
+// RFC 9457 problem+json document.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Prefix is the path under which the public API is served.
+const Prefix = "/api/v2"
+
+// Config is what the public API needs. Store and SecretKey are required.
+type Config struct {
+	Store  store.Store
+	Clock  core.Clock   // nil = core.SystemClock
+	Logger *slog.Logger // nil = discard
+	// SecretKey signs session cookies (HMAC-SHA256). Every api-server behind
+	// one load balancer must share it.
+	SecretKey []byte
+	// SessionTTL is how long a login lasts; 0 = 12 hours.
+	SessionTTL time.Duration
+	// SecureCookie sets the Secure attribute on the session cookie (serve
+	// over HTTPS when true).
+	SecureCookie bool
+	// LogFolder is [logging] base_log_folder, where task logs are read.
+	LogFolder string
+	// Version is reported by GET /api/v2/version.
+	Version string
+	// GitVersion is reported by GET /api/v2/version.
+	GitVersion string
+	// SchedulerHealthThreshold is how old the latest scheduler heartbeat may
+	// be for the scheduler to count as healthy; 0 = 30 seconds.
+	SchedulerHealthThreshold time.Duration
+}
+
+// server holds the handlers' dependencies.
+type server struct {
+	cfg Config
+	st  store.Store
+	clk core.Clock
+	log *slog.Logger
+	api huma.API
+}
+
+// NewHandler returns the http.Handler serving every /api/v2 route, including
+// the OpenAPI document (/api/v2/openapi.json) and its docs page
+// (/api/v2/docs). Mount it at "/api/v2/" (it expects the full path).
+func NewHandler(cfg Config) (http.Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: Config.Store is required")
+	}
+	if len(cfg.SecretKey) < 16 {
+		return nil, errors.New("api: Config.SecretKey must be at least 16 bytes (it signs session cookies)")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = core.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.SchedulerHealthThreshold == 0 {
+		cfg.SchedulerHealthThreshold = 30 * time.Second
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger}
+
+	hc := huma.DefaultConfig("Weir API", cfg.Version)
+	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."
+	hc.OpenAPIPath = Prefix + "/openapi"
+	hc.DocsPath = Prefix + "/docs"
+	hc.SchemasPath = Prefix + "/schemas"
+	hc.CreateHooks = nil // no "$schema" link in bodies: responses keep Airflow's shape
+	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		securityBearer:  {Type: "http", Scheme: "bearer", Description: "API token (weir_...)"},
+		securitySession: {Type: "apiKey", In: "cookie", Name: SessionCookie, Description: "session from POST /api/v2/auth/login"},
+	}
+	mux := http.NewServeMux()
+	s.api = humago.New(mux, hc)
+	s.api.UseMiddleware(s.authenticate)
+
+	s.registerMonitor()
+	s.registerAuth()
+	s.registerDags()
+	s.registerDagRuns()
+	s.registerTaskInstances()
+	s.registerTaskInstanceActions()
+	s.registerLogs()
+	s.registerXCom()
+	s.registerImportErrors()
+	s.registerPools()
+	s.registerConnections()
+	mux.HandleFunc(Prefix+"/", s.noRoute)
+	return mux, nil
+}
+
+// noRoute answers a path or method no operation serves with a problem+json 404.
+func (s *server) noRoute(w http.ResponseWriter, r *http.Request) {
+	hctx := humago.NewContext(&huma.Operation{}, r, w)
+	_ = huma.WriteErr(s.api, hctx, http.StatusNotFound,
+		fmt.Sprintf("no API route %s %s; the routes are listed in %s/openapi.json", r.Method, r.URL.Path, Prefix))
+}
+
+// register adds one operation, accessible to principals of at least role
+// (RolePublic: no authentication).
+func register[I, O any](s *server, role Role, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+	op.Metadata = map[string]any{metaRole: role}
+	if role != RolePublic {
+		op.Security = []map[string][]string{{securityBearer: {}}, {securitySession: {}}}
+		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	huma.Register(s.api, op, h)
+}
+
+// Page is the limit/offset pair every list endpoint accepts.
+type Page struct {
+	Limit  int `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"maximum number of entries to return"`
+	Offset int `query:"offset" minimum:"0" default:"0" doc:"number of entries to skip"`
+}
+
+// window returns the slice of items the page selects.
+func window[T any](items []T, p Page) []T {
+	if p.Offset >= len(items) {
+		return []T{}
+	}
+	end := min(len(items), p.Offset+p.Limit)
+	return items[p.Offset:end]
+}
+
+// optional is a query parameter that may be absent (IsSet false).
+type optional[T any] struct {
+	Value T
+	IsSet bool
+}
+
+// Schema documents the parameter as its value type.
+func (o optional[T]) Schema(r huma.Registry) *huma.Schema {
+	return huma.SchemaFromType(r, reflect.TypeOf(o.Value))
+}
+
+// Receiver is where huma parses the parameter.
+func (o *optional[T]) Receiver() reflect.Value { return reflect.ValueOf(o).Elem().Field(0) }
+
+// OnParamSet records whether the request carried the parameter.
+func (o *optional[T]) OnParamSet(isSet bool, _ any) { o.IsSet = isSet }

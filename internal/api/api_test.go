@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status, b := e.call(api.RolePublic, "GET", "/api/v2/openapi.json", nil)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Info    struct{ Title string }     `json:"info"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") || doc.Info.Title != "Weir API" {
+		t.Errorf("openapi %q title %q, want 3.1.x and Weir API", doc.OpenAPI, doc.Info.Title)
+	}
+	for _, p := range []string{
+		"/api/v2/health", "/api/v2/version", "/api/v2/dags", "/api/v2/dags/{dag_id}",
+		"/api/v2/dags/{dag_id}/dagRuns", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/clear",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/tries",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries",
+		"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries/{xcom_key}",
+		"/api/v2/dags/{dag_id}/clearTaskInstances", "/api/v2/importErrors", "/api/v2/pools",
+		"/api/v2/pools/{pool_name}", "/api/v2/connections", "/api/v2/connections/{connection_id}",
+		"/api/v2/auth/login", "/api/v2/auth/logout",
+	} {
+		if _, ok := doc.Paths[p]; !ok {
+			t.Errorf("openapi.json lacks path %s", p)
+		}
+	}
+}
+
+func TestAuthRequired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "GET", "/api/v2/dags", nil, "authentication required")
+	resp := e.request(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer weir_nope")
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("unknown token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	resp = e.request(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Basic abc")
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("basic auth: status %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestExpiredToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	secret, hash := api.NewToken()
+	exp := e.clk.Now().Add(time.Hour)
+	if err := e.st.APITokenCreate(t.Context(), &store.APIToken{ID: "short", Name: "short", Username: "viewer",
+		Hash: hash, CreatedAt: e.clk.Now(), ExpiresAt: &exp}); err != nil {
+		t.Fatal(err)
+	}
+	status, _ := e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
+	if status != http.StatusOK {
+		t.Fatalf("fresh token: status %d", status)
+	}
+	e.clk.Add(2 * time.Hour)
+	status, b := e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "expired") {
+		t.Errorf("expired token: status %d body %s", status, b)
+	}
+}
+
+func TestRoles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// viewer may read but not mutate; op may not manage pools or connections.
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, nil)
+	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false},
+		`user "viewer" has role "viewer"`, `"op"`)
+	e.mustProblem(http.StatusForbidden, api.RoleViewer, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, "viewer")
+	e.mustProblem(http.StatusForbidden, api.RoleOp, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, `"admin"`)
+	e.mustProblem(http.StatusForbidden, api.RoleOp, "GET", "/api/v2/connections", nil, `"admin"`)
+	runs, err := e.st.DagRunList(t.Context(), &store.DagRunListParams{})
+	if err != nil || len(runs) != 0 {
+		t.Errorf("forbidden trigger created runs: %v %v", runs, err)
+	}
+}
+
+func TestTokenHelpers(t *testing.T) {
+	t.Parallel()
+	s1, h1 := api.NewToken()
+	s2, _ := api.NewToken()
+	if !strings.HasPrefix(s1, api.TokenPrefix) || s1 == s2 || h1 != api.HashToken(s1) || h1 == s1 {
+		t.Errorf("NewToken: %q %q hash %q", s1, s2, h1)
+	}
+	if _, err := api.HashPassword(""); err == nil {
+		t.Error("HashPassword accepted an empty password")
+	}
+}
+
+func TestNewHandlerConfig(t *testing.T) {
+	t.Parallel()
+	if _, err := api.NewHandler(api.Config{}); err == nil {
+		t.Error("NewHandler without a store succeeded")
+	}
+	e := newEnv(t)
+	if _, err := api.NewHandler(api.Config{Store: e.st, SecretKey: []byte("short")}); err == nil || !strings.Contains(err.Error(), "SecretKey") {
+		t.Errorf("short secret key: %v", err)
+	}
+}
+
+func TestUnknownRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/nope", nil, "no API route GET /api/v2/nope")
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "DELETE", "/api/v2/dags", nil, "no API route DELETE /api/v2/dags")
+}

@@ -1,0 +1,195 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Role is what a user may do: a viewer reads, an op also triggers, clears,
+// marks and pauses, an admin also manages pools and connections.
+type Role string
+
+// Roles, from least to most privileged.
+const (
+	RolePublic Role = ""       // no authentication needed (health, version, login)
+	RoleViewer Role = "viewer" // read-only
+	RoleOp     Role = "op"     // viewer + trigger, clear, mark, pause
+	RoleAdmin  Role = "admin"  // everything
+)
+
+// rank orders roles; unknown roles rank below viewer.
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOp:
+		return 2
+	case RoleAdmin:
+		return 3
+	}
+	return 0
+}
+
+// Valid reports whether r is one of viewer, op, admin.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// Allows reports whether a principal of role r may call an operation that
+// needs role need.
+func (r Role) Allows(need Role) bool { return need == RolePublic || r.rank() >= need.rank() }
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	Username string
+	Role     Role
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the authenticated caller, or nil on public routes.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// TokenPrefix starts every API token secret.
+const TokenPrefix = "weir_"
+
+const (
+	metaRole        = "weir-role"
+	securityBearer  = "bearer"
+	securitySession = "session"
+)
+
+// NewToken returns a new random API token secret ("weir_" + 43 characters)
+// and the hash under which the store keeps it (store.APIToken.Hash).
+func NewToken() (secret, hash string) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it aborts the program instead)
+	secret = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashToken(secret)
+}
+
+// HashToken returns the hex SHA-256 of a token secret, as stored.
+func HashToken(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// HashPassword returns the bcrypt hash of a password (store.User.PasswordHash).
+func HashPassword(password string) (string, error) {
+	if password == "" {
+		return "", fmt.Errorf("password must not be empty: %w", core.ErrInvalid)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(h), nil
+}
+
+// authenticate is the middleware that resolves the caller from the bearer
+// token or session cookie and enforces the operation's role: 401 without
+// valid credentials, 403 when the role is too low.
+func (s *server) authenticate(hctx huma.Context, next func(huma.Context)) {
+	need, _ := hctx.Operation().Metadata[metaRole].(Role)
+	if need == RolePublic {
+		next(hctx)
+		return
+	}
+	p, err := s.principal(hctx)
+	if err != nil {
+		status := StatusOf(err)
+		msg := err.Error()
+		if status == http.StatusInternalServerError {
+			s.log.ErrorContext(hctx.Context(), "authenticate request", "err", err)
+			msg = "internal error; the api-server log has the details"
+		}
+		if status == http.StatusUnauthorized {
+			hctx.SetHeader("WWW-Authenticate", `Bearer realm="weir"`)
+		}
+		_ = huma.WriteErr(s.api, hctx, status, msg)
+		return
+	}
+	if !p.Role.Allows(need) {
+		_ = huma.WriteErr(s.api, hctx, http.StatusForbidden,
+			fmt.Sprintf("user %q has role %q; %s %s needs role %q or higher",
+				p.Username, p.Role, hctx.Method(), hctx.Operation().Path, need))
+		return
+	}
+	next(huma.WithValue(hctx, principalKey{}, p))
+}
+
+// principal finds the caller's identity: a bearer token first, else the
+// session cookie.
+func (s *server) principal(hctx huma.Context) (*Principal, error) {
+	ctx := hctx.Context()
+	if h := hctx.Header("Authorization"); h != "" {
+		scheme, secret, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") || secret == "" {
+			return nil, fmt.Errorf("Authorization header must be \"Bearer <token>\": %w", core.ErrUnauthorized)
+		}
+		return s.tokenPrincipal(ctx, strings.TrimSpace(secret))
+	}
+	if c, err := huma.ReadCookie(hctx, SessionCookie); err == nil {
+		username, err := s.verifySession(c.Value)
+		if err != nil {
+			return nil, err
+		}
+		return s.userPrincipal(ctx, username)
+	}
+	return nil, fmt.Errorf("authentication required: send \"Authorization: Bearer <token>\" or log in at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
+}
+
+// tokenPrincipal resolves an API token secret to its user.
+func (s *server) tokenPrincipal(ctx context.Context, secret string) (*Principal, error) {
+	t, err := s.st.APITokenGet(ctx, HashToken(secret))
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, fmt.Errorf("API token is not valid (unknown or revoked): %w", core.ErrUnauthorized)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up API token: %w", err)
+	}
+	if t.ExpiresAt != nil && !s.clk.Now().Before(*t.ExpiresAt) {
+		return nil, fmt.Errorf("API token %q expired at %s: %w", t.Name, t.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"), core.ErrUnauthorized)
+	}
+	return s.userPrincipal(ctx, t.Username)
+}
+
+// userPrincipal loads a user's current role, so role changes and deleted
+// users take effect at once.
+func (s *server) userPrincipal(ctx context.Context, username string) (*Principal, error) {
+	u, err := s.st.UserGet(ctx, username)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, fmt.Errorf("user %q no longer exists: %w", username, core.ErrUnauthorized)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up user %q: %w", username, err)
+	}
+	return &Principal{Username: u.Username, Role: Role(u.Role)}, nil
+}
+
+// audit records a mutation by the request's principal. A failure to write
+// the entry is logged, not returned: the action itself has happened.
+func (s *server) audit(ctx context.Context, action, target, detail string) {
+	user := ""
+	if p := PrincipalFrom(ctx); p != nil {
+		user = p.Username
+	}
+	e := &store.AuditEntry{When: s.clk.Now(), User: user, Action: action, Target: target, Detail: detail}
+	if err := s.st.AuditLogAdd(ctx, e); err != nil {
+		s.log.ErrorContext(ctx, "write audit log", "action", action, "target", target, "err", err)
+	}
+}

@@ -1,0 +1,209 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// ConnectionResponse describes a connection. Passwords are never returned:
+// the URI's password (and any secret-looking query parameter) is redacted.
+type ConnectionResponse struct {
+	ConnectionID string `json:"connection_id"`
+	ConnType     string `json:"conn_type"`
+	Host         string `json:"host,omitempty"`
+	Login        string `json:"login,omitempty"`
+	Schema       string `json:"schema,omitempty"`
+	Port         int    `json:"port,omitempty"`
+	URI          string `json:"uri" doc:"the connection URI with its password redacted"`
+}
+
+// ConnectionCollection is a page of connections.
+type ConnectionCollection struct {
+	Connections  []ConnectionResponse `json:"connections"`
+	TotalEntries int                  `json:"total_entries"`
+}
+
+type connectionIDInput struct {
+	ID string `path:"connection_id" doc:"connection id"`
+}
+
+type postConnectionInput struct {
+	Body struct {
+		ConnectionID string         `json:"connection_id" doc:"letters, digits, '_', '-' and '.'"`
+		URI          string         `json:"uri,omitempty" doc:"scheme://[login[:password]@]host[:port][/schema][?extra]; or give the fields below"`
+		ConnType     string         `json:"conn_type,omitempty"`
+		Host         string         `json:"host,omitempty"`
+		Login        string         `json:"login,omitempty"`
+		Password     string         `json:"password,omitempty"`
+		Schema       string         `json:"schema,omitempty"`
+		Port         int            `json:"port,omitempty" minimum:"0" maximum:"65535"`
+		Extra        map[string]any `json:"extra,omitempty" doc:"added to the URI as query parameters"`
+	}
+}
+
+type listConnectionsInput struct{ Page }
+
+// connectionIDPattern is what a connection id may contain (as in Airflow).
+var connectionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,250}$`)
+
+// redacted replaces a secret in a connection URI.
+const redacted = "***"
+
+func (s *server) registerConnections() {
+	tags := []string{"Connection"}
+	base := Prefix + "/connections"
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "get_connections", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List connections",
+	}, s.listConnections)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "get_connection", Method: http.MethodGet, Path: base + "/{connection_id}", Tags: tags,
+		Summary: "Get a connection", Errors: []int{http.StatusNotFound},
+	}, s.getConnection)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "post_connection", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a connection",
+		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusBadRequest, http.StatusConflict},
+	}, s.postConnection)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "delete_connection", Method: http.MethodDelete, Path: base + "/{connection_id}", Tags: tags,
+		Summary: "Delete a connection", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
+	}, s.deleteConnection)
+}
+
+func (s *server) listConnections(ctx context.Context, in *listConnectionsInput) (*struct{ Body ConnectionCollection }, error) {
+	all, err := s.st.ConnectionList(ctx)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list connections: %w", err))
+	}
+	out := make([]ConnectionResponse, len(all))
+	for i, c := range all {
+		out[i] = connectionResponse(c)
+	}
+	return &struct{ Body ConnectionCollection }{ConnectionCollection{Connections: window(out, in.Page), TotalEntries: len(out)}}, nil
+}
+
+func (s *server) getConnection(ctx context.Context, in *connectionIDInput) (*struct{ Body ConnectionResponse }, error) {
+	c, err := s.st.ConnectionGet(ctx, in.ID)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("connection_id %q: %w", in.ID, err))
+	}
+	return &struct{ Body ConnectionResponse }{connectionResponse(*c)}, nil
+}
+
+func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*struct{ Body ConnectionResponse }, error) {
+	b := &in.Body
+	if !connectionIDPattern.MatchString(b.ConnectionID) {
+		return nil, invalid(fmt.Sprintf("connection_id %q must be 1 to 250 letters, digits, '_', '-' or '.'", b.ConnectionID))
+	}
+	uri := b.URI
+	if uri == "" {
+		if b.ConnType == "" {
+			return nil, invalid("give either uri or conn_type (with host, login, password, schema, port, extra)")
+		}
+		uri = buildURI(b.ConnType, b.Host, b.Login, b.Password, b.Schema, b.Port, b.Extra)
+	}
+	if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
+		// The parse error would echo the URI, password included: say what is expected instead.
+		return nil, invalid("uri is not a valid connection URI; expected scheme://[login[:password]@]host[:port][/schema][?extra]")
+	}
+	switch _, err := s.st.ConnectionGet(ctx, b.ConnectionID); {
+	case err == nil:
+		return nil, s.problem(ctx, fmt.Errorf("connection_id %q already exists; delete it first to replace it: %w", b.ConnectionID, core.ErrConflict))
+	case !errors.Is(err, core.ErrNotFound):
+		return nil, s.problem(ctx, fmt.Errorf("look up connection_id %q: %w", b.ConnectionID, err))
+	}
+	c := store.Connection{ID: b.ConnectionID, URI: uri}
+	if err := s.st.ConnectionUpsert(ctx, &c); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("save connection_id %q: %w", b.ConnectionID, err))
+	}
+	s.audit(ctx, "connection.create", c.ID, "")
+	return &struct{ Body ConnectionResponse }{connectionResponse(c)}, nil
+}
+
+func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*struct{}, error) {
+	if _, err := s.st.ConnectionGet(ctx, in.ID); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("connection_id %q: %w", in.ID, err))
+	}
+	if err := s.st.ConnectionDelete(ctx, in.ID); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("delete connection_id %q: %w", in.ID, err))
+	}
+	s.audit(ctx, "connection.delete", in.ID, "")
+	return nil, nil
+}
+
+// buildURI assembles a connection URI from Airflow's connection fields.
+func buildURI(connType, host, login, password, schema string, port int, extra map[string]any) string {
+	u := url.URL{Scheme: connType, Host: host}
+	if port != 0 {
+		u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	switch {
+	case password != "":
+		u.User = url.UserPassword(login, password)
+	case login != "":
+		u.User = url.User(login)
+	}
+	if schema != "" {
+		u.Path = "/" + schema
+	}
+	if len(extra) > 0 {
+		q := url.Values{}
+		for k, v := range extra {
+			q.Set(k, fmt.Sprint(v))
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// connectionResponse splits a stored URI into Airflow's fields and redacts
+// its secrets. A URI that does not parse is not shown at all.
+func connectionResponse(c store.Connection) ConnectionResponse {
+	r := ConnectionResponse{ConnectionID: c.ID, URI: redacted}
+	u, err := url.Parse(c.URI)
+	if err != nil {
+		return r
+	}
+	r.ConnType, r.Host, r.Schema = u.Scheme, u.Hostname(), strings.TrimPrefix(u.Path, "/")
+	r.Port, _ = strconv.Atoi(u.Port())
+	if u.User != nil {
+		r.Login = u.User.Username()
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(r.Login, redacted)
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if secretKey(k) {
+				q.Set(k, redacted)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	// url escapes "*" in userinfo and query values; show the marker plainly.
+	r.URI = strings.ReplaceAll(u.String(), url.QueryEscape(redacted), redacted)
+	return r
+}
+
+// secretKey reports whether a query parameter name looks like it holds a secret.
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range []string{"password", "passwd", "secret", "token", "key", "credential", "auth"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,192 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// AllDags is the dag_id that lists DAG runs of every DAG, as in Airflow.
+const AllDags = "~"
+
+// DAGRunCollection is a page of DAG runs, newest first.
+type DAGRunCollection struct {
+	DagRuns      []core.DagRun `json:"dag_runs"`
+	TotalEntries int           `json:"total_entries"`
+}
+
+// ClearResult lists the task instances a clear reset (or, with dry_run,
+// would reset); after a real clear of a whole run it also holds the run.
+type ClearResult struct {
+	TaskInstances []core.TaskInstance `json:"task_instances"`
+	TotalEntries  int                 `json:"total_entries"`
+	DagRun        *core.DagRun        `json:"dag_run,omitempty"`
+}
+
+type listDagRunsInput struct {
+	DagIDParam
+	Page
+	State []string `query:"state" doc:"only runs in these states (queued, running, success, failed)"`
+}
+
+// DagRunParam names a DAG run in the path.
+type DagRunParam struct {
+	DagIDParam
+	RunID string `path:"dag_run_id" doc:"run id"`
+}
+
+type triggerInput struct {
+	DagIDParam
+	Body struct {
+		DagRunID          string          `json:"dag_run_id,omitempty" doc:"run id; default manual__<logical date>"`
+		LogicalDate       *time.Time      `json:"logical_date,omitempty" doc:"default now"`
+		DataIntervalStart *time.Time      `json:"data_interval_start,omitempty"`
+		DataIntervalEnd   *time.Time      `json:"data_interval_end,omitempty"`
+		Conf              json.RawMessage `json:"conf,omitempty" doc:"a JSON object passed to the run's templates as params/conf"`
+	}
+}
+
+type clearDagRunInput struct {
+	DagRunParam
+	Body struct {
+		OnlyFailed bool  `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed task instances"`
+		DryRun     *bool `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
+	}
+}
+
+func (s *server) registerDagRuns() {
+	tags := []string{"DagRun"}
+	base := Prefix + "/dags/{dag_id}/dagRuns"
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_dag_runs", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List DAG runs",
+		Description: "Lists a DAG's runs, newest first; dag_id \"~\" lists the runs of every DAG.",
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.listDagRuns)
+	register(s, RoleOp, huma.Operation{
+		OperationID: "trigger_dag_run", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Trigger a DAG run",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
+	}, s.triggerDagRun)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_dag_run", Method: http.MethodGet, Path: base + "/{dag_run_id}", Tags: tags,
+		Summary: "Get a DAG run", Errors: []int{http.StatusNotFound},
+	}, s.getDagRun)
+	register(s, RoleOp, huma.Operation{
+		OperationID: "clear_dag_run", Method: http.MethodPost, Path: base + "/{dag_run_id}/clear", Tags: tags,
+		Summary:     "Clear a DAG run",
+		Description: "Starts a new try of the run's task instances (only failed ones with only_failed). With dry_run (the default) nothing changes and the response lists what would be cleared.",
+		Errors:      []int{http.StatusNotFound},
+	}, s.clearDagRun)
+}
+
+func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct{ Body DAGRunCollection }, error) {
+	states, err := parseRunStates(in.State)
+	if err != nil {
+		return nil, err
+	}
+	p := &store.DagRunListParams{States: states}
+	if in.DagID != AllDags {
+		if _, err := s.dag(ctx, in.DagID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		p.DagID = in.DagID
+	}
+	all, err := s.st.DagRunList(ctx, p)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list runs of dag_id %q: %w", in.DagID, err))
+	}
+	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: window(all, in.Page), TotalEntries: len(all)}}, nil
+}
+
+// parseRunStates validates the state filter ("a,b" or repeated).
+func parseRunStates(raw []string) ([]core.DagRunState, error) {
+	var out []core.DagRunState
+	for _, r := range raw {
+		for _, v := range strings.Split(r, ",") {
+			st := core.DagRunState(strings.TrimSpace(v))
+			if !st.Valid() {
+				return nil, invalid(fmt.Sprintf("query parameter state: %q is not a DAG run state; allowed: queued, running, success, failed", v))
+			}
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ Body core.DagRun }, error) {
+	run, err := runs.Trigger(ctx, s.st, s.clk, runs.TriggerParams{
+		DagID: in.DagID, RunID: in.Body.DagRunID, RunType: core.RunManual, Conf: in.Body.Conf,
+		LogicalDate: in.Body.LogicalDate, DataIntervalStart: in.Body.DataIntervalStart, DataIntervalEnd: in.Body.DataIntervalEnd,
+	})
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	s.audit(ctx, "dag_run.trigger", in.DagID+"/"+run.RunID, string(run.Conf))
+	return &struct{ Body core.DagRun }{*run}, nil
+}
+
+func (s *server) getDagRun(ctx context.Context, in *DagRunParam) (*struct{ Body core.DagRun }, error) {
+	run, err := s.dagRun(ctx, in.DagID, in.RunID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.DagRun }{*run}, nil
+}
+
+func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct{ Body ClearResult }, error) {
+	run, err := s.dagRun(ctx, in.DagID, in.RunID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	tis, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list task instances of dag_id %q run_id %q: %w", in.DagID, in.RunID, err))
+	}
+	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: clearable(tis, in.Body.OnlyFailed)}}
+	out.Body.TotalEntries = len(out.Body.TaskInstances)
+	if dryRun(in.Body.DryRun) {
+		return out, nil
+	}
+	if err := runs.ClearDagRun(ctx, s.st, s.clk, in.DagID, in.RunID, in.Body.OnlyFailed); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	s.audit(ctx, "dag_run.clear", in.DagID+"/"+in.RunID, fmt.Sprintf("only_failed=%t", in.Body.OnlyFailed))
+	if out.Body.DagRun, err = s.dagRun(ctx, in.DagID, in.RunID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return out, nil
+}
+
+// dagRun loads a run; a missing one is a not-found error naming both ids.
+func (s *server) dagRun(ctx context.Context, dagID, runID string) (*core.DagRun, error) {
+	run, err := s.st.DagRunGet(ctx, dagID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("dag_id %q dag_run_id %q: %w", dagID, runID, err)
+	}
+	return run, nil
+}
+
+// clearable returns the instances a clear resets (as runs.ClearTaskInstances
+// does): every one not in state none, or only the failed and upstream_failed
+// ones.
+func clearable(tis []core.TaskInstance, onlyFailed bool) []core.TaskInstance {
+	out := []core.TaskInstance{}
+	for _, ti := range tis {
+		failed := ti.State == core.TIFailed || ti.State == core.TIUpstreamFailed
+		if failed || (!onlyFailed && ti.State != core.TINone) {
+			out = append(out, ti)
+		}
+	}
+	return out
+}
+
+// dryRun reads an optional dry_run flag, which defaults to true as in Airflow.
+func dryRun(v *bool) bool { return v == nil || *v }

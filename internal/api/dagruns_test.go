@@ -1,0 +1,126 @@
+package api_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func TestTriggerDagRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var run core.DagRun
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+		map[string]any{"dag_run_id": "r1", "logical_date": "2026-02-01T00:00:00Z", "conf": map[string]any{"n": 3}}, &run)
+	if run.RunID != "r1" || run.State != core.RunQueued || run.RunType != core.RunManual || string(run.Conf) != `{"n":3}` ||
+		run.LogicalDate == nil || run.LogicalDate.Format("2006-01-02") != "2026-02-01" {
+		t.Errorf("run %+v conf %s", run, run.Conf)
+	}
+	if !e.hasAudit("op", "dag_run.trigger", "etl/r1") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+	// Without a run id one is generated.
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, &run)
+	if run.RunID == "" || run.RunID == "r1" {
+		t.Errorf("generated run id %q", run.RunID)
+	}
+
+	e.mustProblem(http.StatusConflict, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r1"}, `"r1"`)
+	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+		map[string]any{"dag_run_id": "r2", "conf": []int{1}}, "conf must be a JSON object")
+	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+		map[string]any{"dag_run_id": "a/b"}, "run_id")
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/nope/dagRuns", map[string]any{}, `"nope"`)
+	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+		map[string]any{"logical_date": "yesterday"}, "")
+
+	runs, err := e.st.DagRunList(t.Context(), &store.DagRunListParams{})
+	if err != nil || len(runs) != 2 {
+		t.Errorf("bad requests changed the runs: %d runs, %v", len(runs), err)
+	}
+}
+
+func TestListAndGetDagRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.syncDag(core.DAG{DagID: "other", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}})
+	r1 := e.trigger("r1")
+	e.trigger("r2")
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/other/dagRuns", map[string]any{"dag_run_id": "o1"}, nil)
+	if _, err := e.st.DagRunSetState(t.Context(), &store.DagRunSetStateParams{ID: r1.ID, To: core.RunFailed, Now: e.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	list := func(path string) (map[string]bool, int) {
+		var c api.DAGRunCollection
+		e.must(http.StatusOK, api.RoleViewer, "GET", path, nil, &c)
+		ids := map[string]bool{}
+		for _, r := range c.DagRuns {
+			ids[r.DagID+"/"+r.RunID] = true
+		}
+		return ids, c.TotalEntries
+	}
+	if ids, total := list("/api/v2/dags/etl/dagRuns"); total != 2 || !ids["etl/r1"] || !ids["etl/r2"] {
+		t.Errorf("etl runs %v total %d", ids, total)
+	}
+	if ids, total := list("/api/v2/dags/etl/dagRuns?state=failed"); total != 1 || !ids["etl/r1"] {
+		t.Errorf("failed runs %v total %d", ids, total)
+	}
+	if ids, total := list("/api/v2/dags/~/dagRuns?state=queued,failed"); total != 3 || !ids["other/o1"] {
+		t.Errorf("all runs %v total %d", ids, total)
+	}
+	if ids, total := list("/api/v2/dags/~/dagRuns?limit=1"); total != 3 || len(ids) != 1 {
+		t.Errorf("limited runs %v total %d", ids, total)
+	}
+	e.mustProblem(http.StatusBadRequest, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?state=bogus", nil, `"bogus"`, "queued, running, success, failed")
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/nope/dagRuns", nil, `dag_id "nope"`)
+
+	var got core.DagRun
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1", nil, &got)
+	if got.RunID != "r1" || got.State != core.RunFailed {
+		t.Errorf("run %+v", got)
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope", nil, `dag_run_id "nope"`)
+}
+
+func TestClearDagRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.setTIState("r1", "extract", core.TISuccess)
+	e.setTIState("r1", "transform", core.TIFailed)
+	e.setTIState("r1", "load", core.TIUpstreamFailed)
+
+	// dry_run defaults to true: nothing changes.
+	var res api.ClearResult
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear", map[string]any{"only_failed": true}, &res)
+	if res.TotalEntries != 2 || res.DagRun != nil {
+		t.Errorf("dry run: %+v", res)
+	}
+	ti, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1)
+	if ti.State != core.TIFailed || len(e.audit()) != 1 {
+		t.Fatalf("dry run changed state %q or audit %+v", ti.State, e.audit())
+	}
+
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear",
+		map[string]any{"only_failed": true, "dry_run": false}, &res)
+	if res.TotalEntries != 2 || res.DagRun == nil {
+		t.Errorf("clear: %+v", res)
+	}
+	for task, want := range map[string]core.TIState{"extract": core.TISuccess, "transform": core.TINone, "load": core.TINone} {
+		ti, err := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", task, -1)
+		if err != nil || ti.State != want {
+			t.Errorf("after clear %s is %q (%v), want %q", task, ti.State, err, want)
+		}
+	}
+	if !e.hasAudit("op", "dag_run.clear", "etl/r1") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

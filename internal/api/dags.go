@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DAGCollection is a page of DAGs.
+type DAGCollection struct {
+	Dags         []core.DagModel `json:"dags"`
+	TotalEntries int             `json:"total_entries"`
+}
+
+// TaskResponse describes one task of a DAG's latest version.
+type TaskResponse struct {
+	TaskID            string   `json:"task_id"`
+	Operator          string   `json:"operator"`
+	UpstreamTaskIDs   []string `json:"upstream_task_ids"`
+	DownstreamTaskIDs []string `json:"downstream_task_ids"`
+	TriggerRule       string   `json:"trigger_rule"`
+	Retries           int      `json:"retries"`
+	RetryDelay        string   `json:"retry_delay,omitempty"`
+	ExecutionTimeout  string   `json:"execution_timeout,omitempty"`
+	Queue             string   `json:"queue"`
+	Pool              string   `json:"pool"`
+	PoolSlots         int      `json:"pool_slots"`
+	PriorityWeight    int      `json:"priority_weight"`
+	IsMapped          bool     `json:"is_mapped"`
+}
+
+// DAGDetails is a DAG with the tasks of its latest version.
+type DAGDetails struct {
+	core.DagModel
+	Tasks []TaskResponse `json:"tasks"`
+}
+
+type listDagsInput struct {
+	Page
+	OnlyActive bool           `query:"only_active" default:"true" doc:"only DAGs still defined in a DAG file"`
+	Paused     optional[bool] `query:"paused" doc:"only paused (true) or unpaused (false) DAGs"`
+}
+
+// DagIDParam names a DAG in the path.
+type DagIDParam struct {
+	DagID string `path:"dag_id" doc:"DAG id"`
+}
+
+type patchDagInput struct {
+	DagIDParam
+	Body struct {
+		IsPaused bool `json:"is_paused" required:"true"`
+	}
+}
+
+func (s *server) registerDags() {
+	tags := []string{"DAG"}
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_dags", Method: http.MethodGet, Path: Prefix + "/dags", Tags: tags, Summary: "List DAGs",
+	}, s.listDags)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_dag", Method: http.MethodGet, Path: Prefix + "/dags/{dag_id}", Tags: tags,
+		Summary: "Get a DAG", Description: "Returns the DAG with the tasks of its latest version.",
+		Errors: []int{http.StatusNotFound},
+	}, s.getDag)
+	register(s, RoleOp, huma.Operation{
+		OperationID: "patch_dag", Method: http.MethodPatch, Path: Prefix + "/dags/{dag_id}", Tags: tags,
+		Summary: "Pause or unpause a DAG", Errors: []int{http.StatusNotFound},
+	}, s.patchDag)
+}
+
+func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body DAGCollection }, error) {
+	all, err := s.st.DagList(ctx, &store.DagListParams{OnlyActive: in.OnlyActive})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list DAGs: %w", err))
+	}
+	dags := all[:0]
+	for _, d := range all {
+		if !in.Paused.IsSet || in.Paused.Value == d.IsPaused {
+			dags = append(dags, d)
+		}
+	}
+	return &struct{ Body DAGCollection }{DAGCollection{Dags: window(dags, in.Page), TotalEntries: len(dags)}}, nil
+}
+
+func (s *server) getDag(ctx context.Context, in *DagIDParam) (*struct{ Body DAGDetails }, error) {
+	d, err := s.dagDetails(ctx, in.DagID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body DAGDetails }{*d}, nil
+}
+
+func (s *server) patchDag(ctx context.Context, in *patchDagInput) (*struct{ Body DAGDetails }, error) {
+	if _, err := s.dag(ctx, in.DagID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	if err := s.st.DagSetPaused(ctx, in.DagID, in.Body.IsPaused); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("set is_paused of dag_id %q: %w", in.DagID, err))
+	}
+	action := "dag.unpause"
+	if in.Body.IsPaused {
+		action = "dag.pause"
+	}
+	s.audit(ctx, action, in.DagID, "")
+	d, err := s.dagDetails(ctx, in.DagID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body DAGDetails }{*d}, nil
+}
+
+// dag loads a DAG row; a missing DAG is a not-found error naming its id.
+func (s *server) dag(ctx context.Context, dagID string) (*core.DagModel, error) {
+	d, err := s.st.DagGet(ctx, dagID)
+	if err != nil {
+		return nil, fmt.Errorf("dag_id %q: %w", dagID, err)
+	}
+	return d, nil
+}
+
+// dagDetails loads a DAG and the tasks of its latest version.
+func (s *server) dagDetails(ctx context.Context, dagID string) (*DAGDetails, error) {
+	d, err := s.dag(ctx, dagID)
+	if err != nil {
+		return nil, err
+	}
+	out := &DAGDetails{DagModel: *d, Tasks: []TaskResponse{}}
+	v, err := s.st.DagVersionLatest(ctx, dagID)
+	if err != nil {
+		return nil, fmt.Errorf("latest version of dag_id %q: %w", dagID, err)
+	}
+	down := v.Spec.Downstream()
+	for _, t := range v.Spec.Tasks {
+		out.Tasks = append(out.Tasks, taskResponse(t, down[t.TaskID]))
+	}
+	return out, nil
+}
+
+// taskResponse describes a task, applying the defaults the engine applies.
+func taskResponse(t core.Task, downstream []string) TaskResponse {
+	r := TaskResponse{
+		TaskID: t.TaskID, Operator: t.Operator, Retries: t.Retries,
+		UpstreamTaskIDs: nonNil(t.DependsOn), DownstreamTaskIDs: nonNil(downstream),
+		TriggerRule: string(t.TriggerRule), Queue: t.Queue, Pool: t.Pool, PoolSlots: t.PoolSlots,
+		PriorityWeight: t.PriorityWeight, IsMapped: t.Mapped(),
+	}
+	if r.TriggerRule == "" {
+		r.TriggerRule = string(core.AllSuccess)
+	}
+	if r.Queue == "" {
+		r.Queue = core.DefaultQueue
+	}
+	if r.Pool == "" {
+		r.Pool = core.DefaultPool
+	}
+	if r.PoolSlots == 0 {
+		r.PoolSlots = 1
+	}
+	if t.RetryDelay != 0 {
+		r.RetryDelay = t.RetryDelay.D().String()
+	}
+	if t.ExecutionTimeout != 0 {
+		r.ExecutionTimeout = t.ExecutionTimeout.D().String()
+	}
+	return r
+}
+
+// nonNil returns s, or an empty slice so JSON shows [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
+)
+
+func TestListDags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, id := range []string{"a", "b"} {
+		e.syncDag(core.DAG{DagID: id, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}})
+	}
+	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/b", map[string]any{"is_paused": true}, nil)
+
+	ids := func(query string) ([]string, int) {
+		var c api.DAGCollection
+		e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags"+query, nil, &c)
+		out := []string{}
+		for _, d := range c.Dags {
+			out = append(out, d.DagID)
+		}
+		return out, c.TotalEntries
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+		total int
+	}{
+		{"", []string{"a", "b", "etl"}, 3},
+		{"?paused=true", []string{"b"}, 1},
+		{"?paused=false", []string{"a", "etl"}, 2},
+		{"?limit=1&offset=1", []string{"b"}, 3},
+		{"?offset=10", []string{}, 3},
+	} {
+		got, total := ids(tc.query)
+		if diff := cmp.Diff(tc.want, got); diff != "" || total != tc.total {
+			t.Errorf("GET /dags%s: total %d (want %d), ids diff (-want +got):\n%s", tc.query, total, tc.total, diff)
+		}
+	}
+	e.mustProblem(http.StatusUnprocessableEntity, api.RoleViewer, "GET", "/api/v2/dags?limit=0", nil)
+	e.mustProblem(http.StatusUnprocessableEntity, api.RoleViewer, "GET", "/api/v2/dags?paused=maybe", nil)
+}
+
+func TestGetDag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var d api.DAGDetails
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
+	if d.DagID != "etl" || d.Description != "extract, transform, load" || d.FileLoc != "/dags/etl.yaml" {
+		t.Errorf("dag %+v", d.DagModel)
+	}
+	want := []api.TaskResponse{
+		{TaskID: "extract", Operator: "noop", UpstreamTaskIDs: []string{}, DownstreamTaskIDs: []string{"transform"},
+			TriggerRule: "all_success", Queue: "default", Pool: "default_pool", PoolSlots: 1},
+		{TaskID: "transform", Operator: "noop", UpstreamTaskIDs: []string{"extract"}, DownstreamTaskIDs: []string{"load"},
+			TriggerRule: "all_success", Retries: 2, RetryDelay: "1m0s", Queue: "default", Pool: "default_pool", PoolSlots: 1},
+		{TaskID: "load", Operator: "noop", UpstreamTaskIDs: []string{"transform"}, DownstreamTaskIDs: []string{},
+			TriggerRule: "all_success", Queue: "default", Pool: "db", PoolSlots: 1},
+	}
+	if diff := cmp.Diff(want, d.Tasks); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/nope", nil, `dag_id "nope"`, "not found")
+}
+
+func TestPatchDag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var d api.DAGDetails
+	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, &d)
+	if !d.IsPaused {
+		t.Error("PATCH is_paused=true did not pause")
+	}
+	if !e.hasAudit("op", "dag.pause", "etl") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false}, &d)
+	if d.IsPaused || !e.hasAudit("op", "dag.unpause", "etl") {
+		t.Errorf("unpause: paused=%v audit %+v", d.IsPaused, e.audit())
+	}
+	n := len(e.audit())
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "PATCH", "/api/v2/dags/nope", map[string]any{"is_paused": true}, `dag_id "nope"`)
+	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{}, "is_paused")
+	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": "yes"}, "")
+	if len(e.audit()) != n {
+		t.Errorf("rejected requests wrote audit entries")
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
+	if d.IsPaused {
+		t.Error("rejected PATCH changed is_paused")
+	}
+}

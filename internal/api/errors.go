@@ -1,0 +1,56 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// StatusOf maps an error to the HTTP status the API answers it with:
+// core.ErrNotFound → 404, ErrConflict → 409, ErrInvalid → 400,
+// ErrTooLarge → 413, ErrForbidden → 403, ErrUnauthorized → 401, a huma
+// status error → its own status, anything else → 500.
+func StatusOf(err error) int {
+	var se huma.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se.GetStatus()
+	case errors.Is(err, core.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, core.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, core.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, core.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, core.ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, core.ErrUnauthorized):
+		return http.StatusUnauthorized
+	}
+	return http.StatusInternalServerError
+}
+
+// problem turns err into the problem+json error a handler returns. The
+// detail is the wrapped error's message, which names the id or field at
+// fault; unexpected errors are logged and answered with a generic 500 so
+// internals do not leak.
+func (s *server) problem(ctx context.Context, err error) error {
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		return se
+	}
+	status := StatusOf(err)
+	if status == http.StatusInternalServerError {
+		s.log.ErrorContext(ctx, "api request failed", "err", err)
+		return huma.NewError(status, "internal error; the api-server log has the details")
+	}
+	return huma.NewError(status, err.Error())
+}
+
+// invalid returns a 400 problem naming what is wrong with the input.
+func invalid(msg string) error { return huma.NewError(http.StatusBadRequest, msg) }

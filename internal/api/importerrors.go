@@ -1,0 +1,56 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// ImportErrorCollection is a page of DAG file import errors.
+type ImportErrorCollection struct {
+	ImportErrors []core.ImportError `json:"import_errors"`
+	TotalEntries int                `json:"total_entries"`
+}
+
+type listImportErrorsInput struct{ Page }
+
+type importErrorInput struct {
+	ID int64 `path:"import_error_id" doc:"import error id"`
+}
+
+func (s *server) registerImportErrors() {
+	tags := []string{"Import Error"}
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_import_errors", Method: http.MethodGet, Path: Prefix + "/importErrors", Tags: tags,
+		Summary: "List DAG file import errors",
+	}, s.listImportErrors)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_import_error", Method: http.MethodGet, Path: Prefix + "/importErrors/{import_error_id}", Tags: tags,
+		Summary: "Get a DAG file import error", Errors: []int{http.StatusNotFound},
+	}, s.getImportError)
+}
+
+func (s *server) listImportErrors(ctx context.Context, in *listImportErrorsInput) (*struct{ Body ImportErrorCollection }, error) {
+	all, err := s.st.ImportErrorList(ctx)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list import errors: %w", err))
+	}
+	return &struct{ Body ImportErrorCollection }{ImportErrorCollection{ImportErrors: window(nonNil(all), in.Page), TotalEntries: len(all)}}, nil
+}
+
+func (s *server) getImportError(ctx context.Context, in *importErrorInput) (*struct{ Body core.ImportError }, error) {
+	all, err := s.st.ImportErrorList(ctx)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list import errors: %w", err))
+	}
+	for _, e := range all {
+		if e.ID == in.ID {
+			return &struct{ Body core.ImportError }{e}, nil
+		}
+	}
+	return nil, s.problem(ctx, fmt.Errorf("import_error_id %d: %w", in.ID, core.ErrNotFound))
+}

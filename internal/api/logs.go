@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// LogChunk is the JSON body of a log request: a piece of the try's log and
+// the token to pass back to read on from where it ends (tailing).
+type LogChunk struct {
+	Content           string `json:"content"`
+	ContinuationToken string `json:"continuation_token"`
+}
+
+// LogTokenHeader carries the continuation token on text/plain responses.
+const LogTokenHeader = "Weir-Log-Continuation-Token"
+
+type logInput struct {
+	TaskInstanceParam
+	TryNumber int    `path:"try_number" minimum:"0" doc:"try number"`
+	Token     string `query:"token" doc:"continuation_token of an earlier response: read on from there"`
+	Accept    string `header:"Accept" doc:"text/plain for the raw log; JSON otherwise"`
+}
+
+type logOutput struct {
+	ContentType string `header:"Content-Type"`
+	Token       string `header:"Weir-Log-Continuation-Token"`
+	Body        []byte
+}
+
+func (s *server) registerLogs() {
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_log", Method: http.MethodGet,
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}", Tags: []string{"Task Instance"},
+		Summary: "Get a try's log",
+		Description: "Returns up to 1 MiB of the try's log from `token` on. As JSON (default): " +
+			"`{\"content\": \"...\", \"continuation_token\": \"...\"}`; with `Accept: text/plain` the raw text, " +
+			"the token in the " + LogTokenHeader + " header. Pass the token back to tail a running task: an empty " +
+			"content means nothing new yet.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.getLog)
+}
+
+func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
+	var offset int64
+	if in.Token != "" {
+		var err error
+		if offset, err = strconv.ParseInt(in.Token, 10, 64); err != nil || offset < 0 {
+			return nil, invalid(fmt.Sprintf("token: %q is not a continuation_token returned by this endpoint", in.Token))
+		}
+	}
+	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	if in.TryNumber > ti.TryNumber {
+		return nil, huma.NewError(http.StatusNotFound, fmt.Sprintf("try_number %d of task_id %q (dag_id %q dag_run_id %q map_index %d) does not exist; the current try is %d",
+			in.TryNumber, in.TaskID, in.DagID, in.RunID, in.MapIndex, ti.TryNumber))
+	}
+	key := tasklog.KeyOf(ti)
+	key.TryNumber = in.TryNumber
+	data, next, err := tasklog.Read(s.cfg.LogFolder, key, offset)
+	if errors.Is(err, core.ErrNotFound) {
+		data, next = nil, offset // the try has not written anything yet
+	} else if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	token := strconv.FormatInt(next, 10)
+	if wantsText(in.Accept) {
+		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: token, Body: data}, nil
+	}
+	body, err := json.Marshal(LogChunk{Content: string(data), ContinuationToken: token})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("encode log chunk: %w", err))
+	}
+	return &logOutput{ContentType: "application/json", Token: token, Body: body}, nil
+}
+
+// wantsText reports whether the Accept header prefers text/plain over JSON.
+func wantsText(accept string) bool {
+	return strings.Contains(accept, "text/plain") && !strings.Contains(accept, "json")
+}

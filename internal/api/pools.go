@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// PoolResponse is a pool with its current occupancy.
+type PoolResponse struct {
+	Name          string `json:"name"`
+	Slots         int    `json:"slots"`
+	Description   string `json:"description"`
+	OccupiedSlots int    `json:"occupied_slots" doc:"slots of queued and running task instances"`
+	OpenSlots     int    `json:"open_slots"`
+}
+
+// PoolCollection is a page of pools.
+type PoolCollection struct {
+	Pools        []PoolResponse `json:"pools"`
+	TotalEntries int            `json:"total_entries"`
+}
+
+// PoolNameParam names a pool in the path.
+type PoolNameParam struct {
+	Name string `path:"pool_name" doc:"pool name"`
+}
+
+type postPoolInput struct {
+	Body struct {
+		Name        string `json:"name" minLength:"1" maxLength:"256"`
+		Slots       int    `json:"slots" minimum:"0"`
+		Description string `json:"description,omitempty"`
+	}
+}
+
+type patchPoolInput struct {
+	PoolNameParam
+	Body struct {
+		Slots       *int    `json:"slots,omitempty" minimum:"0"`
+		Description *string `json:"description,omitempty"`
+	}
+}
+
+type listPoolsInput struct{ Page }
+
+func (s *server) registerPools() {
+	tags := []string{"Pool"}
+	base := Prefix + "/pools"
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_pools", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List pools",
+	}, s.listPools)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_pool", Method: http.MethodGet, Path: base + "/{pool_name}", Tags: tags,
+		Summary: "Get a pool", Errors: []int{http.StatusNotFound},
+	}, s.getPool)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "post_pool", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a pool",
+		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusConflict},
+	}, s.postPool)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "patch_pool", Method: http.MethodPatch, Path: base + "/{pool_name}", Tags: tags,
+		Summary: "Change a pool's slots or description", Errors: []int{http.StatusNotFound},
+	}, s.patchPool)
+	register(s, RoleAdmin, huma.Operation{
+		OperationID: "delete_pool", Method: http.MethodDelete, Path: base + "/{pool_name}", Tags: tags,
+		Summary: "Delete a pool", DefaultStatus: http.StatusNoContent,
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.deletePool)
+}
+
+func (s *server) listPools(ctx context.Context, in *listPoolsInput) (*struct{ Body PoolCollection }, error) {
+	pools, err := s.pools(ctx)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body PoolCollection }{PoolCollection{Pools: window(pools, in.Page), TotalEntries: len(pools)}}, nil
+}
+
+func (s *server) getPool(ctx context.Context, in *PoolNameParam) (*struct{ Body PoolResponse }, error) {
+	p, err := s.pool(ctx, in.Name)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body PoolResponse }{*p}, nil
+}
+
+func (s *server) postPool(ctx context.Context, in *postPoolInput) (*struct{ Body PoolResponse }, error) {
+	switch _, err := s.pool(ctx, in.Body.Name); {
+	case err == nil:
+		return nil, s.problem(ctx, fmt.Errorf("pool %q already exists; change it with PATCH %s/pools/%s: %w",
+			in.Body.Name, Prefix, in.Body.Name, core.ErrConflict))
+	case !errors.Is(err, core.ErrNotFound):
+		return nil, s.problem(ctx, err)
+	}
+	p := &core.Pool{Name: in.Body.Name, Slots: in.Body.Slots, Description: in.Body.Description}
+	return s.savePool(ctx, p, "pool.create")
+}
+
+func (s *server) patchPool(ctx context.Context, in *patchPoolInput) (*struct{ Body PoolResponse }, error) {
+	cur, err := s.pool(ctx, in.Name)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	p := &core.Pool{Name: cur.Name, Slots: cur.Slots, Description: cur.Description}
+	if in.Body.Slots != nil {
+		p.Slots = *in.Body.Slots
+	}
+	if in.Body.Description != nil {
+		p.Description = *in.Body.Description
+	}
+	return s.savePool(ctx, p, "pool.update")
+}
+
+// savePool writes a pool, records action in the audit log and returns the
+// stored pool.
+func (s *server) savePool(ctx context.Context, p *core.Pool, action string) (*struct{ Body PoolResponse }, error) {
+	if err := s.st.PoolUpsert(ctx, p); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("save pool %q: %w", p.Name, err))
+	}
+	s.audit(ctx, action, p.Name, "slots="+strconv.Itoa(p.Slots))
+	saved, err := s.pool(ctx, p.Name)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body PoolResponse }{*saved}, nil
+}
+
+func (s *server) deletePool(ctx context.Context, in *PoolNameParam) (*struct{}, error) {
+	if in.Name == core.DefaultPool {
+		return nil, invalid(fmt.Sprintf("pool %q cannot be deleted: tasks that name no pool use it", core.DefaultPool))
+	}
+	if _, err := s.pool(ctx, in.Name); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	if err := s.st.PoolDelete(ctx, in.Name); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("delete pool %q: %w", in.Name, err))
+	}
+	s.audit(ctx, "pool.delete", in.Name, "")
+	return nil, nil
+}
+
+// pools lists every pool with its occupancy.
+func (s *server) pools(ctx context.Context) ([]PoolResponse, error) {
+	pools, err := s.st.PoolList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list pools: %w", err)
+	}
+	counts, err := s.st.TaskInstanceActiveCounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count occupied pool slots: %w", err)
+	}
+	out := make([]PoolResponse, len(pools))
+	for i, p := range pools {
+		used := counts.PoolSlots[p.Name]
+		out[i] = PoolResponse{Name: p.Name, Slots: p.Slots, Description: p.Description,
+			OccupiedSlots: used, OpenSlots: max(0, p.Slots-used)}
+	}
+	return out, nil
+}
+
+// pool finds one pool; a missing one is a not-found error naming it.
+func (s *server) pool(ctx context.Context, name string) (*PoolResponse, error) {
+	pools, err := s.pools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pools {
+		if p.Name == name {
+			return &p, nil
+		}
+	}
+	return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
+}

@@ -1,0 +1,96 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/api"
+)
+
+func TestLoginSessionFlow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hash, err := api.HashPassword("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.addUser("alice", api.RoleOp, hash)
+
+	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "POST", "/api/v2/auth/login",
+		map[string]string{"username": "alice", "password": "wrong"}, "invalid username or password")
+	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "POST", "/api/v2/auth/login",
+		map[string]string{"username": "bob", "password": "s3cret"}, "invalid username or password")
+
+	resp := e.request(api.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice", "password": "s3cret"})
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: status %d", resp.StatusCode)
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Value == "" {
+		t.Fatalf("session cookie %+v, want HttpOnly SameSite=Strict", cookie)
+	}
+	sess := api.SessionCookie + "=" + cookie.Value
+
+	// The cookie authenticates as alice (op): she may pause a DAG.
+	status, b := e.call(api.RolePublic, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, "Cookie", sess)
+	if status != http.StatusOK {
+		t.Fatalf("PATCH with session: %d %s", status, b)
+	}
+	if !e.hasAudit("alice", "dag.pause", "etl") || !e.hasAudit("alice", "auth.login", "alice") {
+		t.Errorf("audit log lacks alice's login or pause: %+v", e.audit())
+	}
+	// but not create pools.
+	status, _ = e.call(api.RolePublic, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, "Cookie", sess)
+	if status != http.StatusForbidden {
+		t.Errorf("op session creating a pool: status %d, want 403", status)
+	}
+
+	// A tampered cookie is rejected.
+	tampered := api.SessionCookie + "=" + strings.Replace(cookie.Value, cookie.Value[:4], "YWRt", 1)
+	status, b = e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", tampered)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "session cookie is not valid") {
+		t.Errorf("tampered cookie: %d %s", status, b)
+	}
+
+	// Logout clears the cookie.
+	resp = e.request(api.RolePublic, "POST", "/api/v2/auth/logout", nil, "Cookie", sess)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("logout: status %d", resp.StatusCode)
+	}
+	cleared := false
+	for _, c := range resp.Cookies() {
+		cleared = cleared || (c.Name == api.SessionCookie && c.Value == "" && c.MaxAge < 0)
+	}
+	if !cleared {
+		t.Errorf("logout did not clear the cookie: %v", resp.Header.Values("Set-Cookie"))
+	}
+
+	// The session expires after its TTL.
+	e.clk.Add(13 * time.Hour)
+	status, b = e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "session expired") {
+		t.Errorf("expired session: %d %s", status, b)
+	}
+}
+
+func TestLoginBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status, b := e.call(api.RolePublic, "POST", "/api/v2/auth/login", `{"username": "alice"`)
+	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+		t.Errorf("malformed JSON: status %d %s", status, b)
+	}
+	e.mustProblem(http.StatusUnprocessableEntity, api.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice"})
+	if len(e.audit()) != 0 {
+		t.Errorf("failed logins wrote audit entries: %+v", e.audit())
+	}
+}

@@ -1,0 +1,145 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// TaskInstanceCollection is a page of task instances (or of one's tries).
+type TaskInstanceCollection struct {
+	TaskInstances []core.TaskInstance `json:"task_instances"`
+	TotalEntries  int                 `json:"total_entries"`
+}
+
+type listTIsInput struct {
+	DagRunParam
+	Page
+	State  []string `query:"state" doc:"only instances in these states (none, scheduled, queued, running, success, failed, up_for_retry, upstream_failed, skipped, removed, restarting, deferred)"`
+	TaskID string   `query:"task_id" doc:"only instances of this task"`
+}
+
+// TaskInstanceParam names a task instance: path ids and the map_index query.
+type TaskInstanceParam struct {
+	DagRunParam
+	TaskID   string `path:"task_id" doc:"task id"`
+	MapIndex int    `query:"map_index" default:"-1" minimum:"-1" doc:"map index; -1 for an unmapped task"`
+}
+
+type mappedTIInput struct {
+	DagRunParam
+	TaskID   string `path:"task_id" doc:"task id"`
+	MapIndex int    `path:"map_index" minimum:"-1" doc:"map index"`
+}
+
+func (s *server) registerTaskInstances() {
+	tags := []string{"Task Instance"}
+	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances"
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_task_instances", Method: http.MethodGet, Path: base, Tags: tags,
+		Summary: "List a run's task instances", Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.listTaskInstances)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_task_instance", Method: http.MethodGet, Path: base + "/{task_id}", Tags: tags,
+		Summary: "Get a task instance", Errors: []int{http.StatusNotFound},
+	}, s.getTaskInstance)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_mapped_task_instance", Method: http.MethodGet, Path: base + "/{task_id}/{map_index}", Tags: tags,
+		Summary: "Get a mapped task instance", Errors: []int{http.StatusNotFound},
+	}, s.getMappedTaskInstance)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_task_instance_tries", Method: http.MethodGet, Path: base + "/{task_id}/tries", Tags: tags,
+		Summary: "List a task instance's tries", Description: "Earlier tries oldest first, then the current try.",
+		Errors: []int{http.StatusNotFound},
+	}, s.getTaskInstanceTries)
+}
+
+func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*struct{ Body TaskInstanceCollection }, error) {
+	states, err := parseTIStates(in.State)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.dagRun(ctx, in.DagID, in.RunID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	all, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: in.TaskID, States: states})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list task instances of dag_id %q dag_run_id %q: %w", in.DagID, in.RunID, err))
+	}
+	out := TaskInstanceCollection{TaskInstances: window(all, in.Page), TotalEntries: len(all)}
+	return &struct{ Body TaskInstanceCollection }{out}, nil
+}
+
+// parseTIStates validates a task-instance state filter; "none" is the empty state.
+func parseTIStates(raw []string) ([]core.TIState, error) {
+	var out []core.TIState
+	for _, r := range raw {
+		for _, v := range strings.Split(r, ",") {
+			st, err := parseTIState("query parameter state", v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// parseTIState reads one state name; field names the input for the error.
+func parseTIState(field, v string) (core.TIState, error) {
+	v = strings.TrimSpace(v)
+	if v == "none" {
+		return core.TINone, nil
+	}
+	st := core.TIState(v)
+	if v == "" || !st.Valid() {
+		names := make([]string, len(core.AllTIStates))
+		for i, s := range core.AllTIStates {
+			names[i] = s.String()
+		}
+		return "", invalid(fmt.Sprintf("%s: %q is not a task instance state; allowed: %s", field, v, strings.Join(names, ", ")))
+	}
+	return st, nil
+}
+
+func (s *server) getTaskInstance(ctx context.Context, in *TaskInstanceParam) (*struct{ Body core.TaskInstance }, error) {
+	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.TaskInstance }{*ti}, nil
+}
+
+func (s *server) getMappedTaskInstance(ctx context.Context, in *mappedTIInput) (*struct{ Body core.TaskInstance }, error) {
+	return s.getTaskInstance(ctx, &TaskInstanceParam{DagRunParam: in.DagRunParam, TaskID: in.TaskID, MapIndex: in.MapIndex})
+}
+
+func (s *server) getTaskInstanceTries(ctx context.Context, in *TaskInstanceParam) (*struct{ Body TaskInstanceCollection }, error) {
+	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	tries, err := s.st.TaskInstanceHistory(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("tries of task_id %q in dag_id %q dag_run_id %q: %w", in.TaskID, in.DagID, in.RunID, err))
+	}
+	tries = append(tries, *ti)
+	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tries, TotalEntries: len(tries)}}, nil
+}
+
+// taskInstance loads the current try of one task instance; a missing one is
+// a not-found error naming every part of its key.
+func (s *server) taskInstance(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error) {
+	ti, err := s.st.TaskInstanceGetByKey(ctx, dagID, runID, taskID, mapIndex)
+	if err != nil {
+		return nil, fmt.Errorf("task instance dag_id %q dag_run_id %q task_id %q map_index %d: %w", dagID, runID, taskID, mapIndex, err)
+	}
+	return ti, nil
+}

@@ -1,0 +1,155 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+const tiBase = "/api/v2/dags/etl/dagRuns/r1/taskInstances"
+
+func TestListAndGetTaskInstances(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.setTIState("r1", "extract", core.TISuccess)
+
+	var c api.TaskInstanceCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase, nil, &c)
+	if c.TotalEntries != 3 || len(c.TaskInstances) != 3 {
+		t.Errorf("list: %+v", c)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"?state=success", nil, &c)
+	if c.TotalEntries != 1 || c.TaskInstances[0].TaskID != "extract" {
+		t.Errorf("state=success: %+v", c)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"?state=none", nil, &c)
+	if c.TotalEntries != 2 {
+		t.Errorf("state=none: %+v", c)
+	}
+	e.mustProblem(http.StatusBadRequest, api.RoleViewer, "GET", tiBase+"?state=done", nil, `"done"`, "up_for_retry")
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope/taskInstances", nil, `dag_run_id "nope"`)
+
+	var ti core.TaskInstance
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract", nil, &ti)
+	if ti.TaskID != "extract" || ti.State != core.TISuccess || ti.MapIndex != -1 {
+		t.Errorf("get: %+v", ti)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract/-1", nil, &ti)
+	if ti.TaskID != "extract" {
+		t.Errorf("get by map index path: %+v", ti)
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/nope", nil, `task_id "nope"`)
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/extract/3", nil, "map_index 3")
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/extract?map_index=2", nil, "map_index 2")
+}
+
+func TestMappedTaskInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	run, err := e.st.DagRunGet(t.Context(), "etl", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inst []store.NewTaskInstance
+	for i := range 2 {
+		inst = append(inst, store.NewTaskInstance{ID: uuid.NewString(), TaskID: "transform", MapIndex: i, MaxTries: 1,
+			Queue: "default", Pool: "default_pool", PoolSlots: 1, Operator: "noop", MapArgs: json.RawMessage(`{"x":1}`)})
+	}
+	if err := e.st.TaskInstanceExpand(context.Background(), &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "transform",
+		Instances: inst, Now: e.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var ti core.TaskInstance
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform/1", nil, &ti)
+	if ti.MapIndex != 1 || ti.TaskID != "transform" {
+		t.Errorf("mapped get: %+v", ti)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform?map_index=0", nil, &ti)
+	if ti.MapIndex != 0 {
+		t.Errorf("mapped get by query: %+v", ti)
+	}
+}
+
+func TestPatchTaskInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	var ti core.TaskInstance
+	e.must(http.StatusOK, api.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &ti)
+	if ti.State != core.TISuccess {
+		t.Errorf("after mark: %+v", ti)
+	}
+	if !e.hasAudit("op", "task_instance.mark", "etl/r1/extract") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+	n := len(e.audit())
+	e.mustProblem(http.StatusBadRequest, api.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "running"},
+		"new_state", `"running"`, "success, failed, skipped")
+	e.mustProblem(http.StatusBadRequest, api.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "bogus"}, `"bogus"`)
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "PATCH", tiBase+"/nope", map[string]any{"new_state": "failed"}, `task_id "nope"`)
+	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PATCH", tiBase+"/transform", map[string]any{"new_state": "failed"}, "viewer")
+	got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1)
+	if got.State != core.TINone || len(e.audit()) != n {
+		t.Errorf("rejected marks changed state %q or audit log", got.State)
+	}
+}
+
+func TestClearTaskInstancesAndTries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.trigger("r2")
+	e.setTIState("r1", "extract", core.TISuccess)
+	e.setTIState("r1", "transform", core.TIFailed)
+	e.setTIState("r2", "transform", core.TIFailed)
+
+	// Defaults: only_failed and dry_run are true.
+	var res api.ClearResult
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{}, &res)
+	if res.TotalEntries != 2 {
+		t.Errorf("dry run over all runs: %+v", res)
+	}
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+		map[string]any{"dag_run_id": "r1", "task_ids": []string{"extract", "transform"}, "only_failed": false}, &res)
+	if res.TotalEntries != 2 {
+		t.Errorf("dry run of r1: %+v", res)
+	}
+	if got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1); got.State != core.TIFailed {
+		t.Fatalf("dry run changed state to %q", got.State)
+	}
+
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+		map[string]any{"dag_run_id": "r1", "task_ids": []string{"transform"}, "dry_run": false}, &res)
+	if res.TotalEntries != 1 || res.TaskInstances[0].State != core.TINone || res.TaskInstances[0].TryNumber != 2 {
+		t.Errorf("clear: %+v", res)
+	}
+	if got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r2", "transform", -1); got.State != core.TIFailed {
+		t.Errorf("clearing r1 changed r2: %q", got.State)
+	}
+	if !e.hasAudit("op", "task_instance.clear", "etl") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+
+	var tries api.TaskInstanceCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform/tries", nil, &tries)
+	if tries.TotalEntries != 2 || tries.TaskInstances[0].TryNumber != 1 || tries.TaskInstances[0].State != core.TIFailed ||
+		tries.TaskInstances[1].TryNumber != 2 {
+		t.Errorf("tries: %+v", tries)
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/nope/tries", nil, `task_id "nope"`)
+
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+		map[string]any{"dag_run_id": "r1", "task_ids": []string{"nope"}, "dry_run": false}, `task "nope"`)
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+		map[string]any{"dag_run_id": "zzz"}, `dag_run_id "zzz"`)
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/nope/clearTaskInstances", map[string]any{}, `dag_id "nope"`)
+}

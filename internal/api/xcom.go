@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// XComCollection is a page of XCom entries (values omitted, as in Airflow).
+type XComCollection struct {
+	XComEntries  []XComEntry `json:"xcom_entries"`
+	TotalEntries int         `json:"total_entries"`
+}
+
+// XComEntry describes one XCom without its value.
+type XComEntry struct {
+	Key       string `json:"key"`
+	DagID     string `json:"dag_id"`
+	RunID     string `json:"run_id"`
+	TaskID    string `json:"task_id"`
+	MapIndex  int    `json:"map_index"`
+	Timestamp string `json:"timestamp"`
+}
+
+type listXComInput struct {
+	DagRunParam
+	Page
+	TaskID   string        `path:"task_id" doc:"task id"`
+	MapIndex optional[int] `query:"map_index" doc:"only entries of this map index (default: every map index)"`
+}
+
+type xcomInput struct {
+	TaskInstanceParam
+	Key string `path:"xcom_key" doc:"XCom key, e.g. return_value"`
+}
+
+func (s *server) registerXCom() {
+	tags := []string{"XCom"}
+	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries"
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_xcom_entries", Method: http.MethodGet, Path: base, Tags: tags,
+		Summary: "List a task's XCom entries", Errors: []int{http.StatusNotFound},
+	}, s.listXCom)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_xcom_entry", Method: http.MethodGet, Path: base + "/{xcom_key}", Tags: tags,
+		Summary: "Get an XCom entry with its value", Errors: []int{http.StatusNotFound},
+	}, s.getXCom)
+}
+
+func (s *server) listXCom(ctx context.Context, in *listXComInput) (*struct{ Body XComCollection }, error) {
+	if _, err := s.dagRun(ctx, in.DagID, in.RunID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	all, err := s.st.XComList(ctx, in.DagID, in.RunID, in.TaskID)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list XCom of task_id %q in dag_id %q dag_run_id %q: %w", in.TaskID, in.DagID, in.RunID, err))
+	}
+	entries := []XComEntry{}
+	for _, x := range all {
+		if in.MapIndex.IsSet && x.MapIndex != in.MapIndex.Value {
+			continue
+		}
+		entries = append(entries, XComEntry{Key: x.Key, DagID: x.DagID, RunID: x.RunID, TaskID: x.TaskID,
+			MapIndex: x.MapIndex, Timestamp: x.Timestamp.UTC().Format("2006-01-02T15:04:05.999999Z07:00")})
+	}
+	return &struct{ Body XComCollection }{XComCollection{XComEntries: window(entries, in.Page), TotalEntries: len(entries)}}, nil
+}
+
+func (s *server) getXCom(ctx context.Context, in *xcomInput) (*struct{ Body core.XCom }, error) {
+	x, err := s.st.XComGet(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex, in.Key)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("XCom key %q of task_id %q map_index %d in dag_id %q dag_run_id %q: %w",
+			in.Key, in.TaskID, in.MapIndex, in.DagID, in.RunID, err))
+	}
+	return &struct{ Body core.XCom }{*x}, nil
+}

@@ -1,0 +1,171 @@
+// Package apiserver runs the api-server role: one HTTP server that mounts the
+// public REST API (/api/v2/), the Execution API for workers (/execution/)
+// and, until the web UI lands, redirects / to /api/v2/health. It records a
+// job heartbeat (role "api-server") so operators can see it is alive.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Role is the job role the server heartbeats as.
+const Role = "api-server"
+
+// Server is the api-server role. Fill the fields, then call Start.
+type Server struct {
+	// Addr is the TCP address to listen on ("127.0.0.1:8080"; port 0 picks a
+	// free port, see Listen and URL).
+	Addr string
+	// Store receives the job heartbeats; nil disables them.
+	Store store.Store
+	// Clock stamps heartbeats; nil = core.SystemClock.
+	Clock core.Clock
+	// Logger receives the server's logs; nil = discard.
+	Logger *slog.Logger
+	// API serves /api/v2/ (see api.NewHandler); required.
+	API http.Handler
+	// Exec serves /execution/ with the full path (see execapi); nil leaves
+	// the Execution API unmounted.
+	Exec http.Handler
+	// HeartbeatInterval is how often the job heartbeat is written; 0 = 10s.
+	HeartbeatInterval time.Duration
+	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
+	ShutdownTimeout time.Duration
+
+	mu sync.Mutex
+	ln net.Listener
+}
+
+// Listen binds Addr without serving yet, so a caller (or test) can learn the
+// bound address before Start. Start calls it when it has not been called.
+func (s *Server) Listen() (net.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		return s.ln.Addr(), nil
+	}
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("api-server listen on %q: %w", s.Addr, err)
+	}
+	s.ln = ln
+	return ln.Addr(), nil
+}
+
+// URL returns "http://<bound address>", or "" before Listen.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// Handler returns the server's routes: /api/v2/, /execution/ and /.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/api/v2/", s.API)
+	if s.Exec != nil {
+		mux.Handle("/execution/", s.Exec)
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/api/v2/health", http.StatusFound)
+	})
+	return mux
+}
+
+// Start serves until ctx is done, then shuts down gracefully (in-flight
+// requests finish within ShutdownTimeout) and returns nil; it returns an
+// error when the server cannot listen or serve.
+func (s *Server) Start(ctx context.Context) error {
+	if s.API == nil {
+		return errors.New("api-server: Server.API is required")
+	}
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	addr, err := s.Listen()
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(s.ln) }()
+	log.InfoContext(ctx, "api-server listening", "addr", addr.String())
+
+	hbDone := make(chan struct{})
+	hbCtx, stopHB := context.WithCancel(ctx)
+	go func() { defer close(hbDone); s.heartbeat(hbCtx, log) }()
+	defer func() { stopHB(); <-hbDone }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("api-server serve: %w", err)
+	case <-ctx.Done():
+	}
+	timeout := s.ShutdownTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("api-server shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api-server serve: %w", err)
+	}
+	log.InfoContext(ctx, "api-server stopped")
+	return nil
+}
+
+// heartbeat writes the job row now and then every HeartbeatInterval until
+// ctx is done. Failures are logged: a missed heartbeat is not fatal.
+func (s *Server) heartbeat(ctx context.Context, log *slog.Logger) {
+	if s.Store == nil {
+		return
+	}
+	clk := s.Clock
+	if clk == nil {
+		clk = core.SystemClock{}
+	}
+	interval := s.HeartbeatInterval
+	if interval == 0 {
+		interval = 10 * time.Second
+	}
+	host, _ := os.Hostname()
+	job := &store.Job{ID: uuid.NewString(), Role: Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		job.Heartbeat = clk.Now()
+		if err := s.Store.JobHeartbeat(ctx, job); err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "api-server heartbeat", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

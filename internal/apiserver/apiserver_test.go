@@ -1,0 +1,122 @@
+package apiserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/apiserver"
+	"github.com/weirflow/weir/internal/store/sqlite"
+)
+
+func TestServerMountsAndShutsDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.NewHandler(api.Config{Store: st, SecretKey: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in for the Execution API: the server must pass the full path.
+	exec := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "exec "+r.URL.Path) })
+	srv := &apiserver.Server{Addr: "127.0.0.1:0", Store: st, API: h, Exec: exec, HeartbeatInterval: time.Hour}
+	if srv.URL() != "" {
+		t.Errorf("URL before Listen = %q", srv.URL())
+	}
+	if _, err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	base := srv.URL()
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || strings.HasSuffix(base, ":0") {
+		t.Fatalf("URL = %q", base)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(runCtx) }()
+
+	get := func(path string) (int, string, string) {
+		t.Helper()
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Location")
+	}
+	if status, body, _ := get("/api/v2/health"); status != http.StatusOK || !strings.Contains(body, "metadatabase") {
+		t.Errorf("/api/v2/health: %d %s", status, body)
+	}
+	if status, body, _ := get("/execution/task-instances/x/heartbeat"); status != http.StatusOK || body != "exec /execution/task-instances/x/heartbeat" {
+		t.Errorf("/execution: %d %q", status, body)
+	}
+	if status, _, loc := get("/"); status != http.StatusFound || loc != "/api/v2/health" {
+		t.Errorf("/: %d Location %q", status, loc)
+	}
+	if status, _, _ := get("/nope"); status != http.StatusNotFound {
+		t.Errorf("/nope: %d", status)
+	}
+
+	// The heartbeat is written when the server starts.
+	waitFor(t, "api-server job heartbeat", func() bool {
+		jobs, err := st.JobList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.Role == apiserver.Role {
+				return true
+			}
+		}
+		return false
+	})
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start returned %v after ctx done, want nil", err)
+	}
+	if _, err := http.Get(base + "/api/v2/health"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestStartRequiresAPI(t *testing.T) {
+	t.Parallel()
+	srv := &apiserver.Server{Addr: "127.0.0.1:0"}
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "API") {
+		t.Errorf("Start without API: %v", err)
+	}
+}
+
+func TestListenError(t *testing.T) {
+	t.Parallel()
+	srv := &apiserver.Server{Addr: "256.0.0.1:bad"}
+	if _, err := srv.Listen(); err == nil || !strings.Contains(err.Error(), "256.0.0.1:bad") {
+		t.Errorf("Listen on a bad address: %v", err)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,190 @@
+// Package auth issues and validates the JSON Web Tokens of the Execution API:
+// a short-lived execution token per task try (subject = the try's
+// task-instance id, scope "execution") and a long-lived worker credential
+// (subject = worker name, scope "worker") that may claim workloads but not
+// touch any task's data. Tokens are HS512-signed with a shared key, as
+// Airflow's [api_auth] jwt_secret.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Token scopes.
+const (
+	ScopeExecution = "execution" // one task try's access to its own data
+	ScopeWorker    = "worker"    // a worker's right to claim workloads
+)
+
+// Defaults applied by NewTokens to zero Config fields.
+const (
+	DefaultAudience     = "urn:weir:task"
+	DefaultIssuer       = "weir"
+	DefaultExecutionTTL = 10 * time.Minute
+	DefaultWorkerTTL    = 365 * 24 * time.Hour
+	DefaultLeeway       = 10 * time.Second
+	// MinKeyBytes is the shortest signing key accepted.
+	MinKeyBytes = 32
+)
+
+// Config configures token issuance and validation.
+type Config struct {
+	Key          []byte        // HS512 signing key, at least MinKeyBytes long
+	Issuer       string        // "iss"; "" = DefaultIssuer
+	Audience     string        // "aud"; "" = DefaultAudience
+	ExecutionTTL time.Duration // execution token lifetime; 0 = DefaultExecutionTTL
+	WorkerTTL    time.Duration // worker credential lifetime; 0 = DefaultWorkerTTL
+	Leeway       time.Duration // clock skew tolerated; 0 = DefaultLeeway
+}
+
+// Claims are the claims of every Weir execution-side token.
+type Claims struct {
+	jwt.RegisteredClaims
+	Scope string `json:"scope"`
+}
+
+// Tokens issues and validates tokens. It is safe for concurrent use.
+type Tokens struct {
+	cfg    Config
+	clock  core.Clock
+	parser *jwt.Parser
+}
+
+// NewTokens checks cfg, applies defaults and returns a Tokens.
+func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
+	if len(cfg.Key) < MinKeyBytes {
+		return nil, fmt.Errorf("jwt signing key is %d bytes, at least %d are required: %w", len(cfg.Key), MinKeyBytes, core.ErrInvalid)
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = DefaultIssuer
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = DefaultAudience
+	}
+	if cfg.ExecutionTTL <= 0 {
+		cfg.ExecutionTTL = DefaultExecutionTTL
+	}
+	if cfg.WorkerTTL <= 0 {
+		cfg.WorkerTTL = DefaultWorkerTTL
+	}
+	if cfg.Leeway <= 0 {
+		cfg.Leeway = DefaultLeeway
+	}
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	p := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()}),
+		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithTimeFunc(clock.Now),
+		jwt.WithIssuedAt(),
+		jwt.WithExpirationRequired(),
+		jwt.WithAudience(cfg.Audience),
+		jwt.WithIssuer(cfg.Issuer),
+	)
+	return &Tokens{cfg: cfg, clock: clock, parser: p}, nil
+}
+
+// ExecutionTTL is the lifetime of an execution token.
+func (t *Tokens) ExecutionTTL() time.Duration { return t.cfg.ExecutionTTL }
+
+// IssueExecution returns a token for one task try.
+func (t *Tokens) IssueExecution(tiID string) (string, error) {
+	return t.issue(tiID, ScopeExecution, t.cfg.ExecutionTTL)
+}
+
+// IssueWorker returns a worker credential for the named worker; ttl 0 means
+// the configured WorkerTTL.
+func (t *Tokens) IssueWorker(name string, ttl time.Duration) (string, error) {
+	if ttl <= 0 {
+		ttl = t.cfg.WorkerTTL
+	}
+	return t.issue(name, ScopeWorker, ttl)
+}
+
+func (t *Tokens) issue(sub, scope string, ttl time.Duration) (string, error) {
+	if sub == "" {
+		return "", fmt.Errorf("issue %s token: empty subject: %w", scope, core.ErrInvalid)
+	}
+	now := t.clock.Now()
+	c := Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    t.cfg.Issuer,
+			Subject:   sub,
+			Audience:  jwt.ClaimStrings{t.cfg.Audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+			ID:        uuid.NewString(),
+		},
+		Scope: scope,
+	}
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS512, c).SignedString(t.cfg.Key)
+	if err != nil {
+		return "", fmt.Errorf("sign %s token for %s: %w", scope, sub, err)
+	}
+	return s, nil
+}
+
+// Validate checks signature, algorithm, issuer, audience and times (with
+// leeway) and returns the claims. A token without a scope counts as an
+// execution token, as in Airflow. Every failure wraps core.ErrUnauthorized.
+func (t *Tokens) Validate(token string) (*Claims, error) {
+	var c Claims
+	if _, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.cfg.Key, nil }); err != nil {
+		return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, describe(err))
+	}
+	if c.Subject == "" {
+		return nil, fmt.Errorf("%w: token has no subject", core.ErrUnauthorized)
+	}
+	if c.Scope == "" {
+		c.Scope = ScopeExecution
+	}
+	return &c, nil
+}
+
+// describe turns a jwt error into a short message for API clients.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "token has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "token is not valid yet"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "token signature is invalid"
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return "token audience is not " + DefaultAudience + " or the configured audience"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "token issuer is not trusted"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "token is malformed"
+	}
+	return "token is invalid"
+}
+
+// NeedsRefresh reports whether an execution token is close enough to expiry
+// to be reissued: less than max(20% of its validity, 30 s) remains. Worker
+// credentials are never refreshed.
+func (t *Tokens) NeedsRefresh(c *Claims) bool {
+	if c.Scope != ScopeExecution || c.ExpiresAt == nil || c.IssuedAt == nil {
+		return false
+	}
+	validity := c.ExpiresAt.Sub(c.IssuedAt.Time)
+	threshold := max(validity/5, 30*time.Second)
+	return c.ExpiresAt.Sub(t.clock.Now()) < threshold
+}
+
+// Refresh issues a fresh token with the same subject and scope.
+func (t *Tokens) Refresh(c *Claims) (string, error) {
+	if c.Scope != ScopeExecution {
+		return "", fmt.Errorf("refresh %s token: only execution tokens are refreshed: %w", c.Scope, core.ErrInvalid)
+	}
+	return t.IssueExecution(c.Subject)
+}

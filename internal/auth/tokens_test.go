@@ -1,0 +1,138 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef-test-key")
+
+func newTokens(t *testing.T) (*Tokens, *fakeClock) {
+	t.Helper()
+	clk := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	tk, err := NewTokens(Config{Key: testKey}, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk, clk
+}
+
+func TestNewTokensRejectsShortKey(t *testing.T) {
+	t.Parallel()
+	if _, err := NewTokens(Config{Key: []byte("short")}, nil); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestIssueValidateClaims(t *testing.T) {
+	t.Parallel()
+	tk, clk := newTokens(t)
+	s, err := tk.IssueExecution("ti-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tk.Validate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Subject != "ti-1" || c.Scope != ScopeExecution || c.Issuer != DefaultIssuer || c.ID == "" {
+		t.Fatalf("claims = %+v", c)
+	}
+	if aud := c.Audience; len(aud) != 1 || aud[0] != DefaultAudience {
+		t.Fatalf("aud = %v", aud)
+	}
+	if got := c.ExpiresAt.Sub(clk.Now()); got != DefaultExecutionTTL {
+		t.Fatalf("lifetime = %v", got)
+	}
+	w, _ := tk.IssueWorker("w1", 0)
+	wc, err := tk.Validate(w)
+	if err != nil || wc.Scope != ScopeWorker || wc.Subject != "w1" {
+		t.Fatalf("worker claims = %+v, %v", wc, err)
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	t.Parallel()
+	tk, clk := newTokens(t)
+	good, _ := tk.IssueExecution("ti-1")
+
+	other, _ := NewTokens(Config{Key: []byte(strings.Repeat("x", 40))}, clk)
+	forged, _ := other.IssueExecution("ti-1")
+
+	wrongAud, _ := NewTokens(Config{Key: testKey, Audience: "urn:other"}, clk)
+	otherAud, _ := wrongAud.IssueExecution("ti-1")
+
+	hs256, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, Claims{RegisteredClaims: jwt.RegisteredClaims{
+		Subject: "ti-1", Issuer: DefaultIssuer, Audience: jwt.ClaimStrings{DefaultAudience},
+		IssuedAt: jwt.NewNumericDate(clk.Now()), ExpiresAt: jwt.NewNumericDate(clk.Now().Add(time.Minute)),
+	}}).SignedString(testKey)
+
+	tampered := good[:len(good)-4] + "AAAA"
+
+	for name, tok := range map[string]string{
+		"forged": forged, "audience": otherAud, "alg": hs256, "tampered": tampered, "garbage": "abc",
+	} {
+		if _, err := tk.Validate(tok); !errors.Is(err, core.ErrUnauthorized) {
+			t.Errorf("%s: err = %v, want ErrUnauthorized", name, err)
+		}
+	}
+
+	clk.Add(DefaultExecutionTTL + 5*time.Second) // within leeway
+	if _, err := tk.Validate(good); err != nil {
+		t.Fatalf("within leeway: %v", err)
+	}
+	clk.Add(10 * time.Second)
+	_, err := tk.Validate(good)
+	if !errors.Is(err, core.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired: err = %v", err)
+	}
+}
+
+func TestNeedsRefresh(t *testing.T) {
+	t.Parallel()
+	tk, clk := newTokens(t)
+	s, _ := tk.IssueExecution("ti-1")
+	c, _ := tk.Validate(s)
+	// 10 min validity: threshold is max(2 min, 30 s) = 2 min.
+	clk.Add(7*time.Minute + 59*time.Second)
+	if tk.NeedsRefresh(c) {
+		t.Fatal("refresh with 2m01s left")
+	}
+	clk.Add(2 * time.Second)
+	if !tk.NeedsRefresh(c) {
+		t.Fatal("no refresh with 1m59s left")
+	}
+	fresh, err := tk.Refresh(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := tk.Validate(fresh)
+	if err != nil || fc.Subject != "ti-1" || fc.ID == c.ID || !fc.ExpiresAt.After(c.ExpiresAt.Time) {
+		t.Fatalf("fresh = %+v, %v", fc, err)
+	}
+	w, _ := tk.IssueWorker("w", time.Minute)
+	wc, _ := tk.Validate(w)
+	clk.Add(50 * time.Second)
+	if tk.NeedsRefresh(wc) {
+		t.Fatal("worker credentials are not refreshed")
+	}
+}

@@ -1,0 +1,127 @@
+// Package cli is Weir's command line: every role (standalone, api-server,
+// scheduler, worker), the admin commands (db, dags, runs, users, tokens,
+// config) and the in-task commands (xcom). It is the only package that knows
+// the concrete types behind every interface, and wires them together.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/operator"
+)
+
+// Options carries what a program built on Weir adds to the CLI: the Go SDK's
+// DAGs and task functions. The zero value is the plain weir binary.
+type Options struct {
+	DAGs      []core.DAG
+	Functions *operator.Registry
+	Stdout    io.Writer
+	Stderr    io.Writer
+	Environ   []string
+}
+
+// exitError carries a specific exit code (e.g. 1 for a missing key).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Run executes the command line and returns the process exit code.
+func Run(ctx context.Context, args []string, opts Options) int {
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	if opts.Functions == nil {
+		opts.Functions = operator.NewRegistry()
+	}
+	root := newRoot(&opts)
+	root.SetArgs(args)
+	root.SetOut(opts.Stdout)
+	root.SetErr(opts.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(opts.Stderr, "Error:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+// app is the state shared by commands: options and the --home flag.
+type app struct {
+	opts *Options
+	home string
+}
+
+func newRoot(opts *Options) *cobra.Command {
+	a := &app{opts: opts}
+	root := &cobra.Command{
+		Use:           "weir",
+		Short:         "Weir: a workflow orchestrator that remembers",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.home, "home", "", "Weir home folder (default $WEIR_HOME or ~/weir)")
+	root.AddCommand(
+		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
+		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
+		a.usersCmd(), a.tokensCmd(), a.xcomCmd(), a.versionCmd(),
+	)
+	return root
+}
+
+// homeDir resolves --home, then $WEIR_HOME, then ~/weir.
+func (a *app) homeDir() (string, error) {
+	home := a.home
+	if home == "" {
+		home = a.getenv("WEIR_HOME")
+	}
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find home folder (set --home or WEIR_HOME): %w", err)
+		}
+		home = filepath.Join(h, "weir")
+	}
+	return filepath.Abs(home)
+}
+
+func (a *app) getenv(name string) string {
+	prefix := name + "="
+	for _, kv := range a.opts.Environ {
+		if len(kv) > len(prefix) && kv[:len(prefix)] == prefix {
+			return kv[len(prefix):]
+		}
+	}
+	return ""
+}
+
+// config loads the configuration of the home folder.
+func (a *app) config() (*config.Config, error) {
+	home, err := a.homeDir()
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(home, a.opts.Environ)
+}

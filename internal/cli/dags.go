@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+func (a *app) dagsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "dags", Short: "List, inspect, trigger, pause and test DAGs"}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List DAGs known to the database",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				dags, err := st.DagList(cmd.Context(), &store.DagListParams{OnlyActive: true})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), dags)
+				}
+				rows := make([][]string, len(dags))
+				for i, d := range dags {
+					rows[i] = []string{d.DagID, strconv.FormatBool(d.IsPaused), orDash(d.Schedule), strings.Join(d.Tags, ","), d.FileLoc}
+				}
+				return table(cmd.OutOrStdout(), []string{"DAG_ID", "PAUSED", "SCHEDULE", "TAGS", "FILELOC"}, rows)
+			})
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	show := &cobra.Command{
+		Use:   "show DAG_ID",
+		Short: "Show a DAG's latest version: schedule and tasks with their upstreams",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				v, err := st.DagVersionLatest(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("dag %q: %w", args[0], err)
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), v.Spec)
+				}
+				d := v.Spec
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "dag_id: %s (version %d)\nschedule: %s\nfile: %s\n", d.DagID, v.Version, orDash(d.Schedule), d.FileLoc)
+				if d.Description != "" {
+					fmt.Fprintf(out, "description: %s\n", d.Description)
+				}
+				rows := make([][]string, len(d.Tasks))
+				for i, t := range d.Tasks {
+					rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.DependsOn, ",")), orDash(string(t.TriggerRule)), strconv.Itoa(t.Retries)}
+				}
+				fmt.Fprintln(out)
+				return table(out, []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows)
+			})
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print the serialized DAG as JSON")
+
+	var conf, runID string
+	trigger := &cobra.Command{
+		Use:   "trigger DAG_ID",
+		Short: "Create a manual run (the scheduler starts it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := triggerParams(args[0], runID, conf)
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				run, err := runs.Trigger(cmd.Context(), st, core.SystemClock{}, p)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "created run %s of %s (state %s)\n", run.RunID, run.DagID, run.State)
+				return nil
+			})
+		},
+	}
+	trigger.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object (overrides params)")
+	trigger.Flags().StringVar(&runID, "run-id", "", "run id (default manual__<logical date>)")
+
+	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
+		a.importErrorsCmd(), a.dagsTestCmd())
+	return cmd
+}
+
+// triggerParams validates --conf before anything is written.
+func triggerParams(dagID, runID, conf string) (runs.TriggerParams, error) {
+	p := runs.TriggerParams{DagID: dagID, RunID: runID}
+	if conf != "" {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(conf), &obj); err != nil || obj == nil {
+			return p, fmt.Errorf("--conf must be a JSON object, e.g. '{\"name\": \"x\"}': %q", conf)
+		}
+		p.Conf = json.RawMessage(conf)
+	}
+	return p, nil
+}
+
+func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " DAG_ID",
+		Short: strings.ToUpper(name[:1]) + name[1:] + " a DAG (paused DAGs get no new runs and their runs do not advance)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				if err := st.DagSetPaused(cmd.Context(), args[0], paused); err != nil {
+					return fmt.Errorf("dag %q: %w", args[0], err)
+				}
+				if err := st.Notify(cmd.Context(), store.ChannelScheduler); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "dag %s is %sd\n", args[0], name)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) importErrorsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list-import-errors",
+		Short: "List DAG files that failed to load, with the reason",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				errs, err := st.ImportErrorList(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if len(errs) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no import errors")
+				}
+				for _, e := range errs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s:\n  %s\n", e.Filename, strings.ReplaceAll(e.Message, "\n", "\n  "))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) dbCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "db", Short: "Manage the metadata database"}
+	migrate := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending schema migrations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(cmd.Context(), cfg, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			status, err := st.MigrationStatus(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s database at schema version %d\n", st.Dialect(), status.Current)
+			return nil
+		},
+	}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Check that the database is reachable and fully migrated",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "%s database is reachable and up to date\n", st.Dialect())
+			return nil
+		},
+	}
+	var yes bool
+	reset := &cobra.Command{
+		Use:   "reset",
+		Short: "Drop every table and migrate from scratch (all data is lost)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !yes {
+				return fmt.Errorf("db reset deletes all data: pass --yes to confirm")
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(cmd.Context(), cfg, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Reset(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "database reset")
+			return nil
+		},
+	}
+	reset.Flags().BoolVar(&yes, "yes", false, "confirm that all data may be deleted")
+	cmd.AddCommand(migrate, check, reset)
+	return cmd
+}

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func (a *app) standaloneCmd() *cobra.Command {
+	var dags, host string
+	var port int
+	cmd := &cobra.Command{
+		Use:   "standalone",
+		Short: "Run everything in one process (api-server, scheduler, worker) on SQLite by default",
+		Long: "Creates $WEIR_HOME (weir.toml, the SQLite database, an admin password and the signing keys, " +
+			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := a.homeDir()
+			if err != nil {
+				return err
+			}
+			if err := config.InitHome(home); err != nil {
+				return err
+			}
+			// Flags are the last layer: they override weir.toml and the environment.
+			if dags != "" {
+				abs, err := filepath.Abs(dags)
+				if err != nil {
+					return err
+				}
+				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+					return fmt.Errorf("--dags %s: not a folder", dags)
+				}
+				a.opts.Environ = append(a.opts.Environ, "WEIR__CORE__DAGS_FOLDER="+abs)
+			}
+			if cmd.Flags().Changed("port") {
+				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__API__PORT=%d", port))
+			}
+			if cmd.Flags().Changed("host") {
+				a.opts.Environ = append(a.opts.Environ, "WEIR__API__HOST="+host)
+			}
+			ctx := cmd.Context()
+			cfg, st, logger, err := a.serverSetup(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			password, err := ensureAdmin(ctx, cfg, st)
+			if err != nil {
+				return err
+			}
+			srv, err := newAPIServer(cfg, st, logger)
+			if err != nil {
+				return err
+			}
+			w, err := newWorker(cfg, srv.URL(), "standalone", "", a.opts, logger, true)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
+				version, home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
+			others := append([]service{srv}, newScheduler(cfg, st, a.opts, logger)...)
+			err = runServices(ctx, []service{w}, others)
+			fmt.Fprintln(out, "Weir stopped.")
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
+	cmd.Flags().IntVar(&port, "port", 8080, "API port (0 = any free port)")
+	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "address to listen on")
+	return cmd
+}
+
+// ensureAdmin creates the admin user on first start with a generated
+// password kept in $WEIR_HOME/secrets/admin_password (0600), and returns the
+// password to print (or a hint when the file is gone).
+func ensureAdmin(ctx context.Context, cfg *config.Config, st store.Store) (string, error) {
+	path := filepath.Join(cfg.Home, "secrets", "admin_password")
+	if _, err := st.UserGet(ctx, "admin"); err == nil {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "(password set earlier; reset with `weir users create --username admin --role admin`)", nil
+		}
+		return strings.TrimSpace(string(b)), err
+	}
+	password, err := config.Secret(path, 12)
+	if err != nil {
+		return "", err
+	}
+	return password, createUser(ctx, st, "admin", password, "admin")
+}
+
+func (a *app) apiServerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "api-server",
+		Short: "Serve the REST API (/api/v2) and the Execution API (/execution) for workers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, st, logger, err := a.serverSetup(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			srv, err := newAPIServer(cfg, st, logger)
+			if err != nil {
+				return err
+			}
+			logger.Info("api-server listening", "url", srv.URL())
+			return runServices(cmd.Context(), nil, []service{srv})
+		},
+	}
+}
+
+func (a *app) schedulerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scheduler",
+		Short: "Parse DAG files, create runs and move task instances through their states",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, st, logger, err := a.serverSetup(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return runServices(cmd.Context(), nil, newScheduler(cfg, st, a.opts, logger))
+		},
+	}
+}
+
+func (a *app) workerCmd() *cobra.Command {
+	var apiURL, token, name string
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Claim and run task instances; talks only HTTP to an api-server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			if apiURL == "" {
+				apiURL = cfg.API.URL()
+			}
+			if token == "" {
+				token = a.getenv("WEIR_WORKER_TOKEN")
+			}
+			logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
+			w, err := newWorker(cfg, strings.TrimRight(apiURL, "/"), name, token, a.opts, logger, false)
+			if err != nil {
+				return err
+			}
+			logger.Info("worker started", "api_url", apiURL, "worker", w.WorkerID, "queues", w.Queues)
+			return runServices(cmd.Context(), []service{w}, nil)
+		},
+	}
+	cmd.Flags().StringVar(&apiURL, "api-url", "", "api-server base URL (default [api] base_url)")
+	cmd.Flags().StringVar(&token, "token", "", "worker credential (default $WEIR_WORKER_TOKEN, else minted from the local signing key)")
+	cmd.Flags().StringVar(&name, "name", "", "worker name; must match the credential's subject (default host-pid)")
+	return cmd
+}

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+func (a *app) runsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "runs", Short: "Inspect DAG runs"}
+	var dagID, state string
+	var limit int
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List DAG runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := &store.DagRunListParams{DagID: dagID, Limit: limit}
+			if state != "" {
+				s := core.DagRunState(state)
+				if !s.Valid() {
+					return fmt.Errorf("--state %q: want queued, running, success or failed", state)
+				}
+				p.States = []core.DagRunState{s}
+			}
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				list, err := st.DagRunList(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), list)
+				}
+				rows := make([][]string, len(list))
+				for i, r := range list {
+					rows[i] = []string{r.DagID, r.RunID, string(r.RunType), string(r.State), fmtTime(r.LogicalDate), fmtTime(r.StartDate), fmtTime(r.EndDate)}
+				}
+				return table(cmd.OutOrStdout(), []string{"DAG_ID", "RUN_ID", "TYPE", "STATE", "LOGICAL_DATE", "START", "END"}, rows)
+			})
+		},
+	}
+	list.Flags().StringVar(&dagID, "dag", "", "only runs of this DAG")
+	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
+	list.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(list)
+	return cmd
+}

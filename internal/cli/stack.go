@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/apiserver"
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagprocessor"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/worker"
+)
+
+// version is Weir's version, set at build time with -ldflags.
+var version = "0.1.0-dev"
+
+// service is a role's main loop: it runs until ctx is done.
+type service interface {
+	Start(ctx context.Context) error
+}
+
+// newAPIServer builds the api-server role (REST API + Execution API).
+func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*apiserver.Server, error) {
+	tok, err := tokensFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	key, err := sessionKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := api.NewHandler(api.Config{
+		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger})
+	srv := &apiserver.Server{
+		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
+	}
+	if _, err := srv.Listen(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// newScheduler builds the scheduler role: the scheduling loop and the DAG
+// processor that keeps the database in step with the DAG folder.
+func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []service {
+	return []service{
+		&scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Config: scheduler.Config{
+			PollInterval:           cfg.Scheduler.PollInterval.D(),
+			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
+			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+		}},
+		&dagprocessor.Processor{
+			Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
+			Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
+		},
+	}
+}
+
+// newWorker builds a worker that reaches the api-server at apiURL with a
+// worker credential (minted from the local signing key when token is "").
+func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, logger *slog.Logger, sharedLogs bool) (*worker.Worker, error) {
+	if name == "" && token != "" {
+		name = tokenSubject(token)
+	}
+	if name == "" {
+		host, _ := os.Hostname()
+		name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if token == "" {
+		tok, err := tokensFor(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("worker credential: pass --token (from `weir tokens create --worker NAME`) or run where [api_auth] jwt_secret_file is readable: %w", err)
+		}
+		if token, err = tok.IssueWorker(name, 0); err != nil {
+			return nil, err
+		}
+	}
+	w := &worker.Worker{
+		Client:            execapi.NewClient(apiURL+"/execution", token, execapi.ClientOptions{}),
+		Queues:            cfg.Workers.Queues,
+		Concurrency:       cfg.Workers.Concurrency,
+		WorkerID:          name,
+		Registry:          opts.Functions,
+		Connections:       configConnections(cfg.Connections),
+		HeartbeatInterval: cfg.Workers.HeartbeatInterval.D(),
+		ShutdownGrace:     cfg.Workers.ShutdownGracePeriod.D(),
+		Clock:             core.SystemClock{},
+		Logger:            logger,
+	}
+	if sharedLogs {
+		w.LogFolder = cfg.Logging.BaseLogFolder
+	}
+	return w, nil
+}
+
+// runServices runs the services until ctx is done. Workers stop first (their
+// running tasks get the grace period and report back through the api-server),
+// then everything else. The first service error stops them all.
+func runServices(ctx context.Context, workers []service, others []service) error {
+	infraCtx, stopInfra := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopInfra()
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		if err == nil || errors.Is(err, context.Canceled) {
+			return
+		}
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		stopWork() // a failed role brings the node down
+	}
+	var infra, work sync.WaitGroup
+	for _, s := range others {
+		infra.Go(func() { fail(s.Start(infraCtx)) })
+	}
+	for _, s := range workers {
+		work.Go(func() { fail(s.Start(workCtx)) })
+	}
+	go func() { // an infra failure also stops the workers
+		<-infraCtx.Done()
+		stopWork()
+	}()
+	select {
+	case <-workCtx.Done():
+	case <-ctx.Done():
+	}
+	work.Wait()
+	stopInfra()
+	infra.Wait()
+	return errors.Join(errs...)
+}
+
+// storeConn opens the database for a server role, applying migrations when
+// asked (standalone) and refusing a stale schema otherwise.
+func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *sqlstore.Store, *slog.Logger, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
+	st, err := openStore(ctx, cfg, migrate)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, st, logger, nil
+}
+
+func newLogger(w interface{ Write([]byte) (int, error) }, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// configConnections serves conn_id lookups from [connections] and
+// WEIR_CONN_<ID> (lower-cased ids).
+type configConnections map[string]string
+
+func (c configConnections) ConnectionURI(_ context.Context, id string) (string, error) {
+	if uri, ok := c[id]; ok {
+		return uri, nil
+	}
+	return "", fmt.Errorf("connection %q is not defined (add it to [connections] in weir.toml or set WEIR_CONN_%s): %w",
+		id, strings.ToUpper(id), core.ErrNotFound)
+}
+
+// tokenSubject reads the subject of a worker credential without verifying
+// it (the api-server verifies); "" when it is not a JWT.
+func tokenSubject(token string) string {
+	var c jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &c); err != nil {
+		return ""
+	}
+	return c.Subject
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store/postgres"
+	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+// openStore opens the configured database. With migrate it applies pending
+// migrations; otherwise it refuses a database whose schema is behind.
+func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore.Store, error) {
+	engine, target, err := cfg.Database.Parse()
+	if err != nil {
+		return nil, fmt.Errorf("[database] conn: %w", err)
+	}
+	var st *sqlstore.Store
+	switch engine {
+	case "sqlite":
+		st, err = sqlite.Open(ctx, target, sqlite.Options{})
+	default:
+		st, err = postgres.Open(ctx, target, postgres.Options{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", engine, err)
+	}
+	if migrate {
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+		return st, nil
+	}
+	status, err := st.MigrationStatus(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if len(status.Pending) > 0 {
+		st.Close()
+		return nil, fmt.Errorf("%s database schema is at version %d, latest is %d: run `weir db migrate`",
+			engine, status.Current, status.Latest)
+	}
+	return st, nil
+}
+
+// withStore loads the configuration, opens the store and runs fn.
+func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.Store) error) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(cfg, st)
+}

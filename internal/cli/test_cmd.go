@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagprocessor"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// dagsTestCmd runs one DAG run in-process, like `airflow dags test`.
+func (a *app) dagsTestCmd() *cobra.Command {
+	var conf string
+	cmd := &cobra.Command{
+		Use:   "test DAG_ID",
+		Short: "Run one DAG run in this process and print its task instances (exit 1 if it fails)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := triggerParams(args[0], "", conf)
+			if err != nil {
+				return err
+			}
+			p.RunID = runs.RunID("test", time.Now().UTC())
+			return a.runInProcess(cmd, p, nil)
+		},
+	}
+	cmd.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
+	return cmd
+}
+
+func (a *app) tasksCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "tasks", Short: "Work with single tasks"}
+	var conf string
+	test := &cobra.Command{
+		Use:   "test DAG_ID TASK_ID",
+		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := triggerParams(args[0], "", conf)
+			if err != nil {
+				return err
+			}
+			p.RunID = runs.RunID("test", time.Now().UTC())
+			only := args[1]
+			return a.runInProcess(cmd, p, &only)
+		},
+	}
+	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
+	cmd.AddCommand(test)
+	return cmd
+}
+
+// runInProcess syncs the DAGs, creates a run (keeping only one task when
+// only is set), runs api-server, scheduler and worker in this process until
+// the run finishes, and prints the outcome.
+func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
+	ctx := cmd.Context()
+	cfg, st, logger, err := a.serverSetup(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	proc := &dagprocessor.Processor{Store: st, Dir: cfg.Core.DagsFolder, Extra: a.opts.DAGs, Logger: logger}
+	if err := proc.SyncOnce(ctx); err != nil {
+		return err
+	}
+	if err := st.DagSetPaused(ctx, p.DagID, false); err != nil {
+		return fmt.Errorf("dag %q: %w (see `weir dags list-import-errors`)", p.DagID, err)
+	}
+	run, err := runs.Trigger(ctx, st, core.SystemClock{}, p)
+	if err != nil {
+		return err
+	}
+	if only != nil {
+		if err := keepOnlyTask(ctx, st, run, *only); err != nil {
+			return err
+		}
+	}
+	cfg.API.Port = 0
+	srv, err := newAPIServer(cfg, st, logger)
+	if err != nil {
+		return err
+	}
+	w, err := newWorker(cfg, srv.URL(), "test", "", a.opts, logger, true)
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServices(runCtx, []service{w}, append([]service{srv}, newScheduler(cfg, st, a.opts, logger)[:1]...))
+	}()
+	final, err := waitForRun(runCtx, st, run)
+	stop()
+	if serr := <-done; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	return printRunOutcome(cmd, st, final)
+}
+
+// keepOnlyTask marks every other task instance of the run removed, so the
+// chosen task runs alone (removed upstreams count as successful).
+func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID string) error {
+	tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	if err != nil {
+		return err
+	}
+	var others []string
+	found := false
+	for _, ti := range tis {
+		if ti.TaskID == taskID {
+			found = true
+		} else {
+			others = append(others, ti.ID)
+		}
+	}
+	if !found {
+		return fmt.Errorf("dag %q has no task %q", run.DagID, taskID)
+	}
+	_, err = st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: others, To: core.TIRemoved, Now: time.Now().UTC()})
+	return err
+}
+
+// waitForRun returns the run once it is finished, waking on scheduler
+// notifications (with a poll as a fallback).
+func waitForRun(ctx context.Context, st store.Store, run *core.DagRun) (*core.DagRun, error) {
+	wake := st.Subscribe(ctx, store.ChannelScheduler)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r, err := st.DagRunGetByID(ctx, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		if r.State.Terminal() {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error {
+	tis, err := st.TaskInstanceList(cmd.Context(), &store.TaskInstanceListParams{DagRunID: run.ID})
+	if err != nil {
+		return err
+	}
+	rows := make([][]string, len(tis))
+	for i, ti := range tis {
+		rows[i] = []string{ti.TaskID, strconv.Itoa(ti.MapIndex), ti.State.String(), strconv.Itoa(ti.TryNumber), ti.Duration().Round(time.Millisecond).String()}
+	}
+	out := cmd.OutOrStdout()
+	if err := table(out, []string{"TASK_ID", "MAP_INDEX", "STATE", "TRY", "DURATION"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nrun %s of %s: %s\n", run.RunID, run.DagID, run.State)
+	if run.State != core.RunSuccess {
+		return &exitError{code: 1, err: fmt.Errorf("run %s of %s %s", run.RunID, run.DagID, run.State)}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+)
+
+// xcomCmd is the in-task XCom CLI: it runs inside a task (any language) and
+// reaches the Execution API with the try's token from the environment.
+func (a *app) xcomCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "xcom",
+		Short: "Push and pull XCom values from inside a running task",
+		Long:  "Reads WEIR_API_URL, WEIR_TASK_TOKEN and the task identity that the worker sets for every task.",
+	}
+	push := &cobra.Command{
+		Use:     "push KEY JSON",
+		Short:   "Store a JSON value under KEY for this task instance",
+		Example: "  weir xcom push return_value '[1, 2, 3]'\n  weir xcom push greeting '\"hello\"'",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v any
+			if err := json.Unmarshal([]byte(args[1]), &v); err != nil {
+				return fmt.Errorf("value for %q is not JSON (quote strings: '\"text\"'): %w", args[0], err)
+			}
+			c, err := execapi.ClientFromEnv()
+			if err != nil {
+				return err
+			}
+			return c.XComPush(cmd.Context(), args[0], json.RawMessage(args[1]))
+		},
+	}
+	var taskID, key string
+	var mapIndex int
+	pull := &cobra.Command{
+		Use:   "pull",
+		Short: "Print a JSON value pushed by a task of this run (exit 1 when absent)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := execapi.ClientFromEnv()
+			if err != nil {
+				return err
+			}
+			if taskID == "" {
+				taskID = c.Identity.TaskID
+			}
+			v, err := c.XComPull(cmd.Context(), taskID, key, mapIndex)
+			if errors.Is(err, core.ErrNotFound) {
+				return &exitError{code: 1, err: fmt.Errorf("no XCom %q for task %q (map index %d) in this run", key, taskID, mapIndex)}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), string(v))
+			return nil
+		},
+	}
+	pull.Flags().StringVar(&taskID, "task", "", "task id (default this task)")
+	pull.Flags().StringVar(&key, "key", core.DefaultXComKey, "XCom key")
+	pull.Flags().IntVar(&mapIndex, "map-index", core.NoMapIndex, "map index of a mapped task (-1 = unmapped)")
+	cmd.AddCommand(push, pull)
+	return cmd
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print Weir's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version)
+		},
+	}
+}

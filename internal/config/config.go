@@ -1,0 +1,291 @@
+// Package config loads Weir's configuration: defaults, then weir.toml, then
+// WEIR__SECTION__KEY environment variables, then flags. Sections are named as
+// Airflow's ([core], [database], [api], [scheduler], [workers], [logging]),
+// so an Airflow user finds options where they expect them.
+package config
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the configuration file inside $WEIR_HOME.
+const FileName = "weir.toml"
+
+// Config is every option Weir reads. Packages receive the plain sections.
+type Config struct {
+	Core        Core              `toml:"core"`
+	Database    Database          `toml:"database"`
+	API         API               `toml:"api"`
+	APIAuth     APIAuth           `toml:"api_auth"`
+	Scheduler   Scheduler         `toml:"scheduler"`
+	Workers     Workers           `toml:"workers"`
+	Logging     Logging           `toml:"logging"`
+	Connections map[string]string `toml:"connections"`
+
+	// Home is $WEIR_HOME; not read from the file.
+	Home string `toml:"-"`
+}
+
+// Core holds general options.
+type Core struct {
+	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
+	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
+	DefaultTimezone         string `toml:"default_timezone"`
+}
+
+// Database says where the metadata database lives.
+type Database struct {
+	Conn string `toml:"conn" comment:"sqlite:///path/to/weir.db or postgres://user:pass@host:5432/db"`
+}
+
+// API configures the api-server.
+type API struct {
+	Host    string `toml:"host"`
+	Port    int    `toml:"port"`
+	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server"`
+}
+
+// APIAuth configures tokens.
+type APIAuth struct {
+	JWTSecretFile     string   `toml:"jwt_secret_file" comment:"file holding the key that signs task and worker tokens (created 0600 if missing)"`
+	SecretKeyFile     string   `toml:"secret_key_file" comment:"file holding the key that signs UI sessions (created 0600 if missing)"`
+	JWTExpirationTime Duration `toml:"jwt_expiration_time" comment:"lifetime of a task try's token (refreshed while it runs)"`
+}
+
+// Scheduler configures the scheduler.
+type Scheduler struct {
+	PollInterval                 Duration `toml:"poll_interval" comment:"fallback poll when no notification arrives"`
+	DagDirListInterval           Duration `toml:"dag_dir_list_interval" comment:"how often the DAG folder is re-scanned"`
+	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
+	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop"`
+}
+
+// Workers configures workers.
+type Workers struct {
+	Concurrency         int      `toml:"concurrency" comment:"task instances one worker runs at once"`
+	Queues              []string `toml:"queues"`
+	HeartbeatInterval   Duration `toml:"heartbeat_interval"`
+	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+}
+
+// Logging configures task logs.
+type Logging struct {
+	BaseLogFolder string `toml:"base_log_folder"`
+	Level         string `toml:"level" comment:"debug, info, warn or error"`
+}
+
+// Defaults returns the configuration for a home directory before any file
+// or environment is read.
+func Defaults(home string) *Config {
+	return &Config{
+		Home:     home,
+		Core:     Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC"},
+		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db")},
+		API:      API{Host: "127.0.0.1", Port: 8080},
+		APIAuth: APIAuth{
+			JWTSecretFile:     filepath.Join(home, "secrets", "jwt_secret"),
+			SecretKeyFile:     filepath.Join(home, "secrets", "secret_key"),
+			JWTExpirationTime: Duration(10 * time.Minute),
+		},
+		Scheduler: Scheduler{
+			PollInterval:                 Duration(2 * time.Second),
+			DagDirListInterval:           Duration(5 * time.Second),
+			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
+			MaxDagrunsToCreatePerLoop:    10,
+		},
+		Workers: Workers{
+			Concurrency:         16,
+			Queues:              []string{"default"},
+			HeartbeatInterval:   Duration(5 * time.Second),
+			ShutdownGracePeriod: Duration(30 * time.Second),
+		},
+		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
+		Connections: map[string]string{},
+	}
+}
+
+// Load reads $home/weir.toml (if present) over the defaults, then applies
+// the environment (WEIR__SECTION__KEY, and WEIR_CONN_<ID> connections), and
+// validates the result.
+func Load(home string, environ []string) (*Config, error) {
+	cfg := Defaults(home)
+	path := filepath.Join(home, FileName)
+	if b, err := os.ReadFile(path); err == nil {
+		md, err := toml.Decode(string(b), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if undec := md.Undecoded(); len(undec) > 0 {
+			keys := make([]string, len(undec))
+			for i, k := range undec {
+				keys[i] = k.String()
+			}
+			return nil, fmt.Errorf("read %s: unknown option(s): %s", path, strings.Join(keys, ", "))
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := cfg.applyEnv(environ); err != nil {
+		return nil, err
+	}
+	cfg.Home = home
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// applyEnv overlays WEIR__SECTION__KEY variables and WEIR_CONN_<ID> URIs.
+func (c *Config) applyEnv(environ []string) error {
+	var errs []error
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if id, ok := strings.CutPrefix(name, "WEIR_CONN_"); ok && id != "" {
+			c.Connections[strings.ToLower(id)] = value
+			continue
+		}
+		rest, ok := strings.CutPrefix(name, "WEIR__")
+		if !ok {
+			continue
+		}
+		section, key, ok := strings.Cut(strings.ToLower(rest), "__")
+		if !ok {
+			errs = append(errs, fmt.Errorf("environment variable %s: want WEIR__SECTION__KEY", name))
+			continue
+		}
+		if err := c.Set(section, key, value); err != nil {
+			errs = append(errs, fmt.Errorf("environment variable %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// field finds the struct field for section.key.
+func (c *Config) field(section, key string) (reflect.Value, error) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("toml") != section || t.Field(i).Type.Kind() != reflect.Struct {
+			continue
+		}
+		sv, st := v.Field(i), t.Field(i).Type
+		for j := 0; j < st.NumField(); j++ {
+			if st.Field(j).Tag.Get("toml") == key {
+				return sv.Field(j), nil
+			}
+		}
+		return reflect.Value{}, fmt.Errorf("unknown option %q in section [%s]", key, section)
+	}
+	return reflect.Value{}, fmt.Errorf("unknown section [%s]", section)
+}
+
+// Set assigns one option from its text form (as in the environment).
+func (c *Config) Set(section, key, value string) error {
+	f, err := c.field(section, key)
+	if err != nil {
+		return err
+	}
+	if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		if err := u.UnmarshalText([]byte(value)); err != nil {
+			return fmt.Errorf("[%s] %s: %w", section, key, err)
+		}
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(value)
+	case reflect.Int:
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return fmt.Errorf("[%s] %s: %q is not an integer", section, key, value)
+		}
+		f.SetInt(int64(n))
+	case reflect.Bool:
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("[%s] %s: %q is not true or false", section, key, value)
+		}
+		f.SetBool(b)
+	case reflect.Slice:
+		var parts []string
+		for _, p := range strings.Split(value, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+		f.Set(reflect.ValueOf(parts))
+	default:
+		return fmt.Errorf("[%s] %s: cannot be set from text", section, key)
+	}
+	return nil
+}
+
+// Get returns one option's value in its text form.
+func (c *Config) Get(section, key string) (string, error) {
+	f, err := c.field(section, key)
+	if err != nil {
+		return "", err
+	}
+	return format(f), nil
+}
+
+func format(f reflect.Value) string {
+	if m, ok := f.Interface().(encoding.TextMarshaler); ok {
+		b, _ := m.MarshalText()
+		return string(b)
+	}
+	if f.Kind() == reflect.Slice {
+		parts := make([]string, f.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(f.Index(i).Interface())
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(f.Interface())
+}
+
+// Option is one configuration entry, for `weir config list`.
+type Option struct {
+	Section, Key, Value, Help string
+}
+
+// List returns every option with its current value, sorted by section.
+func (c *Config) List() []Option {
+	var out []Option
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		section := t.Field(i).Tag.Get("toml")
+		if t.Field(i).Type.Kind() != reflect.Struct || section == "-" {
+			continue
+		}
+		st := t.Field(i).Type
+		for j := 0; j < st.NumField(); j++ {
+			out = append(out, Option{Section: section, Key: st.Field(j).Tag.Get("toml"),
+				Value: format(v.Field(i).Field(j)), Help: st.Field(j).Tag.Get("comment")})
+		}
+	}
+	ids := make([]string, 0, len(c.Connections))
+	for id := range c.Connections {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, Option{Section: "connections", Key: id, Value: RedactURI(c.Connections[id])})
+	}
+	return out
+}

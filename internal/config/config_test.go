@@ -1,0 +1,112 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadLayers(t *testing.T) {
+	home := t.TempDir()
+	if err := InitHome(home); err != nil {
+		t.Fatal(err)
+	}
+	// The generated file loads back to the defaults.
+	cfg, err := Load(home, nil)
+	if err != nil {
+		t.Fatalf("load generated weir.toml: %v", err)
+	}
+	if got, want := cfg.Workers.HeartbeatInterval.D(), 5*time.Second; got != want {
+		t.Errorf("heartbeat_interval = %v, want %v", got, want)
+	}
+	// File over defaults, env over file.
+	file := "[workers]\nconcurrency = 4\nqueues = [\"a\", \"b\"]\n[api]\nport = 9000\n"
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(home, []string{"WEIR__API__PORT=9100", "WEIR_CONN_MY_DB=postgres://u:s3cr3tpw@h/db", "HOME=/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Workers.Concurrency != 4 || cfg.API.Port != 9100 || strings.Join(cfg.Workers.Queues, ",") != "a,b" {
+		t.Errorf("layers not applied: concurrency=%d port=%d queues=%v", cfg.Workers.Concurrency, cfg.API.Port, cfg.Workers.Queues)
+	}
+	if cfg.Connections["my_db"] != "postgres://u:s3cr3tpw@h/db" {
+		t.Errorf("connection from env = %q", cfg.Connections["my_db"])
+	}
+	for _, o := range cfg.List() {
+		if strings.Contains(o.Value, "s3cr3tpw") {
+			t.Errorf("config list leaks a password: %s.%s = %s", o.Section, o.Key, o.Value)
+		}
+	}
+}
+
+func TestLoadRejectsBadInput(t *testing.T) {
+	cases := map[string]struct {
+		file string
+		env  []string
+		want []string
+	}{
+		"unknown option":   {file: "[workers]\nconcurency = 3\n", want: []string{"unknown option", "workers.concurency"}},
+		"bare number":      {env: []string{"WEIR__WORKERS__HEARTBEAT_INTERVAL=5"}, want: []string{"heartbeat_interval", `"5" is not a duration`}},
+		"bad int":          {env: []string{"WEIR__API__PORT=http"}, want: []string{"[api] port", "not an integer"}},
+		"unknown section":  {env: []string{"WEIR__NOPE__X=1"}, want: []string{"unknown section [nope]"}},
+		"bad database":     {env: []string{"WEIR__DATABASE__CONN=mysql://x"}, want: []string{"[database] conn"}},
+		"several problems": {env: []string{"WEIR__WORKERS__CONCURRENCY=0", "WEIR__LOGGING__LEVEL=loud"}, want: []string{"concurrency", "[logging] level"}},
+		"negative grace":   {env: []string{"WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=-1s"}, want: []string{"shutdown_grace_period"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			if tc.file != "" {
+				if err := os.WriteFile(filepath.Join(home, FileName), []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(home, tc.env)
+			if err == nil {
+				t.Fatal("Load succeeded, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSecretCreatedOnceWithPrivatePermissions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secrets", "jwt")
+	a, err := Secret(path, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Secret(path, 32)
+	if err != nil || a != b || len(a) != 64 {
+		t.Fatalf("second read = %q, %v; want the same 64-hex secret %q", b, err, a)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("secret permissions = %o, want 600", perm)
+	}
+}
+
+func TestDatabaseParse(t *testing.T) {
+	engine, target, err := Database{Conn: "sqlite:////tmp/w.db"}.Parse()
+	if err != nil || engine != "sqlite" || target != "/tmp/w.db" {
+		t.Errorf("sqlite parse = %q %q %v", engine, target, err)
+	}
+	engine, _, err = Database{Conn: "postgres://u@h/db"}.Parse()
+	if err != nil || engine != "postgres" {
+		t.Errorf("postgres parse = %q %v", engine, err)
+	}
+	if got := RedactURI("postgres://u:pw@h/db"); got != "postgres://u:***@h/db" {
+		t.Errorf("RedactURI = %q", got)
+	}
+}

@@ -1,0 +1,29 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Duration is a time.Duration written as "30s", "5m" or "1h" in weir.toml.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String formats the duration as Go does ("1m30s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalText parses a duration; a bare number is rejected because its
+// unit would be a guess.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (use a unit: \"30s\", \"5m\", \"1h\")", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText formats the duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// InitHome creates $WEIR_HOME with a commented weir.toml of defaults, the
+// dags and logs folders and the secrets folder, leaving existing files alone.
+func InitHome(home string) error {
+	cfg := Defaults(home)
+	for _, dir := range []string{home, cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, "secrets"), 0o700); err != nil {
+		return fmt.Errorf("create secrets folder: %w", err)
+	}
+	path := filepath.Join(home, FileName)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	return writeFileExcl(path, []byte(cfg.TOML()), 0o644)
+}
+
+// TOML renders the configuration as a commented weir.toml.
+func (c *Config) TOML() string {
+	var b strings.Builder
+	b.WriteString("# Weir configuration. Every option can be overridden by WEIR__SECTION__KEY.\n")
+	section := ""
+	for _, o := range c.List() {
+		if o.Section == "connections" {
+			continue
+		}
+		if o.Section != section {
+			section = o.Section
+			fmt.Fprintf(&b, "\n[%s]\n", section)
+		}
+		if o.Help != "" {
+			fmt.Fprintf(&b, "# %s\n", o.Help)
+		}
+		f, _ := c.field(o.Section, o.Key)
+		fmt.Fprintf(&b, "%s = %s\n", o.Key, tomlValue(f.Interface()))
+	}
+	b.WriteString("\n[connections]\n# my_db = \"postgres://user:pass@localhost:5432/db\"\n")
+	return b.String()
+}
+
+func tomlValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case Duration:
+		return fmt.Sprintf("%q", x.String())
+	case []string:
+		q := make([]string, len(x))
+		for i, s := range x {
+			q[i] = fmt.Sprintf("%q", s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// Secret returns the content of a secret file, creating it with n random
+// bytes (hex) and 0600 permissions when it does not exist.
+func Secret(path string, n int) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if s := strings.TrimSpace(string(b)); s != "" {
+			return s, nil
+		}
+		return "", fmt.Errorf("secret file %s is empty", path)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read secret %s: %w", path, err)
+	}
+	raw := make([]byte, n)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("generate secret: %w", err)
+	}
+	s := hex.EncodeToString(raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := writeFileExcl(path, []byte(s+"\n"), 0o600); err != nil {
+		if errors.Is(err, fs.ErrExist) { // created concurrently: read the winner's
+			return Secret(path, n)
+		}
+		return "", err
+	}
+	return s, nil
+}
+
+// writeFileExcl creates path with data, failing if it exists; the data is
+// written to a temporary file first so a crash never leaves half a file.
+func writeFileExcl(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

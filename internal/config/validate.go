@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Validate returns every problem at once, each naming the option at fault.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, _, err := c.Database.Parse(); err != nil {
+		bad("[database] conn: %v", err)
+	}
+	if c.API.Port < 0 || c.API.Port > 65535 {
+		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
+	}
+	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
+		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)
+	}
+	positive := map[string]Duration{
+		"[scheduler] poll_interval":                   c.Scheduler.PollInterval,
+		"[scheduler] dag_dir_list_interval":           c.Scheduler.DagDirListInterval,
+		"[scheduler] task_instance_heartbeat_timeout": c.Scheduler.TaskInstanceHeartbeatTimeout,
+		"[workers] heartbeat_interval":                c.Workers.HeartbeatInterval,
+	}
+	for name, d := range positive {
+		if d <= 0 {
+			bad("%s: must be a positive duration such as \"5s\", got %s", name, d)
+		}
+	}
+	if c.Workers.ShutdownGracePeriod < 0 {
+		bad("[workers] shutdown_grace_period: must not be negative, got %s", c.Workers.ShutdownGracePeriod)
+	}
+	if c.Scheduler.TaskInstanceHeartbeatTimeout <= c.Workers.HeartbeatInterval {
+		bad("[scheduler] task_instance_heartbeat_timeout (%s) must be longer than [workers] heartbeat_interval (%s)",
+			c.Scheduler.TaskInstanceHeartbeatTimeout, c.Workers.HeartbeatInterval)
+	}
+	if c.Scheduler.MaxDagrunsToCreatePerLoop < 1 {
+		bad("[scheduler] max_dagruns_to_create_per_loop: must be at least 1")
+	}
+	if c.Workers.Concurrency < 1 {
+		bad("[workers] concurrency: must be at least 1, got %d", c.Workers.Concurrency)
+	}
+	if len(c.Workers.Queues) == 0 {
+		bad("[workers] queues: name at least one queue")
+	}
+	if _, err := time.LoadLocation(c.Core.DefaultTimezone); err != nil {
+		bad("[core] default_timezone: unknown timezone %q", c.Core.DefaultTimezone)
+	}
+	switch c.Logging.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("[logging] level: %q is not one of debug, info, warn, error", c.Logging.Level)
+	}
+	for id, uri := range c.Connections {
+		if _, err := url.Parse(uri); err != nil || !strings.Contains(uri, ":") {
+			bad("[connections] %s: not a URI (want scheme://...)", id)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Parse splits the database setting into the engine ("sqlite" or
+// "postgres") and what that engine's Open takes (a file path or a DSN).
+func (d Database) Parse() (engine, target string, err error) {
+	switch {
+	case strings.HasPrefix(d.Conn, "sqlite:///"):
+		return "sqlite", strings.TrimPrefix(d.Conn, "sqlite:///"), nil
+	case strings.HasPrefix(d.Conn, "postgres://"), strings.HasPrefix(d.Conn, "postgresql://"):
+		return "postgres", d.Conn, nil
+	}
+	return "", "", fmt.Errorf("%q: want sqlite:////absolute/path.db or postgres://user:pass@host:port/db", RedactURI(d.Conn))
+}
+
+// URL returns the api-server's base URL (explicit, or from host and port).
+func (a API) URL() string {
+	if a.BaseURL != "" {
+		return strings.TrimRight(a.BaseURL, "/")
+	}
+	host := a.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return fmt.Sprintf("http://%s:%d", host, a.Port)
+}
+
+// RedactURI hides the password of a URI so it can be printed.
+func RedactURI(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
+		return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+	}
+	return s
+}

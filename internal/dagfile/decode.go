@@ -1,0 +1,157 @@
+package dagfile
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// dag decodes a DAG document.
+func (d *decoder) dag(n *node) core.DAG {
+	var dag core.DAG
+	root := field{}
+	if n.kind != kMap {
+		d.fail(n, root, "a DAG document must be a mapping with dag_id and tasks, not %s", describe(n))
+		return dag
+	}
+	d.checkKeys(n, root, dagFields)
+	if v := n.get("dag_id"); v != nil {
+		dag.DagID, _ = d.str(v, root.key("dag_id"))
+	} else {
+		d.fail(n, root.key("dag_id"), "is required")
+	}
+	if v := n.get("description"); v != nil {
+		dag.Description, _ = d.str(v, root.key("description"))
+	}
+	loc := time.UTC
+	if v := n.get("timezone"); v != nil {
+		dag.Timezone, _ = d.str(v, root.key("timezone"))
+		if l, err := time.LoadLocation(dag.Timezone); err == nil && dag.Timezone != "Local" {
+			loc = l
+		}
+	}
+	if v := n.get("schedule"); v != nil && v.kind != kNull {
+		dag.Schedule, _ = d.str(v, root.key("schedule"))
+	}
+	if v := n.get("start_date"); v != nil {
+		dag.StartDate = d.date(v, root.key("start_date"), loc)
+	}
+	if v := n.get("end_date"); v != nil {
+		dag.EndDate = d.date(v, root.key("end_date"), loc)
+	}
+	if v := n.get("catchup"); v != nil {
+		dag.Catchup = d.boolean(v, root.key("catchup"))
+	}
+	for _, name := range []string{"max_active_runs", "max_active_tasks"} {
+		if v := n.get(name); v != nil {
+			i := d.integer(v, root.key(name))
+			if i < 1 {
+				d.fail(v, root.key(name), "must be a positive integer")
+			}
+			if name == "max_active_runs" {
+				dag.MaxActiveRuns = i
+			} else {
+				dag.MaxActiveTasks = i
+			}
+		}
+	}
+	if v := n.get("tags"); v != nil {
+		dag.Tags = d.strList(v, root.key("tags"))
+	}
+	if v := n.get("params"); v != nil {
+		dag.Params = d.params(v, root.key("params"))
+	}
+	defaults := d.defaultArgs(n.get("default_args"), root.key("default_args"))
+	if v := n.get("tasks"); v != nil {
+		dag.Tasks = d.tasks(v, root.key("tasks"), defaults)
+	} else {
+		d.fail(n, root.key("tasks"), "is required (a list of tasks, or a mapping of task_id to task)")
+	}
+	return dag
+}
+
+// params decodes name → default value, or name → {default: v, description: s}.
+func (d *decoder) params(n *node, f field) map[string]any {
+	d.at(f, n)
+	if n.kind != kMap {
+		d.fail(n, f, "must be a mapping of parameter names to default values, not %s", describe(n))
+		return nil
+	}
+	out := make(map[string]any, len(n.keys))
+	for i, k := range n.keys {
+		name := k.value.(string)
+		v, pf := n.vals[i], f.key(name)
+		if isParamSpec(v) {
+			if desc := v.get("description"); desc != nil {
+				d.str(desc, pf.key("description"))
+			}
+			if def := v.get("default"); def != nil {
+				out[name], _ = d.toAny(def, pf.key("default"))
+			} else {
+				out[name] = nil
+			}
+			continue
+		}
+		out[name], _ = d.toAny(v, pf)
+	}
+	return out
+}
+
+// isParamSpec reports whether a param value is the {default, description}
+// form rather than a mapping used as the default itself.
+func isParamSpec(n *node) bool {
+	if n.kind != kMap || len(n.keys) == 0 {
+		return false
+	}
+	for _, k := range n.keys {
+		if k.value != "default" && k.value != "description" {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultArgs checks default_args and returns it (nil when absent).
+func (d *decoder) defaultArgs(n *node, f field) *node {
+	if n == nil || n.kind == kNull {
+		return nil
+	}
+	d.at(f, n)
+	if n.kind != kMap {
+		d.fail(n, f, "must be a mapping of task fields to default values, not %s", describe(n))
+		return nil
+	}
+	allowed := defaultArgFields()
+	for _, k := range n.keys {
+		name := k.value.(string)
+		if contains(notDefaultable, name) {
+			d.fail(k, f.key(name), "cannot be set in default_args; set it on each task")
+		} else if !contains(allowed, name) {
+			d.unknown(k, f.key(name), name, allowed)
+		}
+	}
+	return n
+}
+
+// tasks decodes a list of tasks or a mapping of task_id to task.
+func (d *decoder) tasks(n *node, f field, defaults *node) []core.Task {
+	d.at(f, n)
+	var out []core.Task
+	switch n.kind {
+	case kSeq:
+		for i, item := range n.items {
+			out = append(out, d.task(item, f.idx(i), "", defaults))
+		}
+	case kMap:
+		for i, k := range n.keys {
+			id := k.value.(string)
+			tf := field{path: fmt.Sprintf("%s[%d]", f.path, i), disp: f.disp + "." + id}
+			d.at(tf.key("task_id"), k)
+			out = append(out, d.task(n.vals[i], tf, id, defaults))
+		}
+	default:
+		d.fail(n, f, "must be a list of tasks or a mapping of task_id to task, not %s", describe(n))
+	}
+	return out
+}

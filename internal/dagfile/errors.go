@@ -1,0 +1,117 @@
+package dagfile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Problem is one thing wrong with a DAG file or a DAG: where it is (file,
+// line and column when known) and which field (a path such as
+// "tasks[2].retries").
+type Problem struct {
+	File      string
+	Line, Col int    // 1-based; 0 when unknown (Go SDK DAGs)
+	Path      string // field path; "" for the file or document as a whole
+	Msg       string
+}
+
+// String formats the problem as "file:line:col: path: message".
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", p.Line, p.Col)
+		}
+		b.WriteString(": ")
+	}
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Error is returned by LoadFile, Load and Validate: every problem found,
+// in file order, one per line.
+type Error struct {
+	Problems []Problem
+}
+
+// Error lists the problems, one per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// newError sorts and de-duplicates problems (a bad default_args value is
+// found once per task) and returns nil when there are none.
+func newError(ps []Problem) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	seen := map[string]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		key := fmt.Sprintf("%s:%d:%d:%s", p.File, p.Line, p.Col, p.Msg)
+		if p.Line == 0 {
+			key += p.Path
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	return &Error{Problems: out}
+}
+
+// suggest returns ` (did you mean "x"?)` for the known name closest to s,
+// or "" when none is close.
+func suggest(s string, known []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, k := range known {
+		if d := editDistance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,352 @@
+package dagfile
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/schedule"
+	"github.com/weirflow/weir/internal/template"
+)
+
+// MaxIDLength is the longest dag_id or task_id, as in Airflow.
+const MaxIDLength = 250
+
+var (
+	idRe    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Validate checks a DAG built in Go (the SDK) or loaded from a file: ids,
+// operators and their fields, templates, dependencies (unknown upstreams,
+// cycles), trigger rules, retries, schedule, dates and timezone. It returns
+// an *Error listing every problem, or nil.
+func Validate(d *core.DAG) error {
+	ps := validate(d)
+	for i := range ps {
+		ps[i].File = d.FileLoc
+		ps[i].Path = strings.TrimSuffix(fmt.Sprintf("dag %q: %s", d.DagID, ps[i].Path), ": ")
+	}
+	return newError(ps)
+}
+
+// problems collects validation problems by field path.
+type problems []Problem
+
+func (ps *problems) add(path, format string, args ...any) {
+	*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func validate(d *core.DAG) []Problem {
+	var ps problems
+	checkID(&ps, "dag_id", d.DagID)
+	loc := time.UTC
+	if d.Timezone != "" {
+		l, err := time.LoadLocation(d.Timezone)
+		if err != nil || d.Timezone == "Local" {
+			ps.add("timezone", "unknown timezone %q; use an IANA name such as \"UTC\" or \"Europe/Amsterdam\"", d.Timezone)
+		} else {
+			loc = l
+		}
+	}
+	if tt, err := schedule.Parse(d.Schedule, loc); err != nil {
+		ps.add("schedule", "%v", err)
+	} else if _, none := tt.(schedule.None); !none && d.StartDate == nil {
+		ps.add("start_date", "is required when a schedule is set (a date such as 2024-01-01)")
+	}
+	if d.StartDate != nil && d.EndDate != nil && d.EndDate.Before(*d.StartDate) {
+		ps.add("end_date", "must not be before start_date")
+	}
+	if d.MaxActiveRuns < 0 {
+		ps.add("max_active_runs", "must be a positive integer")
+	}
+	if d.MaxActiveTasks < 0 {
+		ps.add("max_active_tasks", "must be a positive integer")
+	}
+	for i, tag := range d.Tags {
+		if tag == "" || len(tag) > 100 {
+			ps.add(fmt.Sprintf("tags[%d]", i), "must be a non-empty string of at most 100 characters")
+		}
+	}
+	for _, k := range sortedKeys(d.Params) {
+		if k == "" {
+			ps.add("params", "parameter names must not be empty")
+		}
+		if _, err := json.Marshal(d.Params[k]); err != nil {
+			ps.add("params."+k, "value cannot be stored as JSON: %v", err)
+		}
+	}
+	if len(d.Tasks) == 0 {
+		ps.add("tasks", "at least one task is required")
+	}
+	first := map[string]int{}
+	for i := range d.Tasks {
+		t := &d.Tasks[i]
+		path := fmt.Sprintf("tasks[%d]", i)
+		if j, dup := first[t.TaskID]; dup && t.TaskID != "" {
+			ps.add(path+".task_id", "duplicate task_id %q (also tasks[%d])", t.TaskID, j)
+		} else {
+			first[t.TaskID] = i
+		}
+		validateTask(&ps, path, t)
+	}
+	depsOK := validateDeps(&ps, d)
+	if depsOK {
+		if cyc := findCycle(d); cyc != nil {
+			i := slices.IndexFunc(d.Tasks, func(t core.Task) bool { return t.TaskID == cyc[0] })
+			ps.add(fmt.Sprintf("tasks[%d].depends_on", i), "dependency cycle: %s", strings.Join(cyc, " -> "))
+		}
+	}
+	return ps
+}
+
+func checkID(ps *problems, path, id string) {
+	switch {
+	case id == "":
+		ps.add(path, "is required")
+	case len(id) > MaxIDLength:
+		ps.add(path, "must be at most %d characters (it has %d)", MaxIDLength, len(id))
+	case !idRe.MatchString(id):
+		ps.add(path, "%q may contain only letters, digits, dashes, dots and underscores", id)
+	}
+}
+
+func validateTask(ps *problems, path string, t *core.Task) {
+	checkID(ps, path+".task_id", t.TaskID)
+	if !t.TriggerRule.Valid() {
+		ps.add(path+".trigger_rule", "unknown trigger rule %q; allowed: %s", t.TriggerRule, triggerRuleList())
+	}
+	if t.Retries < 0 {
+		ps.add(path+".retries", "must be a non-negative integer")
+	}
+	for _, dur := range []struct {
+		name string
+		v    core.Duration
+	}{{"retry_delay", t.RetryDelay}, {"max_retry_delay", t.MaxRetryDelay}, {"execution_timeout", t.ExecutionTimeout}} {
+		if dur.v < 0 {
+			ps.add(path+"."+dur.name, "must not be negative")
+		}
+	}
+	if t.PoolSlots < 0 {
+		ps.add(path+".pool_slots", "must be a positive integer")
+	}
+	for k := range t.Env {
+		if !identRe.MatchString(k) {
+			ps.add(path+".env."+k, "is not a valid environment variable name (letters, digits and underscores, not starting with a digit)")
+		}
+	}
+	validateExpand(ps, path, t)
+	if t.Operator == "" {
+		ps.add(path+".operator", "is required; allowed: %s", strings.Join(operatorNames(), ", "))
+		return
+	}
+	if _, ok := operators[t.Operator]; !ok {
+		ps.add(path+".operator", "unknown operator %q%s; allowed: %s", t.Operator,
+			suggest(t.Operator, operatorNames()), strings.Join(operatorNames(), ", "))
+		return
+	}
+	validateArgs(ps, path, t)
+}
+
+func validateArgs(ps *problems, path string, t *core.Task) {
+	for _, spec := range operators[t.Operator] {
+		_, mapped := t.Expand[spec.name]
+		v, set := t.Args[spec.name]
+		if spec.required && !mapped && (!set || v == "") {
+			ps.add(path+"."+spec.name, "is required for %s tasks", t.Operator)
+		}
+	}
+	for _, name := range sortedKeys(t.Args) {
+		v := t.Args[name]
+		p := path + "." + name
+		spec, ok := argSpecOf(t.Operator, name)
+		if !ok {
+			ps.add(p, "is not a field of %s tasks%s; allowed: %s", t.Operator, suggest(name, argNames(t.Operator)),
+				orNone(argNames(t.Operator)))
+			continue
+		}
+		if _, err := json.Marshal(v); err != nil {
+			ps.add(p, "value cannot be stored as JSON: %v", err)
+			continue
+		}
+		if !argTypeOK(spec.kind, v) {
+			ps.add(p, "must be %s", kindName(spec.kind))
+			continue
+		}
+		checkTemplates(ps, p, v)
+	}
+	if m, ok := t.Args["method"].(string); ok && !slices.Contains(httpMethods, m) {
+		ps.add(path+".method", "unknown HTTP method %q; allowed: %s", m, strings.Join(httpMethods, ", "))
+	}
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func argTypeOK(k argKind, v any) bool {
+	switch k {
+	case argString:
+		_, ok := v.(string)
+		return ok
+	case argStringMap:
+		switch m := v.(type) {
+		case map[string]string:
+			return true
+		case map[string]any:
+			for _, e := range m {
+				if _, ok := e.(string); !ok {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	case argMap:
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return true
+}
+
+func kindName(k argKind) string {
+	return [...]string{"a string", "a mapping of strings", "a mapping", "any value"}[k]
+}
+
+// checkTemplates reports malformed templates in v (strings, nested in maps
+// and lists) at load time rather than at run time.
+func checkTemplates(ps *problems, path string, v any) {
+	switch x := v.(type) {
+	case string:
+		if err := template.Check(path, x); err != nil {
+			ps.add(path, "%s", strings.TrimPrefix(err.Error(), path+": "))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			checkTemplates(ps, path+"."+k, x[k])
+		}
+	case map[string]string:
+		for _, k := range sortedKeys(x) {
+			checkTemplates(ps, path+"."+k, x[k])
+		}
+	case []any:
+		for i, e := range x {
+			checkTemplates(ps, fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	}
+}
+
+func validateExpand(ps *problems, path string, t *core.Task) {
+	for _, name := range sortedKeys(t.Expand) {
+		src := t.Expand[name]
+		p := path + ".expand." + name
+		if !identRe.MatchString(name) {
+			ps.add(p, "expand argument names must be identifiers (letters, digits, underscores)")
+		}
+		if _, dup := t.Args[name]; dup {
+			ps.add(p, "%q is also set as a plain field; set it in one place", name)
+		}
+		if src.XCom != nil && src.Values != nil {
+			ps.add(p, "set either a list of values or xcom, not both")
+		}
+		if src.XCom != nil {
+			switch {
+			case src.XCom.TaskID == "":
+				ps.add(p+".xcom", "task_id is required")
+			case !slices.Contains(t.DependsOn, src.XCom.TaskID):
+				ps.add(p+".xcom", "upstream %q must be listed in depends_on", src.XCom.TaskID)
+			}
+		}
+	}
+}
+
+// validateDeps checks depends_on; it reports whether the graph is sound
+// enough to look for cycles.
+func validateDeps(ps *problems, d *core.DAG) bool {
+	ids := make([]string, len(d.Tasks))
+	for i, t := range d.Tasks {
+		ids[i] = t.TaskID
+	}
+	ok := true
+	for i, t := range d.Tasks {
+		for j, up := range t.DependsOn {
+			p := fmt.Sprintf("tasks[%d].depends_on[%d]", i, j)
+			switch {
+			case up == t.TaskID:
+				ps.add(p, "task %q cannot depend on itself", up)
+				ok = false
+			case !slices.Contains(ids, up):
+				ps.add(p, "unknown task %q%s", up, suggest(up, ids))
+				ok = false
+			case slices.Index(t.DependsOn, up) < j:
+				ps.add(p, "%q is listed twice", up)
+			}
+		}
+	}
+	return ok
+}
+
+// findCycle returns a dependency cycle as task ids in run order (each task
+// is upstream of the next; the first is repeated at the end), or nil.
+func findCycle(d *core.DAG) []string {
+	const (
+		unvisited = iota
+		onStack
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(id string) []string
+	visit = func(id string) []string {
+		state[id] = onStack
+		stack = append(stack, id)
+		for _, up := range d.Task(id).DependsOn {
+			switch state[up] {
+			case onStack:
+				i := slices.Index(stack, up)
+				cyc := append(slices.Clone(stack[i:]), up)
+				slices.Reverse(cyc)
+				return cyc
+			case unvisited:
+				if c := visit(up); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[id] = done
+		return nil
+	}
+	for _, t := range d.Tasks {
+		if state[t.TaskID] == unvisited {
+			if c := visit(t.TaskID); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func triggerRuleList() string {
+	names := make([]string, len(core.AllTriggerRules))
+	for i, r := range core.AllTriggerRules {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,167 @@
+package dagprocessor
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
+)
+
+// fileState is what the processor remembers of one DAG file.
+type fileState struct {
+	modTime time.Time
+	size    int64
+	sum     [sha256.Size]byte
+	loaded  bool       // sum is the content last parsed
+	dags    []core.DAG // DAGs of the last parse, when err is nil
+	err     error      // why the file does not load
+	good    []string   // dag ids of the last successful load (kept active while broken)
+}
+
+// refreshAll re-reads files whose size or modification time changed and
+// re-parses those whose content changed; it forgets vanished files.
+func (p *Processor) refreshAll(paths []string) {
+	for _, path := range paths {
+		st := p.files[path]
+		if st == nil {
+			st = &fileState{}
+			p.files[path] = st
+		}
+		p.refresh(path, st)
+	}
+	for path := range p.files {
+		if !slices.Contains(paths, path) {
+			delete(p.files, path)
+		}
+	}
+}
+
+func (p *Processor) refresh(path string, st *fileState) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		st.err, st.loaded = err, false
+		return
+	}
+	if st.loaded && fi.ModTime().Equal(st.modTime) && fi.Size() == st.size {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		st.err, st.loaded = fmt.Errorf("read %s: %w", path, err), false
+		return
+	}
+	st.modTime, st.size = fi.ModTime(), fi.Size()
+	sum := sha256.Sum256(data)
+	if st.loaded && sum == st.sum {
+		return
+	}
+	p.parses++
+	st.sum, st.loaded = sum, true
+	st.dags, st.err = dagfile.Load(path, data)
+}
+
+// plan is the outcome of one scan: the DAGs to record, who owns each
+// dag_id (including the last good DAGs of broken files, which stay active),
+// and the import errors.
+type plan struct {
+	dags         []core.DAG
+	owner        map[string]string // dag_id → source
+	importErrors map[string]string // filename → message
+}
+
+// keep returns every dag_id still defined, sorted.
+func (pl *plan) keep() []string { return sortedKeys(pl.owner) }
+
+// plan decides ownership: Go SDK DAGs first, then files that owned a DAG
+// at the previous scan, then the others in path order. A file whose dag_id
+// is taken is an import error as a whole.
+func (p *Processor) plan(paths []string) *plan {
+	pl := &plan{owner: map[string]string{}, importErrors: map[string]string{}}
+	for i := range p.Extra {
+		d := p.Extra[i]
+		loc := extraLoc(&d)
+		d.FileLoc = loc
+		dagfile.ApplyDefaults(&d)
+		err := dagfile.Validate(&d)
+		if err == nil {
+			if other, taken := pl.owner[d.DagID]; taken {
+				err = fmt.Errorf("dag_id %q is already defined in %s", d.DagID, other)
+			}
+		}
+		if err != nil {
+			pl.importErrors[loc] = joinMsg(pl.importErrors[loc], err.Error())
+			continue
+		}
+		pl.owner[d.DagID] = loc
+		pl.dags = append(pl.dags, d)
+	}
+	ordered := slices.Clone(paths)
+	slices.SortStableFunc(ordered, func(a, b string) int { return boolRank(p.ownedBefore(b)) - boolRank(p.ownedBefore(a)) })
+	for _, path := range ordered {
+		st := p.files[path]
+		if st.err != nil {
+			pl.importErrors[path] = st.err.Error()
+			// Its DAGs stay active at their last good version.
+			for _, id := range sortedKeys(p.owner) {
+				if _, taken := pl.owner[id]; !taken && p.owner[id] == path {
+					pl.owner[id] = path
+				}
+			}
+			continue
+		}
+		if msg := pl.conflict(st.dags); msg != "" {
+			pl.importErrors[path] = fmt.Sprintf("%s: %s", path, msg)
+			continue
+		}
+		for _, d := range st.dags {
+			pl.owner[d.DagID] = path
+			pl.dags = append(pl.dags, d)
+		}
+	}
+	return pl
+}
+
+func (pl *plan) conflict(dags []core.DAG) string {
+	for _, d := range dags {
+		if other, taken := pl.owner[d.DagID]; taken {
+			return fmt.Sprintf("dag_id %q is already defined in %s; dag ids must be unique", d.DagID, other)
+		}
+	}
+	return ""
+}
+
+// ownedBefore reports whether path owned any DAG at the previous scan.
+func (p *Processor) ownedBefore(path string) bool {
+	for _, src := range p.owner {
+		if src == path {
+			return true
+		}
+	}
+	return false
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// extraLoc is a Go SDK DAG's source name: its FileLoc, or "go:<dag_id>".
+func extraLoc(d *core.DAG) string {
+	if d.FileLoc != "" {
+		return d.FileLoc
+	}
+	return "go:" + d.DagID
+}
+
+func joinMsg(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
+}

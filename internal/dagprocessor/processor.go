@@ -1,0 +1,247 @@
+// Package dagprocessor keeps the store's DAGs in step with the DAG folder:
+// it scans the folder for YAML files, re-parses only files that changed,
+// records each DAG (a new dag_version when its definition changed), records
+// an import error for each broken file and clears it once the file loads
+// again, and deactivates DAGs whose file is gone. DAGs compiled into the
+// binary with the Go SDK (Extra) are validated and recorded the same way.
+//
+// A broken file never affects other files' DAGs; its own DAGs stay active
+// at their last good version until it is fixed or removed. A dag_id that two
+// files define belongs to the file that defined it first; the other file
+// gets an import error.
+package dagprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DefaultInterval is how often Start rescans the folder when Interval is 0.
+const DefaultInterval = 5 * time.Second
+
+// Processor syncs DAG files and Go SDK DAGs into the store. Set the
+// exported fields before the first call; SyncOnce and Start may then be
+// called from any goroutine (calls are serialized).
+type Processor struct {
+	Store    store.Store
+	Dir      string        // DAG folder, scanned recursively for *.yaml and *.yml; "" = none
+	Extra    []core.DAG    // Go SDK DAGs; FileLoc names their source (such as "go:mybinary")
+	Clock    core.Clock    // nil = system clock
+	Logger   *slog.Logger  // nil = discard
+	Interval time.Duration // rescan period of Start; 0 = DefaultInterval
+	PauseNew bool          // new DAGs start paused (Airflow's dags_are_paused_at_creation)
+
+	mu       sync.Mutex
+	files    map[string]*fileState // by path
+	owner    map[string]string     // dag_id → file path or Extra FileLoc that defines it
+	synced   map[string]string     // dag_id → hash last recorded with DagSync
+	lastKeep []string              // ids passed to the last DagDeactivateMissing; nil = never
+	parses   int                   // files parsed, for tests
+}
+
+// Start syncs at once and then every Interval until ctx is done; it
+// returns nil then. A failed sync is logged and retried on the next tick.
+func (p *Processor) Start(ctx context.Context) error {
+	interval := p.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		if err := p.SyncOnce(ctx); err != nil && ctx.Err() == nil {
+			p.logger().Warn("dag processor sync failed", "dir", p.Dir, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// SyncOnce scans the folder once and brings the store up to date. It
+// returns an error when the folder cannot be read (nothing is changed then)
+// or a store call failed; broken DAG files are not errors of SyncOnce but
+// import errors in the store.
+func (p *Processor) SyncOnce(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.files == nil {
+		if err := p.init(ctx); err != nil {
+			return err
+		}
+	}
+	paths, err := p.scan()
+	if err != nil {
+		return fmt.Errorf("scan dag folder %s: %w", p.Dir, err)
+	}
+	p.refreshAll(paths)
+	plan := p.plan(paths)
+	now := p.now()
+
+	var errs []error
+	for i := range plan.dags {
+		d := &plan.dags[i]
+		if err := p.sync(ctx, d, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := p.syncImportErrors(ctx, plan.importErrors, now); err != nil {
+		errs = append(errs, err)
+	}
+	keep := plan.keep()
+	if p.lastKeep == nil || !slices.Equal(keep, p.lastKeep) {
+		if err := p.Store.DagDeactivateMissing(ctx, &store.DagDeactivateParams{Keep: keep}); err != nil {
+			errs = append(errs, fmt.Errorf("deactivate missing dags: %w", err))
+		} else {
+			p.lastKeep = keep
+		}
+	}
+	// Forget what was recorded for DAGs no longer defined, so that a DAG
+	// coming back is recorded (and reactivated) again.
+	for id := range p.synced {
+		if _, ok := plan.owner[id]; !ok {
+			delete(p.synced, id)
+		}
+	}
+	p.owner = plan.owner
+	return errors.Join(errs...)
+}
+
+// init learns which source owns each active DAG from the store, so that
+// after a restart a broken file keeps its DAGs and the first owner of a
+// dag_id keeps it.
+func (p *Processor) init(ctx context.Context) error {
+	dags, err := p.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
+	if err != nil {
+		return fmt.Errorf("list dags: %w", err)
+	}
+	p.files, p.owner, p.synced = map[string]*fileState{}, map[string]string{}, map[string]string{}
+	for _, d := range dags {
+		if p.ours(d.FileLoc) {
+			p.owner[d.DagID] = d.FileLoc
+		}
+	}
+	return nil
+}
+
+// sync records one DAG unless the same definition was already recorded.
+func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error {
+	hash := dagfile.Hash(d)
+	if p.synced[d.DagID] == hash {
+		return nil
+	}
+	version, created, err := p.Store.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: p.PauseNew, Now: now})
+	if err != nil {
+		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)
+	}
+	p.synced[d.DagID] = hash
+	if created {
+		p.logger().Info("dag version recorded", "dag_id", d.DagID, "fileloc", d.FileLoc, "dag_version_id", version)
+	}
+	return nil
+}
+
+// syncImportErrors makes the store's import errors for our sources match
+// errs (filename → message).
+func (p *Processor) syncImportErrors(ctx context.Context, errs map[string]string, now time.Time) error {
+	existing, err := p.Store.ImportErrorList(ctx)
+	if err != nil {
+		return fmt.Errorf("list import errors: %w", err)
+	}
+	have := map[string]string{}
+	for _, e := range existing {
+		have[e.Filename] = e.Message
+	}
+	var out []error
+	for _, name := range sortedKeys(errs) {
+		if msg := errs[name]; have[name] != msg {
+			p.logger().Warn("dag import error", "file", name, "err", msg)
+			if err := p.Store.ImportErrorSet(ctx, name, msg, now); err != nil {
+				out = append(out, fmt.Errorf("record import error of %s: %w", name, err))
+			}
+		}
+	}
+	for _, name := range sortedKeys(have) {
+		if _, still := errs[name]; !still && p.ours(name) {
+			if err := p.Store.ImportErrorDelete(ctx, name); err != nil {
+				out = append(out, fmt.Errorf("clear import error of %s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(out...)
+}
+
+// ours reports whether an import error's filename is one this processor
+// manages: a file under Dir, or an Extra DAG's FileLoc.
+func (p *Processor) ours(name string) bool {
+	if p.Dir != "" {
+		if rel, err := filepath.Rel(p.Dir, name); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return slices.ContainsFunc(p.Extra, func(d core.DAG) bool { return extraLoc(&d) == name })
+}
+
+func (p *Processor) now() time.Time {
+	if p.Clock == nil {
+		return core.SystemClock{}.Now()
+	}
+	return p.Clock.Now()
+}
+
+func (p *Processor) logger() *slog.Logger {
+	if p.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Logger
+}
+
+// scan lists the DAG files under Dir, sorted; hidden files and folders
+// (names starting with ".") are skipped.
+func (p *Processor) scan() ([]string, error) {
+	if p.Dir == "" {
+		return nil, nil
+	}
+	var paths []string
+	err := filepath.WalkDir(p.Dir, func(path string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		hidden := strings.HasPrefix(e.Name(), ".") && path != p.Dir
+		switch {
+		case e.IsDir() && hidden:
+			return filepath.SkipDir
+		case e.IsDir() || hidden:
+			return nil
+		}
+		if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	slices.Sort(paths)
+	return paths, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,108 @@
+package execapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// claim serves POST /execution/workloads/claim: it claims up to limit queued
+// task instances for the worker, long-polling (woken by ChannelQueued, never
+// a busy loop) until one is available or wait_seconds pass.
+func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	var req ClaimRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	if req.WorkerID == "" {
+		req.WorkerID = c.Subject
+	}
+	if req.WorkerID != c.Subject {
+		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", req.WorkerID, c.Subject, core.ErrForbidden)
+	}
+	if req.Limit <= 0 || req.Limit > s.cfg.MaxClaimBatch {
+		return fmt.Errorf("limit must be between 1 and %d, got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
+	}
+	if req.WaitSeconds < 0 {
+		return fmt.Errorf("wait_seconds must not be negative: %w", core.ErrInvalid)
+	}
+	if len(req.Queues) == 0 {
+		req.Queues = []string{core.DefaultQueue}
+	}
+	wait := min(time.Duration(req.WaitSeconds*float64(time.Second)), s.cfg.MaxClaimWait)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	// Subscribe before the first attempt so that a notify between the
+	// attempt and the wait is not lost.
+	wake := s.st.Subscribe(ctx, store.ChannelQueued)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		tis, err := s.st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{
+			WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit, Now: s.clock.Now(),
+		})
+		if err != nil {
+			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
+		}
+		if len(tis) > 0 {
+			wls, err := s.workloads(ctx, tis)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, ClaimResponse{Workloads: wls})
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			writeJSON(w, http.StatusOK, ClaimResponse{Workloads: []Workload{}})
+			return nil
+		case <-ctx.Done():
+			return nil // client gone
+		}
+	}
+}
+
+// workloads builds the workload of every claimed instance.
+func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]Workload, error) {
+	versions := map[int64]*core.DagVersion{}
+	runs := map[int64]*core.DagRun{}
+	out := make([]Workload, 0, len(tis))
+	for _, ti := range tis {
+		v, ok := versions[ti.DagVersionID]
+		if !ok {
+			var err error
+			if v, err = s.st.DagVersionGet(ctx, ti.DagVersionID); err != nil {
+				return nil, fmt.Errorf("load dag version %d of task instance %s: %w", ti.DagVersionID, ti.ID, err)
+			}
+			versions[ti.DagVersionID] = v
+		}
+		run, ok := runs[ti.DagRunID]
+		if !ok {
+			var err error
+			if run, err = s.st.DagRunGet(ctx, ti.DagID, ti.RunID); err != nil {
+				return nil, fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
+			}
+			runs[ti.DagRunID] = run
+		}
+		task := v.Spec.Task(ti.TaskID)
+		if task == nil {
+			return nil, fmt.Errorf("task %s is not in dag %s version %d", ti.TaskID, ti.DagID, v.Version)
+		}
+		tok, err := s.tokens.IssueExecution(ti.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Workload{
+			TI: ti, Task: *task, DagRun: *run, Token: tok,
+			Dag: DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc},
+		})
+	}
+	return out, nil
+}

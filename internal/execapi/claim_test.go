@@ -1,0 +1,131 @@
+package execapi_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func manyTasks(id string, n int) core.DAG {
+	d := core.DAG{DagID: id}
+	for i := range n {
+		d.Tasks = append(d.Tasks, core.Task{TaskID: fmt.Sprintf("t%03d", i), Operator: "noop"})
+	}
+	return d
+}
+
+func TestClaimExclusiveTwoClaimers(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	_, tis := env.SeedRun(t, manyTasks("d", 40), "r1", "")
+	var mu sync.Mutex
+	seen := map[string]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, w := range []string{"w1", "w2"} {
+		c := env.WorkerClient(t, w)
+		wg.Go(func() {
+			for {
+				wls, err := c.Claim(context.Background(), execapi.ClaimRequest{Limit: 3})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(wls) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, wl := range wls {
+					if prev, dup := seen[wl.TI.ID]; dup {
+						errs <- fmt.Errorf("%s claimed by %s and %s", wl.TI.ID, prev, w)
+					}
+					seen[wl.TI.ID] = w
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != len(tis) {
+		t.Fatalf("claimed %d of %d", len(seen), len(tis))
+	}
+	for id, w := range seen {
+		if got := env.TI(t, id).WorkerID; got != w {
+			t.Fatalf("%s: worker_id %q, claimed by %s", id, got, w)
+		}
+	}
+}
+
+func TestClaimValidation(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{MaxClaimBatch: 5})
+	c := env.WorkerClient(t, "w1")
+	ctx := context.Background()
+	_, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 6})
+	status(t, err, 400, "between 1 and 5")
+	_, err = c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WorkerID: "w2"})
+	status(t, err, 403, "does not match")
+	wls, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WaitSeconds: 0.01})
+	if err != nil || len(wls) != 0 {
+		t.Fatalf("empty claim = %v, %v", wls, err)
+	}
+}
+
+// subscribeSignal is the real store, announcing each Subscribe call.
+type subscribeSignal struct {
+	store.Store
+	subscribed chan string
+}
+
+func (s subscribeSignal) Subscribe(ctx context.Context, ch string) <-chan struct{} {
+	c := s.Store.Subscribe(ctx, ch)
+	s.subscribed <- ch
+	return c
+}
+
+func TestClaimLongPollWakesOnNotify(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 1)}
+	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	tok, _ := env.Tokens.IssueWorker("w1", 0)
+	c := execapi.NewClient(srv.URL+"/execution", tok, execapi.ClientOptions{Retries: -1})
+
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := make(chan []execapi.Workload, 1)
+	go func() {
+		// Waits far longer than the test takes unless woken by the notify.
+		wls, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- wls
+	}()
+	if ch := <-sig.subscribed; ch != store.ChannelQueued {
+		t.Fatalf("subscribed to %s", ch)
+	}
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
+		t.Fatal(err)
+	}
+	wls := <-got
+	if len(wls) != 1 || wls[0].TI.ID != tis[0].ID || wls[0].Token == "" {
+		t.Fatalf("woken claim = %+v", wls)
+	}
+}

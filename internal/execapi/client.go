@@ -1,0 +1,346 @@
+package execapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// ClientOptions tune a Client; zero fields take the defaults.
+type ClientOptions struct {
+	HTTPClient   *http.Client  // nil = a client with sane transport timeouts
+	Timeout      time.Duration // per attempt, on top of any long-poll wait; default 30 s
+	Retries      int           // extra attempts on 5xx and transport errors; default 3; <0 = none
+	RetryWaitMin time.Duration // default 100 ms
+	RetryWaitMax time.Duration // default 5 s
+}
+
+// TaskIdentity names the try a Client's execution token belongs to; the
+// XComPush/XComPull shortcuts use it.
+type TaskIdentity struct {
+	TIID      string
+	DagID     string
+	RunID     string
+	TaskID    string
+	MapIndex  int
+	TryNumber int
+}
+
+// Client calls the Execution API. It retries 5xx and transport errors with
+// random exponential backoff and swaps in a Refreshed-API-Token. It is safe
+// for concurrent use.
+type Client struct {
+	base string
+	opts ClientOptions
+	// Identity is the try this client acts for (zero for a worker client).
+	Identity TaskIdentity
+
+	mu        sync.Mutex
+	token     string
+	onRefresh func(string)
+}
+
+// NewClient returns a client for the API at baseURL (ending in /execution,
+// e.g. http://host:8080/execution) authenticating with token.
+func NewClient(baseURL, token string, opts ClientOptions) *Client {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 0,
+		}}
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.Retries == 0 {
+		opts.Retries = 3
+	}
+	if opts.RetryWaitMin <= 0 {
+		opts.RetryWaitMin = 100 * time.Millisecond
+	}
+	if opts.RetryWaitMax <= 0 {
+		opts.RetryWaitMax = 5 * time.Second
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), opts: opts, token: token}
+}
+
+// WithToken returns a client sharing c's connection pool and options that
+// authenticates with token (a try's execution token) on behalf of id.
+func (c *Client) WithToken(token string, id TaskIdentity) *Client {
+	return &Client{base: c.base, opts: c.opts, token: token, Identity: id}
+}
+
+// BaseURL returns the API's base URL (ending in /execution).
+func (c *Client) BaseURL() string { return c.base }
+
+// Token returns the current token (refreshed ones included).
+func (c *Client) Token() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.token
+}
+
+// OnTokenRefresh registers f to be called with every refreshed token.
+func (c *Client) OnTokenRefresh(f func(string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onRefresh = f
+}
+
+func (c *Client) swapToken(tok string) {
+	c.mu.Lock()
+	c.token = tok
+	f := c.onRefresh
+	c.mu.Unlock()
+	if f != nil {
+		f(tok)
+	}
+}
+
+// Error is a non-2xx answer from the API. errors.Is matches it against the
+// core sentinels by status (409 → core.ErrConflict, ...).
+type Error struct {
+	Status  int
+	Problem Problem
+}
+
+func (e *Error) Error() string {
+	msg := e.Problem.Detail
+	if msg == "" {
+		msg = e.Problem.Title
+	}
+	return fmt.Sprintf("execution api: %d %s", e.Status, msg)
+}
+
+// Is maps the status to a core sentinel error.
+func (e *Error) Is(target error) bool {
+	switch e.Status {
+	case http.StatusUnauthorized:
+		return target == core.ErrUnauthorized
+	case http.StatusForbidden:
+		return target == core.ErrForbidden
+	case http.StatusNotFound:
+		return target == core.ErrNotFound
+	case http.StatusConflict:
+		return target == core.ErrConflict
+	case http.StatusBadRequest:
+		return target == core.ErrInvalid
+	case http.StatusRequestEntityTooLarge:
+		return target == core.ErrTooLarge
+	}
+	return false
+}
+
+// call is one API request.
+type call struct {
+	method, path string
+	query        url.Values
+	body         []byte
+	contentType  string
+	out          any           // decoded from a 2xx JSON body when non-nil
+	extra        time.Duration // added to the per-attempt timeout (long polls)
+}
+
+func (c *Client) do(ctx context.Context, k call) error {
+	var lastErr error
+	for attempt := 0; attempt <= max(c.opts.Retries, 0); attempt++ {
+		if attempt > 0 {
+			if err := c.backoff(ctx, attempt); err != nil {
+				return fmt.Errorf("%s %s: %w (last error: %w)", k.method, k.path, err, lastErr)
+			}
+		}
+		retry, err := c.attempt(ctx, k)
+		if err == nil || !retry || ctx.Err() != nil {
+			return err
+		}
+		lastErr = err
+	}
+	return lastErr
+}
+
+// attempt sends the request once; retry says whether a failure is worth
+// another attempt.
+func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
+	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout+k.extra)
+	defer cancel()
+	u := c.base + k.path
+	if len(k.query) > 0 {
+		u += "?" + k.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(actx, k.method, u, bytes.NewReader(k.body))
+	if err != nil {
+		return false, fmt.Errorf("build request %s %s: %w", k.method, k.path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token())
+	req.Header.Set("Accept", "application/json")
+	if k.body != nil {
+		req.Header.Set("Content-Type", k.contentType)
+	}
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		return true, fmt.Errorf("%s %s: %w", k.method, k.path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if tok := resp.Header.Get(RefreshedTokenHeader); tok != "" {
+		c.swapToken(tok)
+	}
+	if resp.StatusCode >= 300 {
+		e := &Error{Status: resp.StatusCode}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &e.Problem) != nil || e.Problem.Detail == "" {
+			e.Problem.Detail = strings.TrimSpace(string(b))
+		}
+		return resp.StatusCode >= 500, fmt.Errorf("%s %s: %w", k.method, k.path, e)
+	}
+	if k.out != nil && resp.StatusCode != http.StatusNoContent {
+		if err := json.NewDecoder(resp.Body).Decode(k.out); err != nil {
+			return true, fmt.Errorf("%s %s: decode response: %w", k.method, k.path, err)
+		}
+	}
+	return false, nil
+}
+
+func (c *Client) backoff(ctx context.Context, attempt int) error {
+	ceil := min(c.opts.RetryWaitMin<<min(attempt, 20), c.opts.RetryWaitMax)
+	wait := c.opts.RetryWaitMin + rand.N(max(ceil-c.opts.RetryWaitMin, 1)) //nolint:gosec // jitter
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func jsonCall(method, path string, in, out any) (call, error) {
+	k := call{method: method, path: path, out: out}
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return k, fmt.Errorf("encode %s %s body: %w", method, path, err)
+		}
+		k.body, k.contentType = b, "application/json"
+	}
+	return k, nil
+}
+
+func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) error {
+	k, err := jsonCall(method, path, in, out)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, k)
+}
+
+// Health checks that the API answers.
+func (c *Client) Health(ctx context.Context) error {
+	var h Health
+	return c.doJSON(ctx, http.MethodGet, "/health", nil, &h)
+}
+
+// Claim long-polls for workloads (worker credential).
+func (c *Client) Claim(ctx context.Context, req ClaimRequest) ([]Workload, error) {
+	k, err := jsonCall(http.MethodPost, "/workloads/claim", req, new(ClaimResponse))
+	if err != nil {
+		return nil, err
+	}
+	k.extra = time.Duration(req.WaitSeconds * float64(time.Second))
+	if err := c.do(ctx, k); err != nil {
+		return nil, err
+	}
+	return k.out.(*ClaimResponse).Workloads, nil
+}
+
+func tiPath(id, what string) string { return "/task-instances/" + url.PathEscape(id) + "/" + what }
+
+// Run moves a claimed try to running and returns its run context.
+func (c *Client) Run(ctx context.Context, tiID string, req RunRequest) (*RunContext, error) {
+	var rc RunContext
+	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "run"), req, &rc); err != nil {
+		return nil, err
+	}
+	return &rc, nil
+}
+
+// SetState ends a running try; the answer says whether it will be retried.
+func (c *Client) SetState(ctx context.Context, tiID string, state core.TIState) (*StateResponse, error) {
+	var sr StateResponse
+	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "state"), StateRequest{State: state}, &sr); err != nil {
+		return nil, err
+	}
+	return &sr, nil
+}
+
+// Heartbeat records liveness; an error matching core.ErrConflict means the
+// try is no longer running and must be stopped.
+func (c *Client) Heartbeat(ctx context.Context, tiID string, req HeartbeatRequest) error {
+	return c.doJSON(ctx, http.MethodPut, tiPath(tiID, "heartbeat"), req, nil)
+}
+
+// AppendLog ships a chunk of a try's log to the api-server.
+func (c *Client) AppendLog(ctx context.Context, tiID string, chunk []byte) error {
+	return c.do(ctx, call{method: http.MethodPost, path: tiPath(tiID, "logs"), body: chunk, contentType: "text/plain; charset=utf-8"})
+}
+
+func xcomPath(k XComKey) (string, url.Values) {
+	p := "/xcoms/" + url.PathEscape(k.DagID) + "/" + url.PathEscape(k.RunID) + "/" +
+		url.PathEscape(k.TaskID) + "/" + url.PathEscape(k.Key)
+	return p, url.Values{"map_index": {fmt.Sprint(k.MapIndex)}}
+}
+
+// XComGet returns an XCom's JSON value; core.ErrNotFound when absent.
+func (c *Client) XComGet(ctx context.Context, k XComKey) (json.RawMessage, error) {
+	var x XComResponse
+	p, q := xcomPath(k)
+	if err := c.do(ctx, call{method: http.MethodGet, path: p, query: q, out: &x}); err != nil {
+		return nil, err
+	}
+	return x.Value, nil
+}
+
+// XComSet stores value (JSON) under k, which must be the token's own try.
+func (c *Client) XComSet(ctx context.Context, k XComKey, value json.RawMessage) error {
+	p, q := xcomPath(k)
+	return c.do(ctx, call{method: http.MethodPost, path: p, query: q, body: value, contentType: "application/json"})
+}
+
+// XComDelete deletes the token's own XCom k.
+func (c *Client) XComDelete(ctx context.Context, k XComKey) error {
+	p, q := xcomPath(k)
+	return c.do(ctx, call{method: http.MethodDelete, path: p, query: q})
+}
+
+// XComPush stores value (encoded as JSON) under key for the client's own try.
+func (c *Client) XComPush(ctx context.Context, key string, value any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("encode XCom %q: %w", key, err)
+	}
+	id := c.Identity
+	return c.XComSet(ctx, XComKey{DagID: id.DagID, RunID: id.RunID, TaskID: id.TaskID, MapIndex: id.MapIndex, Key: key}, b)
+}
+
+// XComPull reads the XCom key ("" = return_value) of taskID (map index
+// mapIndex, -1 when unmapped) in the client's own DAG run.
+func (c *Client) XComPull(ctx context.Context, taskID, key string, mapIndex int) (json.RawMessage, error) {
+	if key == "" {
+		key = core.DefaultXComKey
+	}
+	id := c.Identity
+	if id.DagID == "" || id.RunID == "" {
+		return nil, errors.New("xcom pull: the client has no task identity (WEIR_DAG_ID, WEIR_RUN_ID)")
+	}
+	return c.XComGet(ctx, XComKey{DagID: id.DagID, RunID: id.RunID, TaskID: taskID, MapIndex: mapIndex, Key: key})
+}

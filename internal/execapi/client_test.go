@@ -1,0 +1,88 @@
+package execapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+)
+
+func TestClientRetriesServerErrors(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) < 3 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"healthy"}`))
+	}))
+	t.Cleanup(srv.Close)
+	opts := execapi.ClientOptions{RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond}
+	if err := execapi.NewClient(srv.URL, "t", opts).Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("calls = %d, want 3", n)
+	}
+	opts.Retries = 1
+	calls.Store(0)
+	err := execapi.NewClient(srv.URL, "t", opts).Health(context.Background())
+	var ae *execapi.Error
+	if !errors.As(err, &ae) || ae.Status != 503 {
+		t.Fatalf("err = %v, want 503 after giving up", err)
+	}
+}
+
+func TestClientDoesNotRetryClientErrors(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusConflict)
+		_, _ = w.Write([]byte(`{"title":"Conflict","status":409,"detail":"nope","reason":"not_running"}`))
+	}))
+	t.Cleanup(srv.Close)
+	err := execapi.NewClient(srv.URL, "t", execapi.ClientOptions{}).Heartbeat(context.Background(), "x", execapi.HeartbeatRequest{})
+	if !errors.Is(err, core.ErrConflict) || calls.Load() != 1 {
+		t.Fatalf("err = %v after %d calls", err, calls.Load())
+	}
+}
+
+func TestClientFromEnv(t *testing.T) {
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(execapi.EnvAPIURL, "")
+	if _, err := execapi.ClientFromEnv(); err == nil {
+		t.Fatal("no error without WEIR_API_URL")
+	}
+	for _, kv := range execapi.TaskEnv("http://x/execution", "from-env", tokFile,
+		execapi.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	c, err := execapi.ClientFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := execapi.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}
+	if c.Identity != want || c.Token() != "from-file" {
+		t.Fatalf("identity %+v token %q", c.Identity, c.Token())
+	}
+	t.Setenv(execapi.EnvMapIndex, "x")
+	if _, err := execapi.ClientFromEnv(); err == nil {
+		t.Fatal("bad WEIR_MAP_INDEX accepted")
+	}
+}

@@ -1,0 +1,101 @@
+package execapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Problem is an RFC 9457 problem+json body; Reason is an extension member
+// naming the cause for programs (Airflow's "reason").
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// apiError is an error carrying the HTTP status and reason to answer with.
+type apiError struct {
+	status int
+	reason string
+	err    error
+}
+
+func (e *apiError) Error() string { return e.err.Error() }
+func (e *apiError) Unwrap() error { return e.err }
+
+// withStatus makes err answer status with reason.
+func withStatus(status int, reason string, err error) error {
+	return &apiError{status: status, reason: reason, err: err}
+}
+
+// statusOf maps an error to its HTTP status and reason, in one place.
+func statusOf(err error) (int, string) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.status, ae.reason
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe), errors.Is(err, core.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, ""
+	case errors.Is(err, core.ErrUnauthorized):
+		return http.StatusUnauthorized, ""
+	case errors.Is(err, core.ErrForbidden):
+		return http.StatusForbidden, ""
+	case errors.Is(err, core.ErrNotFound):
+		return http.StatusNotFound, ""
+	case errors.Is(err, core.ErrConflict):
+		return http.StatusConflict, ""
+	case errors.Is(err, core.ErrInvalid):
+		return http.StatusBadRequest, ""
+	}
+	return http.StatusInternalServerError, ""
+}
+
+// writeError answers err as problem+json. Internal errors are logged and
+// answered without their detail.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status, reason := statusOf(err)
+	detail := err.Error()
+	if status == http.StatusInternalServerError {
+		log.Error("execution api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		detail = "internal error; see the api-server log"
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	}
+	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
+		Detail: detail, Instance: r.URL.Path, Reason: reason}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writeJSON answers v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// readJSON decodes a request body of at most limit bytes into v.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("request body exceeds %d bytes: %w", limit, core.ErrTooLarge)
+		}
+		return fmt.Errorf("invalid JSON body: %v: %w", err, core.ErrInvalid)
+	}
+	return nil
+}

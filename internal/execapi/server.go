@@ -1,0 +1,164 @@
+package execapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Config tunes the server; zero fields take the defaults below.
+type Config struct {
+	MaxClaimBatch int           // most workloads one claim returns; default 32
+	MaxClaimWait  time.Duration // longest long-poll; default 60 s
+	MaxXComBytes  int64         // largest XCom value; default 1 MiB
+	MaxLogChunk   int64         // largest log chunk per request; default 1 MiB
+	RetryJitter   bool          // add Airflow's deterministic jitter to exponential retry delays
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxClaimBatch <= 0 {
+		c.MaxClaimBatch = 32
+	}
+	if c.MaxClaimWait <= 0 {
+		c.MaxClaimWait = time.Minute
+	}
+	if c.MaxXComBytes <= 0 {
+		c.MaxXComBytes = 1 << 20
+	}
+	if c.MaxLogChunk <= 0 {
+		c.MaxLogChunk = 1 << 20
+	}
+	return c
+}
+
+// Deps are the server's collaborators.
+type Deps struct {
+	Store     store.Store
+	Tokens    *auth.Tokens
+	Clock     core.Clock   // nil = core.SystemClock
+	LogFolder string       // base folder of task logs (package tasklog layout)
+	Logger    *slog.Logger // nil = discard
+	Config    Config
+}
+
+type server struct {
+	st     store.Store
+	tokens *auth.Tokens
+	clock  core.Clock
+	logs   string
+	log    *slog.Logger
+	cfg    Config
+}
+
+// smallBody bounds JSON bodies other than XCom values and log chunks.
+const smallBody = 64 << 10
+
+// NewHandler returns the Execution API. Its patterns include the /execution
+// prefix, so mount it as mux.Handle("/execution/", h).
+func NewHandler(d Deps) http.Handler {
+	s := &server{st: d.Store, tokens: d.Tokens, clock: d.Clock, logs: d.LogFolder, log: d.Logger, cfg: d.Config.withDefaults()}
+	if s.clock == nil {
+		s.clock = core.SystemClock{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /execution/health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, Health{Status: "healthy"})
+	})
+	mux.HandleFunc("POST /execution/workloads/claim", s.worker(s.claim))
+	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.execution(s.run))
+	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.execution(s.state))
+	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.execution(s.heartbeat))
+	mux.HandleFunc("POST /execution/task-instances/{id}/logs", s.execution(s.appendLog))
+	xcom := "/execution/xcoms/{dag_id}/{run_id}/{task_id}/{key}"
+	mux.HandleFunc("GET "+xcom, s.execution(s.xcomGet))
+	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
+	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
+	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
+	})
+	return mux
+}
+
+type authedHandler func(w http.ResponseWriter, r *http.Request, c *auth.Claims) error
+
+// worker wraps a handler that needs a worker credential.
+func (s *server) worker(h authedHandler) http.HandlerFunc {
+	return s.authed(auth.ScopeWorker, h)
+}
+
+// execution wraps a handler that needs an execution token, reissuing the
+// token in the Refreshed-API-Token header when it is near expiry.
+func (s *server) execution(h authedHandler) http.HandlerFunc {
+	return s.authed(auth.ScopeExecution, h)
+}
+
+func (s *server) authed(scope string, h authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.authenticate(r, scope)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		if s.tokens.NeedsRefresh(c) {
+			fresh, err := s.tokens.Refresh(c)
+			if err != nil {
+				writeError(w, r, s.log, err)
+				return
+			}
+			w.Header().Set(RefreshedTokenHeader, fresh)
+		}
+		if err := h(w, r, c); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	}
+}
+
+func (s *server) authenticate(r *http.Request, scope string) (*auth.Claims, error) {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || tok == "" {
+		return nil, fmt.Errorf("missing bearer token in the Authorization header: %w", core.ErrUnauthorized)
+	}
+	c, err := s.tokens.Validate(tok)
+	if err != nil {
+		return nil, err
+	}
+	if c.Scope != scope {
+		return nil, fmt.Errorf("this route needs a token of scope %q, got %q: %w", scope, c.Scope, core.ErrForbidden)
+	}
+	return c, nil
+}
+
+// ownTI returns the path's task-instance id after checking that the token
+// was issued for it.
+func ownTI(r *http.Request, c *auth.Claims) (string, error) {
+	id := r.PathValue("id")
+	if id != c.Subject {
+		return "", fmt.Errorf("token subject does not match task instance %s: %w", id, core.ErrForbidden)
+	}
+	return id, nil
+}
+
+// tokenTI loads the task instance a token was issued for. A try that is no
+// longer the current one (archived by a retry or clear) answers 409.
+func (s *server) tokenTI(r *http.Request, c *auth.Claims) (*core.TaskInstance, error) {
+	ti, err := s.st.TaskInstanceGet(r.Context(), c.Subject)
+	if err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return nil, withStatus(http.StatusConflict, ReasonInvalidState,
+				fmt.Errorf("task instance try %s is no longer current: %w", c.Subject, err))
+		}
+		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)
+	}
+	return ti, nil
+}

@@ -1,0 +1,172 @@
+package execapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// run serves PATCH /execution/task-instances/{id}/run: queued (claimed by a
+// worker) → running; returns the run context.
+func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	id, err := ownTI(r, c)
+	if err != nil {
+		return err
+	}
+	var req RunRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	cur, err := s.tokenTI(r, c)
+	if err != nil {
+		return err
+	}
+	ti, err := s.st.TaskInstanceStart(ctx, &store.TaskInstanceStartParams{
+		ID: id, WorkerID: cur.WorkerID, Hostname: req.Hostname, PID: req.PID, Now: s.clock.Now(),
+	})
+	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
+		return withStatus(http.StatusConflict, ReasonInvalidState,
+			fmt.Errorf("task instance %s cannot start: it is %s, not queued and claimed: %w", id, cur.State, err))
+	}
+	if err != nil {
+		return fmt.Errorf("start task instance %s: %w", id, err)
+	}
+	run, err := s.st.DagRunGet(ctx, ti.DagID, ti.RunID)
+	if err != nil {
+		return fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
+	}
+	v, err := s.st.DagVersionGet(ctx, ti.DagVersionID)
+	if err != nil {
+		return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
+	}
+	params, err := mergeParams(v.Spec.Params, run.Conf)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params})
+	return nil
+}
+
+// mergeParams overlays a run's conf on the DAG's params, as Airflow does.
+func mergeParams(params map[string]any, conf json.RawMessage) (map[string]any, error) {
+	out := maps.Clone(params)
+	if out == nil {
+		out = map[string]any{}
+	}
+	if len(conf) == 0 || string(conf) == "null" {
+		return out, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(conf, &m); err != nil {
+		return nil, fmt.Errorf("dag run conf is not a JSON object: %w", err)
+	}
+	maps.Copy(out, m)
+	return out, nil
+}
+
+// state serves PATCH /execution/task-instances/{id}/state. The server
+// decides retries: failed with tries left becomes up_for_retry.
+func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	id, err := ownTI(r, c)
+	if err != nil {
+		return err
+	}
+	var req StateRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	switch req.State {
+	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
+	default:
+		return fmt.Errorf("state must be success, failed, skipped or up_for_retry, got %q: %w", req.State, core.ErrInvalid)
+	}
+	ctx := r.Context()
+	ti, err := s.tokenTI(r, c)
+	if err != nil {
+		return err
+	}
+	if ti.State != core.TIRunning {
+		return notRunning(ti)
+	}
+	now := s.clock.Now()
+	resp := StateResponse{State: req.State}
+	if req.State == core.TIFailed || req.State == core.TIUpForRetry {
+		resp.State = core.TIFailed
+		if ti.TryNumber < ti.MaxTries {
+			task, err := s.taskSpec(ctx, ti)
+			if err != nil {
+				return err
+			}
+			next := now.Add(RetryDelay(RetryPolicyOf(task), ti.TryNumber, s.jitterKey(ti)))
+			resp.State, resp.NextRetryAt = core.TIUpForRetry, &next
+		}
+	}
+	err = s.st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: id, State: resp.State, Now: now, NextRetryAt: resp.NextRetryAt})
+	if errors.Is(err, core.ErrConflict) {
+		return notRunning(ti)
+	}
+	if err != nil {
+		return fmt.Errorf("finish task instance %s as %s: %w", id, resp.State, err)
+	}
+	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
+		s.log.Warn("notify scheduler", "err", err)
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+func (s *server) jitterKey(ti *core.TaskInstance) string {
+	if !s.cfg.RetryJitter {
+		return ""
+	}
+	return fmt.Sprintf("%s#%s#%s#%d#%d", ti.DagID, ti.TaskID, ti.RunID, ti.MapIndex, ti.TryNumber)
+}
+
+func notRunning(ti *core.TaskInstance) error {
+	return withStatus(http.StatusConflict, ReasonNotRunning,
+		fmt.Errorf("task instance %s is not running (it was %s): %w", ti.ID, ti.State, core.ErrConflict))
+}
+
+// taskSpec returns the task's definition from the dag version it runs.
+func (s *server) taskSpec(ctx context.Context, ti *core.TaskInstance) (*core.Task, error) {
+	v, err := s.st.DagVersionGet(ctx, ti.DagVersionID)
+	if err != nil {
+		return nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
+	}
+	task := v.Spec.Task(ti.TaskID)
+	if task == nil {
+		return nil, fmt.Errorf("task %s is not in dag %s version %d", ti.TaskID, ti.DagID, v.Version)
+	}
+	return task, nil
+}
+
+// heartbeat serves PUT /execution/task-instances/{id}/heartbeat; 409
+// not_running tells the worker to kill the task.
+func (s *server) heartbeat(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	id, err := ownTI(r, c)
+	if err != nil {
+		return err
+	}
+	var req HeartbeatRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	err = s.st.TaskInstanceHeartbeat(r.Context(), id, s.clock.Now())
+	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
+		return withStatus(http.StatusConflict, ReasonNotRunning,
+			fmt.Errorf("task instance %s is no longer running; the task should stop: %w", id, err))
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat task instance %s: %w", id, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

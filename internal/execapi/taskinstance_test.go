@@ -1,0 +1,95 @@
+package execapi_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+func TestStateRetryDecision(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+	wls := claimAll(t, env, 2)
+	wake := env.Store.Subscribe(ctx, store.ChannelScheduler)
+	for _, name := range []string{"a", "b"} {
+		c := taskClient(env, wls[name])
+		if _, err := c.Run(ctx, wls[name].TI.ID, execapi.RunRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a has no retries: failed. b has 2: up_for_retry after retry_delay.
+	sa, err := taskClient(env, wls["a"]).SetState(ctx, wls["a"].TI.ID, core.TIUpForRetry)
+	if err != nil || sa.State != core.TIFailed || sa.NextRetryAt != nil {
+		t.Fatalf("a: %+v %v", sa, err)
+	}
+	<-wake // the scheduler is woken at once
+	sb, err := taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIFailed)
+	if err != nil || sb.State != core.TIUpForRetry {
+		t.Fatalf("b: %+v %v", sb, err)
+	}
+	want := env.Clock.Now().Add(10 * time.Second)
+	ti := env.TI(t, wls["b"].TI.ID)
+	if ti.State != core.TIUpForRetry || ti.NextRetryAt == nil || !ti.NextRetryAt.Equal(want) {
+		t.Fatalf("b row: state %s next_retry_at %v, want %v", ti.State, ti.NextRetryAt, want)
+	}
+	_, err = taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIRunning)
+	status(t, err, 400, "state must be")
+}
+
+func TestRetryDelay(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	for _, tc := range []struct {
+		name  string
+		p     execapi.RetryPolicy
+		try   int
+		jkey  string
+		want  time.Duration
+		upper time.Duration // with jitter: want <= d < upper
+	}{
+		{"fixed", execapi.RetryPolicy{Delay: 5 * time.Minute}, 3, "", 5 * time.Minute, 0},
+		{"exp try1", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 1, "", 10 * s, 0},
+		{"exp try4", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 4, "", 80 * s, 0},
+		{"exp capped", execapi.RetryPolicy{Delay: 10 * s, Exponential: true, MaxDelay: time.Minute}, 4, "", time.Minute, 0},
+		{"exp zero delay is 1s", execapi.RetryPolicy{Exponential: true}, 1, "", s, 0},
+		{"exp huge try no overflow", execapi.RetryPolicy{Delay: time.Hour, Exponential: true, MaxDelay: 24 * time.Hour}, 500, "", 24 * time.Hour, 0},
+		{"exp jitter", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "d#t#r#-1#3", 40 * s, 80 * s},
+		{"fixed capped", execapi.RetryPolicy{Delay: time.Hour, MaxDelay: time.Minute}, 1, "", time.Minute, 0},
+	} {
+		got := execapi.RetryDelay(tc.p, tc.try, tc.jkey)
+		if tc.upper == 0 && got != tc.want || tc.upper != 0 && (got < tc.want || got >= tc.upper) {
+			t.Errorf("%s: RetryDelay = %v, want %v (upper %v)", tc.name, got, tc.want, tc.upper)
+		}
+	}
+	if a, b := execapi.RetryDelay(execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "k"),
+		execapi.RetryDelay(execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "k"); a != b {
+		t.Fatalf("jitter is not deterministic: %v != %v", a, b)
+	}
+}
+
+func TestLogsAppend(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+	a := claimAll(t, env, 2)["a"]
+	c := taskClient(env, a)
+	for _, chunk := range []string{"line 1\n", "line 2\n"} {
+		if err := c.AppendLog(ctx, a.TI.ID, []byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(&a.TI), 0)
+	if err != nil || string(got) != "line 1\nline 2\n" {
+		t.Fatalf("log = %q, %v", got, err)
+	}
+	status(t, c.AppendLog(ctx, a.TI.ID+"-other", []byte("x")), 403, "does not match")
+}

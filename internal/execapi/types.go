@@ -1,0 +1,118 @@
+// Package execapi is Weir's Execution API: the worker-facing HTTP interface
+// mounted at /execution (paths mirror Airflow's Task Execution API) and the
+// Client that workers and the in-task CLI use to call it.
+//
+// Authentication: every route but /execution/health takes a bearer JWT from
+// package auth. The claim route needs a worker credential (scope "worker");
+// every other route needs an execution token (scope "execution") whose
+// subject is one try's task-instance id. A missing, invalid, expired or forged
+// token is answered 401 (RFC 6750 "invalid_token"; Airflow answers 403 for an
+// invalid one, Weir keeps 403 for "authenticated but not allowed"): a token
+// of the wrong scope or for another task instance gets 403, and a token for a
+// try that is no longer running gets 409 without changing anything.
+//
+// When an execution token is near expiry the server returns a fresh one in
+// the Refreshed-API-Token response header; the Client swaps it in.
+package execapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// RefreshedTokenHeader carries a reissued execution token in a response.
+const RefreshedTokenHeader = "Refreshed-API-Token"
+
+// Problem reasons (the "reason" member of a problem+json body).
+const (
+	ReasonInvalidState = "invalid_state" // the try is not in a state that allows the request
+	ReasonNotRunning   = "not_running"   // heartbeat or write for a try that is no longer running
+)
+
+// ClaimRequest asks for up to Limit workloads of Queues, waiting up to
+// WaitSeconds for one to be queued.
+type ClaimRequest struct {
+	WorkerID    string   `json:"worker_id,omitempty"` // "" = the credential's subject
+	Hostname    string   `json:"hostname"`
+	Queues      []string `json:"queues"` // empty = ["default"]
+	Limit       int      `json:"limit"`
+	WaitSeconds float64  `json:"wait_seconds"`
+}
+
+// ClaimResponse lists the claimed workloads (possibly none).
+type ClaimResponse struct {
+	Workloads []Workload `json:"workloads"`
+}
+
+// Workload is one claimed try with everything a worker needs to run it.
+type Workload struct {
+	TI     core.TaskInstance `json:"ti"`
+	Task   core.Task         `json:"task"`
+	Dag    DagInfo           `json:"dag"`
+	DagRun core.DagRun       `json:"dag_run"`
+	Token  string            `json:"token"` // execution token for this try
+}
+
+// DagInfo is the part of a DAG's definition a worker needs.
+type DagInfo struct {
+	DagID   string         `json:"dag_id"`
+	Params  map[string]any `json:"params,omitempty"`
+	FileLoc string         `json:"fileloc,omitempty"`
+}
+
+// RunRequest starts a claimed try (PATCH .../run).
+type RunRequest struct {
+	Hostname string `json:"hostname"`
+	PID      int    `json:"pid"`
+}
+
+// RunContext is what PATCH .../run returns.
+type RunContext struct {
+	DagRun   core.DagRun       `json:"dag_run"`
+	TI       core.TaskInstance `json:"ti"`
+	MaxTries int               `json:"max_tries"`
+	// Params are the DAG's params overridden by the run's conf.
+	Params map[string]any `json:"params"`
+}
+
+// StateRequest ends a running try (PATCH .../state). State is success,
+// failed, skipped or up_for_retry; the server decides between failed and
+// up_for_retry from the tries left, so failed and up_for_retry mean the same.
+// The end date is the server's clock.
+type StateRequest struct {
+	State core.TIState `json:"state"`
+}
+
+// StateResponse reports the state the try ended in.
+type StateResponse struct {
+	State       core.TIState `json:"state"`
+	NextRetryAt *time.Time   `json:"next_retry_at,omitempty"`
+}
+
+// HeartbeatRequest records liveness of a running try.
+type HeartbeatRequest struct {
+	Hostname string `json:"hostname"`
+	PID      int    `json:"pid"`
+}
+
+// XComResponse is one XCom value.
+type XComResponse struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+// XComKey names one XCom value.
+type XComKey struct {
+	DagID    string
+	RunID    string
+	TaskID   string
+	MapIndex int
+	Key      string
+}
+
+// Health is the body of GET /execution/health.
+type Health struct {
+	Status string `json:"status"`
+}

@@ -1,0 +1,175 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// logBuf is a concurrency-safe log.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func bashReq(cmd string, extra map[string]any) (*Request, *logBuf) {
+	args := map[string]any{"bash_command": cmd}
+	for k, v := range extra {
+		args[k] = v
+	}
+	log := &logBuf{}
+	return &Request{
+		TI:   core.TaskInstance{DagID: "d", RunID: "r", TaskID: "t", MapIndex: -1, TryNumber: 1},
+		Task: core.Task{TaskID: "t", Operator: Bash, Env: map[string]string{"TASK_VAR": "from-task"}},
+		Args: args, Log: log,
+		Env: []string{"WEIR_TI_ID=ti-1", "WEIR_TASK_TOKEN=tok"},
+	}, log
+}
+
+// eventually polls cond until it holds (or fails the test after a long bound).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 2000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestBashExitCodesAndXCom(t *testing.T) {
+	t.Parallel()
+	r := &Runner{}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cmd     string
+		args    map[string]any
+		wantErr string
+		skipped bool
+		value   string
+	}{
+		{cmd: "echo one; echo two", args: map[string]any{"do_xcom_push": true}, value: `"two"`},
+		{cmd: "echo one; echo two"},
+		{cmd: "echo out; echo err >&2; exit 3", wantErr: "exit code 3"},
+		{cmd: "exit 99", skipped: true},
+		{cmd: "exit 5", args: map[string]any{"skip_on_exit_code": 5.0}, skipped: true},
+	} {
+		req, log := bashReq(tc.cmd, tc.args)
+		res, err := r.Run(ctx, req)
+		switch {
+		case tc.skipped:
+			if !errors.Is(err, ErrSkipped) {
+				t.Errorf("%q: err = %v, want skipped", tc.cmd, err)
+			}
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(log.String(), "err\n") {
+				t.Errorf("%q: err = %v, log %q", tc.cmd, err, log.String())
+			}
+		default:
+			if err != nil || string(res.ReturnValue) != tc.value {
+				t.Errorf("%q: value %q, err %v", tc.cmd, res.ReturnValue, err)
+			}
+		}
+	}
+}
+
+func TestBashEnv(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "weir"), []byte("#!/bin/sh\necho fake-weir \"$@\"\n"), 0o700); err != nil { //nolint:gosec // test script
+		t.Fatal(err)
+	}
+	r := &Runner{PathDir: bin, BaseEnv: []string{"PATH=/usr/bin:/bin", "WORKER_VAR=w"}}
+	req, log := bashReq(`echo "$WORKER_VAR $TASK_VAR $ARG_VAR $WEIR_TI_ID"; weir xcom push k v`,
+		map[string]any{"env": map[string]any{"ARG_VAR": "from-arg"}})
+	if _, err := r.Run(context.Background(), req); err != nil {
+		t.Fatal(err, log.String())
+	}
+	if out := log.String(); !strings.Contains(out, "w from-task from-arg ti-1\n") || !strings.Contains(out, "fake-weir xcom push k v") {
+		t.Fatalf("log = %q", out)
+	}
+}
+
+func TestBashCancelKillsProcessGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	// The child ignores SIGTERM, so only the group SIGKILL after the grace ends it.
+	req, _ := bashReq(`trap "" TERM; (trap "" TERM; exec sleep 300) & echo $! > `+pidFile+`; wait`, nil)
+	r := &Runner{KillGrace: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx, req); done <- err }()
+	var pid int
+	eventually(t, "child pid file", func() bool {
+		b, err := os.ReadFile(pidFile) //nolint:gosec // test file
+		if err != nil || len(bytes.TrimSpace(b)) == 0 {
+			return false
+		}
+		pid, err = strconv.Atoi(string(bytes.TrimSpace(b)))
+		return err == nil
+	})
+	cancel(ErrTimeout)
+	err := <-done
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	eventually(t, "child sleep to die", func() bool { return !alive(pid) })
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func TestRedactorMasksSecretsAcrossWrites(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	rd := NewRedactor(&out, "tok-secret")
+	rd.Add("hunter2")
+	_, _ = rd.Write([]byte("token=tok-sec"))
+	_, _ = rd.Write([]byte("ret password hunter2\nlast hun"))
+	_, _ = rd.Write([]byte("ter2"))
+	_ = rd.Flush()
+	if got, want := out.String(), "token=*** password ***\nlast ***"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestBashTokenRedactedInLog(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	rd := NewRedactor(&out, "tok-secret-value")
+	req, _ := bashReq(`echo "token is $WEIR_TASK_TOKEN"`, nil)
+	req.Env = []string{"WEIR_TASK_TOKEN=tok-secret-value"}
+	req.Log = rd
+	if _, err := (&Runner{}).Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	_ = rd.Flush()
+	if s := out.String(); strings.Contains(s, "tok-secret-value") || !strings.Contains(s, "token is ***") {
+		t.Fatalf("log = %q", s)
+	}
+}

@@ -1,0 +1,224 @@
+// Package operator runs one task try from its rendered arguments: bash
+// (a subprocess in its own process group), http, sql (PostgreSQL or
+// SQLite), noop, and go (Go functions registered by name in a Registry and
+// run in-process). Operators write to the task log and return the try's
+// return value; the worker pushes it as the return_value XCom and reports
+// the state.
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Operator names.
+const (
+	Bash = "bash"
+	HTTP = "http"
+	SQL  = "sql"
+	Noop = "noop"
+	Go   = "go"
+)
+
+// ErrSkipped makes a try end as skipped (Airflow's AirflowSkipException; the
+// bash operator's exit code 99).
+var ErrSkipped = errors.New("task skipped")
+
+// ErrTimeout is the cause of a try's context when execution_timeout passes.
+var ErrTimeout = errors.New("execution_timeout exceeded")
+
+// ConnectionLookup resolves a conn_id to its URI (postgres://user:pass@host/db,
+// sqlite:///path, https://host/base).
+type ConnectionLookup interface {
+	ConnectionURI(ctx context.Context, connID string) (string, error)
+}
+
+// XCom is a try's access to cross-task values (an execapi.Client satisfies it).
+type XCom interface {
+	XComPush(ctx context.Context, key string, value any) error
+	XComPull(ctx context.Context, taskID, key string, mapIndex int) (json.RawMessage, error)
+}
+
+// Request is one try to run.
+type Request struct {
+	TI      core.TaskInstance
+	Task    core.Task      // the definition; Args below are its rendered args
+	Args    map[string]any // rendered arguments (bash_command, sql, endpoint, ...)
+	Params  map[string]any // DAG params overridden by the run's conf
+	MapArgs map[string]any // a mapped instance's expanded arguments
+	Env     []string       // KEY=value variables giving a subprocess API access (WEIR_*)
+	Log     io.Writer      // the try's log; must be safe for concurrent use
+	// Mask, when set, is told every secret the operator learns (connection
+	// passwords) so that the log never shows it.
+	Mask func(secret string)
+	XCom XCom
+}
+
+func (r *Request) mask(s string) {
+	if r.Mask != nil && s != "" {
+		r.Mask(s)
+	}
+}
+
+func (r *Request) logf(format string, args ...any) {
+	_, _ = fmt.Fprintf(r.Log, "[%s] "+format+"\n", append([]any{time.Now().UTC().Format(time.RFC3339)}, args...)...)
+}
+
+// Result is what a successful try produced.
+type Result struct {
+	// ReturnValue is the JSON of the return_value XCom; nil means none.
+	ReturnValue json.RawMessage
+}
+
+// Runner runs tries. Its zero value runs bash and noop; set the fields for
+// the rest.
+type Runner struct {
+	Registry    *Registry        // Go task functions
+	Connections ConnectionLookup // conn_id → URI
+	// PathDir is put first on a bash task's PATH (the directory of the
+	// worker's own executable, so `weir xcom push` works inside).
+	PathDir    string
+	BaseEnv    []string      // the worker's environment; nil = os.Environ()
+	HTTPClient *http.Client  // nil = a client with a 5 min timeout
+	MaxSQLRows int           // rows kept as a SELECT's return value; 0 = 1000
+	KillGrace  time.Duration // SIGTERM → SIGKILL of a cancelled bash task; 0 = 5 s
+}
+
+// Run runs one try. It returns ErrSkipped (wrapped) for a skipped try and
+// any other error for a failed one; a cancelled ctx's cause is wrapped in
+// the error.
+func (r *Runner) Run(ctx context.Context, req *Request) (*Result, error) {
+	if req.Log == nil {
+		req.Log = io.Discard
+	}
+	switch req.Task.Operator {
+	case Bash:
+		return r.runBash(ctx, req)
+	case HTTP:
+		return r.runHTTP(ctx, req)
+	case SQL:
+		return r.runSQL(ctx, req)
+	case Noop, "":
+		return &Result{}, nil
+	case Go:
+		return r.runGo(ctx, req)
+	}
+	return nil, fmt.Errorf("task %s: unknown operator %q (want bash, http, sql, noop or go): %w", req.Task.TaskID, req.Task.Operator, core.ErrInvalid)
+}
+
+// stringArg returns a string argument; required ones must be non-empty.
+func stringArg(args map[string]any, name string, required bool) (string, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		if required {
+			return "", fmt.Errorf("argument %q is required: %w", name, core.ErrInvalid)
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("argument %q must be a string, got %T: %w", name, v, core.ErrInvalid)
+	}
+	if required && strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("argument %q must not be empty: %w", name, core.ErrInvalid)
+	}
+	return s, nil
+}
+
+// boolArg returns a boolean argument (false when absent).
+func boolArg(args map[string]any, name string) (bool, error) {
+	switch v := args[name].(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	case string:
+		switch strings.ToLower(v) {
+		case "true", "yes", "1":
+			return true, nil
+		case "false", "no", "0", "":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("argument %q must be true or false, got %v: %w", name, args[name], core.ErrInvalid)
+}
+
+// intArg returns an integer argument or def when absent.
+func intArg(args map[string]any, name string, def int) (int, error) {
+	switch v := args[name].(type) {
+	case nil:
+		return def, nil
+	case int:
+		return v, nil
+	case float64:
+		if v == float64(int(v)) {
+			return int(v), nil
+		}
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("argument %q must be an integer, got %v: %w", name, args[name], core.ErrInvalid)
+}
+
+// stringMapArg returns a map argument with string values (headers, env).
+func stringMapArg(args map[string]any, name string) (map[string]string, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("argument %q must be a map, got %T: %w", name, v, core.ErrInvalid)
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		out[k] = fmt.Sprint(x)
+	}
+	return out, nil
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (r *Runner) baseEnv() []string {
+	if r.BaseEnv != nil {
+		return r.BaseEnv
+	}
+	return os.Environ()
+}
+
+func (r *Runner) killGrace() time.Duration {
+	if r.KillGrace > 0 {
+		return r.KillGrace
+	}
+	return 5 * time.Second
+}
+
+// cancelled describes why ctx ended, for a try's error.
+func cancelled(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,241 @@
+package runs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+var chainDAG = core.DAG{DagID: "chain", Tasks: []core.Task{
+	{TaskID: "a", Operator: "noop", Retries: 1},
+	{TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
+}}
+
+func TestTrigger(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	clk := &fakeClock{now: t0.Add(123456789 * time.Nanosecond)}
+	syncDAG(t, st, chainDAG)
+
+	wake := st.Subscribe(ctx, store.ChannelScheduler)
+	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", Conf: json.RawMessage(` {"x": 1} `)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduler was not notified")
+	}
+	if want := "manual__2025-03-01T12:00:00.123456Z"; run.RunID != want {
+		t.Errorf("run_id = %q, want %q", run.RunID, want)
+	}
+	got, err := st.DagRunGet(ctx, "chain", run.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != core.RunQueued || got.RunType != core.RunManual || string(got.Conf) != `{"x":1}` {
+		t.Errorf("run = %+v, want queued manual with conf {\"x\":1}", got)
+	}
+	if got.LogicalDate == nil || !got.LogicalDate.Equal(clk.Now().Truncate(time.Microsecond)) ||
+		got.DataIntervalStart == nil || !got.DataIntervalStart.Equal(*got.LogicalDate) {
+		t.Errorf("logical date %v, interval start %v, want both now", got.LogicalDate, got.DataIntervalStart)
+	}
+	tis := listTIs(t, st, got.ID)
+	if len(tis) != 2 || tis["a"].State != core.TINone || tis["a"].MaxTries != 2 || tis["b"].MapIndex != core.NoMapIndex {
+		t.Errorf("task instances = %+v, want a and b in state none, a with max_tries 2", tis)
+	}
+
+	// Explicit run id and logical date; the same run id again conflicts.
+	ld := t0.Add(-time.Hour)
+	if _, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", RunID: "mine", LogicalDate: &ld}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", RunID: "mine"})
+	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), `"mine"`) {
+		t.Errorf("duplicate run id: err = %v, want ErrConflict naming the run", err)
+	}
+}
+
+func TestTriggerRejects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	clk := &fakeClock{now: t0}
+	syncDAG(t, st, chainDAG)
+	before := t0.Add(-time.Hour)
+	tests := []struct {
+		name string
+		p    runs.TriggerParams
+		is   error
+		msg  string
+	}{
+		{"unknown dag", runs.TriggerParams{DagID: "nope"}, core.ErrNotFound, `dag "nope": no such DAG`},
+		{"conf list", runs.TriggerParams{DagID: "chain", Conf: json.RawMessage(`[1]`)}, core.ErrInvalid, "conf must be a JSON object"},
+		{"conf garbage", runs.TriggerParams{DagID: "chain", Conf: json.RawMessage(`{x`)}, core.ErrInvalid, "conf must be a JSON object"},
+		{"blank run id", runs.TriggerParams{DagID: "chain", RunID: "  "}, core.ErrInvalid, "run_id must not be blank"},
+		{"slash in run id", runs.TriggerParams{DagID: "chain", RunID: "a/b"}, core.ErrInvalid, "must not contain '/'"},
+		{"long run id", runs.TriggerParams{DagID: "chain", RunID: strings.Repeat("x", 251)}, core.ErrInvalid, "at most 250"},
+		{"bad run type", runs.TriggerParams{DagID: "chain", RunType: "weird"}, core.ErrInvalid, `run_type "weird"`},
+		{"interval backwards", runs.TriggerParams{DagID: "chain", DataIntervalEnd: &before}, core.ErrInvalid, "before its start"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runs.Trigger(ctx, st, clk, tt.p)
+			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want %v containing %q", err, tt.is, tt.msg)
+			}
+		})
+	}
+	list, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: "chain"})
+	if err != nil || len(list) != 0 {
+		t.Errorf("runs after rejected triggers: %d (err %v), want none", len(list), err)
+	}
+}
+
+// finishRun drives a run's instances to the given states through the
+// worker's store calls (claim, start, finish) and marks the run done.
+func finishRun(t *testing.T, st store.Store, run *core.DagRun, states map[string]core.TIState, runState core.DagRunState) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ti := range listTIs(t, st, run.ID) {
+		want := states[ti.TaskID]
+		if _, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+			IDs: []string{ti.ID}, To: core.TIQueued, Now: t0,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 10, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.TaskInstanceStart(ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: "w", Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: ti.ID, State: want, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: runState, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClearTaskInstances(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	clk := &fakeClock{now: t0}
+	syncDAG(t, st, chainDAG)
+	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+	before := listTIs(t, st, run.ID)
+	if err := st.XComSet(ctx, &core.XCom{DagID: "chain", RunID: run.RunID, TaskID: "a", MapIndex: -1,
+		Key: core.DefaultXComKey, Value: json.RawMessage(`1`), Timestamp: t0}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := runs.ClearTaskInstances(ctx, st, clk, []string{before["a"].ID}); err != nil {
+		t.Fatal(err)
+	}
+	after := listTIs(t, st, run.ID)
+	a := after["a"]
+	if a.State != core.TINone || a.ID == before["a"].ID || a.TryNumber != before["a"].TryNumber+1 {
+		t.Errorf("cleared a = state %q id changed %v try %d, want none, new id, try %d",
+			a.State, a.ID != before["a"].ID, a.TryNumber, before["a"].TryNumber+1)
+	}
+	// a has retries: 1, so the new try must be allowed one retry again.
+	if a.MaxTries != a.TryNumber+1 {
+		t.Errorf("max_tries = %d after clear at try %d, want %d", a.MaxTries, a.TryNumber, a.TryNumber+1)
+	}
+	if after["b"].State != core.TIFailed {
+		t.Errorf("b = %q, want untouched failed", after["b"].State)
+	}
+	if _, err := st.XComGet(ctx, "chain", run.RunID, "a", -1, core.DefaultXComKey); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("xcom after clear: err = %v, want ErrNotFound", err)
+	}
+	hist, err := st.TaskInstanceHistory(ctx, "chain", run.RunID, "a", -1)
+	if err != nil || len(hist) != 1 || hist[0].State != core.TISuccess {
+		t.Errorf("history = %+v (err %v), want the successful try", hist, err)
+	}
+	got, _ := st.DagRunGet(ctx, "chain", run.RunID)
+	if got.State != core.RunQueued {
+		t.Errorf("run state = %q, want queued again", got.State)
+	}
+
+	if err := runs.ClearTaskInstances(ctx, st, clk, []string{"no-such-id"}); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("unknown id: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestClearDagRunOnlyFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	clk := &fakeClock{now: t0}
+	syncDAG(t, st, chainDAG)
+	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+
+	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, true); err != nil {
+		t.Fatal(err)
+	}
+	tis := listTIs(t, st, run.ID)
+	if tis["a"].State != core.TISuccess || tis["b"].State != core.TINone {
+		t.Errorf("after clearing failed: a=%q b=%q, want success and none", tis["a"].State, tis["b"].State)
+	}
+	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, false); err != nil {
+		t.Fatal(err)
+	}
+	tis = listTIs(t, st, run.ID)
+	if tis["a"].State != core.TINone || tis["b"].State != core.TINone {
+		t.Errorf("after clearing all: a=%q b=%q, want none and none", tis["a"].State, tis["b"].State)
+	}
+	err = runs.ClearDagRun(ctx, st, clk, "chain", "missing", false)
+	if !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `run "missing"`) {
+		t.Errorf("unknown run: err = %v, want ErrNotFound naming the run", err)
+	}
+}
+
+func TestMarkTaskInstance(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	clk := &fakeClock{now: t0}
+	syncDAG(t, st, chainDAG)
+	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+	b := listTIs(t, st, run.ID)["b"]
+
+	if err := runs.MarkTaskInstance(ctx, st, clk, b.ID, core.TISuccess); err != nil {
+		t.Fatal(err)
+	}
+	if got := listTIs(t, st, run.ID)["b"]; got.State != core.TISuccess || got.ID != b.ID {
+		t.Errorf("b = %q (id %s), want success with the same try", got.State, got.ID)
+	}
+	if got, _ := st.DagRunGet(ctx, "chain", run.RunID); got.State != core.RunRunning {
+		t.Errorf("run = %q, want running so the scheduler re-evaluates it", got.State)
+	}
+	if err := runs.MarkTaskInstance(ctx, st, clk, b.ID, core.TIRunning); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("mark running: err = %v, want ErrInvalid", err)
+	}
+	if err := runs.MarkTaskInstance(ctx, st, clk, "nope", core.TIFailed); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("mark unknown: err = %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,123 @@
+// Package schedule turns a DAG's schedule expression into data intervals,
+// with Airflow's semantics: a scheduled run covers the data interval
+// [Start, End), its logical_date is Start, and it runs once End has passed.
+//
+// An expression is empty or "null" (no schedule: manual runs only), "@once",
+// a preset (@hourly, @daily, @weekly, @monthly, @quarterly, @yearly,
+// @annually), a five-field cron expression evaluated in the DAG's timezone,
+// or a positive Go duration such as "30m" (fixed intervals from start_date).
+package schedule
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Interval is a data interval. A run's logical_date is Start; the run is due
+// once End has passed (for @once, Start == End == start_date).
+type Interval struct{ Start, End time.Time }
+
+// Timetable computes the data intervals of a DAG's scheduled runs.
+type Timetable interface {
+	// Next returns the next run's data interval after the last scheduled
+	// run (nil = none yet), honouring start/end dates and catchup (without
+	// catchup: only the latest complete interval at now). The interval may
+	// end in the future: the caller runs it once End <= now. It returns
+	// false when no further interval exists.
+	Next(last *Interval, start, end *time.Time, catchup bool, now time.Time) (Interval, bool)
+	// Summary describes the schedule for people (Airflow's
+	// timetable_summary): the preset, cron expression or duration, or
+	// "None" and "@once".
+	Summary() string
+}
+
+// Presets maps each cron preset to its cron expression.
+var Presets = map[string]string{
+	"@hourly":    "0 * * * *",
+	"@daily":     "0 0 * * *",
+	"@midnight":  "0 0 * * *",
+	"@weekly":    "0 0 * * 0",
+	"@monthly":   "0 0 1 * *",
+	"@quarterly": "0 0 1 */3 *",
+	"@yearly":    "0 0 1 1 *",
+	"@annually":  "0 0 1 1 *",
+}
+
+// Allowed describes the accepted forms, for error messages.
+const Allowed = `null, "@once", a preset (` + "@hourly, @daily, @weekly, @monthly, @quarterly, @yearly" +
+	`), a 5-field cron expression such as "30 2 * * 1-5", or a duration such as "30m"`
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+
+// Parse parses a schedule expression; loc is the timezone cron expressions
+// are evaluated in (nil = UTC).
+func Parse(expr string, loc *time.Location) (Timetable, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	e := strings.TrimSpace(expr)
+	switch {
+	case e == "" || e == "null" || e == "None":
+		return None{}, nil
+	case e == "@once":
+		return Once{}, nil
+	case strings.HasPrefix(e, "@"):
+		if c, ok := Presets[e]; ok {
+			return newCron(e, c, loc)
+		}
+		return nil, fmt.Errorf("unknown preset %q: allowed presets are @once, %s", e, presetList())
+	case strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ="):
+		return nil, fmt.Errorf("cron expression %q: set the DAG's timezone field instead of a TZ= prefix", e)
+	}
+	if d, err := time.ParseDuration(e); err == nil {
+		if d <= 0 {
+			return nil, fmt.Errorf("duration schedule %q must be positive", e)
+		}
+		return Delta{Every: d}, nil
+	}
+	if len(strings.Fields(e)) != 5 {
+		return nil, fmt.Errorf("invalid schedule %q: allowed are %s", e, Allowed)
+	}
+	return newCron(e, e, loc)
+}
+
+func presetList() string {
+	names := make([]string, 0, len(Presets))
+	for k := range Presets {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// None is the timetable of a DAG without a schedule: it never yields a run.
+type None struct{}
+
+// Next always reports false.
+func (None) Next(*Interval, *time.Time, *time.Time, bool, time.Time) (Interval, bool) {
+	return Interval{}, false
+}
+
+// Summary returns "None", as Airflow does.
+func (None) Summary() string { return "None" }
+
+// Once is the "@once" timetable: a single run with interval
+// [start_date, start_date], due at start_date.
+type Once struct{}
+
+// Next returns [start, start] for the first run and false afterwards, or
+// when start is unset or after end.
+func (Once) Next(last *Interval, start, end *time.Time, _ bool, _ time.Time) (Interval, bool) {
+	if last != nil || start == nil || (end != nil && start.After(*end)) {
+		return Interval{}, false
+	}
+	s := start.UTC()
+	return Interval{Start: s, End: s}, true
+}
+
+// Summary returns "@once".
+func (Once) Summary() string { return "@once" }

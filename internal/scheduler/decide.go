@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Plan is what one scheduling pass does to one running DAG run. Decide
+// computes it from the run's task instances alone; the scheduler applies it.
+type Plan struct {
+	// Schedule lists none-state instances whose trigger rule says run
+	// (none → scheduled).
+	Schedule []string
+	// Skip lists none-state instances whose trigger rule says skip.
+	Skip []string
+	// UpstreamFailed lists none-state instances whose trigger rule says
+	// upstream_failed.
+	UpstreamFailed []string
+	// Remove lists none-state instances whose task is not in the run's DAG
+	// version (none → removed).
+	Remove []string
+	// Expand lists mapped placeholders (map_index -1, state none) whose
+	// trigger rule says run: the scheduler resolves their expand arguments
+	// and replaces them with one instance per element.
+	Expand []core.TaskInstance
+	// Retry lists up_for_retry instances whose next_retry_at has passed
+	// (a new try, scheduled).
+	Retry []core.TaskInstance
+	// NextRetryAt is the earliest next_retry_at still in the future, if any.
+	NextRetryAt *time.Time
+	// RunState is success or failed when every instance is (or by this plan
+	// becomes) terminal, "" while the run goes on.
+	RunState core.DagRunState
+}
+
+// Decide computes the plan for one running run of spec from its current task
+// instances at now. It is pure.
+//
+// A none-state instance is decided by its task's trigger rule over the
+// states of its upstream tasks' instances (each map index counts once; a
+// mapped upstream not yet expanded counts as one undone instance). Tasks are
+// visited in topological order and a skip or upstream_failed decided here
+// counts for the downstream tasks at once, so a failure propagates down a
+// chain in one pass. A mapped placeholder that may run is expanded rather
+// than scheduled.
+//
+// The run's state follows Airflow: when every instance is terminal, the run
+// failed if any leaf task (one with no downstream) has a failed or
+// upstream_failed instance, and succeeded otherwise.
+func Decide(spec *core.DAG, tis []core.TaskInstance, now time.Time) Plan {
+	return compile(spec).decide(tis, now)
+}
+
+// decide is Decide over a compiled spec (cached per DAG version).
+func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
+	var plan Plan
+	// state holds each instance's state as this plan leaves it.
+	state := make([]core.TIState, len(tis))
+	byTask := make(map[string][]int, len(g.order))
+	for i := range tis {
+		state[i] = tis[i].State
+		byTask[tis[i].TaskID] = append(byTask[tis[i].TaskID], i)
+		if g.tasks[tis[i].TaskID] == nil && tis[i].State == core.TINone {
+			plan.Remove = append(plan.Remove, tis[i].ID)
+			state[i] = core.TIRemoved
+		}
+	}
+	for _, task := range g.order {
+		for _, i := range byTask[task.TaskID] {
+			ti := &tis[i]
+			switch ti.State {
+			case core.TINone:
+				decideWaiting(&plan, task, ti, upstreamCounts(task, byTask, state), state, i)
+			case core.TIUpForRetry:
+				if ti.NextRetryAt == nil || !ti.NextRetryAt.After(now) {
+					plan.Retry = append(plan.Retry, *ti)
+				} else if plan.NextRetryAt == nil || ti.NextRetryAt.Before(*plan.NextRetryAt) {
+					at := *ti.NextRetryAt
+					plan.NextRetryAt = &at
+				}
+			}
+		}
+	}
+	plan.RunState = g.runState(tis, state)
+	return plan
+}
+
+func decideWaiting(plan *Plan, task *core.Task, ti *core.TaskInstance, c core.UpstreamCounts, state []core.TIState, i int) {
+	switch task.TriggerRule.Evaluate(c) {
+	case core.Run:
+		if task.Mapped() && ti.MapIndex == core.NoMapIndex {
+			plan.Expand = append(plan.Expand, *ti)
+		} else {
+			plan.Schedule = append(plan.Schedule, ti.ID)
+		}
+	case core.SkipTask:
+		plan.Skip = append(plan.Skip, ti.ID)
+		state[i] = core.TISkipped
+	case core.UpstreamFailed:
+		plan.UpstreamFailed = append(plan.UpstreamFailed, ti.ID)
+		state[i] = core.TIUpstreamFailed
+	case core.Wait:
+	}
+}
+
+// upstreamCounts summarizes the states of every instance of task's upstream
+// tasks. An upstream task without instances (not in this run) is ignored.
+func upstreamCounts(task *core.Task, byTask map[string][]int, state []core.TIState) core.UpstreamCounts {
+	var c core.UpstreamCounts
+	for _, up := range task.DependsOn {
+		for _, i := range byTask[up] {
+			c.Total++
+			switch state[i] {
+			case core.TISuccess:
+				c.Success++
+			case core.TIFailed:
+				c.Failed++
+			case core.TIUpstreamFailed:
+				c.UpstreamFailed++
+			case core.TISkipped:
+				c.Skipped++
+			case core.TIRemoved:
+				c.Removed++
+			case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning, core.TIUpForRetry,
+				core.TIRestarting, core.TIDeferred:
+			}
+		}
+	}
+	return c
+}
+
+// runState returns the run's final state once every instance is terminal.
+func (g *graph) runState(tis []core.TaskInstance, state []core.TIState) core.DagRunState {
+	for _, s := range state {
+		if !s.Terminal() {
+			return ""
+		}
+	}
+	for i := range tis {
+		if !g.leaf[tis[i].TaskID] {
+			continue
+		}
+		if state[i] == core.TIFailed || state[i] == core.TIUpstreamFailed {
+			return core.RunFailed
+		}
+	}
+	return core.RunSuccess
+}

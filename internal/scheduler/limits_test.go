@@ -1,0 +1,148 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// wide returns a DAG of n independent tasks with the given task settings.
+func wide(id string, n int, task core.Task) core.DAG {
+	d := core.DAG{DagID: id}
+	for i := range n {
+		t := task
+		t.TaskID = fmt.Sprintf("t%d", i)
+		d.Tasks = append(d.Tasks, t)
+	}
+	return d
+}
+
+// active counts the run's queued and running instances per pool.
+func (h *harness) active(run *core.DagRun) (n int, slots map[string]int) {
+	slots = map[string]int{}
+	for _, ti := range h.tis(run) {
+		if ti.State == core.TIQueued || ti.State == core.TIRunning {
+			n++
+			slots[ti.Pool] += ti.PoolSlots
+		}
+	}
+	return n, slots
+}
+
+func TestPoolSlotsAreNeverExceeded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, wide("pooled", 7, core.Task{Pool: "p", PoolSlots: 2}))
+	if err := h.st.PoolUpsert(h.ctx, &core.Pool{Name: "p", Slots: 5}); err != nil {
+		t.Fatal(err)
+	}
+	run := h.trigger("pooled")
+	maxSeen := 0
+	for range 20 {
+		h.step()
+		_, slots := h.active(run)
+		if slots["p"] > 5 {
+			t.Fatalf("pool p holds %d slots, it has 5", slots["p"])
+		}
+		maxSeen = max(maxSeen, slots["p"])
+		// The worker finishes one try per round, so the pool stays full.
+		if tis := h.claim("w", 1); len(tis) == 1 {
+			h.finish(tis[0], succeed)
+		}
+		if h.run(run).State.Terminal() {
+			break
+		}
+	}
+	if got := h.run(run).State; got != core.RunSuccess {
+		t.Fatalf("run = %s, want success", got)
+	}
+	if maxSeen != 4 {
+		t.Errorf("pool p peaked at %d slots, want 4 (two 2-slot tasks fit in 5)", maxSeen)
+	}
+}
+
+func TestUnknownPoolWaits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "typo", Tasks: []core.Task{{TaskID: "a", Pool: "nope"}, {TaskID: "b"}}})
+	run := h.trigger("typo")
+	h.step()
+	want := map[string]string{"a": "scheduled", "b": "queued"}
+	if got := h.states(run); got["a"] != want["a"] || got["b"] != want["b"] {
+		t.Fatalf("states = %v, want %v", got, want)
+	}
+	if err := h.st.PoolUpsert(h.ctx, &core.Pool{Name: "nope", Slots: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, state := h.drive(run, succeed); state != core.RunSuccess {
+		t.Errorf("run = %s after creating the pool, want success", state)
+	}
+}
+
+func TestMaxActiveTasksAcrossRuns(t *testing.T) {
+	t.Parallel()
+	spec := wide("busy", 3, core.Task{})
+	spec.MaxActiveTasks = 4
+	h := newHarness(t, spec)
+	r1, r2 := h.trigger("busy"), h.trigger("busy")
+	h.step()
+	n1, _ := h.active(r1)
+	n2, _ := h.active(r2)
+	if n1+n2 != 4 {
+		t.Fatalf("queued across runs = %d, want max_active_tasks 4", n1+n2)
+	}
+	for _, r := range []*core.DagRun{r1, r2} {
+		if _, state := h.drive(r, succeed); state != core.RunSuccess {
+			t.Errorf("run %s = %s, want success", r.RunID, state)
+		}
+	}
+}
+
+func TestMaxActiveRuns(t *testing.T) {
+	t.Parallel()
+	spec := core.DAG{DagID: "one_at_a_time", MaxActiveRuns: 1, Tasks: []core.Task{{TaskID: "a"}}}
+	h := newHarness(t, spec)
+	r1, r2, r3 := h.trigger(spec.DagID), h.trigger(spec.DagID), h.trigger(spec.DagID)
+	order := []*core.DagRun{r1, r2, r3}
+	for i := range order {
+		h.step()
+		for j, other := range order {
+			want := core.RunQueued
+			switch {
+			case j < i:
+				want = core.RunSuccess
+			case j == i:
+				want = core.RunRunning
+			}
+			if got := h.run(other).State; got != want {
+				t.Fatalf("after finishing %d runs, run %d = %s, want %s", i, j+1, got, want)
+			}
+		}
+		if ran := h.work(succeed); len(ran) != 1 {
+			t.Fatalf("round %d ran %v, want only run %d's task", i, ran, i+1)
+		}
+	}
+	h.step()
+	counts, err := h.st.DagRunCountByState(h.ctx, spec.DagID)
+	if err != nil || counts[core.RunSuccess] != 3 {
+		t.Errorf("run counts = %v (err %v), want 3 successes", counts, err)
+	}
+}
+
+func TestPausedDagDoesNotProgress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "paused", Tasks: []core.Task{{TaskID: "a"}}})
+	run := h.trigger("paused")
+	if err := h.st.DagSetPaused(h.ctx, "paused", true); err != nil {
+		t.Fatal(err)
+	}
+	h.step()
+	if got := h.run(run).State; got != core.RunQueued {
+		t.Fatalf("run of a paused DAG = %s, want queued", got)
+	}
+	if err := h.st.DagSetPaused(h.ctx, "paused", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, state := h.drive(run, succeed); state != core.RunSuccess {
+		t.Errorf("run = %s after unpausing, want success", state)
+	}
+}

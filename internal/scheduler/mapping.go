@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// expand replaces a mapped task's placeholder with one scheduled instance
+// per element of its expand arguments (literal lists and upstream XComs), or
+// skips it when there are none. A value that cannot be mapped over (missing,
+// not a list or object, too long) fails the placeholder with a logged error
+// naming the task and argument; its downstream tasks then become
+// upstream_failed.
+func (s *Scheduler) expand(ctx context.Context, run *core.DagRun, g *graph, ph *core.TaskInstance, now time.Time) error {
+	task := g.tasks[ph.TaskID]
+	values := make(map[string]json.RawMessage, len(task.Expand))
+	var bad error
+	for name, src := range task.Expand {
+		if src.XCom == nil {
+			b, err := json.Marshal(src.Values)
+			if err != nil {
+				return fmt.Errorf("expand %s: encode argument %q: %w", runs.Describe(ph), name, err)
+			}
+			values[name] = b
+			continue
+		}
+		v, err := s.xcomValue(ctx, run, g, src.XCom)
+		if err != nil {
+			if !errors.Is(err, core.ErrNotFound) {
+				return fmt.Errorf("expand %s: %w", runs.Describe(ph), err)
+			}
+			bad = fmt.Errorf("task %q expand argument %q: %w", task.TaskID, name, err)
+			break
+		}
+		values[name] = v
+	}
+	var args []json.RawMessage
+	if bad == nil {
+		args, bad = expandArgs(task.TaskID, values, s.Config.MaxMapLength)
+	}
+	if bad != nil {
+		s.Logger.Error("cannot expand mapped task; failing it", "dag_id", run.DagID, "run_id", run.RunID,
+			"task_id", task.TaskID, "err", bad)
+		_, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+			IDs: []string{ph.ID}, From: []core.TIState{core.TINone}, To: core.TIFailed, Now: now,
+		})
+		if err != nil {
+			return fmt.Errorf("fail unmappable %s: %w", runs.Describe(ph), err)
+		}
+		return nil
+	}
+	instances := make([]store.NewTaskInstance, len(args))
+	for i, a := range args {
+		instances[i] = store.NewTaskInstance{
+			ID: uuid.NewString(), TaskID: ph.TaskID, MapIndex: i, MaxTries: ph.MaxTries,
+			Queue: ph.Queue, Pool: ph.Pool, PoolSlots: ph.PoolSlots, PriorityWeight: ph.PriorityWeight,
+			Operator: ph.Operator, MapArgs: a, State: core.TIScheduled,
+		}
+	}
+	err := s.Store.TaskInstanceExpand(ctx, &store.TaskInstanceExpandParams{
+		DagRunID: run.ID, TaskID: ph.TaskID, Instances: instances, Now: now,
+	})
+	if err != nil && !benign(err) {
+		return fmt.Errorf("expand %s into %d instances: %w", runs.Describe(ph), len(instances), err)
+	}
+	return nil
+}
+
+// xcomValue returns the XCom a mapped argument refers to. For a mapped
+// upstream task the values of its map indexes are gathered into one list,
+// in map_index order. ErrNotFound when the upstream pushed nothing.
+func (s *Scheduler) xcomValue(ctx context.Context, run *core.DagRun, g *graph, ref *core.XComRef) (json.RawMessage, error) {
+	key := ref.Key
+	if key == "" {
+		key = core.DefaultXComKey
+	}
+	if up := g.tasks[ref.TaskID]; up == nil || !up.Mapped() {
+		x, err := s.Store.XComGet(ctx, run.DagID, run.RunID, ref.TaskID, core.NoMapIndex, key)
+		if errors.Is(err, core.ErrNotFound) {
+			return nil, fmt.Errorf("upstream task %q pushed no XCom %q to map over: %w", ref.TaskID, key, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read XCom %q of task %q: %w", key, ref.TaskID, err)
+		}
+		return x.Value, nil
+	}
+	xs, err := s.Store.XComList(ctx, run.DagID, run.RunID, ref.TaskID)
+	if err != nil {
+		return nil, fmt.Errorf("list XComs of mapped task %q: %w", ref.TaskID, err)
+	}
+	var items []json.RawMessage // XComList is in map_index order
+	for _, x := range xs {
+		if x.Key == key && x.MapIndex >= 0 {
+			items = append(items, x.Value)
+		}
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	return json.Marshal(items)
+}

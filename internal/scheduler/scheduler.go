@@ -1,0 +1,251 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultPollInterval           = 2 * time.Second
+	DefaultHeartbeatTimeout       = 5 * time.Minute
+	DefaultMaxRunsToCreatePerLoop = 10
+	DefaultMaxActiveRuns          = 16
+	DefaultMaxActiveTasks         = 16
+	// DefaultPoolSlots is the size of default_pool when no row defines it.
+	DefaultPoolSlots = 128
+	// maxPassesPerWake bounds the passes one wake-up runs back to back while
+	// each pass unblocks more work.
+	maxPassesPerWake = 100
+)
+
+// Config tunes the scheduler; zero fields take the defaults above.
+type Config struct {
+	// PollInterval is the fallback wake-up when no notification arrives.
+	PollInterval time.Duration
+	// HeartbeatTimeout is how long a running try may go without a heartbeat
+	// (or a queued claim without a start) before its worker counts as dead.
+	HeartbeatTimeout time.Duration
+	// StaleCheckInterval is how often dead workers are looked for
+	// (default HeartbeatTimeout/4).
+	StaleCheckInterval time.Duration
+	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
+	// (Airflow's max_dagruns_to_create_per_loop).
+	MaxRunsToCreatePerLoop int
+	// MaxMapLength bounds the instances one mapped task expands to.
+	MaxMapLength int
+}
+
+// Scheduler is the scheduler service. Set the fields, then call Start.
+type Scheduler struct {
+	Store  store.Store
+	Clock  core.Clock
+	Logger *slog.Logger
+	Config Config
+
+	mu        sync.Mutex
+	graphs    map[int64]*graph // per dag_version id; versions never change
+	exhausted map[string]int64 // dag id → version whose schedule has no next run
+	lastStale time.Time
+	stop      context.CancelFunc
+}
+
+// Start runs the scheduling loop until ctx is done or Stop is called, and
+// returns nil then. A pass that fails (say, the database is briefly
+// unavailable) is logged and retried at the next wake-up.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.init()
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.stop = cancel
+	s.mu.Unlock()
+	defer cancel()
+	wake := s.Store.Subscribe(ctx, store.ChannelScheduler)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-timer.C:
+		}
+		next, err := s.wake(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.Logger.Error("scheduler pass failed", "err", err)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(max(next.Sub(s.Clock.Now()), 0))
+	}
+}
+
+// Stop ends a running Start.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// RunOnce runs scheduling passes until one changes nothing more, as one
+// wake-up of Start does. Tests and single-shot tools call it directly.
+func (s *Scheduler) RunOnce(ctx context.Context) error {
+	s.init()
+	_, err := s.wake(ctx)
+	return err
+}
+
+// wake runs passes back to back while they unblock more work and returns
+// when the loop should wake next at the latest.
+func (s *Scheduler) wake(ctx context.Context) (time.Time, error) {
+	for range maxPassesPerWake {
+		res, err := s.pass(ctx)
+		if err != nil {
+			return s.Clock.Now().Add(s.Config.PollInterval), err
+		}
+		if !res.again {
+			return res.next, nil
+		}
+	}
+	return s.Clock.Now(), nil
+}
+
+// passResult says whether another pass is due at once, and otherwise when
+// the next one is.
+type passResult struct {
+	again bool
+	next  time.Time
+}
+
+// earliest lowers r.next to t.
+func (r *passResult) earliest(t time.Time) {
+	if t.Before(r.next) {
+		r.next = t
+	}
+}
+
+// pass is one scheduling pass: dead workers, scheduled runs, queued runs,
+// running runs, then queueing.
+func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
+	now := s.Clock.Now()
+	res := passResult{next: now.Add(s.Config.PollInterval)}
+	if err := s.checkStale(ctx, now, &res); err != nil {
+		return res, err
+	}
+	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
+	if err != nil {
+		return res, fmt.Errorf("list dags: %w", err)
+	}
+	paused := make(map[string]bool, len(dags))
+	for i := range dags {
+		paused[dags[i].DagID] = dags[i].IsPaused
+	}
+	if err := s.createScheduledRuns(ctx, dags, now, &res); err != nil {
+		return res, err
+	}
+	running, err := s.startQueuedRuns(ctx, paused, now)
+	if err != nil {
+		return res, err
+	}
+	for i := range running {
+		run := &running[i]
+		if paused[run.DagID] {
+			continue
+		}
+		if err := s.processRun(ctx, run, now, &res); err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			// One broken run must not stall the others.
+			s.Logger.Error("schedule dag run", "dag_id", run.DagID, "run_id", run.RunID, "err", err)
+		}
+	}
+	if err := s.queueScheduled(ctx, now); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (s *Scheduler) init() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.graphs != nil {
+		return
+	}
+	if s.Clock == nil {
+		s.Clock = core.SystemClock{}
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &s.Config
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.HeartbeatTimeout <= 0 {
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.StaleCheckInterval <= 0 {
+		c.StaleCheckInterval = c.HeartbeatTimeout / 4
+	}
+	if c.MaxRunsToCreatePerLoop <= 0 {
+		c.MaxRunsToCreatePerLoop = DefaultMaxRunsToCreatePerLoop
+	}
+	if c.MaxMapLength <= 0 {
+		c.MaxMapLength = DefaultMaxMapLength
+	}
+	s.graphs = map[int64]*graph{}
+	s.exhausted = map[string]int64{}
+}
+
+// graph returns the compiled spec of a DAG version, loading it once.
+func (s *Scheduler) graph(ctx context.Context, versionID int64) (*graph, error) {
+	s.mu.Lock()
+	g, ok := s.graphs[versionID]
+	s.mu.Unlock()
+	if ok {
+		return g, nil
+	}
+	v, err := s.Store.DagVersionGet(ctx, versionID)
+	if err != nil {
+		return nil, fmt.Errorf("load dag version %d: %w", versionID, err)
+	}
+	g = compile(&v.Spec)
+	s.mu.Lock()
+	if len(s.graphs) > 4096 { // bound memory; versions are cheap to reload
+		clear(s.graphs)
+	}
+	s.graphs[versionID] = g
+	s.mu.Unlock()
+	return g, nil
+}
+
+// benign reports whether err only means another scheduler (or an operator)
+// got there first.
+func benign(err error) bool {
+	return errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound)
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}

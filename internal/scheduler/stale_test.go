@@ -1,0 +1,84 @@
+package scheduler_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func TestDeadWorkerTryIsRetried(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "dead", Tasks: []core.Task{
+		{TaskID: "a", Retries: 1, RetryDelay: core.Duration(10 * time.Second)},
+	}})
+	run := h.trigger("dead")
+	h.step()
+	tis := h.claim("w1", 1) // w1 starts the try, then dies
+	if len(tis) != 1 {
+		t.Fatalf("claimed %d, want 1", len(tis))
+	}
+	h.clk.Advance(59 * time.Second) // HeartbeatTimeout is one minute
+	h.step()
+	if got := h.states(run)["a"]; got != "running" {
+		t.Fatalf("a = %s before the heartbeat timeout, want running", got)
+	}
+	// Detected at the next check (every HeartbeatTimeout/4) past the timeout.
+	h.clk.Advance(15 * time.Second)
+	h.step()
+	ti := h.tis(run)[0]
+	if ti.State != core.TIUpForRetry || ti.NextRetryAt == nil || !ti.NextRetryAt.Equal(h.clk.Now().Add(10*time.Second)) {
+		t.Fatalf("a = %s next retry %v, want up_for_retry in 10s", ti.State, ti.NextRetryAt)
+	}
+	// The dead worker's late report is refused: its try is over.
+	err := h.st.TaskInstanceFinish(h.ctx, &store.TaskInstanceFinishParams{ID: tis[0].ID, State: core.TISuccess, Now: h.clk.Now()})
+	if err == nil {
+		t.Error("a dead worker could still finish its try")
+	}
+	h.clk.Advance(10 * time.Second)
+	rounds, state := h.drive(run, succeed)
+	if state != core.RunSuccess || len(rounds) != 1 {
+		t.Errorf("run = %s after %v, want success after one more try", state, rounds)
+	}
+}
+
+func TestDeadWorkerLastTryFails(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "dead2", Tasks: []core.Task{{TaskID: "a"}}})
+	run := h.trigger("dead2")
+	h.step()
+	h.claim("w1", 1)
+	h.clk.Advance(2 * time.Minute)
+	h.step()
+	if got := h.run(run).State; got != core.RunFailed {
+		t.Errorf("run = %s, want failed when the only try's worker died (instances %v)", got, h.states(run))
+	}
+}
+
+func TestStaleClaimIsReleased(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "claimed", Tasks: []core.Task{{TaskID: "a"}}})
+	run := h.trigger("claimed")
+	h.step()
+	// w1 claims but dies before starting the try.
+	claimed, err := h.st.TaskInstanceClaim(h.ctx, &store.TaskInstanceClaimParams{
+		WorkerID: "w1", Queues: []string{core.DefaultQueue}, Limit: 1, Now: h.clk.Now()})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v, %d instances", err, len(claimed))
+	}
+	if again := h.claim("w2", 1); len(again) != 0 {
+		t.Fatal("a claimed instance was claimed twice")
+	}
+	h.clk.Advance(2 * time.Minute)
+	h.step()
+	tis := h.claim("w2", 1)
+	if len(tis) != 1 || tis[0].TryNumber != claimed[0].TryNumber {
+		t.Fatalf("w2 claimed %d instances after the stale claim, want the same try", len(tis))
+	}
+	h.finish(tis[0], succeed)
+	h.step()
+	if got := h.run(run).State; got != core.RunSuccess {
+		t.Errorf("run = %s, want success", got)
+	}
+}

@@ -1,0 +1,125 @@
+package postgres_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/postgres"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/store/storetest"
+	"github.com/weirflow/weir/internal/testutil/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// open opens a store on dsn, closed when t ends.
+func open(t testing.TB, dsn string) *sqlstore.Store {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return st
+}
+
+// openTest opens a migrated store on a fresh database.
+func openTest(t testing.TB) *sqlstore.Store {
+	t.Helper()
+	st := open(t, pgtest.DSN(t))
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
+}
+
+func TestMigrations(t *testing.T) {
+	storetest.RunMigrations(t, func(t *testing.T) *sqlstore.Store { return open(t, pgtest.DSN(t)) })
+}
+
+// TestNotifyAcrossProcesses uses two stores (two pools, two LISTEN
+// connections) on one database, as two processes would.
+func TestNotifyAcrossProcesses(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := open(t, dsn)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, dsn)
+	ctx := t.Context()
+	queued := b.Subscribe(ctx, store.ChannelQueued)
+	sched := b.Subscribe(ctx, store.ChannelScheduler)
+	// The listener may connect after the first notification; retrying
+	// until it lands is a wait for a signal, not a timing assumption.
+	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, a, store.ChannelQueued, queued), "cross-process notify")
+	drain(sched)
+
+	boom := errors.New("boom")
+	err := a.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.Notify(ctx, store.ChannelScheduler); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WithTx = %v", err)
+	}
+	if err := a.WithTx(ctx, func(tx store.Store) error { return tx.Notify(ctx, store.ChannelQueued) }); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WaitSignal(t, queued, "notify committed after a rolled-back one")
+	// Notifications arrive in commit order on one LISTEN connection, so the
+	// rolled-back one would have been delivered before this.
+	select {
+	case <-sched:
+		t.Fatal("a rolled-back notification reached another process")
+	default:
+	}
+
+	// Kill the LISTEN connections: b must reconnect, wake its subscribers
+	// (notifications may have been missed) and receive notifications again.
+	if _, err := a.DB().ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN weir_events' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WaitSignal(t, sched, "wake-up after the LISTEN connection was re-established")
+	after := b.Subscribe(ctx, "weir_test_after_reconnect")
+	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, a, "weir_test_after_reconnect", after), "notify after reconnect")
+}
+
+func drain(c <-chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
+}
+
+func TestInvalidUUIDIsInvalid(t *testing.T) {
+	st := openTest(t)
+	_, err := st.TaskInstanceGet(t.Context(), "not-a-uuid")
+	if !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("get by malformed id: %v, want ErrInvalid", err)
+	}
+}
+
+func BenchmarkClaimStartFinish(b *testing.B) {
+	for _, bc := range []struct {
+		name           string
+		batch, workers int
+	}{{"batch1", 1, 1}, {"batch16", 16, 1}, {"batch16x4workers", 16, 4}} {
+		b.Run(bc.name, func(b *testing.B) {
+			storetest.BenchClaimStartFinish(b, openTest(b), bc.batch, bc.workers)
+		})
+	}
+}

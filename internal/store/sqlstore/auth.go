@@ -1,0 +1,85 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/store"
+)
+
+// UserUpsert creates a user or replaces its password hash and role.
+func (s *Store) UserUpsert(ctx context.Context, u *store.User) error {
+	_, err := s.writer().ExecContext(ctx, qUserUpsert, u.Username, u.PasswordHash, u.Role, micros(u.CreatedAt))
+	return s.wrap(err, "save user %s", u.Username)
+}
+
+// UserGet returns a user or ErrNotFound.
+func (s *Store) UserGet(ctx context.Context, username string) (*store.User, error) {
+	var (
+		u  store.User
+		at int64
+	)
+	err := s.reader().QueryRowContext(ctx, qUserGet, username).Scan(&u.Username, &u.PasswordHash, &u.Role, &at)
+	if err != nil {
+		return nil, s.wrap(err, "get user %s", username)
+	}
+	u.CreatedAt = fromMicros(at)
+	return &u, nil
+}
+
+// APITokenCreate stores a token (a new UUID when t.ID is empty, written
+// back); ErrNotFound when the user does not exist, ErrConflict on a
+// duplicate hash.
+func (s *Store) APITokenCreate(ctx context.Context, t *store.APIToken) error {
+	if t.ID == "" {
+		t.ID = uuid.NewString()
+	}
+	_, err := s.writer().ExecContext(ctx, qTokenInsert, t.ID, t.Name, t.Username, t.Hash, micros(t.CreatedAt),
+		nullMicros(t.ExpiresAt))
+	return s.wrap(err, "create api token %q of user %s", t.Name, t.Username)
+}
+
+// APITokenGet finds a token by the hash of its secret.
+func (s *Store) APITokenGet(ctx context.Context, hash string) (*store.APIToken, error) {
+	t, err := scanToken(s.reader().QueryRowContext(ctx, qTokenGetByHash, hash))
+	if err != nil {
+		return nil, s.wrap(err, "get api token")
+	}
+	return t, nil
+}
+
+// APITokenList lists tokens, oldest first.
+func (s *Store) APITokenList(ctx context.Context) ([]store.APIToken, error) {
+	rows, err := s.reader().QueryContext(ctx, qTokenList)
+	if err != nil {
+		return nil, s.wrap(err, "list api tokens")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.APIToken, error) {
+		t, err := scanToken(r)
+		if err != nil {
+			return store.APIToken{}, err
+		}
+		return *t, nil
+	})
+	return out, s.wrap(err, "list api tokens")
+}
+
+// APITokenDelete removes a token; ErrNotFound when absent.
+func (s *Store) APITokenDelete(ctx context.Context, id string) error {
+	return s.execOne(ctx, "delete api token "+id, qTokenDelete, id)
+}
+
+func scanToken(r scanner) (*store.APIToken, error) {
+	var (
+		t       store.APIToken
+		created int64
+		expires sql.NullInt64
+	)
+	if err := r.Scan(&t.ID, &t.Name, &t.Username, &t.Hash, &created, &expires); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.ExpiresAt = fromMicros(created), ptrMicros(expires)
+	return &t, nil
+}

@@ -1,0 +1,136 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// TaskInstanceClaim assigns up to p.Limit queued, unclaimed instances of
+// p.Queues (default: the default queue) to p.WorkerID in one statement,
+// highest priority_weight first, then oldest queued_at. On PostgreSQL the
+// candidate rows are locked with SKIP LOCKED, so concurrent claimers take
+// disjoint rows; on SQLite the single writer serializes claims.
+func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	if p.WorkerID == "" {
+		return nil, fmt.Errorf("claim task instances: empty worker id: %w", core.ErrInvalid)
+	}
+	queues := p.Queues
+	if len(queues) == 0 {
+		queues = []string{core.DefaultQueue}
+	}
+	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit}}
+	query := fmt.Sprintf(qTIClaim, list(&b, queues), s.d.ClaimLock)
+	tis, err := s.queryTIs(ctx, s.writer(), "claim task instances for worker "+p.WorkerID, query, b.args...)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(tis, func(i, j int) bool { return claimOrder(&tis[i], &tis[j]) })
+	return tis, nil
+}
+
+// claimOrder is the order claims are handed out in (RETURNING has none).
+func claimOrder(a, b *core.TaskInstance) bool {
+	if a.PriorityWeight != b.PriorityWeight {
+		return a.PriorityWeight > b.PriorityWeight
+	}
+	var qa, qb time.Time
+	if a.QueuedAt != nil {
+		qa = *a.QueuedAt
+	}
+	if b.QueuedAt != nil {
+		qb = *b.QueuedAt
+	}
+	if !qa.Equal(qb) {
+		return qa.Before(qb)
+	}
+	return a.ID < b.ID
+}
+
+// TaskInstanceStart moves a queued instance claimed by p.WorkerID to running.
+func (s *Store) TaskInstanceStart(ctx context.Context, p *store.TaskInstanceStartParams) (*core.TaskInstance, error) {
+	ti, err := scanTI(s.writer().QueryRowContext(ctx, qTIStart, p.ID, p.WorkerID, p.Hostname, p.PID, micros(p.Now)))
+	if err == nil {
+		return ti, nil
+	}
+	what := fmt.Sprintf("start task instance %s for worker %s", p.ID, p.WorkerID)
+	if err := s.wrap(err, "%s", what); !errors.Is(err, core.ErrNotFound) {
+		return nil, err
+	}
+	cur, err := s.TaskInstanceGet(ctx, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return nil, fmt.Errorf("%s: it is %s (claimed by %q): %w", what, cur.State, cur.WorkerID, core.ErrConflict)
+}
+
+// TaskInstanceHeartbeat records that a running instance is alive.
+func (s *Store) TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error {
+	return s.runningOnly(ctx, "heartbeat task instance "+id, id, qTIHeartbeat, id, micros(at))
+}
+
+// TaskInstanceFinish moves a running instance to success, failed, skipped
+// or up_for_retry.
+func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFinishParams) error {
+	what := fmt.Sprintf("finish task instance %s as %s", p.ID, p.State)
+	switch p.State {
+	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
+	default:
+		return fmt.Errorf("%s: a try can only finish as success, failed, skipped or up_for_retry: %w",
+			what, core.ErrInvalid)
+	}
+	return s.runningOnly(ctx, what, p.ID, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt))
+}
+
+// runningOnly runs an update conditioned on state running; when no row
+// changed it reports ErrNotFound or ErrConflict with the current state.
+func (s *Store) runningOnly(ctx context.Context, what, id, query string, args ...any) error {
+	err := s.execOne(ctx, what, query, args...)
+	if !errors.Is(err, core.ErrNotFound) {
+		return err
+	}
+	cur, err := s.TaskInstanceGet(ctx, id)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: it is %s, not running: %w", what, cur.State, core.ErrConflict)
+}
+
+// TaskInstanceStale lists running instances whose last heartbeat (or start)
+// is older than before, and queued instances claimed before it.
+func (s *Store) TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error) {
+	return s.queryTIs(ctx, s.reader(), "list stale task instances", qTIStale, micros(before))
+}
+
+// TaskInstanceActiveCounts counts queued and running instances per pool
+// (slots), DAG and run.
+func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error) {
+	rows, err := s.reader().QueryContext(ctx, qTIActive)
+	if err != nil {
+		return nil, s.wrap(err, "count active task instances")
+	}
+	out := &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			pool, dag string
+			run       int64
+			slots, n  int
+		)
+		if err := rows.Scan(&pool, &dag, &run, &slots, &n); err != nil {
+			return nil, s.wrap(err, "count active task instances")
+		}
+		out.PoolSlots[pool] += slots
+		out.ByDag[dag] += n
+		out.ByRun[run] += n
+	}
+	return out, s.wrap(rows.Err(), "count active task instances")
+}

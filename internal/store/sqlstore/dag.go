@@ -1,0 +1,240 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DagSync records a parsed DAG and adds a dag_version when its hash changed.
+// created reports whether a new version was added (always for a new DAG).
+func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error) {
+	dagID := p.Spec.DagID
+	spec, err := json.Marshal(p.Spec)
+	if err != nil {
+		return 0, false, fmt.Errorf("sync dag %s: encode spec: %w", dagID, err)
+	}
+	tags, err := json.Marshal(nonNilTags(p.Spec.Tags))
+	if err != nil {
+		return 0, false, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
+	}
+	err = s.inTx(ctx, func(tx *Store) error {
+		var paused bool
+		err := tx.tx.QueryRowContext(ctx, qDagExists, dagID).Scan(&paused)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = tx.tx.ExecContext(ctx, qDagInsert, dagID, p.Spec.FileLoc, p.Paused,
+				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now))
+		case err == nil:
+			_, err = tx.tx.ExecContext(ctx, qDagUpdate, dagID, p.Spec.FileLoc,
+				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now))
+		}
+		if err != nil {
+			return tx.wrap(err, "sync dag %s", dagID)
+		}
+		latest, err := tx.DagVersionLatest(ctx, dagID)
+		if err != nil && !errors.Is(err, core.ErrNotFound) {
+			return err
+		}
+		if latest != nil && latest.Hash == p.Hash {
+			versionID = latest.ID
+			return nil
+		}
+		next := 1
+		if latest != nil {
+			next = latest.Version + 1
+		}
+		if err := tx.tx.QueryRowContext(ctx, qDagVersionInsert, dagID, next, p.Hash, string(spec),
+			micros(p.Now)).Scan(&versionID); err != nil {
+			return tx.wrap(err, "add version %d of dag %s", next, dagID)
+		}
+		created = true
+		_, err = tx.tx.ExecContext(ctx, qDagSetLatest, dagID, versionID)
+		return tx.wrap(err, "set latest version of dag %s", dagID)
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return versionID, created, nil
+}
+
+func nonNilTags(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
+}
+
+// DagGet returns one DAG's row.
+func (s *Store) DagGet(ctx context.Context, dagID string) (*core.DagModel, error) {
+	d, err := scanDag(s.reader().QueryRowContext(ctx, qDagGet, dagID))
+	if err != nil {
+		return nil, s.wrap(err, "get dag %s", dagID)
+	}
+	return d, nil
+}
+
+// DagList lists DAGs by id.
+func (s *Store) DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error) {
+	var b builder
+	if p.OnlyActive {
+		b.where("is_active = TRUE")
+	}
+	in(&b, "dag_id", p.DagIDs)
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qDagList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "list dags")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.DagModel, error) {
+		d, err := scanDag(r)
+		if err != nil {
+			return core.DagModel{}, err
+		}
+		return *d, nil
+	})
+	return out, s.wrap(err, "list dags")
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanDag(r scanner) (*core.DagModel, error) {
+	var (
+		d        core.DagModel
+		tags     string
+		latest   sql.NullInt64
+		next     sql.NullInt64
+		lastPars int64
+	)
+	if err := r.Scan(&d.DagID, &d.FileLoc, &d.IsPaused, &d.IsActive, &d.Description, &d.Schedule,
+		&tags, &latest, &next, &lastPars); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &d.Tags); err != nil {
+		return nil, fmt.Errorf("decode tags of dag %s: %w", d.DagID, err)
+	}
+	d.LatestVersion = latest.Int64
+	d.NextRunAfter = ptrMicros(next)
+	d.LastParsedTime = fromMicros(lastPars)
+	return &d, nil
+}
+
+// collect scans every row and closes rows.
+func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// DagSetPaused pauses or unpauses a DAG.
+func (s *Store) DagSetPaused(ctx context.Context, dagID string, paused bool) error {
+	return s.execOne(ctx, "set paused of dag "+dagID, qDagSetPaused, dagID, paused)
+}
+
+// DagSetNextRunAfter records when the scheduler should next look at the DAG.
+func (s *Store) DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error {
+	return s.execOne(ctx, "set next run of dag "+dagID, qDagSetNextRun, dagID, nullMicros(at))
+}
+
+// execOne runs a write that must affect a row; ErrNotFound when none.
+func (s *Store) execOne(ctx context.Context, what, query string, args ...any) error {
+	res, err := s.writer().ExecContext(ctx, query, args...)
+	if err != nil {
+		return s.wrap(err, "%s", what)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.wrap(err, "%s", what)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, core.ErrNotFound)
+	}
+	return nil
+}
+
+// DagDeactivateMissing marks inactive every active DAG not in Keep.
+func (s *Store) DagDeactivateMissing(ctx context.Context, p *store.DagDeactivateParams) error {
+	var b builder
+	cond := ""
+	if len(p.Keep) > 0 {
+		cond = " AND dag_id NOT IN (" + list(&b, p.Keep) + ")"
+	}
+	_, err := s.writer().ExecContext(ctx, fmt.Sprintf(qDagDeactivate, cond), b.args...)
+	return s.wrap(err, "deactivate missing dags")
+}
+
+// DagVersionGet returns one version with its spec.
+func (s *Store) DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error) {
+	v, err := scanVersion(s.reader().QueryRowContext(ctx, qDagVersionGet, id))
+	if err != nil {
+		return nil, s.wrap(err, "get dag version %d", id)
+	}
+	return v, nil
+}
+
+// DagVersionLatest returns a DAG's newest version.
+func (s *Store) DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error) {
+	v, err := scanVersion(s.reader().QueryRowContext(ctx, qDagVersionLatest, dagID))
+	if err != nil {
+		return nil, s.wrap(err, "get latest version of dag %s", dagID)
+	}
+	return v, nil
+}
+
+func scanVersion(r scanner) (*core.DagVersion, error) {
+	var (
+		v       core.DagVersion
+		spec    string
+		created int64
+	)
+	if err := r.Scan(&v.ID, &v.DagID, &v.Version, &v.Hash, &spec, &created); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(spec), &v.Spec); err != nil {
+		return nil, fmt.Errorf("decode spec of dag version %d: %w", v.ID, err)
+	}
+	v.CreatedAt = fromMicros(created)
+	return &v, nil
+}
+
+// ImportErrorSet records (or replaces) the import error of one file.
+func (s *Store) ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error {
+	_, err := s.writer().ExecContext(ctx, qImportErrorSet, filename, message, micros(at))
+	return s.wrap(err, "record import error of %s", filename)
+}
+
+// ImportErrorDelete removes the import error of one file (no error when absent).
+func (s *Store) ImportErrorDelete(ctx context.Context, filename string) error {
+	_, err := s.writer().ExecContext(ctx, qImportErrorDelete, filename)
+	return s.wrap(err, "delete import error of %s", filename)
+}
+
+// ImportErrorList lists import errors by filename.
+func (s *Store) ImportErrorList(ctx context.Context) ([]core.ImportError, error) {
+	rows, err := s.reader().QueryContext(ctx, qImportErrorList)
+	if err != nil {
+		return nil, s.wrap(err, "list import errors")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.ImportError, error) {
+		var (
+			e  core.ImportError
+			at int64
+		)
+		err := r.Scan(&e.ID, &e.Filename, &e.Message, &at)
+		e.Timestamp = fromMicros(at)
+		return e, err
+	})
+	return out, s.wrap(err, "list import errors")
+}

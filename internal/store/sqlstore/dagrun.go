@@ -1,0 +1,220 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DagRunCreate inserts a run and its task instances in one transaction.
+func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (*core.DagRun, error) {
+	run := &core.DagRun{DagID: p.DagID, RunID: p.RunID, RunType: p.RunType, State: p.State,
+		LogicalDate: utcPtr(p.LogicalDate), DataIntervalStart: utcPtr(p.DataIntervalStart),
+		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: p.Conf, DagVersionID: p.DagVersionID,
+		QueuedAt: p.Now.UTC().Truncate(time.Microsecond)}
+	if run.State == "" {
+		run.State = core.RunQueued
+	}
+	if run.State == core.RunRunning {
+		start := run.QueuedAt
+		run.StartDate = &start
+	}
+	err := s.inTx(ctx, func(tx *Store) error {
+		err := tx.tx.QueryRowContext(ctx, qRunInsert, p.DagID, p.RunID, string(p.RunType), string(run.State),
+			nullMicros(p.LogicalDate), nullMicros(p.DataIntervalStart), nullMicros(p.DataIntervalEnd),
+			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate)).Scan(&run.ID)
+		if err != nil {
+			return tx.wrap(err, "create dag run %s of dag %s", p.RunID, p.DagID)
+		}
+		return tx.insertTIs(ctx, run, p.TaskInstances, p.Now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// utcPtr truncates an optional time to what the store keeps.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Microsecond)
+	return &v
+}
+
+// tiBatch is how many task instances one INSERT carries (well under both
+// engines' bind-parameter limits).
+const tiBatch = 500
+
+// insertTIs adds task instances to a run with multi-row INSERTs. Defaults:
+// a new UUID, queue "default", pool "default_pool", one slot, one try.
+func (s *Store) insertTIs(ctx context.Context, run *core.DagRun, tis []store.NewTaskInstance, now time.Time) error {
+	for start := 0; start < len(tis); start += tiBatch {
+		chunk := tis[start:min(start+tiBatch, len(tis))]
+		args := make([]any, 0, len(chunk)*tiInsertArgs)
+		tuples := make([]string, len(chunk))
+		for i, ti := range chunk {
+			ph := make([]string, tiInsertArgs)
+			for j := range ph {
+				ph[j] = "$" + strconv.Itoa(i*tiInsertArgs+j+1)
+			}
+			tuples[i] = "(" + strings.Join(ph, ", ") + ")"
+			args = append(args, tiInsertValues(run, &ti, now)...)
+		}
+		if _, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTIInsert, strings.Join(tuples, ", ")), args...); err != nil {
+			return s.wrap(err, "insert task instances of run %s of dag %s", run.RunID, run.DagID)
+		}
+	}
+	return nil
+}
+
+// tiInsertValues returns one row's values in tiInsertCols order.
+func tiInsertValues(run *core.DagRun, ti *store.NewTaskInstance, now time.Time) []any {
+	id := ti.ID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	queue, pool := ti.Queue, ti.Pool
+	if queue == "" {
+		queue = core.DefaultQueue
+	}
+	if pool == "" {
+		pool = core.DefaultPool
+	}
+	var queuedAt any
+	if ti.State == core.TIQueued {
+		queuedAt = micros(now)
+	}
+	return []any{id, run.ID, run.DagID, run.RunID, ti.TaskID, ti.MapIndex, 1, max(ti.MaxTries, 1),
+		string(ti.State), queue, pool, max(ti.PoolSlots, 1), ti.PriorityWeight, ti.Operator,
+		queuedAt, nullID(run.DagVersionID), nullJSON(ti.MapArgs), micros(now)}
+}
+
+// DagRunGet returns a run by DAG id and run id.
+func (s *Store) DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error) {
+	r, err := scanRun(s.reader().QueryRowContext(ctx, qRunGet, dagID, runID))
+	if err != nil {
+		return nil, s.wrap(err, "get dag run %s of dag %s", runID, dagID)
+	}
+	return r, nil
+}
+
+// DagRunGetByID returns a run by its numeric id.
+func (s *Store) DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, error) {
+	r, err := scanRun(s.reader().QueryRowContext(ctx, qRunGetByID, id))
+	if err != nil {
+		return nil, s.wrap(err, "get dag run %d", id)
+	}
+	return r, nil
+}
+
+// DagRunList lists runs, newest first.
+func (s *Store) DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error) {
+	var b builder
+	if p.DagID != "" {
+		b.where("dag_id = ?", p.DagID)
+	}
+	in(&b, "state", p.States)
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qRunList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "list dag runs")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.DagRun, error) {
+		run, err := scanRun(r)
+		if err != nil {
+			return core.DagRun{}, err
+		}
+		return *run, nil
+	})
+	return out, s.wrap(err, "list dag runs")
+}
+
+func scanRun(r scanner) (*core.DagRun, error) {
+	var (
+		run                 core.DagRun
+		logical, dis, die   sql.NullInt64
+		conf                sql.NullString
+		version, start, end sql.NullInt64
+		queued              int64
+		runType, state      string
+	)
+	if err := r.Scan(&run.ID, &run.DagID, &run.RunID, &runType, &state, &logical, &dis, &die,
+		&conf, &version, &queued, &start, &end); err != nil {
+		return nil, err
+	}
+	run.RunType, run.State = core.RunType(runType), core.DagRunState(state)
+	run.LogicalDate, run.DataIntervalStart, run.DataIntervalEnd = ptrMicros(logical), ptrMicros(dis), ptrMicros(die)
+	run.Conf = rawJSON(conf)
+	run.DagVersionID = version.Int64
+	run.QueuedAt = fromMicros(queued)
+	run.StartDate, run.EndDate = ptrMicros(start), ptrMicros(end)
+	return &run, nil
+}
+
+// DagRunSetState moves a run to p.To when its state is one of p.From. Entering
+// running sets the start date (once); a terminal state sets the end date and
+// any other state clears it. ErrNotFound when the run does not exist.
+func (s *Store) DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error) {
+	b := builder{args: []any{p.ID, string(p.To), micros(p.Now), p.To == core.RunRunning, p.To.Terminal()}}
+	cond := ""
+	if len(p.From) > 0 {
+		cond = " AND state IN (" + list(&b, p.From) + ")"
+	}
+	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qRunSetState, cond), b.args...)
+	if err != nil {
+		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	var one int
+	if err := s.writer().QueryRowContext(ctx, qRunExists, p.ID).Scan(&one); err != nil {
+		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+	}
+	return false, nil
+}
+
+// DagRunLatestScheduled returns the scheduled or backfill run with the
+// greatest logical date.
+func (s *Store) DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error) {
+	r, err := scanRun(s.reader().QueryRowContext(ctx, qRunLatestScheduled, dagID))
+	if err != nil {
+		return nil, s.wrap(err, "get latest scheduled run of dag %s", dagID)
+	}
+	return r, nil
+}
+
+// DagRunCountByState counts a DAG's runs per state.
+func (s *Store) DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error) {
+	rows, err := s.reader().QueryContext(ctx, qRunCountByState, dagID)
+	if err != nil {
+		return nil, s.wrap(err, "count runs of dag %s", dagID)
+	}
+	out := map[core.DagRunState]int{}
+	_, err = collect(rows, func(r *sql.Rows) (struct{}, error) {
+		var (
+			state string
+			n     int
+		)
+		err := r.Scan(&state, &n)
+		out[core.DagRunState(state)] = n
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil, s.wrap(err, "count runs of dag %s", dagID)
+	}
+	return out, nil
+}

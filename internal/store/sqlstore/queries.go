@@ -1,0 +1,182 @@
+package sqlstore
+
+// Every SQL text of the store, one engine-neutral text each ($N placeholders,
+// times as BIGINT microseconds). Texts with a %s take a generated list or
+// clause (IN lists, optional filters, the dialect's claim lock).
+
+// --- dag, dag_version, import_error ---
+
+const dagCols = `dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags,
+	latest_version_id, next_run_after, last_parsed_time`
+
+const (
+	qDagGet    = `SELECT ` + dagCols + ` FROM dag WHERE dag_id = $1`
+	qDagList   = `SELECT ` + dagCols + ` FROM dag%s ORDER BY dag_id%s`
+	qDagExists = `SELECT is_paused FROM dag WHERE dag_id = $1`
+	qDagInsert = `INSERT INTO dag (dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags, last_parsed_time)
+		VALUES ($1, $2, $3, TRUE, $4, $5, $6, $7)`
+	qDagUpdate = `UPDATE dag SET fileloc = $2, is_active = TRUE, description = $3, timetable_summary = $4,
+		tags = $5, last_parsed_time = $6 WHERE dag_id = $1`
+	qDagSetLatest     = `UPDATE dag SET latest_version_id = $2 WHERE dag_id = $1`
+	qDagSetPaused     = `UPDATE dag SET is_paused = $2 WHERE dag_id = $1`
+	qDagSetNextRun    = `UPDATE dag SET next_run_after = $2 WHERE dag_id = $1`
+	qDagDeactivate    = `UPDATE dag SET is_active = FALSE WHERE is_active = TRUE%s`
+	qDagVersionCols   = `id, dag_id, version_number, hash, spec, created_at`
+	qDagVersionGet    = `SELECT ` + qDagVersionCols + ` FROM dag_version WHERE id = $1`
+	qDagVersionLatest = `SELECT ` + qDagVersionCols + ` FROM dag_version WHERE dag_id = $1
+		ORDER BY version_number DESC LIMIT 1`
+	qDagVersionInsert = `INSERT INTO dag_version (dag_id, version_number, hash, spec, created_at)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`
+
+	qImportErrorSet = `INSERT INTO import_error (filename, stack_trace, timestamp) VALUES ($1, $2, $3)
+		ON CONFLICT (filename) DO UPDATE SET stack_trace = excluded.stack_trace, timestamp = excluded.timestamp`
+	qImportErrorDelete = `DELETE FROM import_error WHERE filename = $1`
+	qImportErrorList   = `SELECT id, filename, stack_trace, timestamp FROM import_error ORDER BY filename`
+)
+
+// --- dag_run ---
+
+const runCols = `id, dag_id, run_id, run_type, state, logical_date, data_interval_start, data_interval_end,
+	conf, dag_version_id, queued_at, start_date, end_date`
+
+const (
+	qRunInsert = `INSERT INTO dag_run (dag_id, run_id, run_type, state, logical_date, data_interval_start,
+		data_interval_end, conf, dag_version_id, queued_at, start_date)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`
+	qRunGet      = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
+	qRunGetByID  = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
+	qRunList     = `SELECT ` + runCols + ` FROM dag_run%s ORDER BY id DESC%s`
+	qRunSetState = `UPDATE dag_run SET state = $2,
+		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,
+		end_date = CASE WHEN $5 THEN $3 ELSE NULL END
+		WHERE id = $1%s`
+	qRunExists          = `SELECT 1 FROM dag_run WHERE id = $1`
+	qRunLatestScheduled = `SELECT ` + runCols + ` FROM dag_run
+		WHERE dag_id = $1 AND run_type IN ('scheduled', 'backfill') AND logical_date IS NOT NULL
+		ORDER BY logical_date DESC, id DESC LIMIT 1`
+	qRunCountByState = `SELECT state, COUNT(*) FROM dag_run WHERE dag_id = $1 GROUP BY state`
+)
+
+// --- task_instance, task_instance_history ---
+
+// tiCols is the column list of task_instance and task_instance_history, in
+// scanTI's order (history adds none, so archiving is INSERT ... SELECT).
+const tiCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
+	pool, pool_slots, priority_weight, operator, hostname, worker_id, pid, queued_at, start_date, end_date,
+	last_heartbeat, next_retry_at, dag_version_id, map_args`
+
+// tiInsertCols are the columns set when a task instance is created; one
+// VALUES tuple has tiInsertArgs placeholders.
+const (
+	tiInsertCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
+	pool, pool_slots, priority_weight, operator, queued_at, dag_version_id, map_args, updated_at`
+	tiInsertArgs = 18
+)
+
+const (
+	qTIInsert   = `INSERT INTO task_instance (` + tiInsertCols + `) VALUES %s`
+	qTIGet      = `SELECT ` + tiCols + ` FROM task_instance WHERE id = $1`
+	qTIGetByKey = `SELECT ` + tiCols + ` FROM task_instance
+		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
+	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s ORDER BY dag_run_id, task_id, map_index%s`
+	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
+		queued_at = CASE WHEN $4 THEN $2 ELSE queued_at END,
+		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,
+		claimed_at = CASE WHEN $4 THEN NULL ELSE claimed_at END,
+		end_date = CASE WHEN $5 THEN $2 ELSE end_date END
+		WHERE id IN (%s)%s RETURNING id`
+	qTIPlaceholder = `SELECT id FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index = -1`
+	qTIMappedCount = `SELECT COUNT(*) FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index >= 0`
+	qTISkip        = `UPDATE task_instance SET state = 'skipped', start_date = $2, end_date = $2, updated_at = $2
+		WHERE id = $1`
+	qTIDelete  = `DELETE FROM task_instance WHERE id = $1`
+	qTIArchive = `INSERT INTO task_instance_history (` + tiCols + `, claimed_at, updated_at)
+		SELECT ` + tiCols + `, claimed_at, updated_at FROM task_instance WHERE id = $1`
+	qTINewTry = `UPDATE task_instance SET id = $2, try_number = try_number + 1, max_tries = max_tries + $3,
+		state = $4, hostname = '', worker_id = NULL, claimed_at = NULL, pid = 0, queued_at = NULL,
+		start_date = NULL, end_date = NULL, last_heartbeat = NULL,
+		next_retry_at = CASE WHEN $6 THEN next_retry_at ELSE NULL END, updated_at = $5
+		WHERE id = $1`
+	qTIHistory = `SELECT ` + tiCols + ` FROM task_instance_history
+		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 ORDER BY try_number`
+
+	// qTIClaim marks queued, unclaimed rows as claimed in one statement. The
+	// candidates are picked once in a materialized CTE (an IN subquery with
+	// LIMIT may be re-evaluated by PostgreSQL and exceed the limit); the
+	// outer conditions re-check each row after a concurrent update.
+	qTIClaim = `WITH picked AS MATERIALIZED (
+			SELECT id FROM task_instance
+			WHERE state = 'queued' AND worker_id IS NULL AND queue IN (%s)
+			ORDER BY priority_weight DESC, queued_at, id LIMIT $3 %s)
+		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2
+		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND worker_id IS NULL
+		RETURNING ` + tiCols
+	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4, start_date = $5,
+		last_heartbeat = $5, end_date = NULL, updated_at = $5
+		WHERE id = $1 AND state = 'queued' AND worker_id = $2
+		RETURNING ` + tiCols
+	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
+	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4
+		WHERE id = $1 AND state = 'running'`
+	qTIStale = `SELECT ` + tiCols + ` FROM task_instance
+		WHERE (state = 'running' AND COALESCE(last_heartbeat, start_date, updated_at) < $1)
+		   OR (state = 'queued' AND worker_id IS NOT NULL AND claimed_at < $1)
+		ORDER BY id`
+	qTIActive = `SELECT pool, dag_id, dag_run_id, SUM(pool_slots), COUNT(*) FROM task_instance
+		WHERE state IN ('queued', 'running') GROUP BY pool, dag_id, dag_run_id`
+)
+
+// --- xcom ---
+
+const xcomCols = `dag_id, run_id, task_id, map_index, key, value, timestamp`
+
+const (
+	qXComSet = `INSERT INTO xcom (dag_run_id, dag_id, run_id, task_id, map_index, key, value, timestamp)
+		SELECT id, dag_id, run_id, $3, $4, $5, $6, $7 FROM dag_run WHERE dag_id = $1 AND run_id = $2
+		ON CONFLICT (dag_run_id, task_id, map_index, key)
+		DO UPDATE SET value = excluded.value, timestamp = excluded.timestamp`
+	qXComRun = `dag_run_id = (SELECT id FROM dag_run WHERE dag_id = $1 AND run_id = $2)`
+	qXComGet = `SELECT ` + xcomCols + ` FROM xcom WHERE ` + qXComRun + `
+		AND task_id = $3 AND map_index = $4 AND key = $5`
+	qXComList = `SELECT ` + xcomCols + ` FROM xcom WHERE ` + qXComRun + `
+		AND ($3 = '' OR task_id = $3) ORDER BY task_id, map_index, key`
+	qXComClear  = `DELETE FROM xcom WHERE ` + qXComRun + ` AND task_id = $3 AND map_index = $4`
+	qXComDelete = qXComClear + ` AND key = $5`
+)
+
+// --- users, tokens ---
+
+const (
+	qUserUpsert = `INSERT INTO weir_user (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role`
+	qUserGet        = `SELECT username, password_hash, role, created_at FROM weir_user WHERE username = $1`
+	tokenCols       = `id, name, username, hash, created_at, expires_at`
+	qTokenInsert    = `INSERT INTO api_token (` + tokenCols + `) VALUES ($1, $2, $3, $4, $5, $6)`
+	qTokenGetByHash = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`
+	qTokenList      = `SELECT ` + tokenCols + ` FROM api_token ORDER BY created_at, id`
+	qTokenDelete    = `DELETE FROM api_token WHERE id = $1`
+)
+
+// --- pools, connections, jobs, audit log ---
+
+const (
+	qPoolUpsert = `INSERT INTO slot_pool (pool, slots, description) VALUES ($1, $2, $3)
+		ON CONFLICT (pool) DO UPDATE SET slots = excluded.slots, description = excluded.description`
+	qPoolList   = `SELECT pool, slots, description FROM slot_pool ORDER BY pool`
+	qPoolDelete = `DELETE FROM slot_pool WHERE pool = $1`
+
+	qConnUpsert = `INSERT INTO connection (conn_id, uri) VALUES ($1, $2)
+		ON CONFLICT (conn_id) DO UPDATE SET uri = excluded.uri`
+	qConnGet    = `SELECT conn_id, uri FROM connection WHERE conn_id = $1`
+	qConnList   = `SELECT conn_id, uri FROM connection ORDER BY conn_id`
+	qConnDelete = `DELETE FROM connection WHERE conn_id = $1`
+
+	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO UPDATE SET role = excluded.role, hostname = excluded.hostname, pid = excluded.pid,
+		heartbeat = excluded.heartbeat`
+	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat FROM job ORDER BY role, id`
+
+	qAuditInsert = `INSERT INTO audit_log (at, username, action, target, detail) VALUES ($1, $2, $3, $4, $5)
+		RETURNING id`
+	qAuditList = `SELECT id, at, username, action, target, detail FROM audit_log ORDER BY at DESC, id DESC LIMIT $1`
+)

@@ -1,0 +1,189 @@
+// Package sqlstore is Weir's one implementation of store.Store over
+// database/sql, shared by the SQLite and PostgreSQL adapters. The engines'
+// real differences (row locking in claims, cross-process notification,
+// constraint error codes, migrations) are described by a Dialect; every SQL
+// text lives in queries.go and uses $N placeholders, which both drivers bind.
+//
+// Timestamps are stored as BIGINT microseconds since the Unix epoch (UTC) and
+// JSON values as TEXT on both engines.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Dialect describes what differs between engines.
+type Dialect struct {
+	// Name is the engine name returned by Store.Dialect: "sqlite" or "postgres".
+	Name string
+	// ClaimLock is appended to the claim's inner SELECT, e.g.
+	// "FOR UPDATE SKIP LOCKED" on PostgreSQL; "" on SQLite, whose single
+	// writer already serializes claims.
+	ClaimLock string
+	// NotifySQL is run (with $1 = payload) to tell other processes about a
+	// notification, inside the writing transaction when there is one; ""
+	// when notifications stay in this process.
+	NotifySQL string
+	// Classify maps a driver error to core.ErrConflict (unique violation),
+	// core.ErrNotFound (missing referenced row), core.ErrInvalid (malformed
+	// value), or nil when the error is none of these.
+	Classify func(err error) error
+}
+
+// Config assembles a Store.
+type Config struct {
+	Dialect Dialect
+	// Write runs every write and transaction. On SQLite it has exactly one
+	// connection.
+	Write *sql.DB
+	// Read runs reads outside transactions; nil means Write.
+	Read *sql.DB
+	// Migrations, when set, enables Migrate, MigrationStatus and Reset.
+	Migrations *Migrations
+	// OnClose runs before the pools are closed (e.g. stop a listener).
+	OnClose func()
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Store implements store.Store. A Store returned by New is safe for
+// concurrent use; the Store handed to a WithTx callback is bound to that
+// transaction and must not be used after the callback returns.
+type Store struct {
+	d      Dialect
+	w, r   *sql.DB
+	hub    *hub
+	origin string // identifies this process's notifications
+	mig    *Migrations
+	close  func()
+	once   sync.Once
+
+	tx      *sql.Tx   // non-nil when bound to a transaction
+	pending *[]string // channels to publish after commit
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a Store over the given pools. It does not migrate.
+func New(cfg Config) *Store {
+	r := cfg.Read
+	if r == nil {
+		r = cfg.Write
+	}
+	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose}
+}
+
+// Dialect names the engine.
+func (s *Store) Dialect() string { return s.d.Name }
+
+// DB returns the pool used for writes, for administration and tests.
+func (s *Store) DB() *sql.DB { return s.w }
+
+// Close stops notification delivery and closes the pools.
+func (s *Store) Close() error {
+	if s.tx != nil {
+		return errors.New("close store: called on a transaction-bound store")
+	}
+	var err error
+	s.once.Do(func() {
+		if s.close != nil {
+			s.close()
+		}
+		s.hub.closeAll()
+		err = s.w.Close()
+		if s.r != s.w {
+			err = errors.Join(err, s.r.Close())
+		}
+	})
+	return err
+}
+
+// reader returns where reads go: the transaction, or the read pool.
+func (s *Store) reader() querier {
+	if s.tx != nil {
+		return s.tx
+	}
+	return s.r
+}
+
+// writer returns where single-statement writes go.
+func (s *Store) writer() querier {
+	if s.tx != nil {
+		return s.tx
+	}
+	return s.w
+}
+
+// WithTx runs fn in one transaction on the write pool. Called on a Store that
+// is already bound to a transaction, fn joins it. Notifications sent through
+// tx are published only after a successful commit.
+func (s *Store) WithTx(ctx context.Context, fn func(tx store.Store) error) error {
+	return s.inTx(ctx, func(tx *Store) error { return fn(tx) })
+}
+
+// inTx is WithTx for the Store's own multi-statement methods.
+func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) {
+	if s.tx != nil {
+		return fn(s)
+	}
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	pending := []string{}
+	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig,
+		tx: sqlTx, pending: &pending}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = sqlTx.Rollback() // the error that made us roll back is the one to report
+		}
+	}()
+	if err := fn(txs); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return s.wrap(err, "commit transaction")
+	}
+	committed = true
+	for _, ch := range pending {
+		s.hub.publish(ch)
+	}
+	return nil
+}
+
+// wrap turns a driver error into one naming what was being done, mapped to
+// a core sentinel where one applies. The driver error's text is kept, its
+// type is not.
+func (s *Store) wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf(format, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", msg, errNotFound)
+	}
+	if s.d.Classify != nil {
+		if sentinel := s.d.Classify(err); sentinel != nil {
+			return fmt.Errorf("%s: %w: %v", msg, sentinel, err)
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	return fmt.Errorf("%s: %v", msg, err)
+}

@@ -1,0 +1,198 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// scanTI reads one row in tiCols order.
+func scanTI(r scanner) (*core.TaskInstance, error) {
+	var (
+		ti                                       core.TaskInstance
+		state                                    string
+		worker                                   sql.NullString
+		mapArgs                                  sql.NullString
+		queued, start, end, beat, retry, version sql.NullInt64
+	)
+	if err := r.Scan(&ti.ID, &ti.DagRunID, &ti.DagID, &ti.RunID, &ti.TaskID, &ti.MapIndex, &ti.TryNumber,
+		&ti.MaxTries, &state, &ti.Queue, &ti.Pool, &ti.PoolSlots, &ti.PriorityWeight, &ti.Operator,
+		&ti.Hostname, &worker, &ti.PID, &queued, &start, &end, &beat, &retry, &version, &mapArgs); err != nil {
+		return nil, err
+	}
+	ti.State = core.TIState(state)
+	ti.WorkerID = worker.String
+	ti.QueuedAt, ti.StartDate, ti.EndDate = ptrMicros(queued), ptrMicros(start), ptrMicros(end)
+	ti.LastHeartbeat, ti.NextRetryAt = ptrMicros(beat), ptrMicros(retry)
+	ti.DagVersionID = version.Int64
+	ti.MapArgs = rawJSON(mapArgs)
+	return &ti, nil
+}
+
+// scanTIs reads every row of a task-instance query.
+func scanTIs(rows *sql.Rows) ([]core.TaskInstance, error) {
+	return collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
+		ti, err := scanTI(r)
+		if err != nil {
+			return core.TaskInstance{}, err
+		}
+		return *ti, nil
+	})
+}
+
+// queryTIs runs a task-instance query on q and scans the result.
+func (s *Store) queryTIs(ctx context.Context, q querier, what, query string, args ...any) ([]core.TaskInstance, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	out, err := scanTIs(rows)
+	return out, s.wrap(err, "%s", what)
+}
+
+// TaskInstanceGet returns the current try with the given id.
+func (s *Store) TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error) {
+	ti, err := scanTI(s.reader().QueryRowContext(ctx, qTIGet, id))
+	if err != nil {
+		return nil, s.wrap(err, "get task instance %s", id)
+	}
+	return ti, nil
+}
+
+// TaskInstanceGetByKey finds the current try of (dag, run, task, map index).
+func (s *Store) TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error) {
+	ti, err := scanTI(s.reader().QueryRowContext(ctx, qTIGetByKey, dagID, runID, taskID, mapIndex))
+	if err != nil {
+		return nil, s.wrap(err, "get task instance %s/%s/%s[%d]", dagID, runID, taskID, mapIndex)
+	}
+	return ti, nil
+}
+
+// TaskInstanceList lists task instances by run, task and map index.
+func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error) {
+	var b builder
+	if p.DagRunID != 0 {
+		b.where("dag_run_id = ?", p.DagRunID)
+	}
+	if p.DagID != "" {
+		b.where("dag_id = ?", p.DagID)
+	}
+	if p.RunID != "" {
+		b.where("run_id = ?", p.RunID)
+	}
+	if p.TaskID != "" {
+		b.where("task_id = ?", p.TaskID)
+	}
+	in(&b, "state", p.States)
+	query := fmt.Sprintf(qTIList, b.clause(), b.page(p.Limit, p.Offset))
+	return s.queryTIs(ctx, s.reader(), "list task instances", query, b.args...)
+}
+
+// idBatch bounds the ids of one bulk statement.
+const idBatch = 500
+
+// TaskInstanceSetState moves each listed instance to p.To when its state is
+// one of p.From and returns the ids that moved. Entering queued stamps
+// queued_at and drops any claim; a terminal state or up_for_retry stamps the
+// end date. next_retry_at becomes p.NextRetryAt.
+func (s *Store) TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error) {
+	var moved []string
+	err := s.inTx(ctx, func(tx *Store) error {
+		for start := 0; start < len(p.IDs); start += idBatch {
+			ids := p.IDs[start:min(start+idBatch, len(p.IDs))]
+			b := builder{args: []any{string(p.To), micros(p.Now), nullMicros(p.NextRetryAt),
+				p.To == core.TIQueued, p.To.Terminal() || p.To == core.TIUpForRetry}}
+			idList := list(&b, ids)
+			cond := ""
+			if len(p.From) > 0 {
+				cond = " AND state IN (" + list(&b, p.From) + ")"
+			}
+			rows, err := tx.tx.QueryContext(ctx, fmt.Sprintf(qTISetState, idList, cond), b.args...)
+			if err != nil {
+				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
+			}
+			got, err := collect(rows, func(r *sql.Rows) (string, error) {
+				var id string
+				return id, r.Scan(&id)
+			})
+			if err != nil {
+				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
+			}
+			moved = append(moved, got...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return moved, nil
+}
+
+// TaskInstanceExpand replaces a mapped task's placeholder with its map
+// indexes, or marks the placeholder skipped when there are none. ErrConflict
+// when the task was already expanded, ErrNotFound when it has no placeholder.
+func (s *Store) TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error {
+	what := fmt.Sprintf("expand task %s of dag run %d", p.TaskID, p.DagRunID)
+	return s.inTx(ctx, func(tx *Store) error {
+		var placeholder string
+		err := tx.tx.QueryRowContext(ctx, qTIPlaceholder, p.DagRunID, p.TaskID).Scan(&placeholder)
+		if errors.Is(err, sql.ErrNoRows) {
+			var n int
+			if err := tx.tx.QueryRowContext(ctx, qTIMappedCount, p.DagRunID, p.TaskID).Scan(&n); err != nil {
+				return tx.wrap(err, "%s", what)
+			}
+			if n > 0 {
+				return fmt.Errorf("%s: already expanded into %d instances: %w", what, n, core.ErrConflict)
+			}
+			return fmt.Errorf("%s: no unexpanded task instance: %w", what, core.ErrNotFound)
+		}
+		if err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		if len(p.Instances) == 0 {
+			_, err := tx.tx.ExecContext(ctx, qTISkip, placeholder, micros(p.Now))
+			return tx.wrap(err, "%s: skip", what)
+		}
+		run, err := tx.DagRunGetByID(ctx, p.DagRunID)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if _, err := tx.tx.ExecContext(ctx, qTIDelete, placeholder); err != nil {
+			return tx.wrap(err, "%s: remove placeholder", what)
+		}
+		return tx.insertTIs(ctx, run, p.Instances, p.Now)
+	})
+}
+
+// TaskInstanceNewTry archives the current try to task_instance_history and
+// starts the next one under p.NewID with try_number+1 and state p.To; the
+// claim, worker and dates are cleared (next_retry_at is kept only when To is
+// up_for_retry).
+func (s *Store) TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error {
+	what := fmt.Sprintf("start new try of task instance %s", p.ID)
+	return s.inTx(ctx, func(tx *Store) error {
+		res, err := tx.tx.ExecContext(ctx, qTIArchive, p.ID)
+		if err != nil {
+			return tx.wrap(err, "%s: archive", what)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return tx.wrap(err, "%s: archive", what)
+			}
+			return fmt.Errorf("%s: %w", what, core.ErrNotFound)
+		}
+		_, err = tx.tx.ExecContext(ctx, qTINewTry, p.ID, p.NewID, p.ExtraTries, string(p.To), micros(p.Now),
+			p.To == core.TIUpForRetry)
+		return tx.wrap(err, "%s", what)
+	})
+}
+
+// TaskInstanceHistory returns earlier tries, oldest first.
+func (s *Store) TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error) {
+	what := fmt.Sprintf("history of task instance %s/%s/%s[%d]", dagID, runID, taskID, mapIndex)
+	return s.queryTIs(ctx, s.reader(), what, qTIHistory, dagID, runID, taskID, mapIndex)
+}

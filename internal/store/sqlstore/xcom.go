@@ -1,0 +1,73 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// XComSet stores (or replaces) one value; ErrNotFound when the run does not
+// exist, ErrInvalid when the value is not JSON.
+func (s *Store) XComSet(ctx context.Context, x *core.XCom) error {
+	what := fmt.Sprintf("set xcom %s of %s/%s/%s[%d]", x.Key, x.DagID, x.RunID, x.TaskID, x.MapIndex)
+	if !json.Valid(x.Value) {
+		return fmt.Errorf("%s: value is not valid JSON: %w", what, core.ErrInvalid)
+	}
+	return s.execOne(ctx, what, qXComSet, x.DagID, x.RunID, x.TaskID, x.MapIndex, x.Key, string(x.Value),
+		micros(x.Timestamp))
+}
+
+// XComGet returns one value or ErrNotFound.
+func (s *Store) XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error) {
+	x, err := scanXCom(s.reader().QueryRowContext(ctx, qXComGet, dagID, runID, taskID, mapIndex, key))
+	if err != nil {
+		return nil, s.wrap(err, "get xcom %s of %s/%s/%s[%d]", key, dagID, runID, taskID, mapIndex)
+	}
+	return x, nil
+}
+
+// XComList lists a run's values (of one task when taskID is set) by task,
+// map index and key.
+func (s *Store) XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error) {
+	rows, err := s.reader().QueryContext(ctx, qXComList, dagID, runID, taskID)
+	if err != nil {
+		return nil, s.wrap(err, "list xcoms of %s/%s", dagID, runID)
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.XCom, error) {
+		x, err := scanXCom(r)
+		if err != nil {
+			return core.XCom{}, err
+		}
+		return *x, nil
+	})
+	return out, s.wrap(err, "list xcoms of %s/%s", dagID, runID)
+}
+
+// XComClear deletes the values of one task instance.
+func (s *Store) XComClear(ctx context.Context, dagID, runID, taskID string, mapIndex int) error {
+	_, err := s.writer().ExecContext(ctx, qXComClear, dagID, runID, taskID, mapIndex)
+	return s.wrap(err, "clear xcoms of %s/%s/%s[%d]", dagID, runID, taskID, mapIndex)
+}
+
+// XComDelete deletes one value; an absent value is not an error.
+func (s *Store) XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error {
+	_, err := s.writer().ExecContext(ctx, qXComDelete, dagID, runID, taskID, mapIndex, key)
+	return s.wrap(err, "delete xcom %s of %s/%s/%s[%d]", key, dagID, runID, taskID, mapIndex)
+}
+
+func scanXCom(r scanner) (*core.XCom, error) {
+	var (
+		x     core.XCom
+		value string
+		at    int64
+	)
+	if err := r.Scan(&x.DagID, &x.RunID, &x.TaskID, &x.MapIndex, &x.Key, &value, &at); err != nil {
+		return nil, err
+	}
+	x.Value = json.RawMessage(value)
+	x.Timestamp = fromMicros(at)
+	return &x, nil
+}

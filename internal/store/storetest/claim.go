@@ -1,0 +1,266 @@
+package storetest
+
+import (
+	"fmt"
+
+	"github.com/google/go-cmp/cmp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func testClaimOrderAndQueues(t *testing.T, f *fixture) {
+	low, high, mid, gpu, idle := newTI("low", core.TIQueued), newTI("high", core.TIQueued), newTI("mid", core.TIQueued),
+		newTI("gpu", core.TIQueued), newTI("idle", core.TINone)
+	high.PriorityWeight, mid.PriorityWeight, gpu.PriorityWeight = 10, 5, 100
+	gpu.Queue = "gpu"
+	f.run("etl", "r1", low, high, mid, gpu, idle)
+
+	got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 2, Now: f.at(time.Second)})
+	must(t, err, "claim 2")
+	if len(got) != 2 || got[0].TaskID != "high" || got[1].TaskID != "mid" {
+		t.Fatalf("claimed %v, want [high mid] (priority order, default queue only)", taskIDs(got))
+	}
+	for _, ti := range got {
+		if ti.WorkerID != "w1" || ti.State != core.TIQueued {
+			t.Errorf("claimed %s: worker %q state %s, want w1 and still queued", ti.TaskID, ti.WorkerID, ti.State)
+		}
+	}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w2",
+		Queues: []string{"gpu", core.DefaultQueue}, Limit: 10, Now: f.at(time.Second)})
+	must(t, err, "claim rest")
+	if len(got) != 2 || got[0].TaskID != "gpu" || got[1].TaskID != "low" {
+		t.Fatalf("claimed %v, want [gpu low] (already-claimed and non-queued skipped)", taskIDs(got))
+	}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w3", Limit: 10, Now: f.now})
+	must(t, err, "claim empty")
+	if len(got) != 0 {
+		t.Errorf("claimed %v from an empty queue", taskIDs(got))
+	}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w3", Limit: 0, Now: f.now})
+	if err != nil || len(got) != 0 {
+		t.Errorf("limit 0: %v, %v; want nothing", got, err)
+	}
+}
+
+func taskIDs(tis []core.TaskInstance) []string {
+	var out []string
+	for _, ti := range tis {
+		out = append(out, ti.TaskID)
+	}
+	return out
+}
+
+func testClaimExclusiveConcurrent(t *testing.T, f *fixture) {
+	const total, workers = 300, 8
+	seed := make([]store.NewTaskInstance, total)
+	for i := range seed {
+		seed[i] = newTI(fmt.Sprintf("t%03d", i), core.TIQueued)
+	}
+	f.run("etl", "r1", seed...)
+
+	var (
+		mu    sync.Mutex
+		owner = map[string]string{}
+		dups  []string
+		wg    sync.WaitGroup
+		errs  = make(chan error, workers)
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("w%d", w)
+			for {
+				got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: worker, Limit: 7, Now: f.now})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, ti := range got {
+					if prev, ok := owner[ti.ID]; ok {
+						dups = append(dups, fmt.Sprintf("%s to %s and %s", ti.TaskID, prev, worker))
+					}
+					owner[ti.ID] = worker
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent claim: %v", err)
+	}
+	if len(dups) > 0 {
+		t.Fatalf("task instances handed out twice: %v", dups)
+	}
+	if len(owner) != total {
+		t.Errorf("%d task instances claimed, want all %d", len(owner), total)
+	}
+	left, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "late", Limit: total, Now: f.now})
+	must(t, err, "claim after drain")
+	if len(left) != 0 {
+		t.Errorf("%d still claimable after drain", len(left))
+	}
+	for id, w := range owner {
+		if got := f.get(id); got.WorkerID != w {
+			t.Fatalf("%s stored worker %q, claim returned it to %q", id, got.WorkerID, w)
+		}
+	}
+}
+
+func testStartHeartbeatFinish(t *testing.T, f *fixture) {
+	a, unclaimed := newTI("a", core.TIQueued), newTI("b", core.TIQueued)
+	a.PriorityWeight = 1
+	f.run("etl", "r1", a, unclaimed)
+	_, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 1, Now: f.now})
+	must(t, err, "claim")
+
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w2", Now: f.now})
+	wantErr(t, err, core.ErrConflict, "start by another worker")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: unclaimed.ID, WorkerID: "w1", Now: f.now})
+	wantErr(t, err, core.ErrConflict, "start unclaimed")
+	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess, Now: f.now}),
+		core.ErrConflict, "finish before start")
+	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, f.now), core.ErrConflict, "heartbeat before start")
+
+	ti, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w1", Hostname: "host1",
+		PID: 99, Now: f.at(time.Second)})
+	must(t, err, "start")
+	if ti.State != core.TIRunning || ti.Hostname != "host1" || ti.PID != 99 || ti.StartDate == nil ||
+		!ti.StartDate.Equal(f.at(time.Second)) || ti.LastHeartbeat == nil {
+		t.Errorf("started = %+v, want running on host1 pid 99 started now+1s", ti)
+	}
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w1", Now: f.now})
+	wantErr(t, err, core.ErrConflict, "start twice")
+
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, f.at(time.Minute)), "heartbeat")
+	if got := f.get(a.ID); got.LastHeartbeat == nil || !got.LastHeartbeat.Equal(f.at(time.Minute)) {
+		t.Errorf("heartbeat = %v, want now+1m", got.LastHeartbeat)
+	}
+	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIRunning, Now: f.now}),
+		core.ErrInvalid, "finish as running")
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess,
+		Now: f.at(2 * time.Minute)}), "finish")
+	got := f.get(a.ID)
+	if got.State != core.TISuccess || got.EndDate == nil || got.Duration() != 2*time.Minute-time.Second {
+		t.Errorf("finished = state %s end %v duration %v", got.State, got.EndDate, got.Duration())
+	}
+	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIFailed, Now: f.now}),
+		core.ErrConflict, "finish twice")
+	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, f.now), core.ErrConflict, "heartbeat after finish")
+	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, unknownID, f.now), core.ErrNotFound, "heartbeat unknown")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: unknownID, WorkerID: "w1", Now: f.now})
+	wantErr(t, err, core.ErrNotFound, "start unknown")
+}
+
+const unknownID = "00000000-0000-4000-8000-000000000000"
+
+func testStale(t *testing.T, f *fixture) {
+	fresh, old, claimedOld, claimedFresh, idle := newTI("fresh", core.TIQueued), newTI("old", core.TIQueued),
+		newTI("claimed_old", core.TIQueued), newTI("claimed_fresh", core.TIQueued), newTI("idle", core.TIQueued)
+	for i, ti := range []*store.NewTaskInstance{&fresh, &old, &claimedOld, &claimedFresh} {
+		ti.PriorityWeight = 10 - i // claim order below
+	}
+	f.run("etl", "r1", fresh, old, claimedOld, claimedFresh, idle)
+	claim := func(at time.Time) string {
+		t.Helper()
+		got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 1, Now: at})
+		must(t, err, "claim")
+		return got[0].ID
+	}
+	start := func(id string, at time.Time) {
+		t.Helper()
+		_, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: "w", Now: at})
+		must(t, err, "start")
+	}
+	start(claim(f.now), f.now)
+	start(claim(f.now), f.now)
+	claim(f.now)
+	claim(f.at(10 * time.Minute))
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, fresh.ID, f.at(10*time.Minute)), "heartbeat fresh")
+
+	stale, err := f.st.TaskInstanceStale(f.ctx, f.at(5*time.Minute))
+	must(t, err, "stale")
+	if diff := sortedDiff([]string{"old", "claimed_old"}, taskIDs(stale)); diff != "" {
+		t.Errorf("stale (-want +got):\n%s", diff)
+	}
+}
+
+func testActiveCounts(t *testing.T, f *fixture) {
+	a, b, c, d := newTI("a", core.TIQueued), newTI("b", core.TIQueued), newTI("c", core.TINone), newTI("d", core.TIQueued)
+	a.PoolSlots, b.Pool = 2, "small"
+	r1 := f.run("etl", "r1", a, b, c)
+	r2 := f.run("other", "r1", d)
+	got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 10, Now: f.now})
+	must(t, err, "claim")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: got[0].ID, WorkerID: "w", Now: f.now})
+	must(t, err, "start")
+	counts, err := f.st.TaskInstanceActiveCounts(f.ctx)
+	must(t, err, "counts")
+	want := &store.ActiveCounts{PoolSlots: map[string]int{core.DefaultPool: 3, "small": 1},
+		ByDag: map[string]int{"etl": 2, "other": 1}, ByRun: map[int64]int{r1.ID: 2, r2.ID: 1}}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("active counts (-want +got):\n%s", diff)
+	}
+}
+
+// BenchClaimStartFinish measures the worker's store path per task
+// instance: claim (in batches of batch), start, finish. workers claimers run
+// at once. b.N task instances are queued before the timer starts.
+func BenchClaimStartFinish(b *testing.B, st store.Store, batch, workers int) {
+	ctx := b.Context()
+	now := time.Now().UTC()
+	_, _, err := st.DagSync(ctx, &store.DagSyncParams{Spec: core.DAG{DagID: "bench"}, Hash: "h", Now: now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed := make([]store.NewTaskInstance, b.N)
+	for i := range seed {
+		seed[i] = newTI(fmt.Sprintf("t%07d", i), core.TIQueued)
+	}
+	if _, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "bench", RunID: fmt.Sprintf("r%d", b.N),
+		RunType: core.RunManual, State: core.RunRunning, Now: now, TaskInstances: seed}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("w%d", w)
+			for {
+				tis, err := st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{WorkerID: id, Limit: batch, Now: now})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if len(tis) == 0 {
+					return
+				}
+				for _, ti := range tis {
+					if _, err := st.TaskInstanceStart(ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: id, Now: now}); err != nil {
+						b.Error(err)
+						return
+					}
+					if err := st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: ti.ID, State: core.TISuccess, Now: now}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "TI/s")
+}

@@ -1,0 +1,125 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func testUsersTokens(t *testing.T, f *fixture) {
+	must(t, f.st.UserUpsert(f.ctx, &store.User{Username: "ada", PasswordHash: "h1", Role: "admin", CreatedAt: f.now}), "create user")
+	must(t, f.st.UserUpsert(f.ctx, &store.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.at(time.Hour)}), "update user")
+	u, err := f.st.UserGet(f.ctx, "ada")
+	must(t, err, "get user")
+	if diff := cmp.Diff(&store.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.now}, u); diff != "" {
+		t.Errorf("user (-want +got), creation time kept:\n%s", diff)
+	}
+	_, err = f.st.UserGet(f.ctx, "nobody")
+	wantErr(t, err, core.ErrNotFound, "get unknown user")
+
+	exp := f.at(24 * time.Hour)
+	tok := &store.APIToken{Name: "ci", Username: "ada", Hash: "sha-1", CreatedAt: f.now, ExpiresAt: &exp}
+	must(t, f.st.APITokenCreate(f.ctx, tok), "create token")
+	if tok.ID == "" {
+		t.Fatal("token id not assigned")
+	}
+	must(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t2", Name: "cli", Username: "ada", Hash: "sha-2",
+		CreatedAt: f.at(time.Second)}), "create token 2")
+	wantErr(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t3", Name: "dup", Username: "ada", Hash: "sha-1",
+		CreatedAt: f.now}), core.ErrConflict, "duplicate token hash")
+	wantErr(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t4", Name: "x", Username: "nobody", Hash: "sha-4",
+		CreatedAt: f.now}), core.ErrNotFound, "token of unknown user")
+	got, err := f.st.APITokenGet(f.ctx, "sha-1")
+	must(t, err, "get token")
+	if diff := cmp.Diff(tok, got); diff != "" {
+		t.Errorf("token (-want +got):\n%s", diff)
+	}
+	list, err := f.st.APITokenList(f.ctx)
+	must(t, err, "list tokens")
+	if len(list) != 2 || list[0].ID != tok.ID || list[1].ID != "t2" || list[1].ExpiresAt != nil {
+		t.Errorf("tokens = %+v, want two, oldest first", list)
+	}
+	must(t, f.st.APITokenDelete(f.ctx, tok.ID), "delete token")
+	_, err = f.st.APITokenGet(f.ctx, "sha-1")
+	wantErr(t, err, core.ErrNotFound, "get deleted token")
+	wantErr(t, f.st.APITokenDelete(f.ctx, tok.ID), core.ErrNotFound, "delete twice")
+}
+
+func testConnections(t *testing.T, f *fixture) {
+	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "wh", URI: "postgres://a@h/db"}), "create")
+	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "api", URI: "https://x"}), "create 2")
+	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "wh", URI: "postgres://b@h/db"}), "replace")
+	c, err := f.st.ConnectionGet(f.ctx, "wh")
+	must(t, err, "get")
+	if c.URI != "postgres://b@h/db" {
+		t.Errorf("uri = %s, want replaced", c.URI)
+	}
+	list, err := f.st.ConnectionList(f.ctx)
+	must(t, err, "list")
+	if diff := cmp.Diff([]store.Connection{{ID: "api", URI: "https://x"}, {ID: "wh", URI: "postgres://b@h/db"}}, list); diff != "" {
+		t.Errorf("connections (-want +got):\n%s", diff)
+	}
+	must(t, f.st.ConnectionDelete(f.ctx, "wh"), "delete")
+	_, err = f.st.ConnectionGet(f.ctx, "wh")
+	wantErr(t, err, core.ErrNotFound, "get deleted")
+	wantErr(t, f.st.ConnectionDelete(f.ctx, "wh"), core.ErrNotFound, "delete twice")
+}
+
+func testPools(t *testing.T, f *fixture) {
+	pools, err := f.st.PoolList(f.ctx)
+	must(t, err, "list")
+	if len(pools) != 1 || pools[0].Name != core.DefaultPool || pools[0].Slots != 128 {
+		t.Fatalf("pools of a new database = %+v, want default_pool with 128 slots", pools)
+	}
+	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "gpu", Slots: 2, Description: "cards"}), "create")
+	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: core.DefaultPool, Slots: 16}), "resize default")
+	pools, err = f.st.PoolList(f.ctx)
+	must(t, err, "list")
+	want := []core.Pool{{Name: core.DefaultPool, Slots: 16}, {Name: "gpu", Slots: 2, Description: "cards"}}
+	if diff := cmp.Diff(want, pools); diff != "" {
+		t.Errorf("pools (-want +got):\n%s", diff)
+	}
+	wantErr(t, f.st.PoolDelete(f.ctx, core.DefaultPool), core.ErrInvalid, "delete default pool")
+	wantErr(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "neg", Slots: -1}), core.ErrInvalid, "negative slots")
+	must(t, f.st.PoolDelete(f.ctx, "gpu"), "delete")
+	wantErr(t, f.st.PoolDelete(f.ctx, "gpu"), core.ErrNotFound, "delete twice")
+}
+
+func testJobsAudit(t *testing.T, f *fixture) {
+	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}), "job 1")
+	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now}), "job 2")
+	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1,
+		StartedAt: f.at(time.Hour), Heartbeat: f.at(time.Minute)}), "job 1 beat")
+	jobs, err := f.st.JobList(f.ctx)
+	must(t, err, "list jobs")
+	want := []store.Job{
+		{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now},
+		{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.at(time.Minute)},
+	}
+	if diff := cmp.Diff(want, jobs); diff != "" {
+		t.Errorf("jobs (-want +got), start time kept from the first heartbeat:\n%s", diff)
+	}
+
+	for i, action := range []string{"dag.pause", "dag.unpause", "task_instance.clear"} {
+		e := &store.AuditEntry{When: f.at(time.Duration(i) * time.Second), User: "ada", Action: action, Target: "etl", Detail: "d"}
+		must(t, f.st.AuditLogAdd(f.ctx, e), "audit")
+		if e.ID == 0 {
+			t.Fatal("audit entry id not assigned")
+		}
+	}
+	entries, err := f.st.AuditLogList(f.ctx, 2)
+	must(t, err, "list audit")
+	if len(entries) != 2 || entries[0].Action != "task_instance.clear" || entries[1].Action != "dag.unpause" ||
+		!entries[0].When.Equal(f.at(2*time.Second)) {
+		t.Errorf("audit = %+v, want the two newest, newest first", entries)
+	}
+	all, err := f.st.AuditLogList(f.ctx, 0)
+	must(t, err, "list all")
+	if len(all) != 3 {
+		t.Errorf("audit with no limit: %d entries, want 3", len(all))
+	}
+}

@@ -1,0 +1,165 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func testDagRunCreateGet(t *testing.T, f *fixture) {
+	version := f.dag("etl")
+	logical := f.at(-24 * time.Hour)
+	end := f.now
+	p := &store.DagRunCreateParams{DagID: "etl", RunID: "scheduled__1", RunType: core.RunScheduled,
+		State: core.RunQueued, LogicalDate: &logical, DataIntervalStart: &logical, DataIntervalEnd: &end,
+		Conf: json.RawMessage(`{"x":1}`), DagVersionID: version, Now: f.now,
+		TaskInstances: []store.NewTaskInstance{newTI("a", core.TINone), newTI("b", core.TINone)}}
+	run, err := f.st.DagRunCreate(f.ctx, p)
+	must(t, err, "create run")
+	got, err := f.st.DagRunGet(f.ctx, "etl", "scheduled__1")
+	must(t, err, "get run")
+	if diff := cmp.Diff(run, got); diff != "" {
+		t.Errorf("run as created vs as read (-created +read):\n%s", diff)
+	}
+	want := &core.DagRun{ID: run.ID, DagID: "etl", RunID: "scheduled__1", RunType: core.RunScheduled,
+		State: core.RunQueued, LogicalDate: &logical, DataIntervalStart: &logical, DataIntervalEnd: &end,
+		Conf: json.RawMessage(`{"x":1}`), DagVersionID: version, QueuedAt: f.now}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run (-want +got):\n%s", diff)
+	}
+	byID, err := f.st.DagRunGetByID(f.ctx, run.ID)
+	must(t, err, "get run by id")
+	if byID.RunID != "scheduled__1" {
+		t.Errorf("by id: run id %q", byID.RunID)
+	}
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	must(t, err, "list task instances")
+	if len(tis) != 2 || tis[0].TaskID != "a" || tis[1].TaskID != "b" {
+		t.Fatalf("task instances = %+v, want a and b", tis)
+	}
+	ti := tis[0]
+	if ti.State != core.TINone || ti.TryNumber != 1 || ti.MaxTries != 1 || ti.Queue != core.DefaultQueue ||
+		ti.Pool != core.DefaultPool || ti.PoolSlots != 1 || ti.MapIndex != core.NoMapIndex ||
+		ti.DagVersionID != version || ti.DagID != "etl" || ti.RunID != "scheduled__1" || ti.DagRunID != run.ID {
+		t.Errorf("new task instance = %+v, want state none, try 1 of 1, default queue and pool, version %d", ti, version)
+	}
+	_, err = f.st.DagRunGet(f.ctx, "etl", "nope")
+	wantErr(t, err, core.ErrNotFound, "get unknown run")
+	_, err = f.st.DagRunGetByID(f.ctx, 999999)
+	wantErr(t, err, core.ErrNotFound, "get unknown run id")
+	_, err = f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "no_such_dag", RunID: "r",
+		RunType: core.RunManual, State: core.RunQueued, Now: f.now})
+	wantErr(t, err, core.ErrNotFound, "create run of unknown dag")
+}
+
+func testDagRunDuplicateConflict(t *testing.T, f *fixture) {
+	f.run("etl", "r1", newTI("a", core.TINone))
+	_, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: "r1",
+		RunType: core.RunManual, State: core.RunQueued, Now: f.now,
+		TaskInstances: []store.NewTaskInstance{newTI("a", core.TINone)}})
+	wantErr(t, err, core.ErrConflict, "duplicate run")
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagID: "etl"})
+	must(t, err, "list")
+	if len(tis) != 1 {
+		t.Errorf("after a rejected duplicate there are %d task instances, want 1", len(tis))
+	}
+	f.run("other", "r1") // same run id, other DAG: fine
+}
+
+func testDagRunSetState(t *testing.T, f *fixture) {
+	run := f.run("etl", "r1")
+	set := func(from []core.DagRunState, to core.DagRunState, at time.Time) bool {
+		t.Helper()
+		ok, err := f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: run.ID, From: from, To: to, Now: at})
+		must(t, err, "set run state")
+		return ok
+	}
+	if set([]core.DagRunState{core.RunRunning}, core.RunSuccess, f.now) {
+		t.Fatal("queued run moved although From was [running]")
+	}
+	if !set([]core.DagRunState{core.RunQueued}, core.RunRunning, f.at(time.Second)) {
+		t.Fatal("queued run did not move to running")
+	}
+	if !set(nil, core.RunRunning, f.at(time.Minute)) {
+		t.Fatal("empty From must allow any state")
+	}
+	if !set([]core.DagRunState{core.RunRunning}, core.RunFailed, f.at(time.Hour)) {
+		t.Fatal("running run did not move to failed")
+	}
+	got, err := f.st.DagRunGetByID(f.ctx, run.ID)
+	must(t, err, "get")
+	if got.State != core.RunFailed || got.StartDate == nil || !got.StartDate.Equal(f.at(time.Second)) ||
+		got.EndDate == nil || !got.EndDate.Equal(f.at(time.Hour)) {
+		t.Errorf("run = state %s start %v end %v; want failed, first start kept, end set", got.State, got.StartDate, got.EndDate)
+	}
+	if !set(nil, core.RunQueued, f.at(2*time.Hour)) {
+		t.Fatal("rerun to queued failed")
+	}
+	got, err = f.st.DagRunGetByID(f.ctx, run.ID)
+	must(t, err, "get")
+	if got.EndDate != nil {
+		t.Errorf("end date after re-queue = %v, want nil", got.EndDate)
+	}
+	_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: 999999, To: core.RunRunning, Now: f.now})
+	wantErr(t, err, core.ErrNotFound, "set state of unknown run")
+}
+
+func testDagRunListLatestCount(t *testing.T, f *fixture) {
+	version := f.dag("etl")
+	for i, rt := range []core.RunType{core.RunScheduled, core.RunScheduled, core.RunManual, core.RunBackfill} {
+		logical := f.at(time.Duration(i) * time.Hour)
+		if rt == core.RunBackfill {
+			logical = f.at(-time.Hour)
+		}
+		if rt == core.RunManual {
+			logical = f.at(100 * time.Hour)
+		}
+		_, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: string(rt) + "_" + string(rune('a'+i)),
+			RunType: rt, State: core.RunQueued, LogicalDate: &logical, DagVersionID: version, Now: f.at(time.Duration(i) * time.Second)})
+		must(t, err, "create run")
+	}
+	f.run("other", "o1")
+	latest, err := f.st.DagRunLatestScheduled(f.ctx, "etl")
+	must(t, err, "latest scheduled")
+	if latest.RunID != "scheduled_b" {
+		t.Errorf("latest scheduled = %s, want scheduled_b (manual runs do not count)", latest.RunID)
+	}
+	_, err = f.st.DagRunLatestScheduled(f.ctx, "other")
+	wantErr(t, err, core.ErrNotFound, "latest scheduled of a DAG with only manual runs")
+
+	runs, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{DagID: "etl"})
+	must(t, err, "list")
+	if len(runs) != 4 || runs[0].RunID != "backfill_d" || runs[3].RunID != "scheduled_a" {
+		t.Errorf("runs of etl = %v, want 4, newest first", runIDs(runs))
+	}
+	_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: runs[0].ID, To: core.RunSuccess, Now: f.now})
+	must(t, err, "set state")
+	done, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{States: []core.DagRunState{core.RunSuccess}})
+	must(t, err, "list success")
+	if len(done) != 1 || done[0].RunID != "backfill_d" {
+		t.Errorf("successful runs = %v, want [backfill_d]", runIDs(done))
+	}
+	page, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Limit: 2, Offset: 1})
+	must(t, err, "page")
+	if len(page) != 2 || page[0].RunID != "backfill_d" {
+		t.Errorf("page = %v, want [backfill_d manual_c]", runIDs(page))
+	}
+	counts, err := f.st.DagRunCountByState(f.ctx, "etl")
+	must(t, err, "count")
+	if diff := cmp.Diff(map[core.DagRunState]int{core.RunQueued: 3, core.RunSuccess: 1}, counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
+func runIDs(rs []core.DagRun) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.RunID)
+	}
+	return out
+}

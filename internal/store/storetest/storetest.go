@@ -1,0 +1,134 @@
+// Package storetest is the one conformance suite every store.Store
+// implementation runs: each engine's tests call Run with a constructor that
+// returns a fresh, migrated store. It checks the behaviour callers rely on:
+// conditional state changes, conflicts, claim exclusivity under concurrency,
+// retries and history, mapped-task expansion, XCom values, notifications and
+// transactions, and the auth and admin records.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Run runs the whole suite. newStore must return a fresh, migrated store
+// whose data no other test sees, and close it when t ends.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, f *fixture)
+	}{
+		{"DagSyncVersions", testDagSyncVersions},
+		{"DagListPauseNextRun", testDagListPauseNextRun},
+		{"DagDeactivateMissing", testDagDeactivateMissing},
+		{"ImportErrors", testImportErrors},
+		{"DagRunCreateGet", testDagRunCreateGet},
+		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
+		{"DagRunSetState", testDagRunSetState},
+		{"DagRunListLatestCount", testDagRunListLatestCount},
+		{"TaskInstanceGetList", testTaskInstanceGetList},
+		{"TaskInstanceSetState", testTaskInstanceSetState},
+		{"TaskInstanceExpand", testTaskInstanceExpand},
+		{"TaskInstanceNewTry", testTaskInstanceNewTry},
+		{"ClaimOrderAndQueues", testClaimOrderAndQueues},
+		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
+		{"StartHeartbeatFinish", testStartHeartbeatFinish},
+		{"Stale", testStale},
+		{"ActiveCounts", testActiveCounts},
+		{"XComRoundTrip", testXComRoundTrip},
+		{"XComUpsertListClear", testXComUpsertListClear},
+		{"TxCommitRollback", testTxCommitRollback},
+		{"NotifySubscribe", testNotifySubscribe},
+		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
+		{"UsersTokens", testUsersTokens},
+		{"Connections", testConnections},
+		{"Pools", testPools},
+		{"JobsAudit", testJobsAudit},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, &fixture{t: t, ctx: t.Context(), st: newStore(t), now: baseTime})
+		})
+	}
+}
+
+// baseTime is the suite's "now": microsecond precision, as stored.
+var baseTime = time.Date(2026, 3, 4, 5, 6, 7, 891011000, time.UTC)
+
+// fixture bundles what a test needs and builds common rows.
+type fixture struct {
+	t   *testing.T
+	ctx context.Context
+	st  store.Store
+	now time.Time
+}
+
+// at returns now plus d.
+func (f *fixture) at(d time.Duration) time.Time { return f.now.Add(d) }
+
+// dag makes sure a DAG exists and returns its latest version id.
+func (f *fixture) dag(dagID string) int64 {
+	f.t.Helper()
+	id, _, err := f.st.DagSync(f.ctx, &store.DagSyncParams{
+		Spec: core.DAG{DagID: dagID, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+		Hash: "h-" + dagID, Now: f.now})
+	if err != nil {
+		f.t.Fatalf("sync dag %s: %v", dagID, err)
+	}
+	return id
+}
+
+// run creates a run (and its DAG) with the given task instances.
+func (f *fixture) run(dagID, runID string, tis ...store.NewTaskInstance) *core.DagRun {
+	f.t.Helper()
+	version := f.dag(dagID)
+	r, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: dagID, RunID: runID,
+		RunType: core.RunManual, State: core.RunQueued, DagVersionID: version, Now: f.now, TaskInstances: tis})
+	if err != nil {
+		f.t.Fatalf("create run %s/%s: %v", dagID, runID, err)
+	}
+	return r
+}
+
+// get returns a task instance or fails the test.
+func (f *fixture) get(id string) *core.TaskInstance {
+	f.t.Helper()
+	ti, err := f.st.TaskInstanceGet(f.ctx, id)
+	if err != nil {
+		f.t.Fatalf("get task instance %s: %v", id, err)
+	}
+	return ti
+}
+
+// newTI describes an unmapped task instance in a state.
+func newTI(taskID string, state core.TIState) store.NewTaskInstance {
+	return store.NewTaskInstance{ID: uuid.NewString(), TaskID: taskID, MapIndex: core.NoMapIndex,
+		MaxTries: 1, Operator: "noop", State: state}
+}
+
+// wantErr fails unless err wraps target.
+func wantErr(t *testing.T, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+// must fails on a non-nil error.
+func must(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,194 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func testTaskInstanceGetList(t *testing.T, f *fixture) {
+	a, b := newTI("a", core.TINone), newTI("b", core.TIQueued)
+	b.Queue, b.Pool, b.PoolSlots, b.PriorityWeight, b.MaxTries = "gpu", "p1", 3, 7, 4
+	run := f.run("etl", "r1", a, b)
+	f.run("etl", "r2", newTI("a", core.TINone))
+
+	got := f.get(b.ID)
+	if got.Queue != "gpu" || got.Pool != "p1" || got.PoolSlots != 3 || got.PriorityWeight != 7 ||
+		got.MaxTries != 4 || got.State != core.TIQueued || got.QueuedAt == nil || !got.QueuedAt.Equal(f.now) {
+		t.Errorf("task instance b = %+v, want the seeded queue/pool/slots/priority and queued at now", got)
+	}
+	byKey, err := f.st.TaskInstanceGetByKey(f.ctx, "etl", "r1", "b", core.NoMapIndex)
+	must(t, err, "get by key")
+	if byKey.ID != b.ID {
+		t.Errorf("by key: id %s, want %s", byKey.ID, b.ID)
+	}
+	_, err = f.st.TaskInstanceGetByKey(f.ctx, "etl", "r1", "b", 0)
+	wantErr(t, err, core.ErrNotFound, "get by key with a wrong map index")
+	_, err = f.st.TaskInstanceGet(f.ctx, uuid.NewString())
+	wantErr(t, err, core.ErrNotFound, "get unknown id")
+
+	for _, tc := range []struct {
+		name string
+		p    store.TaskInstanceListParams
+		want int
+	}{
+		{"all", store.TaskInstanceListParams{}, 3},
+		{"by run id", store.TaskInstanceListParams{DagRunID: run.ID}, 2},
+		{"by dag and run", store.TaskInstanceListParams{DagID: "etl", RunID: "r2"}, 1},
+		{"by task", store.TaskInstanceListParams{TaskID: "a"}, 2},
+		{"by state", store.TaskInstanceListParams{States: []core.TIState{core.TIQueued}}, 1},
+		{"by state none", store.TaskInstanceListParams{States: []core.TIState{core.TINone}}, 2},
+		{"limited", store.TaskInstanceListParams{Limit: 2}, 2},
+		{"offset", store.TaskInstanceListParams{Offset: 2}, 1},
+	} {
+		tis, err := f.st.TaskInstanceList(f.ctx, &tc.p)
+		must(t, err, tc.name)
+		if len(tis) != tc.want {
+			t.Errorf("%s: %d task instances, want %d", tc.name, len(tis), tc.want)
+		}
+	}
+}
+
+func testTaskInstanceSetState(t *testing.T, f *fixture) {
+	a, b, c := newTI("a", core.TINone), newTI("b", core.TIScheduled), newTI("c", core.TISuccess)
+	f.run("etl", "r1", a, b, c)
+	moved, err := f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{
+		IDs: []string{a.ID, b.ID, c.ID}, From: []core.TIState{core.TINone, core.TIScheduled},
+		To: core.TIQueued, Now: f.at(time.Second)})
+	must(t, err, "queue")
+	if diff := sortedDiff([]string{a.ID, b.ID}, moved); diff != "" {
+		t.Errorf("moved ids (-want +got), the success one must stay:\n%s", diff)
+	}
+	if got := f.get(a.ID); got.State != core.TIQueued || got.QueuedAt == nil || !got.QueuedAt.Equal(f.at(time.Second)) {
+		t.Errorf("a = state %s queued_at %v, want queued at now+1s", got.State, got.QueuedAt)
+	}
+	if got := f.get(c.ID); got.State != core.TISuccess {
+		t.Errorf("c = %s, want success unchanged", got.State)
+	}
+	retry := f.at(5 * time.Minute)
+	moved, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{
+		IDs: []string{a.ID}, To: core.TIUpForRetry, Now: f.at(time.Minute), NextRetryAt: &retry})
+	must(t, err, "up for retry")
+	if len(moved) != 1 {
+		t.Fatalf("moved %v, want [a] (empty From allows any state)", moved)
+	}
+	got := f.get(a.ID)
+	if got.State != core.TIUpForRetry || got.NextRetryAt == nil || !got.NextRetryAt.Equal(retry) ||
+		got.EndDate == nil || !got.EndDate.Equal(f.at(time.Minute)) {
+		t.Errorf("a = state %s next_retry %v end %v, want up_for_retry with retry time and end date", got.State, got.NextRetryAt, got.EndDate)
+	}
+	moved, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{To: core.TIFailed, Now: f.now})
+	must(t, err, "no ids")
+	if len(moved) != 0 {
+		t.Errorf("no ids moved %v", moved)
+	}
+}
+
+func testTaskInstanceExpand(t *testing.T, f *fixture) {
+	ph := newTI("mapped", core.TINone)
+	empty := newTI("empty", core.TINone)
+	run := f.run("etl", "r1", ph, empty, newTI("other", core.TINone))
+	var kids []store.NewTaskInstance
+	for i := range 3 {
+		k := newTI("mapped", core.TINone)
+		k.MapIndex = i
+		k.MapArgs = json.RawMessage(`{"x":` + string(rune('0'+i)) + `}`)
+		kids = append(kids, k)
+	}
+	must(t, f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "mapped",
+		Instances: kids, Now: f.now}), "expand")
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: "mapped"})
+	must(t, err, "list mapped")
+	if len(tis) != 3 {
+		t.Fatalf("%d mapped instances, want 3 (placeholder replaced)", len(tis))
+	}
+	for i, ti := range tis {
+		if ti.MapIndex != i || string(ti.MapArgs) != string(kids[i].MapArgs) || ti.DagID != "etl" || ti.RunID != "r1" {
+			t.Errorf("instance %d = map index %d args %s, want %d %s", i, ti.MapIndex, ti.MapArgs, i, kids[i].MapArgs)
+		}
+	}
+	_, err = f.st.TaskInstanceGet(f.ctx, ph.ID)
+	wantErr(t, err, core.ErrNotFound, "placeholder after expansion")
+	err = f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "mapped",
+		Instances: kids, Now: f.now})
+	wantErr(t, err, core.ErrConflict, "expand twice")
+
+	must(t, f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "empty", Now: f.now}),
+		"expand to nothing")
+	if got := f.get(empty.ID); got.State != core.TISkipped || got.MapIndex != core.NoMapIndex {
+		t.Errorf("empty expansion: placeholder = %s[%d], want skipped[-1]", got.State, got.MapIndex)
+	}
+	err = f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "nope", Now: f.now})
+	wantErr(t, err, core.ErrNotFound, "expand unknown task")
+
+	// A failing expansion changes nothing (one transaction).
+	dup := []store.NewTaskInstance{newTI("other2", core.TINone), newTI("other2", core.TINone)}
+	dup[0].MapIndex, dup[1].MapIndex = 0, 0
+	ph2 := newTI("other2", core.TINone)
+	run2 := f.run("etl", "r2", ph2)
+	err = f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run2.ID, TaskID: "other2",
+		Instances: dup, Now: f.now})
+	wantErr(t, err, core.ErrConflict, "expand with a duplicate map index")
+	if got := f.get(ph2.ID); got.MapIndex != core.NoMapIndex {
+		t.Errorf("placeholder after failed expansion: %+v", got)
+	}
+}
+
+func testTaskInstanceNewTry(t *testing.T, f *fixture) {
+	ti := newTI("a", core.TIQueued)
+	ti.MaxTries = 2
+	f.run("etl", "r1", ti)
+	claimed, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 1, Now: f.now})
+	must(t, err, "claim")
+	if len(claimed) != 1 {
+		t.Fatalf("claimed %d, want 1", len(claimed))
+	}
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: "w1", Hostname: "h", PID: 42, Now: f.now})
+	must(t, err, "start")
+	retry := f.at(time.Minute)
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: ti.ID, State: core.TIUpForRetry,
+		Now: f.at(time.Second), NextRetryAt: &retry}), "fail try 1")
+
+	second := uuid.NewString()
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: ti.ID, NewID: second,
+		To: core.TIScheduled, Now: f.at(time.Minute)}), "new try")
+	_, err = f.st.TaskInstanceGet(f.ctx, ti.ID)
+	wantErr(t, err, core.ErrNotFound, "old try id")
+	cur := f.get(second)
+	if cur.TryNumber != 2 || cur.MaxTries != 2 || cur.State != core.TIScheduled || cur.WorkerID != "" ||
+		cur.Hostname != "" || cur.PID != 0 || cur.StartDate != nil || cur.EndDate != nil || cur.QueuedAt != nil ||
+		cur.LastHeartbeat != nil {
+		t.Errorf("try 2 = %+v, want try 2 of 2, scheduled, no worker or dates", cur)
+	}
+	hist, err := f.st.TaskInstanceHistory(f.ctx, "etl", "r1", "a", core.NoMapIndex)
+	must(t, err, "history")
+	if len(hist) != 1 {
+		t.Fatalf("history has %d tries, want 1", len(hist))
+	}
+	h := hist[0]
+	if h.ID != ti.ID || h.TryNumber != 1 || h.State != core.TIUpForRetry || h.WorkerID != "w1" || h.PID != 42 ||
+		h.StartDate == nil || h.EndDate == nil {
+		t.Errorf("archived try = %+v, want try 1 as it ended (up_for_retry, worker w1, dates)", h)
+	}
+
+	third := uuid.NewString()
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: second, NewID: third,
+		To: core.TINone, ExtraTries: 1, Now: f.at(2 * time.Minute)}), "clear")
+	cur = f.get(third)
+	if cur.TryNumber != 3 || cur.MaxTries != 3 || cur.State != core.TINone {
+		t.Errorf("after clear: try %d of %d state %s, want 3 of 3, none", cur.TryNumber, cur.MaxTries, cur.State)
+	}
+	hist, err = f.st.TaskInstanceHistory(f.ctx, "etl", "r1", "a", core.NoMapIndex)
+	must(t, err, "history")
+	if len(hist) != 2 || hist[0].TryNumber != 1 || hist[1].TryNumber != 2 {
+		t.Errorf("history = %d tries, want tries 1 and 2 oldest first", len(hist))
+	}
+	err = f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: uuid.NewString(), NewID: uuid.NewString(),
+		To: core.TINone, Now: f.now})
+	wantErr(t, err, core.ErrNotFound, "new try of unknown instance")
+}

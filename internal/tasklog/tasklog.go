@@ -1,0 +1,115 @@
+// Package tasklog locates, appends to and reads per-try task logs in
+// Airflow's layout under a base folder:
+//
+//	dag_id=<d>/run_id=<r>/task_id=<t>/[map_index=<n>/]attempt=<try>.log
+//
+// Path components are escaped so that no id can climb out of the base folder.
+package tasklog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// MaxReadChunk is the most Read returns in one call; callers tail by calling
+// again from the returned offset.
+const MaxReadChunk = 1 << 20
+
+// Key identifies one try's log.
+type Key struct {
+	DagID     string
+	RunID     string
+	TaskID    string
+	MapIndex  int // core.NoMapIndex when unmapped
+	TryNumber int
+}
+
+// KeyOf returns the log key of a task instance's current try.
+func KeyOf(ti *core.TaskInstance) Key {
+	return Key{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
+}
+
+// escaper makes an id safe as one path component. It is injective: '%' is
+// escaped too, so distinct ids never share a file.
+var escaper = strings.NewReplacer("%", "%25", "/", "%2F", "\\", "%5C", "\x00", "%00")
+
+// Path returns the log file of key under base.
+func Path(base string, key Key) (string, error) {
+	if key.DagID == "" || key.RunID == "" || key.TaskID == "" {
+		return "", fmt.Errorf("task log path: dag_id, run_id and task_id are required: %w", core.ErrInvalid)
+	}
+	if key.TryNumber < 0 || key.MapIndex < core.NoMapIndex {
+		return "", fmt.Errorf("task log path: try %d, map_index %d out of range: %w", key.TryNumber, key.MapIndex, core.ErrInvalid)
+	}
+	parts := []string{
+		"dag_id=" + escaper.Replace(key.DagID),
+		"run_id=" + escaper.Replace(key.RunID),
+		"task_id=" + escaper.Replace(key.TaskID),
+	}
+	if key.MapIndex >= 0 {
+		parts = append(parts, "map_index="+strconv.Itoa(key.MapIndex))
+	}
+	parts = append(parts, "attempt="+strconv.Itoa(key.TryNumber)+".log")
+	rel := filepath.Join(parts...)
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("task log path %q escapes the log folder: %w", rel, core.ErrInvalid)
+	}
+	return filepath.Join(base, rel), nil
+}
+
+// Append adds data to the end of key's log, creating folders and file.
+func Append(base string, key Key, data []byte) error {
+	p, err := Path(base, key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		return fmt.Errorf("create task log folder: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640) //nolint:gosec // path built by Path
+	if err != nil {
+		return fmt.Errorf("open task log: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("append to task log %s: %w", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close task log %s: %w", p, err)
+	}
+	return nil
+}
+
+// Read returns up to MaxReadChunk bytes of key's log from offset and the
+// offset to continue from. A missing log wraps core.ErrNotFound; an offset
+// past the end returns no data and the same offset.
+func Read(base string, key Key, offset int64) ([]byte, int64, error) {
+	if offset < 0 {
+		return nil, 0, fmt.Errorf("read task log: negative offset %d: %w", offset, core.ErrInvalid)
+	}
+	p, err := Path(base, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(p) //nolint:gosec // path built by Path
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, offset, fmt.Errorf("task log of %s/%s/%s try %d: %w", key.DagID, key.RunID, key.TaskID, key.TryNumber, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, offset, fmt.Errorf("open task log: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	buf := make([]byte, MaxReadChunk)
+	n, err := f.ReadAt(buf, offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, offset, fmt.Errorf("read task log %s: %w", p, err)
+	}
+	return buf[:n], offset + int64(n), nil
+}

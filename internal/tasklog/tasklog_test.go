@@ -1,0 +1,70 @@
+package tasklog
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+func TestPathLayout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		key  Key
+		want string
+	}{
+		{Key{"d", "manual__2026-01-01T00:00:00+00:00", "t", -1, 1}, "dag_id=d/run_id=manual__2026-01-01T00:00:00+00:00/task_id=t/attempt=1.log"},
+		{Key{"d", "r", "t", 3, 2}, "dag_id=d/run_id=r/task_id=t/map_index=3/attempt=2.log"},
+		{Key{"d", "../../etc", "t", -1, 1}, "dag_id=d/run_id=..%2F..%2Fetc/task_id=t/attempt=1.log"},
+		{Key{"a%2Fb", "a/b", `x\y`, -1, 1}, "dag_id=a%252Fb/run_id=a%2Fb/task_id=x%5Cy/attempt=1.log"},
+	} {
+		got, err := Path("/base", tc.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join("/base", tc.want); got != want {
+			t.Errorf("Path(%+v) = %s, want %s", tc.key, got, want)
+		}
+	}
+	if _, err := Path("/base", Key{DagID: "d", TaskID: "t"}); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("missing run_id: %v", err)
+	}
+}
+
+func TestAppendReadTail(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	k := Key{"d", "r", "t", -1, 1}
+	if _, _, err := Read(base, k, 0); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("missing log: %v", err)
+	}
+	if err := Append(base, k, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	b, off, err := Read(base, k, 0)
+	if err != nil || string(b) != "one\n" || off != 4 {
+		t.Fatalf("read = %q %d %v", b, off, err)
+	}
+	if err := Append(base, k, []byte("two\n")); err != nil {
+		t.Fatal(err)
+	}
+	b, off, err = Read(base, k, off)
+	if err != nil || string(b) != "two\n" || off != 8 {
+		t.Fatalf("tail = %q %d %v", b, off, err)
+	}
+	b, off2, err := Read(base, k, off)
+	if err != nil || len(b) != 0 || off2 != off {
+		t.Fatalf("at end = %q %d %v", b, off2, err)
+	}
+	// A hostile run id stays inside base.
+	evil := Key{"d", "../../../x", "t", -1, 1}
+	if err := Append(base, evil, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Path(base, evil)
+	if !strings.HasPrefix(p, base+string(filepath.Separator)) {
+		t.Fatalf("escaped: %s", p)
+	}
+}

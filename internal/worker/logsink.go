@@ -1,0 +1,98 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// logFlushEvery is how often buffered log output is shipped.
+const logFlushEvery = time.Second
+
+// logFlushSize ships at once when this much is buffered.
+const logFlushSize = 256 << 10
+
+// logSink buffers a try's log and ships it in chunks (every second, when
+// large, and at Close), to the local log folder or the api-server.
+type logSink struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	ship func([]byte) error
+	log  *slog.Logger
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newLogSink(w *Worker, tc *execapi.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
+	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if w.LogFolder != "" {
+		key := tasklog.KeyOf(ti)
+		s.ship = func(b []byte) error { return tasklog.Append(w.LogFolder, key, b) }
+	} else {
+		s.ship = func(b []byte) error {
+			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+			defer cancel()
+			return tc.AppendLog(ctx, ti.ID, b)
+		}
+	}
+	go s.loop()
+	return s
+}
+
+// Write buffers p.
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	big := s.buf.Len() >= logFlushSize
+	s.mu.Unlock()
+	if big {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+func (s *logSink) loop() {
+	defer close(s.done)
+	t := time.NewTicker(logFlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-s.kick:
+		case <-s.stop:
+			s.flush()
+			return
+		}
+		s.flush()
+	}
+}
+
+func (s *logSink) flush() {
+	s.mu.Lock()
+	if s.buf.Len() == 0 {
+		s.mu.Unlock()
+		return
+	}
+	chunk := bytes.Clone(s.buf.Bytes())
+	s.buf.Reset()
+	s.mu.Unlock()
+	if err := s.ship(chunk); err != nil {
+		s.log.Warn("ship task log chunk; it is lost", "bytes", len(chunk), "err", err)
+	}
+}
+
+// Close ships what is left and stops the sink.
+func (s *logSink) Close() {
+	close(s.stop)
+	<-s.done
+}

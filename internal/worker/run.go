@@ -1,0 +1,167 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/template"
+)
+
+// errNotRunning is the cause of a try killed because the server says it is
+// no longer running (heartbeat 409).
+var errNotRunning = errors.New("task instance is no longer running")
+
+// reportTimeout bounds the final state report, which outlives a cancelled
+// worker context.
+const reportTimeout = 30 * time.Second
+
+// runTry runs one claimed workload to its end.
+func (w *Worker) runTry(ctx context.Context, wl execapi.Workload) {
+	ti := wl.TI
+	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
+	id := execapi.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
+	tc := w.Client.WithToken(wl.Token, id)
+	rc, err := tc.Run(ctx, ti.ID, execapi.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+	if err != nil {
+		log.Warn("could not start try", "err", err)
+		return
+	}
+
+	sink := newLogSink(w, tc, &rc.TI, log)
+	red := operator.NewRedactor(sink, wl.Token)
+	tokenFile := w.writeTokenFile(ti.ID, wl.Token, log)
+	defer func() { _ = os.Remove(tokenFile) }()
+	tc.OnTokenRefresh(func(tok string) {
+		red.Add(tok)
+		w.writeTokenFile(ti.ID, tok, log)
+	})
+
+	tryCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if d := wl.Task.ExecutionTimeout.D(); d > 0 {
+		var stop context.CancelFunc
+		tryCtx, stop = context.WithTimeoutCause(tryCtx, d, operator.ErrTimeout)
+		defer stop()
+	}
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); w.heartbeat(tryCtx, tc, ti.ID, cancel, log) }()
+
+	_, _ = fmt.Fprintf(red, "[%s] weir: %s try %d of %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
+		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
+	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile)
+	cancel(nil)
+	<-hbDone
+	if err != nil {
+		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s: %v\n", w.Clock.Now().Format(time.RFC3339), state, err)
+	} else {
+		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s\n", w.Clock.Now().Format(time.RFC3339), state)
+	}
+	_ = red.Flush()
+	sink.Close()
+
+	if errors.Is(context.Cause(tryCtx), errNotRunning) {
+		log.Warn("try was stopped: the server says it is no longer running")
+		return
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
+	defer rcancel()
+	sr, rerr := tc.SetState(rctx, ti.ID, state)
+	if rerr != nil {
+		log.Error("report try state", "state", state, "err", rerr)
+		return
+	}
+	log.Info("try finished", "state", sr.State, "err", err)
+}
+
+// execute renders the args, runs the operator and pushes the return value;
+// it returns the state to report.
+func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.RunContext, tc *execapi.Client,
+	red *operator.Redactor, tokenFile string) (core.TIState, error) {
+	ti := rc.TI
+	mapArgs := map[string]any{}
+	if len(ti.MapArgs) > 0 {
+		if err := json.Unmarshal(ti.MapArgs, &mapArgs); err != nil {
+			return core.TIFailed, fmt.Errorf("decode map_args: %w", err)
+		}
+	}
+	funcs := template.Funcs{XComPull: func(taskID, key string) (any, error) {
+		raw, err := tc.XComPull(ctx, taskID, key, core.NoMapIndex)
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		return v, json.Unmarshal(raw, &v)
+	}}
+	args, err := template.RenderArgs(wl.Task.Args, template.Context(&rc.DagRun, &ti, wl.Dag.Params), funcs)
+	if err != nil {
+		return core.TIFailed, fmt.Errorf("render arguments: %w", err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	maps.Copy(args, mapArgs)
+	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
+		Env: execapi.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc}
+	res, err := w.runner.Run(ctx, req)
+	switch {
+	case errors.Is(err, operator.ErrSkipped):
+		return core.TISkipped, nil
+	case err != nil:
+		return core.TIFailed, err
+	}
+	if res.ReturnValue != nil {
+		k := execapi.XComKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, Key: core.DefaultXComKey}
+		if err := tc.XComSet(ctx, k, res.ReturnValue); err != nil {
+			return core.TIFailed, fmt.Errorf("push return value: %w", err)
+		}
+	}
+	return core.TISuccess, nil
+}
+
+// heartbeat reports liveness every HeartbeatInterval until ctx ends; a 409
+// kills the try.
+func (w *Worker) heartbeat(ctx context.Context, tc *execapi.Client, tiID string, kill context.CancelCauseFunc, log *slog.Logger) {
+	t := time.NewTicker(w.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := tc.Heartbeat(ctx, tiID, execapi.HeartbeatRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		switch {
+		case errors.Is(err, core.ErrConflict):
+			log.Warn("heartbeat refused: killing the try", "err", err)
+			kill(errNotRunning)
+			return
+		case err != nil && ctx.Err() == nil:
+			log.Warn("heartbeat failed", "err", err)
+		}
+	}
+}
+
+// writeTokenFile keeps the try's current token where its subprocesses read
+// it (WEIR_TASK_TOKEN_FILE), so long tasks keep API access after a refresh.
+func (w *Worker) writeTokenFile(tiID, token string, log *slog.Logger) string {
+	p := filepath.Join(w.tokenDir, tiID+".token")
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(token), 0o600); err != nil {
+		log.Warn("write token file", "err", err)
+		return p
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		log.Warn("write token file", "err", err)
+	}
+	return p
+}

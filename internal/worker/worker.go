@@ -1,0 +1,179 @@
+// Package worker claims queued task instances from the Execution API and
+// runs them: shell, HTTP and SQL operators as subprocesses or calls, Go task
+// functions in-process. Each try heartbeats on its own goroutine (a 409
+// kills it), is killed at its execution_timeout, ships its log in chunks and
+// reports its state; the server decides retries. The worker reaches the
+// database only through the Execution API.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/operator"
+)
+
+// errShutdown is the cause of a try killed because the worker stops.
+var errShutdown = errors.New("worker shutting down")
+
+// Worker runs task tries. Set the fields, then call Start.
+type Worker struct {
+	Client      *execapi.Client // holds the worker credential
+	Queues      []string        // empty = ["default"]
+	Concurrency int             // task slots; 0 = 4
+	Hostname    string          // "" = os.Hostname()
+	WorkerID    string          // must equal the worker credential's subject
+	// LogFolder, when set, is where task logs are written directly (the
+	// worker shares the api-server's folder, as in standalone); when empty,
+	// logs are shipped to the api-server over the Execution API.
+	LogFolder         string
+	Registry          *operator.Registry
+	Connections       operator.ConnectionLookup
+	HeartbeatInterval time.Duration // 0 = 5 s
+	ShutdownGrace     time.Duration // running tries get this long after Start's ctx ends; 0 = 30 s
+	ClaimWait         time.Duration // long-poll of one claim; 0 = 30 s
+	KillGrace         time.Duration // SIGTERM → SIGKILL of a killed bash task; 0 = 5 s
+	Clock             core.Clock
+	Logger            *slog.Logger
+
+	runner   *operator.Runner
+	tokenDir string
+}
+
+func (w *Worker) init() error {
+	if w.Client == nil || w.WorkerID == "" {
+		return fmt.Errorf("worker: Client and WorkerID are required: %w", core.ErrInvalid)
+	}
+	if w.Concurrency <= 0 {
+		w.Concurrency = 4
+	}
+	if len(w.Queues) == 0 {
+		w.Queues = []string{core.DefaultQueue}
+	}
+	if w.Hostname == "" {
+		w.Hostname, _ = os.Hostname()
+	}
+	if w.HeartbeatInterval <= 0 {
+		w.HeartbeatInterval = 5 * time.Second
+	}
+	if w.ShutdownGrace <= 0 {
+		w.ShutdownGrace = 30 * time.Second
+	}
+	if w.ClaimWait <= 0 {
+		w.ClaimWait = 30 * time.Second
+	}
+	if w.Clock == nil {
+		w.Clock = core.SystemClock{}
+	}
+	if w.Logger == nil {
+		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	pathDir := ""
+	if exe, err := os.Executable(); err == nil {
+		pathDir = filepath.Dir(exe)
+	}
+	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
+		KillGrace: w.KillGrace}
+	dir, err := os.MkdirTemp("", "weir-worker-")
+	if err != nil {
+		return fmt.Errorf("worker: create token folder: %w", err)
+	}
+	w.tokenDir = dir
+	return nil
+}
+
+// Start claims and runs tries until ctx ends; then it stops claiming, gives
+// running tries ShutdownGrace to finish, kills the rest and reports them
+// failed (the server turns that into up_for_retry while tries remain).
+func (w *Worker) Start(ctx context.Context) error {
+	if err := w.init(); err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	w.Logger.Info("worker started", "worker_id", w.WorkerID, "queues", w.Queues, "slots", w.Concurrency)
+
+	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer killTasks(errShutdown)
+	slots := make(chan struct{}, w.Concurrency)
+	var wg sync.WaitGroup
+	for {
+		free := acquire(ctx, slots)
+		if free == 0 {
+			break
+		}
+		wls, err := w.Client.Claim(ctx, execapi.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds()})
+		for range free - len(wls) {
+			<-slots
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			w.Logger.Warn("claim workloads", "err", err)
+			if !pause(ctx, time.Second) {
+				break
+			}
+			continue
+		}
+		for _, wl := range wls {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				w.runTry(taskCtx, wl)
+			})
+		}
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	grace := time.NewTimer(w.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		w.Logger.Warn("shutdown grace over: killing running tries")
+		killTasks(errShutdown)
+		<-done
+	}
+	w.Logger.Info("worker stopped", "worker_id", w.WorkerID)
+	return nil
+}
+
+// acquire blocks for one free slot, then takes every other free one; it
+// returns how many it took (0 when ctx ended).
+func acquire(ctx context.Context, slots chan struct{}) int {
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for {
+		select {
+		case slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+// pause waits d or until ctx ends; false when ctx ended.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

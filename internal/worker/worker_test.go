@@ -1,0 +1,239 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// eventually polls cond until it holds (or fails the test after a long bound).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 3000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// startWorker runs a worker against env until the test ends; stop cancels
+// it and waits for Start to return.
+func startWorker(t *testing.T, env *execapitest.Env, reg *operator.Registry, tune func(*Worker)) (stop func()) {
+	t.Helper()
+	w := &Worker{Client: env.WorkerClient(t, "w1"), WorkerID: "w1", Concurrency: 3, Registry: reg,
+		HeartbeatInterval: 20 * time.Millisecond, ShutdownGrace: time.Minute, ClaimWait: time.Minute,
+		KillGrace: 50 * time.Millisecond, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}
+	if tune != nil {
+		tune(w)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Start(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func stateOf(t *testing.T, env *execapitest.Env, runID, taskID string) core.TIState {
+	t.Helper()
+	ti, err := env.Store.TaskInstanceGetByKey(context.Background(), "d", runID, taskID, core.NoMapIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ti.State
+}
+
+func TestWorkerRunsTries(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	reg := operator.NewRegistry()
+	_ = reg.Register("greet", func(ctx context.Context, tc operator.TaskContext) (any, error) {
+		var up string
+		if err := tc.XComPull(ctx, "say", "", -1, &up); err != nil {
+			return nil, err
+		}
+		tc.Logger.Info("pulled", "value", up)
+		return "hello " + up + " from " + tc.Params["who"].(string), nil
+	})
+	dag := core.DAG{DagID: "d", Params: map[string]any{"who": "params"}, Tasks: []core.Task{
+		{TaskID: "say", Operator: operator.Bash, Args: map[string]any{"bash_command": `echo "run {{ .run_id }}"; echo world`, "do_xcom_push": true}},
+		{TaskID: "fail", Operator: operator.Bash, Retries: 1, RetryDelay: core.Duration(time.Minute), Args: map[string]any{"bash_command": "echo boom >&2; exit 1"}},
+		{TaskID: "skip", Operator: operator.Bash, Args: map[string]any{"bash_command": "exit 99"}},
+	}}
+	env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, reg, nil)
+
+	eventually(t, "bash tries to finish", func() bool {
+		return stateOf(t, env, "r1", "say") == core.TISuccess && stateOf(t, env, "r1", "fail") == core.TIUpForRetry &&
+			stateOf(t, env, "r1", "skip") == core.TISkipped
+	})
+	x, err := env.Store.XComGet(context.Background(), "d", "r1", "say", -1, core.DefaultXComKey)
+	if err != nil || string(x.Value) != `"world"` {
+		t.Fatalf("say's return value = %v, %v", x, err)
+	}
+
+	// A second dag version adds a Go task that reads say's XCom; seeded in the same run id space.
+	dag2 := core.DAG{DagID: "d", Params: map[string]any{"who": "params"}, Tasks: []core.Task{
+		{TaskID: "say", Operator: operator.Bash, Args: map[string]any{"bash_command": "echo world", "do_xcom_push": true}},
+		{TaskID: "greet", Operator: operator.Go, Args: map[string]any{"function": "greet"}},
+	}}
+	env.SeedRun(t, dag2, "r2", core.TIScheduled)
+	sayTI, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r2", "say", -1)
+	queue(t, env, sayTI.ID)
+	eventually(t, "say in r2", func() bool { return stateOf(t, env, "r2", "say") == core.TISuccess })
+	greetTI, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r2", "greet", -1)
+	queue(t, env, greetTI.ID)
+	eventually(t, "greet in r2", func() bool { return stateOf(t, env, "r2", "greet") == core.TISuccess })
+	x, err = env.Store.XComGet(context.Background(), "d", "r2", "greet", -1, core.DefaultXComKey)
+	if err != nil || string(x.Value) != `"hello world from conf"` {
+		t.Fatalf("greet's return value = %v, %v", x, err)
+	}
+
+	// Logs were shipped to the api-server's folder.
+	failTI, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "fail", -1)
+	logText := readLog(t, env, failTI)
+	if !strings.Contains(logText, "boom") || !strings.Contains(logText, "exit code 1") {
+		t.Fatalf("fail's log = %q", logText)
+	}
+	sayR1, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "say", -1)
+	if s := readLog(t, env, sayR1); !strings.Contains(s, "run r1\n") {
+		t.Fatalf("say's log (rendered template) = %q", s)
+	}
+	if s := readLog(t, env, greetTI); !strings.Contains(s, "pulled") || !strings.Contains(s, "value=world") {
+		t.Fatalf("greet's log = %q", s)
+	}
+}
+
+func queue(t *testing.T, env *execapitest.Env, id string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{id}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readLog(t *testing.T, env *execapitest.Env, ti *core.TaskInstance) string {
+	t.Helper()
+	b, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(ti), 0)
+	if err != nil {
+		t.Fatalf("read log of %s: %v", ti.TaskID, err)
+	}
+	return string(b)
+}
+
+func readPID(path string) (int, bool) {
+	b, err := os.ReadFile(path) //nolint:gosec // test file
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n, err == nil
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func sleeper(pidFile string) map[string]any {
+	return map[string]any{"bash_command": fmt.Sprintf("sleep 300 & echo $! > %s; wait", pidFile)}
+}
+
+func TestWorkerShutdownKillsAndRetries(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, Retries: 2, Args: sleeper(pidFile)}}}
+	env.SeedRun(t, dag, "r1", "")
+	stop := startWorker(t, env, nil, func(w *Worker) { w.ShutdownGrace = 10 * time.Millisecond })
+	var pid int
+	eventually(t, "the task's child to start", func() bool { var ok bool; pid, ok = readPID(pidFile); return ok })
+	stop()
+	if got := stateOf(t, env, "r1", "long"); got != core.TIUpForRetry {
+		t.Fatalf("after shutdown: %s, want up_for_retry", got)
+	}
+	eventually(t, "the child to die", func() bool { return !alive(pid) })
+}
+
+func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	dir := t.TempDir()
+	timeoutPID, hbPID := filepath.Join(dir, "timeout.pid"), filepath.Join(dir, "hb.pid")
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{
+		{TaskID: "slow", Operator: operator.Bash, ExecutionTimeout: core.Duration(200 * time.Millisecond), Args: sleeper(timeoutPID)},
+		{TaskID: "orphan", Operator: operator.Bash, Args: sleeper(hbPID)},
+	}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, nil, nil)
+
+	eventually(t, "slow to time out", func() bool { return stateOf(t, env, "r1", "slow") == core.TIFailed })
+	slow, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "slow", -1)
+	if s := readLog(t, env, slow); !strings.Contains(s, operator.ErrTimeout.Error()) {
+		t.Fatalf("slow's log = %q", s)
+	}
+
+	// Someone marks the running try failed: the next heartbeat's 409 kills it.
+	var pid int
+	eventually(t, "orphan's child", func() bool { var ok bool; pid, ok = readPID(hbPID); return ok })
+	var orphan string
+	for _, ti := range tis {
+		if ti.TaskID == "orphan" {
+			orphan = ti.ID
+		}
+	}
+	moved, err := env.Store.TaskInstanceSetState(context.Background(), &store.TaskInstanceSetStateParams{IDs: []string{orphan}, To: core.TIFailed, Now: env.Clock.Now()})
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("mark failed: %v %v", moved, err)
+	}
+	eventually(t, "orphan's child to be killed", func() bool { return !alive(pid) })
+	if got := env.TI(t, orphan).State; got != core.TIFailed {
+		t.Fatalf("orphan is %s", got)
+	}
+}
+
+func TestWorkerRequiresIdentity(t *testing.T) {
+	t.Parallel()
+	err := (&Worker{}).Start(context.Background())
+	if !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+}
