@@ -11,13 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -115,7 +113,12 @@ func (s *Server) Start(ctx context.Context) error {
 
 	hbDone := make(chan struct{})
 	hbCtx, stopHB := context.WithCancel(ctx)
-	go func() { defer close(hbDone); s.heartbeat(hbCtx, log) }()
+	go func() {
+		defer close(hbDone)
+		if s.Store != nil {
+			_ = (&job.Heartbeat{Store: s.Store, Role: Role, Clock: s.Clock, Interval: s.HeartbeatInterval, Logger: log}).Start(hbCtx)
+		}
+	}()
 	defer func() { stopHB(); <-hbDone }()
 
 	select {
@@ -137,35 +140,4 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	log.InfoContext(ctx, "api-server stopped")
 	return nil
-}
-
-// heartbeat writes the job row now and then every HeartbeatInterval until
-// ctx is done. Failures are logged: a missed heartbeat is not fatal.
-func (s *Server) heartbeat(ctx context.Context, log *slog.Logger) {
-	if s.Store == nil {
-		return
-	}
-	clk := s.Clock
-	if clk == nil {
-		clk = core.SystemClock{}
-	}
-	interval := s.HeartbeatInterval
-	if interval == 0 {
-		interval = 10 * time.Second
-	}
-	host, _ := os.Hostname()
-	job := &store.Job{ID: uuid.NewString(), Role: Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		job.Heartbeat = clk.Now()
-		if err := s.Store.JobHeartbeat(ctx, job); err != nil && ctx.Err() == nil {
-			log.WarnContext(ctx, "api-server heartbeat", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -72,6 +72,7 @@ func Run(ctx context.Context, args []string, opts Options) int {
 type app struct {
 	opts *Options
 	home string
+	dags string // --dags: overrides [core] dags_folder
 }
 
 func newRoot(opts *Options) *cobra.Command {
@@ -83,6 +84,7 @@ func newRoot(opts *Options) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.home, "home", "", "Weir home folder (default $WEIR_HOME or ~/weir)")
+	root.PersistentFlags().StringVar(&a.dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
 	root.AddCommand(
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
@@ -123,5 +125,17 @@ func (a *app) config() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Load(home, a.opts.Environ)
+	cfg, err := config.Load(home, a.opts.Environ)
+	if err != nil || a.dags == "" {
+		return cfg, err
+	}
+	abs, err := filepath.Abs(a.dags)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("--dags %s: not a folder", a.dags)
+	}
+	cfg.Core.DagsFolder = abs
+	return cfg, nil
 }

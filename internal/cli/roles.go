@@ -16,7 +16,7 @@ import (
 )
 
 func (a *app) standaloneCmd() *cobra.Command {
-	var dags, host string
+	var host string
 	var port int
 	cmd := &cobra.Command{
 		Use:   "standalone",
@@ -25,24 +25,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := a.homeDir()
-			if err != nil {
-				return err
-			}
-			if err := config.InitHome(home); err != nil {
-				return err
-			}
 			// Flags are the last layer: they override weir.toml and the environment.
-			if dags != "" {
-				abs, err := filepath.Abs(dags)
-				if err != nil {
-					return err
-				}
-				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-					return fmt.Errorf("--dags %s: not a folder", dags)
-				}
-				a.opts.Environ = append(a.opts.Environ, "WEIR__CORE__DAGS_FOLDER="+abs)
-			}
 			if cmd.Flags().Changed("port") {
 				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__API__PORT=%d", port))
 			}
@@ -69,14 +52,13 @@ func (a *app) standaloneCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
-				version, home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
+				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
 			others := append([]service{srv}, newScheduler(cfg, st, a.opts, logger)...)
 			err = runServices(ctx, []service{w}, others)
 			fmt.Fprintln(out, "Weir stopped.")
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
 	cmd.Flags().IntVar(&port, "port", 8080, "API port (0 = any free port)")
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	return cmd

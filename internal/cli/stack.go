@@ -19,6 +19,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagprocessor"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
@@ -68,6 +69,7 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
 		}},
+		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
 		&dagprocessor.Processor{
 			Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
 			Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
@@ -153,9 +155,18 @@ func runServices(ctx context.Context, workers []service, others []service) error
 	return errors.Join(errs...)
 }
 
-// storeConn opens the database for a server role, applying migrations when
+// serverSetup loads the configuration and opens the database for a server role, applying migrations when
 // asked (standalone) and refusing a stale schema otherwise.
 func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *sqlstore.Store, *slog.Logger, error) {
+	if migrate { // a command that may create the database may create the home too
+		home, err := a.homeDir()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := config.InitHome(home); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	cfg, err := a.config()
 	if err != nil {
 		return nil, nil, nil, err

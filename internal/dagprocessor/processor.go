@@ -93,10 +93,18 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	now := p.now()
 
 	var errs []error
+	changed := false
 	for i := range plan.dags {
 		d := &plan.dags[i]
+		before := p.synced[d.DagID]
 		if err := p.sync(ctx, d, now); err != nil {
 			errs = append(errs, err)
+		}
+		changed = changed || p.synced[d.DagID] != before
+	}
+	if changed { // new or changed DAGs: let the scheduler look at them now
+		if err := p.Store.Notify(ctx, store.ChannelScheduler); err != nil {
+			errs = append(errs, fmt.Errorf("wake scheduler: %w", err))
 		}
 	}
 	if err := p.syncImportErrors(ctx, plan.importErrors, now); err != nil {

@@ -19,7 +19,6 @@ type Config struct {
 	MaxClaimWait  time.Duration // longest long-poll; default 60 s
 	MaxXComBytes  int64         // largest XCom value; default 1 MiB
 	MaxLogChunk   int64         // largest log chunk per request; default 1 MiB
-	RetryJitter   bool          // add Airflow's deterministic jitter to exponential retry delays
 }
 
 func (c Config) withDefaults() Config {

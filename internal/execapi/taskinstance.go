@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -105,7 +106,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			if err != nil {
 				return err
 			}
-			next := now.Add(RetryDelay(RetryPolicyOf(task), ti.TryNumber, s.jitterKey(ti)))
+			next := runs.NextRetryAt(task, ti.TryNumber, now)
 			resp.State, resp.NextRetryAt = core.TIUpForRetry, &next
 		}
 	}
@@ -121,13 +122,6 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
-}
-
-func (s *server) jitterKey(ti *core.TaskInstance) string {
-	if !s.cfg.RetryJitter {
-		return ""
-	}
-	return fmt.Sprintf("%s#%s#%s#%d#%d", ti.DagID, ti.TaskID, ti.RunID, ti.MapIndex, ti.TryNumber)
 }
 
 func notRunning(ti *core.TaskInstance) error {

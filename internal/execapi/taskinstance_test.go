@@ -44,37 +44,6 @@ func TestStateRetryDecision(t *testing.T) {
 	status(t, err, 400, "state must be")
 }
 
-func TestRetryDelay(t *testing.T) {
-	t.Parallel()
-	s := time.Second
-	for _, tc := range []struct {
-		name  string
-		p     execapi.RetryPolicy
-		try   int
-		jkey  string
-		want  time.Duration
-		upper time.Duration // with jitter: want <= d < upper
-	}{
-		{"fixed", execapi.RetryPolicy{Delay: 5 * time.Minute}, 3, "", 5 * time.Minute, 0},
-		{"exp try1", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 1, "", 10 * s, 0},
-		{"exp try4", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 4, "", 80 * s, 0},
-		{"exp capped", execapi.RetryPolicy{Delay: 10 * s, Exponential: true, MaxDelay: time.Minute}, 4, "", time.Minute, 0},
-		{"exp zero delay is 1s", execapi.RetryPolicy{Exponential: true}, 1, "", s, 0},
-		{"exp huge try no overflow", execapi.RetryPolicy{Delay: time.Hour, Exponential: true, MaxDelay: 24 * time.Hour}, 500, "", 24 * time.Hour, 0},
-		{"exp jitter", execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "d#t#r#-1#3", 40 * s, 80 * s},
-		{"fixed capped", execapi.RetryPolicy{Delay: time.Hour, MaxDelay: time.Minute}, 1, "", time.Minute, 0},
-	} {
-		got := execapi.RetryDelay(tc.p, tc.try, tc.jkey)
-		if tc.upper == 0 && got != tc.want || tc.upper != 0 && (got < tc.want || got >= tc.upper) {
-			t.Errorf("%s: RetryDelay = %v, want %v (upper %v)", tc.name, got, tc.want, tc.upper)
-		}
-	}
-	if a, b := execapi.RetryDelay(execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "k"),
-		execapi.RetryDelay(execapi.RetryPolicy{Delay: 10 * s, Exponential: true}, 3, "k"); a != b {
-		t.Fatalf("jitter is not deterministic: %v != %v", a, b)
-	}
-}
-
 func TestLogsAppend(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})

@@ -1,0 +1,61 @@
+// Package job records that a Weir process is alive: a row per process in the
+// job table with its role, host, pid and a heartbeat refreshed periodically.
+// Health checks (GET /api/v2/health) read these rows.
+package job
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DefaultInterval is how often the heartbeat is written when Interval is 0.
+const DefaultInterval = 10 * time.Second
+
+// Heartbeat is a service that writes one process's job row now and then
+// every Interval until its context ends. A failed write is logged, not
+// fatal: a missed heartbeat only makes the health check report staleness.
+type Heartbeat struct {
+	Store    store.Store
+	Role     string // "scheduler", "api-server", ...
+	Clock    core.Clock
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// Start writes heartbeats until ctx is done; it returns nil then.
+func (h *Heartbeat) Start(ctx context.Context) error {
+	clk := h.Clock
+	if clk == nil {
+		clk = core.SystemClock{}
+	}
+	interval := h.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	log := h.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	host, _ := os.Hostname()
+	row := &store.Job{ID: uuid.NewString(), Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		row.Heartbeat = clk.Now()
+		if err := h.Store.JobHeartbeat(ctx, row); err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "job heartbeat", "role", h.Role, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
