@@ -52,7 +52,7 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test)
+	cmd.AddCommand(test, a.taskLogsCmd())
 	return cmd
 }
 

@@ -82,6 +82,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("GET "+xcom, s.execution(s.xcomGet))
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
+	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})

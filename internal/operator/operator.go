@@ -62,6 +62,10 @@ type Request struct {
 	// passwords) so that the log never shows it.
 	Mask func(secret string)
 	XCom XCom
+	// Connections, when set, is consulted after the Runner's own lookup:
+	// the worker passes the try's Execution API client, which reads
+	// connections stored in the database.
+	Connections ConnectionLookup
 }
 
 func (r *Request) mask(s string) {

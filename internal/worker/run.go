@@ -111,7 +111,7 @@ func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.R
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: execapi.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc}
+		Env: execapi.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
 	res, err := w.runner.Run(ctx, req)
 	switch {
 	case errors.Is(err, operator.ErrSkipped):

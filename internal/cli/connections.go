@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+// connectionsCmd manages connections stored in the database. Connections in
+// weir.toml and WEIR_CONN_<ID> are listed too; they take precedence on
+// workers that have them.
+func (a *app) connectionsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "connections", Short: "Manage connections used by sql and http tasks (passwords are never printed)"}
+	add := &cobra.Command{
+		Use:     "add CONN_ID URI",
+		Short:   "Store (or replace) a connection in the database",
+		Example: "  weir connections add warehouse 'postgres://etl:secret@db:5432/dw'\n  weir connections add api https://api.example.com",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, uri := args[0], args[1]
+			if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
+				return fmt.Errorf("connection %q: the URI must look like scheme://user:password@host/path", id)
+			}
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				if err := st.ConnectionUpsert(cmd.Context(), &store.Connection{ID: id, URI: uri}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, config.RedactURI(uri))
+				return nil
+			})
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List connections from the database and from the configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
+				conns, err := st.ConnectionList(cmd.Context())
+				if err != nil {
+					return err
+				}
+				var rows [][]string
+				for _, c := range conns {
+					rows = append(rows, []string{c.ID, config.RedactURI(c.URI), "database"})
+				}
+				for id, uri := range cfg.Connections {
+					rows = append(rows, []string{id, config.RedactURI(uri), "config"})
+				}
+				sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], " ") < strings.Join(rows[j], " ") })
+				return table(cmd.OutOrStdout(), []string{"CONN_ID", "URI", "SOURCE"}, rows)
+			})
+		},
+	}
+	del := &cobra.Command{
+		Use:   "delete CONN_ID",
+		Short: "Delete a connection from the database",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				if err := st.ConnectionDelete(cmd.Context(), args[0]); err != nil {
+					return fmt.Errorf("connection %q: %w", args[0], err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "connection %s deleted\n", args[0])
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(add, list, del)
+	return cmd
+}
