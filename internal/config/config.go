@@ -41,19 +41,19 @@ type Config struct {
 type Core struct {
 	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
 	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
-	DefaultTimezone         string `toml:"default_timezone"`
+	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone name; validated only for now (a DAG without timezone is scheduled in UTC)"`
 }
 
 // Database says where the metadata database lives.
 type Database struct {
-	Conn string `toml:"conn" comment:"sqlite:///path/to/weir.db or postgres://user:pass@host:5432/db"`
+	Conn string `toml:"conn" comment:"sqlite:////absolute/path/weir.db (sqlite:/// then the path) or postgres://user:pass@host:5432/db"`
 }
 
 // API configures the api-server.
 type API struct {
-	Host    string `toml:"host"`
-	Port    int    `toml:"port"`
-	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server"`
+	Host    string `toml:"host" comment:"address the api-server listens on"`
+	Port    int    `toml:"port" comment:"TCP port the api-server listens on (0 = any free port)"`
+	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
 }
 
 // APIAuth configures tokens.
@@ -68,21 +68,21 @@ type Scheduler struct {
 	PollInterval                 Duration `toml:"poll_interval" comment:"fallback poll when no notification arrives"`
 	DagDirListInterval           Duration `toml:"dag_dir_list_interval" comment:"how often the DAG folder is re-scanned"`
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
-	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop"`
+	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`
 }
 
 // Workers configures workers.
 type Workers struct {
 	Concurrency         int      `toml:"concurrency" comment:"task instances one worker runs at once"`
-	Queues              []string `toml:"queues"`
-	HeartbeatInterval   Duration `toml:"heartbeat_interval"`
+	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
+	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 }
 
 // Logging configures task logs.
 type Logging struct {
-	BaseLogFolder string `toml:"base_log_folder"`
-	Level         string `toml:"level" comment:"debug, info, warn or error"`
+	BaseLogFolder string `toml:"base_log_folder" comment:"folder of task logs (one file per try), kept and served by the api-server"`
+	Level         string `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
 }
 
 // Defaults returns the configuration for a home directory before any file
