@@ -70,10 +70,17 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
 		}},
 		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
-		&dagprocessor.Processor{
-			Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
-			Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
-		},
+		newProcessor(cfg, st, opts, logger),
+	}
+}
+
+// newProcessor builds the DAG processor for the configured DAG folder and
+// the program's Go SDK DAGs.
+func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) *dagprocessor.Processor {
+	return &dagprocessor.Processor{
+		Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
+		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
+		DefaultTimezone: cfg.Core.DefaultTimezone,
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/dagprocessor"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -66,7 +65,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	defer st.Close()
-	proc := &dagprocessor.Processor{Store: st, Dir: cfg.Core.DagsFolder, Extra: a.opts.DAGs, Logger: logger}
+	proc := newProcessor(cfg, st, a.opts, logger)
 	if err := proc.SyncOnce(ctx); err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ type Config struct {
 type Core struct {
 	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
 	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
-	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone name; validated only for now (a DAG without timezone is scheduled in UTC)"`
+	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone for DAGs that name none (their cron schedules are evaluated in it)"`
 }
 
 // Database says where the metadata database lives.

@@ -42,6 +42,9 @@ type Processor struct {
 	Logger   *slog.Logger  // nil = discard
 	Interval time.Duration // rescan period of Start; 0 = DefaultInterval
 	PauseNew bool          // new DAGs start paused (Airflow's dags_are_paused_at_creation)
+	// DefaultTimezone is given to DAGs that name no timezone ([core]
+	// default_timezone); "" = UTC.
+	DefaultTimezone string
 
 	mu       sync.Mutex
 	files    map[string]*fileState // by path
@@ -148,6 +151,9 @@ func (p *Processor) init(ctx context.Context) error {
 
 // sync records one DAG unless the same definition was already recorded.
 func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error {
+	if d.Timezone == "" && p.DefaultTimezone != "" && p.DefaultTimezone != "UTC" {
+		d.Timezone = p.DefaultTimezone
+	}
 	hash := dagfile.Hash(d)
 	if p.synced[d.DagID] == hash {
 		return nil

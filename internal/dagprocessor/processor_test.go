@@ -305,3 +305,21 @@ func TestStartSyncsUntilCancelled(t *testing.T) {
 		t.Fatalf("Start returned %v", err)
 	}
 }
+
+func TestDefaultTimezoneForDAGsWithoutOne(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	p.DefaultTimezone = "Europe/Amsterdam"
+	write(t, filepath.Join(dir, "a.yaml"), dagYAML("alpha", "echo a"))
+	write(t, filepath.Join(dir, "b.yaml"), "dag_id: beta\ntimezone: Asia/Tokyo\ntasks:\n  - task_id: t\n    operator: noop\n")
+	syncOnce(t, p)
+	for id, want := range map[string]string{"alpha": "Europe/Amsterdam", "beta": "Asia/Tokyo"} {
+		v, err := p.Store.DagVersionLatest(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Spec.Timezone != want {
+			t.Errorf("%s: timezone %q, want %q", id, v.Spec.Timezone, want)
+		}
+	}
+}
