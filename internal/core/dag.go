@@ -55,7 +55,7 @@ type Task struct {
 // ExpandSource is what one mapped argument iterates: exactly one of Values
 // (a literal list) or XCom (an upstream task's XCom, a list or a map) is set.
 type ExpandSource struct {
-	Values []any    `json:"values,omitempty"`
+	Values []any    `json:"values,omitzero"` // omitzero: an empty list (skip the task) survives a round trip
 	XCom   *XComRef `json:"xcom,omitempty"`
 }
 

@@ -1,0 +1,47 @@
+// Package weir is Weir's Go SDK: it lets a program define DAGs and tasks in
+// Go, with the same fields, defaults and checks as YAML DAG files, and gives
+// that program the whole weir command line (standalone, scheduler, worker,
+// dags test, ...) with its DAGs and Go task functions compiled in.
+//
+//	func main() {
+//		dag := weir.NewDAG("hello", weir.Schedule("@daily"), weir.StartDate(start))
+//		greet := dag.Go("greet", func(ctx context.Context, tc *weir.TaskContext) (any, error) {
+//			return "hello from " + tc.RunID, nil
+//		})
+//		dag.Bash("echo", `echo '{{ xcom_pull "greet" }}'`, weir.DependsOn(greet))
+//		weir.Main(dag)
+//	}
+//
+// A Go task's return value (when not nil) becomes its return_value XCom; an
+// error or a panic fails the try (and retries apply); ErrSkip skips it.
+// docs/go-sdk.md is the guide.
+package weir
+
+import (
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/operator"
+)
+
+// ErrSkip, returned (or wrapped) by a Go task function, ends the try as
+// skipped instead of failed, like Airflow's AirflowSkipException.
+var ErrSkip = operator.ErrSkipped
+
+// ErrNotFound is wrapped by the TaskContext helpers when a parameter, mapped
+// argument, op_kwargs entry or XCom does not exist.
+var ErrNotFound = core.ErrNotFound
+
+// Rule is a trigger rule: when a task runs given its upstream tasks' states.
+type Rule string
+
+// Trigger rules, as in Airflow (see TriggerRule).
+const (
+	AllSuccess              = Rule(core.AllSuccess)
+	AllFailed               = Rule(core.AllFailed)
+	AllDone                 = Rule(core.AllDone)
+	OneSuccess              = Rule(core.OneSuccess)
+	OneFailed               = Rule(core.OneFailed)
+	NoneFailed              = Rule(core.NoneFailed)
+	NoneFailedMinOneSuccess = Rule(core.NoneFailedMinOneSuccess)
+	NoneSkipped             = Rule(core.NoneSkipped)
+	Always                  = Rule(core.Always)
+)
