@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/weirflow/weir/internal/core"
+)
+
+// TestStandaloneExamples runs every example DAG in `weir standalone` on
+// SQLite, triggered over the REST API, and checks what a user would look at:
+// run and task states, tries, map indexes and logs.
+func TestStandaloneExamples(t *testing.T) {
+	t.Parallel()
+	s := startStandalone(t, t.TempDir(), examplesDir())
+
+	t.Run("hello renders its params and run context into the log", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("hello")
+		api.trigger("hello", "e2e-hello", map[string]any{"name": "e2e tester"})
+		run := api.waitRunSuccess("hello", "e2e-hello")
+		log := api.log("hello", "e2e-hello", "greet", 1)
+		want := "Hello, e2e tester! Logical date " + run.LogicalDate.UTC().Format("2006-01-02") + ", run e2e-hello."
+		if !strings.Contains(log, want) {
+			t.Errorf("greet's log does not contain %q:\n%s", want, log)
+		}
+		if log := api.log("hello", "e2e-hello", "done", 1); !strings.Contains(log, "try 1 of done in hello") {
+			t.Errorf("done's log does not contain %q:\n%s", "try 1 of done in hello", log)
+		}
+	})
+
+	t.Run("retries: flaky fails try 1 and succeeds on try 2", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("retries")
+		api.trigger("retries", "e2e-retries", nil)
+		api.waitRunSuccess("retries", "e2e-retries")
+		tries := api.tries("retries", "e2e-retries", "flaky")
+		var got []string
+		for _, ti := range tries {
+			got = append(got, strconv.Itoa(ti.TryNumber)+":"+string(ti.State))
+		}
+		if len(tries) != 2 || tries[0].TryNumber != 1 || !failedTry(tries[0]) ||
+			tries[1].TryNumber != 2 || tries[1].State != core.TISuccess {
+			t.Errorf("tries of flaky = %v, want try 1 failed (or up_for_retry), then try 2 success", got)
+		}
+		if ti := api.taskInstance("retries", "e2e-retries", "flaky"); ti.TryNumber != 2 || ti.State != core.TISuccess {
+			t.Errorf("flaky is try %d %s, want try 2 success", ti.TryNumber, ti.State)
+		}
+		if log := api.log("retries", "e2e-retries", "flaky", 1); !strings.Contains(log, "failing on purpose") {
+			t.Errorf("log of flaky try 1 lacks %q:\n%s", "failing on purpose", log)
+		}
+		if log := api.log("retries", "e2e-retries", "flaky", 2); !strings.Contains(log, "this is try 2") {
+			t.Errorf("log of flaky try 2 lacks %q:\n%s", "this is try 2", log)
+		}
+	})
+
+	t.Run("mapping expands literal lists, an upstream XCom and a cross product", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("mapping")
+		api.trigger("mapping", "e2e-mapping", nil)
+		api.waitRunSuccess("mapping", "e2e-mapping")
+		indexes := map[string][]int{}
+		for _, ti := range api.taskInstances("mapping", "e2e-mapping") {
+			if ti.State != core.TISuccess {
+				t.Errorf("%s[%d] is %s, want success", ti.TaskID, ti.MapIndex, ti.State)
+			}
+			indexes[ti.TaskID] = append(indexes[ti.TaskID], ti.MapIndex)
+		}
+		want := map[string][]int{
+			"make_list": {-1}, "square": {0, 1, 2}, "per_region": {0, 1, 2},
+			"greet_all": {0, 1, 2, 3, 4, 5}, "summary": {-1},
+		}
+		if diff := cmp.Diff(want, indexes); diff != "" {
+			t.Errorf("map indexes per task (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("trigger_rules: boom fails, its downstreams follow their rules, the run succeeds", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("trigger_rules")
+		api.trigger("trigger_rules", "e2e-rules", nil)
+		api.waitRunSuccess("trigger_rules", "e2e-rules")
+		got := map[string]core.TIState{}
+		for _, ti := range api.taskInstances("trigger_rules", "e2e-rules") {
+			got[ti.TaskID] = ti.State
+		}
+		want := map[string]core.TIState{
+			"ok": core.TISuccess, "boom": core.TIFailed, "on_failure": core.TISuccess,
+			"publish": core.TIUpstreamFailed, "cleanup": core.TISuccess, "summary": core.TISuccess,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("task states (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("noop_chain runs noop and bash tasks with env", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("noop_chain")
+		api.trigger("noop_chain", "e2e-noop", nil)
+		api.waitRunSuccess("noop_chain", "e2e-noop")
+		if log := api.log("noop_chain", "e2e-noop", "work", 1); !strings.Contains(log, "hi from work") {
+			t.Errorf("work's log lacks %q:\n%s", "hi from work", log)
+		}
+	})
+}

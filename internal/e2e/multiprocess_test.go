@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/pgtest"
+)
+
+// TestMultiProcessPostgresWorkerCrash runs every role as its own process on
+// one PostgreSQL database: api-server, scheduler and two workers. The worker
+// running a task is SIGKILLed; the scheduler notices its missed heartbeats,
+// fails the try, and the other worker runs the retry to success.
+func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	home, dags := t.TempDir(), t.TempDir()
+	pidFile := filepath.Join(t.TempDir(), "slow.pid")
+	writeFile(t, filepath.Join(dags, "handover.yaml"), slowFirstTryDAG("handover", pidFile))
+	port := freePort(t)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	env := []string{
+		"WEIR__DATABASE__CONN=" + dsn,
+		"WEIR__API__PORT=" + strconv.Itoa(port),
+		"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=6s",
+		"WEIR__WORKERS__CONCURRENCY=1",
+	}
+
+	if out := mustWeir(t, env, "db", "migrate", "--home", home); !strings.Contains(out, "postgres") {
+		t.Errorf("weir db migrate did not report the PostgreSQL database: %s", out)
+	}
+	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
+	startProc(t, "api-server", env, "api-server", "--home", home)
+	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
+	newClient(t, base, "").waitHealthy()
+	workers := map[string]*proc{}
+	for _, name := range []string{"w1", "w2"} {
+		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
+	}
+	token := strings.TrimSpace(mustWeir(t, env, "tokens", "create", "--user", "admin", "--home", home))
+	api := newClient(t, base, token)
+
+	api.waitDAG("handover")
+	api.trigger("handover", "crash", nil)
+	ti := api.waitTIState("handover", "crash", "slow", core.TIRunning)
+	waitPIDFile(t, pidFile) // try 1 is really running its command
+	waitFor(t, "the running try's log to be readable through the api-server", func() (bool, string) {
+		log := api.log("handover", "crash", "slow", 1)
+		return strings.Contains(log, "try 1 sleeping"), fmt.Sprintf("log so far: %q", log)
+	})
+	victim, ok := workers[ti.WorkerID]
+	if !ok {
+		t.Fatalf("try 1 runs on worker %q, want w1 or w2", ti.WorkerID)
+	}
+	survivor := "w1"
+	if ti.WorkerID == "w1" {
+		survivor = "w2"
+	}
+	if workers[survivor].exited() {
+		t.Fatalf("worker %s exited before the crash", survivor)
+	}
+	victim.signal(t, syscall.SIGKILL)
+
+	api.waitRunSuccess("handover", "crash")
+	tries := api.tries("handover", "crash", "slow")
+	var got []string
+	for _, tr := range tries {
+		got = append(got, fmt.Sprintf("try %d %s on %s", tr.TryNumber, tr.State, tr.WorkerID))
+	}
+	if len(tries) != 2 || !failedTry(tries[0]) || tries[0].WorkerID != ti.WorkerID ||
+		tries[1].TryNumber != 2 || tries[1].State != core.TISuccess || tries[1].WorkerID != survivor {
+		t.Fatalf("tries of slow = %q, want try 1 failed on %s, then try 2 success on %s", got, ti.WorkerID, survivor)
+	}
+	if log := api.log("handover", "crash", "slow", 2); !strings.Contains(log, "try 2 finishes at once") {
+		t.Errorf("log of try 2 (on %s) lacks its output:\n%s", survivor, log)
+	}
+	if after := api.taskInstance("handover", "crash", "after"); after.State != core.TISuccess || after.WorkerID != survivor {
+		t.Errorf("downstream task is %s on %q, want success on %s", after.State, after.WorkerID, survivor)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
