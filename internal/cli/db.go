@@ -13,11 +13,7 @@ func (a *app) dbCmd() *cobra.Command {
 		Short: "Apply pending schema migrations",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd.Context(), cfg, true)
+			_, st, _, err := a.serverSetup(cmd.Context(), true)
 			if err != nil {
 				return err
 			}

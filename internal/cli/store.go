@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/store/postgres"
@@ -20,6 +23,9 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore
 	var st *sqlstore.Store
 	switch engine {
 	case "sqlite":
+		if _, err := os.Stat(target); !migrate && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sqlite database %s does not exist: run `weir db migrate` (or `weir standalone`)", target)
+		}
 		st, err = sqlite.Open(ctx, target, sqlite.Options{})
 	default:
 		st, err = postgres.Open(ctx, target, postgres.Options{})
