@@ -54,6 +54,8 @@ type server struct {
 	logs   string
 	log    *slog.Logger
 	cfg    Config
+
+	versions versionCache
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.

@@ -44,7 +44,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 	}
-	v, err := s.st.DagVersionGet(ctx, ti.DagVersionID)
+	v, err := s.versions.get(ctx, s.st, ti.DagVersionID)
 	if err != nil {
 		return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}
@@ -131,7 +131,7 @@ func notRunning(ti *core.TaskInstance) error {
 
 // taskSpec returns the task's definition from the dag version it runs.
 func (s *server) taskSpec(ctx context.Context, ti *core.TaskInstance) (*core.Task, error) {
-	v, err := s.st.DagVersionGet(ctx, ti.DagVersionID)
+	v, err := s.versions.get(ctx, s.st, ti.DagVersionID)
 	if err != nil {
 		return nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}

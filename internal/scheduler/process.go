@@ -20,6 +20,9 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 	if err != nil {
 		return err
 	}
+	if idle, err := s.runIdle(ctx, run); err != nil || idle {
+		return err
+	}
 	tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
 	if err != nil {
 		return fmt.Errorf("list task instances: %w", err)
@@ -82,4 +85,34 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 		res.again = true // a slot for queued or scheduled runs opened
 	}
 	return nil
+}
+
+// pendingStates are the states Decide acts on: a none-state instance may be
+// scheduled, skipped, failed upstream, removed or expanded, and an
+// up_for_retry one may get its next try.
+var pendingStates = []core.TIState{core.TINone, core.TIUpForRetry}
+
+// activeStates are the non-terminal states other than pendingStates.
+var activeStates = []core.TIState{core.TIScheduled, core.TIQueued, core.TIRunning, core.TIRestarting, core.TIDeferred}
+
+// runIdle reports whether Decide has nothing to do for run: no instance is
+// pending and some are still active, so every instance keeps its state and
+// the run goes on. Decide then yields an empty plan (its only other output,
+// the run's final state, needs every instance terminal), and the full load
+// of the run's instances, which costs in proportion to the run's size on
+// every pass, is skipped. Two small queries replace it: the first returns
+// at most one row and the second at most one.
+func (s *Scheduler) runIdle(ctx context.Context, run *core.DagRun) (bool, error) {
+	pending, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: pendingStates, Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("look for pending task instances: %w", err)
+	}
+	if len(pending) > 0 {
+		return false, nil
+	}
+	active, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: activeStates, Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("look for active task instances: %w", err)
+	}
+	return len(active) > 0, nil
 }

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -18,15 +17,10 @@ import (
 // An instance whose pool does not exist (or needs more slots than the pool
 // has) stays scheduled and an error is logged, as in Airflow: creating or
 // resizing the pool lets it run, and nothing is failed by a typo that an
-// operator can fix. default_pool has DefaultPoolSlots when no row defines it.
+// operator can fix (while every pool is full nothing is read, so the error
+// comes with the next pass that has free slots). default_pool has
+// DefaultPoolSlots when no row defines it.
 func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
-	tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{States: []core.TIState{core.TIScheduled}})
-	if err != nil {
-		return fmt.Errorf("list scheduled task instances: %w", err)
-	}
-	if len(tis) == 0 {
-		return nil
-	}
 	pools, err := s.Store.PoolList(ctx)
 	if err != nil {
 		return fmt.Errorf("list pools: %w", err)
@@ -39,44 +33,54 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("count active task instances: %w", err)
 	}
-	sort.SliceStable(tis, func(i, j int) bool {
-		a, b := &tis[i], &tis[j]
-		if a.PriorityWeight != b.PriorityWeight {
-			return a.PriorityWeight > b.PriorityWeight
-		}
-		if a.DagRunID != b.DagRunID {
-			return a.DagRunID < b.DagRunID
-		}
-		return a.MapIndex < b.MapIndex
-	})
-	ids := make([]string, 0, len(tis))
+	// Scheduled instances are read in queueing order a page at a time, and
+	// reading stops once every pool is full: a pass costs in proportion to
+	// what it can queue, not to everything that waits (a run of 1,000
+	// independent tasks used to read all of them on every pass).
+	var ids []string
 	warned := map[string]bool{}
-	for i := range tis {
-		ti := &tis[i]
-		total, ok := slots[ti.Pool]
-		need := max(ti.PoolSlots, 1)
-		if !ok || need > total {
-			if !warned[ti.Pool] {
-				warned[ti.Pool] = true
-				s.Logger.Error("task instance waits for a pool that does not exist or is too small",
-					"dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex,
-					"pool", ti.Pool, "pool_slots", need, "slots", total)
-			}
-			continue
+	for offset, page := 0, 0; ; offset += page {
+		free := freeSlots(slots, active.PoolSlots)
+		if free == 0 {
+			break
 		}
-		if active.PoolSlots[ti.Pool]+need > total {
-			continue
-		}
-		g, err := s.graph(ctx, ti.DagVersionID)
+		page = min(max(free, minQueuePage), maxQueuePage)
+		tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{
+			States: []core.TIState{core.TIScheduled}, OrderByPriority: true, Limit: page, Offset: offset,
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("list scheduled task instances: %w", err)
 		}
-		if active.ByDag[ti.DagID] >= orDefault(g.spec.MaxActiveTasks, DefaultMaxActiveTasks) {
-			continue
+		for i := range tis {
+			ti := &tis[i]
+			total, ok := slots[ti.Pool]
+			need := max(ti.PoolSlots, 1)
+			if !ok || need > total {
+				if !warned[ti.Pool] {
+					warned[ti.Pool] = true
+					s.Logger.Error("task instance waits for a pool that does not exist or is too small",
+						"dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex,
+						"pool", ti.Pool, "pool_slots", need, "slots", total)
+				}
+				continue
+			}
+			if active.PoolSlots[ti.Pool]+need > total {
+				continue
+			}
+			g, err := s.graph(ctx, ti.DagVersionID)
+			if err != nil {
+				return err
+			}
+			if active.ByDag[ti.DagID] >= orDefault(g.spec.MaxActiveTasks, DefaultMaxActiveTasks) {
+				continue
+			}
+			active.PoolSlots[ti.Pool] += need
+			active.ByDag[ti.DagID]++
+			ids = append(ids, ti.ID)
 		}
-		active.PoolSlots[ti.Pool] += need
-		active.ByDag[ti.DagID]++
-		ids = append(ids, ti.ID)
+		if len(tis) < page {
+			break
+		}
 	}
 	if len(ids) == 0 {
 		return nil
@@ -94,4 +98,20 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("notify workers: %w", err)
 	}
 	return nil
+}
+
+// Bounds of how many scheduled instances queueScheduled reads at a time:
+// as many as there are free slots, within these.
+const (
+	minQueuePage = 16
+	maxQueuePage = 256
+)
+
+// freeSlots returns how many slots the known pools have free in all.
+func freeSlots(slots, used map[string]int) int {
+	free := 0
+	for name, total := range slots {
+		free += max(total-used[name], 0)
+	}
+	return free
 }

@@ -201,8 +201,12 @@ type TaskInstanceListParams struct {
 	RunID    string         // "" = any
 	TaskID   string         // "" = any
 	States   []core.TIState // empty = all
-	Limit    int
-	Offset   int
+	// OrderByPriority orders by priority_weight (highest first), then
+	// dag_run_id, map_index and task_id: the scheduler's queueing order.
+	// The default order is dag_run_id, task_id, map_index.
+	OrderByPriority bool
+	Limit           int
+	Offset          int
 }
 
 // TaskInstanceSetStateParams is a conditional bulk state change.

@@ -39,11 +39,19 @@ func (w *Worker) runTry(ctx context.Context, wl execapi.Workload) {
 
 	sink := newLogSink(w, tc, &rc.TI, log)
 	red := operator.NewRedactor(sink, wl.Token)
-	tokenFile := w.writeTokenFile(ti.ID, wl.Token, log)
-	defer func() { _ = os.Remove(tokenFile) }()
+	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
+	// operators use the client, whose token refreshes itself. Skipping the
+	// file for them saves a write, a rename and a remove per try.
+	tokenFile := ""
+	if usesTokenFile(wl.Task.Operator) {
+		tokenFile = w.writeTokenFile(ti.ID, wl.Token, log)
+		defer func() { _ = os.Remove(tokenFile) }()
+	}
 	tc.OnTokenRefresh(func(tok string) {
 		red.Add(tok)
-		w.writeTokenFile(ti.ID, tok, log)
+		if tokenFile != "" {
+			w.writeTokenFile(ti.ID, tok, log)
+		}
 	})
 
 	tryCtx, cancel := context.WithCancelCause(ctx)
@@ -165,3 +173,7 @@ func (w *Worker) writeTokenFile(tiID, token string, log *slog.Logger) string {
 	}
 	return p
 }
+
+// usesTokenFile reports whether an operator starts subprocesses that read
+// the try's token from WEIR_TASK_TOKEN_FILE.
+func usesTokenFile(op string) bool { return op == "bash" }

@@ -88,7 +88,11 @@ func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListP
 		b.where("task_id = ?", p.TaskID)
 	}
 	in(&b, "state", p.States)
-	query := fmt.Sprintf(qTIList, b.clause(), b.page(p.Limit, p.Offset))
+	order := "dag_run_id, task_id, map_index"
+	if p.OrderByPriority {
+		order = "priority_weight DESC, dag_run_id, map_index, task_id"
+	}
+	query := fmt.Sprintf(qTIList, b.clause(), order, b.page(p.Limit, p.Offset))
 	return s.queryTIs(ctx, s.reader(), "list task instances", query, b.args...)
 }
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Reproduces every figure in docs/benchmarks.md.
+#
+#   bench/run.sh                 # all scenarios, both kinds, SQLite and PostgreSQL, 3 repetitions
+#   REPS=5 bench/run.sh          # more repetitions
+#   ENGINES=sqlite bench/run.sh  # one engine
+#   KINDS=go bench/run.sh        # one kind of task (go | bash)
+#   SCENARIOS=wide bench/run.sh  # wide, chain40, chain300 (comma-separated)
+#   LOGS=/dev/shm bench/run.sh   # task logs on another filesystem (default: under the
+#                                # temporary $WEIR_HOME, i.e. on the disk holding /tmp)
+#
+# PostgreSQL: set WEIR_BENCH_POSTGRES_DSN to a server's maintenance DSN
+# (a fresh database is created per repetition), or leave it unset and this
+# script starts a throwaway cluster from the installed binaries (as the
+# postgres user when run as root, on a free loopback port, default durability
+# settings except synchronous_commit=off, the PostgreSQL counterpart of
+# SQLite's synchronous=NORMAL in WAL mode) and removes it afterwards.
+#
+# The micro-benchmarks of the hot paths run with:
+#   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+ENGINES=${ENGINES:-sqlite postgres}
+KINDS=${KINDS:-go bash}
+SCENARIOS=${SCENARIOS:-wide,chain40,chain300}
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+BIN=$(mktemp -d)/enginebench
+go build -o "$BIN" ./bench/enginebench
+
+PGDIR=""
+cleanup() {
+	if [[ -n "$PGDIR" ]]; then
+		as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1 || true
+		rm -rf "$PGDIR"
+	fi
+	rm -rf "$(dirname "$BIN")"
+}
+trap cleanup EXIT
+
+as_pg() {
+	if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+	PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+	PGDIR=$(mktemp -d /tmp/enginebench-pg-XXXXXX)
+	[[ $(id -u) -eq 0 ]] && chown postgres "$PGDIR"
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 --no-instructions >/dev/null
+	as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
+		-o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c synchronous_commit=off -c max_connections=200" start >/dev/null
+	export WEIR_BENCH_POSTGRES_DSN="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+}
+
+for engine in $ENGINES; do
+	if [[ $engine == postgres && -z "${WEIR_BENCH_POSTGRES_DSN:-}" ]]; then
+		start_postgres
+	fi
+	for kind in $KINDS; do
+		log="$OUT/$engine-$kind${LOGS:+-logs$(echo "$LOGS" | tr / _)}.txt"
+		env=""
+		if [[ -n "${LOGS:-}" ]]; then
+			env="WEIR__LOGGING__BASE_LOG_FOLDER=$(mktemp -d "$LOGS/enginebench-logs-XXXXXX")"
+		fi
+		echo "== $engine $kind logs=${LOGS:-home} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
+		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" | tee -a "$log"
+		[[ -n "$env" ]] && rm -rf "${env#*=}"
+	done
+done
