@@ -59,6 +59,13 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		assertRows(t, dagsTest(t, bin, t.TempDir(), "go_mixed", "--conf", `{"publish": true}`),
 			map[string]string{"publish": "success 1"})
 	})
+	t.Run("in-task weir CLI under an SDK binary", func(t *testing.T) {
+		t.Parallel()
+		// mapping.yaml's bash task runs `weir xcom push`: the worker puts a
+		// `weir` linked to this program first on the task's PATH.
+		assertRows(t, dagsTest(t, bin, t.TempDir(), "mapping", "--dags", "examples/dags"),
+			map[string]string{"make_list": "success 1", "square[2]": "success 1"})
+	})
 	t.Run("standalone", func(t *testing.T) {
 		t.Parallel()
 		standalone(t, bin)
@@ -132,7 +139,7 @@ func standalone(t *testing.T, bin string) {
 	call(t, c, http.MethodPost, api+"/auth/login", fmt.Sprintf(`{"username":"admin","password":%q}`, password), nil)
 
 	want := []string{"go_etl", "go_retries", "go_mixed", "hello"}
-	poll(t, ctx, "DAGs "+strings.Join(want, ", "), func() bool {
+	poll(ctx, t, "DAGs "+strings.Join(want, ", "), func() bool {
 		var resp struct {
 			Dags []struct {
 				DagID   string `json:"dag_id"`
@@ -154,7 +161,7 @@ func standalone(t *testing.T, bin string) {
 		RunID string `json:"dag_run_id"`
 	}
 	call(t, c, http.MethodPost, api+"/dags/go_etl/dagRuns", `{}`, &run)
-	poll(t, ctx, "go_etl run "+run.RunID+" to succeed", func() bool {
+	poll(ctx, t, "go_etl run "+run.RunID+" to succeed", func() bool {
 		var r struct {
 			State string `json:"state"`
 		}
@@ -210,7 +217,7 @@ func call(t *testing.T, c *http.Client, method, url, body string, out any) {
 }
 
 // poll calls cond every 100 ms until it holds or ctx ends.
-func poll(t *testing.T, ctx context.Context, what string, cond func() bool) {
+func poll(ctx context.Context, t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

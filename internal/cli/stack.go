@@ -64,14 +64,21 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 // processor that keeps the database in step with the DAG folder.
 func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []service {
 	return []service{
-		&scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Config: scheduler.Config{
-			PollInterval:           cfg.Scheduler.PollInterval.D(),
-			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
-			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
-		}},
+		newSchedulerLoop(cfg, st, logger, ""),
 		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
 		newProcessor(cfg, st, opts, logger),
 	}
+}
+
+// newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
+// DAG's existing runs (weir dags test).
+func newSchedulerLoop(cfg *config.Config, st store.Store, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
+	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Config: scheduler.Config{
+		PollInterval:           cfg.Scheduler.PollInterval.D(),
+		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
+		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+		OnlyDagID:              onlyDagID,
+	}}
 }
 
 // newProcessor builds the DAG processor for the configured DAG folder and

@@ -56,8 +56,9 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // runInProcess syncs the DAGs, creates a run (keeping only one task when
-// only is set), runs api-server, scheduler and worker in this process until
-// the run finishes, and prints the outcome.
+// only is set), runs api-server, worker and a scheduler confined to that run's
+// DAG (paused or not; other DAGs are left alone) in this process until the
+// run finishes, and prints the outcome.
 func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
 	ctx := cmd.Context()
 	cfg, st, logger, err := a.serverSetup(ctx, true)
@@ -69,12 +70,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err := proc.SyncOnce(ctx); err != nil {
 		return err
 	}
-	if err := st.DagSetPaused(ctx, p.DagID, false); err != nil {
-		return fmt.Errorf("dag %q: %w (see `weir dags list-import-errors`)", p.DagID, err)
-	}
 	run, err := runs.Trigger(ctx, st, core.SystemClock{}, p)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
 	if only != nil {
 		if err := keepOnlyTask(ctx, st, run, *only); err != nil {
@@ -94,7 +92,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []service{w}, append([]service{srv}, newScheduler(cfg, st, a.opts, logger)[:1]...))
+		done <- runServices(runCtx, []service{w}, []service{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()

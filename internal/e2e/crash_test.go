@@ -66,9 +66,8 @@ func processGone(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
-// failedTry reports whether an earlier try is recorded as failed. Airflow's
-// history shows a retried try as failed; Weir archives it as up_for_retry,
-// so both count.
+// failedTry reports whether an earlier try is recorded as failed, as the
+// history records every try that started but did not succeed.
 func failedTry(ti core.TaskInstance) bool {
-	return ti.TryNumber >= 1 && (ti.State == core.TIFailed || ti.State == core.TIUpForRetry)
+	return ti.TryNumber >= 1 && ti.State == core.TIFailed
 }

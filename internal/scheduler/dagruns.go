@@ -174,7 +174,7 @@ func intervalOf(r *core.DagRun) *schedule.Interval {
 // startQueuedRuns moves queued runs of unpaused DAGs to running, oldest
 // first, while the DAG has fewer than max_active_runs running runs, and
 // returns every running run.
-func (s *Scheduler) startQueuedRuns(ctx context.Context, paused map[string]bool, now time.Time) ([]core.DagRun, error) {
+func (s *Scheduler) startQueuedRuns(ctx context.Context, paused held, now time.Time) ([]core.DagRun, error) {
 	running, err := s.Store.DagRunList(ctx, &store.DagRunListParams{States: []core.DagRunState{core.RunRunning}})
 	if err != nil {
 		return nil, fmt.Errorf("list running dag runs: %w", err)
@@ -189,7 +189,7 @@ func (s *Scheduler) startQueuedRuns(ctx context.Context, paused map[string]bool,
 	}
 	for i := len(queued) - 1; i >= 0; i-- { // the list is newest first
 		r := queued[i]
-		if paused[r.DagID] {
+		if paused.holds(r.DagID) {
 			continue
 		}
 		g, err := s.graph(ctx, r.DagVersionID)

@@ -146,3 +146,25 @@ func TestPausedDagDoesNotProgress(t *testing.T) {
 		t.Errorf("run = %s after unpausing, want success", state)
 	}
 }
+
+// OnlyDagID (weir dags test): the chosen DAG's run progresses although the
+// DAG is paused; other DAGs get no scheduled runs and their runs stay put.
+func TestOnlyDagIDConfinesTheScheduler(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, daily("other", true, 0), core.DAG{DagID: "tested", Tasks: []core.Task{{TaskID: "a"}}})
+	h.s.Config.OnlyDagID = "tested"
+	if err := h.st.DagSetPaused(h.ctx, "tested", true); err != nil {
+		t.Fatal(err)
+	}
+	otherRun := h.trigger("other")
+	run := h.trigger("tested")
+	if _, state := h.drive(run, succeed); state != core.RunSuccess {
+		t.Errorf("tested run = %s, want success", state)
+	}
+	if got := h.run(otherRun).State; got != core.RunQueued {
+		t.Errorf("other DAG's run = %s, want still queued", got)
+	}
+	if ids := h.runIDs("other"); len(ids) != 1 {
+		t.Errorf("other DAG has runs %v, want only the manual one (no scheduled runs)", ids)
+	}
+}

@@ -46,7 +46,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 		}
 		page = min(max(free, minQueuePage), maxQueuePage)
 		tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{
-			States: []core.TIState{core.TIScheduled}, OrderByPriority: true, Limit: page, Offset: offset,
+			DagID: s.Config.OnlyDagID, States: []core.TIState{core.TIScheduled}, OrderByPriority: true, Limit: page, Offset: offset,
 		})
 		if err != nil {
 			return fmt.Errorf("list scheduled task instances: %w", err)

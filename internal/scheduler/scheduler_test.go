@@ -68,8 +68,8 @@ func TestRetryHonoursDelayThenSucceeds(t *testing.T) {
 		t.Errorf("rounds after the delay (-want +got):\n%s", diff)
 	}
 	hist, err := h.st.TaskInstanceHistory(h.ctx, "flaky", run.RunID, "a", -1)
-	if err != nil || len(hist) != 1 || hist[0].State != core.TIUpForRetry {
-		t.Errorf("history of a = %+v (err %v), want one up_for_retry try", hist, err)
+	if err != nil || len(hist) != 1 || hist[0].State != core.TIFailed {
+		t.Errorf("history of a = %+v (err %v), want one failed try", hist, err)
 	}
 	for _, ti := range h.tis(run) {
 		if ti.TaskID == "a" && ti.TryNumber != 2 {

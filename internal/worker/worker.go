@@ -76,18 +76,37 @@ func (w *Worker) init() error {
 	if w.Logger == nil {
 		w.Logger = slog.New(slog.DiscardHandler)
 	}
-	pathDir := ""
-	if exe, err := os.Executable(); err == nil {
-		pathDir = filepath.Dir(exe)
-	}
-	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
-		KillGrace: w.KillGrace}
 	dir, err := os.MkdirTemp("", "weir-worker-")
 	if err != nil {
 		return fmt.Errorf("worker: create token folder: %w", err)
 	}
 	w.tokenDir = dir
+	pathDir, err := weirOnPath(dir)
+	if err != nil {
+		return err
+	}
+	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
+		KillGrace: w.KillGrace}
 	return nil
+}
+
+// weirOnPath makes a folder holding `weir`, a link to this worker's own
+// executable, for the front of a bash task's PATH: the in-task CLI (`weir
+// xcom push`) then works whatever the program is called (a Go SDK binary
+// has its own name) and whatever weir is installed elsewhere.
+func weirOnPath(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("worker: find own executable: %w", err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o700); err != nil {
+		return "", fmt.Errorf("worker: create bin folder: %w", err)
+	}
+	if err := os.Symlink(exe, filepath.Join(bin, "weir")); err != nil {
+		return "", fmt.Errorf("worker: link weir into %s: %w", bin, err)
+	}
+	return bin, nil
 }
 
 // Start claims and runs tries until ctx ends; then it stops claiming, gives

@@ -1,5 +1,7 @@
 package sqlstore
 
+import "strings"
+
 // Every SQL text of the store, one engine-neutral text each ($N placeholders,
 // times as BIGINT microseconds). Texts with a %s take a generated list or
 // clause (IN lists, optional filters, the dialect's claim lock).
@@ -61,6 +63,9 @@ const (
 
 // tiCols is the column list of task_instance and task_instance_history, in
 // scanTI's order (history adds none, so archiving is INSERT ... SELECT).
+// archivedState is the state a try is recorded with in history.
+const archivedState = `CASE WHEN state IN ('up_for_retry', 'running', 'queued', 'restarting', 'deferred') THEN 'failed' ELSE state END`
+
 const tiCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
 	pool, pool_slots, priority_weight, operator, hostname, worker_id, pid, queued_at, start_date, end_date,
 	last_heartbeat, next_retry_at, dag_version_id, map_args`
@@ -89,9 +94,7 @@ const (
 	qTIMappedCount = `SELECT COUNT(*) FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index >= 0`
 	qTISkip        = `UPDATE task_instance SET state = 'skipped', start_date = $2, end_date = $2, updated_at = $2
 		WHERE id = $1`
-	qTIDelete  = `DELETE FROM task_instance WHERE id = $1`
-	qTIArchive = `INSERT INTO task_instance_history (` + tiCols + `, claimed_at, updated_at)
-		SELECT ` + tiCols + `, claimed_at, updated_at FROM task_instance WHERE id = $1`
+	qTIDelete = `DELETE FROM task_instance WHERE id = $1`
 	qTINewTry = `UPDATE task_instance SET id = $2, try_number = try_number + 1, max_tries = max_tries + $3,
 		state = $4, hostname = '', worker_id = NULL, claimed_at = NULL, pid = 0, queued_at = NULL,
 		start_date = NULL, end_date = NULL, last_heartbeat = NULL,
@@ -125,6 +128,13 @@ const (
 	qTIActive = `SELECT pool, dag_id, dag_run_id, SUM(pool_slots), COUNT(*) FROM task_instance
 		WHERE state IN ('queued', 'running') GROUP BY pool, dag_id, dag_run_id`
 )
+
+// qTIArchive copies the current try to history. A try that started but
+// did not finish (up_for_retry, or running/queued when cleared) is recorded
+// as failed, as Airflow records it; a try that never started keeps its state.
+var qTIArchive = `INSERT INTO task_instance_history (` + tiCols + `, claimed_at, updated_at)
+		SELECT ` + strings.Replace(tiCols, "state,", archivedState+" AS state,", 1) + `, claimed_at, updated_at
+		FROM task_instance WHERE id = $1`
 
 // --- xcom ---
 

@@ -171,9 +171,9 @@ func testTaskInstanceNewTry(t *testing.T, f *fixture) {
 		t.Fatalf("history has %d tries, want 1", len(hist))
 	}
 	h := hist[0]
-	if h.ID != ti.ID || h.TryNumber != 1 || h.State != core.TIUpForRetry || h.WorkerID != "w1" || h.PID != 42 ||
+	if h.ID != ti.ID || h.TryNumber != 1 || h.State != core.TIFailed || h.WorkerID != "w1" || h.PID != 42 ||
 		h.StartDate == nil || h.EndDate == nil {
-		t.Errorf("archived try = %+v, want try 1 as it ended (up_for_retry, worker w1, dates)", h)
+		t.Errorf("archived try = %+v, want try 1 as it ended (failed: it was up_for_retry; worker w1, dates)", h)
 	}
 
 	third := uuid.NewString()
