@@ -17,10 +17,10 @@ func ExampleNewDAG() {
 		weir.StartDate(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)),
 		weir.DefaultArgs(weir.Retries(2), weir.RetryDelay(30*time.Second)),
 	)
-	extract := dag.Go("extract", func(ctx context.Context, tc *weir.TaskContext) (any, error) {
+	extract := dag.Go("extract", func(_ context.Context, _ *weir.TaskContext) (any, error) {
 		return []string{"orders", "customers"}, nil
 	})
-	load := dag.Go("load", func(ctx context.Context, tc *weir.TaskContext) (any, error) {
+	load := dag.Go("load", func(_ context.Context, tc *weir.TaskContext) (any, error) {
 		table, err := weir.MapArg[string](tc, "table")
 		if err != nil {
 			return nil, err

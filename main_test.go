@@ -93,7 +93,7 @@ func TestGoTasksRunInTheEngine(t *testing.T) {
 			parts = append(parts, s)
 		}
 		if _, err := XComPullMapped[string](ctx, tc, "consume", "", 4); !errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("pull of a missing map index: got %v, want ErrNotFound", err)
+			return nil, fmt.Errorf("pull of a missing map index: got %v, want ErrNotFound", err) //nolint:errorlint // reports the wrong error, is not caused by it
 		}
 		dag, err := OpKwarg[string](tc, "dag")
 		if err != nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/weirflow/weir/internal/operator"
 )
 
-// ErrSkip, returned (or wrapped) by a Go task function, ends the try as
+// ErrSkip is returned (or wrapped) by a Go task function to end the try as
 // skipped instead of failed, like Airflow's AirflowSkipException.
 var ErrSkip = operator.ErrSkipped
 

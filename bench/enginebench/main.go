@@ -63,7 +63,7 @@ func serve(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if path := os.Getenv("WEIR_BENCH_CPUPROFILE"); path != "" { // profile the standalone
-		f, err := os.Create(path)
+		f, err := os.Create(path) //nolint:gosec // the path is the operator's own environment variable
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
@@ -226,7 +226,7 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 		defer os.RemoveAll(home)
 	}
 	dags := filepath.Join(home, "dags")
-	if err := os.MkdirAll(dags, 0o755); err != nil {
+	if err := os.MkdirAll(dags, 0o750); err != nil {
 		return res, err
 	}
 	port, err := freePort()

@@ -79,7 +79,7 @@ func TestExpiredToken(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("fresh token: status %d", status)
 	}
-	e.clk.Add(2 * time.Hour)
+	e.clk.Advance(2 * time.Hour)
 	status, b := e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "expired") {
 		t.Errorf("expired token: status %d body %s", status, b)

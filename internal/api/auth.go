@@ -39,8 +39,9 @@ func (r Role) rank() int {
 		return 2
 	case RoleAdmin:
 		return 3
+	default: // RolePublic and unknown roles
+		return 0
 	}
-	return 0
 }
 
 // Valid reports whether r is one of viewer, op, admin.
@@ -139,7 +140,7 @@ func (s *server) principal(hctx huma.Context) (*Principal, error) {
 	if h := hctx.Header("Authorization"); h != "" {
 		scheme, secret, _ := strings.Cut(h, " ")
 		if !strings.EqualFold(scheme, "Bearer") || secret == "" {
-			return nil, fmt.Errorf("Authorization header must be \"Bearer <token>\": %w", core.ErrUnauthorized)
+			return nil, fmt.Errorf("Authorization header must be \"Bearer <token>\": %w", core.ErrUnauthorized) //nolint:staticcheck // starts with the header's name
 		}
 		return s.tokenPrincipal(ctx, strings.TrimSpace(secret))
 	}

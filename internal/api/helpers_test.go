@@ -7,52 +7,33 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 
 // env is one API server over a fresh SQLite store, with one user and token
 // per role and the "etl" DAG (extract → transform → load) synced.
 type env struct {
-	t       *testing.T
-	st      store.Store
-	clk     *fakeClock
-	srv     *httptest.Server
-	logs    string
-	tokens  map[api.Role]string
-	noRedir *http.Client
+	t      *testing.T
+	st     store.Store
+	clk    *clocktest.Clock
+	srv    *httptest.Server
+	logs   string
+	tokens map[api.Role]string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, clk: &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+	st := sqlitetest.Open(t)
+	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
 		logs: t.TempDir(), tokens: map[api.Role]string{}}
 	for _, r := range []api.Role{api.RoleViewer, api.RoleOp, api.RoleAdmin} {
 		e.addUser(string(r), r, "x")

@@ -23,7 +23,7 @@ type LogChunk struct {
 }
 
 // LogTokenHeader carries the continuation token on text/plain responses.
-const LogTokenHeader = "Weir-Log-Continuation-Token"
+const LogTokenHeader = "Weir-Log-Continuation-Token" //nolint:gosec // a header name, not a credential
 
 type logInput struct {
 	TaskInstanceParam

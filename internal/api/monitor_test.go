@@ -26,7 +26,7 @@ func TestHealth(t *testing.T) {
 	if h.Scheduler.Status != "healthy" || h.Scheduler.LatestSchedulerHeartbeat == nil || !h.Scheduler.LatestSchedulerHeartbeat.Equal(hb) {
 		t.Errorf("recent heartbeat: %+v", h.Scheduler)
 	}
-	e.clk.Add(time.Minute)
+	e.clk.Advance(time.Minute)
 	e.must(http.StatusOK, api.RolePublic, "GET", "/api/v2/health", nil, &h)
 	if h.Scheduler.Status != "unhealthy" {
 		t.Errorf("stale heartbeat: %+v", h.Scheduler)

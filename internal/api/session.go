@@ -124,14 +124,14 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 }
 
 func (s *server) logout(_ context.Context, _ *struct{}) (*LogoutOutput, error) {
-	c := s.cookie("", time.Unix(0, 0))
+	c := s.cookie("", time.Unix(0, 0)) //nolint:gosec // attributes are set in cookie; Secure follows [api] secure_cookie
 	c.MaxAge = -1
 	return &LogoutOutput{SetCookie: c}, nil
 }
 
 // cookie builds the session cookie with its fixed attributes.
 func (s *server) cookie(value string, expires time.Time) http.Cookie {
-	return http.Cookie{
+	return http.Cookie{ //nolint:gosec // Secure follows [api] secure_cookie: plain-HTTP installs must still log in
 		Name: SessionCookie, Value: value, Path: "/", Expires: expires.UTC(),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.cfg.SecureCookie,
 	}

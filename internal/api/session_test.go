@@ -75,7 +75,7 @@ func TestLoginSessionFlow(t *testing.T) {
 	}
 
 	// The session expires after its TTL.
-	e.clk.Add(13 * time.Hour)
+	e.clk.Advance(13 * time.Hour)
 	status, b = e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "session expired") {
 		t.Errorf("expired session: %d %s", status, b)

@@ -4,27 +4,20 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/apiserver"
-	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
+	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
 func TestServerMountsAndShutsDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := sqlitetest.Open(t)
 	h, err := api.NewHandler(api.Config{Store: st, SecretKey: []byte("0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +64,7 @@ func TestServerMountsAndShutsDown(t *testing.T) {
 	}
 
 	// The heartbeat is written when the server starts.
-	waitFor(t, "api-server job heartbeat", func() bool {
+	wait.Until(t, 10*time.Second, "api-server job heartbeat", func() bool {
 		jobs, err := st.JobList(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +81,8 @@ func TestServerMountsAndShutsDown(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Start returned %v after ctx done, want nil", err)
 	}
-	if _, err := http.Get(base + "/api/v2/health"); err == nil {
+	if resp, err := http.Get(base + "/api/v2/health"); err == nil {
+		resp.Body.Close()
 		t.Error("server still answers after shutdown")
 	}
 }
@@ -106,17 +100,5 @@ func TestListenError(t *testing.T) {
 	srv := &apiserver.Server{Addr: "256.0.0.1:bad"}
 	if _, err := srv.Listen(); err == nil || !strings.Contains(err.Error(), "256.0.0.1:bad") {
 		t.Errorf("Listen on a bad address: %v", err)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -3,32 +3,20 @@ package auth
 import (
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 var testKey = []byte("0123456789abcdef0123456789abcdef-test-key")
 
-func newTokens(t *testing.T) (*Tokens, *fakeClock) {
+func newTokens(t *testing.T) (*Tokens, *clocktest.Clock) {
 	t.Helper()
-	clk := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	tk, err := NewTokens(Config{Key: testKey}, clk)
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +84,11 @@ func TestValidateRejects(t *testing.T) {
 		}
 	}
 
-	clk.Add(DefaultExecutionTTL + 5*time.Second) // within leeway
+	clk.Advance(DefaultExecutionTTL + 5*time.Second) // within leeway
 	if _, err := tk.Validate(good); err != nil {
 		t.Fatalf("within leeway: %v", err)
 	}
-	clk.Add(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	_, err := tk.Validate(good)
 	if !errors.Is(err, core.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("expired: err = %v", err)
@@ -113,11 +101,11 @@ func TestNeedsRefresh(t *testing.T) {
 	s, _ := tk.IssueExecution("ti-1")
 	c, _ := tk.Validate(s)
 	// 10 min validity: threshold is max(2 min, 30 s) = 2 min.
-	clk.Add(7*time.Minute + 59*time.Second)
+	clk.Advance(7*time.Minute + 59*time.Second)
 	if tk.NeedsRefresh(c) {
 		t.Fatal("refresh with 2m01s left")
 	}
-	clk.Add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	if !tk.NeedsRefresh(c) {
 		t.Fatal("no refresh with 1m59s left")
 	}
@@ -131,7 +119,7 @@ func TestNeedsRefresh(t *testing.T) {
 	}
 	w, _ := tk.IssueWorker("w", time.Minute)
 	wc, _ := tk.Validate(w)
-	clk.Add(50 * time.Second)
+	clk.Advance(50 * time.Second)
 	if tk.NeedsRefresh(wc) {
 		t.Fatal("worker credentials are not refreshed")
 	}

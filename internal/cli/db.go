@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 func (a *app) dbCmd() *cobra.Command {
@@ -31,17 +34,10 @@ func (a *app) dbCmd() *cobra.Command {
 		Short: "Check that the database is reachable and fully migrated",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd.Context(), cfg, false)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "%s database is reachable and up to date\n", st.Dialect())
-			return nil
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s database is reachable and up to date\n", st.Dialect())
+				return nil
+			})
 		},
 	}
 	var yes bool

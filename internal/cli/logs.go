@@ -54,7 +54,7 @@ func tailLog(cmd *cobra.Command, st store.Store, base string, key tasklog.Key, f
 	var offset int64
 	for {
 		data, next, err := tasklog.Read(base, key, offset)
-		if err != nil && !(follow && errors.Is(err, core.ErrNotFound)) {
+		if err != nil && (!follow || !errors.Is(err, core.ErrNotFound)) {
 			return err
 		}
 		if len(data) > 0 {
@@ -95,6 +95,7 @@ func tryActive(ctx context.Context, st store.Store, key tasklog.Key) (bool, erro
 	switch ti.State {
 	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning:
 		return true, nil
+	default: // finished, waiting to retry, or deferred: no more output from this try
+		return false, nil
 	}
-	return false, nil
 }

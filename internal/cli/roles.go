@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 func (a *app) standaloneCmd() *cobra.Command {
@@ -83,23 +85,31 @@ func ensureAdmin(ctx context.Context, cfg *config.Config, st store.Store) (strin
 	return password, createUser(ctx, st, "admin", password, "admin")
 }
 
+// withServer sets up a server role (configuration, logger and a store that
+// must already be migrated), runs fn and closes the store.
+func (a *app) withServer(ctx context.Context, fn func(*config.Config, *sqlstore.Store, *slog.Logger) error) error {
+	cfg, st, logger, err := a.serverSetup(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(cfg, st, logger)
+}
+
 func (a *app) apiServerCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "api-server",
 		Short: "Serve the REST API (/api/v2) and the Execution API (/execution) for workers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, st, logger, err := a.serverSetup(cmd.Context(), false)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			srv, err := newAPIServer(cfg, st, logger)
-			if err != nil {
-				return err
-			}
-			logger.Info("api-server listening", "url", srv.URL())
-			return runServices(cmd.Context(), nil, []service{srv})
+			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
+				srv, err := newAPIServer(cfg, st, logger)
+				if err != nil {
+					return err
+				}
+				logger.Info("api-server listening", "url", srv.URL())
+				return runServices(cmd.Context(), nil, []service{srv})
+			})
 		},
 	}
 }
@@ -110,12 +120,9 @@ func (a *app) schedulerCmd() *cobra.Command {
 		Short: "Parse DAG files, create runs and move task instances through their states",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, st, logger, err := a.serverSetup(cmd.Context(), false)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return runServices(cmd.Context(), nil, newScheduler(cfg, st, a.opts, logger))
+			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
+				return runServices(cmd.Context(), nil, newScheduler(cfg, st, a.opts, logger))
+			})
 		},
 	}
 }

@@ -16,7 +16,7 @@ import (
 func InitHome(home string) error {
 	cfg := Defaults(home)
 	for _, dir := range []string{home, cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // home, DAGs and logs are shareable like a project folder; secrets/ is 0700
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
@@ -108,11 +108,11 @@ func writeFileExcl(path string, data []byte, perm os.FileMode) error {
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write error is the one to report
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write error is the one to report
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {

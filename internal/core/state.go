@@ -29,8 +29,9 @@ func (s TIState) Terminal() bool {
 	switch s {
 	case TISuccess, TIFailed, TIUpstreamFailed, TISkipped, TIRemoved:
 		return true
+	default:
+		return false
 	}
-	return false
 }
 
 // Finished reports whether the state counts as done for trigger rules

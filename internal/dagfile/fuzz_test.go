@@ -26,7 +26,7 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dags, err := Load("fuzz.yaml", data)
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
+			if _, ok := err.(*Error); !ok { //nolint:errorlint // Load returns *Error itself, never wrapped
 				t.Fatalf("error of type %T: %v", err, err)
 			}
 			return

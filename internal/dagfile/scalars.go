@@ -157,8 +157,8 @@ func (d *decoder) stringMap(n *node, f field) map[string]string {
 		name := k.value.(string)
 		v := n.vals[i]
 		d.at(f.key(name), v)
-		switch {
-		case v.kind == kScalar:
+		switch v.kind {
+		case kScalar:
 			out[name] = fmt.Sprint(v.value)
 		default:
 			d.fail(v, f.key(name), "must be a string, not %s", describe(v))
@@ -204,8 +204,9 @@ func (d *decoder) toAny(n *node, f field) (any, bool) {
 			s = append(s, v)
 		}
 		return s, true
+	default: // kNull
+		return nil, true
 	}
-	return nil, true
 }
 
 // date accepts 2024-01-01, 2024-01-01T06:00:00 (both in the DAG's

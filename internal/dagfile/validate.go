@@ -212,8 +212,9 @@ func argTypeOK(k argKind, v any) bool {
 	case argMap:
 		_, ok := v.(map[string]any)
 		return ok
+	default: // argAny
+		return true
 	}
-	return true
 }
 
 func kindName(k argKind) string {

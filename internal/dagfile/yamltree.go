@@ -257,6 +257,7 @@ func (c *converter) merge(m *node, mk ast.Node, val *node) error {
 		srcs = []*node{val}
 	case kSeq:
 		srcs = val.items
+	default: // a scalar or null merges nothing: an error below
 	}
 	if len(srcs) == 0 {
 		return c.fail(mk, "<< must merge a mapping or a list of mappings")

@@ -19,7 +19,6 @@ type fileState struct {
 	loaded  bool       // sum is the content last parsed
 	dags    []core.DAG // DAGs of the last parse, when err is nil
 	err     error      // why the file does not load
-	good    []string   // dag ids of the last successful load (kept active while broken)
 }
 
 // refreshAll re-reads files whose size or modification time changed and

@@ -10,31 +10,17 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
 
-func openStore(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func newProcessor(t *testing.T) (*Processor, string) {
 	t.Helper()
 	dir := t.TempDir()
-	return &Processor{Store: openStore(t), Dir: dir, Clock: fixedClock{time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}, PauseNew: true}, dir
+	return &Processor{Store: sqlitetest.Open(t), Dir: dir, Clock: fixedClock{time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}, PauseNew: true}, dir
 }
 
 func write(t *testing.T, path, content string) {

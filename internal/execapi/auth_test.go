@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
 )
 
 func twoTaskDAG(id string) core.DAG {
@@ -79,7 +80,7 @@ func TestTokenRules(t *testing.T) {
 	// Forged (other key) and expired tokens: 401.
 	other, _ := auth.NewTokens(auth.Config{Key: []byte(strings.Repeat("k", 40))}, env.Clock)
 	forged, _ := other.IssueExecution(a.TI.ID)
-	past := execapitest.NewClock(env.Clock.Now().Add(-time.Hour))
+	past := clocktest.New(env.Clock.Now().Add(-time.Hour))
 	old, _ := auth.NewTokens(auth.Config{Key: execapitest.Key}, past)
 	expired, _ := old.IssueExecution(a.TI.ID)
 	for name, tok := range map[string]string{"forged": forged, "expired": expired} {

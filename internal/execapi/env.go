@@ -10,7 +10,7 @@ import (
 // Environment variables a worker gives a task (and the in-task CLI reads).
 const (
 	EnvAPIURL    = "WEIR_API_URL"
-	EnvToken     = "WEIR_TASK_TOKEN"
+	EnvToken     = "WEIR_TASK_TOKEN"      //nolint:gosec // the name of a variable, not a credential
 	EnvTokenFile = "WEIR_TASK_TOKEN_FILE" // kept current by the worker; preferred over EnvToken
 	EnvTIID      = "WEIR_TI_ID"
 	EnvDagID     = "WEIR_DAG_ID"

@@ -95,7 +95,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 		if errors.As(err, &mbe) {
 			return fmt.Errorf("request body exceeds %d bytes: %w", limit, core.ErrTooLarge)
 		}
-		return fmt.Errorf("invalid JSON body: %v: %w", err, core.ErrInvalid)
+		return fmt.Errorf("invalid JSON body: %w: %w", err, core.ErrInvalid)
 	}
 	return nil
 }

@@ -2,24 +2,16 @@ package job_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/job"
-	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 func TestHeartbeatWritesRowUntilStopped(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "w.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := sqlitetest.Open(t)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- (&job.Heartbeat{Store: st, Role: "scheduler", Interval: time.Hour}).Start(runCtx) }()

@@ -6,14 +6,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/proctest"
+	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
 // logBuf is a concurrency-safe log.
@@ -37,18 +37,6 @@ func bashReq(cmd string, extra map[string]any) (*Request, *logBuf) {
 		Args: args, Log: log,
 		Env: []string{"WEIR_TI_ID=ti-1", "WEIR_TASK_TOKEN=tok"},
 	}, log
-}
-
-// eventually polls cond until it holds (or fails the test after a long bound).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 2000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 func TestBashExitCodesAndXCom(t *testing.T) {
@@ -115,33 +103,13 @@ func TestBashCancelKillsProcessGroup(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := r.Run(ctx, req); done <- err }()
 	var pid int
-	eventually(t, "child pid file", func() bool {
-		b, err := os.ReadFile(pidFile) //nolint:gosec // test file
-		if err != nil || len(bytes.TrimSpace(b)) == 0 {
-			return false
-		}
-		pid, err = strconv.Atoi(string(bytes.TrimSpace(b)))
-		return err == nil
-	})
+	wait.Until(t, 20*time.Second, "child pid file", func() bool { var ok bool; pid, ok = proctest.ReadPID(pidFile); return ok })
 	cancel(ErrTimeout)
 	err := <-done
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
-	eventually(t, "child sleep to die", func() bool { return !alive(pid) })
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
+	wait.Until(t, 20*time.Second, "child sleep to die", func() bool { return !proctest.Alive(pid) })
 }
 
 func TestRedactorMasksSecretsAcrossWrites(t *testing.T) {

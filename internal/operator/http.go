@@ -138,7 +138,7 @@ func httpBody(data any) (io.Reader, string, error) {
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, "", fmt.Errorf("argument \"data\" cannot be encoded as JSON: %v: %w", err, core.ErrInvalid)
+			return nil, "", fmt.Errorf("argument \"data\" cannot be encoded as JSON: %w: %w", err, core.ErrInvalid)
 		}
 		return bytes.NewReader(b), "application/json", nil
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 var chainDAG = core.DAG{DagID: "chain", Tasks: []core.Task{
@@ -21,8 +23,8 @@ var chainDAG = core.DAG{DagID: "chain", Tasks: []core.Task{
 func TestTrigger(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	clk := &fakeClock{now: t0.Add(123456789 * time.Nanosecond)}
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0.Add(123456789 * time.Nanosecond))
 	syncDAG(t, st, chainDAG)
 
 	wake := st.Subscribe(ctx, store.ChannelScheduler)
@@ -68,8 +70,8 @@ func TestTrigger(t *testing.T) {
 func TestTriggerRejects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	clk := &fakeClock{now: t0}
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
 	syncDAG(t, st, chainDAG)
 	before := t0.Add(-time.Hour)
 	tests := []struct {
@@ -128,17 +130,25 @@ func finishRun(t *testing.T, st store.Store, run *core.DagRun, states map[string
 	}
 }
 
-func TestClearTaskInstances(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	st := newStore(t)
-	clk := &fakeClock{now: t0}
+// failedChainRun triggers a chain run in a fresh store and finishes it with
+// a succeeded and b failed.
+func failedChainRun(t *testing.T) (store.Store, *clocktest.Clock, *core.DagRun) {
+	t.Helper()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
 	syncDAG(t, st, chainDAG)
-	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
+	run, err := runs.Trigger(context.Background(), st, clk, runs.TriggerParams{DagID: "chain"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+	return st, clk, run
+}
+
+func TestClearTaskInstances(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, clk, run := failedChainRun(t)
 	before := listTIs(t, st, run.ID)
 	if err := st.XComSet(ctx, &core.XCom{DagID: "chain", RunID: run.RunID, TaskID: "a", MapIndex: -1,
 		Key: core.DefaultXComKey, Value: json.RawMessage(`1`), Timestamp: t0}); err != nil {
@@ -181,14 +191,7 @@ func TestClearTaskInstances(t *testing.T) {
 func TestClearDagRunOnlyFailed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	clk := &fakeClock{now: t0}
-	syncDAG(t, st, chainDAG)
-	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+	st, clk, run := failedChainRun(t)
 
 	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, true); err != nil {
 		t.Fatal(err)
@@ -204,7 +207,7 @@ func TestClearDagRunOnlyFailed(t *testing.T) {
 	if tis["a"].State != core.TINone || tis["b"].State != core.TINone {
 		t.Errorf("after clearing all: a=%q b=%q, want none and none", tis["a"].State, tis["b"].State)
 	}
-	err = runs.ClearDagRun(ctx, st, clk, "chain", "missing", false)
+	err := runs.ClearDagRun(ctx, st, clk, "chain", "missing", false)
 	if !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `run "missing"`) {
 		t.Errorf("unknown run: err = %v, want ErrNotFound naming the run", err)
 	}
@@ -213,14 +216,7 @@ func TestClearDagRunOnlyFailed(t *testing.T) {
 func TestMarkTaskInstance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	clk := &fakeClock{now: t0}
-	syncDAG(t, st, chainDAG)
-	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed}, core.RunFailed)
+	st, clk, run := failedChainRun(t)
 	b := listTIs(t, st, run.ID)["b"]
 
 	if err := runs.MarkTaskInstance(ctx, st, clk, b.ID, core.TISuccess); err != nil {

@@ -134,7 +134,7 @@ func normalizeConf(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, trimmed); err != nil {
-		return nil, fmt.Errorf("conf: %v: %w", err, core.ErrInvalid)
+		return nil, fmt.Errorf("conf: %w: %w", err, core.ErrInvalid)
 	}
 	return buf.Bytes(), nil
 }

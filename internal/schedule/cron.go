@@ -24,7 +24,7 @@ type Cron struct {
 func newCron(summary, expr string, loc *time.Location) (*Cron, error) {
 	s, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, fmt.Errorf("invalid cron expression %q: %v; allowed are %s", expr, err, Allowed)
+		return nil, fmt.Errorf("invalid cron expression %q: %w; allowed are %s", expr, err, Allowed)
 	}
 	c := &Cron{expr: summary, loc: loc, spec: s, onceADay: !strings.Contains(strings.Fields(expr)[1], "*")}
 	// A valid expression that never fires (such as "0 0 31 2 *") would make

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-func utc(y int, m time.Month, d, h, min int) time.Time {
-	return time.Date(y, m, d, h, min, 0, 0, time.UTC)
+func utc(y int, m time.Month, d, h, mi int) time.Time {
+	return time.Date(y, m, d, h, mi, 0, 0, time.UTC)
 }
 
 func ptr(t time.Time) *time.Time { return &t }

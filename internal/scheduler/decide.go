@@ -79,6 +79,7 @@ func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
 					at := *ti.NextRetryAt
 					plan.NextRetryAt = &at
 				}
+			default: // queued, running or finished: nothing for the scheduler to decide
 			}
 		}
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,28 +12,11 @@ import (
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// fakeClock is a settable core.Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // harness drives a scheduler over a real SQLite store, playing the worker
 // through the store calls a worker makes (claim, start, finish).
@@ -43,7 +24,7 @@ type harness struct {
 	t     testing.TB
 	ctx   context.Context
 	st    store.Store
-	clk   *fakeClock
+	clk   *clocktest.Clock
 	s     *scheduler.Scheduler
 	specs map[string]*core.DAG
 }
@@ -51,15 +32,8 @@ type harness struct {
 func newHarness(t testing.TB, dags ...core.DAG) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clk := &fakeClock{now: t0}
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
 	h := &harness{t: t, ctx: ctx, st: st, clk: clk, specs: map[string]*core.DAG{},
 		s: &scheduler.Scheduler{Store: st, Clock: clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}}}
 	for i := range dags {

@@ -47,6 +47,7 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 			if err := s.retryDead(ctx, ti, now); err != nil {
 				return err
 			}
+		default: // the store lists only queued and running instances
 		}
 	}
 	if len(unclaim) > 0 {

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,19 +16,9 @@ import (
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/testutil/proctest"
+	"github.com/weirflow/weir/internal/testutil/wait"
 )
-
-// eventually polls cond until it holds (or fails the test after a long bound).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 3000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
 
 // startWorker runs a worker against env until the test ends; stop cancels
 // it and waits for Start to return.
@@ -90,7 +77,7 @@ func TestWorkerRunsTries(t *testing.T) {
 	env.SeedRun(t, dag, "r1", "")
 	startWorker(t, env, reg, nil)
 
-	eventually(t, "bash tries to finish", func() bool {
+	wait.Until(t, 30*time.Second, "bash tries to finish", func() bool {
 		return stateOf(t, env, "r1", "say") == core.TISuccess && stateOf(t, env, "r1", "fail") == core.TIUpForRetry &&
 			stateOf(t, env, "r1", "skip") == core.TISkipped
 	})
@@ -107,10 +94,10 @@ func TestWorkerRunsTries(t *testing.T) {
 	env.SeedRun(t, dag2, "r2", core.TIScheduled)
 	sayTI, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r2", "say", -1)
 	queue(t, env, sayTI.ID)
-	eventually(t, "say in r2", func() bool { return stateOf(t, env, "r2", "say") == core.TISuccess })
+	wait.Until(t, 30*time.Second, "say in r2", func() bool { return stateOf(t, env, "r2", "say") == core.TISuccess })
 	greetTI, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r2", "greet", -1)
 	queue(t, env, greetTI.ID)
-	eventually(t, "greet in r2", func() bool { return stateOf(t, env, "r2", "greet") == core.TISuccess })
+	wait.Until(t, 30*time.Second, "greet in r2", func() bool { return stateOf(t, env, "r2", "greet") == core.TISuccess })
 	x, err = env.Store.XComGet(context.Background(), "d", "r2", "greet", -1, core.DefaultXComKey)
 	if err != nil || string(x.Value) != `"hello world from conf"` {
 		t.Fatalf("greet's return value = %v, %v", x, err)
@@ -151,28 +138,6 @@ func readLog(t *testing.T, env *execapitest.Env, ti *core.TaskInstance) string {
 	return string(b)
 }
 
-func readPID(path string) (int, bool) {
-	b, err := os.ReadFile(path) //nolint:gosec // test file
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n, err == nil
-}
-
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z"
-}
-
 func sleeper(pidFile string) map[string]any {
 	return map[string]any{"bash_command": fmt.Sprintf("sleep 300 & echo $! > %s; wait", pidFile)}
 }
@@ -185,12 +150,12 @@ func TestWorkerShutdownKillsAndRetries(t *testing.T) {
 	env.SeedRun(t, dag, "r1", "")
 	stop := startWorker(t, env, nil, func(w *Worker) { w.ShutdownGrace = 10 * time.Millisecond })
 	var pid int
-	eventually(t, "the task's child to start", func() bool { var ok bool; pid, ok = readPID(pidFile); return ok })
+	wait.Until(t, 30*time.Second, "the task's child to start", func() bool { var ok bool; pid, ok = proctest.ReadPID(pidFile); return ok })
 	stop()
 	if got := stateOf(t, env, "r1", "long"); got != core.TIUpForRetry {
 		t.Fatalf("after shutdown: %s, want up_for_retry", got)
 	}
-	eventually(t, "the child to die", func() bool { return !alive(pid) })
+	wait.Until(t, 30*time.Second, "the child to die", func() bool { return !proctest.Alive(pid) })
 }
 
 func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
@@ -205,7 +170,7 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 	_, tis := env.SeedRun(t, dag, "r1", "")
 	startWorker(t, env, nil, nil)
 
-	eventually(t, "slow to time out", func() bool { return stateOf(t, env, "r1", "slow") == core.TIFailed })
+	wait.Until(t, 30*time.Second, "slow to time out", func() bool { return stateOf(t, env, "r1", "slow") == core.TIFailed })
 	slow, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "slow", -1)
 	if s := readLog(t, env, slow); !strings.Contains(s, operator.ErrTimeout.Error()) {
 		t.Fatalf("slow's log = %q", s)
@@ -213,7 +178,7 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 
 	// Someone marks the running try failed: the next heartbeat's 409 kills it.
 	var pid int
-	eventually(t, "orphan's child", func() bool { var ok bool; pid, ok = readPID(hbPID); return ok })
+	wait.Until(t, 30*time.Second, "orphan's child", func() bool { var ok bool; pid, ok = proctest.ReadPID(hbPID); return ok })
 	var orphan string
 	for _, ti := range tis {
 		if ti.TaskID == "orphan" {
@@ -224,7 +189,7 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 	if err != nil || len(moved) != 1 {
 		t.Fatalf("mark failed: %v %v", moved, err)
 	}
-	eventually(t, "orphan's child to be killed", func() bool { return !alive(pid) })
+	wait.Until(t, 30*time.Second, "orphan's child to be killed", func() bool { return !proctest.Alive(pid) })
 	if got := env.TI(t, orphan).State; got != core.TIFailed {
 		t.Fatalf("orphan is %s", got)
 	}

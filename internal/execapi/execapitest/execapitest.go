@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,33 +17,19 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlite"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 // Key is the signing key test tokens use.
 var Key = []byte("execapitest-signing-key-0123456789abcdef")
 
-// Clock is a settable clock, safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock set to now.
-func NewClock(now time.Time) *Clock { return &Clock{now: now} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-// Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
-
 // Env is a running Execution API.
 type Env struct {
 	Store  *sqlstore.Store
 	Tokens *auth.Tokens
-	Clock  *Clock
+	Clock  *clocktest.Clock
 	Server *httptest.Server
 	URL    string // base URL ending in /execution
 	LogDir string
@@ -53,22 +38,13 @@ type Env struct {
 // New starts an Execution API with cfg; everything is cleaned up with t.
 func New(t testing.TB, cfg execapi.Config) *Env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	clk := NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	tk, err := auth.NewTokens(auth.Config{Key: Key}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := filepath.Join(dir, "logs")
+	logs := filepath.Join(t.TempDir(), "logs")
 	h := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tk, Clock: clk, LogFolder: logs, Config: cfg})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -114,12 +114,5 @@ func TestInvalidUUIDIsInvalid(t *testing.T) {
 }
 
 func BenchmarkClaimStartFinish(b *testing.B) {
-	for _, bc := range []struct {
-		name           string
-		batch, workers int
-	}{{"batch1", 1, 1}, {"batch16", 16, 1}, {"batch16x4workers", 16, 4}} {
-		b.Run(bc.name, func(b *testing.B) {
-			storetest.BenchClaimStartFinish(b, openTest(b), bc.batch, bc.workers)
-		})
-	}
+	storetest.RunBenchClaimStartFinish(b, func(b *testing.B) store.Store { return openTest(b) })
 }

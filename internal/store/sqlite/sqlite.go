@@ -140,7 +140,7 @@ func dropAll(ctx context.Context, db *sql.DB) error {
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			rows.Close()
+			_ = rows.Close() // the scan error is the one to report
 			return err
 		}
 		names = append(names, n)

@@ -1,46 +1,21 @@
 package sqlite_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlite"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/store/storetest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
-// openTest opens a migrated store on a new file, closed when t ends.
-func openTest(t testing.TB) *sqlstore.Store {
-	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	if err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return sqlitetest.Open(t) })
 }
 
 func TestMigrations(t *testing.T) {
-	storetest.RunMigrations(t, func(t *testing.T) *sqlstore.Store {
-		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	})
+	storetest.RunMigrations(t, func(t *testing.T) *sqlstore.Store { return sqlitetest.OpenUnmigrated(t) })
 }
 
 func TestOpenRejectsMemory(t *testing.T) {
@@ -50,7 +25,7 @@ func TestOpenRejectsMemory(t *testing.T) {
 }
 
 func TestPragmas(t *testing.T) {
-	st := openTest(t)
+	st := sqlitetest.Open(t)
 	for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1"} {
 		var got string
 		if err := st.DB().QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
@@ -66,12 +41,5 @@ func TestPragmas(t *testing.T) {
 }
 
 func BenchmarkClaimStartFinish(b *testing.B) {
-	for _, bc := range []struct {
-		name           string
-		batch, workers int
-	}{{"batch1", 1, 1}, {"batch16", 16, 1}, {"batch16x4workers", 16, 4}} {
-		b.Run(bc.name, func(b *testing.B) {
-			storetest.BenchClaimStartFinish(b, openTest(b), bc.batch, bc.workers)
-		})
-	}
+	storetest.RunBenchClaimStartFinish(b, func(b *testing.B) store.Store { return sqlitetest.Open(b) })
 }

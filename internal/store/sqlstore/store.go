@@ -179,11 +179,11 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 	}
 	if s.d.Classify != nil {
 		if sentinel := s.d.Classify(err); sentinel != nil {
-			return fmt.Errorf("%s: %w: %v", msg, sentinel, err)
+			return fmt.Errorf("%s: %w: %v", msg, sentinel, err) //nolint:errorlint // driver errors stop at the adapter boundary (CONVENTIONS §3)
 		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
-	return fmt.Errorf("%s: %v", msg, err)
+	return fmt.Errorf("%s: %v", msg, err) //nolint:errorlint // driver errors stop at the adapter boundary (CONVENTIONS §3)
 }

@@ -213,6 +213,20 @@ func testActiveCounts(t *testing.T, f *fixture) {
 	}
 }
 
+// RunBenchClaimStartFinish runs BenchClaimStartFinish over a fresh store
+// from newStore at the sizes every engine reports: batch1, batch16 and
+// batch16x4workers.
+func RunBenchClaimStartFinish(b *testing.B, newStore func(b *testing.B) store.Store) {
+	for _, bc := range []struct {
+		name           string
+		batch, workers int
+	}{{"batch1", 1, 1}, {"batch16", 16, 1}, {"batch16x4workers", 16, 4}} {
+		b.Run(bc.name, func(b *testing.B) {
+			BenchClaimStartFinish(b, newStore(b), bc.batch, bc.workers)
+		})
+	}
+}
+
 // BenchClaimStartFinish measures the worker's store path per task
 // instance: claim (in batches of batch), start, finish. workers claimers run
 // at once. b.N task instances are queued before the timer starts.

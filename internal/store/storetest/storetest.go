@@ -129,6 +129,3 @@ func must(t *testing.T, err error, what string) {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
-
-// ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }

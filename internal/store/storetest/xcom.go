@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func testXComUpsertListClear(t *testing.T, f *fixture) {
 	must(t, err, "list run")
 	var got []string
 	for _, x := range list {
-		got = append(got, x.TaskID+"["+string(rune('0'+x.MapIndex+1))+"]"+x.Key+"="+string(x.Value))
+		got = append(got, x.TaskID+"["+strconv.Itoa(x.MapIndex+1)+"]"+x.Key+"="+string(x.Value))
 	}
 	want := []string{`a[0]return_value="new"`, `a[0]z=1`, `b[1]return_value="b0"`, `b[2]return_value="b1"`}
 	if diff := cmp.Diff(want, got); diff != "" {

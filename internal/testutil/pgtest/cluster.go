@@ -33,7 +33,7 @@ func startCluster() (*cluster, error) {
 		return nil, fmt.Errorf("make cluster dir: %w", err)
 	}
 	c := &cluster{dir: dir, bindir: bindir, asUser: os.Geteuid() == 0}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return nil, errors.Join(fmt.Errorf("record cluster owner: %w", err), os.RemoveAll(dir))
 	}
 	if c.asUser {
@@ -119,8 +119,8 @@ func (c *cluster) run(name string, args ...string) ([]byte, error) {
 // /usr/lib/postgresql/*/bin.
 func findBinDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			p = resolved
 		}
 		dir := filepath.Dir(p)
 		if _, err := os.Stat(filepath.Join(dir, "pg_ctl")); err == nil {
