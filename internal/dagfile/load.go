@@ -82,7 +82,11 @@ func decodeDoc(filename string, doc *node) (core.DAG, []Problem) {
 	dag := d.dag(doc)
 	dag.FileLoc = filename
 	ApplyDefaults(&dag)
-	return dag, append(d.probs, d.locate(validate(&dag), doc)...)
+	probs := append(d.probs, d.locate(validate(&dag), doc)...)
+	if len(probs) == 0 {
+		probs = schemaProblems(filename, doc)
+	}
+	return dag, probs
 }
 
 // locate gives validation problems the position of their field, or of the
