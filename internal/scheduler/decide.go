@@ -34,6 +34,12 @@ type Plan struct {
 	RunState core.DagRunState
 }
 
+// empty reports whether the plan changes nothing.
+func (p *Plan) empty() bool {
+	return len(p.Schedule)+len(p.Skip)+len(p.UpstreamFailed)+len(p.Remove)+len(p.Expand)+len(p.Retry) == 0 &&
+		p.RunState == ""
+}
+
 // Decide computes the plan for one running run of spec from its current task
 // instances at now. It is pure.
 //

@@ -11,4 +11,8 @@
 // or schedule, and on a fallback poll. Every state change is conditional on
 // the state it expects (compare-and-set), so several schedulers sharing one
 // PostgreSQL database never double-create runs or double-queue instances.
+//
+// Each running run's task instances are kept between passes and read
+// incrementally (runview.go), so a pass costs what changed rather than the
+// run's size; the kept view only ever delays a decision, never corrupts one.
 package scheduler

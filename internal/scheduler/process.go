@@ -14,20 +14,89 @@ import (
 
 // processRun decides and applies one running run's plan: trigger-rule
 // outcomes in batches, due retries, mapped expansions, and the run's final
-// state once every instance is terminal.
-func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.Time, res *passResult) error {
+// state once every instance is terminal. It decides from the run's view
+// (runview.go), read incrementally; whatever does not go as planned drops
+// the view, so the next pass starts from a full load.
+func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.Time, res *passResult) (err error) {
+	defer func() {
+		if err != nil {
+			delete(s.views, run.ID)
+		}
+	}()
 	g, err := s.graph(ctx, run.DagVersionID)
 	if err != nil {
 		return err
 	}
-	if idle, err := s.runIdle(ctx, run); err != nil || idle {
+	// A view without pending instances is not trusted to say the run is
+	// idle: the database says so exactly (and a finished run is decided
+	// from a full load).
+	if v := s.views[run.ID]; v == nil || !v.pending() {
+		switch act, err := s.runActivity(ctx, run); {
+		case err != nil:
+			return err
+		case act == runIdle:
+			return nil
+		case act == runDone:
+			delete(s.views, run.ID)
+		}
+	}
+	plan, err := s.plan(ctx, run, g, now)
+	if err != nil {
 		return err
 	}
-	tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
-	if err != nil {
-		return fmt.Errorf("list task instances: %w", err)
+	if v := s.views[run.ID]; v != nil && v.pending() {
+		// The run waits on what the view says; a change its incremental
+		// reads missed is found by a full load no later than this.
+		res.earliest(v.loaded.Add(fullReloadAfter))
 	}
-	plan := g.decide(tis, now)
+	complete, err := s.apply(ctx, run, g, &plan, now, res)
+	if err != nil {
+		return err
+	}
+	if !complete || len(plan.Expand) > 0 {
+		delete(s.views, run.ID) // reload rather than infer what landed
+	}
+	if plan.RunState == "" || !complete {
+		return nil
+	}
+	delete(s.views, run.ID)
+	ok, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{
+		ID: run.ID, From: []core.DagRunState{core.RunRunning}, To: plan.RunState, Now: now,
+	})
+	if err != nil {
+		return fmt.Errorf("finish run as %s: %w", plan.RunState, err)
+	}
+	if ok {
+		s.Logger.Info("dag run finished", "dag_id", run.DagID, "run_id", run.RunID, "state", plan.RunState)
+		res.again = true // a slot for queued or scheduled runs opened
+	}
+	return nil
+}
+
+// plan decides run from its view. A plan decided from an incrementally
+// read view that would change something is confirmed against the database
+// first; when it is not (or it would finish the run), the run is decided
+// again from a full load.
+func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now time.Time) (Plan, error) {
+	v, fresh, err := s.view(ctx, run, now)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := g.decide(v.tis, now)
+	if fresh || plan.empty() {
+		return plan, nil
+	}
+	if ok, err := s.confirm(ctx, run, g, v, &plan); err != nil || ok {
+		return plan, err
+	}
+	if v, err = s.loadView(ctx, run, now); err != nil {
+		return Plan{}, err
+	}
+	return g.decide(v.tis, now), nil
+}
+
+// apply makes plan's changes and reports whether every one landed.
+func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan *Plan, now time.Time, res *passResult) (bool, error) {
 	if plan.NextRetryAt != nil {
 		res.earliest(*plan.NextRetryAt)
 	}
@@ -48,7 +117,7 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 			IDs: step.ids, From: []core.TIState{core.TINone}, To: step.to, Now: now,
 		})
 		if err != nil {
-			return fmt.Errorf("set %d task instances %s: %w", len(step.ids), step.to, err)
+			return false, fmt.Errorf("set %d task instances %s: %w", len(step.ids), step.to, err)
 		}
 		complete = complete && len(moved) == len(step.ids)
 	}
@@ -58,12 +127,13 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 			ID: ti.ID, NewID: uuid.NewString(), To: core.TIScheduled, Now: now,
 		})
 		if err != nil && !benign(err) {
-			return fmt.Errorf("retry %s: %w", runs.Describe(ti), err)
+			return false, fmt.Errorf("retry %s: %w", runs.Describe(ti), err)
 		}
+		complete = complete && err == nil
 	}
 	for i := range plan.Expand {
 		if err := s.expand(ctx, run, g, &plan.Expand[i], now); err != nil {
-			return err
+			return false, err
 		}
 	}
 	// Decide already propagated this plan's skips and failures downstream;
@@ -71,20 +141,7 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 	if len(plan.Expand) > 0 {
 		res.again = true
 	}
-	if plan.RunState == "" || !complete {
-		return nil
-	}
-	ok, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{
-		ID: run.ID, From: []core.DagRunState{core.RunRunning}, To: plan.RunState, Now: now,
-	})
-	if err != nil {
-		return fmt.Errorf("finish run as %s: %w", plan.RunState, err)
-	}
-	if ok {
-		s.Logger.Info("dag run finished", "dag_id", run.DagID, "run_id", run.RunID, "state", plan.RunState)
-		res.again = true // a slot for queued or scheduled runs opened
-	}
-	return nil
+	return complete, nil
 }
 
 // pendingStates are the states Decide acts on: a none-state instance may be
@@ -95,24 +152,37 @@ var pendingStates = []core.TIState{core.TINone, core.TIUpForRetry}
 // activeStates are the non-terminal states other than pendingStates.
 var activeStates = []core.TIState{core.TIScheduled, core.TIQueued, core.TIRunning, core.TIRestarting, core.TIDeferred}
 
-// runIdle reports whether Decide has nothing to do for run: no instance is
-// pending and some are still active, so every instance keeps its state and
-// the run goes on. Decide then yields an empty plan (its only other output,
-// the run's final state, needs every instance terminal), and the full load
-// of the run's instances, which costs in proportion to the run's size on
-// every pass, is skipped. Two small queries replace it: the first returns
-// at most one row and the second at most one.
-func (s *Scheduler) runIdle(ctx context.Context, run *core.DagRun) (bool, error) {
-	pending, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: pendingStates, Limit: 1})
+// activity is what runActivity finds in a run.
+type activity int
+
+const (
+	// runWaits: some instance is pending, Decide has work.
+	runWaits activity = iota
+	// runIdle: nothing is pending and some instances are still active, so
+	// Decide's plan would be empty (its only other output, the run's final
+	// state, needs every instance terminal).
+	runIdle
+	// runDone: every instance is terminal; the run is to be finished.
+	runDone
+)
+
+// runActivity tells a run with nothing for Decide from one with work, with
+// two small queries that return at most one row each, so that an idle run
+// costs nothing in proportion to its size.
+func (s *Scheduler) runActivity(ctx context.Context, run *core.DagRun) (activity, error) {
+	pending, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: pendingStates, Unordered: true, Limit: 1})
 	if err != nil {
-		return false, fmt.Errorf("look for pending task instances: %w", err)
+		return runWaits, fmt.Errorf("look for pending task instances: %w", err)
 	}
 	if len(pending) > 0 {
-		return false, nil
+		return runWaits, nil
 	}
-	active, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: activeStates, Limit: 1})
+	active, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: activeStates, Unordered: true, Limit: 1})
 	if err != nil {
-		return false, fmt.Errorf("look for active task instances: %w", err)
+		return runWaits, fmt.Errorf("look for active task instances: %w", err)
 	}
-	return len(active) > 0, nil
+	if len(active) > 0 {
+		return runIdle, nil
+	}
+	return runDone, nil
 }

@@ -55,8 +55,10 @@ type Scheduler struct {
 	Config Config
 
 	mu        sync.Mutex
-	graphs    map[int64]*graph // per dag_version id; versions never change
-	exhausted map[string]int64 // dag id → version whose schedule has no next run
+	graphs    map[int64]*graph   // per dag_version id; versions never change
+	passMu    sync.Mutex         // one pass at a time; guards views
+	views     map[int64]*runView // per running dag_run id (runview.go)
+	exhausted map[string]int64   // dag id → version whose schedule has no next run
 	lastStale time.Time
 	stop      context.CancelFunc
 }
@@ -118,6 +120,8 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 // wake runs passes back to back while they unblock more work and returns
 // when the loop should wake next at the latest.
 func (s *Scheduler) wake(ctx context.Context) (time.Time, error) {
+	s.passMu.Lock()
+	defer s.passMu.Unlock()
 	for range maxPassesPerWake {
 		res, err := s.pass(ctx)
 		if err != nil {
@@ -169,11 +173,13 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err != nil {
 		return res, err
 	}
+	processed := make(map[int64]bool, len(running))
 	for i := range running {
 		run := &running[i]
 		if paused.holds(run.DagID) {
 			continue
 		}
+		processed[run.ID] = true
 		if err := s.processRun(ctx, run, now, &res); err != nil {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
@@ -182,6 +188,7 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 			s.Logger.Error("schedule dag run", "dag_id", run.DagID, "run_id", run.RunID, "err", err)
 		}
 	}
+	s.forget(processed)
 	if err := s.queueScheduled(ctx, now); err != nil {
 		return res, err
 	}
@@ -217,6 +224,7 @@ func (s *Scheduler) init() {
 		c.MaxMapLength = DefaultMaxMapLength
 	}
 	s.graphs = map[int64]*graph{}
+	s.views = map[int64]*runView{}
 	s.exhausted = map[string]int64{}
 }
 

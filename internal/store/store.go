@@ -196,17 +196,27 @@ type TaskInstanceStore interface {
 
 // TaskInstanceListParams filters TaskInstanceList.
 type TaskInstanceListParams struct {
-	DagRunID int64          // 0 = any
-	DagID    string         // "" = any
-	RunID    string         // "" = any
-	TaskID   string         // "" = any
-	States   []core.TIState // empty = all
+	DagRunID int64  // 0 = any
+	DagID    string // "" = any
+	RunID    string // "" = any
+	TaskID   string // "" = any
+	// TaskIDs keeps the instances of these tasks only (empty = any).
+	TaskIDs []string
+	States  []core.TIState // empty = all
+	// UpdatedSince keeps the instances whose updated_at (stamped by every
+	// change of state, claim or try) is at or after it (zero = any): the
+	// scheduler's incremental read of a run.
+	UpdatedSince time.Time
 	// OrderByPriority orders by priority_weight (highest first), then
 	// dag_run_id, map_index and task_id: the scheduler's queueing order.
 	// The default order is dag_run_id, task_id, map_index.
 	OrderByPriority bool
-	Limit           int
-	Offset          int
+	// Unordered returns rows in whatever order the engine finds cheapest
+	// (existence checks with Limit 1 then use the (dag_run_id, state)
+	// index instead of walking the run in key order).
+	Unordered bool
+	Limit     int
+	Offset    int
 }
 
 // TaskInstanceSetStateParams is a conditional bulk state change.

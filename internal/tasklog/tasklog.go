@@ -66,25 +66,36 @@ func Path(base string, key Key) (string, error) {
 
 // Append adds data to the end of key's log, creating folders and file.
 func Append(base string, key Key, data []byte) error {
-	p, err := Path(base, key)
+	f, err := Open(base, key)
 	if err != nil {
 		return err
 	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("append to task log %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close task log %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// Open opens key's log for appending, creating folders and file; a writer
+// that ships many chunks of one try keeps the handle rather than appending
+// chunk by chunk.
+func Open(base string, key Key) (*os.File, error) {
+	p, err := Path(base, key)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		return fmt.Errorf("create task log folder: %w", err)
+		return nil, fmt.Errorf("create task log folder: %w", err)
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640) //nolint:gosec // path built by Path
 	if err != nil {
-		return fmt.Errorf("open task log: %w", err)
+		return nil, fmt.Errorf("open task log: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("append to task log %s: %w", p, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close task log %s: %w", p, err)
-	}
-	return nil
+	return f, nil
 }
 
 // Read returns up to MaxReadChunk bytes of key's log from offset and the

@@ -68,3 +68,32 @@ func TestAppendReadTail(t *testing.T) {
 		t.Fatalf("escaped: %s", p)
 	}
 }
+
+func TestOpenKeepsAppendingToOneFile(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	k := Key{"d", "r", "t", 2, 1}
+	if err := Append(base, k, []byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(base, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []string{"second\n", "third\n"} {
+		if _, err := f.WriteString(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Readers see what was written before the handle is closed.
+	data, _, err := Read(base, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(data), "first\nsecond\nthird\n"; got != want {
+		t.Errorf("log = %q, want %q", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type logSink struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer
 	ship func([]byte) error
+	end  func() error // after the last chunk
 	log  *slog.Logger
 	kick chan struct{}
 	stop chan struct{}
@@ -32,9 +34,9 @@ type logSink struct {
 
 func newLogSink(w *Worker, tc *execapi.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
 	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.end = func() error { return nil }
 	if w.LogFolder != "" {
-		key := tasklog.KeyOf(ti)
-		s.ship = func(b []byte) error { return tasklog.Append(w.LogFolder, key, b) }
+		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))
 	} else {
 		s.ship = func(b []byte) error {
 			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
@@ -95,4 +97,30 @@ func (s *logSink) flush() {
 func (s *logSink) Close() {
 	close(s.stop)
 	<-s.done
+	if err := s.end(); err != nil {
+		s.log.Warn("close task log", "err", err)
+	}
+}
+
+// localLog ships chunks to key's log file under base, opened at the first
+// chunk (a try that logs nothing creates no file) and kept open until end.
+func localLog(base string, key tasklog.Key) (ship func([]byte) error, end func() error) {
+	var f *os.File
+	ship = func(b []byte) error {
+		if f == nil {
+			var err error
+			if f, err = tasklog.Open(base, key); err != nil {
+				return err
+			}
+		}
+		_, err := f.Write(b)
+		return err
+	}
+	end = func() error {
+		if f == nil {
+			return nil
+		}
+		return f.Close()
+	}
+	return ship, end
 }

@@ -65,7 +65,7 @@ func (s *Store) insertTIs(ctx context.Context, run *core.DagRun, tis []store.New
 		for i, ti := range chunk {
 			ph := make([]string, tiInsertArgs)
 			for j := range ph {
-				ph[j] = "$" + strconv.Itoa(i*tiInsertArgs+j+1)
+				ph[j] = s.param(i*tiInsertArgs + j + 1)
 			}
 			tuples[i] = "(" + strings.Join(ph, ", ") + ")"
 			args = append(args, tiInsertValues(run, &ti, now)...)
@@ -75,6 +75,15 @@ func (s *Store) insertTIs(ctx context.Context, run *core.DagRun, tis []store.New
 		}
 	}
 	return nil
+}
+
+// param returns the placeholder of the n-th (1-based) parameter of a
+// generated statement whose parameters appear once each, in order.
+func (s *Store) param(n int) string {
+	if s.d.AnonymousParams {
+		return "?"
+	}
+	return "$" + strconv.Itoa(n)
 }
 
 // tiInsertValues returns one row's values in tiInsertCols order.

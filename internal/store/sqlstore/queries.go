@@ -83,7 +83,7 @@ const (
 	qTIGet      = `SELECT ` + tiCols + ` FROM task_instance WHERE id = $1`
 	qTIGetByKey = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
-	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s ORDER BY %s%s`
+	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
 	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
 		queued_at = CASE WHEN $4 THEN $2 ELSE queued_at END,
 		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,

@@ -32,6 +32,12 @@ type Dialect struct {
 	// notification, inside the writing transaction when there is one; ""
 	// when notifications stay in this process.
 	NotifySQL string
+	// AnonymousParams writes the placeholders of generated multi-row
+	// statements (task-instance inserts) as "?" bound in order rather than
+	// "$N". SQLite resolves each "$N" name by a linear search of the names
+	// before it, which makes a 9,000-parameter INSERT quadratic (15 % of a
+	// 1,000-task trigger's CPU); "?" is not looked up at all.
+	AnonymousParams bool
 	// Classify maps a driver error to core.ErrConflict (unique violation),
 	// core.ErrNotFound (missing referenced row), core.ErrInvalid (malformed
 	// value), or nil when the error is none of these.

@@ -87,10 +87,19 @@ func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListP
 	if p.TaskID != "" {
 		b.where("task_id = ?", p.TaskID)
 	}
+	in(&b, "task_id", p.TaskIDs)
 	in(&b, "state", p.States)
+	if !p.UpdatedSince.IsZero() {
+		b.where("updated_at >= ?", micros(p.UpdatedSince))
+	}
 	order := "dag_run_id, task_id, map_index"
 	if p.OrderByPriority {
 		order = "priority_weight DESC, dag_run_id, map_index, task_id"
+	}
+	if p.Unordered {
+		order = ""
+	} else {
+		order = " ORDER BY " + order
 	}
 	query := fmt.Sprintf(qTIList, b.clause(), order, b.page(p.Limit, p.Offset))
 	return s.queryTIs(ctx, s.reader(), "list task instances", query, b.args...)

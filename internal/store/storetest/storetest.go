@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskInstanceSetState", testTaskInstanceSetState},
 		{"TaskInstanceExpand", testTaskInstanceExpand},
 		{"TaskInstanceNewTry", testTaskInstanceNewTry},
+		{"TaskInstanceUpdatedSince", testTaskInstanceUpdatedSince},
 		{"ClaimOrderAndQueues", testClaimOrderAndQueues},
 		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},

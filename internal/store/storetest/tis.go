@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,6 +47,11 @@ func testTaskInstanceGetList(t *testing.T, f *fixture) {
 		{"by state none", store.TaskInstanceListParams{States: []core.TIState{core.TINone}}, 2},
 		{"limited", store.TaskInstanceListParams{Limit: 2}, 2},
 		{"offset", store.TaskInstanceListParams{Offset: 2}, 1},
+		{"by tasks", store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: []string{"a", "b", "x"}}, 2},
+		{"by one of tasks", store.TaskInstanceListParams{TaskIDs: []string{"b"}}, 1},
+		{"updated since creation", store.TaskInstanceListParams{UpdatedSince: f.now}, 3},
+		{"unordered, by state", store.TaskInstanceListParams{DagRunID: run.ID, States: []core.TIState{core.TINone}, Unordered: true}, 1},
+		{"updated since later", store.TaskInstanceListParams{UpdatedSince: f.at(time.Microsecond)}, 0},
 	} {
 		tis, err := f.st.TaskInstanceList(f.ctx, &tc.p)
 		must(t, err, tc.name)
@@ -191,4 +198,49 @@ func testTaskInstanceNewTry(t *testing.T, f *fixture) {
 	err = f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: uuid.NewString(), NewID: uuid.NewString(),
 		To: core.TINone, Now: f.now})
 	wantErr(t, err, core.ErrNotFound, "new try of unknown instance")
+}
+
+// testTaskInstanceUpdatedSince checks that every change the scheduler must
+// see stamps updated_at (its incremental read of a run relies on it): a
+// state change, a claim, a start, a finish, a new try and an expansion.
+func testTaskInstanceUpdatedSince(t *testing.T, f *fixture) {
+	a, other, ph := newTI("a", core.TINone), newTI("other", core.TINone), newTI("m", core.TINone)
+	run := f.run("etl", "r1", a, other, ph)
+	changed := func(at time.Time, what string, want ...string) {
+		t.Helper()
+		tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, UpdatedSince: at})
+		must(t, err, what)
+		var got []string
+		for _, ti := range tis {
+			got = append(got, fmt.Sprintf("%s[%d]", ti.TaskID, ti.MapIndex))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("after %s: changed %v, want %v", what, got, want)
+		}
+	}
+	step := func(i int) time.Time { return f.at(time.Duration(i) * time.Second) }
+	_, err := f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{
+		IDs: []string{a.ID}, To: core.TIQueued, Now: step(1)})
+	must(t, err, "queue")
+	changed(step(1), "queue", "a[-1]")
+	claimed, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{
+		WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 1, Now: step(2)})
+	must(t, err, "claim")
+	if len(claimed) != 1 {
+		t.Fatalf("claimed %d, want 1", len(claimed))
+	}
+	changed(step(2), "claim", "a[-1]")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w", Now: step(3)})
+	must(t, err, "start")
+	changed(step(3), "start", "a[-1]")
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess, Now: step(4)}), "finish")
+	changed(step(4), "finish", "a[-1]")
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{
+		ID: a.ID, NewID: uuid.NewString(), To: core.TINone, Now: step(5)}), "new try")
+	changed(step(5), "new try", "a[-1]")
+	must(t, f.st.TaskInstanceExpand(f.ctx, &store.TaskInstanceExpandParams{DagRunID: run.ID, TaskID: "m", Now: step(6),
+		Instances: []store.NewTaskInstance{{ID: uuid.NewString(), TaskID: "m", MapIndex: 0, MaxTries: 1,
+			Queue: core.DefaultQueue, Pool: core.DefaultPool, PoolSlots: 1, State: core.TIScheduled}}}), "expand")
+	changed(step(6), "expand", "m[0]")
+	changed(step(1), "everything", "a[-1]", "m[0]")
 }

@@ -82,6 +82,8 @@ CREATE INDEX task_instance_claimed ON task_instance (claimed_at) WHERE state = '
 -- of scheduled instances (see docs/benchmarks.md).
 CREATE INDEX task_instance_run_state ON task_instance (dag_run_id, state);
 CREATE INDEX task_instance_queueing ON task_instance (state, priority_weight DESC, dag_run_id, map_index, task_id);
+-- The scheduler's incremental read of a run: instances changed since its last pass.
+CREATE INDEX task_instance_run_updated ON task_instance (dag_run_id, updated_at);
 
 CREATE TABLE task_instance_history (
     id              TEXT PRIMARY KEY,
