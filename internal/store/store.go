@@ -143,7 +143,7 @@ type NewTaskInstance struct {
 type DagRunListParams struct {
 	DagID  string             // "" = all DAGs
 	States []core.DagRunState // empty = all
-	Limit  int
+	Limit  int                // 0 = no limit
 	Offset int
 }
 
@@ -162,7 +162,9 @@ type TaskInstanceStore interface {
 	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
-	// one of From (any when empty) and returns the ids that moved.
+	// one of From (any when empty) and returns the ids that moved. Moving to
+	// queued clears a worker's claim (the scheduler returns a dead worker's
+	// claims this way); moving to up_for_retry stores NextRetryAt.
 	TaskInstanceSetState(ctx context.Context, p *TaskInstanceSetStateParams) ([]string, error)
 	// TaskInstanceExpand replaces a mapped task's placeholder (map_index -1)
 	// with one instance per element, or marks it skipped when there are none.
@@ -215,7 +217,7 @@ type TaskInstanceListParams struct {
 	// (existence checks with Limit 1 then use the (dag_run_id, state)
 	// index instead of walking the run in key order).
 	Unordered bool
-	Limit     int
+	Limit     int // 0 = no limit
 	Offset    int
 }
 
