@@ -12,7 +12,8 @@ import (
 )
 
 // TaskContext is what a Go task sees of its try: ids, the run's params, a
-// logger writing to the task log, and XCom through the Execution API.
+// logger writing to the task log, and XCom and task state (TaskState) through
+// the Execution API.
 type TaskContext struct {
 	DagID     string
 	RunID     string

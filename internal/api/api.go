@@ -22,6 +22,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 	// SchedulerHealthThreshold is how old the latest scheduler heartbeat may
 	// be for the scheduler to count as healthy; 0 = 30 seconds.
 	SchedulerHealthThreshold time.Duration
+	// State serves task state; nil = statestore.New(Store, Clock, defaults).
+	State *statestore.Service
 }
 
 // server holds the handlers' dependencies.
@@ -59,6 +62,8 @@ type server struct {
 	clk core.Clock
 	log *slog.Logger
 	api huma.API
+
+	states *statestore.Service
 }
 
 // NewHandler returns the http.Handler serving every /api/v2 route, including
@@ -110,9 +115,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerTaskInstanceActions()
 	s.registerLogs()
 	s.registerXCom()
+	s.registerTaskState()
 	s.registerImportErrors()
 	s.registerPools()
 	s.registerConnections()
+	s.registerAssets()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

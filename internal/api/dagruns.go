@@ -58,8 +58,9 @@ type triggerInput struct {
 type clearDagRunInput struct {
 	DagRunParam
 	Body struct {
-		OnlyFailed bool  `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed task instances"`
-		DryRun     *bool `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
+		OnlyFailed    bool  `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed task instances"`
+		DryRun        *bool `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
+		KeepTaskState bool  `json:"keep_task_state,omitempty" doc:"keep the cleared instances' task state (by default a clear deletes it)"`
 	}
 }
 
@@ -155,7 +156,7 @@ func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct
 	if dryRun(in.Body.DryRun) {
 		return out, nil
 	}
-	if err := runs.ClearDagRun(ctx, s.st, s.clk, in.DagID, in.RunID, in.Body.OnlyFailed); err != nil {
+	if err := runs.ClearDagRun(ctx, s.st, s.clk, in.DagID, in.RunID, in.Body.OnlyFailed, runs.KeepTaskState(in.Body.KeepTaskState)); err != nil {
 		return nil, s.problem(ctx, err)
 	}
 	s.audit(ctx, "dag_run.clear", in.DagID+"/"+in.RunID, fmt.Sprintf("only_failed=%t", in.Body.OnlyFailed))

@@ -24,10 +24,11 @@ type patchTIInput struct {
 type clearTIsInput struct {
 	DagIDParam
 	Body struct {
-		DagRunID   string   `json:"dag_run_id,omitempty" doc:"the run whose task instances to clear; empty = every run of the DAG"`
-		TaskIDs    []string `json:"task_ids,omitempty" doc:"tasks to clear; empty = every task"`
-		OnlyFailed *bool    `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed instances (default true, as in Airflow)"`
-		DryRun     *bool    `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
+		DagRunID      string   `json:"dag_run_id,omitempty" doc:"the run whose task instances to clear; empty = every run of the DAG"`
+		TaskIDs       []string `json:"task_ids,omitempty" doc:"tasks to clear; empty = every task"`
+		OnlyFailed    *bool    `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed instances (default true, as in Airflow)"`
+		DryRun        *bool    `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
+		KeepTaskState bool     `json:"keep_task_state,omitempty" doc:"keep the cleared instances' task state (by default a clear deletes it)"`
 	}
 }
 
@@ -102,7 +103,7 @@ func (s *server) clearTaskInstances(ctx context.Context, in *clearTIsInput) (*st
 	for i, ti := range selected {
 		ids[i], targets[i] = ti.ID, tiTarget(&ti)
 	}
-	if err := runs.ClearTaskInstances(ctx, s.st, s.clk, ids); err != nil {
+	if err := runs.ClearTaskInstances(ctx, s.st, s.clk, ids, runs.KeepTaskState(in.Body.KeepTaskState)); err != nil {
 		return nil, s.problem(ctx, err)
 	}
 	s.audit(ctx, "task_instance.clear", in.DagID, strings.Join(targets, ","))

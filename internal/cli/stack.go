@@ -46,11 +46,13 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 	}
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
+		State: newStateService(cfg, st),
 	})
 	if err != nil {
 		return nil, err
 	}
-	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger})
+	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
+		State: newStateService(cfg, st)})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
 	}
@@ -67,6 +69,7 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		newSchedulerLoop(cfg, st, logger, ""),
 		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
 		newProcessor(cfg, st, opts, logger),
+		newStateCleaner(cfg, st, logger),
 	}
 }
 

@@ -31,6 +31,7 @@ type Config struct {
 	Scheduler   Scheduler         `toml:"scheduler"`
 	Workers     Workers           `toml:"workers"`
 	Logging     Logging           `toml:"logging"`
+	StateStore  StateStore        `toml:"state_store"`
 	Connections map[string]string `toml:"connections"`
 
 	// Home is $WEIR_HOME; not read from the file.
@@ -77,6 +78,18 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+	StateBackend        string   `toml:"state_backend" comment:"worker-side task state backend (empty = none: values go to [state_store] backend); the object-store backend is not available yet"`
+}
+
+// StateStore configures task state (the task store of AIP-103; docs/task-state.md).
+type StateStore struct {
+	Backend                       string   `toml:"backend" comment:"where task state values are kept: metastore (Weir's database)"`
+	DefaultRetentionDays          int      `toml:"default_retention_days" comment:"a key written without a retention expires this many days after the write (0 = no expiry); changing it leaves written keys alone"`
+	ClearOnSuccess                bool     `toml:"clear_on_success" comment:"delete a task instance's task state when it succeeds"`
+	StateCleanupBatchSize         int      `toml:"state_cleanup_batch_size" comment:"rows one cleanup statement deletes, with a commit per batch (0 = all in one statement)"`
+	MaxValueBytes                 int      `toml:"max_value_bytes" comment:"largest task state value, in bytes of compact JSON; larger writes are refused (HTTP 413)"`
+	AssetStateOrphanRetentionDays int      `toml:"asset_state_orphan_retention_days" comment:"days the state of an asset no DAG defines is kept before cleanup removes it (asset state is not available yet)"`
+	CleanupInterval               Duration `toml:"cleanup_interval" comment:"how often the scheduler runs task state cleanup (0s = never; run weir state-store cleanup-task-store instead)"`
 }
 
 // Logging configures task logs.
@@ -111,6 +124,7 @@ func Defaults(home string) *Config {
 			ShutdownGracePeriod: Duration(30 * time.Second),
 		},
 		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
+		StateStore:  defaultStateStore(),
 		Connections: map[string]string{},
 	}
 }

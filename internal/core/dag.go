@@ -23,6 +23,12 @@ type DAG struct {
 	Timezone       string         `json:"timezone,omitempty"` // IANA name; "" = UTC
 	Tasks          []Task         `json:"tasks"`
 	FileLoc        string         `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
+	// AssetSchedule makes the DAG run when every listed asset has a new
+	// event since its last asset-triggered run (Airflow's schedule=[a, b]).
+	// A DAG has a time Schedule or an AssetSchedule, not both.
+	AssetSchedule []AssetRef `json:"asset_schedule,omitempty"`
+	// Assets are the assets the DAG's tasks and schedule refer to.
+	Assets []Asset `json:"assets,omitempty"`
 }
 
 // Task is one node of a DAG.
@@ -50,6 +56,10 @@ type Task struct {
 	// or an XComRef to an upstream task's return value. Several entries give
 	// the cross product. Nil means the task is not mapped.
 	Expand map[string]ExpandSource `json:"expand,omitempty"`
+	// Inlets are the assets the task reads; Outlets the assets it updates
+	// (each concrete outlet gets an asset event when the task succeeds).
+	Inlets  []AssetRef `json:"inlets,omitempty"`
+	Outlets []AssetRef `json:"outlets,omitempty"`
 }
 
 // ExpandSource is what one mapped argument iterates: exactly one of Values

@@ -112,6 +112,10 @@ func (d *decoder) taskField(t *core.Task, e entry) {
 		t.Env = d.stringMap(v, f)
 	case "expand":
 		t.Expand = d.expand(v, f)
+	case "inlets":
+		t.Inlets = d.assetRefs(v, f)
+	case "outlets":
+		t.Outlets = d.assetRefs(v, f)
 	default:
 		d.operatorField(t, e)
 	}

@@ -8,18 +8,18 @@ import (
 // dagFields are the top-level fields of a DAG document.
 var dagFields = []string{
 	"dag_id", "description", "schedule", "start_date", "end_date", "catchup", "max_active_runs",
-	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks",
+	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets",
 }
 
 // taskFields are the fields every task accepts, whatever its operator.
 var taskFields = []string{
 	"task_id", "operator", "depends_on", "trigger_rule", "retries", "retry_delay",
 	"retry_exponential_backoff", "max_retry_delay", "execution_timeout", "queue", "pool",
-	"pool_slots", "priority_weight", "env", "expand",
+	"pool_slots", "priority_weight", "env", "expand", "inlets", "outlets",
 }
 
 // notDefaultable are task fields that default_args may not set.
-var notDefaultable = []string{"task_id", "depends_on", "expand"}
+var notDefaultable = []string{"task_id", "depends_on", "expand", "inlets", "outlets"}
 
 // argKind is the type an operator field takes.
 type argKind int

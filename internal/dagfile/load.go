@@ -132,6 +132,7 @@ func (d *decoder) decodeFailed(disp string) bool {
 // http tasks method GET and http_conn_id "http_default". The loader calls
 // it; the Go SDK should too.
 func ApplyDefaults(d *core.DAG) {
+	applyAssetDefaults(d)
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
 		if t.RetryDelay == 0 {

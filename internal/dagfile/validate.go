@@ -80,6 +80,7 @@ func validate(d *core.DAG) []Problem {
 			ps.add("params."+k, "value cannot be stored as JSON: %v", err)
 		}
 	}
+	validateAssets(&ps, d)
 	if len(d.Tasks) == 0 {
 		ps.add("tasks", "at least one task is required")
 	}

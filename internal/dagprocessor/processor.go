@@ -100,7 +100,11 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	for i := range plan.dags {
 		d := &plan.dags[i]
 		before := p.synced[d.DagID]
-		if err := p.sync(ctx, d, now); err != nil {
+		if err := p.sync(ctx, d, now); errors.Is(err, core.ErrConflict) {
+			// Another DAG defines one of its assets differently: the DAG
+			// keeps its last good version and its file shows why.
+			plan.importErrors[d.FileLoc] = joinMsg(plan.importErrors[d.FileLoc], err.Error())
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 		changed = changed || p.synced[d.DagID] != before
@@ -119,6 +123,9 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("deactivate missing dags: %w", err))
 		} else {
 			p.lastKeep = keep
+		}
+		if _, err := p.Store.AssetDeactivateOrphans(ctx, now); err != nil {
+			errs = append(errs, fmt.Errorf("deactivate orphaned assets: %w", err))
 		}
 	}
 	// Forget what was recorded for DAGs no longer defined, so that a DAG
@@ -158,7 +165,18 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 	if p.synced[d.DagID] == hash {
 		return nil
 	}
-	version, created, err := p.Store.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: p.PauseNew, Now: now})
+	var (
+		version int64
+		created bool
+	)
+	err := p.Store.WithTx(ctx, func(tx store.Store) error {
+		var err error
+		version, created, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: p.PauseNew, Now: now})
+		if err != nil {
+			return err
+		}
+		return tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}) // docs/assets.md
+	})
 	if err != nil {
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)
 	}

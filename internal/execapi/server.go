@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -45,6 +46,8 @@ type Deps struct {
 	LogFolder string       // base folder of task logs (package tasklog layout)
 	Logger    *slog.Logger // nil = discard
 	Config    Config
+	// State serves task state; nil = statestore.New(Store, Clock, defaults).
+	State *statestore.Service
 }
 
 type server struct {
@@ -54,6 +57,7 @@ type server struct {
 	logs   string
 	log    *slog.Logger
 	cfg    Config
+	states *statestore.Service
 
 	versions versionCache
 }
@@ -85,6 +89,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
+	s.registerTaskState(mux, d.State)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})

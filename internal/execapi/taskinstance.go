@@ -110,7 +110,14 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			resp.State, resp.NextRetryAt = core.TIUpForRetry, &next
 		}
 	}
-	err = s.st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: id, State: resp.State, Now: now, NextRetryAt: resp.NextRetryAt})
+	var outlets []store.AssetEventParams
+	if resp.State == core.TISuccess {
+		if outlets, err = s.outletEvents(ctx, ti, now); err != nil {
+			return err
+		}
+	}
+	err = s.st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: id, State: resp.State, Now: now, NextRetryAt: resp.NextRetryAt,
+		ClearTaskState: s.states.Config().ClearOnSuccess, OutletEvents: outlets})
 	if errors.Is(err, core.ErrConflict) {
 		return notRunning(ti)
 	}

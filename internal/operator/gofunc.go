@@ -79,6 +79,7 @@ type TaskContext struct {
 	Logger    *slog.Logger   // writes to the task log
 	Log       io.Writer      // the task log itself
 	xcom      XCom
+	state     TaskState
 }
 
 // XComPush stores value under key for this try.
@@ -120,7 +121,8 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 	logger := slog.New(slog.NewTextHandler(req.Log, nil)).With("dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	tc := TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
-		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom}
+		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
+		state: taskStateOf(req)}
 	v, err := r.callGo(ctx, req, name, fn, tc)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -19,8 +19,14 @@ import (
 // report on it), max_tries is raised so the task has its full retries again,
 // and the instance's XCom is deleted. A run that had finished goes back to
 // queued, and the scheduler is notified. Instances already in state none are
-// left alone. Errors wrap core.ErrNotFound for an unknown id.
-func ClearTaskInstances(ctx context.Context, st store.Store, clk core.Clock, ids []string) error {
+// left alone. The instances' task state is deleted in the same transaction
+// unless KeepTaskState is given (SPEC TS-5). Errors wrap core.ErrNotFound
+// for an unknown id.
+func ClearTaskInstances(ctx context.Context, st store.Store, clk core.Clock, ids []string, opts ...ClearOption) error {
+	var o clearOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	now := clk.Now()
 	return st.WithTx(ctx, func(tx store.Store) error {
 		specs := map[int64]*core.DAG{}
@@ -37,7 +43,7 @@ func ClearTaskInstances(ctx context.Context, st store.Store, clk core.Clock, ids
 			if err != nil {
 				return fmt.Errorf("clear %s: %w", Describe(ti), err)
 			}
-			if err := clearOne(ctx, tx, spec, ti, now); err != nil {
+			if err := clearOne(ctx, tx, spec, ti, now, o.keepTaskState); err != nil {
 				return err
 			}
 			reopen[ti.DagRunID] = true
@@ -56,9 +62,22 @@ func ClearTaskInstances(ctx context.Context, st store.Store, clk core.Clock, ids
 	})
 }
 
-// clearOne starts a new try of ti in state none and deletes its XCom. This is
-// the hook for deleting the instance's task state (unless the task keeps it).
-func clearOne(ctx context.Context, tx store.Store, spec *core.DAG, ti *core.TaskInstance, now time.Time) error {
+// ClearOption adjusts a clear.
+type ClearOption func(*clearOptions)
+
+type clearOptions struct {
+	keepTaskState bool
+}
+
+// KeepTaskState keeps the cleared instances' task state when keep is true
+// (the REST API's keep_task_state); by default a clear deletes it.
+func KeepTaskState(keep bool) ClearOption {
+	return func(o *clearOptions) { o.keepTaskState = keep }
+}
+
+// clearOne starts a new try of ti in state none and deletes its XCom and,
+// unless keepState, its task state.
+func clearOne(ctx context.Context, tx store.Store, spec *core.DAG, ti *core.TaskInstance, now time.Time, keepState bool) error {
 	retries := ti.MaxTries - 1
 	if t := spec.Task(ti.TaskID); t != nil {
 		retries = t.Retries
@@ -73,13 +92,21 @@ func clearOne(ctx context.Context, tx store.Store, spec *core.DAG, ti *core.Task
 	if err := tx.XComClear(ctx, ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex); err != nil {
 		return fmt.Errorf("clear %s: delete xcom: %w", Describe(ti), err)
 	}
+	if keepState {
+		return nil
+	}
+	if _, err := tx.TaskStateDelete(ctx, &store.TaskStateDeleteParams{Scope: store.TaskStateScope{
+		DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex,
+	}}); err != nil {
+		return fmt.Errorf("clear %s: delete task state: %w", Describe(ti), err)
+	}
 	return nil
 }
 
 // ClearDagRun clears the task instances of one run (see ClearTaskInstances):
 // every instance, or with onlyFailed only the failed and upstream_failed
 // ones. Errors wrap core.ErrNotFound for an unknown run.
-func ClearDagRun(ctx context.Context, st store.Store, clk core.Clock, dagID, runID string, onlyFailed bool) error {
+func ClearDagRun(ctx context.Context, st store.Store, clk core.Clock, dagID, runID string, onlyFailed bool, opts ...ClearOption) error {
 	run, err := st.DagRunGet(ctx, dagID, runID)
 	if err != nil {
 		return fmt.Errorf("clear dag %q run %q: %w", dagID, runID, err)
@@ -96,7 +123,7 @@ func ClearDagRun(ctx context.Context, st store.Store, clk core.Clock, dagID, run
 	for _, ti := range tis {
 		ids = append(ids, ti.ID)
 	}
-	if err := ClearTaskInstances(ctx, st, clk, ids); err != nil {
+	if err := ClearTaskInstances(ctx, st, clk, ids, opts...); err != nil {
 		return fmt.Errorf("clear dag %q run %q: %w", dagID, runID, err)
 	}
 	return nil

@@ -20,8 +20,16 @@ import (
 // operator can fix (while every pool is full nothing is read, so the error
 // comes with the next pass that has free slots). default_pool has
 // DefaultPoolSlots when no row defines it.
+//
+// Several schedulers queue one at a time (store.WithQueueLock), so the
+// limits computed here hold across them.
 func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
-	pools, err := s.Store.PoolList(ctx)
+	return s.Store.WithQueueLock(ctx, func(st store.Store) error { return s.queueLocked(ctx, st, now) })
+}
+
+// queueLocked is queueScheduled's work, reading and writing through st.
+func (s *Scheduler) queueLocked(ctx context.Context, st store.Store, now time.Time) error {
+	pools, err := st.PoolList(ctx)
 	if err != nil {
 		return fmt.Errorf("list pools: %w", err)
 	}
@@ -29,7 +37,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 	for _, p := range pools {
 		slots[p.Name] = p.Slots
 	}
-	active, err := s.Store.TaskInstanceActiveCounts(ctx)
+	active, err := st.TaskInstanceActiveCounts(ctx)
 	if err != nil {
 		return fmt.Errorf("count active task instances: %w", err)
 	}
@@ -45,7 +53,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 			break
 		}
 		page = min(max(free, minQueuePage), maxQueuePage)
-		tis, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{
+		tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{
 			DagID: s.Config.OnlyDagID, States: []core.TIState{core.TIScheduled}, OrderByPriority: true, Limit: page, Offset: offset,
 		})
 		if err != nil {
@@ -85,7 +93,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	moved, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+	moved, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now,
 	})
 	if err != nil {
@@ -94,7 +102,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 	if len(moved) == 0 {
 		return nil
 	}
-	if err := s.Store.Notify(ctx, store.ChannelQueued); err != nil {
+	if err := st.Notify(ctx, store.ChannelQueued); err != nil {
 		return fmt.Errorf("notify workers: %w", err)
 	}
 	return nil

@@ -168,6 +168,9 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 		if err := s.createScheduledRuns(ctx, dags, now, &res); err != nil {
 			return res, err
 		}
+		if err := s.createAssetRuns(ctx); err != nil {
+			return res, err
+		}
 	}
 	running, err := s.startQueuedRuns(ctx, paused, now)
 	if err != nil {

@@ -20,12 +20,19 @@ type Store interface {
 	DagRunStore
 	TaskInstanceStore
 	XComStore
+	TaskStateStore
 	AuthStore
 	MiscStore
+	AssetStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
+	// WithQueueLock runs fn while no other process queues task instances,
+	// so that pool and concurrency limits computed in fn hold across
+	// several schedulers (fn's Store is transactional where a lock is
+	// needed). Only the scheduler's queueing step uses it.
+	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
 	// Notify wakes every subscriber of channel, in this process and (on
 	// PostgreSQL) in every other process sharing the database. Sent after
 	// commit when called inside WithTx.
@@ -270,6 +277,13 @@ type TaskInstanceFinishParams struct {
 	State       core.TIState // success, failed, skipped, up_for_retry
 	Now         time.Time
 	NextRetryAt *time.Time
+	// OutletEvents are recorded (and queued for consumers) in the same
+	// transaction when the try finishes as success; ignored otherwise.
+	OutletEvents []AssetEventParams
+	// ClearTaskState deletes the instance's task state in the same
+	// transaction when State is success ([state_store] clear_on_success,
+	// SPEC TS-4).
+	ClearTaskState bool
 }
 
 // ActiveCounts are the occupied slots used by the scheduler's limits.

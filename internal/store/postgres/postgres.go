@@ -87,7 +87,10 @@ func Dialect() sqlstore.Dialect {
 		Name:      "postgres",
 		ClaimLock: "FOR UPDATE SKIP LOCKED",
 		NotifySQL: "SELECT pg_notify('" + notifyChannel + "', $1)",
-		Classify:  classify,
+		// Airflow locks the slot_pool rows; one advisory lock is the same
+		// critical section without a row per pool.
+		QueueLockSQL: "SELECT pg_advisory_xact_lock($1)",
+		Classify:     classify,
 	}
 }
 

@@ -87,6 +87,30 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 		return fmt.Errorf("%s: a try can only finish as success, failed, skipped or up_for_retry: %w",
 			what, core.ErrInvalid)
 	}
+	if p.State == core.TISuccess && p.ClearTaskState {
+		// SPEC TS-4: the task state goes in the success transition's
+		// transaction (a refused finish rolls the clear back).
+		return s.inTx(ctx, func(tx *Store) error {
+			if err := tx.clearTaskStateOfTry(ctx, p.ID); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			rest := *p
+			rest.ClearTaskState = false
+			return tx.TaskInstanceFinish(ctx, &rest)
+		})
+	}
+	if p.State == core.TISuccess && len(p.OutletEvents) > 0 {
+		// Outlet events commit with the success transition, or not at all
+		// (docs/assets.md).
+		return s.inTx(ctx, func(tx *Store) error {
+			rest := *p
+			rest.OutletEvents = nil
+			if err := tx.TaskInstanceFinish(ctx, &rest); err != nil {
+				return err
+			}
+			return tx.insertOutletEvents(ctx, p.OutletEvents)
+		})
+	}
 	return s.runningOnly(ctx, what, p.ID, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt))
 }
 

@@ -32,6 +32,11 @@ type Dialect struct {
 	// notification, inside the writing transaction when there is one; ""
 	// when notifications stay in this process.
 	NotifySQL string
+	// QueueLockSQL takes a transaction-scoped lock that serializes the
+	// queueing of task instances across schedulers (PostgreSQL: an advisory
+	// lock); "" on SQLite, where one process schedules and the single
+	// writer serializes writes anyway.
+	QueueLockSQL string
 	// AnonymousParams writes the placeholders of generated multi-row
 	// statements (task-instance inserts) as "?" bound in order rather than
 	// "$N". SQLite resolves each "$N" name by a linear search of the names
@@ -140,6 +145,23 @@ func (s *Store) writer() querier {
 func (s *Store) WithTx(ctx context.Context, fn func(tx store.Store) error) error {
 	return s.inTx(ctx, func(tx *Store) error { return fn(tx) })
 }
+
+// WithQueueLock runs fn holding the queueing lock: in a transaction that
+// first takes Dialect.QueueLockSQL, or directly when the engine needs none.
+func (s *Store) WithQueueLock(ctx context.Context, fn func(tx store.Store) error) error {
+	if s.d.QueueLockSQL == "" {
+		return fn(s)
+	}
+	return s.inTx(ctx, func(tx *Store) error {
+		if _, err := tx.tx.ExecContext(ctx, s.d.QueueLockSQL, queueLockKey); err != nil {
+			return s.wrap(err, "take the queueing lock")
+		}
+		return fn(tx)
+	})
+}
+
+// queueLockKey names the queueing lock among PostgreSQL advisory locks.
+const queueLockKey int64 = 0x77656972_71756575 // "weirqueu"
 
 // inTx is WithTx for the Store's own multi-statement methods.
 func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) {

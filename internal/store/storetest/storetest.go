@@ -45,6 +45,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ActiveCounts", testActiveCounts},
 		{"XComRoundTrip", testXComRoundTrip},
 		{"XComUpsertListClear", testXComUpsertListClear},
+		{"TaskStateRoundTrip", testTaskStateRoundTrip},
+		{"TaskStateDeleteClearList", testTaskStateDeleteClearList},
+		{"TaskStateClearOnSuccess", testTaskStateClearOnSuccess},
+		{"TaskStateExpiry", testTaskStateExpiry},
 		{"TxCommitRollback", testTxCommitRollback},
 		{"NotifySubscribe", testNotifySubscribe},
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
@@ -52,6 +56,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Connections", testConnections},
 		{"Pools", testPools},
 		{"JobsAudit", testJobsAudit},
+		{"AssetSync", testAssetSync},
+		{"AssetEventsQueue", testAssetEventsQueue},
+		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// AssetCollection is a page of assets, by name.
+type AssetCollection struct {
+	Assets       []core.AssetModel `json:"assets"`
+	TotalEntries int               `json:"total_entries"`
+}
+
+// AssetEventCollection is a page of asset events, oldest first.
+type AssetEventCollection struct {
+	AssetEvents  []core.AssetEvent `json:"asset_events"`
+	TotalEntries int               `json:"total_entries"`
+}
+
+// QueuedEventCollection lists a DAG's unconsumed asset events per asset.
+type QueuedEventCollection struct {
+	QueuedEvents []store.AssetQueueEntry `json:"queued_events"`
+	TotalEntries int                     `json:"total_entries"`
+}
+
+type listAssetsInput struct {
+	Page
+	NamePattern string `query:"name_pattern" doc:"only assets whose name contains this text (SQL LIKE wildcards % and _ allowed)"`
+	URIPattern  string `query:"uri_pattern" doc:"only assets whose uri contains this text (SQL LIKE wildcards % and _ allowed)"`
+	OnlyActive  bool   `query:"only_active" default:"true" doc:"only assets some active DAG defines"`
+}
+
+type assetInput struct {
+	AssetID int64 `path:"asset_id" doc:"asset id"`
+}
+
+type listAssetEventsInput struct {
+	Page
+	AssetID      int64  `query:"asset_id" doc:"only events of this asset"`
+	SourceDagID  string `query:"source_dag_id" doc:"only events produced by this DAG"`
+	SourceRunID  string `query:"source_run_id" doc:"only events produced by this run"`
+	SourceTaskID string `query:"source_task_id" doc:"only events produced by this task"`
+}
+
+type createAssetEventInput struct {
+	Body struct {
+		AssetID int64           `json:"asset_id" doc:"the asset that was updated"`
+		Extra   json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event"`
+	}
+}
+
+func (s *server) registerAssets() {
+	tags := []string{"Asset"}
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_assets", Method: http.MethodGet, Path: Prefix + "/assets", Tags: tags,
+		Summary: "List assets", Description: "Lists assets by name; by default only those some active DAG defines.",
+	}, s.listAssets)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_asset_events", Method: http.MethodGet, Path: Prefix + "/assets/events", Tags: tags,
+		Summary: "List asset events", Description: "Lists asset events, oldest first.",
+	}, s.listAssetEvents)
+	register(s, RoleOp, huma.Operation{
+		OperationID: "create_asset_event", Method: http.MethodPost, Path: Prefix + "/assets/events", Tags: tags,
+		Summary:     "Create an asset event",
+		Description: "Records that an asset was updated outside Weir; DAGs scheduled on it are queued as for a task's outlet.",
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.createAssetEvent)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_asset", Method: http.MethodGet, Path: Prefix + "/assets/{asset_id}", Tags: tags,
+		Summary: "Get an asset", Description: "An asset with the DAGs scheduled on it and the tasks producing and consuming it.",
+		Errors: []int{http.StatusNotFound},
+	}, s.getAsset)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_upstream_asset_events", Method: http.MethodGet,
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents", Tags: []string{"DagRun"},
+		Summary: "List the asset events that triggered a run", Errors: []int{http.StatusNotFound},
+	}, s.upstreamAssetEvents)
+	register(s, RoleViewer, huma.Operation{
+		OperationID: "get_dag_asset_queued_events", Method: http.MethodGet,
+		Path: Prefix + "/dags/{dag_id}/assets/queuedEvents", Tags: tags,
+		Summary: "List a DAG's queued asset events", Description: "Per asset the DAG is scheduled on, the events not yet consumed by a run.",
+		Errors: []int{http.StatusNotFound},
+	}, s.queuedAssetEvents)
+}
+
+func (s *server) listAssets(ctx context.Context, in *listAssetsInput) (*struct{ Body AssetCollection }, error) {
+	p := &store.AssetListParams{NamePattern: likeContains(in.NamePattern), URIPattern: likeContains(in.URIPattern)}
+	if in.OnlyActive {
+		p.Active = &in.OnlyActive
+	}
+	all, err := s.st.AssetList(ctx, p)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list assets: %w", err))
+	}
+	return &struct{ Body AssetCollection }{AssetCollection{Assets: window(nonNil(all), in.Page), TotalEntries: len(all)}}, nil
+}
+
+// likeContains turns a search text into a LIKE pattern matching it anywhere.
+func likeContains(text string) string {
+	if text == "" || strings.Contains(text, "%") {
+		return text
+	}
+	return "%" + text + "%"
+}
+
+func (s *server) getAsset(ctx context.Context, in *assetInput) (*struct{ Body core.AssetModel }, error) {
+	a, err := s.st.AssetGet(ctx, in.AssetID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.AssetModel }{*a}, nil
+}
+
+func (s *server) listAssetEvents(ctx context.Context, in *listAssetEventsInput) (*struct{ Body AssetEventCollection }, error) {
+	all, err := s.st.AssetEventList(ctx, &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
+		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list asset events: %w", err))
+	}
+	return &struct{ Body AssetEventCollection }{eventPage(all, in.Page)}, nil
+}
+
+func eventPage(all []core.AssetEvent, p Page) AssetEventCollection {
+	return AssetEventCollection{AssetEvents: window(nonNil(all), p), TotalEntries: len(all)}
+}
+
+func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body core.AssetEvent }, error) {
+	if in.Body.AssetID <= 0 {
+		return nil, invalid("asset_id is required (the id shown by GET /api/v2/assets)")
+	}
+	if _, err := s.st.AssetGet(ctx, in.Body.AssetID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	ev, err := s.st.AssetEventInsert(ctx, &store.AssetEventParams{AssetID: in.Body.AssetID, Extra: in.Body.Extra,
+		SourceKind: core.AssetSourceAPI, Now: s.clk.Now()})
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	s.audit(ctx, "asset_event.create", ev.Name, "event "+strconv.FormatInt(ev.ID, 10)+" "+string(ev.Extra))
+	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
+		s.log.WarnContext(ctx, "notify scheduler", "err", err)
+	}
+	return &struct{ Body core.AssetEvent }{*ev}, nil
+}
+
+type upstreamEventsInput struct {
+	DagRunParam
+	Page
+}
+
+func (s *server) upstreamAssetEvents(ctx context.Context, in *upstreamEventsInput) (*struct{ Body AssetEventCollection }, error) {
+	run, err := s.st.DagRunGet(ctx, in.DagID, in.RunID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	all, err := s.st.AssetEventsOfRun(ctx, run.ID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body AssetEventCollection }{eventPage(all, in.Page)}, nil
+}
+
+func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct{ Body QueuedEventCollection }, error) {
+	if _, err := s.st.DagGet(ctx, in.DagID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	q, err := s.st.AssetQueueList(ctx, in.DagID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	q = nonNil(q)
+	return &struct{ Body QueuedEventCollection }{QueuedEventCollection{QueuedEvents: q, TotalEntries: len(q)}}, nil
+}

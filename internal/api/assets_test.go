@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// syncAssetDag records a DAG with its assets, as the DAG processor does.
+func (e *env) syncAssetDag(d core.DAG) {
+	e.t.Helper()
+	e.syncDag(d)
+	if err := e.st.AssetSync(context.Background(), &store.AssetSyncParams{Spec: &d, Now: e.clk.Now()}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestAssetsReadAndCreateEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	orders := core.Asset{Name: "orders", URI: "s3://lake/orders", Group: "sales"}
+	e.syncAssetDag(core.DAG{DagID: "prod", Assets: []core.Asset{orders, {Name: "raw", URI: "s3://lake/raw"}},
+		Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: []core.AssetRef{{Name: "orders"}}}}})
+	e.syncAssetDag(core.DAG{DagID: "cons", Assets: []core.Asset{orders}, AssetSchedule: []core.AssetRef{{Name: "orders"}},
+		Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}})
+
+	var list api.AssetCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets?name_pattern=ord", nil, &list)
+	if list.TotalEntries != 1 || list.Assets[0].Name != "orders" || list.Assets[0].Group != "sales" {
+		t.Fatalf("assets matching ord: %+v", list)
+	}
+	id := list.Assets[0].ID
+	var a core.AssetModel
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/"+itoa(id), nil, &a)
+	if len(a.ScheduledDags) != 1 || a.ScheduledDags[0] != "cons" || len(a.Producing) != 1 || a.Producing[0].DagID != "prod" {
+		t.Errorf("asset: %+v, want scheduled dag cons and producer prod.load", a)
+	}
+	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/assets/999", nil, "asset 999")
+
+	// External systems post events (op role), audited, queued for consumers.
+	e.mustProblem(http.StatusForbidden, api.RoleViewer, "POST", "/api/v2/assets/events", map[string]any{"asset_id": id}, "")
+	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": 999}, "asset 999")
+	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/assets/events",
+		map[string]any{"asset_id": id, "extra": []int{1}}, "extra must be a JSON object")
+	var ev core.AssetEvent
+	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/assets/events",
+		map[string]any{"asset_id": id, "extra": map[string]any{"rows": 42}}, &ev)
+	if ev.AssetID != id || ev.SourceKind != core.AssetSourceAPI || string(ev.Extra) != `{"rows":42}` {
+		t.Errorf("created event: %+v", ev)
+	}
+	if !e.hasAudit("op", "asset_event.create", "orders") {
+		t.Error("event creation is not in the audit log")
+	}
+	var queued api.QueuedEventCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/assets/queuedEvents", nil, &queued)
+	if queued.TotalEntries != 1 || queued.QueuedEvents[0].LastEventID != ev.ID {
+		t.Errorf("queued events of cons: %+v", queued)
+	}
+	var events api.AssetEventCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/events?asset_id="+itoa(id), nil, &events)
+	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
+		t.Errorf("events of orders: %+v", events)
+	}
+
+	// The scheduler consumes the queue; the run shows what triggered it.
+	s := &scheduler.Scheduler{Store: e.st, Clock: e.clk}
+	if err := s.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var runsOf api.DAGRunCollection
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns", nil, &runsOf)
+	if runsOf.TotalEntries != 1 || runsOf.DagRuns[0].RunType != core.RunAssetTriggered {
+		t.Fatalf("runs of cons: %+v, want one asset_triggered run", runsOf)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET",
+		"/api/v2/dags/cons/dagRuns/"+runsOf.DagRuns[0].RunID+"/upstreamAssetEvents", nil, &events)
+	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
+		t.Errorf("upstream events of the asset-triggered run: %+v", events)
+	}
+	manual, err := runs.Trigger(t.Context(), e.st, e.clk, runs.TriggerParams{DagID: "cons"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns/"+manual.RunID+"/upstreamAssetEvents", nil, &events)
+	if events.TotalEntries != 0 {
+		t.Errorf("a manual run shows upstream events: %+v", events)
+	}
+
+	// raw is defined by prod only: inactive once prod is gone, hidden by default.
+	if err := e.st.DagDeactivateMissing(t.Context(), &store.DagDeactivateParams{Keep: []string{"cons", "etl"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.AssetDeactivateOrphans(t.Context(), e.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets", nil, &list)
+	if list.TotalEntries != 1 || list.Assets[0].Name != "orders" {
+		t.Errorf("active assets: %+v, want orders only", list)
+	}
+	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets?only_active=false&uri_pattern=lake/raw", nil, &list)
+	if list.TotalEntries != 1 || list.Assets[0].Active || list.Assets[0].InactiveSince == nil {
+		t.Errorf("raw: %+v, want inactive with inactive_since", list)
+	}
+}

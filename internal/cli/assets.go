@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+// assetsCmd is `weir assets list|show|events` (docs/assets.md).
+func (a *app) assetsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "assets", Short: "List assets and their events"}
+	var (
+		asJSON, all bool
+		assetName   string
+		limit       int
+	)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List assets (by default only those some active DAG defines)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				p := &store.AssetListParams{}
+				if active := true; !all {
+					p.Active = &active
+				}
+				assets, err := st.AssetList(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), nonNilList(assets))
+				}
+				rows := make([][]string, len(assets))
+				for i, x := range assets {
+					rows[i] = []string{strconv.FormatInt(x.ID, 10), x.Name, x.URI, x.Group, strconv.FormatBool(x.Active),
+						fmtTime(&x.UpdatedAt)}
+				}
+				return table(cmd.OutOrStdout(), []string{"ID", "NAME", "URI", "GROUP", "ACTIVE", "UPDATED"}, rows)
+			})
+		},
+	}
+	list.Flags().BoolVar(&all, "all", false, "include inactive assets")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show an asset: definition, DAGs scheduled on it, tasks producing and consuming it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				x, err := assetByName(cmd, st, args[0])
+				if err != nil {
+					return err
+				}
+				if x, err = st.AssetGet(cmd.Context(), x.ID); err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), x)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "name: %s\nid: %d\nuri: %s\ngroup: %s\nactive: %t\n", x.Name, x.ID, x.URI, x.Group, x.Active)
+				if x.InactiveSince != nil {
+					fmt.Fprintf(out, "inactive since: %s\n", fmtTime(x.InactiveSince))
+				}
+				if len(x.Extra) > 0 {
+					extra, err := json.Marshal(x.Extra)
+					if err != nil {
+						return fmt.Errorf("asset %q: encode extra: %w", x.Name, err)
+					}
+					fmt.Fprintf(out, "extra: %s\n", extra)
+				}
+				fmt.Fprintf(out, "scheduled dags: %s\nproducing tasks: %s\nconsuming tasks: %s\n",
+					orDash(strings.Join(x.ScheduledDags, ", ")), taskRefs(x.Producing), taskRefs(x.Consuming))
+				return nil
+			})
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	events := &cobra.Command{
+		Use:   "events",
+		Short: "List asset events, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				p := &store.AssetEventListParams{}
+				if assetName != "" {
+					x, err := assetByName(cmd, st, assetName)
+					if err != nil {
+						return err
+					}
+					p.AssetID = x.ID
+				}
+				evs, err := st.AssetEventList(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				if limit > 0 && len(evs) > limit {
+					evs = evs[len(evs)-limit:]
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), nonNilList(evs))
+				}
+				rows := make([][]string, len(evs))
+				for i, e := range evs {
+					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
+				}
+				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
+			})
+		},
+	}
+	events.Flags().StringVar(&assetName, "asset", "", "only events of the asset with this name")
+	events.Flags().IntVar(&limit, "limit", 0, "show only the newest N events (0 = all)")
+	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	cmd.AddCommand(list, show, events)
+	return cmd
+}
+
+// assetByName finds an asset, with an error naming it when there is none.
+func assetByName(cmd *cobra.Command, st *sqlstore.Store, name string) (*core.AssetModel, error) {
+	x, err := st.AssetGetByName(cmd.Context(), name)
+	if err != nil {
+		return nil, fmt.Errorf("asset %q (see weir assets list --all): %w", name, err)
+	}
+	return x, nil
+}
+
+// eventSource is "api", or "task dag/run/task[map_index] try N".
+func eventSource(e *core.AssetEvent) string {
+	if e.SourceKind != core.AssetSourceTask {
+		return e.SourceKind
+	}
+	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)
+	if e.SourceMapIndex >= 0 {
+		s += fmt.Sprintf("[%d]", e.SourceMapIndex)
+	}
+	return s + fmt.Sprintf(" try %d", e.SourceTryNumber)
+}
+
+func taskRefs(refs []core.TaskRef) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = r.DagID + "." + r.TaskID
+	}
+	return orDash(strings.Join(parts, ", "))
+}
+
+func nonNilList[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// SPEC CFG-1: [state_store] defaults, and every bad value rejected at start
+// with the option named (TS-3: negative retention is refused).
+func TestStateStoreConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30}
+	if cfg.StateStore != want || cfg.Workers.StateBackend != "" {
+		t.Errorf("defaults = %+v, state_backend %q; want %+v and none", cfg.StateStore, cfg.Workers.StateBackend, want)
+	}
+
+	home := t.TempDir()
+	file := "[state_store]\nclear_on_success = true\nstate_cleanup_batch_size = 500\ncleanup_interval = \"1h\"\n"
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(home, []string{"WEIR__STATE_STORE__DEFAULT_RETENTION_DAYS=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.StateStore; !s.ClearOnSuccess || s.StateCleanupBatchSize != 500 || s.CleanupInterval.String() != "1h0m0s" || s.DefaultRetentionDays != 0 {
+		t.Errorf("loaded = %+v", s)
+	}
+
+	_, err = Load(t.TempDir(), []string{
+		"WEIR__STATE_STORE__DEFAULT_RETENTION_DAYS=-1",
+		"WEIR__STATE_STORE__STATE_CLEANUP_BATCH_SIZE=-5",
+		"WEIR__STATE_STORE__ASSET_STATE_ORPHAN_RETENTION_DAYS=-2",
+		"WEIR__STATE_STORE__MAX_VALUE_BYTES=0",
+		"WEIR__STATE_STORE__CLEANUP_INTERVAL=-1m",
+		"WEIR__STATE_STORE__BACKEND=redis",
+		"WEIR__WORKERS__STATE_BACKEND=s3://bucket",
+	})
+	for _, w := range []string{
+		"[state_store] default_retention_days: must not be negative, got -1",
+		"[state_store] state_cleanup_batch_size: must not be negative, got -5",
+		"[state_store] asset_state_orphan_retention_days: must not be negative, got -2",
+		"[state_store] max_value_bytes: must be at least 1, got 0",
+		"[state_store] cleanup_interval: must not be negative",
+		`[state_store] backend: "redis" is not a known backend`,
+		`[workers] state_backend: "s3://bucket" is not available`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not say %q", err, w)
+		}
+	}
+	if _, err := Load(t.TempDir(), []string{"WEIR__STATE_STORE__DEFAULT_RETENTION_DAYS=7d"}); err == nil ||
+		!strings.Contains(err.Error(), "default_retention_days") {
+		t.Errorf("a non-integer day count: %v", err)
+	}
+}

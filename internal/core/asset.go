@@ -1,0 +1,125 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Asset is a piece of data a DAG produces or consumes, identified by its
+// Name and its URI (both unique across Weir). A DAG defines the assets it
+// uses in DAG.Assets; tasks and schedules refer to them with an AssetRef.
+type Asset struct {
+	Name  string         `json:"name"`
+	URI   string         `json:"uri"`
+	Group string         `json:"group,omitempty"` // "" = DefaultAssetGroup
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// DefaultAssetGroup is the group of an asset that names none (as Airflow).
+const DefaultAssetGroup = "asset"
+
+// AssetAlias names a set of assets that a task decides at run time.
+type AssetAlias struct {
+	Name string `json:"name"`
+}
+
+// AssetRef is how a task's inlets and outlets and a DAG's asset schedule
+// name an asset: exactly one of Name, URI (a concrete asset defined in the
+// DAG's Assets) or Alias is set.
+type AssetRef struct {
+	Name  string `json:"name,omitempty"`
+	URI   string `json:"uri,omitempty"`
+	Alias string `json:"alias,omitempty"`
+}
+
+// Concrete reports whether the reference names an asset rather than an alias.
+func (r AssetRef) Concrete() bool { return r.Alias == "" }
+
+// String formats the reference as written in a DAG file: the name, uri:U or
+// alias:A.
+func (r AssetRef) String() string {
+	switch {
+	case r.Alias != "":
+		return "alias:" + r.Alias
+	case r.URI != "":
+		return "uri:" + r.URI
+	}
+	return r.Name
+}
+
+// Asset returns the definition a concrete reference names, or nil (an alias,
+// or an asset the DAG does not define).
+func (d *DAG) Asset(r AssetRef) *Asset {
+	if !r.Concrete() {
+		return nil
+	}
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		if (r.Name != "" && a.Name == r.Name) || (r.URI != "" && a.URI == r.URI) {
+			return a
+		}
+	}
+	return nil
+}
+
+// ConcreteAssets resolves refs to the DAG's asset definitions, skipping
+// aliases and unknown references, without duplicates, in order.
+func (d *DAG) ConcreteAssets(refs []AssetRef) []Asset {
+	var out []Asset
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if a := d.Asset(r); a != nil && !seen[a.Name] {
+			seen[a.Name] = true
+			out = append(out, *a)
+		}
+	}
+	return out
+}
+
+// AssetModel is an asset's row: its definition, whether any active DAG still
+// defines it, and (for AssetGet) which DAGs are scheduled on it and which
+// tasks produce it.
+type AssetModel struct {
+	ID            int64          `json:"id"`
+	Name          string         `json:"name"`
+	URI           string         `json:"uri"`
+	Group         string         `json:"group"`
+	Extra         map[string]any `json:"extra"`
+	Active        bool           `json:"active"`
+	InactiveSince *time.Time     `json:"inactive_since"` // when the last DAG defining it stopped doing so
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	ScheduledDags []string       `json:"scheduled_dags,omitempty"`
+	Producing     []TaskRef      `json:"producing_tasks,omitempty"`
+	Consuming     []TaskRef      `json:"consuming_tasks,omitempty"`
+}
+
+// TaskRef names a task of a DAG.
+type TaskRef struct {
+	DagID  string `json:"dag_id"`
+	TaskID string `json:"task_id"`
+}
+
+// Asset event sources.
+const (
+	AssetSourceTask = "task" // a task's declared outlet, on success
+	AssetSourceAPI  = "api"  // POST /api/v2/assets/events
+)
+
+// AssetEvent records that an asset was updated.
+type AssetEvent struct {
+	ID              int64           `json:"id"`
+	AssetID         int64           `json:"asset_id"`
+	Name            string          `json:"name"`
+	URI             string          `json:"uri"`
+	Group           string          `json:"group"`
+	Extra           json.RawMessage `json:"extra"`
+	PartitionKey    *string         `json:"partition_key"`
+	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI
+	SourceDagID     string          `json:"source_dag_id,omitempty"`
+	SourceRunID     string          `json:"source_run_id,omitempty"`
+	SourceTaskID    string          `json:"source_task_id,omitempty"`
+	SourceMapIndex  int             `json:"source_map_index"`
+	SourceTryNumber int             `json:"source_try_number,omitempty"`
+	Timestamp       time.Time       `json:"timestamp"`
+}

@@ -1,0 +1,76 @@
+package dagprocessor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const producerYAML = `dag_id: producer
+assets: [{name: orders, uri: "s3://lake/orders"}, {name: raw, uri: "s3://lake/raw"}]
+tasks:
+  - {task_id: load, operator: noop, inlets: [raw], outlets: [orders]}
+`
+
+const consumerYAML = `dag_id: consumer
+schedule: [orders]
+assets: [{name: orders, uri: "s3://lake/orders"}]
+tasks:
+  - {task_id: use, operator: noop}
+`
+
+// TestAssetsFollowDagFiles: assets are recorded with the DAG, stay active
+// while some active DAG defines them, and become inactive (with the time)
+// when the last file defining them goes (SPEC AS-5).
+func TestAssetsFollowDagFiles(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	ctx := t.Context()
+	prod, cons := filepath.Join(dir, "producer.yaml"), filepath.Join(dir, "consumer.yaml")
+	write(t, prod, producerYAML)
+	write(t, cons, consumerYAML)
+	syncOnce(t, p)
+	orders, err := p.Store.AssetGetByName(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := p.Store.AssetGet(ctx, orders.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !full.Active || len(full.ScheduledDags) != 1 || full.ScheduledDags[0] != "consumer" ||
+		len(full.Producing) != 1 || full.Producing[0].TaskID != "load" {
+		t.Fatalf("orders = %+v, want active, scheduling consumer, produced by producer.load", full)
+	}
+
+	if err := os.Remove(prod); err != nil {
+		t.Fatal(err)
+	}
+	syncOnce(t, p)
+	raw, _ := p.Store.AssetGetByName(ctx, "raw")
+	orders, _ = p.Store.AssetGetByName(ctx, "orders")
+	if raw.Active || raw.InactiveSince == nil || !raw.InactiveSince.Equal(p.Clock.Now()) {
+		t.Errorf("raw after its only DAG's file went: active=%v since=%v, want inactive since now", raw.Active, raw.InactiveSince)
+	}
+	if !orders.Active {
+		t.Error("orders became inactive although consumer.yaml still defines it")
+	}
+}
+
+// TestAssetConflictIsImportError: a file that gives an asset another uri
+// than an active DAG does gets an import error and is not recorded.
+func TestAssetConflictIsImportError(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	write(t, filepath.Join(dir, "a_producer.yaml"), producerYAML)
+	bad := filepath.Join(dir, "b_rogue.yaml")
+	write(t, bad, strings.ReplaceAll(strings.ReplaceAll(consumerYAML, "s3://lake/orders", "s3://elsewhere"), "consumer", "rogue"))
+	syncOnce(t, p)
+	if msg := importErrors(t, p)[bad]; !strings.Contains(msg, `dag producer defines asset "orders" with uri "s3://lake/orders"`) {
+		t.Errorf("import error of %s = %q, want the clash with producer named", bad, msg)
+	}
+	if dagState(t, p, "rogue") != nil {
+		t.Error("the DAG with the clashing asset was recorded")
+	}
+}

@@ -1,0 +1,64 @@
+package execapi_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// TestSuccessRecordsOutletEvents: reporting success over HTTP records one
+// event per concrete outlet (aliases none) with the try's provenance and
+// queues it for the DAGs scheduled on the asset; a failure records none.
+func TestSuccessRecordsOutletEvents(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	assets := []core.Asset{{Name: "orders", URI: "s3://lake/orders"}, {Name: "raw", URI: "s3://lake/raw"}}
+	dag := core.DAG{DagID: "prod", Assets: assets, Tasks: []core.Task{
+		{TaskID: "a", Operator: "noop", Inlets: []core.AssetRef{{Name: "raw"}},
+			Outlets: []core.AssetRef{{Name: "orders"}, {URI: "s3://lake/orders"}, {Alias: "dyn"}}},
+		{TaskID: "b", Operator: "noop", Outlets: []core.AssetRef{{Name: "raw"}}},
+	}}
+	cons := core.DAG{DagID: "cons", Assets: assets[:1], AssetSchedule: []core.AssetRef{{Name: "orders"}},
+		Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
+	env.SeedRun(t, dag, "r1", "")
+	if _, _, err := env.Store.DagSync(ctx, &store.DagSyncParams{Spec: cons, Hash: "c", Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*core.DAG{&dag, &cons} {
+		if err := env.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: env.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wls := claimAll(t, env, 2)
+	for _, name := range []string{"a", "b"} {
+		if _, err := taskClient(env, wls[name]).Run(ctx, wls[name].TI.ID, execapi.RunRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := taskClient(env, wls["a"]).SetState(ctx, wls["a"].TI.ID, core.TISuccess); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIFailed); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := env.Store.AssetEventList(ctx, &store.AssetEventListParams{SourceDagID: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("events = %+v, want exactly one: orders from a (named twice, alias none; b failed)", evs)
+	}
+	ev := evs[0]
+	if ev.Name != "orders" || ev.SourceKind != core.AssetSourceTask || ev.SourceRunID != "r1" || ev.SourceTaskID != "a" ||
+		ev.SourceMapIndex != core.NoMapIndex || ev.SourceTryNumber != 1 {
+		t.Errorf("event = %+v, want orders from prod/r1/a[-1] try 1", ev)
+	}
+	if ready, _ := env.Store.AssetQueueReady(ctx); len(ready) != 1 || ready[0] != "cons" {
+		t.Errorf("dags ready for an asset-triggered run = %v, want [cons]", ready)
+	}
+}

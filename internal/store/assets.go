@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// AssetStore holds assets, their events and the queue of events waiting for
+// asset-triggered runs (docs/assets.md).
+type AssetStore interface {
+	// AssetSync records the assets a DAG version defines (by name: created,
+	// or their uri, group and extra updated), its outlet aliases, which
+	// assets the DAG is scheduled on and each task's concrete inlets and
+	// outlets, replacing what the DAG recorded before. Queued events of
+	// assets the DAG is no longer scheduled on are dropped. Assets no DAG
+	// defines any more become inactive. ErrConflict when an asset's name or
+	// uri is already defined differently by another active DAG.
+	AssetSync(ctx context.Context, p *AssetSyncParams) error
+	// AssetDeactivateOrphans marks inactive (since now) every active asset
+	// that no active DAG defines, and returns how many it marked.
+	AssetDeactivateOrphans(ctx context.Context, now time.Time) (int, error)
+	// AssetGet returns an asset with the DAGs scheduled on it and the tasks
+	// that produce and consume it; ErrNotFound when absent.
+	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+	AssetGetByURI(ctx context.Context, uri string) (*core.AssetModel, error)
+	// AssetList lists assets by name.
+	AssetList(ctx context.Context, p *AssetListParams) ([]core.AssetModel, error)
+
+	// AssetEventInsert records an event and, in the same transaction,
+	// queues it for every active DAG scheduled on the asset.
+	AssetEventInsert(ctx context.Context, p *AssetEventParams) (*core.AssetEvent, error)
+	// AssetEventList lists events, oldest first.
+	AssetEventList(ctx context.Context, p *AssetEventListParams) ([]core.AssetEvent, error)
+
+	// AssetQueueReady returns the active, unpaused DAGs every one of whose
+	// scheduled assets has a queued event, by dag id.
+	AssetQueueReady(ctx context.Context) ([]string, error)
+	// AssetQueueList returns a DAG's queued entries by asset name.
+	AssetQueueList(ctx context.Context, dagID string) ([]AssetQueueEntry, error)
+	// AssetQueueConsume removes every queued entry of the DAG and records
+	// their events as consumed by the run. ErrConflict (and nothing
+	// consumed) when not every scheduled asset had an entry: another
+	// scheduler consumed them first. Call it in the run's transaction.
+	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
+	// AssetEventsOfRun returns the events a run consumed, oldest first.
+	AssetEventsOfRun(ctx context.Context, dagRunID int64) ([]core.AssetEvent, error)
+}
+
+// AssetSyncParams is one parsed DAG version's use of assets.
+type AssetSyncParams struct {
+	Spec *core.DAG
+	Now  time.Time
+}
+
+// AssetListParams filters AssetList.
+type AssetListParams struct {
+	NamePattern string // SQL LIKE pattern on the name ("" = any)
+	URIPattern  string // SQL LIKE pattern on the uri ("" = any)
+	Active      *bool  // nil = both
+	Limit       int    // 0 = no limit
+	Offset      int
+}
+
+// AssetEventParams describes a new event. The asset is AssetID, or when 0
+// the asset named AssetName.
+type AssetEventParams struct {
+	AssetID         int64
+	AssetName       string
+	Extra           json.RawMessage // a JSON object; nil = {}
+	PartitionKey    *string
+	SourceKind      string // core.AssetSourceTask | core.AssetSourceAPI
+	SourceDagID     string
+	SourceRunID     string
+	SourceTaskID    string
+	SourceMapIndex  int
+	SourceTryNumber int
+	Now             time.Time
+}
+
+// AssetEventListParams filters AssetEventList.
+type AssetEventListParams struct {
+	AssetID      int64  // 0 = any
+	SourceDagID  string // "" = any
+	SourceRunID  string
+	SourceTaskID string
+	Limit        int // 0 = no limit
+	Offset       int
+}
+
+// AssetQueueEntry is one asset's unconsumed events for a consumer DAG.
+type AssetQueueEntry struct {
+	AssetID      int64     `json:"asset_id"`
+	AssetName    string    `json:"name"`
+	DagID        string    `json:"dag_id"`
+	FirstEventID int64     `json:"first_event_id"`
+	LastEventID  int64     `json:"last_event_id"`
+	CreatedAt    time.Time `json:"created_at"`
+}

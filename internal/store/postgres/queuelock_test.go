@@ -1,0 +1,56 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+// Two schedulers (two stores on one database, as two processes would be)
+// never queue at the same time: the second waits on the advisory lock until
+// the first's transaction ends.
+func TestQueueLockSerializesSchedulers(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a, b := open(t, dsn), open(t, dsn)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	entered, release := make(chan struct{}), make(chan struct{})
+	aDone := make(chan error, 1)
+	go func() {
+		aDone <- a.WithQueueLock(ctx, func(store.Store) error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	bIn := make(chan struct{})
+	bDone := make(chan error, 1)
+	go func() {
+		bDone <- b.WithQueueLock(ctx, func(store.Store) error { close(bIn); return nil })
+	}()
+	// b is blocked on the lock (PostgreSQL shows its request as not granted).
+	wait.Until(t, 20*time.Second, "the second scheduler to wait for the queueing lock", func() bool {
+		var waiting int
+		err := a.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting)
+		return err == nil && waiting == 1
+	})
+	select {
+	case <-bIn:
+		t.Fatal("the second scheduler entered while the first held the queueing lock")
+	default:
+	}
+	close(release)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+	<-bIn
+}

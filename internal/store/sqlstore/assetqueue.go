@@ -1,0 +1,93 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// AssetQueueReady returns the active, unpaused DAGs whose every scheduled
+// asset has a queued event.
+func (s *Store) AssetQueueReady(ctx context.Context) ([]string, error) {
+	rows, err := s.reader().QueryContext(ctx, qAssetQueueReady)
+	if err != nil {
+		return nil, s.wrap(err, "list dags ready for asset-triggered runs")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	return out, s.wrap(err, "list dags ready for asset-triggered runs")
+}
+
+// AssetQueueList returns a DAG's queued entries by asset name.
+func (s *Store) AssetQueueList(ctx context.Context, dagID string) ([]store.AssetQueueEntry, error) {
+	what := "list queued asset events of dag " + dagID
+	rows, err := s.reader().QueryContext(ctx, qAssetQueueList, dagID)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.AssetQueueEntry, error) {
+		var (
+			e       store.AssetQueueEntry
+			created int64
+		)
+		err := r.Scan(&e.AssetID, &e.AssetName, &e.DagID, &e.FirstEventID, &e.LastEventID, &created)
+		e.CreatedAt = fromMicros(created)
+		return e, err
+	})
+	return out, s.wrap(err, "%s", what)
+}
+
+// AssetQueueConsume takes the DAG's queued entries and records their events
+// as consumed by the run; ErrConflict when an entry is missing.
+func (s *Store) AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error) {
+	what := fmt.Sprintf("consume queued asset events of dag %s for run %d", dagID, dagRunID)
+	var events []core.AssetEvent
+	err := s.inTx(ctx, func(tx *Store) error {
+		var want int
+		if err := tx.tx.QueryRowContext(ctx, qAssetScheduleCount, dagID).Scan(&want); err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		rows, err := tx.tx.QueryContext(ctx, qAssetQueueTake, dagID)
+		if err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		taken, err := collect(rows, func(r *sql.Rows) (store.AssetQueueEntry, error) {
+			var e store.AssetQueueEntry
+			return e, r.Scan(&e.AssetID, &e.FirstEventID, &e.LastEventID)
+		})
+		if err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		if want == 0 || len(taken) < want {
+			return fmt.Errorf("%s: %d of %d scheduled assets have queued events: %w",
+				what, len(taken), want, core.ErrConflict)
+		}
+		for _, e := range taken {
+			if _, err := tx.tx.ExecContext(ctx, qAssetConsume, dagRunID, e.AssetID, e.FirstEventID, e.LastEventID); err != nil {
+				return tx.wrap(err, "%s", what)
+			}
+		}
+		events, err = tx.AssetEventsOfRun(ctx, dagRunID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// insertOutletEvents records a finished try's outlet events (in its
+// transaction).
+func (s *Store) insertOutletEvents(ctx context.Context, events []store.AssetEventParams) error {
+	for i := range events {
+		if _, err := s.AssetEventInsert(ctx, &events[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,350 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// AssetSync records the assets a DAG version defines and uses, replacing the
+// DAG's earlier references, and deactivates assets no active DAG defines.
+func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
+	d := p.Spec
+	now := micros(p.Now)
+	return s.inTx(ctx, func(tx *Store) error {
+		for _, q := range []string{qDagAssetDelete, qDagScheduleAssetDelete, qTaskInletDelete, qTaskOutletDelete} {
+			if _, err := tx.tx.ExecContext(ctx, q, d.DagID); err != nil {
+				return tx.wrap(err, "sync assets of dag %s: clear references", d.DagID)
+			}
+		}
+		ids := make(map[string]int64, len(d.Assets))
+		for i := range d.Assets {
+			id, err := tx.assetUpsert(ctx, d.DagID, &d.Assets[i], now)
+			if err != nil {
+				return err
+			}
+			ids[d.Assets[i].Name] = id
+			if _, err := tx.tx.ExecContext(ctx, qDagAssetInsert, d.DagID, id); err != nil {
+				return tx.wrap(err, "sync assets of dag %s: record asset %s", d.DagID, d.Assets[i].Name)
+			}
+		}
+		for _, a := range d.ConcreteAssets(d.AssetSchedule) {
+			if _, err := tx.tx.ExecContext(ctx, qDagScheduleAssetInsert, d.DagID, ids[a.Name]); err != nil {
+				return tx.wrap(err, "sync assets of dag %s: schedule on %s", d.DagID, a.Name)
+			}
+		}
+		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
+			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
+		}
+		for i := range d.Tasks {
+			t := &d.Tasks[i]
+			for _, use := range []struct {
+				refs  []core.AssetRef
+				query string
+			}{{t.Inlets, qTaskInletInsert}, {t.Outlets, qTaskOutletInsert}} {
+				for _, a := range d.ConcreteAssets(use.refs) {
+					if _, err := tx.tx.ExecContext(ctx, use.query, d.DagID, t.TaskID, ids[a.Name]); err != nil {
+						return tx.wrap(err, "sync assets of dag %s: task %s uses %s", d.DagID, t.TaskID, a.Name)
+					}
+				}
+				for _, r := range use.refs {
+					if r.Alias == "" {
+						continue
+					}
+					if _, err := tx.tx.ExecContext(ctx, qAssetAliasInsert, r.Alias, now); err != nil {
+						return tx.wrap(err, "sync assets of dag %s: record alias %s", d.DagID, r.Alias)
+					}
+				}
+			}
+		}
+		_, err := tx.AssetDeactivateOrphans(ctx, p.Now)
+		return err
+	})
+}
+
+// assetUpsert creates the asset a DAG defines, or brings the existing one
+// (found by name, else by uri: a renamed asset) up to date. Another active
+// DAG's different definition of the name or uri is a conflict.
+func (s *Store) assetUpsert(ctx context.Context, dagID string, a *core.Asset, now int64) (int64, error) {
+	what := fmt.Sprintf("sync assets of dag %s: asset %q", dagID, a.Name)
+	group := a.Group
+	if group == "" {
+		group = core.DefaultAssetGroup
+	}
+	extra, err := json.Marshal(nonNilMap(a.Extra))
+	if err != nil {
+		return 0, fmt.Errorf("%s: encode extra: %w", what, err)
+	}
+	cur, err := s.AssetGetByName(ctx, a.Name)
+	if errors.Is(err, core.ErrNotFound) {
+		cur, err = s.AssetGetByURI(ctx, a.URI)
+	}
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		var id int64
+		err := s.tx.QueryRowContext(ctx, qAssetInsert, a.Name, a.URI, group, string(extra), now).Scan(&id)
+		return id, s.wrap(err, "%s: create", what)
+	case err != nil:
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	if cur.Name != a.Name || cur.URI != a.URI {
+		var other string
+		err := s.tx.QueryRowContext(ctx, qAssetOtherDefiner, cur.ID, dagID).Scan(&other)
+		if err == nil {
+			return 0, fmt.Errorf("%s with uri %q: dag %s defines asset %q with uri %q; an asset's name and uri must match in every DAG: %w",
+				what, a.URI, other, cur.Name, cur.URI, core.ErrConflict)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, s.wrap(err, "%s: find other definitions", what)
+		}
+	}
+	_, err = s.tx.ExecContext(ctx, qAssetUpdate, cur.ID, a.Name, a.URI, group, string(extra), now)
+	return cur.ID, s.wrap(err, "%s: update", what)
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// AssetDeactivateOrphans marks inactive the assets no active DAG defines.
+func (s *Store) AssetDeactivateOrphans(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.writer().ExecContext(ctx, qAssetDeactivateOrphans, micros(now))
+	if err != nil {
+		return 0, s.wrap(err, "deactivate orphaned assets")
+	}
+	n, err := res.RowsAffected()
+	return int(n), s.wrap(err, "deactivate orphaned assets")
+}
+
+// AssetGet returns an asset with the DAGs and tasks that use it.
+func (s *Store) AssetGet(ctx context.Context, id int64) (*core.AssetModel, error) {
+	a, err := s.assetOne(ctx, fmt.Sprintf("get asset %d", id), qAssetGet, id)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("get users of asset %d", id)
+	rows, err := s.reader().QueryContext(ctx, qAssetScheduledDags, id)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	if a.ScheduledDags, err = collect(rows, func(r *sql.Rows) (string, error) {
+		var d string
+		return d, r.Scan(&d)
+	}); err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	for _, use := range []struct {
+		query string
+		out   *[]core.TaskRef
+	}{{qAssetProducers, &a.Producing}, {qAssetConsumers, &a.Consuming}} {
+		rows, err := s.reader().QueryContext(ctx, use.query, id)
+		if err != nil {
+			return nil, s.wrap(err, "%s", what)
+		}
+		if *use.out, err = collect(rows, func(r *sql.Rows) (core.TaskRef, error) {
+			var t core.TaskRef
+			return t, r.Scan(&t.DagID, &t.TaskID)
+		}); err != nil {
+			return nil, s.wrap(err, "%s", what)
+		}
+	}
+	return a, nil
+}
+
+// AssetGetByName returns the asset with the name (without its users).
+func (s *Store) AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error) {
+	return s.assetOne(ctx, fmt.Sprintf("get asset named %q", name), qAssetGetByName, name)
+}
+
+// AssetGetByURI returns the asset with the uri (without its users).
+func (s *Store) AssetGetByURI(ctx context.Context, uri string) (*core.AssetModel, error) {
+	return s.assetOne(ctx, fmt.Sprintf("get asset with uri %q", uri), qAssetGetByURI, uri)
+}
+
+func (s *Store) assetOne(ctx context.Context, what, query string, arg any) (*core.AssetModel, error) {
+	a, err := scanAsset(s.reader().QueryRowContext(ctx, query, arg))
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	return a, nil
+}
+
+// AssetList lists assets by name.
+func (s *Store) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error) {
+	var b builder
+	if p.NamePattern != "" {
+		b.where("name LIKE ?", p.NamePattern)
+	}
+	if p.URIPattern != "" {
+		b.where("uri LIKE ?", p.URIPattern)
+	}
+	if p.Active != nil {
+		b.where("active = ?", *p.Active)
+	}
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qAssetList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "list assets")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.AssetModel, error) {
+		a, err := scanAsset(r)
+		if err != nil {
+			return core.AssetModel{}, err
+		}
+		return *a, nil
+	})
+	return out, s.wrap(err, "list assets")
+}
+
+func scanAsset(r scanner) (*core.AssetModel, error) {
+	var (
+		a                core.AssetModel
+		extra            string
+		inactive         sql.NullInt64
+		created, updated int64
+	)
+	if err := r.Scan(&a.ID, &a.Name, &a.URI, &a.Group, &extra, &a.Active, &inactive, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(extra), &a.Extra); err != nil {
+		return nil, fmt.Errorf("decode extra of asset %s: %w", a.Name, err)
+	}
+	a.InactiveSince = ptrMicros(inactive)
+	a.CreatedAt, a.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &a, nil
+}
+
+// AssetEventInsert records an event and queues it for the DAGs scheduled on
+// its asset, in one transaction.
+func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
+	extra, err := eventExtra(p.Extra)
+	if err != nil {
+		return nil, err
+	}
+	switch p.SourceKind {
+	case core.AssetSourceTask, core.AssetSourceAPI:
+	default:
+		return nil, fmt.Errorf("record asset event: source kind %q is not %s or %s: %w",
+			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.ErrInvalid)
+	}
+	mapIndex := p.SourceMapIndex
+	if p.SourceTaskID == "" {
+		mapIndex = core.NoMapIndex // no task, no map index
+	}
+	var ev *core.AssetEvent
+	err = s.inTx(ctx, func(tx *Store) error {
+		assetID := p.AssetID
+		if assetID == 0 {
+			a, err := tx.AssetGetByName(ctx, p.AssetName)
+			if err != nil {
+				return fmt.Errorf("record asset event: %w", err)
+			}
+			assetID = a.ID
+		}
+		what := fmt.Sprintf("record event of asset %d", assetID)
+		var id int64
+		if err := tx.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
+			nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
+			p.SourceTryNumber, micros(p.Now)).Scan(&id); err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		if _, err := tx.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
+			return tx.wrap(err, "%s: queue for consumers", what)
+		}
+		var err error
+		ev, err = scanAssetEvent(tx.tx.QueryRowContext(ctx, qAssetEventGet, id))
+		return tx.wrap(err, "%s: read back", what)
+	})
+	return ev, err
+}
+
+// eventExtra checks that extra is a JSON object and returns it compacted.
+func eventExtra(raw json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}", nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return "", fmt.Errorf("record asset event: extra must be a JSON object such as {\"rows\": 10}, got %.40s: %w",
+			raw, core.ErrInvalid)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", fmt.Errorf("record asset event: extra: %w: %w", err, core.ErrInvalid)
+	}
+	return buf.String(), nil
+}
+
+func nullStr(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+// AssetEventList lists events, oldest first.
+func (s *Store) AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error) {
+	var b builder
+	if p.AssetID != 0 {
+		b.where("e.asset_id = ?", p.AssetID)
+	}
+	for _, f := range []struct{ col, v string }{
+		{"e.source_dag_id", p.SourceDagID}, {"e.source_run_id", p.SourceRunID}, {"e.source_task_id", p.SourceTaskID},
+	} {
+		if f.v != "" {
+			b.where(f.col+" = ?", f.v)
+		}
+	}
+	query := fmt.Sprintf(qAssetEventList, b.clause(), b.page(p.Limit, p.Offset))
+	return s.queryEvents(ctx, "list asset events", query, b.args...)
+}
+
+// AssetEventsOfRun returns the events a run consumed.
+func (s *Store) AssetEventsOfRun(ctx context.Context, dagRunID int64) ([]core.AssetEvent, error) {
+	return s.queryEvents(ctx, fmt.Sprintf("list asset events of dag run %d", dagRunID), qAssetEventsOfRun, dagRunID)
+}
+
+func (s *Store) queryEvents(ctx context.Context, what, query string, args ...any) ([]core.AssetEvent, error) {
+	rows, err := s.reader().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.AssetEvent, error) {
+		ev, err := scanAssetEvent(r)
+		if err != nil {
+			return core.AssetEvent{}, err
+		}
+		return *ev, nil
+	})
+	return out, s.wrap(err, "%s", what)
+}
+
+func scanAssetEvent(r scanner) (*core.AssetEvent, error) {
+	var (
+		ev             core.AssetEvent
+		extra          string
+		part           sql.NullString
+		dag, run, task sql.NullString
+		timestamp      int64
+	)
+	if err := r.Scan(&ev.ID, &ev.AssetID, &ev.Name, &ev.URI, &ev.Group, &extra, &part, &ev.SourceKind,
+		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &timestamp); err != nil {
+		return nil, err
+	}
+	ev.Extra = json.RawMessage(extra)
+	if part.Valid {
+		ev.PartitionKey = &part.String
+	}
+	ev.SourceDagID, ev.SourceRunID, ev.SourceTaskID = dag.String, run.String, task.String
+	ev.Timestamp = fromMicros(timestamp)
+	return &ev, nil
+}

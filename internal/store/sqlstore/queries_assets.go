@@ -1,0 +1,85 @@
+package sqlstore
+
+// SQL of the asset tables (docs/assets.md), in the style of queries.go. The
+// column "group" is quoted: GROUP is a keyword on both engines.
+
+const assetCols = `id, name, uri, "group", extra, active, inactive_since, created_at, updated_at`
+
+const (
+	qAssetGet       = `SELECT ` + assetCols + ` FROM asset WHERE id = $1`
+	qAssetGetByName = `SELECT ` + assetCols + ` FROM asset WHERE name = $1`
+	qAssetGetByURI  = `SELECT ` + assetCols + ` FROM asset WHERE uri = $1`
+	qAssetList      = `SELECT ` + assetCols + ` FROM asset%s ORDER BY name%s`
+	qAssetInsert    = `INSERT INTO asset (name, uri, "group", extra, active, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, TRUE, $5, $5) RETURNING id`
+	qAssetUpdate = `UPDATE asset SET name = $2, uri = $3, "group" = $4, extra = $5, active = TRUE,
+		inactive_since = NULL, updated_at = $6 WHERE id = $1`
+	// qAssetOtherDefiner finds an active DAG other than $2 that defines asset $1.
+	qAssetOtherDefiner = `SELECT da.dag_id FROM dag_asset da JOIN dag d ON d.dag_id = da.dag_id
+		WHERE da.asset_id = $1 AND da.dag_id <> $2 AND d.is_active = TRUE ORDER BY da.dag_id LIMIT 1`
+	// qAssetDeactivateOrphans marks inactive the assets no active DAG defines.
+	qAssetDeactivateOrphans = `UPDATE asset SET active = FALSE, inactive_since = $1, updated_at = $1
+		WHERE active = TRUE AND id NOT IN (
+			SELECT da.asset_id FROM dag_asset da JOIN dag d ON d.dag_id = da.dag_id WHERE d.is_active = TRUE)`
+
+	qAssetScheduledDags = `SELECT s.dag_id FROM dag_schedule_asset s JOIN dag d ON d.dag_id = s.dag_id
+		WHERE s.asset_id = $1 AND d.is_active = TRUE ORDER BY s.dag_id`
+	qAssetProducers = `SELECT t.dag_id, t.task_id FROM task_outlet_asset t JOIN dag d ON d.dag_id = t.dag_id
+		WHERE t.asset_id = $1 AND d.is_active = TRUE ORDER BY t.dag_id, t.task_id`
+	qAssetConsumers = `SELECT t.dag_id, t.task_id FROM task_inlet_asset t JOIN dag d ON d.dag_id = t.dag_id
+		WHERE t.asset_id = $1 AND d.is_active = TRUE ORDER BY t.dag_id, t.task_id`
+
+	qAssetAliasInsert = `INSERT INTO asset_alias (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
+
+	// A DAG's references, replaced on every sync.
+	qDagAssetDelete         = `DELETE FROM dag_asset WHERE dag_id = $1`
+	qDagAssetInsert         = `INSERT INTO dag_asset (dag_id, asset_id) VALUES ($1, $2)`
+	qDagScheduleAssetDelete = `DELETE FROM dag_schedule_asset WHERE dag_id = $1`
+	qDagScheduleAssetInsert = `INSERT INTO dag_schedule_asset (dag_id, asset_id) VALUES ($1, $2)`
+	qTaskInletDelete        = `DELETE FROM task_inlet_asset WHERE dag_id = $1`
+	qTaskInletInsert        = `INSERT INTO task_inlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
+	qTaskOutletDelete       = `DELETE FROM task_outlet_asset WHERE dag_id = $1`
+	qTaskOutletInsert       = `INSERT INTO task_outlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
+	// qAssetQueuePrune drops queued events of assets the DAG is no longer scheduled on.
+	qAssetQueuePrune = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
+		AND asset_id NOT IN (SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1)`
+)
+
+const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
+	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.timestamp`
+
+const (
+	qAssetEventInsert = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
+		source_run_id, source_task_id, source_map_index, source_try_number, timestamp)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+	qAssetEventGet  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
+	qAssetEventList = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s
+		ORDER BY e.id%s`
+	qAssetEventsOfRun = `SELECT ` + assetEventCols + ` FROM dag_run_asset_event r
+		JOIN asset_event e ON e.id = r.event_id JOIN asset a ON a.id = e.asset_id
+		WHERE r.dag_run_id = $1 ORDER BY e.id`
+
+	// qAssetQueueEnqueue queues event $2 of asset $1 for every active DAG
+	// scheduled on the asset, widening an existing entry's event range.
+	qAssetQueueEnqueue = `INSERT INTO asset_dag_run_queue (asset_id, target_dag_id, first_event_id, event_id, created_at)
+		SELECT s.asset_id, s.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM dag_schedule_asset s JOIN dag d ON d.dag_id = s.dag_id
+		WHERE s.asset_id = $1 AND d.is_active = TRUE
+		ON CONFLICT (asset_id, target_dag_id) DO UPDATE SET
+			first_event_id = CASE WHEN excluded.first_event_id < asset_dag_run_queue.first_event_id
+				THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
+			event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
+				THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
+	// qAssetQueueReady finds the DAGs whose every scheduled asset is queued.
+	qAssetQueueReady = `SELECT s.dag_id FROM dag_schedule_asset s
+		JOIN dag d ON d.dag_id = s.dag_id AND d.is_active = TRUE AND d.is_paused = FALSE
+		LEFT JOIN asset_dag_run_queue q ON q.asset_id = s.asset_id AND q.target_dag_id = s.dag_id
+		GROUP BY s.dag_id HAVING COUNT(q.asset_id) = COUNT(*) ORDER BY s.dag_id`
+	qAssetQueueList = `SELECT q.asset_id, a.name, q.target_dag_id, q.first_event_id, q.event_id, q.created_at
+		FROM asset_dag_run_queue q JOIN asset a ON a.id = q.asset_id WHERE q.target_dag_id = $1 ORDER BY a.name`
+	qAssetQueueTake = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
+		AND asset_id IN (SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1)
+		RETURNING asset_id, first_event_id, event_id`
+	qAssetScheduleCount = `SELECT COUNT(*) FROM dag_schedule_asset WHERE dag_id = $1`
+	qAssetConsume       = `INSERT INTO dag_run_asset_event (dag_run_id, event_id)
+		SELECT CAST($1 AS BIGINT), id FROM asset_event WHERE asset_id = $2 AND id >= $3 AND id <= $4`
+)

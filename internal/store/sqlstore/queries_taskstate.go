@@ -1,0 +1,42 @@
+package sqlstore
+
+// --- task_state_store (SPEC TS-1..TS-7, GC-1) ---
+
+const taskStateCols = `dag_id, run_id, task_id, map_index, key, value, updated_at, updated_by_run, updated_by_try,
+	expires_at, never_expire`
+
+const (
+	// qTaskStateSet upserts one key; the run is looked up by (dag_id,
+	// run_id), so an unknown run inserts nothing.
+	qTaskStateSet = `INSERT INTO task_state_store (dag_run_id, dag_id, run_id, task_id, map_index, key, value,
+			updated_at, updated_by_run, updated_by_try, expires_at, never_expire)
+		SELECT id, dag_id, run_id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM dag_run WHERE dag_id = $1 AND run_id = $2
+		ON CONFLICT (dag_run_id, task_id, map_index, key)
+		DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+			updated_by_run = excluded.updated_by_run, updated_by_try = excluded.updated_by_try,
+			expires_at = excluded.expires_at, never_expire = excluded.never_expire`
+	qTaskStateGet = `SELECT ` + taskStateCols + ` FROM task_state_store
+		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 AND key = $5`
+	// qTaskStateList takes a generated WHERE clause.
+	qTaskStateList = `SELECT ` + taskStateCols + ` FROM task_state_store%s
+		ORDER BY dag_id, run_id, task_id, map_index, key`
+	qTaskStateDelete = `DELETE FROM task_state_store
+		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 AND key = $5`
+	qTaskStateClear = `DELETE FROM task_state_store
+		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
+	qTaskStateClearAllMapIndices = `DELETE FROM task_state_store WHERE dag_id = $1 AND run_id = $2 AND task_id = $3`
+	// qTaskStateClearTI clears the state of the task instance whose current
+	// try is $1 (clear_on_success, inside the finishing transaction).
+	qTaskStateClearTI = `DELETE FROM task_state_store WHERE (dag_run_id, task_id, map_index) IN
+		(SELECT dag_run_id, task_id, map_index FROM task_instance WHERE id = $1)`
+
+	// taskStateExpiredCond selects rows cleanup deletes: a non-null
+	// expires_at in the past; never-expire rows are excluded twice over
+	// (their expires_at is NULL).
+	taskStateExpiredCond = `expires_at IS NOT NULL AND expires_at < $1 AND never_expire = FALSE`
+	qTaskStateExpired    = `SELECT ` + taskStateCols + ` FROM task_state_store WHERE ` + taskStateExpiredCond + `
+		ORDER BY dag_id, run_id, task_id, map_index, key LIMIT $2`
+	qTaskStateDeleteExpired      = `DELETE FROM task_state_store WHERE ` + taskStateExpiredCond
+	qTaskStateDeleteExpiredBatch = `DELETE FROM task_state_store WHERE id IN
+		(SELECT id FROM task_state_store WHERE ` + taskStateExpiredCond + ` ORDER BY expires_at LIMIT $2)`
+)
