@@ -70,6 +70,18 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		t.Parallel()
 		standalone(t, bin)
 	})
+	// The seeds' task-state patterns in Go (sdk_patterns_test.go).
+	for name, fn := range map[string]func(*testing.T, string){
+		"go_checkpoint_resume resumes from its checkpoint":         goCheckpointResume,
+		"go_progress_report is readable while running":             goProgressReport,
+		"go_resume_external_job reconnects after a worker SIGKILL": goResumeAfterKill,
+		"go_watermark_load processes only new rows":                goWatermarkLoad, // assetstate_example_test.go
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, bin)
+		})
+	}
 }
 
 // dagsTest runs `bin dags test dagID` and returns its task table as

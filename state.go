@@ -43,13 +43,34 @@ func (s *TaskState) Get(ctx context.Context, key string, def any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get task state %q of task %s: %w", key, s.taskID, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeStateValue(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode task state %q of task %s: %w", key, s.taskID, err)
 	}
 	return v, nil
+}
+
+// decodeStateValue decodes a stored JSON value into any, numbers as
+// json.Number so that an integer keeps its exact digits.
+func decodeStateValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// encodeStateValue encodes a value to store: any value but nil that JSON
+// can represent (NaN and ±Inf cannot).
+func encodeStateValue(value any) ([]byte, error) {
+	if value == nil {
+		return nil, errors.New("nil cannot be stored; use Delete")
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("value is not JSON (NaN and ±Inf cannot be stored): %w", err)
+	}
+	return b, nil
 }
 
 // Set stores value (encoded as JSON; any value but nil) under key. With no
@@ -58,12 +79,9 @@ func (s *TaskState) Get(ctx context.Context, key string, def any) (any, error) {
 // NeverExpire keeps it until it is deleted. Expiry is computed by the
 // api-server's clock when it receives the write.
 func (s *TaskState) Set(ctx context.Context, key string, value any, retention ...time.Duration) error {
-	if value == nil {
-		return fmt.Errorf("set task state %q of task %s: nil cannot be stored; use Delete", key, s.taskID)
-	}
-	b, err := json.Marshal(value)
+	b, err := encodeStateValue(value)
 	if err != nil {
-		return fmt.Errorf("set task state %q of task %s: value is not JSON (NaN and ±Inf cannot be stored): %w", key, s.taskID, err)
+		return fmt.Errorf("set task state %q of task %s: %w", key, s.taskID, err)
 	}
 	var text string
 	switch {

@@ -16,6 +16,12 @@
 # settings except synchronous_commit=off, the PostgreSQL counterpart of
 # SQLite's synchronous=NORMAL in WAL mode) and removes it afterwards.
 #
+# The task-state benchmark (docs/benchmarks.md, "State store") runs instead
+# of the engine's with STATE=1:
+#   STATE=1 bench/run.sh                      # ops (1 and 16 writers) and cleanup (1,000,000 rows), both engines
+#   STATE=1 STATE_SCENARIOS=ops ENGINES=sqlite bench/run.sh
+#   STATE=1 STATE_ARGS="-rows 100000 -batches 1000" bench/run.sh   # extra statebench flags
+#
 # The micro-benchmarks of the hot paths run with:
 #   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/
 set -euo pipefail
@@ -29,6 +35,9 @@ OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 BIN=$(mktemp -d)/enginebench
 go build -o "$BIN" ./bench/enginebench
+if [[ -n "${STATE:-}" ]]; then
+	go build -o "$(dirname "$BIN")/statebench" ./bench/statebench
+fi
 
 PGDIR=""
 cleanup() {
@@ -59,6 +68,13 @@ start_postgres() {
 for engine in $ENGINES; do
 	if [[ $engine == postgres && -z "${WEIR_BENCH_POSTGRES_DSN:-}" ]]; then
 		start_postgres
+	fi
+	if [[ -n "${STATE:-}" ]]; then
+		log="$OUT/state-$engine.txt"
+		echo "== state $engine ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
+		# shellcheck disable=SC2086 # STATE_ARGS is a list of flags
+		"$(dirname "$BIN")/statebench" -engine "$engine" -scenario "${STATE_SCENARIOS:-ops,cleanup}" -reps "$REPS" ${STATE_ARGS:-} | tee -a "$log"
+		continue
 	fi
 	for kind in $KINDS; do
 		log="$OUT/$engine-$kind${LOGS:+-logs$(echo "$LOGS" | tr / _)}.txt"

@@ -1,5 +1,5 @@
 // Command sdk is an example program built with Weir's Go SDK: the weir
-// command line with three Go-defined DAGs compiled in.
+// command line with Go-defined DAGs compiled in.
 //
 //	go run ./examples/sdk dags test go_etl --home /tmp/weir-sdk
 //	go run ./examples/sdk standalone --home /tmp/weir-sdk --dags examples/dags --port 8080
@@ -10,6 +10,11 @@
 //   - go_retries: flaky fails its first try and succeeds on the retry.
 //   - go_mixed: a Go task's return value used by a bash task's template, and
 //     a task that skips itself unless the run's conf says publish.
+//   - go_resume_external_job, go_checkpoint_resume, go_progress_report: the
+//     task-state patterns (resumable.go, patterns.go; docs/resumable-jobs.md,
+//     docs/task-state.md).
+//   - go_watermark_load: the asset watermark pattern with asset state
+//     (watermark.go; docs/asset-state.md).
 package main
 
 import (
@@ -22,7 +27,7 @@ import (
 )
 
 func main() {
-	weir.Main(etlDAG(), retriesDAG(), mixedDAG())
+	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

@@ -120,6 +120,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerPools()
 	s.registerConnections()
 	s.registerAssets()
+	s.registerAssetState()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

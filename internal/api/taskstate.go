@@ -150,16 +150,9 @@ func (s *server) setTaskState(ctx context.Context, in *setTaskStateInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	var body setTaskStateBody
-	if err := json.Unmarshal(in.RawBody, &body); err != nil {
-		if _, verr := statestore.ParseValue(in.RawBody); verr != nil {
-			return nil, invalid(fmt.Sprintf("body: %v", verr))
-		}
-		return nil, invalid(fmt.Sprintf("body: want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}: %v", err))
-	}
-	ret, err := statestore.ParseRetentionJSON(body.Retention)
+	body, ret, err := s.parseStateBody(ctx, in.RawBody)
 	if err != nil {
-		return nil, s.problem(ctx, err)
+		return nil, err
 	}
 	e, err := s.states.Set(ctx, sc, in.Key, body.Value, ret, statestore.Writer{})
 	if err != nil {
@@ -167,6 +160,23 @@ func (s *server) setTaskState(ctx context.Context, in *setTaskStateInput) (*stru
 	}
 	s.audit(ctx, "task_state.set", target, fmt.Sprintf("key=%s retention=%s", in.Key, ret))
 	return &struct{ Body TaskStateEntry }{taskStateEntry(sc, e)}, nil
+}
+
+// parseStateBody decodes a PUT .../state-store/{key} body (task or asset
+// state) and its retention; errors are 400 problems naming what is wrong.
+func (s *server) parseStateBody(ctx context.Context, raw []byte) (*setTaskStateBody, statestore.Retention, error) {
+	var body setTaskStateBody
+	if err := json.Unmarshal(raw, &body); err != nil {
+		if _, verr := statestore.ParseValue(raw); verr != nil {
+			return nil, statestore.Retention{}, invalid(fmt.Sprintf("body: %v", verr))
+		}
+		return nil, statestore.Retention{}, invalid(fmt.Sprintf("body: want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}: %v", err))
+	}
+	ret, err := statestore.ParseRetentionJSON(body.Retention)
+	if err != nil {
+		return nil, statestore.Retention{}, s.problem(ctx, err)
+	}
+	return &body, ret, nil
 }
 
 func (s *server) deleteTaskState(ctx context.Context, in *TaskStateKeyParam) (*struct{}, error) {

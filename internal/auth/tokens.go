@@ -9,6 +9,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -52,10 +53,21 @@ type Claims struct {
 
 // Tokens issues and validates tokens. It is safe for concurrent use.
 type Tokens struct {
-	cfg    Config
-	clock  core.Clock
-	parser *jwt.Parser
+	cfg       Config
+	clock     core.Clock
+	parser    *jwt.Parser
+	validator *jwt.Validator // the parser's time, audience and issuer checks alone
+
+	// verified remembers the claims of tokens whose signature checked out,
+	// keyed by the whole token text (signature included), so that a try's
+	// repeated calls skip decoding and HMAC. Every hit is re-validated by
+	// validator against the clock: an expired token is refused as before.
+	mu       sync.Mutex
+	verified map[string]*Claims
 }
+
+// maxVerified bounds the verified-token cache; when full it starts over.
+const maxVerified = 4096
 
 // NewTokens checks cfg, applies defaults and returns a Tokens.
 func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
@@ -80,16 +92,17 @@ func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
-	p := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()}),
+	checks := []jwt.ParserOption{
 		jwt.WithLeeway(cfg.Leeway),
 		jwt.WithTimeFunc(clock.Now),
 		jwt.WithIssuedAt(),
 		jwt.WithExpirationRequired(),
 		jwt.WithAudience(cfg.Audience),
 		jwt.WithIssuer(cfg.Issuer),
-	)
-	return &Tokens{cfg: cfg, clock: clock, parser: p}, nil
+	}
+	p := jwt.NewParser(append([]jwt.ParserOption{jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()})}, checks...)...)
+	return &Tokens{cfg: cfg, clock: clock, parser: p, validator: jwt.NewValidator(checks...),
+		verified: map[string]*Claims{}}, nil
 }
 
 // ExecutionTTL is the lifetime of an execution token.
@@ -137,6 +150,16 @@ func (t *Tokens) issue(sub, scope string, ttl time.Duration) (string, error) {
 // leeway) and returns the claims. A token without a scope counts as an
 // execution token, as in Airflow. Every failure wraps core.ErrUnauthorized.
 func (t *Tokens) Validate(token string) (*Claims, error) {
+	t.mu.Lock()
+	known := t.verified[token]
+	t.mu.Unlock()
+	if known != nil { // signature already verified: check the times again
+		if err := t.validator.Validate(known); err != nil {
+			return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, describe(err))
+		}
+		c := *known
+		return &c, nil
+	}
 	var c Claims
 	if _, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.cfg.Key, nil }); err != nil {
 		return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, describe(err))
@@ -147,6 +170,13 @@ func (t *Tokens) Validate(token string) (*Claims, error) {
 	if c.Scope == "" {
 		c.Scope = ScopeExecution
 	}
+	keep := c
+	t.mu.Lock()
+	if len(t.verified) >= maxVerified {
+		clear(t.verified)
+	}
+	t.verified[token] = &keep
+	t.mu.Unlock()
 	return &c, nil
 }
 

@@ -124,3 +124,30 @@ func TestNeedsRefresh(t *testing.T) {
 		t.Fatal("worker credentials are not refreshed")
 	}
 }
+
+// A token validated once is remembered (its signature is not checked
+// again), but every later use re-checks its times: it expires on time, and
+// a token differing only in its signature is still refused.
+func TestValidateRemembersButRechecksExpiry(t *testing.T) {
+	t.Parallel()
+	tk, clk := newTokens(t)
+	s, err := tk.IssueExecution("ti-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := tk.Validate(s)
+		if err != nil || c.Subject != "ti-1" {
+			t.Fatalf("validate = %+v, %v", c, err)
+		}
+		c.Subject = "changed by caller" // must not leak into the next answer
+	}
+	forged := s[:strings.LastIndexByte(s, '.')+1] + strings.Repeat("A", 86)
+	if _, err := tk.Validate(forged); !errors.Is(err, core.ErrUnauthorized) {
+		t.Fatalf("forged signature: err = %v, want ErrUnauthorized", err)
+	}
+	clk.Advance(DefaultExecutionTTL + DefaultLeeway + time.Second)
+	if _, err := tk.Validate(s); !errors.Is(err, core.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired remembered token: err = %v, want ErrUnauthorized (expired)", err)
+	}
+}

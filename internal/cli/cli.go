@@ -89,7 +89,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.xcomCmd(), a.versionCmd(),
-		a.taskStateCmd(), a.stateStoreCmd(),
+		a.taskStateCmd(), a.assetStateCmd(), a.stateStoreCmd(),
 		a.assetsCmd(),
 	)
 	return root

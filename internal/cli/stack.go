@@ -122,6 +122,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		Connections:       configConnections(cfg.Connections),
 		HeartbeatInterval: cfg.Workers.HeartbeatInterval.D(),
 		ShutdownGrace:     cfg.Workers.ShutdownGracePeriod.D(),
+		StateBackend:      cfg.Workers.StateBackend,
 		Clock:             core.SystemClock{},
 		Logger:            logger,
 	}

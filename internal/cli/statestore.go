@@ -16,11 +16,12 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
-// newStateService builds the task state service from [state_store].
+// newStateService builds the state service (task and asset state) from [state_store].
 func newStateService(cfg *config.Config, st store.Store) *statestore.Service {
 	s := cfg.StateStore
 	return statestore.New(st, core.SystemClock{}, statestore.Config{DefaultRetentionDays: s.DefaultRetentionDays,
-		MaxValueBytes: s.MaxValueBytes, ClearOnSuccess: s.ClearOnSuccess, CleanupBatchSize: s.StateCleanupBatchSize})
+		MaxValueBytes: s.MaxValueBytes, ClearOnSuccess: s.ClearOnSuccess, CleanupBatchSize: s.StateCleanupBatchSize,
+		AssetOrphanRetentionDays: s.AssetStateOrphanRetentionDays, AllowUndeclaredAssetReads: s.AllowUndeclaredAssetReads})
 }
 
 // newStateCleaner is the scheduler's periodic task state cleanup
@@ -33,6 +34,7 @@ func newStateCleaner(cfg *config.Config, st store.Store, logger *slog.Logger) se
 type taskStateFlags struct {
 	dag, run, task string
 	mapIndex       int
+	asset          string // --asset: an asset's state instead (statestore_asset.go)
 }
 
 func (f *taskStateFlags) add(cmd *cobra.Command, required bool) {
@@ -40,10 +42,11 @@ func (f *taskStateFlags) add(cmd *cobra.Command, required bool) {
 	cmd.Flags().StringVar(&f.run, "run", "", "run id")
 	cmd.Flags().StringVar(&f.task, "task", "", "task id")
 	cmd.Flags().IntVar(&f.mapIndex, "map-index", core.NoMapIndex, "map index (-1 = unmapped)")
-	_ = cmd.MarkFlagRequired("dag")
+	cmd.Flags().StringVar(&f.asset, "asset", "", "asset name: the asset's state instead of a task instance's")
+	cmd.MarkFlagsOneRequired("dag", "asset")
+	cmd.MarkFlagsMutuallyExclusive("dag", "asset")
 	if required {
-		_ = cmd.MarkFlagRequired("run")
-		_ = cmd.MarkFlagRequired("task")
+		cmd.PreRunE = f.requireTask
 	}
 }
 
@@ -62,7 +65,7 @@ func (f *taskStateFlags) target() string {
 // stateStoreCmd is the admin CLI of task state (configuration, the CLI and
 // backend classes use the state_store name).
 func (a *app) stateStoreCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "state-store", Short: "Inspect, edit and clean up task state (admin)"}
+	cmd := &cobra.Command{Use: "state-store", Short: "Inspect, edit and clean up task state and asset state (admin)"}
 	var lf taskStateFlags
 	var asJSON bool
 	list := &cobra.Command{
@@ -70,6 +73,9 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "List task state keys with their metadata",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lf.asset != "" {
+				return a.assetStateList(cmd, lf.asset, asJSON)
+			}
 			p := &store.TaskStateListParams{DagID: lf.dag, RunID: lf.run, TaskID: lf.task}
 			if cmd.Flags().Changed("map-index") {
 				p.MapIndex = &lf.mapIndex
@@ -95,6 +101,9 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "Print one key's value and metadata as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if gf.asset != "" {
+				return a.assetStateGet(cmd, gf.asset, args[0])
+			}
 			return a.withState(cmd.Context(), func(svc *statestore.Service, _ *sqlstore.Store) error {
 				e, err := svc.Get(cmd.Context(), gf.scope(), args[0])
 				if err != nil {
@@ -112,6 +121,9 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "Delete one key (audited)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if df.asset != "" {
+				return a.assetStateDelete(cmd, df.asset, args[0])
+			}
 			return a.withState(cmd.Context(), func(svc *statestore.Service, st *sqlstore.Store) error {
 				if err := svc.Delete(cmd.Context(), df.scope(), args[0]); err != nil {
 					return err
@@ -129,6 +141,9 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "Delete every key of a task instance (audited)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cf.asset != "" {
+				return a.assetStateDelete(cmd, cf.asset, "")
+			}
 			return a.withState(cmd.Context(), func(svc *statestore.Service, st *sqlstore.Store) error {
 				if err := svc.Clear(cmd.Context(), cf.scope(), all); err != nil {
 					return err
@@ -148,12 +163,14 @@ func (a *app) cleanupTaskStoreCmd() *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
 		Use:   "cleanup-task-store",
-		Short: "Delete expired task state rows (never-expire rows and rows without expiry stay)",
+		Short: "Delete expired task state rows and the state of long-inactive assets",
 		Long: `Deletes task state rows whose expires_at is in the past, in batches of
 [state_store] state_cleanup_batch_size with a commit per batch (0 = one statement).
-Rows written with retention "never", or without expiry, are never deleted. With
---dry-run it lists what would go, by dag, run, task, map index and key, and deletes
-nothing. Both print a summary count.`,
+Rows written with retention "never", or without expiry, are never deleted. Then sweeps
+the state of assets inactive (defined by no active DAG) for longer than [state_store]
+asset_state_orphan_retention_days (0 = never), in the same batches. With --dry-run it
+lists what would go (task state by dag, run, task, map index and key; asset state by
+asset and key) and deletes nothing. Both print a summary count for each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withState(cmd.Context(), func(svc *statestore.Service, _ *sqlstore.Store) error {
@@ -168,11 +185,11 @@ nothing. Both print a summary count.`,
 					}
 					fmt.Fprintf(out, "dry run: %d expired task state rows would be deleted (expires_at before %s)\n",
 						len(rep.Expired), rep.Before.UTC().Format(time.RFC3339))
-					return nil
+					return printOrphanSweep(cmd, rep, svc.Config())
 				}
 				fmt.Fprintf(out, "deleted %d expired task state rows in %d batches (state_cleanup_batch_size %d)\n",
 					rep.Deleted, rep.Batches, svc.Config().CleanupBatchSize)
-				return nil
+				return printOrphanSweep(cmd, rep, svc.Config())
 			})
 		},
 	}

@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/statestore"
 )
 
@@ -46,7 +49,8 @@ func (a *app) taskStateCmd() *cobra.Command {
 		Long: `Task state is a key/value store of JSON values scoped to one task instance (dag, run,
 task, map index) and shared by all its tries: a retry reads what an earlier try wrote.
 Reads WEIR_API_URL, WEIR_TASK_TOKEN (or WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the
-worker sets for every task.
+worker sets for every task. When the worker has a [workers] state_backend it also sets
+WEIR_STATE_BACKEND: values then go to that object store and only a reference to the API.
 
 Exit codes: 0 success; 1 get found no key and no --default was given; 2 bad input (not
 JSON, null, NaN or Infinity, a bad retention or key, a value over [state_store]
@@ -68,9 +72,9 @@ could not be reached. Messages go to stderr.`,
 				}
 				fallback = v
 			}
-			c, err := execapi.ClientFromEnv()
+			c, err := inTaskState(cmd)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			v, err := c.TaskStateGet(cmd.Context(), args[0])
 			switch {
@@ -103,9 +107,9 @@ could not be reached. Messages go to stderr.`,
 			if err != nil {
 				return &exitError{code: exitInvalid, err: fmt.Errorf("--retention: %w", err)}
 			}
-			c, err := execapi.ClientFromEnv()
+			c, err := inTaskState(cmd)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			if err := c.TaskStateSet(cmd.Context(), args[0], v, r.String()); err != nil {
 				return taskStateError("set "+args[0], err)
@@ -119,9 +123,9 @@ could not be reached. Messages go to stderr.`,
 		Short: "Delete KEY (nothing happens when it is absent)",
 		Args:  args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := execapi.ClientFromEnv()
+			c, err := inTaskState(cmd)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			if err := c.TaskStateDelete(cmd.Context(), args[0]); err != nil {
 				return taskStateError("delete "+args[0], err)
@@ -135,9 +139,9 @@ could not be reached. Messages go to stderr.`,
 		Short: "Delete every key of this task instance (of every map index with --all-map-indices)",
 		Args:  args(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := execapi.ClientFromEnv()
+			c, err := inTaskState(cmd)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			if err := c.TaskStateClear(cmd.Context(), all); err != nil {
 				return taskStateError("clear", err)
@@ -148,4 +152,26 @@ could not be reached. Messages go to stderr.`,
 	clearCmd.Flags().BoolVar(&all, "all-map-indices", false, "clear every map index of this task in this run")
 	cmd.AddCommand(get, set, del, clearCmd)
 	return cmd
+}
+
+// inTaskState returns the running task's task state: its Execution API
+// client from the environment, wrapped by the worker-side backend when
+// WEIR_STATE_BACKEND is set (SPEC BE-2). Backend warnings go to stderr.
+func inTaskState(cmd *cobra.Command) (operator.TaskState, error) {
+	c, err := execapi.ClientFromEnv()
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	b, err := stateref.FromEnv()
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	if b == nil {
+		return c, nil
+	}
+	ts, err := stateref.NewTaskState(c, b.Store, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	return ts, nil
 }

@@ -78,7 +78,7 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
-	StateBackend        string   `toml:"state_backend" comment:"worker-side task state backend (empty = none: values go to [state_store] backend); the object-store backend is not available yet"`
+	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task state (SPEC BE-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 }
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).
@@ -88,7 +88,8 @@ type StateStore struct {
 	ClearOnSuccess                bool     `toml:"clear_on_success" comment:"delete a task instance's task state when it succeeds"`
 	StateCleanupBatchSize         int      `toml:"state_cleanup_batch_size" comment:"rows one cleanup statement deletes, with a commit per batch (0 = all in one statement)"`
 	MaxValueBytes                 int      `toml:"max_value_bytes" comment:"largest task state value, in bytes of compact JSON; larger writes are refused (HTTP 413)"`
-	AssetStateOrphanRetentionDays int      `toml:"asset_state_orphan_retention_days" comment:"days the state of an asset no DAG defines is kept before cleanup removes it (asset state is not available yet)"`
+	AssetStateOrphanRetentionDays int      `toml:"asset_state_orphan_retention_days" comment:"days the state of an asset no DAG defines any more (inactive) is kept before cleanup removes it (0 = never removed)"`
+	AllowUndeclaredAssetReads     bool     `toml:"allow_undeclared_asset_reads" comment:"let any running task read the state of any asset, not only the assets it declares as inlets or outlets (trusted deployments; writes always need the declaration)"`
 	CleanupInterval               Duration `toml:"cleanup_interval" comment:"how often the scheduler runs task state cleanup (0s = never; run weir state-store cleanup-task-store instead)"`
 }
 

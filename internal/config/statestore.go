@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weirflow/weir/internal/objstore"
+)
 
 // validateStateStore checks [state_store] and [workers] state_backend
 // (SPEC CFG-1; negative values are rejected at start, TS-3).
@@ -26,7 +30,9 @@ func (c *Config) validateStateStore() []error {
 		errs = append(errs, fmt.Errorf("[state_store] cleanup_interval: must not be negative (0s = off), got %s", s.CleanupInterval))
 	}
 	if c.Workers.StateBackend != "" {
-		errs = append(errs, fmt.Errorf("[workers] state_backend: %q is not available: the object-store backend is not built yet; leave it empty", c.Workers.StateBackend))
+		if err := objstore.CheckURL(c.Workers.StateBackend); err != nil {
+			errs = append(errs, fmt.Errorf("[workers] state_backend: %w (empty = values in the database)", err))
+		}
 	}
 	return errs
 }

@@ -40,7 +40,7 @@ func TestStateStoreConfig(t *testing.T) {
 		"WEIR__STATE_STORE__MAX_VALUE_BYTES=0",
 		"WEIR__STATE_STORE__CLEANUP_INTERVAL=-1m",
 		"WEIR__STATE_STORE__BACKEND=redis",
-		"WEIR__WORKERS__STATE_BACKEND=s3://bucket",
+		"WEIR__WORKERS__STATE_BACKEND=ftp://host/state",
 	})
 	for _, w := range []string{
 		"[state_store] default_retention_days: must not be negative, got -1",
@@ -49,7 +49,7 @@ func TestStateStoreConfig(t *testing.T) {
 		"[state_store] max_value_bytes: must be at least 1, got 0",
 		"[state_store] cleanup_interval: must not be negative",
 		`[state_store] backend: "redis" is not a known backend`,
-		`[workers] state_backend: "s3://bucket" is not available`,
+		`[workers] state_backend: invalid input: object store URL "ftp://host/state" has unsupported scheme "ftp"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error %v does not say %q", err, w)
@@ -58,5 +58,35 @@ func TestStateStoreConfig(t *testing.T) {
 	if _, err := Load(t.TempDir(), []string{"WEIR__STATE_STORE__DEFAULT_RETENTION_DAYS=7d"}); err == nil ||
 		!strings.Contains(err.Error(), "default_retention_days") {
 		t.Errorf("a non-integer day count: %v", err)
+	}
+}
+
+// SPEC BE-2, CFG-1: [workers] state_backend takes an object-store URL,
+// checked at start without creating the directory or contacting a server;
+// a bad one is refused with the option named and the secret hidden.
+func TestWorkersStateBackend(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	for _, url := range []string{"file://" + dir, "s3://bucket/prefix?endpoint=http://127.0.0.1:1&region=us-east-1"} {
+		cfg, err := Load(t.TempDir(), []string{"WEIR__WORKERS__STATE_BACKEND=" + url})
+		if err != nil || cfg.Workers.StateBackend != url {
+			t.Errorf("state_backend %s: %v (got %q)", url, err, cfg.Workers.StateBackend)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("validating a file:// backend created %s (%v)", dir, err)
+	}
+	for url, want := range map[string]string{
+		"file:relative":                   "needs an absolute path",
+		"s3://KEY:hunter22@bucket?bad=1":  `unknown parameter "bad"`,
+		"/var/lib/weir/state":             "has no scheme",
+		"s3://Bad_Bucket/x?region=r":      "bucket name",
+		"file://remote-host/var/lib/weir": "must be local",
+	} {
+		_, err := Load(t.TempDir(), []string{"WEIR__WORKERS__STATE_BACKEND=" + url})
+		if err == nil || !strings.Contains(err.Error(), "[workers] state_backend") || !strings.Contains(err.Error(), want) ||
+			strings.Contains(err.Error(), "hunter22") {
+			t.Errorf("state_backend %s: error %v, want one naming the option and saying %q without the secret", url, err, want)
+		}
 	}
 }

@@ -191,7 +191,14 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	if err != nil {
 		return true, fmt.Errorf("%s %s: %w", k.method, k.path, err)
 	}
-	defer func() { _ = resp.Body.Close() }()
+	defer func() {
+		// Read what is left of a small body (an answer the caller does not
+		// decode, such as PUT task state's entry) so that the connection
+		// goes back to the keep-alive pool: closing an unread body closes
+		// the connection, and the next call would dial again.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}()
 	if tok := resp.Header.Get(RefreshedTokenHeader); tok != "" {
 		c.swapToken(tok)
 	}

@@ -64,15 +64,24 @@ func (s *server) taskStateScope(r *http.Request, c *auth.Claims) (statestore.Tas
 	// SPEC SEC-3: the token of a try that is over (finished, or replaced by
 	// a retry or a clear) is refused with 403, not the 409 of the
 	// state-transition routes: it no longer grants anything.
-	ti, err := s.tokenTI(r, c)
+	// One narrow read of the try (TaskStateTry) rather than the whole task
+	// instance: this check runs on every task-state call. It is not cached:
+	// a try that finishes, or is cleared by another process, must lose its
+	// access at once.
+	try, err := s.st.TaskStateTry(r.Context(), c.Subject)
+	if errors.Is(err, core.ErrNotFound) {
+		err = withStatus(http.StatusConflict, ReasonInvalidState,
+			fmt.Errorf("task instance try %s is no longer current: %w", c.Subject, err))
+	} else if err != nil {
+		err = fmt.Errorf("load task instance %s: %w", c.Subject, err)
+	}
 	if err != nil {
 		return statestore.TaskScope{}, statestore.Writer{}, forbidden(err)
 	}
-	if ti.State != core.TIRunning {
-		return statestore.TaskScope{}, statestore.Writer{}, forbidden(notRunning(ti))
+	if try.State != core.TIRunning {
+		return statestore.TaskScope{}, statestore.Writer{}, forbidden(notRunning(&core.TaskInstance{ID: c.Subject, State: try.State}))
 	}
-	return statestore.TaskScope{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex},
-		statestore.Writer{RunID: ti.RunID, TryNumber: ti.TryNumber}, nil
+	return statestore.TaskScope(try.Scope), statestore.Writer{RunID: try.Scope.RunID, TryNumber: try.TryNumber}, nil
 }
 
 // taskStateGet serves GET /execution/store/ti/{id}/{key}.

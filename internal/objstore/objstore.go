@@ -127,6 +127,22 @@ func validatePath(s string) error {
 //
 // Open does not contact an S3 server; the first operation does.
 func Open(rawURL string) (Store, error) {
+	open, err := opener(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return open()
+}
+
+// CheckURL reports whether Open accepts rawURL, with the same error, but
+// creates no directory: for validating configuration at start.
+func CheckURL(rawURL string) error {
+	_, err := opener(rawURL)
+	return err
+}
+
+// opener reads rawURL and returns the function that opens its store.
+func opener(rawURL string) (func() (Store, error), error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Parse quotes the input in its error; strip it in case it
@@ -142,13 +158,13 @@ func Open(rawURL string) (Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewFS(dir)
+		return func() (Store, error) { return NewFS(dir) }, nil
 	case "s3":
 		cfg, err := ParseS3URL(rawURL)
 		if err != nil {
 			return nil, err
 		}
-		return NewS3(cfg)
+		return func() (Store, error) { return NewS3(cfg) }, nil
 	case "":
 		return nil, fmt.Errorf("%w: object store URL %q has no scheme; use file:///absolute/path or s3://bucket/prefix",
 			core.ErrInvalid, u.Redacted())

@@ -62,6 +62,9 @@ type Request struct {
 	// passwords) so that the log never shows it.
 	Mask func(secret string)
 	XCom XCom
+	// State, when set, is the try's task state (the worker passes the
+	// worker-side backend's wrapper); nil = XCom's, when it serves task state.
+	State TaskState
 	// Connections, when set, is consulted after the Runner's own lookup:
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.

@@ -19,9 +19,13 @@ type TaskState interface {
 // errNoTaskState is returned when a try runs without an Execution API client.
 var errNoTaskState = errors.New("task state: no Execution API client")
 
-// taskStateOf returns the request's task state access: the worker's XCom
-// client is the try's Execution API client, which serves task state too.
+// taskStateOf returns the request's task state access: req.State when
+// set, else the worker's XCom client, the try's Execution API client, which
+// serves task state too.
 func taskStateOf(req *Request) TaskState {
+	if req.State != nil {
+		return req.State
+	}
 	ts, _ := req.XCom.(TaskState)
 	return ts
 }

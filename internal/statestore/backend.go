@@ -3,8 +3,9 @@
 // its retries. Service holds the semantics every caller shares (key and
 // value rules, the size limit, retention computed at write time, cleanup)
 // over a Backend, the seam where values are kept; Metastore, the default
-// backend, keeps them in Weir's database. Asset state (AssetScope) shares
-// the interface and is not served yet.
+// backend, keeps them in Weir's database. Asset state (AssetScope, SPEC B)
+// shares the interface: values scoped to an asset, without retention, with
+// their writer's provenance.
 package statestore
 
 import (
@@ -46,6 +47,8 @@ type Entry struct {
 	UpdatedByTry int        // try number that wrote it; 0 for a user
 	ExpiresAt    *time.Time // nil = no expiry
 	NeverExpire  bool
+	// UpdatedBy is the whole provenance of an asset-state entry (SPEC AS-6).
+	UpdatedBy Writer
 }
 
 // Write is one validated write as a Backend receives it: the value is
@@ -57,6 +60,8 @@ type Write struct {
 	UpdatedByTry int
 	ExpiresAt    *time.Time
 	NeverExpire  bool
+	// By is the writer; asset state records all of it (SPEC AS-6).
+	By Writer
 }
 
 // Backend keeps state values (SPEC BE-1). Service validates every input

@@ -21,13 +21,20 @@ type CleanupReport struct {
 	// that deleted them.
 	Deleted int64
 	Batches int
+	// The asset orphan sweep (SPEC AS-5): OrphanBefore is its cut-off (the
+	// state of assets inactive since before it goes; zero when
+	// asset_state_orphan_retention_days is 0 and nothing is swept),
+	// Orphans what a dry run would delete, OrphansDeleted what went.
+	OrphanBefore   time.Time
+	Orphans        []store.AssetStateEntry
+	OrphansDeleted int64
 }
 
 // Cleanup deletes task-state rows whose non-null expires_at is before now,
 // in batches of [state_store] state_cleanup_batch_size with a commit per
 // batch until none is left (0 = one statement), and never a never-expire
 // row or a row without expiry (SPEC GC-1). With dryRun it lists what would
-// go and deletes nothing.
+// go and deletes nothing. It then sweeps orphaned asset state (sweepAssets).
 func (s *Service) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error) {
 	rep := &CleanupReport{Before: s.clock.Now(), DryRun: dryRun}
 	if dryRun {
@@ -36,18 +43,52 @@ func (s *Service) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, err
 			return nil, fmt.Errorf("task state cleanup (dry run): %w", err)
 		}
 		rep.Expired = exp
-		return rep, nil
+		return rep, s.sweepAssets(ctx, rep)
 	}
-	batch := s.cfg.CleanupBatchSize
+	if err := s.cleanupTasks(ctx, rep); err != nil {
+		return rep, err
+	}
+	return rep, s.sweepAssets(ctx, rep)
+}
+
+// cleanupTasks deletes expired task state in batches, counting into rep.
+func (s *Service) cleanupTasks(ctx context.Context, rep *CleanupReport) error {
+	n, batches, err := inBatches(ctx, s.cfg.CleanupBatchSize, func(batch int) (int64, error) {
+		return s.st.TaskStateDeleteExpired(ctx, rep.Before, batch)
+	})
+	rep.Deleted, rep.Batches = n, batches
+	if err != nil {
+		return fmt.Errorf("task state cleanup after %d rows in %d batches: %w", rep.Deleted, rep.Batches, err)
+	}
+	return nil
+}
+
+// maxBatchPause bounds the pause between two batches.
+const maxBatchPause = time.Second
+
+// inBatches calls del (one statement, one commit) until it deletes fewer
+// rows than a batch, or once when batch is 0. Between batches it pauses
+// for as long as the batch took: writers waiting for the database (SQLite's
+// single write lock, whose busy handler naps up to 100 ms between tries)
+// get their turn instead of finding the lock taken again at once, so a
+// cleanup run by another process never holds them much longer than one
+// batch (docs/benchmarks.md, "State store").
+func inBatches(ctx context.Context, batch int, del func(batch int) (int64, error)) (deleted int64, batches int, err error) {
 	for {
-		n, err := s.st.TaskStateDeleteExpired(ctx, rep.Before, batch)
+		start := time.Now()
+		n, err := del(batch)
 		if err != nil {
-			return rep, fmt.Errorf("task state cleanup after %d rows in %d batches: %w", rep.Deleted, rep.Batches, err)
+			return deleted, batches, err
 		}
-		rep.Deleted += n
-		rep.Batches++
+		deleted += n
+		batches++
 		if batch <= 0 || n < int64(batch) {
-			return rep, nil
+			return deleted, batches, nil
+		}
+		select {
+		case <-ctx.Done():
+			return deleted, batches, ctx.Err()
+		case <-time.After(min(time.Since(start), maxBatchPause)):
 		}
 	}
 }
@@ -88,8 +129,9 @@ func (c *Cleaner) Start(ctx context.Context) error {
 			log.Error("task state cleanup failed", "err", err)
 			continue
 		}
-		if rep.Deleted > 0 {
-			log.Info("task state cleanup", "deleted", rep.Deleted, "batches", rep.Batches)
+		if rep.Deleted > 0 || rep.OrphansDeleted > 0 {
+			log.Info("task state cleanup", "deleted", rep.Deleted, "batches", rep.Batches,
+				"orphaned_asset_state_deleted", rep.OrphansDeleted)
 		}
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// Metastore is the default Backend: values live in Weir's database (table
-// task_state_store) through store.Store. It serves TaskScope; AssetScope
-// answers errors.ErrUnsupported until asset state lands.
+// Metastore is the default Backend: values live in Weir's database (tables
+// task_state_store and asset_state_store) through store.Store. It serves
+// TaskScope and AssetScope (metastore_asset.go).
 type Metastore struct {
 	Store store.Store
 }
@@ -22,14 +22,15 @@ func taskScope(scope Scope) (store.TaskStateScope, error) {
 	switch sc := scope.(type) {
 	case TaskScope:
 		return store.TaskStateScope(sc), nil
-	case AssetScope:
-		return store.TaskStateScope{}, fmt.Errorf("asset state is not available yet: %w", errors.ErrUnsupported)
 	}
 	return store.TaskStateScope{}, fmt.Errorf("unknown state scope %T: %w", scope, errors.ErrUnsupported)
 }
 
 // Get returns the entry of key or an error wrapping core.ErrNotFound.
 func (m *Metastore) Get(ctx context.Context, scope Scope, key string) (*Entry, error) {
+	if as, ok := scope.(AssetScope); ok {
+		return m.assetGet(ctx, as, key)
+	}
 	sc, err := taskScope(scope)
 	if err != nil {
 		return nil, err
@@ -44,6 +45,9 @@ func (m *Metastore) Get(ctx context.Context, scope Scope, key string) (*Entry, e
 
 // Set upserts key.
 func (m *Metastore) Set(ctx context.Context, scope Scope, key string, w Write) error {
+	if as, ok := scope.(AssetScope); ok {
+		return m.assetSet(ctx, as, key, w)
+	}
 	sc, err := taskScope(scope)
 	if err != nil {
 		return err
@@ -54,6 +58,9 @@ func (m *Metastore) Set(ctx context.Context, scope Scope, key string, w Write) e
 
 // Delete removes key (absent is fine).
 func (m *Metastore) Delete(ctx context.Context, scope Scope, key string) error {
+	if as, ok := scope.(AssetScope); ok {
+		return m.assetDelete(ctx, as, key)
+	}
 	sc, err := taskScope(scope)
 	if err != nil {
 		return err
@@ -64,6 +71,9 @@ func (m *Metastore) Delete(ctx context.Context, scope Scope, key string) error {
 
 // Clear removes every key of the scope (every map index with allMapIndices).
 func (m *Metastore) Clear(ctx context.Context, scope Scope, allMapIndices bool) error {
+	if as, ok := scope.(AssetScope); ok {
+		return m.assetDelete(ctx, as, "")
+	}
 	sc, err := taskScope(scope)
 	if err != nil {
 		return err

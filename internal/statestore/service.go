@@ -31,13 +31,27 @@ type Config struct {
 	// CleanupBatchSize is how many rows one cleanup statement deletes
 	// (a commit each); 0 = all in one statement.
 	CleanupBatchSize int
+	// AssetOrphanRetentionDays is how long cleanup keeps the state of an
+	// inactive asset, in days after it became inactive (SPEC AS-5); 0 =
+	// cleanup never sweeps asset state.
+	AssetOrphanRetentionDays int
+	// AllowUndeclaredAssetReads lets any running task read the state of any
+	// asset, declared or not (SPEC AS-4's relaxing switch); writes always
+	// need the declaration.
+	AllowUndeclaredAssetReads bool
 }
 
 // Writer names who writes a value: a task try (RunID, TryNumber) or, when
-// zero, a user through the REST API or CLI.
+// zero, a user through the REST API or CLI. Asset state records the rest
+// too (SPEC AS-6; see TaskWriter and UserWriter).
 type Writer struct {
 	RunID     string
 	TryNumber int
+	Kind      string // store.StateWriterTask, StateWriterUser, ...; asset state only
+	DagID     string
+	TaskID    string
+	MapIndex  int
+	User      string
 }
 
 // Service is the state store every caller uses: the Execution API, the REST
@@ -106,7 +120,7 @@ func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, 
 		return nil, s.TooLarge(key, len(value))
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
-	w := Write{Value: value, UpdatedAt: now, UpdatedByRun: by.RunID, UpdatedByTry: by.TryNumber}
+	w := Write{Value: value, UpdatedAt: now, UpdatedByRun: by.RunID, UpdatedByTry: by.TryNumber, By: by}
 	if _, ok := scope.(TaskScope); ok {
 		w.ExpiresAt, w.NeverExpire = r.expiry(now, s.cfg.DefaultRetentionDays)
 	} else if !r.IsDefault() {
@@ -116,7 +130,7 @@ func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, 
 		return nil, err
 	}
 	return &Entry{Key: key, Value: w.Value, UpdatedAt: w.UpdatedAt, UpdatedByRun: w.UpdatedByRun,
-		UpdatedByTry: w.UpdatedByTry, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire}, nil
+		UpdatedByTry: w.UpdatedByTry, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire, UpdatedBy: by}, nil
 }
 
 // Delete removes key from scope; an absent key is not an error.

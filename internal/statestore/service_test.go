@@ -116,8 +116,8 @@ func TestSetEnforcesMaxValueBytes(t *testing.T) {
 }
 
 // SPEC TS-2: a missing key is ErrNotFound; delete of an absent key is fine;
-// a write to a run that does not exist is ErrNotFound; asset scope is not
-// served yet.
+// a write to a run that does not exist is ErrNotFound, and so is any access
+// to an asset that does not exist.
 func TestServiceErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -136,8 +136,8 @@ func TestServiceErrors(t *testing.T) {
 	if _, err := svc.Set(ctx, sc, "", []byte(`1`), statestore.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("empty key: %v", err)
 	}
-	if _, err := svc.Get(ctx, statestore.AssetScope{Name: "a"}, "k"); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("asset scope: %v", err)
+	if _, err := svc.Get(ctx, statestore.AssetScope{Name: "a"}, "k"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("asset scope of an unknown asset: %v", err)
 	}
 }
 

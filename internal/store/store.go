@@ -21,6 +21,7 @@ type Store interface {
 	TaskInstanceStore
 	XComStore
 	TaskStateStore
+	AssetStateStore
 	AuthStore
 	MiscStore
 	AssetStore

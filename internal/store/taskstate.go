@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // TaskStateStore holds task state (AIP-103): JSON values under string keys,
@@ -31,6 +33,18 @@ type TaskStateStore interface {
 	// many went. Outside a transaction each call commits on its own, so a
 	// caller looping over batches commits once per batch.
 	TaskStateDeleteExpired(ctx context.Context, before time.Time, limit int) (int64, error)
+	// TaskStateTry returns the task-state scope, try number and state of
+	// the try whose task-instance id is id (the Execution API's check of a
+	// try's token on every task-state call: one narrow read instead of the
+	// whole task instance); ErrNotFound when id is not a current try.
+	TaskStateTry(ctx context.Context, id string) (*TaskStateTry, error)
+}
+
+// TaskStateTry is what TaskStateTry returns.
+type TaskStateTry struct {
+	Scope     TaskStateScope
+	TryNumber int
+	State     core.TIState
 }
 
 // TaskStateScope is one task instance: the scope of its task state.

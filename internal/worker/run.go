@@ -120,6 +120,9 @@ func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.R
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
 		Env: execapi.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
+	if err := w.withStateBackend(req, tc, red); err != nil {
+		return core.TIFailed, err
+	}
 	res, err := w.runner.Run(ctx, req)
 	switch {
 	case errors.Is(err, operator.ErrSkipped):

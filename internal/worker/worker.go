@@ -19,6 +19,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 )
 
 // errShutdown is the cause of a try killed because the worker stops.
@@ -44,8 +45,14 @@ type Worker struct {
 	Clock             core.Clock
 	Logger            *slog.Logger
 
-	runner   *operator.Runner
-	tokenDir string
+	// StateBackend is [workers] state_backend: an object-store URL where
+	// tasks keep task state values, only references going to the database
+	// (SPEC BE-2); "" = values in the database.
+	StateBackend string
+
+	runner       *operator.Runner
+	tokenDir     string
+	stateBackend *stateref.Backend // nil without StateBackend
 }
 
 func (w *Worker) init() error {
@@ -75,6 +82,13 @@ func (w *Worker) init() error {
 	}
 	if w.Logger == nil {
 		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	if w.StateBackend != "" {
+		b, err := stateref.Open(w.StateBackend)
+		if err != nil {
+			return fmt.Errorf("worker: [workers] state_backend: %w", err)
+		}
+		w.stateBackend = b
 	}
 	dir, err := os.MkdirTemp("", "weir-worker-")
 	if err != nil {

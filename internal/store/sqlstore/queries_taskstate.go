@@ -15,6 +15,8 @@ const (
 		DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
 			updated_by_run = excluded.updated_by_run, updated_by_try = excluded.updated_by_try,
 			expires_at = excluded.expires_at, never_expire = excluded.never_expire`
+	// qTaskStateTry reads what the Execution API checks of a try's token.
+	qTaskStateTry = `SELECT dag_id, run_id, task_id, map_index, try_number, state FROM task_instance WHERE id = $1`
 	qTaskStateGet = `SELECT ` + taskStateCols + ` FROM task_state_store
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 AND key = $5`
 	// qTaskStateList takes a generated WHERE clause.

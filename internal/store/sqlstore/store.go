@@ -81,6 +81,7 @@ type Store struct {
 	mig    *Migrations
 	close  func()
 	once   sync.Once
+	stmts  *stmtCache // prepared hot queries (nil on a transaction-bound store)
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
 	pending *[]string // channels to publish after commit
@@ -95,7 +96,7 @@ func New(cfg Config) *Store {
 		r = cfg.Write
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
-		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose}
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}}
 }
 
 // Dialect names the engine.
@@ -115,7 +116,7 @@ func (s *Store) Close() error {
 			s.close()
 		}
 		s.hub.closeAll()
-		err = s.w.Close()
+		err = errors.Join(s.stmts.close(), s.w.Close())
 		if s.r != s.w {
 			err = errors.Join(err, s.r.Close())
 		}

@@ -24,13 +24,37 @@ func (s *Store) TaskStateSet(ctx context.Context, p *store.TaskStateSetParams) e
 		return fmt.Errorf("%s: value is not valid JSON: %w", what, core.ErrInvalid)
 	}
 	sc := p.Scope
-	return s.execOne(ctx, what, qTaskStateSet, sc.DagID, sc.RunID, sc.TaskID, sc.MapIndex, p.Key, string(p.Value),
+	res, err := s.hotWrite(qTaskStateSet).exec(ctx, sc.DagID, sc.RunID, sc.TaskID, sc.MapIndex, p.Key, string(p.Value),
 		micros(p.Now), p.UpdatedByRun, p.UpdatedByTry, nullMicros(p.ExpiresAt), p.NeverExpire)
+	if err != nil {
+		return s.wrap(err, "%s", what)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.wrap(err, "%s", what)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, core.ErrNotFound)
+	}
+	return nil
+}
+
+// TaskStateTry returns the scope, try number and state of try id.
+func (s *Store) TaskStateTry(ctx context.Context, id string) (*store.TaskStateTry, error) {
+	var t store.TaskStateTry
+	var state string
+	err := s.hotRead(qTaskStateTry).queryRow(ctx, id).Scan(&t.Scope.DagID, &t.Scope.RunID, &t.Scope.TaskID,
+		&t.Scope.MapIndex, &t.TryNumber, &state)
+	if err != nil {
+		return nil, s.wrap(err, "get task instance %s", id)
+	}
+	t.State = core.TIState(state)
+	return &t, nil
 }
 
 // TaskStateGet returns one entry or ErrNotFound.
 func (s *Store) TaskStateGet(ctx context.Context, sc store.TaskStateScope, key string) (*store.TaskStateEntry, error) {
-	e, err := scanTaskState(s.reader().QueryRowContext(ctx, qTaskStateGet, sc.DagID, sc.RunID, sc.TaskID, sc.MapIndex, key))
+	e, err := scanTaskState(s.hotRead(qTaskStateGet).queryRow(ctx, sc.DagID, sc.RunID, sc.TaskID, sc.MapIndex, key))
 	if err != nil {
 		return nil, s.wrap(err, "get task state %q of %s", key, describeScope(sc))
 	}

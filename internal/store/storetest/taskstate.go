@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -188,4 +189,28 @@ func testTaskStateExpiry(t *testing.T, f *fixture) {
 	if n != 1 || !cmp.Equal(f.stateKeys(), []string{"r1/t[-1]/forever", "r1/t[-1]/keep"}) {
 		t.Errorf("later cleanup removed %d, left %v", n, f.stateKeys())
 	}
+}
+
+// SPEC SEC-3: TaskStateTry reads a try's scope, try number and state as
+// they are now (a finished try reads as finished at once) and ErrNotFound
+// for an id that is not a current try.
+func testTaskStateTry(t *testing.T, f *fixture) {
+	a := newTI("a", core.TIRunning)
+	f.run("etl", "r1", a)
+	got, err := f.st.TaskStateTry(f.ctx, a.ID)
+	must(t, err, "try of a")
+	ti, err := f.st.TaskInstanceGet(f.ctx, a.ID)
+	must(t, err, "get a")
+	want := &store.TaskStateTry{Scope: scope("a", -1), TryNumber: ti.TryNumber, State: core.TIRunning}
+	if !cmp.Equal(got, want) {
+		t.Fatalf("TaskStateTry = %+v, want %+v", got, want)
+	}
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess, Now: f.now}), "finish a")
+	got, err = f.st.TaskStateTry(f.ctx, a.ID)
+	must(t, err, "try of a after it finished")
+	if got.State != core.TISuccess {
+		t.Fatalf("after success TaskStateTry state = %s, want success", got.State)
+	}
+	_, err = f.st.TaskStateTry(f.ctx, uuid.NewString())
+	wantErr(t, err, core.ErrNotFound, "try of an unknown id")
 }

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/statestore"
+)
+
+// assetStateTarget is the asset `weir asset-state` works on: --name, --uri,
+// or the one concrete asset the task declares (SPEC AS-2).
+type assetStateTarget struct {
+	name, uri string
+}
+
+// resolve returns the client and the asset reference; without --name or
+// --uri it asks the Execution API which assets the task declares and
+// takes the only one (exit 2 when there are none or several).
+func (f *assetStateTarget) resolve(ctx context.Context) (*execapi.Client, core.AssetRef, error) {
+	if f.name != "" && f.uri != "" {
+		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: errors.New("pass --name or --uri, not both")}
+	}
+	c, err := execapi.ClientFromEnv()
+	if err != nil {
+		return nil, core.AssetRef{}, &exitError{code: exitFailed, err: err}
+	}
+	if f.name != "" || f.uri != "" {
+		return c, core.AssetRef{Name: f.name, URI: f.uri}, nil
+	}
+	ta, err := c.TaskAssets(ctx)
+	if err != nil {
+		return nil, core.AssetRef{}, taskStateError("look up the task's assets", err)
+	}
+	a, err := statestore.ShorthandAsset(ta.Assets, "pass --name or --uri")
+	if err != nil {
+		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: err}
+	}
+	return c, core.AssetRef{Name: a.Name}, nil
+}
+
+// assetStateCmd is the in-task asset state CLI: like `weir task-state`, it
+// runs inside a task and reaches the Execution API with the try's token.
+func (a *app) assetStateCmd() *cobra.Command {
+	var f assetStateTarget
+	cmd := &cobra.Command{
+		Use:   "asset-state",
+		Short: "Read and write the state of an asset this task declares, from inside a running task",
+		Long: `Asset state is a key/value store of JSON values scoped to one asset, independent of runs and
+without retention: a watermark or cursor that the next run reads. A task reaches the state of
+the concrete assets it declares as inlets or outlets; name the asset with --name or --uri, or
+leave both out when the task declares exactly one. Reads WEIR_API_URL, WEIR_TASK_TOKEN (or
+WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the worker sets for every task.
+
+Exit codes: 0 success; 1 get found no key and no --default was given; 2 bad input (not
+JSON, null, NaN or Infinity, a bad key, a value over [state_store] max_value_bytes, or no
+--name/--uri while the task does not declare exactly one asset); 3 the API refused the
+request (the task does not declare the asset, the asset is unknown or inactive, the try is
+no longer running) or could not be reached. Messages go to stderr.`,
+	}
+	cmd.PersistentFlags().StringVar(&f.name, "name", "", "the asset's name")
+	cmd.PersistentFlags().StringVar(&f.uri, "uri", "", "the asset's uri")
+	var def string
+	get := &cobra.Command{
+		Use:     "get KEY",
+		Short:   "Print KEY's JSON value (or --default; exit 1 when absent without one)",
+		Example: "  since=$(weir asset-state --name orders get watermark --default 0)",
+		Args:    args(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var fallback []byte
+			if cmd.Flags().Changed("default") {
+				v, err := statestore.ParseValue([]byte(def))
+				if err != nil {
+					return &exitError{code: exitInvalid, err: fmt.Errorf("--default: %w", err)}
+				}
+				fallback = v
+			}
+			c, ref, err := f.resolve(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.AssetStateGet(cmd.Context(), ref, args[0])
+			switch {
+			case execapi.IsUnknownAsset(err):
+				return taskStateError("get "+args[0], err)
+			case errors.Is(err, core.ErrNotFound) && fallback != nil:
+				v = fallback
+			case errors.Is(err, core.ErrNotFound):
+				return &exitError{code: exitAbsent, err: fmt.Errorf("no asset state key %q for asset %s (pass --default to get a value instead)", args[0], ref)}
+			case err != nil:
+				return taskStateError("get "+args[0], err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), string(v))
+			return nil
+		},
+	}
+	get.Flags().StringVar(&def, "default", "", "JSON value printed when KEY is absent")
+	set := &cobra.Command{
+		Use:   "set KEY JSON",
+		Short: "Store a JSON value under KEY (any JSON but null; no retention)",
+		Example: `  weir asset-state set watermark 42
+  weir asset-state --uri s3://lake/orders set cursor '{"id": "c-9"}'`,
+		Args: args(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := statestore.ParseValue([]byte(args[1]))
+			if err != nil {
+				return &exitError{code: exitInvalid, err: fmt.Errorf("value for %q: %w", args[0], err)}
+			}
+			c, ref, err := f.resolve(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.AssetStateSet(cmd.Context(), ref, args[0], v); err != nil {
+				return taskStateError("set "+args[0], err)
+			}
+			return nil
+		},
+	}
+	del := &cobra.Command{
+		Use:   "delete KEY",
+		Short: "Delete KEY (nothing happens when it is absent)",
+		Args:  args(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ref, err := f.resolve(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.AssetStateDelete(cmd.Context(), ref, args[0]); err != nil {
+				return taskStateError("delete "+args[0], err)
+			}
+			return nil
+		},
+	}
+	clearCmd := &cobra.Command{
+		Use:   "clear",
+		Short: "Delete every key of the asset",
+		Args:  args(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ref, err := f.resolve(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.AssetStateClear(cmd.Context(), ref); err != nil {
+				return taskStateError("clear", err)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(get, set, del, clearCmd)
+	return cmd
+}

@@ -1,0 +1,150 @@
+package stateref_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/s3test"
+)
+
+func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+
+// maxValueBytes is the test server's [state_store] max_value_bytes: small,
+// so a value of a few KB is over it and only a reference fits.
+const maxValueBytes = 256
+
+// env is a real Execution API on SQLite with a small value limit.
+type env struct {
+	*execapitest.Env
+	url string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := execapitest.New(t, execapi.Config{})
+	h := execapi.NewHandler(execapi.Deps{Store: e.Store, Tokens: e.Tokens, Clock: e.Clock,
+		State: statestore.New(e.Store, e.Clock, statestore.Config{MaxValueBytes: maxValueBytes})})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &env{Env: e, url: srv.URL + "/execution"}
+}
+
+// mappedRun creates run runID of dag d with task t mapped over n indices,
+// claims and starts every instance, and returns a client per map index.
+func (e *env) mappedRun(t *testing.T, runID string, n int) []*execapi.Client {
+	t.Helper()
+	ctx := context.Background()
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
+	vid, _, err := e.Store.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: "d-1", Now: e.Clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tis []store.NewTaskInstance
+	for i := range n {
+		tis = append(tis, store.NewTaskInstance{ID: uuid.NewString(), TaskID: "t", MapIndex: i, MaxTries: 1,
+			Operator: "noop", State: core.TIQueued, PriorityWeight: 1})
+	}
+	if _, err := e.Store.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "d", RunID: runID, RunType: core.RunManual,
+		State: core.RunRunning, DagVersionID: vid, Now: e.Clock.Now(), TaskInstances: tis}); err != nil {
+		t.Fatal(err)
+	}
+	wls, err := e.WorkerClient(t, "w1").Claim(ctx, execapi.ClaimRequest{Limit: n, WaitSeconds: 5})
+	if err != nil || len(wls) != n {
+		t.Fatalf("claimed %d workloads (%v), want %d", len(wls), err, n)
+	}
+	out := make([]*execapi.Client, n)
+	for _, wl := range wls {
+		c := execapi.NewClient(e.url, wl.Token, execapi.ClientOptions{Retries: -1}).WithToken(wl.Token, execapi.TaskIdentity{
+			TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex, TryNumber: 1})
+		if _, err := c.Run(ctx, wl.TI.ID, execapi.RunRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		out[wl.TI.MapIndex] = c
+	}
+	return out
+}
+
+// rows returns dag d's task-state rows as "run/task/map_index/key" → the
+// stored value, as the database holds them.
+func (e *env) rows(t *testing.T) map[string]string {
+	t.Helper()
+	all, err := e.Store.TaskStateList(context.Background(), &store.TaskStateListParams{DagID: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range all {
+		out[fmt.Sprintf("%s/%s/%d/%s", r.RunID, r.TaskID, r.MapIndex, r.Key)] = string(r.Value)
+	}
+	return out
+}
+
+// backend is a store under test with a name for subtests.
+type backend struct {
+	name string
+	url  func(t *testing.T) string
+}
+
+// backends are the two kinds of [workers] state_backend: a real directory
+// and a real SeaweedFS bucket (skipped without a weed binary unless
+// WEIR_REQUIRE_S3=1).
+var backends = []backend{
+	{"file", func(t *testing.T) string { return "file://" + filepath.Join(t.TempDir(), "state") }},
+	{"s3", func(t *testing.T) string { return s3test.URL(t, "weir/") }},
+}
+
+// openStore opens url as the worker does.
+func openStore(t *testing.T, url string) objstore.Store {
+	t.Helper()
+	st, err := objstore.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// list returns every object key in st under prefix.
+func list(t *testing.T, st objstore.Store, prefix string) []string {
+	t.Helper()
+	keys, err := st.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// blockDeletes makes dir refuse to lose entries, so deleting an object in
+// it fails: read-only for an ordinary user; immutable (chattr +i) for root,
+// whom permissions do not stop. It returns the function that lifts the
+// block (also run at cleanup).
+func blockDeletes(t *testing.T, dir string) (unblock func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		unblock = func() { _ = os.Chmod(dir, 0o700) }
+	} else {
+		if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+			t.Skipf("cannot make %s immutable as root to make a delete fail (chattr: %v %s)", dir, err, out)
+		}
+		unblock = func() { _ = exec.Command("chattr", "-i", dir).Run() }
+	}
+	t.Cleanup(unblock)
+	return unblock
+}

@@ -1,0 +1,44 @@
+package sqlstore
+
+// --- asset_state_store (SPEC AS-1..AS-6, GC-1's orphan sweep) ---
+
+const assetStateCols = `s.asset_id, a.name, a.uri, s.key, s.value, s.updated_at, s.last_updated_by_kind,
+	s.last_updated_by_dag_id, s.last_updated_by_run_id, s.last_updated_by_task_id, s.last_updated_by_map_index,
+	s.last_updated_by_try, s.last_updated_by_user, a.inactive_since`
+
+const (
+	// qAssetStateSet upserts one key; the asset is looked up by id, so an
+	// unknown asset inserts nothing.
+	qAssetStateSet = `INSERT INTO asset_state_store (asset_id, key, value, updated_at, last_updated_by_kind,
+			last_updated_by_dag_id, last_updated_by_run_id, last_updated_by_task_id, last_updated_by_map_index,
+			last_updated_by_try, last_updated_by_user)
+		SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM asset WHERE id = $1
+		ON CONFLICT (asset_id, key)
+		DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+			last_updated_by_kind = excluded.last_updated_by_kind,
+			last_updated_by_dag_id = excluded.last_updated_by_dag_id,
+			last_updated_by_run_id = excluded.last_updated_by_run_id,
+			last_updated_by_task_id = excluded.last_updated_by_task_id,
+			last_updated_by_map_index = excluded.last_updated_by_map_index,
+			last_updated_by_try = excluded.last_updated_by_try,
+			last_updated_by_user = excluded.last_updated_by_user`
+	qAssetStateGet = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		WHERE s.asset_id = $1 AND s.key = $2`
+	qAssetStateList = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		WHERE s.asset_id = $1 ORDER BY s.key`
+	qAssetStateListAll = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		ORDER BY a.name, s.key`
+	qAssetStateDelete = `DELETE FROM asset_state_store WHERE asset_id = $1 AND key = $2`
+	qAssetStateClear  = `DELETE FROM asset_state_store WHERE asset_id = $1`
+
+	// assetOrphanCond selects the assets whose state the orphan sweep
+	// removes: inactive since before $1.
+	assetOrphanCond    = `a.active = FALSE AND a.inactive_since IS NOT NULL AND a.inactive_since < $1`
+	qAssetStateOrphans = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		WHERE ` + assetOrphanCond + ` ORDER BY a.name, s.key LIMIT $2`
+	qAssetStateDeleteOrphans = `DELETE FROM asset_state_store WHERE asset_id IN
+		(SELECT a.id FROM asset a WHERE ` + assetOrphanCond + `)`
+	qAssetStateDeleteOrphansBatch = `DELETE FROM asset_state_store WHERE (asset_id, key) IN
+		(SELECT s.asset_id, s.key FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		WHERE ` + assetOrphanCond + ` ORDER BY s.asset_id, s.key LIMIT $2)`
+)
