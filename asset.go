@@ -41,8 +41,11 @@ func AssetGroup(group string) AssetOption { return func(a *core.Asset) { a.Group
 // AssetExtra attaches JSON-encodable metadata to the asset.
 func AssetExtra(extra map[string]any) AssetOption { return func(a *core.Asset) { a.Extra = extra } }
 
-// Alias names an asset alias. Aliases are allowed only in Outlets: they
-// produce no event on their own (the concrete asset is decided at run time).
+// Alias names an asset alias: a set of assets decided at run time. As an
+// outlet, the task adds assets to it with TaskContext.AddToAlias (the alias
+// produces no event of its own); as an inlet, the task reaches the assets
+// it resolves to; in ScheduleOnAssets, the DAG runs on events of those
+// assets (docs/assets.md#aliases).
 func Alias(name string) AssetRef { return AssetRef{alias: name} }
 
 // Inlets declares the assets the task reads.

@@ -52,8 +52,8 @@ func TestAssetValidationErrors(t *testing.T) {
 		{"two uris for one name", func(d *DAG) {
 			d.Noop("a", Outlets(Asset("orders", AssetURI("s3://a")), Asset("orders", AssetURI("s3://b"))))
 		}, p + `assets[1].uri: asset "orders" is defined twice with different uris`},
-		{"alias as inlet", func(d *DAG) { d.Noop("a", Inlets(Alias("dyn"))) },
-			p + `tasks.a.inlets[0]: alias "dyn": an alias can only be an outlet`},
+		{"alias with spaces", func(d *DAG) { d.Noop("a", Inlets(Alias(" dyn"))) },
+			p + `tasks.a.inlets[0]: the alias " dyn" must not start or end with spaces`},
 		{"time and asset schedule", func(d *DAG) {
 			Schedule("@daily")(d)
 			StartDate(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))(d)

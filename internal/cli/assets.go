@@ -14,9 +14,9 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
-// assetsCmd is `weir assets list|show|events` (docs/assets.md).
+// assetsCmd is `weir assets list|show|events|add-to-alias` (docs/assets.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets and their events"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets and their events; add an asset to an alias from a task"}
 	var (
 		asJSON, all bool
 		assetName   string
@@ -123,7 +123,7 @@ func (a *app) assetsCmd() *cobra.Command {
 	events.Flags().IntVar(&limit, "limit", 0, "show only the newest N events (0 = all)")
 	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
-	cmd.AddCommand(list, show, events)
+	cmd.AddCommand(list, show, events, a.addToAliasCmd())
 	return cmd
 }
 

@@ -1,14 +1,16 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/statestore"
 )
 
@@ -18,10 +20,12 @@ type assetStateTarget struct {
 	name, uri string
 }
 
-// resolve returns the client and the asset reference; without --name or
-// --uri it asks the Execution API which assets the task declares and
-// takes the only one (exit 2 when there are none or several).
-func (f *assetStateTarget) resolve(ctx context.Context) (*execapi.Client, core.AssetRef, error) {
+// resolve returns the asset state access and the asset reference; without
+// --name or --uri it asks the Execution API which assets the task declares
+// and takes the only one (exit 2 when there are none or several). The
+// access goes through the worker-side backend when WEIR_STATE_BACKEND is
+// set (SPEC BE-2).
+func (f *assetStateTarget) resolve(cmd *cobra.Command) (operator.AssetState, core.AssetRef, error) {
 	if f.name != "" && f.uri != "" {
 		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: errors.New("pass --name or --uri, not both")}
 	}
@@ -29,10 +33,14 @@ func (f *assetStateTarget) resolve(ctx context.Context) (*execapi.Client, core.A
 	if err != nil {
 		return nil, core.AssetRef{}, &exitError{code: exitFailed, err: err}
 	}
-	if f.name != "" || f.uri != "" {
-		return c, core.AssetRef{Name: f.name, URI: f.uri}, nil
+	as, err := inAssetState(cmd, c)
+	if err != nil {
+		return nil, core.AssetRef{}, err
 	}
-	ta, err := c.TaskAssets(ctx)
+	if f.name != "" || f.uri != "" {
+		return as, core.AssetRef{Name: f.name, URI: f.uri}, nil
+	}
+	ta, err := c.TaskAssets(cmd.Context())
 	if err != nil {
 		return nil, core.AssetRef{}, taskStateError("look up the task's assets", err)
 	}
@@ -40,7 +48,20 @@ func (f *assetStateTarget) resolve(ctx context.Context) (*execapi.Client, core.A
 	if err != nil {
 		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: err}
 	}
-	return c, core.AssetRef{Name: a.Name}, nil
+	return as, core.AssetRef{Name: a.Name}, nil
+}
+
+// inAssetState returns c's asset state, wrapped by the worker-side backend
+// when WEIR_STATE_BACKEND is set; backend warnings go to stderr.
+func inAssetState(cmd *cobra.Command, c *execapi.Client) (operator.AssetState, error) {
+	b, err := stateref.FromEnv()
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	if b == nil {
+		return c, nil
+	}
+	return stateref.NewAssetState(c, b.Store, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))), nil
 }
 
 // assetStateCmd is the in-task asset state CLI: like `weir task-state`, it
@@ -54,7 +75,9 @@ func (a *app) assetStateCmd() *cobra.Command {
 without retention: a watermark or cursor that the next run reads. A task reaches the state of
 the concrete assets it declares as inlets or outlets; name the asset with --name or --uri, or
 leave both out when the task declares exactly one. Reads WEIR_API_URL, WEIR_TASK_TOKEN (or
-WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the worker sets for every task.
+WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the worker sets for every task. When the worker
+has a [workers] state_backend it also sets WEIR_STATE_BACKEND: values then go to that object
+store (under the asset's name) and only a reference to the API.
 
 Exit codes: 0 success; 1 get found no key and no --default was given; 2 bad input (not
 JSON, null, NaN or Infinity, a bad key, a value over [state_store] max_value_bytes, or no
@@ -79,7 +102,7 @@ no longer running) or could not be reached. Messages go to stderr.`,
 				}
 				fallback = v
 			}
-			c, ref, err := f.resolve(cmd.Context())
+			c, ref, err := f.resolve(cmd)
 			if err != nil {
 				return err
 			}
@@ -110,7 +133,7 @@ no longer running) or could not be reached. Messages go to stderr.`,
 			if err != nil {
 				return &exitError{code: exitInvalid, err: fmt.Errorf("value for %q: %w", args[0], err)}
 			}
-			c, ref, err := f.resolve(cmd.Context())
+			c, ref, err := f.resolve(cmd)
 			if err != nil {
 				return err
 			}
@@ -125,7 +148,7 @@ no longer running) or could not be reached. Messages go to stderr.`,
 		Short: "Delete KEY (nothing happens when it is absent)",
 		Args:  args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ref, err := f.resolve(cmd.Context())
+			c, ref, err := f.resolve(cmd)
 			if err != nil {
 				return err
 			}
@@ -140,7 +163,7 @@ no longer running) or could not be reached. Messages go to stderr.`,
 		Short: "Delete every key of the asset",
 		Args:  args(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ref, err := f.resolve(cmd.Context())
+			c, ref, err := f.resolve(cmd)
 			if err != nil {
 				return err
 			}

@@ -117,7 +117,7 @@ func applyAssetDefaults(d *core.DAG) {
 
 // validateAssets checks asset definitions (name, uri and group syntax, each
 // defined once), the asset schedule and every task's inlets and outlets
-// (known assets; aliases only as outlets).
+// (known assets, or aliases: docs/assets.md#aliases).
 func validateAssets(ps *problems, d *core.DAG) {
 	names, uris := map[string]int{}, map[string]int{}
 	var known []string
@@ -151,21 +151,21 @@ func validateAssets(ps *problems, d *core.DAG) {
 		ps.add("schedule", "a DAG has either a time schedule or a list of assets, not both")
 	}
 	for j, r := range d.AssetSchedule {
-		checkAssetRef(ps, d, fmt.Sprintf("schedule[%d]", j), r, known, false)
+		checkAssetRef(ps, d, fmt.Sprintf("schedule[%d]", j), r, known)
 	}
 	for i, t := range d.Tasks {
 		for j, r := range t.Inlets {
-			checkAssetRef(ps, d, fmt.Sprintf("tasks[%d].inlets[%d]", i, j), r, known, false)
+			checkAssetRef(ps, d, fmt.Sprintf("tasks[%d].inlets[%d]", i, j), r, known)
 		}
 		for j, r := range t.Outlets {
-			checkAssetRef(ps, d, fmt.Sprintf("tasks[%d].outlets[%d]", i, j), r, known, true)
+			checkAssetRef(ps, d, fmt.Sprintf("tasks[%d].outlets[%d]", i, j), r, known)
 		}
 	}
 }
 
-// checkAssetRef checks that r names exactly one asset of the DAG (or is an
-// alias, where allowed).
-func checkAssetRef(ps *problems, d *core.DAG, path string, r core.AssetRef, known []string, aliasOK bool) {
+// checkAssetRef checks that r names exactly one asset of the DAG or is an
+// alias (allowed in the schedule, inlets and outlets alike).
+func checkAssetRef(ps *problems, d *core.DAG, path string, r core.AssetRef, known []string) {
 	set := 0
 	for _, v := range []string{r.Name, r.URI, r.Alias} {
 		if v != "" {
@@ -175,8 +175,6 @@ func checkAssetRef(ps *problems, d *core.DAG, path string, r core.AssetRef, know
 	switch {
 	case set != 1:
 		ps.add(path, "an asset reference has exactly one of name, uri or alias")
-	case r.Alias != "" && !aliasOK:
-		ps.add(path, "alias %q: an alias can only be an outlet (aliases are resolved when a task runs)", r.Alias)
 	case r.Alias != "":
 		checkAssetText(ps, path, "alias", r.Alias)
 	case d.Asset(r) == nil && r.URI != "":

@@ -32,9 +32,10 @@ type AssetStateResponse struct {
 	store.StateWriter
 }
 
-// TaskAssetsResponse lists the concrete assets a try's task declares
-// (aliases are not resolved): Assets is inlets and outlets once each, the
-// set asset state is available for (SPEC AS-2).
+// TaskAssetsResponse lists the concrete assets a try's task reaches: Inlets
+// are its concrete inlets and then the assets its alias inlets resolve to
+// now, Outlets its concrete outlets, and Assets both once each, the set
+// asset state is available for (SPEC AS-2).
 type TaskAssetsResponse struct {
 	Inlets  []core.Asset `json:"inlets"`
 	Outlets []core.Asset `json:"outlets"`
@@ -93,7 +94,8 @@ func (s *server) runningTI(r *http.Request, c *auth.Claims) (*core.TaskInstance,
 }
 
 // declaredAssets returns the DAG version ti runs, its task and the
-// concrete assets the task declares as inlets or outlets.
+// concrete assets the task reaches: its concrete inlets and outlets and the
+// assets its alias inlets resolve to now.
 func (s *server) declaredAssets(r *http.Request, ti *core.TaskInstance) (*core.DAG, *core.Task, []core.Asset, error) {
 	v, err := s.versions.get(r.Context(), s.st, ti.DagVersionID)
 	if err != nil {
@@ -103,7 +105,28 @@ func (s *server) declaredAssets(r *http.Request, ti *core.TaskInstance) (*core.D
 	if t == nil {
 		return nil, nil, nil, fmt.Errorf("task %s is not in dag version %d: %w", ti.TaskID, ti.DagVersionID, core.ErrNotFound)
 	}
-	return &v.Spec, t, statestore.DeclaredAssets(&v.Spec, ti.TaskID), nil
+	declared, err := s.states.TaskAssets(r.Context(), &v.Spec, ti.TaskID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &v.Spec, t, declared, nil
+}
+
+// activeAsset returns the asset named (by name or uri) when it exists and
+// is active; 404 unknown_asset otherwise (as Airflow).
+func (s *server) activeAsset(r *http.Request, named statestore.AssetScope) (*core.AssetModel, error) {
+	a, err := s.states.ResolveAsset(r.Context(), named)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, withStatus(http.StatusNotFound, ReasonUnknownAsset, fmt.Errorf("no asset %s: %w", named, err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !a.Active {
+		return nil, withStatus(http.StatusNotFound, ReasonUnknownAsset,
+			fmt.Errorf("asset %q is inactive (no active DAG defines it): %w", a.Name, core.ErrNotFound))
+	}
+	return a, nil
 }
 
 // assetStateScope authorizes a request (SPEC AS-4): the token's try must be
@@ -117,17 +140,9 @@ func (s *server) assetStateScope(r *http.Request, c *auth.Claims, named statesto
 	if err != nil {
 		return statestore.AssetScope{}, statestore.Writer{}, err
 	}
-	a, err := s.states.ResolveAsset(r.Context(), named)
-	if errors.Is(err, core.ErrNotFound) {
-		return statestore.AssetScope{}, statestore.Writer{}, withStatus(http.StatusNotFound, ReasonUnknownAsset,
-			fmt.Errorf("no asset %s: %w", named, err))
-	}
+	a, err := s.activeAsset(r, named)
 	if err != nil {
 		return statestore.AssetScope{}, statestore.Writer{}, err
-	}
-	if !a.Active {
-		return statestore.AssetScope{}, statestore.Writer{}, withStatus(http.StatusNotFound, ReasonUnknownAsset,
-			fmt.Errorf("asset %q is inactive (no active DAG defines it): %w", a.Name, core.ErrNotFound))
 	}
 	_, _, declared, err := s.declaredAssets(r, ti)
 	if err != nil {
@@ -232,8 +247,11 @@ func (s *server) taskAssets(w http.ResponseWriter, r *http.Request, c *auth.Clai
 	if err != nil {
 		return err
 	}
-	out := TaskAssetsResponse{Inlets: nonNil(dag.ConcreteAssets(t.Inlets)), Outlets: nonNil(dag.ConcreteAssets(t.Outlets)),
-		Assets: nonNil(declared)}
+	inlets, err := s.states.InletAssets(r.Context(), dag, ti.TaskID)
+	if err != nil {
+		return err
+	}
+	out := TaskAssetsResponse{Inlets: nonNil(inlets), Outlets: nonNil(dag.ConcreteAssets(t.Outlets)), Assets: nonNil(declared)}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

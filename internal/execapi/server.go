@@ -91,6 +91,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
 	s.registerTaskState(mux, d.State)
 	s.registerAssetState(mux)
+	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})

@@ -23,10 +23,24 @@ type AssetState interface {
 // errNoAssetState is returned when a try runs without an Execution API client.
 var errNoAssetState = errors.New("asset state: no Execution API client")
 
-// AssetState returns the try's asset state access (the worker's XCom client
-// is the try's Execution API client, which serves asset state too); calls
-// fail with an error when the try has no Execution API client.
+// assetStateOf returns the request's asset state access: req.AssetState
+// when set, else the worker's XCom client, the try's Execution API client,
+// which serves asset state too.
+func assetStateOf(req *Request) AssetState {
+	if req.AssetState != nil {
+		return req.AssetState
+	}
+	as, _ := req.XCom.(AssetState)
+	return as
+}
+
+// AssetState returns the try's asset state access (through the worker-side
+// backend when one is configured); calls fail with an error when the try
+// has no Execution API client.
 func (tc TaskContext) AssetState() AssetState {
+	if tc.assets != nil {
+		return tc.assets
+	}
 	if as, ok := tc.xcom.(AssetState); ok {
 		return as
 	}

@@ -65,6 +65,9 @@ type Request struct {
 	// State, when set, is the try's task state (the worker passes the
 	// worker-side backend's wrapper); nil = XCom's, when it serves task state.
 	State TaskState
+	// AssetState, when set, is the try's asset state (the worker passes the
+	// worker-side backend's wrapper); nil = XCom's, when it serves asset state.
+	AssetState AssetState
 	// Connections, when set, is consulted after the Runner's own lookup:
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.

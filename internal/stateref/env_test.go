@@ -47,10 +47,20 @@ func newEnv(t *testing.T) *env {
 // claims and starts every instance, and returns a client per map index.
 func (e *env) mappedRun(t *testing.T, runID string, n int) []*execapi.Client {
 	t.Helper()
+	return e.startRun(t, core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}, runID, n)
+}
+
+// startRun syncs dag (its one task "t" and its assets, which become
+// active), creates run runID with t mapped over n indices, claims and
+// starts every instance, and returns a client per map index.
+func (e *env) startRun(t *testing.T, dag core.DAG, runID string, n int) []*execapi.Client {
+	t.Helper()
 	ctx := context.Background()
-	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
-	vid, _, err := e.Store.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: "d-1", Now: e.Clock.Now()})
+	vid, _, err := e.Store.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: dag.DagID + "-1", Now: e.Clock.Now()})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: &dag, Now: e.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	var tis []store.NewTaskInstance
@@ -58,7 +68,7 @@ func (e *env) mappedRun(t *testing.T, runID string, n int) []*execapi.Client {
 		tis = append(tis, store.NewTaskInstance{ID: uuid.NewString(), TaskID: "t", MapIndex: i, MaxTries: 1,
 			Operator: "noop", State: core.TIQueued, PriorityWeight: 1})
 	}
-	if _, err := e.Store.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "d", RunID: runID, RunType: core.RunManual,
+	if _, err := e.Store.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: dag.DagID, RunID: runID, RunType: core.RunManual,
 		State: core.RunRunning, DagVersionID: vid, Now: e.Clock.Now(), TaskInstances: tis}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,18 @@
 // Package stateref is the worker-side object-store backend of task state
-// (SPEC BE-2, `[workers] state_backend`). It runs in the worker and in the
-// in-task CLI, never on the api-server: a value is written to an
-// objstore.Store under a deterministic reference derived from its scope and
-// key, and only a small reference object is sent to the Execution API and
-// kept in the database:
+// and asset state (SPEC BE-2, `[workers] state_backend`). It runs in the
+// worker and in the in-task CLI, never on the api-server: a value is
+// written to an objstore.Store under a deterministic reference derived
+// from its scope and key (task/<dag>/<run>/<task>/<map_index>/<key>, or
+// asset/<name>/<key>), and only a small reference object is sent to the
+// Execution API and kept in the database:
 //
 //	{"__weir_state_ref__": "task/etl/manual__2026-03-01T12%3A00%3A00%2B00%3A00/load/-1/checkpoint"}
 //
 // The server treats that object as an ordinary JSON value, so
 // [state_store] max_value_bytes bounds the reference, not the value.
-// TaskState wraps the Execution API client with that behaviour; see
-// docs/state-backends.md for the ordering and repair rules.
+// TaskState and AssetState wrap the Execution API client with that
+// behaviour (sharing it through objects); see docs/state-backends.md for
+// the ordering and repair rules.
 package stateref
 
 import (

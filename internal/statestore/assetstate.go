@@ -67,7 +67,7 @@ func (s *Service) AssetList(ctx context.Context, assetID int64) ([]store.AssetSt
 
 // DeclaredAssets returns the concrete assets task taskID of dag declares as
 // inlets or outlets, once each, inlets first (SPEC AS-2). Aliases are not
-// resolved: they name no concrete asset until run time.
+// resolved here: Service.TaskAssets adds what alias inlets resolve to.
 func DeclaredAssets(dag *core.DAG, taskID string) []core.Asset {
 	t := dag.Task(taskID)
 	if t == nil {

@@ -79,6 +79,10 @@ type AssetEventParams struct {
 	SourceMapIndex  int
 	SourceTryNumber int
 	Now             time.Time
+	// Aliases are associated with the asset in the event's transaction
+	// (before the event is queued, so DAGs scheduled on them are queued
+	// too): a try's additions to its alias outlets.
+	Aliases []string
 }
 
 // AssetEventListParams filters AssetEventList.

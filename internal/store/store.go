@@ -25,6 +25,7 @@ type Store interface {
 	AuthStore
 	MiscStore
 	AssetStore
+	AssetAliasStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.

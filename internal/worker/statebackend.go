@@ -8,11 +8,11 @@ import (
 	"github.com/weirflow/weir/internal/stateref"
 )
 
-// withStateBackend gives req the worker-side task state backend (SPEC
-// BE-2), when one is configured: in-process tasks get the wrapped client,
-// subprocesses the variables the in-task CLI reads, and the try log masks
-// the backend's credentials. Failed object deletes are reported in the try
-// log.
+// withStateBackend gives req the worker-side state backend (SPEC BE-2) for
+// task and asset state, when one is configured: in-process tasks get the
+// wrapped client, subprocesses the variables the in-task CLI reads, and
+// the try log masks the backend's credentials. Failed object deletes are
+// reported in the try log.
 func (w *Worker) withStateBackend(req *operator.Request, tc *execapi.Client, red *operator.Redactor) error {
 	b := w.stateBackend
 	if b == nil {
@@ -29,6 +29,7 @@ func (w *Worker) withStateBackend(req *operator.Request, tc *execapi.Client, red
 		return err
 	}
 	req.State = ts
+	req.AssetState = stateref.NewAssetState(tc, b.Store, log)
 	req.Env = append(req.Env, b.TaskEnv()...)
 	return nil
 }

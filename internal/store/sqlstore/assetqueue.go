@@ -48,10 +48,6 @@ func (s *Store) AssetQueueConsume(ctx context.Context, dagID string, dagRunID in
 	what := fmt.Sprintf("consume queued asset events of dag %s for run %d", dagID, dagRunID)
 	var events []core.AssetEvent
 	err := s.inTx(ctx, func(tx *Store) error {
-		var want int
-		if err := tx.tx.QueryRowContext(ctx, qAssetScheduleCount, dagID).Scan(&want); err != nil {
-			return tx.wrap(err, "%s", what)
-		}
 		rows, err := tx.tx.QueryContext(ctx, qAssetQueueTake, dagID)
 		if err != nil {
 			return tx.wrap(err, "%s", what)
@@ -63,9 +59,13 @@ func (s *Store) AssetQueueConsume(ctx context.Context, dagID string, dagRunID in
 		if err != nil {
 			return tx.wrap(err, "%s", what)
 		}
-		if want == 0 || len(taken) < want {
-			return fmt.Errorf("%s: %d of %d scheduled assets have queued events: %w",
-				what, len(taken), want, core.ErrConflict)
+		met, want, err := tx.scheduleMet(ctx, dagID, taken)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if want == 0 || met < want {
+			return fmt.Errorf("%s: %d of %d scheduled assets and aliases have queued events: %w",
+				what, met, want, core.ErrConflict)
 		}
 		for _, e := range taken {
 			if _, err := tx.tx.ExecContext(ctx, qAssetConsume, dagRunID, e.AssetID, e.FirstEventID, e.LastEventID); err != nil {

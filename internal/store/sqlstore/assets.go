@@ -40,6 +40,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 				return tx.wrap(err, "sync assets of dag %s: schedule on %s", d.DagID, a.Name)
 			}
 		}
+		if err := tx.syncAliasSchedule(ctx, d, now); err != nil {
+			return err
+		}
 		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
 			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
 		}
@@ -251,6 +254,11 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 			assetID = a.ID
 		}
 		what := fmt.Sprintf("record event of asset %d", assetID)
+		for _, alias := range p.Aliases {
+			if err := tx.AssetAliasAssociate(ctx, &store.AssetAliasAssociateParams{Alias: alias, AssetID: assetID, Now: p.Now}); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
 		var id int64
 		if err := tx.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
 			nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,

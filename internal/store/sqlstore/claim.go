@@ -99,19 +99,15 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 			return tx.TaskInstanceFinish(ctx, &rest)
 		})
 	}
-	if p.State == core.TISuccess && len(p.OutletEvents) > 0 {
-		// Outlet events commit with the success transition, or not at all
-		// (docs/assets.md).
-		return s.inTx(ctx, func(tx *Store) error {
-			rest := *p
-			rest.OutletEvents = nil
-			if err := tx.TaskInstanceFinish(ctx, &rest); err != nil {
-				return err
-			}
-			return tx.insertOutletEvents(ctx, p.OutletEvents)
-		})
-	}
-	return s.runningOnly(ctx, what, p.ID, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt))
+	// Outlet events (declared outlets and the try's additions to alias
+	// outlets) commit with the success transition, or not at all; any other
+	// end drops the additions (docs/assets.md).
+	return s.inTx(ctx, func(tx *Store) error {
+		if err := tx.runningOnly(ctx, what, p.ID, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt)); err != nil {
+			return err
+		}
+		return tx.finishOutletEvents(ctx, p)
+	})
 }
 
 // runningOnly runs an update conditioned on state running; when no row

@@ -40,10 +40,17 @@ const (
 	qTaskInletInsert        = `INSERT INTO task_inlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
 	qTaskOutletDelete       = `DELETE FROM task_outlet_asset WHERE dag_id = $1`
 	qTaskOutletInsert       = `INSERT INTO task_outlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
-	// qAssetQueuePrune drops queued events of assets the DAG is no longer scheduled on.
+	// qAssetQueuePrune drops queued events of assets the DAG is no longer
+	// scheduled on, directly or through an alias.
 	qAssetQueuePrune = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
-		AND asset_id NOT IN (SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1)`
+		AND asset_id NOT IN (` + qScheduledAssetsOf + `)`
 )
+
+// qScheduledAssetsOf selects the assets DAG $1 is scheduled on: directly,
+// or as what one of its scheduled aliases resolves to.
+const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1
+	UNION SELECT aa.asset_id FROM dag_schedule_asset_alias s
+	JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE s.dag_id = $1`
 
 const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
 	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.timestamp`
@@ -60,26 +67,37 @@ const (
 		WHERE r.dag_run_id = $1 ORDER BY e.id`
 
 	// qAssetQueueEnqueue queues event $2 of asset $1 for every active DAG
-	// scheduled on the asset, widening an existing entry's event range.
+	// scheduled on the asset or on an alias that resolves to it, widening an
+	// existing entry's event range.
 	qAssetQueueEnqueue = `INSERT INTO asset_dag_run_queue (asset_id, target_dag_id, first_event_id, event_id, created_at)
-		SELECT s.asset_id, s.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM dag_schedule_asset s JOIN dag d ON d.dag_id = s.dag_id
-		WHERE s.asset_id = $1 AND d.is_active = TRUE
+		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM (
+			SELECT dag_id FROM dag_schedule_asset WHERE asset_id = $1
+			UNION SELECT s.dag_id FROM dag_schedule_asset_alias s
+			JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE aa.asset_id = $1
+		) c JOIN dag d ON d.dag_id = c.dag_id
+		WHERE d.is_active = TRUE
 		ON CONFLICT (asset_id, target_dag_id) DO UPDATE SET
 			first_event_id = CASE WHEN excluded.first_event_id < asset_dag_run_queue.first_event_id
 				THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
 			event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
 				THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
-	// qAssetQueueReady finds the DAGs whose every scheduled asset is queued.
-	qAssetQueueReady = `SELECT s.dag_id FROM dag_schedule_asset s
-		JOIN dag d ON d.dag_id = s.dag_id AND d.is_active = TRUE AND d.is_paused = FALSE
-		LEFT JOIN asset_dag_run_queue q ON q.asset_id = s.asset_id AND q.target_dag_id = s.dag_id
-		GROUP BY s.dag_id HAVING COUNT(q.asset_id) = COUNT(*) ORDER BY s.dag_id`
+	// qAssetQueueReady finds the DAGs with queued events whose every
+	// scheduled asset is queued and every scheduled alias has a queued event
+	// of an asset it resolves to.
+	qAssetQueueReady = `SELECT d.dag_id FROM dag d
+		WHERE d.is_active = TRUE AND d.is_paused = FALSE
+		AND d.dag_id IN (SELECT target_dag_id FROM asset_dag_run_queue)
+		AND NOT EXISTS (SELECT 1 FROM dag_schedule_asset s WHERE s.dag_id = d.dag_id AND NOT EXISTS (
+			SELECT 1 FROM asset_dag_run_queue q WHERE q.asset_id = s.asset_id AND q.target_dag_id = d.dag_id))
+		AND NOT EXISTS (SELECT 1 FROM dag_schedule_asset_alias s WHERE s.dag_id = d.dag_id AND NOT EXISTS (
+			SELECT 1 FROM asset_dag_run_queue q JOIN asset_alias_asset aa ON aa.asset_id = q.asset_id
+			WHERE aa.alias_id = s.alias_id AND q.target_dag_id = d.dag_id))
+		ORDER BY d.dag_id`
 	qAssetQueueList = `SELECT q.asset_id, a.name, q.target_dag_id, q.first_event_id, q.event_id, q.created_at
 		FROM asset_dag_run_queue q JOIN asset a ON a.id = q.asset_id WHERE q.target_dag_id = $1 ORDER BY a.name`
 	qAssetQueueTake = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
-		AND asset_id IN (SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1)
+		AND asset_id IN (` + qScheduledAssetsOf + `)
 		RETURNING asset_id, first_event_id, event_id`
-	qAssetScheduleCount = `SELECT COUNT(*) FROM dag_schedule_asset WHERE dag_id = $1`
-	qAssetConsume       = `INSERT INTO dag_run_asset_event (dag_run_id, event_id)
+	qAssetConsume = `INSERT INTO dag_run_asset_event (dag_run_id, event_id)
 		SELECT CAST($1 AS BIGINT), id FROM asset_event WHERE asset_id = $2 AND id >= $3 AND id <= $4`
 )

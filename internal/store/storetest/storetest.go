@@ -63,6 +63,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
+		{"AssetAliasAssociate", testAssetAliasAssociate},
+		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
+		{"AssetAliasSchedule", testAssetAliasSchedule},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
