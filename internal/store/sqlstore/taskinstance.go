@@ -198,6 +198,12 @@ func (s *Store) TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNew
 			}
 			return fmt.Errorf("%s: %w", what, core.ErrNotFound)
 		}
+		// The ended try's pending additions to alias outlets die with it
+		// (only a success turns them into events); they also reference the
+		// id that is about to change.
+		if _, err := tx.tx.ExecContext(ctx, qAliasEventDelete, p.ID); err != nil {
+			return tx.wrap(err, "%s: drop pending alias additions", what)
+		}
 		_, err = tx.tx.ExecContext(ctx, qTINewTry, p.ID, p.NewID, p.ExtraTries, string(p.To), micros(p.Now),
 			p.To == core.TIUpForRetry)
 		return tx.wrap(err, "%s", what)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"github.com/google/uuid"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,6 +121,39 @@ func testAssetAliasEventsWithSuccess(t *testing.T, f *fixture) {
 	// The event was queued for the DAG scheduled on the alias.
 	if ready, _ := f.st.AssetQueueReady(f.ctx); !cmp.Equal(ready, []string{"cons"}) {
 		t.Errorf("ready = %v, want cons (scheduled on dyn)", ready)
+	}
+}
+
+// testAssetAliasDeadTryRetried: a try that added to an alias and was then
+// ended outside TaskInstanceFinish (a dead worker, or a clear) can still be
+// retried; its additions are dropped with it and never become events.
+func testAssetAliasDeadTryRetried(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	o, err := f.st.AssetGetByName(f.ctx, "orders")
+	must(t, err, "get orders")
+	a := newTI("load", core.TIQueued)
+	a.MaxTries = 2
+	_, err = f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "prod", RunID: "r1", RunType: core.RunManual,
+		State: core.RunRunning, Now: f.now, TaskInstances: []store.NewTaskInstance{a}})
+	must(t, err, "create run")
+	_, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 1, Now: f.now})
+	must(t, err, "claim")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w", Now: f.now})
+	must(t, err, "start")
+	must(t, f.st.AssetAliasEventAdd(f.ctx, &store.AssetAliasEventParams{TaskInstanceID: a.ID, Alias: "dyn",
+		AssetID: o.ID, Now: f.now}), "add orders")
+	// The scheduler fails the dead worker's try and starts the next one.
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{a.ID},
+		From: []core.TIState{core.TIRunning}, To: core.TIUpForRetry, Now: f.now})
+	must(t, err, "fail the dead try")
+	next := uuid.NewString()
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: a.ID, NewID: next,
+		To: core.TIScheduled, Now: f.now}), "start the retry")
+	if left, _ := f.st.AssetAliasEventList(f.ctx, a.ID); len(left) != 0 {
+		t.Errorf("the dead try still has pending additions %+v", left)
+	}
+	if evs, _ := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{SourceDagID: "prod"}); len(evs) != 0 {
+		t.Errorf("events = %+v, want none from a try that did not succeed", evs)
 	}
 }
 

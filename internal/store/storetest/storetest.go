@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
+		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
 		{"AssetAliasSchedule", testAssetAliasSchedule},
 	}
 	for _, tc := range tests {
