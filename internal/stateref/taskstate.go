@@ -3,9 +3,11 @@ package stateref
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/statestore"
@@ -40,7 +42,14 @@ func (s *TaskState) Ref(key string) string { return TaskRef(s.scope, key) }
 // then stores the reference with retention through the Execution API. A
 // failure between the two leaves an object no row points to; the next set
 // of key overwrites it, as the reference is the same.
+//
+// The API is asked first whether this try may still use its state (a read
+// of key): a finished, replaced or foreign try is refused before its value
+// could overwrite the object an existing row points to (SPEC SEC-3).
 func (s *TaskState) TaskStateSet(ctx context.Context, key string, value json.RawMessage, retention string) error {
+	if _, err := s.client.TaskStateGet(ctx, key); err != nil && !errors.Is(err, core.ErrNotFound) {
+		return err
+	}
 	ref, err := s.obj.put(ctx, key, value, s.Ref(key))
 	if err != nil {
 		return err

@@ -174,6 +174,14 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	if _, ok := e.rows(t)["r1/t/0/k"]; !ok {
 		t.Error("the row of k is gone after a refused delete")
 	}
+	// SPEC SEC-3: the finished try's set is refused before it can overwrite
+	// the object the row points to.
+	if err := ts.TaskStateSet(ctx, "k", json.RawMessage(`"overwritten"`), ""); !errors.Is(err, core.ErrForbidden) {
+		t.Fatalf("set by a finished try: %v, want forbidden", err)
+	}
+	if got, err := st.Get(ctx, ref); err != nil || string(got) != `"v2"` {
+		t.Errorf("the object after a refused set = %s, %v; want the value before it, \"v2\"", got, err)
+	}
 }
 
 // SPEC BE-2: clear removes the rows, then every object of the scope; with
