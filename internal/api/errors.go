@@ -12,7 +12,8 @@ import (
 
 // StatusOf maps an error to the HTTP status the API answers it with:
 // core.ErrNotFound → 404, ErrConflict → 409, ErrInvalid → 400,
-// ErrTooLarge → 413, ErrForbidden → 403, ErrUnauthorized → 401, a huma
+// ErrTooLarge → 413, ErrForbidden → 403, ErrUnauthorized → 401,
+// ErrUnavailable → 503 (the database is unreachable; retry), a huma
 // status error → its own status, anything else → 500.
 func StatusOf(err error) int {
 	var se huma.StatusError
@@ -31,6 +32,8 @@ func StatusOf(err error) int {
 		return http.StatusForbidden
 	case errors.Is(err, core.ErrUnauthorized):
 		return http.StatusUnauthorized
+	case errors.Is(err, core.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

@@ -11,4 +11,7 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrTooLarge     = errors.New("too large")
+	// ErrUnavailable: the database could not be reached (a restart, a
+	// network fault); the request may be retried.
+	ErrUnavailable = errors.New("database unavailable")
 )

@@ -80,14 +80,22 @@ func (c *client) try(method, path string, body any) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// do is try that fails the test on a transport error.
+// do is try that fails the test on a transport error. A GET answered 503
+// (the database is briefly unreachable, e.g. while it restarts) is tried
+// again for up to 30 s, as a client should.
 func (c *client) do(method, path string, body any) (int, []byte) {
 	c.t.Helper()
-	status, b, err := c.try(method, path, body)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, b, err := c.try(method, path, body)
+		if err != nil {
+			c.t.Fatalf("%s %s: %v", method, path, err)
+		}
+		if status != http.StatusServiceUnavailable || method != http.MethodGet || time.Now().After(deadline) {
+			return status, b
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return status, b
 }
 
 // call expects a 2xx answer and decodes it into out (if not nil).

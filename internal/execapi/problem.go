@@ -56,6 +56,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, ""
 	case errors.Is(err, core.ErrInvalid):
 		return http.StatusBadRequest, ""
+	case errors.Is(err, core.ErrUnavailable):
+		return http.StatusServiceUnavailable, ""
 	}
 	return http.StatusInternalServerError, ""
 }

@@ -11,12 +11,17 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 
 	"github.com/google/uuid"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -214,5 +219,33 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
+	if connectionLost(err) {
+		s.dropIdle()
+		return fmt.Errorf("%s: %w: %v", msg, core.ErrUnavailable, err) //nolint:errorlint // driver errors stop at the adapter boundary (CONVENTIONS §3)
+	}
 	return fmt.Errorf("%s: %v", msg, err) //nolint:errorlint // driver errors stop at the adapter boundary (CONVENTIONS §3)
+}
+
+// connectionLost reports whether err means the connection to the database
+// broke (the server restarted or the network failed), not that the
+// statement was wrong.
+func connectionLost(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
+
+// dropIdle closes the pools' idle connections after one was found broken:
+// they were opened before the same fault, and each would otherwise fail one
+// more request before the pool replaced it.
+func (s *Store) dropIdle() {
+	for _, db := range []*sql.DB{s.w, s.r} {
+		if db == nil || db == s.w && s.tx != nil {
+			continue
+		}
+		n := db.Stats().MaxOpenConnections
+		db.SetMaxIdleConns(0) // closes the idle connections
+		db.SetMaxIdleConns(n)
+	}
 }

@@ -21,8 +21,10 @@ type cluster struct {
 	dsn    string
 }
 
-// startCluster runs initdb and pg_ctl start on a free loopback port.
-func startCluster() (*cluster, error) {
+// startCluster runs initdb and pg_ctl start on a free loopback port. A
+// durable cluster keeps synchronous_commit on, so a commit survives a
+// server crash (fsync stays off: the test machine itself does not crash).
+func startCluster(durable bool) (*cluster, error) {
 	bindir, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -50,8 +52,11 @@ func startCluster() (*cluster, error) {
 		"--no-sync", "--no-instructions"); err != nil {
 		return nil, errors.Join(fmt.Errorf("initdb: %w: %s", err, out), os.RemoveAll(dir))
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
-		"-c full_page_writes=off -c max_connections=200", port, dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off "+
+		"-c max_connections=200", port, dir)
+	if !durable {
+		opts += " -c synchronous_commit=off"
+	}
 	if out, err := c.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		return nil, errors.Join(fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log), os.RemoveAll(dir))

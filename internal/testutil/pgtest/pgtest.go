@@ -68,7 +68,7 @@ func Server(t testing.TB) string {
 			baseDSN = dsn
 			return
 		}
-		server, startErr = startCluster()
+		server, startErr = startCluster(false)
 		if startErr == nil {
 			baseDSN = server.dsn
 		}
