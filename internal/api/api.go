@@ -103,7 +103,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		securityBearer:  {Type: "http", Scheme: "bearer", Description: "API token (weir_...)"},
 		securitySession: {Type: "apiKey", In: "cookie", Name: SessionCookie, Description: "session from POST /api/v2/auth/login"},
 	}
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux(), fallback: s.noRoute}
 	s.api = humago.New(mux, hc)
 	s.api.UseMiddleware(s.authenticate)
 
@@ -120,6 +120,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerPools()
 	s.registerConnections()
 	s.registerAssets()
+	s.registerAssetAliases()
 	s.registerAssetState()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil

@@ -14,9 +14,9 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
-// assetsCmd is `weir assets list|show|events|add-to-alias` (docs/assets.md).
+// assetsCmd is `weir assets list|show|events|aliases|add-to-alias` (docs/assets.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets and their events; add an asset to an alias from a task"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; add an asset to an alias from a task"}
 	var (
 		asJSON, all bool
 		assetName   string
@@ -123,8 +123,52 @@ func (a *app) assetsCmd() *cobra.Command {
 	events.Flags().IntVar(&limit, "limit", 0, "show only the newest N events (0 = all)")
 	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
-	cmd.AddCommand(list, show, events, a.addToAliasCmd())
+	aliases := &cobra.Command{
+		Use:   "aliases [NAME]",
+		Short: "List asset aliases, or one, with the assets each resolves to",
+		Long: `Lists the asset aliases DAGs declare (or only NAME), one row per alias and asset it
+resolves to, with when a successful try first and last added the asset to the alias; an alias
+that resolves to nothing yet has one row with "-". Reads the database, like weir assets list.`,
+		Example: "  weir assets aliases\n  weir assets aliases exports --json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				all, err := aliasesOf(cmd, st, argv)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), nonNilList(all))
+				}
+				var rows [][]string
+				for _, x := range all {
+					if len(x.Assets) == 0 {
+						rows = append(rows, []string{x.Name, "-", "-", "-"})
+					}
+					for _, as := range x.Assets {
+						rows = append(rows, []string{x.Name, as.Name, fmtTime(&as.FirstAssociatedAt), fmtTime(&as.LastAssociatedAt)})
+					}
+				}
+				return table(cmd.OutOrStdout(), []string{"ALIAS", "ASSET", "FIRST ASSOCIATED", "LAST ASSOCIATED"}, rows)
+			})
+		},
+	}
+	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	cmd.AddCommand(list, show, events, aliases, a.addToAliasCmd())
 	return cmd
+}
+
+// aliasesOf returns the alias named in argv, or every alias.
+func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string) ([]store.AssetAlias, error) {
+	if len(argv) == 0 {
+		return st.AssetAliasList(cmd.Context())
+	}
+	one, err := st.AssetAliasGet(cmd.Context(), argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w (see weir assets aliases)", err)
+	}
+	return []store.AssetAlias{*one}, nil
 }
 
 // assetByName finds an asset, with an error naming it when there is none.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // TestStandaloneExamples runs every example DAG in `weir standalone` on
@@ -96,6 +97,25 @@ func TestStandaloneExamples(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("task states (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("alias_producer adds exports_us to alias exports, which runs alias_consumer", func(t *testing.T) {
+		t.Parallel()
+		api := s.api.with(t)
+		api.waitDAG("alias_producer")
+		api.waitDAG("alias_consumer")
+		api.trigger("alias_producer", "e2e-alias", map[string]any{"region": "us"})
+		api.waitRunSuccess("alias_producer", "e2e-alias")
+		run, evs := api.waitAssetRun("alias_consumer", 1)
+		if len(evs) != 1 || evs[0].Name != "exports_us" || evs[0].SourceTaskID != "export" ||
+			!strings.Contains(string(evs[0].Extra), `"region":"us"`) {
+			t.Errorf("events that triggered %s: %+v, want export's event of exports_us with region us", run.RunID, evs)
+		}
+		var alias store.AssetAlias
+		api.get("/api/v2/assets/aliases/exports", &alias)
+		if len(alias.Assets) != 1 || alias.Assets[0].Name != "exports_us" {
+			t.Errorf("alias exports = %+v, want it resolving to exports_us only", alias)
 		}
 	})
 

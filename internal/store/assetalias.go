@@ -20,6 +20,13 @@ type AssetAliasStore interface {
 	// AssetAliasResolve returns the assets the alias is associated with, by
 	// name; none when the alias is unknown or has resolved to nothing yet.
 	AssetAliasResolve(ctx context.Context, alias string) ([]core.AssetModel, error)
+	// AssetAliasList returns every recorded alias by name, each with the
+	// assets it resolves to (by name) and when it was first and last
+	// associated with each.
+	AssetAliasList(ctx context.Context) ([]AssetAlias, error)
+	// AssetAliasGet returns one alias as AssetAliasList does; ErrNotFound
+	// when no DAG declared it and nothing was added to it.
+	AssetAliasGet(ctx context.Context, name string) (*AssetAlias, error)
 	// AssetAliasEventAdd keeps a running try's addition of an asset to an
 	// alias until the try finishes (adding the same asset to the same alias
 	// again replaces the extra). ErrConflict when the try is not running,
@@ -55,4 +62,23 @@ type AssetAliasEvent struct {
 	AssetName string          `json:"asset_name"`
 	Extra     json.RawMessage `json:"extra"`
 	CreatedAt time.Time       `json:"created_at"`
+}
+
+// AssetAlias is a recorded alias with the assets it resolves to.
+type AssetAlias struct {
+	ID        int64          `json:"id"`
+	Name      string         `json:"name"`
+	CreatedAt time.Time      `json:"created_at"` // when a DAG or an association first recorded it
+	Assets    []AliasedAsset `json:"assets"`     // by name; empty until a task adds to the alias
+}
+
+// AliasedAsset is an asset an alias resolves to, with when the alias was
+// first and last associated with it (each success of a try that added it).
+type AliasedAsset struct {
+	ID                int64     `json:"id"`
+	Name              string    `json:"name"`
+	URI               string    `json:"uri"`
+	Active            bool      `json:"active"` // an inactive asset stays associated but is not reachable
+	FirstAssociatedAt time.Time `json:"first_associated_at"`
+	LastAssociatedAt  time.Time `json:"last_associated_at"`
 }

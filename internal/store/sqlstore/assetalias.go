@@ -60,6 +60,70 @@ func (s *Store) AssetAliasResolve(ctx context.Context, alias string) ([]core.Ass
 	return out, s.wrap(err, "%s", what)
 }
 
+// AssetAliasList returns every recorded alias with the assets it resolves to.
+func (s *Store) AssetAliasList(ctx context.Context) ([]store.AssetAlias, error) {
+	return s.aliases(ctx, "list asset aliases", qAliasListAll)
+}
+
+// AssetAliasGet returns one alias with the assets it resolves to.
+func (s *Store) AssetAliasGet(ctx context.Context, name string) (*store.AssetAlias, error) {
+	what := fmt.Sprintf("get asset alias %q", name)
+	out, err := s.aliases(ctx, what, qAliasGet, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no DAG declares it and no task added to it: %w", what, core.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// aliases folds the rows of qAliasList (ordered by alias) into aliases.
+func (s *Store) aliases(ctx context.Context, what, query string, args ...any) ([]store.AssetAlias, error) {
+	rows, err := s.reader().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	type row struct {
+		alias store.AssetAlias
+		asset *store.AliasedAsset
+	}
+	flat, err := collect(rows, func(r *sql.Rows) (row, error) {
+		var (
+			x           row
+			created     int64
+			id          sql.NullInt64
+			name, uri   sql.NullString
+			active      sql.NullBool
+			first, last sql.NullInt64
+		)
+		if err := r.Scan(&x.alias.ID, &x.alias.Name, &created, &id, &name, &uri, &active, &first, &last); err != nil {
+			return x, err
+		}
+		x.alias.CreatedAt = fromMicros(created)
+		if id.Valid {
+			x.asset = &store.AliasedAsset{ID: id.Int64, Name: name.String, URI: uri.String, Active: active.Bool,
+				FirstAssociatedAt: fromMicros(first.Int64), LastAssociatedAt: fromMicros(last.Int64)}
+		}
+		return x, nil
+	})
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	var out []store.AssetAlias
+	for _, x := range flat {
+		if len(out) == 0 || out[len(out)-1].ID != x.alias.ID {
+			x.alias.Assets = []store.AliasedAsset{}
+			out = append(out, x.alias)
+		}
+		if x.asset != nil {
+			last := &out[len(out)-1]
+			last.Assets = append(last.Assets, *x.asset)
+		}
+	}
+	return out, nil
+}
+
 // AssetAliasEventAdd keeps a running try's addition of an asset to an alias.
 // The try's row is locked first, so an addition never slips in after the
 // try's finish read its additions.

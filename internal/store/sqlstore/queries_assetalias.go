@@ -13,6 +13,14 @@ const (
 		FROM asset_alias al JOIN asset_alias_asset aa ON aa.alias_id = al.id JOIN asset a ON a.id = aa.asset_id
 		WHERE al.name = $1 ORDER BY a.name`
 
+	// qAliasList lists aliases with the assets each resolves to, one row
+	// per (alias, asset), and one row with NULL asset columns for an alias
+	// that resolves to nothing yet; qAliasGet is the same for alias $1.
+	qAliasList = `SELECT al.id, al.name, al.created_at, a.id, a.name, a.uri, a.active, aa.first_associated_at, aa.last_associated_at
+		FROM asset_alias al LEFT JOIN asset_alias_asset aa ON aa.alias_id = al.id LEFT JOIN asset a ON a.id = aa.asset_id`
+	qAliasListAll = qAliasList + ` ORDER BY al.name, a.name`
+	qAliasGet     = qAliasList + ` WHERE al.name = $1 ORDER BY a.name`
+
 	// qTILockRunning locks a running try's row without changing it, so that
 	// an addition and the try's finish are serialized (0 rows: not running).
 	qTILockRunning = `UPDATE task_instance SET state = state WHERE id = $1 AND state = 'running'`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"github.com/google/uuid"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -208,4 +209,52 @@ func testAssetAliasSchedule(t *testing.T, f *fixture) {
 	if q, _ := f.st.AssetQueueList(f.ctx, "cons"); len(q) != 0 {
 		t.Errorf("cons queue = %+v after it stopped being scheduled on dyn, want empty", q)
 	}
+}
+
+// testAssetAliasListGet: aliases are listed by name with the assets they
+// resolve to and the first and latest association times; an alias declared
+// but never added to resolves to nothing; an unknown alias is not found.
+func testAssetAliasListGet(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	must(t, f.assetDag(aliasConsumer("cons"), f.now), "sync alias consumer")
+	all, err := f.st.AssetAliasList(f.ctx)
+	must(t, err, "list aliases")
+	if len(all) != 1 || all[0].Name != "dyn" || all[0].Assets == nil || len(all[0].Assets) != 0 || !all[0].CreatedAt.Equal(f.now) {
+		t.Fatalf("aliases before any addition = %+v, want dyn resolving to nothing (an empty list)", all)
+	}
+	o, err := f.st.AssetGetByName(f.ctx, "orders")
+	must(t, err, "get orders")
+	c, err := f.st.AssetGetByName(f.ctx, "customers")
+	must(t, err, "get customers")
+	associate := func(alias string, asset int64, at time.Duration) {
+		t.Helper()
+		must(t, f.st.AssetAliasAssociate(f.ctx, &store.AssetAliasAssociateParams{Alias: alias, AssetID: asset, Now: f.at(at)}),
+			"associate "+alias)
+	}
+	associate("dyn", o.ID, time.Minute)
+	associate("dyn", c.ID, 2*time.Minute)
+	associate("dyn", o.ID, 3*time.Minute)
+	associate("another", c.ID, 4*time.Minute)
+
+	got, err := f.st.AssetAliasGet(f.ctx, "dyn")
+	must(t, err, "get dyn")
+	want := []store.AliasedAsset{
+		{ID: c.ID, Name: "customers", URI: customers.URI, Active: true, FirstAssociatedAt: f.at(2 * time.Minute), LastAssociatedAt: f.at(2 * time.Minute)},
+		{ID: o.ID, Name: "orders", URI: orders.URI, Active: true, FirstAssociatedAt: f.at(time.Minute), LastAssociatedAt: f.at(3 * time.Minute)},
+	}
+	if diff := cmp.Diff(want, got.Assets); diff != "" || got.Name != "dyn" {
+		t.Errorf("dyn = %+v; assets (-want +got):\n%s", got, diff)
+	}
+	all, err = f.st.AssetAliasList(f.ctx)
+	must(t, err, "list aliases")
+	var names []string
+	for _, a := range all {
+		names = append(names, a.Name)
+	}
+	if !cmp.Equal(names, []string{"another", "dyn"}) || len(all[0].Assets) != 1 || all[0].Assets[0].Name != "customers" ||
+		len(all[1].Assets) != 2 {
+		t.Errorf("aliases = %+v, want another (customers) and dyn (customers, orders), by name", all)
+	}
+	_, err = f.st.AssetAliasGet(f.ctx, "never-declared")
+	wantErr(t, err, core.ErrNotFound, "get an unknown alias")
 }

@@ -67,6 +67,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
 		{"AssetAliasSchedule", testAssetAliasSchedule},
+		{"AssetAliasListGet", testAssetAliasListGet},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
