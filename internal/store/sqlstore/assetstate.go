@@ -79,33 +79,12 @@ func (s *Store) AssetStateOrphans(ctx context.Context, inactiveBefore time.Time,
 // AssetStateDeleteOrphans deletes up to limit (0 = all, one statement)
 // entries of assets inactive since before inactiveBefore.
 func (s *Store) AssetStateDeleteOrphans(ctx context.Context, inactiveBefore time.Time, limit int) (int64, error) {
-	var (
-		res sql.Result
-		err error
-	)
-	if limit <= 0 {
-		res, err = s.writer().ExecContext(ctx, qAssetStateDeleteOrphans, micros(inactiveBefore))
-	} else {
-		res, err = s.writer().ExecContext(ctx, qAssetStateDeleteOrphansBatch, micros(inactiveBefore), limit)
-	}
-	if err != nil {
-		return 0, s.wrap(err, "delete orphaned asset state")
-	}
-	n, err := res.RowsAffected()
-	return n, s.wrap(err, "delete orphaned asset state")
+	return s.deleteUpTo(ctx, "delete orphaned asset state", qAssetStateDeleteOrphans, qAssetStateDeleteOrphansBatch, inactiveBefore, limit)
 }
 
 // queryAssetState runs an asset-state query and scans every row.
 func (s *Store) queryAssetState(ctx context.Context, what, query string, args ...any) ([]store.AssetStateEntry, error) {
-	rows, err := s.reader().QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap(err, "%s", what)
-	}
-	out, err := collect(rows, func(r *sql.Rows) (store.AssetStateEntry, error) { return scanAssetState(r) })
-	if out == nil {
-		out = []store.AssetStateEntry{}
-	}
-	return out, s.wrap(err, "%s", what)
+	return queryAll(ctx, s, what, query, scanAssetState, args...)
 }
 
 // scanAssetState reads one row in assetStateCols order.

@@ -120,31 +120,43 @@ func (s *Store) TaskStateExpired(ctx context.Context, before time.Time, limit in
 // TaskStateDeleteExpired deletes up to limit (0 = all, one statement)
 // expired entries and returns how many went.
 func (s *Store) TaskStateDeleteExpired(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return s.deleteUpTo(ctx, "delete expired task state", qTaskStateDeleteExpired, qTaskStateDeleteExpiredBatch, before, limit)
+}
+
+// deleteUpTo deletes the rows that all ($1 = cutoff) selects, or, with a
+// positive limit, at most limit of them with batch ($1 = cutoff, $2 =
+// limit), and returns how many went. Cleanup of both stores uses it.
+func (s *Store) deleteUpTo(ctx context.Context, what, all, batch string, cutoff time.Time, limit int) (int64, error) {
 	var (
 		res sql.Result
 		err error
 	)
 	if limit <= 0 {
-		res, err = s.writer().ExecContext(ctx, qTaskStateDeleteExpired, micros(before))
+		res, err = s.writer().ExecContext(ctx, all, micros(cutoff))
 	} else {
-		res, err = s.writer().ExecContext(ctx, qTaskStateDeleteExpiredBatch, micros(before), limit)
+		res, err = s.writer().ExecContext(ctx, batch, micros(cutoff), limit)
 	}
 	if err != nil {
-		return 0, s.wrap(err, "delete expired task state")
+		return 0, s.wrap(err, "%s", what)
 	}
 	n, err := res.RowsAffected()
-	return n, s.wrap(err, "delete expired task state")
+	return n, s.wrap(err, "%s", what)
 }
 
 // queryTaskState runs a task-state query and scans every row.
 func (s *Store) queryTaskState(ctx context.Context, what, query string, args ...any) ([]store.TaskStateEntry, error) {
+	return queryAll(ctx, s, what, query, scanTaskState, args...)
+}
+
+// queryAll runs a read query and scans every row with scan; never nil.
+func queryAll[T any](ctx context.Context, s *Store, what, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
 	rows, err := s.reader().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.TaskStateEntry, error) { return scanTaskState(r) })
+	out, err := collect(rows, func(r *sql.Rows) (T, error) { return scan(r) })
 	if out == nil {
-		out = []store.TaskStateEntry{}
+		out = []T{}
 	}
 	return out, s.wrap(err, "%s", what)
 }
