@@ -94,13 +94,9 @@ no longer running) or could not be reached. Messages go to stderr.`,
 		Example: "  since=$(weir asset-state --name orders get watermark --default 0)",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var fallback []byte
-			if cmd.Flags().Changed("default") {
-				v, err := statestore.ParseValue([]byte(def))
-				if err != nil {
-					return &exitError{code: exitInvalid, err: fmt.Errorf("--default: %w", err)}
-				}
-				fallback = v
+			fallback, err := defaultValue(cmd, def)
+			if err != nil {
+				return err
 			}
 			c, ref, err := f.resolve(cmd)
 			if err != nil {

@@ -64,13 +64,9 @@ could not be reached. Messages go to stderr.`,
 		Example: "  last=$(weir task-state get last_page --default 0)",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var fallback []byte
-			if cmd.Flags().Changed("default") {
-				v, err := statestore.ParseValue([]byte(def))
-				if err != nil {
-					return &exitError{code: exitInvalid, err: fmt.Errorf("--default: %w", err)}
-				}
-				fallback = v
+			fallback, err := defaultValue(cmd, def)
+			if err != nil {
+				return err
 			}
 			c, err := inTaskState(cmd)
 			if err != nil {
@@ -174,4 +170,17 @@ func inTaskState(cmd *cobra.Command) (operator.TaskState, error) {
 		return nil, &exitError{code: exitFailed, err: err}
 	}
 	return ts, nil
+}
+
+// defaultValue parses a get's --default (nil when it was not given); a bad
+// value exits 2 before the API is asked.
+func defaultValue(cmd *cobra.Command, def string) ([]byte, error) {
+	if !cmd.Flags().Changed("default") {
+		return nil, nil
+	}
+	v, err := statestore.ParseValue([]byte(def))
+	if err != nil {
+		return nil, &exitError{code: exitInvalid, err: fmt.Errorf("--default: %w", err)}
+	}
+	return v, nil
 }
