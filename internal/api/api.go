@@ -134,10 +134,10 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 // register adds one operation, accessible to principals of at least role
-// (RolePublic: no authentication).
-func register[I, O any](s *server, role Role, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+// (core.RolePublic: no authentication).
+func register[I, O any](s *server, role core.Role, op huma.Operation, h func(context.Context, *I) (*O, error)) {
 	op.Metadata = map[string]any{metaRole: role}
-	if role != RolePublic {
+	if role != core.RolePublic {
 		op.Security = []map[string][]string{{securityBearer: {}}, {securitySession: {}}}
 		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	status, b := e.call(api.RolePublic, "GET", "/api/v2/openapi.json", nil)
+	status, b := e.call(core.RolePublic, "GET", "/api/v2/openapi.json", nil)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, b)
 	}
@@ -53,13 +54,13 @@ func TestOpenAPIDocument(t *testing.T) {
 func TestAuthRequired(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "GET", "/api/v2/dags", nil, "authentication required")
-	resp := e.request(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer weir_nope")
+	e.mustProblem(http.StatusUnauthorized, core.RolePublic, "GET", "/api/v2/dags", nil, "authentication required")
+	resp := e.request(core.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer weir_nope")
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("unknown token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	resp = e.request(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Basic abc")
+	resp = e.request(core.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Basic abc")
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("basic auth: status %d, want 401", resp.StatusCode)
@@ -71,16 +72,16 @@ func TestExpiredToken(t *testing.T) {
 	e := newEnv(t)
 	secret, hash := api.NewToken()
 	exp := e.clk.Now().Add(time.Hour)
-	if err := e.st.APITokenCreate(t.Context(), &store.APIToken{ID: "short", Name: "short", Username: "viewer",
+	if err := e.st.APITokenCreate(t.Context(), &core.APIToken{ID: "short", Name: "short", Username: "viewer",
 		Hash: hash, CreatedAt: e.clk.Now(), ExpiresAt: &exp}); err != nil {
 		t.Fatal(err)
 	}
-	status, _ := e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
+	status, _ := e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
 	if status != http.StatusOK {
 		t.Fatalf("fresh token: status %d", status)
 	}
 	e.clk.Advance(2 * time.Hour)
-	status, b := e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
+	status, b := e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Authorization", "Bearer "+secret)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "expired") {
 		t.Errorf("expired token: status %d body %s", status, b)
 	}
@@ -90,12 +91,12 @@ func TestRoles(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// viewer may read but not mutate; op may not manage pools or connections.
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, nil)
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false},
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl", nil, nil)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false},
 		`user "viewer" has role "viewer"`, `"op"`)
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, "viewer")
-	e.mustProblem(http.StatusForbidden, api.RoleOp, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, `"admin"`)
-	e.mustProblem(http.StatusForbidden, api.RoleOp, "GET", "/api/v2/connections", nil, `"admin"`)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, "viewer")
+	e.mustProblem(http.StatusForbidden, core.RoleOp, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, `"admin"`)
+	e.mustProblem(http.StatusForbidden, core.RoleOp, "GET", "/api/v2/connections", nil, `"admin"`)
 	runs, err := e.st.DagRunList(t.Context(), &store.DagRunListParams{})
 	if err != nil || len(runs) != 0 {
 		t.Errorf("forbidden trigger created runs: %v %v", runs, err)
@@ -128,6 +129,6 @@ func TestNewHandlerConfig(t *testing.T) {
 func TestUnknownRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/nope", nil, "no API route GET /api/v2/nope")
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "DELETE", "/api/v2/dags", nil, "no API route DELETE /api/v2/dags")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/nope", nil, "no API route GET /api/v2/nope")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "DELETE", "/api/v2/dags", nil, "no API route DELETE /api/v2/dags")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -22,12 +23,12 @@ type assetAliasInput struct {
 
 func (s *server) registerAssetAliases() {
 	tags := []string{"Asset"}
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_aliases", Method: http.MethodGet, Path: Prefix + "/assets/aliases", Tags: tags,
 		Summary:     "List asset aliases",
 		Description: "Lists asset aliases by name, each with the assets it resolves to and when it was first and last associated with each.",
 	}, s.listAssetAliases)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_alias", Method: http.MethodGet, Path: Prefix + "/assets/aliases/{alias_name}", Tags: tags,
 		Summary: "Get an asset alias", Description: "An asset alias with the assets it resolves to.",
 		Errors: []int{http.StatusNotFound},

@@ -34,7 +34,7 @@ func TestAssetAliasesListAndGet(t *testing.T) {
 	event("export_b", "exports")
 
 	var list api.AssetAliasCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/aliases", nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/aliases", nil, &list)
 	var names []string
 	for _, a := range list.AssetAliases {
 		names = append(names, a.Name)
@@ -54,19 +54,19 @@ func TestAssetAliasesListAndGet(t *testing.T) {
 	}
 
 	// Paging like the other lists: total_entries counts every alias.
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/aliases?limit=1&offset=1", nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/aliases?limit=1&offset=1", nil, &list)
 	if list.TotalEntries != 3 || len(list.AssetAliases) != 1 || list.AssetAliases[0].Name != "team/daily" {
 		t.Errorf("page 2 of 1: %+v, want team/daily of 3", list)
 	}
 
 	var one store.AssetAlias
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/aliases/team%2Fdaily", nil, &one)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/aliases/team%2Fdaily", nil, &one)
 	if one.Name != "team/daily" || len(one.Assets) != 1 || one.Assets[0].Name != "export_b" {
 		t.Errorf("team/daily: %+v, want it resolving to export_b", one)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/assets/aliases/nope", nil,
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/aliases/nope", nil,
 		`asset alias "nope"`, "no DAG declares it", "GET /api/v2/assets/aliases")
-	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "GET", "/api/v2/assets/aliases", nil)
+	e.mustProblem(http.StatusUnauthorized, core.RolePublic, "GET", "/api/v2/assets/aliases", nil)
 }
 
 // An alias may be named like an asset sub-resource: /assets/aliases/X is
@@ -77,15 +77,15 @@ func TestAssetAliasRoutesBesideAssetState(t *testing.T) {
 	e.syncAssetDag(core.DAG{DagID: "prod", Assets: []core.Asset{{Name: "orders", URI: "s3://lake/orders"}},
 		Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: []core.AssetRef{{Name: "orders"}, {Alias: "state-store"}}}}})
 	var one store.AssetAlias
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/aliases/state-store", nil, &one)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/aliases/state-store", nil, &one)
 	if one.Name != "state-store" {
 		t.Errorf("GET /assets/aliases/state-store = %+v, want the alias state-store", one)
 	}
 	var list api.AssetCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets", nil, &list)
-	status, body := e.call(api.RoleViewer, "GET", "/api/v2/assets/"+itoa(list.Assets[0].ID)+"/state-store", nil)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets", nil, &list)
+	status, body := e.call(core.RoleViewer, "GET", "/api/v2/assets/"+itoa(list.Assets[0].ID)+"/state-store", nil)
 	if status != http.StatusOK {
 		t.Errorf("asset state list: status %d, body %s", status, body)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/assets/1/nothing-here", nil, "no API route")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/1/nothing-here", nil, "no API route")
 }

@@ -60,31 +60,31 @@ type createAssetEventInput struct {
 
 func (s *server) registerAssets() {
 	tags := []string{"Asset"}
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_assets", Method: http.MethodGet, Path: Prefix + "/assets", Tags: tags,
 		Summary: "List assets", Description: "Lists assets by name; by default only those some active DAG defines.",
 	}, s.listAssets)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_events", Method: http.MethodGet, Path: Prefix + "/assets/events", Tags: tags,
 		Summary: "List asset events", Description: "Lists asset events, oldest first.",
 	}, s.listAssetEvents)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "create_asset_event", Method: http.MethodPost, Path: Prefix + "/assets/events", Tags: tags,
 		Summary:     "Create an asset event",
 		Description: "Records that an asset was updated outside Weir; DAGs scheduled on it are queued as for a task's outlet.",
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.createAssetEvent)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset", Method: http.MethodGet, Path: Prefix + "/assets/{asset_id}", Tags: tags,
 		Summary: "Get an asset", Description: "An asset with the DAGs scheduled on it and the tasks producing and consuming it.",
 		Errors: []int{http.StatusNotFound},
 	}, s.getAsset)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_upstream_asset_events", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents", Tags: []string{"DagRun"},
 		Summary: "List the asset events that triggered a run", Errors: []int{http.StatusNotFound},
 	}, s.upstreamAssetEvents)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_asset_queued_events", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/assets/queuedEvents", Tags: tags,
 		Summary: "List a DAG's queued asset events", Description: "Per asset the DAG is scheduled on, the events not yet consumed by a run.",

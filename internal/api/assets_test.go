@@ -31,25 +31,25 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 		Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}})
 
 	var list api.AssetCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets?name_pattern=ord", nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets?name_pattern=ord", nil, &list)
 	if list.TotalEntries != 1 || list.Assets[0].Name != "orders" || list.Assets[0].Group != "sales" {
 		t.Fatalf("assets matching ord: %+v", list)
 	}
 	id := list.Assets[0].ID
 	var a core.AssetModel
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/"+itoa(id), nil, &a)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/"+itoa(id), nil, &a)
 	if len(a.ScheduledDags) != 1 || a.ScheduledDags[0] != "cons" || len(a.Producing) != 1 || a.Producing[0].DagID != "prod" {
 		t.Errorf("asset: %+v, want scheduled dag cons and producer prod.load", a)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/assets/999", nil, "asset 999")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/999", nil, "asset 999")
 
 	// External systems post events (op role), audited, queued for consumers.
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "POST", "/api/v2/assets/events", map[string]any{"asset_id": id}, "")
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": 999}, "asset 999")
-	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/assets/events",
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "POST", "/api/v2/assets/events", map[string]any{"asset_id": id}, "")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": 999}, "asset 999")
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/assets/events",
 		map[string]any{"asset_id": id, "extra": []int{1}}, "extra must be a JSON object")
 	var ev core.AssetEvent
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/assets/events",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/events",
 		map[string]any{"asset_id": id, "extra": map[string]any{"rows": 42}}, &ev)
 	if ev.AssetID != id || ev.SourceKind != core.AssetSourceAPI || string(ev.Extra) != `{"rows":42}` {
 		t.Errorf("created event: %+v", ev)
@@ -58,12 +58,12 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 		t.Error("event creation is not in the audit log")
 	}
 	var queued api.QueuedEventCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/assets/queuedEvents", nil, &queued)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/cons/assets/queuedEvents", nil, &queued)
 	if queued.TotalEntries != 1 || queued.QueuedEvents[0].LastEventID != ev.ID {
 		t.Errorf("queued events of cons: %+v", queued)
 	}
 	var events api.AssetEventCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets/events?asset_id="+itoa(id), nil, &events)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/events?asset_id="+itoa(id), nil, &events)
 	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
 		t.Errorf("events of orders: %+v", events)
 	}
@@ -74,11 +74,11 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runsOf api.DAGRunCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns", nil, &runsOf)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns", nil, &runsOf)
 	if runsOf.TotalEntries != 1 || runsOf.DagRuns[0].RunType != core.RunAssetTriggered {
 		t.Fatalf("runs of cons: %+v, want one asset_triggered run", runsOf)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET",
+	e.must(http.StatusOK, core.RoleViewer, "GET",
 		"/api/v2/dags/cons/dagRuns/"+runsOf.DagRuns[0].RunID+"/upstreamAssetEvents", nil, &events)
 	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
 		t.Errorf("upstream events of the asset-triggered run: %+v", events)
@@ -87,7 +87,7 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns/"+manual.RunID+"/upstreamAssetEvents", nil, &events)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/cons/dagRuns/"+manual.RunID+"/upstreamAssetEvents", nil, &events)
 	if events.TotalEntries != 0 {
 		t.Errorf("a manual run shows upstream events: %+v", events)
 	}
@@ -99,11 +99,11 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	if _, err := e.st.AssetDeactivateOrphans(t.Context(), e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets", nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets", nil, &list)
 	if list.TotalEntries != 1 || list.Assets[0].Name != "orders" {
 		t.Errorf("active assets: %+v, want orders only", list)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets?only_active=false&uri_pattern=lake/raw", nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets?only_active=false&uri_pattern=lake/raw", nil, &list)
 	if list.TotalEntries != 1 || list.Assets[0].Active || list.Assets[0].InactiveSince == nil {
 		t.Errorf("raw: %+v, want inactive with inactive_since", list)
 	}

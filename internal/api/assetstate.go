@@ -53,15 +53,15 @@ type setAssetStateInput struct {
 func (s *server) registerAssetState() {
 	tags := []string{"Asset State"}
 	base := Prefix + "/assets/{asset_id}/state-store"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_state_entries", Method: http.MethodGet, Path: base, Tags: tags,
 		Summary: "List an asset's state with metadata", Errors: []int{http.StatusNotFound},
 	}, s.listAssetState)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_state_entry", Method: http.MethodGet, Path: base + "/{key}", Tags: tags,
 		Summary: "Get one asset state key", Errors: []int{http.StatusNotFound},
 	}, s.getAssetState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "set_asset_state_entry", Method: http.MethodPut, Path: base + "/{key}", Tags: tags,
 		Summary:      "Set one asset state key",
 		Description:  "The body is {\"value\": <JSON>}; asset state has no retention. Recorded as written by the user. Audited.",
@@ -70,12 +70,12 @@ func (s *server) registerAssetState() {
 		SkipValidateBody: true,
 		Errors:           []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 	}, s.setAssetState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "delete_asset_state_entry", Method: http.MethodDelete, Path: base + "/{key}", Tags: tags,
 		Summary: "Delete one asset state key (absent is fine); audited", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusNotFound},
 	}, s.deleteAssetState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "clear_asset_state", Method: http.MethodDelete, Path: base, Tags: tags,
 		Summary: "Clear an asset's state; audited", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusNotFound},

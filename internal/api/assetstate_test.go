@@ -20,18 +20,18 @@ func TestAssetStateREST(t *testing.T) {
 	e.syncAssetDag(core.DAG{DagID: "prod", Assets: []core.Asset{{Name: "orders", URI: "s3://lake/orders"}},
 		Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: []core.AssetRef{{Name: "orders"}}}}})
 	var assets api.AssetCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/assets", nil, &assets)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets", nil, &assets)
 	base := fmt.Sprintf("/api/v2/assets/%d/state-store", assets.Assets[0].ID)
 
 	var list api.AssetStateCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 {
 		t.Fatalf("empty list = %+v", list)
 	}
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
 
 	var got api.AssetStateEntry
-	e.must(http.StatusOK, api.RoleOp, "PUT", base+"/watermark", `{"value": {"last_id": 12}}`, &got)
+	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/watermark", `{"value": {"last_id": 12}}`, &got)
 	if string(got.Value) != `{"last_id":12}` || got.Kind != "user" || got.User != "op" || got.AssetName != "orders" ||
 		!got.UpdatedAt.Equal(e.clk.Now()) {
 		t.Errorf("PUT answer = %+v, want the value written by user op", got)
@@ -39,18 +39,18 @@ func TestAssetStateREST(t *testing.T) {
 	if !e.hasAudit("op", "asset_state.set", "orders") {
 		t.Errorf("audit log lacks the set: %+v", e.audit())
 	}
-	e.must(http.StatusOK, api.RoleAdmin, "PUT", base+"/n", `{"value": 7}`, nil)
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusOK, core.RoleAdmin, "PUT", base+"/n", `{"value": 7}`, nil)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 2 || list.Entries[0].Key != "n" || list.Entries[0].User != "admin" ||
 		list.Entries[1].Key != "watermark" || list.Entries[1].Kind != "user" {
 		t.Errorf("list = %+v", list)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", base+"/watermark", nil, &got)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base+"/watermark", nil, &got)
 	if string(got.Value) != `{"last_id":12}` {
 		t.Errorf("GET watermark = %s", got.Value)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", base+"/absent", nil, `no asset state key "absent" for asset "orders"`)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/assets/99999/state-store", nil, "asset id 99999")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", base+"/absent", nil, `no asset state key "absent" for asset "orders"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/99999/state-store", nil, "asset id 99999")
 
 	before := len(e.audit())
 	for body, want := range map[string]string{
@@ -58,19 +58,19 @@ func TestAssetStateREST(t *testing.T) {
 		`{"value": NaN}`:                  "NaN or Infinity",
 		`{"value": 1, "retention": "6h"}`: "asset state has no retention",
 	} {
-		e.mustProblem(http.StatusBadRequest, api.RoleOp, "PUT", base+"/watermark", body, want)
+		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/watermark", body, want)
 	}
-	e.mustProblem(http.StatusRequestEntityTooLarge, api.RoleOp, "PUT", base+"/watermark",
+	e.mustProblem(http.StatusRequestEntityTooLarge, core.RoleOp, "PUT", base+"/watermark",
 		`{"value": "`+strings.Repeat("x", 65536)+`"}`, "over the limit of 65536 bytes ([state_store] max_value_bytes)")
-	e.must(http.StatusOK, api.RoleViewer, "GET", base+"/watermark", nil, &got)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base+"/watermark", nil, &got)
 	if string(got.Value) != `{"last_id":12}` || len(e.audit()) != before {
 		t.Errorf("refused writes changed the value (%s) or the audit log", got.Value)
 	}
 
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base+"/n", nil, nil)
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base+"/n", nil, nil) // absent: still fine
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base, nil, nil)
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base+"/n", nil, nil)
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base+"/n", nil, nil) // absent: still fine
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base, nil, nil)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 || !e.hasAudit("op", "asset_state.delete", "orders") || !e.hasAudit("op", "asset_state.clear", "orders") {
 		t.Errorf("after delete and clear: %+v; audit %+v", list, e.audit())
 	}

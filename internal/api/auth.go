@@ -15,46 +15,12 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
-
-// Role is what a user may do: a viewer reads, an op also triggers, clears,
-// marks and pauses, an admin also manages pools and connections.
-type Role string
-
-// Roles, from least to most privileged.
-const (
-	RolePublic Role = ""       // no authentication needed (health, version, login)
-	RoleViewer Role = "viewer" // read-only
-	RoleOp     Role = "op"     // viewer + trigger, clear, mark, pause
-	RoleAdmin  Role = "admin"  // everything
-)
-
-// rank orders roles; unknown roles rank below viewer.
-func (r Role) rank() int {
-	switch r {
-	case RoleViewer:
-		return 1
-	case RoleOp:
-		return 2
-	case RoleAdmin:
-		return 3
-	default: // RolePublic and unknown roles
-		return 0
-	}
-}
-
-// Valid reports whether r is one of viewer, op, admin.
-func (r Role) Valid() bool { return r.rank() > 0 }
-
-// Allows reports whether a principal of role r may call an operation that
-// needs role need.
-func (r Role) Allows(need Role) bool { return need == RolePublic || r.rank() >= need.rank() }
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
 	Username string
-	Role     Role
+	Role     core.Role
 }
 
 type principalKey struct{}
@@ -75,7 +41,7 @@ const (
 )
 
 // NewToken returns a new random API token secret ("weir_" + 43 characters)
-// and the hash under which the store keeps it (store.APIToken.Hash).
+// and the hash under which the store keeps it (core.APIToken.Hash).
 func NewToken() (secret, hash string) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (it aborts the program instead)
@@ -89,7 +55,7 @@ func HashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// HashPassword returns the bcrypt hash of a password (store.User.PasswordHash).
+// HashPassword returns the bcrypt hash of a password (core.User.PasswordHash).
 func HashPassword(password string) (string, error) {
 	if password == "" {
 		return "", fmt.Errorf("password must not be empty: %w", core.ErrInvalid)
@@ -105,8 +71,8 @@ func HashPassword(password string) (string, error) {
 // token or session cookie and enforces the operation's role: 401 without
 // valid credentials, 403 when the role is too low.
 func (s *server) authenticate(hctx huma.Context, next func(huma.Context)) {
-	need, _ := hctx.Operation().Metadata[metaRole].(Role)
-	if need == RolePublic {
+	need, _ := hctx.Operation().Metadata[metaRole].(core.Role)
+	if need == core.RolePublic {
 		next(hctx)
 		return
 	}
@@ -179,7 +145,7 @@ func (s *server) userPrincipal(ctx context.Context, username string) (*Principal
 	if err != nil {
 		return nil, fmt.Errorf("look up user %q: %w", username, err)
 	}
-	return &Principal{Username: u.Username, Role: Role(u.Role)}, nil
+	return &Principal{Username: u.Username, Role: core.Role(u.Role)}, nil
 }
 
 // audit records a mutation by the request's principal. A failure to write
@@ -189,7 +155,7 @@ func (s *server) audit(ctx context.Context, action, target, detail string) {
 	if p := PrincipalFrom(ctx); p != nil {
 		user = p.Username
 	}
-	e := &store.AuditEntry{When: s.clk.Now(), User: user, Action: action, Target: target, Detail: detail}
+	e := &core.AuditEntry{When: s.clk.Now(), User: user, Action: action, Target: target, Detail: detail}
 	if err := s.st.AuditLogAdd(ctx, e); err != nil {
 		s.log.ErrorContext(ctx, "write audit log", "action", action, "target", target, "err", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
 
 // ConnectionResponse describes a connection. Passwords are never returned:
@@ -64,18 +63,18 @@ const redacted = "***"
 func (s *server) registerConnections() {
 	tags := []string{"Connection"}
 	base := Prefix + "/connections"
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "get_connections", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List connections",
 	}, s.listConnections)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "get_connection", Method: http.MethodGet, Path: base + "/{connection_id}", Tags: tags,
 		Summary: "Get a connection", Errors: []int{http.StatusNotFound},
 	}, s.getConnection)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "post_connection", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a connection",
 		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusBadRequest, http.StatusConflict},
 	}, s.postConnection)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "delete_connection", Method: http.MethodDelete, Path: base + "/{connection_id}", Tags: tags,
 		Summary: "Delete a connection", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 	}, s.deleteConnection)
@@ -123,7 +122,7 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 	case !errors.Is(err, core.ErrNotFound):
 		return nil, s.problem(ctx, fmt.Errorf("look up connection_id %q: %w", b.ConnectionID, err))
 	}
-	c := store.Connection{ID: b.ConnectionID, URI: uri}
+	c := core.Connection{ID: b.ConnectionID, URI: uri}
 	if err := s.st.ConnectionUpsert(ctx, &c); err != nil {
 		return nil, s.problem(ctx, fmt.Errorf("save connection_id %q: %w", b.ConnectionID, err))
 	}
@@ -169,7 +168,7 @@ func buildURI(connType, host, login, password, schema string, port int, extra ma
 
 // connectionResponse splits a stored URI into Airflow's fields and redacts
 // its secrets. A URI that does not parse is not shown at all.
-func connectionResponse(c store.Connection) ConnectionResponse {
+func connectionResponse(c core.Connection) ConnectionResponse {
 	r := ConnectionResponse{ConnectionID: c.ID, URI: redacted}
 	u, err := url.Parse(c.URI)
 	if err != nil {

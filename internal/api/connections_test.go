@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 )
 
 func TestConnections(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var c api.ConnectionResponse
-	e.must(http.StatusCreated, api.RoleAdmin, "POST", "/api/v2/connections",
+	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "warehouse", "uri": "postgres://etl:hunter2@db.example:5432/dw?sslmode=require&api_token=abc"}, &c)
 	want := api.ConnectionResponse{ConnectionID: "warehouse", ConnType: "postgres", Host: "db.example", Login: "etl",
 		Schema: "dw", Port: 5432, URI: "postgres://etl:***@db.example:5432/dw?api_token=***&sslmode=require"}
@@ -20,7 +21,7 @@ func TestConnections(t *testing.T) {
 		t.Errorf("created\n got %+v\nwant %+v", c, want)
 	}
 	c = api.ConnectionResponse{}
-	e.must(http.StatusCreated, api.RoleAdmin, "POST", "/api/v2/connections",
+	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "api", "conn_type": "https", "host": "api.example", "login": "bot", "password": "pw", "port": 8443}, &c)
 	if c.URI != "https://bot:***@api.example:8443" || c.Port != 8443 {
 		t.Errorf("built from fields: %+v", c)
@@ -28,37 +29,37 @@ func TestConnections(t *testing.T) {
 
 	// No response ever carries a password.
 	for _, path := range []string{"/api/v2/connections", "/api/v2/connections/warehouse", "/api/v2/connections/api"} {
-		status, b := e.call(api.RoleAdmin, "GET", path, nil)
+		status, b := e.call(core.RoleAdmin, "GET", path, nil)
 		if status != http.StatusOK || strings.Contains(string(b), "hunter2") || strings.Contains(string(b), `"pw"`) ||
 			strings.Contains(string(b), "abc") {
 			t.Errorf("GET %s: %d %s", path, status, b)
 		}
 	}
 	var list api.ConnectionCollection
-	e.must(http.StatusOK, api.RoleAdmin, "GET", "/api/v2/connections", nil, &list)
+	e.must(http.StatusOK, core.RoleAdmin, "GET", "/api/v2/connections", nil, &list)
 	if list.TotalEntries != 2 {
 		t.Errorf("list: %+v", list)
 	}
 
-	e.mustProblem(http.StatusConflict, api.RoleAdmin, "POST", "/api/v2/connections",
+	e.mustProblem(http.StatusConflict, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "warehouse", "uri": "sqlite:///x"}, `connection_id "warehouse" already exists`)
-	p := e.mustProblem(http.StatusBadRequest, api.RoleAdmin, "POST", "/api/v2/connections",
+	p := e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "bad", "uri": "postgres://u:topsecret@host:port/db"}, "uri is not a valid")
 	if strings.Contains(p.text(), "topsecret") {
 		t.Errorf("error echoes the password: %s", p.text())
 	}
-	e.mustProblem(http.StatusBadRequest, api.RoleAdmin, "POST", "/api/v2/connections",
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "has space", "uri": "sqlite:///x"}, `connection_id "has space"`)
-	e.mustProblem(http.StatusBadRequest, api.RoleAdmin, "POST", "/api/v2/connections",
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "empty"}, "uri or conn_type")
-	e.mustProblem(http.StatusNotFound, api.RoleAdmin, "GET", "/api/v2/connections/nope", nil, `connection_id "nope"`)
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "GET", "/api/v2/connections/warehouse", nil, "admin")
+	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "GET", "/api/v2/connections/nope", nil, `connection_id "nope"`)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "GET", "/api/v2/connections/warehouse", nil, "admin")
 
-	status, _ := e.call(api.RoleAdmin, "DELETE", "/api/v2/connections/warehouse", nil)
+	status, _ := e.call(core.RoleAdmin, "DELETE", "/api/v2/connections/warehouse", nil)
 	if status != http.StatusNoContent {
 		t.Errorf("delete: %d", status)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleAdmin, "DELETE", "/api/v2/connections/warehouse", nil, `connection_id "warehouse"`)
+	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "DELETE", "/api/v2/connections/warehouse", nil, `connection_id "warehouse"`)
 	if !e.hasAudit("admin", "connection.create", "warehouse") || !e.hasAudit("admin", "connection.delete", "warehouse") {
 		t.Errorf("audit: %+v", e.audit())
 	}

@@ -67,20 +67,20 @@ type clearDagRunInput struct {
 func (s *server) registerDagRuns() {
 	tags := []string{"DagRun"}
 	base := Prefix + "/dags/{dag_id}/dagRuns"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_runs", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List DAG runs",
 		Description: "Lists a DAG's runs, newest first; dag_id \"~\" lists the runs of every DAG.",
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listDagRuns)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "trigger_dag_run", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Trigger a DAG run",
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 	}, s.triggerDagRun)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_run", Method: http.MethodGet, Path: base + "/{dag_run_id}", Tags: tags,
 		Summary: "Get a DAG run", Errors: []int{http.StatusNotFound},
 	}, s.getDagRun)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "clear_dag_run", Method: http.MethodPost, Path: base + "/{dag_run_id}/clear", Tags: tags,
 		Summary:     "Clear a DAG run",
 		Description: "Starts a new try of the run's task instances (only failed ones with only_failed). With dry_run (the default) nothing changes and the response lists what would be cleared.",

@@ -14,7 +14,7 @@ func TestTriggerDagRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var run core.DagRun
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
 		map[string]any{"dag_run_id": "r1", "logical_date": "2026-02-01T00:00:00Z", "conf": map[string]any{"n": 3}}, &run)
 	if run.RunID != "r1" || run.State != core.RunQueued || run.RunType != core.RunManual || string(run.Conf) != `{"n":3}` ||
 		run.LogicalDate == nil || run.LogicalDate.Format("2006-01-02") != "2026-02-01" {
@@ -24,18 +24,18 @@ func TestTriggerDagRun(t *testing.T) {
 		t.Errorf("no audit entry: %+v", e.audit())
 	}
 	// Without a run id one is generated.
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, &run)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{}, &run)
 	if run.RunID == "" || run.RunID == "r1" {
 		t.Errorf("generated run id %q", run.RunID)
 	}
 
-	e.mustProblem(http.StatusConflict, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r1"}, `"r1"`)
-	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r1"}, `"r1"`)
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
 		map[string]any{"dag_run_id": "r2", "conf": []int{1}}, "conf must be a JSON object")
-	e.mustProblem(http.StatusBadRequest, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
 		map[string]any{"dag_run_id": "a/b"}, "run_id")
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/nope/dagRuns", map[string]any{}, `"nope"`)
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/nope/dagRuns", map[string]any{}, `"nope"`)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
 		map[string]any{"logical_date": "yesterday"}, "")
 
 	runs, err := e.st.DagRunList(t.Context(), &store.DagRunListParams{})
@@ -50,14 +50,14 @@ func TestListAndGetDagRuns(t *testing.T) {
 	e.syncDag(core.DAG{DagID: "other", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}})
 	r1 := e.trigger("r1")
 	e.trigger("r2")
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/other/dagRuns", map[string]any{"dag_run_id": "o1"}, nil)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/other/dagRuns", map[string]any{"dag_run_id": "o1"}, nil)
 	if _, err := e.st.DagRunSetState(t.Context(), &store.DagRunSetStateParams{ID: r1.ID, To: core.RunFailed, Now: e.clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 
 	list := func(path string) (map[string]bool, int) {
 		var c api.DAGRunCollection
-		e.must(http.StatusOK, api.RoleViewer, "GET", path, nil, &c)
+		e.must(http.StatusOK, core.RoleViewer, "GET", path, nil, &c)
 		ids := map[string]bool{}
 		for _, r := range c.DagRuns {
 			ids[r.DagID+"/"+r.RunID] = true
@@ -76,15 +76,15 @@ func TestListAndGetDagRuns(t *testing.T) {
 	if ids, total := list("/api/v2/dags/~/dagRuns?limit=1"); total != 3 || len(ids) != 1 {
 		t.Errorf("limited runs %v total %d", ids, total)
 	}
-	e.mustProblem(http.StatusBadRequest, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?state=bogus", nil, `"bogus"`, "queued, running, success, failed")
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/nope/dagRuns", nil, `dag_id "nope"`)
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?state=bogus", nil, `"bogus"`, "queued, running, success, failed")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/nope/dagRuns", nil, `dag_id "nope"`)
 
 	var got core.DagRun
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1", nil, &got)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1", nil, &got)
 	if got.RunID != "r1" || got.State != core.RunFailed {
 		t.Errorf("run %+v", got)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope", nil, `dag_run_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope", nil, `dag_run_id "nope"`)
 }
 
 func TestClearDagRun(t *testing.T) {
@@ -97,7 +97,7 @@ func TestClearDagRun(t *testing.T) {
 
 	// dry_run defaults to true: nothing changes.
 	var res api.ClearResult
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear", map[string]any{"only_failed": true}, &res)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear", map[string]any{"only_failed": true}, &res)
 	if res.TotalEntries != 2 || res.DagRun != nil {
 		t.Errorf("dry run: %+v", res)
 	}
@@ -106,7 +106,7 @@ func TestClearDagRun(t *testing.T) {
 		t.Fatalf("dry run changed state %q or audit %+v", ti.State, e.audit())
 	}
 
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear",
 		map[string]any{"only_failed": true, "dry_run": false}, &res)
 	if res.TotalEntries != 2 || res.DagRun == nil {
 		t.Errorf("clear: %+v", res)
@@ -120,7 +120,7 @@ func TestClearDagRun(t *testing.T) {
 	if !e.hasAudit("op", "dag_run.clear", "etl/r1") {
 		t.Errorf("no audit entry: %+v", e.audit())
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -60,15 +60,15 @@ type patchDagInput struct {
 
 func (s *server) registerDags() {
 	tags := []string{"DAG"}
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dags", Method: http.MethodGet, Path: Prefix + "/dags", Tags: tags, Summary: "List DAGs",
 	}, s.listDags)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag", Method: http.MethodGet, Path: Prefix + "/dags/{dag_id}", Tags: tags,
 		Summary: "Get a DAG", Description: "Returns the DAG with the tasks of its latest version.",
 		Errors: []int{http.StatusNotFound},
 	}, s.getDag)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "patch_dag", Method: http.MethodPatch, Path: Prefix + "/dags/{dag_id}", Tags: tags,
 		Summary: "Pause or unpause a DAG", Errors: []int{http.StatusNotFound},
 	}, s.patchDag)

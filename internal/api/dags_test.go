@@ -16,11 +16,11 @@ func TestListDags(t *testing.T) {
 	for _, id := range []string{"a", "b"} {
 		e.syncDag(core.DAG{DagID: id, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}})
 	}
-	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/b", map[string]any{"is_paused": true}, nil)
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/b", map[string]any{"is_paused": true}, nil)
 
 	ids := func(query string) ([]string, int) {
 		var c api.DAGCollection
-		e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags"+query, nil, &c)
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags"+query, nil, &c)
 		out := []string{}
 		for _, d := range c.Dags {
 			out = append(out, d.DagID)
@@ -43,15 +43,15 @@ func TestListDags(t *testing.T) {
 			t.Errorf("GET /dags%s: total %d (want %d), ids diff (-want +got):\n%s", tc.query, total, tc.total, diff)
 		}
 	}
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleViewer, "GET", "/api/v2/dags?limit=0", nil)
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleViewer, "GET", "/api/v2/dags?paused=maybe", nil)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleViewer, "GET", "/api/v2/dags?limit=0", nil)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleViewer, "GET", "/api/v2/dags?paused=maybe", nil)
 }
 
 func TestGetDag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var d api.DAGDetails
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
 	if d.DagID != "etl" || d.Description != "extract, transform, load" || d.FileLoc != "/dags/etl.yaml" {
 		t.Errorf("dag %+v", d.DagModel)
 	}
@@ -66,32 +66,32 @@ func TestGetDag(t *testing.T) {
 	if diff := cmp.Diff(want, d.Tasks); diff != "" {
 		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/nope", nil, `dag_id "nope"`, "not found")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/nope", nil, `dag_id "nope"`, "not found")
 }
 
 func TestPatchDag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var d api.DAGDetails
-	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, &d)
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, &d)
 	if !d.IsPaused {
 		t.Error("PATCH is_paused=true did not pause")
 	}
 	if !e.hasAudit("op", "dag.pause", "etl") {
 		t.Errorf("no audit entry: %+v", e.audit())
 	}
-	e.must(http.StatusOK, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false}, &d)
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false}, &d)
 	if d.IsPaused || !e.hasAudit("op", "dag.unpause", "etl") {
 		t.Errorf("unpause: paused=%v audit %+v", d.IsPaused, e.audit())
 	}
 	n := len(e.audit())
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "PATCH", "/api/v2/dags/nope", map[string]any{"is_paused": true}, `dag_id "nope"`)
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{}, "is_paused")
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": "yes"}, "")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", "/api/v2/dags/nope", map[string]any{"is_paused": true}, `dag_id "nope"`)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{}, "is_paused")
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": "yes"}, "")
 	if len(e.audit()) != n {
 		t.Errorf("rejected requests wrote audit entries")
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
 	if d.IsPaused {
 		t.Error("rejected PATCH changed is_paused")
 	}

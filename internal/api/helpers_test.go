@@ -26,7 +26,7 @@ type env struct {
 	clk    *clocktest.Clock
 	srv    *httptest.Server
 	logs   string
-	tokens map[api.Role]string
+	tokens map[core.Role]string
 }
 
 func newEnv(t *testing.T) *env {
@@ -34,11 +34,11 @@ func newEnv(t *testing.T) *env {
 	ctx := context.Background()
 	st := sqlitetest.Open(t)
 	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
-		logs: t.TempDir(), tokens: map[api.Role]string{}}
-	for _, r := range []api.Role{api.RoleViewer, api.RoleOp, api.RoleAdmin} {
+		logs: t.TempDir(), tokens: map[core.Role]string{}}
+	for _, r := range []core.Role{core.RoleViewer, core.RoleOp, core.RoleAdmin} {
 		e.addUser(string(r), r, "x")
 		secret, hash := api.NewToken()
-		if err := st.APITokenCreate(ctx, &store.APIToken{ID: string(r) + "-token", Name: string(r), Username: string(r),
+		if err := st.APITokenCreate(ctx, &core.APIToken{ID: string(r) + "-token", Name: string(r), Username: string(r),
 			Hash: hash, CreatedAt: e.clk.Now()}); err != nil {
 			t.Fatal(err)
 		}
@@ -56,9 +56,9 @@ func newEnv(t *testing.T) *env {
 }
 
 // addUser stores a user whose password hash is passwordHash.
-func (e *env) addUser(name string, role api.Role, passwordHash string) {
+func (e *env) addUser(name string, role core.Role, passwordHash string) {
 	e.t.Helper()
-	if err := e.st.UserUpsert(context.Background(), &store.User{Username: name, Role: string(role),
+	if err := e.st.UserUpsert(context.Background(), &core.User{Username: name, Role: string(role),
 		PasswordHash: passwordHash, CreatedAt: e.clk.Now()}); err != nil {
 		e.t.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func (e *env) syncDag(d core.DAG) {
 	}
 }
 
-// call sends a request as role (RolePublic: no credentials) and returns the
+// call sends a request as role (core.RolePublic: no credentials) and returns the
 // status and body. body may be nil, a string (sent raw) or a value (JSON).
-func (e *env) call(role api.Role, method, path string, body any, hdr ...string) (int, []byte) {
+func (e *env) call(role core.Role, method, path string, body any, hdr ...string) (int, []byte) {
 	e.t.Helper()
 	resp := e.request(role, method, path, body, hdr...)
 	defer func() { _ = resp.Body.Close() }()
@@ -94,7 +94,7 @@ func (e *env) call(role api.Role, method, path string, body any, hdr ...string) 
 	return resp.StatusCode, b
 }
 
-func (e *env) request(role api.Role, method, path string, body any, hdr ...string) *http.Response {
+func (e *env) request(role core.Role, method, path string, body any, hdr ...string) *http.Response {
 	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -115,7 +115,7 @@ func (e *env) request(role api.Role, method, path string, body any, hdr ...strin
 	if r != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if role != api.RolePublic {
+	if role != core.RolePublic {
 		req.Header.Set("Authorization", "Bearer "+e.tokens[role])
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -130,7 +130,7 @@ func (e *env) request(role api.Role, method, path string, body any, hdr ...strin
 
 // must calls and fails the test unless the status is want; it decodes the
 // JSON body into out when out is not nil.
-func (e *env) must(want int, role api.Role, method, path string, body, out any) {
+func (e *env) must(want int, role core.Role, method, path string, body, out any) {
 	e.t.Helper()
 	status, b := e.call(role, method, path, body)
 	if status != want {
@@ -165,7 +165,7 @@ func (p problem) text() string {
 
 // mustProblem calls, checks the status and that the response is
 // problem+json whose detail contains every one of wantInDetail.
-func (e *env) mustProblem(want int, role api.Role, method, path string, body any, wantInDetail ...string) problem {
+func (e *env) mustProblem(want int, role core.Role, method, path string, body any, wantInDetail ...string) problem {
 	e.t.Helper()
 	resp := e.request(role, method, path, body)
 	defer func() { _ = resp.Body.Close() }()
@@ -192,7 +192,7 @@ func (e *env) mustProblem(want int, role api.Role, method, path string, body any
 }
 
 // audit returns the audit log, newest first as the store lists it.
-func (e *env) audit() []store.AuditEntry {
+func (e *env) audit() []core.AuditEntry {
 	e.t.Helper()
 	entries, err := e.st.AuditLogList(context.Background(), 100)
 	if err != nil {
@@ -215,7 +215,7 @@ func (e *env) hasAudit(user, action, target string) bool {
 func (e *env) trigger(id string) core.DagRun {
 	e.t.Helper()
 	var run core.DagRun
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": id}, &run)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": id}, &run)
 	return run
 }
 

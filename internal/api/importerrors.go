@@ -24,11 +24,11 @@ type importErrorInput struct {
 
 func (s *server) registerImportErrors() {
 	tags := []string{"Import Error"}
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_import_errors", Method: http.MethodGet, Path: Prefix + "/importErrors", Tags: tags,
 		Summary: "List DAG file import errors",
 	}, s.listImportErrors)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_import_error", Method: http.MethodGet, Path: Prefix + "/importErrors/{import_error_id}", Tags: tags,
 		Summary: "Get a DAG file import error", Errors: []int{http.StatusNotFound},
 	}, s.getImportError)

@@ -15,15 +15,15 @@ func TestImportErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c api.ImportErrorCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/importErrors", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/importErrors", nil, &c)
 	if c.TotalEntries != 1 || c.ImportErrors[0].Filename != "/dags/bad.yaml" || c.ImportErrors[0].Message != "bad.yaml:3:5: unknown field" {
 		t.Fatalf("list: %+v", c)
 	}
 	var ie core.ImportError
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/importErrors/"+itoa(c.ImportErrors[0].ID), nil, &ie)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/importErrors/"+itoa(c.ImportErrors[0].ID), nil, &ie)
 	if ie.Filename != "/dags/bad.yaml" {
 		t.Errorf("get: %+v", ie)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/importErrors/999", nil, "import_error_id 999")
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleViewer, "GET", "/api/v2/importErrors/abc", nil, "")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/importErrors/999", nil, "import_error_id 999")
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleViewer, "GET", "/api/v2/importErrors/abc", nil, "")
 }

@@ -39,7 +39,7 @@ type logOutput struct {
 }
 
 func (s *server) registerLogs() {
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_log", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}", Tags: []string{"Task Instance"},
 		Summary: "Get a try's log",

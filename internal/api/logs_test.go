@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
@@ -18,14 +19,14 @@ func TestTaskLogs(t *testing.T) {
 
 	// Nothing written yet: empty content, token 0.
 	var c api.LogChunk
-	e.must(http.StatusOK, api.RoleViewer, "GET", path+"1", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1", nil, &c)
 	if c.Content != "" || c.ContinuationToken != "0" {
 		t.Errorf("before any output: %+v", c)
 	}
 	if err := tasklog.Append(e.logs, key, []byte("line one\n")); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", path+"1", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1", nil, &c)
 	if c.Content != "line one\n" || c.ContinuationToken != "9" {
 		t.Errorf("first read: %+v", c)
 	}
@@ -33,16 +34,16 @@ func TestTaskLogs(t *testing.T) {
 	if err := tasklog.Append(e.logs, key, []byte("line two\n")); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", path+"1?token="+c.ContinuationToken, nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1?token="+c.ContinuationToken, nil, &c)
 	if c.Content != "line two\n" || c.ContinuationToken != "18" {
 		t.Errorf("tail read: %+v", c)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", path+"1?token=18", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1?token=18", nil, &c)
 	if c.Content != "" || c.ContinuationToken != "18" {
 		t.Errorf("read at end: %+v", c)
 	}
 
-	resp := e.request(api.RoleViewer, "GET", path+"1?token=9", nil, "Accept", "text/plain")
+	resp := e.request(core.RoleViewer, "GET", path+"1?token=9", nil, "Accept", "text/plain")
 	defer func() { _ = resp.Body.Close() }()
 	var sb strings.Builder
 	buf := make([]byte, 64)
@@ -58,8 +59,8 @@ func TestTaskLogs(t *testing.T) {
 		t.Errorf("text/plain: %d %q %q token %q", resp.StatusCode, resp.Header.Get("Content-Type"), sb.String(), resp.Header.Get(api.LogTokenHeader))
 	}
 
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", path+"2", nil, "try_number 2", "current try is 1")
-	e.mustProblem(http.StatusBadRequest, api.RoleViewer, "GET", path+"1?token=abc", nil, `token: "abc"`)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/nope/logs/1", nil, `task_id "nope"`)
-	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "GET", path+"1", nil, "authentication required")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", path+"2", nil, "try_number 2", "current try is 1")
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", path+"1?token=abc", nil, `token: "abc"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/nope/logs/1", nil, `task_id "nope"`)
+	e.mustProblem(http.StatusUnauthorized, core.RolePublic, "GET", path+"1", nil, "authentication required")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/weirflow/weir/internal/core"
 )
 
 // Health statuses.
@@ -44,12 +45,12 @@ type VersionInfo struct {
 type VersionOutput struct{ Body VersionInfo }
 
 func (s *server) registerMonitor() {
-	register(s, RolePublic, huma.Operation{
+	register(s, core.RolePublic, huma.Operation{
 		OperationID: "get_health", Method: http.MethodGet, Path: Prefix + "/health", Tags: []string{"Monitor"},
 		Summary:     "Get health",
 		Description: "Reports whether the metadata database answers and whether a scheduler heartbeat is recent. Needs no authentication.",
 	}, s.health)
-	register(s, RolePublic, huma.Operation{
+	register(s, core.RolePublic, huma.Operation{
 		OperationID: "get_version", Method: http.MethodGet, Path: Prefix + "/version", Tags: []string{"Version"},
 		Summary: "Get version",
 	}, s.version)

@@ -53,22 +53,22 @@ type listPoolsInput struct{ Page }
 func (s *server) registerPools() {
 	tags := []string{"Pool"}
 	base := Prefix + "/pools"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_pools", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List pools",
 	}, s.listPools)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_pool", Method: http.MethodGet, Path: base + "/{pool_name}", Tags: tags,
 		Summary: "Get a pool", Errors: []int{http.StatusNotFound},
 	}, s.getPool)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "post_pool", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a pool",
 		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusConflict},
 	}, s.postPool)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "patch_pool", Method: http.MethodPatch, Path: base + "/{pool_name}", Tags: tags,
 		Summary: "Change a pool's slots or description", Errors: []int{http.StatusNotFound},
 	}, s.patchPool)
-	register(s, RoleAdmin, huma.Operation{
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "delete_pool", Method: http.MethodDelete, Path: base + "/{pool_name}", Tags: tags,
 		Summary: "Delete a pool", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},

@@ -5,44 +5,45 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 )
 
 func TestPools(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var p api.PoolResponse
-	e.must(http.StatusCreated, api.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 4, "description": "database"}, &p)
+	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 4, "description": "database"}, &p)
 	if p.Name != "db" || p.Slots != 4 || p.OpenSlots != 4 || p.Description != "database" {
 		t.Errorf("created %+v", p)
 	}
-	e.mustProblem(http.StatusConflict, api.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 9}, `pool "db" already exists`)
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "neg", "slots": -1}, "slots")
-	e.mustProblem(http.StatusUnprocessableEntity, api.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "", "slots": 1}, "name")
+	e.mustProblem(http.StatusConflict, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 9}, `pool "db" already exists`)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "neg", "slots": -1}, "slots")
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "", "slots": 1}, "name")
 
 	var c api.PoolCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/pools", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/pools", nil, &c)
 	if c.TotalEntries != 2 {
 		t.Errorf("list: %+v", c)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", "/api/v2/pools/db", nil, &p)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/pools/db", nil, &p)
 	if p.Slots != 4 {
 		t.Errorf("get after rejected re-create: %+v", p)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/pools/nope", nil, `pool "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/pools/nope", nil, `pool "nope"`)
 
-	e.must(http.StatusOK, api.RoleAdmin, "PATCH", "/api/v2/pools/db", map[string]any{"slots": 2}, &p)
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", "/api/v2/pools/db", map[string]any{"slots": 2}, &p)
 	if p.Slots != 2 || p.Description != "database" {
 		t.Errorf("patched %+v", p)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleAdmin, "PATCH", "/api/v2/pools/nope", map[string]any{"slots": 2}, `pool "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "PATCH", "/api/v2/pools/nope", map[string]any{"slots": 2}, `pool "nope"`)
 
-	e.mustProblem(http.StatusBadRequest, api.RoleAdmin, "DELETE", "/api/v2/pools/default_pool", nil, "default_pool")
-	e.mustProblem(http.StatusNotFound, api.RoleAdmin, "DELETE", "/api/v2/pools/nope", nil, `pool "nope"`)
-	status, _ := e.call(api.RoleAdmin, "DELETE", "/api/v2/pools/db", nil)
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "DELETE", "/api/v2/pools/default_pool", nil, "default_pool")
+	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "DELETE", "/api/v2/pools/nope", nil, `pool "nope"`)
+	status, _ := e.call(core.RoleAdmin, "DELETE", "/api/v2/pools/db", nil)
 	if status != http.StatusNoContent {
 		t.Errorf("delete: status %d", status)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/pools/db", nil, `pool "db"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/pools/db", nil, `pool "db"`)
 	for _, a := range []string{"pool.create", "pool.update", "pool.delete"} {
 		if !e.hasAudit("admin", a, "db") {
 			t.Errorf("no %s audit entry: %+v", a, e.audit())

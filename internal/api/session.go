@@ -78,7 +78,7 @@ type LoginOutput struct {
 	SetCookie http.Cookie `header:"Set-Cookie"`
 	Body      struct {
 		Username  string    `json:"username"`
-		Role      Role      `json:"role"`
+		Role      core.Role `json:"role"`
 		ExpiresAt time.Time `json:"expires_at"`
 	}
 }
@@ -89,13 +89,13 @@ type LogoutOutput struct {
 }
 
 func (s *server) registerAuth() {
-	register(s, RolePublic, huma.Operation{
+	register(s, core.RolePublic, huma.Operation{
 		OperationID: "login", Method: http.MethodPost, Path: Prefix + "/auth/login", Tags: []string{"Login"},
 		Summary:     "Log in",
 		Description: "Checks a username and password and sets an HttpOnly, SameSite=Strict session cookie.",
 		Errors:      []int{http.StatusUnauthorized},
 	}, s.login)
-	register(s, RolePublic, huma.Operation{
+	register(s, core.RolePublic, huma.Operation{
 		OperationID: "logout", Method: http.MethodPost, Path: Prefix + "/auth/logout", Tags: []string{"Login"},
 		Summary: "Log out", Description: "Clears the session cookie.", DefaultStatus: http.StatusNoContent,
 	}, s.logout)
@@ -117,8 +117,8 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 	}
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
 	out := &LoginOutput{SetCookie: s.cookie(s.signSession(u.Username, expires), expires)}
-	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, Role(u.Role), expires.UTC()
-	ctx = context.WithValue(ctx, principalKey{}, &Principal{Username: u.Username, Role: Role(u.Role)})
+	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
+	ctx = context.WithValue(ctx, principalKey{}, &Principal{Username: u.Username, Role: core.Role(u.Role)})
 	s.audit(ctx, "auth.login", u.Username, "")
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 )
 
 func TestLoginSessionFlow(t *testing.T) {
@@ -16,14 +17,14 @@ func TestLoginSessionFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.addUser("alice", api.RoleOp, hash)
+	e.addUser("alice", core.RoleOp, hash)
 
-	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "POST", "/api/v2/auth/login",
+	e.mustProblem(http.StatusUnauthorized, core.RolePublic, "POST", "/api/v2/auth/login",
 		map[string]string{"username": "alice", "password": "wrong"}, "invalid username or password")
-	e.mustProblem(http.StatusUnauthorized, api.RolePublic, "POST", "/api/v2/auth/login",
+	e.mustProblem(http.StatusUnauthorized, core.RolePublic, "POST", "/api/v2/auth/login",
 		map[string]string{"username": "bob", "password": "s3cret"}, "invalid username or password")
 
-	resp := e.request(api.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice", "password": "s3cret"})
+	resp := e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice", "password": "s3cret"})
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("login: status %d", resp.StatusCode)
@@ -40,7 +41,7 @@ func TestLoginSessionFlow(t *testing.T) {
 	sess := api.SessionCookie + "=" + cookie.Value
 
 	// The cookie authenticates as alice (op): she may pause a DAG.
-	status, b := e.call(api.RolePublic, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, "Cookie", sess)
+	status, b := e.call(core.RolePublic, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, "Cookie", sess)
 	if status != http.StatusOK {
 		t.Fatalf("PATCH with session: %d %s", status, b)
 	}
@@ -48,20 +49,20 @@ func TestLoginSessionFlow(t *testing.T) {
 		t.Errorf("audit log lacks alice's login or pause: %+v", e.audit())
 	}
 	// but not create pools.
-	status, _ = e.call(api.RolePublic, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, "Cookie", sess)
+	status, _ = e.call(core.RolePublic, "POST", "/api/v2/pools", map[string]any{"name": "p", "slots": 1}, "Cookie", sess)
 	if status != http.StatusForbidden {
 		t.Errorf("op session creating a pool: status %d, want 403", status)
 	}
 
 	// A tampered cookie is rejected.
 	tampered := api.SessionCookie + "=" + strings.Replace(cookie.Value, cookie.Value[:4], "YWRt", 1)
-	status, b = e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", tampered)
+	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", tampered)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "session cookie is not valid") {
 		t.Errorf("tampered cookie: %d %s", status, b)
 	}
 
 	// Logout clears the cookie.
-	resp = e.request(api.RolePublic, "POST", "/api/v2/auth/logout", nil, "Cookie", sess)
+	resp = e.request(core.RolePublic, "POST", "/api/v2/auth/logout", nil, "Cookie", sess)
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("logout: status %d", resp.StatusCode)
@@ -76,7 +77,7 @@ func TestLoginSessionFlow(t *testing.T) {
 
 	// The session expires after its TTL.
 	e.clk.Advance(13 * time.Hour)
-	status, b = e.call(api.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
+	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "session expired") {
 		t.Errorf("expired session: %d %s", status, b)
 	}
@@ -85,11 +86,11 @@ func TestLoginSessionFlow(t *testing.T) {
 func TestLoginBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	status, b := e.call(api.RolePublic, "POST", "/api/v2/auth/login", `{"username": "alice"`)
+	status, b := e.call(core.RolePublic, "POST", "/api/v2/auth/login", `{"username": "alice"`)
 	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
 		t.Errorf("malformed JSON: status %d %s", status, b)
 	}
-	e.mustProblem(http.StatusUnprocessableEntity, api.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice"})
+	e.mustProblem(http.StatusUnprocessableEntity, core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice"})
 	if len(e.audit()) != 0 {
 		t.Errorf("failed logins wrote audit entries: %+v", e.audit())
 	}

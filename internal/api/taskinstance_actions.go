@@ -37,13 +37,13 @@ var markable = []core.TIState{core.TISuccess, core.TIFailed, core.TISkipped}
 
 func (s *server) registerTaskInstanceActions() {
 	tags := []string{"Task Instance"}
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "patch_task_instance", Method: http.MethodPatch,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}", Tags: tags,
 		Summary: "Mark a task instance success, failed or skipped",
 		Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 	}, s.patchTaskInstance)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "post_clear_task_instances", Method: http.MethodPost, Path: Prefix + "/dags/{dag_id}/clearTaskInstances", Tags: tags,
 		Summary:     "Clear task instances",
 		Description: "Starts a new try of the selected task instances. With dry_run (the default) nothing changes and the response lists what would be cleared.",

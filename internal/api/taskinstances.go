@@ -41,19 +41,19 @@ type mappedTIInput struct {
 func (s *server) registerTaskInstances() {
 	tags := []string{"Task Instance"}
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instances", Method: http.MethodGet, Path: base, Tags: tags,
 		Summary: "List a run's task instances", Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listTaskInstances)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instance", Method: http.MethodGet, Path: base + "/{task_id}", Tags: tags,
 		Summary: "Get a task instance", Errors: []int{http.StatusNotFound},
 	}, s.getTaskInstance)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_mapped_task_instance", Method: http.MethodGet, Path: base + "/{task_id}/{map_index}", Tags: tags,
 		Summary: "Get a mapped task instance", Errors: []int{http.StatusNotFound},
 	}, s.getMappedTaskInstance)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instance_tries", Method: http.MethodGet, Path: base + "/{task_id}/tries", Tags: tags,
 		Summary: "List a task instance's tries", Description: "Earlier tries oldest first, then the current try.",
 		Errors: []int{http.StatusNotFound},

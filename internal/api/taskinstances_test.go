@@ -22,33 +22,33 @@ func TestListAndGetTaskInstances(t *testing.T) {
 	e.setTIState("r1", "extract", core.TISuccess)
 
 	var c api.TaskInstanceCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase, nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase, nil, &c)
 	if c.TotalEntries != 3 || len(c.TaskInstances) != 3 {
 		t.Errorf("list: %+v", c)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"?state=success", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"?state=success", nil, &c)
 	if c.TotalEntries != 1 || c.TaskInstances[0].TaskID != "extract" {
 		t.Errorf("state=success: %+v", c)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"?state=none", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"?state=none", nil, &c)
 	if c.TotalEntries != 2 {
 		t.Errorf("state=none: %+v", c)
 	}
-	e.mustProblem(http.StatusBadRequest, api.RoleViewer, "GET", tiBase+"?state=done", nil, `"done"`, "up_for_retry")
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope/taskInstances", nil, `dag_run_id "nope"`)
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", tiBase+"?state=done", nil, `"done"`, "up_for_retry")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/nope/taskInstances", nil, `dag_run_id "nope"`)
 
 	var ti core.TaskInstance
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract", nil, &ti)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract", nil, &ti)
 	if ti.TaskID != "extract" || ti.State != core.TISuccess || ti.MapIndex != -1 {
 		t.Errorf("get: %+v", ti)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract/-1", nil, &ti)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract/-1", nil, &ti)
 	if ti.TaskID != "extract" {
 		t.Errorf("get by map index path: %+v", ti)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/nope", nil, `task_id "nope"`)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/extract/3", nil, "map_index 3")
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/extract?map_index=2", nil, "map_index 2")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/nope", nil, `task_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/extract/3", nil, "map_index 3")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/extract?map_index=2", nil, "map_index 2")
 }
 
 func TestMappedTaskInstance(t *testing.T) {
@@ -69,11 +69,11 @@ func TestMappedTaskInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ti core.TaskInstance
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform/1", nil, &ti)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform/1", nil, &ti)
 	if ti.MapIndex != 1 || ti.TaskID != "transform" {
 		t.Errorf("mapped get: %+v", ti)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform?map_index=0", nil, &ti)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform?map_index=0", nil, &ti)
 	if ti.MapIndex != 0 {
 		t.Errorf("mapped get by query: %+v", ti)
 	}
@@ -84,7 +84,7 @@ func TestPatchTaskInstance(t *testing.T) {
 	e := newEnv(t)
 	e.trigger("r1")
 	var ti core.TaskInstance
-	e.must(http.StatusOK, api.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &ti)
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &ti)
 	if ti.State != core.TISuccess {
 		t.Errorf("after mark: %+v", ti)
 	}
@@ -92,11 +92,11 @@ func TestPatchTaskInstance(t *testing.T) {
 		t.Errorf("no audit entry: %+v", e.audit())
 	}
 	n := len(e.audit())
-	e.mustProblem(http.StatusBadRequest, api.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "running"},
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "running"},
 		"new_state", `"running"`, "success, failed, skipped")
-	e.mustProblem(http.StatusBadRequest, api.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "bogus"}, `"bogus"`)
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "PATCH", tiBase+"/nope", map[string]any{"new_state": "failed"}, `task_id "nope"`)
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PATCH", tiBase+"/transform", map[string]any{"new_state": "failed"}, "viewer")
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "bogus"}, `"bogus"`)
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", tiBase+"/nope", map[string]any{"new_state": "failed"}, `task_id "nope"`)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", tiBase+"/transform", map[string]any{"new_state": "failed"}, "viewer")
 	got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1)
 	if got.State != core.TINone || len(e.audit()) != n {
 		t.Errorf("rejected marks changed state %q or audit log", got.State)
@@ -114,11 +114,11 @@ func TestClearTaskInstancesAndTries(t *testing.T) {
 
 	// Defaults: only_failed and dry_run are true.
 	var res api.ClearResult
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{}, &res)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{}, &res)
 	if res.TotalEntries != 2 {
 		t.Errorf("dry run over all runs: %+v", res)
 	}
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "r1", "task_ids": []string{"extract", "transform"}, "only_failed": false}, &res)
 	if res.TotalEntries != 2 {
 		t.Errorf("dry run of r1: %+v", res)
@@ -127,7 +127,7 @@ func TestClearTaskInstancesAndTries(t *testing.T) {
 		t.Fatalf("dry run changed state to %q", got.State)
 	}
 
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "r1", "task_ids": []string{"transform"}, "dry_run": false}, &res)
 	if res.TotalEntries != 1 || res.TaskInstances[0].State != core.TINone || res.TaskInstances[0].TryNumber != 2 {
 		t.Errorf("clear: %+v", res)
@@ -140,16 +140,16 @@ func TestClearTaskInstancesAndTries(t *testing.T) {
 	}
 
 	var tries api.TaskInstanceCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/transform/tries", nil, &tries)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform/tries", nil, &tries)
 	if tries.TotalEntries != 2 || tries.TaskInstances[0].TryNumber != 1 || tries.TaskInstances[0].State != core.TIFailed ||
 		tries.TaskInstances[1].TryNumber != 2 {
 		t.Errorf("tries: %+v", tries)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/nope/tries", nil, `task_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/nope/tries", nil, `task_id "nope"`)
 
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "r1", "task_ids": []string{"nope"}, "dry_run": false}, `task "nope"`)
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "zzz"}, `dag_run_id "zzz"`)
-	e.mustProblem(http.StatusNotFound, api.RoleOp, "POST", "/api/v2/dags/nope/clearTaskInstances", map[string]any{}, `dag_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/nope/clearTaskInstances", map[string]any{}, `dag_id "nope"`)
 }

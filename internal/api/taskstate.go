@@ -67,15 +67,15 @@ func (s *server) registerTaskState() {
 	}
 	tags := []string{"Task State"}
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/state-store"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_state_entries", Method: http.MethodGet, Path: base, Tags: tags,
 		Summary: "List a task instance's task state with metadata", Errors: []int{http.StatusNotFound},
 	}, s.listTaskState)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_state_entry", Method: http.MethodGet, Path: base + "/{key}", Tags: tags,
 		Summary: "Get one task state key", Errors: []int{http.StatusNotFound},
 	}, s.getTaskState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "set_task_state_entry", Method: http.MethodPut, Path: base + "/{key}", Tags: tags,
 		Summary:      "Set one task state key",
 		Description:  "The body is {\"value\": <JSON>, \"retention\": \"6h\" | \"7d\" | \"never\"}; expires_at is computed with the server's clock. Audited.",
@@ -85,12 +85,12 @@ func (s *server) registerTaskState() {
 		SkipValidateBody: true,
 		Errors:           []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 	}, s.setTaskState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "delete_task_state_entry", Method: http.MethodDelete, Path: base + "/{key}", Tags: tags,
 		Summary: "Delete one task state key (absent is fine); audited", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusNotFound},
 	}, s.deleteTaskState)
-	register(s, RoleOp, huma.Operation{
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "clear_task_state", Method: http.MethodDelete, Path: base, Tags: tags,
 		Summary: "Clear a task instance's task state; audited", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusNotFound},

@@ -22,36 +22,36 @@ func TestTaskStateREST(t *testing.T) {
 	base := "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/state-store"
 
 	var list api.TaskStateCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 || len(list.Entries) != 0 {
 		t.Fatalf("empty list = %+v", list)
 	}
-	e.mustProblem(http.StatusForbidden, api.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
 
 	var got api.TaskStateEntry
-	e.must(http.StatusOK, api.RoleOp, "PUT", base+"/progress", `{"value": {"rows": 10, "status": "running"}, "retention": "6h"}`, &got)
+	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/progress", `{"value": {"rows": 10, "status": "running"}, "retention": "6h"}`, &got)
 	now := e.clk.Now()
 	if string(got.Value) != `{"rows":10,"status":"running"}` || got.ExpiresAt == nil || !got.ExpiresAt.Equal(now.Add(6*60*60*1e9)) ||
 		got.UpdatedByTry != 0 || got.UpdatedByRun != "" || got.MapIndex != -1 || got.TaskID != "extract" {
 		t.Errorf("PUT answer = %+v", got)
 	}
-	e.must(http.StatusOK, api.RoleAdmin, "PUT", base+"/job", `{"value": 12345678901234567890, "retention": "never"}`, nil)
+	e.must(http.StatusOK, core.RoleAdmin, "PUT", base+"/job", `{"value": 12345678901234567890, "retention": "never"}`, nil)
 	if !e.hasAudit("op", "task_state.set", "etl/r1/extract") || !e.hasAudit("admin", "task_state.set", "etl/r1/extract") {
 		t.Errorf("audit log lacks the sets: %+v", e.audit())
 	}
 
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 2 || list.Entries[0].Key != "job" || string(list.Entries[0].Value) != "12345678901234567890" ||
 		!list.Entries[0].NeverExpire || list.Entries[0].ExpiresAt != nil || list.Entries[1].Key != "progress" ||
 		list.Entries[1].UpdatedAt.IsZero() {
 		t.Errorf("list = %+v", list)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", base+"/job", nil, &got)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base+"/job", nil, &got)
 	if string(got.Value) != "12345678901234567890" {
 		t.Errorf("GET job = %s, want the integer with every digit", got.Value)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", base+"/absent", nil, `no task state key "absent" for task instance etl/r1/extract`)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/state-store", nil, `task_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", base+"/absent", nil, `no task state key "absent" for task instance etl/r1/extract`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/state-store", nil, `task_id "nope"`)
 
 	before := len(e.audit())
 	for body, want := range map[string]string{
@@ -62,19 +62,19 @@ func TestTaskStateREST(t *testing.T) {
 		`{"value": 1, "retention": "7"}`: "is not a duration",
 		`{"retention": "6h"}`:            "a value is required",
 	} {
-		e.mustProblem(http.StatusBadRequest, api.RoleOp, "PUT", base+"/progress", body, want)
+		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/progress", body, want)
 	}
-	e.mustProblem(http.StatusRequestEntityTooLarge, api.RoleOp, "PUT", base+"/progress",
+	e.mustProblem(http.StatusRequestEntityTooLarge, core.RoleOp, "PUT", base+"/progress",
 		`{"value": "`+strings.Repeat("x", 65536)+`"}`, "over the limit of 65536 bytes ([state_store] max_value_bytes)")
-	e.must(http.StatusOK, api.RoleViewer, "GET", base+"/progress", nil, &got)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base+"/progress", nil, &got)
 	if string(got.Value) != `{"rows":10,"status":"running"}` || len(e.audit()) != before {
 		t.Errorf("refused writes changed the value (%s) or the audit log (%d → %d entries)", got.Value, before, len(e.audit()))
 	}
 
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base+"/job", nil, nil)
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base+"/job", nil, nil) // absent: still fine
-	e.must(http.StatusNoContent, api.RoleOp, "DELETE", base+"?all_map_indices=true", nil, nil)
-	e.must(http.StatusOK, api.RoleViewer, "GET", base, nil, &list)
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base+"/job", nil, nil)
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base+"/job", nil, nil) // absent: still fine
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", base+"?all_map_indices=true", nil, nil)
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 {
 		t.Errorf("after delete and clear: %+v", list)
 	}
@@ -99,13 +99,13 @@ func TestClearKeepsTaskStateOnlyWhenAsked(t *testing.T) {
 		TaskID: "extract", MapIndex: -1}, Key: "k", Value: json.RawMessage(`1`), Now: e.clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "r1", "dry_run": false, "keep_task_state": true}, nil)
 	if !has() {
 		t.Fatal("keep_task_state: true deleted the task state")
 	}
 	e.setTIState("r1", "extract", core.TIFailed)
-	e.must(http.StatusOK, api.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear", map[string]any{"dry_run": false}, nil)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/r1/clear", map[string]any{"dry_run": false}, nil)
 	if has() {
 		t.Error("a clear without keep_task_state kept the task state")
 	}

@@ -41,11 +41,11 @@ type xcomInput struct {
 func (s *server) registerXCom() {
 	tags := []string{"XCom"}
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries"
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_xcom_entries", Method: http.MethodGet, Path: base, Tags: tags,
 		Summary: "List a task's XCom entries", Errors: []int{http.StatusNotFound},
 	}, s.listXCom)
-	register(s, RoleViewer, huma.Operation{
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_xcom_entry", Method: http.MethodGet, Path: base + "/{xcom_key}", Tags: tags,
 		Summary: "Get an XCom entry with its value", Errors: []int{http.StatusNotFound},
 	}, s.getXCom)

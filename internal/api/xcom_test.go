@@ -23,19 +23,19 @@ func TestXCom(t *testing.T) {
 		}
 	}
 	var c api.XComCollection
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract/xcomEntries", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract/xcomEntries", nil, &c)
 	if c.TotalEntries != 2 {
 		t.Errorf("list: %+v", c)
 	}
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract/xcomEntries?map_index=3", nil, &c)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract/xcomEntries?map_index=3", nil, &c)
 	if c.TotalEntries != 0 {
 		t.Errorf("map_index=3: %+v", c)
 	}
 	var x core.XCom
-	e.must(http.StatusOK, api.RoleViewer, "GET", tiBase+"/extract/xcomEntries/rows", nil, &x)
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract/xcomEntries/rows", nil, &x)
 	if string(x.Value) != "42" || x.Key != "rows" {
 		t.Errorf("get: %+v", x)
 	}
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", tiBase+"/extract/xcomEntries/nope", nil, `XCom key "nope"`)
-	e.mustProblem(http.StatusNotFound, api.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/zz/taskInstances/extract/xcomEntries", nil, `"zz"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/extract/xcomEntries/nope", nil, `XCom key "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/zz/taskInstances/extract/xcomEntries", nil, `"zz"`)
 }

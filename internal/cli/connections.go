@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -29,7 +29,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 				return fmt.Errorf("connection %q: the URI must look like scheme://user:password@host/path", id)
 			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if err := st.ConnectionUpsert(cmd.Context(), &store.Connection{ID: id, URI: uri}); err != nil {
+				if err := st.ConnectionUpsert(cmd.Context(), &core.Connection{ID: id, URI: uri}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, config.RedactURI(uri))

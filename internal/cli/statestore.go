@@ -210,7 +210,7 @@ func (a *app) auditCLI(ctx context.Context, st store.Store, action, target, deta
 	if u := a.getenv("USER"); u != "" {
 		user = "cli:" + u
 	}
-	return st.AuditLogAdd(ctx, &store.AuditEntry{When: time.Now(), User: user, Action: action, Target: target, Detail: detail})
+	return st.AuditLogAdd(ctx, &core.AuditEntry{When: time.Now(), User: user, Action: action, Target: target, Detail: detail})
 }
 
 // stateTable prints entries sorted by dag, run, task, map index and key

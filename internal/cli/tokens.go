@@ -9,7 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -46,7 +46,7 @@ func (a *app) tokensCmd() *cobra.Command {
 					return fmt.Errorf("user %q: %w (create it with `weir users create`)", user, err)
 				}
 				secret, hash := api.NewToken()
-				t := &store.APIToken{ID: uuid.NewString(), Name: name, Username: user, Hash: hash, CreatedAt: time.Now().UTC()}
+				t := &core.APIToken{ID: uuid.NewString(), Name: name, Username: user, Hash: hash, CreatedAt: time.Now().UTC()}
 				if ttl > 0 {
 					exp := t.CreatedAt.Add(ttl)
 					t.ExpiresAt = &exp

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
@@ -23,7 +24,7 @@ func (a *app) usersCmd() *cobra.Command {
 		Short: "Create (or update) a user; prints a generated password when none is given",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !api.Role(role).Valid() {
+			if !core.Role(role).Valid() {
 				return fmt.Errorf("--role %q: want admin, op or viewer", role)
 			}
 			if username == "" {
@@ -59,7 +60,7 @@ func createUser(ctx context.Context, st store.Store, username, password, role st
 	if err != nil {
 		return err
 	}
-	return st.UserUpsert(ctx, &store.User{Username: username, PasswordHash: hash, Role: role, CreatedAt: time.Now().UTC()})
+	return st.UserUpsert(ctx, &core.User{Username: username, PasswordHash: hash, Role: role, CreatedAt: time.Now().UTC()})
 }
 
 func randomPassword() string {

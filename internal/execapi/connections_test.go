@@ -9,14 +9,13 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/operator"
-	"github.com/weirflow/weir/internal/store"
 )
 
 func TestConnectionLookupThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	ctx := context.Background()
-	if err := env.Store.ConnectionUpsert(ctx, &store.Connection{ID: "warehouse", URI: "postgres://u:pw@db:5432/dw"}); err != nil {
+	if err := env.Store.ConnectionUpsert(ctx, &core.Connection{ID: "warehouse", URI: "postgres://u:pw@db:5432/dw"}); err != nil {
 		t.Fatal(err)
 	}
 	env.SeedRun(t, twoTaskDAG("d"), "r1", "")

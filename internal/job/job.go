@@ -44,7 +44,7 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	row := &store.Job{ID: uuid.NewString(), Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
+	row := &core.Job{ID: uuid.NewString(), Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -310,31 +310,13 @@ type XComStore interface {
 
 // AuthStore holds users, API tokens and connections.
 type AuthStore interface {
-	UserUpsert(ctx context.Context, u *User) error
-	UserGet(ctx context.Context, username string) (*User, error)
-	APITokenCreate(ctx context.Context, t *APIToken) error
+	UserUpsert(ctx context.Context, u *core.User) error
+	UserGet(ctx context.Context, username string) (*core.User, error)
+	APITokenCreate(ctx context.Context, t *core.APIToken) error
 	// APITokenGet finds a token by the hash of its secret.
-	APITokenGet(ctx context.Context, hash string) (*APIToken, error)
-	APITokenList(ctx context.Context) ([]APIToken, error)
+	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
+	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	APITokenDelete(ctx context.Context, id string) error
-}
-
-// User is a person who logs in.
-type User struct {
-	Username     string
-	PasswordHash string // bcrypt
-	Role         string // admin | op | viewer
-	CreatedAt    time.Time
-}
-
-// APIToken is a bearer token for scripts; only its hash is stored.
-type APIToken struct {
-	ID        string
-	Name      string
-	Username  string
-	Hash      string
-	CreatedAt time.Time
-	ExpiresAt *time.Time
 }
 
 // MiscStore holds pools, connections, job liveness and the audit log.
@@ -343,41 +325,15 @@ type MiscStore interface {
 	PoolList(ctx context.Context) ([]core.Pool, error)
 	PoolDelete(ctx context.Context, name string) error
 
-	ConnectionUpsert(ctx context.Context, c *Connection) error
-	ConnectionGet(ctx context.Context, id string) (*Connection, error)
-	ConnectionList(ctx context.Context) ([]Connection, error)
+	ConnectionUpsert(ctx context.Context, c *core.Connection) error
+	ConnectionGet(ctx context.Context, id string) (*core.Connection, error)
+	ConnectionList(ctx context.Context) ([]core.Connection, error)
 	ConnectionDelete(ctx context.Context, id string) error
 
 	// JobHeartbeat records that a process of a role is alive.
-	JobHeartbeat(ctx context.Context, j *Job) error
-	JobList(ctx context.Context) ([]Job, error)
+	JobHeartbeat(ctx context.Context, j *core.Job) error
+	JobList(ctx context.Context) ([]core.Job, error)
 
-	AuditLogAdd(ctx context.Context, e *AuditEntry) error
-	AuditLogList(ctx context.Context, limit int) ([]AuditEntry, error)
-}
-
-// Connection is a named external system (database, HTTP service).
-type Connection struct {
-	ID  string
-	URI string // e.g. postgres://user:pass@host/db, sqlite:///path, https://host
-}
-
-// Job is one running Weir process.
-type Job struct {
-	ID        string
-	Role      string
-	Hostname  string
-	PID       int
-	StartedAt time.Time
-	Heartbeat time.Time
-}
-
-// AuditEntry records one administrative action.
-type AuditEntry struct {
-	ID     int64
-	When   time.Time
-	User   string
-	Action string // e.g. "dag.pause", "task_instance.clear"
-	Target string
-	Detail string
+	AuditLogAdd(ctx context.Context, e *core.AuditEntry) error
+	AuditLogList(ctx context.Context, limit int) ([]core.AuditEntry, error)
 }

@@ -5,20 +5,19 @@ import (
 	"database/sql"
 
 	"github.com/google/uuid"
-
-	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/core"
 )
 
 // UserUpsert creates a user or replaces its password hash and role.
-func (s *Store) UserUpsert(ctx context.Context, u *store.User) error {
+func (s *Store) UserUpsert(ctx context.Context, u *core.User) error {
 	_, err := s.writer().ExecContext(ctx, qUserUpsert, u.Username, u.PasswordHash, u.Role, micros(u.CreatedAt))
 	return s.wrap(err, "save user %s", u.Username)
 }
 
 // UserGet returns a user or ErrNotFound.
-func (s *Store) UserGet(ctx context.Context, username string) (*store.User, error) {
+func (s *Store) UserGet(ctx context.Context, username string) (*core.User, error) {
 	var (
-		u  store.User
+		u  core.User
 		at int64
 	)
 	err := s.reader().QueryRowContext(ctx, qUserGet, username).Scan(&u.Username, &u.PasswordHash, &u.Role, &at)
@@ -32,7 +31,7 @@ func (s *Store) UserGet(ctx context.Context, username string) (*store.User, erro
 // APITokenCreate stores a token (a new UUID when t.ID is empty, written
 // back); ErrNotFound when the user does not exist, ErrConflict on a
 // duplicate hash.
-func (s *Store) APITokenCreate(ctx context.Context, t *store.APIToken) error {
+func (s *Store) APITokenCreate(ctx context.Context, t *core.APIToken) error {
 	if t.ID == "" {
 		t.ID = uuid.NewString()
 	}
@@ -42,7 +41,7 @@ func (s *Store) APITokenCreate(ctx context.Context, t *store.APIToken) error {
 }
 
 // APITokenGet finds a token by the hash of its secret.
-func (s *Store) APITokenGet(ctx context.Context, hash string) (*store.APIToken, error) {
+func (s *Store) APITokenGet(ctx context.Context, hash string) (*core.APIToken, error) {
 	t, err := scanToken(s.reader().QueryRowContext(ctx, qTokenGetByHash, hash))
 	if err != nil {
 		return nil, s.wrap(err, "get api token")
@@ -51,15 +50,15 @@ func (s *Store) APITokenGet(ctx context.Context, hash string) (*store.APIToken, 
 }
 
 // APITokenList lists tokens, oldest first.
-func (s *Store) APITokenList(ctx context.Context) ([]store.APIToken, error) {
+func (s *Store) APITokenList(ctx context.Context) ([]core.APIToken, error) {
 	rows, err := s.reader().QueryContext(ctx, qTokenList)
 	if err != nil {
 		return nil, s.wrap(err, "list api tokens")
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.APIToken, error) {
+	out, err := collect(rows, func(r *sql.Rows) (core.APIToken, error) {
 		t, err := scanToken(r)
 		if err != nil {
-			return store.APIToken{}, err
+			return core.APIToken{}, err
 		}
 		return *t, nil
 	})
@@ -71,9 +70,9 @@ func (s *Store) APITokenDelete(ctx context.Context, id string) error {
 	return s.execOne(ctx, "delete api token "+id, qTokenDelete, id)
 }
 
-func scanToken(r scanner) (*store.APIToken, error) {
+func scanToken(r scanner) (*core.APIToken, error) {
 	var (
-		t       store.APIToken
+		t       core.APIToken
 		created int64
 		expires sql.NullInt64
 	)

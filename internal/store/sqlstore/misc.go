@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
 
 // PoolUpsert creates a pool or changes its slots and description.
@@ -41,14 +40,14 @@ func (s *Store) PoolDelete(ctx context.Context, name string) error {
 }
 
 // ConnectionUpsert creates or replaces a connection.
-func (s *Store) ConnectionUpsert(ctx context.Context, c *store.Connection) error {
+func (s *Store) ConnectionUpsert(ctx context.Context, c *core.Connection) error {
 	_, err := s.writer().ExecContext(ctx, qConnUpsert, c.ID, c.URI)
 	return s.wrap(err, "save connection %s", c.ID)
 }
 
 // ConnectionGet returns a connection or ErrNotFound.
-func (s *Store) ConnectionGet(ctx context.Context, id string) (*store.Connection, error) {
-	var c store.Connection
+func (s *Store) ConnectionGet(ctx context.Context, id string) (*core.Connection, error) {
+	var c core.Connection
 	if err := s.reader().QueryRowContext(ctx, qConnGet, id).Scan(&c.ID, &c.URI); err != nil {
 		return nil, s.wrap(err, "get connection %s", id)
 	}
@@ -56,13 +55,13 @@ func (s *Store) ConnectionGet(ctx context.Context, id string) (*store.Connection
 }
 
 // ConnectionList lists connections by id.
-func (s *Store) ConnectionList(ctx context.Context) ([]store.Connection, error) {
+func (s *Store) ConnectionList(ctx context.Context) ([]core.Connection, error) {
 	rows, err := s.reader().QueryContext(ctx, qConnList)
 	if err != nil {
 		return nil, s.wrap(err, "list connections")
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.Connection, error) {
-		var c store.Connection
+	out, err := collect(rows, func(r *sql.Rows) (core.Connection, error) {
+		var c core.Connection
 		return c, r.Scan(&c.ID, &c.URI)
 	})
 	return out, s.wrap(err, "list connections")
@@ -75,21 +74,21 @@ func (s *Store) ConnectionDelete(ctx context.Context, id string) error {
 
 // JobHeartbeat records that a process is alive (its start time is kept from
 // the first heartbeat).
-func (s *Store) JobHeartbeat(ctx context.Context, j *store.Job) error {
+func (s *Store) JobHeartbeat(ctx context.Context, j *core.Job) error {
 	_, err := s.writer().ExecContext(ctx, qJobUpsert, j.ID, j.Role, j.Hostname, j.PID, micros(j.StartedAt),
 		micros(j.Heartbeat))
 	return s.wrap(err, "heartbeat job %s (%s)", j.ID, j.Role)
 }
 
 // JobList lists known processes by role.
-func (s *Store) JobList(ctx context.Context) ([]store.Job, error) {
+func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 	rows, err := s.reader().QueryContext(ctx, qJobList)
 	if err != nil {
 		return nil, s.wrap(err, "list jobs")
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.Job, error) {
+	out, err := collect(rows, func(r *sql.Rows) (core.Job, error) {
 		var (
-			j             store.Job
+			j             core.Job
 			started, beat int64
 		)
 		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat)
@@ -100,13 +99,13 @@ func (s *Store) JobList(ctx context.Context) ([]store.Job, error) {
 }
 
 // AuditLogAdd appends an entry and writes its id back into e.
-func (s *Store) AuditLogAdd(ctx context.Context, e *store.AuditEntry) error {
+func (s *Store) AuditLogAdd(ctx context.Context, e *core.AuditEntry) error {
 	err := s.writer().QueryRowContext(ctx, qAuditInsert, micros(e.When), e.User, e.Action, e.Target, e.Detail).Scan(&e.ID)
 	return s.wrap(err, "add audit log entry %s %s", e.Action, e.Target)
 }
 
 // AuditLogList returns the newest entries first (all when limit <= 0).
-func (s *Store) AuditLogList(ctx context.Context, limit int) ([]store.AuditEntry, error) {
+func (s *Store) AuditLogList(ctx context.Context, limit int) ([]core.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 1 << 31
 	}
@@ -114,9 +113,9 @@ func (s *Store) AuditLogList(ctx context.Context, limit int) ([]store.AuditEntry
 	if err != nil {
 		return nil, s.wrap(err, "list audit log")
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.AuditEntry, error) {
+	out, err := collect(rows, func(r *sql.Rows) (core.AuditEntry, error) {
 		var (
-			e  store.AuditEntry
+			e  core.AuditEntry
 			at int64
 		)
 		err := r.Scan(&e.ID, &at, &e.User, &e.Action, &e.Target, &e.Detail)

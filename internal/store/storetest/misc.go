@@ -7,31 +7,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
 
 func testUsersTokens(t *testing.T, f *fixture) {
-	must(t, f.st.UserUpsert(f.ctx, &store.User{Username: "ada", PasswordHash: "h1", Role: "admin", CreatedAt: f.now}), "create user")
-	must(t, f.st.UserUpsert(f.ctx, &store.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.at(time.Hour)}), "update user")
+	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h1", Role: "admin", CreatedAt: f.now}), "create user")
+	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.at(time.Hour)}), "update user")
 	u, err := f.st.UserGet(f.ctx, "ada")
 	must(t, err, "get user")
-	if diff := cmp.Diff(&store.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.now}, u); diff != "" {
+	if diff := cmp.Diff(&core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.now}, u); diff != "" {
 		t.Errorf("user (-want +got), creation time kept:\n%s", diff)
 	}
 	_, err = f.st.UserGet(f.ctx, "nobody")
 	wantErr(t, err, core.ErrNotFound, "get unknown user")
 
 	exp := f.at(24 * time.Hour)
-	tok := &store.APIToken{Name: "ci", Username: "ada", Hash: "sha-1", CreatedAt: f.now, ExpiresAt: &exp}
+	tok := &core.APIToken{Name: "ci", Username: "ada", Hash: "sha-1", CreatedAt: f.now, ExpiresAt: &exp}
 	must(t, f.st.APITokenCreate(f.ctx, tok), "create token")
 	if tok.ID == "" {
 		t.Fatal("token id not assigned")
 	}
-	must(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t2", Name: "cli", Username: "ada", Hash: "sha-2",
+	must(t, f.st.APITokenCreate(f.ctx, &core.APIToken{ID: "t2", Name: "cli", Username: "ada", Hash: "sha-2",
 		CreatedAt: f.at(time.Second)}), "create token 2")
-	wantErr(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t3", Name: "dup", Username: "ada", Hash: "sha-1",
+	wantErr(t, f.st.APITokenCreate(f.ctx, &core.APIToken{ID: "t3", Name: "dup", Username: "ada", Hash: "sha-1",
 		CreatedAt: f.now}), core.ErrConflict, "duplicate token hash")
-	wantErr(t, f.st.APITokenCreate(f.ctx, &store.APIToken{ID: "t4", Name: "x", Username: "nobody", Hash: "sha-4",
+	wantErr(t, f.st.APITokenCreate(f.ctx, &core.APIToken{ID: "t4", Name: "x", Username: "nobody", Hash: "sha-4",
 		CreatedAt: f.now}), core.ErrNotFound, "token of unknown user")
 	got, err := f.st.APITokenGet(f.ctx, "sha-1")
 	must(t, err, "get token")
@@ -50,9 +49,9 @@ func testUsersTokens(t *testing.T, f *fixture) {
 }
 
 func testConnections(t *testing.T, f *fixture) {
-	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "wh", URI: "postgres://a@h/db"}), "create")
-	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "api", URI: "https://x"}), "create 2")
-	must(t, f.st.ConnectionUpsert(f.ctx, &store.Connection{ID: "wh", URI: "postgres://b@h/db"}), "replace")
+	must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "wh", URI: "postgres://a@h/db"}), "create")
+	must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "api", URI: "https://x"}), "create 2")
+	must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "wh", URI: "postgres://b@h/db"}), "replace")
 	c, err := f.st.ConnectionGet(f.ctx, "wh")
 	must(t, err, "get")
 	if c.URI != "postgres://b@h/db" {
@@ -60,7 +59,7 @@ func testConnections(t *testing.T, f *fixture) {
 	}
 	list, err := f.st.ConnectionList(f.ctx)
 	must(t, err, "list")
-	if diff := cmp.Diff([]store.Connection{{ID: "api", URI: "https://x"}, {ID: "wh", URI: "postgres://b@h/db"}}, list); diff != "" {
+	if diff := cmp.Diff([]core.Connection{{ID: "api", URI: "https://x"}, {ID: "wh", URI: "postgres://b@h/db"}}, list); diff != "" {
 		t.Errorf("connections (-want +got):\n%s", diff)
 	}
 	must(t, f.st.ConnectionDelete(f.ctx, "wh"), "delete")
@@ -90,13 +89,13 @@ func testPools(t *testing.T, f *fixture) {
 }
 
 func testJobsAudit(t *testing.T, f *fixture) {
-	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}), "job 1")
-	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now}), "job 2")
-	must(t, f.st.JobHeartbeat(f.ctx, &store.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1,
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}), "job 1")
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now}), "job 2")
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1,
 		StartedAt: f.at(time.Hour), Heartbeat: f.at(time.Minute)}), "job 1 beat")
 	jobs, err := f.st.JobList(f.ctx)
 	must(t, err, "list jobs")
-	want := []store.Job{
+	want := []core.Job{
 		{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now},
 		{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.at(time.Minute)},
 	}
@@ -105,7 +104,7 @@ func testJobsAudit(t *testing.T, f *fixture) {
 	}
 
 	for i, action := range []string{"dag.pause", "dag.unpause", "task_instance.clear"} {
-		e := &store.AuditEntry{When: f.at(time.Duration(i) * time.Second), User: "ada", Action: action, Target: "etl", Detail: "d"}
+		e := &core.AuditEntry{When: f.at(time.Duration(i) * time.Second), User: "ada", Action: action, Target: "etl", Detail: "d"}
 		must(t, f.st.AuditLogAdd(f.ctx, e), "audit")
 		if e.ID == 0 {
 			t.Fatal("audit entry id not assigned")

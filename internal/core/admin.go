@@ -1,0 +1,109 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// User is a person who logs in.
+type User struct {
+	Username     string
+	PasswordHash string // bcrypt
+	Role         string // admin | op | viewer
+	CreatedAt    time.Time
+}
+
+// APIToken is a bearer token for scripts; only its hash is stored.
+type APIToken struct {
+	ID        string
+	Name      string
+	Username  string
+	Hash      string
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+}
+
+// Connection is a named external system (database, HTTP service).
+type Connection struct {
+	ID  string
+	URI string // e.g. postgres://user:pass@host/db, sqlite:///path, https://host
+}
+
+// Job is one running Weir process.
+type Job struct {
+	ID        string
+	Role      string
+	Hostname  string
+	PID       int
+	StartedAt time.Time
+	Heartbeat time.Time
+}
+
+// AuditEntry records one administrative action.
+type AuditEntry struct {
+	ID     int64
+	When   time.Time
+	User   string
+	Action string // e.g. "dag.pause", "task_instance.clear"
+	Target string
+	Detail string
+}
+
+// Role is what a user may do: a viewer reads, an op also triggers, clears,
+// marks and pauses, an admin also manages pools and connections.
+type Role string
+
+// Roles, from least to most privileged.
+const (
+	RolePublic Role = ""       // no authentication needed (health, version, login)
+	RoleViewer Role = "viewer" // read-only
+	RoleOp     Role = "op"     // viewer + trigger, clear, mark, pause
+	RoleAdmin  Role = "admin"  // everything
+)
+
+// rank orders roles; unknown roles rank below viewer.
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOp:
+		return 2
+	case RoleAdmin:
+		return 3
+	default: // RolePublic and unknown roles
+		return 0
+	}
+}
+
+// Valid reports whether r is one of viewer, op, admin.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// Allows reports whether a principal of role r may call an operation that
+// needs role need.
+func (r Role) Allows(need Role) bool { return need == RolePublic || r.rank() >= need.rank() }
+
+// Actor is who asks for a change: the name the audit log records and the
+// role that authorizes it. A user of the REST API or UI is an Actor with
+// their role; the admin CLI acts as "cli:<os user>" with RoleAdmin (it
+// holds the database credentials); Weir's own components are System.
+type Actor struct {
+	Name string
+	Role Role
+}
+
+// System is Weir itself (scheduler, triggerer, cleanup): allowed
+// everything, and its changes are not audited.
+var System = Actor{Role: RoleAdmin}
+
+// IsSystem reports whether a is Weir itself rather than a person or program.
+func (a Actor) IsSystem() bool { return a == System }
+
+// Authorize returns nil when a may do action, which needs role need; else
+// an error wrapping ErrForbidden that names the actor, its role and what
+// was needed.
+func (a Actor) Authorize(need Role, action string) error {
+	if a.Role.Allows(need) {
+		return nil
+	}
+	return fmt.Errorf("%s (role %q) may not %s: it needs role %q: %w", a.Name, a.Role, action, need, ErrForbidden)
+}
