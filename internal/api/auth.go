@@ -160,3 +160,11 @@ func (s *server) audit(ctx context.Context, action, target, detail string) {
 		s.log.ErrorContext(ctx, "write audit log", "action", action, "target", target, "err", err)
 	}
 }
+
+// actor is the request's principal as the services see it.
+func actor(ctx context.Context) core.Actor {
+	if p := PrincipalFrom(ctx); p != nil {
+		return core.Actor{Name: p.Username, Role: p.Role}
+	}
+	return core.Actor{}
+}

@@ -237,3 +237,13 @@ func stateTable(cmd *cobra.Command, rows []store.TaskStateEntry, withValues bool
 	}
 	return table(cmd.OutOrStdout(), header, out)
 }
+
+// cliActor is who the admin CLI acts as: "cli:<os user>", with the admin
+// role (it holds the database credentials).
+func (a *app) cliActor() core.Actor {
+	name := "cli"
+	if u := a.getenv("USER"); u != "" {
+		name = "cli:" + u
+	}
+	return core.Actor{Name: name, Role: core.RoleAdmin}
+}
