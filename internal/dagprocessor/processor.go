@@ -190,7 +190,7 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 // syncImportErrors makes the store's import errors for our sources match
 // errs (filename → message).
 func (p *Processor) syncImportErrors(ctx context.Context, errs map[string]string, now time.Time) error {
-	existing, err := p.Store.ImportErrorList(ctx)
+	existing, err := p.Store.ImportErrorList(ctx, &store.ImportErrorListParams{})
 	if err != nil {
 		return fmt.Errorf("list import errors: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
@@ -58,7 +59,7 @@ func dagState(t *testing.T, p *Processor, id string) *core.DagModel {
 
 func importErrors(t *testing.T, p *Processor) map[string]string {
 	t.Helper()
-	list, err := p.Store.ImportErrorList(t.Context())
+	list, err := p.Store.ImportErrorList(t.Context(), &store.ImportErrorListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,15 @@ func TestCLIAgainstStandalone(t *testing.T) {
 			t.Errorf("dags list lacks %s:\n%s", id, list)
 		}
 	}
+	// Lists page in the database: --limit and --offset, and a hint on stderr
+	// when more follow.
+	if r := weir("dags", "list", "--limit", "2", "--offset", "1"); r.code != 0 ||
+		strings.Count(strings.TrimSpace(r.stdout), "\n") != 2 || !strings.Contains(r.stderr, "--offset 3 shows the next") {
+		t.Errorf("dags list --limit 2 --offset 1: want a header, two DAGs and a hint for the next page; %s", r)
+	}
+	if r := weir("runs", "list", "--limit", "0"); r.code == 0 || !strings.Contains(r.stderr, "--limit 0") {
+		t.Errorf("runs list --limit 0: want a non-zero exit naming --limit; %s", r)
+	}
 	show := must("dags", "show", "retries")
 	if !regexp.MustCompile(`(?m)^after\s+bash\s+flaky\s`).MatchString(show) || !regexp.MustCompile(`(?m)^flaky\s+bash\s+-\s`).MatchString(show) {
 		t.Errorf("dags show retries does not list flaky and after (upstream flaky):\n%s", show)
@@ -159,4 +168,5 @@ func TestCLIAgainstStandalone(t *testing.T) {
 	if r := weir("tokens", "create", "--user", "nobody"); r.code == 0 || !strings.Contains(r.stderr, `"nobody"`) {
 		t.Errorf("tokens create for an unknown user: want a non-zero exit naming it; %s", r)
 	}
+
 }
