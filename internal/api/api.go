@@ -122,6 +122,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAssets()
 	s.registerAssetAliases()
 	s.registerAssetState()
+	s.registerEventLogs()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

@@ -42,6 +42,7 @@ func TestListsOrderBy(t *testing.T) {
 		{"/api/v2/assets/aliases", "/api/v2/assets/aliases", store.AssetAliasOrder},
 		{"/api/v2/assets/events", "/api/v2/assets/events", store.AssetEventOrder},
 		{run + "/upstreamAssetEvents", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents", store.AssetEventOrder},
+		{"/api/v2/eventLogs", "/api/v2/eventLogs", store.AuditLogOrder},
 	} {
 		e.must(http.StatusOK, core.RoleAdmin, "GET", l.path+"?order_by=-"+l.order.Fields[len(l.order.Fields)-1], nil, nil)
 		e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "GET", l.path+"?order_by=nope", nil,
@@ -87,6 +88,56 @@ func TestTaskInstancesAcrossRuns(t *testing.T) {
 		}
 	}
 	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/nope/dagRuns/~/taskInstances", nil, `dag_id "nope"`)
+}
+
+// TestEventLogs: the audit log is readable in Airflow's shape, newest first,
+// filtered, and paged by offset or by the before_id/after_id cursor.
+func TestEventLogs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, nil)
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": false}, nil)
+	logs := func(query string) ([]string, int) {
+		var c api.EventLogCollection
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/eventLogs"+query, nil, &c)
+		out := []string{}
+		for _, l := range c.EventLogs {
+			if l.Owner != "op" || l.Target != "etl" && l.Target != "etl/r1" {
+				t.Errorf("event log %+v: want owner op and target etl or etl/r1", l)
+			}
+			out = append(out, l.Event)
+		}
+		return out, c.TotalEntries
+	}
+	got, total := logs("")
+	if diff := cmp.Diff([]string{"dag.unpause", "dag.pause", "dag_run.trigger"}, got); diff != "" || total != 3 {
+		t.Fatalf("event logs: total %d, (-want +got):\n%s", total, diff)
+	}
+	var newest api.EventLogCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/eventLogs?limit=1", nil, &newest)
+	before := "?before_id=" + itoa(newest.EventLogs[0].EventLogID)
+	for _, tc := range []struct {
+		query string
+		want  []string
+		total int
+	}{
+		{"?event=dag.pause", []string{"dag.pause"}, 1},
+		{"?owner=admin", []string{}, 0},
+		{"?target=etl/r1", []string{"dag_run.trigger"}, 1},
+		{"?limit=1&offset=1", []string{"dag.pause"}, 3},
+		{before, []string{"dag.pause", "dag_run.trigger"}, 3},
+		{before + "&limit=1", []string{"dag.pause"}, 3},
+		{"?after_id=" + itoa(newest.EventLogs[0].EventLogID-2) + "&order_by=event_log_id", []string{"dag.pause", "dag.unpause"}, 3},
+	} {
+		got, total := logs(tc.query)
+		if diff := cmp.Diff(tc.want, got); diff != "" || total != tc.total {
+			t.Errorf("GET /eventLogs%s: total %d (want %d), (-want +got):\n%s", tc.query, total, tc.total, diff)
+		}
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/eventLogs"+before+"&order_by=when", nil,
+		"order_by event_log_id or -event_log_id")
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleViewer, "GET", "/api/v2/eventLogs?before_id=-1", nil)
 }
 
 // TestAssetEventsKeyset: after_id pages asset events forward from an id;

@@ -90,7 +90,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.xcomCmd(), a.versionCmd(),
 		a.taskStateCmd(), a.assetStateCmd(), a.stateStoreCmd(),
-		a.assetsCmd(),
+		a.assetsCmd(), a.auditCmd(),
 	)
 	return root
 }

@@ -169,4 +169,13 @@ func TestCLIAgainstStandalone(t *testing.T) {
 		t.Errorf("tokens create for an unknown user: want a non-zero exit naming it; %s", r)
 	}
 
+	// The audit log, as GET /api/v2/eventLogs serves it.
+	api.call(http.MethodPatch, "/api/v2/dags/hello", map[string]any{"is_paused": true}, nil)
+	var logs []struct {
+		Event, Owner, Target string
+	}
+	if err := json.Unmarshal([]byte(must("audit", "list", "--event", "dag.pause", "--limit", "1", "--json")), &logs); err != nil ||
+		len(logs) != 1 || logs[0].Owner != "admin" || logs[0].Target != "hello" {
+		t.Errorf("audit list --event dag.pause = %+v (%v), want admin's pause of hello", logs, err)
+	}
 }
