@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -103,7 +104,7 @@ func (s *server) taskStateScope(ctx context.Context, in *TaskInstanceParam) (sta
 	if err != nil {
 		return statestore.TaskScope{}, "", s.problem(ctx, err)
 	}
-	return statestore.TaskScope{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}, tiTarget(ti), nil
+	return statestore.TaskScope{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}, runs.Target(ti), nil
 }
 
 func (s *server) listTaskState(ctx context.Context, in *TaskInstanceParam) (*struct{ Body TaskStateCollection }, error) {

@@ -88,7 +88,7 @@ func newRoot(opts *Options) *cobra.Command {
 	root.AddCommand(
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
-		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.xcomCmd(), a.versionCmd(),
+		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), a.xcomCmd(), a.versionCmd(),
 		a.taskStateCmd(), a.assetStateCmd(), a.stateStoreCmd(),
 		a.assetsCmd(),
 	)

@@ -97,7 +97,7 @@ func (s *server) runningTI(r *http.Request, c *auth.Claims) (*core.TaskInstance,
 // concrete assets the task reaches: its concrete inlets and outlets and the
 // assets its alias inlets resolve to now.
 func (s *server) declaredAssets(r *http.Request, ti *core.TaskInstance) (*core.DAG, *core.Task, []core.Asset, error) {
-	v, err := s.versions.get(r.Context(), s.st, ti.DagVersionID)
+	v, err := s.versions.Get(r.Context(), s.st, ti.DagVersionID)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}

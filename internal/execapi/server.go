@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -48,6 +49,9 @@ type Deps struct {
 	Config    Config
 	// State serves task state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
+	// Service carries out changes (finishing a try); nil = service.New
+	// over Store with State's clear_on_success.
+	Service *service.Service
 }
 
 type server struct {
@@ -58,8 +62,9 @@ type server struct {
 	log    *slog.Logger
 	cfg    Config
 	states *statestore.Service
+	svc    *service.Service
 
-	versions versionCache
+	versions store.VersionCache
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -90,6 +95,11 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
 	s.registerTaskState(mux, d.State)
+	s.svc = d.Service
+	if s.svc == nil {
+		s.svc = service.New(service.Config{Store: s.st, Clock: s.clock, Logger: s.log,
+			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
+	}
 	s.registerAssetState(mux)
 	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -53,6 +54,10 @@ type Scheduler struct {
 	Clock  core.Clock
 	Logger *slog.Logger
 	Config Config
+	// Service carries out the changes the scheduler shares with other
+	// surfaces (asset-triggered runs, a dead worker's try); nil =
+	// service.New over Store and Clock.
+	Service *service.Service
 
 	mu        sync.Mutex
 	graphs    map[int64]*graph   // per dag_version id; versions never change
@@ -209,6 +214,9 @@ func (s *Scheduler) init() {
 	}
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.Service == nil {
+		s.Service = service.New(service.Config{Store: s.Store, Clock: s.Clock, Logger: s.Logger})
 	}
 	c := &s.Config
 	if c.PollInterval <= 0 {
