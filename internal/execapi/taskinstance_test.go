@@ -8,6 +8,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
 )
@@ -21,7 +22,7 @@ func TestStateRetryDecision(t *testing.T) {
 	wake := env.Store.Subscribe(ctx, store.ChannelScheduler)
 	for _, name := range []string{"a", "b"} {
 		c := taskClient(env, wls[name])
-		if _, err := c.Run(ctx, wls[name].TI.ID, execapi.RunRequest{}); err != nil {
+		if _, err := c.Run(ctx, wls[name].TI.ID, execclient.RunRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}

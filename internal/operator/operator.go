@@ -43,7 +43,7 @@ type ConnectionLookup interface {
 	ConnectionURI(ctx context.Context, connID string) (string, error)
 }
 
-// XCom is a try's access to cross-task values (an execapi.Client satisfies it).
+// XCom is a try's access to cross-task values (an execclient.Client satisfies it).
 type XCom interface {
 	XComPush(ctx context.Context, key string, value any) error
 	XComPull(ctx context.Context, taskID, key string, mapIndex int) (json.RawMessage, error)

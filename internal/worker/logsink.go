@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
@@ -32,7 +32,7 @@ type logSink struct {
 	done chan struct{}
 }
 
-func newLogSink(w *Worker, tc *execapi.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
+func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
 	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
