@@ -3,7 +3,8 @@
 // SQLite), noop, and go (Go functions registered by name in a Registry and
 // run in-process). Operators write to the task log and return the try's
 // return value; the worker pushes it as the return_value XCom and reports
-// the state.
+// the state. The sql operator's database drivers are linked by the
+// program (internal/cli), not here.
 package operator
 
 import (
