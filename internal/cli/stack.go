@@ -19,6 +19,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagprocessor"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
@@ -115,7 +116,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		}
 	}
 	w := &worker.Worker{
-		Client:            execapi.NewClient(apiURL+"/execution", token, execapi.ClientOptions{}),
+		Client:            execclient.NewClient(apiURL+"/execution", token, execclient.ClientOptions{}),
 		Queues:            cfg.Workers.Queues,
 		Concurrency:       cfg.Workers.Concurrency,
 		WorkerID:          name,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -21,7 +22,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return err
 	}
-	var req RunRequest
+	var req execclient.RunRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 		ID: id, WorkerID: cur.WorkerID, Hostname: req.Hostname, PID: req.PID, Now: s.clock.Now(),
 	})
 	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
-		return withStatus(http.StatusConflict, ReasonInvalidState,
+		return withStatus(http.StatusConflict, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance %s cannot start: it is %s, not queued and claimed: %w", id, cur.State, err))
 	}
 	if err != nil {
@@ -52,7 +53,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params})
+	writeJSON(w, http.StatusOK, execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params})
 	return nil
 }
 
@@ -79,7 +80,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if _, err := ownTI(r, c); err != nil {
 		return err
 	}
-	var req StateRequest
+	var req execclient.StateRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
@@ -100,12 +101,12 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
+	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
 	return nil
 }
 
 func notRunning(ti *core.TaskInstance) error {
-	return withStatus(http.StatusConflict, ReasonNotRunning,
+	return withStatus(http.StatusConflict, execclient.ReasonNotRunning,
 		fmt.Errorf("task instance %s is not running (it was %s): %w", ti.ID, ti.State, core.ErrConflict))
 }
 
@@ -129,13 +130,13 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request, c *auth.Claim
 	if err != nil {
 		return err
 	}
-	var req HeartbeatRequest
+	var req execclient.HeartbeatRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
 	err = s.st.TaskInstanceHeartbeat(r.Context(), id, s.clock.Now())
 	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
-		return withStatus(http.StatusConflict, ReasonNotRunning,
+		return withStatus(http.StatusConflict, execclient.ReasonNotRunning,
 			fmt.Errorf("task instance %s is no longer running; the task should stop: %w", id, err))
 	}
 	if err != nil {
