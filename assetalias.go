@@ -6,12 +6,12 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 )
 
 // The worker's Execution API client serves a Go task's alias outlets.
-var _ operator.AliasOutlets = (*execapi.Client)(nil)
+var _ operator.AliasOutlets = (*execclient.Client)(nil)
 
 // AddToAlias adds the concrete asset to alias, an alias this task declares
 // in Outlets, with extra as the event's extra (nil for none). The addition

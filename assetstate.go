@@ -7,13 +7,12 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
-	"github.com/weirflow/weir/internal/statestore"
 )
 
 // The worker's Execution API client serves a Go task's asset state.
-var _ operator.AssetState = (*execapi.Client)(nil)
+var _ operator.AssetState = (*execclient.Client)(nil)
 
 // AssetState is a Go task's access to one asset's state: JSON values under
 // string keys, scoped to the asset and independent of runs, without
@@ -65,7 +64,7 @@ func (s *AssetState) asset(ctx context.Context) (core.AssetRef, error) {
 	if err != nil {
 		return core.AssetRef{}, fmt.Errorf("look up the assets of task %s: %w", s.taskID, err)
 	}
-	a, err := statestore.ShorthandAsset(declared, "name the asset: tc.AssetState(weir.Asset(NAME))")
+	a, err := core.ShorthandAsset(declared, "name the asset: tc.AssetState(weir.Asset(NAME))")
 	if err != nil {
 		return core.AssetRef{}, err
 	}
@@ -81,7 +80,7 @@ func (s *AssetState) raw(ctx context.Context, key string) (json.RawMessage, bool
 		return nil, false, fmt.Errorf("get asset state %q: %w", key, err)
 	}
 	raw, err := s.op.AssetStateGet(ctx, ref, key)
-	if errors.Is(err, ErrNotFound) && !execapi.IsUnknownAsset(err) {
+	if errors.Is(err, ErrNotFound) && !execclient.IsUnknownAsset(err) {
 		return nil, false, nil
 	}
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
@@ -43,7 +44,7 @@ type env struct {
 	vid     int64           // DAG version of benchDag
 	cmd     *exec.Cmd
 	api     string // http://127.0.0.1:PORT
-	worker  *execapi.Client
+	worker  *execclient.Client
 	drops   []func()
 }
 
@@ -144,7 +145,7 @@ func (e *env) start(ctx context.Context) error {
 		cli.Options{Environ: e.environ, Stdout: &out, Stderr: &errb}); code != 0 {
 		return fmt.Errorf("weir tokens create: exit %d: %s", code, errb.String())
 	}
-	e.worker = execapi.NewClient(e.api+"/execution", strings.TrimSpace(out.String()), execapi.ClientOptions{Retries: -1})
+	e.worker = execclient.NewClient(e.api+"/execution", strings.TrimSpace(out.String()), execclient.ClientOptions{Retries: -1})
 	return e.waitHealthy(logf.Name())
 }
 
@@ -177,7 +178,7 @@ func (e *env) startInProcess(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.worker = execapi.NewClient(e.api+"/execution", wtok, execapi.ClientOptions{Retries: -1})
+	e.worker = execclient.NewClient(e.api+"/execution", wtok, execclient.ClientOptions{Retries: -1})
 	return e.waitHealthy("(in process)")
 }
 
@@ -203,10 +204,10 @@ func (e *env) waitHealthy(logName string) error {
 // moves each to running (PATCH .../run), returning one client per try,
 // authenticated with that try's own execution token and sharing the worker
 // client's keep-alive connection pool, as a worker's tasks do.
-func (e *env) runTries(ctx context.Context, n int) ([]*execapi.Client, error) {
-	var out []*execapi.Client
+func (e *env) runTries(ctx context.Context, n int) ([]*execclient.Client, error) {
+	var out []*execclient.Client
 	for len(out) < n {
-		wls, err := e.worker.Claim(ctx, execapi.ClaimRequest{WorkerID: "statebench", Limit: min(32, n-len(out)), WaitSeconds: 5})
+		wls, err := e.worker.Claim(ctx, execclient.ClaimRequest{WorkerID: "statebench", Limit: min(32, n-len(out)), WaitSeconds: 5})
 		if err != nil {
 			return nil, fmt.Errorf("claim: %w", err)
 		}
@@ -214,8 +215,8 @@ func (e *env) runTries(ctx context.Context, n int) ([]*execapi.Client, error) {
 			return nil, errors.New("claim returned nothing: fewer queued task instances than asked for")
 		}
 		for _, wl := range wls {
-			c := e.worker.WithToken(wl.Token, execapi.TaskIdentity{TIID: wl.TI.ID})
-			if _, err := c.Run(ctx, wl.TI.ID, execapi.RunRequest{}); err != nil {
+			c := e.worker.WithToken(wl.Token, execclient.TaskIdentity{TIID: wl.TI.ID})
+			if _, err := c.Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
 				return nil, fmt.Errorf("run %s: %w", wl.TI.ID, err)
 			}
 			out = append(out, c)

@@ -51,7 +51,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for per-repetition databases
 
 	"github.com/weirflow/weir/internal/cli"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 func main() {
@@ -227,7 +227,7 @@ func value(n int) json.RawMessage {
 // hammer runs w closed-loop writers for d: writer i cycles over the keys of
 // task instances i, i+w, i+2w, ... (each through its own try's client). A
 // short warm-up is not counted.
-func hammer(ctx context.Context, clients []*execapi.Client, w int, op string, keys int, d time.Duration) stats {
+func hammer(ctx context.Context, clients []*execclient.Client, w int, op string, keys int, d time.Duration) stats {
 	var (
 		mu   sync.Mutex
 		all  []time.Duration

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
@@ -68,7 +69,7 @@ func newBigLists(tb testing.TB, st *sqlstore.Store, n int) *bigLists {
 		must(err, "vacuum")
 	}
 	must(st.UserUpsert(ctx, &core.User{Username: "viewer", Role: string(core.RoleViewer), CreatedAt: now}), "user")
-	secret, hash := api.NewToken()
+	secret, hash := auth.NewToken()
 	must(st.APITokenCreate(ctx, &core.APIToken{ID: "t", Name: "t", Username: "viewer", Hash: hash, CreatedAt: now}), "token")
 	b.token = secret
 	h, err := api.NewHandler(api.Config{Store: st, SecretKey: []byte("0123456789abcdef0123456789abcdef")})

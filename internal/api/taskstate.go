@@ -11,7 +11,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -103,7 +105,7 @@ func (s *server) taskStateScope(ctx context.Context, in *TaskInstanceParam) (sta
 	if err != nil {
 		return statestore.TaskScope{}, "", s.problem(ctx, err)
 	}
-	return statestore.TaskScope{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}, tiTarget(ti), nil
+	return statestore.TaskScope{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}, runs.Target(ti), nil
 }
 
 func (s *server) listTaskState(ctx context.Context, in *TaskInstanceParam) (*struct{ Body TaskStateCollection }, error) {
@@ -164,17 +166,17 @@ func (s *server) setTaskState(ctx context.Context, in *setTaskStateInput) (*stru
 
 // parseStateBody decodes a PUT .../state-store/{key} body (task or asset
 // state) and its retention; errors are 400 problems naming what is wrong.
-func (s *server) parseStateBody(ctx context.Context, raw []byte) (*setTaskStateBody, statestore.Retention, error) {
+func (s *server) parseStateBody(ctx context.Context, raw []byte) (*setTaskStateBody, statevalue.Retention, error) {
 	var body setTaskStateBody
 	if err := json.Unmarshal(raw, &body); err != nil {
-		if _, verr := statestore.ParseValue(raw); verr != nil {
-			return nil, statestore.Retention{}, invalid(fmt.Sprintf("body: %v", verr))
+		if _, verr := statevalue.ParseValue(raw); verr != nil {
+			return nil, statevalue.Retention{}, invalid(fmt.Sprintf("body: %v", verr))
 		}
-		return nil, statestore.Retention{}, invalid(fmt.Sprintf("body: want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}: %v", err))
+		return nil, statevalue.Retention{}, invalid(fmt.Sprintf("body: want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}: %v", err))
 	}
-	ret, err := statestore.ParseRetentionJSON(body.Retention)
+	ret, err := statevalue.ParseRetentionJSON(body.Retention)
 	if err != nil {
-		return nil, statestore.Retention{}, s.problem(ctx, err)
+		return nil, statevalue.Retention{}, s.problem(ctx, err)
 	}
 	return &body, ret, nil
 }

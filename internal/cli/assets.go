@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // assetsCmd is `weir assets list|show|events|aliases|add-to-alias` (docs/assets.md).
@@ -171,7 +172,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, a.addToAliasCmd())
+	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd())
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 // Package cli is Weir's command line: every role (standalone, api-server,
 // scheduler, worker), the admin commands (db, dags, runs, users, tokens,
-// config) and the in-task commands (xcom). It is the only package that knows
+// config), and mounts the in-task commands of package taskcli (task-state,
+// asset-state, xcom, assets add-to-alias). It is the only package that knows
 // the concrete types behind every interface, and wires them together.
 package cli
 
@@ -17,6 +18,7 @@ import (
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // Options carries what a program built on Weir adds to the CLI: the Go SDK's
@@ -28,15 +30,6 @@ type Options struct {
 	Stderr    io.Writer
 	Environ   []string
 }
-
-// exitError carries a specific exit code (e.g. 1 for a missing key).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
 
 // Run executes the command line and returns the process exit code.
 func Run(ctx context.Context, args []string, opts Options) int {
@@ -61,9 +54,11 @@ func Run(ctx context.Context, args []string, opts Options) int {
 		return 0
 	}
 	fmt.Fprintln(opts.Stderr, "Error:", err)
-	var ee *exitError
+	// A command that documents an exit code (the in-task commands, `weir
+	// dags test`) returns a *taskcli.ExitError.
+	var ee *taskcli.ExitError
 	if errors.As(err, &ee) {
-		return ee.code
+		return ee.Code
 	}
 	return 1
 }
@@ -88,8 +83,8 @@ func newRoot(opts *Options) *cobra.Command {
 	root.AddCommand(
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
-		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.xcomCmd(), a.versionCmd(),
-		a.taskStateCmd(), a.assetStateCmd(), a.stateStoreCmd(),
+		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
+		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), a.stateStoreCmd(),
 		a.assetsCmd(), a.auditCmd(),
 	)
 	return root
@@ -140,4 +135,16 @@ func (a *app) config() (*config.Config, error) {
 	}
 	cfg.Core.DagsFolder = abs
 	return cfg, nil
+}
+
+// versionCmd is `weir version`.
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print Weir's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version)
+		},
+	}
 }

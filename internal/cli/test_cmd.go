@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // dagsTestCmd runs one DAG run in-process, like `airflow dags test`.
@@ -51,7 +52,7 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test, a.taskLogsCmd())
+	cmd.AddCommand(test, a.tasksClearCmd(), a.taskLogsCmd())
 	return cmd
 }
 
@@ -70,7 +71,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err := proc.SyncOnce(ctx); err != nil {
 		return err
 	}
-	run, err := runs.Trigger(ctx, st, core.SystemClock{}, p)
+	run, err := newService(cfg, st, logger).TriggerRun(ctx, a.cliActor(), p)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
@@ -92,7 +93,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []service{w}, []service{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
+		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()
@@ -166,7 +167,7 @@ func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error
 	}
 	fmt.Fprintf(out, "\nrun %s of %s: %s\n", run.RunID, run.DagID, run.State)
 	if run.State != core.RunSuccess {
-		return &exitError{code: 1, err: fmt.Errorf("run %s of %s %s", run.RunID, run.DagID, run.State)}
+		return &taskcli.ExitError{Code: 1, Err: fmt.Errorf("run %s of %s %s", run.RunID, run.DagID, run.State)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -122,4 +123,15 @@ type AssetEvent struct {
 	SourceMapIndex  int             `json:"source_map_index"`
 	SourceTryNumber int             `json:"source_try_number,omitempty"`
 	Timestamp       time.Time       `json:"timestamp"`
+}
+
+// ShorthandAsset returns the one concrete asset a task declares, for the
+// asset-state shorthand that names no asset (docs/asset-state.md); with any
+// other count the error says how many there are, then hint (how to name the
+// asset), and wraps ErrInvalid.
+func ShorthandAsset(declared []Asset, hint string) (Asset, error) {
+	if len(declared) != 1 {
+		return Asset{}, fmt.Errorf("task has %d concrete inlets and outlets; %s: %w", len(declared), hint, ErrInvalid)
+	}
+	return declared[0], nil
 }

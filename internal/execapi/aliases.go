@@ -1,38 +1,19 @@
 package execapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
-
-// OutletEventRequest is the body of POST
-// /execution/task-instances/{id}/outlet-events: the running try adds the
-// concrete Asset (by name or uri) to Alias, one of its task's outlets
-// (Airflow's outlet_events[AssetAlias(alias)].add(asset, extra)).
-type OutletEventRequest struct {
-	Alias string          `json:"alias"`
-	Asset core.AssetRef   `json:"asset"`
-	Extra json.RawMessage `json:"extra,omitempty"` // a JSON object; absent = {}
-}
-
-// OutletEventResponse is the addition as kept: it becomes an event of the
-// asset, and associates the alias with it, when the try succeeds.
-type OutletEventResponse struct {
-	Alias string          `json:"alias"`
-	Asset core.Asset      `json:"asset"`
-	Extra json.RawMessage `json:"extra"`
-}
 
 // registerAliases adds the route of a try's additions to its alias outlets.
 func (s *server) registerAliases(mux *http.ServeMux) {
@@ -47,7 +28,7 @@ func (s *server) outletEventAdd(w http.ResponseWriter, r *http.Request, c *auth.
 	if _, err := ownTI(r, c); err != nil {
 		return err
 	}
-	var req OutletEventRequest
+	var req execclient.OutletEventRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
@@ -82,19 +63,15 @@ func (s *server) outletEventAdd(w http.ResponseWriter, r *http.Request, c *auth.
 	if len(extra) == 0 {
 		extra = json.RawMessage("{}")
 	}
-	writeJSON(w, http.StatusOK, OutletEventResponse{Alias: req.Alias,
+	writeJSON(w, http.StatusOK, execclient.OutletEventResponse{Alias: req.Alias,
 		Asset: core.Asset{Name: a.Name, URI: a.URI, Group: a.Group}, Extra: extra})
 	return nil
 }
 
 // aliasTarget checks the request's shape and returns the asset it names.
-func aliasTarget(req *OutletEventRequest) (statestore.AssetScope, error) {
-	switch {
-	case req.Alias == "":
-		return statestore.AssetScope{}, fmt.Errorf(`"alias" is required (an alias the task declares as an outlet): %w`, core.ErrInvalid)
-	case req.Asset.Alias != "" || (req.Asset.Name == "") == (req.Asset.URI == ""):
-		return statestore.AssetScope{}, fmt.Errorf(`"asset" must name a concrete asset by exactly one of name or uri, got %s: %w`,
-			req.Asset, core.ErrInvalid)
+func aliasTarget(req *execclient.OutletEventRequest) (statestore.AssetScope, error) {
+	if err := req.Check(); err != nil {
+		return statestore.AssetScope{}, err
 	}
 	return statestore.AssetScope{Name: req.Asset.Name, URI: req.Asset.URI}, nil
 }
@@ -117,24 +94,4 @@ func checkAliasOutlet(task *core.Task, alias string) error {
 	}
 	return fmt.Errorf("task %s may not add assets to alias %q: it is not one of the task's outlets (alias outlets: %s): %w",
 		task.TaskID, alias, list, core.ErrForbidden)
-}
-
-// AddToAlias adds the concrete asset (by name or uri) to alias, one of the
-// outlets of the client's try's task, with extra (a JSON object, or nil):
-// when the try succeeds the asset gets an event and the alias resolves to
-// it. An error matches core.ErrForbidden when the alias is not an outlet of
-// the task, core.ErrNotFound when the asset is unknown or inactive.
-func (c *Client) AddToAlias(ctx context.Context, alias string, asset core.AssetRef, extra json.RawMessage) error {
-	if c.Identity.TIID == "" {
-		return errors.New("add to alias: the client has no task instance id (WEIR_TI_ID)")
-	}
-	req := OutletEventRequest{Alias: alias, Asset: asset, Extra: extra}
-	if _, err := aliasTarget(&req); err != nil {
-		return err
-	}
-	path := "/task-instances/" + url.PathEscape(c.Identity.TIID) + "/outlet-events"
-	if err := c.doJSON(ctx, http.MethodPost, path, req, nil); err != nil {
-		return fmt.Errorf("add asset %s to alias %q: %w", asset, alias, err)
-	}
-	return nil
 }

@@ -1,46 +1,17 @@
 package execapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
 )
-
-// ReasonUnknownAsset is the reason of a 404 for an asset that does not
-// exist or is inactive, as opposed to an absent key.
-const ReasonUnknownAsset = "unknown_asset"
-
-// AssetStateRequest is the body of PUT .../value: asset state has no
-// retention (SPEC AS-1), so a "retention" member is refused.
-type AssetStateRequest = TaskStateRequest
-
-// AssetStateResponse is one asset-state entry (GET, and the answer to PUT)
-// with who last wrote it (SPEC AS-6: the last_updated_by_* members).
-type AssetStateResponse struct {
-	AssetName string          `json:"asset_name"`
-	AssetURI  string          `json:"asset_uri"`
-	Key       string          `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	UpdatedAt time.Time       `json:"updated_at"`
-	store.StateWriter
-}
-
-// TaskAssetsResponse lists the concrete assets a try's task reaches: Inlets
-// are its concrete inlets and then the assets its alias inlets resolve to
-// now, Outlets its concrete outlets, and Assets both once each, the set
-// asset state is available for (SPEC AS-2).
-type TaskAssetsResponse struct {
-	Inlets  []core.Asset `json:"inlets"`
-	Outlets []core.Asset `json:"outlets"`
-	Assets  []core.Asset `json:"assets"`
-}
 
 // assetRoute is one of the two ways a task names an asset (Airflow's paths).
 type assetRoute struct {
@@ -97,7 +68,7 @@ func (s *server) runningTI(r *http.Request, c *auth.Claims) (*core.TaskInstance,
 // concrete assets the task reaches: its concrete inlets and outlets and the
 // assets its alias inlets resolve to now.
 func (s *server) declaredAssets(r *http.Request, ti *core.TaskInstance) (*core.DAG, *core.Task, []core.Asset, error) {
-	v, err := s.versions.get(r.Context(), s.st, ti.DagVersionID)
+	v, err := s.versions.Get(r.Context(), s.st, ti.DagVersionID)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}
@@ -117,13 +88,13 @@ func (s *server) declaredAssets(r *http.Request, ti *core.TaskInstance) (*core.D
 func (s *server) activeAsset(r *http.Request, named statestore.AssetScope) (*core.AssetModel, error) {
 	a, err := s.states.ResolveAsset(r.Context(), named)
 	if errors.Is(err, core.ErrNotFound) {
-		return nil, withStatus(http.StatusNotFound, ReasonUnknownAsset, fmt.Errorf("no asset %s: %w", named, err))
+		return nil, withStatus(http.StatusNotFound, execclient.ReasonUnknownAsset, fmt.Errorf("no asset %s: %w", named, err))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !a.Active {
-		return nil, withStatus(http.StatusNotFound, ReasonUnknownAsset,
+		return nil, withStatus(http.StatusNotFound, execclient.ReasonUnknownAsset,
 			fmt.Errorf("asset %q is inactive (no active DAG defines it): %w", a.Name, core.ErrNotFound))
 	}
 	return a, nil
@@ -154,9 +125,9 @@ func (s *server) assetStateScope(r *http.Request, c *auth.Claims, named statesto
 	return statestore.AssetScope{AssetID: a.ID, Name: a.Name, URI: a.URI}, statestore.TaskWriter(ti), nil
 }
 
-func assetStateResponse(scope statestore.AssetScope, e *statestore.Entry) AssetStateResponse {
+func assetStateResponse(scope statestore.AssetScope, e *statestore.Entry) execclient.AssetStateResponse {
 	b := e.UpdatedBy
-	return AssetStateResponse{AssetName: scope.Name, AssetURI: scope.URI, Key: e.Key, Value: e.Value, UpdatedAt: e.UpdatedAt,
+	return execclient.AssetStateResponse{AssetName: scope.Name, AssetURI: scope.URI, Key: e.Key, Value: e.Value, UpdatedAt: e.UpdatedAt,
 		StateWriter: store.StateWriter{Kind: b.Kind, DagID: b.DagID, RunID: b.RunID, TaskID: b.TaskID, MapIndex: b.MapIndex,
 			TryNumber: b.TryNumber, User: b.User}}
 }
@@ -187,14 +158,14 @@ func (s *server) assetStateSet(w http.ResponseWriter, r *http.Request, c *auth.C
 		return err
 	}
 	key := r.URL.Query().Get("key")
-	if err := statestore.CheckKey(key); err != nil {
+	if err := statevalue.CheckKey(key); err != nil {
 		return err
 	}
 	req, err := s.readTaskStateRequest(w, r, key)
 	if err != nil {
 		return err
 	}
-	ret, err := statestore.ParseRetentionJSON(req.Retention)
+	ret, err := statevalue.ParseRetentionJSON(req.Retention)
 	if err != nil {
 		return err
 	}
@@ -251,7 +222,7 @@ func (s *server) taskAssets(w http.ResponseWriter, r *http.Request, c *auth.Clai
 	if err != nil {
 		return err
 	}
-	out := TaskAssetsResponse{Inlets: nonNil(inlets), Outlets: nonNil(dag.ConcreteAssets(t.Outlets)), Assets: nonNil(declared)}
+	out := execclient.TaskAssetsResponse{Inlets: nonNil(inlets), Outlets: nonNil(dag.ConcreteAssets(t.Outlets)), Assets: nonNil(declared)}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

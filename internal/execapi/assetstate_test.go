@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -32,7 +32,7 @@ func assetDAG() core.DAG {
 
 // runningAssets seeds assetDAG (and an inactive asset "retired"), starts its
 // three tasks and returns a client per task.
-func (e *stateEnv) runningAssets(t *testing.T) map[string]*execapi.Client {
+func (e *stateEnv) runningAssets(t *testing.T) map[string]*execclient.Client {
 	t.Helper()
 	ctx := context.Background()
 	old := core.DAG{DagID: "gone", Assets: []core.Asset{retiredAsset}, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
@@ -51,7 +51,7 @@ func (e *stateEnv) runningAssets(t *testing.T) map[string]*execapi.Client {
 	if err := e.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: &dag, Now: e.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*execapi.Client{}
+	out := map[string]*execclient.Client{}
 	for task, wl := range claimAll(t, e.Env, 3) {
 		out[task] = e.client(t, wl)
 	}
@@ -101,7 +101,7 @@ func TestAssetStateRoutes(t *testing.T) {
 	}
 	_, err = load.AssetStateGet(ctx, byName, "absent")
 	status(t, err, 404, `no asset state key "absent" for asset "orders"`)
-	if execapi.IsUnknownAsset(err) {
+	if execclient.IsUnknownAsset(err) {
 		t.Error("an absent key is reported as an unknown asset")
 	}
 	if err := load.AssetStateDelete(ctx, byURI, "absent"); err != nil {
@@ -181,7 +181,7 @@ func TestAssetStateRefusals(t *testing.T) {
 
 	_, err = load.AssetStateGet(ctx, core.AssetRef{Name: "nope"}, "k")
 	status(t, err, 404, `no asset "nope"`)
-	if !execapi.IsUnknownAsset(err) {
+	if !execclient.IsUnknownAsset(err) {
 		t.Errorf("unknown asset: %v is not reported as one", err)
 	}
 	status(t, load.AssetStateSet(ctx, core.AssetRef{Name: "retired"}, "k", json.RawMessage(`1`)), 404, `asset "retired" is inactive`)

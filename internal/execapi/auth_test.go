@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 )
 
@@ -23,31 +24,31 @@ func twoTaskDAG(id string) core.DAG {
 }
 
 // claimAll claims every queued workload of env with a fresh worker.
-func claimAll(t *testing.T, env *execapitest.Env, n int) map[string]execapi.Workload {
+func claimAll(t *testing.T, env *execapitest.Env, n int) map[string]execclient.Workload {
 	t.Helper()
-	wls, err := env.WorkerClient(t, "w1").Claim(context.Background(), execapi.ClaimRequest{Limit: n, WaitSeconds: 5})
+	wls, err := env.WorkerClient(t, "w1").Claim(context.Background(), execclient.ClaimRequest{Limit: n, WaitSeconds: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(wls) != n {
 		t.Fatalf("claimed %d workloads, want %d", len(wls), n)
 	}
-	out := map[string]execapi.Workload{}
+	out := map[string]execclient.Workload{}
 	for _, wl := range wls {
 		out[wl.TI.TaskID] = wl
 	}
 	return out
 }
 
-func taskClient(env *execapitest.Env, wl execapi.Workload) *execapi.Client {
-	return execapi.NewClient(env.URL, wl.Token, execapi.ClientOptions{Retries: -1}).
-		WithToken(wl.Token, execapi.TaskIdentity{TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex})
+func taskClient(env *execapitest.Env, wl execclient.Workload) *execclient.Client {
+	return execclient.NewClient(env.URL, wl.Token, execclient.ClientOptions{Retries: -1}).
+		WithToken(wl.Token, execclient.TaskIdentity{TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex})
 }
 
 // status asserts err is an API error with the status (and detail fragment).
 func status(t *testing.T, err error, want int, detail string) {
 	t.Helper()
-	var ae *execapi.Error
+	var ae *execclient.Error
 	if !errors.As(err, &ae) || ae.Status != want || !strings.Contains(ae.Problem.Detail, detail) {
 		t.Fatalf("err = %v, want status %d with %q", err, want, detail)
 	}
@@ -84,7 +85,7 @@ func TestTokenRules(t *testing.T) {
 	old, _ := auth.NewTokens(auth.Config{Key: execapitest.Key}, past)
 	expired, _ := old.IssueExecution(a.TI.ID)
 	for name, tok := range map[string]string{"forged": forged, "expired": expired} {
-		_, err := ca.WithToken(tok, ca.Identity).Run(ctx, a.TI.ID, execapi.RunRequest{})
+		_, err := ca.WithToken(tok, ca.Identity).Run(ctx, a.TI.ID, execclient.RunRequest{})
 		status(t, err, 401, "token")
 		if got := env.TI(t, a.TI.ID).State; got != core.TIQueued {
 			t.Fatalf("%s token changed state to %s", name, got)
@@ -92,33 +93,33 @@ func TestTokenRules(t *testing.T) {
 	}
 
 	// Wrong scope both ways: 403.
-	_, err = ca.WithToken(env.WorkerClient(t, "w1").Token(), ca.Identity).Run(ctx, a.TI.ID, execapi.RunRequest{})
+	_, err = ca.WithToken(env.WorkerClient(t, "w1").Token(), ca.Identity).Run(ctx, a.TI.ID, execclient.RunRequest{})
 	status(t, err, 403, "scope")
-	_, err = ca.Claim(ctx, execapi.ClaimRequest{Limit: 1})
+	_, err = ca.Claim(ctx, execclient.ClaimRequest{Limit: 1})
 	status(t, err, 403, "scope")
 
 	// Another try's token: 403, nothing changed.
-	_, err = ca.Run(ctx, b.TI.ID, execapi.RunRequest{})
+	_, err = ca.Run(ctx, b.TI.ID, execclient.RunRequest{})
 	status(t, err, 403, "token subject does not match task instance")
 	if got := env.TI(t, b.TI.ID).State; got != core.TIQueued {
 		t.Fatalf("b is %s after a refused run", got)
 	}
 
 	// run: queued → running, with the run context; a second run is 409.
-	rc, err := ca.Run(ctx, a.TI.ID, execapi.RunRequest{Hostname: "h", PID: 42})
+	rc, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{Hostname: "h", PID: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rc.TI.State != core.TIRunning || rc.MaxTries != 1 || rc.Params["who"] != "conf" || rc.Params["n"] != 1.0 {
 		t.Fatalf("run context = %+v", rc)
 	}
-	_, err = ca.Run(ctx, a.TI.ID, execapi.RunRequest{})
+	_, err = ca.Run(ctx, a.TI.ID, execclient.RunRequest{})
 	status(t, err, 409, "cannot start")
-	var ae *execapi.Error
-	if errors.As(err, &ae); ae.Problem.Reason != execapi.ReasonInvalidState {
+	var ae *execclient.Error
+	if errors.As(err, &ae); ae.Problem.Reason != execclient.ReasonInvalidState {
 		t.Fatalf("reason = %q", ae.Problem.Reason)
 	}
-	if err := ca.Heartbeat(ctx, a.TI.ID, execapi.HeartbeatRequest{}); err != nil {
+	if err := ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,7 +128,7 @@ func TestTokenRules(t *testing.T) {
 	if err != nil || sr.State != core.TISuccess {
 		t.Fatalf("state = %+v, %v", sr, err)
 	}
-	err = ca.Heartbeat(ctx, a.TI.ID, execapi.HeartbeatRequest{})
+	err = ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{})
 	status(t, err, 409, "no longer running")
 	if !errors.Is(err, core.ErrConflict) {
 		t.Fatalf("heartbeat error does not match ErrConflict: %v", err)
@@ -152,14 +153,14 @@ func TestTokenRefreshHeader(t *testing.T) {
 	ca := taskClient(env, a)
 	refreshed := make(chan string, 1)
 	ca.OnTokenRefresh(func(s string) { refreshed <- s })
-	if _, err := ca.Run(ctx, a.TI.ID, execapi.RunRequest{}); err != nil {
+	if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if ca.Token() != a.Token {
 		t.Fatal("fresh token was replaced")
 	}
 	env.Clock.Advance(9 * time.Minute) // 1 min left of 10: refresh
-	if err := ca.Heartbeat(ctx, a.TI.ID, execapi.HeartbeatRequest{}); err != nil {
+	if err := ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	fresh := <-refreshed
@@ -167,7 +168,7 @@ func TestTokenRefreshHeader(t *testing.T) {
 		t.Fatal("token was not swapped")
 	}
 	env.Clock.Advance(5 * time.Minute) // the original has expired; the fresh one works
-	if err := ca.Heartbeat(ctx, a.TI.ID, execapi.HeartbeatRequest{}); err != nil {
+	if err := ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}); err != nil {
 		t.Fatalf("heartbeat with refreshed token: %v", err)
 	}
 	_, err := ca.WithToken(a.Token, ca.Identity).SetState(ctx, a.TI.ID, core.TISuccess)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // task instances for the worker, long-polling (woken by ChannelQueued, never
 // a busy loop) until one is available or wait_seconds pass.
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
-	var req ClaimRequest
+	var req execclient.ClaimRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
@@ -55,13 +56,13 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, ClaimResponse{Workloads: wls})
+			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls})
 			return nil
 		}
 		select {
 		case <-wake:
 		case <-timer.C:
-			writeJSON(w, http.StatusOK, ClaimResponse{Workloads: []Workload{}})
+			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
 			return nil
 		case <-ctx.Done():
 			return nil // client gone
@@ -70,15 +71,15 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 }
 
 // workloads builds the workload of every claimed instance.
-func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]Workload, error) {
+func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]execclient.Workload, error) {
 	versions := map[int64]*core.DagVersion{}
 	runs := map[int64]*core.DagRun{}
-	out := make([]Workload, 0, len(tis))
+	out := make([]execclient.Workload, 0, len(tis))
 	for _, ti := range tis {
 		v, ok := versions[ti.DagVersionID]
 		if !ok {
 			var err error
-			if v, err = s.versions.get(ctx, s.st, ti.DagVersionID); err != nil {
+			if v, err = s.versions.Get(ctx, s.st, ti.DagVersionID); err != nil {
 				return nil, fmt.Errorf("load dag version %d of task instance %s: %w", ti.DagVersionID, ti.ID, err)
 			}
 			versions[ti.DagVersionID] = v
@@ -99,9 +100,9 @@ func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]Work
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Workload{
+		out = append(out, execclient.Workload{
 			TI: ti, Task: *task, DagRun: *run, Token: tok,
-			Dag: DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc},
+			Dag: execclient.DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc},
 		})
 	}
 	return out, nil

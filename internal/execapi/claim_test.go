@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestClaimExclusiveTwoClaimers(t *testing.T) {
 		c := env.WorkerClient(t, w)
 		wg.Go(func() {
 			for {
-				wls, err := c.Claim(context.Background(), execapi.ClaimRequest{Limit: 3})
+				wls, err := c.Claim(context.Background(), execclient.ClaimRequest{Limit: 3})
 				if err != nil {
 					errs <- err
 					return
@@ -73,11 +74,11 @@ func TestClaimValidation(t *testing.T) {
 	env := execapitest.New(t, execapi.Config{MaxClaimBatch: 5})
 	c := env.WorkerClient(t, "w1")
 	ctx := context.Background()
-	_, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 6})
+	_, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 6})
 	status(t, err, 400, "between 1 and 5")
-	_, err = c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WorkerID: "w2"})
+	_, err = c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WorkerID: "w2"})
 	status(t, err, 403, "does not match")
-	wls, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WaitSeconds: 0.01})
+	wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 0.01})
 	if err != nil || len(wls) != 0 {
 		t.Fatalf("empty claim = %v, %v", wls, err)
 	}
@@ -103,13 +104,13 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
 	tok, _ := env.Tokens.IssueWorker("w1", 0)
-	c := execapi.NewClient(srv.URL+"/execution", tok, execapi.ClientOptions{Retries: -1})
+	c := execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
 
 	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
-	got := make(chan []execapi.Workload, 1)
+	got := make(chan []execclient.Workload, 1)
 	go func() {
 		// Waits far longer than the test takes unless woken by the notify.
-		wls, err := c.Claim(ctx, execapi.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
 		if err != nil {
 			t.Error(err)
 		}

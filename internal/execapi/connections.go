@@ -1,20 +1,13 @@
 package execapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 )
-
-// Connection is a named connection as a running task sees it.
-type Connection struct {
-	ConnID string `json:"conn_id"`
-	URI    string `json:"uri"`
-}
 
 // connectionGet serves GET /execution/connections/{conn_id}: a running try
 // may read any connection (as in Airflow), so workers need no database.
@@ -31,17 +24,6 @@ func (s *server) connectionGet(w http.ResponseWriter, r *http.Request, c *auth.C
 	if err != nil {
 		return fmt.Errorf("connection %q: %w", id, err)
 	}
-	writeJSON(w, http.StatusOK, Connection{ConnID: conn.ID, URI: conn.URI})
+	writeJSON(w, http.StatusOK, execclient.Connection{ConnID: conn.ID, URI: conn.URI})
 	return nil
-}
-
-// ConnectionURI returns the URI of a connection stored in the database
-// (created with `weir connections add` or the REST API). It makes a task's
-// Client an operator.ConnectionLookup.
-func (c *Client) ConnectionURI(ctx context.Context, connID string) (string, error) {
-	var out Connection
-	if err := c.do(ctx, call{method: http.MethodGet, path: "/connections/" + url.PathEscape(connID), out: &out}); err != nil {
-		return "", err
-	}
-	return out.URI, nil
 }

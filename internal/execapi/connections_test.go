@@ -8,6 +8,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 )
 
@@ -26,7 +27,7 @@ func TestConnectionLookupThroughTheAPI(t *testing.T) {
 	_, err := ca.ConnectionURI(ctx, "warehouse")
 	status(t, err, 409, "not running")
 
-	if _, err := ca.Run(ctx, wls["a"].TI.ID, execapi.RunRequest{}); err != nil {
+	if _, err := ca.Run(ctx, wls["a"].TI.ID, execclient.RunRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	uri, err := ca.ConnectionURI(ctx, "warehouse")

@@ -7,6 +7,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -36,7 +37,7 @@ func TestSuccessRecordsOutletEvents(t *testing.T) {
 	}
 	wls := claimAll(t, env, 2)
 	for _, name := range []string{"a", "b"} {
-		if _, err := taskClient(env, wls[name]).Run(ctx, wls[name].TI.ID, execapi.RunRequest{}); err != nil {
+		if _, err := taskClient(env, wls[name]).Run(ctx, wls[name].TI.ID, execclient.RunRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}

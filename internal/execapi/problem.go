@@ -8,18 +8,9 @@ import (
 	"net/http"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/tasklog"
 )
-
-// Problem is an RFC 9457 problem+json body; Reason is an extension member
-// naming the cause for programs (Airflow's "reason").
-type Problem struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail,omitempty"`
-	Instance string `json:"instance,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
 
 // apiError is an error carrying the HTTP status and reason to answer with.
 type apiError struct {
@@ -74,8 +65,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 	}
-	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
+	p := execclient.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
 		Detail: detail, Instance: r.URL.Path, Reason: reason}
+	var gap *tasklog.GapError
+	if errors.As(err, &gap) {
+		p.ExpectedOffset = &gap.Size
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(p)

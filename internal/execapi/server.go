@@ -1,3 +1,20 @@
+// Package execapi is Weir's Execution API server: the worker-facing HTTP
+// interface mounted at /execution (paths mirror Airflow's Task Execution
+// API). Its client and the wire types both sides share are in package
+// execclient, which workers and the in-task CLI use without importing this
+// package or any store.
+//
+// Authentication: every route but /execution/health takes a bearer JWT from
+// package auth. The claim route needs a worker credential (scope "worker");
+// every other route needs an execution token (scope "execution") whose
+// subject is one try's task-instance id. A missing, invalid, expired or forged
+// token is answered 401 (RFC 6750 "invalid_token"; Airflow answers 403 for an
+// invalid one, Weir keeps 403 for "authenticated but not allowed"): a token
+// of the wrong scope or for another task instance gets 403, and a token for a
+// try that is no longer running gets 409 without changing anything.
+//
+// When an execution token is near expiry the server returns a fresh one in
+// the Refreshed-API-Token response header (execclient.RefreshedTokenHeader).
 package execapi
 
 import (
@@ -10,6 +27,8 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -48,6 +67,9 @@ type Deps struct {
 	Config    Config
 	// State serves task state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
+	// Service carries out changes (finishing a try); nil = service.New
+	// over Store with State's clear_on_success.
+	Service *service.Service
 }
 
 type server struct {
@@ -58,8 +80,9 @@ type server struct {
 	log    *slog.Logger
 	cfg    Config
 	states *statestore.Service
+	svc    *service.Service
 
-	versions versionCache
+	versions store.VersionCache
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -77,7 +100,7 @@ func NewHandler(d Deps) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /execution/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, Health{Status: "healthy"})
+		writeJSON(w, http.StatusOK, execclient.Health{Status: "healthy"})
 	})
 	mux.HandleFunc("POST /execution/workloads/claim", s.worker(s.claim))
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.execution(s.run))
@@ -90,6 +113,11 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
 	s.registerTaskState(mux, d.State)
+	s.svc = d.Service
+	if s.svc == nil {
+		s.svc = service.New(service.Config{Store: s.st, Clock: s.clock, Logger: s.log,
+			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
+	}
 	s.registerAssetState(mux)
 	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +152,7 @@ func (s *server) authed(scope string, h authedHandler) http.HandlerFunc {
 				writeError(w, r, s.log, err)
 				return
 			}
-			w.Header().Set(RefreshedTokenHeader, fresh)
+			w.Header().Set(execclient.RefreshedTokenHeader, fresh)
 		}
 		if err := h(w, r, c); err != nil {
 			writeError(w, r, s.log, err)
@@ -164,7 +192,7 @@ func (s *server) tokenTI(r *http.Request, c *auth.Claims) (*core.TaskInstance, e
 	ti, err := s.st.TaskInstanceGet(r.Context(), c.Subject)
 	if err != nil {
 		if errors.Is(err, core.ErrNotFound) {
-			return nil, withStatus(http.StatusConflict, ReasonInvalidState,
+			return nil, withStatus(http.StatusConflict, execclient.ReasonInvalidState,
 				fmt.Errorf("task instance try %s is no longer current: %w", c.Subject, err))
 		}
 		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)

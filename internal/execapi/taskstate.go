@@ -8,35 +8,16 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
-// TaskStateRequest is the body of PUT /execution/store/ti/{id}/{key}.
-// Retention is "6h", "7d", "never", or absent for [state_store]
-// default_retention_days; the server computes expires_at with its own clock
-// at the time of the write.
-type TaskStateRequest struct {
-	Value     json.RawMessage `json:"value"`
-	Retention json.RawMessage `json:"retention,omitempty"`
-}
-
-// TaskStateResponse is one task-state entry (GET, and the answer to PUT).
-type TaskStateResponse struct {
-	Key          string          `json:"key"`
-	Value        json.RawMessage `json:"value"`
-	UpdatedAt    time.Time       `json:"updated_at"`
-	UpdatedByRun string          `json:"updated_by_run"`
-	UpdatedByTry int             `json:"updated_by_try"`
-	ExpiresAt    *time.Time      `json:"expires_at"`
-	NeverExpire  bool            `json:"never_expire"`
-}
-
-func taskStateResponse(e *statestore.Entry) TaskStateResponse {
-	return TaskStateResponse{Key: e.Key, Value: e.Value, UpdatedAt: e.UpdatedAt, UpdatedByRun: e.UpdatedByRun,
+func taskStateResponse(e *statestore.Entry) execclient.TaskStateResponse {
+	return execclient.TaskStateResponse{Key: e.Key, Value: e.Value, UpdatedAt: e.UpdatedAt, UpdatedByRun: e.UpdatedByRun,
 		UpdatedByTry: e.UpdatedByTry, ExpiresAt: e.ExpiresAt, NeverExpire: e.NeverExpire}
 }
 
@@ -70,7 +51,7 @@ func (s *server) taskStateScope(r *http.Request, c *auth.Claims) (statestore.Tas
 	// access at once.
 	try, err := s.st.TaskStateTry(r.Context(), c.Subject)
 	if errors.Is(err, core.ErrNotFound) {
-		err = withStatus(http.StatusConflict, ReasonInvalidState,
+		err = withStatus(http.StatusConflict, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance try %s is no longer current: %w", c.Subject, err))
 	} else if err != nil {
 		err = fmt.Errorf("load task instance %s: %w", c.Subject, err)
@@ -111,14 +92,14 @@ func (s *server) taskStateSet(w http.ResponseWriter, r *http.Request, c *auth.Cl
 		return err
 	}
 	key := r.PathValue("key")
-	if err := statestore.CheckKey(key); err != nil {
+	if err := statevalue.CheckKey(key); err != nil {
 		return err
 	}
 	req, err := s.readTaskStateRequest(w, r, key)
 	if err != nil {
 		return err
 	}
-	ret, err := statestore.ParseRetentionJSON(req.Retention)
+	ret, err := statevalue.ParseRetentionJSON(req.Retention)
 	if err != nil {
 		return err
 	}
@@ -132,7 +113,7 @@ func (s *server) taskStateSet(w http.ResponseWriter, r *http.Request, c *auth.Cl
 
 // readTaskStateRequest reads a PUT body of at most the service's limit;
 // a body that is not JSON because of NaN or Infinity says so.
-func (s *server) readTaskStateRequest(w http.ResponseWriter, r *http.Request, key string) (*TaskStateRequest, error) {
+func (s *server) readTaskStateRequest(w http.ResponseWriter, r *http.Request, key string) (*execclient.TaskStateRequest, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.states.MaxBodyBytes()))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -141,12 +122,12 @@ func (s *server) readTaskStateRequest(w http.ResponseWriter, r *http.Request, ke
 		}
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
-	var req TaskStateRequest
+	var req execclient.TaskStateRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		if !json.Valid(body) {
-			_, verr := statestore.ParseValue(body) // names NaN and Infinity
+			_, verr := statevalue.ParseValue(body) // names NaN and Infinity
 			return nil, fmt.Errorf("invalid body for state key %q: %w", key, verr)
 		}
 		return nil, fmt.Errorf("invalid body for state key %q (want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}): %v: %w",

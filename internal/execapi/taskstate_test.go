@@ -16,6 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
@@ -40,10 +41,10 @@ func newStateEnv(t *testing.T, cfg statestore.Config) *stateEnv {
 
 // running claims d's task instances in run runID, starts them, and returns
 // a client per task.
-func (e *stateEnv) running(t *testing.T, runID string) map[string]*execapi.Client {
+func (e *stateEnv) running(t *testing.T, runID string) map[string]*execclient.Client {
 	t.Helper()
 	e.SeedRun(t, twoTaskDAG("d"), runID, "")
-	out := map[string]*execapi.Client{}
+	out := map[string]*execclient.Client{}
 	for task, wl := range claimAll(t, e.Env, 2) {
 		out[task] = e.client(t, wl)
 	}
@@ -51,11 +52,11 @@ func (e *stateEnv) running(t *testing.T, runID string) map[string]*execapi.Clien
 }
 
 // client returns a client for wl's try on e's server, after starting it.
-func (e *stateEnv) client(t *testing.T, wl execapi.Workload) *execapi.Client {
+func (e *stateEnv) client(t *testing.T, wl execclient.Workload) *execclient.Client {
 	t.Helper()
-	c := execapi.NewClient(e.url, wl.Token, execapi.ClientOptions{Retries: -1}).WithToken(wl.Token, execapi.TaskIdentity{
+	c := execclient.NewClient(e.url, wl.Token, execclient.ClientOptions{Retries: -1}).WithToken(wl.Token, execclient.TaskIdentity{
 		TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex})
-	if _, err := c.Run(context.Background(), wl.TI.ID, execapi.RunRequest{}); err != nil {
+	if _, err := c.Run(context.Background(), wl.TI.ID, execclient.RunRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	return c

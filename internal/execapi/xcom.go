@@ -10,11 +10,12 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 // xcomTarget parses the XCom path and map_index query of a request.
-func xcomTarget(r *http.Request, defaultMapIndex int) (XComKey, error) {
-	k := XComKey{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"), TaskID: r.PathValue("task_id"),
+func xcomTarget(r *http.Request, defaultMapIndex int) (execclient.XComKey, error) {
+	k := execclient.XComKey{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"), TaskID: r.PathValue("task_id"),
 		Key: r.PathValue("key"), MapIndex: defaultMapIndex}
 	if s := r.URL.Query().Get("map_index"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -47,16 +48,16 @@ func (s *server) xcomGet(w http.ResponseWriter, r *http.Request, c *auth.Claims)
 	if err != nil {
 		return fmt.Errorf("get XCom: %w", err)
 	}
-	writeJSON(w, http.StatusOK, XComResponse{Key: x.Key, Value: x.Value})
+	writeJSON(w, http.StatusOK, execclient.XComResponse{Key: x.Key, Value: x.Value})
 	return nil
 }
 
 // writableXCom checks that the token's running try owns the XCom named by
 // the request (map_index defaults to the try's own).
-func (s *server) writableXCom(r *http.Request, c *auth.Claims) (XComKey, error) {
+func (s *server) writableXCom(r *http.Request, c *auth.Claims) (execclient.XComKey, error) {
 	ti, err := s.tokenTI(r, c)
 	if err != nil {
-		return XComKey{}, err
+		return execclient.XComKey{}, err
 	}
 	k, err := xcomTarget(r, ti.MapIndex)
 	if err != nil {

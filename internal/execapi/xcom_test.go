@@ -8,6 +8,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 func TestXComPermissions(t *testing.T) {
@@ -19,8 +20,8 @@ func TestXComPermissions(t *testing.T) {
 	env.SeedRun(t, twoTaskDAG("d"), "r2", "")
 	other := claimAll(t, env, 2)["a"]
 	ca, cb, cOther := taskClient(env, wls["a"]), taskClient(env, wls["b"]), taskClient(env, other)
-	for _, wl := range []execapi.Workload{wls["a"], wls["b"], other} {
-		if _, err := taskClient(env, wl).Run(ctx, wl.TI.ID, execapi.RunRequest{}); err != nil {
+	for _, wl := range []execclient.Workload{wls["a"], wls["b"], other} {
+		if _, err := taskClient(env, wl).Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -29,16 +30,16 @@ func TestXComPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A try writes only its own XCom.
-	err := ca.XComSet(ctx, execapi.XComKey{DagID: "d", RunID: "r1", TaskID: "b", MapIndex: -1, Key: "k"}, []byte(`1`))
+	err := ca.XComSet(ctx, execclient.XComKey{DagID: "d", RunID: "r1", TaskID: "b", MapIndex: -1, Key: "k"}, []byte(`1`))
 	status(t, err, 403, "only its own")
-	status(t, ca.XComSet(ctx, execapi.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: "k"}, []byte(`{bad`)), 400, "valid JSON")
+	status(t, ca.XComSet(ctx, execclient.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: "k"}, []byte(`{bad`)), 400, "valid JSON")
 
 	// Any task in the same run may read it; a task of another run may not.
 	v, err := cb.XComPull(ctx, "a", "", -1)
 	if err != nil || string(v) != `{"rows":3}` {
 		t.Fatalf("pull = %s, %v", v, err)
 	}
-	_, err = cOther.XComGet(ctx, execapi.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey})
+	_, err = cOther.XComGet(ctx, execclient.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey})
 	status(t, err, 403, "own dag run")
 	_, err = cb.XComPull(ctx, "a", "missing", -1)
 	if !errors.Is(err, core.ErrNotFound) {
@@ -46,8 +47,8 @@ func TestXComPermissions(t *testing.T) {
 	}
 
 	// Delete: own only.
-	status(t, cb.XComDelete(ctx, execapi.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey}), 403, "only its own")
-	if err := ca.XComDelete(ctx, execapi.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey}); err != nil {
+	status(t, cb.XComDelete(ctx, execclient.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey}), 403, "only its own")
+	if err := ca.XComDelete(ctx, execclient.XComKey{DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, Key: core.DefaultXComKey}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cb.XComPull(ctx, "a", "", -1); !errors.Is(err, core.ErrNotFound) {

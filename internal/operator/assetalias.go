@@ -9,7 +9,7 @@ import (
 )
 
 // AliasOutlets lets a try add concrete assets to the aliases its task
-// declares as outlets (an execapi.Client satisfies it). An addition becomes
+// declares as outlets (an execclient.Client satisfies it). An addition becomes
 // an asset event when the try succeeds (docs/assets.md#aliases).
 type AliasOutlets interface {
 	AddToAlias(ctx context.Context, alias string, asset core.AssetRef, extra json.RawMessage) error

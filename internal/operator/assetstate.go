@@ -9,7 +9,7 @@ import (
 )
 
 // AssetState is a try's access to the state of the assets its task declares
-// (an execapi.Client satisfies it). Values are JSON; ref names an asset by
+// (an execclient.Client satisfies it). Values are JSON; ref names an asset by
 // Name or URI.
 type AssetState interface {
 	AssetStateGet(ctx context.Context, ref core.AssetRef, key string) (json.RawMessage, error)

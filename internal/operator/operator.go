@@ -3,7 +3,8 @@
 // SQLite), noop, and go (Go functions registered by name in a Registry and
 // run in-process). Operators write to the task log and return the try's
 // return value; the worker pushes it as the return_value XCom and reports
-// the state.
+// the state. The sql operator's database drivers are linked by the
+// program (internal/cli), not here.
 package operator
 
 import (
@@ -43,7 +44,7 @@ type ConnectionLookup interface {
 	ConnectionURI(ctx context.Context, connID string) (string, error)
 }
 
-// XCom is a try's access to cross-task values (an execapi.Client satisfies it).
+// XCom is a try's access to cross-task values (an execclient.Client satisfies it).
 type XCom interface {
 	XComPush(ctx context.Context, key string, value any) error
 	XComPull(ctx context.Context, taskID, key string, mapIndex int) (json.RawMessage, error)

@@ -9,9 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
-
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -21,7 +18,10 @@ const DefaultMaxSQLRows = 1000
 // runSQL runs sql (a string, or a list of statements run in order) on the
 // conn_id's database (postgres://... or sqlite:///path). The last statement's
 // rows, when it returns any columns, become the return value as a list of
-// objects, capped at max_rows (default 1000).
+// objects, capped at max_rows (default 1000). The database/sql drivers
+// ("pgx", "sqlite") are linked by the program that wires the worker
+// (internal/cli), not by this package, so that the worker's import graph
+// holds no database driver.
 func (r *Runner) runSQL(ctx context.Context, req *Request) (*Result, error) {
 	connID, err := stringArg(req.Args, "conn_id", true)
 	if err != nil {

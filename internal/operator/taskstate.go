@@ -7,7 +7,7 @@ import (
 )
 
 // TaskState is a try's access to its task instance's task state (an
-// execapi.Client satisfies it). Values are JSON; retention is "" (the
+// execclient.Client satisfies it). Values are JSON; retention is "" (the
 // default), "never" or a duration such as "6h".
 type TaskState interface {
 	TaskStateGet(ctx context.Context, key string) (json.RawMessage, error)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
 )
 
@@ -20,14 +20,14 @@ import (
 // name and the uri of one asset reach the same object. It satisfies
 // operator.AssetState.
 type AssetState struct {
-	client *execapi.Client
+	client *execclient.Client
 	obj    objects
 }
 
 // NewAssetState wraps c, a client holding a try's identity, so that the
 // asset state values it writes live in st. Failed object deletes are
 // reported on log (nil = discarded).
-func NewAssetState(c *execapi.Client, st objstore.Store, log *slog.Logger) *AssetState {
+func NewAssetState(c *execclient.Client, st objstore.Store, log *slog.Logger) *AssetState {
 	return &AssetState{client: c, obj: newObjects(st, log, "asset state")}
 }
 

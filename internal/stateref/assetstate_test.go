@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/stateref"
 )
@@ -29,7 +29,7 @@ var (
 
 // assetRun starts task t of a DAG declaring orders and customers and
 // returns its client.
-func (e *env) assetRun(t *testing.T) *execapi.Client {
+func (e *env) assetRun(t *testing.T) *execclient.Client {
 	t.Helper()
 	dag := core.DAG{DagID: "ad", Assets: []core.Asset{orders, customers, ledger}, Tasks: []core.Task{{TaskID: "t",
 		Operator: "noop", Inlets: []core.AssetRef{{Name: customers.Name}}, Outlets: []core.AssetRef{byURI}}}}
@@ -52,7 +52,7 @@ func (e *env) assetRows(t *testing.T) map[string]string {
 
 // wrapAssets returns c's asset state through the backend st, logging into
 // log.
-func wrapAssets(c *execapi.Client, st objstore.Store, log *bytes.Buffer) *stateref.AssetState {
+func wrapAssets(c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.AssetState {
 	var l *slog.Logger
 	if log != nil {
 		l = slog.New(slog.NewTextHandler(log, nil))

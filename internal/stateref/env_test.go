@@ -15,6 +15,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
@@ -45,7 +46,7 @@ func newEnv(t *testing.T) *env {
 
 // mappedRun creates run runID of dag d with task t mapped over n indices,
 // claims and starts every instance, and returns a client per map index.
-func (e *env) mappedRun(t *testing.T, runID string, n int) []*execapi.Client {
+func (e *env) mappedRun(t *testing.T, runID string, n int) []*execclient.Client {
 	t.Helper()
 	return e.startRun(t, core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}, runID, n)
 }
@@ -53,7 +54,7 @@ func (e *env) mappedRun(t *testing.T, runID string, n int) []*execapi.Client {
 // startRun syncs dag (its one task "t" and its assets, which become
 // active), creates run runID with t mapped over n indices, claims and
 // starts every instance, and returns a client per map index.
-func (e *env) startRun(t *testing.T, dag core.DAG, runID string, n int) []*execapi.Client {
+func (e *env) startRun(t *testing.T, dag core.DAG, runID string, n int) []*execclient.Client {
 	t.Helper()
 	ctx := context.Background()
 	vid, _, err := e.Store.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: dag.DagID + "-1", Now: e.Clock.Now()})
@@ -72,15 +73,15 @@ func (e *env) startRun(t *testing.T, dag core.DAG, runID string, n int) []*execa
 		State: core.RunRunning, DagVersionID: vid, Now: e.Clock.Now(), TaskInstances: tis}); err != nil {
 		t.Fatal(err)
 	}
-	wls, err := e.WorkerClient(t, "w1").Claim(ctx, execapi.ClaimRequest{Limit: n, WaitSeconds: 5})
+	wls, err := e.WorkerClient(t, "w1").Claim(ctx, execclient.ClaimRequest{Limit: n, WaitSeconds: 5})
 	if err != nil || len(wls) != n {
 		t.Fatalf("claimed %d workloads (%v), want %d", len(wls), err, n)
 	}
-	out := make([]*execapi.Client, n)
+	out := make([]*execclient.Client, n)
 	for _, wl := range wls {
-		c := execapi.NewClient(e.url, wl.Token, execapi.ClientOptions{Retries: -1}).WithToken(wl.Token, execapi.TaskIdentity{
+		c := execclient.NewClient(e.url, wl.Token, execclient.ClientOptions{Retries: -1}).WithToken(wl.Token, execclient.TaskIdentity{
 			TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex, TryNumber: 1})
-		if _, err := c.Run(ctx, wl.TI.ID, execapi.RunRequest{}); err != nil {
+		if _, err := c.Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		out[wl.TI.MapIndex] = c

@@ -9,7 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/objstore"
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
 // ErrMissingObject is returned by a get when the database holds a
@@ -40,10 +40,10 @@ func newObjects(st objstore.Store, log *slog.Logger, what string) objects {
 // normalized JSON under ref and returns the reference object to store in
 // its place.
 func (o objects) put(ctx context.Context, key string, value json.RawMessage, ref string) (json.RawMessage, error) {
-	if err := statestore.CheckKey(key); err != nil {
+	if err := statevalue.CheckKey(key); err != nil {
 		return nil, err
 	}
-	v, err := statestore.ParseValue(value)
+	v, err := statevalue.ParseValue(value)
 	if err != nil {
 		return nil, err
 	}

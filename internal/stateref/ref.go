@@ -23,7 +23,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 // RefField is the only member of a reference object, the JSON value the
@@ -35,17 +35,20 @@ const RefField = "__weir_state_ref__"
 // and a file name (the FS store escapes "%" again, to "%25").
 const maxSegment = 120
 
-// TaskRef is the reference of key in a task scope:
-// task/<dag_id>/<run_id>/<task_id>/<map_index>/<key>, each component
-// escaped (see escape). The same scope and key always give the same
-// reference, and distinct ones never share it.
-func TaskRef(s statestore.TaskScope, key string) string {
+// TaskRef is the reference of key in the task state of the task instance
+// id names: task/<dag_id>/<run_id>/<task_id>/<map_index>/<key>, each
+// component escaped (see escape). Only the task instance counts (every try
+// shares its state, so TIID and TryNumber are ignored): the same task
+// instance and key always give the same reference, and distinct ones never
+// share it.
+func TaskRef(s execclient.TaskIdentity, key string) string {
 	return TaskPrefix(s, false) + escape(key)
 }
 
-// TaskPrefix is the object-key prefix of every reference in a task scope,
-// or, with allMapIndices, of every map index of its task in its run.
-func TaskPrefix(s statestore.TaskScope, allMapIndices bool) string {
+// TaskPrefix is the object-key prefix of every reference of a task
+// instance, or, with allMapIndices, of every map index of its task in its
+// run.
+func TaskPrefix(s execclient.TaskIdentity, allMapIndices bool) string {
 	p := "task/" + escape(s.DagID) + "/" + escape(s.RunID) + "/" + escape(s.TaskID) + "/"
 	if allMapIndices {
 		return p

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/execclient"
+
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/stateref"
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
-var scope = statestore.TaskScope{DagID: "etl", RunID: "manual__2026-03-01T12:00:00+00:00", TaskID: "load", MapIndex: -1}
+var scope = execclient.TaskIdentity{DagID: "etl", RunID: "manual__2026-03-01T12:00:00+00:00", TaskID: "load", MapIndex: -1}
 
 // SPEC BE-2: references are deterministic functions of scope and key,
 // readable for ordinary names, and safe object keys for any key.
@@ -71,7 +73,7 @@ func FuzzTaskRef(f *testing.F) {
 		f.Add(s, "x")
 	}
 	f.Fuzz(func(t *testing.T, k1, k2 string) {
-		if statestore.CheckKey(k1) != nil {
+		if statevalue.CheckKey(k1) != nil {
 			return
 		}
 		r := stateref.TaskRef(scope, k1)

@@ -8,31 +8,30 @@ import (
 	"log/slog"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
-	"github.com/weirflow/weir/internal/statestore"
 )
 
 // TaskState is a try's task state through the worker-side backend: the
 // Execution API client's methods, with every value kept in an object store
 // and only its reference in the database. It satisfies operator.TaskState.
 type TaskState struct {
-	client *execapi.Client
+	client *execclient.Client
 	obj    objects
-	scope  statestore.TaskScope
+	scope  execclient.TaskIdentity // the task instance; TIID and TryNumber unused
 }
 
 // NewTaskState wraps c, a client holding a try's identity, so that its task
 // state values live in st. Failed object deletes are reported on log
 // (nil = discarded).
-func NewTaskState(c *execapi.Client, st objstore.Store, log *slog.Logger) (*TaskState, error) {
+func NewTaskState(c *execclient.Client, st objstore.Store, log *slog.Logger) (*TaskState, error) {
 	id := c.Identity
 	if id.DagID == "" || id.RunID == "" || id.TaskID == "" {
 		return nil, fmt.Errorf("task state backend: the client does not name its task instance (dag %q, run %q, task %q; set %s, %s and %s)",
-			id.DagID, id.RunID, id.TaskID, execapi.EnvDagID, execapi.EnvRunID, execapi.EnvTaskID)
+			id.DagID, id.RunID, id.TaskID, execclient.EnvDagID, execclient.EnvRunID, execclient.EnvTaskID)
 	}
 	return &TaskState{client: c, obj: newObjects(st, log, "task state"),
-		scope: statestore.TaskScope{DagID: id.DagID, RunID: id.RunID, TaskID: id.TaskID, MapIndex: id.MapIndex}}, nil
+		scope: execclient.TaskIdentity{DagID: id.DagID, RunID: id.RunID, TaskID: id.TaskID, MapIndex: id.MapIndex}}, nil
 }
 
 // Ref returns the reference of key in this task instance's scope.

@@ -12,14 +12,13 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/stateref"
-	"github.com/weirflow/weir/internal/statestore"
 )
 
 // wrap returns c's task state through the backend st, logging into log.
-func wrap(t *testing.T, c *execapi.Client, st objstore.Store, log *bytes.Buffer) *stateref.TaskState {
+func wrap(t *testing.T, c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.TaskState {
 	t.Helper()
 	var l *slog.Logger
 	if log != nil {
@@ -64,7 +63,7 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			if err := ts.TaskStateSet(ctx, "small", json.RawMessage(`{"page": 7}`), ""); err != nil {
 				t.Fatal(err)
 			}
-			scope := statestore.TaskScope{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 0}
+			scope := execclient.TaskIdentity{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 0}
 			ref := stateref.TaskRef(scope, "big")
 			if ref != "task/d/r1/t/0/big" || ts.Ref("big") != ref {
 				t.Errorf("reference of big = %q (accessor %q), want task/d/r1/t/0/big", ref, ts.Ref("big"))

@@ -104,17 +104,6 @@ func (s *Service) CheckAssetAccess(taskID string, declared []core.Asset, asset *
 		"(declared: %s): %w", taskID, asset.Name, list, core.ErrForbidden)
 }
 
-// ShorthandAsset returns the one concrete asset a task declares, for the
-// shorthand that names no asset (SPEC AS-2); with any other count the error
-// says how many there are, then hint (how to name the asset), and wraps
-// core.ErrInvalid.
-func ShorthandAsset(declared []core.Asset, hint string) (core.Asset, error) {
-	if len(declared) != 1 {
-		return core.Asset{}, fmt.Errorf("task has %d concrete inlets and outlets; %s: %w", len(declared), hint, core.ErrInvalid)
-	}
-	return declared[0], nil
-}
-
 // sweepAssets is cleanup's asset orphan sweep (SPEC AS-5, GC-1): the state
 // of every asset inactive for longer than [state_store]
 // asset_state_orphan_retention_days goes, in batches of

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -43,7 +44,7 @@ func TestAssetStateService(t *testing.T) {
 	defineAssets(t, st, orders)
 	byName, byURI := statestore.AssetScope{Name: "orders"}, statestore.AssetScope{URI: orders.URI}
 	ti := &core.TaskInstance{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 4, TryNumber: 2}
-	e, err := svc.Set(ctx, byName, "watermark", []byte(` {"id": 7} `), statestore.Retention{}, statestore.TaskWriter(ti))
+	e, err := svc.Set(ctx, byName, "watermark", []byte(` {"id": 7} `), statevalue.Retention{}, statestore.TaskWriter(ti))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func TestAssetStateService(t *testing.T) {
 		!strings.Contains(err.Error(), "no retention") {
 		t.Errorf("asset state with a retention: %v, want refused (AS-1)", err)
 	}
-	if _, err := svc.Set(ctx, byName, "k", []byte(`"0123456789abcdef"`), statestore.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrTooLarge) {
+	if _, err := svc.Set(ctx, byName, "k", []byte(`"0123456789abcdef"`), statevalue.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrTooLarge) {
 		t.Errorf("oversized asset value: %v, want ErrTooLarge", err)
 	}
 	for _, bad := range []string{`null`, `NaN`, `[1e999]`} {
-		if _, err := svc.Set(ctx, byName, "k", []byte(bad), statestore.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) {
+		if _, err := svc.Set(ctx, byName, "k", []byte(bad), statevalue.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("asset value %s: %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -133,11 +134,11 @@ func TestCheckAssetAccess(t *testing.T) {
 // SPEC AS-2: the shorthand needs exactly one concrete asset.
 func TestShorthandAsset(t *testing.T) {
 	t.Parallel()
-	if a, err := statestore.ShorthandAsset([]core.Asset{orders}, "hint"); err != nil || a.Name != "orders" {
+	if a, err := core.ShorthandAsset([]core.Asset{orders}, "hint"); err != nil || a.Name != "orders" {
 		t.Errorf("one asset: %v %v", a, err)
 	}
 	for _, n := range []int{0, 2} {
-		_, err := statestore.ShorthandAsset(make([]core.Asset, n), "pass --name")
+		_, err := core.ShorthandAsset(make([]core.Asset, n), "pass --name")
 		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "task has "+string(rune('0'+n))+" concrete inlets and outlets; pass --name") {
 			t.Errorf("%d assets: %v", n, err)
 		}
@@ -155,7 +156,7 @@ func TestCleanupSweepsOrphanedAssetState(t *testing.T) {
 		defineAssets(t, st, orders, customers)
 		for _, a := range []string{"orders", "customers"} {
 			for _, k := range []string{"a", "b"} {
-				if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, k, []byte(`1`), statestore.Retention{}, statestore.UserWriter("u")); err != nil {
+				if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, k, []byte(`1`), statevalue.Retention{}, statestore.UserWriter("u")); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -53,7 +54,7 @@ func TestCleanerRunsPeriodically(t *testing.T) {
 	}
 	defineAssets(t, st, orders, customers)
 	for _, a := range []string{"orders", "customers"} {
-		if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, "watermark", []byte(`7`), statestore.Retention{},
+		if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, "watermark", []byte(`7`), statevalue.Retention{},
 			statestore.UserWriter("u")); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -99,7 +100,7 @@ func (s *Service) TooLarge(key string, size int) error {
 // Get returns the entry of key in scope; an error wrapping core.ErrNotFound
 // when it is absent.
 func (s *Service) Get(ctx context.Context, scope Scope, key string) (*Entry, error) {
-	if err := CheckKey(key); err != nil {
+	if err := statevalue.CheckKey(key); err != nil {
 		return nil, err
 	}
 	return s.backend.Get(ctx, scope, key)
@@ -108,11 +109,11 @@ func (s *Service) Get(ctx context.Context, scope Scope, key string) (*Entry, err
 // Set validates raw (ParseValue), enforces the size limit, computes the
 // expiry from r at the service clock's now (SPEC TS-3) and writes key. It
 // returns the entry as written.
-func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, r Retention, by Writer) (*Entry, error) {
-	if err := CheckKey(key); err != nil {
+func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, r statevalue.Retention, by Writer) (*Entry, error) {
+	if err := statevalue.CheckKey(key); err != nil {
 		return nil, err
 	}
-	value, err := ParseValue(raw)
+	value, err := statevalue.ParseValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("state key %q: %w", key, err)
 	}
@@ -122,7 +123,7 @@ func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, 
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	w := Write{Value: value, UpdatedAt: now, UpdatedByRun: by.RunID, UpdatedByTry: by.TryNumber, By: by}
 	if _, ok := scope.(TaskScope); ok {
-		w.ExpiresAt, w.NeverExpire = r.expiry(now, s.cfg.DefaultRetentionDays)
+		w.ExpiresAt, w.NeverExpire = r.Expiry(now, s.cfg.DefaultRetentionDays)
 	} else if !r.IsDefault() {
 		return nil, fmt.Errorf("state key %q: asset state has no retention: %w", key, core.ErrInvalid)
 	}
@@ -135,7 +136,7 @@ func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, 
 
 // Delete removes key from scope; an absent key is not an error.
 func (s *Service) Delete(ctx context.Context, scope Scope, key string) error {
-	if err := CheckKey(key); err != nil {
+	if err := statevalue.CheckKey(key); err != nil {
 		return err
 	}
 	return s.backend.Delete(ctx, scope, key)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
@@ -40,9 +41,9 @@ func newService(t *testing.T, cfg statestore.Config) (*statestore.Service, store
 
 var sc = statestore.TaskScope{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: -1}
 
-func retention(t *testing.T, s string) statestore.Retention {
+func retention(t *testing.T, s string) statevalue.Retention {
 	t.Helper()
-	r, err := statestore.ParseRetention(s)
+	r, err := statevalue.ParseRetention(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestSetComputesExpiryAtWriteTime(t *testing.T) {
 	// default_retention_days = 0: no expiry for new default writes; the row
 	// written under 30 days keeps its expiry.
 	svc0 := statestore.New(st, clocktest.New(t0), statestore.Config{DefaultRetentionDays: 0})
-	if e, err := svc0.Set(ctx, sc, "nodefault", []byte(`1`), statestore.Retention{}, by); err != nil || e.ExpiresAt != nil || e.NeverExpire {
+	if e, err := svc0.Set(ctx, sc, "nodefault", []byte(`1`), statevalue.Retention{}, by); err != nil || e.ExpiresAt != nil || e.NeverExpire {
 		t.Errorf("default with 0 days: %+v, %v; want no expiry and no never flag", e, err)
 	}
 	if e, _ := svc0.Get(ctx, sc, "default"); e == nil || !timeEq(e.ExpiresAt, ptr(t0.AddDate(0, 0, 30))) {
@@ -99,14 +100,14 @@ func TestSetEnforcesMaxValueBytes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, _, _ := newService(t, statestore.Config{MaxValueBytes: 10})
-	if _, err := svc.Set(ctx, sc, "k", []byte(`"12345678"`), statestore.Retention{}, statestore.Writer{}); err != nil {
+	if _, err := svc.Set(ctx, sc, "k", []byte(`"12345678"`), statevalue.Retention{}, statestore.Writer{}); err != nil {
 		t.Fatalf("10 bytes: %v", err)
 	}
 	// Whitespace does not count: the value is stored compact.
-	if _, err := svc.Set(ctx, sc, "k", []byte(`[1,   2,    3]`), statestore.Retention{}, statestore.Writer{}); err != nil {
+	if _, err := svc.Set(ctx, sc, "k", []byte(`[1,   2,    3]`), statevalue.Retention{}, statestore.Writer{}); err != nil {
 		t.Fatalf("7 bytes once compact: %v", err)
 	}
-	_, err := svc.Set(ctx, sc, "k", []byte(`"123456789"`), statestore.Retention{}, statestore.Writer{})
+	_, err := svc.Set(ctx, sc, "k", []byte(`"123456789"`), statevalue.Retention{}, statestore.Writer{})
 	if !errors.Is(err, core.ErrTooLarge) || !strings.Contains(err.Error(), "11 bytes, over the limit of 10 bytes ([state_store] max_value_bytes)") {
 		t.Fatalf("11 bytes: %v", err)
 	}
@@ -130,10 +131,10 @@ func TestServiceErrors(t *testing.T) {
 	}
 	other := sc
 	other.RunID = "nope"
-	if _, err := svc.Set(ctx, other, "k", []byte(`1`), statestore.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrNotFound) {
+	if _, err := svc.Set(ctx, other, "k", []byte(`1`), statevalue.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("set on unknown run: %v", err)
 	}
-	if _, err := svc.Set(ctx, sc, "", []byte(`1`), statestore.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrInvalid) {
+	if _, err := svc.Set(ctx, sc, "", []byte(`1`), statevalue.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("empty key: %v", err)
 	}
 	if _, err := svc.Get(ctx, statestore.AssetScope{Name: "a"}, "k"); !errors.Is(err, core.ErrNotFound) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // AssetStateStore holds asset state (AIP-103, SPEC AS-1..AS-6): JSON values
@@ -36,27 +38,18 @@ type AssetStateStore interface {
 	AssetStateDeleteOrphans(ctx context.Context, inactiveBefore time.Time, limit int) (int64, error)
 }
 
-// Writer kinds of asset state (SPEC AS-6): who last wrote an entry.
+// Writer kinds of asset state, kept here while callers move to the core
+// names (core.StateWriterTask, ...).
 const (
-	StateWriterTask    = "task"    // a running task try, through the Execution API
-	StateWriterWatcher = "watcher" // an asset watcher (SPEC D)
-	StateWriterAPI     = "api"     // a program through the REST API, without a user
-	StateWriterUser    = "user"    // a user, through the REST API or the admin CLI
+	StateWriterTask    = core.StateWriterTask
+	StateWriterWatcher = core.StateWriterWatcher
+	StateWriterAPI     = core.StateWriterAPI
+	StateWriterUser    = core.StateWriterUser
 )
 
-// StateWriter records who last wrote an asset-state entry (SPEC AS-6). A
-// task writer names its try (DagID, RunID, TaskID, MapIndex, TryNumber); a
-// user writer names the user. The fields are copies, not references, so
-// they outlive the run that wrote them.
-type StateWriter struct {
-	Kind      string `json:"last_updated_by_kind"`
-	DagID     string `json:"last_updated_by_dag_id"`
-	RunID     string `json:"last_updated_by_run_id"`
-	TaskID    string `json:"last_updated_by_task_id"`
-	MapIndex  int    `json:"last_updated_by_map_index"`
-	TryNumber int    `json:"last_updated_by_try"`
-	User      string `json:"last_updated_by_user"`
-}
+// StateWriter is core.StateWriter, the provenance of an asset-state entry;
+// the alias keeps callers compiling while they move to the core name.
+type StateWriter = core.StateWriter
 
 // AssetStateEntry is one stored key of an asset with its metadata.
 type AssetStateEntry struct {

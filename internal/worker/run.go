@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/template"
 )
@@ -26,12 +26,12 @@ var errNotRunning = errors.New("task instance is no longer running")
 const reportTimeout = 30 * time.Second
 
 // runTry runs one claimed workload to its end.
-func (w *Worker) runTry(ctx context.Context, wl execapi.Workload) {
+func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	ti := wl.TI
 	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
-	id := execapi.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
+	id := execclient.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
 	tc := w.Client.WithToken(wl.Token, id)
-	rc, err := tc.Run(ctx, ti.ID, execapi.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+	rc, err := tc.Run(ctx, ti.ID, execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
 	if err != nil {
 		log.Warn("could not start try", "err", err)
 		return
@@ -93,7 +93,7 @@ func (w *Worker) runTry(ctx context.Context, wl execapi.Workload) {
 
 // execute renders the args, runs the operator and pushes the return value;
 // it returns the state to report.
-func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.RunContext, tc *execapi.Client,
+func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execclient.RunContext, tc *execclient.Client,
 	red *operator.Redactor, tokenFile string) (core.TIState, error) {
 	ti := rc.TI
 	mapArgs := map[string]any{}
@@ -119,7 +119,7 @@ func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.R
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: execapi.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
+		Env: execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
 	}
@@ -131,7 +131,7 @@ func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.R
 		return core.TIFailed, err
 	}
 	if res.ReturnValue != nil {
-		k := execapi.XComKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, Key: core.DefaultXComKey}
+		k := execclient.XComKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, Key: core.DefaultXComKey}
 		if err := tc.XComSet(ctx, k, res.ReturnValue); err != nil {
 			return core.TIFailed, fmt.Errorf("push return value: %w", err)
 		}
@@ -141,7 +141,7 @@ func (w *Worker) execute(ctx context.Context, wl execapi.Workload, rc *execapi.R
 
 // heartbeat reports liveness every HeartbeatInterval until ctx ends; a 409
 // kills the try.
-func (w *Worker) heartbeat(ctx context.Context, tc *execapi.Client, tiID string, kill context.CancelCauseFunc, log *slog.Logger) {
+func (w *Worker) heartbeat(ctx context.Context, tc *execclient.Client, tiID string, kill context.CancelCauseFunc, log *slog.Logger) {
 	t := time.NewTicker(w.HeartbeatInterval)
 	defer t.Stop()
 	for {
@@ -150,7 +150,7 @@ func (w *Worker) heartbeat(ctx context.Context, tc *execapi.Client, tiID string,
 			return
 		case <-t.C:
 		}
-		err := tc.Heartbeat(ctx, tiID, execapi.HeartbeatRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		err := tc.Heartbeat(ctx, tiID, execclient.HeartbeatRequest{Hostname: w.Hostname, PID: os.Getpid()})
 		switch {
 		case errors.Is(err, core.ErrConflict):
 			log.Warn("heartbeat refused: killing the try", "err", err)

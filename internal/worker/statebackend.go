@@ -3,7 +3,7 @@ package worker
 import (
 	"log/slog"
 
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
 )
@@ -13,7 +13,7 @@ import (
 // wrapped client, subprocesses the variables the in-task CLI reads, and
 // the try log masks the backend's credentials. Failed object deletes are
 // reported in the try log.
-func (w *Worker) withStateBackend(req *operator.Request, tc *execapi.Client, red *operator.Redactor) error {
+func (w *Worker) withStateBackend(req *operator.Request, tc *execclient.Client, red *operator.Redactor) error {
 	b := w.stateBackend
 	if b == nil {
 		return nil

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
 )
@@ -27,11 +27,11 @@ var errShutdown = errors.New("worker shutting down")
 
 // Worker runs task tries. Set the fields, then call Start.
 type Worker struct {
-	Client      *execapi.Client // holds the worker credential
-	Queues      []string        // empty = ["default"]
-	Concurrency int             // task slots; 0 = 4
-	Hostname    string          // "" = os.Hostname()
-	WorkerID    string          // must equal the worker credential's subject
+	Client      *execclient.Client // holds the worker credential
+	Queues      []string           // empty = ["default"]
+	Concurrency int                // task slots; 0 = 4
+	Hostname    string             // "" = os.Hostname()
+	WorkerID    string             // must equal the worker credential's subject
 	// LogFolder, when set, is where task logs are written directly (the
 	// worker shares the api-server's folder, as in standalone); when empty,
 	// logs are shipped to the api-server over the Execution API.
@@ -142,7 +142,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		if free == 0 {
 			break
 		}
-		wls, err := w.Client.Claim(ctx, execapi.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
 			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds()})
 		for range free - len(wls) {
 			<-slots

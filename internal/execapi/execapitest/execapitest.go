@@ -16,6 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
@@ -52,13 +53,13 @@ func New(t testing.TB, cfg execapi.Config) *Env {
 }
 
 // WorkerClient returns a client holding a worker credential for name.
-func (e *Env) WorkerClient(t testing.TB, name string) *execapi.Client {
+func (e *Env) WorkerClient(t testing.TB, name string) *execclient.Client {
 	t.Helper()
 	tok, err := e.Tokens.IssueWorker(name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return execapi.NewClient(e.URL, tok, execapi.ClientOptions{Retries: -1})
+	return execclient.NewClient(e.URL, tok, execclient.ClientOptions{Retries: -1})
 }
 
 // SeedRun syncs dag and creates a run of it whose task instances are all

@@ -1,4 +1,4 @@
-package cli
+package taskcli
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
-// xcomCmd is the in-task XCom CLI: it runs inside a task (any language) and
+// XComCmd is the in-task XCom CLI: it runs inside a task (any language) and
 // reaches the Execution API with the try's token from the environment.
-func (a *app) xcomCmd() *cobra.Command {
+func XComCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "xcom",
 		Short: "Push and pull XCom values from inside a running task",
@@ -29,7 +29,7 @@ func (a *app) xcomCmd() *cobra.Command {
 			if err := json.Unmarshal([]byte(args[1]), &v); err != nil {
 				return fmt.Errorf("value for %q is not JSON (quote strings: '\"text\"'): %w", args[0], err)
 			}
-			c, err := execapi.ClientFromEnv()
+			c, err := execclient.ClientFromEnv()
 			if err != nil {
 				return err
 			}
@@ -43,7 +43,7 @@ func (a *app) xcomCmd() *cobra.Command {
 		Short: "Print a JSON value pushed by a task of this run (exit 1 when absent)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := execapi.ClientFromEnv()
+			c, err := execclient.ClientFromEnv()
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func (a *app) xcomCmd() *cobra.Command {
 			}
 			v, err := c.XComPull(cmd.Context(), taskID, key, mapIndex)
 			if errors.Is(err, core.ErrNotFound) {
-				return &exitError{code: 1, err: fmt.Errorf("no XCom %q for task %q (map index %d) in this run", key, taskID, mapIndex)}
+				return &ExitError{Code: 1, Err: fmt.Errorf("no XCom %q for task %q (map index %d) in this run", key, taskID, mapIndex)}
 			}
 			if err != nil {
 				return err
@@ -66,15 +66,4 @@ func (a *app) xcomCmd() *cobra.Command {
 	pull.Flags().IntVar(&mapIndex, "map-index", core.NoMapIndex, "map index of a mapped task (-1 = unmapped)")
 	cmd.AddCommand(push, pull)
 	return cmd
-}
-
-func (a *app) versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print Weir's version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version)
-		},
-	}
 }

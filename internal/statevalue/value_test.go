@@ -1,4 +1,4 @@
-package statestore_test
+package statevalue_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
 // SPEC TS-3 (values): any JSON value but null is stored, normalized with its
@@ -25,7 +25,7 @@ func TestParseValue(t *testing.T) {
 		`"Infinity \" NaN"`:       `"Infinity \" NaN"`,
 	}
 	for in, want := range good {
-		got, err := statestore.ParseValue([]byte(in))
+		got, err := statevalue.ParseValue([]byte(in))
 		if err != nil || string(got) != want {
 			t.Errorf("ParseValue(%s) = %s, %v; want %s", in, got, err, want)
 		}
@@ -43,7 +43,7 @@ func TestParseValue(t *testing.T) {
 		`{"a":1`:            "not valid JSON",
 	}
 	for in, want := range bad {
-		_, err := statestore.ParseValue([]byte(in))
+		_, err := statevalue.ParseValue([]byte(in))
 		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseValue(%q) error = %v, want ErrInvalid with %q", in, err, want)
 		}
@@ -53,13 +53,13 @@ func TestParseValue(t *testing.T) {
 // The key rules: not empty, at most 512 characters (runes, not bytes).
 func TestCheckKey(t *testing.T) {
 	t.Parallel()
-	for _, k := range []string{"k", "job/id with spaces", strings.Repeat("é", statestore.MaxKeyLength)} {
-		if err := statestore.CheckKey(k); err != nil {
+	for _, k := range []string{"k", "job/id with spaces", strings.Repeat("é", statevalue.MaxKeyLength)} {
+		if err := statevalue.CheckKey(k); err != nil {
 			t.Errorf("CheckKey(%.20q...) = %v", k, err)
 		}
 	}
 	for k, want := range map[string]string{"": "must not be empty", strings.Repeat("k", 513): "513 characters long, the limit is 512", "\xff": "UTF-8"} {
-		if err := statestore.CheckKey(k); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		if err := statevalue.CheckKey(k); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckKey(%.20q) = %v, want %q", k, err, want)
 		}
 	}
@@ -72,11 +72,11 @@ func FuzzParseValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := statestore.ParseValue([]byte(s))
+		v, err := statevalue.ParseValue([]byte(s))
 		if err != nil {
 			return
 		}
-		again, err := statestore.ParseValue(v)
+		again, err := statevalue.ParseValue(v)
 		if err != nil || string(again) != string(v) || string(v) == "null" {
 			t.Fatalf("ParseValue(%q) = %s, re-parse %s, %v", s, v, again, err)
 		}

@@ -1,4 +1,4 @@
-package execapi
+package execclient
 
 import (
 	"context"
@@ -6,7 +6,28 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 )
+
+// TaskStateRequest is the body of PUT /execution/store/ti/{id}/{key}.
+// Retention is "6h", "7d", "never", or absent for [state_store]
+// default_retention_days; the server computes expires_at with its own clock
+// at the time of the write.
+type TaskStateRequest struct {
+	Value     json.RawMessage `json:"value"`
+	Retention json.RawMessage `json:"retention,omitempty"`
+}
+
+// TaskStateResponse is one task-state entry (GET, and the answer to PUT).
+type TaskStateResponse struct {
+	Key          string          `json:"key"`
+	Value        json.RawMessage `json:"value"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+	UpdatedByRun string          `json:"updated_by_run"`
+	UpdatedByTry int             `json:"updated_by_try"`
+	ExpiresAt    *time.Time      `json:"expires_at"`
+	NeverExpire  bool            `json:"never_expire"`
+}
 
 // taskStatePath is the path of the client's own task state (key "" = the
 // whole scope).

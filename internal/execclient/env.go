@@ -1,4 +1,4 @@
-package execapi
+package execclient
 
 import (
 	"fmt"

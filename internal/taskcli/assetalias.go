@@ -1,4 +1,4 @@
-package cli
+package taskcli
 
 import (
 	"encoding/json"
@@ -7,13 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
-// addToAliasCmd is the in-task `weir assets add-to-alias`: like `weir
+// AddToAliasCmd is the in-task `weir assets add-to-alias`: like `weir
 // asset-state`, it runs inside a task and reaches the Execution API with the
 // try's token (docs/assets.md#aliases).
-func (a *app) addToAliasCmd() *cobra.Command {
+func AddToAliasCmd() *cobra.Command {
 	var name, uri, extra string
 	cmd := &cobra.Command{
 		Use:   "add-to-alias ALIAS (--name NAME | --uri URI)",
@@ -33,19 +33,19 @@ unknown or inactive, the try is no longer running) or could not be reached.`,
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if (name == "") == (uri == "") {
-				return &exitError{code: exitInvalid, err: fmt.Errorf("pass exactly one of --name or --uri")}
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("pass exactly one of --name or --uri")}
 			}
 			var raw json.RawMessage
 			if extra != "" {
 				var obj map[string]any
 				if err := json.Unmarshal([]byte(extra), &obj); err != nil || obj == nil {
-					return &exitError{code: exitInvalid, err: fmt.Errorf("--extra must be a JSON object such as '{\"rows\": 10}', got %.40s", extra)}
+					return &ExitError{Code: exitInvalid, Err: fmt.Errorf("--extra must be a JSON object such as '{\"rows\": 10}', got %.40s", extra)}
 				}
 				raw = json.RawMessage(extra)
 			}
-			c, err := execapi.ClientFromEnv()
+			c, err := execclient.ClientFromEnv()
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return &ExitError{Code: exitFailed, Err: err}
 			}
 			if err := c.AddToAlias(cmd.Context(), argv[0], core.AssetRef{Name: name, URI: uri}, raw); err != nil {
 				return taskStateError("add to alias", err)

@@ -1,4 +1,4 @@
-package cli
+package taskcli
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
 // assetStateTarget is the asset `weir asset-state` works on: --name, --uri,
@@ -27,11 +27,11 @@ type assetStateTarget struct {
 // set (SPEC BE-2).
 func (f *assetStateTarget) resolve(cmd *cobra.Command) (operator.AssetState, core.AssetRef, error) {
 	if f.name != "" && f.uri != "" {
-		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: errors.New("pass --name or --uri, not both")}
+		return nil, core.AssetRef{}, &ExitError{Code: exitInvalid, Err: errors.New("pass --name or --uri, not both")}
 	}
-	c, err := execapi.ClientFromEnv()
+	c, err := execclient.ClientFromEnv()
 	if err != nil {
-		return nil, core.AssetRef{}, &exitError{code: exitFailed, err: err}
+		return nil, core.AssetRef{}, &ExitError{Code: exitFailed, Err: err}
 	}
 	as, err := inAssetState(cmd, c)
 	if err != nil {
@@ -44,19 +44,19 @@ func (f *assetStateTarget) resolve(cmd *cobra.Command) (operator.AssetState, cor
 	if err != nil {
 		return nil, core.AssetRef{}, taskStateError("look up the task's assets", err)
 	}
-	a, err := statestore.ShorthandAsset(ta.Assets, "pass --name or --uri")
+	a, err := core.ShorthandAsset(ta.Assets, "pass --name or --uri")
 	if err != nil {
-		return nil, core.AssetRef{}, &exitError{code: exitInvalid, err: err}
+		return nil, core.AssetRef{}, &ExitError{Code: exitInvalid, Err: err}
 	}
 	return as, core.AssetRef{Name: a.Name}, nil
 }
 
 // inAssetState returns c's asset state, wrapped by the worker-side backend
 // when WEIR_STATE_BACKEND is set; backend warnings go to stderr.
-func inAssetState(cmd *cobra.Command, c *execapi.Client) (operator.AssetState, error) {
+func inAssetState(cmd *cobra.Command, c *execclient.Client) (operator.AssetState, error) {
 	b, err := stateref.FromEnv()
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
 	if b == nil {
 		return c, nil
@@ -64,9 +64,9 @@ func inAssetState(cmd *cobra.Command, c *execapi.Client) (operator.AssetState, e
 	return stateref.NewAssetState(c, b.Store, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))), nil
 }
 
-// assetStateCmd is the in-task asset state CLI: like `weir task-state`, it
+// AssetStateCmd is the in-task asset state CLI: like `weir task-state`, it
 // runs inside a task and reaches the Execution API with the try's token.
-func (a *app) assetStateCmd() *cobra.Command {
+func AssetStateCmd() *cobra.Command {
 	var f assetStateTarget
 	cmd := &cobra.Command{
 		Use:   "asset-state",
@@ -104,12 +104,12 @@ no longer running) or could not be reached. Messages go to stderr.`,
 			}
 			v, err := c.AssetStateGet(cmd.Context(), ref, args[0])
 			switch {
-			case execapi.IsUnknownAsset(err):
+			case execclient.IsUnknownAsset(err):
 				return taskStateError("get "+args[0], err)
 			case errors.Is(err, core.ErrNotFound) && fallback != nil:
 				v = fallback
 			case errors.Is(err, core.ErrNotFound):
-				return &exitError{code: exitAbsent, err: fmt.Errorf("no asset state key %q for asset %s (pass --default to get a value instead)", args[0], ref)}
+				return &ExitError{Code: exitAbsent, Err: fmt.Errorf("no asset state key %q for asset %s (pass --default to get a value instead)", args[0], ref)}
 			case err != nil:
 				return taskStateError("get "+args[0], err)
 			}
@@ -125,9 +125,9 @@ no longer running) or could not be reached. Messages go to stderr.`,
   weir asset-state --uri s3://lake/orders set cursor '{"id": "c-9"}'`,
 		Args: args(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := statestore.ParseValue([]byte(args[1]))
+			v, err := statevalue.ParseValue([]byte(args[1]))
 			if err != nil {
-				return &exitError{code: exitInvalid, err: fmt.Errorf("value for %q: %w", args[0], err)}
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("value for %q: %w", args[0], err)}
 			}
 			c, ref, err := f.resolve(cmd)
 			if err != nil {

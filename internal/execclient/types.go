@@ -1,19 +1,17 @@
-// Package execapi is Weir's Execution API: the worker-facing HTTP interface
-// mounted at /execution (paths mirror Airflow's Task Execution API) and the
-// Client that workers and the in-task CLI use to call it.
+// Package execclient is the client side of Weir's Execution API: the Client
+// that workers and the in-task CLI use to reach /execution, the wire types
+// both sides share (requests, responses, problem reasons, headers), and the
+// task environment (WEIR_API_URL, WEIR_TASK_TOKEN, ...). It imports no store
+// and no server package, so that a worker and a task process build without
+// either (docs/architecture.md#worker--execution-api); the server is package
+// execapi, which imports this one for the wire types.
 //
-// Authentication: every route but /execution/health takes a bearer JWT from
-// package auth. The claim route needs a worker credential (scope "worker");
-// every other route needs an execution token (scope "execution") whose
-// subject is one try's task-instance id. A missing, invalid, expired or forged
-// token is answered 401 (RFC 6750 "invalid_token"; Airflow answers 403 for an
-// invalid one, Weir keeps 403 for "authenticated but not allowed"): a token
-// of the wrong scope or for another task instance gets 403, and a token for a
-// try that is no longer running gets 409 without changing anything.
-//
-// When an execution token is near expiry the server returns a fresh one in
-// the Refreshed-API-Token response header; the Client swaps it in.
-package execapi
+// Authentication: every route but /execution/health takes a bearer JWT. The
+// claim route needs a worker credential; every other route an execution
+// token whose subject is one try's task-instance id. When an execution token
+// is near expiry the server returns a fresh one in the Refreshed-API-Token
+// response header; the Client swaps it in.
+package execclient
 
 import (
 	"encoding/json"
@@ -29,7 +27,23 @@ const RefreshedTokenHeader = "Refreshed-API-Token"
 const (
 	ReasonInvalidState = "invalid_state" // the try is not in a state that allows the request
 	ReasonNotRunning   = "not_running"   // heartbeat or write for a try that is no longer running
+	ReasonUnknownAsset = "unknown_asset" // 404 for an asset that does not exist or is inactive, not an absent key
+	ReasonLogGap       = "log_gap"       // 409 for a log chunk that starts past the end of the stored log
 )
+
+// Problem is an RFC 9457 problem+json body; Reason is an extension member
+// naming the cause for programs (Airflow's "reason").
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// ExpectedOffset is set with ReasonLogGap: the stored log's length,
+	// the offset the next chunk must start at.
+	ExpectedOffset *int64 `json:"expected_offset,omitempty"`
+}
 
 // ClaimRequest asks for up to Limit workloads of Queues, waiting up to
 // WaitSeconds for one to be queued.
@@ -95,6 +109,14 @@ type StateResponse struct {
 type HeartbeatRequest struct {
 	Hostname string `json:"hostname"`
 	PID      int    `json:"pid"`
+}
+
+// LogAppendResponse answers POST .../logs?offset=N (body: the chunk, raw
+// bytes of the try's log from byte N on).
+type LogAppendResponse struct {
+	// NextOffset is the stored log's length after the request: where the
+	// next chunk starts.
+	NextOffset int64 `json:"next_offset"`
 }
 
 // XComResponse is one XCom value.

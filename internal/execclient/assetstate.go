@@ -1,4 +1,4 @@
-package execapi
+package execclient
 
 import (
 	"context"
@@ -7,9 +7,35 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 )
+
+// AssetStateRequest is the body of PUT .../value: asset state has no
+// retention (SPEC AS-1), so a "retention" member is refused.
+type AssetStateRequest = TaskStateRequest
+
+// AssetStateResponse is one asset-state entry (GET, and the answer to PUT)
+// with who last wrote it (SPEC AS-6: the last_updated_by_* members).
+type AssetStateResponse struct {
+	AssetName string          `json:"asset_name"`
+	AssetURI  string          `json:"asset_uri"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	core.StateWriter
+}
+
+// TaskAssetsResponse lists the concrete assets a try's task reaches: Inlets
+// are its concrete inlets and then the assets its alias inlets resolve to
+// now, Outlets its concrete outlets, and Assets both once each, the set
+// asset state is available for (SPEC AS-2).
+type TaskAssetsResponse struct {
+	Inlets  []core.Asset `json:"inlets"`
+	Outlets []core.Asset `json:"outlets"`
+	Assets  []core.Asset `json:"assets"`
+}
 
 // assetStateCall builds a call on the asset-state route of ref (by name, or
 // by uri when ref has no name) for op ("value" or "clear").

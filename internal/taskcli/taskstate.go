@@ -1,4 +1,4 @@
-package cli
+package taskcli
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
-	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
 // Exit codes of `weir task-state`, for scripts.
@@ -24,25 +24,25 @@ const (
 // taskStateError maps an Execution API error to the documented exit codes.
 func taskStateError(what string, err error) error {
 	if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrTooLarge) {
-		return &exitError{code: exitInvalid, err: fmt.Errorf("%s: %w", what, err)}
+		return &ExitError{Code: exitInvalid, Err: fmt.Errorf("%s: %w", what, err)}
 	}
-	return &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", what, err)}
+	return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %w", what, err)}
 }
 
 // args checks the argument count with exit code 2 on a mismatch.
 func args(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if len(a) != n {
-			return &exitError{code: exitInvalid, err: fmt.Errorf("%s takes %d argument(s), got %d (see --help)", cmd.CommandPath(), n, len(a))}
+			return &ExitError{Code: exitInvalid, Err: fmt.Errorf("%s takes %d argument(s), got %d (see --help)", cmd.CommandPath(), n, len(a))}
 		}
 		return nil
 	}
 }
 
-// taskStateCmd is the in-task task state CLI: it runs inside a task (any
+// TaskStateCmd is the in-task task state CLI: it runs inside a task (any
 // language) and reaches the Execution API with the try's token from the
 // environment, like `weir xcom`.
-func (a *app) taskStateCmd() *cobra.Command {
+func TaskStateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task-state",
 		Short: "Read and write this task instance's task state from inside a running task",
@@ -77,7 +77,7 @@ could not be reached. Messages go to stderr.`,
 			case errors.Is(err, core.ErrNotFound) && fallback != nil:
 				v = fallback
 			case errors.Is(err, core.ErrNotFound):
-				return &exitError{code: exitAbsent, err: fmt.Errorf("no task state key %q for this task instance (pass --default to get a value instead)", args[0])}
+				return &ExitError{Code: exitAbsent, Err: fmt.Errorf("no task state key %q for this task instance (pass --default to get a value instead)", args[0])}
 			case err != nil:
 				return taskStateError("get "+args[0], err)
 			}
@@ -95,13 +95,13 @@ could not be reached. Messages go to stderr.`,
   weir task-state set note '"text needs JSON quotes"' --retention 6h`,
 		Args: args(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := statestore.ParseValue([]byte(args[1]))
+			v, err := statevalue.ParseValue([]byte(args[1]))
 			if err != nil {
-				return &exitError{code: exitInvalid, err: fmt.Errorf("value for %q: %w", args[0], err)}
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("value for %q: %w", args[0], err)}
 			}
-			r, err := statestore.ParseRetention(retention)
+			r, err := statevalue.ParseRetention(retention)
 			if err != nil {
-				return &exitError{code: exitInvalid, err: fmt.Errorf("--retention: %w", err)}
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("--retention: %w", err)}
 			}
 			c, err := inTaskState(cmd)
 			if err != nil {
@@ -154,20 +154,20 @@ could not be reached. Messages go to stderr.`,
 // client from the environment, wrapped by the worker-side backend when
 // WEIR_STATE_BACKEND is set (SPEC BE-2). Backend warnings go to stderr.
 func inTaskState(cmd *cobra.Command) (operator.TaskState, error) {
-	c, err := execapi.ClientFromEnv()
+	c, err := execclient.ClientFromEnv()
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
 	b, err := stateref.FromEnv()
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
 	if b == nil {
 		return c, nil
 	}
 	ts, err := stateref.NewTaskState(c, b.Store, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
 	return ts, nil
 }
@@ -178,9 +178,9 @@ func defaultValue(cmd *cobra.Command, def string) ([]byte, error) {
 	if !cmd.Flags().Changed("default") {
 		return nil, nil
 	}
-	v, err := statestore.ParseValue([]byte(def))
+	v, err := statevalue.ParseValue([]byte(def))
 	if err != nil {
-		return nil, &exitError{code: exitInvalid, err: fmt.Errorf("--default: %w", err)}
+		return nil, &ExitError{Code: exitInvalid, Err: fmt.Errorf("--default: %w", err)}
 	}
 	return v, nil
 }

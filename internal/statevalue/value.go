@@ -1,4 +1,4 @@
-package statestore
+package statevalue
 
 import (
 	"bytes"

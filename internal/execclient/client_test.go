@@ -1,4 +1,4 @@
-package execapi_test
+package execclient_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 func TestClientRetriesServerErrors(t *testing.T) {
@@ -27,8 +27,8 @@ func TestClientRetriesServerErrors(t *testing.T) {
 		_, _ = w.Write([]byte(`{"status":"healthy"}`))
 	}))
 	t.Cleanup(srv.Close)
-	opts := execapi.ClientOptions{RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond}
-	if err := execapi.NewClient(srv.URL, "t", opts).Health(context.Background()); err != nil {
+	opts := execclient.ClientOptions{RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond}
+	if err := execclient.NewClient(srv.URL, "t", opts).Health(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := calls.Load(); n != 3 {
@@ -36,8 +36,8 @@ func TestClientRetriesServerErrors(t *testing.T) {
 	}
 	opts.Retries = 1
 	calls.Store(0)
-	err := execapi.NewClient(srv.URL, "t", opts).Health(context.Background())
-	var ae *execapi.Error
+	err := execclient.NewClient(srv.URL, "t", opts).Health(context.Background())
+	var ae *execclient.Error
 	if !errors.As(err, &ae) || ae.Status != 503 {
 		t.Fatalf("err = %v, want 503 after giving up", err)
 	}
@@ -53,7 +53,7 @@ func TestClientDoesNotRetryClientErrors(t *testing.T) {
 		_, _ = w.Write([]byte(`{"title":"Conflict","status":409,"detail":"nope","reason":"not_running"}`))
 	}))
 	t.Cleanup(srv.Close)
-	err := execapi.NewClient(srv.URL, "t", execapi.ClientOptions{}).Heartbeat(context.Background(), "x", execapi.HeartbeatRequest{})
+	err := execclient.NewClient(srv.URL, "t", execclient.ClientOptions{}).Heartbeat(context.Background(), "x", execclient.HeartbeatRequest{})
 	if !errors.Is(err, core.ErrConflict) || calls.Load() != 1 {
 		t.Fatalf("err = %v after %d calls", err, calls.Load())
 	}
@@ -64,25 +64,25 @@ func TestClientFromEnv(t *testing.T) {
 	if err := os.WriteFile(tokFile, []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(execapi.EnvAPIURL, "")
-	if _, err := execapi.ClientFromEnv(); err == nil {
+	t.Setenv(execclient.EnvAPIURL, "")
+	if _, err := execclient.ClientFromEnv(); err == nil {
 		t.Fatal("no error without WEIR_API_URL")
 	}
-	for _, kv := range execapi.TaskEnv("http://x/execution", "from-env", tokFile,
-		execapi.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}) {
+	for _, kv := range execclient.TaskEnv("http://x/execution", "from-env", tokFile,
+		execclient.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	c, err := execapi.ClientFromEnv()
+	c, err := execclient.ClientFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := execapi.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}
+	want := execclient.TaskIdentity{TIID: "ti", DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 3}
 	if c.Identity != want || c.Token() != "from-file" {
 		t.Fatalf("identity %+v token %q", c.Identity, c.Token())
 	}
-	t.Setenv(execapi.EnvMapIndex, "x")
-	if _, err := execapi.ClientFromEnv(); err == nil {
+	t.Setenv(execclient.EnvMapIndex, "x")
+	if _, err := execclient.ClientFromEnv(); err == nil {
 		t.Fatal("bad WEIR_MAP_INDEX accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package statestore
+package statevalue
 
 import (
 	"encoding/json"
@@ -88,9 +88,9 @@ func ParseRetentionJSON(raw json.RawMessage) (Retention, error) {
 	return ParseRetention(s)
 }
 
-// expiry computes a write's expires_at and never-expire flag at now: the
+// Expiry computes a write's expires_at and never-expire flag at now: the
 // retention's duration, or defaultDays days (0 = no expiry), or never.
-func (r Retention) expiry(now time.Time, defaultDays int) (*time.Time, bool) {
+func (r Retention) Expiry(now time.Time, defaultDays int) (*time.Time, bool) {
 	switch {
 	case r.never:
 		return nil, true
