@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os/user"
 	"strconv"
 	"time"
 
@@ -241,9 +242,14 @@ func stateTable(cmd *cobra.Command, rows []store.TaskStateEntry, withValues bool
 // cliActor is who the admin CLI acts as: "cli:<os user>", with the admin
 // role (it holds the database credentials).
 func (a *app) cliActor() core.Actor {
-	name := "cli"
-	if u := a.getenv("USER"); u != "" {
-		name = "cli:" + u
+	name := a.getenv("USER")
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
 	}
-	return core.Actor{Name: name, Role: core.RoleAdmin}
+	if name == "" {
+		return core.Actor{Name: "cli", Role: core.RoleAdmin}
+	}
+	return core.Actor{Name: "cli:" + name, Role: core.RoleAdmin}
 }

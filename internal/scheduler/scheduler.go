@@ -216,7 +216,11 @@ func (s *Scheduler) init() {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	if full, ok := s.Store.(store.Store); ok && s.Service == nil {
+	if s.Service == nil {
+		full, ok := s.Store.(store.Store)
+		if !ok {
+			panic("scheduler: Scheduler.Service is required when Store is not a whole store.Store")
+		}
 		s.Service = service.New(service.Config{Store: full, Clock: s.Clock, Logger: s.Logger})
 	}
 	c := &s.Config
