@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // assetStateCLIDAG checks the in-task asset-state CLI's refusals and exit
@@ -41,17 +43,16 @@ func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
 	c.t.Helper()
 	var list struct {
 		Entries []struct {
-			Key    string          `json:"key"`
-			Value  json.RawMessage `json:"value"`
-			Kind   string          `json:"last_updated_by_kind"`
-			TaskID string          `json:"last_updated_by_task_id"`
+			Key   string           `json:"key"`
+			Value json.RawMessage  `json:"value"`
+			By    core.StateWriter `json:"last_updated_by"`
 		} `json:"entries"`
 	}
 	c.get(fmt.Sprintf("/api/v2/assets/%d/state-store", c.asset(name).ID), &list)
 	out := map[string]json.RawMessage{}
 	for _, e := range list.Entries {
-		if e.Kind != "task" || e.TaskID != "load" {
-			c.t.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.Kind, e.TaskID)
+		if e.By.Kind != "task" || e.By.TaskID != "load" {
+			c.t.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.By.Kind, e.By.TaskID)
 		}
 		out[e.Key] = e.Value
 	}

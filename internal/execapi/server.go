@@ -64,7 +64,7 @@ type Deps struct {
 	LogFolder string       // base folder of task logs (package tasklog layout)
 	Logger    *slog.Logger // nil = discard
 	Config    Config
-	// State serves task state; nil = statestore.New(Store, Clock, defaults).
+	// State serves task and asset state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
 }
 
@@ -107,8 +107,8 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
-	s.registerTaskState(mux, d.State)
-	s.registerAssetState(mux)
+	s.registerState(mux, d.State)
+	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
 	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))

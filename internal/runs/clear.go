@@ -95,9 +95,8 @@ func clearOne(ctx context.Context, tx store.Store, spec *core.DAG, ti *core.Task
 	if keepState {
 		return nil
 	}
-	if _, err := tx.TaskStateDelete(ctx, &store.TaskStateDeleteParams{Scope: store.TaskStateScope{
-		DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex,
-	}}); err != nil {
+	scope := core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)
+	if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: scope}); err != nil {
 		return fmt.Errorf("clear %s: delete task state: %w", Describe(ti), err)
 	}
 	return nil

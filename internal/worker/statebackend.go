@@ -24,12 +24,11 @@ func (w *Worker) withStateBackend(req *operator.Request, tc *execclient.Client, 
 	ti := req.TI
 	log := slog.New(slog.NewTextHandler(red, nil)).With("dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
-	ts, err := stateref.NewTaskState(tc, b.Store, log)
+	st, err := stateref.New(tc, b.Store, log)
 	if err != nil {
 		return err
 	}
-	req.State = ts
-	req.AssetState = stateref.NewAssetState(tc, b.Store, log)
+	req.State = st
 	req.Env = append(req.Env, b.TaskEnv()...)
 	return nil
 }
