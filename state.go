@@ -147,36 +147,27 @@ func (a *stateAccess) set(ctx context.Context, key string, value any, retention 
 	if err != nil {
 		return a.fail(ctx, "set", key, fmt.Errorf("value is not JSON (NaN and ±Inf cannot be stored): %w", err))
 	}
-	scope, err := a.scope(ctx)
-	if err == nil {
-		err = a.op.StateSet(ctx, scope, key, b, retention)
-	}
-	if err != nil {
-		return a.fail(ctx, "set", key, err)
-	}
-	return nil
+	return a.write(ctx, "set", key, func(scope core.StateScope) error { return a.op.StateSet(ctx, scope, key, b, retention) })
 }
 
 // delete removes key; absent is fine.
 func (a *stateAccess) delete(ctx context.Context, key string) error {
-	scope, err := a.scope(ctx)
-	if err == nil {
-		err = a.op.StateDelete(ctx, scope, key)
-	}
-	if err != nil {
-		return a.fail(ctx, "delete", key, err)
-	}
-	return nil
+	return a.write(ctx, "delete", key, func(scope core.StateScope) error { return a.op.StateDelete(ctx, scope, key) })
 }
 
 // clear removes every key of the scope.
 func (a *stateAccess) clear(ctx context.Context, allMapIndices bool) error {
+	return a.write(ctx, "clear", "", func(scope core.StateScope) error { return a.op.StateClear(ctx, scope, allMapIndices) })
+}
+
+// write runs op (a change of key, "" for the scope) on the scope.
+func (a *stateAccess) write(ctx context.Context, op, key string, change func(core.StateScope) error) error {
 	scope, err := a.scope(ctx)
 	if err == nil {
-		err = a.op.StateClear(ctx, scope, allMapIndices)
+		err = change(scope)
 	}
 	if err != nil {
-		return a.fail(ctx, "clear", "", err)
+		return a.fail(ctx, op, key, err)
 	}
 	return nil
 }

@@ -79,17 +79,7 @@ func (s *Store) StateSet(ctx context.Context, p *store.StateSetParams) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	res, err := s.hotWrite(query).exec(ctx, args...)
-	if err != nil {
-		return s.wrap(err, "%s", what)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return s.wrap(err, "%s", what)
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: %w", what, core.ErrNotFound)
-	}
-	return nil
+	return s.affectedOne(res, err, what)
 }
 
 // StateGet returns one entry or ErrNotFound.
