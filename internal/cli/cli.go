@@ -31,18 +31,6 @@ type Options struct {
 	Environ   []string
 }
 
-// exitError carries a specific exit code (e.g. 1 for a missing key).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// ExitCode is the process exit code the error asks for.
-func (e *exitError) ExitCode() int { return e.code }
-
 // Run executes the command line and returns the process exit code.
 func Run(ctx context.Context, args []string, opts Options) int {
 	if opts.Stdout == nil {
@@ -66,11 +54,11 @@ func Run(ctx context.Context, args []string, opts Options) int {
 		return 0
 	}
 	fmt.Fprintln(opts.Stderr, "Error:", err)
-	// Errors of this package and of the in-task commands (taskcli) carry
-	// their exit code.
-	var ee interface{ ExitCode() int }
+	// A command that documents an exit code (the in-task commands, `weir
+	// dags test`) returns a *taskcli.ExitError.
+	var ee *taskcli.ExitError
 	if errors.As(err, &ee) {
-		return ee.ExitCode()
+		return ee.Code
 	}
 	return 1
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // dagsTestCmd runs one DAG run in-process, like `airflow dags test`.
@@ -166,7 +167,7 @@ func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error
 	}
 	fmt.Fprintf(out, "\nrun %s of %s: %s\n", run.RunID, run.DagID, run.State)
 	if run.State != core.RunSuccess {
-		return &exitError{code: 1, err: fmt.Errorf("run %s of %s %s", run.RunID, run.DagID, run.State)}
+		return &taskcli.ExitError{Code: 1, Err: fmt.Errorf("run %s of %s %s", run.RunID, run.DagID, run.State)}
 	}
 	return nil
 }

@@ -1,25 +1,37 @@
 package execapi
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
-// appendLog serves POST /execution/task-instances/{id}/logs: the raw body is
-// appended to the try's log in the api-server's log folder, so logs work
-// when workers run on other machines. A try may append after it finished
-// (the final chunk), but only while it is the current try.
+// appendLog serves POST /execution/task-instances/{id}/logs?offset=N: the
+// raw body is the try's log from byte N on, stored in the api-server's log
+// folder so that logs work when workers run on other machines. Only bytes
+// the log does not hold yet are appended (tasklog.AppendAt), so a client
+// may send a chunk again after a lost answer; a chunk that starts past the
+// end is refused with 409 log_gap and the expected offset. A try may append
+// after it finished (the final chunk), but only while it is the current try.
 func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	if _, err := ownTI(r, c); err != nil {
 		return err
 	}
 	if s.logs == "" {
 		return fmt.Errorf("the api-server has no log folder configured: %w", core.ErrConflict)
+	}
+	raw := r.URL.Query().Get("offset")
+	offset, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || offset < 0 {
+		return fmt.Errorf("query parameter offset must be the chunk's byte offset in the try's log (an integer >= 0), got %q: %w",
+			raw, core.ErrInvalid)
 	}
 	ti, err := s.tokenTI(r, c)
 	if err != nil {
@@ -29,9 +41,14 @@ func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claim
 	if err != nil {
 		return fmt.Errorf("log chunk exceeds %d bytes or could not be read: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
 	}
-	if err := tasklog.Append(s.logs, tasklog.KeyOf(ti), body); err != nil {
+	next, err := tasklog.AppendAt(s.logs, tasklog.KeyOf(ti), offset, body)
+	var gap *tasklog.GapError
+	if errors.As(err, &gap) {
+		return withStatus(http.StatusConflict, execclient.ReasonLogGap, err)
+	}
+	if err != nil {
 		return fmt.Errorf("append log of task instance %s: %w", ti.ID, err)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, execclient.LogAppendResponse{NextOffset: next})
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // apiError is an error carrying the HTTP status and reason to answer with.
@@ -66,6 +67,10 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	p := execclient.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
 		Detail: detail, Instance: r.URL.Path, Reason: reason}
+	var gap *tasklog.GapError
+	if errors.As(err, &gap) {
+		p.ExpectedOffset = &gap.Size
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(p)

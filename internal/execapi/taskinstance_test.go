@@ -10,7 +10,6 @@ import (
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/tasklog"
 )
 
 func TestStateRetryDecision(t *testing.T) {
@@ -43,23 +42,4 @@ func TestStateRetryDecision(t *testing.T) {
 	}
 	_, err = taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIRunning)
 	status(t, err, 400, "state must be")
-}
-
-func TestLogsAppend(t *testing.T) {
-	t.Parallel()
-	env := execapitest.New(t, execapi.Config{})
-	ctx := context.Background()
-	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
-	a := claimAll(t, env, 2)["a"]
-	c := taskClient(env, a)
-	for _, chunk := range []string{"line 1\n", "line 2\n"} {
-		if err := c.AppendLog(ctx, a.TI.ID, []byte(chunk)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(&a.TI), 0)
-	if err != nil || string(got) != "line 1\nline 2\n" {
-		t.Fatalf("log = %q, %v", got, err)
-	}
-	status(t, c.AppendLog(ctx, a.TI.ID+"-other", []byte("x")), 403, "does not match")
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -296,9 +297,30 @@ func (c *Client) Heartbeat(ctx context.Context, tiID string, req HeartbeatReques
 	return c.doJSON(ctx, http.MethodPut, tiPath(tiID, "heartbeat"), req, nil)
 }
 
-// AppendLog ships a chunk of a try's log to the api-server.
-func (c *Client) AppendLog(ctx context.Context, tiID string, chunk []byte) error {
-	return c.do(ctx, call{method: http.MethodPost, path: tiPath(tiID, "logs"), body: chunk, contentType: "text/plain; charset=utf-8"})
+// AppendLog ships chunk, the bytes of a try's log from byte offset on, to
+// the api-server and returns the log's length there afterwards (the offset
+// of the next chunk). Sending a chunk again is harmless: the server stores
+// only the bytes it does not hold, so retries after a lost answer never
+// duplicate lines. A chunk past the end of the server's log is refused;
+// LogGap reads the length the server expects from that error.
+func (c *Client) AppendLog(ctx context.Context, tiID string, offset int64, chunk []byte) (int64, error) {
+	var out LogAppendResponse
+	k := call{method: http.MethodPost, path: tiPath(tiID, "logs"), query: url.Values{"offset": {strconv.FormatInt(offset, 10)}},
+		body: chunk, contentType: "text/plain; charset=utf-8", out: &out}
+	if err := c.do(ctx, k); err != nil {
+		return 0, err
+	}
+	return out.NextOffset, nil
+}
+
+// LogGap reports whether err is the API's refusal of a log chunk that
+// starts past the end of the stored log, and the offset it expects.
+func LogGap(err error) (expected int64, ok bool) {
+	var e *Error
+	if errors.As(err, &e) && e.Problem.Reason == ReasonLogGap && e.Problem.ExpectedOffset != nil {
+		return *e.Problem.ExpectedOffset, true
+	}
+	return 0, false
 }
 
 func xcomPath(k XComKey) (string, url.Values) {

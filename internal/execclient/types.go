@@ -28,6 +28,7 @@ const (
 	ReasonInvalidState = "invalid_state" // the try is not in a state that allows the request
 	ReasonNotRunning   = "not_running"   // heartbeat or write for a try that is no longer running
 	ReasonUnknownAsset = "unknown_asset" // 404 for an asset that does not exist or is inactive, not an absent key
+	ReasonLogGap       = "log_gap"       // 409 for a log chunk that starts past the end of the stored log
 )
 
 // Problem is an RFC 9457 problem+json body; Reason is an extension member
@@ -39,6 +40,9 @@ type Problem struct {
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// ExpectedOffset is set with ReasonLogGap: the stored log's length,
+	// the offset the next chunk must start at.
+	ExpectedOffset *int64 `json:"expected_offset,omitempty"`
 }
 
 // ClaimRequest asks for up to Limit workloads of Queues, waiting up to
@@ -105,6 +109,14 @@ type StateResponse struct {
 type HeartbeatRequest struct {
 	Hostname string `json:"hostname"`
 	PID      int    `json:"pid"`
+}
+
+// LogAppendResponse answers POST .../logs?offset=N (body: the chunk, raw
+// bytes of the try's log from byte N on).
+type LogAppendResponse struct {
+	// NextOffset is the stored log's length after the request: where the
+	// next chunk starts.
+	NextOffset int64 `json:"next_offset"`
 }
 
 // XComResponse is one XCom value.

@@ -8,9 +8,10 @@
 // reaches the database.
 package taskcli
 
-// ExitError is a command's failure with the exit code it documents (1 for
-// an absent key, 2 for bad input, 3 for a refused or failed request). The
-// CLI's Run returns Code as the process exit code.
+// ExitError is a command's failure with the exit code it documents (here:
+// 1 for an absent key, 2 for bad input, 3 for a refused or failed request).
+// The CLI's Run returns Code as the process exit code; package cli's own
+// commands use it too.
 type ExitError struct {
 	Code int
 	Err  error
@@ -18,6 +19,3 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
-
-// ExitCode is the process exit code the error asks for.
-func (e *ExitError) ExitCode() int { return e.Code }

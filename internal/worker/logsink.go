@@ -3,7 +3,10 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -19,17 +22,33 @@ const logFlushEvery = time.Second
 // logFlushSize ships at once when this much is buffered.
 const logFlushSize = 256 << 10
 
+// logChunkMax is the most one request ships; the api-server takes chunks of
+// up to 1 MiB by default.
+const logChunkMax = 512 << 10
+
+// logPendingMax bounds what a sink keeps while the api-server cannot be
+// reached; the oldest bytes beyond it are dropped, and a line in the log
+// says how many.
+const logPendingMax = 8 << 20
+
 // logSink buffers a try's log and ships it in chunks (every second, when
-// large, and at Close), to the local log folder or the api-server.
+// large, and at Close), to the local log folder or the api-server. Each
+// chunk carries its byte offset in the try's log, so the api-server stores
+// a chunk sent twice (a retry after a lost answer) once; a chunk that could
+// not be shipped is kept and sent again with the next one.
 type logSink struct {
 	mu   sync.Mutex
-	buf  bytes.Buffer
-	ship func([]byte) error
+	buf  bytes.Buffer // written, not yet taken by flush
+	ship func(offset int64, b []byte) (int64, error)
 	end  func() error // after the last chunk
 	log  *slog.Logger
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
+
+	// Owned by the loop goroutine.
+	pending []byte // taken from buf, not yet stored by the destination
+	offset  int64  // bytes of the log the destination holds: where pending starts
 }
 
 func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
@@ -38,10 +57,10 @@ func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, log *sl
 	if w.LogFolder != "" {
 		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))
 	} else {
-		s.ship = func(b []byte) error {
+		s.ship = func(offset int64, b []byte) (int64, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
 			defer cancel()
-			return tc.AppendLog(ctx, ti.ID, b)
+			return tc.AppendLog(ctx, ti.ID, offset, b)
 		}
 	}
 	go s.loop()
@@ -79,24 +98,63 @@ func (s *logSink) loop() {
 	}
 }
 
+// flush ships what was written since the last flush after what is still
+// pending, in chunks of at most logChunkMax. A chunk that could not be
+// delivered stays pending for the next flush; one the api-server refuses
+// is dropped with the rest.
 func (s *logSink) flush() {
 	s.mu.Lock()
-	if s.buf.Len() == 0 {
-		s.mu.Unlock()
-		return
-	}
-	chunk := bytes.Clone(s.buf.Bytes())
+	s.pending = append(s.pending, s.buf.Bytes()...)
 	s.buf.Reset()
 	s.mu.Unlock()
-	if err := s.ship(chunk); err != nil {
-		s.log.Warn("ship task log chunk; it is lost", "bytes", len(chunk), "err", err)
+	for len(s.pending) > 0 {
+		n := min(len(s.pending), logChunkMax)
+		next, err := s.ship(s.offset, s.pending[:n])
+		if stored, ok := execclient.LogGap(err); ok && stored < s.offset {
+			// The api-server holds less than it acknowledged (a log folder
+			// not shared between api-servers, or a removed file): go on
+			// from its end rather than refuse the rest of the log.
+			s.log.Warn("the api-server's copy of the task log is shorter than what it acknowledged; continuing from its end",
+				"acknowledged", s.offset, "stored", stored)
+			s.offset = stored
+			continue
+		}
+		var refused *execclient.Error
+		if errors.As(err, &refused) && refused.Status < http.StatusInternalServerError {
+			// Refused (the try is no longer current, ...): sending it again
+			// would not help.
+			s.log.Warn("ship task log chunk: refused; it is lost", "bytes", len(s.pending), "err", err)
+			s.pending = nil
+			return
+		}
+		if err != nil {
+			s.trimPending()
+			s.log.Warn("ship task log chunk; it is kept and sent again with the next one", "bytes", len(s.pending), "err", err)
+			return
+		}
+		s.offset, s.pending = next, s.pending[n:]
 	}
+	s.pending = nil
+}
+
+// trimPending drops the oldest pending bytes beyond logPendingMax and puts
+// a line saying so in their place.
+func (s *logSink) trimPending() {
+	drop := len(s.pending) - logPendingMax
+	if drop <= 0 {
+		return
+	}
+	note := fmt.Sprintf("[weir: %d bytes of this log were dropped: the api-server could not be reached]\n", drop)
+	s.pending = append([]byte(note), s.pending[drop:]...)
 }
 
 // Close ships what is left and stops the sink.
 func (s *logSink) Close() {
 	close(s.stop)
 	<-s.done
+	if len(s.pending) > 0 {
+		s.log.Warn("the end of the task log could not be shipped; it is lost", "bytes", len(s.pending))
+	}
 	if err := s.end(); err != nil {
 		s.log.Warn("close task log", "err", err)
 	}
@@ -104,17 +162,17 @@ func (s *logSink) Close() {
 
 // localLog ships chunks to key's log file under base, opened at the first
 // chunk (a try that logs nothing creates no file) and kept open until end.
-func localLog(base string, key tasklog.Key) (ship func([]byte) error, end func() error) {
+func localLog(base string, key tasklog.Key) (ship func(int64, []byte) (int64, error), end func() error) {
 	var f *os.File
-	ship = func(b []byte) error {
+	ship = func(offset int64, b []byte) (int64, error) {
 		if f == nil {
 			var err error
 			if f, err = tasklog.Open(base, key); err != nil {
-				return err
+				return offset, err
 			}
 		}
-		_, err := f.Write(b)
-		return err
+		n, err := f.Write(b)
+		return offset + int64(n), err
 	}
 	end = func() error {
 		if f == nil {

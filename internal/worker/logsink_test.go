@@ -1,0 +1,107 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+// flakyLogs stands between the worker and the api-server: the answer to
+// the first log chunk is lost after the server stored it, and the next two
+// log requests never reach the server. Other requests pass.
+type flakyLogs struct {
+	next      http.RoundTripper
+	mu        sync.Mutex
+	n         int
+	gaveUp    chan struct{} // closed when the second request has failed
+	closeOnce sync.Once
+}
+
+func (f *flakyLogs) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/logs") {
+		return f.next.RoundTrip(r)
+	}
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	switch n {
+	case 1:
+		resp, err := f.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		_ = resp.Body.Close()
+		return nil, errors.New("connection reset after the chunk was sent")
+	case 2, 3:
+		if n == 2 {
+			defer f.closeOnce.Do(func() { close(f.gaveUp) })
+		}
+		return nil, errors.New("api-server unreachable")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// A remote worker's log survives a lost answer and an unreachable
+// api-server: the chunk whose answer was lost is not stored twice, the
+// chunk that could not be delivered is sent again with the next, and the
+// log has every line once, in order.
+func TestWorkerLogShippingIsIdempotent(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	flaky := &flakyLogs{next: http.DefaultTransport, gaveUp: make(chan struct{})}
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: flaky}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+
+	const lines = 6000 // 100 bytes each: the first half is more than logFlushSize
+	line := func(i int) string { return fmt.Sprintf("line %04d %s\n", i, strings.Repeat("x", 89)) }
+	reg := operator.NewRegistry()
+	_ = reg.Register("chatty", func(ctx context.Context, tc operator.TaskContext) (any, error) {
+		for i := range lines / 2 {
+			_, _ = fmt.Fprint(tc.Log, line(i))
+		}
+		select { // the first chunk has been sent, its answer lost, and its retry failed
+		case <-flaky.gaveUp:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		for i := lines / 2; i < lines; i++ {
+			_, _ = fmt.Fprint(tc.Log, line(i))
+		}
+		return nil, nil
+	})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "chatty", Operator: operator.Go, Args: map[string]any{"function": "chatty"}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, reg, func(w *Worker) { w.Client = client })
+	wait.Until(t, 30*time.Second, "chatty to finish", func() bool { return stateOf(t, env, "r1", "chatty") == core.TISuccess })
+
+	var want strings.Builder
+	for i := range lines {
+		want.WriteString(line(i))
+	}
+	got := readLog(t, env, &tis[0])
+	start := strings.Index(got, line(0))
+	end := strings.LastIndex(got, line(lines-1))
+	if start < 0 || end < 0 || got[start:end+len(line(lines-1))] != want.String() {
+		t.Fatalf("log has %d bytes; lines 0..%d are not there once each, in order (first at %d, last at %d)", len(got), lines-1, start, end)
+	}
+	if n := strings.Count(got, "weir: chatty try 1"); n != 1 {
+		t.Fatalf("the start line appears %d times", n)
+	}
+}
