@@ -22,6 +22,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -53,6 +54,8 @@ type Config struct {
 	SchedulerHealthThreshold time.Duration
 	// State serves task state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
+	// Service carries out every change; nil = service.New over Store.
+	Service *service.Service
 }
 
 // server holds the handlers' dependencies.
@@ -64,6 +67,7 @@ type server struct {
 	api huma.API
 
 	states *statestore.Service
+	svc    *service.Service
 }
 
 // NewHandler returns the http.Handler serving every /api/v2 route, including
@@ -91,7 +95,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger}
+	if cfg.Service == nil {
+		cfg.Service = service.New(service.Config{Store: cfg.Store, Clock: cfg.Clock, Logger: cfg.Logger})
+	}
+	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service}
 
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -70,7 +71,7 @@ func TestAuthRequired(t *testing.T) {
 func TestExpiredToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	secret, hash := api.NewToken()
+	secret, hash := auth.NewToken()
 	exp := e.clk.Now().Add(time.Hour)
 	if err := e.st.APITokenCreate(t.Context(), &core.APIToken{ID: "short", Name: "short", Username: "viewer",
 		Hash: hash, CreatedAt: e.clk.Now(), ExpiresAt: &exp}); err != nil {
@@ -105,13 +106,13 @@ func TestRoles(t *testing.T) {
 
 func TestTokenHelpers(t *testing.T) {
 	t.Parallel()
-	s1, h1 := api.NewToken()
-	s2, _ := api.NewToken()
-	if !strings.HasPrefix(s1, api.TokenPrefix) || s1 == s2 || h1 != api.HashToken(s1) || h1 == s1 {
-		t.Errorf("NewToken: %q %q hash %q", s1, s2, h1)
+	s1, h1 := auth.NewToken()
+	s2, _ := auth.NewToken()
+	if !strings.HasPrefix(s1, auth.TokenPrefix) || s1 == s2 || h1 != auth.HashToken(s1) || h1 == s1 {
+		t.Errorf("auth.NewToken: %q %q hash %q", s1, s2, h1)
 	}
-	if _, err := api.HashPassword(""); err == nil {
-		t.Error("HashPassword accepted an empty password")
+	if _, err := auth.HashPassword(""); err == nil {
+		t.Error("auth.HashPassword accepted an empty password")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -134,20 +133,9 @@ func eventPage(all []core.AssetEvent, p Page) AssetEventCollection {
 }
 
 func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body core.AssetEvent }, error) {
-	if in.Body.AssetID <= 0 {
-		return nil, invalid("asset_id is required (the id shown by GET /api/v2/assets)")
-	}
-	if _, err := s.st.AssetGet(ctx, in.Body.AssetID); err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	ev, err := s.st.AssetEventInsert(ctx, &store.AssetEventParams{AssetID: in.Body.AssetID, Extra: in.Body.Extra,
-		SourceKind: core.AssetSourceAPI, Now: s.clk.Now()})
+	ev, err := s.svc.CreateAssetEvent(ctx, actor(ctx), in.Body.AssetID, in.Body.Extra)
 	if err != nil {
 		return nil, s.problem(ctx, err)
-	}
-	s.audit(ctx, "asset_event.create", ev.Name, "event "+strconv.FormatInt(ev.ID, 10)+" "+string(ev.Extra))
-	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
-		s.log.WarnContext(ctx, "notify scheduler", "err", err)
 	}
 	return &struct{ Body core.AssetEvent }{*ev}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -83,7 +84,7 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
 		t.Errorf("upstream events of the asset-triggered run: %+v", events)
 	}
-	manual, err := runs.Trigger(t.Context(), e.st, e.clk, runs.TriggerParams{DagID: "cons"})
+	manual, err := service.New(service.Config{Store: e.st, Clock: e.clk}).TriggerRun(t.Context(), core.System, runs.TriggerParams{DagID: "cons"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,18 +2,15 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"golang.org/x/crypto/bcrypt"
 
+	"github.com/weirflow/weir/internal/audit"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -31,41 +28,11 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	return p
 }
 
-// TokenPrefix starts every API token secret.
-const TokenPrefix = "weir_"
-
 const (
 	metaRole        = "weir-role"
 	securityBearer  = "bearer"
 	securitySession = "session"
 )
-
-// NewToken returns a new random API token secret ("weir_" + 43 characters)
-// and the hash under which the store keeps it (core.APIToken.Hash).
-func NewToken() (secret, hash string) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (it aborts the program instead)
-	secret = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return secret, HashToken(secret)
-}
-
-// HashToken returns the hex SHA-256 of a token secret, as stored.
-func HashToken(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
-
-// HashPassword returns the bcrypt hash of a password (core.User.PasswordHash).
-func HashPassword(password string) (string, error) {
-	if password == "" {
-		return "", fmt.Errorf("password must not be empty: %w", core.ErrInvalid)
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
-	if err != nil {
-		return "", fmt.Errorf("hash password: %w", err)
-	}
-	return string(h), nil
-}
 
 // authenticate is the middleware that resolves the caller from the bearer
 // token or session cookie and enforces the operation's role: 401 without
@@ -122,7 +89,7 @@ func (s *server) principal(hctx huma.Context) (*Principal, error) {
 
 // tokenPrincipal resolves an API token secret to its user.
 func (s *server) tokenPrincipal(ctx context.Context, secret string) (*Principal, error) {
-	t, err := s.st.APITokenGet(ctx, HashToken(secret))
+	t, err := s.st.APITokenGet(ctx, auth.HashToken(secret))
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, fmt.Errorf("API token is not valid (unknown or revoked): %w", core.ErrUnauthorized)
 	}
@@ -148,15 +115,11 @@ func (s *server) userPrincipal(ctx context.Context, username string) (*Principal
 	return &Principal{Username: u.Username, Role: core.Role(u.Role)}, nil
 }
 
-// audit records a mutation by the request's principal. A failure to write
-// the entry is logged, not returned: the action itself has happened.
+// audit records an action of the request's principal that no service
+// carries out (a login). A failure to write the entry is logged, not
+// returned: the action itself has happened.
 func (s *server) audit(ctx context.Context, action, target, detail string) {
-	user := ""
-	if p := PrincipalFrom(ctx); p != nil {
-		user = p.Username
-	}
-	e := &core.AuditEntry{When: s.clk.Now(), User: user, Action: action, Target: target, Detail: detail}
-	if err := s.st.AuditLogAdd(ctx, e); err != nil {
+	if err := audit.Record(ctx, s.st, s.clk.Now(), actor(ctx), action, target, detail); err != nil {
 		s.log.ErrorContext(ctx, "write audit log", "action", action, "target", target, "err", err)
 	}
 }

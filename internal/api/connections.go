@@ -2,12 +2,10 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -54,9 +52,6 @@ type postConnectionInput struct {
 
 type listConnectionsInput struct{ Page }
 
-// connectionIDPattern is what a connection id may contain (as in Airflow).
-var connectionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,250}$`)
-
 // redacted replaces a secret in a connection URI.
 const redacted = "***"
 
@@ -102,9 +97,6 @@ func (s *server) getConnection(ctx context.Context, in *connectionIDInput) (*str
 
 func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*struct{ Body ConnectionResponse }, error) {
 	b := &in.Body
-	if !connectionIDPattern.MatchString(b.ConnectionID) {
-		return nil, invalid(fmt.Sprintf("connection_id %q must be 1 to 250 letters, digits, '_', '-' or '.'", b.ConnectionID))
-	}
 	uri := b.URI
 	if uri == "" {
 		if b.ConnType == "" {
@@ -112,32 +104,17 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 		}
 		uri = buildURI(b.ConnType, b.Host, b.Login, b.Password, b.Schema, b.Port, b.Extra)
 	}
-	if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
-		// The parse error would echo the URI, password included: say what is expected instead.
-		return nil, invalid("uri is not a valid connection URI; expected scheme://[login[:password]@]host[:port][/schema][?extra]")
-	}
-	switch _, err := s.st.ConnectionGet(ctx, b.ConnectionID); {
-	case err == nil:
-		return nil, s.problem(ctx, fmt.Errorf("connection_id %q already exists; delete it first to replace it: %w", b.ConnectionID, core.ErrConflict))
-	case !errors.Is(err, core.ErrNotFound):
-		return nil, s.problem(ctx, fmt.Errorf("look up connection_id %q: %w", b.ConnectionID, err))
-	}
 	c := core.Connection{ID: b.ConnectionID, URI: uri}
-	if err := s.st.ConnectionUpsert(ctx, &c); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("save connection_id %q: %w", b.ConnectionID, err))
+	if err := s.svc.SaveConnection(ctx, actor(ctx), c, false); err != nil {
+		return nil, s.problem(ctx, err)
 	}
-	s.audit(ctx, "connection.create", c.ID, "")
 	return &struct{ Body ConnectionResponse }{connectionResponse(c)}, nil
 }
 
 func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*struct{}, error) {
-	if _, err := s.st.ConnectionGet(ctx, in.ID); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("connection_id %q: %w", in.ID, err))
+	if err := s.svc.DeleteConnection(ctx, actor(ctx), in.ID); err != nil {
+		return nil, s.problem(ctx, err)
 	}
-	if err := s.st.ConnectionDelete(ctx, in.ID); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("delete connection_id %q: %w", in.ID, err))
-	}
-	s.audit(ctx, "connection.delete", in.ID, "")
 	return nil, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -123,14 +124,13 @@ func parseRunStates(raw []string) ([]core.DagRunState, error) {
 }
 
 func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ Body core.DagRun }, error) {
-	run, err := runs.Trigger(ctx, s.st, s.clk, runs.TriggerParams{
+	run, err := s.svc.TriggerRun(ctx, actor(ctx), runs.TriggerParams{
 		DagID: in.DagID, RunID: in.Body.DagRunID, RunType: core.RunManual, Conf: in.Body.Conf,
 		LogicalDate: in.Body.LogicalDate, DataIntervalStart: in.Body.DataIntervalStart, DataIntervalEnd: in.Body.DataIntervalEnd,
 	})
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	s.audit(ctx, "dag_run.trigger", in.DagID+"/"+run.RunID, string(run.Conf))
 	return &struct{ Body core.DagRun }{*run}, nil
 }
 
@@ -143,25 +143,17 @@ func (s *server) getDagRun(ctx context.Context, in *DagRunParam) (*struct{ Body 
 }
 
 func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct{ Body ClearResult }, error) {
-	run, err := s.dagRun(ctx, in.DagID, in.RunID)
+	dry := dryRun(in.Body.DryRun)
+	tis, err := s.svc.Clear(ctx, actor(ctx), service.ClearParams{DagID: in.DagID, RunID: in.RunID,
+		OnlyFailed: in.Body.OnlyFailed, KeepTaskState: in.Body.KeepTaskState, DryRun: dry})
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	tis, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
-	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list task instances of dag_id %q run_id %q: %w", in.DagID, in.RunID, err))
-	}
-	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: clearable(tis, in.Body.OnlyFailed)}}
-	out.Body.TotalEntries = len(out.Body.TaskInstances)
-	if dryRun(in.Body.DryRun) {
-		return out, nil
-	}
-	if err := runs.ClearDagRun(ctx, s.st, s.clk, in.DagID, in.RunID, in.Body.OnlyFailed, runs.KeepTaskState(in.Body.KeepTaskState)); err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	s.audit(ctx, "dag_run.clear", in.DagID+"/"+in.RunID, fmt.Sprintf("only_failed=%t", in.Body.OnlyFailed))
-	if out.Body.DagRun, err = s.dagRun(ctx, in.DagID, in.RunID); err != nil {
-		return nil, s.problem(ctx, err)
+	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: tis, TotalEntries: len(tis)}}
+	if !dry {
+		if out.Body.DagRun, err = s.dagRun(ctx, in.DagID, in.RunID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
 	}
 	return out, nil
 }
@@ -173,20 +165,6 @@ func (s *server) dagRun(ctx context.Context, dagID, runID string) (*core.DagRun,
 		return nil, fmt.Errorf("dag_id %q dag_run_id %q: %w", dagID, runID, err)
 	}
 	return run, nil
-}
-
-// clearable returns the instances a clear resets (as runs.ClearTaskInstances
-// does): every one not in state none, or only the failed and upstream_failed
-// ones.
-func clearable(tis []core.TaskInstance, onlyFailed bool) []core.TaskInstance {
-	out := []core.TaskInstance{}
-	for _, ti := range tis {
-		failed := ti.State == core.TIFailed || ti.State == core.TIUpstreamFailed
-		if failed || (!onlyFailed && ti.State != core.TINone) {
-			out = append(out, ti)
-		}
-	}
-	return out
 }
 
 // dryRun reads an optional dry_run flag, which defaults to true as in Airflow.

@@ -97,17 +97,9 @@ func (s *server) getDag(ctx context.Context, in *DagIDParam) (*struct{ Body DAGD
 }
 
 func (s *server) patchDag(ctx context.Context, in *patchDagInput) (*struct{ Body DAGDetails }, error) {
-	if _, err := s.dag(ctx, in.DagID); err != nil {
+	if _, err := s.svc.SetDagPaused(ctx, actor(ctx), in.DagID, in.Body.IsPaused); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	if err := s.st.DagSetPaused(ctx, in.DagID, in.Body.IsPaused); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("set is_paused of dag_id %q: %w", in.DagID, err))
-	}
-	action := "dag.unpause"
-	if in.Body.IsPaused {
-		action = "dag.pause"
-	}
-	s.audit(ctx, action, in.DagID, "")
 	d, err := s.dagDetails(ctx, in.DagID)
 	if err != nil {
 		return nil, s.problem(ctx, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
@@ -37,7 +38,7 @@ func newEnv(t *testing.T) *env {
 		logs: t.TempDir(), tokens: map[core.Role]string{}}
 	for _, r := range []core.Role{core.RoleViewer, core.RoleOp, core.RoleAdmin} {
 		e.addUser(string(r), r, "x")
-		secret, hash := api.NewToken()
+		secret, hash := auth.NewToken()
 		if err := st.APITokenCreate(ctx, &core.APIToken{ID: string(r) + "-token", Name: string(r), Username: string(r),
 			Hash: hash, CreatedAt: e.clk.Now()}); err != nil {
 			t.Fatal(err)

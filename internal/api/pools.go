@@ -2,14 +2,13 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 )
 
 // PoolResponse is a pool with its current occupancy.
@@ -92,40 +91,21 @@ func (s *server) getPool(ctx context.Context, in *PoolNameParam) (*struct{ Body 
 }
 
 func (s *server) postPool(ctx context.Context, in *postPoolInput) (*struct{ Body PoolResponse }, error) {
-	switch _, err := s.pool(ctx, in.Body.Name); {
-	case err == nil:
-		return nil, s.problem(ctx, fmt.Errorf("pool %q already exists; change it with PATCH %s/pools/%s: %w",
-			in.Body.Name, Prefix, in.Body.Name, core.ErrConflict))
-	case !errors.Is(err, core.ErrNotFound):
-		return nil, s.problem(ctx, err)
-	}
-	p := &core.Pool{Name: in.Body.Name, Slots: in.Body.Slots, Description: in.Body.Description}
-	return s.savePool(ctx, p, "pool.create")
+	return s.savePool(ctx, service.PoolChange{Name: in.Body.Name, Slots: &in.Body.Slots, Description: &in.Body.Description,
+		Mode: service.PoolCreate})
 }
 
 func (s *server) patchPool(ctx context.Context, in *patchPoolInput) (*struct{ Body PoolResponse }, error) {
-	cur, err := s.pool(ctx, in.Name)
-	if err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	p := &core.Pool{Name: cur.Name, Slots: cur.Slots, Description: cur.Description}
-	if in.Body.Slots != nil {
-		p.Slots = *in.Body.Slots
-	}
-	if in.Body.Description != nil {
-		p.Description = *in.Body.Description
-	}
-	return s.savePool(ctx, p, "pool.update")
+	return s.savePool(ctx, service.PoolChange{Name: in.Name, Slots: in.Body.Slots, Description: in.Body.Description,
+		Mode: service.PoolUpdate})
 }
 
-// savePool writes a pool, records action in the audit log and returns the
-// stored pool.
-func (s *server) savePool(ctx context.Context, p *core.Pool, action string) (*struct{ Body PoolResponse }, error) {
-	if err := s.st.PoolUpsert(ctx, p); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("save pool %q: %w", p.Name, err))
+// savePool creates or changes a pool and returns it with its occupancy.
+func (s *server) savePool(ctx context.Context, ch service.PoolChange) (*struct{ Body PoolResponse }, error) {
+	if _, err := s.svc.SavePool(ctx, actor(ctx), ch); err != nil {
+		return nil, s.problem(ctx, err)
 	}
-	s.audit(ctx, action, p.Name, "slots="+strconv.Itoa(p.Slots))
-	saved, err := s.pool(ctx, p.Name)
+	saved, err := s.pool(ctx, ch.Name)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
@@ -133,16 +113,9 @@ func (s *server) savePool(ctx context.Context, p *core.Pool, action string) (*st
 }
 
 func (s *server) deletePool(ctx context.Context, in *PoolNameParam) (*struct{}, error) {
-	if in.Name == core.DefaultPool {
-		return nil, invalid(fmt.Sprintf("pool %q cannot be deleted: tasks that name no pool use it", core.DefaultPool))
-	}
-	if _, err := s.pool(ctx, in.Name); err != nil {
+	if err := s.svc.DeletePool(ctx, actor(ctx), in.Name); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	if err := s.st.PoolDelete(ctx, in.Name); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("delete pool %q: %w", in.Name, err))
-	}
-	s.audit(ctx, "pool.delete", in.Name, "")
 	return nil, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -119,7 +120,7 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 	out := &LoginOutput{SetCookie: s.cookie(s.signSession(u.Username, expires), expires)}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
 	ctx = context.WithValue(ctx, principalKey{}, &Principal{Username: u.Username, Role: core.Role(u.Role)})
-	s.audit(ctx, "auth.login", u.Username, "")
+	s.audit(ctx, audit.AuthLogin, u.Username, "")
 	return out, nil
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 )
 
 func TestLoginSessionFlow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	hash, err := api.HashPassword("s3cret")
+	hash, err := auth.HashPassword("s3cret")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,12 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
-	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/service"
 )
 
 type patchTIInput struct {
@@ -31,9 +27,6 @@ type clearTIsInput struct {
 		KeepTaskState bool     `json:"keep_task_state,omitempty" doc:"keep the cleared instances' task state (by default a clear deletes it)"`
 	}
 }
-
-// markable are the states PATCH may set.
-var markable = []core.TIState{core.TISuccess, core.TIFailed, core.TISkipped}
 
 func (s *server) registerTaskInstanceActions() {
 	tags := []string{"Task Instance"}
@@ -56,96 +49,20 @@ func (s *server) patchTaskInstance(ctx context.Context, in *patchTIInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(markable, st) {
-		return nil, invalid(fmt.Sprintf("new_state: %q cannot be set by hand; allowed: success, failed, skipped", in.Body.NewState))
-	}
-	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	ti, err := s.svc.MarkTaskInstance(ctx, actor(ctx), core.TIKey{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID,
+		MapIndex: in.MapIndex}, st)
 	if err != nil {
 		return nil, s.problem(ctx, err)
-	}
-	if err := runs.MarkTaskInstance(ctx, s.st, s.clk, ti.ID, st); err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	s.audit(ctx, "task_instance.mark", tiTarget(ti), "new_state="+string(st))
-	if ti, err = s.st.TaskInstanceGet(ctx, ti.ID); err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("reload task instance %s: %w", ti.ID, err))
 	}
 	return &struct{ Body core.TaskInstance }{*ti}, nil
 }
 
 func (s *server) clearTaskInstances(ctx context.Context, in *clearTIsInput) (*struct{ Body ClearResult }, error) {
-	if _, err := s.dag(ctx, in.DagID); err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	p := &store.TaskInstanceListParams{DagID: in.DagID}
-	if in.Body.DagRunID != "" {
-		run, err := s.dagRun(ctx, in.DagID, in.Body.DagRunID)
-		if err != nil {
-			return nil, s.problem(ctx, err)
-		}
-		p = &store.TaskInstanceListParams{DagRunID: run.ID}
-	}
-	tis, err := s.st.TaskInstanceList(ctx, p)
+	tis, err := s.svc.Clear(ctx, actor(ctx), service.ClearParams{DagID: in.DagID, RunID: in.Body.DagRunID,
+		TaskIDs: in.Body.TaskIDs, OnlyFailed: in.Body.OnlyFailed == nil || *in.Body.OnlyFailed,
+		KeepTaskState: in.Body.KeepTaskState, DryRun: dryRun(in.Body.DryRun)})
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list task instances of dag_id %q: %w", in.DagID, err))
-	}
-	if len(in.Body.TaskIDs) > 0 {
-		if tis, err = selectTasks(tis, in.Body.TaskIDs); err != nil {
-			return nil, err
-		}
-	}
-	selected := clearable(tis, in.Body.OnlyFailed == nil || *in.Body.OnlyFailed)
-	if dryRun(in.Body.DryRun) || len(selected) == 0 {
-		return &struct{ Body ClearResult }{ClearResult{TaskInstances: selected, TotalEntries: len(selected)}}, nil
-	}
-	ids := make([]string, len(selected))
-	targets := make([]string, len(selected))
-	for i, ti := range selected {
-		ids[i], targets[i] = ti.ID, tiTarget(&ti)
-	}
-	if err := runs.ClearTaskInstances(ctx, s.st, s.clk, ids, runs.KeepTaskState(in.Body.KeepTaskState)); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	s.audit(ctx, "task_instance.clear", in.DagID, strings.Join(targets, ","))
-	cleared := make([]core.TaskInstance, 0, len(selected))
-	for _, ti := range selected {
-		now, err := s.taskInstance(ctx, ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)
-		if err != nil {
-			return nil, s.problem(ctx, err)
-		}
-		cleared = append(cleared, *now)
-	}
-	return &struct{ Body ClearResult }{ClearResult{TaskInstances: cleared, TotalEntries: len(cleared)}}, nil
-}
-
-// selectTasks keeps the instances of the named tasks; a name matching no
-// instance is an error naming it.
-func selectTasks(tis []core.TaskInstance, taskIDs []string) ([]core.TaskInstance, error) {
-	out := []core.TaskInstance{}
-	seen := map[string]bool{}
-	for _, id := range taskIDs {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		n := len(out)
-		for _, ti := range tis {
-			if ti.TaskID == id {
-				out = append(out, ti)
-			}
-		}
-		if len(out) == n {
-			return nil, huma.NewError(http.StatusNotFound, fmt.Sprintf("task_ids: task %q has no task instance in the selected runs", id))
-		}
-	}
-	return out, nil
-}
-
-// tiTarget names a task instance in audit entries: dag/run/task[/map_index].
-func tiTarget(ti *core.TaskInstance) string {
-	t := ti.DagID + "/" + ti.RunID + "/" + ti.TaskID
-	if ti.MapIndex >= 0 {
-		t += fmt.Sprintf("/%d", ti.MapIndex)
-	}
-	return t
+	return &struct{ Body ClearResult }{ClearResult{TaskInstances: tis, TotalEntries: len(tis)}}, nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/job"
-	"github.com/weirflow/weir/internal/store"
 )
 
 // Role is the job role the server heartbeats as.
@@ -28,7 +27,7 @@ type Server struct {
 	// free port, see Listen and URL).
 	Addr string
 	// Store receives the job heartbeats; nil disables them.
-	Store store.Store
+	Store job.Store
 	// Clock stamps heartbeats; nil = core.SystemClock.
 	Clock core.Clock
 	// Logger receives the server's logs; nil = discard.

@@ -83,7 +83,7 @@ func newRoot(opts *Options) *cobra.Command {
 	root.AddCommand(
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
-		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), taskcli.XComCmd(), a.versionCmd(),
+		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), a.stateStoreCmd(),
 		a.assetsCmd(),
 	)

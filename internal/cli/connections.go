@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -25,11 +25,8 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, uri := args[0], args[1]
-			if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
-				return fmt.Errorf("connection %q: the URI must look like scheme://user:password@host/path", id)
-			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if err := st.ConnectionUpsert(cmd.Context(), &core.Connection{ID: id, URI: uri}); err != nil {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				if err := svc.SaveConnection(cmd.Context(), a.cliActor(), core.Connection{ID: id, URI: uri}, true); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, config.RedactURI(uri))
@@ -64,9 +61,9 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Short: "Delete a connection from the database",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if err := st.ConnectionDelete(cmd.Context(), args[0]); err != nil {
-					return fmt.Errorf("connection %q: %w", args[0], err)
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				if err := svc.DeleteConnection(cmd.Context(), a.cliActor(), args[0]); err != nil {
+					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "connection %s deleted\n", args[0])
 				return nil

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
@@ -81,8 +81,8 @@ func (a *app) dagsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				run, err := runs.Trigger(cmd.Context(), st, core.SystemClock{}, p)
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				run, err := svc.TriggerRun(cmd.Context(), a.cliActor(), p)
 				if err != nil {
 					return err
 				}
@@ -118,11 +118,8 @@ func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
 		Short: strings.ToUpper(name[:1]) + name[1:] + " a DAG (paused DAGs get no new runs and their runs do not advance)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if err := st.DagSetPaused(cmd.Context(), args[0], paused); err != nil {
-					return fmt.Errorf("dag %q: %w", args[0], err)
-				}
-				if err := st.Notify(cmd.Context(), store.ChannelScheduler); err != nil {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				if _, err := svc.SetDagPaused(cmd.Context(), a.cliActor(), args[0], paused); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "dag %s is %sd\n", args[0], name)

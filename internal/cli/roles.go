@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
@@ -55,8 +56,8 @@ func (a *app) standaloneCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
 				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
-			others := append([]service{srv}, newScheduler(cfg, st, a.opts, logger)...)
-			err = runServices(ctx, []service{w}, others)
+			others := append([]runner{srv}, newScheduler(cfg, st, a.opts, logger)...)
+			err = runServices(ctx, []runner{w}, others)
 			fmt.Fprintln(out, "Weir stopped.")
 			return err
 		},
@@ -82,7 +83,7 @@ func ensureAdmin(ctx context.Context, cfg *config.Config, st store.Store) (strin
 	if err != nil {
 		return "", err
 	}
-	return password, createUser(ctx, st, "admin", password, "admin")
+	return password, newService(cfg, st, nil).SaveUser(ctx, core.System, "admin", password, core.RoleAdmin)
 }
 
 // withServer sets up a server role (configuration, logger and a store that
@@ -108,7 +109,7 @@ func (a *app) apiServerCmd() *cobra.Command {
 					return err
 				}
 				logger.Info("api-server listening", "url", srv.URL())
-				return runServices(cmd.Context(), nil, []service{srv})
+				return runServices(cmd.Context(), nil, []runner{srv})
 			})
 		},
 	}
@@ -150,7 +151,7 @@ func (a *app) workerCmd() *cobra.Command {
 				return err
 			}
 			logger.Info("worker started", "api_url", apiURL, "worker", w.WorkerID, "queues", w.Queues)
-			return runServices(cmd.Context(), []service{w}, nil)
+			return runServices(cmd.Context(), []runner{w}, nil)
 		},
 	}
 	cmd.Flags().StringVar(&apiURL, "api-url", "", "api-server base URL (default [api] base_url)")

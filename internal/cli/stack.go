@@ -30,8 +30,8 @@ import (
 // version is Weir's version, set at build time with -ldflags.
 var version = "0.1.0-dev"
 
-// service is a role's main loop: it runs until ctx is done.
-type service interface {
+// runner is a role's main loop: it runs until ctx is done.
+type runner interface {
 	Start(ctx context.Context) error
 }
 
@@ -45,15 +45,16 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 	if err != nil {
 		return nil, err
 	}
+	svc := newService(cfg, st, logger)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
-		State: newStateService(cfg, st),
+		State: newStateService(cfg, st), Service: svc,
 	})
 	if err != nil {
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
-		State: newStateService(cfg, st)})
+		State: newStateService(cfg, st), Service: svc})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
 	}
@@ -65,8 +66,8 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 
 // newScheduler builds the scheduler role: the scheduling loop and the DAG
 // processor that keeps the database in step with the DAG folder.
-func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []service {
-	return []service{
+func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []runner {
+	return []runner{
 		newSchedulerLoop(cfg, st, logger, ""),
 		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
 		newProcessor(cfg, st, opts, logger),
@@ -77,7 +78,7 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
 // DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
-	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Config: scheduler.Config{
+	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger), Config: scheduler.Config{
 		PollInterval:           cfg.Scheduler.PollInterval.D(),
 		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
@@ -136,7 +137,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 // runServices runs the services until ctx is done. Workers stop first (their
 // running tasks get the grace period and report back through the api-server),
 // then everything else. The first service error stops them all.
-func runServices(ctx context.Context, workers []service, others []service) error {
+func runServices(ctx context.Context, workers []runner, others []runner) error {
 	infraCtx, stopInfra := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopInfra()
 	workCtx, stopWork := context.WithCancel(ctx)

@@ -27,7 +27,7 @@ func newStateService(cfg *config.Config, st store.Store) *statestore.Service {
 
 // newStateCleaner is the scheduler's periodic task state cleanup
 // ([state_store] cleanup_interval; idle when it is 0).
-func newStateCleaner(cfg *config.Config, st store.Store, logger *slog.Logger) service {
+func newStateCleaner(cfg *config.Config, st store.Store, logger *slog.Logger) runner {
 	return &statestore.Cleaner{Service: newStateService(cfg, st), Interval: cfg.StateStore.CleanupInterval.D(), Logger: logger}
 }
 

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
 	"github.com/weirflow/weir/internal/store/sqlite"
 	"github.com/weirflow/weir/internal/store/sqlstore"
@@ -51,6 +54,19 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore
 			engine, status.Current, status.Latest)
 	}
 	return st, nil
+}
+
+// newService builds the service layer over st from the configuration.
+func newService(cfg *config.Config, st store.Store, logger *slog.Logger) *service.Service {
+	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess})
+}
+
+// withService loads the configuration, opens the store and runs fn with
+// the service over it; the CLI acts as a.cliActor().
+func (a *app) withService(ctx context.Context, fn func(*config.Config, *service.Service) error) error {
+	return a.withStore(ctx, func(cfg *config.Config, st *sqlstore.Store) error {
+		return fn(cfg, newService(cfg, st, nil))
+	})
 }
 
 // withStore loads the configuration, opens the store and runs fn.

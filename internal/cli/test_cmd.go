@@ -52,7 +52,7 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test, a.taskLogsCmd())
+	cmd.AddCommand(test, a.tasksClearCmd(), a.taskLogsCmd())
 	return cmd
 }
 
@@ -71,7 +71,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err := proc.SyncOnce(ctx); err != nil {
 		return err
 	}
-	run, err := runs.Trigger(ctx, st, core.SystemClock{}, p)
+	run, err := newService(cfg, st, logger).TriggerRun(ctx, a.cliActor(), p)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
@@ -93,7 +93,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []service{w}, []service{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
+		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()

@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/service"
 )
 
 func (a *app) tokensCmd() *cobra.Command {
@@ -41,17 +38,9 @@ func (a *app) tokensCmd() *cobra.Command {
 			if user == "" {
 				return fmt.Errorf("--user is required (the token acts with that user's role)")
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if _, err := st.UserGet(cmd.Context(), user); err != nil {
-					return fmt.Errorf("user %q: %w (create it with `weir users create`)", user, err)
-				}
-				secret, hash := api.NewToken()
-				t := &core.APIToken{ID: uuid.NewString(), Name: name, Username: user, Hash: hash, CreatedAt: time.Now().UTC()}
-				if ttl > 0 {
-					exp := t.CreatedAt.Add(ttl)
-					t.ExpiresAt = &exp
-				}
-				if err := st.APITokenCreate(cmd.Context(), t); err != nil {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				secret, err := svc.CreateAPIToken(cmd.Context(), a.cliActor(), user, name, ttl)
+				if err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), secret)

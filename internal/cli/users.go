@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/service"
 )
 
 func (a *app) usersCmd() *cobra.Command {
@@ -24,9 +20,6 @@ func (a *app) usersCmd() *cobra.Command {
 		Short: "Create (or update) a user; prints a generated password when none is given",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !core.Role(role).Valid() {
-				return fmt.Errorf("--role %q: want admin, op or viewer", role)
-			}
 			if username == "" {
 				return fmt.Errorf("--username is required")
 			}
@@ -34,8 +27,8 @@ func (a *app) usersCmd() *cobra.Command {
 			if generated {
 				password = randomPassword()
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				if err := createUser(cmd.Context(), st, username, password, role); err != nil {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				if err := svc.SaveUser(cmd.Context(), a.cliActor(), username, password, core.Role(role)); err != nil {
 					return err
 				}
 				if generated {
@@ -52,15 +45,6 @@ func (a *app) usersCmd() *cobra.Command {
 	create.Flags().StringVar(&role, "role", "viewer", "admin, op or viewer")
 	cmd.AddCommand(create)
 	return cmd
-}
-
-// createUser stores a user with a bcrypt hash of the password.
-func createUser(ctx context.Context, st store.Store, username, password, role string) error {
-	hash, err := api.HashPassword(password)
-	if err != nil {
-		return err
-	}
-	return st.UserUpsert(ctx, &core.User{Username: username, PasswordHash: hash, Role: role, CreatedAt: time.Now().UTC()})
 }
 
 func randomPassword() string {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -120,3 +121,20 @@ const DefaultPool = "default_pool"
 
 // DefaultQueue is the queue tasks use unless they name another.
 const DefaultQueue = "default"
+
+// TIKey names a task instance across its tries: (dag, run, task, map
+// index); MapIndex is NoMapIndex for an unmapped task.
+type TIKey struct {
+	DagID    string
+	RunID    string
+	TaskID   string
+	MapIndex int
+}
+
+// String names the instance in messages.
+func (k TIKey) String() string {
+	if k.MapIndex == NoMapIndex {
+		return fmt.Sprintf("dag_id %q run_id %q task_id %q", k.DagID, k.RunID, k.TaskID)
+	}
+	return fmt.Sprintf("dag_id %q run_id %q task_id %q map_index %d", k.DagID, k.RunID, k.TaskID, k.MapIndex)
+}

@@ -31,11 +31,11 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 	write(t, prod, producerYAML)
 	write(t, cons, consumerYAML)
 	syncOnce(t, p)
-	orders, err := p.Store.AssetGetByName(ctx, "orders")
+	orders, err := storeOf(p).AssetGetByName(ctx, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := p.Store.AssetGet(ctx, orders.ID)
+	full, err := storeOf(p).AssetGet(ctx, orders.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +48,8 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncOnce(t, p)
-	raw, _ := p.Store.AssetGetByName(ctx, "raw")
-	orders, _ = p.Store.AssetGetByName(ctx, "orders")
+	raw, _ := storeOf(p).AssetGetByName(ctx, "raw")
+	orders, _ = storeOf(p).AssetGetByName(ctx, "orders")
 	if raw.Active || raw.InactiveSince == nil || !raw.InactiveSince.Equal(p.Clock.Now()) {
 		t.Errorf("raw after its only DAG's file went: active=%v since=%v, want inactive since now", raw.Active, raw.InactiveSince)
 	}

@@ -35,7 +35,7 @@ const DefaultInterval = 5 * time.Second
 // exported fields before the first call; SyncOnce and Start may then be
 // called from any goroutine (calls are serialized).
 type Processor struct {
-	Store    store.Store
+	Store    Store
 	Dir      string        // DAG folder, scanned recursively for *.yaml and *.yml; "" = none
 	Extra    []core.DAG    // Go SDK DAGs; FileLoc names their source (such as "go:mybinary")
 	Clock    core.Clock    // nil = system clock
@@ -276,4 +276,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Store is what the DAG processor needs of the store (package store documents each
+// method); *sqlstore.Store and every store.Store satisfy it.
+type Store interface {
+	AssetDeactivateOrphans(ctx context.Context, now time.Time) (int, error)
+	AssetSync(ctx context.Context, p *store.AssetSyncParams) error
+	DagDeactivateMissing(ctx context.Context, p *store.DagDeactivateParams) error
+	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
+	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
+	ImportErrorDelete(ctx context.Context, filename string) error
+	ImportErrorList(ctx context.Context) ([]core.ImportError, error)
+	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
+	Notify(ctx context.Context, channel string) error
+	WithTx(ctx context.Context, fn func(tx store.Store) error) error
 }

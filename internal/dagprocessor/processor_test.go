@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
@@ -46,7 +47,7 @@ func syncOnce(t *testing.T, p *Processor) {
 
 func dagState(t *testing.T, p *Processor, id string) *core.DagModel {
 	t.Helper()
-	d, err := p.Store.DagGet(t.Context(), id)
+	d, err := storeOf(p).DagGet(t.Context(), id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
@@ -58,7 +59,7 @@ func dagState(t *testing.T, p *Processor, id string) *core.DagModel {
 
 func importErrors(t *testing.T, p *Processor) map[string]string {
 	t.Helper()
-	list, err := p.Store.ImportErrorList(t.Context())
+	list, err := storeOf(p).ImportErrorList(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestOnlyChangedFilesReparsed(t *testing.T) {
 	if p.parses != 2 {
 		t.Fatalf("touched file re-parsed: parses = %d", p.parses)
 	}
-	v1, err := p.Store.DagVersionLatest(t.Context(), "alpha")
+	v1, err := storeOf(p).DagVersionLatest(t.Context(), "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestOnlyChangedFilesReparsed(t *testing.T) {
 	if p.parses != 3 {
 		t.Fatalf("parses = %d, want 3", p.parses)
 	}
-	v2, err := p.Store.DagVersionLatest(t.Context(), "alpha")
+	v2, err := storeOf(p).DagVersionLatest(t.Context(), "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestDuplicateDagIDIsImportErrorForSecondFile(t *testing.T) {
 	if !strings.Contains(errs[second], `dag_id "alpha" is already defined in `+first) {
 		t.Fatalf("import errors = %v", errs)
 	}
-	v, err := p.Store.DagVersionLatest(t.Context(), "alpha")
+	v, err := storeOf(p).DagVersionLatest(t.Context(), "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestDuplicateDagIDIsImportErrorForSecondFile(t *testing.T) {
 	if errs := importErrors(t, p); len(errs) != 0 {
 		t.Fatalf("import errors = %v", errs)
 	}
-	if v, _ := p.Store.DagVersionLatest(t.Context(), "alpha"); v.Spec.FileLoc != second {
+	if v, _ := storeOf(p).DagVersionLatest(t.Context(), "alpha"); v.Spec.FileLoc != second {
 		t.Fatalf("alpha from %s, want %s", v.Spec.FileLoc, second)
 	}
 }
@@ -242,7 +243,7 @@ func TestExtraDAGs(t *testing.T) {
 	if d == nil || !d.IsActive || d.IsPaused || d.FileLoc != "go:mybin" {
 		t.Fatalf("sdk DAG: %+v", d)
 	}
-	v, err := p.Store.DagVersionLatest(t.Context(), "sdk")
+	v, err := storeOf(p).DagVersionLatest(t.Context(), "sdk")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestDefaultTimezoneForDAGsWithoutOne(t *testing.T) {
 	write(t, filepath.Join(dir, "b.yaml"), "dag_id: beta\ntimezone: Asia/Tokyo\ntasks:\n  - task_id: t\n    operator: noop\n")
 	syncOnce(t, p)
 	for id, want := range map[string]string{"alpha": "Europe/Amsterdam", "beta": "Asia/Tokyo"} {
-		v, err := p.Store.DagVersionLatest(context.Background(), id)
+		v, err := storeOf(p).DagVersionLatest(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,3 +310,6 @@ func TestDefaultTimezoneForDAGsWithoutOne(t *testing.T) {
 		}
 	}
 }
+
+// storeOf is the whole store behind p, for the test's own reads.
+func storeOf(p *Processor) store.Store { return p.Store.(store.Store) }

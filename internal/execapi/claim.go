@@ -79,7 +79,7 @@ func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]exec
 		v, ok := versions[ti.DagVersionID]
 		if !ok {
 			var err error
-			if v, err = s.versions.get(ctx, s.st, ti.DagVersionID); err != nil {
+			if v, err = s.versions.Get(ctx, s.st, ti.DagVersionID); err != nil {
 				return nil, fmt.Errorf("load dag version %d of task instance %s: %w", ti.DagVersionID, ti.ID, err)
 			}
 			versions[ti.DagVersionID] = v

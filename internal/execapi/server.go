@@ -28,6 +28,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -66,6 +67,9 @@ type Deps struct {
 	Config    Config
 	// State serves task and asset state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
+	// Service carries out changes (finishing a try); nil = service.New
+	// over Store with State's clear_on_success.
+	Service *service.Service
 }
 
 type server struct {
@@ -76,8 +80,9 @@ type server struct {
 	log    *slog.Logger
 	cfg    Config
 	states *statestore.Service
+	svc    *service.Service
 
-	versions versionCache
+	versions store.VersionCache
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -109,6 +114,11 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
 	s.registerState(mux, d.State)
 	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
+	s.svc = d.Service
+	if s.svc == nil {
+		s.svc = service.New(service.Config{Store: s.st, Clock: s.clock, Logger: s.log,
+			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
+	}
 	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))

@@ -119,7 +119,7 @@ func (s *server) stateAccess(ctx context.Context, c *auth.Claims, want core.Stat
 
 // dagOf returns the DAG of a version from the server's cache.
 func (s *server) dagOf(ctx context.Context, versionID int64) (*core.DAG, error) {
-	v, err := s.versions.get(ctx, s.st, versionID)
+	v, err := s.versions.Get(ctx, s.st, versionID)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 	}
-	v, err := s.versions.get(ctx, s.st, ti.DagVersionID)
+	v, err := s.versions.Get(ctx, s.st, ti.DagVersionID)
 	if err != nil {
 		return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}
@@ -77,20 +77,16 @@ func mergeParams(params map[string]any, conf json.RawMessage) (map[string]any, e
 // state serves PATCH /execution/task-instances/{id}/state. The server
 // decides retries: failed with tries left becomes up_for_retry.
 func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
-	id, err := ownTI(r, c)
-	if err != nil {
+	if _, err := ownTI(r, c); err != nil {
 		return err
 	}
 	var req execclient.StateRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
-	switch req.State {
-	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
-	default:
-		return fmt.Errorf("state must be success, failed, skipped or up_for_retry, got %q: %w", req.State, core.ErrInvalid)
+	if err := runs.CheckReported(req.State); err != nil {
+		return err
 	}
-	ctx := r.Context()
 	ti, err := s.tokenTI(r, c)
 	if err != nil {
 		return err
@@ -98,37 +94,14 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if ti.State != core.TIRunning {
 		return notRunning(ti)
 	}
-	now := s.clock.Now()
-	resp := execclient.StateResponse{State: req.State}
-	if req.State == core.TIFailed || req.State == core.TIUpForRetry {
-		resp.State = core.TIFailed
-		if ti.TryNumber < ti.MaxTries {
-			task, err := s.taskSpec(ctx, ti)
-			if err != nil {
-				return err
-			}
-			next := runs.NextRetryAt(task, ti.TryNumber, now)
-			resp.State, resp.NextRetryAt = core.TIUpForRetry, &next
-		}
-	}
-	var outlets []store.AssetEventParams
-	if resp.State == core.TISuccess {
-		if outlets, err = s.outletEvents(ctx, ti, now); err != nil {
-			return err
-		}
-	}
-	err = s.st.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: id, State: resp.State, Now: now, NextRetryAt: resp.NextRetryAt,
-		ClearTaskState: s.states.Config().ClearOnSuccess, OutletEvents: outlets})
+	res, err := s.svc.FinishTry(r.Context(), ti, req.State)
 	if errors.Is(err, core.ErrConflict) {
 		return notRunning(ti)
 	}
 	if err != nil {
-		return fmt.Errorf("finish task instance %s as %s: %w", id, resp.State, err)
+		return err
 	}
-	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
-		s.log.Warn("notify scheduler", "err", err)
-	}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
 	return nil
 }
 
@@ -139,7 +112,7 @@ func notRunning(ti *core.TaskInstance) error {
 
 // taskSpec returns the task's definition from the dag version it runs.
 func (s *server) taskSpec(ctx context.Context, ti *core.TaskInstance) (*core.Task, error) {
-	v, err := s.versions.get(ctx, s.st, ti.DagVersionID)
+	v, err := s.versions.Get(ctx, s.st, ti.DagVersionID)
 	if err != nil {
 		return nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}

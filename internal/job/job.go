@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
 
 // DefaultInterval is how often the heartbeat is written when Interval is 0.
@@ -22,7 +21,7 @@ const DefaultInterval = 10 * time.Second
 // every Interval until its context ends. A failed write is logged, not
 // fatal: a missed heartbeat only makes the health check report staleness.
 type Heartbeat struct {
-	Store    store.Store
+	Store    Store
 	Role     string // "scheduler", "api-server", ...
 	Clock    core.Clock
 	Interval time.Duration
@@ -58,4 +57,10 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Store is what a Heartbeat needs of the store (package store documents each
+// method); *sqlstore.Store and every store.Store satisfy it.
+type Store interface {
+	JobHeartbeat(ctx context.Context, j *core.Job) error
 }

@@ -1,9 +1,7 @@
-// Package runs holds the DAG-run lifecycle operations shared by the API, the
-// CLI and the scheduler: triggering a run, clearing task instances and runs,
-// marking task instances, building a run's initial task instances, and the
-// retry back-off rule (NextRetryAt) used by both the scheduler and the
-// Execution API.
-//
-// Every operation runs in one store transaction and notifies the scheduler
-// (store.ChannelScheduler) so it reacts at once.
+// Package runs holds the pure rules of a DAG run's lifecycle, with no I/O:
+// validating a trigger and its defaults (PrepareTrigger, RunID), a run's
+// initial task instances and priority weights (NewTaskInstances), the retry
+// decision and back-off (Outcome, NextRetryAt), and what a clear selects
+// (Clearable, ClearExtraTries). Package service carries them out in store
+// transactions; the scheduler uses them directly.
 package runs

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -37,4 +38,38 @@ func NextRetryAt(task *core.Task, try int, now time.Time) time.Time {
 		delay = m
 	}
 	return now.Add(delay)
+}
+
+// Outcome is how a try ends that reported reported at now: success and
+// skipped stand; failed (or up_for_retry) becomes up_for_retry with the
+// time of the next try when tries remain (ti.TryNumber < ti.MaxTries), else
+// failed. It is the one retry decision: a worker's report and a dead
+// worker's try both go through it. task nil (no longer in the DAG) retries
+// at once. Any other reported state wraps core.ErrInvalid.
+func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, now time.Time) (core.TIState, *time.Time, error) {
+	if err := CheckReported(reported); err != nil {
+		return "", nil, err
+	}
+	if reported == core.TISuccess || reported == core.TISkipped {
+		return reported, nil, nil
+	}
+	if ti.TryNumber >= ti.MaxTries {
+		return core.TIFailed, nil, nil
+	}
+	next := now
+	if task != nil {
+		next = NextRetryAt(task, ti.TryNumber, now)
+	}
+	return core.TIUpForRetry, &next, nil
+}
+
+// CheckReported returns nil when a worker may report a try ending in state
+// (success, failed, skipped or up_for_retry); else an error wrapping
+// core.ErrInvalid that names the allowed states.
+func CheckReported(state core.TIState) error {
+	switch state {
+	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
+		return nil
+	}
+	return fmt.Errorf("state must be success, failed, skipped or up_for_retry, got %q: %w", state, core.ErrInvalid)
 }

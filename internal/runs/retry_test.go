@@ -1,12 +1,16 @@
 package runs_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 )
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func TestNextRetryAt(t *testing.T) {
 	t.Parallel()
@@ -68,5 +72,87 @@ func TestNewTaskInstances(t *testing.T) {
 	// Downstream weight rule: c=1, b=5+1, a=1+5+1.
 	if a.PriorityWeight != 7 || b.PriorityWeight != 6 || c.PriorityWeight != 1 {
 		t.Errorf("weights a=%d b=%d c=%d, want 7 6 1", a.PriorityWeight, b.PriorityWeight, c.PriorityWeight)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	task := &core.Task{RetryDelay: core.Duration(time.Minute)}
+	tests := []struct {
+		name      string
+		task      *core.Task
+		try, max  int
+		reported  core.TIState
+		want      core.TIState
+		wantRetry time.Duration // -1 = no next_retry_at
+		wantErr   bool
+	}{
+		{"success stands", task, 1, 3, core.TISuccess, core.TISuccess, -1, false},
+		{"skipped stands", task, 3, 3, core.TISkipped, core.TISkipped, -1, false},
+		{"failed with tries left retries after the delay", task, 1, 3, core.TIFailed, core.TIUpForRetry, time.Minute, false},
+		{"up_for_retry is a failure", task, 2, 3, core.TIUpForRetry, core.TIUpForRetry, time.Minute, false},
+		{"last try fails", task, 3, 3, core.TIFailed, core.TIFailed, -1, false},
+		{"past max_tries fails", task, 4, 3, core.TIUpForRetry, core.TIFailed, -1, false},
+		{"task gone retries at once", nil, 1, 2, core.TIFailed, core.TIUpForRetry, 0, false},
+		{"running is not an end", task, 1, 3, core.TIRunning, "", -1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ti := &core.TaskInstance{TryNumber: tt.try, MaxTries: tt.max}
+			got, next, err := runs.Outcome(tt.task, ti, tt.reported, t0)
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, core.ErrInvalid)) {
+				t.Fatalf("err = %v, want error %t (ErrInvalid)", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("state = %q, want %q", got, tt.want)
+			}
+			switch {
+			case tt.wantRetry < 0 && next != nil:
+				t.Errorf("next_retry_at = %v, want none", next)
+			case tt.wantRetry >= 0 && (next == nil || next.Sub(t0) != tt.wantRetry):
+				t.Errorf("next_retry_at = %v, want now+%s", next, tt.wantRetry)
+			}
+		})
+	}
+}
+
+func TestClearable(t *testing.T) {
+	t.Parallel()
+	tis := []core.TaskInstance{{TaskID: "a", State: core.TISuccess}, {TaskID: "b", State: core.TIFailed},
+		{TaskID: "c", State: core.TIUpstreamFailed}, {TaskID: "d", State: core.TINone}, {TaskID: "e", State: core.TIRunning}}
+	ids := func(tis []core.TaskInstance) string {
+		var s []string
+		for _, ti := range tis {
+			s = append(s, ti.TaskID)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := ids(runs.Clearable(tis, true)); got != "b,c" {
+		t.Errorf("only failed = %s, want b,c", got)
+	}
+	if got := ids(runs.Clearable(tis, false)); got != "a,b,c,e" {
+		t.Errorf("all = %s, want a,b,c,e (never d, which is in state none)", got)
+	}
+}
+
+func TestClearExtraTries(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		try, maxTries int
+		task          *core.Task
+		want          int
+	}{
+		{"exhausted try gets its retries back", 2, 2, &core.Task{Retries: 1}, 2},
+		{"first try of a task with no retries", 1, 1, &core.Task{}, 1},
+		{"task gone keeps its recorded retries", 3, 3, nil, 3},
+		{"retries lowered since: never negative", 1, 5, &core.Task{}, 0},
+	}
+	for _, tt := range tests {
+		ti := &core.TaskInstance{TryNumber: tt.try, MaxTries: tt.maxTries}
+		if got := runs.ClearExtraTries(ti, tt.task); got != tt.want {
+			t.Errorf("%s: extra = %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -2,16 +2,13 @@ package runs
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 )
 
 // TriggerParams describes a run to create. Only DagID is required.
@@ -32,13 +29,21 @@ type TriggerParams struct {
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
 const maxRunIDLen = 250
 
-// Trigger creates a queued run of the DAG's latest version with its task
-// instances (see NewTaskInstances) and wakes the scheduler, which starts it
-// within the DAG's max_active_runs. Errors wrap core.ErrNotFound (no such
-// DAG), core.ErrInvalid (bad conf, run id or run type, or a DAG that has no
-// parsed version) or core.ErrConflict (the run id exists).
-func Trigger(ctx context.Context, st store.Store, clk core.Clock, p TriggerParams) (*core.DagRun, error) {
-	now := clk.Now()
+// NewRun is a validated trigger: every default applied.
+type NewRun struct {
+	DagID             string
+	RunID             string
+	RunType           core.RunType
+	Conf              json.RawMessage // a compact JSON object
+	LogicalDate       time.Time       // at the stored (microsecond) precision
+	DataIntervalStart time.Time
+	DataIntervalEnd   time.Time
+}
+
+// PrepareTrigger validates p and applies its defaults at now. Errors wrap
+// core.ErrInvalid (bad run type, conf, run id or data interval) and name
+// the DAG and the field.
+func PrepareTrigger(p TriggerParams, now time.Time) (*NewRun, error) {
 	runType := p.RunType
 	if runType == "" {
 		runType = core.RunManual
@@ -65,55 +70,19 @@ func Trigger(ctx context.Context, st store.Store, clk core.Clock, p TriggerParam
 	if err := validateRunID(runID); err != nil {
 		return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
 	}
-	start, end := p.DataIntervalStart, p.DataIntervalEnd
-	if start == nil {
-		start = &logical
+	start, end := logical, logical
+	if p.DataIntervalStart != nil {
+		start = *p.DataIntervalStart
 	}
-	if end == nil {
-		end = &logical
+	if p.DataIntervalEnd != nil {
+		end = *p.DataIntervalEnd
 	}
-	if end.Before(*start) {
+	if end.Before(start) {
 		return nil, fmt.Errorf("trigger dag %q: data interval end %s is before its start %s: %w",
 			p.DagID, end.Format(time.RFC3339), start.Format(time.RFC3339), core.ErrInvalid)
 	}
-
-	if _, err := st.DagGet(ctx, p.DagID); errors.Is(err, core.ErrNotFound) {
-		return nil, fmt.Errorf("trigger dag %q: no such DAG: %w", p.DagID, core.ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
-	}
-	version, err := st.DagVersionLatest(ctx, p.DagID)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil, fmt.Errorf("trigger dag %q: the DAG has no parsed version yet: %w", p.DagID, core.ErrInvalid)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("trigger dag %q: load latest version: %w", p.DagID, err)
-	}
-	var run *core.DagRun
-	err = st.WithTx(ctx, func(tx store.Store) error {
-		var err error
-		run, err = tx.DagRunCreate(ctx, &store.DagRunCreateParams{
-			DagID:             p.DagID,
-			RunID:             runID,
-			RunType:           runType,
-			State:             core.RunQueued,
-			LogicalDate:       &logical,
-			DataIntervalStart: start,
-			DataIntervalEnd:   end,
-			Conf:              conf,
-			DagVersionID:      version.ID,
-			Now:               now,
-			TaskInstances:     NewTaskInstances(&version.Spec),
-		})
-		if err != nil {
-			return err
-		}
-		return tx.Notify(ctx, store.ChannelScheduler)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("trigger dag %q run %q: %w", p.DagID, runID, err)
-	}
-	return run, nil
+	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
+		DataIntervalStart: start, DataIntervalEnd: end}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:

@@ -20,19 +20,13 @@ func (s *Scheduler) createAssetRuns(ctx context.Context) error {
 		return fmt.Errorf("find dags with queued asset events: %w", err)
 	}
 	for _, dagID := range ready {
-		var (
-			run    *core.DagRun
-			events []core.AssetEvent
-		)
-		err := s.Store.WithTx(ctx, func(tx store.Store) error {
-			var err error
-			run, err = runs.Trigger(ctx, tx, s.Clock, runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered})
-			if err != nil {
+		var events []core.AssetEvent
+		run, err := s.Service.TriggerRunWith(ctx, core.System, runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered},
+			func(tx store.Store, run *core.DagRun) error {
+				var err error
+				events, err = tx.AssetQueueConsume(ctx, dagID, run.ID)
 				return err
-			}
-			events, err = tx.AssetQueueConsume(ctx, dagID, run.ID)
-			return err
-		})
+			})
 		switch {
 		case benign(err):
 			continue

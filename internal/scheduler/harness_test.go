@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
@@ -60,7 +61,7 @@ func (h *harness) step() {
 
 func (h *harness) trigger(dagID string) *core.DagRun {
 	h.t.Helper()
-	run, err := runs.Trigger(h.ctx, h.st, h.clk, runs.TriggerParams{DagID: dagID, RunID: fmt.Sprintf("r%d", h.clk.Now().UnixNano())})
+	run, err := h.svc(h.clk).TriggerRun(h.ctx, core.System, runs.TriggerParams{DagID: dagID, RunID: fmt.Sprintf("r%d", h.clk.Now().UnixNano())})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -175,4 +176,14 @@ func key(ti core.TaskInstance) string {
 		return ti.TaskID
 	}
 	return fmt.Sprintf("%s[%d]", ti.TaskID, ti.MapIndex)
+}
+
+// svc is a service over the harness's store with clock clk.
+func (h *harness) svc(clk core.Clock) *service.Service {
+	return service.New(service.Config{Store: h.st, Clock: clk})
+}
+
+// keyOf names a task instance for the service.
+func keyOf(ti core.TaskInstance) core.TIKey {
+	return core.TIKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 )
@@ -61,7 +61,7 @@ func TestClearBehindTheSchedulersBackIsPickedUp(t *testing.T) {
 	h := newHarness(t, joinDAG("clear"))
 	run := h.trigger("clear")
 	b := startJoin(h)
-	if err := runs.ClearTaskInstances(h.ctx, h.st, h.clk, []string{h.ti(run, "a").ID}); err != nil {
+	if _, err := h.svc(h.clk).Clear(h.ctx, core.System, service.ClearParams{DagID: run.DagID, RunID: run.RunID, TaskIDs: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(time.Second)
@@ -87,7 +87,7 @@ func TestChangeTheIncrementalReadMissesIsNeverActedOn(t *testing.T) {
 	// An api-server whose clock lags an hour marks a failed: its updated_at
 	// is far behind what the scheduler's incremental reads look at.
 	lagging := clocktest.New(h.clk.Now().Add(-time.Hour))
-	if err := runs.MarkTaskInstance(h.ctx, h.st, lagging, h.ti(run, "a").ID, core.TIFailed); err != nil {
+	if _, err := h.svc(lagging).MarkTaskInstance(h.ctx, core.System, keyOf(h.ti(run, "a")), core.TIFailed); err != nil {
 		t.Fatal(err)
 	}
 	h.finish(b, succeed)
@@ -109,7 +109,7 @@ func TestMissedChangeIsPickedUpByTheNextFullLoad(t *testing.T) {
 	h.clk.Advance(time.Second)
 	h.step()
 	lagging := clocktest.New(h.clk.Now().Add(-time.Hour))
-	if err := runs.MarkTaskInstance(h.ctx, h.st, lagging, h.ti(run, "a").ID, core.TISuccess); err != nil {
+	if _, err := h.svc(lagging).MarkTaskInstance(h.ctx, core.System, keyOf(h.ti(run, "a")), core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(10 * time.Second) // past the bound on how long a view is trusted

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -49,10 +50,15 @@ type Config struct {
 
 // Scheduler is the scheduler service. Set the fields, then call Start.
 type Scheduler struct {
-	Store  store.Store
+	Store  Store
 	Clock  core.Clock
 	Logger *slog.Logger
 	Config Config
+	// Service carries out the changes the scheduler shares with other
+	// surfaces (asset-triggered runs, a dead worker's try); nil =
+	// service.New over Store and Clock (Store must then be a whole
+	// store.Store).
+	Service *service.Service
 
 	mu        sync.Mutex
 	graphs    map[int64]*graph   // per dag_version id; versions never change
@@ -210,6 +216,9 @@ func (s *Scheduler) init() {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
+	if full, ok := s.Store.(store.Store); ok && s.Service == nil {
+		s.Service = service.New(service.Config{Store: full, Clock: s.Clock, Logger: s.Logger})
+	}
 	c := &s.Config
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
@@ -279,4 +288,31 @@ func (h held) holds(dagID string) bool {
 		return dagID != h.only
 	}
 	return h.paused[dagID]
+}
+
+// Store is what the scheduler needs of the store (package store documents each
+// method); *sqlstore.Store and every store.Store satisfy it.
+type Store interface {
+	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
+	AssetQueueReady(ctx context.Context) ([]string, error)
+	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
+	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
+	DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (*core.DagRun, error)
+	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
+	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)
+	DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error)
+	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
+	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	Notify(ctx context.Context, channel string) error
+	PoolList(ctx context.Context) ([]core.Pool, error)
+	Subscribe(ctx context.Context, channel string) <-chan struct{}
+	TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error)
+	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
+	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
+	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)
+	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
+	WithQueueLock(ctx context.Context, fn func(tx store.Store) error) error
+	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
+	XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error)
 }

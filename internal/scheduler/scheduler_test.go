@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -134,7 +134,7 @@ func TestClearedRunRunsAgain(t *testing.T) {
 	if _, state := h.drive(run, fail); state != core.RunFailed {
 		t.Fatalf("run = %s, want failed", state)
 	}
-	if err := runs.ClearDagRun(h.ctx, h.st, h.clk, "again", run.RunID, true); err != nil {
+	if _, err := h.svc(h.clk).Clear(h.ctx, core.System, service.ClearParams{DagID: "again", RunID: run.RunID, OnlyFailed: true}); err != nil {
 		t.Fatal(err)
 	}
 	rounds, state := h.drive(run, fail)
@@ -149,7 +149,7 @@ func TestMarkSuccessLetsRunFinish(t *testing.T) {
 	run := h.trigger("mark")
 	h.step()
 	a := h.tis(run)[0]
-	if err := runs.MarkTaskInstance(h.ctx, h.st, h.clk, a.ID, core.TISuccess); err != nil {
+	if _, err := h.svc(h.clk).MarkTaskInstance(h.ctx, core.System, keyOf(a), core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
 	rounds, state := h.drive(run, succeed)

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // checkStale handles dead workers, at most every StaleCheckInterval: a
-// running try whose heartbeat is older than HeartbeatTimeout fails (up_for_
-// retry with runs.NextRetryAt when tries remain, else failed), and a queued
+// running try whose heartbeat is older than HeartbeatTimeout fails by the
+// rule of a reported failure (service.FailDeadTry), and a queued
 // instance claimed that long ago but never started goes back to the queue
 // unclaimed. Every change is conditional on the state seen, so a worker
 // that reports at the same moment wins or loses cleanly.
@@ -32,20 +31,20 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
 	}
-	var unclaim, failed []string
+	var unclaim []string
 	for i := range stale {
 		ti := &stale[i]
 		switch ti.State {
 		case core.TIQueued:
 			unclaim = append(unclaim, ti.ID)
 		case core.TIRunning:
-			if ti.TryNumber >= ti.MaxTries {
-				failed = append(failed, ti.ID)
-				s.logDead(ti, core.TIFailed)
-				continue
-			}
-			if err := s.retryDead(ctx, ti, now); err != nil {
-				return err
+			res, err := s.Service.FailDeadTry(ctx, ti)
+			switch {
+			case benign(err): // its worker reported after all
+			case err != nil:
+				return fmt.Errorf("end the try of a dead worker: %w", err)
+			default:
+				s.logDead(ti, res.State)
 			}
 		default: // the store lists only queued and running instances
 		}
@@ -64,32 +63,6 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 			}
 		}
 	}
-	if len(failed) > 0 {
-		if _, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-			IDs: failed, From: []core.TIState{core.TIRunning}, To: core.TIFailed, Now: now,
-		}); err != nil {
-			return fmt.Errorf("fail %d task instances of dead workers: %w", len(failed), err)
-		}
-	}
-	return nil
-}
-
-// retryDead moves a dead worker's running try to up_for_retry.
-func (s *Scheduler) retryDead(ctx context.Context, ti *core.TaskInstance, now time.Time) error {
-	g, err := s.graph(ctx, ti.DagVersionID)
-	if err != nil {
-		return err
-	}
-	at := now
-	if task := g.tasks[ti.TaskID]; task != nil {
-		at = runs.NextRetryAt(task, ti.TryNumber, now)
-	}
-	if _, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: []string{ti.ID}, From: []core.TIState{core.TIRunning}, To: core.TIUpForRetry, Now: now, NextRetryAt: &at,
-	}); err != nil {
-		return fmt.Errorf("retry %s of a dead worker: %w", runs.Describe(ti), err)
-	}
-	s.logDead(ti, core.TIUpForRetry)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package runs_test
+package service_test
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC TS-5: clearing a task instance for a re-run deletes its task state
+// Clearing a task instance for a re-run deletes its task state
 // in the clear's transaction, unless the caller asks to keep it; other
 // instances' state is untouched.
 func TestClearDeletesTaskStateUnlessKept(t *testing.T) {
@@ -32,15 +32,14 @@ func TestClearDeletesTaskStateUnlessKept(t *testing.T) {
 	}
 	set("a")
 	set("b")
-	tis := listTIs(t, st, run.ID)
 
-	if err := runs.ClearTaskInstances(ctx, st, clk, []string{tis["b"].ID}, runs.KeepTaskState(true)); err != nil {
+	if err := clearTasks(ctx, st, clk, run, true, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if !has("b") || !has("a") {
 		t.Fatalf("keep_task_state: state of b kept = %t (want true), a untouched = %t", has("b"), has("a"))
 	}
-	if err := runs.ClearTaskInstances(ctx, st, clk, []string{tis["a"].ID}); err != nil {
+	if err := clearTasks(ctx, st, clk, run, false, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if has("a") || !has("b") {
@@ -51,7 +50,7 @@ func TestClearDeletesTaskStateUnlessKept(t *testing.T) {
 	st, clk, run = failedChainRun(t)
 	set("a")
 	set("b")
-	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, false); err != nil {
+	if _, err := newSvc(st, clk).Clear(ctx, core.System, service.ClearParams{DagID: "chain", RunID: run.RunID}); err != nil {
 		t.Fatal(err)
 	}
 	if has("a") || has("b") {

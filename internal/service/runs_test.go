@@ -1,4 +1,4 @@
-package runs_test
+package service_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
@@ -28,7 +29,7 @@ func TestTrigger(t *testing.T) {
 	syncDAG(t, st, chainDAG)
 
 	wake := st.Subscribe(ctx, store.ChannelScheduler)
-	run, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", Conf: json.RawMessage(` {"x": 1} `)})
+	run, err := newSvc(st, clk).TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", Conf: json.RawMessage(` {"x": 1} `)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +59,10 @@ func TestTrigger(t *testing.T) {
 
 	// Explicit run id and logical date; the same run id again conflicts.
 	ld := t0.Add(-time.Hour)
-	if _, err := runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", RunID: "mine", LogicalDate: &ld}); err != nil {
+	if _, err := newSvc(st, clk).TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", RunID: "mine", LogicalDate: &ld}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = runs.Trigger(ctx, st, clk, runs.TriggerParams{DagID: "chain", RunID: "mine"})
+	_, err = newSvc(st, clk).TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", RunID: "mine"})
 	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), `"mine"`) {
 		t.Errorf("duplicate run id: err = %v, want ErrConflict naming the run", err)
 	}
@@ -91,7 +92,7 @@ func TestTriggerRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := runs.Trigger(ctx, st, clk, tt.p)
+			_, err := newSvc(st, clk).TriggerRun(ctx, core.System, tt.p)
 			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("err = %v, want %v containing %q", err, tt.is, tt.msg)
 			}
@@ -137,7 +138,7 @@ func failedChainRun(t *testing.T) (store.Store, *clocktest.Clock, *core.DagRun) 
 	st := sqlitetest.Open(t)
 	clk := clocktest.New(t0)
 	syncDAG(t, st, chainDAG)
-	run, err := runs.Trigger(context.Background(), st, clk, runs.TriggerParams{DagID: "chain"})
+	run, err := newSvc(st, clk).TriggerRun(context.Background(), core.System, runs.TriggerParams{DagID: "chain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestClearTaskInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := runs.ClearTaskInstances(ctx, st, clk, []string{before["a"].ID}); err != nil {
+	if err := clearTasks(ctx, st, clk, run, false, "a"); err != nil {
 		t.Fatal(err)
 	}
 	after := listTIs(t, st, run.ID)
@@ -183,8 +184,8 @@ func TestClearTaskInstances(t *testing.T) {
 		t.Errorf("run state = %q, want queued again", got.State)
 	}
 
-	if err := runs.ClearTaskInstances(ctx, st, clk, []string{"no-such-id"}); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("unknown id: err = %v, want ErrNotFound", err)
+	if err := clearTasks(ctx, st, clk, run, false, "nope"); !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown task: err = %v, want ErrNotFound naming it", err)
 	}
 }
 
@@ -193,22 +194,22 @@ func TestClearDagRunOnlyFailed(t *testing.T) {
 	ctx := context.Background()
 	st, clk, run := failedChainRun(t)
 
-	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, true); err != nil {
+	if _, err := newSvc(st, clk).Clear(ctx, core.System, service.ClearParams{DagID: "chain", RunID: run.RunID, OnlyFailed: true}); err != nil {
 		t.Fatal(err)
 	}
 	tis := listTIs(t, st, run.ID)
 	if tis["a"].State != core.TISuccess || tis["b"].State != core.TINone {
 		t.Errorf("after clearing failed: a=%q b=%q, want success and none", tis["a"].State, tis["b"].State)
 	}
-	if err := runs.ClearDagRun(ctx, st, clk, "chain", run.RunID, false); err != nil {
+	if _, err := newSvc(st, clk).Clear(ctx, core.System, service.ClearParams{DagID: "chain", RunID: run.RunID}); err != nil {
 		t.Fatal(err)
 	}
 	tis = listTIs(t, st, run.ID)
 	if tis["a"].State != core.TINone || tis["b"].State != core.TINone {
 		t.Errorf("after clearing all: a=%q b=%q, want none and none", tis["a"].State, tis["b"].State)
 	}
-	err := runs.ClearDagRun(ctx, st, clk, "chain", "missing", false)
-	if !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `run "missing"`) {
+	_, err := newSvc(st, clk).Clear(ctx, core.System, service.ClearParams{DagID: "chain", RunID: "missing"})
+	if !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
 		t.Errorf("unknown run: err = %v, want ErrNotFound naming the run", err)
 	}
 }
@@ -219,7 +220,7 @@ func TestMarkTaskInstance(t *testing.T) {
 	st, clk, run := failedChainRun(t)
 	b := listTIs(t, st, run.ID)["b"]
 
-	if err := runs.MarkTaskInstance(ctx, st, clk, b.ID, core.TISuccess); err != nil {
+	if _, err := newSvc(st, clk).MarkTaskInstance(ctx, core.System, keyOf(&b), core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
 	if got := listTIs(t, st, run.ID)["b"]; got.State != core.TISuccess || got.ID != b.ID {
@@ -228,10 +229,10 @@ func TestMarkTaskInstance(t *testing.T) {
 	if got, _ := st.DagRunGet(ctx, "chain", run.RunID); got.State != core.RunRunning {
 		t.Errorf("run = %q, want running so the scheduler re-evaluates it", got.State)
 	}
-	if err := runs.MarkTaskInstance(ctx, st, clk, b.ID, core.TIRunning); !errors.Is(err, core.ErrInvalid) {
+	if _, err := newSvc(st, clk).MarkTaskInstance(ctx, core.System, keyOf(&b), core.TIRunning); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("mark running: err = %v, want ErrInvalid", err)
 	}
-	if err := runs.MarkTaskInstance(ctx, st, clk, "nope", core.TIFailed); !errors.Is(err, core.ErrNotFound) {
+	if _, err := newSvc(st, clk).MarkTaskInstance(ctx, core.System, core.TIKey{DagID: "chain", RunID: run.RunID, TaskID: "nope", MapIndex: -1}, core.TIFailed); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("mark unknown: err = %v, want ErrNotFound", err)
 	}
 }

@@ -1,0 +1,212 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/audit"
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// maxPoolName is the longest pool name accepted.
+const maxPoolName = 256
+
+// PoolChange creates or changes a pool: nil fields keep the current value
+// (or take the default of a new pool: no slots, no description).
+type PoolChange struct {
+	Name        string
+	Slots       *int
+	Description *string
+	// Mode says whether the pool must be new (PoolCreate), must exist
+	// (PoolUpdate) or may be either (PoolUpsert, as `weir pools set`).
+	Mode PoolMode
+}
+
+// PoolMode is what SavePool expects of the pool's existence.
+type PoolMode int
+
+// Pool modes.
+const (
+	PoolUpsert PoolMode = iota
+	PoolCreate
+	PoolUpdate
+)
+
+// SavePool creates or changes a pool and wakes the scheduler (more slots
+// may queue waiting tasks at once). Needs role admin. Errors wrap
+// core.ErrInvalid (blank or long name, negative slots), core.ErrConflict
+// (PoolCreate of an existing pool) or core.ErrNotFound (PoolUpdate of a
+// missing one).
+func (s *Service) SavePool(ctx context.Context, actor core.Actor, ch PoolChange) (*core.Pool, error) {
+	if ch.Name == "" || len(ch.Name) > maxPoolName {
+		return nil, fmt.Errorf("pool name must be 1 to %d characters, got %q: %w", maxPoolName, ch.Name, core.ErrInvalid)
+	}
+	if ch.Slots != nil && *ch.Slots < 0 {
+		return nil, fmt.Errorf("pool %q: slots must be 0 or more, got %d: %w", ch.Name, *ch.Slots, core.ErrInvalid)
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.PoolUpdate, target: ch.Name,
+		notify: []string{store.ChannelScheduler}}
+	var out *core.Pool
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		cur, err := poolGet(ctx, tx, ch.Name)
+		switch {
+		case err == nil && ch.Mode == PoolCreate:
+			return fmt.Errorf("pool %q already exists; change it instead: %w", ch.Name, core.ErrConflict)
+		case errors.Is(err, core.ErrNotFound) && ch.Mode != PoolUpdate:
+			cur, c.action = &core.Pool{Name: ch.Name}, audit.PoolCreate
+		case err != nil:
+			return err
+		}
+		if ch.Slots != nil {
+			cur.Slots = *ch.Slots
+		}
+		if ch.Description != nil {
+			cur.Description = *ch.Description
+		}
+		if err := tx.PoolUpsert(ctx, cur); err != nil {
+			return fmt.Errorf("save pool %q: %w", ch.Name, err)
+		}
+		*detail, out = "slots="+strconv.Itoa(cur.Slots), cur
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeletePool deletes a pool; its queued tasks wait until it exists again.
+// default_pool cannot be deleted (tasks that name no pool use it). Needs
+// role admin. Errors wrap core.ErrNotFound for a missing pool.
+func (s *Service) DeletePool(ctx context.Context, actor core.Actor, name string) error {
+	if name == core.DefaultPool {
+		return fmt.Errorf("pool %q cannot be deleted: tasks that name no pool use it: %w", core.DefaultPool, core.ErrInvalid)
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.PoolDelete, target: name}
+	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		if _, err := poolGet(ctx, tx, name); err != nil {
+			return err
+		}
+		if err := tx.PoolDelete(ctx, name); err != nil {
+			return fmt.Errorf("delete pool %q: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// poolGet finds one pool; a missing one wraps core.ErrNotFound naming it.
+func poolGet(ctx context.Context, st store.Store, name string) (*core.Pool, error) {
+	pools, err := st.PoolList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list pools: %w", err)
+	}
+	for _, p := range pools {
+		if p.Name == name {
+			return &p, nil
+		}
+	}
+	return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
+}
+
+// connectionIDPattern is what a connection id may be (Airflow's conn_id).
+var connectionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,250}$`)
+
+// SaveConnection stores a connection. With replace an existing one is
+// overwritten (`weir connections add`); without, it is a conflict (POST
+// /connections, as Airflow). Needs role admin. Errors wrap core.ErrInvalid
+// for a bad id or URI (the message never echoes the URI: it may hold a
+// password) and core.ErrConflict.
+func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn core.Connection, replace bool) error {
+	if !connectionIDPattern.MatchString(conn.ID) {
+		return fmt.Errorf("connection_id %q must be 1 to 250 letters, digits, '_', '-' or '.': %w", conn.ID, core.ErrInvalid)
+	}
+	if u, err := url.Parse(conn.URI); err != nil || u.Scheme == "" {
+		return fmt.Errorf("connection %q: uri is not a valid connection URI; expected scheme://[login[:password]@]host[:port][/schema][?extra]: %w",
+			conn.ID, core.ErrInvalid)
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionCreate, target: conn.ID}
+	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		switch _, err := tx.ConnectionGet(ctx, conn.ID); {
+		case err == nil && !replace:
+			return fmt.Errorf("connection_id %q already exists; delete it first to replace it: %w", conn.ID, core.ErrConflict)
+		case err != nil && !errors.Is(err, core.ErrNotFound):
+			return fmt.Errorf("look up connection_id %q: %w", conn.ID, err)
+		}
+		if err := tx.ConnectionUpsert(ctx, &conn); err != nil {
+			return fmt.Errorf("save connection_id %q: %w", conn.ID, err)
+		}
+		return nil
+	})
+}
+
+// DeleteConnection deletes a stored connection. Needs role admin. Errors
+// wrap core.ErrNotFound for a missing one.
+func (s *Service) DeleteConnection(ctx context.Context, actor core.Actor, id string) error {
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionDelete, target: id}
+	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		if _, err := tx.ConnectionGet(ctx, id); err != nil {
+			return fmt.Errorf("connection_id %q: %w", id, err)
+		}
+		if err := tx.ConnectionDelete(ctx, id); err != nil {
+			return fmt.Errorf("delete connection_id %q: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// SaveUser creates or updates a user with a bcrypt hash of password and
+// role. Needs role admin. Errors wrap core.ErrInvalid for a blank name or
+// password or an unknown role.
+func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, password string, role core.Role) error {
+	if username == "" {
+		return fmt.Errorf("username must not be empty: %w", core.ErrInvalid)
+	}
+	if !role.Valid() {
+		return fmt.Errorf("role %q: want admin, op or viewer: %w", role, core.ErrInvalid)
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserUpsert, target: username}
+	return s.do(ctx, c, func(tx store.Store, detail *string) error {
+		*detail = "role=" + string(role)
+		return tx.UserUpsert(ctx, &core.User{Username: username, PasswordHash: hash, Role: string(role),
+			CreatedAt: s.clock.Now().UTC()})
+	})
+}
+
+// CreateAPIToken issues a bearer API token that acts as username (with
+// that user's role at each request) and returns its secret, which is
+// shown once: only its hash is stored. ttl 0 = no expiry. Needs role
+// admin. Errors wrap core.ErrNotFound for an unknown user.
+func (s *Service) CreateAPIToken(ctx context.Context, actor core.Actor, username, name string, ttl time.Duration) (string, error) {
+	secret, hash := auth.NewToken()
+	now := s.clock.Now().UTC()
+	t := &core.APIToken{ID: uuid.NewString(), Name: name, Username: username, Hash: hash, CreatedAt: now}
+	if ttl > 0 {
+		exp := now.Add(ttl)
+		t.ExpiresAt = &exp
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.APITokenCreate, target: username}
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		if _, err := tx.UserGet(ctx, username); err != nil {
+			return fmt.Errorf("user %q: %w (create it with `weir users create`)", username, err)
+		}
+		*detail = "token " + t.ID + " name=" + name
+		return tx.APITokenCreate(ctx, t)
+	})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
+}

@@ -1,0 +1,269 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/audit"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// TriggerRun creates a queued run of the DAG's latest version with its task
+// instances (runs.NewTaskInstances) and wakes the scheduler, which starts it
+// within the DAG's max_active_runs. Needs role op. Errors wrap
+// core.ErrNotFound (no such DAG), core.ErrInvalid (bad conf, run id or run
+// type, or a DAG with no parsed version) or core.ErrConflict (the run id
+// exists).
+func (s *Service) TriggerRun(ctx context.Context, actor core.Actor, p runs.TriggerParams) (*core.DagRun, error) {
+	return s.TriggerRunWith(ctx, actor, p, nil)
+}
+
+// TriggerRunWith is TriggerRun with inTx run in the same transaction once the
+// run exists (nil = nothing): the scheduler consumes the asset events an
+// asset-triggered run was created for, so both commit or neither does.
+func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.TriggerParams,
+	inTx func(tx store.Store, run *core.DagRun) error) (*core.DagRun, error) {
+	now := s.clock.Now()
+	nr, err := runs.PrepareTrigger(p, now)
+	if err != nil {
+		return nil, err
+	}
+	c := &change{actor: actor, need: core.RoleOp, action: audit.DagRunTrigger, target: nr.DagID + "/" + nr.RunID,
+		notify: []string{store.ChannelScheduler}}
+	var run *core.DagRun
+	err = s.do(ctx, c, func(tx store.Store, detail *string) error {
+		if _, err := tx.DagGet(ctx, nr.DagID); errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("trigger dag %q: no such DAG: %w", nr.DagID, core.ErrNotFound)
+		} else if err != nil {
+			return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
+		}
+		version, err := tx.DagVersionLatest(ctx, nr.DagID)
+		if errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("trigger dag %q: the DAG has no parsed version yet: %w", nr.DagID, core.ErrInvalid)
+		}
+		if err != nil {
+			return fmt.Errorf("trigger dag %q: load latest version: %w", nr.DagID, err)
+		}
+		run, err = tx.DagRunCreate(ctx, &store.DagRunCreateParams{
+			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: core.RunQueued,
+			LogicalDate: &nr.LogicalDate, DataIntervalStart: &nr.DataIntervalStart, DataIntervalEnd: &nr.DataIntervalEnd,
+			Conf: nr.Conf, DagVersionID: version.ID, Now: now, TaskInstances: runs.NewTaskInstances(&version.Spec),
+		})
+		if err != nil {
+			return fmt.Errorf("trigger dag %q run %q: %w", nr.DagID, nr.RunID, err)
+		}
+		*detail = string(run.Conf)
+		if inTx != nil {
+			return inTx(tx, run)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// ClearParams selects the task instances a clear resets.
+type ClearParams struct {
+	DagID string
+	// RunID is the run whose instances to clear; "" = every run of the DAG.
+	RunID string
+	// TaskIDs keeps the instances of these tasks; empty = every task. A task
+	// with no instance in the selected runs is an error naming it.
+	TaskIDs []string
+	// OnlyFailed clears only failed and upstream_failed instances.
+	OnlyFailed bool
+	// KeepTaskState keeps the cleared instances' task state (by default a
+	// clear deletes it: docs/task-state.md#clearing-a-task-instance).
+	KeepTaskState bool
+	// DryRun only selects: nothing changes and nothing is audited.
+	DryRun bool
+}
+
+// Clear gives each selected task instance (runs.Clearable) a new try in
+// state none so the scheduler runs it again: the current try goes to
+// history, the new try gets a fresh id (a worker still running the old try
+// can no longer report on it), max_tries is raised so the task has its full
+// retries again (runs.ClearExtraTries), its XCom is deleted, and so is its
+// task state unless KeepTaskState. A run that had finished goes back to
+// queued. All in one transaction, audited, and the scheduler is notified.
+// Needs role op. It returns the selected instances as they are afterwards
+// (with DryRun: as they are). Errors wrap core.ErrNotFound for an unknown
+// DAG, run or task.
+func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([]core.TaskInstance, error) {
+	c := &change{actor: actor, need: core.RoleOp, action: audit.TaskInstanceClear, target: p.DagID,
+		notify: []string{store.ChannelScheduler}}
+	if p.RunID != "" && len(p.TaskIDs) == 0 {
+		c.action, c.target = audit.DagRunClear, p.DagID+"/"+p.RunID
+	}
+	if err := actor.Authorize(c.need, c.action); err != nil {
+		return nil, err
+	}
+	selected, err := s.clearSelection(ctx, s.st, p)
+	if err != nil || p.DryRun || len(selected) == 0 {
+		return selected, err
+	}
+	now := s.clock.Now()
+	var out []core.TaskInstance
+	err = s.do(ctx, c, func(tx store.Store, detail *string) error {
+		// Select again inside the transaction: what commits is what was
+		// cleared, even if a worker finished a try in between.
+		selected, err := s.clearSelection(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		targets := make([]string, len(selected))
+		reopen := map[int64]bool{}
+		for i := range selected {
+			ti := &selected[i]
+			targets[i] = runs.Target(ti)
+			if err := s.clearOne(ctx, tx, ti, now, p.KeepTaskState); err != nil {
+				return err
+			}
+			reopen[ti.DagRunID] = true
+		}
+		for runID := range reopen {
+			if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
+				ID: runID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunQueued, Now: now,
+			}); err != nil {
+				return fmt.Errorf("clear: reopen dag run %d: %w", runID, err)
+			}
+		}
+		*detail = clearDetail(c.action, p, targets)
+		out, err = reload(ctx, tx, selected)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// clearDetail is the audit detail of a clear: the options, and which
+// instances (a run clear names the run in its target instead).
+func clearDetail(action string, p ClearParams, targets []string) string {
+	d := fmt.Sprintf("only_failed=%t keep_task_state=%t", p.OnlyFailed, p.KeepTaskState)
+	if action == audit.TaskInstanceClear {
+		d += " " + strings.Join(targets, ",")
+	}
+	return d
+}
+
+// clearSelection lists the instances p selects (runs.Clearable).
+func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearParams) ([]core.TaskInstance, error) {
+	if _, err := st.DagGet(ctx, p.DagID); err != nil {
+		return nil, fmt.Errorf("dag_id %q: %w", p.DagID, err)
+	}
+	lp := &store.TaskInstanceListParams{DagID: p.DagID, TaskIDs: p.TaskIDs}
+	if p.RunID != "" {
+		run, err := st.DagRunGet(ctx, p.DagID, p.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("dag_id %q dag_run_id %q: %w", p.DagID, p.RunID, err)
+		}
+		lp = &store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: p.TaskIDs}
+	}
+	tis, err := st.TaskInstanceList(ctx, lp)
+	if err != nil {
+		return nil, fmt.Errorf("list task instances of dag_id %q: %w", p.DagID, err)
+	}
+	if err := everyTaskFound(tis, p.TaskIDs); err != nil {
+		return nil, err
+	}
+	return runs.Clearable(tis, p.OnlyFailed), nil
+}
+
+// everyTaskFound names the first of taskIDs with no instance in tis.
+func everyTaskFound(tis []core.TaskInstance, taskIDs []string) error {
+	found := map[string]bool{}
+	for _, ti := range tis {
+		found[ti.TaskID] = true
+	}
+	for _, id := range taskIDs {
+		if !found[id] {
+			return fmt.Errorf("task_ids: task %q has no task instance in the selected runs: %w", id, core.ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// clearOne starts a new try of ti in state none and deletes its XCom and,
+// unless keepState, its task state.
+func (s *Service) clearOne(ctx context.Context, tx store.Store, ti *core.TaskInstance, now time.Time, keepState bool) error {
+	v, err := s.versions.Get(ctx, tx, ti.DagVersionID)
+	if err != nil {
+		return fmt.Errorf("clear %s: load dag version %d: %w", runs.Describe(ti), ti.DagVersionID, err)
+	}
+	if err := tx.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{
+		ID: ti.ID, NewID: uuid.NewString(), To: core.TINone, ExtraTries: runs.ClearExtraTries(ti, v.Spec.Task(ti.TaskID)), Now: now,
+	}); err != nil {
+		return fmt.Errorf("clear %s: new try: %w", runs.Describe(ti), err)
+	}
+	if err := tx.XComClear(ctx, ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex); err != nil {
+		return fmt.Errorf("clear %s: delete xcom: %w", runs.Describe(ti), err)
+	}
+	if keepState {
+		return nil
+	}
+	scope := core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)
+	if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: scope}); err != nil {
+		return fmt.Errorf("clear %s: delete task state: %w", runs.Describe(ti), err)
+	}
+	return nil
+}
+
+// reload reads the current try of each instance (a clear gives new ids).
+func reload(ctx context.Context, st store.Store, tis []core.TaskInstance) ([]core.TaskInstance, error) {
+	out := make([]core.TaskInstance, 0, len(tis))
+	for _, ti := range tis {
+		cur, err := st.TaskInstanceGetByKey(ctx, ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)
+		if err != nil {
+			return nil, fmt.Errorf("reload %s: %w", runs.Describe(&ti), err)
+		}
+		out = append(out, *cur)
+	}
+	return out, nil
+}
+
+// MarkTaskInstance sets a task instance (its current try) to success,
+// failed or skipped whatever its state, as an operator's override. If its
+// run had finished, the run goes back to running so the scheduler
+// re-evaluates it (and schedules what the new state unblocks). Needs role
+// op. Errors wrap core.ErrInvalid for another state and core.ErrNotFound
+// for an unknown instance.
+func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key core.TIKey, state core.TIState) (*core.TaskInstance, error) {
+	if err := runs.Markable(state); err != nil {
+		return nil, fmt.Errorf("new_state: %w", err)
+	}
+	c := &change{actor: actor, need: core.RoleOp, action: audit.TaskInstanceMark, notify: []string{store.ChannelScheduler}}
+	var out *core.TaskInstance
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		ti, err := tx.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
+		if err != nil {
+			return fmt.Errorf("mark %s: %w", key, err)
+		}
+		c.target, *detail = runs.Target(ti), "new_state="+string(state)
+		now := s.clock.Now()
+		if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{ti.ID}, To: state, Now: now}); err != nil {
+			return fmt.Errorf("mark %s %s: %w", runs.Describe(ti), state, err)
+		}
+		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
+			ID: ti.DagRunID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunRunning, Now: now,
+		}); err != nil {
+			return fmt.Errorf("mark %s %s: reopen run: %w", runs.Describe(ti), state, err)
+		}
+		out, err = tx.TaskInstanceGet(ctx, ti.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

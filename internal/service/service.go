@@ -1,0 +1,108 @@
+// Package service is the one home of Weir's state-changing rules. Every
+// change a person, a program or a Weir component makes — trigger a run,
+// pause a DAG, clear or mark task instances, finish a try, record an asset
+// event, edit pools, connections, users and API tokens — is one method
+// here that authorizes the actor, changes the store in one transaction,
+// writes the audit entry in that transaction and notifies whoever must
+// react (the scheduler, waiting workers). The REST API, the Execution API,
+// the CLI, the scheduler (and the triggerer and UI to come) call these
+// methods and only translate between their wire format and the service;
+// none of them writes to the store directly.
+//
+// Pure rules (retry back-off, initial task instances, run ids, which task
+// instances a clear selects) live in package runs, with table tests; this
+// package adds the transactions, the audit and the notifications.
+// See docs/adr/0009-service-layer.md.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/weirflow/weir/internal/audit"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Config is what a Service needs. Store is required.
+type Config struct {
+	Store  store.Store
+	Clock  core.Clock   // nil = core.SystemClock
+	Logger *slog.Logger // nil = discard
+	// ClearTaskStateOnSuccess is [state_store] clear_on_success: a try
+	// that succeeds deletes its task instance's task state in the same
+	// transaction.
+	ClearTaskStateOnSuccess bool
+}
+
+// Service carries out state-changing operations. It is safe for
+// concurrent use.
+type Service struct {
+	st             store.Store
+	clock          core.Clock
+	log            *slog.Logger
+	clearOnSuccess bool
+	versions       store.VersionCache
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = core.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess}
+}
+
+// Store returns the store the service writes to (read paths use it too).
+func (s *Service) Store() store.Store { return s.st }
+
+// Clock returns the service's clock.
+func (s *Service) Clock() core.Clock { return s.clock }
+
+// DagVersion returns a DAG version by id from a cache shared by every
+// caller of this service (versions never change).
+func (s *Service) DagVersion(ctx context.Context, id int64) (*core.DagVersion, error) {
+	v, err := s.versions.Get(ctx, s.st, id)
+	if err != nil {
+		return nil, fmt.Errorf("load dag version %d: %w", id, err)
+	}
+	return v, nil
+}
+
+// change is one audited operation: what it needs, what it records, and
+// which channels hear of it after commit.
+type change struct {
+	actor  core.Actor
+	need   core.Role
+	action string // audit action; what the error of a refusal names
+	target string
+	notify []string
+}
+
+// do authorizes c.actor, then runs fn in one transaction together with the
+// audit entry and the notifications (sent after commit). fn may set
+// c.target and the detail once it knows them.
+func (s *Service) do(ctx context.Context, c *change, fn func(tx store.Store, detail *string) error) error {
+	if err := c.actor.Authorize(c.need, c.action); err != nil {
+		return err
+	}
+	return s.st.WithTx(ctx, func(tx store.Store) error {
+		var detail string
+		if err := fn(tx, &detail); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx, s.clock.Now(), c.actor, c.action, c.target, detail); err != nil {
+			return err
+		}
+		for _, ch := range c.notify {
+			if err := tx.Notify(ctx, ch); err != nil {
+				return fmt.Errorf("%s: notify %s: %w", c.action, ch, err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,76 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// FinishResult is how a try ended.
+type FinishResult struct {
+	State       core.TIState // success, failed, skipped or up_for_retry
+	NextRetryAt *time.Time   // with up_for_retry
+}
+
+// FinishTry ends the running try ti as its worker reported (success,
+// failed, skipped or up_for_retry): the retry decision is runs.Outcome; a
+// success records an asset event per concrete outlet of the task (and the
+// try's additions to alias outlets) and, with [state_store]
+// clear_on_success, deletes the instance's task state, all in the
+// transaction that ends the try. The scheduler is notified. The caller has
+// checked that the try is the one reporting (its token); errors wrap
+// core.ErrConflict when it is no longer running and core.ErrInvalid for a
+// state a try cannot end in.
+func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState) (*FinishResult, error) {
+	return s.endTry(ctx, ti, reported, s.clearOnSuccess)
+}
+
+// FailDeadTry ends the running try ti of a worker that stopped
+// heartbeating, by the same rule as a worker's report of failed: it goes to
+// up_for_retry while tries remain, else failed; the try's pending alias
+// additions are dropped. Errors wrap core.ErrConflict when the try ended
+// meanwhile (its worker reported after all).
+func (s *Service) FailDeadTry(ctx context.Context, ti *core.TaskInstance) (*FinishResult, error) {
+	return s.endTry(ctx, ti, core.TIFailed, false)
+}
+
+func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState bool) (*FinishResult, error) {
+	now := s.clock.Now()
+	v, err := s.DagVersion(ctx, ti.DagVersionID)
+	if err != nil {
+		return nil, err
+	}
+	task := v.Spec.Task(ti.TaskID)
+	state, next, err := runs.Outcome(task, ti, reported, now)
+	if err != nil {
+		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
+	}
+	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, Now: now, NextRetryAt: next, ClearTaskState: clearState}
+	if state == core.TISuccess && task != nil {
+		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
+	}
+	if err := s.st.TaskInstanceFinish(ctx, p); err != nil {
+		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
+	}
+	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
+		s.log.WarnContext(ctx, "notify scheduler", "err", err)
+	}
+	return &FinishResult{State: state, NextRetryAt: next}, nil
+}
+
+// outletEvents returns one asset event per concrete outlet task declares
+// (aliases produce none here: the store adds the try's alias additions);
+// they commit with the success (docs/assets.md).
+func outletEvents(dag *core.DAG, task *core.Task, ti *core.TaskInstance, now time.Time) []store.AssetEventParams {
+	var out []store.AssetEventParams
+	for _, a := range dag.ConcreteAssets(task.Outlets) {
+		out = append(out, store.AssetEventParams{AssetName: a.Name, SourceKind: core.AssetSourceTask,
+			SourceDagID: ti.DagID, SourceRunID: ti.RunID, SourceTaskID: ti.TaskID, SourceMapIndex: ti.MapIndex,
+			SourceTryNumber: ti.TryNumber, Now: now})
+	}
+	return out
+}
