@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC AS-2, AS-3, AS-4, AS-6 from the Go SDK: the shorthand reaches the
+// docs/requirements.md#as-2, #as-3, #as-4, #as-6 from the Go SDK: the shorthand reaches the
 // task's only asset; GetAssetState and Get read with a default; nil is
 // refused; a task with several (or no) assets gets "task has N concrete
 // inlets and outlets"; an undeclared asset is forbidden; an alias is

@@ -14,7 +14,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC TS-1, TS-2, TS-3 from the Go SDK: try 1 checkpoints and fails, try 2
+// docs/requirements.md#ts-1, #ts-2, #ts-3 from the Go SDK: try 1 checkpoints and fails, try 2
 // reads the checkpoint with GetState and resumes; Get falls back to its
 // default; values keep their types; NaN, nil and a bad retention are
 // refused; NeverExpire and durations set the expiry.

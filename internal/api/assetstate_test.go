@@ -10,7 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 )
 
-// SPEC AS-1, AS-3, AS-6 and the audit log: the REST API lists an asset's
+// docs/requirements.md#as-1, #as-3, #as-6 and the audit log: the REST API lists an asset's
 // keys with who last wrote them, reads, writes (op or admin, recorded as
 // the user), deletes and clears them; every change is audited; bad input
 // (a retention, null, NaN, too large) is refused and changes nothing.

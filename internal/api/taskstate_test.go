@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC TS-6, TS-7, TS-3 and the audit log: the REST API lists keys with
+// docs/requirements.md#ts-6, #ts-7, #ts-3 and the audit log: the REST API lists keys with
 // their metadata, reads, writes (op or admin), deletes and clears them;
 // every change is audited; bad input is refused and changes nothing.
 func TestTaskStateREST(t *testing.T) {
@@ -83,7 +83,7 @@ func TestTaskStateREST(t *testing.T) {
 	}
 }
 
-// SPEC TS-5: the REST clear endpoints delete the cleared instances' task
+// docs/requirements.md#ts-5: the REST clear endpoints delete the cleared instances' task
 // state unless keep_task_state is true.
 func TestClearKeepsTaskStateOnlyWhenAsked(t *testing.T) {
 	t.Parallel()

@@ -62,7 +62,7 @@ func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
 // TestAssetStateWatermark runs examples/dags/watermark_load.yaml twice with
 // rows added to the source between the runs: the second run processes only
 // the rows newer than the watermark the first run left in the asset's state
-// (SPEC AS-1, AS-3: state that outlives runs; AS-2: the shorthand of a task
+// (docs/requirements.md#as-1, #as-3: state that outlives runs; AS-2: the shorthand of a task
 // with one asset; AS-6: the writer is recorded). Then the in-task CLI's
 // refusals (AS-2, AS-4) and the admin CLI's view of the asset's state.
 func TestAssetStateWatermark(t *testing.T) {

@@ -62,7 +62,7 @@ func (c *client) waitLog(dagID, runID, taskID string, try int, want string) stri
 }
 
 // TestProgressReadableWhileRunning runs examples/dags/progress_report.yaml
-// (the seeds' progress-metadata pattern; SPEC TS-1, TS-6): while
+// (the seeds' progress-metadata pattern; docs/requirements.md#ts-1, #ts-6): while
 // process_items is still running (held half way by its pause file), the
 // REST API returns the {"done", "total"} it wrote, with the writing try;
 // after the pause is released the task finishes and reports 6 of 6.

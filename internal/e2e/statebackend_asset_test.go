@@ -37,7 +37,7 @@ tasks:
 `
 
 // TestStateBackendAssetState runs the built binary's standalone with
-// [workers] state_backend = file://DIR (SPEC BE-2 for asset state): a bash
+// [workers] state_backend = file://DIR (docs/requirements.md#be-2 for asset state): a bash
 // task stores a value larger than max_value_bytes with `weir asset-state
 // --uri ... set`, the next run reads it with `--name ... get`, and the
 // database (seen through the REST API) holds only the reference

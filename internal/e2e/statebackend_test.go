@@ -36,7 +36,7 @@ tasks:
 `
 
 // TestStateBackendLargeValue runs the built binary's standalone with
-// [workers] state_backend = file://DIR (SPEC BE-2): a bash task stores a
+// [workers] state_backend = file://DIR (docs/requirements.md#be-2): a bash task stores a
 // value larger than max_value_bytes with `weir task-state set`, its retry
 // reads it back, and the database (seen through the REST API) holds only
 // the reference while the directory holds the value; a delete removes the

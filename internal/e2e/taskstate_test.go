@@ -28,7 +28,7 @@ tasks:
 `
 
 // TestTaskStateCheckpointResume runs examples/dags/checkpoint_resume.yaml
-// (SPEC TS-1: a retry resumes from the checkpoint the failed try wrote;
+// (docs/requirements.md#ts-1: a retry resumes from the checkpoint the failed try wrote;
 // TS-6: the REST API shows each key's writer), then the in-task CLI's exit
 // codes, then `weir state-store cleanup-task-store` with and without
 // --dry-run (GC-1).

@@ -72,7 +72,7 @@ func (e *stateEnv) assetRows(t *testing.T) []string {
 	return out
 }
 
-// SPEC AS-1, AS-3, AS-6 over HTTP, by name and by uri (Airflow's paths):
+// docs/requirements.md#as-1, #as-3, #as-6 over HTTP, by name and by uri (Airflow's paths):
 // values round-trip, the writer's provenance is recorded, a missing key is
 // 404 naming it, delete is a no-op when absent, clear empties the asset.
 func TestAssetStateRoutes(t *testing.T) {
@@ -137,7 +137,7 @@ func TestAssetStateRoutes(t *testing.T) {
 	}
 }
 
-// SPEC AS-2: the task's declared concrete assets, inlets and outlets once
+// docs/requirements.md#as-2: the task's declared concrete assets, inlets and outlets once
 // each; aliases are not concrete.
 func TestTaskAssets(t *testing.T) {
 	t.Parallel()
@@ -161,7 +161,7 @@ func TestTaskAssets(t *testing.T) {
 	status(t, err, 403, "token subject does not match")
 }
 
-// SPEC AS-4, SEC-2, SEC-3: a task reaches only the assets it declares (403
+// docs/requirements.md#as-4, #sec-2, #sec-3: a task reaches only the assets it declares (403
 // naming the asset and what it declares, nothing changes); an unknown or
 // inactive asset is 404; bad values are 400/413; a finished try's token is
 // refused. allow_undeclared_asset_reads opens reads, never writes.
@@ -225,7 +225,7 @@ func TestAssetStateRefusals(t *testing.T) {
 	unchanged("a finished try's token")
 }
 
-// SPEC AS-4's relaxing switch: with allow_undeclared_asset_reads any
+// docs/requirements.md#as-4's relaxing switch: with allow_undeclared_asset_reads any
 // running task reads any asset's state; writes still need the declaration.
 func TestAllowUndeclaredAssetReads(t *testing.T) {
 	t.Parallel()

@@ -79,7 +79,7 @@ func (e *stateEnv) rows(t *testing.T) []string {
 	return out
 }
 
-// SPEC TS-1, TS-2, TS-3, TS-6 over HTTP: values round-trip with their types,
+// docs/requirements.md#ts-1, #ts-2, #ts-3, #ts-6 over HTTP: values round-trip with their types,
 // the server computes expires_at with its clock, a missing key is 404 with a
 // message naming it, delete is a no-op when absent, clear empties the scope.
 func TestTaskStateRoutes(t *testing.T) {
@@ -136,7 +136,7 @@ func TestTaskStateRoutes(t *testing.T) {
 	}
 }
 
-// SPEC TS-1: a retry is a new try with a new id and token, and it reads what
+// docs/requirements.md#ts-1: a retry is a new try with a new id and token, and it reads what
 // the failed try wrote.
 func TestTaskStateSharedByRetries(t *testing.T) {
 	t.Parallel()
@@ -176,7 +176,7 @@ func TestTaskStateSharedByRetries(t *testing.T) {
 	}
 }
 
-// SPEC TS-4: with clear_on_success a success deletes the try's task state;
+// docs/requirements.md#ts-4: with clear_on_success a success deletes the try's task state;
 // a failure keeps it.
 func TestTaskStateClearOnSuccess(t *testing.T) {
 	t.Parallel()
@@ -199,7 +199,7 @@ func TestTaskStateClearOnSuccess(t *testing.T) {
 	}
 }
 
-// SPEC SEC-2, SEC-3, TS-7, TS-3: every refused request gets the right status
+// docs/requirements.md#sec-2, #sec-3, #ts-7, #ts-3: every refused request gets the right status
 // and a message naming the problem, and leaves the table as it was.
 func TestTaskStateRefusals(t *testing.T) {
 	t.Parallel()

@@ -48,7 +48,7 @@ func (e *env) assetRows(t *testing.T) map[string]string {
 	return out
 }
 
-// SPEC BE-2 for asset state: a value over max_value_bytes round-trips
+// docs/requirements.md#be-2 for asset state: a value over max_value_bytes round-trips
 // through the object store; the row holds only the reference
 // asset/<name>/<key>; the asset named by uri and by name is one object.
 func TestAssetStateLargeValueNameAndURI(t *testing.T) {
@@ -103,7 +103,7 @@ func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 	}
 }
 
-// SPEC BE-2, AS-2: a write to an asset the task does not declare is
+// docs/requirements.md#be-2, #as-2: a write to an asset the task does not declare is
 // refused before any object is written, so it cannot change what the
 // asset's own rows point to; bad values are refused before writing too.
 func TestAssetStateRefusedBeforeWriting(t *testing.T) {
@@ -130,7 +130,7 @@ func TestAssetStateRefusedBeforeWriting(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: delete removes the row first, then the object (a failed object
+// docs/requirements.md#be-2: delete removes the row first, then the object (a failed object
 // delete is logged and repaired by the next set of the key); a refused row
 // delete leaves the object; clear removes the asset's rows, then every
 // object under asset/<name>/, and no other asset's.

@@ -39,7 +39,7 @@ func bigValue(n int) json.RawMessage {
 	return json.RawMessage(`"` + strings.Repeat("x", n) + `"`)
 }
 
-// SPEC BE-2: a value larger than max_value_bytes round-trips through the
+// docs/requirements.md#be-2: a value larger than max_value_bytes round-trips through the
 // object store; the database row holds only the reference object, the
 // object store the value; references are deterministic (a later try of
 // the same task instance reads the same object) and one per key.
@@ -111,7 +111,7 @@ func TestLargeValueRoundTrip(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: delete removes the database row first, then the object. When
+// docs/requirements.md#be-2: delete removes the database row first, then the object. When
 // the row cannot be deleted (the try has finished) the object stays; when
 // the object cannot be deleted the key is gone anyway, the failure is
 // logged, and the next set of the key overwrites the orphaned object (the
@@ -176,7 +176,7 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	if _, ok := e.rows(t)["r1/t/0/k"]; !ok {
 		t.Error("the row of k is gone after a refused delete")
 	}
-	// SPEC SEC-3: the finished try's set is refused before it can overwrite
+	// docs/requirements.md#sec-3: the finished try's set is refused before it can overwrite
 	// the object the row points to.
 	if err := ts.StateSet(ctx, ownTask, "k", json.RawMessage(`"overwritten"`), ""); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("set by a finished try: %v, want forbidden", err)
@@ -186,7 +186,7 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: clear removes the rows, then every object of the scope; with
+// docs/requirements.md#be-2: clear removes the rows, then every object of the scope; with
 // all map indices, those of every mapped instance of the task.
 func TestClearAllMapIndices(t *testing.T) {
 	t.Parallel()

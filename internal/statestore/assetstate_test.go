@@ -35,7 +35,7 @@ func defineAssets(t *testing.T, st store.Store, assets ...core.Asset) {
 	}
 }
 
-// SPEC AS-1, AS-3, AS-6: asset state through the Service, by name or uri:
+// docs/requirements.md#as-1, #as-3, #as-6: asset state through the Service, by name or uri:
 // no retention (one is refused), the size limit, the writer's provenance.
 func TestAssetStateService(t *testing.T) {
 	t.Parallel()
@@ -94,7 +94,7 @@ func mustAsset(t *testing.T, svc *statestore.Service, name string) int64 {
 	return a.ID
 }
 
-// SPEC AS-4: only declared assets (inlets or outlets, once each); reads of
+// docs/requirements.md#as-4: only declared assets (inlets or outlets, once each); reads of
 // others only with allow_undeclared_asset_reads; writes never.
 func TestCheckAssetAccess(t *testing.T) {
 	t.Parallel()
@@ -131,7 +131,7 @@ func TestCheckAssetAccess(t *testing.T) {
 	}
 }
 
-// SPEC AS-2: the shorthand needs exactly one concrete asset.
+// docs/requirements.md#as-2: the shorthand needs exactly one concrete asset.
 func TestShorthandAsset(t *testing.T) {
 	t.Parallel()
 	if a, err := core.ShorthandAsset([]core.Asset{orders}, "hint"); err != nil || a.Name != "orders" {
@@ -145,7 +145,7 @@ func TestShorthandAsset(t *testing.T) {
 	}
 }
 
-// SPEC AS-5, GC-1: cleanup sweeps the state of assets inactive for longer
+// docs/requirements.md#as-5, #gc-1: cleanup sweeps the state of assets inactive for longer
 // than asset_state_orphan_retention_days (listed on a dry run, counted
 // apart from task state), keeps an active asset's, and with 0 sweeps none.
 func TestCleanupSweepsOrphanedAssetState(t *testing.T) {

@@ -34,7 +34,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// SPEC GC-2: the periodic Cleaner, with nobody calling Cleanup, deletes
+// docs/requirements.md#gc-2: the periodic Cleaner, with nobody calling Cleanup, deletes
 // expired task-state rows and the state of assets inactive past
 // asset_state_orphan_retention_days, again on later ticks (rows that
 // expire after its first run go too), logs what it deleted, never touches

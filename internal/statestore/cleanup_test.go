@@ -11,7 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC GC-1: cleanup removes expired rows in batches of
+// docs/requirements.md#gc-1: cleanup removes expired rows in batches of
 // state_cleanup_batch_size (a statement and commit each) or in one statement
 // (0); never-expire rows, rows without expiry and unexpired rows stay; a dry
 // run lists what would go, sorted by map index and key, and deletes nothing.

@@ -50,7 +50,7 @@ func retention(t *testing.T, s string) statevalue.Retention {
 	return r
 }
 
-// SPEC TS-3: expires_at is computed at write time from the retention, the
+// docs/requirements.md#ts-3: expires_at is computed at write time from the retention, the
 // default (default_retention_days; 0 = none) or never; changing the default
 // later does not touch rows already written.
 func TestSetComputesExpiryAtWriteTime(t *testing.T) {
@@ -94,7 +94,7 @@ func TestSetComputesExpiryAtWriteTime(t *testing.T) {
 	}
 }
 
-// SPEC TS-7: max_value_bytes is enforced on the normalized value, with an
+// docs/requirements.md#ts-7: max_value_bytes is enforced on the normalized value, with an
 // error naming the limit, and the refused write changes nothing.
 func TestSetEnforcesMaxValueBytes(t *testing.T) {
 	t.Parallel()
@@ -116,7 +116,7 @@ func TestSetEnforcesMaxValueBytes(t *testing.T) {
 	}
 }
 
-// SPEC TS-2: a missing key is ErrNotFound; delete of an absent key is fine;
+// docs/requirements.md#ts-2: a missing key is ErrNotFound; delete of an absent key is fine;
 // a write to a run that does not exist is ErrNotFound, and so is any access
 // to an asset that does not exist.
 func TestServiceErrors(t *testing.T) {

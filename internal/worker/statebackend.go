@@ -8,7 +8,7 @@ import (
 	"github.com/weirflow/weir/internal/stateref"
 )
 
-// withStateBackend gives req the worker-side state backend (SPEC BE-2) for
+// withStateBackend gives req the worker-side state backend (docs/requirements.md#be-2) for
 // task and asset state, when one is configured: in-process tasks get the
 // wrapped client, subprocesses the variables the in-task CLI reads, and
 // the try log masks the backend's credentials. Failed object deletes are
