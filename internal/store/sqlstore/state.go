@@ -84,18 +84,17 @@ func (s *Store) StateSet(ctx context.Context, p *store.StateSetParams) error {
 
 // StateGet returns one entry or ErrNotFound.
 func (s *Store) StateGet(ctx context.Context, sc core.StateScope, key string) (*core.StateEntry, error) {
-	what := fmt.Sprintf("get %s state %q of %s", sc.Kind, key, sc)
 	t, err := tableOf(sc.Kind)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	var args []any
+	if err == nil {
+		args, err = t.scopeArgs(sc)
 	}
-	args, err := t.scopeArgs(sc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("get %s state %q of %s: %w", sc.Kind, key, sc, err)
 	}
 	e, err := t.scan(s.hotRead(t.get).queryRow(ctx, append(args, key)...))
 	if err != nil {
-		return nil, s.wrap(err, "%s", what)
+		return nil, s.wrap(err, "get %s state %q of %s", sc.Kind, key, sc)
 	}
 	return &e, nil
 }
