@@ -87,10 +87,6 @@ func (in *setTaskStateInput) stateBody() []byte      { return in.RawBody }
 func (in *setAssetStateInput) stateBody() []byte     { return in.RawBody }
 func (in *clearTaskStateInput) allMapIndices() bool  { return in.AllMapIndices }
 func (p *AssetStateParam) allMapIndices() bool       { return false }
-func (in *listTaskStateInput) narrow(p *store.StateListParams) {
-	p.DagID, p.RunID, p.TaskID, p.MapIndex = in.DagID, in.RunID, in.TaskID, &in.MapIndex
-}
-func (in *listAssetStateInput) narrow(p *store.StateListParams) { p.AssetID = in.AssetID }
 
 type (
 	scopedInput interface{ stateScope() core.StateScope }
@@ -101,7 +97,6 @@ type (
 	listInput interface {
 		scopedInput
 		statePage() StatePage
-		narrow(*store.StateListParams)
 	}
 	setInput interface {
 		keyInput
@@ -175,7 +170,7 @@ func registerStateRoutes[L, K, S, C any, PL listPtr[L], PK keyPtr[K], PS setPtr[
 	list := op("get_%s_state_entries", http.MethodGet, r.base, "List "+r.what+" with metadata")
 	list.Errors = append(list.Errors, http.StatusBadRequest)
 	register(s, core.RoleViewer, list, func(ctx context.Context, in *L) (*struct{ Body StateCollection }, error) {
-		return s.listState(ctx, r.kind, PL(in))
+		return s.listState(ctx, PL(in))
 	})
 	register(s, core.RoleViewer, op("get_%s_state_entry", http.MethodGet, r.base+"/{key}", "Get one key of "+r.what),
 		func(ctx context.Context, in *K) (*struct{ Body core.StateEntry }, error) {
@@ -206,14 +201,13 @@ func registerStateRoutes[L, K, S, C any, PL listPtr[L], PK keyPtr[K], PS setPtr[
 }
 
 // listState serves GET .../state-store: one page, counted in the database.
-func (s *server) listState(ctx context.Context, kind core.StateKind, in listInput) (*struct{ Body StateCollection }, error) {
-	if _, err := s.states.Resolve(ctx, in.stateScope()); err != nil {
+func (s *server) listState(ctx context.Context, in listInput) (*struct{ Body StateCollection }, error) {
+	sc, err := s.states.Resolve(ctx, in.stateScope())
+	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
 	pg := in.statePage()
-	p := &store.StateListParams{Kind: kind, Page: store.Page{Limit: pg.Limit, Offset: pg.Offset, OrderBy: pg.OrderBy}}
-	in.narrow(p)
-	rows, total, err := s.states.List(ctx, p)
+	rows, total, err := s.states.List(ctx, store.ListScope(sc, store.Page{Limit: pg.Limit, Offset: pg.Offset, OrderBy: pg.OrderBy}))
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}

@@ -90,7 +90,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					p = &store.StateListParams{Kind: core.StateAsset, AssetID: sc.AssetID, Page: page}
+					p = store.ListScope(sc, page)
 				}
 				rows, total, err := svc.List(cmd.Context(), p)
 				if err != nil {

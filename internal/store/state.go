@@ -84,6 +84,20 @@ type StateListParams struct {
 	Page
 }
 
+// ListScope returns the list of exactly the entries of scope (an asset
+// scope resolved to its id), one page at a time.
+func ListScope(scope core.StateScope, page Page) *StateListParams {
+	p := &StateListParams{Kind: scope.Kind, Page: page}
+	switch scope.Kind {
+	case core.StateTask:
+		mi := scope.MapIndex
+		p.DagID, p.RunID, p.TaskID, p.MapIndex = scope.DagID, scope.RunID, scope.TaskID, &mi
+	case core.StateAsset:
+		p.AssetID = scope.AssetID
+	}
+	return p
+}
+
 // StateDeleteParams deletes one key or clears a scope.
 type StateDeleteParams struct {
 	Scope core.StateScope
