@@ -50,11 +50,11 @@ func TestAddToAliasFromGo(t *testing.T) {
 	if len(evs) != 1 || evs[0].Name != "orders" || string(evs[0].Extra) != `{"rows":2}` {
 		t.Errorf("events of export = %+v, want one of orders with extra rows 2", evs)
 	}
-	rows, err := st.AssetStateList(t.Context(), 0)
+	rows, err := st.StateList(t.Context(), &store.StateListParams{Kind: core.StateAsset})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].AssetName != "orders" || rows[0].UpdatedBy.TaskID != "read" {
+	if len(rows) != 1 || rows[0].Scope.AssetName != "orders" || rows[0].UpdatedBy.TaskID != "read" {
 		t.Errorf("asset state = %+v, want orders/seen written by read", rows)
 	}
 }

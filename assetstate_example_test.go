@@ -7,7 +7,7 @@ import (
 )
 
 // goWatermarkLoad runs examples/sdk's go_watermark_load twice with rows
-// added to the source between the runs (SPEC AS-1, AS-3: the watermark in
+// added to the source between the runs (docs/requirements.md#as-1, #as-3: the watermark in
 // the asset's state outlives the run): the second run processes only the
 // rows newer than the first run's watermark.
 func goWatermarkLoad(t *testing.T, bin string) {

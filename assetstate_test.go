@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC AS-2, AS-3, AS-4, AS-6 from the Go SDK: the shorthand reaches the
+// docs/requirements.md#as-2, #as-3, #as-4, #as-6 from the Go SDK: the shorthand reaches the
 // task's only asset; GetAssetState and Get read with a default; nil is
 // refused; a task with several (or no) assets gets "task has N concrete
 // inlets and outlets"; an undeclared asset is forbidden; an alias is
@@ -69,11 +70,11 @@ func TestAssetStateFromGo(t *testing.T) {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	st := openStore(t, home)
-	rows, err := st.AssetStateList(t.Context(), 0)
+	rows, err := st.StateList(t.Context(), &store.StateListParams{Kind: core.StateAsset})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].AssetName != "wm" || string(rows[0].Value) != "42" || rows[0].UpdatedBy.Kind != "task" ||
+	if len(rows) != 1 || rows[0].Scope.AssetName != "wm" || string(rows[0].Value) != "42" || rows[0].UpdatedBy.Kind != "task" ||
 		rows[0].UpdatedBy.TaskID != "load" || rows[0].UpdatedBy.DagID != "sdk_asset_state" || rows[0].UpdatedBy.TryNumber != 1 {
 		t.Errorf("asset state = %+v, want wm/watermark = 42 written by sdk_asset_state/load try 1", rows)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -199,7 +200,7 @@ func TestRunResumableJobFails(t *testing.T) {
 // `key=value never=bool` lines.
 func taskStateOf(t *testing.T, st store.Store, dagID string) []string {
 	t.Helper()
-	entries, err := st.TaskStateList(t.Context(), &store.TaskStateListParams{DagID: dagID, RunID: latestRun(t, st, dagID).RunID})
+	entries, err := st.StateList(t.Context(), &store.StateListParams{Kind: core.StateTask, DagID: dagID, RunID: latestRun(t, st, dagID).RunID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC TS-1, TS-2, TS-3 from the Go SDK: try 1 checkpoints and fails, try 2
+// docs/requirements.md#ts-1, #ts-2, #ts-3 from the Go SDK: try 1 checkpoints and fails, try 2
 // reads the checkpoint with GetState and resumes; Get falls back to its
 // default; values keep their types; NaN, nil and a bad retention are
 // refused; NeverExpire and durations set the expiry.
@@ -76,15 +77,15 @@ func TestTaskStateFromGo(t *testing.T) {
 		t.Errorf("ingest returned %s", v)
 	}
 	run := latestRun(t, st, "sdk_state")
-	entries, err := st.TaskStateList(t.Context(), &store.TaskStateListParams{DagID: "sdk_state", RunID: run.RunID})
+	entries, err := st.StateList(t.Context(), &store.StateListParams{Kind: core.StateTask, DagID: "sdk_state", RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]store.TaskStateEntry{}
+	got := map[string]core.StateEntry{}
 	for _, e := range entries {
 		got[e.Key] = e
 	}
-	if len(got) != 2 || string(got["last_page"].Value) != "10" || got["last_page"].UpdatedByTry != 2 ||
+	if len(got) != 2 || string(got["last_page"].Value) != "10" || got["last_page"].UpdatedBy.TryNumber != 2 ||
 		string(got["job"].Value) != `{"id":"j-1"}` || !got["job"].NeverExpire || got["job"].ExpiresAt != nil {
 		t.Errorf("task state = %+v, want last_page 10 (try 2) and job (never expires)", got)
 	}

@@ -88,9 +88,9 @@ type timedStore struct {
 	batches []time.Duration
 }
 
-func (t *timedStore) TaskStateDeleteExpired(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (t *timedStore) StateDeleteStale(ctx context.Context, p *store.StateStaleParams) (int64, error) {
 	t0 := time.Now()
-	n, err := t.Store.TaskStateDeleteExpired(ctx, before, limit)
+	n, err := t.Store.StateDeleteStale(ctx, p)
 	t.batches = append(t.batches, time.Since(t0))
 	return n, err
 }
@@ -191,7 +191,7 @@ func cleanupOnce(ctx context.Context, o *options, batch int, name string) (clean
 			default:
 			}
 			t0 := time.Now()
-			err := clients[0].TaskStateSet(ctx, "k"+strconv.Itoa(n%10), value(n), "")
+			err := clients[0].StateSet(ctx, taskScope, "k"+strconv.Itoa(n%10), value(n), "")
 			mu.Lock()
 			samples = append(samples, sample{start: t0, lat: time.Since(t0), err: err})
 			mu.Unlock()

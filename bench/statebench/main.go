@@ -51,8 +51,12 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for per-repetition databases
 
 	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 )
+
+// taskScope is a try's own task state (the token names the instance).
+var taskScope = core.StateScope{Kind: core.StateTask}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
@@ -252,9 +256,9 @@ func hammer(ctx context.Context, clients []*execclient.Client, w int, op string,
 				}
 				var err error
 				if op == "set" {
-					err = c.TaskStateSet(ctx, key, value(n), "")
+					err = c.StateSet(ctx, taskScope, key, value(n), "")
 				} else {
-					_, err = c.TaskStateGet(ctx, key)
+					_, err = c.StateGet(ctx, taskScope, key)
 				}
 				if t0.Before(warm) {
 					continue

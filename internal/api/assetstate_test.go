@@ -10,7 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 )
 
-// SPEC AS-1, AS-3, AS-6 and the audit log: the REST API lists an asset's
+// docs/requirements.md#as-1, #as-3, #as-6 and the audit log: the REST API lists an asset's
 // keys with who last wrote them, reads, writes (op or admin, recorded as
 // the user), deletes and clears them; every change is audited; bad input
 // (a retention, null, NaN, too large) is refused and changes nothing.
@@ -23,16 +23,16 @@ func TestAssetStateREST(t *testing.T) {
 	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets", nil, &assets)
 	base := fmt.Sprintf("/api/v2/assets/%d/state-store", assets.Assets[0].ID)
 
-	var list api.AssetStateCollection
+	var list api.StateCollection
 	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 {
 		t.Fatalf("empty list = %+v", list)
 	}
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
 
-	var got api.AssetStateEntry
+	var got core.StateEntry
 	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/watermark", `{"value": {"last_id": 12}}`, &got)
-	if string(got.Value) != `{"last_id":12}` || got.Kind != "user" || got.User != "op" || got.AssetName != "orders" ||
+	if string(got.Value) != `{"last_id":12}` || got.UpdatedBy.Kind != "user" || got.UpdatedBy.User != "op" || got.Scope.AssetName != "orders" ||
 		!got.UpdatedAt.Equal(e.clk.Now()) {
 		t.Errorf("PUT answer = %+v, want the value written by user op", got)
 	}
@@ -41,8 +41,8 @@ func TestAssetStateREST(t *testing.T) {
 	}
 	e.must(http.StatusOK, core.RoleAdmin, "PUT", base+"/n", `{"value": 7}`, nil)
 	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
-	if list.TotalEntries != 2 || list.Entries[0].Key != "n" || list.Entries[0].User != "admin" ||
-		list.Entries[1].Key != "watermark" || list.Entries[1].Kind != "user" {
+	if list.TotalEntries != 2 || list.Entries[0].Key != "n" || list.Entries[0].UpdatedBy.User != "admin" ||
+		list.Entries[1].Key != "watermark" || list.Entries[1].UpdatedBy.Kind != "user" {
 		t.Errorf("list = %+v", list)
 	}
 	e.must(http.StatusOK, core.RoleViewer, "GET", base+"/watermark", nil, &got)

@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC TS-6, TS-7, TS-3 and the audit log: the REST API lists keys with
+// docs/requirements.md#ts-6, #ts-7, #ts-3 and the audit log: the REST API lists keys with
 // their metadata, reads, writes (op or admin), deletes and clears them;
 // every change is audited; bad input is refused and changes nothing.
 func TestTaskStateREST(t *testing.T) {
@@ -21,18 +21,18 @@ func TestTaskStateREST(t *testing.T) {
 	e.trigger("r1")
 	base := "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/state-store"
 
-	var list api.TaskStateCollection
+	var list api.StateCollection
 	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if list.TotalEntries != 0 || len(list.Entries) != 0 {
 		t.Fatalf("empty list = %+v", list)
 	}
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PUT", base+"/k", map[string]any{"value": 1})
 
-	var got api.TaskStateEntry
+	var got core.StateEntry
 	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/progress", `{"value": {"rows": 10, "status": "running"}, "retention": "6h"}`, &got)
 	now := e.clk.Now()
 	if string(got.Value) != `{"rows":10,"status":"running"}` || got.ExpiresAt == nil || !got.ExpiresAt.Equal(now.Add(6*60*60*1e9)) ||
-		got.UpdatedByTry != 0 || got.UpdatedByRun != "" || got.MapIndex != -1 || got.TaskID != "extract" {
+		got.UpdatedBy != core.UserWriter("op") || got.Scope.MapIndex != -1 || got.Scope.TaskID != "extract" {
 		t.Errorf("PUT answer = %+v", got)
 	}
 	e.must(http.StatusOK, core.RoleAdmin, "PUT", base+"/job", `{"value": 12345678901234567890, "retention": "never"}`, nil)
@@ -83,7 +83,7 @@ func TestTaskStateREST(t *testing.T) {
 	}
 }
 
-// SPEC TS-5: the REST clear endpoints delete the cleared instances' task
+// docs/requirements.md#ts-5: the REST clear endpoints delete the cleared instances' task
 // state unless keep_task_state is true.
 func TestClearKeepsTaskStateOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
@@ -92,11 +92,11 @@ func TestClearKeepsTaskStateOnlyWhenAsked(t *testing.T) {
 	e.trigger("r1")
 	e.setTIState("r1", "extract", core.TIFailed)
 	has := func() bool {
-		_, err := e.st.TaskStateGet(ctx, store.TaskStateScope{DagID: "etl", RunID: "r1", TaskID: "extract", MapIndex: -1}, "k")
+		_, err := e.st.StateGet(ctx, core.TaskScope("etl", "r1", "extract", -1), "k")
 		return err == nil
 	}
-	if err := e.st.TaskStateSet(ctx, &store.TaskStateSetParams{Scope: store.TaskStateScope{DagID: "etl", RunID: "r1",
-		TaskID: "extract", MapIndex: -1}, Key: "k", Value: json.RawMessage(`1`), Now: e.clk.Now()}); err != nil {
+	if err := e.st.StateSet(ctx, &store.StateSetParams{Scope: core.TaskScope("etl", "r1", "extract", -1), Key: "k",
+		Value: json.RawMessage(`1`), Now: e.clk.Now(), By: core.UserWriter("")}); err != nil {
 		t.Fatal(err)
 	}
 	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",

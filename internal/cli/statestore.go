@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/user"
@@ -31,14 +32,16 @@ func newStateCleaner(cfg *config.Config, st store.Store, logger *slog.Logger) ru
 	return &statestore.Cleaner{Service: newStateService(cfg, st), Interval: cfg.StateStore.CleanupInterval.D(), Logger: logger}
 }
 
-// taskStateFlags name a task instance on the admin commands.
-type taskStateFlags struct {
+// stateFlags name the scope of an admin command: a task instance (--dag,
+// --run, --task, --map-index) or an asset (--asset NAME). list takes a dag
+// alone, or a dag and a run, too.
+type stateFlags struct {
 	dag, run, task string
 	mapIndex       int
-	asset          string // --asset: an asset's state instead (statestore_asset.go)
+	asset          string
 }
 
-func (f *taskStateFlags) add(cmd *cobra.Command, required bool) {
+func (f *stateFlags) add(cmd *cobra.Command, oneScope bool) {
 	cmd.Flags().StringVar(&f.dag, "dag", "", "DAG id")
 	cmd.Flags().StringVar(&f.run, "run", "", "run id")
 	cmd.Flags().StringVar(&f.task, "task", "", "task id")
@@ -46,69 +49,84 @@ func (f *taskStateFlags) add(cmd *cobra.Command, required bool) {
 	cmd.Flags().StringVar(&f.asset, "asset", "", "asset name: the asset's state instead of a task instance's")
 	cmd.MarkFlagsOneRequired("dag", "asset")
 	cmd.MarkFlagsMutuallyExclusive("dag", "asset")
-	if required {
-		cmd.PreRunE = f.requireTask
+	if oneScope {
+		cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+			if f.asset == "" && (f.run == "" || f.task == "") {
+				return fmt.Errorf("%s needs --dag, --run and --task (a task instance) or --asset NAME", cmd.CommandPath())
+			}
+			return nil
+		}
 	}
 }
 
-func (f *taskStateFlags) scope() statestore.TaskScope {
-	return statestore.TaskScope{DagID: f.dag, RunID: f.run, TaskID: f.task, MapIndex: f.mapIndex}
-}
-
-func (f *taskStateFlags) target() string {
-	t := f.dag + "/" + f.run + "/" + f.task
-	if f.mapIndex >= 0 {
-		t += "/" + strconv.Itoa(f.mapIndex)
+// scope is the one scope the flags name.
+func (f *stateFlags) scope() core.StateScope {
+	if f.asset != "" {
+		return core.AssetScopeByName(f.asset)
 	}
-	return t
+	return core.TaskScope(f.dag, f.run, f.task, f.mapIndex)
 }
 
-// stateStoreCmd is the admin CLI of task state (configuration, the CLI and
-// backend classes use the state_store name).
+// stateStoreCmd is the admin CLI of state, of every kind (configuration,
+// the CLI and backend classes use Airflow's state_store name). Its edits
+// are the state service's audited admin edits, made as cliActor.
 func (a *app) stateStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "state-store", Short: "Inspect, edit and clean up task state and asset state (admin)"}
-	var lf taskStateFlags
+
+	var lf stateFlags
+	var page store.Page
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List task state keys with their metadata",
+		Short: "List task state keys (of a dag, run, task or map index) or an asset's, with their metadata",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if lf.asset != "" {
-				return a.assetStateList(cmd, lf.asset, asJSON)
-			}
-			p := &store.TaskStateListParams{DagID: lf.dag, RunID: lf.run, TaskID: lf.task}
-			if cmd.Flags().Changed("map-index") {
-				p.MapIndex = &lf.mapIndex
-			}
-			return a.withState(cmd.Context(), func(svc *statestore.Service, _ *sqlstore.Store) error {
-				rows, err := svc.List(cmd.Context(), p)
+			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
+				p := &store.StateListParams{Kind: core.StateTask, DagID: lf.dag, RunID: lf.run, TaskID: lf.task, Page: page}
+				if cmd.Flags().Changed("map-index") {
+					p.MapIndex = &lf.mapIndex
+				}
+				if lf.asset != "" {
+					sc, err := svc.Resolve(cmd.Context(), lf.scope())
+					if err != nil {
+						return err
+					}
+					p = store.ListScope(sc, page)
+				}
+				rows, total, err := svc.List(cmd.Context(), p)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return printJSON(cmd.OutOrStdout(), rows)
+					return printJSON(cmd.OutOrStdout(), map[string]any{"entries": rows, "total_entries": total})
 				}
-				return stateTable(cmd, rows, true)
+				if err := stateTable(cmd, p.Kind, rows, true); err != nil {
+					return err
+				}
+				if len(rows) < total {
+					fmt.Fprintf(cmd.OutOrStdout(), "%d of %d entries from offset %d (--limit, --offset)\n", len(rows), total, page.Offset)
+				}
+				return nil
 			})
 		},
 	}
 	lf.add(list, false)
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"entries\": [...], \"total_entries\": N}")
+	list.Flags().IntVar(&page.Limit, "limit", 100, "most entries to print")
+	list.Flags().IntVar(&page.Offset, "offset", 0, "entries to skip")
+	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also dag_id, run_id, task_id, map_index, expires_at; asset state asset_name (\"-\" first for descending)")
 
-	var gf taskStateFlags
+	var gf stateFlags
 	get := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print one key's value and metadata as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if gf.asset != "" {
-				return a.assetStateGet(cmd, gf.asset, args[0])
-			}
-			return a.withState(cmd.Context(), func(svc *statestore.Service, _ *sqlstore.Store) error {
-				e, err := svc.Get(cmd.Context(), gf.scope(), args[0])
+			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
+				sc := gf.scope()
+				e, err := svc.Get(cmd.Context(), sc, args[0])
 				if err != nil {
-					return fmt.Errorf("task state key %q of %s: %w", args[0], gf.target(), err)
+					return fmt.Errorf("%s state key %q of %s: %w", sc.Kind, args[0], sc.Describe(), err)
 				}
 				return printJSON(cmd.OutOrStdout(), e)
 			})
@@ -116,40 +134,31 @@ func (a *app) stateStoreCmd() *cobra.Command {
 	}
 	gf.add(get, true)
 
-	var df taskStateFlags
+	var df stateFlags
 	del := &cobra.Command{
 		Use:   "delete KEY",
 		Short: "Delete one key (audited)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if df.asset != "" {
-				return a.assetStateDelete(cmd, df.asset, args[0])
-			}
-			return a.withState(cmd.Context(), func(svc *statestore.Service, st *sqlstore.Store) error {
-				if err := svc.Delete(cmd.Context(), df.scope(), args[0]); err != nil {
-					return err
-				}
-				return a.auditCLI(cmd.Context(), st, "task_state.delete", df.target(), "key="+args[0])
+			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
+				return svc.AdminDelete(cmd.Context(), a.cliActor(), df.scope(), args[0])
 			})
 		},
 	}
 	df.add(del, true)
 
-	var cf taskStateFlags
+	var cf stateFlags
 	var all bool
 	clearCmd := &cobra.Command{
 		Use:   "clear",
-		Short: "Delete every key of a task instance (audited)",
+		Short: "Delete every key of a task instance or an asset (audited)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cf.asset != "" {
-				return a.assetStateDelete(cmd, cf.asset, "")
+			if all && cf.asset != "" {
+				return errors.New("--all-map-indices is for task state, not --asset")
 			}
-			return a.withState(cmd.Context(), func(svc *statestore.Service, st *sqlstore.Store) error {
-				if err := svc.Clear(cmd.Context(), cf.scope(), all); err != nil {
-					return err
-				}
-				return a.auditCLI(cmd.Context(), st, "task_state.clear", cf.target(), fmt.Sprintf("all_map_indices=%t", all))
+			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
+				return svc.AdminClear(cmd.Context(), a.cliActor(), cf.scope(), all)
 			})
 		},
 	}
@@ -159,7 +168,8 @@ func (a *app) stateStoreCmd() *cobra.Command {
 	return cmd
 }
 
-// cleanupTaskStoreCmd is `weir state-store cleanup-task-store` (SPEC GC-1).
+// cleanupTaskStoreCmd is `weir state-store cleanup-task-store`
+// (docs/state-store-cleanup.md).
 func (a *app) cleanupTaskStoreCmd() *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
@@ -174,23 +184,12 @@ lists what would go (task state by dag, run, task, map index and key; asset stat
 asset and key) and deletes nothing. Both print a summary count for each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withState(cmd.Context(), func(svc *statestore.Service, _ *sqlstore.Store) error {
+			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
 				rep, err := svc.Cleanup(cmd.Context(), dry)
 				if err != nil {
 					return err
 				}
-				out := cmd.OutOrStdout()
-				if dry {
-					if err := stateTable(cmd, rep.Expired, false); err != nil {
-						return err
-					}
-					fmt.Fprintf(out, "dry run: %d expired task state rows would be deleted (expires_at before %s)\n",
-						len(rep.Expired), rep.Before.UTC().Format(time.RFC3339))
-					return printOrphanSweep(cmd, rep, svc.Config())
-				}
-				fmt.Fprintf(out, "deleted %d expired task state rows in %d batches (state_cleanup_batch_size %d)\n",
-					rep.Deleted, rep.Batches, svc.Config().CleanupBatchSize)
-				return printOrphanSweep(cmd, rep, svc.Config())
+				return printCleanup(cmd, rep, svc.Config())
 			})
 		},
 	}
@@ -198,45 +197,97 @@ asset and key) and deletes nothing. Both print a summary count for each.`,
 	return cmd
 }
 
+// printCleanup reports a cleanup: what a dry run would delete, or how many
+// rows went, of task state and then of the asset orphan sweep.
+func printCleanup(cmd *cobra.Command, rep *statestore.CleanupReport, cfg statestore.Config) error {
+	out := cmd.OutOrStdout()
+	if rep.DryRun {
+		if err := stateTable(cmd, core.StateTask, rep.Expired, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "dry run: %d expired task state rows would be deleted (expires_at before %s)\n",
+			len(rep.Expired), rep.Before.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(out, "deleted %d expired task state rows in %d batches (state_cleanup_batch_size %d)\n",
+			rep.Deleted, rep.Batches, cfg.CleanupBatchSize)
+	}
+	if rep.OrphanBefore.IsZero() {
+		fmt.Fprintln(out, "asset state orphan sweep is off (asset_state_orphan_retention_days = 0)")
+		return nil
+	}
+	since := rep.OrphanBefore.UTC().Format(time.RFC3339)
+	if rep.DryRun {
+		if err := stateTable(cmd, core.StateAsset, rep.Orphans, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "dry run: %d asset state rows of assets inactive since before %s would be deleted (asset_state_orphan_retention_days %d)\n",
+			len(rep.Orphans), since, cfg.AssetOrphanRetentionDays)
+		return nil
+	}
+	fmt.Fprintf(out, "deleted %d asset state rows of assets inactive since before %s (asset_state_orphan_retention_days %d)\n",
+		rep.OrphansDeleted, since, cfg.AssetOrphanRetentionDays)
+	return nil
+}
+
 // withState opens the store and runs fn with the configured state service.
-func (a *app) withState(ctx context.Context, fn func(*statestore.Service, *sqlstore.Store) error) error {
+func (a *app) withState(ctx context.Context, fn func(*statestore.Service) error) error {
 	return a.withStore(ctx, func(cfg *config.Config, st *sqlstore.Store) error {
-		return fn(newStateService(cfg, st), st)
+		return fn(newStateService(cfg, st))
 	})
 }
 
-// auditCLI records an admin change made from the command line.
-func (a *app) auditCLI(ctx context.Context, st store.Store, action, target, detail string) error {
-	user := "cli"
-	if u := a.getenv("USER"); u != "" {
-		user = "cli:" + u
-	}
-	return st.AuditLogAdd(ctx, &core.AuditEntry{When: time.Now(), User: user, Action: action, Target: target, Detail: detail})
-}
-
-// stateTable prints entries sorted by dag, run, task, map index and key
-// (values only when withValues).
-func stateTable(cmd *cobra.Command, rows []store.TaskStateEntry, withValues bool) error {
+// stateTable prints entries of kind in the store's order: the scope (task
+// state by dag, run, task and map index; asset state by asset), the key,
+// when it expires (task state) or since when its asset is inactive (asset
+// state), and with withValues when and by whom it was written and its value.
+func stateTable(cmd *cobra.Command, kind core.StateKind, rows []core.StateEntry, withValues bool) error {
 	header := []string{"DAG_ID", "RUN_ID", "TASK_ID", "MAP_INDEX", "KEY", "EXPIRES_AT"}
+	if kind == core.StateAsset {
+		header = []string{"ASSET", "KEY", "INACTIVE_SINCE"}
+	}
 	if withValues {
-		header = append(header, "UPDATED_AT", "BY_RUN", "BY_TRY", "VALUE")
+		header = append(header, "UPDATED_AT", "BY", "VALUE")
 	}
 	out := make([][]string, len(rows))
 	for i, r := range rows {
-		exp := fmtTime(r.ExpiresAt)
-		if r.NeverExpire {
-			exp = "never"
+		sc := r.Scope
+		if kind == core.StateAsset {
+			out[i] = []string{sc.AssetName, r.Key, fmtTime(r.AssetInactiveSince)}
+		} else {
+			exp := fmtTime(r.ExpiresAt)
+			if r.NeverExpire {
+				exp = "never"
+			}
+			out[i] = []string{sc.DagID, sc.RunID, sc.TaskID, strconv.Itoa(sc.MapIndex), r.Key, exp}
 		}
-		out[i] = []string{r.DagID, r.RunID, r.TaskID, strconv.Itoa(r.MapIndex), r.Key, exp}
 		if withValues {
 			v := string(r.Value)
 			if len(v) > 60 {
 				v = v[:57] + "..."
 			}
-			out[i] = append(out[i], fmtTime(&r.UpdatedAt), r.UpdatedByRun, strconv.Itoa(r.UpdatedByTry), v)
+			out[i] = append(out[i], fmtTime(&r.UpdatedAt), describeWriter(r.UpdatedBy), v)
 		}
 	}
 	return table(cmd.OutOrStdout(), header, out)
+}
+
+// describeWriter formats who last wrote an entry: task dag/run/task[i]
+// try N, user NAME, or the kind.
+func describeWriter(w core.StateWriter) string {
+	switch w.Kind {
+	case core.StateWriterTask:
+		t := w.DagID + "/" + w.RunID + "/" + w.TaskID
+		if w.MapIndex >= 0 {
+			t += "[" + strconv.Itoa(w.MapIndex) + "]"
+		}
+		return "task " + t + " try " + strconv.Itoa(w.TryNumber)
+	case core.StateWriterUser:
+		if w.User == "" {
+			return "user"
+		}
+		return "user " + w.User
+	}
+	return w.Kind
 }
 
 // cliActor is who the admin CLI acts as: "cli:<os user>", with the admin

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // assetStateCLIDAG checks the in-task asset-state CLI's refusals and exit
@@ -41,17 +43,16 @@ func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
 	c.t.Helper()
 	var list struct {
 		Entries []struct {
-			Key    string          `json:"key"`
-			Value  json.RawMessage `json:"value"`
-			Kind   string          `json:"last_updated_by_kind"`
-			TaskID string          `json:"last_updated_by_task_id"`
+			Key   string           `json:"key"`
+			Value json.RawMessage  `json:"value"`
+			By    core.StateWriter `json:"last_updated_by"`
 		} `json:"entries"`
 	}
 	c.get(fmt.Sprintf("/api/v2/assets/%d/state-store", c.asset(name).ID), &list)
 	out := map[string]json.RawMessage{}
 	for _, e := range list.Entries {
-		if e.Kind != "task" || e.TaskID != "load" {
-			c.t.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.Kind, e.TaskID)
+		if e.By.Kind != "task" || e.By.TaskID != "load" {
+			c.t.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.By.Kind, e.By.TaskID)
 		}
 		out[e.Key] = e.Value
 	}
@@ -61,7 +62,7 @@ func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
 // TestAssetStateWatermark runs examples/dags/watermark_load.yaml twice with
 // rows added to the source between the runs: the second run processes only
 // the rows newer than the watermark the first run left in the asset's state
-// (SPEC AS-1, AS-3: state that outlives runs; AS-2: the shorthand of a task
+// (docs/requirements.md#as-1, #as-3: state that outlives runs; AS-2: the shorthand of a task
 // with one asset; AS-6: the writer is recorded). Then the in-task CLI's
 // refusals (AS-2, AS-4) and the admin CLI's view of the asset's state.
 func TestAssetStateWatermark(t *testing.T) {

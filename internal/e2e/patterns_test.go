@@ -14,9 +14,9 @@ import (
 
 // stateEntry is one task-state key as GET .../state-store/{key} returns it.
 type stateEntry struct {
-	Value        json.RawMessage `json:"value"`
-	UpdatedByTry int             `json:"updated_by_try"`
-	NeverExpire  bool            `json:"never_expire"`
+	Value       json.RawMessage  `json:"value"`
+	UpdatedBy   core.StateWriter `json:"last_updated_by"`
+	NeverExpire bool             `json:"never_expire"`
 }
 
 // stateValue reads one task-state key of an unmapped task instance over the
@@ -62,7 +62,7 @@ func (c *client) waitLog(dagID, runID, taskID string, try int, want string) stri
 }
 
 // TestProgressReadableWhileRunning runs examples/dags/progress_report.yaml
-// (the seeds' progress-metadata pattern; SPEC TS-1, TS-6): while
+// (the seeds' progress-metadata pattern; docs/requirements.md#ts-1, #ts-6): while
 // process_items is still running (held half way by its pause file), the
 // REST API returns the {"done", "total"} it wrote, with the writing try;
 // after the pause is released the task finishes and reports 6 of 6.
@@ -78,7 +78,7 @@ func TestProgressReadableWhileRunning(t *testing.T) {
 	s.api.trigger(dag, runID, map[string]any{"pause_file": pause})
 	s.api.waitLog(dag, runID, task, 1, "pausing at 3 of 6")
 	e, ok := s.api.stateValue(dag, runID, task, "progress")
-	if !ok || string(e.Value) != `{"done":3,"total":6}` || e.UpdatedByTry != 1 {
+	if !ok || string(e.Value) != `{"done":3,"total":6}` || e.UpdatedBy.TryNumber != 1 {
 		t.Errorf("progress mid-run = %+v (found %t), want {\"done\":3,\"total\":6} written by try 1", e, ok)
 	}
 	if ti := s.api.taskInstance(dag, runID, task); ti.State != core.TIRunning {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,31 +36,70 @@ tasks:
       echo "scratch after delete: $(weir task-state get scratch --default '"gone"')"
 `
 
-// TestStateBackendLargeValue runs the built binary's standalone with
-// [workers] state_backend = file://DIR (SPEC BE-2): a bash task stores a
-// value larger than max_value_bytes with `weir task-state set`, its retry
-// reads it back, and the database (seen through the REST API) holds only
-// the reference while the directory holds the value; a delete removes the
-// object too.
-func TestStateBackendLargeValue(t *testing.T) {
+// assetBackendDAG stores a 70,002-byte value (over the default
+// max_value_bytes of 65,536) in asset big_events' state, named by uri, in
+// run a1; run a2 reads it back by name, and sets and deletes a scratch key
+// (by name, then by uri).
+const assetBackendDAG = `dag_id: asset_backend
+schedule: null
+assets:
+  - {name: big_events, uri: "file:///tmp/weir-e2e/big_events"}
+tasks:
+  load:
+    operator: bash
+    outlets: [big_events]
+    bash_command: |
+      set -e
+      if [ "$WEIR_RUN_ID" = a1 ]; then
+        weir asset-state --uri file:///tmp/weir-e2e/big_events set payload "$(printf '"%070000d"' 0)"
+        echo "a1 stored the payload"
+        exit 0
+      fi
+      v=$(weir asset-state --name big_events get payload)
+      echo "a2 read ${#v} bytes by name"
+      weir asset-state --name big_events set scratch '{"tmp": true}'
+      weir asset-state --uri file:///tmp/weir-e2e/big_events delete scratch
+      echo "scratch after delete: $(weir asset-state get scratch --default '"gone"')"
+`
+
+// TestStateBackendLargeValues runs the built binary's standalone with
+// [workers] state_backend = file://DIR (docs/requirements.md#be-2), for
+// both kinds of state: bash tasks store values larger than
+// max_value_bytes with `weir task-state set` (read back by the retry) and
+// `weir asset-state --uri ... set` (read back by name in the next run); the
+// database (seen through the REST API) holds only the references, the
+// directory the values; deletes (of an asset by uri, of a key set by name)
+// remove the objects too.
+func TestStateBackendLargeValues(t *testing.T) {
 	t.Parallel()
 	home, dags, state := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "state")
 	writeFile(t, filepath.Join(dags, "state_backend.yaml"), stateBackendDAG)
+	writeFile(t, filepath.Join(dags, "asset_backend.yaml"), assetBackendDAG)
 	s := startStandalone(t, home, dags, "WEIR__WORKERS__STATE_BACKEND=file://"+state)
 	api := s.api
 
 	api.waitDAG("state_backend")
+	api.waitDAG("asset_backend")
 	api.trigger("state_backend", "s1", nil)
+	api.trigger("asset_backend", "a1", nil)
+	api.waitRunSuccess("asset_backend", "a1")
+	api.trigger("asset_backend", "a2", nil)
+	api.waitRunSuccess("asset_backend", "a2")
 	api.waitRunSuccess("state_backend", "s1")
 	tries := api.tries("state_backend", "s1", "big")
 	if len(tries) != 2 || !failedTry(tries[0]) || tries[1].State != core.TISuccess {
 		t.Fatalf("tries of big = %+v, want try 1 failed and try 2 success", tries)
 	}
-	if log := api.log("state_backend", "s1", "big", 2); !strings.Contains(log, "try 2 read 70002 bytes") ||
-		!strings.Contains(log, `scratch after delete: "gone"`) {
-		t.Errorf("try 2 did not read the value back or delete scratch; log:\n%s", log)
+	for _, l := range []struct{ log, read string }{
+		{api.log("state_backend", "s1", "big", 2), "try 2 read 70002 bytes"},
+		{api.log("asset_backend", "a2", "load", 1), "a2 read 70002 bytes by name"},
+	} {
+		if !strings.Contains(l.log, l.read) || !strings.Contains(l.log, `scratch after delete: "gone"`) {
+			t.Errorf("the task did not read the value back (%q) or delete scratch; log:\n%s", l.read, l.log)
+		}
 	}
 
+	const taskRef, assetRef = "task/state_backend/s1/big/-1/big", "asset/big_events/payload"
 	var list struct {
 		Entries []struct {
 			Key   string          `json:"key"`
@@ -67,18 +107,22 @@ func TestStateBackendLargeValue(t *testing.T) {
 		} `json:"entries"`
 	}
 	api.get(runPath("state_backend", "s1")+"/taskInstances/big/state-store", &list)
-	if len(list.Entries) != 1 || list.Entries[0].Key != "big" ||
-		string(list.Entries[0].Value) != `{"__weir_state_ref__":"task/state_backend/s1/big/-1/big"}` {
-		t.Errorf("REST API entries = %+v, want only big holding its reference", list.Entries)
+	if len(list.Entries) != 1 || list.Entries[0].Key != "big" || string(list.Entries[0].Value) != `{"__weir_state_ref__":"`+taskRef+`"}` {
+		t.Errorf("task state over REST = %+v, want only big holding its reference", list.Entries)
+	}
+	if got := api.assetStateEntries("big_events"); len(got) != 1 || string(got["payload"]) != `{"__weir_state_ref__":"`+assetRef+`"}` {
+		t.Errorf("asset state over REST = %s, want only payload holding its reference", got)
 	}
 	st, err := objstore.NewFS(state)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := st.Get(context.Background(), "task/state_backend/s1/big/-1/big"); err != nil || len(v) != 70002 {
-		t.Errorf("object of big: %d bytes, %v; want 70002", len(v), err)
+	for _, ref := range []string{taskRef, assetRef} {
+		if v, err := st.Get(context.Background(), ref); err != nil || len(v) != 70002 {
+			t.Errorf("object %s: %d bytes, %v; want 70002", ref, len(v), err)
+		}
 	}
-	if keys, err := st.List(context.Background(), ""); err != nil || len(keys) != 1 {
-		t.Errorf("objects = %v, %v; want only big's (scratch's deleted with its key)", keys, err)
+	if keys, err := st.List(context.Background(), ""); err != nil || !slices.Equal(keys, []string{assetRef, taskRef}) {
+		t.Errorf("objects = %v, %v; want only %s and %s (the scratch keys' deleted with them)", keys, err, assetRef, taskRef)
 	}
 }

@@ -25,7 +25,7 @@ tasks:
 var cleanerLog = regexp.MustCompile(`task state cleanup.*deleted=1 `)
 
 // TestCleanupIntervalStartsCleaner runs the built binary's standalone with
-// WEIR__STATE_STORE__CLEANUP_INTERVAL=1s (SPEC GC-2): with nobody running
+// WEIR__STATE_STORE__CLEANUP_INTERVAL=1s (docs/requirements.md#gc-2): with nobody running
 // `weir state-store cleanup-task-store`, the scheduler role deletes the
 // expired row on its own and logs it, while the never-expire row and the
 // unexpired row stay.

@@ -28,7 +28,7 @@ tasks:
 `
 
 // TestTaskStateCheckpointResume runs examples/dags/checkpoint_resume.yaml
-// (SPEC TS-1: a retry resumes from the checkpoint the failed try wrote;
+// (docs/requirements.md#ts-1: a retry resumes from the checkpoint the failed try wrote;
 // TS-6: the REST API shows each key's writer), then the in-task CLI's exit
 // codes, then `weir state-store cleanup-task-store` with and without
 // --dry-run (GC-1).
@@ -56,18 +56,18 @@ func TestTaskStateCheckpointResume(t *testing.T) {
 	}
 	var list struct {
 		Entries []struct {
-			Key          string          `json:"key"`
-			Value        json.RawMessage `json:"value"`
-			UpdatedByTry int             `json:"updated_by_try"`
-			NeverExpire  bool            `json:"never_expire"`
+			Key         string           `json:"key"`
+			Value       json.RawMessage  `json:"value"`
+			UpdatedBy   core.StateWriter `json:"last_updated_by"`
+			NeverExpire bool             `json:"never_expire"`
 		} `json:"entries"`
 	}
 	api.get(runPath("checkpoint_resume", "c1")+"/taskInstances/ingest/state-store", &list)
 	got := map[string]string{}
 	for _, e := range list.Entries {
 		got[e.Key] = string(e.Value)
-		if e.UpdatedByTry != 2 {
-			t.Errorf("key %s was last written by try %d, want 2", e.Key, e.UpdatedByTry)
+		if e.UpdatedBy.TryNumber != 2 {
+			t.Errorf("key %s was last written by try %d, want 2", e.Key, e.UpdatedBy.TryNumber)
 		}
 		if e.Key == "summary" && !e.NeverExpire {
 			t.Errorf("summary was written with --retention never but is not never-expire")

@@ -11,7 +11,6 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -47,7 +46,7 @@ func (s *server) outletEventAdd(w http.ResponseWriter, r *http.Request, c *auth.
 	if err := checkAliasOutlet(task, req.Alias); err != nil {
 		return err
 	}
-	a, err := s.activeAsset(r, named)
+	a, err := s.activeAsset(r.Context(), named)
 	if err != nil {
 		return err
 	}
@@ -69,11 +68,14 @@ func (s *server) outletEventAdd(w http.ResponseWriter, r *http.Request, c *auth.
 }
 
 // aliasTarget checks the request's shape and returns the asset it names.
-func aliasTarget(req *execclient.OutletEventRequest) (statestore.AssetScope, error) {
+func aliasTarget(req *execclient.OutletEventRequest) (core.StateScope, error) {
 	if err := req.Check(); err != nil {
-		return statestore.AssetScope{}, err
+		return core.StateScope{}, err
 	}
-	return statestore.AssetScope{Name: req.Asset.Name, URI: req.Asset.URI}, nil
+	if req.Asset.Name != "" {
+		return core.AssetScopeByName(req.Asset.Name), nil
+	}
+	return core.AssetScopeByURI(req.Asset.URI), nil
 }
 
 // checkAliasOutlet refuses (403) an alias the task does not declare as an

@@ -41,6 +41,7 @@ func TestAddToAliasAS2(t *testing.T) {
 	wls := claimAll(t, e.Env, 4)
 	export, fails, plain, reader := e.client(t, wls["export"]), e.client(t, wls["fails"]), e.client(t, wls["plain"]), e.client(t, wls["reader"])
 	orders, customers := core.AssetRef{Name: "orders"}, core.AssetRef{URI: customersAsset.URI}
+	ordersState, customersState := core.AssetScopeByName("orders"), core.AssetScopeByURI(customersAsset.URI)
 
 	if err := export.AddToAlias(ctx, "dyn", orders, json.RawMessage(`{"rows": 3}`)); err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestAddToAliasAS2(t *testing.T) {
 	}
 
 	// Before the producer succeeds the alias resolves to nothing.
-	_, err := reader.AssetStateGet(ctx, orders, "k")
+	_, err := reader.StateGet(ctx, ordersState, "k")
 	status(t, err, 403, `task reader may not access the state of asset "orders"`)
 
 	if _, err := fails.SetState(ctx, wls["fails"].TI.ID, core.TIFailed); err != nil {
@@ -86,12 +87,12 @@ func TestAddToAliasAS2(t *testing.T) {
 	if len(ta.Inlets) != 1 || ta.Inlets[0].Name != "orders" || len(ta.Assets) != 1 {
 		t.Errorf("reader's assets = %+v, want orders (what dyn resolves to) as its inlet", ta)
 	}
-	if err := reader.AssetStateSet(ctx, orders, "k", json.RawMessage(`1`)); err != nil {
+	if err := reader.StateSet(ctx, ordersState, "k", json.RawMessage(`1`), ""); err != nil {
 		t.Fatalf("reader writes the state of orders through dyn: %v", err)
 	}
-	if v, err := reader.AssetStateGet(ctx, orders, "k"); err != nil || string(v) != "1" {
+	if v, err := reader.StateGet(ctx, ordersState, "k"); err != nil || string(v) != "1" {
 		t.Errorf("reader reads orders: %s, %v", v, err)
 	}
-	_, err = reader.AssetStateGet(ctx, customers, "k")
+	_, err = reader.StateGet(ctx, customersState, "k")
 	status(t, err, 403, `task reader may not access the state of asset "customers": it is not one of the task's inlets or outlets (declared: "orders")`)
 }

@@ -61,18 +61,18 @@ func (e *stateEnv) runningAssets(t *testing.T) map[string]*execclient.Client {
 // assetRows lists every asset-state row as "asset/key=value".
 func (e *stateEnv) assetRows(t *testing.T) []string {
 	t.Helper()
-	all, err := e.Store.AssetStateList(context.Background(), 0)
+	all, err := e.Store.StateList(context.Background(), &store.StateListParams{Kind: core.StateAsset})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, r := range all {
-		out = append(out, r.AssetName+"/"+r.Key+"="+string(r.Value))
+		out = append(out, r.Scope.AssetName+"/"+r.Key+"="+string(r.Value))
 	}
 	return out
 }
 
-// SPEC AS-1, AS-3, AS-6 over HTTP, by name and by uri (Airflow's paths):
+// docs/requirements.md#as-1, #as-3, #as-6 over HTTP, by name and by uri (Airflow's paths):
 // values round-trip, the writer's provenance is recorded, a missing key is
 // 404 naming it, delete is a no-op when absent, clear empties the asset.
 func TestAssetStateRoutes(t *testing.T) {
@@ -80,46 +80,56 @@ func TestAssetStateRoutes(t *testing.T) {
 	ctx := context.Background()
 	e := newStateEnv(t, statestore.Config{})
 	load := e.runningAssets(t)["load"]
-	byName, byURI := core.AssetRef{Name: "orders"}, core.AssetRef{URI: ordersAsset.URI}
+	byName, byURI := core.AssetScopeByName("orders"), core.AssetScopeByURI(ordersAsset.URI)
 
-	if err := load.AssetStateSet(ctx, byName, "watermark", json.RawMessage(`{"id": 41, "at": "2026-05-01"}`)); err != nil {
+	if err := load.StateSet(ctx, byName, "watermark", json.RawMessage(`{"id": 41, "at": "2026-05-01"}`), ""); err != nil {
 		t.Fatal(err)
 	}
-	got, err := load.AssetStateEntry(ctx, byURI, "watermark")
+	got, err := load.StateEntry(ctx, byURI, "watermark")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.StateWriter{Kind: "task", DagID: "d", RunID: "r1", TaskID: "load", MapIndex: -1, TryNumber: 1}
-	if string(got.Value) != `{"id":41,"at":"2026-05-01"}` || got.StateWriter != want || got.AssetName != "orders" ||
-		!got.UpdatedAt.Equal(e.Clock.Now()) {
+	want := core.StateWriter{Kind: "task", DagID: "d", RunID: "r1", TaskID: "load", MapIndex: -1, TryNumber: 1}
+	if string(got.Value) != `{"id":41,"at":"2026-05-01"}` || got.UpdatedBy != want || got.Scope.AssetName != "orders" ||
+		got.Scope.AssetURI != ordersAsset.URI || !got.UpdatedAt.Equal(e.Clock.Now()) || got.ExpiresAt != nil {
 		t.Errorf("entry = %+v, want the value written by d/r1/load try 1", got)
 	}
-	var raw map[string]any
-	resp := get(t, e.url+"/store/asset/by-name/value?name=orders&key=watermark", load.Token())
-	if err := json.Unmarshal([]byte(resp.body), &raw); err != nil || raw["last_updated_by_kind"] != "task" || raw["last_updated_by_task_id"] != "load" {
-		t.Errorf("GET body %s: want last_updated_by_* members", resp.body)
+	// The key in the path, as for task state; Airflow's ?key= form answers
+	// the same entry.
+	inPath := get(t, e.url+"/store/asset/by-name/value/watermark?name=orders", load.Token())
+	airflow := get(t, e.url+"/store/asset/by-name/value?name=orders&key=watermark", load.Token())
+	if inPath.body != airflow.body {
+		t.Errorf("the two forms answer differently:\n%s\n%s", inPath.body, airflow.body)
 	}
-	_, err = load.AssetStateGet(ctx, byName, "absent")
+	var raw struct {
+		Scope map[string]any `json:"scope"`
+		By    map[string]any `json:"last_updated_by"`
+	}
+	if err := json.Unmarshal([]byte(inPath.body), &raw); err != nil || raw.Scope["kind"] != "asset" ||
+		raw.Scope["asset_name"] != "orders" || raw.By["kind"] != "task" || raw.By["task_id"] != "load" {
+		t.Errorf("GET body %s: want scope and last_updated_by members", inPath.body)
+	}
+	_, err = load.StateGet(ctx, byName, "absent")
 	status(t, err, 404, `no asset state key "absent" for asset "orders"`)
 	if execclient.IsUnknownAsset(err) {
 		t.Error("an absent key is reported as an unknown asset")
 	}
-	if err := load.AssetStateDelete(ctx, byURI, "absent"); err != nil {
+	if err := load.StateDelete(ctx, byURI, "absent"); err != nil {
 		t.Errorf("delete of an absent key: %v", err)
 	}
-	if err := load.AssetStateSet(ctx, byURI, "n", json.RawMessage(`7`)); err != nil {
+	if err := load.StateSet(ctx, byURI, "n", json.RawMessage(`7`), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.assetRows(t); len(got) != 2 {
 		t.Fatalf("rows = %v", got)
 	}
-	if err := load.AssetStateDelete(ctx, byName, "n"); err != nil {
+	if err := load.StateDelete(ctx, byName, "n"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.assetRows(t); len(got) != 1 || got[0] != `orders/watermark={"id":41,"at":"2026-05-01"}` {
 		t.Errorf("after delete: %v", got)
 	}
-	if err := load.AssetStateClear(ctx, byURI); err != nil {
+	if err := load.StateClear(ctx, byURI, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.assetRows(t); len(got) != 0 {
@@ -127,7 +137,7 @@ func TestAssetStateRoutes(t *testing.T) {
 	}
 }
 
-// SPEC AS-2: the task's declared concrete assets, inlets and outlets once
+// docs/requirements.md#as-2: the task's declared concrete assets, inlets and outlets once
 // each; aliases are not concrete.
 func TestTaskAssets(t *testing.T) {
 	t.Parallel()
@@ -151,7 +161,7 @@ func TestTaskAssets(t *testing.T) {
 	status(t, err, 403, "token subject does not match")
 }
 
-// SPEC AS-4, SEC-2, SEC-3: a task reaches only the assets it declares (403
+// docs/requirements.md#as-4, #sec-2, #sec-3: a task reaches only the assets it declares (403
 // naming the asset and what it declares, nothing changes); an unknown or
 // inactive asset is 404; bad values are 400/413; a finished try's token is
 // refused. allow_undeclared_asset_reads opens reads, never writes.
@@ -161,7 +171,7 @@ func TestAssetStateRefusals(t *testing.T) {
 	e := newStateEnv(t, statestore.Config{MaxValueBytes: 32})
 	cs := e.runningAssets(t)
 	load, other := cs["load"], cs["other"]
-	if err := load.AssetStateSet(ctx, core.AssetRef{Name: "orders"}, "k", json.RawMessage(`"original"`)); err != nil {
+	if err := load.StateSet(ctx, core.AssetScopeByName("orders"), "k", json.RawMessage(`"original"`), ""); err != nil {
 		t.Fatal(err)
 	}
 	unchanged := func(what string) {
@@ -170,21 +180,21 @@ func TestAssetStateRefusals(t *testing.T) {
 			t.Errorf("%s changed the table: %v", what, got)
 		}
 	}
-	orders := core.AssetRef{Name: "orders"}
-	status(t, other.AssetStateSet(ctx, orders, "k", json.RawMessage(`1`)), 403,
+	orders := core.AssetScopeByName("orders")
+	status(t, other.StateSet(ctx, orders, "k", json.RawMessage(`1`), ""), 403,
 		`task other may not access the state of asset "orders": it is not one of the task's inlets or outlets (declared: none)`)
-	_, err := other.AssetStateGet(ctx, core.AssetRef{URI: ordersAsset.URI}, "k")
+	_, err := other.StateGet(ctx, core.AssetScopeByURI(ordersAsset.URI), "k")
 	status(t, err, 403, `asset "orders"`)
-	status(t, other.AssetStateDelete(ctx, orders, "k"), 403, `asset "orders"`)
-	status(t, other.AssetStateClear(ctx, orders), 403, `asset "orders"`)
+	status(t, other.StateDelete(ctx, orders, "k"), 403, `asset "orders"`)
+	status(t, other.StateClear(ctx, orders, false), 403, `asset "orders"`)
 	unchanged("an undeclared task")
 
-	_, err = load.AssetStateGet(ctx, core.AssetRef{Name: "nope"}, "k")
+	_, err = load.StateGet(ctx, core.AssetScopeByName("nope"), "k")
 	status(t, err, 404, `no asset "nope"`)
 	if !execclient.IsUnknownAsset(err) {
 		t.Errorf("unknown asset: %v is not reported as one", err)
 	}
-	status(t, load.AssetStateSet(ctx, core.AssetRef{Name: "retired"}, "k", json.RawMessage(`1`)), 404, `asset "retired" is inactive`)
+	status(t, load.StateSet(ctx, core.AssetScopeByName("retired"), "k", json.RawMessage(`1`), ""), 404, `asset "retired" is inactive`)
 	if resp := get(t, e.url+"/store/asset/by-name/value?key=k", load.Token()); resp.status != 400 || !strings.Contains(resp.body, `query parameter \"name\" is required`) {
 		t.Errorf("no name: %d %s", resp.status, resp.body)
 	}
@@ -209,27 +219,27 @@ func TestAssetStateRefusals(t *testing.T) {
 	if _, err := load.SetState(ctx, load.Identity.TIID, core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
-	status(t, load.AssetStateSet(ctx, orders, "k", json.RawMessage(`2`)), 403, "not running")
-	_, err = load.AssetStateGet(ctx, orders, "k")
+	status(t, load.StateSet(ctx, orders, "k", json.RawMessage(`2`), ""), 403, "not running")
+	_, err = load.StateGet(ctx, orders, "k")
 	status(t, err, 403, "not running")
 	unchanged("a finished try's token")
 }
 
-// SPEC AS-4's relaxing switch: with allow_undeclared_asset_reads any
+// docs/requirements.md#as-4's relaxing switch: with allow_undeclared_asset_reads any
 // running task reads any asset's state; writes still need the declaration.
 func TestAllowUndeclaredAssetReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newStateEnv(t, statestore.Config{AllowUndeclaredAssetReads: true})
 	cs := e.runningAssets(t)
-	orders := core.AssetRef{Name: "orders"}
-	if err := cs["load"].AssetStateSet(ctx, orders, "k", json.RawMessage(`1`)); err != nil {
+	orders := core.AssetScopeByName("orders")
+	if err := cs["load"].StateSet(ctx, orders, "k", json.RawMessage(`1`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := cs["other"].AssetStateGet(ctx, orders, "k"); err != nil || string(v) != "1" {
+	if v, err := cs["other"].StateGet(ctx, orders, "k"); err != nil || string(v) != "1" {
 		t.Errorf("undeclared read with the switch on: %s %v", v, err)
 	}
-	status(t, cs["other"].AssetStateSet(ctx, orders, "k", json.RawMessage(`2`)), 403, `asset "orders"`)
+	status(t, cs["other"].StateSet(ctx, orders, "k", json.RawMessage(`2`), ""), 403, `asset "orders"`)
 }
 
 // get sends a raw GET with a bearer token.

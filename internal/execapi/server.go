@@ -65,7 +65,7 @@ type Deps struct {
 	LogFolder string       // base folder of task logs (package tasklog layout)
 	Logger    *slog.Logger // nil = discard
 	Config    Config
-	// State serves task state; nil = statestore.New(Store, Clock, defaults).
+	// State serves task and asset state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
 	// Service carries out changes (finishing a try); nil = service.New
 	// over Store with State's clear_on_success.
@@ -112,13 +112,13 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
-	s.registerTaskState(mux, d.State)
+	s.registerState(mux, d.State)
+	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
 	s.svc = d.Service
 	if s.svc == nil {
 		s.svc = service.New(service.Config{Store: s.st, Clock: s.clock, Logger: s.log,
 			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
 	}
-	s.registerAssetState(mux)
 	s.registerAliases(mux)
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))

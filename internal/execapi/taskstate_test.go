@@ -62,21 +62,24 @@ func (e *stateEnv) client(t *testing.T, wl execclient.Workload) *execclient.Clie
 	return c
 }
 
+// ownTask is a try's own task state: the token names the instance.
+var ownTask = core.StateScope{Kind: core.StateTask}
+
 // rows returns every task-state row of dag d as "run/task/key=value".
 func (e *stateEnv) rows(t *testing.T) []string {
 	t.Helper()
-	all, err := e.Store.TaskStateList(context.Background(), &store.TaskStateListParams{DagID: "d"})
+	all, err := e.Store.StateList(context.Background(), &store.StateListParams{Kind: core.StateTask, DagID: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, r := range all {
-		out = append(out, r.RunID+"/"+r.TaskID+"/"+r.Key+"="+string(r.Value))
+		out = append(out, r.Scope.RunID+"/"+r.Scope.TaskID+"/"+r.Key+"="+string(r.Value))
 	}
 	return out
 }
 
-// SPEC TS-1, TS-2, TS-3, TS-6 over HTTP: values round-trip with their types,
+// docs/requirements.md#ts-1, #ts-2, #ts-3, #ts-6 over HTTP: values round-trip with their types,
 // the server computes expires_at with its clock, a missing key is 404 with a
 // message naming it, delete is a no-op when absent, clear empties the scope.
 func TestTaskStateRoutes(t *testing.T) {
@@ -85,35 +88,36 @@ func TestTaskStateRoutes(t *testing.T) {
 	e := newStateEnv(t, statestore.Config{DefaultRetentionDays: 30})
 	a := e.running(t, "r1")["a"]
 
-	if err := a.TaskStateSet(ctx, "last_page", json.RawMessage(`41`), "6h"); err != nil {
+	if err := a.StateSet(ctx, ownTask, "last_page", json.RawMessage(`41`), "6h"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.TaskStateSet(ctx, "job", json.RawMessage(`{"id": "j-1", "n": [1, 2.5]}`), "never"); err != nil {
+	if err := a.StateSet(ctx, ownTask, "job", json.RawMessage(`{"id": "j-1", "n": [1, 2.5]}`), "never"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.TaskStateEntry(ctx, "last_page")
+	got, err := a.StateEntry(ctx, ownTask, "last_page")
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := e.Clock.Now()
-	if string(got.Value) != "41" || got.UpdatedByRun != "r1" || got.UpdatedByTry != 1 || !got.UpdatedAt.Equal(now) ||
+	if string(got.Value) != "41" || got.UpdatedBy != (core.StateWriter{Kind: "task", DagID: "d", RunID: "r1", TaskID: "a", MapIndex: -1, TryNumber: 1}) ||
+		got.Scope != core.TaskScope("d", "r1", "a", -1) || !got.UpdatedAt.Equal(now) ||
 		got.ExpiresAt == nil || !got.ExpiresAt.Equal(now.Add(6*time.Hour)) || got.NeverExpire {
 		t.Errorf("last_page = %+v, want 41 written by r1 try 1, expiring 6h after the server's now", got)
 	}
-	if job, err := a.TaskStateEntry(ctx, "job"); err != nil || string(job.Value) != `{"id":"j-1","n":[1,2.5]}` ||
+	if job, err := a.StateEntry(ctx, ownTask, "job"); err != nil || string(job.Value) != `{"id":"j-1","n":[1,2.5]}` ||
 		job.ExpiresAt != nil || !job.NeverExpire {
 		t.Errorf("job = %+v, %v", job, err)
 	}
-	_, err = a.TaskStateGet(ctx, "absent")
-	status(t, err, 404, `no task state key "absent" for task a map_index -1 in d/r1`)
+	_, err = a.StateGet(ctx, ownTask, "absent")
+	status(t, err, 404, `no task state key "absent" for task instance d/r1/a`)
 
-	if err := a.TaskStateDelete(ctx, "absent"); err != nil {
+	if err := a.StateDelete(ctx, ownTask, "absent"); err != nil {
 		t.Errorf("delete of an absent key: %v", err)
 	}
-	if err := a.TaskStateDelete(ctx, "job"); err != nil {
+	if err := a.StateDelete(ctx, ownTask, "job"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.TaskStateClear(ctx, true); err != nil {
+	if err := a.StateClear(ctx, ownTask, true); err != nil {
 		t.Fatal(err)
 	}
 	if rows := e.rows(t); len(rows) != 0 {
@@ -132,14 +136,14 @@ func TestTaskStateRoutes(t *testing.T) {
 	}
 }
 
-// SPEC TS-1: a retry is a new try with a new id and token, and it reads what
+// docs/requirements.md#ts-1: a retry is a new try with a new id and token, and it reads what
 // the failed try wrote.
 func TestTaskStateSharedByRetries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newStateEnv(t, statestore.Config{})
 	b := e.running(t, "r1")["b"] // b has retries
-	if err := b.TaskStateSet(ctx, "checkpoint", json.RawMessage(`70`), ""); err != nil {
+	if err := b.StateSet(ctx, ownTask, "checkpoint", json.RawMessage(`70`), ""); err != nil {
 		t.Fatal(err)
 	}
 	if sr, err := b.SetState(ctx, b.Identity.TIID, core.TIFailed); err != nil || sr.State != core.TIUpForRetry {
@@ -158,21 +162,21 @@ func TestTaskStateSharedByRetries(t *testing.T) {
 	if retry.Identity.TIID != next {
 		t.Fatalf("claimed %s, want the retry %s", retry.Identity.TIID, next)
 	}
-	v, err := retry.TaskStateGet(ctx, "checkpoint")
+	v, err := retry.StateGet(ctx, ownTask, "checkpoint")
 	if err != nil || string(v) != "70" {
 		t.Fatalf("try 2 reads checkpoint = %s, %v; want 70 written by try 1", v, err)
 	}
 	// The old try's token no longer reaches the state.
-	status(t, b.TaskStateSet(ctx, "checkpoint", json.RawMessage(`0`), ""), 403, "no longer current")
-	if err := retry.TaskStateSet(ctx, "checkpoint", json.RawMessage(`100`), ""); err != nil {
+	status(t, b.StateSet(ctx, ownTask, "checkpoint", json.RawMessage(`0`), ""), 403, "no longer current")
+	if err := retry.StateSet(ctx, ownTask, "checkpoint", json.RawMessage(`100`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := retry.TaskStateEntry(ctx, "checkpoint"); got.UpdatedByTry != 2 {
-		t.Errorf("updated_by_try = %d after try 2 wrote, want 2", got.UpdatedByTry)
+	if got, _ := retry.StateEntry(ctx, ownTask, "checkpoint"); got.UpdatedBy.TryNumber != 2 {
+		t.Errorf("last_updated_by try_number = %d after try 2 wrote, want 2", got.UpdatedBy.TryNumber)
 	}
 }
 
-// SPEC TS-4: with clear_on_success a success deletes the try's task state;
+// docs/requirements.md#ts-4: with clear_on_success a success deletes the try's task state;
 // a failure keeps it.
 func TestTaskStateClearOnSuccess(t *testing.T) {
 	t.Parallel()
@@ -180,7 +184,7 @@ func TestTaskStateClearOnSuccess(t *testing.T) {
 	e := newStateEnv(t, statestore.Config{ClearOnSuccess: true})
 	cs := e.running(t, "r1")
 	for _, c := range cs {
-		if err := c.TaskStateSet(ctx, "k", json.RawMessage(`1`), ""); err != nil {
+		if err := c.StateSet(ctx, ownTask, "k", json.RawMessage(`1`), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +199,7 @@ func TestTaskStateClearOnSuccess(t *testing.T) {
 	}
 }
 
-// SPEC SEC-2, SEC-3, TS-7, TS-3: every refused request gets the right status
+// docs/requirements.md#sec-2, #sec-3, #ts-7, #ts-3: every refused request gets the right status
 // and a message naming the problem, and leaves the table as it was.
 func TestTaskStateRefusals(t *testing.T) {
 	t.Parallel()
@@ -203,7 +207,7 @@ func TestTaskStateRefusals(t *testing.T) {
 	e := newStateEnv(t, statestore.Config{MaxValueBytes: 32})
 	cs := e.running(t, "r1")
 	a, b := cs["a"], cs["b"]
-	if err := a.TaskStateSet(ctx, "k", json.RawMessage(`"original"`), ""); err != nil {
+	if err := a.StateSet(ctx, ownTask, "k", json.RawMessage(`"original"`), ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`r1/a/k="original"`}
@@ -216,10 +220,10 @@ func TestTaskStateRefusals(t *testing.T) {
 
 	// Another try's token: the path names a, the token is b's.
 	other := b.WithToken(b.Token(), a.Identity)
-	status(t, other.TaskStateSet(ctx, "k", json.RawMessage(`1`), ""), 403, "token subject does not match")
-	_, err := other.TaskStateGet(ctx, "k")
+	status(t, other.StateSet(ctx, ownTask, "k", json.RawMessage(`1`), ""), 403, "token subject does not match")
+	_, err := other.StateGet(ctx, ownTask, "k")
 	status(t, err, 403, "token subject does not match")
-	status(t, other.TaskStateClear(ctx, false), 403, "token subject does not match")
+	status(t, other.StateClear(ctx, ownTask, false), 403, "token subject does not match")
 	unchanged("another try's token")
 
 	// Forged and expired tokens.
@@ -228,8 +232,8 @@ func TestTaskStateRefusals(t *testing.T) {
 	old, _ := auth.NewTokens(auth.Config{Key: execapitest.Key}, clocktest.New(e.Clock.Now().Add(-time.Hour)))
 	expired, _ := old.IssueExecution(a.Identity.TIID)
 	for name, tok := range map[string]string{"forged": forged, "expired": expired} {
-		status(t, a.WithToken(tok, a.Identity).TaskStateSet(ctx, "k", json.RawMessage(`1`), ""), 401, "token")
-		status(t, a.WithToken(tok, a.Identity).TaskStateDelete(ctx, "k"), 401, "token")
+		status(t, a.WithToken(tok, a.Identity).StateSet(ctx, ownTask, "k", json.RawMessage(`1`), ""), 401, "token")
+		status(t, a.WithToken(tok, a.Identity).StateDelete(ctx, ownTask, "k"), 401, "token")
 		unchanged(name + " token")
 	}
 
@@ -261,16 +265,16 @@ func TestTaskStateRefusals(t *testing.T) {
 		t.Errorf("a body over the limit: %d %s", resp.status, resp.body)
 	}
 	unchanged("an oversized body")
-	status(t, a.TaskStateSet(ctx, strings.Repeat("k", 513), json.RawMessage(`1`), ""), 400, "513 characters long, the limit is 512")
+	status(t, a.StateSet(ctx, ownTask, strings.Repeat("k", 513), json.RawMessage(`1`), ""), 400, "513 characters long, the limit is 512")
 
 	// A finished try's token: refused, nothing changes.
 	if _, err := a.SetState(ctx, a.Identity.TIID, core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
-	status(t, a.TaskStateSet(ctx, "k", json.RawMessage(`2`), ""), 403, "not running")
-	status(t, a.TaskStateDelete(ctx, "k"), 403, "not running")
-	status(t, a.TaskStateClear(ctx, true), 403, "not running")
-	_, err = a.TaskStateGet(ctx, "k")
+	status(t, a.StateSet(ctx, ownTask, "k", json.RawMessage(`2`), ""), 403, "not running")
+	status(t, a.StateDelete(ctx, ownTask, "k"), 403, "not running")
+	status(t, a.StateClear(ctx, ownTask, true), 403, "not running")
+	_, err = a.StateGet(ctx, ownTask, "k")
 	status(t, err, 403, "not running")
 	unchanged("a finished try's token")
 }

@@ -79,8 +79,7 @@ type TaskContext struct {
 	Logger    *slog.Logger   // writes to the task log
 	Log       io.Writer      // the task log itself
 	xcom      XCom
-	state     TaskState
-	assets    AssetState
+	state     State
 }
 
 // XComPush stores value under key for this try.
@@ -123,7 +122,7 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	tc := TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
 		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
-		state: taskStateOf(req), assets: assetStateOf(req)}
+		state: stateOf(req)}
 	v, err := r.callGo(ctx, req, name, fn, tc)
 	if err != nil {
 		if ctx.Err() != nil {

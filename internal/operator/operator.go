@@ -63,12 +63,10 @@ type Request struct {
 	// passwords) so that the log never shows it.
 	Mask func(secret string)
 	XCom XCom
-	// State, when set, is the try's task state (the worker passes the
-	// worker-side backend's wrapper); nil = XCom's, when it serves task state.
-	State TaskState
-	// AssetState, when set, is the try's asset state (the worker passes the
-	// worker-side backend's wrapper); nil = XCom's, when it serves asset state.
-	AssetState AssetState
+	// State, when set, is the try's task and asset state (the worker
+	// passes the worker-side backend's wrapper); nil = XCom's, when it
+	// serves state.
+	State State
 	// Connections, when set, is consulted after the Runner's own lookup:
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.

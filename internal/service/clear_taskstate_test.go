@@ -17,19 +17,17 @@ func TestClearDeletesTaskStateUnlessKept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, clk, run := failedChainRun(t)
-	scope := func(task string) store.TaskStateScope {
-		return store.TaskStateScope{DagID: "chain", RunID: run.RunID, TaskID: task, MapIndex: -1}
-	}
+	scope := func(task string) core.StateScope { return core.TaskScope("chain", run.RunID, task, -1) }
 	set := func(task string) {
 		t.Helper()
-		if err := st.TaskStateSet(ctx, &store.TaskStateSetParams{Scope: scope(task), Key: "checkpoint",
-			Value: json.RawMessage(`7`), Now: t0}); err != nil {
+		if err := st.StateSet(ctx, &store.StateSetParams{Scope: scope(task), Key: "checkpoint",
+			Value: json.RawMessage(`7`), Now: t0, By: core.UserWriter("")}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	has := func(task string) bool {
 		t.Helper()
-		_, err := st.TaskStateGet(ctx, scope(task), "checkpoint")
+		_, err := st.StateGet(ctx, scope(task), "checkpoint")
 		return err == nil
 	}
 	set("a")

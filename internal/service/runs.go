@@ -221,9 +221,8 @@ func (s *Service) clearOne(ctx context.Context, tx store.Store, ti *core.TaskIns
 	if keepState {
 		return nil
 	}
-	if _, err := tx.TaskStateDelete(ctx, &store.TaskStateDeleteParams{Scope: store.TaskStateScope{
-		DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex,
-	}}); err != nil {
+	scope := core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)
+	if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: scope}); err != nil {
 		return fmt.Errorf("clear %s: delete task state: %w", runs.Describe(ti), err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/objstore"
-	"github.com/weirflow/weir/internal/stateref"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // The assets of assetDAG: task t writes orders (an outlet named by uri)
@@ -23,8 +21,8 @@ var (
 	orders    = core.Asset{Name: "orders", URI: "s3://lake/orders"}
 	customers = core.Asset{Name: "customers", URI: "s3://lake/customers"}
 	ledger    = core.Asset{Name: "ledger", URI: "s3://lake/ledger"}
-	byName    = core.AssetRef{Name: orders.Name}
-	byURI     = core.AssetRef{URI: orders.URI}
+	byName    = core.AssetScopeByName(orders.Name)
+	byURI     = core.AssetScopeByURI(orders.URI)
 )
 
 // assetRun starts task t of a DAG declaring orders and customers and
@@ -32,35 +30,25 @@ var (
 func (e *env) assetRun(t *testing.T) *execclient.Client {
 	t.Helper()
 	dag := core.DAG{DagID: "ad", Assets: []core.Asset{orders, customers, ledger}, Tasks: []core.Task{{TaskID: "t",
-		Operator: "noop", Inlets: []core.AssetRef{{Name: customers.Name}}, Outlets: []core.AssetRef{byURI}}}}
+		Operator: "noop", Inlets: []core.AssetRef{{Name: customers.Name}}, Outlets: []core.AssetRef{{URI: orders.URI}}}}}
 	return e.startRun(t, dag, "r1", 1)[0]
 }
 
 // assetRows returns every asset-state row as "asset/key" → the stored value.
 func (e *env) assetRows(t *testing.T) map[string]string {
 	t.Helper()
-	all, err := e.Store.AssetStateList(context.Background(), 0)
+	all, err := e.Store.StateList(context.Background(), &store.StateListParams{Kind: core.StateAsset})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, r := range all {
-		out[r.AssetName+"/"+r.Key] = string(r.Value)
+		out[r.Scope.AssetName+"/"+r.Key] = string(r.Value)
 	}
 	return out
 }
 
-// wrapAssets returns c's asset state through the backend st, logging into
-// log.
-func wrapAssets(c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.AssetState {
-	var l *slog.Logger
-	if log != nil {
-		l = slog.New(slog.NewTextHandler(log, nil))
-	}
-	return stateref.NewAssetState(c, st, l)
-}
-
-// SPEC BE-2 for asset state: a value over max_value_bytes round-trips
+// docs/requirements.md#be-2 for asset state: a value over max_value_bytes round-trips
 // through the object store; the row holds only the reference
 // asset/<name>/<key>; the asset named by uri and by name is one object.
 func TestAssetStateLargeValueNameAndURI(t *testing.T) {
@@ -73,14 +61,14 @@ func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 			c := e.assetRun(t)
 			url := b.url(t)
 			st := openStore(t, url)
-			as := wrapAssets(c, st, nil)
+			as := wrap(t, c, st, nil)
 			big := bigValue(20 * maxValueBytes)
 
-			if err := c.AssetStateSet(ctx, byName, "big", big); !errors.Is(err, core.ErrTooLarge) {
+			if err := c.StateSet(ctx, byName, "big", big, ""); !errors.Is(err, core.ErrTooLarge) {
 				t.Fatalf("set of %d bytes without the backend: %v, want too large", len(big), err)
 			}
 			// Written by uri: the reference is built from the name.
-			if err := as.AssetStateSet(ctx, byURI, "big", big); err != nil {
+			if err := as.StateSet(ctx, byURI, "big", big, ""); err != nil {
 				t.Fatalf("set by uri through the backend: %v", err)
 			}
 			const ref = "asset/orders/big"
@@ -92,30 +80,30 @@ func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 			}
 			// Read by name and by uri, through a store opened anew (as the
 			// next run's worker has).
-			as2 := wrapAssets(c, openStore(t, url), nil)
-			for _, r := range []core.AssetRef{byName, byURI} {
-				if got, err := as2.AssetStateGet(ctx, r, "big"); err != nil || !bytes.Equal(got, big) {
+			as2 := wrap(t, c, openStore(t, url), nil)
+			for _, r := range []core.StateScope{byName, byURI} {
+				if got, err := as2.StateGet(ctx, r, "big"); err != nil || !bytes.Equal(got, big) {
 					t.Errorf("get big by %s = %d bytes, %v; want the %d-byte value", r, len(got), err, len(big))
 				}
 			}
 			// Written again by name: the same object, not a second one.
-			if err := as2.AssetStateSet(ctx, byName, "big", json.RawMessage(`{"v": 2}`)); err != nil {
+			if err := as2.StateSet(ctx, byName, "big", json.RawMessage(`{"v": 2}`), ""); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := as.AssetStateGet(ctx, byURI, "big"); err != nil || string(got) != `{"v":2}` {
+			if got, err := as.StateGet(ctx, byURI, "big"); err != nil || string(got) != `{"v":2}` {
 				t.Errorf("get by uri after a set by name = %s, %v", got, err)
 			}
 			if keys := list(t, st, ""); !slices.Equal(keys, []string{ref}) {
 				t.Errorf("objects = %v, want only %s", keys, ref)
 			}
-			if _, err := as.AssetStateGet(ctx, core.AssetRef{Name: customers.Name}, "big"); !errors.Is(err, core.ErrNotFound) {
+			if _, err := as.StateGet(ctx, core.AssetScopeByName(customers.Name), "big"); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("get of an absent key of the inlet: %v, want not found", err)
 			}
 		})
 	}
 }
 
-// SPEC BE-2, AS-2: a write to an asset the task does not declare is
+// docs/requirements.md#be-2, #as-2: a write to an asset the task does not declare is
 // refused before any object is written, so it cannot change what the
 // asset's own rows point to; bad values are refused before writing too.
 func TestAssetStateRefusedBeforeWriting(t *testing.T) {
@@ -124,14 +112,14 @@ func TestAssetStateRefusedBeforeWriting(t *testing.T) {
 	e := newEnv(t)
 	c := e.assetRun(t)
 	st := openStore(t, "file://"+filepath.Join(t.TempDir(), "state"))
-	as := wrapAssets(c, st, nil)
-	for _, r := range []core.AssetRef{{Name: ledger.Name}, {URI: ledger.URI}, {Name: "nope"}} {
-		err := as.AssetStateSet(ctx, r, "k", json.RawMessage(`1`))
+	as := wrap(t, c, st, nil)
+	for _, r := range []core.StateScope{core.AssetScopeByName(ledger.Name), core.AssetScopeByURI(ledger.URI), core.AssetScopeByName("nope")} {
+		err := as.StateSet(ctx, r, "k", json.RawMessage(`1`), "")
 		if !errors.Is(err, core.ErrForbidden) || !strings.Contains(err.Error(), `declared: "customers", "orders"`) {
 			t.Errorf("set of %s: %v, want forbidden listing the declared assets", r, err)
 		}
 	}
-	if err := as.AssetStateSet(ctx, byName, "n", json.RawMessage(`null`)); !errors.Is(err, core.ErrInvalid) {
+	if err := as.StateSet(ctx, byName, "n", json.RawMessage(`null`), ""); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("set null: %v, want invalid", err)
 	}
 	if keys := list(t, st, ""); len(keys) != 0 {
@@ -142,7 +130,7 @@ func TestAssetStateRefusedBeforeWriting(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: delete removes the row first, then the object (a failed object
+// docs/requirements.md#be-2: delete removes the row first, then the object (a failed object
 // delete is logged and repaired by the next set of the key); a refused row
 // delete leaves the object; clear removes the asset's rows, then every
 // object under asset/<name>/, and no other asset's.
@@ -154,19 +142,19 @@ func TestAssetStateDeleteClearOrder(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "state")
 	st := openStore(t, "file://"+root)
 	var log bytes.Buffer
-	as := wrapAssets(c, st, &log)
+	as := wrap(t, c, st, &log)
 	for _, k := range []string{"a", "b"} {
-		if err := as.AssetStateSet(ctx, byName, k, bigValue(2*maxValueBytes)); err != nil {
+		if err := as.StateSet(ctx, byName, k, bigValue(2*maxValueBytes), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := as.AssetStateSet(ctx, core.AssetRef{Name: customers.Name}, "c", json.RawMessage(`1`)); err != nil {
+	if err := as.StateSet(ctx, core.AssetScopeByName(customers.Name), "c", json.RawMessage(`1`), ""); err != nil {
 		t.Fatal(err) // an inlet is declared too, so it may be written
 	}
 
 	// Delete by uri while the asset's directory refuses deletes.
 	unblock := blockDeletes(t, filepath.Join(root, "asset", "orders"))
-	if err := as.AssetStateDelete(ctx, byURI, "a"); err != nil {
+	if err := as.StateDelete(ctx, byURI, "a"); err != nil {
 		t.Fatalf("delete with a failing object delete: %v, want nil (the row is gone)", err)
 	}
 	if _, ok := e.assetRows(t)["orders/a"]; ok {
@@ -179,15 +167,15 @@ func TestAssetStateDeleteClearOrder(t *testing.T) {
 		t.Errorf("log does not report the failed object delete:\n%s", log.String())
 	}
 	unblock()
-	if err := as.AssetStateSet(ctx, byName, "a", json.RawMessage(`"v2"`)); err != nil {
+	if err := as.StateSet(ctx, byName, "a", json.RawMessage(`"v2"`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := as.AssetStateGet(ctx, byURI, "a"); err != nil || string(got) != `"v2"` {
+	if got, err := as.StateGet(ctx, byURI, "a"); err != nil || string(got) != `"v2"` {
 		t.Errorf("get after the repairing set = %s, %v", got, err)
 	}
 
 	// Clear by uri: rows, then every object of orders; customers' stay.
-	if err := as.AssetStateClear(ctx, byURI); err != nil {
+	if err := as.StateClear(ctx, byURI, false); err != nil {
 		t.Fatal(err)
 	}
 	if keys := list(t, st, "asset/orders/"); len(keys) != 0 {
@@ -205,47 +193,13 @@ func TestAssetStateDeleteClearOrder(t *testing.T) {
 	if _, err := c.SetState(ctx, c.Identity.TIID, core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
-	if err := as.AssetStateDelete(ctx, core.AssetRef{Name: customers.Name}, "c"); err == nil {
+	if err := as.StateDelete(ctx, core.AssetScopeByName(customers.Name), "c"); err == nil {
 		t.Error("delete by a finished try succeeded")
 	}
-	if err := as.AssetStateClear(ctx, core.AssetRef{URI: customers.URI}); err == nil {
+	if err := as.StateClear(ctx, core.AssetScopeByURI(customers.URI), false); err == nil {
 		t.Error("clear by a finished try succeeded")
 	}
 	if _, err := st.Get(ctx, "asset/customers/c"); err != nil {
 		t.Errorf("a refused row delete removed the object: %v", err)
-	}
-}
-
-// SPEC BE-2: a reference without its object is ErrMissingObject naming the
-// reference, never an absent key; an inline value still reads; a
-// reference to another asset's object is refused, not followed.
-func TestAssetStateMissingObjectAndForgedRef(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	c := e.assetRun(t)
-	st := openStore(t, "file://"+filepath.Join(t.TempDir(), "state"))
-	as := wrapAssets(c, st, nil)
-	if err := as.AssetStateSet(ctx, byURI, "k", json.RawMessage(`1`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Delete(ctx, "asset/orders/k"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := as.AssetStateGet(ctx, byName, "k")
-	if !errors.Is(err, stateref.ErrMissingObject) || errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), "asset/orders/k") {
-		t.Errorf("get with the object gone: %v, want ErrMissingObject naming the reference", err)
-	}
-	if err := c.AssetStateSet(ctx, byName, "inline", json.RawMessage(`{"a":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := as.AssetStateGet(ctx, byURI, "inline"); err != nil || string(got) != `{"a":1}` {
-		t.Errorf("inline value = %s, %v", got, err)
-	}
-	if err := c.AssetStateSet(ctx, byName, "forged", stateref.Encode("asset/ledger/secret")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := as.AssetStateGet(ctx, byName, "forged"); !errors.Is(err, core.ErrInvalid) {
-		t.Errorf("get of a reference to another asset: %v, want invalid", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
-// SPEC BE-2: the worker hands a task subprocess the backend as
+// docs/requirements.md#be-2: the worker hands a task subprocess the backend as
 // WEIR_STATE_BACKEND without the URL's credentials (they travel in their
 // own variables and are masked in logs), and the in-task side opens the
 // same store from them: SeaweedFS refuses unsigned requests, so the

@@ -93,13 +93,13 @@ func (e *env) startRun(t *testing.T, dag core.DAG, runID string, n int) []*execc
 // stored value, as the database holds them.
 func (e *env) rows(t *testing.T) map[string]string {
 	t.Helper()
-	all, err := e.Store.TaskStateList(context.Background(), &store.TaskStateListParams{DagID: "d"})
+	all, err := e.Store.StateList(context.Background(), &store.StateListParams{Kind: core.StateTask, DagID: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, r := range all {
-		out[fmt.Sprintf("%s/%s/%d/%s", r.RunID, r.TaskID, r.MapIndex, r.Key)] = string(r.Value)
+		out[fmt.Sprintf("%s/%s/%d/%s", r.Scope.RunID, r.Scope.TaskID, r.Scope.MapIndex, r.Key)] = string(r.Value)
 	}
 	return out
 }

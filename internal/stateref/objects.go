@@ -18,7 +18,7 @@ import (
 // does not match core.ErrNotFound: the key exists, its value is lost.
 var ErrMissingObject = errors.New("state reference has no object")
 
-// objects is the object-store half shared by TaskState and AssetState: it
+// objects is the object-store half of State, for one kind: it
 // writes a value before its reference is stored (set), follows a stored
 // reference (get), and removes objects after their rows are gone
 // (delete, clear), logging failed removals instead of returning them.
@@ -26,14 +26,6 @@ type objects struct {
 	store objstore.Store
 	log   *slog.Logger
 	what  string // "task state" or "asset state", for messages
-}
-
-// newObjects returns the object side of a wrapper; a nil log discards.
-func newObjects(st objstore.Store, log *slog.Logger, what string) objects {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return objects{store: st, log: log, what: what}
 }
 
 // put checks key and value as the server would, writes the value's

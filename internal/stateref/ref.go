@@ -1,5 +1,5 @@
 // Package stateref is the worker-side object-store backend of task state
-// and asset state (SPEC BE-2, `[workers] state_backend`). It runs in the
+// and asset state (docs/state-backends.md, `[workers] state_backend`). It runs in the
 // worker and in the in-task CLI, never on the api-server: a value is
 // written to an objstore.Store under a deterministic reference derived
 // from its scope and key (task/<dag>/<run>/<task>/<map_index>/<key>, or
@@ -10,9 +10,8 @@
 //
 // The server treats that object as an ordinary JSON value, so
 // [state_store] max_value_bytes bounds the reference, not the value.
-// TaskState and AssetState wrap the Execution API client with that
-// behaviour (sharing it through objects); see docs/state-backends.md for
-// the ordering and repair rules.
+// State wraps the Execution API client with that behaviour for every kind
+// of state; see docs/state-backends.md for the ordering and repair rules.
 package stateref
 
 import (

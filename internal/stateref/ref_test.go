@@ -14,7 +14,7 @@ import (
 
 var scope = execclient.TaskIdentity{DagID: "etl", RunID: "manual__2026-03-01T12:00:00+00:00", TaskID: "load", MapIndex: -1}
 
-// SPEC BE-2: references are deterministic functions of scope and key,
+// docs/requirements.md#be-2: references are deterministic functions of scope and key,
 // readable for ordinary names, and safe object keys for any key.
 func TestRefs(t *testing.T) {
 	t.Parallel()
@@ -36,7 +36,7 @@ func TestRefs(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: distinct keys (and scopes) never share a reference, so no
+// docs/requirements.md#be-2: distinct keys (and scopes) never share a reference, so no
 // value can overwrite another's object.
 func TestRefsDistinct(t *testing.T) {
 	t.Parallel()
@@ -86,7 +86,7 @@ func FuzzTaskRef(f *testing.F) {
 	})
 }
 
-// SPEC BE-2: only an object whose sole member is the reference field, a
+// docs/requirements.md#be-2: only an object whose sole member is the reference field, a
 // string, is a reference; every other value is an ordinary one.
 func TestDecode(t *testing.T) {
 	t.Parallel()

@@ -17,14 +17,17 @@ import (
 	"github.com/weirflow/weir/internal/stateref"
 )
 
-// wrap returns c's task state through the backend st, logging into log.
-func wrap(t *testing.T, c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.TaskState {
+// ownTask is a try's own task state: the token names the instance.
+var ownTask = core.StateScope{Kind: core.StateTask}
+
+// wrap returns c's state through the backend st, logging into log.
+func wrap(t *testing.T, c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.State {
 	t.Helper()
 	var l *slog.Logger
 	if log != nil {
 		l = slog.New(slog.NewTextHandler(log, nil))
 	}
-	ts, err := stateref.NewTaskState(c, st, l)
+	ts, err := stateref.New(c, st, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func bigValue(n int) json.RawMessage {
 	return json.RawMessage(`"` + strings.Repeat("x", n) + `"`)
 }
 
-// SPEC BE-2: a value larger than max_value_bytes round-trips through the
+// docs/requirements.md#be-2: a value larger than max_value_bytes round-trips through the
 // object store; the database row holds only the reference object, the
 // object store the value; references are deterministic (a later try of
 // the same task instance reads the same object) and one per key.
@@ -54,19 +57,19 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			big := bigValue(20 * maxValueBytes)
 
 			// Without the backend the server refuses the value.
-			if err := c.TaskStateSet(ctx, "big", big, ""); !errors.Is(err, core.ErrTooLarge) {
+			if err := c.StateSet(ctx, ownTask, "big", big, ""); !errors.Is(err, core.ErrTooLarge) {
 				t.Fatalf("set of %d bytes without the backend: %v, want too large", len(big), err)
 			}
-			if err := ts.TaskStateSet(ctx, "big", big, "never"); err != nil {
+			if err := ts.StateSet(ctx, ownTask, "big", big, "never"); err != nil {
 				t.Fatalf("set through the backend: %v", err)
 			}
-			if err := ts.TaskStateSet(ctx, "small", json.RawMessage(`{"page": 7}`), ""); err != nil {
+			if err := ts.StateSet(ctx, ownTask, "small", json.RawMessage(`{"page": 7}`), ""); err != nil {
 				t.Fatal(err)
 			}
 			scope := execclient.TaskIdentity{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 0}
 			ref := stateref.TaskRef(scope, "big")
-			if ref != "task/d/r1/t/0/big" || ts.Ref("big") != ref {
-				t.Errorf("reference of big = %q (accessor %q), want task/d/r1/t/0/big", ref, ts.Ref("big"))
+			if ref != "task/d/r1/t/0/big" || ts.Ref(ownTask, "big") != ref {
+				t.Errorf("reference of big = %q (accessor %q), want task/d/r1/t/0/big", ref, ts.Ref(ownTask, "big"))
 			}
 			rows := e.rows(t)
 			if got, want := rows["r1/t/0/big"], `{"__weir_state_ref__":"task/d/r1/t/0/big"}`; got != want {
@@ -86,29 +89,29 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			// anew (as a retry on another worker has) reads both values
 			// back; a second set overwrites the same object.
 			ts2 := wrap(t, c, openStore(t, url), nil)
-			if got, err := ts2.TaskStateGet(ctx, "big"); err != nil || !bytes.Equal(got, big) {
+			if got, err := ts2.StateGet(ctx, ownTask, "big"); err != nil || !bytes.Equal(got, big) {
 				t.Errorf("get big = %d bytes, %v; want the %d-byte value", len(got), err, len(big))
 			}
-			if got, err := ts2.TaskStateGet(ctx, "small"); err != nil || string(got) != `{"page":7}` {
+			if got, err := ts2.StateGet(ctx, ownTask, "small"); err != nil || string(got) != `{"page":7}` {
 				t.Errorf("get small = %s, %v", got, err)
 			}
-			if err := ts2.TaskStateSet(ctx, "small", json.RawMessage(`8`), ""); err != nil {
+			if err := ts2.StateSet(ctx, ownTask, "small", json.RawMessage(`8`), ""); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := ts.TaskStateGet(ctx, "small"); err != nil || string(got) != "8" {
+			if got, err := ts.StateGet(ctx, ownTask, "small"); err != nil || string(got) != "8" {
 				t.Errorf("get small after a second set = %s, %v", got, err)
 			}
 			if keys := list(t, st, ""); len(keys) != 2 {
 				t.Errorf("after setting small again: objects %v, want still two", keys)
 			}
-			if _, err := ts.TaskStateGet(ctx, "absent"); !errors.Is(err, core.ErrNotFound) {
+			if _, err := ts.StateGet(ctx, ownTask, "absent"); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("get of an absent key: %v, want not found", err)
 			}
 		})
 	}
 }
 
-// SPEC BE-2: delete removes the database row first, then the object. When
+// docs/requirements.md#be-2: delete removes the database row first, then the object. When
 // the row cannot be deleted (the try has finished) the object stays; when
 // the object cannot be deleted the key is gone anyway, the failure is
 // logged, and the next set of the key overwrites the orphaned object (the
@@ -123,15 +126,15 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	var log bytes.Buffer
 	ts := wrap(t, cs[0], st, &log)
 	big := bigValue(4 * maxValueBytes)
-	if err := ts.TaskStateSet(ctx, "k", big, ""); err != nil {
+	if err := ts.StateSet(ctx, ownTask, "k", big, ""); err != nil {
 		t.Fatal(err)
 	}
-	ref := ts.Ref("k")
+	ref := ts.Ref(ownTask, "k")
 
 	// The object's directory refuses deletes: the row goes, the object
 	// stays, a warning names the reference.
 	unblock := blockDeletes(t, filepath.Join(root, "task", "d", "r1", "t", "0"))
-	if err := ts.TaskStateDelete(ctx, "k"); err != nil {
+	if err := ts.StateDelete(ctx, ownTask, "k"); err != nil {
 		t.Fatalf("delete with a failing object delete: %v, want nil (the row is gone)", err)
 	}
 	if _, ok := e.rows(t)["r1/t/0/k"]; ok {
@@ -143,19 +146,19 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	if !strings.Contains(log.String(), "could not be") || !strings.Contains(log.String(), ref) {
 		t.Errorf("log does not report the failed object delete of %s:\n%s", ref, log.String())
 	}
-	if _, err := ts.TaskStateGet(ctx, "k"); !errors.Is(err, core.ErrNotFound) {
+	if _, err := ts.StateGet(ctx, ownTask, "k"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("get after delete: %v, want not found (the orphan is not read)", err)
 	}
 
 	// The next set of k repairs it: same reference, the orphan overwritten.
 	unblock()
-	if err := ts.TaskStateSet(ctx, "k", json.RawMessage(`"v2"`), ""); err != nil {
+	if err := ts.StateSet(ctx, ownTask, "k", json.RawMessage(`"v2"`), ""); err != nil {
 		t.Fatal(err)
 	}
 	if keys := list(t, st, ""); !slices.Equal(keys, []string{ref}) {
 		t.Errorf("objects after the repairing set = %v, want only %s", keys, ref)
 	}
-	if got, err := ts.TaskStateGet(ctx, "k"); err != nil || string(got) != `"v2"` {
+	if got, err := ts.StateGet(ctx, ownTask, "k"); err != nil || string(got) != `"v2"` {
 		t.Errorf("get after the repairing set = %s, %v", got, err)
 	}
 
@@ -164,7 +167,7 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	if _, err := cs[0].SetState(ctx, cs[0].Identity.TIID, core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.TaskStateDelete(ctx, "k"); err == nil {
+	if err := ts.StateDelete(ctx, ownTask, "k"); err == nil {
 		t.Fatal("delete by a finished try succeeded")
 	}
 	if _, err := st.Get(ctx, ref); err != nil {
@@ -173,9 +176,9 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	if _, ok := e.rows(t)["r1/t/0/k"]; !ok {
 		t.Error("the row of k is gone after a refused delete")
 	}
-	// SPEC SEC-3: the finished try's set is refused before it can overwrite
+	// docs/requirements.md#sec-3: the finished try's set is refused before it can overwrite
 	// the object the row points to.
-	if err := ts.TaskStateSet(ctx, "k", json.RawMessage(`"overwritten"`), ""); !errors.Is(err, core.ErrForbidden) {
+	if err := ts.StateSet(ctx, ownTask, "k", json.RawMessage(`"overwritten"`), ""); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("set by a finished try: %v, want forbidden", err)
 	}
 	if got, err := st.Get(ctx, ref); err != nil || string(got) != `"v2"` {
@@ -183,7 +186,7 @@ func TestDeleteOrderAndRepair(t *testing.T) {
 	}
 }
 
-// SPEC BE-2: clear removes the rows, then every object of the scope; with
+// docs/requirements.md#be-2: clear removes the rows, then every object of the scope; with
 // all map indices, those of every mapped instance of the task.
 func TestClearAllMapIndices(t *testing.T) {
 	t.Parallel()
@@ -194,11 +197,11 @@ func TestClearAllMapIndices(t *testing.T) {
 			e := newEnv(t)
 			cs := e.mappedRun(t, "r1", 3)
 			st := openStore(t, b.url(t))
-			ts := make([]*stateref.TaskState, len(cs))
+			ts := make([]*stateref.State, len(cs))
 			for i, c := range cs {
 				ts[i] = wrap(t, c, st, nil)
 				for _, k := range []string{"a", "b"} {
-					if err := ts[i].TaskStateSet(ctx, k, bigValue(2*maxValueBytes), ""); err != nil {
+					if err := ts[i].StateSet(ctx, ownTask, k, bigValue(2*maxValueBytes), ""); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -206,7 +209,7 @@ func TestClearAllMapIndices(t *testing.T) {
 			if n := len(list(t, st, "")); n != 6 {
 				t.Fatalf("%d objects, want 6", n)
 			}
-			if err := ts[0].TaskStateClear(ctx, false); err != nil {
+			if err := ts[0].StateClear(ctx, ownTask, false); err != nil {
 				t.Fatal(err)
 			}
 			if keys := list(t, st, ""); len(keys) != 4 || slices.ContainsFunc(keys, func(k string) bool {
@@ -217,7 +220,7 @@ func TestClearAllMapIndices(t *testing.T) {
 			if rows := e.rows(t); len(rows) != 4 {
 				t.Errorf("after clearing map index 0: rows %v", rows)
 			}
-			if err := ts[1].TaskStateClear(ctx, true); err != nil {
+			if err := ts[1].StateClear(ctx, ownTask, true); err != nil {
 				t.Fatal(err)
 			}
 			if keys := list(t, st, ""); len(keys) != 0 {
@@ -227,48 +230,5 @@ func TestClearAllMapIndices(t *testing.T) {
 				t.Errorf("after clearing all map indices: rows %v remain", rows)
 			}
 		})
-	}
-}
-
-// SPEC BE-2: a reference whose object is gone is a clear error naming the
-// reference, not an absent key (which would silently yield a default);
-// values stored inline (before the backend was configured) still read.
-func TestMissingObjectAndInlineValues(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	c := e.mappedRun(t, "r1", 1)[0]
-	st := openStore(t, "file://"+filepath.Join(t.TempDir(), "state"))
-	ts := wrap(t, c, st, nil)
-	if err := ts.TaskStateSet(ctx, "k", json.RawMessage(`1`), ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Delete(ctx, ts.Ref("k")); err != nil {
-		t.Fatal(err)
-	}
-	_, err := ts.TaskStateGet(ctx, "k")
-	if !errors.Is(err, stateref.ErrMissingObject) || errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), "task/d/r1/t/0/k") {
-		t.Errorf("get with the object gone: %v, want ErrMissingObject naming the reference", err)
-	}
-
-	if err := c.TaskStateSet(ctx, "inline", json.RawMessage(`{"a":1}`), ""); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := ts.TaskStateGet(ctx, "inline"); err != nil || string(got) != `{"a":1}` {
-		t.Errorf("inline value = %s, %v", got, err)
-	}
-	// A reference to another scope's object is refused, not followed.
-	if err := c.TaskStateSet(ctx, "forged", stateref.Encode("task/other/r/t/-1/secret"), ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.TaskStateGet(ctx, "forged"); !errors.Is(err, core.ErrInvalid) {
-		t.Errorf("get of a reference to another scope: %v, want invalid", err)
-	}
-	// Bad input is refused before anything is written.
-	if err := ts.TaskStateSet(ctx, "n", json.RawMessage(`null`), ""); !errors.Is(err, core.ErrInvalid) {
-		t.Errorf("set null: %v", err)
-	}
-	if keys := list(t, st, ""); len(keys) != 0 {
-		t.Errorf("objects %v, want none", keys)
 	}
 }

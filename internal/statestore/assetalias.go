@@ -9,7 +9,7 @@ import (
 
 // InletAssets returns the concrete assets task taskID of dag reads: its
 // concrete inlets, then the active assets its alias inlets resolve to now
-// (what producers added to the aliases so far), once each (SPEC AS-2).
+// (what producers added to the aliases so far), once each (docs/requirements.md#as-2).
 func (s *Service) InletAssets(ctx context.Context, dag *core.DAG, taskID string) ([]core.Asset, error) {
 	t := dag.Task(taskID)
 	if t == nil {
@@ -33,9 +33,9 @@ func (s *Service) InletAssets(ctx context.Context, dag *core.DAG, taskID string)
 	return mergeAssets(out), nil
 }
 
-// TaskAssets returns the concrete assets task taskID of dag reaches (SPEC
-// AS-2): InletAssets, then its concrete outlets, once each. Without alias
-// inlets it is DeclaredAssets.
+// TaskAssets returns the concrete assets task taskID of dag reaches
+// (docs/requirements.md#as-2): InletAssets, then its concrete outlets, once
+// each. Without alias inlets it is DeclaredAssets.
 func (s *Service) TaskAssets(ctx context.Context, dag *core.DAG, taskID string) ([]core.Asset, error) {
 	inlets, err := s.InletAssets(ctx, dag, taskID)
 	if err != nil || dag.Task(taskID) == nil {

@@ -35,16 +35,16 @@ func defineAssets(t *testing.T, st store.Store, assets ...core.Asset) {
 	}
 }
 
-// SPEC AS-1, AS-3, AS-6: asset state through the Service, by name or uri:
+// docs/requirements.md#as-1, #as-3, #as-6: asset state through the Service, by name or uri:
 // no retention (one is refused), the size limit, the writer's provenance.
 func TestAssetStateService(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, st, _ := newService(t, statestore.Config{MaxValueBytes: 16})
 	defineAssets(t, st, orders)
-	byName, byURI := statestore.AssetScope{Name: "orders"}, statestore.AssetScope{URI: orders.URI}
+	byName, byURI := core.AssetScopeByName("orders"), core.AssetScopeByURI(orders.URI)
 	ti := &core.TaskInstance{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 4, TryNumber: 2}
-	e, err := svc.Set(ctx, byName, "watermark", []byte(` {"id": 7} `), statevalue.Retention{}, statestore.TaskWriter(ti))
+	e, err := svc.Set(ctx, byName, "watermark", []byte(` {"id": 7} `), statevalue.Retention{}, core.TaskWriter(ti))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,19 +55,19 @@ func TestAssetStateService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := statestore.Writer{Kind: store.StateWriterTask, DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 4, TryNumber: 2}
+	want := core.StateWriter{Kind: core.StateWriterTask, DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 4, TryNumber: 2}
 	if string(got.Value) != `{"id":7}` || got.UpdatedBy != want || !got.UpdatedAt.Equal(t0) || got.ExpiresAt != nil {
 		t.Errorf("get by uri = %+v, want the value written by name, by %+v, no expiry", got, want)
 	}
-	if _, err := svc.Set(ctx, byName, "k", []byte(`1`), retention(t, "6h"), statestore.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) ||
+	if _, err := svc.Set(ctx, byName, "k", []byte(`1`), retention(t, "6h"), core.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) ||
 		!strings.Contains(err.Error(), "no retention") {
 		t.Errorf("asset state with a retention: %v, want refused (AS-1)", err)
 	}
-	if _, err := svc.Set(ctx, byName, "k", []byte(`"0123456789abcdef"`), statevalue.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrTooLarge) {
+	if _, err := svc.Set(ctx, byName, "k", []byte(`"0123456789abcdef"`), statevalue.Retention{}, core.UserWriter("ada")); !errors.Is(err, core.ErrTooLarge) {
 		t.Errorf("oversized asset value: %v, want ErrTooLarge", err)
 	}
 	for _, bad := range []string{`null`, `NaN`, `[1e999]`} {
-		if _, err := svc.Set(ctx, byName, "k", []byte(bad), statevalue.Retention{}, statestore.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) {
+		if _, err := svc.Set(ctx, byName, "k", []byte(bad), statevalue.Retention{}, core.UserWriter("ada")); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("asset value %s: %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -80,21 +80,21 @@ func TestAssetStateService(t *testing.T) {
 	if err := svc.Clear(ctx, byURI, false); err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := svc.AssetList(ctx, mustAsset(t, svc, "orders")); len(rows) != 0 {
+	if rows, _, _ := svc.List(ctx, &store.StateListParams{Kind: core.StateAsset, AssetID: mustAsset(t, svc, "orders")}); len(rows) != 0 {
 		t.Errorf("after clear: %+v", rows)
 	}
 }
 
 func mustAsset(t *testing.T, svc *statestore.Service, name string) int64 {
 	t.Helper()
-	a, err := svc.ResolveAsset(context.Background(), statestore.AssetScope{Name: name})
+	a, err := svc.ResolveAsset(context.Background(), core.AssetScopeByName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a.ID
 }
 
-// SPEC AS-4: only declared assets (inlets or outlets, once each); reads of
+// docs/requirements.md#as-4: only declared assets (inlets or outlets, once each); reads of
 // others only with allow_undeclared_asset_reads; writes never.
 func TestCheckAssetAccess(t *testing.T) {
 	t.Parallel()
@@ -131,7 +131,7 @@ func TestCheckAssetAccess(t *testing.T) {
 	}
 }
 
-// SPEC AS-2: the shorthand needs exactly one concrete asset.
+// docs/requirements.md#as-2: the shorthand needs exactly one concrete asset.
 func TestShorthandAsset(t *testing.T) {
 	t.Parallel()
 	if a, err := core.ShorthandAsset([]core.Asset{orders}, "hint"); err != nil || a.Name != "orders" {
@@ -145,7 +145,7 @@ func TestShorthandAsset(t *testing.T) {
 	}
 }
 
-// SPEC AS-5, GC-1: cleanup sweeps the state of assets inactive for longer
+// docs/requirements.md#as-5, #gc-1: cleanup sweeps the state of assets inactive for longer
 // than asset_state_orphan_retention_days (listed on a dry run, counted
 // apart from task state), keeps an active asset's, and with 0 sweeps none.
 func TestCleanupSweepsOrphanedAssetState(t *testing.T) {
@@ -156,7 +156,7 @@ func TestCleanupSweepsOrphanedAssetState(t *testing.T) {
 		defineAssets(t, st, orders, customers)
 		for _, a := range []string{"orders", "customers"} {
 			for _, k := range []string{"a", "b"} {
-				if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, k, []byte(`1`), statevalue.Retention{}, statestore.UserWriter("u")); err != nil {
+				if _, err := svc.Set(ctx, core.AssetScopeByName(a), k, []byte(`1`), statevalue.Retention{}, core.UserWriter("u")); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -176,24 +176,30 @@ func TestCleanupSweepsOrphanedAssetState(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantOrphans := map[int]int{0: 0, 30: 2}[days]
-		if len(rep.Orphans) != wantOrphans || (wantOrphans > 0 && rep.Orphans[0].AssetName != "customers") {
+		if len(rep.Orphans) != wantOrphans || (wantOrphans > 0 && rep.Orphans[0].Scope.AssetName != "customers") {
 			t.Errorf("days=%d: after 31 days the dry run lists %+v, want %d rows of customers", days, rep.Orphans, wantOrphans)
 		}
-		if rows, _ := st.AssetStateList(ctx, 0); len(rows) != 4 {
+		if rows, _ := allAssetState(t, st); len(rows) != 4 {
 			t.Errorf("days=%d: the dry run deleted rows: %d left", days, len(rows))
 		}
 		rep, err = svc.Cleanup(ctx, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, _ := st.AssetStateList(ctx, 0)
+		rows, _ := allAssetState(t, st)
 		if rep.OrphansDeleted != int64(wantOrphans) || rep.Deleted != 0 || len(rows) != 4-wantOrphans {
 			t.Errorf("days=%d: cleanup deleted %d orphans and %d task rows; %d asset rows left", days, rep.OrphansDeleted, rep.Deleted, len(rows))
 		}
 		for _, r := range rows {
-			if days > 0 && r.AssetName != "orders" {
-				t.Errorf("days=%d: %s/%s survived the sweep", days, r.AssetName, r.Key)
+			if days > 0 && r.Scope.AssetName != "orders" {
+				t.Errorf("days=%d: %s/%s survived the sweep", days, r.Scope.AssetName, r.Key)
 			}
 		}
 	}
+}
+
+// allAssetState lists every asset's state.
+func allAssetState(t *testing.T, st store.Store) ([]core.StateEntry, error) {
+	t.Helper()
+	return st.StateList(context.Background(), &store.StateListParams{Kind: core.StateAsset})
 }

@@ -1,82 +1,75 @@
-// Package statestore is the task state store of AIP-103 (SPEC A and C):
-// JSON values under string keys, scoped to one task instance and shared by
-// its retries. Service holds the semantics every caller shares (key and
-// value rules, the size limit, retention computed at write time, cleanup)
-// over a Backend, the seam where values are kept; Metastore, the default
-// backend, keeps them in Weir's database. Asset state (AssetScope, SPEC B)
-// shares the interface: values scoped to an asset, without retention, with
-// their writer's provenance.
+// Package statestore is the state store of AIP-103 (docs/task-state.md,
+// docs/asset-state.md): JSON values under string keys, in scopes of several
+// kinds (core.StateScope: a task instance, shared by its tries; an asset,
+// independent of runs). Service holds every rule callers share, for every
+// kind at once: key and value rules, the size limit, retention computed at
+// write time, which assets a try may reach, audited admin edits and
+// cleanup. Values are kept by a Backend; Metastore, the default, keeps
+// them in Weir's database through one store.StateStore port.
 package statestore
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
-
-// Scope is what a key belongs to: a TaskScope or an AssetScope.
-type Scope interface {
-	isScope()
-}
-
-// TaskScope is one task instance; every try of it shares the scope
-// (SPEC TS-1). MapIndex is -1 for an unmapped task.
-type TaskScope struct {
-	DagID    string
-	RunID    string
-	TaskID   string
-	MapIndex int
-}
-
-// AssetScope is one asset, named by id, name or URI (at least one).
-type AssetScope struct {
-	AssetID int64
-	Name    string
-	URI     string
-}
-
-func (TaskScope) isScope()  {}
-func (AssetScope) isScope() {}
-
-// Entry is a stored value with its metadata (SPEC TS-6).
-type Entry struct {
-	Key          string
-	Value        json.RawMessage
-	UpdatedAt    time.Time
-	UpdatedByRun string     // run of the try that wrote it; "" for a user
-	UpdatedByTry int        // try number that wrote it; 0 for a user
-	ExpiresAt    *time.Time // nil = no expiry
-	NeverExpire  bool
-	// UpdatedBy is the whole provenance of an asset-state entry (SPEC AS-6).
-	UpdatedBy Writer
-}
 
 // Write is one validated write as a Backend receives it: the value is
 // normalized JSON within the size limit, and expiry is already computed.
 type Write struct {
-	Value        json.RawMessage
-	UpdatedAt    time.Time
-	UpdatedByRun string
-	UpdatedByTry int
-	ExpiresAt    *time.Time
-	NeverExpire  bool
-	// By is the writer; asset state records all of it (SPEC AS-6).
-	By Writer
+	Value       json.RawMessage
+	UpdatedAt   time.Time
+	By          core.StateWriter
+	ExpiresAt   *time.Time
+	NeverExpire bool
 }
 
-// Backend keeps state values (SPEC BE-1). Service validates every input
-// before it reaches a Backend. Implementations return errors wrapping
-// core.ErrNotFound for an absent key (Get) or a scope whose task instance
-// or run does not exist (Set), and errors.ErrUnsupported for a scope they
-// do not serve.
+// Backend keeps state values (docs/state-backends.md). Service validates
+// every input, and resolves an asset scope to its id, before it reaches a
+// Backend. Implementations return errors wrapping core.ErrNotFound for an
+// absent key (Get) or a scope whose run or asset does not exist (Set).
 type Backend interface {
 	// Get returns the entry of key.
-	Get(ctx context.Context, scope Scope, key string) (*Entry, error)
+	Get(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error)
 	// Set writes (or overwrites) key.
-	Set(ctx context.Context, scope Scope, key string, w Write) error
+	Set(ctx context.Context, scope core.StateScope, key string, w Write) error
 	// Delete removes key; an absent key is not an error.
-	Delete(ctx context.Context, scope Scope, key string) error
-	// Clear removes every key of scope; for a TaskScope with allMapIndices,
-	// of every map index of the task in the run.
-	Clear(ctx context.Context, scope Scope, allMapIndices bool) error
+	Delete(ctx context.Context, scope core.StateScope, key string) error
+	// Clear removes every key of scope; for a task scope with
+	// allMapIndices, of every map index of the task in the run.
+	Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error
+}
+
+// Metastore is the default Backend: values live in Weir's database, one
+// table per kind, through the store's StateStore port.
+type Metastore struct {
+	Store store.StateStore
+}
+
+var _ Backend = (*Metastore)(nil)
+
+// Get returns the entry of key or an error wrapping core.ErrNotFound.
+func (m *Metastore) Get(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error) {
+	return m.Store.StateGet(ctx, scope, key)
+}
+
+// Set upserts key.
+func (m *Metastore) Set(ctx context.Context, scope core.StateScope, key string, w Write) error {
+	return m.Store.StateSet(ctx, &store.StateSetParams{Scope: scope, Key: key, Value: w.Value, Now: w.UpdatedAt,
+		By: w.By, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire})
+}
+
+// Delete removes key (absent is fine).
+func (m *Metastore) Delete(ctx context.Context, scope core.StateScope, key string) error {
+	_, err := m.Store.StateDelete(ctx, &store.StateDeleteParams{Scope: scope, Key: key})
+	return err
+}
+
+// Clear removes every key of the scope (every map index with allMapIndices).
+func (m *Metastore) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
+	_, err := m.Store.StateDelete(ctx, &store.StateDeleteParams{Scope: scope, AllMapIndices: allMapIndices})
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/testutil/wait"
@@ -33,7 +34,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// SPEC GC-2: the periodic Cleaner, with nobody calling Cleanup, deletes
+// docs/requirements.md#gc-2: the periodic Cleaner, with nobody calling Cleanup, deletes
 // expired task-state rows and the state of assets inactive past
 // asset_state_orphan_retention_days, again on later ticks (rows that
 // expire after its first run go too), logs what it deleted, never touches
@@ -45,7 +46,7 @@ func TestCleanerRunsPeriodically(t *testing.T) {
 	svc, st, clk := newService(t, statestore.Config{AssetOrphanRetentionDays: 1})
 	set := func(key, ret string) {
 		t.Helper()
-		if _, err := svc.Set(ctx, sc, key, []byte(`1`), retention(t, ret), statestore.Writer{}); err != nil {
+		if _, err := svc.Set(ctx, sc, key, []byte(`1`), retention(t, ret), core.UserWriter("")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,8 +55,8 @@ func TestCleanerRunsPeriodically(t *testing.T) {
 	}
 	defineAssets(t, st, orders, customers)
 	for _, a := range []string{"orders", "customers"} {
-		if _, err := svc.Set(ctx, statestore.AssetScope{Name: a}, "watermark", []byte(`7`), statevalue.Retention{},
-			statestore.UserWriter("u")); err != nil {
+		if _, err := svc.Set(ctx, core.AssetScopeByName(a), "watermark", []byte(`7`), statevalue.Retention{},
+			core.UserWriter("u")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,11 +81,11 @@ func TestCleanerRunsPeriodically(t *testing.T) {
 	// than a day is swept; the rest stays.
 	clk.Advance(2 * 24 * time.Hour)
 	wait.Until(t, 30*time.Second, "the cleaner to delete soon, later and customers' state", func() bool {
-		rows, err := st.AssetStateList(ctx, 0)
+		rows, err := allAssetState(t, st)
 		return err == nil && len(rows) == 1 && slices.Equal(keys(t, st), []string{"forever", "nodefault"})
 	})
-	rows, err := st.AssetStateList(ctx, 0)
-	if err != nil || len(rows) != 1 || rows[0].AssetName != "orders" {
+	rows, err := allAssetState(t, st)
+	if err != nil || len(rows) != 1 || rows[0].Scope.AssetName != "orders" {
 		t.Errorf("asset state after the sweep: %+v (%v), want orders' watermark only", rows, err)
 	}
 

@@ -6,61 +6,72 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // CleanupReport says what a cleanup did (or, dry, would do).
 type CleanupReport struct {
-	// Before is the cut-off: rows whose expires_at is earlier went.
+	// Before is the cut-off of task state: rows whose expires_at is
+	// earlier go.
 	Before time.Time
 	DryRun bool
-	// Expired lists, on a dry run, every row that would go, by dag, run,
-	// task, map index and key.
-	Expired []store.TaskStateEntry
-	// Deleted counts the rows deleted; Batches the statements (commits)
-	// that deleted them.
+	// Expired lists, on a dry run, every task-state row that would go, by
+	// dag, run, task, map index and key.
+	Expired []core.StateEntry
+	// Deleted counts the task-state rows deleted; Batches the statements
+	// (commits) that deleted them.
 	Deleted int64
 	Batches int
-	// The asset orphan sweep (SPEC AS-5): OrphanBefore is its cut-off (the
-	// state of assets inactive since before it goes; zero when
+	// The asset orphan sweep: OrphanBefore is its cut-off (the state of
+	// assets inactive since before it goes; zero when
 	// asset_state_orphan_retention_days is 0 and nothing is swept),
 	// Orphans what a dry run would delete, OrphansDeleted what went.
 	OrphanBefore   time.Time
-	Orphans        []store.AssetStateEntry
+	Orphans        []core.StateEntry
 	OrphansDeleted int64
 }
 
-// Cleanup deletes task-state rows whose non-null expires_at is before now,
-// in batches of [state_store] state_cleanup_batch_size with a commit per
-// batch until none is left (0 = one statement), and never a never-expire
-// row or a row without expiry (SPEC GC-1). With dryRun it lists what would
-// go and deletes nothing. It then sweeps orphaned asset state (sweepAssets).
+// Cleanup removes stale state of every kind (docs/state-store-cleanup.md):
+// task state whose non-null expires_at is before now (never a never-expire
+// row or a row without expiry), then the state of assets inactive for
+// longer than [state_store] asset_state_orphan_retention_days (not at all
+// when it is 0). Each goes in batches of state_cleanup_batch_size with a
+// commit per batch until none is left (0 = one statement). With dryRun it
+// lists what would go and deletes nothing.
 func (s *Service) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error) {
 	rep := &CleanupReport{Before: s.clock.Now(), DryRun: dryRun}
-	if dryRun {
-		exp, err := s.st.TaskStateExpired(ctx, rep.Before, 0)
-		if err != nil {
-			return nil, fmt.Errorf("task state cleanup (dry run): %w", err)
-		}
-		rep.Expired = exp
-		return rep, s.sweepAssets(ctx, rep)
-	}
-	if err := s.cleanupTasks(ctx, rep); err != nil {
+	var err error
+	rep.Expired, rep.Deleted, rep.Batches, err = s.sweep(ctx, core.StateTask, rep.Before, dryRun)
+	if err != nil {
 		return rep, err
 	}
-	return rep, s.sweepAssets(ctx, rep)
+	if days := s.cfg.AssetOrphanRetentionDays; days > 0 {
+		rep.OrphanBefore = rep.Before.AddDate(0, 0, -days)
+		rep.Orphans, rep.OrphansDeleted, _, err = s.sweep(ctx, core.StateAsset, rep.OrphanBefore, dryRun)
+	}
+	return rep, err
 }
 
-// cleanupTasks deletes expired task state in batches, counting into rep.
-func (s *Service) cleanupTasks(ctx context.Context, rep *CleanupReport) error {
-	n, batches, err := inBatches(ctx, s.cfg.CleanupBatchSize, func(batch int) (int64, error) {
-		return s.st.TaskStateDeleteExpired(ctx, rep.Before, batch)
-	})
-	rep.Deleted, rep.Batches = n, batches
-	if err != nil {
-		return fmt.Errorf("task state cleanup after %d rows in %d batches: %w", rep.Deleted, rep.Batches, err)
+// sweep removes (or, dry, lists) the stale state of one kind with cut-off
+// before, in batches.
+func (s *Service) sweep(ctx context.Context, kind core.StateKind, before time.Time, dryRun bool) (listed []core.StateEntry, deleted int64, batches int, err error) {
+	p := &store.StateStaleParams{Kind: kind, Before: before}
+	if dryRun {
+		listed, err = s.st.StateStale(ctx, p)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s state cleanup (dry run): %w", kind, err)
+		}
+		return listed, 0, 0, nil
 	}
-	return nil
+	deleted, batches, err = inBatches(ctx, s.cfg.CleanupBatchSize, func(batch int) (int64, error) {
+		p.Limit = batch
+		return s.st.StateDeleteStale(ctx, p)
+	})
+	if err != nil {
+		return nil, deleted, batches, fmt.Errorf("%s state cleanup after %d rows in %d batches: %w", kind, deleted, batches, err)
+	}
+	return nil, deleted, batches, nil
 }
 
 // maxBatchPause bounds the pause between two batches.
@@ -93,9 +104,9 @@ func inBatches(ctx context.Context, batch int, del func(batch int) (int64, error
 	}
 }
 
-// Cleaner runs Cleanup every Interval (SPEC GC-2: [state_store]
-// cleanup_interval, off by default); the scheduler role runs it. With a
-// zero Interval it does nothing until its context ends.
+// Cleaner runs Cleanup every Interval ([state_store] cleanup_interval, off
+// by default); the scheduler role runs it. With a zero Interval it does
+// nothing until its context ends.
 type Cleaner struct {
 	Service  *Service
 	Interval time.Duration

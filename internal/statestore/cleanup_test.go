@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC GC-1: cleanup removes expired rows in batches of
+// docs/requirements.md#gc-1: cleanup removes expired rows in batches of
 // state_cleanup_batch_size (a statement and commit each) or in one statement
 // (0); never-expire rows, rows without expiry and unexpired rows stay; a dry
 // run lists what would go, sorted by map index and key, and deletes nothing.
@@ -24,12 +25,12 @@ func TestCleanup(t *testing.T) {
 			ctx := context.Background()
 			svc, st, clk := newService(t, statestore.Config{CleanupBatchSize: c.batch, DefaultRetentionDays: 0})
 			for i := range 5 {
-				if _, err := svc.Set(ctx, sc, fmt.Sprintf("old%d", i), []byte(`1`), retention(t, "1h"), statestore.Writer{}); err != nil {
+				if _, err := svc.Set(ctx, sc, fmt.Sprintf("old%d", i), []byte(`1`), retention(t, "1h"), core.UserWriter("")); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for key, r := range map[string]string{"forever": "never", "nodefault": "", "later": "48h"} {
-				if _, err := svc.Set(ctx, sc, key, []byte(`1`), retention(t, r), statestore.Writer{}); err != nil {
+				if _, err := svc.Set(ctx, sc, key, []byte(`1`), retention(t, r), core.UserWriter("")); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -61,7 +62,7 @@ func TestCleanup(t *testing.T) {
 
 func keys(t *testing.T, st store.Store) []string {
 	t.Helper()
-	all, err := st.TaskStateList(context.Background(), &store.TaskStateListParams{DagID: "d"})
+	all, err := st.StateList(context.Background(), &store.StateListParams{Kind: core.StateTask, DagID: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,9 @@ const bodySlack = 64 << 10
 
 // Config is the [state_store] section as Service needs it.
 type Config struct {
-	// DefaultRetentionDays is the expiry of a key written without a
-	// retention, in days after the write; 0 = such keys never expire.
+	// DefaultRetentionDays is the expiry of a task-state key written
+	// without a retention, in days after the write; 0 = such keys never
+	// expire.
 	DefaultRetentionDays int
 	// MaxValueBytes bounds a value's normalized JSON; 0 = DefaultMaxValueBytes.
 	MaxValueBytes int
@@ -33,49 +34,49 @@ type Config struct {
 	// (a commit each); 0 = all in one statement.
 	CleanupBatchSize int
 	// AssetOrphanRetentionDays is how long cleanup keeps the state of an
-	// inactive asset, in days after it became inactive (SPEC AS-5); 0 =
-	// cleanup never sweeps asset state.
+	// inactive asset, in days after it became inactive; 0 = cleanup never
+	// sweeps asset state.
 	AssetOrphanRetentionDays int
 	// AllowUndeclaredAssetReads lets any running task read the state of any
-	// asset, declared or not (SPEC AS-4's relaxing switch); writes always
-	// need the declaration.
+	// asset, declared or not; writes always need the declaration.
 	AllowUndeclaredAssetReads bool
 }
 
-// Writer names who writes a value: a task try (RunID, TryNumber) or, when
-// zero, a user through the REST API or CLI. Asset state records the rest
-// too (SPEC AS-6; see TaskWriter and UserWriter).
-type Writer struct {
-	RunID     string
-	TryNumber int
-	Kind      string // store.StateWriterTask, StateWriterUser, ...; asset state only
-	DagID     string
-	TaskID    string
-	MapIndex  int
-	User      string
+// Store is what Service needs of the store: state itself, assets and
+// aliases to resolve asset scopes and a try's inlets, task instances to
+// check an admin edit's scope, and transactions for audited edits.
+type Store interface {
+	store.StateStore
+	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+	AssetGetByURI(ctx context.Context, uri string) (*core.AssetModel, error)
+	AssetAliasResolve(ctx context.Context, alias string) ([]core.AssetModel, error)
+	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+	WithTx(ctx context.Context, fn func(tx store.Store) error) error
 }
 
 // Service is the state store every caller uses: the Execution API, the REST
 // API, the CLI and the scheduler's cleanup. It validates keys and values,
 // enforces the size limit on every write, computes expiry with its clock at
-// write time, and delegates storage to its Backend.
+// write time, resolves asset scopes, and delegates storage to a Backend.
 type Service struct {
-	backend Backend
-	st      store.Store
+	st      Store
+	backend func(st store.StateStore) Backend
 	clock   core.Clock
 	cfg     Config
 }
 
 // New returns a Service over st with the metastore backend; clock nil means
 // the system clock.
-func New(st store.Store, clock core.Clock, cfg Config) *Service {
+func New(st Store, clock core.Clock, cfg Config) *Service {
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
 	if cfg.MaxValueBytes <= 0 {
 		cfg.MaxValueBytes = DefaultMaxValueBytes
 	}
-	return &Service{backend: &Metastore{Store: st}, st: st, clock: clock, cfg: cfg}
+	return &Service{st: st, clock: clock, cfg: cfg,
+		backend: func(st store.StateStore) Backend { return &Metastore{Store: st} }}
 }
 
 // Config returns the configuration in effect (defaults applied).
@@ -98,18 +99,32 @@ func (s *Service) TooLarge(key string, size int) error {
 }
 
 // Get returns the entry of key in scope; an error wrapping core.ErrNotFound
-// when it is absent.
-func (s *Service) Get(ctx context.Context, scope Scope, key string) (*Entry, error) {
+// when the key (or the scope's asset) is absent.
+func (s *Service) Get(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error) {
 	if err := statevalue.CheckKey(key); err != nil {
 		return nil, err
 	}
-	return s.backend.Get(ctx, scope, key)
+	scope, err := s.assetID(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return s.backend(s.st).Get(ctx, scope, key)
 }
 
-// Set validates raw (ParseValue), enforces the size limit, computes the
-// expiry from r at the service clock's now (SPEC TS-3) and writes key. It
-// returns the entry as written.
-func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, r statevalue.Retention, by Writer) (*Entry, error) {
+// Set writes key in scope by by and returns the entry as written. It is
+// the write of a running try; REST and the CLI use AdminSet.
+func (s *Service) Set(ctx context.Context, scope core.StateScope, key string, raw []byte, r statevalue.Retention, by core.StateWriter) (*core.StateEntry, error) {
+	scope, err := s.assetID(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return s.set(ctx, s.st, scope, key, raw, r, by)
+}
+
+// set validates raw (ParseValue), enforces the size limit, computes the
+// expiry from r at the service clock's now (docs/task-state.md#retention;
+// only task state has retention) and writes key through st.
+func (s *Service) set(ctx context.Context, st store.StateStore, scope core.StateScope, key string, raw []byte, r statevalue.Retention, by core.StateWriter) (*core.StateEntry, error) {
 	if err := statevalue.CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -121,34 +136,122 @@ func (s *Service) Set(ctx context.Context, scope Scope, key string, raw []byte, 
 		return nil, s.TooLarge(key, len(value))
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
-	w := Write{Value: value, UpdatedAt: now, UpdatedByRun: by.RunID, UpdatedByTry: by.TryNumber, By: by}
-	if _, ok := scope.(TaskScope); ok {
+	w := Write{Value: value, UpdatedAt: now, By: by}
+	if scope.Kind == core.StateTask {
 		w.ExpiresAt, w.NeverExpire = r.Expiry(now, s.cfg.DefaultRetentionDays)
 	} else if !r.IsDefault() {
-		return nil, fmt.Errorf("state key %q: asset state has no retention: %w", key, core.ErrInvalid)
+		return nil, fmt.Errorf("state key %q: %s state has no retention: %w", key, scope.Kind, core.ErrInvalid)
 	}
-	if err := s.backend.Set(ctx, scope, key, w); err != nil {
+	if err := s.backend(st).Set(ctx, scope, key, w); err != nil {
 		return nil, err
 	}
-	return &Entry{Key: key, Value: w.Value, UpdatedAt: w.UpdatedAt, UpdatedByRun: w.UpdatedByRun,
-		UpdatedByTry: w.UpdatedByTry, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire, UpdatedBy: by}, nil
+	return &core.StateEntry{Scope: scope, Key: key, Value: w.Value, UpdatedAt: w.UpdatedAt, UpdatedBy: by,
+		ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire}, nil
 }
 
 // Delete removes key from scope; an absent key is not an error.
-func (s *Service) Delete(ctx context.Context, scope Scope, key string) error {
+func (s *Service) Delete(ctx context.Context, scope core.StateScope, key string) error {
 	if err := statevalue.CheckKey(key); err != nil {
 		return err
 	}
-	return s.backend.Delete(ctx, scope, key)
+	scope, err := s.assetID(ctx, scope)
+	if err != nil {
+		return err
+	}
+	return s.backend(s.st).Delete(ctx, scope, key)
 }
 
 // Clear removes every key of scope (of every map index of the task with
 // allMapIndices).
-func (s *Service) Clear(ctx context.Context, scope Scope, allMapIndices bool) error {
-	return s.backend.Clear(ctx, scope, allMapIndices)
+func (s *Service) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
+	scope, err := s.assetID(ctx, scope)
+	if err != nil {
+		return err
+	}
+	return s.backend(s.st).Clear(ctx, scope, allMapIndices)
 }
 
-// List returns task-state entries with their metadata (SPEC TS-6).
-func (s *Service) List(ctx context.Context, p *store.TaskStateListParams) ([]store.TaskStateEntry, error) {
-	return s.st.TaskStateList(ctx, p)
+// List returns one page of the entries p selects and how many it selects
+// in all (the REST API's total_entries).
+func (s *Service) List(ctx context.Context, p *store.StateListParams) ([]core.StateEntry, int, error) {
+	rows, err := s.st.StateList(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.Limit <= 0 || len(rows) > 0 && len(rows) < p.Limit {
+		return rows, p.Offset + len(rows), nil // the last page: no count needed
+	}
+	n, err := s.st.StateCount(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rows, n, nil
+}
+
+// Resolve returns scope as stored, or an error wrapping core.ErrNotFound
+// naming what does not exist: a task scope's task instance must exist; an
+// asset scope (by id, name or uri) gets the asset's id, name and uri.
+func (s *Service) Resolve(ctx context.Context, scope core.StateScope) (core.StateScope, error) {
+	if err := scope.Validate(); err != nil {
+		return scope, err
+	}
+	if scope.Kind == core.StateAsset {
+		a, err := s.ResolveAsset(ctx, scope)
+		if err != nil {
+			return scope, err
+		}
+		return assetScope(a), nil
+	}
+	if _, err := s.st.TaskInstanceGetByKey(ctx, scope.DagID, scope.RunID, scope.TaskID, scope.MapIndex); err != nil {
+		return scope, fmt.Errorf("task instance dag_id %q dag_run_id %q task_id %q map_index %d: %w",
+			scope.DagID, scope.RunID, scope.TaskID, scope.MapIndex, err)
+	}
+	return scope, nil
+}
+
+// ResolveAsset returns the asset an asset scope names: by id when set,
+// otherwise by name, otherwise by URI. An unknown asset wraps
+// core.ErrNotFound. It does not care whether the asset is active: callers
+// that do (AuthorizeTry) check.
+func (s *Service) ResolveAsset(ctx context.Context, scope core.StateScope) (*core.AssetModel, error) {
+	var (
+		a   *core.AssetModel
+		err error
+	)
+	switch {
+	case scope.Kind != core.StateAsset:
+		return nil, fmt.Errorf("%s is not an asset scope: %w", scope, core.ErrInvalid)
+	case scope.AssetID != 0:
+		a, err = s.st.AssetGet(ctx, scope.AssetID)
+	case scope.AssetName != "":
+		a, err = s.st.AssetGetByName(ctx, scope.AssetName)
+	case scope.AssetURI != "":
+		a, err = s.st.AssetGetByURI(ctx, scope.AssetURI)
+	default:
+		return nil, scope.Validate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", scope.Describe(), err)
+	}
+	return a, nil
+}
+
+// assetID resolves an asset scope named by name or uri to its id (no
+// lookup when it has one); other scopes pass through.
+func (s *Service) assetID(ctx context.Context, scope core.StateScope) (core.StateScope, error) {
+	if scope.Kind != core.StateAsset || scope.AssetID != 0 {
+		return scope, nil
+	}
+	a, err := s.ResolveAsset(ctx, scope)
+	if err != nil {
+		return scope, err
+	}
+	return assetScope(a), nil
+}
+
+// assetScope is the scope of a stored asset, with its id, name and uri.
+func assetScope(a *core.AssetModel) core.StateScope {
+	sc := core.AssetScope(a.ID)
+	sc.AssetName, sc.AssetURI = a.Name, a.URI
+	return sc
 }

@@ -39,7 +39,7 @@ func newService(t *testing.T, cfg statestore.Config) (*statestore.Service, store
 	return statestore.New(st, clk, cfg), st, clk
 }
 
-var sc = statestore.TaskScope{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: -1}
+var sc = core.TaskScope("d", "r1", "t", -1)
 
 func retention(t *testing.T, s string) statevalue.Retention {
 	t.Helper()
@@ -50,14 +50,14 @@ func retention(t *testing.T, s string) statevalue.Retention {
 	return r
 }
 
-// SPEC TS-3: expires_at is computed at write time from the retention, the
+// docs/requirements.md#ts-3: expires_at is computed at write time from the retention, the
 // default (default_retention_days; 0 = none) or never; changing the default
 // later does not touch rows already written.
 func TestSetComputesExpiryAtWriteTime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, st, _ := newService(t, statestore.Config{DefaultRetentionDays: 30})
-	by := statestore.Writer{RunID: "r1", TryNumber: 2}
+	by := core.StateWriter{Kind: core.StateWriterTask, DagID: "d", RunID: "r1", TaskID: "t", MapIndex: -1, TryNumber: 2}
 	cases := []struct {
 		key, retention string
 		want           *time.Time
@@ -76,9 +76,9 @@ func TestSetComputesExpiryAtWriteTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, x := range []*statestore.Entry{e, got} {
+		for _, x := range []*core.StateEntry{e, got} {
 			if !timeEq(x.ExpiresAt, c.want) || x.NeverExpire != c.never || string(x.Value) != `{"n":1}` ||
-				x.UpdatedByRun != "r1" || x.UpdatedByTry != 2 || !x.UpdatedAt.Equal(t0) {
+				x.UpdatedBy.RunID != "r1" || x.UpdatedBy.TryNumber != 2 || !x.UpdatedAt.Equal(t0) {
 				t.Errorf("%s: entry %+v, want expires %v never %t", c.key, x, c.want, c.never)
 			}
 		}
@@ -94,20 +94,20 @@ func TestSetComputesExpiryAtWriteTime(t *testing.T) {
 	}
 }
 
-// SPEC TS-7: max_value_bytes is enforced on the normalized value, with an
+// docs/requirements.md#ts-7: max_value_bytes is enforced on the normalized value, with an
 // error naming the limit, and the refused write changes nothing.
 func TestSetEnforcesMaxValueBytes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, _, _ := newService(t, statestore.Config{MaxValueBytes: 10})
-	if _, err := svc.Set(ctx, sc, "k", []byte(`"12345678"`), statevalue.Retention{}, statestore.Writer{}); err != nil {
+	if _, err := svc.Set(ctx, sc, "k", []byte(`"12345678"`), statevalue.Retention{}, core.UserWriter("")); err != nil {
 		t.Fatalf("10 bytes: %v", err)
 	}
 	// Whitespace does not count: the value is stored compact.
-	if _, err := svc.Set(ctx, sc, "k", []byte(`[1,   2,    3]`), statevalue.Retention{}, statestore.Writer{}); err != nil {
+	if _, err := svc.Set(ctx, sc, "k", []byte(`[1,   2,    3]`), statevalue.Retention{}, core.UserWriter("")); err != nil {
 		t.Fatalf("7 bytes once compact: %v", err)
 	}
-	_, err := svc.Set(ctx, sc, "k", []byte(`"123456789"`), statevalue.Retention{}, statestore.Writer{})
+	_, err := svc.Set(ctx, sc, "k", []byte(`"123456789"`), statevalue.Retention{}, core.UserWriter(""))
 	if !errors.Is(err, core.ErrTooLarge) || !strings.Contains(err.Error(), "11 bytes, over the limit of 10 bytes ([state_store] max_value_bytes)") {
 		t.Fatalf("11 bytes: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestSetEnforcesMaxValueBytes(t *testing.T) {
 	}
 }
 
-// SPEC TS-2: a missing key is ErrNotFound; delete of an absent key is fine;
+// docs/requirements.md#ts-2: a missing key is ErrNotFound; delete of an absent key is fine;
 // a write to a run that does not exist is ErrNotFound, and so is any access
 // to an asset that does not exist.
 func TestServiceErrors(t *testing.T) {
@@ -131,13 +131,13 @@ func TestServiceErrors(t *testing.T) {
 	}
 	other := sc
 	other.RunID = "nope"
-	if _, err := svc.Set(ctx, other, "k", []byte(`1`), statevalue.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrNotFound) {
+	if _, err := svc.Set(ctx, other, "k", []byte(`1`), statevalue.Retention{}, core.UserWriter("")); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("set on unknown run: %v", err)
 	}
-	if _, err := svc.Set(ctx, sc, "", []byte(`1`), statevalue.Retention{}, statestore.Writer{}); !errors.Is(err, core.ErrInvalid) {
+	if _, err := svc.Set(ctx, sc, "", []byte(`1`), statevalue.Retention{}, core.UserWriter("")); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("empty key: %v", err)
 	}
-	if _, err := svc.Get(ctx, statestore.AssetScope{Name: "a"}, "k"); !errors.Is(err, core.ErrNotFound) {
+	if _, err := svc.Get(ctx, core.AssetScopeByName("a"), "k"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("asset scope of an unknown asset: %v", err)
 	}
 }

@@ -20,8 +20,7 @@ type Store interface {
 	DagRunStore
 	TaskInstanceStore
 	XComStore
-	TaskStateStore
-	AssetStateStore
+	StateStore
 	AuthStore
 	MiscStore
 	AssetStore

@@ -8,7 +8,7 @@ import (
 	"github.com/weirflow/weir/internal/stateref"
 )
 
-// withStateBackend gives req the worker-side state backend (SPEC BE-2) for
+// withStateBackend gives req the worker-side state backend (docs/requirements.md#be-2) for
 // task and asset state, when one is configured: in-process tasks get the
 // wrapped client, subprocesses the variables the in-task CLI reads, and
 // the try log masks the backend's credentials. Failed object deletes are
@@ -24,12 +24,11 @@ func (w *Worker) withStateBackend(req *operator.Request, tc *execclient.Client, 
 	ti := req.TI
 	log := slog.New(slog.NewTextHandler(red, nil)).With("dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
-	ts, err := stateref.NewTaskState(tc, b.Store, log)
+	st, err := stateref.New(tc, b.Store, log)
 	if err != nil {
 		return err
 	}
-	req.State = ts
-	req.AssetState = stateref.NewAssetState(tc, b.Store, log)
+	req.State = st
 	req.Env = append(req.Env, b.TaskEnv()...)
 	return nil
 }

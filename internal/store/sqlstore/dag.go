@@ -153,6 +153,12 @@ func (s *Store) DagSetNextRunAfter(ctx context.Context, dagID string, at *time.T
 // execOne runs a write that must affect a row; ErrNotFound when none.
 func (s *Store) execOne(ctx context.Context, what, query string, args ...any) error {
 	res, err := s.writer().ExecContext(ctx, query, args...)
+	return s.affectedOne(res, err, what)
+}
+
+// affectedOne checks the result of a write that must affect a row: the
+// write's error wrapped with what, or ErrNotFound when no row changed.
+func (s *Store) affectedOne(res sql.Result, err error, what string) error {
 	if err != nil {
 		return s.wrap(err, "%s", what)
 	}

@@ -1,10 +1,17 @@
 package sqlstore
 
-// --- asset_state_store (SPEC AS-1..AS-6, GC-1's orphan sweep) ---
+// --- asset_state_store (docs/asset-state.md; orphan sweep: docs/state-store-cleanup.md) ---
 
-const assetStateCols = `s.asset_id, a.name, a.uri, s.key, s.value, s.updated_at, s.last_updated_by_kind,
+const (
+	assetStateCols = `s.asset_id, a.name, a.uri, s.key, s.value, s.updated_at, s.last_updated_by_kind,
 	s.last_updated_by_dag_id, s.last_updated_by_run_id, s.last_updated_by_task_id, s.last_updated_by_map_index,
 	s.last_updated_by_try, s.last_updated_by_user, a.inactive_since`
+	assetStateFrom = `asset_state_store s JOIN asset a ON a.id = s.asset_id`
+	// assetStateOrder is the default order; assetStateTieBreak the unique
+	// key that ends every order.
+	assetStateOrder    = `a.name, s.key`
+	assetStateTieBreak = `s.asset_id, s.key`
+)
 
 const (
 	// qAssetStateSet upserts one key; the asset is looked up by id, so an
@@ -22,23 +29,18 @@ const (
 			last_updated_by_map_index = excluded.last_updated_by_map_index,
 			last_updated_by_try = excluded.last_updated_by_try,
 			last_updated_by_user = excluded.last_updated_by_user`
-	qAssetStateGet = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
-		WHERE s.asset_id = $1 AND s.key = $2`
-	qAssetStateList = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
-		WHERE s.asset_id = $1 ORDER BY s.key`
-	qAssetStateListAll = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
-		ORDER BY a.name, s.key`
+	qAssetStateGet    = `SELECT ` + assetStateCols + ` FROM ` + assetStateFrom + ` WHERE s.asset_id = $1 AND s.key = $2`
 	qAssetStateDelete = `DELETE FROM asset_state_store WHERE asset_id = $1 AND key = $2`
 	qAssetStateClear  = `DELETE FROM asset_state_store WHERE asset_id = $1`
 
 	// assetOrphanCond selects the assets whose state the orphan sweep
 	// removes: inactive since before $1.
 	assetOrphanCond    = `a.active = FALSE AND a.inactive_since IS NOT NULL AND a.inactive_since < $1`
-	qAssetStateOrphans = `SELECT ` + assetStateCols + ` FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
-		WHERE ` + assetOrphanCond + ` ORDER BY a.name, s.key LIMIT $2`
+	qAssetStateOrphans = `SELECT ` + assetStateCols + ` FROM ` + assetStateFrom + `
+		WHERE ` + assetOrphanCond + ` ORDER BY ` + assetStateOrder + ` LIMIT $2`
 	qAssetStateDeleteOrphans = `DELETE FROM asset_state_store WHERE asset_id IN
 		(SELECT a.id FROM asset a WHERE ` + assetOrphanCond + `)`
 	qAssetStateDeleteOrphansBatch = `DELETE FROM asset_state_store WHERE (asset_id, key) IN
-		(SELECT s.asset_id, s.key FROM asset_state_store s JOIN asset a ON a.id = s.asset_id
+		(SELECT s.asset_id, s.key FROM ` + assetStateFrom + `
 		WHERE ` + assetOrphanCond + ` ORDER BY s.asset_id, s.key LIMIT $2)`
 )

@@ -1,0 +1,72 @@
+package execapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+)
+
+// runningTI returns the token's try when it is current and running; any
+// other try is refused with 403 and nothing changes.
+func (s *server) runningTI(r *http.Request, c *auth.Claims) (*core.TaskInstance, error) {
+	ti, err := s.tokenTI(r, c)
+	if err != nil {
+		return nil, forbidden(err)
+	}
+	if ti.State != core.TIRunning {
+		return nil, forbidden(notRunning(ti))
+	}
+	return ti, nil
+}
+
+// activeAsset returns the asset named (by name or uri) when it exists and
+// is active; 404 unknown_asset otherwise (as Airflow).
+func (s *server) activeAsset(ctx context.Context, named core.StateScope) (*core.AssetModel, error) {
+	a, err := s.states.ActiveAsset(ctx, named)
+	return a, unknownAssetStatus(err)
+}
+
+// taskAssets serves GET /execution/task-instances/{id}/assets: the concrete
+// assets the running try's task reaches (its inlets, alias inlets resolved,
+// then its outlets), which the in-task CLI and the Go SDK need for the
+// asset-state shorthand (docs/asset-state.md).
+func (s *server) taskAssets(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	if _, err := ownTI(r, c); err != nil {
+		return err
+	}
+	ti, err := s.runningTI(r, c)
+	if err != nil {
+		return err
+	}
+	dag, err := s.dagOf(r.Context(), ti.DagVersionID)
+	if err != nil {
+		return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
+	}
+	t := dag.Task(ti.TaskID)
+	if t == nil {
+		return fmt.Errorf("task %s is not in dag version %d: %w", ti.TaskID, ti.DagVersionID, core.ErrNotFound)
+	}
+	inlets, err := s.states.InletAssets(r.Context(), dag, ti.TaskID)
+	if err != nil {
+		return err
+	}
+	declared, err := s.states.TaskAssets(r.Context(), dag, ti.TaskID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, execclient.TaskAssetsResponse{Inlets: nonNil(inlets),
+		Outlets: nonNil(dag.ConcreteAssets(t.Outlets)), Assets: nonNil(declared)})
+	return nil
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil(a []core.Asset) []core.Asset {
+	if a == nil {
+		return []core.Asset{}
+	}
+	return a
+}
