@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC AS-2 from the Go SDK: tc.AddToAlias adds a concrete asset to an
+// docs/requirements.md#as-2 from the Go SDK: tc.AddToAlias adds a concrete asset to an
 // alias outlet, which the success records as an event and an association;
 // a downstream task with the alias as an inlet then reaches the asset's
 // state; bad arguments and an undeclared alias are refused.

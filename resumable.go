@@ -25,7 +25,7 @@ const DefaultJobIDKey = "job_id"
 // ResumableJob is the contract of a long-running job in an external system
 // (a Spark, Databricks or Glue job, a remote batch) that a Go task drives with
 // RunResumable so that a retry reconnects to the job instead of starting it
-// again (SPEC R-1; Airflow's ResumableJobMixin). S is the job's status as the
+// again (docs/requirements.md#r-1; Airflow's ResumableJobMixin). S is the job's status as the
 // external system reports it.
 type ResumableJob[S any] interface {
 	// Submit starts a new job and returns its id.
@@ -68,7 +68,7 @@ func ClearJobIDOnSuccess() ResumableOption {
 }
 
 // RunResumable runs job to completion and returns its result, surviving the
-// loss of a worker (SPEC R-1). It looks up the job id an earlier try stored
+// loss of a worker (docs/requirements.md#r-1). It looks up the job id an earlier try stored
 // in task state and then:
 //
 //   - no id: Submit, store the id (NeverExpire) before waiting, then

@@ -103,7 +103,7 @@ func (j *fakeJob) Result(_ context.Context, id string) (any, error) {
 	return "result of " + id, nil
 }
 
-// TestRunResumableRetryCases covers SPEC R-1: what RunResumable does on a
+// TestRunResumableRetryCases covers docs/requirements.md#r-1: what RunResumable does on a
 // retry for each state the job from the failed try can be in. Each case runs
 // a real DAG run in-process (`dags test` on SQLite: api-server, scheduler,
 // worker, task state through the Execution API); try 1 submits and is lost
@@ -172,7 +172,7 @@ func TestRunResumableRetryCases(t *testing.T) {
 }
 
 // TestRunResumableJobFails: a job that ends without success fails the try
-// with ErrJobFailed (SPEC R-1), and the id stays for the next try to see.
+// with ErrJobFailed (docs/requirements.md#r-1), and the id stays for the next try to see.
 func TestRunResumableJobFails(t *testing.T) {
 	t.Parallel()
 	sys := newFakeSystem()

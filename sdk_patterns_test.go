@@ -23,7 +23,7 @@ import (
 // from TestSDKProgramEndToEnd, which builds it.
 
 // goCheckpointResume: go_checkpoint_resume's ingest fails at page 8 on try 1
-// and try 2 loads pages 8-10 only, from its checkpoint (SPEC TS-1).
+// and try 2 loads pages 8-10 only, from its checkpoint (docs/requirements.md#ts-1).
 func goCheckpointResume(t *testing.T, bin string) {
 	home := t.TempDir()
 	assertRows(t, dagsTest(t, bin, home, "go_checkpoint_resume"), map[string]string{"ingest": "success 2"})
@@ -38,7 +38,7 @@ func goCheckpointResume(t *testing.T, bin string) {
 
 // goProgressReport: go_progress_report's progress is readable over the REST
 // API while the task runs (held half way by its pause file), then reaches
-// 6 of 6 (SPEC TS-1, TS-6; the seeds' progress pattern).
+// 6 of 6 (docs/requirements.md#ts-1, #ts-6; the seeds' progress pattern).
 func goProgressReport(t *testing.T, bin string) {
 	s := startSDK(t, bin, t.TempDir())
 	pause := filepath.Join(t.TempDir(), "continue")
@@ -62,7 +62,7 @@ func goProgressReport(t *testing.T, bin string) {
 // goResumeAfterKill: go_resume_external_job (weir.RunResumable) against the
 // example job service, with the SDK binary's standalone SIGKILLed while try
 // 1 polls. Try 2 reconnects to the same job: one submission, and the run
-// succeeds with that job's result (SPEC R-1).
+// succeeds with that job's result (docs/requirements.md#r-1).
 func goResumeAfterKill(t *testing.T, bin string) {
 	svc := jobservicetest.Start(t)
 	home := t.TempDir()

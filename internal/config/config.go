@@ -78,7 +78,7 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
-	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (SPEC BE-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
+	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 }
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).

@@ -7,7 +7,7 @@ import (
 )
 
 // validateStateStore checks [state_store] and [workers] state_backend
-// (SPEC CFG-1; negative values are rejected at start, TS-3).
+// (docs/requirements.md#cfg-1; negative values are rejected at start, TS-3).
 func (c *Config) validateStateStore() []error {
 	var errs []error
 	s := c.StateStore

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// SPEC CFG-1: [state_store] defaults, and every bad value rejected at start
+// docs/requirements.md#cfg-1: [state_store] defaults, and every bad value rejected at start
 // with the option named (TS-3: negative retention is refused).
 func TestStateStoreConfig(t *testing.T) {
 	t.Parallel()
@@ -61,7 +61,7 @@ func TestStateStoreConfig(t *testing.T) {
 	}
 }
 
-// SPEC BE-2, CFG-1: [workers] state_backend takes an object-store URL,
+// docs/requirements.md#be-2, #cfg-1: [workers] state_backend takes an object-store URL,
 // checked at start without creating the directory or contacting a server;
 // a bad one is refused with the option named and the secret hidden.
 func TestWorkersStateBackend(t *testing.T) {

@@ -22,7 +22,7 @@ tasks:
 
 // TestAssetsFollowDagFiles: assets are recorded with the DAG, stay active
 // while some active DAG defines them, and become inactive (with the time)
-// when the last file defining them goes (SPEC AS-5).
+// when the last file defining them goes (docs/requirements.md#as-5).
 func TestAssetsFollowDagFiles(t *testing.T) {
 	t.Parallel()
 	p, dir := newProcessor(t)

@@ -45,7 +45,7 @@ tasks:
 // an alias with `weir assets add-to-alias`; its success records the event
 // and resolves the alias, which triggers the DAG scheduled on the alias;
 // its task, with the alias as an inlet, reads the resolved asset's state by
-// the shorthand and is refused any other asset (SPEC AS-2, AS-4).
+// the shorthand and is refused any other asset (docs/requirements.md#as-2, #as-4).
 func TestAssetAliasAS2(t *testing.T) {
 	t.Parallel()
 	home, dags := t.TempDir(), t.TempDir()

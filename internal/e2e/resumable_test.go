@@ -13,7 +13,7 @@ import (
 
 // TestResumeExternalJobSurvivesSIGKILL runs examples/dags/resume_external_job.yaml
 // against the example job service and SIGKILLs standalone while try 1 polls
-// the remote job (SPEC R-1, with TS-1 and TS-3's never-expire). After a
+// the remote job (docs/requirements.md#r-1, with TS-1 and TS-3's never-expire). After a
 // restart the orphaned try is failed by its missing heartbeats, and try 2
 // finds the job id in task state and reconnects to the same job: the
 // service saw exactly one submission, and the run succeeds with that job's

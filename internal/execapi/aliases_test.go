@@ -23,7 +23,7 @@ func aliasDAG() core.DAG {
 	}}
 }
 
-// SPEC AS-2 with aliases, over HTTP: a running task adds a concrete asset to
+// docs/requirements.md#as-2 with aliases, over HTTP: a running task adds a concrete asset to
 // an alias outlet (403 for an alias it does not declare, 404 for an unknown
 // or inactive asset); on success the asset gets an event and the alias
 // resolves to it, and a task with the alias as an inlet then reaches that

@@ -23,7 +23,7 @@ func TestFSConformance(t *testing.T) {
 	})
 }
 
-// TestS3Conformance runs the conformance suite on SeaweedFS (SPEC BE-2:
+// TestS3Conformance runs the conformance suite on SeaweedFS (docs/requirements.md#be-2:
 // the object-store backend against a real S3-compatible server), each test
 // in a bucket of its own under a prefix.
 func TestS3Conformance(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package objstore is the worker-side object store behind the state
-// store's object-store backend (SPEC BE-2): opaque keys mapped to byte
+// store's object-store backend (docs/requirements.md#be-2): opaque keys mapped to byte
 // values, kept either in an S3-compatible bucket (minio-go) or under a
 // directory on the local filesystem.
 //

@@ -13,7 +13,7 @@ import (
 // NeverExpireText is the retention text of a key that never expires.
 const NeverExpireText = "never"
 
-// Retention says when a task-state key expires (SPEC TS-3). The zero value
+// Retention says when a task-state key expires (docs/requirements.md#ts-3). The zero value
 // is the default: [state_store] default_retention_days after the write.
 type Retention struct {
 	d     time.Duration

@@ -10,7 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/statevalue"
 )
 
-// SPEC TS-3: a retention is a duration with a unit, "never", or absent; a
+// docs/requirements.md#ts-3: a retention is a duration with a unit, "never", or absent; a
 // bare integer or anything else is refused with a message saying why.
 func TestParseRetention(t *testing.T) {
 	t.Parallel()

@@ -9,7 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/statevalue"
 )
 
-// SPEC TS-3 (values): any JSON value but null is stored, normalized with its
+// docs/requirements.md#ts-3 (values): any JSON value but null is stored, normalized with its
 // numbers' exact text; null, NaN and ±Inf are refused with a clear error.
 func TestParseValue(t *testing.T) {
 	t.Parallel()

@@ -9,7 +9,7 @@ import (
 )
 
 // AssetAliasStore holds what asset aliases resolved to and a running try's
-// additions to its alias outlets (docs/assets.md#aliases, SPEC AS-2).
+// additions to its alias outlets (docs/assets.md#aliases, docs/requirements.md#as-2).
 type AssetAliasStore interface {
 	// AssetAliasAssociate records, idempotently, that the alias resolved to
 	// the asset at Now (the alias is created when no DAG recorded it yet).

@@ -301,7 +301,7 @@ type TaskInstanceFinishParams struct {
 	OutletEvents []AssetEventParams
 	// ClearTaskState deletes the instance's task state in the same
 	// transaction when State is success ([state_store] clear_on_success,
-	// SPEC TS-4).
+	// docs/requirements.md#ts-4).
 	ClearTaskState bool
 }
 

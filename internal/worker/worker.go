@@ -47,7 +47,7 @@ type Worker struct {
 
 	// StateBackend is [workers] state_backend: an object-store URL where
 	// tasks keep task state values, only references going to the database
-	// (SPEC BE-2); "" = values in the database.
+	// (docs/requirements.md#be-2); "" = values in the database.
 	StateBackend string
 
 	runner       *operator.Runner

@@ -88,7 +88,7 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 			what, core.ErrInvalid)
 	}
 	if p.State == core.TISuccess && p.ClearTaskState {
-		// SPEC TS-4: the task state goes in the success transition's
+		// docs/requirements.md#ts-4: the task state goes in the success transition's
 		// transaction (a refused finish rolls the clear back).
 		return s.inTx(ctx, func(tx *Store) error {
 			if err := tx.clearTaskStateOfTry(ctx, p.ID); err != nil {

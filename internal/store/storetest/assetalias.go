@@ -33,7 +33,7 @@ func (f *fixture) resolved(alias string) []string {
 }
 
 // testAssetAliasAssociate: associating is idempotent and keeps the first
-// and latest time; an alias resolves to its assets by name (SPEC AS-2).
+// and latest time; an alias resolves to its assets by name (docs/requirements.md#as-2).
 func testAssetAliasAssociate(t *testing.T, f *fixture) {
 	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
 	if got := f.resolved("dyn"); len(got) != 0 {
@@ -65,7 +65,7 @@ func testAssetAliasAssociate(t *testing.T, f *fixture) {
 
 // testAssetAliasEventsWithSuccess: a running try's additions to an alias
 // become events and associations in its success transaction; a failed try
-// records nothing; a try that is not running cannot add (SPEC AS-2).
+// records nothing; a try that is not running cannot add (docs/requirements.md#as-2).
 func testAssetAliasEventsWithSuccess(t *testing.T, f *fixture) {
 	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
 	must(t, f.assetDag(aliasConsumer("cons"), f.now), "sync alias consumer")
