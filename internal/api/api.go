@@ -61,7 +61,7 @@ type Config struct {
 // server holds the handlers' dependencies.
 type server struct {
 	cfg Config
-	st  store.Store
+	st  reader
 	clk core.Clock
 	log *slog.Logger
 	api huma.API

@@ -9,7 +9,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 )
@@ -113,15 +112,6 @@ func (s *server) userPrincipal(ctx context.Context, username string) (*Principal
 		return nil, fmt.Errorf("look up user %q: %w", username, err)
 	}
 	return &Principal{Username: u.Username, Role: core.Role(u.Role)}, nil
-}
-
-// audit records an action of the request's principal that no service
-// carries out (a login). A failure to write the entry is logged, not
-// returned: the action itself has happened.
-func (s *server) audit(ctx context.Context, action, target, detail string) {
-	if err := audit.Record(ctx, s.st, s.clk.Now(), actor(ctx), action, target, detail); err != nil {
-		s.log.ErrorContext(ctx, "write audit log", "action", action, "target", target, "err", err)
-	}
 }
 
 // actor is the request's principal as the services see it.

@@ -73,7 +73,7 @@ type Deps struct {
 }
 
 type server struct {
-	st     store.Store
+	st     storePort
 	tokens *auth.Tokens
 	clock  core.Clock
 	logs   string
@@ -112,11 +112,11 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
-	s.registerState(mux, d.State)
+	s.registerState(mux, d.State, d.Store)
 	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
 	s.svc = d.Service
 	if s.svc == nil {
-		s.svc = service.New(service.Config{Store: s.st, Clock: s.clock, Logger: s.log,
+		s.svc = service.New(service.Config{Store: d.Store, Clock: s.clock, Logger: s.log,
 			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
 	}
 	s.registerAliases(mux)

@@ -15,6 +15,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // stateRoute is one way a try names a state scope: its own task instance
@@ -59,10 +60,10 @@ func assetStateRoute(prefix, param string, scope func(string) core.StateScope) s
 type stateHandler func(w http.ResponseWriter, r *http.Request, scope core.StateScope, by core.StateWriter, key string) error
 
 // registerState adds every state route.
-func (s *server) registerState(mux *http.ServeMux, svc *statestore.Service) {
+func (s *server) registerState(mux *http.ServeMux, svc *statestore.Service, st store.Store) {
 	s.states = svc
 	if s.states == nil {
-		s.states = statestore.New(s.st, s.clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
+		s.states = statestore.New(st, s.clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
 	}
 	for _, rt := range stateRoutes {
 		for _, p := range rt.keyPaths {

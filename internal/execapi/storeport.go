@@ -1,0 +1,29 @@
+package execapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// storePort is what the Execution API's handlers use of the store (package store
+// documents each method): the worker's own steps (claim, start, heartbeat,
+// XCom, alias additions) and reads; finishing a try and state go through
+// their services. *sqlstore.Store and every store.Store satisfy it.
+type storePort interface {
+	AssetAliasEventAdd(ctx context.Context, p *store.AssetAliasEventParams) error
+	ConnectionGet(ctx context.Context, id string) (*core.Connection, error)
+	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+	StateTry(ctx context.Context, id string) (*store.StateTry, error)
+	Subscribe(ctx context.Context, channel string) <-chan struct{}
+	TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error)
+	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
+	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
+	TaskInstanceStart(ctx context.Context, p *store.TaskInstanceStartParams) (*core.TaskInstance, error)
+	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
+	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
+	XComSet(ctx context.Context, x *core.XCom) error
+}
