@@ -144,7 +144,7 @@ func openStore(t *testing.T, home string) store.Store {
 // latestRun returns the newest run of dagID.
 func latestRun(t *testing.T, st store.Store, dagID string) core.DagRun {
 	t.Helper()
-	rs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: dagID, Limit: 1})
+	rs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: dagID, Page: store.Page{Limit: 1}})
 	if err != nil || len(rs) == 0 {
 		t.Fatalf("no run of %s: %v", dagID, err)
 	}

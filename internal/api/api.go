@@ -129,6 +129,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAssets()
 	s.registerAssetAliases()
 	s.registerAssetState()
+	s.registerEventLogs()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }
@@ -151,20 +152,45 @@ func register[I, O any](s *server, role core.Role, op huma.Operation, h func(con
 	huma.Register(s.api, op, h)
 }
 
-// Page is the limit/offset pair every list endpoint accepts.
+// Page is the limit/offset/order_by triple every list endpoint accepts; the
+// list pages in the database (store.Page).
 type Page struct {
-	Limit  int `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"maximum number of entries to return"`
-	Offset int `query:"offset" minimum:"0" default:"0" doc:"number of entries to skip"`
+	Limit   int    `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"maximum number of entries to return"`
+	Offset  int    `query:"offset" minimum:"0" default:"0" doc:"number of entries to skip"`
+	OrderBy string `query:"order_by" doc:"field to order by, \"-\" first for descending; the operation's description lists the fields and the default order"`
 }
 
-// window returns the slice of items the page selects.
-func window[T any](items []T, p Page) []T {
-	if p.Offset >= len(items) {
-		return []T{}
-	}
-	end := min(len(items), p.Offset+p.Limit)
-	return items[p.Offset:end]
+// store returns the page as the store takes it.
+func (p Page) store() store.Page {
+	return store.Page{Limit: p.Limit, Offset: p.Offset, OrderBy: p.OrderBy}
 }
+
+// Cursor is the keyset position of the lists that grow fastest (asset
+// events, event logs): with it the database starts at an id through its
+// index instead of counting the rows an offset skips.
+type Cursor struct {
+	AfterID  int64 `query:"after_id" minimum:"0" doc:"keyset cursor: only entries whose id is greater; to page on in ascending id order, pass the last id of the previous page"`
+	BeforeID int64 `query:"before_id" minimum:"0" doc:"keyset cursor: only entries whose id is smaller; to page on in descending id order, pass the last id of the previous page"`
+}
+
+// store returns the cursor as the store takes it.
+func (c Cursor) store() store.Cursor { return store.Cursor{AfterID: c.AfterID, BeforeID: c.BeforeID} }
+
+// listOf reads one page with list and total_entries with count, both with
+// the same parameters p: the database returns only the page's rows and one
+// count. A bad order_by or cursor is a 400 naming what is allowed.
+func listOf[P, T any](ctx context.Context, s *server, p *P,
+	list func(context.Context, *P) ([]T, error), count func(context.Context, *P) (int, error)) ([]T, int, error) {
+	items, total, err := store.List(ctx, p, list, count)
+	if err != nil {
+		return nil, 0, s.problem(ctx, err)
+	}
+	return items, total, nil
+}
+
+// listDoc is a list operation's description: what it lists, then its
+// order_by fields and default order.
+func listDoc(what string, o store.Order) string { return what + " " + o.Doc() }
 
 // optional is a query parameter that may be absent (IsSet false).
 type optional[T any] struct {

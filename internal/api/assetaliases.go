@@ -25,8 +25,10 @@ func (s *server) registerAssetAliases() {
 	tags := []string{"Asset"}
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_aliases", Method: http.MethodGet, Path: Prefix + "/assets/aliases", Tags: tags,
-		Summary:     "List asset aliases",
-		Description: "Lists asset aliases by name, each with the assets it resolves to and when it was first and last associated with each.",
+		Summary: "List asset aliases",
+		Description: listDoc("Lists asset aliases, each with the assets it resolves to and when it was first and last associated with each.",
+			store.AssetAliasOrder),
+		Errors: []int{http.StatusBadRequest},
 	}, s.listAssetAliases)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_alias", Method: http.MethodGet, Path: Prefix + "/assets/aliases/{alias_name}", Tags: tags,
@@ -36,12 +38,11 @@ func (s *server) registerAssetAliases() {
 }
 
 func (s *server) listAssetAliases(ctx context.Context, in *Page) (*struct{ Body AssetAliasCollection }, error) {
-	all, err := s.st.AssetAliasList(ctx)
+	list, total, err := listOf(ctx, s, &store.AssetAliasListParams{Page: in.store()}, s.st.AssetAliasList, s.st.AssetAliasCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list asset aliases: %w", err))
+		return nil, err
 	}
-	return &struct{ Body AssetAliasCollection }{AssetAliasCollection{AssetAliases: window(nonNil(all), *in),
-		TotalEntries: len(all)}}, nil
+	return &struct{ Body AssetAliasCollection }{AssetAliasCollection{AssetAliases: list, TotalEntries: total}}, nil
 }
 
 func (s *server) getAssetAlias(ctx context.Context, in *assetAliasInput) (*struct{ Body store.AssetAlias }, error) {

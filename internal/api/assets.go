@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -19,7 +18,7 @@ type AssetCollection struct {
 	TotalEntries int               `json:"total_entries"`
 }
 
-// AssetEventCollection is a page of asset events, oldest first.
+// AssetEventCollection is a page of asset events.
 type AssetEventCollection struct {
 	AssetEvents  []core.AssetEvent `json:"asset_events"`
 	TotalEntries int               `json:"total_entries"`
@@ -44,6 +43,7 @@ type assetInput struct {
 
 type listAssetEventsInput struct {
 	Page
+	Cursor
 	AssetID      int64  `query:"asset_id" doc:"only events of this asset"`
 	SourceDagID  string `query:"source_dag_id" doc:"only events produced by this DAG"`
 	SourceRunID  string `query:"source_run_id" doc:"only events produced by this run"`
@@ -61,11 +61,15 @@ func (s *server) registerAssets() {
 	tags := []string{"Asset"}
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_assets", Method: http.MethodGet, Path: Prefix + "/assets", Tags: tags,
-		Summary: "List assets", Description: "Lists assets by name; by default only those some active DAG defines.",
+		Summary: "List assets", Description: listDoc("Lists assets; by default only those some active DAG defines.", store.AssetOrder),
+		Errors: []int{http.StatusBadRequest},
 	}, s.listAssets)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset_events", Method: http.MethodGet, Path: Prefix + "/assets/events", Tags: tags,
-		Summary: "List asset events", Description: "Lists asset events, oldest first.",
+		Summary: "List asset events",
+		Description: listDoc("Lists asset events. after_id (ascending) or before_id (with order_by=-id) pages by keyset.",
+			store.AssetEventOrder),
+		Errors: []int{http.StatusBadRequest},
 	}, s.listAssetEvents)
 	register(s, core.RoleOp, huma.Operation{
 		OperationID: "create_asset_event", Method: http.MethodPost, Path: Prefix + "/assets/events", Tags: tags,
@@ -81,7 +85,8 @@ func (s *server) registerAssets() {
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_upstream_asset_events", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents", Tags: []string{"DagRun"},
-		Summary: "List the asset events that triggered a run", Errors: []int{http.StatusNotFound},
+		Summary: "List the asset events that triggered a run", Description: listDoc("Lists the events the run consumed.", store.AssetEventOrder),
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.upstreamAssetEvents)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_asset_queued_events", Method: http.MethodGet,
@@ -92,15 +97,16 @@ func (s *server) registerAssets() {
 }
 
 func (s *server) listAssets(ctx context.Context, in *listAssetsInput) (*struct{ Body AssetCollection }, error) {
-	p := &store.AssetListParams{NamePattern: likeContains(in.NamePattern), URIPattern: likeContains(in.URIPattern)}
+	p := &store.AssetListParams{NamePattern: likeContains(in.NamePattern), URIPattern: likeContains(in.URIPattern),
+		Page: in.Page.store()}
 	if in.OnlyActive {
 		p.Active = &in.OnlyActive
 	}
-	all, err := s.st.AssetList(ctx, p)
+	list, total, err := listOf(ctx, s, p, s.st.AssetList, s.st.AssetCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list assets: %w", err))
+		return nil, err
 	}
-	return &struct{ Body AssetCollection }{AssetCollection{Assets: window(nonNil(all), in.Page), TotalEntries: len(all)}}, nil
+	return &struct{ Body AssetCollection }{AssetCollection{Assets: list, TotalEntries: total}}, nil
 }
 
 // likeContains turns a search text into a LIKE pattern matching it anywhere.
@@ -120,16 +126,17 @@ func (s *server) getAsset(ctx context.Context, in *assetInput) (*struct{ Body co
 }
 
 func (s *server) listAssetEvents(ctx context.Context, in *listAssetEventsInput) (*struct{ Body AssetEventCollection }, error) {
-	all, err := s.st.AssetEventList(ctx, &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
-		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID})
-	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list asset events: %w", err))
-	}
-	return &struct{ Body AssetEventCollection }{eventPage(all, in.Page)}, nil
+	return s.eventPage(ctx, &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
+		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID, Cursor: in.Cursor.store(), Page: in.Page.store()})
 }
 
-func eventPage(all []core.AssetEvent, p Page) AssetEventCollection {
-	return AssetEventCollection{AssetEvents: window(nonNil(all), p), TotalEntries: len(all)}
+// eventPage lists one page of asset events with its total.
+func (s *server) eventPage(ctx context.Context, p *store.AssetEventListParams) (*struct{ Body AssetEventCollection }, error) {
+	list, total, err := listOf(ctx, s, p, s.st.AssetEventList, s.st.AssetEventCount)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body AssetEventCollection }{AssetEventCollection{AssetEvents: list, TotalEntries: total}}, nil
 }
 
 func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body core.AssetEvent }, error) {
@@ -150,11 +157,7 @@ func (s *server) upstreamAssetEvents(ctx context.Context, in *upstreamEventsInpu
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	all, err := s.st.AssetEventsOfRun(ctx, run.ID)
-	if err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	return &struct{ Body AssetEventCollection }{eventPage(all, in.Page)}, nil
+	return s.eventPage(ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: in.Page.store()})
 }
 
 func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct{ Body QueuedEventCollection }, error) {

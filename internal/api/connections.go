@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // ConnectionResponse describes a connection. Passwords are never returned:
@@ -60,6 +61,7 @@ func (s *server) registerConnections() {
 	base := Prefix + "/connections"
 	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "get_connections", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List connections",
+		Description: listDoc("Lists connections, secrets redacted.", store.ConnectionOrder), Errors: []int{http.StatusBadRequest},
 	}, s.listConnections)
 	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "get_connection", Method: http.MethodGet, Path: base + "/{connection_id}", Tags: tags,
@@ -76,15 +78,15 @@ func (s *server) registerConnections() {
 }
 
 func (s *server) listConnections(ctx context.Context, in *listConnectionsInput) (*struct{ Body ConnectionCollection }, error) {
-	all, err := s.st.ConnectionList(ctx)
+	conns, total, err := listOf(ctx, s, &store.ConnectionListParams{Page: in.Page.store()}, s.st.ConnectionList, s.st.ConnectionCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list connections: %w", err))
+		return nil, err
 	}
-	out := make([]ConnectionResponse, len(all))
-	for i, c := range all {
+	out := make([]ConnectionResponse, len(conns))
+	for i, c := range conns {
 		out[i] = connectionResponse(c)
 	}
-	return &struct{ Body ConnectionCollection }{ConnectionCollection{Connections: window(out, in.Page), TotalEntries: len(out)}}, nil
+	return &struct{ Body ConnectionCollection }{ConnectionCollection{Connections: out, TotalEntries: total}}, nil
 }
 
 func (s *server) getConnection(ctx context.Context, in *connectionIDInput) (*struct{ Body ConnectionResponse }, error) {

@@ -16,8 +16,12 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// AllDags is the dag_id that lists DAG runs of every DAG, as in Airflow.
+// AllDags is the dag_id that lists DAG runs (or task instances) of every
+// DAG, as in Airflow.
 const AllDags = "~"
+
+// AllRuns is the dag_run_id that lists the task instances of every run.
+const AllRuns = "~"
 
 // DAGRunCollection is a page of DAG runs, newest first.
 type DAGRunCollection struct {
@@ -70,7 +74,7 @@ func (s *server) registerDagRuns() {
 	base := Prefix + "/dags/{dag_id}/dagRuns"
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_runs", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List DAG runs",
-		Description: "Lists a DAG's runs, newest first; dag_id \"~\" lists the runs of every DAG.",
+		Description: listDoc("Lists a DAG's runs; dag_id \"~\" lists the runs of every DAG.", store.DagRunOrder),
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listDagRuns)
 	register(s, core.RoleOp, huma.Operation{
@@ -94,18 +98,18 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states}
+	p := &store.DagRunListParams{States: states, Page: in.Page.store()}
 	if in.DagID != AllDags {
 		if _, err := s.dag(ctx, in.DagID); err != nil {
 			return nil, s.problem(ctx, err)
 		}
 		p.DagID = in.DagID
 	}
-	all, err := s.st.DagRunList(ctx, p)
+	list, total, err := listOf(ctx, s, p, s.st.DagRunList, s.st.DagRunCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list runs of dag_id %q: %w", in.DagID, err))
+		return nil, err
 	}
-	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: window(all, in.Page), TotalEntries: len(all)}}, nil
+	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: list, TotalEntries: total}}, nil
 }
 
 // parseRunStates validates the state filter ("a,b" or repeated).

@@ -62,6 +62,7 @@ func (s *server) registerDags() {
 	tags := []string{"DAG"}
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dags", Method: http.MethodGet, Path: Prefix + "/dags", Tags: tags, Summary: "List DAGs",
+		Description: listDoc("Lists DAGs.", store.DagOrder), Errors: []int{http.StatusBadRequest},
 	}, s.listDags)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag", Method: http.MethodGet, Path: Prefix + "/dags/{dag_id}", Tags: tags,
@@ -75,17 +76,15 @@ func (s *server) registerDags() {
 }
 
 func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body DAGCollection }, error) {
-	all, err := s.st.DagList(ctx, &store.DagListParams{OnlyActive: in.OnlyActive})
+	p := &store.DagListParams{OnlyActive: in.OnlyActive, Page: in.Page.store()}
+	if in.Paused.IsSet {
+		p.Paused = &in.Paused.Value
+	}
+	dags, total, err := listOf(ctx, s, p, s.st.DagList, s.st.DagCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list DAGs: %w", err))
+		return nil, err
 	}
-	dags := all[:0]
-	for _, d := range all {
-		if !in.Paused.IsSet || in.Paused.Value == d.IsPaused {
-			dags = append(dags, d)
-		}
-	}
-	return &struct{ Body DAGCollection }{DAGCollection{Dags: window(dags, in.Page), TotalEntries: len(dags)}}, nil
+	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
 }
 
 func (s *server) getDag(ctx context.Context, in *DagIDParam) (*struct{ Body DAGDetails }, error) {

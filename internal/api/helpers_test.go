@@ -195,7 +195,7 @@ func (e *env) mustProblem(want int, role core.Role, method, path string, body an
 // audit returns the audit log, newest first as the store lists it.
 func (e *env) audit() []core.AuditEntry {
 	e.t.Helper()
-	entries, err := e.st.AuditLogList(context.Background(), 100)
+	entries, err := e.st.AuditLogList(context.Background(), &store.AuditLogListParams{Page: store.Page{Limit: 100}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

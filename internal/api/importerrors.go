@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // ImportErrorCollection is a page of DAG file import errors.
@@ -26,7 +27,8 @@ func (s *server) registerImportErrors() {
 	tags := []string{"Import Error"}
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_import_errors", Method: http.MethodGet, Path: Prefix + "/importErrors", Tags: tags,
-		Summary: "List DAG file import errors",
+		Summary: "List DAG file import errors", Description: listDoc("Lists the DAG files that failed to load.", store.ImportErrorOrder),
+		Errors: []int{http.StatusBadRequest},
 	}, s.listImportErrors)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_import_error", Method: http.MethodGet, Path: Prefix + "/importErrors/{import_error_id}", Tags: tags,
@@ -35,22 +37,17 @@ func (s *server) registerImportErrors() {
 }
 
 func (s *server) listImportErrors(ctx context.Context, in *listImportErrorsInput) (*struct{ Body ImportErrorCollection }, error) {
-	all, err := s.st.ImportErrorList(ctx)
+	list, total, err := listOf(ctx, s, &store.ImportErrorListParams{Page: in.Page.store()}, s.st.ImportErrorList, s.st.ImportErrorCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list import errors: %w", err))
+		return nil, err
 	}
-	return &struct{ Body ImportErrorCollection }{ImportErrorCollection{ImportErrors: window(nonNil(all), in.Page), TotalEntries: len(all)}}, nil
+	return &struct{ Body ImportErrorCollection }{ImportErrorCollection{ImportErrors: list, TotalEntries: total}}, nil
 }
 
 func (s *server) getImportError(ctx context.Context, in *importErrorInput) (*struct{ Body core.ImportError }, error) {
-	all, err := s.st.ImportErrorList(ctx)
+	e, err := s.st.ImportErrorGet(ctx, in.ID)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list import errors: %w", err))
+		return nil, s.problem(ctx, fmt.Errorf("import_error_id %d: %w", in.ID, err))
 	}
-	for _, e := range all {
-		if e.ID == in.ID {
-			return &struct{ Body core.ImportError }{e}, nil
-		}
-	}
-	return nil, s.problem(ctx, fmt.Errorf("import_error_id %d: %w", in.ID, core.ErrNotFound))
+	return &struct{ Body core.ImportError }{*e}, nil
 }

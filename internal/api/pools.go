@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // PoolResponse is a pool with its current occupancy.
@@ -54,6 +55,7 @@ func (s *server) registerPools() {
 	base := Prefix + "/pools"
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_pools", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List pools",
+		Description: listDoc("Lists pools with their occupancy.", store.PoolOrder), Errors: []int{http.StatusBadRequest},
 	}, s.listPools)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_pool", Method: http.MethodGet, Path: base + "/{pool_name}", Tags: tags,
@@ -75,11 +77,15 @@ func (s *server) registerPools() {
 }
 
 func (s *server) listPools(ctx context.Context, in *listPoolsInput) (*struct{ Body PoolCollection }, error) {
-	pools, err := s.pools(ctx)
+	pools, total, err := listOf(ctx, s, &store.PoolListParams{WithOccupancy: true, Page: in.Page.store()}, s.st.PoolList, s.st.PoolCount)
 	if err != nil {
-		return nil, s.problem(ctx, err)
+		return nil, err
 	}
-	return &struct{ Body PoolCollection }{PoolCollection{Pools: window(pools, in.Page), TotalEntries: len(pools)}}, nil
+	out := make([]PoolResponse, len(pools))
+	for i, p := range pools {
+		out[i] = poolResponse(p)
+	}
+	return &struct{ Body PoolCollection }{PoolCollection{Pools: out, TotalEntries: total}}, nil
 }
 
 func (s *server) getPool(ctx context.Context, in *PoolNameParam) (*struct{ Body PoolResponse }, error) {
@@ -119,35 +125,22 @@ func (s *server) deletePool(ctx context.Context, in *PoolNameParam) (*struct{}, 
 	return nil, nil
 }
 
-// pools lists every pool with its occupancy.
-func (s *server) pools(ctx context.Context) ([]PoolResponse, error) {
-	pools, err := s.st.PoolList(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list pools: %w", err)
-	}
-	counts, err := s.st.TaskInstanceActiveCounts(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("count occupied pool slots: %w", err)
-	}
-	out := make([]PoolResponse, len(pools))
-	for i, p := range pools {
-		used := counts.PoolSlots[p.Name]
-		out[i] = PoolResponse{Name: p.Name, Slots: p.Slots, Description: p.Description,
-			OccupiedSlots: used, OpenSlots: max(0, p.Slots-used)}
-	}
-	return out, nil
+// poolResponse describes a pool read WithOccupancy.
+func poolResponse(p core.Pool) PoolResponse {
+	return PoolResponse{Name: p.Name, Slots: p.Slots, Description: p.Description,
+		OccupiedSlots: p.OccupiedSlots, OpenSlots: max(0, p.Slots-p.OccupiedSlots)}
 }
 
-// pool finds one pool; a missing one is a not-found error naming it.
+// pool finds one pool with its occupancy; a missing one is a not-found
+// error naming it.
 func (s *server) pool(ctx context.Context, name string) (*PoolResponse, error) {
-	pools, err := s.pools(ctx)
+	pools, err := s.st.PoolList(ctx, &store.PoolListParams{Names: []string{name}, WithOccupancy: true})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("get pool %q: %w", name, err)
 	}
-	for _, p := range pools {
-		if p.Name == name {
-			return &p, nil
-		}
+	if len(pools) == 0 {
+		return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
 	}
-	return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
+	p := poolResponse(pools[0])
+	return &p, nil
 }

@@ -43,7 +43,10 @@ func (s *server) registerTaskInstances() {
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances"
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instances", Method: http.MethodGet, Path: base, Tags: tags,
-		Summary: "List a run's task instances", Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Summary: "List a run's task instances",
+		Description: listDoc("Lists the current tries of a run's task instances; dag_run_id \"~\" lists those of every run of the DAG, "+
+			"and dag_id \"~\" those of every DAG.", store.TaskInstanceOrder),
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listTaskInstances)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instance", Method: http.MethodGet, Path: base + "/{task_id}", Tags: tags,
@@ -65,16 +68,27 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.dagRun(ctx, in.DagID, in.RunID)
-	if err != nil {
-		return nil, s.problem(ctx, err)
+	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.Page.store()}
+	switch {
+	case in.DagID != AllDags && in.RunID != AllRuns:
+		run, err := s.dagRun(ctx, in.DagID, in.RunID)
+		if err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		p.DagRunID = run.ID
+	case in.DagID != AllDags:
+		if _, err := s.dag(ctx, in.DagID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		p.DagID = in.DagID
+	case in.RunID != AllRuns:
+		p.RunID = in.RunID
 	}
-	all, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: in.TaskID, States: states})
+	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list task instances of dag_id %q dag_run_id %q: %w", in.DagID, in.RunID, err))
+		return nil, err
 	}
-	out := TaskInstanceCollection{TaskInstances: window(all, in.Page), TotalEntries: len(all)}
-	return &struct{ Body TaskInstanceCollection }{out}, nil
+	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
 }
 
 // parseTIStates validates a task-instance state filter; "none" is the empty state.

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // XComCollection is a page of XCom entries (values omitted, as in Airflow).
@@ -43,7 +44,8 @@ func (s *server) registerXCom() {
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries"
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_xcom_entries", Method: http.MethodGet, Path: base, Tags: tags,
-		Summary: "List a task's XCom entries", Errors: []int{http.StatusNotFound},
+		Summary: "List a task's XCom entries", Description: listDoc("Lists a task's XCom entries without their values.", store.XComOrder),
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listXCom)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_xcom_entry", Method: http.MethodGet, Path: base + "/{xcom_key}", Tags: tags,
@@ -55,19 +57,20 @@ func (s *server) listXCom(ctx context.Context, in *listXComInput) (*struct{ Body
 	if _, err := s.dagRun(ctx, in.DagID, in.RunID); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	all, err := s.st.XComList(ctx, in.DagID, in.RunID, in.TaskID)
+	p := &store.XComListParams{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, Page: in.Page.store()}
+	if in.MapIndex.IsSet {
+		p.MapIndex = &in.MapIndex.Value
+	}
+	xs, total, err := listOf(ctx, s, p, s.st.XComList, s.st.XComCount)
 	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("list XCom of task_id %q in dag_id %q dag_run_id %q: %w", in.TaskID, in.DagID, in.RunID, err))
+		return nil, err
 	}
-	entries := []XComEntry{}
-	for _, x := range all {
-		if in.MapIndex.IsSet && x.MapIndex != in.MapIndex.Value {
-			continue
-		}
-		entries = append(entries, XComEntry{Key: x.Key, DagID: x.DagID, RunID: x.RunID, TaskID: x.TaskID,
-			MapIndex: x.MapIndex, Timestamp: x.Timestamp.UTC().Format("2006-01-02T15:04:05.999999Z07:00")})
+	entries := make([]XComEntry, len(xs))
+	for i, x := range xs {
+		entries[i] = XComEntry{Key: x.Key, DagID: x.DagID, RunID: x.RunID, TaskID: x.TaskID,
+			MapIndex: x.MapIndex, Timestamp: x.Timestamp.UTC().Format("2006-01-02T15:04:05.999999Z07:00")}
 	}
-	return &struct{ Body XComCollection }{XComCollection{XComEntries: window(entries, in.Page), TotalEntries: len(entries)}}, nil
+	return &struct{ Body XComCollection }{XComCollection{XComEntries: entries, TotalEntries: total}}, nil
 }
 
 func (s *server) getXCom(ctx context.Context, in *xcomInput) (*struct{ Body core.XCom }, error) {

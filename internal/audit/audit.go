@@ -31,6 +31,7 @@ const (
 	PoolUpdate        = "pool.update"
 	PoolDelete        = "pool.delete"
 	ConnectionCreate  = "connection.create"
+	ConnectionUpdate  = "connection.update"
 	ConnectionDelete  = "connection.delete"
 	UserUpsert        = "user.upsert"
 	APITokenCreate    = "api_token.create"

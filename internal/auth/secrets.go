@@ -35,6 +35,9 @@ func HashPassword(password string) (string, error) {
 	if password == "" {
 		return "", fmt.Errorf("password must not be empty: %w", core.ErrInvalid)
 	}
+	if len(password) > 72 { // bcrypt reads no further
+		return "", fmt.Errorf("password is %d bytes long; at most 72 are allowed: %w", len(password), core.ErrInvalid)
+	}
 	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)

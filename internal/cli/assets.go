@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,21 +20,25 @@ import (
 func (a *app) assetsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; add an asset to an alias from a task"}
 	var (
-		asJSON, all bool
-		assetName   string
-		limit       int
+		asJSON, all                 bool
+		assetName                   string
+		listPF, eventsPF, aliasesPF pageFlags
 	)
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List assets (by default only those some active DAG defines)",
+		Short: "List assets by name (by default only those some active DAG defines)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := listPF.page()
+			if err != nil {
+				return err
+			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				p := &store.AssetListParams{}
+				p := &store.AssetListParams{Page: pg}
 				if active := true; !all {
 					p.Active = &active
 				}
-				assets, err := st.AssetList(cmd.Context(), p)
+				assets, err := listPage(cmd, &listPF, p, st.AssetList, st.AssetCount)
 				if err != nil {
 					return err
 				}
@@ -51,6 +56,7 @@ func (a *app) assetsCmd() *cobra.Command {
 	}
 	list.Flags().BoolVar(&all, "all", false, "include inactive assets")
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	listPF.add(list, "assets", 100)
 
 	show := &cobra.Command{
 		Use:   "show NAME",
@@ -90,11 +96,18 @@ func (a *app) assetsCmd() *cobra.Command {
 
 	events := &cobra.Command{
 		Use:   "events",
-		Short: "List asset events, oldest first",
-		Args:  cobra.NoArgs,
+		Short: "List the newest asset events, shown oldest first",
+		Long: `Lists the newest --limit asset events (of one asset with --asset), shown oldest first;
+--offset skips that many of the newest, to page back in time.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := eventsPF.page()
+			if err != nil {
+				return err
+			}
+			pg.OrderBy = "-id" // the newest page, reversed below
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				p := &store.AssetEventListParams{}
+				p := &store.AssetEventListParams{Page: pg}
 				if assetName != "" {
 					x, err := assetByName(cmd, st, assetName)
 					if err != nil {
@@ -102,13 +115,11 @@ func (a *app) assetsCmd() *cobra.Command {
 					}
 					p.AssetID = x.ID
 				}
-				evs, err := st.AssetEventList(cmd.Context(), p)
+				evs, err := listPage(cmd, &eventsPF, p, st.AssetEventList, st.AssetEventCount)
 				if err != nil {
 					return err
 				}
-				if limit > 0 && len(evs) > limit {
-					evs = evs[len(evs)-limit:]
-				}
+				slices.Reverse(evs)
 				if asJSON {
 					return printJSON(cmd.OutOrStdout(), nonNilList(evs))
 				}
@@ -121,7 +132,7 @@ func (a *app) assetsCmd() *cobra.Command {
 		},
 	}
 	events.Flags().StringVar(&assetName, "asset", "", "only events of the asset with this name")
-	events.Flags().IntVar(&limit, "limit", 0, "show only the newest N events (0 = all)")
+	eventsPF.add(events, "events", 50)
 	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
 	aliases := &cobra.Command{
@@ -133,8 +144,12 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 		Example: "  weir assets aliases\n  weir assets aliases exports --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			pg, err := aliasesPF.page()
+			if err != nil {
+				return err
+			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				all, err := aliasesOf(cmd, st, argv)
+				all, err := aliasesOf(cmd, st, argv, &aliasesPF, pg)
 				if err != nil {
 					return err
 				}
@@ -155,15 +170,16 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 		},
 	}
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	aliasesPF.add(aliases, "aliases", 100)
 
 	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd())
 	return cmd
 }
 
-// aliasesOf returns the alias named in argv, or every alias.
-func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string) ([]store.AssetAlias, error) {
+// aliasesOf returns the alias named in argv, or the page pg of aliases.
+func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string, pf *pageFlags, pg store.Page) ([]store.AssetAlias, error) {
 	if len(argv) == 0 {
-		return st.AssetAliasList(cmd.Context())
+		return listPage(cmd, pf, &store.AssetAliasListParams{Page: pg}, st.AssetAliasList, st.AssetAliasCount)
 	}
 	one, err := st.AssetAliasGet(cmd.Context(), argv[0])
 	if err != nil {

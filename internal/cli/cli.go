@@ -26,6 +26,7 @@ import (
 type Options struct {
 	DAGs      []core.DAG
 	Functions *operator.Registry
+	Stdin     io.Reader // answers to questions (weir tasks clear); nil = os.Stdin
 	Stdout    io.Writer
 	Stderr    io.Writer
 	Environ   []string
@@ -47,6 +48,9 @@ func Run(ctx context.Context, args []string, opts Options) int {
 	}
 	root := newRoot(&opts)
 	root.SetArgs(args)
+	if opts.Stdin != nil {
+		root.SetIn(opts.Stdin)
+	}
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
 	err := root.ExecuteContext(ctx)
@@ -85,7 +89,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), a.stateStoreCmd(),
-		a.assetsCmd(),
+		a.assetsCmd(), a.auditCmd(),
 	)
 	return root
 }

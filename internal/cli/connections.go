@@ -10,6 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -40,7 +41,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
-				conns, err := st.ConnectionList(cmd.Context())
+				conns, err := st.ConnectionList(cmd.Context(), &store.ConnectionListParams{}) // a short list, with the configuration's
 				if err != nil {
 					return err
 				}

@@ -18,13 +18,18 @@ import (
 func (a *app) dagsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "dags", Short: "List, inspect, trigger, pause and test DAGs"}
 	var asJSON bool
+	var pf pageFlags
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List DAGs known to the database",
+		Short: "List DAGs known to the database, by dag_id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				dags, err := st.DagList(cmd.Context(), &store.DagListParams{OnlyActive: true})
+				dags, err := listPage(cmd, &pf, &store.DagListParams{OnlyActive: true, Page: pg}, st.DagList, st.DagCount)
 				if err != nil {
 					return err
 				}
@@ -40,6 +45,7 @@ func (a *app) dagsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	pf.add(list, "DAGs", 100)
 
 	show := &cobra.Command{
 		Use:   "show DAG_ID",
@@ -130,13 +136,18 @@ func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
 }
 
 func (a *app) importErrorsCmd() *cobra.Command {
-	return &cobra.Command{
+	var pf pageFlags
+	cmd := &cobra.Command{
 		Use:   "list-import-errors",
 		Short: "List DAG files that failed to load, with the reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				errs, err := st.ImportErrorList(cmd.Context())
+				errs, err := listPage(cmd, &pf, &store.ImportErrorListParams{Page: pg}, st.ImportErrorList, st.ImportErrorCount)
 				if err != nil {
 					return err
 				}
@@ -150,6 +161,8 @@ func (a *app) importErrorsCmd() *cobra.Command {
 			})
 		},
 	}
+	pf.add(cmd, "files", 50)
+	return cmd
 }
 
 func orDash(s string) string {

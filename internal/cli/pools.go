@@ -8,18 +8,25 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // poolsCmd manages pools, as `airflow pools`.
 func (a *app) poolsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "pools", Short: "Manage pools, which bound how many task instances run at once"}
+	var pf pageFlags
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List pools",
+		Short: "List pools by name",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				pools, err := svc.Store().PoolList(cmd.Context())
+				st := svc.Store()
+				pools, err := listPage(cmd, &pf, &store.PoolListParams{Page: pg}, st.PoolList, st.PoolCount)
 				if err != nil {
 					return err
 				}
@@ -31,6 +38,7 @@ func (a *app) poolsCmd() *cobra.Command {
 			})
 		},
 	}
+	pf.add(list, "pools", 100)
 	set := &cobra.Command{
 		Use:     "set NAME SLOTS [DESCRIPTION]",
 		Short:   "Create a pool or change its slots (and description)",

@@ -14,14 +14,18 @@ import (
 func (a *app) runsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "runs", Short: "Inspect DAG runs"}
 	var dagID, state string
-	var limit int
+	var pf pageFlags
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List DAG runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := &store.DagRunListParams{DagID: dagID, Limit: limit}
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
+			p := &store.DagRunListParams{DagID: dagID, Page: pg}
 			if state != "" {
 				s := core.DagRunState(state)
 				if !s.Valid() {
@@ -30,7 +34,7 @@ func (a *app) runsCmd() *cobra.Command {
 				p.States = []core.DagRunState{s}
 			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				list, err := st.DagRunList(cmd.Context(), p)
+				list, err := listPage(cmd, &pf, p, st.DagRunList, st.DagRunCount)
 				if err != nil {
 					return err
 				}
@@ -47,7 +51,7 @@ func (a *app) runsCmd() *cobra.Command {
 	}
 	list.Flags().StringVar(&dagID, "dag", "", "only runs of this DAG")
 	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
-	list.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
+	pf.add(list, "runs", 50)
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(list)
 	return cmd

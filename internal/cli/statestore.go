@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/user"
 	"strconv"
 	"time"
 
@@ -113,7 +114,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"entries\": [...], \"total_entries\": N}")
 	list.Flags().IntVar(&page.Limit, "limit", 100, "most entries to print")
 	list.Flags().IntVar(&page.Offset, "offset", 0, "entries to skip")
-	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also dag_id, run_id, task_id, map_index, expires_at; asset state asset_name (\"-\" first for descending)")
+	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also expires_at, dag_id, dag_run_id, task_id, map_index; asset state also asset_name (\"-\" first for descending)")
 
 	var gf stateFlags
 	get := &cobra.Command{
@@ -292,9 +293,14 @@ func describeWriter(w core.StateWriter) string {
 // cliActor is who the admin CLI acts as: "cli:<os user>", with the admin
 // role (it holds the database credentials).
 func (a *app) cliActor() core.Actor {
-	name := "cli"
-	if u := a.getenv("USER"); u != "" {
-		name = "cli:" + u
+	name := a.getenv("USER")
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
 	}
-	return core.Actor{Name: name, Role: core.RoleAdmin}
+	if name == "" {
+		return core.Actor{Name: "cli", Role: core.RoleAdmin}
+	}
+	return core.Actor{Name: "cli:" + name, Role: core.RoleAdmin}
 }

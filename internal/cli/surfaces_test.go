@@ -118,7 +118,7 @@ func (s *surfaces) rest(method, path string, body any) {
 // lastAudit is the newest audit entry.
 func (s *surfaces) lastAudit() core.AuditEntry {
 	s.t.Helper()
-	es, err := s.st.AuditLogList(s.t.Context(), 1)
+	es, err := s.st.AuditLogList(s.t.Context(), &store.AuditLogListParams{Page: store.Page{Limit: 1}})
 	if err != nil || len(es) != 1 {
 		s.t.Fatalf("audit log: %v (err %v)", es, err)
 	}
@@ -190,7 +190,9 @@ func TestCLIAndRESTShareEveryRule(t *testing.T) {
 						s.rest("POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{"dag_run_id": "r" + sfx,
 							"task_ids": []string{"extract"}, "only_failed": false, "dry_run": false})
 					},
-					cli:   func(s *surfaces, sfx string) { s.run("tasks", "clear", "etl", "--run-id", "r"+sfx, "-t", "extract") },
+					cli: func(s *surfaces, sfx string) {
+						s.run("tasks", "clear", "etl", "--run-id", "r"+sfx, "-t", "extract", "--yes")
+					},
 					wakes: true, wantEntry: "task_instance.clear etl only_failed=false keep_task_state=false etl/r%s/extract",
 					check: func(s *surfaces, sfx string) {
 						ti, err := s.st.TaskInstanceGetByKey(ctx, "etl", "r"+sfx, "extract", -1)
@@ -244,6 +246,35 @@ func TestCLIAndRESTShareEveryRule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTasksClearAsks checks that `weir tasks clear` lists what it selects
+// and clears only after a yes: no answer changes nothing.
+func TestTasksClearAsks(t *testing.T) {
+	t.Parallel()
+	s := newSurfaces(t, "sqlite")
+	s.run("dags", "trigger", "etl", "--run-id", "r1")
+	finishExtract(t, s.st, "r1")
+	try := func() int {
+		ti, err := s.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "extract", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ti.TryNumber
+	}
+	var out, errOut bytes.Buffer
+	code := cli.Run(t.Context(), []string{"tasks", "clear", "etl"}, cli.Options{Stdin: strings.NewReader(""),
+		Stdout: &out, Stderr: &errOut, Environ: s.env})
+	if code == 0 || !strings.Contains(errOut.String(), "--yes") || !strings.Contains(out.String(), "extract") || try() != 1 {
+		t.Errorf("no answer: exit %d, stdout %q, stderr %q, extract at try %d; want a refusal naming --yes, the list, try 1",
+			code, out.String(), errOut.String(), try())
+	}
+	out.Reset()
+	code = cli.Run(t.Context(), []string{"tasks", "clear", "etl"}, cli.Options{Stdin: strings.NewReader("y\n"),
+		Stdout: &out, Stderr: &errOut, Environ: s.env})
+	if code != 0 || !strings.Contains(out.String(), "cleared 1 task instances") || try() != 2 {
+		t.Errorf("answer y: exit %d, stdout %q, extract at try %d; want 1 cleared, try 2", code, out.String(), try())
 	}
 }
 

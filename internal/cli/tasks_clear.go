@@ -1,44 +1,63 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 )
 
 // tasksClearCmd clears task instances so the scheduler runs them again, as
-// `airflow tasks clear` and the REST API's clearTaskInstances.
+// `airflow tasks clear` and the REST API's clearTaskInstances: it lists
+// what it would clear and asks before clearing, unless --yes.
 func (a *app) tasksClearCmd() *cobra.Command {
-	var p service.ClearParams
+	var (
+		p   service.ClearParams
+		yes bool
+	)
 	cmd := &cobra.Command{
 		Use:   "clear DAG_ID",
 		Short: "Clear task instances so they run again (a new try; task state is deleted unless --keep-task-state)",
+		Long: "Lists the task instances the selection clears and asks for confirmation (--yes skips the question;\n" +
+			"--dry-run only lists). A cleared instance gets a new try in state none, its XCom is deleted, and so is\n" +
+			"its task state unless --keep-task-state; a finished run goes back to queued.",
 		Example: "  weir tasks clear etl --run-id manual__2026-01-01T00:00:00Z --only-failed\n" +
 			"  weir tasks clear etl -t load -t report --dry-run",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.DagID = args[0]
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				tis, err := svc.Clear(cmd.Context(), a.cliActor(), p)
+				out := cmd.OutOrStdout()
+				dry := p
+				dry.DryRun = true
+				tis, err := svc.Clear(cmd.Context(), a.cliActor(), dry)
 				if err != nil {
 					return err
 				}
-				verb := "cleared"
-				if p.DryRun {
-					verb = "would clear"
-				}
-				rows := make([][]string, len(tis))
-				for i, ti := range tis {
-					rows[i] = []string{ti.RunID, ti.TaskID, strconv.Itoa(ti.MapIndex), strconv.Itoa(ti.TryNumber), ti.State.String()}
-				}
-				if err := table(cmd.OutOrStdout(), []string{"RUN_ID", "TASK_ID", "MAP_INDEX", "TRY", "STATE"}, rows); err != nil {
+				if err := clearTable(out, tis); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %d task instances\n", verb, len(tis))
+				switch {
+				case len(tis) == 0:
+					fmt.Fprintln(out, "nothing to clear")
+					return nil
+				case p.DryRun:
+					fmt.Fprintf(out, "would clear %d task instances (dry run: nothing changed)\n", len(tis))
+					return nil
+				case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances?", len(tis))):
+					return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
+				}
+				if tis, err = svc.Clear(cmd.Context(), a.cliActor(), p); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "cleared %d task instances\n", len(tis))
 				return nil
 			})
 		},
@@ -49,5 +68,27 @@ func (a *app) tasksClearCmd() *cobra.Command {
 	f.BoolVar(&p.OnlyFailed, "only-failed", false, "only failed and upstream_failed instances")
 	f.BoolVar(&p.KeepTaskState, "keep-task-state", false, "keep the instances' task state (by default a clear deletes it)")
 	f.BoolVar(&p.DryRun, "dry-run", false, "list what would be cleared; change nothing")
+	f.BoolVarP(&yes, "yes", "y", false, "clear without asking for confirmation")
 	return cmd
+}
+
+// clearTable prints the instances a clear selects.
+func clearTable(w io.Writer, tis []core.TaskInstance) error {
+	rows := make([][]string, len(tis))
+	for i, ti := range tis {
+		rows[i] = []string{ti.RunID, ti.TaskID, strconv.Itoa(ti.MapIndex), strconv.Itoa(ti.TryNumber), ti.State.String()}
+	}
+	return table(w, []string{"RUN_ID", "TASK_ID", "MAP_INDEX", "TRY", "STATE"}, rows)
+}
+
+// confirm asks question on out and reports whether the answer read from in
+// is yes; no answer (end of input) is no.
+func confirm(in io.Reader, out io.Writer, question string) bool {
+	fmt.Fprintf(out, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true
+	}
+	return false
 }

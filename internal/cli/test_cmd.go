@@ -71,14 +71,15 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err := proc.SyncOnce(ctx); err != nil {
 		return err
 	}
-	run, err := newService(cfg, st, logger).TriggerRun(ctx, a.cliActor(), p)
+	// With one task, the others are removed in the run's own transaction,
+	// so no scheduler ever sees them runnable.
+	var alone func(store.Store, *core.DagRun) error
+	if only != nil {
+		alone = func(tx store.Store, run *core.DagRun) error { return keepOnlyTask(ctx, tx, run, *only) }
+	}
+	run, err := newService(cfg, st, logger).TriggerRunWith(ctx, a.cliActor(), p, alone)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
-	}
-	if only != nil {
-		if err := keepOnlyTask(ctx, st, run, *only); err != nil {
-			return err
-		}
 	}
 	cfg.API.Port = 0
 	srv, err := newAPIServer(cfg, st, logger)

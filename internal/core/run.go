@@ -114,6 +114,9 @@ type Pool struct {
 	Name        string `json:"name"`
 	Slots       int    `json:"slots"`
 	Description string `json:"description,omitempty"`
+	// OccupiedSlots is the slots of the pool's queued and running task
+	// instances, when the store was asked for it (PoolList WithOccupancy).
+	OccupiedSlots int `json:"occupied_slots"`
 }
 
 // DefaultPool is the pool tasks use unless they name another.

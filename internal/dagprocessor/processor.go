@@ -190,7 +190,7 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 // syncImportErrors makes the store's import errors for our sources match
 // errs (filename → message).
 func (p *Processor) syncImportErrors(ctx context.Context, errs map[string]string, now time.Time) error {
-	existing, err := p.Store.ImportErrorList(ctx)
+	existing, err := p.Store.ImportErrorList(ctx, &store.ImportErrorListParams{})
 	if err != nil {
 		return fmt.Errorf("list import errors: %w", err)
 	}
@@ -287,7 +287,7 @@ type Store interface {
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
 	ImportErrorDelete(ctx context.Context, filename string) error
-	ImportErrorList(ctx context.Context) ([]core.ImportError, error)
+	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
 	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
 	Notify(ctx context.Context, channel string) error
 	WithTx(ctx context.Context, fn func(tx store.Store) error) error

@@ -59,7 +59,7 @@ func dagState(t *testing.T, p *Processor, id string) *core.DagModel {
 
 func importErrors(t *testing.T, p *Processor) map[string]string {
 	t.Helper()
-	list, err := storeOf(p).ImportErrorList(t.Context())
+	list, err := storeOf(p).ImportErrorList(t.Context(), &store.ImportErrorListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

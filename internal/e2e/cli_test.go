@@ -91,6 +91,15 @@ func TestCLIAgainstStandalone(t *testing.T) {
 			t.Errorf("dags list lacks %s:\n%s", id, list)
 		}
 	}
+	// Lists page in the database: --limit and --offset, and a hint on stderr
+	// when more follow.
+	if r := weir("dags", "list", "--limit", "2", "--offset", "1"); r.code != 0 ||
+		strings.Count(strings.TrimSpace(r.stdout), "\n") != 2 || !strings.Contains(r.stderr, "--offset 3 shows the next") {
+		t.Errorf("dags list --limit 2 --offset 1: want a header, two DAGs and a hint for the next page; %s", r)
+	}
+	if r := weir("runs", "list", "--limit", "0"); r.code == 0 || !strings.Contains(r.stderr, "--limit 0") {
+		t.Errorf("runs list --limit 0: want a non-zero exit naming --limit; %s", r)
+	}
 	show := must("dags", "show", "retries")
 	if !regexp.MustCompile(`(?m)^after\s+bash\s+flaky\s`).MatchString(show) || !regexp.MustCompile(`(?m)^flaky\s+bash\s+-\s`).MatchString(show) {
 		t.Errorf("dags show retries does not list flaky and after (upstream flaky):\n%s", show)
@@ -158,5 +167,15 @@ func TestCLIAgainstStandalone(t *testing.T) {
 	}
 	if r := weir("tokens", "create", "--user", "nobody"); r.code == 0 || !strings.Contains(r.stderr, `"nobody"`) {
 		t.Errorf("tokens create for an unknown user: want a non-zero exit naming it; %s", r)
+	}
+
+	// The audit log, as GET /api/v2/eventLogs serves it.
+	api.call(http.MethodPatch, "/api/v2/dags/hello", map[string]any{"is_paused": true}, nil)
+	var logs []struct {
+		Event, Owner, Target string
+	}
+	if err := json.Unmarshal([]byte(must("audit", "list", "--event", "dag.pause", "--limit", "1", "--json")), &logs); err != nil ||
+		len(logs) != 1 || logs[0].Owner != "admin" || logs[0].Target != "hello" {
+		t.Errorf("audit list --event dag.pause = %+v (%v), want admin's pause of hello", logs, err)
 	}
 }

@@ -93,7 +93,7 @@ func (s *Scheduler) xcomValue(ctx context.Context, run *core.DagRun, g *graph, r
 		}
 		return x.Value, nil
 	}
-	xs, err := s.Store.XComList(ctx, run.DagID, run.RunID, ref.TaskID)
+	xs, err := s.Store.XComList(ctx, &store.XComListParams{DagID: run.DagID, RunID: run.RunID, TaskID: ref.TaskID})
 	if err != nil {
 		return nil, fmt.Errorf("list XComs of mapped task %q: %w", ref.TaskID, err)
 	}

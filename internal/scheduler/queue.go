@@ -29,7 +29,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 
 // queueLocked is queueScheduled's work, reading and writing through st.
 func (s *Scheduler) queueLocked(ctx context.Context, st store.Store, now time.Time) error {
-	pools, err := st.PoolList(ctx)
+	pools, err := st.PoolList(ctx, &store.PoolListParams{})
 	if err != nil {
 		return fmt.Errorf("list pools: %w", err)
 	}
@@ -54,7 +54,8 @@ func (s *Scheduler) queueLocked(ctx context.Context, st store.Store, now time.Ti
 		}
 		page = min(max(free, minQueuePage), maxQueuePage)
 		tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{
-			DagID: s.Config.OnlyDagID, States: []core.TIState{core.TIScheduled}, OrderByPriority: true, Limit: page, Offset: offset,
+			DagID: s.Config.OnlyDagID, States: []core.TIState{core.TIScheduled}, OrderByPriority: true,
+			Page: store.Page{Limit: page, Offset: offset},
 		})
 		if err != nil {
 			return fmt.Errorf("list scheduled task instances: %w", err)

@@ -216,7 +216,11 @@ func (s *Scheduler) init() {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	if full, ok := s.Store.(store.Store); ok && s.Service == nil {
+	if s.Service == nil {
+		full, ok := s.Store.(store.Store)
+		if !ok {
+			panic("scheduler: Scheduler.Service is required when Store is not a whole store.Store")
+		}
 		s.Service = service.New(service.Config{Store: full, Clock: s.Clock, Logger: s.Logger})
 	}
 	c := &s.Config
@@ -304,7 +308,7 @@ type Store interface {
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
 	Notify(ctx context.Context, channel string) error
-	PoolList(ctx context.Context) ([]core.Pool, error)
+	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error)
 	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
@@ -314,5 +318,5 @@ type Store interface {
 	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
 	WithQueueLock(ctx context.Context, fn func(tx store.Store) error) error
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
-	XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error)
+	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
 }

@@ -60,7 +60,8 @@ func (s *Service) SavePool(ctx context.Context, actor core.Actor, ch PoolChange)
 		cur, err := poolGet(ctx, tx, ch.Name)
 		switch {
 		case err == nil && ch.Mode == PoolCreate:
-			return fmt.Errorf("pool %q already exists; change it instead: %w", ch.Name, core.ErrConflict)
+			return fmt.Errorf("pool %q already exists; change its slots instead (PATCH /api/v2/pools/%s or `weir pools set`): %w",
+				ch.Name, ch.Name, core.ErrConflict)
 		case errors.Is(err, core.ErrNotFound) && ch.Mode != PoolUpdate:
 			cur, c.action = &core.Pool{Name: ch.Name}, audit.PoolCreate
 		case err != nil:
@@ -105,16 +106,14 @@ func (s *Service) DeletePool(ctx context.Context, actor core.Actor, name string)
 
 // poolGet finds one pool; a missing one wraps core.ErrNotFound naming it.
 func poolGet(ctx context.Context, st store.Store, name string) (*core.Pool, error) {
-	pools, err := st.PoolList(ctx)
+	pools, err := st.PoolList(ctx, &store.PoolListParams{Names: []string{name}})
 	if err != nil {
-		return nil, fmt.Errorf("list pools: %w", err)
+		return nil, fmt.Errorf("get pool %q: %w", name, err)
 	}
-	for _, p := range pools {
-		if p.Name == name {
-			return &p, nil
-		}
+	if len(pools) == 0 {
+		return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
 	}
-	return nil, fmt.Errorf("pool %q: %w", name, core.ErrNotFound)
+	return &pools[0], nil
 }
 
 // connectionIDPattern is what a connection id may be (Airflow's conn_id).
@@ -138,7 +137,9 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 		switch _, err := tx.ConnectionGet(ctx, conn.ID); {
 		case err == nil && !replace:
 			return fmt.Errorf("connection_id %q already exists; delete it first to replace it: %w", conn.ID, core.ErrConflict)
-		case err != nil && !errors.Is(err, core.ErrNotFound):
+		case err == nil:
+			c.action = audit.ConnectionUpdate
+		case !errors.Is(err, core.ErrNotFound):
 			return fmt.Errorf("look up connection_id %q: %w", conn.ID, err)
 		}
 		if err := tx.ConnectionUpsert(ctx, &conn); err != nil {
@@ -173,11 +174,14 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 	if !role.Valid() {
 		return fmt.Errorf("role %q: want admin, op or viewer: %w", role, core.ErrInvalid)
 	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserUpsert, target: username}
+	if err := actor.Authorize(c.need, c.action); err != nil {
+		return err // before the deliberately slow hash
+	}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
 		return err
 	}
-	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserUpsert, target: username}
 	return s.do(ctx, c, func(tx store.Store, detail *string) error {
 		*detail = "role=" + string(role)
 		return tx.UserUpsert(ctx, &core.User{Username: username, PasswordHash: hash, Role: string(role),
@@ -190,6 +194,9 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 // shown once: only its hash is stored. ttl 0 = no expiry. Needs role
 // admin. Errors wrap core.ErrNotFound for an unknown user.
 func (s *Service) CreateAPIToken(ctx context.Context, actor core.Actor, username, name string, ttl time.Duration) (string, error) {
+	if ttl < 0 {
+		return "", fmt.Errorf("token lifetime %s is negative; give a positive duration, or 0 for no expiry: %w", ttl, core.ErrInvalid)
+	}
 	secret, hash := auth.NewToken()
 	now := s.clock.Now().UTC()
 	t := &core.APIToken{ID: uuid.NewString(), Name: name, Username: username, Hash: hash, CreatedAt: now}

@@ -51,6 +51,12 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 		if err != nil {
 			return fmt.Errorf("trigger dag %q: load latest version: %w", nr.DagID, err)
 		}
+		switch _, err := tx.DagRunGet(ctx, nr.DagID, nr.RunID); {
+		case err == nil:
+			return fmt.Errorf("trigger dag %q: run_id %q already exists; choose another: %w", nr.DagID, nr.RunID, core.ErrConflict)
+		case !errors.Is(err, core.ErrNotFound):
+			return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
+		}
 		run, err = tx.DagRunCreate(ctx, &store.DagRunCreateParams{
 			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: core.RunQueued,
 			LogicalDate: &nr.LogicalDate, DataIntervalStart: &nr.DataIntervalStart, DataIntervalEnd: &nr.DataIntervalEnd,
@@ -137,7 +143,7 @@ func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([
 				return fmt.Errorf("clear: reopen dag run %d: %w", runID, err)
 			}
 		}
-		*detail = clearDetail(c.action, p, targets)
+		*detail = clearDetail(p, targets)
 		out, err = reload(ctx, tx, selected)
 		return err
 	})
@@ -147,14 +153,17 @@ func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([
 	return out, nil
 }
 
-// clearDetail is the audit detail of a clear: the options, and which
-// instances (a run clear names the run in its target instead).
-func clearDetail(action string, p ClearParams, targets []string) string {
-	d := fmt.Sprintf("only_failed=%t keep_task_state=%t", p.OnlyFailed, p.KeepTaskState)
-	if action == audit.TaskInstanceClear {
-		d += " " + strings.Join(targets, ",")
+// maxAuditedTargets bounds the instances a clear's audit detail names.
+const maxAuditedTargets = 100
+
+// clearDetail is the audit detail of a clear: the options and which
+// instances were reset (the first maxAuditedTargets, then how many more).
+func clearDetail(p ClearParams, targets []string) string {
+	d := fmt.Sprintf("only_failed=%t keep_task_state=%t ", p.OnlyFailed, p.KeepTaskState)
+	if len(targets) > maxAuditedTargets {
+		return d + strings.Join(targets[:maxAuditedTargets], ",") + fmt.Sprintf(" and %d more", len(targets)-maxAuditedTargets)
 	}
-	return d
+	return d + strings.Join(targets, ",")
 }
 
 // clearSelection lists the instances p selects (runs.Clearable).
@@ -188,7 +197,7 @@ func everyTaskFound(tis []core.TaskInstance, taskIDs []string) error {
 	}
 	for _, id := range taskIDs {
 		if !found[id] {
-			return fmt.Errorf("task_ids: task %q has no task instance in the selected runs: %w", id, core.ErrNotFound)
+			return fmt.Errorf("task %q has no task instance in the selected runs: %w", id, core.ErrNotFound)
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ var (
 // audits returns the audit log, oldest first, as "user action target detail".
 func audits(t *testing.T, st store.Store) []string {
 	t.Helper()
-	es, err := st.AuditLogList(context.Background(), 0)
+	es, err := st.AuditLogList(context.Background(), &store.AuditLogListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestChangesAreAuditedAndWakeTheScheduler(t *testing.T) {
 	want := []string{
 		"otto dag.pause chain",
 		`otto dag_run.trigger chain/r1 {"a":1}`,
-		"otto dag_run.clear chain/r1 only_failed=true keep_task_state=false",
+		"otto dag_run.clear chain/r1 only_failed=true keep_task_state=false chain/r1/b",
 		"ada pool.create p slots=2",
 	}
 	if got := audits(t, st); strings.Join(got, "\n") != strings.Join(want, "\n") {

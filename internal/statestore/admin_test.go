@@ -17,7 +17,7 @@ import (
 // auditLog returns the audit log as "user action target detail", oldest first.
 func auditLog(t *testing.T, st store.Store) []string {
 	t.Helper()
-	entries, err := st.AuditLogList(context.Background(), 0)
+	entries, err := st.AuditLogList(context.Background(), &store.AuditLogListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

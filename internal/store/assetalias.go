@@ -20,10 +20,12 @@ type AssetAliasStore interface {
 	// AssetAliasResolve returns the assets the alias is associated with, by
 	// name; none when the alias is unknown or has resolved to nothing yet.
 	AssetAliasResolve(ctx context.Context, alias string) ([]core.AssetModel, error)
-	// AssetAliasList returns every recorded alias by name, each with the
-	// assets it resolves to (by name) and when it was first and last
-	// associated with each.
-	AssetAliasList(ctx context.Context) ([]AssetAlias, error)
+	// AssetAliasList returns a page of the recorded aliases
+	// (store.AssetAliasOrder, by name by default), each with the assets it
+	// resolves to (by name) and when it was first and last associated with
+	// each; AssetAliasCount counts the aliases.
+	AssetAliasList(ctx context.Context, p *AssetAliasListParams) ([]AssetAlias, error)
+	AssetAliasCount(ctx context.Context, p *AssetAliasListParams) (int, error)
 	// AssetAliasGet returns one alias as AssetAliasList does; ErrNotFound
 	// when no DAG declared it and nothing was added to it.
 	AssetAliasGet(ctx context.Context, name string) (*AssetAlias, error)
@@ -36,6 +38,11 @@ type AssetAliasStore interface {
 	// AssetAliasEventList returns a try's pending additions, by alias and
 	// asset name.
 	AssetAliasEventList(ctx context.Context, tiID string) ([]AssetAliasEvent, error)
+}
+
+// AssetAliasListParams pages AssetAliasList.
+type AssetAliasListParams struct {
+	Page
 }
 
 // AssetAliasAssociateParams associates an alias with an asset.

@@ -27,14 +27,19 @@ type AssetStore interface {
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
 	AssetGetByURI(ctx context.Context, uri string) (*core.AssetModel, error)
-	// AssetList lists assets by name.
+	// AssetList lists assets (store.AssetOrder, by name by default);
+	// AssetCount counts them with the same filters.
 	AssetList(ctx context.Context, p *AssetListParams) ([]core.AssetModel, error)
+	AssetCount(ctx context.Context, p *AssetListParams) (int, error)
 
 	// AssetEventInsert records an event and, in the same transaction,
 	// queues it for every active DAG scheduled on the asset.
 	AssetEventInsert(ctx context.Context, p *AssetEventParams) (*core.AssetEvent, error)
-	// AssetEventList lists events, oldest first.
+	// AssetEventList lists events (store.AssetEventOrder, oldest first by
+	// default); AssetEventCount counts them with the same filters (the
+	// cursor aside).
 	AssetEventList(ctx context.Context, p *AssetEventListParams) ([]core.AssetEvent, error)
+	AssetEventCount(ctx context.Context, p *AssetEventListParams) (int, error)
 
 	// AssetQueueReady returns the active, unpaused DAGs every one of whose
 	// scheduled assets has a queued event, by dag id.
@@ -56,13 +61,12 @@ type AssetSyncParams struct {
 	Now  time.Time
 }
 
-// AssetListParams filters AssetList.
+// AssetListParams filters AssetList and AssetCount.
 type AssetListParams struct {
 	NamePattern string // SQL LIKE pattern on the name ("" = any)
 	URIPattern  string // SQL LIKE pattern on the uri ("" = any)
 	Active      *bool  // nil = both
-	Limit       int    // 0 = no limit
-	Offset      int
+	Page
 }
 
 // AssetEventParams describes a new event. The asset is AssetID, or when 0
@@ -85,14 +89,17 @@ type AssetEventParams struct {
 	Aliases []string
 }
 
-// AssetEventListParams filters AssetEventList.
+// AssetEventListParams filters AssetEventList and AssetEventCount.
 type AssetEventListParams struct {
 	AssetID      int64  // 0 = any
 	SourceDagID  string // "" = any
 	SourceRunID  string
 	SourceTaskID string
-	Limit        int // 0 = no limit
-	Offset       int
+	// ConsumedByRunID keeps the events the DAG run with this id consumed
+	// (0 = any).
+	ConsumedByRunID int64
+	Cursor
+	Page
 }
 
 // AssetQueueEntry is one asset's unconsumed events for a consumer DAG.

@@ -1,5 +1,14 @@
 package store
 
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
 // Page selects one window of a list, in the database: at most Limit rows
 // after skipping Offset, in the order OrderBy names. Every list method takes
 // its filters and a Page; a sibling Count method with the same filters gives
@@ -11,4 +20,119 @@ type Page struct {
 	// descending; "" = the list's default order. Every order ends with a
 	// unique key, so pages are stable. An unknown field wraps core.ErrInvalid.
 	OrderBy string
+}
+
+// List reads one page with list and the size of the whole list with count,
+// both given the same parameters p: what every paged surface (REST API,
+// CLI) shows as a page and its total_entries. The page is never nil.
+func List[P, T any](ctx context.Context, p *P,
+	list func(context.Context, *P) ([]T, error), count func(context.Context, *P) (int, error)) ([]T, int, error) {
+	items, err := list(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := count(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if items == nil {
+		items = []T{}
+	}
+	return items, total, nil
+}
+
+// Check returns an error wrapping core.ErrInvalid when the page asks for a
+// negative limit or offset, or orders by a field o does not list.
+func (p Page) Check(o Order) error {
+	if p.Limit < 0 || p.Offset < 0 {
+		return fmt.Errorf("limit %d, offset %d: neither may be negative: %w", p.Limit, p.Offset, core.ErrInvalid)
+	}
+	_, _, err := o.Parse(p.OrderBy)
+	return err
+}
+
+// Order documents how one list may be ordered: the fields Page.OrderBy
+// accepts (named as in the list's JSON) and what an empty OrderBy means.
+// A null value sorts after every other value, as if it were the greatest
+// (last ascending, first descending), on every engine.
+type Order struct {
+	List    string   // the list, for messages: "DAG runs"
+	Fields  []string // the accepted fields
+	Default string   // the default order, in words, for documentation
+}
+
+// Parse splits orderBy into its field and direction ("" gives "", false).
+// A field o does not list is an error wrapping core.ErrInvalid that names
+// the allowed fields.
+func (o Order) Parse(orderBy string) (field string, desc bool, err error) {
+	field, desc = strings.CutPrefix(orderBy, "-")
+	if orderBy == "" || slices.Contains(o.Fields, field) {
+		return field, desc, nil
+	}
+	return "", false, fmt.Errorf("order_by %q: %s cannot be ordered by %q; allowed: %s (prefix \"-\" for descending): %w",
+		orderBy, o.List, field, strings.Join(o.Fields, ", "), core.ErrInvalid)
+}
+
+// Doc describes the accepted fields and the default for documentation.
+func (o Order) Doc() string {
+	return fmt.Sprintf("order_by: one of %s; \"-\" first for descending (e.g. -%s). Default: %s.",
+		strings.Join(o.Fields, ", "), o.Fields[0], o.Default)
+}
+
+// The orders of Weir's lists. The field names are the JSON names of the
+// listed objects in the REST API.
+var (
+	DagOrder = Order{List: "DAGs", Default: "dag_id",
+		Fields: []string{"dag_id", "is_paused", "fileloc", "timetable_summary", "last_parsed_time", "next_dagrun_run_after"}}
+	DagRunOrder = Order{List: "DAG runs", Default: "-id (newest first)",
+		Fields: []string{"id", "dag_id", "dag_run_id", "run_type", "state", "logical_date", "queued_at",
+			"start_date", "end_date", "data_interval_start", "data_interval_end"}}
+	TaskInstanceOrder = Order{List: "task instances", Default: "by run (oldest run first), then task_id and map_index",
+		Fields: []string{"dag_id", "dag_run_id", "task_id", "map_index", "try_number", "state", "pool", "queue",
+			"priority_weight", "operator", "queued_dttm", "start_date", "end_date"}}
+	XComOrder = Order{List: "XCom entries", Default: "task_id, then map_index and key",
+		Fields: []string{"task_id", "map_index", "key", "timestamp"}}
+	ImportErrorOrder = Order{List: "import errors", Default: "filename",
+		Fields: []string{"import_error_id", "filename", "timestamp"}}
+	PoolOrder       = Order{List: "pools", Default: "name", Fields: []string{"name", "slots"}}
+	ConnectionOrder = Order{List: "connections", Default: "connection_id", Fields: []string{"connection_id"}}
+	AssetOrder      = Order{List: "assets", Default: "name",
+		Fields: []string{"name", "id", "uri", "group", "created_at", "updated_at"}}
+	AssetAliasOrder = Order{List: "asset aliases", Default: "name", Fields: []string{"name", "id", "created_at"}}
+	AssetEventOrder = Order{List: "asset events", Default: "id (oldest first)",
+		Fields: []string{"id", "timestamp", "asset_id", "source_dag_id"}}
+	AuditLogOrder = Order{List: "event logs", Default: "-event_log_id (newest first)",
+		Fields: []string{"event_log_id", "when", "event", "owner"}}
+)
+
+// Cursor is a keyset position in a list ordered by id: only entries whose
+// id is greater than AfterID (when set) and less than BeforeID (when set).
+// To page forward, pass the last id of a page as AfterID (ascending order)
+// or BeforeID (descending order): unlike Offset, the database then starts
+// at the position through the id index instead of counting the rows
+// before it. A cursor does not change the list's Count, which stays the
+// size of the whole filtered list.
+type Cursor struct {
+	AfterID  int64 // 0 = no lower bound
+	BeforeID int64 // 0 = no upper bound
+}
+
+// Set reports whether the cursor bounds the list.
+func (c Cursor) Set() bool { return c.AfterID > 0 || c.BeforeID > 0 }
+
+// Check returns an error wrapping core.ErrInvalid when the cursor is set but
+// the page is ordered by something other than idField (or its default,
+// which orders by id): a cursor is a position in the id order only.
+func (c Cursor) Check(p Page, idField string) error {
+	if c.AfterID < 0 || c.BeforeID < 0 {
+		return fmt.Errorf("after_id %d, before_id %d: ids are positive: %w", c.AfterID, c.BeforeID, core.ErrInvalid)
+	}
+	if !c.Set() {
+		return nil
+	}
+	if f, _ := strings.CutPrefix(p.OrderBy, "-"); f != "" && f != idField {
+		return fmt.Errorf("after_id and before_id are positions in the %s order: use them with order_by %s or -%s, not %q: %w",
+			idField, idField, idField, p.OrderBy, core.ErrInvalid)
+	}
+	return nil
 }

@@ -59,7 +59,10 @@ type DagStore interface {
 	// Hash differs from the latest version's. Returns the latest version id.
 	DagSync(ctx context.Context, p *DagSyncParams) (versionID int64, created bool, err error)
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
+	// DagList lists DAGs in p.OrderBy order (store.DagOrder); DagCount
+	// counts them with the same filters.
 	DagList(ctx context.Context, p *DagListParams) ([]core.DagModel, error)
+	DagCount(ctx context.Context, p *DagListParams) (int, error)
 	DagSetPaused(ctx context.Context, dagID string, paused bool) error
 	// DagSetNextRunAfter records when the scheduler should next look at the
 	// DAG's schedule (nil = never).
@@ -74,7 +77,17 @@ type DagStore interface {
 	// ImportErrorDelete removes it once the file loads again.
 	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
 	ImportErrorDelete(ctx context.Context, filename string) error
-	ImportErrorList(ctx context.Context) ([]core.ImportError, error)
+	// ImportErrorGet returns one import error by id, or ErrNotFound.
+	ImportErrorGet(ctx context.Context, id int64) (*core.ImportError, error)
+	// ImportErrorList lists import errors (store.ImportErrorOrder);
+	// ImportErrorCount counts them.
+	ImportErrorList(ctx context.Context, p *ImportErrorListParams) ([]core.ImportError, error)
+	ImportErrorCount(ctx context.Context, p *ImportErrorListParams) (int, error)
+}
+
+// ImportErrorListParams pages ImportErrorList.
+type ImportErrorListParams struct {
+	Page
 }
 
 // DagSyncParams describes one parsed DAG.
@@ -85,12 +98,12 @@ type DagSyncParams struct {
 	Now    time.Time
 }
 
-// DagListParams filters DagList.
+// DagListParams filters DagList and DagCount.
 type DagListParams struct {
 	OnlyActive bool
 	DagIDs     []string // empty = all
-	Limit      int      // 0 = no limit
-	Offset     int
+	Paused     *bool    // nil = paused and unpaused
+	Page
 }
 
 // DagDeactivateParams says which DAGs are still defined.
@@ -105,7 +118,10 @@ type DagRunStore interface {
 	DagRunCreate(ctx context.Context, p *DagRunCreateParams) (*core.DagRun, error)
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, error)
+	// DagRunList lists runs (store.DagRunOrder, newest first by default);
+	// DagRunCount counts them with the same filters.
 	DagRunList(ctx context.Context, p *DagRunListParams) ([]core.DagRun, error)
+	DagRunCount(ctx context.Context, p *DagRunListParams) (int, error)
 	// DagRunSetState moves a run to state when its current state is one of
 	// From (any when empty); sets start/end dates as the state implies.
 	// Returns false when the run was not in an allowed state.
@@ -147,12 +163,11 @@ type NewTaskInstance struct {
 	State          core.TIState // normally none
 }
 
-// DagRunListParams filters DagRunList; newest first.
+// DagRunListParams filters DagRunList and DagRunCount.
 type DagRunListParams struct {
 	DagID  string             // "" = all DAGs
 	States []core.DagRunState // empty = all
-	Limit  int                // 0 = no limit
-	Offset int
+	Page
 }
 
 // DagRunSetStateParams is a conditional state change.
@@ -168,7 +183,10 @@ type TaskInstanceStore interface {
 	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
 	// TaskInstanceGetByKey finds the current try of (dag, run, task, map index).
 	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+	// TaskInstanceList lists current tries (store.TaskInstanceOrder);
+	// TaskInstanceCount counts them with the same filters.
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
+	TaskInstanceCount(ctx context.Context, p *TaskInstanceListParams) (int, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
 	// queued clears a worker's claim (the scheduler returns a dead worker's
@@ -204,7 +222,7 @@ type TaskInstanceStore interface {
 	TaskInstanceActiveCounts(ctx context.Context) (*ActiveCounts, error)
 }
 
-// TaskInstanceListParams filters TaskInstanceList.
+// TaskInstanceListParams filters TaskInstanceList and TaskInstanceCount.
 type TaskInstanceListParams struct {
 	DagRunID int64  // 0 = any
 	DagID    string // "" = any
@@ -218,15 +236,15 @@ type TaskInstanceListParams struct {
 	// scheduler's incremental read of a run.
 	UpdatedSince time.Time
 	// OrderByPriority orders by priority_weight (highest first), then
-	// dag_run_id, map_index and task_id: the scheduler's queueing order.
-	// The default order is dag_run_id, task_id, map_index.
+	// dag_run_id, map_index and task_id: the scheduler's queueing order
+	// (Page.OrderBy is then ignored). The default order is dag_run_id,
+	// task_id, map_index.
 	OrderByPriority bool
 	// Unordered returns rows in whatever order the engine finds cheapest
 	// (existence checks with Limit 1 then use the (dag_run_id, state)
 	// index instead of walking the run in key order).
 	Unordered bool
-	Limit     int // 0 = no limit
-	Offset    int
+	Page
 }
 
 // TaskInstanceSetStateParams is a conditional bulk state change.
@@ -299,12 +317,23 @@ type XComStore interface {
 	XComSet(ctx context.Context, x *core.XCom) error
 	// XComGet returns ErrNotFound when absent.
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
-	// XComList lists a run's values (optionally of one task), by task and map index.
-	XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error)
+	// XComList lists a run's values (store.XComOrder); XComCount counts
+	// them with the same filters.
+	XComList(ctx context.Context, p *XComListParams) ([]core.XCom, error)
+	XComCount(ctx context.Context, p *XComListParams) (int, error)
 	// XComDelete deletes one value; deleting an absent value is not an error.
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
 	// XComClear deletes the values of one task instance (before a new try).
 	XComClear(ctx context.Context, dagID, runID, taskID string, mapIndex int) error
+}
+
+// XComListParams filters XComList and XComCount: the values of one run.
+type XComListParams struct {
+	DagID    string
+	RunID    string
+	TaskID   string // "" = every task
+	MapIndex *int   // nil = every map index
+	Page
 }
 
 // AuthStore holds users, API tokens and connections.
@@ -321,12 +350,17 @@ type AuthStore interface {
 // MiscStore holds pools, connections, job liveness and the audit log.
 type MiscStore interface {
 	PoolUpsert(ctx context.Context, p *core.Pool) error
-	PoolList(ctx context.Context) ([]core.Pool, error)
+	// PoolList lists pools (store.PoolOrder); PoolCount counts them.
+	PoolList(ctx context.Context, p *PoolListParams) ([]core.Pool, error)
+	PoolCount(ctx context.Context, p *PoolListParams) (int, error)
 	PoolDelete(ctx context.Context, name string) error
 
 	ConnectionUpsert(ctx context.Context, c *core.Connection) error
 	ConnectionGet(ctx context.Context, id string) (*core.Connection, error)
-	ConnectionList(ctx context.Context) ([]core.Connection, error)
+	// ConnectionList lists connections (store.ConnectionOrder);
+	// ConnectionCount counts them.
+	ConnectionList(ctx context.Context, p *ConnectionListParams) ([]core.Connection, error)
+	ConnectionCount(ctx context.Context, p *ConnectionListParams) (int, error)
 	ConnectionDelete(ctx context.Context, id string) error
 
 	// JobHeartbeat records that a process of a role is alive.
@@ -334,5 +368,32 @@ type MiscStore interface {
 	JobList(ctx context.Context) ([]core.Job, error)
 
 	AuditLogAdd(ctx context.Context, e *core.AuditEntry) error
-	AuditLogList(ctx context.Context, limit int) ([]core.AuditEntry, error)
+	// AuditLogList lists entries (store.AuditLogOrder, newest first by
+	// default); AuditLogCount counts them with the same filters (the
+	// cursor aside).
+	AuditLogList(ctx context.Context, p *AuditLogListParams) ([]core.AuditEntry, error)
+	AuditLogCount(ctx context.Context, p *AuditLogListParams) (int, error)
+}
+
+// PoolListParams filters PoolList and PoolCount.
+type PoolListParams struct {
+	Names []string // empty = every pool
+	// WithOccupancy fills each pool's OccupiedSlots (the slots of its
+	// queued and running task instances).
+	WithOccupancy bool
+	Page
+}
+
+// ConnectionListParams pages ConnectionList.
+type ConnectionListParams struct {
+	Page
+}
+
+// AuditLogListParams filters AuditLogList and AuditLogCount.
+type AuditLogListParams struct {
+	Action string // "" = any, e.g. "dag.pause"
+	User   string // "" = anyone
+	Target string // "" = any
+	Cursor
+	Page
 }

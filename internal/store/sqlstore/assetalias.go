@@ -60,9 +60,21 @@ func (s *Store) AssetAliasResolve(ctx context.Context, alias string) ([]core.Ass
 	return out, s.wrap(err, "%s", what)
 }
 
-// AssetAliasList returns every recorded alias with the assets it resolves to.
-func (s *Store) AssetAliasList(ctx context.Context) ([]store.AssetAlias, error) {
-	return s.aliases(ctx, "list asset aliases", qAliasListAll)
+// AssetAliasList returns a page of the recorded aliases (by name unless
+// p.OrderBy says otherwise) with the assets each resolves to.
+func (s *Store) AssetAliasList(ctx context.Context, p *store.AssetAliasListParams) ([]store.AssetAlias, error) {
+	order, err := assetAliasOrder.clause(p.Page)
+	if err != nil {
+		return nil, fmt.Errorf("list asset aliases: %w", err)
+	}
+	var b builder
+	query := fmt.Sprintf(qAliasPage, b.clause(), order, b.page(p.Limit, p.Offset), order)
+	return s.aliases(ctx, "list asset aliases", query, b.args...)
+}
+
+// AssetAliasCount counts the recorded aliases.
+func (s *Store) AssetAliasCount(ctx context.Context, _ *store.AssetAliasListParams) (int, error) {
+	return s.count(ctx, "count asset aliases", qAliasCount, &builder{})
 }
 
 // AssetAliasGet returns one alias with the assets it resolves to.

@@ -182,8 +182,19 @@ func (s *Store) assetOne(ctx context.Context, what, query string, arg any) (*cor
 	return a, nil
 }
 
-// AssetList lists assets by name.
+// AssetList lists a page of assets (by name unless p.OrderBy says
+// otherwise).
 func (s *Store) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error) {
+	return listPage(ctx, s, "list assets", qAssetList, assetFilter(p), &assetOrder, p.Page, scanAsset)
+}
+
+// AssetCount counts the assets AssetList would list without paging.
+func (s *Store) AssetCount(ctx context.Context, p *store.AssetListParams) (int, error) {
+	return s.count(ctx, "count assets", qAssetCount, assetFilter(p))
+}
+
+// assetFilter is the WHERE clause of AssetList and AssetCount.
+func assetFilter(p *store.AssetListParams) *builder {
 	var b builder
 	if p.NamePattern != "" {
 		b.where("name LIKE ?", p.NamePattern)
@@ -194,18 +205,7 @@ func (s *Store) AssetList(ctx context.Context, p *store.AssetListParams) ([]core
 	if p.Active != nil {
 		b.where("active = ?", *p.Active)
 	}
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qAssetList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
-	if err != nil {
-		return nil, s.wrap(err, "list assets")
-	}
-	out, err := collect(rows, func(r *sql.Rows) (core.AssetModel, error) {
-		a, err := scanAsset(r)
-		if err != nil {
-			return core.AssetModel{}, err
-		}
-		return *a, nil
-	})
-	return out, s.wrap(err, "list assets")
+	return &b
 }
 
 func scanAsset(r scanner) (*core.AssetModel, error) {
@@ -299,8 +299,25 @@ func nullStr(v string) any {
 	return v
 }
 
-// AssetEventList lists events, oldest first.
+// AssetEventList lists a page of events (oldest first unless p.OrderBy
+// says otherwise), from p.Cursor when set.
 func (s *Store) AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error) {
+	b := eventFilter(p)
+	if err := cursor(b, "e.id", "id", p.Cursor, p.Page); err != nil {
+		return nil, fmt.Errorf("list asset events: %w", err)
+	}
+	return listPage(ctx, s, "list asset events", qAssetEventList, b, &assetEventOrder, p.Page, scanAssetEvent)
+}
+
+// AssetEventCount counts the events AssetEventList would list without
+// paging and without the cursor.
+func (s *Store) AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error) {
+	return s.count(ctx, "count asset events", qAssetEventCount, eventFilter(p))
+}
+
+// eventFilter is the WHERE clause of AssetEventList and AssetEventCount; it
+// names only asset_event's columns (alias e).
+func eventFilter(p *store.AssetEventListParams) *builder {
 	var b builder
 	if p.AssetID != 0 {
 		b.where("e.asset_id = ?", p.AssetID)
@@ -312,8 +329,10 @@ func (s *Store) AssetEventList(ctx context.Context, p *store.AssetEventListParam
 			b.where(f.col+" = ?", f.v)
 		}
 	}
-	query := fmt.Sprintf(qAssetEventList, b.clause(), b.page(p.Limit, p.Offset))
-	return s.queryEvents(ctx, "list asset events", query, b.args...)
+	if p.ConsumedByRunID != 0 {
+		b.where(qEventConsumedBy, p.ConsumedByRunID)
+	}
+	return &b
 }
 
 // AssetEventsOfRun returns the events a run consumed.

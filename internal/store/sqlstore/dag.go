@@ -80,25 +80,27 @@ func (s *Store) DagGet(ctx context.Context, dagID string) (*core.DagModel, error
 	return d, nil
 }
 
-// DagList lists DAGs by id.
+// DagList lists a page of DAGs (by id unless p.OrderBy says otherwise).
 func (s *Store) DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error) {
+	return listPage(ctx, s, "list dags", qDagList, dagFilter(p), &dagOrder, p.Page, scanDag)
+}
+
+// DagCount counts the DAGs DagList would list without paging.
+func (s *Store) DagCount(ctx context.Context, p *store.DagListParams) (int, error) {
+	return s.count(ctx, "count dags", qDagCount, dagFilter(p))
+}
+
+// dagFilter is the WHERE clause of DagList and DagCount.
+func dagFilter(p *store.DagListParams) *builder {
 	var b builder
 	if p.OnlyActive {
 		b.where("is_active = TRUE")
 	}
-	in(&b, "dag_id", p.DagIDs)
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qDagList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
-	if err != nil {
-		return nil, s.wrap(err, "list dags")
+	if p.Paused != nil {
+		b.where("is_paused = ?", *p.Paused)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (core.DagModel, error) {
-		d, err := scanDag(r)
-		if err != nil {
-			return core.DagModel{}, err
-		}
-		return *d, nil
-	})
-	return out, s.wrap(err, "list dags")
+	in(&b, "dag_id", p.DagIDs)
+	return &b
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -227,20 +229,33 @@ func (s *Store) ImportErrorDelete(ctx context.Context, filename string) error {
 	return s.wrap(err, "delete import error of %s", filename)
 }
 
-// ImportErrorList lists import errors by filename.
-func (s *Store) ImportErrorList(ctx context.Context) ([]core.ImportError, error) {
-	rows, err := s.reader().QueryContext(ctx, qImportErrorList)
+// ImportErrorGet returns one import error by id.
+func (s *Store) ImportErrorGet(ctx context.Context, id int64) (*core.ImportError, error) {
+	e, err := scanImportError(s.reader().QueryRowContext(ctx, qImportErrorGet, id))
 	if err != nil {
-		return nil, s.wrap(err, "list import errors")
+		return nil, s.wrap(err, "get import error %d", id)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (core.ImportError, error) {
-		var (
-			e  core.ImportError
-			at int64
-		)
-		err := r.Scan(&e.ID, &e.Filename, &e.Message, &at)
-		e.Timestamp = fromMicros(at)
-		return e, err
-	})
-	return out, s.wrap(err, "list import errors")
+	return e, nil
+}
+
+// ImportErrorList lists a page of import errors (by filename by default).
+func (s *Store) ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error) {
+	return listPage(ctx, s, "list import errors", qImportErrorList, &builder{}, &importErrorOrder, p.Page, scanImportError)
+}
+
+// ImportErrorCount counts the import errors.
+func (s *Store) ImportErrorCount(ctx context.Context, _ *store.ImportErrorListParams) (int, error) {
+	return s.count(ctx, "count import errors", qImportErrorCount, &builder{})
+}
+
+func scanImportError(r scanner) (*core.ImportError, error) {
+	var (
+		e  core.ImportError
+		at int64
+	)
+	if err := r.Scan(&e.ID, &e.Filename, &e.Message, &at); err != nil {
+		return nil, err
+	}
+	e.Timestamp = fromMicros(at)
+	return &e, nil
 }

@@ -126,25 +126,25 @@ func (s *Store) DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, erro
 	return r, nil
 }
 
-// DagRunList lists runs, newest first.
+// DagRunList lists a page of runs (newest first unless p.OrderBy says
+// otherwise).
 func (s *Store) DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error) {
+	return listPage(ctx, s, "list dag runs", qRunList, runFilter(p), &dagRunOrder, p.Page, scanRun)
+}
+
+// DagRunCount counts the runs DagRunList would list without paging.
+func (s *Store) DagRunCount(ctx context.Context, p *store.DagRunListParams) (int, error) {
+	return s.count(ctx, "count dag runs", qRunCount, runFilter(p))
+}
+
+// runFilter is the WHERE clause of DagRunList and DagRunCount.
+func runFilter(p *store.DagRunListParams) *builder {
 	var b builder
 	if p.DagID != "" {
 		b.where("dag_id = ?", p.DagID)
 	}
 	in(&b, "state", p.States)
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qRunList, b.clause(), b.page(p.Limit, p.Offset)), b.args...)
-	if err != nil {
-		return nil, s.wrap(err, "list dag runs")
-	}
-	out, err := collect(rows, func(r *sql.Rows) (core.DagRun, error) {
-		run, err := scanRun(r)
-		if err != nil {
-			return core.DagRun{}, err
-		}
-		return *run, nil
-	})
-	return out, s.wrap(err, "list dag runs")
+	return &b
 }
 
 func scanRun(r scanner) (*core.DagRun, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // PoolUpsert creates a pool or changes its slots and description.
@@ -17,17 +18,28 @@ func (s *Store) PoolUpsert(ctx context.Context, p *core.Pool) error {
 	return s.wrap(err, "save pool %s", p.Name)
 }
 
-// PoolList lists pools by name.
-func (s *Store) PoolList(ctx context.Context) ([]core.Pool, error) {
-	rows, err := s.reader().QueryContext(ctx, qPoolList)
-	if err != nil {
-		return nil, s.wrap(err, "list pools")
+// PoolList lists a page of pools (by name unless p.OrderBy says otherwise).
+func (s *Store) PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error) {
+	query := qPoolList
+	if p.WithOccupancy {
+		query = qPoolListOccupied
 	}
-	out, err := collect(rows, func(r *sql.Rows) (core.Pool, error) {
-		var p core.Pool
-		return p, r.Scan(&p.Name, &p.Slots, &p.Description)
+	return listPage(ctx, s, "list pools", query, poolFilter(p), &poolOrder, p.Page, func(r scanner) (*core.Pool, error) {
+		var pool core.Pool
+		return &pool, r.Scan(&pool.Name, &pool.Slots, &pool.Description, &pool.OccupiedSlots)
 	})
-	return out, s.wrap(err, "list pools")
+}
+
+// PoolCount counts the pools PoolList would list without paging.
+func (s *Store) PoolCount(ctx context.Context, p *store.PoolListParams) (int, error) {
+	return s.count(ctx, "count pools", qPoolCount, poolFilter(p))
+}
+
+// poolFilter is the WHERE clause of PoolList and PoolCount.
+func poolFilter(p *store.PoolListParams) *builder {
+	var b builder
+	in(&b, "p.pool", p.Names)
+	return &b
 }
 
 // PoolDelete removes a pool; the default pool cannot be removed
@@ -54,17 +66,18 @@ func (s *Store) ConnectionGet(ctx context.Context, id string) (*core.Connection,
 	return &c, nil
 }
 
-// ConnectionList lists connections by id.
-func (s *Store) ConnectionList(ctx context.Context) ([]core.Connection, error) {
-	rows, err := s.reader().QueryContext(ctx, qConnList)
-	if err != nil {
-		return nil, s.wrap(err, "list connections")
-	}
-	out, err := collect(rows, func(r *sql.Rows) (core.Connection, error) {
-		var c core.Connection
-		return c, r.Scan(&c.ID, &c.URI)
-	})
-	return out, s.wrap(err, "list connections")
+// ConnectionList lists a page of connections by id.
+func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, error) {
+	return listPage(ctx, s, "list connections", qConnList, &builder{}, &connectionOrder, p.Page,
+		func(r scanner) (*core.Connection, error) {
+			var c core.Connection
+			return &c, r.Scan(&c.ID, &c.URI)
+		})
+}
+
+// ConnectionCount counts the connections.
+func (s *Store) ConnectionCount(ctx context.Context, _ *store.ConnectionListParams) (int, error) {
+	return s.count(ctx, "count connections", qConnCount, &builder{})
 }
 
 // ConnectionDelete removes a connection; ErrNotFound when absent.
@@ -104,23 +117,37 @@ func (s *Store) AuditLogAdd(ctx context.Context, e *core.AuditEntry) error {
 	return s.wrap(err, "add audit log entry %s %s", e.Action, e.Target)
 }
 
-// AuditLogList returns the newest entries first (all when limit <= 0).
-func (s *Store) AuditLogList(ctx context.Context, limit int) ([]core.AuditEntry, error) {
-	if limit <= 0 {
-		limit = 1 << 31
+// AuditLogList lists a page of entries (newest first unless p.OrderBy says
+// otherwise), from p.Cursor when set.
+func (s *Store) AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error) {
+	b := auditFilter(p)
+	if err := cursor(b, "id", "event_log_id", p.Cursor, p.Page); err != nil {
+		return nil, fmt.Errorf("list audit log: %w", err)
 	}
-	rows, err := s.reader().QueryContext(ctx, qAuditList, limit)
-	if err != nil {
-		return nil, s.wrap(err, "list audit log")
-	}
-	out, err := collect(rows, func(r *sql.Rows) (core.AuditEntry, error) {
+	return listPage(ctx, s, "list audit log", qAuditList, b, &auditOrder, p.Page, func(r scanner) (*core.AuditEntry, error) {
 		var (
 			e  core.AuditEntry
 			at int64
 		)
 		err := r.Scan(&e.ID, &at, &e.User, &e.Action, &e.Target, &e.Detail)
 		e.When = fromMicros(at)
-		return e, err
+		return &e, err
 	})
-	return out, s.wrap(err, "list audit log")
+}
+
+// AuditLogCount counts the entries AuditLogList would list without paging
+// and without the cursor.
+func (s *Store) AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error) {
+	return s.count(ctx, "count audit log", qAuditCount, auditFilter(p))
+}
+
+// auditFilter is the WHERE clause of AuditLogList and AuditLogCount.
+func auditFilter(p *store.AuditLogListParams) *builder {
+	var b builder
+	for _, f := range []struct{ col, v string }{{"action", p.Action}, {"username", p.User}, {"target", p.Target}} {
+		if f.v != "" {
+			b.where(f.col+" = ?", f.v)
+		}
+	}
+	return &b
 }

@@ -13,7 +13,8 @@ const dagCols = `dag_id, fileloc, is_paused, is_active, description, timetable_s
 
 const (
 	qDagGet    = `SELECT ` + dagCols + ` FROM dag WHERE dag_id = $1`
-	qDagList   = `SELECT ` + dagCols + ` FROM dag%s ORDER BY dag_id%s`
+	qDagList   = `SELECT ` + dagCols + ` FROM dag%s%s%s`
+	qDagCount  = `SELECT COUNT(*) FROM dag%s`
 	qDagExists = `SELECT is_paused FROM dag WHERE dag_id = $1`
 	qDagInsert = `INSERT INTO dag (dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags, last_parsed_time)
 		VALUES ($1, $2, $3, TRUE, $4, $5, $6, $7)`
@@ -33,7 +34,10 @@ const (
 	qImportErrorSet = `INSERT INTO import_error (filename, stack_trace, timestamp) VALUES ($1, $2, $3)
 		ON CONFLICT (filename) DO UPDATE SET stack_trace = excluded.stack_trace, timestamp = excluded.timestamp`
 	qImportErrorDelete = `DELETE FROM import_error WHERE filename = $1`
-	qImportErrorList   = `SELECT id, filename, stack_trace, timestamp FROM import_error ORDER BY filename`
+	qImportErrorCols   = `SELECT id, filename, stack_trace, timestamp FROM import_error`
+	qImportErrorGet    = qImportErrorCols + ` WHERE id = $1`
+	qImportErrorList   = qImportErrorCols + `%s%s%s`
+	qImportErrorCount  = `SELECT COUNT(*) FROM import_error%s`
 )
 
 // --- dag_run ---
@@ -47,7 +51,8 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`
 	qRunGet      = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
 	qRunGetByID  = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
-	qRunList     = `SELECT ` + runCols + ` FROM dag_run%s ORDER BY id DESC%s`
+	qRunList     = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
+	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,
 		end_date = CASE WHEN $5 THEN $3 ELSE NULL END
@@ -84,6 +89,7 @@ const (
 	qTIGetByKey = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
 	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
+	qTICount    = `SELECT COUNT(*) FROM task_instance%s`
 	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
 		queued_at = CASE WHEN $4 THEN $2 ELSE queued_at END,
 		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,
@@ -148,10 +154,12 @@ const (
 	qXComRun = `dag_run_id = (SELECT id FROM dag_run WHERE dag_id = $1 AND run_id = $2)`
 	qXComGet = `SELECT ` + xcomCols + ` FROM xcom WHERE ` + qXComRun + `
 		AND task_id = $3 AND map_index = $4 AND key = $5`
-	qXComList = `SELECT ` + xcomCols + ` FROM xcom WHERE ` + qXComRun + `
-		AND ($3 = '' OR task_id = $3) ORDER BY task_id, map_index, key`
-	qXComClear  = `DELETE FROM xcom WHERE ` + qXComRun + ` AND task_id = $3 AND map_index = $4`
-	qXComDelete = qXComClear + ` AND key = $5`
+	// qXComListRun is the list filters' run condition (? for the builder).
+	qXComListRun = `dag_run_id = (SELECT id FROM dag_run WHERE dag_id = ? AND run_id = ?)`
+	qXComList    = `SELECT ` + xcomCols + ` FROM xcom%s%s%s`
+	qXComCount   = `SELECT COUNT(*) FROM xcom%s`
+	qXComClear   = `DELETE FROM xcom WHERE ` + qXComRun + ` AND task_id = $3 AND map_index = $4`
+	qXComDelete  = qXComClear + ` AND key = $5`
 )
 
 // --- users, tokens ---
@@ -172,13 +180,20 @@ const (
 const (
 	qPoolUpsert = `INSERT INTO slot_pool (pool, slots, description) VALUES ($1, $2, $3)
 		ON CONFLICT (pool) DO UPDATE SET slots = excluded.slots, description = excluded.description`
-	qPoolList   = `SELECT pool, slots, description FROM slot_pool ORDER BY pool`
+	qPoolCols  = `SELECT p.pool, p.slots, p.description, `
+	qPoolList  = qPoolCols + `0 FROM slot_pool p%s%s%s`
+	qPoolCount = `SELECT COUNT(*) FROM slot_pool p%s`
+	// qPoolListOccupied adds the slots of each listed pool's queued and
+	// running task instances (computed for the page's pools only).
+	qPoolListOccupied = qPoolCols + `COALESCE((SELECT SUM(t.pool_slots) FROM task_instance t
+		WHERE t.pool = p.pool AND t.state IN ('queued', 'running')), 0) FROM slot_pool p%s%s%s`
 	qPoolDelete = `DELETE FROM slot_pool WHERE pool = $1`
 
 	qConnUpsert = `INSERT INTO connection (conn_id, uri) VALUES ($1, $2)
 		ON CONFLICT (conn_id) DO UPDATE SET uri = excluded.uri`
 	qConnGet    = `SELECT conn_id, uri FROM connection WHERE conn_id = $1`
-	qConnList   = `SELECT conn_id, uri FROM connection ORDER BY conn_id`
+	qConnList   = `SELECT conn_id, uri FROM connection%s%s%s`
+	qConnCount  = `SELECT COUNT(*) FROM connection%s`
 	qConnDelete = `DELETE FROM connection WHERE conn_id = $1`
 
 	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat) VALUES ($1, $2, $3, $4, $5, $6)
@@ -188,5 +203,6 @@ const (
 
 	qAuditInsert = `INSERT INTO audit_log (at, username, action, target, detail) VALUES ($1, $2, $3, $4, $5)
 		RETURNING id`
-	qAuditList = `SELECT id, at, username, action, target, detail FROM audit_log ORDER BY at DESC, id DESC LIMIT $1`
+	qAuditList  = `SELECT id, at, username, action, target, detail FROM audit_log%s%s%s`
+	qAuditCount = `SELECT COUNT(*) FROM audit_log%s`
 )

@@ -16,10 +16,14 @@ const (
 	// qAliasList lists aliases with the assets each resolves to, one row
 	// per (alias, asset), and one row with NULL asset columns for an alias
 	// that resolves to nothing yet; qAliasGet is the same for alias $1.
-	qAliasList = `SELECT al.id, al.name, al.created_at, a.id, a.name, a.uri, a.active, aa.first_associated_at, aa.last_associated_at
-		FROM asset_alias al LEFT JOIN asset_alias_asset aa ON aa.alias_id = al.id LEFT JOIN asset a ON a.id = aa.asset_id`
-	qAliasListAll = qAliasList + ` ORDER BY al.name, a.name`
-	qAliasGet     = qAliasList + ` WHERE al.name = $1 ORDER BY a.name`
+	qAliasCols = `SELECT al.id, al.name, al.created_at, a.id, a.name, a.uri, a.active, aa.first_associated_at, aa.last_associated_at`
+	qAliasJoin = ` al LEFT JOIN asset_alias_asset aa ON aa.alias_id = al.id LEFT JOIN asset a ON a.id = aa.asset_id`
+	qAliasGet  = qAliasCols + ` FROM asset_alias` + qAliasJoin + ` WHERE al.name = $1 ORDER BY a.name`
+	// qAliasPage pages the aliases in a subquery (WHERE, ORDER BY, LIMIT)
+	// and joins their assets, ordered again by the same clause (the fourth
+	// %s), then by asset name.
+	qAliasPage  = qAliasCols + ` FROM (SELECT al.id, al.name, al.created_at FROM asset_alias al%s%s%s)` + qAliasJoin + `%s, a.name`
+	qAliasCount = `SELECT COUNT(*) FROM asset_alias al%s`
 
 	// qTILockRunning locks a running try's row without changing it, so that
 	// an addition and the try's finish are serialized (0 rows: not running).

@@ -9,7 +9,8 @@ const (
 	qAssetGet       = `SELECT ` + assetCols + ` FROM asset WHERE id = $1`
 	qAssetGetByName = `SELECT ` + assetCols + ` FROM asset WHERE name = $1`
 	qAssetGetByURI  = `SELECT ` + assetCols + ` FROM asset WHERE uri = $1`
-	qAssetList      = `SELECT ` + assetCols + ` FROM asset%s ORDER BY name%s`
+	qAssetList      = `SELECT ` + assetCols + ` FROM asset%s%s%s`
+	qAssetCount     = `SELECT COUNT(*) FROM asset%s`
 	qAssetInsert    = `INSERT INTO asset (name, uri, "group", extra, active, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, TRUE, $5, $5) RETURNING id`
 	qAssetUpdate = `UPDATE asset SET name = $2, uri = $3, "group" = $4, extra = $5, active = TRUE,
@@ -59,9 +60,11 @@ const (
 	qAssetEventInsert = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
 		source_run_id, source_task_id, source_map_index, source_try_number, timestamp)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
-	qAssetEventGet  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
-	qAssetEventList = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s
-		ORDER BY e.id%s`
+	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
+	qAssetEventList  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s%s%s`
+	qAssetEventCount = `SELECT COUNT(*) FROM asset_event e%s`
+	// qEventConsumedBy is the list filter on the events run ? consumed.
+	qEventConsumedBy  = `e.id IN (SELECT event_id FROM dag_run_asset_event WHERE dag_run_id = ?)`
 	qAssetEventsOfRun = `SELECT ` + assetEventCols + ` FROM dag_run_asset_event r
 		JOIN asset_event e ON e.id = r.event_id JOIN asset a ON a.id = e.asset_id
 		WHERE r.dag_run_id = $1 ORDER BY e.id`

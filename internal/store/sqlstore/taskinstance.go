@@ -72,8 +72,27 @@ func (s *Store) TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID s
 	return ti, nil
 }
 
-// TaskInstanceList lists task instances by run, task and map index.
+// TaskInstanceList lists a page of task instances (by run, task and map
+// index unless p says otherwise).
 func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error) {
+	order, page := &tiOrder, p.Page
+	switch {
+	case p.OrderByPriority:
+		order, page.OrderBy = &tiPriorityOrder, ""
+	case p.Unordered:
+		order, page.OrderBy = &unordered, ""
+	}
+	return listPage(ctx, s, "list task instances", qTIList, tiFilter(p), order, page, scanTI)
+}
+
+// TaskInstanceCount counts the task instances TaskInstanceList would list
+// without paging.
+func (s *Store) TaskInstanceCount(ctx context.Context, p *store.TaskInstanceListParams) (int, error) {
+	return s.count(ctx, "count task instances", qTICount, tiFilter(p))
+}
+
+// tiFilter is the WHERE clause of TaskInstanceList and TaskInstanceCount.
+func tiFilter(p *store.TaskInstanceListParams) *builder {
 	var b builder
 	if p.DagRunID != 0 {
 		b.where("dag_run_id = ?", p.DagRunID)
@@ -92,17 +111,7 @@ func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListP
 	if !p.UpdatedSince.IsZero() {
 		b.where("updated_at >= ?", micros(p.UpdatedSince))
 	}
-	order := "dag_run_id, task_id, map_index"
-	if p.OrderByPriority {
-		order = "priority_weight DESC, dag_run_id, map_index, task_id"
-	}
-	if p.Unordered {
-		order = ""
-	} else {
-		order = " ORDER BY " + order
-	}
-	query := fmt.Sprintf(qTIList, b.clause(), order, b.page(p.Limit, p.Offset))
-	return s.queryTIs(ctx, s.reader(), "list task instances", query, b.args...)
+	return &b
 }
 
 // idBatch bounds the ids of one bulk statement.

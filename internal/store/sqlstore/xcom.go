@@ -2,11 +2,11 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // XComSet stores (or replaces) one value; ErrNotFound when the run does not
@@ -29,21 +29,29 @@ func (s *Store) XComGet(ctx context.Context, dagID, runID, taskID string, mapInd
 	return x, nil
 }
 
-// XComList lists a run's values (of one task when taskID is set) by task,
-// map index and key.
-func (s *Store) XComList(ctx context.Context, dagID, runID, taskID string) ([]core.XCom, error) {
-	rows, err := s.reader().QueryContext(ctx, qXComList, dagID, runID, taskID)
-	if err != nil {
-		return nil, s.wrap(err, "list xcoms of %s/%s", dagID, runID)
+// XComList lists a page of a run's values (by task, map index and key
+// unless p.OrderBy says otherwise).
+func (s *Store) XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error) {
+	what := fmt.Sprintf("list xcoms of %s/%s", p.DagID, p.RunID)
+	return listPage(ctx, s, what, qXComList, xcomFilter(p), &xcomOrder, p.Page, scanXCom)
+}
+
+// XComCount counts the values XComList would list without paging.
+func (s *Store) XComCount(ctx context.Context, p *store.XComListParams) (int, error) {
+	return s.count(ctx, fmt.Sprintf("count xcoms of %s/%s", p.DagID, p.RunID), qXComCount, xcomFilter(p))
+}
+
+// xcomFilter is the WHERE clause of XComList and XComCount.
+func xcomFilter(p *store.XComListParams) *builder {
+	var b builder
+	b.where(qXComListRun, p.DagID, p.RunID)
+	if p.TaskID != "" {
+		b.where("task_id = ?", p.TaskID)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (core.XCom, error) {
-		x, err := scanXCom(r)
-		if err != nil {
-			return core.XCom{}, err
-		}
-		return *x, nil
-	})
-	return out, s.wrap(err, "list xcoms of %s/%s", dagID, runID)
+	if p.MapIndex != nil {
+		b.where("map_index = ?", *p.MapIndex)
+	}
+	return &b
 }
 
 // XComClear deletes the values of one task instance.

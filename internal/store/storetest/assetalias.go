@@ -2,9 +2,10 @@ package storetest
 
 import (
 	"encoding/json"
-	"github.com/google/uuid"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -217,7 +218,7 @@ func testAssetAliasSchedule(t *testing.T, f *fixture) {
 func testAssetAliasListGet(t *testing.T, f *fixture) {
 	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
 	must(t, f.assetDag(aliasConsumer("cons"), f.now), "sync alias consumer")
-	all, err := f.st.AssetAliasList(f.ctx)
+	all, err := f.st.AssetAliasList(f.ctx, &store.AssetAliasListParams{})
 	must(t, err, "list aliases")
 	if len(all) != 1 || all[0].Name != "dyn" || all[0].Assets == nil || len(all[0].Assets) != 0 || !all[0].CreatedAt.Equal(f.now) {
 		t.Fatalf("aliases before any addition = %+v, want dyn resolving to nothing (an empty list)", all)
@@ -245,7 +246,7 @@ func testAssetAliasListGet(t *testing.T, f *fixture) {
 	if diff := cmp.Diff(want, got.Assets); diff != "" || got.Name != "dyn" {
 		t.Errorf("dyn = %+v; assets (-want +got):\n%s", got, diff)
 	}
-	all, err = f.st.AssetAliasList(f.ctx)
+	all, err = f.st.AssetAliasList(f.ctx, &store.AssetAliasListParams{})
 	must(t, err, "list aliases")
 	var names []string
 	for _, a := range all {

@@ -94,7 +94,7 @@ func testAssetSync(t *testing.T, f *fixture) {
 	if len(list) != 1 || list[0].Name != "customers" {
 		t.Errorf("inactive assets = %+v, want customers", list)
 	}
-	list, err = f.st.AssetList(f.ctx, &store.AssetListParams{URIPattern: "s3://lake/%", Limit: 1})
+	list, err = f.st.AssetList(f.ctx, &store.AssetListParams{URIPattern: "s3://lake/%", Page: store.Page{Limit: 1}})
 	must(t, err, "list by uri pattern")
 	if len(list) != 1 || list[0].Name != "customers" {
 		t.Errorf("first asset by uri pattern = %+v, want customers (by name)", list)
@@ -163,6 +163,12 @@ func testAssetEventsQueue(t *testing.T, f *fixture) {
 	must(t, err, "events of run")
 	if diff := cmp.Diff(consumed, again); diff != "" {
 		t.Errorf("events of run (-consume +stored):\n%s", diff)
+	}
+	listed, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: store.Page{Limit: 2, Offset: 1}})
+	must(t, err, "list events of run")
+	if n, _ := f.st.AssetEventCount(f.ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID}); n != 3 || len(listed) != 2 ||
+		listed[0].ID != consumed[1].ID || listed[1].ID != consumed[2].ID {
+		t.Errorf("listed events of run (limit 2 offset 1) = %+v, count %d; want the last two of %+v, count 3", listed, n, consumed)
 	}
 	_, err = f.st.AssetQueueConsume(f.ctx, "cons", run.ID)
 	wantErr(t, err, core.ErrConflict, "consume twice")

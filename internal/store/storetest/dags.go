@@ -74,7 +74,7 @@ func testDagListPauseNextRun(t *testing.T, f *fixture) {
 	if all[0].NextRunAfter == nil || !all[0].NextRunAfter.Equal(next) {
 		t.Errorf("next run of a = %v, want %v", all[0].NextRunAfter, next)
 	}
-	page, err := f.st.DagList(f.ctx, &store.DagListParams{Limit: 1, Offset: 1})
+	page, err := f.st.DagList(f.ctx, &store.DagListParams{Page: store.Page{Limit: 1, Offset: 1}})
 	must(t, err, "list page")
 	if got := dagIDs(page); !cmp.Equal(got, []string{"b"}) {
 		t.Errorf("page (limit 1 offset 1) = %v, want [b]", got)
@@ -124,7 +124,7 @@ func testImportErrors(t *testing.T, f *fixture) {
 	must(t, f.st.ImportErrorSet(f.ctx, "b.yaml", "bad b", f.now), "set b")
 	must(t, f.st.ImportErrorSet(f.ctx, "a.yaml", "bad a", f.now), "set a")
 	must(t, f.st.ImportErrorSet(f.ctx, "a.yaml", "worse a", f.at(time.Second)), "replace a")
-	list, err := f.st.ImportErrorList(f.ctx)
+	list, err := f.st.ImportErrorList(f.ctx, &store.ImportErrorListParams{})
 	must(t, err, "list")
 	if len(list) != 2 || list[0].Filename != "a.yaml" || list[0].Message != "worse a" ||
 		!list[0].Timestamp.Equal(f.at(time.Second)) || list[1].Filename != "b.yaml" {
@@ -132,7 +132,7 @@ func testImportErrors(t *testing.T, f *fixture) {
 	}
 	must(t, f.st.ImportErrorDelete(f.ctx, "a.yaml"), "delete a")
 	must(t, f.st.ImportErrorDelete(f.ctx, "never.yaml"), "delete absent")
-	list, err = f.st.ImportErrorList(f.ctx)
+	list, err = f.st.ImportErrorList(f.ctx, &store.ImportErrorListParams{})
 	must(t, err, "list")
 	if len(list) != 1 || list[0].Filename != "b.yaml" {
 		t.Errorf("after delete = %+v, want only b.yaml", list)

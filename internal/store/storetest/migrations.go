@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -33,7 +34,7 @@ func RunMigrations(t *testing.T, newStore func(t *testing.T) *sqlstore.Store) {
 	if !status.UpToDate() {
 		t.Fatalf("after reset: %+v, want up to date", status)
 	}
-	pools, err := st.PoolList(ctx)
+	pools, err := st.PoolList(ctx, &store.PoolListParams{})
 	must(t, err, "pools after reset")
 	if len(pools) != 1 || pools[0].Name != core.DefaultPool {
 		t.Errorf("pools after reset = %+v, want only the seeded default pool", pools)

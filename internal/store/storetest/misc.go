@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 func testUsersTokens(t *testing.T, f *fixture) {
@@ -57,7 +58,7 @@ func testConnections(t *testing.T, f *fixture) {
 	if c.URI != "postgres://b@h/db" {
 		t.Errorf("uri = %s, want replaced", c.URI)
 	}
-	list, err := f.st.ConnectionList(f.ctx)
+	list, err := f.st.ConnectionList(f.ctx, &store.ConnectionListParams{})
 	must(t, err, "list")
 	if diff := cmp.Diff([]core.Connection{{ID: "api", URI: "https://x"}, {ID: "wh", URI: "postgres://b@h/db"}}, list); diff != "" {
 		t.Errorf("connections (-want +got):\n%s", diff)
@@ -69,14 +70,14 @@ func testConnections(t *testing.T, f *fixture) {
 }
 
 func testPools(t *testing.T, f *fixture) {
-	pools, err := f.st.PoolList(f.ctx)
+	pools, err := f.st.PoolList(f.ctx, &store.PoolListParams{})
 	must(t, err, "list")
 	if len(pools) != 1 || pools[0].Name != core.DefaultPool || pools[0].Slots != 128 {
 		t.Fatalf("pools of a new database = %+v, want default_pool with 128 slots", pools)
 	}
 	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "gpu", Slots: 2, Description: "cards"}), "create")
 	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: core.DefaultPool, Slots: 16}), "resize default")
-	pools, err = f.st.PoolList(f.ctx)
+	pools, err = f.st.PoolList(f.ctx, &store.PoolListParams{})
 	must(t, err, "list")
 	want := []core.Pool{{Name: core.DefaultPool, Slots: 16}, {Name: "gpu", Slots: 2, Description: "cards"}}
 	if diff := cmp.Diff(want, pools); diff != "" {
@@ -110,13 +111,13 @@ func testJobsAudit(t *testing.T, f *fixture) {
 			t.Fatal("audit entry id not assigned")
 		}
 	}
-	entries, err := f.st.AuditLogList(f.ctx, 2)
+	entries, err := f.st.AuditLogList(f.ctx, &store.AuditLogListParams{Page: store.Page{Limit: 2}})
 	must(t, err, "list audit")
 	if len(entries) != 2 || entries[0].Action != "task_instance.clear" || entries[1].Action != "dag.unpause" ||
 		!entries[0].When.Equal(f.at(2*time.Second)) {
 		t.Errorf("audit = %+v, want the two newest, newest first", entries)
 	}
-	all, err := f.st.AuditLogList(f.ctx, 0)
+	all, err := f.st.AuditLogList(f.ctx, &store.AuditLogListParams{})
 	must(t, err, "list all")
 	if len(all) != 3 {
 		t.Errorf("audit with no limit: %d entries, want 3", len(all))

@@ -146,7 +146,7 @@ func testTxCommitRollback(t *testing.T, f *fixture) {
 		return err
 	})
 	wantErr(t, err, core.ErrConflict, "duplicate run in a transaction")
-	pools, err := f.st.PoolList(f.ctx)
+	pools, err := f.st.PoolList(f.ctx, &store.PoolListParams{})
 	must(t, err, "pools")
 	for _, p := range pools {
 		if p.Name == "undone" {

@@ -144,7 +144,7 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 	if len(done) != 1 || done[0].RunID != "backfill_d" {
 		t.Errorf("successful runs = %v, want [backfill_d]", runIDs(done))
 	}
-	page, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Limit: 2, Offset: 1})
+	page, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Page: store.Page{Limit: 2, Offset: 1}})
 	must(t, err, "page")
 	if len(page) != 2 || page[0].RunID != "backfill_d" {
 		t.Errorf("page = %v, want [backfill_d manual_c]", runIDs(page))

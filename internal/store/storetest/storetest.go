@@ -3,7 +3,8 @@
 // returns a fresh, migrated store. It checks the behaviour callers rely on:
 // conditional state changes, conflicts, claim exclusivity under concurrency,
 // retries and history, mapped-task expansion, XCom values, notifications and
-// transactions, and the auth and admin records.
+// transactions, the auth and admin records, and how every list pages,
+// orders and counts in the database.
 package storetest
 
 import (
@@ -68,6 +69,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
 		{"AssetAliasSchedule", testAssetAliasSchedule},
 		{"AssetAliasListGet", testAssetAliasListGet},
+		{"PagingEveryOrder", testPagingEveryOrder},
+		{"PagingOrderValues", testPagingOrderValues},
+		{"PagingFiltersCount", testPagingFiltersCount},
+		{"PagingKeyset", testPagingKeyset},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

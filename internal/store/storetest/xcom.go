@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 func testXComRoundTrip(t *testing.T, f *fixture) {
@@ -63,7 +64,7 @@ func testXComUpsertListClear(t *testing.T, f *fixture) {
 	set("r1", "a", -1, core.DefaultXComKey, `"new"`, f.at(time.Second))
 	set("r2", "a", -1, core.DefaultXComKey, `"other run"`, f.now)
 
-	list, err := f.st.XComList(f.ctx, "etl", "r1", "")
+	list, err := f.st.XComList(f.ctx, &store.XComListParams{DagID: "etl", RunID: "r1"})
 	must(t, err, "list run")
 	var got []string
 	for _, x := range list {
@@ -73,7 +74,7 @@ func testXComUpsertListClear(t *testing.T, f *fixture) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("list (-want +got), ordered by task, map index, key; upsert replaces:\n%s", diff)
 	}
-	onlyB, err := f.st.XComList(f.ctx, "etl", "r1", "b")
+	onlyB, err := f.st.XComList(f.ctx, &store.XComListParams{DagID: "etl", RunID: "r1", TaskID: "b"})
 	must(t, err, "list task")
 	if len(onlyB) != 2 {
 		t.Errorf("task b has %d values, want 2", len(onlyB))
@@ -81,7 +82,7 @@ func testXComUpsertListClear(t *testing.T, f *fixture) {
 	must(t, f.st.XComClear(f.ctx, "etl", "r1", "a", -1), "clear a")
 	must(t, f.st.XComDelete(f.ctx, "etl", "r1", "b", 0, core.DefaultXComKey), "delete b[0]")
 	must(t, f.st.XComDelete(f.ctx, "etl", "r1", "b", 0, core.DefaultXComKey), "delete absent")
-	list, err = f.st.XComList(f.ctx, "etl", "r1", "")
+	list, err = f.st.XComList(f.ctx, &store.XComListParams{DagID: "etl", RunID: "r1"})
 	must(t, err, "list after clear")
 	if len(list) != 1 || list[0].TaskID != "b" || list[0].MapIndex != 1 {
 		t.Errorf("after clear and delete: %+v, want only b[1]", list)
