@@ -22,13 +22,6 @@ type StateCollection struct {
 	TotalEntries int               `json:"total_entries"`
 }
 
-// StatePage is the paging of a state-store list: Airflow's limit, offset
-// and order_by.
-type StatePage struct {
-	Page
-	OrderBy string `query:"order_by" doc:"key (default), updated_at, or, for task state, expires_at; \"-\" first for descending"`
-}
-
 // TaskStateKeyParam names one task-state key of a task instance.
 type TaskStateKeyParam struct {
 	TaskInstanceParam
@@ -50,7 +43,7 @@ type AssetStateKeyParam struct {
 type (
 	listTaskStateInput struct {
 		TaskInstanceParam
-		StatePage
+		Page
 	}
 	setTaskStateInput struct {
 		TaskStateKeyParam
@@ -62,7 +55,7 @@ type (
 	}
 	listAssetStateInput struct {
 		AssetStateParam
-		StatePage
+		Page
 	}
 	setAssetStateInput struct {
 		AssetStateKeyParam
@@ -81,12 +74,12 @@ func (p *TaskStateKeyParam) stateKey() string  { return p.Key }
 func (p *AssetStateKeyParam) stateKey() string { return p.Key }
 
 // The rest of what the generic handlers read of their input.
-func (in *listTaskStateInput) statePage() StatePage  { return in.StatePage }
-func (in *listAssetStateInput) statePage() StatePage { return in.StatePage }
-func (in *setTaskStateInput) stateBody() []byte      { return in.RawBody }
-func (in *setAssetStateInput) stateBody() []byte     { return in.RawBody }
-func (in *clearTaskStateInput) allMapIndices() bool  { return in.AllMapIndices }
-func (p *AssetStateParam) allMapIndices() bool       { return false }
+func (in *listTaskStateInput) statePage() Page      { return in.Page }
+func (in *listAssetStateInput) statePage() Page     { return in.Page }
+func (in *setTaskStateInput) stateBody() []byte     { return in.RawBody }
+func (in *setAssetStateInput) stateBody() []byte    { return in.RawBody }
+func (in *clearTaskStateInput) allMapIndices() bool { return in.AllMapIndices }
+func (p *AssetStateParam) allMapIndices() bool      { return false }
 
 type (
 	scopedInput interface{ stateScope() core.StateScope }
@@ -96,7 +89,7 @@ type (
 	}
 	listInput interface {
 		scopedInput
-		statePage() StatePage
+		statePage() Page
 	}
 	setInput interface {
 		keyInput
@@ -168,6 +161,7 @@ func registerStateRoutes[L, K, S, C any, PL listPtr[L], PK keyPtr[K], PS setPtr[
 			Summary: summary, Errors: []int{http.StatusNotFound}}
 	}
 	list := op("get_%s_state_entries", http.MethodGet, r.base, "List "+r.what+" with metadata")
+	list.Description = "One page of entries and total_entries. " + store.StateOrder(r.kind).Doc()
 	list.Errors = append(list.Errors, http.StatusBadRequest)
 	register(s, core.RoleViewer, list, func(ctx context.Context, in *L) (*struct{ Body StateCollection }, error) {
 		return s.listState(ctx, PL(in))
@@ -206,8 +200,7 @@ func (s *server) listState(ctx context.Context, in listInput) (*struct{ Body Sta
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	pg := in.statePage()
-	rows, total, err := s.states.List(ctx, store.ListScope(sc, store.Page{Limit: pg.Limit, Offset: pg.Offset, OrderBy: pg.OrderBy}))
+	rows, total, err := s.states.List(ctx, store.ListScope(sc, in.statePage().store()))
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}

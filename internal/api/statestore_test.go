@@ -44,6 +44,6 @@ func TestStateListsPage(t *testing.T) {
 			}
 		}
 		e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", base+"?order_by=colour", nil,
-			`order_by "colour" is not one of`, "key", "updated_at")
+			`cannot be ordered by "colour"`, "allowed: key, updated_at")
 	}
 }

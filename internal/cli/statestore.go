@@ -114,7 +114,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"entries\": [...], \"total_entries\": N}")
 	list.Flags().IntVar(&page.Limit, "limit", 100, "most entries to print")
 	list.Flags().IntVar(&page.Offset, "offset", 0, "entries to skip")
-	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also dag_id, run_id, task_id, map_index, expires_at; asset state asset_name (\"-\" first for descending)")
+	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also expires_at, dag_id, dag_run_id, task_id, map_index; asset state also asset_name (\"-\" first for descending)")
 
 	var gf stateFlags
 	get := &cobra.Command{

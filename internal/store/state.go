@@ -22,7 +22,7 @@ type StateStore interface {
 	// StateGet returns one entry or ErrNotFound.
 	StateGet(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error)
 	// StateList returns one page of the entries p selects, in p.OrderBy's
-	// order (default: by scope, then key).
+	// order (StateOrder; default: by scope, then key).
 	StateList(ctx context.Context, p *StateListParams) ([]core.StateEntry, error)
 	// StateCount counts every entry p selects (its Page is ignored).
 	StateCount(ctx context.Context, p *StateListParams) (int, error)
@@ -68,6 +68,23 @@ type StateSetParams struct {
 	NeverExpire bool
 }
 
+// The orders of the state lists (store.Order): the fields are the JSON
+// names of a core.StateEntry and its scope.
+var (
+	TaskStateOrder = Order{List: "task state", Default: "dag_id, dag_run_id, task_id, map_index, then key",
+		Fields: []string{"key", "updated_at", "expires_at", "dag_id", "dag_run_id", "task_id", "map_index"}}
+	AssetStateOrder = Order{List: "asset state", Default: "asset_name, then key",
+		Fields: []string{"key", "updated_at", "asset_name"}}
+)
+
+// StateOrder is the order of kind's lists.
+func StateOrder(kind core.StateKind) Order {
+	if kind == core.StateAsset {
+		return AssetStateOrder
+	}
+	return TaskStateOrder
+}
+
 // StateListParams selects entries of one kind. Task state: DagID is
 // required; RunID, TaskID ("" = any) and MapIndex (nil = any) narrow it.
 // Asset state: AssetID narrows it to one asset (0 = every asset).
@@ -78,9 +95,8 @@ type StateListParams struct {
 	TaskID   string
 	MapIndex *int
 	AssetID  int64
-	// Page's OrderBy is one of key, updated_at and, for task state,
-	// dag_id, run_id, task_id, map_index, expires_at; for asset state
-	// asset_name.
+	// Page's OrderBy is one of TaskStateOrder's or AssetStateOrder's
+	// fields.
 	Page
 }
 

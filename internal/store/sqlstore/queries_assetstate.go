@@ -7,10 +7,9 @@ const (
 	s.last_updated_by_dag_id, s.last_updated_by_run_id, s.last_updated_by_task_id, s.last_updated_by_map_index,
 	s.last_updated_by_try, s.last_updated_by_user, a.inactive_since`
 	assetStateFrom = `asset_state_store s JOIN asset a ON a.id = s.asset_id`
-	// assetStateOrder is the default order; assetStateTieBreak the unique
-	// key that ends every order.
-	assetStateOrder    = `a.name, s.key`
-	assetStateTieBreak = `s.asset_id, s.key`
+	// assetStateOrder is the default order (asset names are unique, so it
+	// is the table's unique key too).
+	assetStateOrder = `a.name, s.key`
 )
 
 const (

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -20,11 +18,9 @@ type stateTable struct {
 	kind core.StateKind
 	// cols, from: the SELECT list and FROM clause every read uses.
 	cols, from string
-	// order is the default ORDER BY; tieBreak the unique key that ends
-	// every order, so pages are stable.
-	order, tieBreak string
-	// orders maps each order_by field to its column.
-	orders map[string]string
+	// order maps the list's order_by fields to columns; its key, the
+	// table's unique key, ends every order so pages are stable.
+	order orderSpec
 	// get selects one key: scope's bind values, then the key.
 	get string
 	// stale lists ($1 = cutoff, $2 = limit) and deleteStale,
@@ -105,12 +101,16 @@ func (s *Store) StateList(ctx context.Context, p *store.StateListParams) ([]core
 	if err != nil {
 		return nil, err
 	}
-	order, err := orderBy(p.OrderBy, t.orders, t.order, t.tieBreak)
-	if err != nil {
-		return nil, fmt.Errorf("list %s state: %w", p.Kind, err)
+	scan := func(r scanner) (*core.StateEntry, error) {
+		e, err := t.scan(r)
+		return &e, err
 	}
-	query := "SELECT " + t.cols + " FROM " + t.from + b.clause() + order + limitOffset(&b, p.Page)
-	return queryAll(ctx, s, "list "+string(p.Kind)+" state", query, t.scan, b.args...)
+	out, err := listPage(ctx, s, "list "+string(p.Kind)+" state", "SELECT "+t.cols+" FROM "+t.from+"%s%s%s",
+		&b, &t.order, p.Page, scan)
+	if out == nil && err == nil {
+		out = []core.StateEntry{}
+	}
+	return out, err
 }
 
 // StateCount counts the entries a list selects.
@@ -119,9 +119,7 @@ func (s *Store) StateCount(ctx context.Context, p *store.StateListParams) (int, 
 	if err != nil {
 		return 0, err
 	}
-	var n int
-	err = s.reader().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.from+b.clause(), b.args...).Scan(&n)
-	return n, s.wrap(err, "count %s state", p.Kind)
+	return s.count(ctx, "count "+string(p.Kind)+" state", "SELECT COUNT(*) FROM "+t.from+"%s", &b)
 }
 
 // stateFilter returns the table and conditions of a list.
@@ -213,43 +211,6 @@ func (s *Store) clearTaskStateOfTry(ctx context.Context, id string) error {
 // invalidf is an error wrapping core.ErrInvalid.
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, core.ErrInvalid)...)
-}
-
-// orderBy returns the ORDER BY clause of a list: field (one of fields'
-// keys, "-" first for descending) or def when field is "", then tieBreak.
-// An unknown field wraps core.ErrInvalid and names the allowed ones.
-func orderBy(field string, fields map[string]string, def, tieBreak string) (string, error) {
-	if field == "" {
-		return " ORDER BY " + def + ", " + tieBreak, nil
-	}
-	name, desc := strings.CutPrefix(field, "-")
-	col, ok := fields[name]
-	if !ok {
-		allowed := make([]string, 0, len(fields))
-		for f := range fields {
-			allowed = append(allowed, f)
-		}
-		sort.Strings(allowed)
-		return "", fmt.Errorf("order_by %q is not one of %s (\"-\" first for descending): %w",
-			field, strings.Join(allowed, ", "), core.ErrInvalid)
-	}
-	if desc {
-		col += " DESC"
-	}
-	return " ORDER BY " + col + ", " + tieBreak, nil
-}
-
-// limitOffset returns the LIMIT/OFFSET clause of page, binding its values
-// in b; "" when page has neither.
-func limitOffset(b *builder, page store.Page) string {
-	if page.Limit <= 0 && page.Offset <= 0 {
-		return ""
-	}
-	limit := page.Limit
-	if limit <= 0 {
-		limit = 1 << 31
-	}
-	return " LIMIT " + b.arg(limit) + " OFFSET " + b.arg(max(page.Offset, 0))
 }
 
 // queryAll runs a read query and scans every row with scan; never nil.

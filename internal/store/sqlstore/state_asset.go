@@ -15,10 +15,11 @@ import (
 // clock). Scopes reach the store resolved to an asset id.
 var assetStateTable = stateTable{
 	kind: core.StateAsset,
-	cols: assetStateCols, from: assetStateFrom, order: assetStateOrder, tieBreak: assetStateTieBreak,
-	orders: map[string]string{"asset_name": "a.name", "key": "s.key", "updated_at": "s.updated_at"},
-	get:    qAssetStateGet,
-	stale:  qAssetStateOrphans, deleteStale: qAssetStateDeleteOrphans, deleteStaleBatch: qAssetStateDeleteOrphansBatch,
+	cols: assetStateCols, from: assetStateFrom,
+	order: orderSpec{order: store.AssetStateOrder, def: assetStateOrder, key: []string{"a.name", "s.key"},
+		cols: map[string]string{"asset_name": "a.name", "key": "s.key", "updated_at": "s.updated_at"}},
+	get:   qAssetStateGet,
+	stale: qAssetStateOrphans, deleteStale: qAssetStateDeleteOrphans, deleteStaleBatch: qAssetStateDeleteOrphansBatch,
 	scopeArgs: assetScopeArgs,
 	set: func(p *store.StateSetParams) (string, []any, error) {
 		args, err := assetScopeArgs(p.Scope)

@@ -14,9 +14,12 @@ import (
 // user (the audit log names whom).
 var taskStateTable = stateTable{
 	kind: core.StateTask,
-	cols: taskStateCols, from: taskStateFrom, order: taskStateOrder, tieBreak: taskStateOrder,
-	orders: map[string]string{"dag_id": "dag_id", "run_id": "run_id", "task_id": "task_id", "map_index": "map_index",
-		"key": "key", "updated_at": "updated_at", "expires_at": "expires_at"},
+	cols: taskStateCols, from: taskStateFrom,
+	order: orderSpec{order: store.TaskStateOrder, def: taskStateOrder,
+		key: []string{"dag_id", "run_id", "task_id", "map_index", "key"},
+		cols: map[string]string{"dag_id": "dag_id", "dag_run_id": "run_id", "task_id": "task_id", "map_index": "map_index",
+			"key": "key", "updated_at": "updated_at", "expires_at": "expires_at"},
+		nullable: []string{"expires_at"}},
 	get:   qTaskStateGet,
 	stale: qTaskStateExpired, deleteStale: qTaskStateDeleteExpired, deleteStaleBatch: qTaskStateDeleteExpiredBatch,
 	scopeArgs: taskScopeArgs,
