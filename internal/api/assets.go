@@ -98,7 +98,7 @@ func (s *server) registerAssets() {
 
 func (s *server) listAssets(ctx context.Context, in *listAssetsInput) (*struct{ Body AssetCollection }, error) {
 	p := &store.AssetListParams{NamePattern: likeContains(in.NamePattern), URIPattern: likeContains(in.URIPattern),
-		Page: in.Page.store()}
+		Page: in.store()}
 	if in.OnlyActive {
 		p.Active = &in.OnlyActive
 	}
@@ -157,7 +157,7 @@ func (s *server) upstreamAssetEvents(ctx context.Context, in *upstreamEventsInpu
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return s.eventPage(ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: in.Page.store()})
+	return s.eventPage(ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: in.store()})
 }
 
 func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct{ Body QueuedEventCollection }, error) {

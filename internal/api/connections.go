@@ -78,7 +78,7 @@ func (s *server) registerConnections() {
 }
 
 func (s *server) listConnections(ctx context.Context, in *listConnectionsInput) (*struct{ Body ConnectionCollection }, error) {
-	conns, total, err := listOf(ctx, s, &store.ConnectionListParams{Page: in.Page.store()}, s.st.ConnectionList, s.st.ConnectionCount)
+	conns, total, err := listOf(ctx, s, &store.ConnectionListParams{Page: in.store()}, s.st.ConnectionList, s.st.ConnectionCount)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states, Page: in.Page.store()}
+	p := &store.DagRunListParams{States: states, Page: in.store()}
 	if in.DagID != AllDags {
 		if _, err := s.dag(ctx, in.DagID); err != nil {
 			return nil, s.problem(ctx, err)

@@ -76,7 +76,7 @@ func (s *server) registerDags() {
 }
 
 func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body DAGCollection }, error) {
-	p := &store.DagListParams{OnlyActive: in.OnlyActive, Page: in.Page.store()}
+	p := &store.DagListParams{OnlyActive: in.OnlyActive, Page: in.store()}
 	if in.Paused.IsSet {
 		p.Paused = &in.Paused.Value
 	}

@@ -37,7 +37,7 @@ func (s *server) registerImportErrors() {
 }
 
 func (s *server) listImportErrors(ctx context.Context, in *listImportErrorsInput) (*struct{ Body ImportErrorCollection }, error) {
-	list, total, err := listOf(ctx, s, &store.ImportErrorListParams{Page: in.Page.store()}, s.st.ImportErrorList, s.st.ImportErrorCount)
+	list, total, err := listOf(ctx, s, &store.ImportErrorListParams{Page: in.store()}, s.st.ImportErrorList, s.st.ImportErrorCount)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func (s *server) registerPools() {
 }
 
 func (s *server) listPools(ctx context.Context, in *listPoolsInput) (*struct{ Body PoolCollection }, error) {
-	pools, total, err := listOf(ctx, s, &store.PoolListParams{WithOccupancy: true, Page: in.Page.store()}, s.st.PoolList, s.st.PoolCount)
+	pools, total, err := listOf(ctx, s, &store.PoolListParams{WithOccupancy: true, Page: in.store()}, s.st.PoolList, s.st.PoolCount)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.Page.store()}
+	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.store()}
 	switch {
 	case in.DagID != AllDags && in.RunID != AllRuns:
 		run, err := s.dagRun(ctx, in.DagID, in.RunID)

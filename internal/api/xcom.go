@@ -57,7 +57,7 @@ func (s *server) listXCom(ctx context.Context, in *listXComInput) (*struct{ Body
 	if _, err := s.dagRun(ctx, in.DagID, in.RunID); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	p := &store.XComListParams{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, Page: in.Page.store()}
+	p := &store.XComListParams{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, Page: in.store()}
 	if in.MapIndex.IsSet {
 		p.MapIndex = &in.MapIndex.Value
 	}

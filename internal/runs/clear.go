@@ -36,8 +36,7 @@ func ClearExtraTries(ti *core.TaskInstance, task *core.Task) int {
 // by hand (success, failed or skipped); the error wraps core.ErrInvalid and
 // names the allowed states.
 func Markable(state core.TIState) error {
-	switch state {
-	case core.TISuccess, core.TIFailed, core.TISkipped:
+	if state == core.TISuccess || state == core.TIFailed || state == core.TISkipped {
 		return nil
 	}
 	return fmt.Errorf("state %q cannot be set by hand; allowed: success, failed, skipped: %w", state, core.ErrInvalid)

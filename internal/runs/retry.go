@@ -67,8 +67,7 @@ func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, now 
 // (success, failed, skipped or up_for_retry); else an error wrapping
 // core.ErrInvalid that names the allowed states.
 func CheckReported(state core.TIState) error {
-	switch state {
-	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
+	if state == core.TISuccess || state == core.TIFailed || state == core.TISkipped || state == core.TIUpForRetry {
 		return nil
 	}
 	return fmt.Errorf("state must be success, failed, skipped or up_for_retry, got %q: %w", state, core.ErrInvalid)
