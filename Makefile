@@ -3,7 +3,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test vet lint bench fuzz run
+.PHONY: build test vet lint vulncheck bench fuzz run
 
 build:
 	$(GO) build -o bin/weir ./cmd/weir
@@ -18,6 +18,11 @@ test: vet
 # golangci-lint is pinned in its own module (tools/lint) so it never touches Weir's dependencies.
 lint: vet
 	$(GO) tool -modfile=tools/lint/go.mod golangci-lint run ./...
+
+# govulncheck against the pinned vulnerability database (tools/vuln); fails on
+# a vulnerability Weir's code reaches.
+vulncheck:
+	GOTOOLCHAIN=auto ./tools/vuln/check.sh
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./internal/dagfile

@@ -2,6 +2,8 @@ module github.com/weirflow/weir
 
 go 1.26.8
 
+toolchain go1.26.10
+
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
