@@ -24,8 +24,17 @@ lint: vet
 vulncheck:
 	GOTOOLCHAIN=auto ./tools/vuln/check.sh
 
+# Every fuzz target for FUZZTIME each (seed corpora are in the tests; new
+# failures are written to the package's testdata/fuzz).
+FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./internal/dagfile
+	$(GO) test -run='^$$' -fuzz='^FuzzLoad$$' -fuzztime=$(FUZZTIME) ./internal/dagfile
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/schedule
+	$(GO) test -run='^$$' -fuzz='^FuzzRender$$' -fuzztime=$(FUZZTIME) ./internal/template
+	$(GO) test -run='^$$' -fuzz='^FuzzParseValue$$' -fuzztime=$(FUZZTIME) ./internal/statevalue
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckKey$$' -fuzztime=$(FUZZTIME) ./internal/statevalue
+	$(GO) test -run='^$$' -fuzz='^FuzzTaskRef$$' -fuzztime=$(FUZZTIME) ./internal/stateref
+	$(GO) test -run='^$$' -fuzz='^FuzzStateRequest$$' -fuzztime=$(FUZZTIME) ./internal/execapi
 
 bench:
 	./bench/run.sh
