@@ -38,29 +38,54 @@ tasks:
 `, dagID, dir)
 }
 
-// startOrphanRun triggers orphanDAG on s and returns the pids of try 1's
-// shell and child once they run. Both are SIGKILLed when the test ends, in
-// case the product left them running.
-func startOrphanRun(t *testing.T, s *standalone, dagID, dir string) (shell, child int) {
+// orphanCase is a standalone running orphanDAG's try 1.
+type orphanCase struct {
+	dags, home, dir string
+	env             []string
+	s               *standalone
+	shell, child    int // try 1's shell and its child
+}
+
+// startOrphanRun starts standalone with orphanDAG and triggers it; it
+// returns once try 1's shell and child run. Both are SIGKILLed when the
+// test ends, in case the product left them running.
+func startOrphanRun(t *testing.T, dagID string) *orphanCase {
 	t.Helper()
-	s.api.waitDAG(dagID)
-	s.api.trigger(dagID, "crash", nil)
-	s.api.waitTIState(dagID, "crash", "long", core.TIRunning)
-	child = waitPIDFile(t, filepath.Join(dir, "child.pid"))
-	shell = waitPIDFile(t, filepath.Join(dir, "shell.pid"))
+	c := &orphanCase{dags: t.TempDir(), home: t.TempDir(), dir: t.TempDir(),
+		env: []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=5s"}}
+	writeFile(t, filepath.Join(c.dags, dagID+".yaml"), orphanDAG(dagID, c.dir))
+	c.s = startStandalone(t, c.home, c.dags, c.env...)
+	c.s.api.waitDAG(dagID)
+	c.s.api.trigger(dagID, "crash", nil)
+	c.s.api.waitTIState(dagID, "crash", "long", core.TIRunning)
+	c.child = waitPIDFile(t, filepath.Join(c.dir, "child.pid"))
+	c.shell = waitPIDFile(t, filepath.Join(c.dir, "shell.pid"))
 	waitFor(t, "try 1's log to show it waits", func() (bool, string) {
-		log := s.api.log(dagID, "crash", "long", 1)
+		log := c.s.api.log(dagID, "crash", "long", 1)
 		return strings.Contains(log, "try 1 waiting"), log
 	})
-	return shell, child
+	return c
+}
+
+// crash SIGKILLs standalone, the weir process only, as in a real crash.
+func (c *orphanCase) crash(t *testing.T) {
+	t.Helper()
+	c.s.signal(t, syscall.SIGKILL)
+	c.s.waitExit(t)
+}
+
+// restart starts standalone again on the same home.
+func (c *orphanCase) restart(t *testing.T) {
+	t.Helper()
+	c.s = startStandalone(t, c.home, c.dags, c.env...)
 }
 
 // checkOneCompletion checks that the run succeeded with its command
 // completed once, by try 2, after try 1's processes were gone.
-func checkOneCompletion(t *testing.T, s *standalone, dagID, dir string) {
+func (c *orphanCase) checkOneCompletion(t *testing.T, dagID string) {
 	t.Helper()
-	s.api.waitRunSuccess(dagID, "crash")
-	if got := readFile(t, filepath.Join(dir, "completions")); got != "try 2 completed\n" {
+	c.s.api.waitRunSuccess(dagID, "crash")
+	if got := readFile(t, filepath.Join(c.dir, "completions")); got != "try 2 completed\n" {
 		t.Errorf("completions of the task's command:\n%s\nwant only try 2's, after try 1 was gone", got)
 	}
 }
@@ -70,21 +95,14 @@ func checkOneCompletion(t *testing.T, s *standalone, dagID, dir string) {
 // restart is the only try whose command completes.
 func TestStandaloneSIGKILLTakesItsTasks(t *testing.T) {
 	t.Parallel()
-	dags, home, dir := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dags, "orphan.yaml"), orphanDAG("orphan", dir))
-	env := []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=5s"}
-
-	s := startStandalone(t, home, dags, env...)
-	shell, child := startOrphanRun(t, s, "orphan", dir)
-	s.signal(t, syscall.SIGKILL)
-	s.waitExit(t)
+	c := startOrphanRun(t, "orphan")
+	c.crash(t)
 	waitFor(t, "try 1's shell and its child to die with standalone", func() (bool, string) {
-		return processGone(shell) && processGone(child), fmt.Sprintf("shell %d gone: %t, child %d gone: %t",
-			shell, processGone(shell), child, processGone(child))
+		return processGone(c.shell) && processGone(c.child), fmt.Sprintf("shell %d gone: %t, child %d gone: %t",
+			c.shell, processGone(c.shell), c.child, processGone(c.child))
 	})
-
-	s = startStandalone(t, home, dags, env...)
-	checkOneCompletion(t, s, "orphan", dir)
+	c.restart(t)
+	c.checkOneCompletion(t, "orphan")
 }
 
 // TestRestartKillsLeftoverTasks: when a task's process group outlives its
@@ -93,30 +111,23 @@ func TestStandaloneSIGKILLTakesItsTasks(t *testing.T) {
 // standalone kills the leftover before the retry runs.
 func TestRestartKillsLeftoverTasks(t *testing.T) {
 	t.Parallel()
-	dags, home, dir := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dags, "leftover.yaml"), orphanDAG("leftover", dir))
-	env := []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=5s"}
-
-	s := startStandalone(t, home, dags, env...)
-	shell, child := startOrphanRun(t, s, "leftover", dir)
-	guard, err := syscall.Getpgid(child)
+	c := startOrphanRun(t, "leftover")
+	guard, err := syscall.Getpgid(c.child)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guard == shell || guard == s.pid() {
+	if guard == c.shell || guard == c.s.pid() {
 		t.Fatalf("the task runs in process group %d; want a group of its own, led by its guard", guard)
 	}
 	if err := syscall.Kill(guard, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	s.signal(t, syscall.SIGKILL)
-	s.waitExit(t)
-	waitFor(t, "try 1's shell to die with standalone", func() (bool, string) { return processGone(shell), "" })
-	if processGone(child) {
+	c.crash(t)
+	waitFor(t, "try 1's shell to die with standalone", func() (bool, string) { return processGone(c.shell), "" })
+	if processGone(c.child) {
 		t.Fatal("try 1's child died with standalone although its guard was killed: nothing left for the restart to kill")
 	}
-
-	s = startStandalone(t, home, dags, env...)
-	waitFor(t, "the restarted standalone to kill try 1's leftover child", func() (bool, string) { return processGone(child), "" })
-	checkOneCompletion(t, s, "leftover", dir)
+	c.restart(t)
+	waitFor(t, "the restarted standalone to kill try 1's leftover child", func() (bool, string) { return processGone(c.child), "" })
+	c.checkOneCompletion(t, "leftover")
 }
