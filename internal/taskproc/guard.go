@@ -77,6 +77,8 @@ func Start(cmd *exec.Cmd, l *Ledger) (*Group, error) {
 	}
 	guard := exec.Command("/bin/sh", "-c", guardScript)
 	guard.ExtraFiles = []*os.File{f.read}
+	guard.Env = []string{} // builtins only: it needs no variables, and gets none of the worker's secrets
+	guard.Dir = "/"        // holds no task folder busy
 	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := f.start(guard); err != nil {
 		return nil, fmt.Errorf("start the task's process group guard: %w", err)

@@ -30,18 +30,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fakeWorker starts taskScript in dir and waits for it; a failure goes to
+// dir/error.
 func fakeWorker(dir string) int {
 	l, err := OpenLedger(filepath.Join(dir, "groups"))
-	if err != nil {
-		return 2
+	if err == nil {
+		cmd := exec.Command("bash", "-c", taskScript)
+		cmd.Dir = dir
+		if _, err = Start(cmd, l); err == nil {
+			_ = cmd.Wait()
+			return 0
+		}
 	}
-	cmd := exec.Command("bash", "-c", taskScript)
-	cmd.Dir = dir
-	if _, err := Start(cmd, l); err != nil {
-		return 3
-	}
-	_ = cmd.Wait()
-	return 0
+	_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
+	return 1
 }
 
 // worker is a fake worker process running taskScript.
@@ -71,6 +73,9 @@ func startWorker(t *testing.T) *worker {
 	})
 	var ok bool
 	wait.Until(t, time.Minute, "the task to write its pids", func() bool {
+		if b, err := os.ReadFile(filepath.Join(dir, "error")); err == nil {
+			t.Fatalf("the fake worker could not start its task: %s", b)
+		}
 		w.shell, ok = proctest.ReadPID(filepath.Join(dir, "shell.pid"))
 		if !ok {
 			return false
