@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +126,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		HeartbeatInterval: cfg.Workers.HeartbeatInterval.D(),
 		ShutdownGrace:     cfg.Workers.ShutdownGracePeriod.D(),
 		StateBackend:      cfg.Workers.StateBackend,
+		RunDir:            filepath.Join(cfg.Home, "run"),
 		Clock:             core.SystemClock{},
 		Logger:            logger,
 	}

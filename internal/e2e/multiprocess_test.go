@@ -15,8 +15,9 @@ import (
 
 // TestMultiProcessPostgresWorkerCrash runs every role as its own process on
 // one PostgreSQL database: api-server, scheduler and two workers. The worker
-// running a task is SIGKILLed; the scheduler notices its missed heartbeats,
-// fails the try, and the other worker runs the retry to success.
+// running a task is SIGKILLed and its task dies with it; the scheduler
+// notices its missed heartbeats, fails the try, and the other worker runs
+// the retry to success.
 func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
@@ -49,7 +50,7 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	api.waitDAG("handover")
 	api.trigger("handover", "crash", nil)
 	ti := api.waitTIState("handover", "crash", "slow", core.TIRunning)
-	waitPIDFile(t, pidFile) // try 1 is really running its command
+	taskPID := waitPIDFile(t, pidFile) // try 1 is really running its command
 	waitFor(t, "the running try's log to be readable through the api-server", func() (bool, string) {
 		log := api.log("handover", "crash", "slow", 1)
 		return strings.Contains(log, "try 1 sleeping"), fmt.Sprintf("log so far: %q", log)
@@ -66,6 +67,7 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 		t.Fatalf("worker %s exited before the crash", survivor)
 	}
 	victim.signal(t, syscall.SIGKILL)
+	waitFor(t, "try 1's command to die with its worker", func() (bool, string) { return processGone(taskPID), "" })
 
 	api.waitRunSuccess("handover", "crash")
 	tries := api.tries("handover", "crash", "slow")

@@ -12,15 +12,17 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/weirflow/weir/internal/taskproc"
 )
 
 // SkipExitCode is the bash exit code that skips the try (Airflow's default
 // skip_on_exit_code).
 const SkipExitCode = 99
 
-// runBash runs bash_command with `bash -c` in its own process group, so that
-// a timeout or kill takes the whole group (children included). Args:
+// runBash runs bash_command with `bash -c` in its own process group
+// (taskproc), so that a timeout or kill takes the whole group (children
+// included) and the group dies with the worker process. Args:
 // bash_command, env (map), cwd, do_xcom_push (the last stdout line becomes
 // the return value), skip_on_exit_code (default 99).
 func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
@@ -48,22 +50,22 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	cmd := exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
 	cmd.Dir = cwd
 	cmd.Env = r.bashEnv(req, argEnv)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log := &syncWriter{w: req.Log}
 	last := &lastLine{}
 	cmd.Stdout = io.MultiWriter(log, last)
 	cmd.Stderr = log
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = r.killGrace()
 
-	if err := cmd.Start(); err != nil {
+	// The group dies with the worker process, however it dies; a cancelled
+	// ctx sends it SIGTERM.
+	group, err := taskproc.Start(cmd, r.Groups)
+	if err != nil {
 		return nil, fmt.Errorf("start bash: %w", err)
 	}
-	pgid := cmd.Process.Pid
-	req.logf("started bash, pid %d", pgid)
+	req.logf("started bash, pid %d, process group %d", cmd.Process.Pid, group.PGID)
 	err = cmd.Wait()
 	// Whatever happened, nothing of the group outlives the try.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	group.Close()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("bash command killed: %w", cancelled(ctx))
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/taskproc"
 )
 
 // Operator names.
@@ -101,6 +102,9 @@ type Runner struct {
 	HTTPClient *http.Client  // nil = a client with a 5 min timeout
 	MaxSQLRows int           // rows kept as a SELECT's return value; 0 = 1000
 	KillGrace  time.Duration // SIGTERM → SIGKILL of a cancelled bash task; 0 = 5 s
+	// Groups, when set, records each running bash task's process group so
+	// that the worker's next life can kill it (taskproc.KillLeftovers).
+	Groups *taskproc.Ledger
 }
 
 // Run runs one try. It returns ErrSkipped (wrapped) for a skipped try and

@@ -20,6 +20,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
+	"github.com/weirflow/weir/internal/taskproc"
 )
 
 // errShutdown is the cause of a try killed because the worker stops.
@@ -49,6 +50,12 @@ type Worker struct {
 	// tasks keep task state values, only references going to the database
 	// (docs/requirements.md#be-2); "" = values in the database.
 	StateBackend string
+
+	// RunDir is the folder of the worker's records ($WEIR_HOME/run): the
+	// process groups of running bash tasks are recorded in its
+	// task-groups folder, and Start first kills those a dead worker left
+	// running; "" = no records.
+	RunDir string
 
 	runner       *operator.Runner
 	tokenDir     string
@@ -99,9 +106,36 @@ func (w *Worker) init() error {
 	if err != nil {
 		return err
 	}
+	groups, err := w.killLeftovers()
+	if err != nil {
+		return err
+	}
 	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
-		KillGrace: w.KillGrace}
+		KillGrace: w.KillGrace, Groups: groups}
 	return nil
+}
+
+// killLeftovers kills the task process groups that dead workers sharing
+// RunDir (this worker's previous life among them) left running, before any
+// of their retries can start here, and opens this worker's records.
+func (w *Worker) killLeftovers() (*taskproc.Ledger, error) {
+	if w.RunDir == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(w.RunDir, "task-groups")
+	left, err := taskproc.KillLeftovers(dir)
+	for _, g := range left {
+		w.Logger.Warn("killed a task process group left running by a dead worker",
+			"pgid", g.PGID, "worker_pid", g.WorkerPID, "pids", g.Killed)
+	}
+	if err != nil {
+		w.Logger.Warn("kill leftover task processes", "err", err)
+	}
+	groups, err := taskproc.OpenLedger(dir)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	return groups, nil
 }
 
 // weirOnPath makes a folder holding `weir`, a link to this worker's own

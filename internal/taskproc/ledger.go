@@ -1,0 +1,136 @@
+package taskproc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// recordExt ends the name of a group's record file.
+const recordExt = ".group"
+
+// record is the file kept for one running task group.
+type record struct {
+	Group  process `json:"group"`  // the guard, whose pid is the group id
+	Worker process `json:"worker"` // the worker process that started it
+}
+
+// Ledger records a worker's running task groups as files in a folder
+// ($WEIR_HOME/run/task-groups), one per group, so that the worker's next
+// life can kill those still running (KillLeftovers).
+type Ledger struct {
+	dir   string
+	owner process
+}
+
+// OpenLedger opens (creating it 0700) the folder of group records for this
+// process.
+func OpenLedger(dir string) (*Ledger, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil { //nolint:gosec // G703: the worker's own run folder, from its configuration
+		return nil, fmt.Errorf("create task group folder: %w", err)
+	}
+	owner, err := identify(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("identify the worker process: %w", err)
+	}
+	return &Ledger{dir: dir, owner: owner}, nil
+}
+
+// add records the group led by pgid and returns its file.
+func (l *Ledger) add(pgid int) (string, error) {
+	g, err := identify(pgid)
+	if err != nil {
+		return "", fmt.Errorf("identify task process group %d: %w", pgid, err)
+	}
+	b, err := json.Marshal(record{Group: g, Worker: l.owner})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(l.dir, fmt.Sprintf("%d-%d%s", g.PID, g.Start, recordExt))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // G703: a name made of two numbers in the run folder
+		return "", fmt.Errorf("record task process group: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil { //nolint:gosec // G703: as above
+		return "", fmt.Errorf("record task process group: %w", err)
+	}
+	return path, nil
+}
+
+// remove forgets a finished group.
+func (l *Ledger) remove(path string) { _ = os.Remove(path) }
+
+// Leftover is a task process group of a dead worker that KillLeftovers
+// killed.
+type Leftover struct {
+	PGID      int   // the group's id
+	WorkerPID int   // the pid of the worker that started it
+	Killed    []int // the processes still running in it
+}
+
+// KillLeftovers kills the recorded task groups of workers no longer alive
+// that still run, and removes their records; records of live workers (a
+// sibling sharing the folder) stay. A group is killed only while it is the
+// recorded one: its guard still runs with the recorded start time, or, the
+// guard gone, members started after it keep its id (a group id is not
+// reused while any member lives).
+func KillLeftovers(dir string) ([]Leftover, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read task group folder: %w", err)
+	}
+	var out []Leftover
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), recordExt+".tmp") {
+			_ = os.Remove(path) // a record its worker died writing
+			continue
+		}
+		if !strings.HasSuffix(e.Name(), recordExt) {
+			continue
+		}
+		var rec record
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &rec)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("task group record %s: %w", path, err))
+			continue
+		}
+		if rec.Worker.alive() {
+			continue
+		}
+		if pids := rec.kill(); len(pids) > 0 {
+			out = append(out, Leftover{PGID: rec.Group.PID, WorkerPID: rec.Worker.PID, Killed: pids})
+		}
+		_ = os.Remove(path)
+	}
+	return out, errors.Join(errs...)
+}
+
+// kill SIGKILLs the recorded group if it still runs and returns the
+// processes it found in it.
+func (r record) kill() []int {
+	if boot, err := bootID(); err != nil || boot != r.Group.Boot {
+		return nil // rebooted since: nothing of that life runs
+	}
+	if !r.Group.alive() {
+		if _, _, err := procStat(r.Group.PID); err == nil {
+			return nil // the pid now belongs to another process: the group emptied once
+		}
+	}
+	pids := groupMembers(r.Group.PID, r.Group.Start)
+	if len(pids) > 0 {
+		_ = syscall.Kill(-r.Group.PID, syscall.SIGKILL)
+	}
+	return pids
+}

@@ -1,0 +1,98 @@
+package taskproc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// process identifies a process across pid reuse: its pid, its start time in
+// clock ticks since boot, and the boot.
+type process struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	Boot  string `json:"boot_id"`
+}
+
+// procStat reads the process group and start time of a live (not zombie)
+// process from /proc/<pid>/stat.
+func procStat(pid int) (pgrp int, start uint64, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	// "pid (comm) state ppid pgrp ... starttime ...": comm may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return 0, 0, fmt.Errorf("process %d has exited: %w", pid, os.ErrNotExist)
+	}
+	if pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
+	}
+	if start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
+	}
+	return pgrp, start, nil
+}
+
+// identify returns the identity of a live process.
+func identify(pid int) (process, error) {
+	_, start, err := procStat(pid)
+	if err != nil {
+		return process{}, err
+	}
+	boot, err := bootID()
+	if err != nil {
+		return process{}, err
+	}
+	return process{PID: pid, Start: start, Boot: boot}, nil
+}
+
+// alive reports whether p is still the same running process.
+func (p process) alive() bool {
+	if boot, err := bootID(); err != nil || boot != p.Boot {
+		return false
+	}
+	_, start, err := procStat(p.PID)
+	return err == nil && start == p.Start
+}
+
+// bootID names the current boot; pids and start times restart with it.
+func bootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", fmt.Errorf("read boot id: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// groupMembers lists the live processes of process group pgid that started
+// no earlier than notBefore (a group outlives its leader; a member started
+// before the recorded leader belongs to another, older group of that id).
+func groupMembers(pgid int, notBefore uint64) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pg, start, err := procStat(pid); err == nil && pg == pgid && start >= notBefore {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

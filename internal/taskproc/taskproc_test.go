@@ -1,0 +1,203 @@
+package taskproc
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/testutil/proctest"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+// helperEnv makes the test binary act as a worker that starts one long task
+// in the folder it names, then waits to be killed.
+const helperEnv = "TASKPROC_TEST_WORKER_DIR"
+
+// taskScript starts a child, writes both pids, and would write a marker
+// after five minutes: the marker appearing means the task outlived its
+// worker.
+const taskScript = `sleep 300 & echo $! > child.pid; echo $$ > shell.pid; wait; touch finished`
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		os.Exit(fakeWorker(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeWorker starts taskScript in dir and waits for it; a failure goes to
+// dir/error.
+func fakeWorker(dir string) int {
+	l, err := OpenLedger(filepath.Join(dir, "groups"))
+	if err == nil {
+		cmd := exec.Command("bash", "-c", taskScript)
+		cmd.Dir = dir
+		if _, err = Start(cmd, l); err == nil {
+			_ = cmd.Wait()
+			return 0
+		}
+	}
+	_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
+	return 1
+}
+
+// worker is a fake worker process running taskScript.
+type worker struct {
+	dir                string
+	cmd                *exec.Cmd
+	shell, child, pgid int
+}
+
+func startWorker(t *testing.T) *worker {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{dir: dir, cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		for _, pid := range []int{w.pgid, w.shell, w.child} {
+			if pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	var ok bool
+	wait.Until(t, time.Minute, "the task to write its pids", func() bool {
+		if b, err := os.ReadFile(filepath.Join(dir, "error")); err == nil {
+			t.Fatalf("the fake worker could not start its task: %s", b)
+		}
+		w.shell, ok = proctest.ReadPID(filepath.Join(dir, "shell.pid"))
+		if !ok {
+			return false
+		}
+		w.child, ok = proctest.ReadPID(filepath.Join(dir, "child.pid"))
+		return ok
+	})
+	pgid, err := syscall.Getpgid(w.child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.pgid = pgid
+	if pgid == w.cmd.Process.Pid || pgid == w.shell {
+		t.Fatalf("task process group %d: want its own group led by the guard, not the worker's (%d) or the shell's (%d)", pgid, w.cmd.Process.Pid, w.shell)
+	}
+	return w
+}
+
+func (w *worker) sigkill(t *testing.T) {
+	t.Helper()
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.cmd.Wait()
+}
+
+func (w *worker) records(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(w.dir, "groups", "*"+recordExt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A task's whole process group, children of the shell included, dies with
+// its worker's SIGKILL: the command never finishes.
+func TestTaskGroupDiesWithWorker(t *testing.T) {
+	t.Parallel()
+	w := startWorker(t)
+	if n := len(w.records(t)); n != 1 {
+		t.Fatalf("%d records of running task groups, want 1", n)
+	}
+	w.sigkill(t)
+	wait.Until(t, time.Minute, "the task's shell and its child to die with the worker", func() bool {
+		return !proctest.Alive(w.shell) && !proctest.Alive(w.child) && !proctest.Alive(w.pgid)
+	})
+	if _, err := os.Stat(filepath.Join(w.dir, "finished")); err == nil {
+		t.Error("the task's command ran to completion after its worker was killed")
+	}
+	// The record outlives the worker; the next life finds nothing to kill.
+	left, err := KillLeftovers(filepath.Join(w.dir, "groups"))
+	if err != nil || len(left) != 0 {
+		t.Errorf("KillLeftovers = %+v, %v; want nothing left to kill", left, err)
+	}
+	if n := len(w.records(t)); n != 0 {
+		t.Errorf("%d records left after KillLeftovers, want 0", n)
+	}
+}
+
+// A restarted worker kills what a previous life left running (here the
+// guard was killed first, so the child escaped the worker's death) and
+// leaves a live worker's groups alone.
+func TestKillLeftoversOfPreviousLife(t *testing.T) {
+	t.Parallel()
+	w := startWorker(t)
+	groups := filepath.Join(w.dir, "groups")
+	if left, err := KillLeftovers(groups); err != nil || len(left) != 0 {
+		t.Fatalf("KillLeftovers while the worker lives = %+v, %v; want its group left alone", left, err)
+	}
+	if !proctest.Alive(w.child) || len(w.records(t)) != 1 {
+		t.Fatal("KillLeftovers touched a live worker's task group")
+	}
+
+	if err := syscall.Kill(w.pgid, syscall.SIGKILL); err != nil { // the guard alone
+		t.Fatal(err)
+	}
+	wait.Until(t, time.Minute, "the guard to die", func() bool { return !proctest.Alive(w.pgid) })
+	w.sigkill(t)
+	wait.Until(t, time.Minute, "the task's shell to die by its parent-death signal", func() bool { return !proctest.Alive(w.shell) })
+	if !proctest.Alive(w.child) {
+		t.Fatal("the shell's child died without its guard; the test needs a leftover")
+	}
+
+	left, err := KillLeftovers(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].PGID != w.pgid || !slices.Contains(left[0].Killed, w.child) {
+		t.Fatalf("KillLeftovers = %+v, want group %d with process %d", left, w.pgid, w.child)
+	}
+	wait.Until(t, time.Minute, "the leftover to die", func() bool { return !proctest.Alive(w.child) })
+	if n := len(w.records(t)); n != 0 {
+		t.Errorf("%d records left after KillLeftovers, want 0", n)
+	}
+}
+
+// A record whose group id now belongs to another process (pid reuse) kills
+// nothing; the record goes.
+func TestKillLeftoversIgnoresReusedPID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self, err := identify(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := self
+	stale.Start-- // this pid, but an earlier process
+	b, _ := json.Marshal(record{Group: stale, Worker: process{PID: dead.Process.Pid, Start: 1, Boot: self.Boot}})
+	path := filepath.Join(dir, "stale"+recordExt)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	left, err := KillLeftovers(dir)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("KillLeftovers = %+v, %v; want nothing killed", left, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("stale record kept: %v", err)
+	}
+}
