@@ -186,9 +186,8 @@ func (s *server) readStoreRequest(w http.ResponseWriter, r *http.Request, key st
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		if !json.Valid(body) {
-			_, verr := statevalue.ParseValue(body) // names NaN and Infinity
-			return nil, fmt.Errorf("invalid body for state key %q: %w", key, verr)
+		if _, verr := statevalue.ParseValue(body); !json.Valid(body) && verr != nil {
+			return nil, fmt.Errorf("invalid body for state key %q: %w", key, verr) // names NaN and Infinity
 		}
 		return nil, fmt.Errorf("invalid body for state key %q (want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}): %v: %w",
 			key, err, core.ErrInvalid) //nolint:errorlint // the decoder's error is detail

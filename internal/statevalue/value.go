@@ -39,7 +39,7 @@ func CheckKey(key string) error {
 // not JSON, or numbers such as 1e999 that overflow a float64) are rejected.
 // Errors wrap core.ErrInvalid and say what is wrong.
 func ParseValue(raw []byte) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("a value is required (any JSON value except null): %w", core.ErrInvalid)
 	}
