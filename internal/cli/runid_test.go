@@ -1,0 +1,43 @@
+package cli_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// TestTriggerRunIDPattern: `weir dags trigger` refuses a run id with shell
+// syntax (issue 13, finding 2), naming [scheduler] allowed_run_id_pattern,
+// and honours a configured pattern.
+func TestTriggerRunIDPattern(t *testing.T) {
+	t.Parallel()
+	s := newSurfaces(t, "sqlite")
+	trigger := func(env []string, runID string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Run(t.Context(), []string{"dags", "trigger", "etl", "--run-id", runID},
+			cli.Options{Stdout: &out, Stderr: &errOut, Environ: append(append([]string{}, s.env...), env...)})
+		return code, errOut.String()
+	}
+	if code, msg := trigger(nil, "$(id>x)"); code == 0 || !strings.Contains(msg, "allowed_run_id_pattern") ||
+		!strings.Contains(msg, `"$(id>x)"`) {
+		t.Errorf("trigger --run-id '$(id>x)': exit %d, stderr %q; want a refusal naming the pattern", code, msg)
+	}
+	strict := []string{"WEIR__SCHEDULER__ALLOWED_RUN_ID_PATTERN=^nightly-[0-9]+$"}
+	if code, msg := trigger(strict, "adhoc"); code == 0 || !strings.Contains(msg, "^nightly-[0-9]+$") {
+		t.Errorf("trigger adhoc under a strict pattern: exit %d, stderr %q", code, msg)
+	}
+	if code, msg := trigger(strict, "nightly-7"); code != 0 {
+		t.Errorf("trigger nightly-7 under a strict pattern: exit %d, stderr %q", code, msg)
+	}
+	if code, msg := trigger([]string{"WEIR__SCHEDULER__ALLOWED_RUN_ID_PATTERN=("}, "r1"); code == 0 ||
+		!strings.Contains(msg, "[scheduler] allowed_run_id_pattern") {
+		t.Errorf("a broken pattern: exit %d, stderr %q; want a configuration error naming the option", code, msg)
+	}
+	runs, err := s.st.DagRunList(t.Context(), &store.DagRunListParams{})
+	if err != nil || len(runs) != 1 || runs[0].RunID != "nightly-7" {
+		t.Errorf("runs after the triggers: %+v (err %v); want only nightly-7", runs, err)
+	}
+}
