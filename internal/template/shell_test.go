@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,5 +100,48 @@ func TestUnquotedTriggerData(t *testing.T) {
 		if diff := cmp.Diff(tc.want, UnquotedTriggerData(tc.in)); diff != "" {
 			t.Errorf("UnquotedTriggerData(%q) (-want +got):\n%s", tc.in, diff)
 		}
+	}
+}
+
+// TestEnv: a bash task reads trigger data from its environment, where no
+// value can become shell syntax.
+func TestEnv(t *testing.T) {
+	t.Parallel()
+	run, ti := testRun()
+	run.Conf = json.RawMessage(`{"name":"\"; touch pwned; echo \"","n":3,"my-key":"a","MY_KEY":"b","nul":"a\u0000b"}`)
+	env := Env(Context(run, ti, map[string]any{"name": "world", "tags": []any{"x"}, "region": "eu"}))
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	want := map[string]string{
+		"WEIR_CONF":                `{"MY_KEY":"b","my-key":"a","n":3,"name":"\"; touch pwned; echo \"","nul":"a\u0000b"}`,
+		"WEIR_PARAMS":              `{"MY_KEY":"b","my-key":"a","n":3,"name":"\"; touch pwned; echo \"","nul":"a\u0000b","region":"eu","tags":["x"]}`,
+		"WEIR_PARAM_NAME":          `"; touch pwned; echo "`,
+		"WEIR_PARAM_N":             "3",
+		"WEIR_PARAM_REGION":        "eu",
+		"WEIR_PARAM_TAGS":          `["x"]`,
+		"WEIR_RUN_TYPE":            "scheduled",
+		"WEIR_LOGICAL_DATE":        "2024-03-09T00:00:00+00:00",
+		"WEIR_DS":                  "2024-03-09",
+		"WEIR_DATA_INTERVAL_START": "2024-03-09T00:00:00+00:00",
+		"WEIR_DATA_INTERVAL_END":   "2024-03-10T00:00:00+00:00",
+		// my-key and MY_KEY both map to WEIR_PARAM_MY_KEY: neither is set.
+		// nul holds a NUL byte, which no environment can carry.
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Env (-want +got):\n%s", diff)
+	}
+
+	dir := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", `echo "Hello, $WEIR_PARAM_NAME!"`)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil || string(out) != "Hello, \"; touch pwned; echo \"!\n" {
+		t.Errorf("bash printed %q (err %v)", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Error("a value read from the environment ran a command")
 	}
 }
