@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -39,5 +41,26 @@ func TestTriggerRunIDPattern(t *testing.T) {
 	runs, err := s.st.DagRunList(t.Context(), &store.DagRunListParams{})
 	if err != nil || len(runs) != 1 || runs[0].RunID != "nightly-7" {
 		t.Errorf("runs after the triggers: %+v (err %v); want only nightly-7", runs, err)
+	}
+}
+
+// TestDagsListWarnings: `weir dags list-warnings` shows what the DAG
+// processor recorded, filtered by DAG.
+func TestDagsListWarnings(t *testing.T) {
+	t.Parallel()
+	s := newSurfaces(t, "sqlite")
+	if out := s.run("dags", "list-warnings"); !strings.Contains(out, "no dag warnings") {
+		t.Errorf("list-warnings with none: %q", out)
+	}
+	w := &core.DagWarning{DagID: "etl", WarningType: "unquoted trigger data", Message: "task \"t\": line one\nline two", Timestamp: time.Now()}
+	if err := s.st.DagWarningSet(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	want := "etl (unquoted trigger data):\n  task \"t\": line one\n  line two\n"
+	if out := s.run("dags", "list-warnings", "--dag-id", "etl"); !strings.Contains(out, want) {
+		t.Errorf("list-warnings --dag-id etl = %q, want it to contain %q", out, want)
+	}
+	if out := s.run("dags", "list-warnings", "--dag-id", "other"); !strings.Contains(out, "no dag warnings") {
+		t.Errorf("list-warnings --dag-id other = %q", out)
 	}
 }
