@@ -48,7 +48,7 @@ func UnquotedTriggerData(s string) []string {
 		return nil
 	}
 	f := &taintFinder{tree: t.Tree, vars: map[string]bool{}}
-	f.walk(t.Tree.Root, false)
+	f.walk(t.Root, false)
 	return f.found
 }
 
