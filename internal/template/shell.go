@@ -3,6 +3,7 @@ package template
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	tparse "text/template/parse"
@@ -44,12 +45,22 @@ func UnquotedTriggerData(s string) []string {
 		return nil
 	}
 	t, err := parse("bash_command", s, Funcs{})
-	if err != nil || t.Tree == nil {
+	if err != nil {
 		return nil
 	}
-	f := &taintFinder{tree: t.Tree, vars: map[string]bool{}}
-	f.walk(t.Root, false)
-	return f.found
+	// The command itself first, then each {{ define }}d template.
+	ts := t.Templates()
+	sort.Slice(ts, func(i, j int) bool { return ts[i] == t || (ts[j] != t && ts[i].Name() < ts[j].Name()) })
+	var found []string
+	for _, tt := range ts {
+		if tt.Tree == nil {
+			continue
+		}
+		f := &taintFinder{tree: tt.Tree, vars: map[string]bool{}}
+		f.walk(tt.Root, false)
+		found = append(found, f.found...)
+	}
+	return found
 }
 
 // taintFinder walks a template tree, tracking whether dot and each

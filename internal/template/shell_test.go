@@ -95,6 +95,8 @@ func TestUnquotedTriggerData(t *testing.T) {
 		{in: `{{ if .ds }}{{ .params.x }}{{ end }}`, want: []string{"{{.params.x}} at line 1, column 16"}},
 		{in: `{{ (.params).name }}`, want: []string{"{{(.params).name}} at line 1, column 4"}},
 		{in: `{{ .params.x `}, // malformed: Check's business
+		{in: `{{ define "t" }}{{ .params.x }}{{ end }}{{ template "t" . }} {{ .conf.y }}`,
+			want: []string{"{{.conf.y}} at line 1, column 65", "{{.params.x}} at line 1, column 20"}},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, UnquotedTriggerData(tc.in)); diff != "" {
