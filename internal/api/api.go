@@ -124,6 +124,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerXCom()
 	s.registerTaskState()
 	s.registerImportErrors()
+	s.registerDagWarnings()
 	s.registerPools()
 	s.registerConnections()
 	s.registerAssets()

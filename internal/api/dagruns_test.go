@@ -124,3 +124,18 @@ func TestClearDagRun(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestTriggerRefusesShellRunID: a run id is pasted into task commands and
+// paths, so one with shell syntax is refused (issue 13, finding 2) with a
+// 400 that names the allowed pattern, and creates nothing.
+func TestTriggerRefusesShellRunID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, id := range []string{"$(id>x)", "a`id`", "x; id"} {
+		e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns",
+			map[string]any{"dag_run_id": id}, "does not match the allowed pattern ^[A-Za-z0-9_.~:+-]+$")
+	}
+	if n, err := e.st.DagRunCount(t.Context(), &store.DagRunListParams{}); err != nil || n != 0 {
+		t.Errorf("refused triggers created %d runs (err %v)", n, err)
+	}
+}

@@ -33,6 +33,8 @@ type reader interface {
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)
 	DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error)
+	DagWarningCount(ctx context.Context, p *store.DagWarningListParams) (int, error)
+	DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, error)
 	ImportErrorCount(ctx context.Context, p *store.ImportErrorListParams) (int, error)
 	ImportErrorGet(ctx context.Context, id int64) (*core.ImportError, error)
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)

@@ -101,7 +101,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	trigger.Flags().StringVar(&runID, "run-id", "", "run id (default manual__<logical date>)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
-		a.importErrorsCmd(), a.dagsTestCmd())
+		a.importErrorsCmd(), a.dagWarningsCmd(), a.dagsTestCmd())
 	return cmd
 }
 

@@ -58,7 +58,9 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore
 
 // newService builds the service layer over st from the configuration.
 func newService(cfg *config.Config, st store.Store, logger *slog.Logger) *service.Service {
-	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess})
+	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
+	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
+		RunIDPattern: runIDs})
 }
 
 // withService loads the configuration, opens the store and runs fn with

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +71,16 @@ type Scheduler struct {
 	DagDirListInterval           Duration `toml:"dag_dir_list_interval" comment:"how often the DAG folder is re-scanned"`
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
 	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`
+	AllowedRunIDPattern          string   `toml:"allowed_run_id_pattern" comment:"regular expression every run id chosen by a trigger (REST, CLI) must match; generated ids such as manual__2026-01-02T03:04:05Z are always allowed"`
+}
+
+// RunIDRegexp compiles AllowedRunIDPattern.
+func (s *Scheduler) RunIDRegexp() (*regexp.Regexp, error) {
+	re, err := regexp.Compile(s.AllowedRunIDPattern)
+	if err != nil {
+		return nil, fmt.Errorf("[scheduler] allowed_run_id_pattern: %w", err)
+	}
+	return re, nil
 }
 
 // Workers configures workers.
@@ -117,6 +128,7 @@ func Defaults(home string) *Config {
 			DagDirListInterval:           Duration(5 * time.Second),
 			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
 			MaxDagrunsToCreatePerLoop:    10,
+			AllowedRunIDPattern:          `^[A-Za-z0-9_.~:+-]+$`, // runs.DefaultRunIDPattern
 		},
 		Workers: Workers{
 			Concurrency:         16,

@@ -42,6 +42,9 @@ func (c *Config) Validate() error {
 	if c.Scheduler.MaxDagrunsToCreatePerLoop < 1 {
 		bad("[scheduler] max_dagruns_to_create_per_loop: must be at least 1")
 	}
+	if _, err := c.Scheduler.RunIDRegexp(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Workers.Concurrency < 1 {
 		bad("[workers] concurrency: must be at least 1, got %d", c.Workers.Concurrency)
 	}

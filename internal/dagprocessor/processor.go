@@ -175,7 +175,10 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 		if err != nil {
 			return err
 		}
-		return tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}) // docs/assets.md
+		if err := tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}); err != nil { // docs/assets.md
+			return err
+		}
+		return p.syncWarnings(ctx, tx, d, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -29,6 +30,17 @@ type TriggerParams struct {
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
 const maxRunIDLen = 250
 
+// DefaultRunIDPattern is the default of [scheduler] allowed_run_id_pattern
+// (Airflow's): letters, digits and _ . ~ : + - only, so that a run id is
+// inert wherever it is pasted (a shell command, a path, a URL).
+const DefaultRunIDPattern = `^[A-Za-z0-9_.~:+-]+$`
+
+var defaultRunIDPattern = regexp.MustCompile(DefaultRunIDPattern)
+
+// generatedRunID matches the run ids RunID makes, which are accepted
+// whatever the configured pattern (as Airflow accepts its own).
+var generatedRunID = regexp.MustCompile(`^[a-z_]+__\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+
 // NewRun is a validated trigger: every default applied.
 type NewRun struct {
 	DagID             string
@@ -40,10 +52,17 @@ type NewRun struct {
 	DataIntervalEnd   time.Time
 }
 
-// PrepareTrigger validates p and applies its defaults at now. Errors wrap
-// core.ErrInvalid (bad run type, conf, run id or data interval) and name
-// the DAG and the field.
-func PrepareTrigger(p TriggerParams, now time.Time) (*NewRun, error) {
+// TriggerRules are the configurable limits of a trigger.
+type TriggerRules struct {
+	// RunIDPattern is [scheduler] allowed_run_id_pattern: a run id chosen
+	// by the caller must match it. nil = DefaultRunIDPattern.
+	RunIDPattern *regexp.Regexp
+}
+
+// PrepareTrigger validates p under rules and applies its defaults at now.
+// Errors wrap core.ErrInvalid (bad run type, conf, run id or data interval)
+// and name the DAG and the field.
+func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun, error) {
 	runType := p.RunType
 	if runType == "" {
 		runType = core.RunManual
@@ -67,7 +86,7 @@ func PrepareTrigger(p TriggerParams, now time.Time) (*NewRun, error) {
 	if runID == "" {
 		runID = RunID(runType, logical)
 	}
-	if err := validateRunID(runID); err != nil {
+	if err := rules.validateRunID(runID); err != nil {
 		return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
 	}
 	start, end := logical, logical
@@ -108,7 +127,11 @@ func normalizeConf(raw json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-func validateRunID(id string) error {
+func (r TriggerRules) validateRunID(id string) error {
+	pattern := r.RunIDPattern
+	if pattern == nil {
+		pattern = defaultRunIDPattern
+	}
 	switch {
 	case strings.TrimSpace(id) == "":
 		return fmt.Errorf("run_id must not be blank: %w", core.ErrInvalid)
@@ -118,6 +141,9 @@ func validateRunID(id string) error {
 		return fmt.Errorf("run_id %q must not contain '/' or '\\': %w", id, core.ErrInvalid)
 	case strings.IndexFunc(id, unicode.IsControl) >= 0:
 		return fmt.Errorf("run_id %q must not contain control characters: %w", id, core.ErrInvalid)
+	case !pattern.MatchString(id) && !generatedRunID.MatchString(id):
+		return fmt.Errorf("run_id %q does not match the allowed pattern %s ([scheduler] allowed_run_id_pattern): %w",
+			id, pattern, core.ErrInvalid)
 	}
 	return nil
 }

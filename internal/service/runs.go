@@ -31,7 +31,7 @@ func (s *Service) TriggerRun(ctx context.Context, actor core.Actor, p runs.Trigg
 func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.TriggerParams,
 	inTx func(tx store.Store, run *core.DagRun) error) (*core.DagRun, error) {
 	now := s.clock.Now()
-	nr, err := runs.PrepareTrigger(p, now)
+	nr, err := runs.PrepareTrigger(p, s.triggerRules, now)
 	if err != nil {
 		return nil, err
 	}

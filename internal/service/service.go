@@ -19,9 +19,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -34,6 +36,9 @@ type Config struct {
 	// that succeeds deletes its task instance's task state in the same
 	// transaction.
 	ClearTaskStateOnSuccess bool
+	// RunIDPattern is [scheduler] allowed_run_id_pattern, which every run
+	// id a trigger chooses must match; nil = runs.DefaultRunIDPattern.
+	RunIDPattern *regexp.Regexp
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -43,6 +48,7 @@ type Service struct {
 	clock          core.Clock
 	log            *slog.Logger
 	clearOnSuccess bool
+	triggerRules   runs.TriggerRules
 	versions       store.VersionCache
 }
 
@@ -54,7 +60,8 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess}
+	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
+		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}}
 }
 
 // Store returns the store the service writes to (read paths use it too).

@@ -94,6 +94,8 @@ var (
 		Fields: []string{"task_id", "map_index", "key", "timestamp"}}
 	ImportErrorOrder = Order{List: "import errors", Default: "filename",
 		Fields: []string{"import_error_id", "filename", "timestamp"}}
+	DagWarningOrder = Order{List: "DAG warnings", Default: "dag_id, then warning_type",
+		Fields: []string{"dag_id", "warning_type", "timestamp"}}
 	PoolOrder       = Order{List: "pools", Default: "name", Fields: []string{"name", "slots"}}
 	ConnectionOrder = Order{List: "connections", Default: "connection_id", Fields: []string{"connection_id"}}
 	AssetOrder      = Order{List: "assets", Default: "name",

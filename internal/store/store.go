@@ -83,6 +83,22 @@ type DagStore interface {
 	// ImportErrorCount counts them.
 	ImportErrorList(ctx context.Context, p *ImportErrorListParams) ([]core.ImportError, error)
 	ImportErrorCount(ctx context.Context, p *ImportErrorListParams) (int, error)
+
+	// DagWarningSet records (or replaces) a DAG's warning of one type;
+	// DagWarningDelete removes it (no error when absent).
+	DagWarningSet(ctx context.Context, w *core.DagWarning) error
+	DagWarningDelete(ctx context.Context, dagID, warningType string) error
+	// DagWarningList lists DAG warnings (store.DagWarningOrder);
+	// DagWarningCount counts them with the same filters.
+	DagWarningList(ctx context.Context, p *DagWarningListParams) ([]core.DagWarning, error)
+	DagWarningCount(ctx context.Context, p *DagWarningListParams) (int, error)
+}
+
+// DagWarningListParams filters and pages DagWarningList.
+type DagWarningListParams struct {
+	DagID       string // "" = every DAG
+	WarningType string // "" = every type
+	Page
 }
 
 // ImportErrorListParams pages ImportErrorList.

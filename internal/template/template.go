@@ -2,7 +2,8 @@
 // sql, endpoint, ...) over the run context, with Go's text/template and
 // Airflow's variable names: {{ .ds }}, {{ .params.x }}, {{ .ti.try_number }},
 // {{ xcom_pull "task_id" }}. A missing key is an error, never an empty
-// string.
+// string. {{ .params.x | shquote }} quotes a value for a shell command, and
+// UnquotedTriggerData finds where a command prints trigger data unquoted.
 package template
 
 import (
@@ -40,6 +41,7 @@ func (f Funcs) funcMap() template.FuncMap {
 		"xcom_pull_key": pull,
 		"json":          toJSON,
 		"tojson":        toJSON,
+		quoteFunc:       ShellQuote,
 	}
 }
 

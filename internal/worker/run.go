@@ -110,7 +110,8 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		var v any
 		return v, json.Unmarshal(raw, &v)
 	}}
-	args, err := template.RenderArgs(wl.Task.Args, template.Context(&rc.DagRun, &ti, wl.Dag.Params), funcs)
+	tctx := template.Context(&rc.DagRun, &ti, wl.Dag.Params)
+	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)
 	}
@@ -119,7 +120,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
+		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
 	}

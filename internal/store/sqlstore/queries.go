@@ -38,6 +38,12 @@ const (
 	qImportErrorGet    = qImportErrorCols + ` WHERE id = $1`
 	qImportErrorList   = qImportErrorCols + `%s%s%s`
 	qImportErrorCount  = `SELECT COUNT(*) FROM import_error%s`
+
+	qDagWarningSet = `INSERT INTO dag_warning (dag_id, warning_type, message, timestamp) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (dag_id, warning_type) DO UPDATE SET message = excluded.message, timestamp = excluded.timestamp`
+	qDagWarningDelete = `DELETE FROM dag_warning WHERE dag_id = $1 AND warning_type = $2`
+	qDagWarningList   = `SELECT dag_id, warning_type, message, timestamp FROM dag_warning%s%s%s`
+	qDagWarningCount  = `SELECT COUNT(*) FROM dag_warning%s`
 )
 
 // --- dag_run ---

@@ -41,6 +41,10 @@ var (
 	importErrorOrder = orderSpec{order: store.ImportErrorOrder, def: "filename", key: []string{"id"},
 		cols: map[string]string{"import_error_id": "id", "filename": "filename", "timestamp": "timestamp"}}
 
+	dagWarningOrder = orderSpec{order: store.DagWarningOrder, def: "dag_id, warning_type",
+		key:  []string{"dag_id", "warning_type"},
+		cols: map[string]string{"dag_id": "dag_id", "warning_type": "warning_type", "timestamp": "timestamp"}}
+
 	poolOrder = orderSpec{order: store.PoolOrder, def: "p.pool", key: []string{"p.pool"},
 		cols: map[string]string{"name": "p.pool", "slots": "p.slots"}}
 

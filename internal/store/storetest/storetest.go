@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagListPauseNextRun", testDagListPauseNextRun},
 		{"DagDeactivateMissing", testDagDeactivateMissing},
 		{"ImportErrors", testImportErrors},
+		{"DagWarnings", testDagWarnings},
 		{"DagRunCreateGet", testDagRunCreateGet},
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},

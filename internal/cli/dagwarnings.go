@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+// dagWarningsCmd is `weir dags list-warnings`: what GET /api/v2/dagWarnings
+// lists, problems in DAGs that still load.
+func (a *app) dagWarningsCmd() *cobra.Command {
+	var (
+		pf          pageFlags
+		dagID, kind string
+	)
+	cmd := &cobra.Command{
+		Use:   "list-warnings",
+		Short: "List warnings about DAGs that load (such as a bash_command printing params unquoted)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				p := &store.DagWarningListParams{DagID: dagID, WarningType: kind, Page: pg}
+				ws, err := listPage(cmd, &pf, p, st.DagWarningList, st.DagWarningCount)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if len(ws) == 0 {
+					fmt.Fprintln(out, "no dag warnings")
+				}
+				for _, w := range ws {
+					fmt.Fprintf(out, "%s (%s):\n  %s\n", w.DagID, w.WarningType, strings.ReplaceAll(w.Message, "\n", "\n  "))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dagID, "dag-id", "", "only this DAG's warnings")
+	cmd.Flags().StringVar(&kind, "warning-type", "", `only warnings of this type, such as "unquoted trigger data"`)
+	pf.add(cmd, "warnings", 50)
+	return cmd
+}

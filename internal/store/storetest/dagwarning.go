@@ -1,0 +1,55 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+func testDagWarnings(t *testing.T, f *fixture) {
+	f.dag("b")
+	f.dag("a")
+	set := func(dagID, typ, msg string, at time.Time) {
+		t.Helper()
+		must(t, f.st.DagWarningSet(f.ctx, &core.DagWarning{DagID: dagID, WarningType: typ, Message: msg, Timestamp: at}), "set warning")
+	}
+	set("b", "unquoted trigger data", "b1", f.now)
+	set("a", "unquoted trigger data", "a1", f.at(time.Second))
+	set("a", "other", "a2", f.at(2*time.Second))
+	set("a", "unquoted trigger data", "a1 again", f.at(3*time.Second)) // replaces
+	list := func(p store.DagWarningListParams) []string {
+		t.Helper()
+		l, err := f.st.DagWarningList(f.ctx, &p)
+		must(t, err, "list warnings")
+		n, err := f.st.DagWarningCount(f.ctx, &p)
+		must(t, err, "count warnings")
+		var out []string
+		for _, w := range l {
+			out = append(out, w.DagID+"/"+w.WarningType+": "+w.Message)
+		}
+		if p.Limit == 0 && n != len(l) {
+			t.Errorf("count %d, list %d for %+v", n, len(l), p)
+		}
+		return out
+	}
+	check := func(what string, got []string, want ...string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	check("all", list(store.DagWarningListParams{}),
+		"a/other: a2", "a/unquoted trigger data: a1 again", "b/unquoted trigger data: b1")
+	check("dag a", list(store.DagWarningListParams{DagID: "a"}), "a/other: a2", "a/unquoted trigger data: a1 again")
+	check("one type", list(store.DagWarningListParams{WarningType: "unquoted trigger data"}),
+		"a/unquoted trigger data: a1 again", "b/unquoted trigger data: b1")
+	check("newest first, second page", list(store.DagWarningListParams{Page: store.Page{OrderBy: "-timestamp", Limit: 1, Offset: 1}}),
+		"a/other: a2")
+	must(t, f.st.DagWarningDelete(f.ctx, "a", "other"), "delete")
+	must(t, f.st.DagWarningDelete(f.ctx, "a", "never"), "delete absent")
+	check("after delete", list(store.DagWarningListParams{DagID: "a"}), "a/unquoted trigger data: a1 again")
+}
