@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckKey$$' -fuzztime=$(FUZZTIME) ./internal/statevalue
 	$(GO) test -run='^$$' -fuzz='^FuzzTaskRef$$' -fuzztime=$(FUZZTIME) ./internal/stateref
 	$(GO) test -run='^$$' -fuzz='^FuzzStateRequest$$' -fuzztime=$(FUZZTIME) ./internal/execapi
+	$(GO) test -run='^$$' -fuzz='^FuzzUnquotedTriggerData$$' -fuzztime=$(FUZZTIME) ./internal/template
 
 bench:
 	./bench/run.sh
