@@ -34,6 +34,9 @@ type Config struct {
 	StateStore  StateStore        `toml:"state_store"`
 	Connections map[string]string `toml:"connections"`
 
+	// DagProcessor bounds the parsing of DAG files.
+	DagProcessor DagProcessor `toml:"dag_processor"`
+
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
 }
@@ -127,6 +130,8 @@ func Defaults(home string) *Config {
 		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
 		StateStore:  defaultStateStore(),
 		Connections: map[string]string{},
+
+		DagProcessor: defaultDagProcessor(),
 	}
 }
 

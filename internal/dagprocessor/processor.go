@@ -45,6 +45,9 @@ type Processor struct {
 	// DefaultTimezone is given to DAGs that name no timezone ([core]
 	// default_timezone); "" = UTC.
 	DefaultTimezone string
+	// Loader reads and parses DAG files within the [dag_processor] limits;
+	// nil = dagfile.NewLoader(0, 0), the default limits.
+	Loader *dagfile.Loader
 
 	mu       sync.Mutex
 	files    map[string]*fileState // by path
@@ -52,6 +55,7 @@ type Processor struct {
 	synced   map[string]string     // dag_id → hash last recorded with DagSync
 	lastKeep []string              // ids passed to the last DagDeactivateMissing; nil = never
 	parses   int                   // files parsed, for tests
+	loader   *dagfile.Loader       // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -91,7 +95,9 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scan dag folder %s: %w", p.Dir, err)
 	}
-	p.refreshAll(paths)
+	if err := p.refreshAll(ctx, paths); err != nil {
+		return err
+	}
 	plan := p.plan(paths)
 	now := p.now()
 
@@ -148,6 +154,9 @@ func (p *Processor) init(ctx context.Context) error {
 		return fmt.Errorf("list dags: %w", err)
 	}
 	p.files, p.owner, p.synced = map[string]*fileState{}, map[string]string{}, map[string]string{}
+	if p.loader = p.Loader; p.loader == nil {
+		p.loader = dagfile.NewLoader(0, 0)
+	}
 	for _, d := range dags {
 		if p.ours(d.FileLoc) {
 			p.owner[d.DagID] = d.FileLoc
