@@ -5,6 +5,10 @@
 // again, and deactivates DAGs whose file is gone. DAGs compiled into the
 // binary with the Go SDK (Extra) are validated and recorded the same way.
 //
+// Files are read and parsed within the limits of a dagfile.Loader (size,
+// nesting, parse time: docs/dag-files.md#limits), so no file can take the
+// process down; a file over a limit is an import error like any other.
+//
 // A broken file never affects other files' DAGs; its own DAGs stay active
 // at their last good version until it is fixed or removed. A dag_id that two
 // files define belongs to the file that defined it first; the other file

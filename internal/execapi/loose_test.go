@@ -99,20 +99,10 @@ func TestLooseInputRefused(t *testing.T) {
 // status and the problem's detail.
 func (e *stateEnv) raw(t *testing.T, token, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+	a := send(t, method, e.url+path, token, body)
 	var p execclient.Problem
-	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
-		return resp.StatusCode, "undecodable problem: " + err.Error()
+	if err := json.Unmarshal([]byte(a.body), &p); err != nil {
+		return a.status, "undecodable problem: " + a.body
 	}
-	return resp.StatusCode, p.Detail
+	return a.status, p.Detail
 }

@@ -299,7 +299,13 @@ type answer struct {
 // put sends a raw PUT with a bearer token.
 func put(t *testing.T, url, token, body string) answer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, url, strings.NewReader(body))
+	return send(t, http.MethodPut, url, token, body)
+}
+
+// send sends a raw request with a bearer token.
+func send(t *testing.T, method, url, token, body string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
