@@ -28,10 +28,10 @@ const MaxDepth = 10000
 // carry: clients and proxies resolve them as path segments). Errors wrap
 // core.ErrInvalid.
 func CheckKey(key string) error {
-	switch {
-	case key == "":
+	switch key {
+	case "":
 		return fmt.Errorf("state key must not be empty: %w", core.ErrInvalid)
-	case key == "." || key == "..":
+	case ".", "..":
 		return fmt.Errorf("state key %q is not allowed: \".\" and \"..\" are path segments, not names: %w", key, core.ErrInvalid)
 	}
 	if err := CheckUTF8("state key", []byte(key)); err != nil {
