@@ -61,8 +61,22 @@ func TestTaskStateREST(t *testing.T) {
 		`{"value": 1, "retention": 7}`:   "retention must be a string",
 		`{"value": 1, "retention": "7"}`: "is not a duration",
 		`{"retention": "6h"}`:            "a value is required",
+		// Issue 13 finding 6: the same rules as the Execution API.
+		"{\"value\": \"caf\xe9\"}": "not valid UTF-8",
+		`{"value": "\udc00"}`:      "half of a UTF-16 surrogate pair",
+		`{"value": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`: "nests deeper than 10000 levels",
+		`{"value": 1}garbage`: "",
 	} {
 		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/progress", body, want)
+	}
+	for key, want := range map[string]string{
+		"a%00b":  "control character U+0000",
+		"a%7Fb":  "control character U+007F",
+		"%FF":    "not valid UTF-8",
+		"%2e%2e": `state key ".." is not allowed`,
+		"%2e":    `state key "." is not allowed`,
+	} {
+		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/"+key, `{"value": 1}`, want)
 	}
 	e.mustProblem(http.StatusRequestEntityTooLarge, core.RoleOp, "PUT", base+"/progress",
 		`{"value": "`+strings.Repeat("x", 65536)+`"}`, "over the limit of 65536 bytes ([state_store] max_value_bytes)")

@@ -18,6 +18,7 @@ import (
 	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
 	"github.com/weirflow/weir/internal/dagprocessor"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execclient"
@@ -94,6 +95,7 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
 		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
 		DefaultTimezone: cfg.Core.DefaultTimezone,
+		Loader:          dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()),
 	}
 }
 

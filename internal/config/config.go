@@ -35,6 +35,9 @@ type Config struct {
 	StateStore  StateStore        `toml:"state_store"`
 	Connections map[string]string `toml:"connections"`
 
+	// DagProcessor bounds the parsing of DAG files.
+	DagProcessor DagProcessor `toml:"dag_processor"`
+
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
 }
@@ -139,6 +142,8 @@ func Defaults(home string) *Config {
 		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
 		StateStore:  defaultStateStore(),
 		Connections: map[string]string{},
+
+		DagProcessor: defaultDagProcessor(),
 	}
 }
 

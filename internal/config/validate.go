@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 		bad("[logging] level: %q is not one of debug, info, warn, error", c.Logging.Level)
 	}
 	errs = append(errs, c.validateStateStore()...)
+	errs = append(errs, c.validateDagProcessor()...)
 	for id, uri := range c.Connections {
 		if _, err := url.Parse(uri); err != nil || !strings.Contains(uri, ":") {
 			bad("[connections] %s: not a URI (want scheme://...)", id)

@@ -49,12 +49,13 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 64
-
-// parseYAML parses every document of src. A syntax error is returned as a
+// parseYAML parses every document of src. A syntax error, or nesting
+// deeper than MaxDepth (refused before the parser runs), is returned as a
 // Problem with its position.
 func parseYAML(src []byte) ([]*node, *Problem) {
+	if p := prescan(src); p != nil {
+		return nil, p
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		return nil, syntaxProblem(err)
@@ -116,8 +117,8 @@ func (c *converter) convert(n ast.Node, depth int) (*node, error) {
 	if n == nil {
 		return &node{kind: kNull}, nil
 	}
-	if depth > maxDepth {
-		return nil, c.fail(n, "nesting deeper than %d levels", maxDepth)
+	if depth > MaxDepth {
+		return nil, c.fail(n, "nesting deeper than %d levels, the limit of a DAG file", MaxDepth)
 	}
 	p := posOf(n)
 	switch x := n.(type) {

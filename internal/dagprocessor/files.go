@@ -1,6 +1,7 @@
 package dagprocessor
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -23,44 +24,57 @@ type fileState struct {
 
 // refreshAll re-reads files whose size or modification time changed and
 // re-parses those whose content changed; it forgets vanished files.
-func (p *Processor) refreshAll(paths []string) {
+func (p *Processor) refreshAll(ctx context.Context, paths []string) error {
 	for _, path := range paths {
 		st := p.files[path]
 		if st == nil {
 			st = &fileState{}
 			p.files[path] = st
 		}
-		p.refresh(path, st)
+		if err := p.refresh(ctx, path, st); err != nil {
+			return err
+		}
 	}
 	for path := range p.files {
 		if !slices.Contains(paths, path) {
 			delete(p.files, path)
 		}
 	}
+	return nil
 }
 
-func (p *Processor) refresh(path string, st *fileState) {
+// refresh re-reads and re-parses one file if it changed, within the
+// loader's limits: a file over a limit is an import error like any other.
+// It returns an error only when ctx ended (the file is then read again at
+// the next scan).
+func (p *Processor) refresh(ctx context.Context, path string, st *fileState) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		st.err, st.loaded = err, false
-		return
+		return nil
 	}
 	if st.loaded && fi.ModTime().Equal(st.modTime) && fi.Size() == st.size {
-		return
+		return nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := p.loader.ReadFile(path)
 	if err != nil {
-		st.err, st.loaded = fmt.Errorf("read %s: %w", path, err), false
-		return
+		st.err, st.loaded = err, false
+		return nil
 	}
 	st.modTime, st.size = fi.ModTime(), fi.Size()
 	sum := sha256.Sum256(data)
 	if st.loaded && sum == st.sum {
-		return
+		return nil
 	}
 	p.parses++
+	dags, err := p.loader.Load(ctx, path, data)
+	if ctx.Err() != nil {
+		st.loaded = false
+		return fmt.Errorf("parse %s: %w", path, ctx.Err())
+	}
 	st.sum, st.loaded = sum, true
-	st.dags, st.err = dagfile.Load(path, data)
+	st.dags, st.err = dags, err
+	return nil
 }
 
 // plan is the outcome of one scan: the DAGs to record, who owns each

@@ -5,6 +5,10 @@
 // again, and deactivates DAGs whose file is gone. DAGs compiled into the
 // binary with the Go SDK (Extra) are validated and recorded the same way.
 //
+// Files are read and parsed within the limits of a dagfile.Loader (size,
+// nesting, parse time: docs/dag-files.md#limits), so no file can take the
+// process down; a file over a limit is an import error like any other.
+//
 // A broken file never affects other files' DAGs; its own DAGs stay active
 // at their last good version until it is fixed or removed. A dag_id that two
 // files define belongs to the file that defined it first; the other file
@@ -45,6 +49,9 @@ type Processor struct {
 	// DefaultTimezone is given to DAGs that name no timezone ([core]
 	// default_timezone); "" = UTC.
 	DefaultTimezone string
+	// Loader reads and parses DAG files within the [dag_processor] limits;
+	// nil = dagfile.NewLoader(0, 0), the default limits.
+	Loader *dagfile.Loader
 
 	mu       sync.Mutex
 	files    map[string]*fileState // by path
@@ -52,6 +59,7 @@ type Processor struct {
 	synced   map[string]string     // dag_id → hash last recorded with DagSync
 	lastKeep []string              // ids passed to the last DagDeactivateMissing; nil = never
 	parses   int                   // files parsed, for tests
+	loader   *dagfile.Loader       // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -91,7 +99,9 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scan dag folder %s: %w", p.Dir, err)
 	}
-	p.refreshAll(paths)
+	if err := p.refreshAll(ctx, paths); err != nil {
+		return err
+	}
 	plan := p.plan(paths)
 	now := p.now()
 
@@ -148,6 +158,9 @@ func (p *Processor) init(ctx context.Context) error {
 		return fmt.Errorf("list dags: %w", err)
 	}
 	p.files, p.owner, p.synced = map[string]*fileState{}, map[string]string{}, map[string]string{}
+	if p.loader = p.Loader; p.loader == nil {
+		p.loader = dagfile.NewLoader(0, 0)
+	}
 	for _, d := range dags {
 		if p.ours(d.FileLoc) {
 			p.owner[d.DagID] = d.FileLoc

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
@@ -313,3 +314,27 @@ func TestDefaultTimezoneForDAGsWithoutOne(t *testing.T) {
 
 // storeOf is the whole store behind p, for the test's own reads.
 func storeOf(p *Processor) store.Store { return p.Store.(store.Store) }
+
+// Issue 13 finding 1: a hostile DAG file ("[" × 100,000, which drove the
+// scheduler past 4 GB) and a file over [dag_processor] max_file_bytes are
+// import errors naming the file and the limit; the other files' DAGs load.
+func TestHostileFilesAreImportErrors(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	good, deep, big := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "deep.yaml"), filepath.Join(dir, "big.yaml")
+	write(t, good, dagYAML("good", "echo ok"))
+	write(t, deep, strings.Repeat("[", 100000))
+	bigYAML := dagYAML("big", "echo x")
+	write(t, big, bigYAML+strings.Repeat("#", dagfile.DefaultMaxFileBytes+1-len(bigYAML))) // one byte too many
+	syncOnce(t, p)
+	if dagState(t, p, "good") == nil || dagState(t, p, "big") != nil {
+		t.Errorf("good = %v, big = %v; want only good", dagState(t, p, "good"), dagState(t, p, "big"))
+	}
+	errs := importErrors(t, p)
+	if got := errs[deep]; got != deep+":1:64: nesting deeper than 64 levels, the limit of a DAG file" {
+		t.Errorf("import error of the deep file: %q", got)
+	}
+	if got := errs[big]; !strings.HasPrefix(got, big+": the file is 1048577 bytes, over the limit of 1048576 bytes ([dag_processor] max_file_bytes)") {
+		t.Errorf("import error of the large file: %q", got)
+	}
+}

@@ -3,7 +3,6 @@ package execapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -81,18 +80,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// readJSON decodes a request body of at most limit bytes into v.
-func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("request body exceeds %d bytes: %w", limit, core.ErrTooLarge)
-		}
-		return fmt.Errorf("invalid JSON body: %w: %w", err, core.ErrInvalid)
-	}
-	return nil
 }

@@ -1,12 +1,9 @@
 package execapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -174,23 +171,16 @@ func (s *server) stateSet(w http.ResponseWriter, r *http.Request, scope core.Sta
 // readStoreRequest reads a PUT body of at most the service's limit; a body
 // that is not JSON because of NaN or Infinity says so.
 func (s *server) readStoreRequest(w http.ResponseWriter, r *http.Request, key string) (*execclient.StoreRequest, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.states.MaxBodyBytes()))
+	body, err := readBody(w, r, s.states.MaxBodyBytes(), func() error { return s.states.TooLarge(key, -1) })
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, s.states.TooLarge(key, -1)
-		}
-		return nil, fmt.Errorf("read request body: %w", err)
+		return nil, fmt.Errorf("body for state key %q: %w", key, err)
 	}
 	var req execclient.StoreRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		if _, verr := statevalue.ParseValue(body); !json.Valid(body) && verr != nil {
-			return nil, fmt.Errorf("invalid body for state key %q: %w", key, verr) // names NaN and Infinity
+	if err := decodeBody(body, &req); err != nil {
+		if verr := statevalue.Explain(body); verr != nil {
+			err = verr // names NaN, Infinity or the depth limit
 		}
-		return nil, fmt.Errorf("invalid body for state key %q (want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}): %v: %w",
-			key, err, core.ErrInvalid) //nolint:errorlint // the decoder's error is detail
+		return nil, fmt.Errorf("invalid body for state key %q (want {\"value\": <json>, \"retention\": \"6h\"|\"never\"}): %w", key, err)
 	}
 	return &req, nil
 }

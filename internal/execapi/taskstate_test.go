@@ -3,6 +3,7 @@ package execapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,12 @@ type stateEnv struct {
 
 func newStateEnv(t *testing.T, cfg statestore.Config) *stateEnv {
 	t.Helper()
-	env := execapitest.New(t, execapi.Config{})
+	return newStateEnvOn(t, execapitest.New(t, execapi.Config{}), cfg)
+}
+
+// newStateEnvOn is newStateEnv over env's store.
+func newStateEnvOn(t *testing.T, env *execapitest.Env, cfg statestore.Config) *stateEnv {
+	t.Helper()
 	h := execapi.NewHandler(execapi.Deps{Store: env.Store, Tokens: env.Tokens, Clock: env.Clock,
 		State: statestore.New(env.Store, env.Clock, cfg)})
 	srv := httptest.NewServer(h)
@@ -265,7 +271,13 @@ func TestTaskStateRefusals(t *testing.T) {
 		t.Errorf("a body over the limit: %d %s", resp.status, resp.body)
 	}
 	unchanged("an oversized body")
-	status(t, a.StateSet(ctx, ownTask, strings.Repeat("k", 513), json.RawMessage(`1`), ""), 400, "513 characters long, the limit is 512")
+	if resp := put(t, e.url+"/store/ti/"+a.Identity.TIID+"/"+strings.Repeat("k", 513), a.Token(), `{"value": 1}`); resp.status != 400 ||
+		!strings.Contains(resp.body, "513 characters long, the limit is 512") {
+		t.Errorf("a key over the limit: %d %s", resp.status, resp.body)
+	}
+	if err := a.StateSet(ctx, ownTask, strings.Repeat("k", 513), json.RawMessage(`1`), ""); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("the client sent a key over the limit: %v", err)
+	}
 
 	// A finished try's token: refused, nothing changes.
 	if _, err := a.SetState(ctx, a.Identity.TIID, core.TISuccess); err != nil {
@@ -287,7 +299,13 @@ type answer struct {
 // put sends a raw PUT with a bearer token.
 func put(t *testing.T, url, token, body string) answer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, url, strings.NewReader(body))
+	return send(t, http.MethodPut, url, token, body)
+}
+
+// send sends a raw request with a bearer token.
+func send(t *testing.T, method, url, token, body string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

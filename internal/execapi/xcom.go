@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -82,9 +81,11 @@ func (s *server) xcomSet(w http.ResponseWriter, r *http.Request, c *auth.Claims)
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxXComBytes))
+	body, err := readBody(w, r, s.cfg.MaxXComBytes, func() error {
+		return fmt.Errorf("XCom value exceeds %d bytes: %w", s.cfg.MaxXComBytes, core.ErrTooLarge)
+	})
 	if err != nil {
-		return fmt.Errorf("XCom value exceeds %d bytes or could not be read: %w", s.cfg.MaxXComBytes, core.ErrTooLarge)
+		return err
 	}
 	if !json.Valid(body) {
 		return fmt.Errorf("XCom value must be valid JSON: %w", core.ErrInvalid)

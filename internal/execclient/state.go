@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/statevalue"
 )
 
 // StoreRequest is the body of a PUT on a /store route (a state key), of
@@ -74,12 +75,22 @@ func (c *Client) stateCall(method string, scope core.StateScope, key string) (ca
 	return call{}, scope.Validate()
 }
 
+// keyCall is stateCall for one key. A key the server would refuse is
+// refused here, before a request: "." or ".." could not even be sent as a
+// path segment, and "" would name the whole scope.
+func (c *Client) keyCall(method string, scope core.StateScope, key string) (call, error) {
+	if err := statevalue.CheckKey(key); err != nil {
+		return call{}, err
+	}
+	return c.stateCall(method, scope, key)
+}
+
 // StateEntry returns the entry of key in scope with its metadata: an error
 // matching core.ErrNotFound when the key is absent (or the asset unknown:
 // IsUnknownAsset tells them apart) and core.ErrForbidden when the try may
 // not reach the scope (an asset its task does not declare).
 func (c *Client) StateEntry(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error) {
-	k, err := c.stateCall(http.MethodGet, scope, key)
+	k, err := c.keyCall(http.MethodGet, scope, key)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +115,7 @@ func (c *Client) StateGet(ctx context.Context, scope core.StateScope, key string
 // state ("" = the server's default, "never", or a duration such as "6h" or
 // "7d").
 func (c *Client) StateSet(ctx context.Context, scope core.StateScope, key string, value json.RawMessage, retention string) error {
-	k, err := c.stateCall(http.MethodPut, scope, key)
+	k, err := c.keyCall(http.MethodPut, scope, key)
 	if err != nil {
 		return err
 	}
@@ -126,7 +137,7 @@ func (c *Client) StateDelete(ctx context.Context, scope core.StateScope, key str
 	if key == "" {
 		return fmt.Errorf("state key must not be empty: %w", core.ErrInvalid)
 	}
-	k, err := c.stateCall(http.MethodDelete, scope, key)
+	k, err := c.keyCall(http.MethodDelete, scope, key)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package execapitest runs a real Execution API for tests: a migrated
-// SQLite store in a temporary folder, token issuer, fake clock and an
+// SQLite store in a temporary folder (or a given store), token issuer, fake clock and an
 // httptest server on loopback, plus helpers that seed DAG runs.
 package execapitest
 
@@ -36,10 +36,17 @@ type Env struct {
 	LogDir string
 }
 
-// New starts an Execution API with cfg; everything is cleaned up with t.
+// New starts an Execution API with cfg over a new SQLite store; everything
+// is cleaned up with t.
 func New(t testing.TB, cfg execapi.Config) *Env {
 	t.Helper()
-	st := sqlitetest.Open(t)
+	return NewOn(t, sqlitetest.Open(t), cfg)
+}
+
+// NewOn starts an Execution API with cfg over st, a migrated store of
+// either engine.
+func NewOn(t testing.TB, st *sqlstore.Store, cfg execapi.Config) *Env {
+	t.Helper()
 	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	tk, err := auth.NewTokens(auth.Config{Key: Key}, clk)
 	if err != nil {
