@@ -25,7 +25,7 @@ func TestConnectionLookupThroughTheAPI(t *testing.T) {
 
 	// A try that is not running yet may not read connections.
 	_, err := ca.ConnectionURI(ctx, "warehouse")
-	status(t, err, 409, "not running")
+	status(t, err, 403, "not running")
 
 	if _, err := ca.Run(ctx, wls["a"].TI.ID, execclient.RunRequest{}); err != nil {
 		t.Fatal(err)
