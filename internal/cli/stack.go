@@ -183,7 +183,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err := config.InitHome(home); err != nil {
+		if err := config.InitHome(home, newLogger(a.opts.Stderr, "info")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -192,7 +192,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		return nil, nil, nil, err
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
-	st, err := openStore(ctx, cfg, migrate)
+	st, err := openStore(ctx, cfg, migrate, logger)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -17,8 +17,9 @@ import (
 )
 
 // openStore opens the configured database. With migrate it applies pending
-// migrations; otherwise it refuses a database whose schema is behind.
-func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore.Store, error) {
+// migrations; otherwise it refuses a database whose schema is behind. log
+// notes SQLite files whose modes were tightened.
+func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.Logger) (*sqlstore.Store, error) {
 	engine, target, err := cfg.Database.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)
@@ -29,7 +30,7 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore
 		if _, err := os.Stat(target); !migrate && errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite database %s does not exist: run `weir db migrate` (or `weir standalone`)", target)
 		}
-		st, err = sqlite.Open(ctx, target, sqlite.Options{})
+		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log})
 	default:
 		st, err = postgres.Open(ctx, target, postgres.Options{})
 	}
@@ -75,7 +76,7 @@ func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.S
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, false)
+	st, err := openStore(ctx, cfg, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
 	if err != nil {
 		return err
 	}

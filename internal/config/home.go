@@ -6,28 +6,61 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// InitHome creates $WEIR_HOME with a commented weir.toml of defaults, the
-// dags and logs folders and the secrets folder, leaving existing files alone.
-func InitHome(home string) error {
+// HomeMode is the permission of $WEIR_HOME: it holds the database, the
+// secrets folder and task logs, so only its owner may enter it.
+const HomeMode fs.FileMode = 0o700
+
+// InitHome creates $WEIR_HOME (HomeMode) with a commented weir.toml of
+// defaults, the dags and logs folders and the secrets folder, leaving
+// existing files alone. An existing home or secrets folder that others may
+// enter is tightened, and log (nil = discard) says so.
+func InitHome(home string, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := ownerOnlyDir(home, log); err != nil {
+		return err
+	}
 	cfg := Defaults(home)
-	for _, dir := range []string{home, cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
-		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // home, DAGs and logs are shareable like a project folder; secrets/ is 0700
+	for _, dir := range []string{cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
+		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // inside the 0700 home; DAG folders elsewhere are shareable like a project folder
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(home, "secrets"), 0o700); err != nil {
-		return fmt.Errorf("create secrets folder: %w", err)
+	if err := ownerOnlyDir(filepath.Join(home, "secrets"), log); err != nil {
+		return err
 	}
 	path := filepath.Join(home, FileName)
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
 	return writeFileExcl(path, []byte(cfg.TOML()), 0o644)
+}
+
+// ownerOnlyDir creates dir with HomeMode, or tightens an existing one that
+// group or others may read or enter.
+func ownerOnlyDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, HomeMode); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("check mode of %s: %w", dir, err)
+	}
+	if fi.Mode().Perm()&^HomeMode == 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, HomeMode); err != nil {
+		return fmt.Errorf("tighten mode of %s from %v to %v: %w", dir, fi.Mode().Perm(), HomeMode, err)
+	}
+	log.Warn("tightened a folder others could read", "path", dir, "was", fi.Mode().Perm().String(), "now", HomeMode.String())
+	return nil
 }
 
 // TOML renders the configuration as a commented weir.toml.

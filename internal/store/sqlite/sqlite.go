@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -34,10 +35,14 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns is the size of the read pool (default 4).
 	ReadConns int
+	// Logger notes database files whose modes Open tightened (nil = discard).
+	Logger *slog.Logger
 }
 
-// Open opens (creating if needed) the database file at path. It does not
-// migrate: call Migrate (or check MigrationStatus) before use.
+// Open opens (creating if needed) the database file at path. The file and
+// its -wal and -shm companions are readable by their owner only (FileMode;
+// looser modes are tightened and logged). It does not migrate: call Migrate
+// (or check MigrationStatus) before use.
 func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open sqlite database: a file path is required (got %q): %w", path, core.ErrInvalid)
@@ -47,6 +52,12 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	}
 	if opts.ReadConns <= 0 {
 		opts.ReadConns = 4
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := secureFiles(path, opts.Logger); err != nil {
+		return nil, err
 	}
 	w, err := openPool(ctx, path, opts, true)
 	if err != nil {
