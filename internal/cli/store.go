@@ -24,15 +24,19 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)
 	}
+	box, err := secretsBox(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var st *sqlstore.Store
 	switch engine {
 	case "sqlite":
 		if _, err := os.Stat(target); !migrate && errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite database %s does not exist: run `weir db migrate` (or `weir standalone`)", target)
 		}
-		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log})
+		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box})
 	default:
-		st, err = postgres.Open(ctx, target, postgres.Options{})
+		st, err = postgres.Open(ctx, target, postgres.Options{Secrets: box})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", engine, err)

@@ -132,27 +132,51 @@ func Secret(path string, n int) (string, error) {
 	return s, nil
 }
 
-// writeFileExcl creates path with data, failing if it exists; the data is
-// written to a temporary file first so a crash never leaves half a file.
-func writeFileExcl(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+// ReplaceSecret replaces the content of a secret file atomically (0600):
+// a crash leaves either the old or the new content, never half of one.
+func ReplaceSecret(path, content string) error {
+	tmp, err := writeTemp(path, []byte(content), 0o600)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close() // the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		_ = tmp.Close() // the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeFileExcl creates path with data, failing if it exists; the data is
+// written to a temporary file first so a crash never leaves half a file.
+func writeFileExcl(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeTemp writes data with perm to a new temporary file beside path and
+// returns its name.
+func writeTemp(path string, data []byte, perm os.FileMode) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name()) // the write error is the one to report
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return tmp.Name(), nil
 }

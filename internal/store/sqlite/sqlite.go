@@ -22,6 +22,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -37,6 +38,8 @@ type Options struct {
 	ReadConns int
 	// Logger notes database files whose modes Open tightened (nil = discard).
 	Logger *slog.Logger
+	// Secrets encrypts connection URIs at rest (sqlstore.Config.Secrets).
+	Secrets *secrets.Box
 }
 
 // Open opens (creating if needed) the database file at path. The file and
@@ -74,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	if err != nil {
 		return nil, errors.Join(err, w.Close(), r.Close())
 	}
-	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig}), nil
+	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig, Secrets: opts.Secrets}), nil
 }
 
 // openPool opens the writer (one connection, immediate transactions) or the
