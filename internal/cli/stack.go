@@ -54,7 +54,8 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
-		State: newStateService(cfg, st), Service: svc})
+		State: newStateService(cfg, st), Service: svc,
+		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
 	}

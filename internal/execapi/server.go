@@ -41,6 +41,9 @@ type Config struct {
 	MaxClaimWait  time.Duration // longest long-poll; default 60 s
 	MaxXComBytes  int64         // largest XCom value; default 1 MiB
 	MaxLogChunk   int64         // largest log chunk per request; default 1 MiB
+	// AllowAnyConnection lets a running try read any connection, as
+	// in Airflow; false (the default) allows only those its task declares.
+	AllowAnyConnection bool
 }
 
 func (c Config) withDefaults() Config {
