@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // HomeMode is the permission of $WEIR_HOME: it holds the database, the
@@ -49,18 +51,7 @@ func ownerOnlyDir(dir string, log *slog.Logger) error {
 	if err := os.MkdirAll(dir, HomeMode); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("check mode of %s: %w", dir, err)
-	}
-	if fi.Mode().Perm()&^HomeMode == 0 {
-		return nil
-	}
-	if err := os.Chmod(dir, HomeMode); err != nil {
-		return fmt.Errorf("tighten mode of %s from %v to %v: %w", dir, fi.Mode().Perm(), HomeMode, err)
-	}
-	log.Warn("tightened a folder others could read", "path", dir, "was", fi.Mode().Perm().String(), "now", HomeMode.String())
-	return nil
+	return secrets.Tighten(dir, HomeMode, log)
 }
 
 // TOML renders the configuration as a commented weir.toml.

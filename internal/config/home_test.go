@@ -43,7 +43,7 @@ func TestInitHomeIsOwnerOnly(t *testing.T) {
 	if got := mode(home); got != HomeMode {
 		t.Fatalf("existing 0755 home left at %v, want %v", got, HomeMode)
 	}
-	if !strings.Contains(logged.String(), "tightened a folder others could read") || !strings.Contains(logged.String(), home) {
+	if !strings.Contains(logged.String(), "tightened the mode of a path others could read") || !strings.Contains(logged.String(), home) {
 		t.Fatalf("tightening not logged: %s", logged.String())
 	}
 }

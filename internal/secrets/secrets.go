@@ -4,7 +4,8 @@
 // that rows sealed under an older key stay readable while a rotation rolls
 // out. Sealed text is "weir-aes256gcm:v1:<key id>:<base64 nonce+ciphertext>";
 // text without that prefix is a value stored before encryption existed and
-// is returned as it is.
+// is returned as it is. Tighten keeps the files that hold secrets (the
+// database, the key files, $WEIR_HOME) readable by their owner only.
 package secrets
 
 import (

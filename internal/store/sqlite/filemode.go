@@ -1,11 +1,12 @@
 package sqlite
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
+
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // FileMode is the permission of the database file and its -wal and -shm
@@ -26,20 +27,9 @@ func secureFiles(path string, log *slog.Logger) error {
 		return fmt.Errorf("create sqlite database %s: %w", path, err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		fi, err := os.Stat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+		if err := secrets.Tighten(p, FileMode, log); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("check mode of %s: %w", p, err)
-		}
-		if fi.Mode().Perm()&^FileMode == 0 {
-			continue
-		}
-		if err := os.Chmod(p, FileMode); err != nil {
-			return fmt.Errorf("tighten mode of %s from %v to %v: %w", p, fi.Mode().Perm(), FileMode, err)
-		}
-		log.Warn("tightened a database file readable by others", "path", p, "was", fi.Mode().Perm().String(), "now", FileMode.String())
 	}
 	return nil
 }

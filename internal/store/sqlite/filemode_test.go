@@ -64,7 +64,7 @@ func TestLooseDatabaseFilesAreTightened(t *testing.T) {
 	defer st2.Close()
 	st.Close()
 	assertModes(t, path)
-	if n := strings.Count(logged.String(), "tightened a database file"); n != 3 {
+	if n := strings.Count(logged.String(), "tightened the mode of a path others could read"); n != 3 {
 		t.Fatalf("logged %d tightenings, want 3:\n%s", n, logged.String())
 	}
 }
