@@ -21,11 +21,15 @@ func TestLoginThrottled(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.addUser("alice", core.RoleOp, hash)
-	login := func(user, password string) *http.Response {
+	type answer struct {
+		StatusCode int
+		Header     http.Header
+	}
+	login := func(user, password string) answer {
 		t.Helper()
 		resp := e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": user, "password": password})
 		_ = resp.Body.Close()
-		return resp
+		return answer{resp.StatusCode, resp.Header}
 	}
 	for i := range 5 {
 		if resp := login("alice", "guess"); resp.StatusCode != http.StatusUnauthorized {

@@ -30,7 +30,8 @@ func testConnectionsAtRest(t *testing.T, f *fixture) {
 		must(t, db.DB().QueryRowContext(f.ctx, `SELECT uri FROM connection WHERE conn_id = $1`, id).Scan(&uri), "read raw row")
 		return uri
 	}
-	const uri = "postgres://etl:s3cret-pw@db:5432/dw?sslkey=k3y-extra"
+	const uri = "postgres://etl:s3cret-pw@db:5432/dw?sslkey=k3y-extra" //nolint:gosec // a test fixture, not a credential
+	const legacy = "https://u:old-pw@api"                              //nolint:gosec // a test fixture, not a credential
 	must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "wh", URI: uri}), "create")
 	if got := raw("wh"); strings.Contains(got, "s3cret-pw") || strings.Contains(got, "k3y-extra") || !secrets.IsSealed(got) {
 		t.Fatalf("stored uri = %q, want it encrypted", got)
@@ -41,9 +42,9 @@ func testConnectionsAtRest(t *testing.T, f *fixture) {
 
 	// A row from before encryption reads as it is; moving a sealed value
 	// to another row does not decrypt.
-	_, err := db.DB().ExecContext(f.ctx, `INSERT INTO connection (conn_id, uri) VALUES ('legacy', 'https://u:old-pw@api'), ('moved', $1)`, raw("wh"))
+	_, err := db.DB().ExecContext(f.ctx, `INSERT INTO connection (conn_id, uri) VALUES ('legacy', $1), ('moved', $2)`, legacy, raw("wh"))
 	must(t, err, "insert raw rows")
-	if c, err := f.st.ConnectionGet(f.ctx, "legacy"); err != nil || c.URI != "https://u:old-pw@api" {
+	if c, err := f.st.ConnectionGet(f.ctx, "legacy"); err != nil || c.URI != legacy {
 		t.Fatalf("legacy row = %+v, %v", c, err)
 	}
 	if _, err := f.st.ConnectionGet(f.ctx, "moved"); err == nil || !strings.Contains(err.Error(), "moved from another row") {
@@ -58,7 +59,7 @@ func testConnectionsAtRest(t *testing.T, f *fixture) {
 	if n != 1 || !secrets.IsSealed(raw("legacy")) || strings.Contains(raw("legacy"), "old-pw") {
 		t.Fatalf("reseal rewrote %d rows, legacy row = %q; want 1, encrypted", n, raw("legacy"))
 	}
-	if c, err := f.st.ConnectionGet(f.ctx, "legacy"); err != nil || c.URI != "https://u:old-pw@api" {
+	if c, err := f.st.ConnectionGet(f.ctx, "legacy"); err != nil || c.URI != legacy {
 		t.Fatalf("legacy row after reseal = %+v, %v", c, err)
 	}
 }
