@@ -27,7 +27,8 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 		Tags("a", "b"), Timezone("Europe/Amsterdam"),
 		DefaultArgs(Retries(2), RetryDelay(30*time.Second), Method("post"), Env(map[string]string{"A": "1"})))
 	extract := d.Go("extract", nop, RetryExponentialBackoff(), MaxRetryDelay(time.Minute), ExecutionTimeout(time.Hour),
-		Queue("q"), Pool("p"), PoolSlots(2), PriorityWeight(7), OpKwargs(map[string]any{"day": "{{ .ds }}"}))
+		Queue("q"), Pool("p"), PoolSlots(2), PriorityWeight(7), OpKwargs(map[string]any{"day": "{{ .ds }}"}),
+		Connections("object_store"))
 	call := d.HTTP("call", "", "/orders", Data(map[string]any{"n": 1}), Headers(map[string]string{"X": "y"}),
 		Env(map[string]string{"B": "2"}), DependsOn(extract))
 	d.SQL("load", "warehouse", "select 1", TriggerRule(AllDone), Retries(0),
@@ -56,6 +57,7 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 				c.ExecutionTimeout, c.Queue, c.Pool = core.Duration(time.Hour), "q", "p"
 				c.PoolSlots, c.PriorityWeight = 2, 7
 				c.Args = map[string]any{"function": "etl.extract", "op_kwargs": map[string]any{"day": "{{ .ds }}"}}
+				c.Connections = []string{"object_store"}
 			}),
 			task("call", "http", func(c *core.Task) {
 				c.DependsOn, c.Env = []string{"extract"}, map[string]string{"B": "2"}

@@ -183,3 +183,10 @@ func (t *Task) expand(name string, src core.ExpandSource) bool {
 	}
 	return true
 }
+
+// Connections declares connection ids the task reads besides its conn_id or
+// http_conn_id: a task reads only the connections it declares unless the
+// deployment sets [core] allow_any_connection.
+func Connections(ids ...string) TaskOption {
+	return func(t *Task) { t.spec.Connections = append(t.spec.Connections, ids...) }
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
@@ -56,6 +57,10 @@ type Config struct {
 	State *statestore.Service
 	// Service carries out every change; nil = service.New over Store.
 	Service *service.Service
+	// LoginThrottle backs off repeated failed logins per user and per
+	// address (429 with Retry-After); nil = auth.NewLoginThrottle with its
+	// defaults over Clock. It lives in this process's memory.
+	LoginThrottle *auth.LoginThrottle
 }
 
 // server holds the handlers' dependencies.
@@ -97,6 +102,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if cfg.Service == nil {
 		cfg.Service = service.New(service.Config{Store: cfg.Store, Clock: cfg.Clock, Logger: cfg.Logger})
+	}
+	if cfg.LoginThrottle == nil {
+		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
 	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service}
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -71,6 +72,16 @@ type LoginInput struct {
 		Username string `json:"username" minLength:"1"`
 		Password string `json:"password" minLength:"1"`
 	}
+	remote string // the client's address, for the login throttle
+}
+
+// Resolve records the client's address (huma.Resolver).
+func (in *LoginInput) Resolve(ctx huma.Context) []error {
+	in.remote = ctx.RemoteAddr()
+	if host, _, err := net.SplitHostPort(in.remote); err == nil {
+		in.remote = host
+	}
+	return nil
 }
 
 // LoginOutput carries the session cookie and who logged in.
@@ -91,9 +102,11 @@ type LogoutOutput struct {
 func (s *server) registerAuth() {
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "login", Method: http.MethodPost, Path: Prefix + "/auth/login", Tags: []string{"Login"},
-		Summary:     "Log in",
-		Description: "Checks a username and password and sets an HttpOnly, SameSite=Strict session cookie.",
-		Errors:      []int{http.StatusUnauthorized},
+		Summary: "Log in",
+		Description: "Checks a username and password and sets an HttpOnly, SameSite=Strict session cookie. " +
+			"After 5 failed logins for one user or from one address, further attempts wait (429 with Retry-After), " +
+			"the wait doubling with each failure up to 5 minutes; the count lives in this api-server's memory.",
+		Errors: []int{http.StatusUnauthorized, http.StatusTooManyRequests},
 	}, s.login)
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "logout", Method: http.MethodPost, Path: Prefix + "/auth/logout", Tags: []string{"Login"},
@@ -102,19 +115,29 @@ func (s *server) registerAuth() {
 }
 
 func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error) {
+	th := s.cfg.LoginThrottle
+	if wait := th.Wait(in.Body.Username, in.remote); wait > 0 {
+		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second)) // whole seconds, rounded up
+		return nil, huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests,
+			"too many failed logins for this user or from this address; try again in "+secs+" s"),
+			http.Header{"Retry-After": {secs}})
+	}
 	denied := huma.NewError(http.StatusUnauthorized, "invalid username or password")
 	u, err := s.st.UserGet(ctx, in.Body.Username)
 	if errors.Is(err, core.ErrNotFound) {
 		// Compare anyway so an unknown user takes as long as a wrong password.
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(in.Body.Password))
+		th.Failed(in.Body.Username, in.remote)
 		return nil, denied
 	}
 	if err != nil {
 		return nil, s.problem(ctx, fmt.Errorf("look up user %q: %w", in.Body.Username, err))
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(in.Body.Password)) != nil {
+		th.Failed(in.Body.Username, in.remote)
 		return nil, denied
 	}
+	th.Succeeded(in.Body.Username, in.remote)
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
 	out := &LoginOutput{SetCookie: s.cookie(s.signSession(u.Username, expires), expires)}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()

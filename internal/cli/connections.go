@@ -71,6 +71,6 @@ func (a *app) connectionsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(add, list, del)
+	cmd.AddCommand(add, list, del, a.rotateKeyCmd())
 	return cmd
 }

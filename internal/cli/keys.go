@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // tokens builds the signer of task and worker tokens from the key file
@@ -19,4 +22,18 @@ func tokensFor(cfg *config.Config) (*auth.Tokens, error) {
 func sessionKey(cfg *config.Config) ([]byte, error) {
 	key, err := config.Secret(cfg.APIAuth.SecretKeyFile, 32)
 	return []byte(key), err
+}
+
+// secretsBox returns the box that encrypts connections, over the key file
+// [core] secrets_key_file (created with one new key on first use, 0600).
+func secretsBox(cfg *config.Config) (*secrets.Box, error) {
+	text, err := config.Secret(cfg.Core.SecretsKeyFile, secrets.KeyBytes)
+	if err != nil {
+		return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
+	}
+	keys, err := secrets.ParseKeys(text)
+	if err != nil {
+		return nil, fmt.Errorf("[core] secrets_key_file %s: %w", cfg.Core.SecretsKeyFile, err)
+	}
+	return secrets.New(keys)
 }

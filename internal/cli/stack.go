@@ -56,7 +56,8 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
-		State: newStateService(cfg, st), Service: svc})
+		State: newStateService(cfg, st), Service: svc,
+		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
 	}
@@ -187,7 +188,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err := config.InitHome(home); err != nil {
+		if err := config.InitHome(home, newLogger(a.opts.Stderr, "info")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -196,7 +197,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		return nil, nil, nil, err
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
-	st, err := openStore(ctx, cfg, migrate)
+	st, err := openStore(ctx, cfg, migrate, logger)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -17,11 +17,16 @@ import (
 )
 
 // openStore opens the configured database. With migrate it applies pending
-// migrations; otherwise it refuses a database whose schema is behind.
-func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore.Store, error) {
+// migrations; otherwise it refuses a database whose schema is behind. log
+// notes SQLite files whose modes were tightened.
+func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.Logger) (*sqlstore.Store, error) {
 	engine, target, err := cfg.Database.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)
+	}
+	box, err := secretsBox(cfg)
+	if err != nil {
+		return nil, err
 	}
 	var st *sqlstore.Store
 	switch engine {
@@ -29,9 +34,9 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool) (*sqlstore
 		if _, err := os.Stat(target); !migrate && errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite database %s does not exist: run `weir db migrate` (or `weir standalone`)", target)
 		}
-		st, err = sqlite.Open(ctx, target, sqlite.Options{})
+		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box})
 	default:
-		st, err = postgres.Open(ctx, target, postgres.Options{})
+		st, err = postgres.Open(ctx, target, postgres.Options{Secrets: box})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", engine, err)
@@ -77,7 +82,7 @@ func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.S
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, false)
+	st, err := openStore(ctx, cfg, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
 	if err != nil {
 		return err
 	}

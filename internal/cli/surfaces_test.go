@@ -48,7 +48,7 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 	case "sqlite":
 		path := filepath.Join(home, "weir.db")
 		s.run("db", "migrate")
-		st, err := sqlite.Open(ctx, path, sqlite.Options{})
+		st, err := sqlite.Open(ctx, path, sqlite.Options{Secrets: homeBox(t, home)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 		s.crossPC = true
 		s.env = append(s.env, "WEIR__DATABASE__CONN="+dsn)
 		s.run("db", "migrate")
-		st, err := postgres.Open(ctx, dsn, postgres.Options{})
+		st, err := postgres.Open(ctx, dsn, postgres.Options{Secrets: homeBox(t, home)})
 		if err != nil {
 			t.Fatal(err)
 		}

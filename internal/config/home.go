@@ -6,28 +6,52 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weirflow/weir/internal/secrets"
 )
 
-// InitHome creates $WEIR_HOME with a commented weir.toml of defaults, the
-// dags and logs folders and the secrets folder, leaving existing files alone.
-func InitHome(home string) error {
+// HomeMode is the permission of $WEIR_HOME: it holds the database, the
+// secrets folder and task logs, so only its owner may enter it.
+const HomeMode fs.FileMode = 0o700
+
+// InitHome creates $WEIR_HOME (HomeMode) with a commented weir.toml of
+// defaults, the dags and logs folders and the secrets folder, leaving
+// existing files alone. An existing home or secrets folder that others may
+// enter is tightened, and log (nil = discard) says so.
+func InitHome(home string, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := ownerOnlyDir(home, log); err != nil {
+		return err
+	}
 	cfg := Defaults(home)
-	for _, dir := range []string{home, cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
-		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // home, DAGs and logs are shareable like a project folder; secrets/ is 0700
+	for _, dir := range []string{cfg.Core.DagsFolder, cfg.Logging.BaseLogFolder} {
+		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // inside the 0700 home; DAG folders elsewhere are shareable like a project folder
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(home, "secrets"), 0o700); err != nil {
-		return fmt.Errorf("create secrets folder: %w", err)
+	if err := ownerOnlyDir(filepath.Join(home, "secrets"), log); err != nil {
+		return err
 	}
 	path := filepath.Join(home, FileName)
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
 	return writeFileExcl(path, []byte(cfg.TOML()), 0o644)
+}
+
+// ownerOnlyDir creates dir with HomeMode, or tightens an existing one that
+// group or others may read or enter.
+func ownerOnlyDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, HomeMode); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return secrets.Tighten(dir, HomeMode, log)
 }
 
 // TOML renders the configuration as a commented weir.toml.
@@ -99,27 +123,51 @@ func Secret(path string, n int) (string, error) {
 	return s, nil
 }
 
-// writeFileExcl creates path with data, failing if it exists; the data is
-// written to a temporary file first so a crash never leaves half a file.
-func writeFileExcl(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+// ReplaceSecret replaces the content of a secret file atomically (0600):
+// a crash leaves either the old or the new content, never half of one.
+func ReplaceSecret(path, content string) error {
+	tmp, err := writeTemp(path, []byte(content), 0o600)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close() // the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		_ = tmp.Close() // the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeFileExcl creates path with data, failing if it exists; the data is
+// written to a temporary file first so a crash never leaves half a file.
+func writeFileExcl(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeTemp writes data with perm to a new temporary file beside path and
+// returns its name.
+func writeTemp(path string, data []byte, perm os.FileMode) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name()) // the write error is the one to report
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return tmp.Name(), nil
 }

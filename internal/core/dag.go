@@ -60,6 +60,9 @@ type Task struct {
 	// (each concrete outlet gets an asset event when the task succeeds).
 	Inlets  []AssetRef `json:"inlets,omitempty"`
 	Outlets []AssetRef `json:"outlets,omitempty"`
+	// Connections are connection ids the task reads besides its conn_id or
+	// http_conn_id argument (DeclaredConnections).
+	Connections []string `json:"connections,omitempty"`
 }
 
 // ExpandSource is what one mapped argument iterates: exactly one of Values

@@ -116,6 +116,8 @@ func (d *decoder) taskField(t *core.Task, e entry) {
 		t.Inlets = d.assetRefs(v, f)
 	case "outlets":
 		t.Outlets = d.assetRefs(v, f)
+	case "connections":
+		t.Connections = d.strList(v, f)
 	default:
 		d.operatorField(t, e)
 	}

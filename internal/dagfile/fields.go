@@ -15,7 +15,7 @@ var dagFields = []string{
 var taskFields = []string{
 	"task_id", "operator", "depends_on", "trigger_rule", "retries", "retry_delay",
 	"retry_exponential_backoff", "max_retry_delay", "execution_timeout", "queue", "pool",
-	"pool_slots", "priority_weight", "env", "expand", "inlets", "outlets",
+	"pool_slots", "priority_weight", "env", "expand", "inlets", "outlets", "connections",
 }
 
 // notDefaultable are task fields that default_args may not set.

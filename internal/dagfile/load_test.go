@@ -123,6 +123,7 @@ func TestLoadFullDAG(t *testing.T) {
 				RetryDelay: core.Duration(90 * time.Second), Queue: "default", Pool: "default_pool", PoolSlots: 1, PriorityWeight: 1,
 				ExecutionTimeout: core.Duration(30 * time.Minute),
 				Args:             map[string]any{"function": "process", "op_kwargs": map[string]any{"k": "v"}},
+				Connections:      []string{"object_store", "ledger"},
 				Expand: map[string]core.ExpandSource{
 					"item":  {XCom: &core.XComRef{TaskID: "extract", Key: "items"}},
 					"batch": {Values: []any{uint64(1), uint64(2)}},

@@ -140,6 +140,11 @@ func validateTask(ps *problems, path string, t *core.Task) {
 			ps.add(path+".env."+k, "is not a valid environment variable name (letters, digits and underscores, not starting with a digit)")
 		}
 	}
+	for i, id := range t.Connections {
+		if id == "" || strings.Contains(id, "{{") {
+			ps.add(fmt.Sprintf("%s.connections[%d]", path, i), "must be a literal connection id (%q is not)", id)
+		}
+	}
 	validateExpand(ps, path, t)
 	if t.Operator == "" {
 		ps.add(path+".operator", "is required; allowed: %s", strings.Join(operatorNames(), ", "))

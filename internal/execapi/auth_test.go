@@ -129,13 +129,13 @@ func TestTokenRules(t *testing.T) {
 		t.Fatalf("state = %+v, %v", sr, err)
 	}
 	err = ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{})
-	status(t, err, 409, "no longer running")
+	status(t, err, 409, "not running")
 	if !errors.Is(err, core.ErrConflict) {
 		t.Fatalf("heartbeat error does not match ErrConflict: %v", err)
 	}
 	_, err = ca.SetState(ctx, a.TI.ID, core.TIFailed)
 	status(t, err, 409, "not running")
-	status(t, ca.XComPush(ctx, "k", 1), 409, "not running")
+	status(t, ca.XComPush(ctx, "k", 1), 403, "not running")
 	if got := env.TI(t, a.TI.ID).State; got != core.TISuccess {
 		t.Fatalf("finished try moved to %s", got)
 	}

@@ -17,12 +17,16 @@ import (
 )
 
 // claimedTry starts an Execution API with a run of twoTaskDAG and returns
-// the claimed try of task a.
+// the claimed and started (running) try of task a.
 func claimedTry(t *testing.T) (*execapitest.Env, execclient.Workload) {
 	t.Helper()
 	env := execapitest.New(t, execapi.Config{})
 	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
-	return env, claimAll(t, env, 2)["a"]
+	a := claimAll(t, env, 2)["a"]
+	if _, err := taskClient(env, a).Run(context.Background(), a.TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return env, a
 }
 
 // readLog returns the try's log as the api-server stored it.

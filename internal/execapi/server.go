@@ -11,14 +11,16 @@
 // token is answered 401 (RFC 6750 "invalid_token"; Airflow answers 403 for an
 // invalid one, Weir keeps 403 for "authenticated but not allowed"): a token
 // of the wrong scope or for another task instance gets 403, and a token for a
-// try that is no longer running gets 409 without changing anything.
+// try that is not running is refused (tryGate, the one place that checks a
+// token's try): 409 on the lifecycle routes (run, state, heartbeat), 403 on
+// every route of the try's data, and nothing changes.
 //
-// When an execution token is near expiry the server returns a fresh one in
-// the Refreshed-API-Token response header (execclient.RefreshedTokenHeader).
+// When the execution token of a running try is near expiry the server
+// returns a fresh one in the Refreshed-API-Token response header
+// (execclient.RefreshedTokenHeader); a try that is not running never gets one.
 package execapi
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,6 +41,9 @@ type Config struct {
 	MaxClaimWait  time.Duration // longest long-poll; default 60 s
 	MaxXComBytes  int64         // largest XCom value; default 1 MiB
 	MaxLogChunk   int64         // largest log chunk per request; default 1 MiB
+	// AllowAnyConnection lets a running try read any connection, as
+	// in Airflow; false (the default) allows only those its task declares.
+	AllowAnyConnection bool
 }
 
 func (c Config) withDefaults() Config {
@@ -103,9 +108,9 @@ func NewHandler(d Deps) http.Handler {
 		writeJSON(w, http.StatusOK, execclient.Health{Status: "healthy"})
 	})
 	mux.HandleFunc("POST /execution/workloads/claim", s.worker(s.claim))
-	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.execution(s.run))
-	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.execution(s.state))
-	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.execution(s.heartbeat))
+	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.starting(s.run))
+	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.lifecycle(s.state))
+	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.lifecycle(s.heartbeat))
 	mux.HandleFunc("POST /execution/task-instances/{id}/logs", s.execution(s.appendLog))
 	xcom := "/execution/xcoms/{dag_id}/{run_id}/{task_id}/{key}"
 	mux.HandleFunc("GET "+xcom, s.execution(s.xcomGet))
@@ -133,28 +138,21 @@ func (s *server) worker(h authedHandler) http.HandlerFunc {
 	return s.authed(auth.ScopeWorker, h)
 }
 
-// execution wraps a handler that needs an execution token, reissuing the
-// token in the Refreshed-API-Token header when it is near expiry.
+// execution wraps a handler of a try's data: an execution token whose try
+// is running (tryGate), reissued in the Refreshed-API-Token header when it
+// is near expiry.
 func (s *server) execution(h authedHandler) http.HandlerFunc {
-	return s.authed(auth.ScopeExecution, h)
+	return s.tryGate(needRunning, h)
 }
 
+// authed wraps a handler that needs a token of scope and nothing more.
 func (s *server) authed(scope string, h authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.authenticate(r, scope)
+		if err == nil {
+			err = h(w, r, c)
+		}
 		if err != nil {
-			writeError(w, r, s.log, err)
-			return
-		}
-		if s.tokens.NeedsRefresh(c) {
-			fresh, err := s.tokens.Refresh(c)
-			if err != nil {
-				writeError(w, r, s.log, err)
-				return
-			}
-			w.Header().Set(execclient.RefreshedTokenHeader, fresh)
-		}
-		if err := h(w, r, c); err != nil {
 			writeError(w, r, s.log, err)
 		}
 	}
@@ -184,18 +182,4 @@ func ownTI(r *http.Request, c *auth.Claims) (string, error) {
 		return "", fmt.Errorf("token subject does not match task instance %s: %w", id, core.ErrForbidden)
 	}
 	return id, nil
-}
-
-// tokenTI loads the task instance a token was issued for. A try that is no
-// longer the current one (archived by a retry or clear) answers 409.
-func (s *server) tokenTI(r *http.Request, c *auth.Claims) (*core.TaskInstance, error) {
-	ti, err := s.st.TaskInstanceGet(r.Context(), c.Subject)
-	if err != nil {
-		if errors.Is(err, core.ErrNotFound) {
-			return nil, withStatus(http.StatusConflict, execclient.ReasonInvalidState,
-				fmt.Errorf("task instance try %s is no longer current: %w", c.Subject, err))
-		}
-		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)
-	}
-	return ti, nil
 }

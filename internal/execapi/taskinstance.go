@@ -91,9 +91,6 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
-	if ti.State != core.TIRunning {
-		return notRunning(ti)
-	}
 	res, err := s.svc.FinishTry(r.Context(), ti, req.State)
 	if errors.Is(err, core.ErrConflict) {
 		return notRunning(ti)
@@ -105,9 +102,9 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	return nil
 }
 
+// notRunning answers 409 not_running for a try that stopped running.
 func notRunning(ti *core.TaskInstance) error {
-	return withStatus(http.StatusConflict, execclient.ReasonNotRunning,
-		fmt.Errorf("task instance %s is not running (it was %s): %w", ti.ID, ti.State, core.ErrConflict))
+	return withStatus(http.StatusConflict, execclient.ReasonNotRunning, notRunningErr(ti))
 }
 
 // taskSpec returns the task's definition from the dag version it runs.

@@ -25,6 +25,8 @@ func TestStateRetryDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, err := taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIRunning)
+	status(t, err, 400, "state must be")
 	// a has no retries: failed. b has 2: up_for_retry after retry_delay.
 	sa, err := taskClient(env, wls["a"]).SetState(ctx, wls["a"].TI.ID, core.TIUpForRetry)
 	if err != nil || sa.State != core.TIFailed || sa.NextRetryAt != nil {
@@ -40,6 +42,6 @@ func TestStateRetryDecision(t *testing.T) {
 	if ti.State != core.TIUpForRetry || ti.NextRetryAt == nil || !ti.NextRetryAt.Equal(want) {
 		t.Fatalf("b row: state %s next_retry_at %v, want %v", ti.State, ti.NextRetryAt, want)
 	}
-	_, err = taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TIRunning)
-	status(t, err, 400, "state must be")
+	_, err = taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TISuccess)
+	status(t, err, 409, "not running")
 }

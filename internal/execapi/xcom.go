@@ -51,7 +51,7 @@ func (s *server) xcomGet(w http.ResponseWriter, r *http.Request, c *auth.Claims)
 	return nil
 }
 
-// writableXCom checks that the token's running try owns the XCom named by
+// writableXCom checks that the token's try (running: tryGate) owns the XCom named by
 // the request (map_index defaults to the try's own).
 func (s *server) writableXCom(r *http.Request, c *auth.Claims) (execclient.XComKey, error) {
 	ti, err := s.tokenTI(r, c)
@@ -65,9 +65,6 @@ func (s *server) writableXCom(r *http.Request, c *auth.Claims) (execclient.XComK
 	if k.DagID != ti.DagID || k.RunID != ti.RunID || k.TaskID != ti.TaskID || k.MapIndex != ti.MapIndex {
 		return k, fmt.Errorf("a task may write only its own XComs (%s/%s/%s map_index %d): %w",
 			ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex, core.ErrForbidden)
-	}
-	if ti.State != core.TIRunning {
-		return k, notRunning(ti)
 	}
 	if k.Key == "" {
 		return k, fmt.Errorf("XCom key must not be empty: %w", core.ErrInvalid)

@@ -22,6 +22,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -41,6 +42,8 @@ type Options struct {
 	NoListen bool
 	// Logger receives LISTEN connection failures (default: discarded).
 	Logger *slog.Logger
+	// Secrets encrypts connection URIs at rest (sqlstore.Config.Secrets).
+	Secrets *secrets.Box
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or
@@ -69,7 +72,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 		return nil, errors.Join(err, db.Close())
 	}
 	var l *listener
-	scfg := sqlstore.Config{Dialect: Dialect(), Write: db, Migrations: mig}
+	scfg := sqlstore.Config{Dialect: Dialect(), Write: db, Migrations: mig, Secrets: opts.Secrets}
 	if !opts.NoListen {
 		l = &listener{cfg: cfg, log: opts.Logger}
 		scfg.OnClose = l.stop

@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/store/storetest"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/secretstest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // open opens a store on dsn, closed when t ends.
 func open(t testing.TB, dsn string) *sqlstore.Store {
 	t.Helper()
-	st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+	st, err := postgres.Open(t.Context(), dsn, postgres.Options{Secrets: secretstest.Box()})
 	if err != nil {
 		t.Fatal(err)
 	}

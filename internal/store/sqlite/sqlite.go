@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -34,10 +36,16 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns is the size of the read pool (default 4).
 	ReadConns int
+	// Logger notes database files whose modes Open tightened (nil = discard).
+	Logger *slog.Logger
+	// Secrets encrypts connection URIs at rest (sqlstore.Config.Secrets).
+	Secrets *secrets.Box
 }
 
-// Open opens (creating if needed) the database file at path. It does not
-// migrate: call Migrate (or check MigrationStatus) before use.
+// Open opens (creating if needed) the database file at path. The file and
+// its -wal and -shm companions are readable by their owner only (FileMode;
+// looser modes are tightened and logged). It does not migrate: call Migrate
+// (or check MigrationStatus) before use.
 func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open sqlite database: a file path is required (got %q): %w", path, core.ErrInvalid)
@@ -47,6 +55,12 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	}
 	if opts.ReadConns <= 0 {
 		opts.ReadConns = 4
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := secureFiles(path, opts.Logger); err != nil {
+		return nil, err
 	}
 	w, err := openPool(ctx, path, opts, true)
 	if err != nil {
@@ -63,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	if err != nil {
 		return nil, errors.Join(err, w.Close(), r.Close())
 	}
-	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig}), nil
+	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig, Secrets: opts.Secrets}), nil
 }
 
 // openPool opens the writer (one connection, immediate transactions) or the

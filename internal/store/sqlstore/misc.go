@@ -51,30 +51,6 @@ func (s *Store) PoolDelete(ctx context.Context, name string) error {
 	return s.execOne(ctx, "delete pool "+name, qPoolDelete, name)
 }
 
-// ConnectionUpsert creates or replaces a connection.
-func (s *Store) ConnectionUpsert(ctx context.Context, c *core.Connection) error {
-	_, err := s.writer().ExecContext(ctx, qConnUpsert, c.ID, c.URI)
-	return s.wrap(err, "save connection %s", c.ID)
-}
-
-// ConnectionGet returns a connection or ErrNotFound.
-func (s *Store) ConnectionGet(ctx context.Context, id string) (*core.Connection, error) {
-	var c core.Connection
-	if err := s.reader().QueryRowContext(ctx, qConnGet, id).Scan(&c.ID, &c.URI); err != nil {
-		return nil, s.wrap(err, "get connection %s", id)
-	}
-	return &c, nil
-}
-
-// ConnectionList lists a page of connections by id.
-func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, error) {
-	return listPage(ctx, s, "list connections", qConnList, &builder{}, &connectionOrder, p.Page,
-		func(r scanner) (*core.Connection, error) {
-			var c core.Connection
-			return &c, r.Scan(&c.ID, &c.URI)
-		})
-}
-
 // ConnectionCount counts the connections.
 func (s *Store) ConnectionCount(ctx context.Context, _ *store.ConnectionListParams) (int, error) {
 	return s.count(ctx, "count connections", qConnCount, &builder{})

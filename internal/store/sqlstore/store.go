@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -66,6 +67,10 @@ type Config struct {
 	Migrations *Migrations
 	// OnClose runs before the pools are closed (e.g. stop a listener).
 	OnClose func()
+	// Secrets encrypts connection URIs at rest (connections.go); without
+	// it connections cannot be saved, and only rows stored in plain text
+	// before encryption existed can be read.
+	Secrets *secrets.Box
 }
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -87,6 +92,7 @@ type Store struct {
 	close  func()
 	once   sync.Once
 	stmts  *stmtCache // prepared hot queries (nil on a transaction-bound store)
+	box    *secrets.Box
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
 	pending *[]string // channels to publish after commit
@@ -101,7 +107,7 @@ func New(cfg Config) *Store {
 		r = cfg.Write
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
-		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}}
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}, box: cfg.Secrets}
 }
 
 // Dialect names the engine.
@@ -179,7 +185,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	pending := []string{}
-	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig,
+	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
 		tx: sqlTx, pending: &pending}
 	committed := false
 	defer func() {

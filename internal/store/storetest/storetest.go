@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
 		{"Connections", testConnections},
+		{"ConnectionsAtRest", testConnectionsAtRest},
 		{"Pools", testPools},
 		{"JobsAudit", testJobsAudit},
 		{"AssetSync", testAssetSync},

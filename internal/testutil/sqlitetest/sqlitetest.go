@@ -1,5 +1,6 @@
 // Package sqlitetest opens throwaway SQLite stores for tests: one database
-// file per test, migrated, and closed when the test ends.
+// file per test, migrated, and closed when the test ends. Connections are
+// encrypted with secretstest.Box.
 package sqlitetest
 
 import (
@@ -8,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/store/sqlite"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/testutil/secretstest"
 )
 
 // Open opens a migrated SQLite store in a new file under t.TempDir(); it is
@@ -25,7 +27,7 @@ func Open(t testing.TB) *sqlstore.Store {
 // of migrations themselves.
 func OpenUnmigrated(t testing.TB) *sqlstore.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{})
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), sqlite.Options{Secrets: secretstest.Box()})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -1,0 +1,92 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/secrets"
+	"github.com/weirflow/weir/internal/store/sqlite"
+)
+
+// homeBox returns the secrets box of a home's key file.
+func homeBox(t *testing.T, home string) *secrets.Box {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "secrets", "connections_key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeys(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secrets.New(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
+
+// Connections are stored encrypted under the home's key; rotate-key puts a
+// new key first, re-encrypts every row under it, and the old key can then
+// be deleted from the file with every connection still readable.
+func TestConnectionsRotateKey(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if code := cli.Run(t.Context(), args, cli.Options{Stdout: &out, Stderr: &errOut, Environ: env}); code != 0 {
+			t.Fatalf("weir %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+		}
+		return out.String()
+	}
+	run("db", "migrate")
+	run("connections", "add", "wh", "postgres://etl:s3cret@db:5432/dw")
+	db := filepath.Join(home, "weir.db")
+	rawURI := func() string {
+		t.Helper()
+		st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var uri string
+		if err := st.DB().QueryRowContext(t.Context(), `SELECT uri FROM connection WHERE conn_id = 'wh'`).Scan(&uri); err != nil {
+			t.Fatal(err)
+		}
+		return uri
+	}
+	first := homeBox(t, home).PrimaryID()
+	if got := rawURI(); strings.Contains(got, "s3cret") || secrets.SealedWith(got) != first {
+		t.Fatalf("stored uri = %q, want it sealed under key %s", got, first)
+	}
+
+	out := run("connections", "rotate-key")
+	box := homeBox(t, home)
+	if box.PrimaryID() == first || !strings.Contains(out, "re-encrypted 1 connections under key "+box.PrimaryID()) {
+		t.Fatalf("rotate-key: %q (primary %s, first %s)", out, box.PrimaryID(), first)
+	}
+	if got := rawURI(); secrets.SealedWith(got) != box.PrimaryID() {
+		t.Fatalf("after rotation the row is sealed under %s, want %s", secrets.SealedWith(got), box.PrimaryID())
+	}
+	keyFile := filepath.Join(home, "secrets", "connections_key")
+	b, _ := os.ReadFile(keyFile)
+	lines := strings.Fields(string(b))
+	if len(lines) != 2 {
+		t.Fatalf("key file has %d keys, want the new and the old", len(lines))
+	}
+	if fi, _ := os.Stat(keyFile); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, want 0600", fi.Mode().Perm())
+	}
+	// Drop the old key: the connection still reads.
+	if err := os.WriteFile(keyFile, []byte(lines[0]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := run("connections", "list"); !strings.Contains(out, "postgres://etl:***@db:5432/dw") {
+		t.Fatalf("list after dropping the old key:\n%s", out)
+	}
+}

@@ -1,0 +1,117 @@
+package execapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+)
+
+// tryNeed is what a route needs of the try its execution token names. Every
+// execution route goes through tryGate, the one place that checks it: a
+// token whose try is over (finished, retried, cleared) grants nothing and
+// is never refreshed.
+type tryNeed int
+
+const (
+	// needRunning is a data route (logs, XCom, connections, state, assets):
+	// the try must be running; otherwise 403 not_running (or invalid_state
+	// when the try is no longer current).
+	needRunning tryNeed = iota
+	// needLifecycle is heartbeat and the final state report: the try must
+	// be running; otherwise 409 not_running, the worker's signal to stop.
+	needLifecycle
+	// needStart is the run route: the try may be queued (claimed) or
+	// running (the store then refuses a second start with 409).
+	needStart
+)
+
+// tiKey is the request-context key of the try tryGate loaded.
+type tiKey struct{}
+
+// lifecycle wraps heartbeat and state: an execution token whose try runs.
+func (s *server) lifecycle(h authedHandler) http.HandlerFunc {
+	return s.tryGate(needLifecycle, h)
+}
+
+// starting wraps the run route: an execution token whose try is queued.
+func (s *server) starting(h authedHandler) http.HandlerFunc {
+	return s.tryGate(needStart, h)
+}
+
+// tryGate authenticates an execution token, checks that a path's {id} is
+// the token's subject (403), loads the token's try and refuses it unless
+// it is in a state need allows; only then does it reissue a token near
+// expiry and call h, which finds the try with tokenTI.
+func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.authenticate(r, auth.ScopeExecution)
+		if err == nil {
+			if id := r.PathValue("id"); id != "" {
+				_, err = ownTI(r, c)
+			}
+		}
+		var ti *core.TaskInstance
+		if err == nil {
+			ti, err = s.liveTry(r.Context(), c, need)
+		}
+		if err == nil && s.tokens.NeedsRefresh(c) {
+			var fresh string
+			if fresh, err = s.tokens.Refresh(c); err == nil {
+				w.Header().Set(execclient.RefreshedTokenHeader, fresh)
+			}
+		}
+		if err == nil {
+			err = h(w, r.WithContext(context.WithValue(r.Context(), tiKey{}, ti)), c)
+		}
+		if err != nil {
+			writeError(w, r, s.log, err)
+		}
+	}
+}
+
+// liveTry loads the token's try and checks it against need.
+func (s *server) liveTry(ctx context.Context, c *auth.Claims, need tryNeed) (*core.TaskInstance, error) {
+	status := http.StatusForbidden
+	if need != needRunning {
+		status = http.StatusConflict
+	}
+	ti, err := s.st.TaskInstanceGet(ctx, c.Subject)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return nil, withStatus(status, execclient.ReasonInvalidState,
+			fmt.Errorf("task instance try %s is no longer current (a retry or clear replaced it); its token grants nothing: %w",
+				c.Subject, err))
+	case err != nil:
+		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)
+	case ti.State == core.TIRunning, need == needStart && ti.State == core.TIQueued:
+		return ti, nil
+	}
+	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti))
+}
+
+// notRunningErr says that a try's token is refused because of its state.
+func notRunningErr(ti *core.TaskInstance) error {
+	return fmt.Errorf("task instance %s is not running (it is %s); the token of a try that is not running grants nothing: %w",
+		ti.ID, stateName(ti.State), core.ErrConflict)
+}
+
+// stateName names a state for a message ("none" for the empty state).
+func stateName(st core.TIState) string {
+	if st == core.TINone {
+		return "none"
+	}
+	return string(st)
+}
+
+// tokenTI returns the try tryGate loaded for the request's token.
+func (s *server) tokenTI(r *http.Request, c *auth.Claims) (*core.TaskInstance, error) {
+	if ti, ok := r.Context().Value(tiKey{}).(*core.TaskInstance); ok && ti != nil && ti.ID == c.Subject {
+		return ti, nil
+	}
+	return nil, fmt.Errorf("task instance %s: the route did not pass the try gate: %w", c.Subject, core.ErrForbidden)
+}

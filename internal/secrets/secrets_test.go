@@ -1,0 +1,86 @@
+package secrets
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func mustBox(t *testing.T, keys ...string) *Box {
+	t.Helper()
+	parsed, err := ParseKeys(strings.Join(keys, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSealOpen(t *testing.T) {
+	t.Parallel()
+	oldKey, newKey := NewKey(), NewKey()
+	old := mustBox(t, oldKey)
+	uri := "postgres://etl:s3cret@db:5432/dw?sslmode=require"
+	sealed := old.Seal(uri, "warehouse")
+	if strings.Contains(sealed, "s3cret") || !IsSealed(sealed) || SealedWith(sealed) != old.PrimaryID() {
+		t.Fatalf("sealed = %q", sealed)
+	}
+	if again := old.Seal(uri, "warehouse"); again == sealed {
+		t.Fatal("two seals of one value are equal: the nonce is not random")
+	}
+	for name, tc := range map[string]struct {
+		box     *Box
+		stored  string
+		context string
+		want    string
+		err     string
+	}{
+		"same key":                {old, sealed, "warehouse", uri, ""},
+		"rotated ring, old value": {mustBox(t, newKey, oldKey), sealed, "warehouse", uri, ""},
+		"plain legacy value":      {old, uri, "warehouse", uri, ""},
+		"key dropped":             {mustBox(t, newKey), sealed, "warehouse", "", "not in the key file"},
+		"moved to another row":    {old, sealed, "other", "", "does not decrypt"},
+		"tampered":                {old, sealed[:len(sealed)-2] + "AA", "warehouse", "", "does not decrypt"},
+	} {
+		got, err := tc.box.Open(tc.stored, tc.context)
+		if tc.err == "" && (err != nil || got != tc.want) {
+			t.Errorf("%s: Open = %q, %v; want %q", name, got, err, tc.want)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret")) {
+			t.Errorf("%s: err = %v, want one naming %q", name, err, tc.err)
+		}
+	}
+	_, err := mustBox(t, newKey).Open(sealed, "warehouse")
+	if !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("dropped key: %v, want ErrUnknownKey", err)
+	}
+	if got := mustBox(t, newKey, oldKey).Seal(uri, "w"); SealedWith(got) != KeyID(mustHex(t, newKey)) {
+		t.Error("a ring does not seal with its first key")
+	}
+}
+
+func TestParseKeysRefusesBadKeys(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"":                      "no key",
+		"# only a comment\n":    "no key",
+		"abcd":                  "line 1: a key is 64 hex characters",
+		NewKey() + "\nnot-hex!": "line 2: a key is 64 hex characters",
+	} {
+		if _, err := ParseKeys(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseKeys(%q) = %v, want %q", text, err, want)
+		}
+	}
+}
+
+func mustHex(t *testing.T, line string) []byte {
+	t.Helper()
+	k, err := ParseKeys(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k[0]
+}
