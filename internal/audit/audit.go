@@ -35,7 +35,6 @@ const (
 	ConnectionDelete  = "connection.delete"
 	UserUpsert        = "user.upsert"
 	APITokenCreate    = "api_token.create"
-	APITokenDelete    = "api_token.delete"
 	AuthLogin         = "auth.login"
 )
 

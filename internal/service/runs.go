@@ -110,21 +110,23 @@ func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([
 	if p.RunID != "" && len(p.TaskIDs) == 0 {
 		c.action, c.target = audit.DagRunClear, p.DagID+"/"+p.RunID
 	}
-	if err := actor.Authorize(c.need, c.action); err != nil {
-		return nil, err
-	}
-	selected, err := s.clearSelection(ctx, s.st, p)
-	if err != nil || p.DryRun || len(selected) == 0 {
-		return selected, err
+	if p.DryRun {
+		if err := actor.Authorize(c.need, c.action); err != nil {
+			return nil, err
+		}
+		return s.clearSelection(ctx, s.st, p)
 	}
 	now := s.clock.Now()
-	var out []core.TaskInstance
-	err = s.do(ctx, c, func(tx store.Store, detail *string) error {
-		// Select again inside the transaction: what commits is what was
-		// cleared, even if a worker finished a try in between.
+	out := []core.TaskInstance{}
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		// Selected inside the transaction: what commits is what was
+		// cleared, even if a worker finished a try meanwhile.
 		selected, err := s.clearSelection(ctx, tx, p)
 		if err != nil {
 			return err
+		}
+		if len(selected) == 0 {
+			return errNoChange
 		}
 		targets := make([]string, len(selected))
 		reopen := map[int64]bool{}

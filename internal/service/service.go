@@ -17,6 +17,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -67,9 +68,6 @@ func New(cfg Config) *Service {
 // Store returns the store the service writes to (read paths use it too).
 func (s *Service) Store() store.Store { return s.st }
 
-// Clock returns the service's clock.
-func (s *Service) Clock() core.Clock { return s.clock }
-
 // DagVersion returns a DAG version by id from a cache shared by every
 // caller of this service (versions never change).
 func (s *Service) DagVersion(ctx context.Context, id int64) (*core.DagVersion, error) {
@@ -90,6 +88,11 @@ type change struct {
 	notify []string
 }
 
+// errNoChange is what a change's fn returns when it finds nothing to do:
+// the transaction rolls back, nothing is audited or notified, and do
+// returns nil.
+var errNoChange = errors.New("nothing to change")
+
 // do authorizes c.actor, then runs fn in one transaction together with the
 // audit entry and the notifications (sent after commit). fn may set
 // c.target and the detail once it knows them.
@@ -97,7 +100,7 @@ func (s *Service) do(ctx context.Context, c *change, fn func(tx store.Store, det
 	if err := c.actor.Authorize(c.need, c.action); err != nil {
 		return err
 	}
-	return s.st.WithTx(ctx, func(tx store.Store) error {
+	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		var detail string
 		if err := fn(tx, &detail); err != nil {
 			return err
@@ -112,4 +115,8 @@ func (s *Service) do(ctx context.Context, c *change, fn func(tx store.Store, det
 		}
 		return nil
 	})
+	if errors.Is(err, errNoChange) {
+		return nil
+	}
+	return err
 }

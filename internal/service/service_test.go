@@ -102,6 +102,10 @@ func TestChangesAreAuditedAndWakeTheScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	woke("clear")
+	// Nothing failed is left: a second clear changes nothing and is not audited.
+	if tis, err := svc.Clear(ctx, op, service.ClearParams{DagID: "chain", RunID: "r1", OnlyFailed: true}); err != nil || len(tis) != 0 {
+		t.Fatalf("second clear = %d instances (err %v), want none", len(tis), err)
+	}
 	if _, err := svc.SavePool(ctx, admin, service.PoolChange{Name: "p", Slots: ptr(2)}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +117,7 @@ func TestChangesAreAuditedAndWakeTheScheduler(t *testing.T) {
 		"ada pool.create p slots=2",
 	}
 	if got := audits(t, st); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("audit log =\n%s\nwant (no entry for the system's trigger or the dry run)\n%s",
+		t.Errorf("audit log =\n%s\nwant (no entry for the system's trigger, the dry run or the empty clear)\n%s",
 			strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
