@@ -106,7 +106,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.LoginThrottle == nil {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
-	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service}
+	if cfg.State == nil {
+		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
+	}
+	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State}
 
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."

@@ -132,10 +132,6 @@ type stateRoutes struct {
 }
 
 func (s *server) registerTaskState() {
-	s.states = s.cfg.State
-	if s.states == nil {
-		s.states = statestore.New(s.cfg.Store, s.clk, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
-	}
 	registerStateRoutes[listTaskStateInput, TaskStateKeyParam, setTaskStateInput, clearTaskStateInput](s, stateRoutes{
 		kind: core.StateTask, tag: "Task State", what: "a task instance's task state",
 		base:  Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/state-store",

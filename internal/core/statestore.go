@@ -20,9 +20,6 @@ const (
 	StateAsset StateKind = "asset"
 )
 
-// StateKinds lists every kind, in the order cleanup sweeps them.
-var StateKinds = []StateKind{StateTask, StateAsset}
-
 // StateScope is what a state key belongs to. Kind says which fields name
 // it: a task scope names a task instance (DagID, RunID, TaskID, MapIndex,
 // -1 when unmapped); an asset scope names an asset by AssetID, AssetName or

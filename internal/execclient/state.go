@@ -134,10 +134,7 @@ func (c *Client) StateSet(ctx context.Context, scope core.StateScope, key string
 
 // StateDelete deletes key in scope (absent is fine).
 func (c *Client) StateDelete(ctx context.Context, scope core.StateScope, key string) error {
-	if key == "" {
-		return fmt.Errorf("state key must not be empty: %w", core.ErrInvalid)
-	}
-	k, err := c.keyCall(http.MethodDelete, scope, key)
+	k, err := c.keyCall(http.MethodDelete, scope, key) // refuses "" (not a clear)
 	if err != nil {
 		return err
 	}

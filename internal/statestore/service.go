@@ -174,18 +174,7 @@ func (s *Service) Clear(ctx context.Context, scope core.StateScope, allMapIndice
 // List returns one page of the entries p selects and how many it selects
 // in all (the REST API's total_entries).
 func (s *Service) List(ctx context.Context, p *store.StateListParams) ([]core.StateEntry, int, error) {
-	rows, err := s.st.StateList(ctx, p)
-	if err != nil {
-		return nil, 0, err
-	}
-	if p.Limit <= 0 || len(rows) > 0 && len(rows) < p.Limit {
-		return rows, p.Offset + len(rows), nil // the last page: no count needed
-	}
-	n, err := s.st.StateCount(ctx, p)
-	if err != nil {
-		return nil, 0, err
-	}
-	return rows, n, nil
+	return store.List(ctx, p, s.st.StateList, s.st.StateCount)
 }
 
 // Resolve returns scope as stored, or an error wrapping core.ErrNotFound

@@ -24,22 +24,50 @@ type Page struct {
 
 // List reads one page with list and the size of the whole list with count,
 // both given the same parameters p: what every paged surface (REST API,
-// CLI) shows as a page and its total_entries. The page is never nil.
+// CLI) shows as a page and its total_entries. When p's Page (every list's
+// parameters embed one) shows the page is the last one — no limit, or a
+// non-empty page shorter than the limit — and no keyset cursor narrows it
+// (the total ignores cursors), the total is known without the count query.
+// The page is never nil.
 func List[P, T any](ctx context.Context, p *P,
 	list func(context.Context, *P) ([]T, error), count func(context.Context, *P) (int, error)) ([]T, int, error) {
 	items, err := list(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
+	if items == nil {
+		items = []T{}
+	}
+	if total, ok := lastPageTotal(p, len(items)); ok {
+		return items, total, nil
+	}
 	total, err := count(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
-	if items == nil {
-		items = []T{}
-	}
 	return items, total, nil
 }
+
+// lastPageTotal is the list's size when a page of n entries read with p is
+// its last one; ok is false when only a count can tell.
+func lastPageTotal(p any, n int) (total int, ok bool) {
+	if c, isKeyset := p.(interface{ Set() bool }); isKeyset && c.Set() {
+		return 0, false // a cursor's page says nothing of the whole list's size
+	}
+	pg, paged := p.(interface{ Paging() Page })
+	if !paged {
+		return 0, false
+	}
+	page := pg.Paging()
+	if page.Limit <= 0 || n > 0 && n < page.Limit {
+		return page.Offset + n, true
+	}
+	return 0, false
+}
+
+// Paging returns the page itself; list parameters that embed a Page have
+// it too, which is how List reads their page.
+func (p Page) Paging() Page { return p }
 
 // Check returns an error wrapping core.ErrInvalid when the page asks for a
 // negative limit or offset, or orders by a field o does not list.

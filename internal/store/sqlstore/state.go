@@ -15,7 +15,6 @@ import (
 // takes and how a row becomes a core.StateEntry. Everything else (the
 // StateStore methods below) is shared; a new kind adds a stateTable.
 type stateTable struct {
-	kind core.StateKind
 	// cols, from: the SELECT list and FROM clause every read uses.
 	cols, from string
 	// order maps the list's order_by fields to columns; its key, the

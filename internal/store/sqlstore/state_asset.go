@@ -14,7 +14,6 @@ import (
 // the asset for its name, uri and inactive_since (the orphan sweep's
 // clock). Scopes reach the store resolved to an asset id.
 var assetStateTable = stateTable{
-	kind: core.StateAsset,
 	cols: assetStateCols, from: assetStateFrom,
 	order: orderSpec{order: store.AssetStateOrder, def: assetStateOrder, key: []string{"a.name", "s.key"},
 		cols: map[string]string{"asset_name": "a.name", "key": "s.key", "updated_at": "s.updated_at"}},

@@ -13,7 +13,6 @@ import (
 // the run and try of the task writer; a row without one was written by a
 // user (the audit log names whom).
 var taskStateTable = stateTable{
-	kind: core.StateTask,
 	cols: taskStateCols, from: taskStateFrom,
 	order: orderSpec{order: store.TaskStateOrder, def: taskStateOrder,
 		key: []string{"dag_id", "run_id", "task_id", "map_index", "key"},
