@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/weirflow/weir/internal/core"
 )
 
 // FileName is the configuration file inside $WEIR_HOME.
@@ -133,7 +134,7 @@ func Defaults(home string) *Config {
 			DagDirListInterval:           Duration(5 * time.Second),
 			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
 			MaxDagrunsToCreatePerLoop:    10,
-			AllowedRunIDPattern:          `^[A-Za-z0-9_.~:+-]+$`, // runs.DefaultRunIDPattern
+			AllowedRunIDPattern:          core.DefaultRunIDPattern,
 		},
 		Workers: Workers{
 			Concurrency:         16,

@@ -2,7 +2,8 @@ package config
 
 import (
 	"fmt"
-	"time"
+
+	"github.com/weirflow/weir/internal/dagfile"
 )
 
 // DagProcessor bounds what parsing one DAG file may cost (docs/dag-files.md#limits),
@@ -14,7 +15,7 @@ type DagProcessor struct {
 
 // defaultDagProcessor is [dag_processor] before any file or environment.
 func defaultDagProcessor() DagProcessor {
-	return DagProcessor{MaxFileBytes: 1 << 20, DagFileProcessorTimeout: Duration(50 * time.Second)}
+	return DagProcessor{MaxFileBytes: dagfile.DefaultMaxFileBytes, DagFileProcessorTimeout: Duration(dagfile.DefaultParseTimeout)}
 }
 
 // validateDagProcessor checks [dag_processor].

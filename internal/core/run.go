@@ -141,3 +141,8 @@ func (k TIKey) String() string {
 	}
 	return fmt.Sprintf("dag_id %q run_id %q task_id %q map_index %d", k.DagID, k.RunID, k.TaskID, k.MapIndex)
 }
+
+// DefaultRunIDPattern is the default of [scheduler] allowed_run_id_pattern
+// (Airflow's): letters, digits and _ . ~ : + - only, so that a run id is
+// inert wherever it is pasted (a shell command, a path, a URL).
+const DefaultRunIDPattern = `^[A-Za-z0-9_.~:+-]+$`

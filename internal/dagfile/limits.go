@@ -70,12 +70,12 @@ func (l *Loader) ReadFile(path string) ([]byte, error) {
 }
 
 func (l *Loader) tooLarge(path string, size int64) error {
-	what := "more than"
+	what := "over"
 	if size >= 0 {
-		what = fmt.Sprintf("%d bytes,", size)
+		what = fmt.Sprintf("%d bytes, over", size)
 	}
 	return newError([]Problem{{File: path, Msg: fmt.Sprintf(
-		"the file is %s over the limit of %d bytes ([dag_processor] max_file_bytes); split it or raise the limit",
+		"the file is %s the limit of %d bytes ([dag_processor] max_file_bytes); split it or raise the limit",
 		what, l.maxBytes)}})
 }
 

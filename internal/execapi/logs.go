@@ -18,8 +18,9 @@ import (
 // folder so that logs work when workers run on other machines. Only bytes
 // the log does not hold yet are appended (tasklog.AppendAt), so a client
 // may send a chunk again after a lost answer; a chunk that starts past the
-// end is refused with 409 log_gap and the expected offset. A try may append
-// after it finished (the final chunk), but only while it is the current try.
+// end is refused with 409 log_gap and the expected offset. Only a running
+// try may append (the try gate); the worker ships its last chunk before it
+// reports the try's end.
 func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	if _, err := ownTI(r, c); err != nil {
 		return err
@@ -38,8 +39,12 @@ func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claim
 		return err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxLogChunk))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("log chunk exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
+	}
 	if err != nil {
-		return fmt.Errorf("log chunk exceeds %d bytes or could not be read: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
+		return fmt.Errorf("read log chunk: %w", err)
 	}
 	next, err := tasklog.AppendAt(s.logs, tasklog.KeyOf(ti), offset, body)
 	var gap *tasklog.GapError

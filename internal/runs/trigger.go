@@ -30,12 +30,7 @@ type TriggerParams struct {
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
 const maxRunIDLen = 250
 
-// DefaultRunIDPattern is the default of [scheduler] allowed_run_id_pattern
-// (Airflow's): letters, digits and _ . ~ : + - only, so that a run id is
-// inert wherever it is pasted (a shell command, a path, a URL).
-const DefaultRunIDPattern = `^[A-Za-z0-9_.~:+-]+$`
-
-var defaultRunIDPattern = regexp.MustCompile(DefaultRunIDPattern)
+var defaultRunIDPattern = regexp.MustCompile(core.DefaultRunIDPattern)
 
 // generatedRunID matches the run ids RunID makes, which are accepted
 // whatever the configured pattern (as Airflow accepts its own).
@@ -55,7 +50,7 @@ type NewRun struct {
 // TriggerRules are the configurable limits of a trigger.
 type TriggerRules struct {
 	// RunIDPattern is [scheduler] allowed_run_id_pattern: a run id chosen
-	// by the caller must match it. nil = DefaultRunIDPattern.
+	// by the caller must match it. nil = core.DefaultRunIDPattern.
 	RunIDPattern *regexp.Regexp
 }
 

@@ -38,7 +38,7 @@ type Config struct {
 	// transaction.
 	ClearTaskStateOnSuccess bool
 	// RunIDPattern is [scheduler] allowed_run_id_pattern, which every run
-	// id a trigger chooses must match; nil = runs.DefaultRunIDPattern.
+	// id a trigger chooses must match; nil = core.DefaultRunIDPattern.
 	RunIDPattern *regexp.Regexp
 }
 

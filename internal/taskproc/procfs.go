@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // process identifies a process across pid reuse: its pid, its start time in
@@ -68,13 +69,14 @@ func (p process) alive() bool {
 }
 
 // bootID names the current boot; pids and start times restart with it.
-func bootID() (string, error) {
+// It cannot change while this process lives, so it is read once.
+var bootID = sync.OnceValues(func() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("read boot id: %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
-}
+})
 
 // groupMembers lists the live processes of process group pgid that started
 // no earlier than notBefore (a group outlives its leader; a member started

@@ -1,7 +1,6 @@
 package template
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -84,9 +83,9 @@ func ParamEnvName(name string) string {
 
 // jsonText is v as JSON, or null when v cannot be encoded.
 func jsonText(v any) string {
-	b, err := json.Marshal(v)
+	s, err := toJSON(v)
 	if err != nil {
 		return "null"
 	}
-	return string(b)
+	return s
 }

@@ -1,7 +1,6 @@
 package template
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -21,11 +20,10 @@ func ShellQuote(v any) (string, error) {
 	case string:
 		s = x
 	case map[string]any, []any:
-		b, err := json.Marshal(x)
-		if err != nil {
+		var err error
+		if s, err = toJSON(x); err != nil {
 			return "", fmt.Errorf("shquote: %w", err)
 		}
-		s = string(b)
 	default:
 		s = fmt.Sprint(x)
 	}
@@ -51,14 +49,26 @@ func UnquotedTriggerData(s string) []string {
 	// The command itself first, then each {{ define }}d template.
 	ts := t.Templates()
 	sort.Slice(ts, func(i, j int) bool { return ts[i] == t || (ts[j] != t && ts[i].Name() < ts[j].Name()) })
+	trees := map[string]*tparse.Tree{}
+	for _, tt := range ts {
+		if tt.Tree != nil {
+			trees[tt.Name()] = tt.Tree
+		}
+	}
 	var found []string
+	seen := map[string]bool{}
 	for _, tt := range ts {
 		if tt.Tree == nil {
 			continue
 		}
-		f := &taintFinder{tree: tt.Tree, vars: map[string]bool{}}
+		f := &taintFinder{tree: tt.Tree, trees: trees, vars: map[string]bool{}, calling: map[string]bool{}}
 		f.walk(tt.Root, false)
-		found = append(found, f.found...)
+		for _, s := range f.found {
+			if !seen[s] { // a template called with trigger data is walked twice
+				seen[s] = true
+				found = append(found, s)
+			}
+		}
 	}
 	return found
 }
@@ -66,9 +76,11 @@ func UnquotedTriggerData(s string) []string {
 // taintFinder walks a template tree, tracking whether dot and each
 // variable hold trigger data.
 type taintFinder struct {
-	tree  *tparse.Tree
-	vars  map[string]bool // variable name → holds trigger data
-	found []string
+	tree    *tparse.Tree
+	trees   map[string]*tparse.Tree // every {{ define }}d template, by name
+	vars    map[string]bool         // variable name → holds trigger data
+	calling map[string]bool         // templates being walked with trigger data (recursion guard)
+	found   []string
 }
 
 func (f *taintFinder) walk(n tparse.Node, dot bool) {
@@ -93,8 +105,20 @@ func (f *taintFinder) walk(n tparse.Node, dot bool) {
 			f.found = append(f.found, fmt.Sprintf("%s at %s", x, position(loc)))
 		}
 	case *tparse.IfNode:
+		tainted := f.pipe(x.Pipe, dot)
+		for _, v := range x.Pipe.Decl { // {{ if $v := ... }}
+			f.vars[v.Ident[0]] = tainted
+		}
 		f.walk(x.List, dot)
 		f.walk(x.ElseList, dot)
+	case *tparse.TemplateNode: // {{ template "t" .params.x }}: walk t with that dot
+		if t := f.trees[x.Name]; t != nil && f.pipe(x.Pipe, dot) && !f.calling[x.Name] {
+			f.calling[x.Name] = true
+			called := &taintFinder{tree: t, trees: f.trees, vars: map[string]bool{}, calling: f.calling}
+			called.walk(t.Root, true)
+			f.found = append(f.found, called.found...)
+			delete(f.calling, x.Name)
+		}
 	case *tparse.WithNode:
 		f.branch(&x.BranchNode, dot)
 	case *tparse.RangeNode:

@@ -95,6 +95,9 @@ func TestUnquotedTriggerData(t *testing.T) {
 		{in: `{{ if .ds }}{{ .params.x }}{{ end }}`, want: []string{"{{.params.x}} at line 1, column 16"}},
 		{in: `{{ (.params).name }}`, want: []string{"{{(.params).name}} at line 1, column 4"}},
 		{in: `{{ .params.x `}, // malformed: Check's business
+		{in: `{{ if $x := .params.a }}{{ $x }}{{ end }}`, want: []string{"{{$x}} at line 1, column 28"}},
+		{in: `{{ define "t" }}{{ . }}{{ end }}{{ template "t" .params.a }}`, want: []string{"{{.}} at line 1, column 20"}},
+		{in: `{{ define "t" }}{{ . | shquote }}{{ end }}{{ template "t" .params.a }}`},
 		{in: `{{ define "t" }}{{ .params.x }}{{ end }}{{ template "t" . }} {{ .conf.y }}`,
 			want: []string{"{{.conf.y}} at line 1, column 65", "{{.params.x}} at line 1, column 20"}},
 	}
