@@ -174,12 +174,10 @@ func (s *server) authenticate(r *http.Request, scope string) (*auth.Claims, erro
 	return c, nil
 }
 
-// ownTI returns the path's task-instance id after checking that the token
-// was issued for it.
-func ownTI(r *http.Request, c *auth.Claims) (string, error) {
-	id := r.PathValue("id")
-	if id != c.Subject {
-		return "", fmt.Errorf("token subject does not match task instance %s: %w", id, core.ErrForbidden)
+// ownTI checks that the token was issued for the path's task instance.
+func ownTI(r *http.Request, c *auth.Claims) error {
+	if id := r.PathValue("id"); id != c.Subject {
+		return fmt.Errorf("token subject does not match task instance %s: %w", id, core.ErrForbidden)
 	}
-	return id, nil
+	return nil
 }

@@ -33,8 +33,7 @@ type stateRoute struct {
 var stateRoutes = []stateRoute{
 	{keyPaths: []string{"/store/ti/{id}/{key}"}, clearPath: "/store/ti/{id}",
 		want: func(r *http.Request, c *auth.Claims) (core.StateScope, error) {
-			_, err := ownTI(r, c) // the path's id must be the token's (403)
-			return core.StateScope{Kind: core.StateTask}, err
+			return core.StateScope{Kind: core.StateTask}, nil // the try gate checked the path's id
 		}},
 	assetStateRoute("by-name", "name", core.AssetScopeByName),
 	assetStateRoute("by-uri", "uri", core.AssetScopeByURI),

@@ -52,7 +52,7 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 		c, err := s.authenticate(r, auth.ScopeExecution)
 		if err == nil {
 			if id := r.PathValue("id"); id != "" {
-				_, err = ownTI(r, c)
+				err = ownTI(r, c)
 			}
 		}
 		var ti *core.TaskInstance
