@@ -32,7 +32,7 @@ type stateRoute struct {
 // accepted as well.
 var stateRoutes = []stateRoute{
 	{keyPaths: []string{"/store/ti/{id}/{key}"}, clearPath: "/store/ti/{id}",
-		want: func(r *http.Request, c *auth.Claims) (core.StateScope, error) {
+		want: func(*http.Request, *auth.Claims) (core.StateScope, error) {
 			return core.StateScope{Kind: core.StateTask}, nil // the try gate checked the path's id
 		}},
 	assetStateRoute("by-name", "name", core.AssetScopeByName),
