@@ -1,0 +1,16 @@
+// Package builtin lists the trigger types every Weir binary has.
+package builtin
+
+import (
+	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/timer"
+)
+
+// Types returns the built-in trigger types.
+func Types() []trigger.Type {
+	return []trigger.Type{timer.DateTime, timer.TimeDelta}
+}
+
+// Registry returns a new registry holding the built-in types (a program
+// adds its own with Register).
+func Registry() *trigger.Registry { return trigger.NewRegistry(Types()...) }

@@ -1,0 +1,67 @@
+package trigger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// DecodeKwargs decodes kwargs (a JSON object) into out strictly: an unknown
+// kwarg, a value of the wrong type or trailing data is an error naming it,
+// wrapping core.ErrInvalid. Types then check ranges themselves.
+func DecodeKwargs(kwargs json.RawMessage, out any) error {
+	if len(bytes.TrimSpace(kwargs)) == 0 {
+		kwargs = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(kwargs))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("kwargs: %s: %w", describeDecodeError(err), core.ErrInvalid)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("kwargs: unexpected data after the JSON object: %w", core.ErrInvalid)
+	}
+	return nil
+}
+
+// Invalid returns an error naming kwarg name and what is wrong with it,
+// wrapping core.ErrInvalid.
+func Invalid(name, format string, args ...any) error {
+	return fmt.Errorf("kwarg %q %s: %w", name, fmt.Sprintf(format, args...), core.ErrInvalid)
+}
+
+func describeDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("kwarg %q must be %s, got JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Sprintf("kwargs must be a JSON object, got JSON %s", te.Value)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown kwarg " + f
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	case "int", "int64", "int32", "uint", "uint64", "float64", "float32":
+		return "a number"
+	}
+	return "a " + k
+}

@@ -1,0 +1,104 @@
+package trigger
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Registry holds trigger types by name. It is safe for concurrent use;
+// types are registered before the processes that use them start.
+type Registry struct {
+	mu    sync.RWMutex
+	types map[string]Type
+}
+
+// NewRegistry returns a registry holding types.
+func NewRegistry(types ...Type) *Registry {
+	r := &Registry{types: map[string]Type{}}
+	for _, t := range types {
+		if err := r.Register(t); err != nil {
+			panic(err) // built-in lists are fixed at compile time
+		}
+	}
+	return r
+}
+
+// Register adds t; a name registers once.
+func (r *Registry) Register(t Type) error {
+	if !validTypeName(t.Name) || t.New == nil {
+		return fmt.Errorf("register trigger type %q: a name of letters, digits, '_', '.' or '-' and a New function are required: %w", t.Name, core.ErrInvalid)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.types[t.Name]; dup {
+		return fmt.Errorf("trigger type %q is already registered: %w", t.Name, core.ErrConflict)
+	}
+	r.types[t.Name] = t
+	return nil
+}
+
+// Lookup returns the type registered under name.
+func (r *Registry) Lookup(name string) (Type, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.types[name]
+	return t, ok
+}
+
+// Types lists the registered types, sorted by name.
+func (r *Registry) Types() []Type {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Type, 0, len(r.types))
+	for _, t := range r.types {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b Type) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// New builds the trigger spec names; an unknown type or invalid kwargs
+// give an error naming the problem (wrapping core.ErrInvalid).
+func (r *Registry) New(spec Spec) (Trigger, error) {
+	t, ok := r.Lookup(spec.Type)
+	if !ok {
+		names := make([]string, 0)
+		for _, t := range r.Types() {
+			names = append(names, t.Name)
+		}
+		return nil, fmt.Errorf("unknown trigger type %q (known: %s): %w", spec.Type, strings.Join(names, ", "), core.ErrInvalid)
+	}
+	kwargs := spec.Kwargs
+	if len(kwargs) == 0 {
+		kwargs = json.RawMessage("{}")
+	}
+	tr, err := t.New(kwargs)
+	if err != nil {
+		return nil, fmt.Errorf("trigger %s: %w", spec.Type, err)
+	}
+	return tr, nil
+}
+
+// Check validates spec without keeping the trigger.
+func (r *Registry) Check(spec Spec) error {
+	_, err := r.New(spec)
+	return err
+}
+
+func validTypeName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		ok := c == '_' || c == '.' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,120 @@
+// Package trigger defines triggers: values (a type name and JSON kwargs)
+// that the triggerer runs to wait for something outside a worker (a time,
+// a file, an HTTP status, a query result, an object, another DAG's task,
+// a line from a process). A trigger's run produces events; a deferred task
+// resumes with the first one, and watchers and streams (SPEC D and F)
+// consume every one. Triggers are never closures: a Spec is stored in the
+// trigger table and rebuilt by type name in whichever triggerer claims it,
+// so every type is registered in a Registry and validates its kwargs when
+// a DAG is loaded or a task defers (New has no side effects).
+package trigger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Spec is a trigger as a value: the registered type name and its kwargs.
+type Spec struct {
+	Type   string          `json:"type"`
+	Kwargs json.RawMessage `json:"kwargs,omitempty"`
+}
+
+// Trigger is one constructed trigger, ready to run.
+type Trigger interface {
+	// Run waits for what the trigger watches and reports each occurrence
+	// with rt.Emit, which returns once the event is committed. Run returns
+	// when it has nothing more to report (nil), when ctx ends (the
+	// triggerer cancels a trigger whose waiters are gone, or that moved to
+	// another triggerer), or with an error that fails its waiters. A
+	// deferral's trigger is cancelled after its first accepted event.
+	Run(ctx context.Context, rt *Runtime) error
+}
+
+// Type is one registered kind of trigger.
+type Type struct {
+	Name string // the `type` a Spec names, e.g. "timedelta"
+	// Summary is one line for `weir triggers types` and the docs.
+	Summary string
+	// New decodes and validates kwargs and returns the trigger, without
+	// side effects (it also runs at DAG load and at the defer call). Errors
+	// name the offending kwarg and wrap core.ErrInvalid.
+	New func(kwargs json.RawMessage) (Trigger, error)
+}
+
+// Runtime is what a running trigger may use. It is built by the triggerer
+// for each run.
+type Runtime struct {
+	// ID is the trigger's row id; CreatedAt is when the trigger row was
+	// created (a timedelta counts from it, so a trigger that moves to
+	// another triggerer keeps its deadline).
+	ID        int64
+	CreatedAt time.Time
+	Clock     core.Clock
+	// Log is the trigger's log (for a deferral, it is appended to the
+	// waiting try's log). Safe for concurrent use.
+	Log io.Writer
+	// Connections resolves a conn_id to its URI.
+	Connections ConnectionLookup
+	// Runs reads DAG runs and task instances (the external_task trigger).
+	Runs RunReader
+	// EmitFunc persists one event; Emit calls it.
+	EmitFunc func(ctx context.Context, e Event) error
+}
+
+// Event is one occurrence a trigger reports; its payload is any JSON value
+// (the deferred task receives it as its event).
+type Event struct {
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Emit encodes payload as JSON and hands it to the triggerer; it returns
+// once the event is committed, or an error (the trigger should return it:
+// the event was not accepted, typically because ctx ended).
+func (rt *Runtime) Emit(ctx context.Context, payload any) error {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encode trigger event: %w", err)
+	}
+	if rt.EmitFunc == nil {
+		return errors.New("emit trigger event: the runtime has no event sink")
+	}
+	return rt.EmitFunc(ctx, Event{Payload: raw})
+}
+
+// Logf writes one timestamped line to the trigger log.
+func (rt *Runtime) Logf(format string, args ...any) {
+	if rt.Log == nil {
+		return
+	}
+	now := time.Now()
+	if rt.Clock != nil {
+		now = rt.Clock.Now()
+	}
+	_, _ = fmt.Fprintf(rt.Log, "[%s] "+format+"\n", append([]any{now.UTC().Format(time.RFC3339)}, args...)...)
+}
+
+// Now is the runtime clock's time.
+func (rt *Runtime) Now() time.Time {
+	if rt.Clock == nil {
+		return time.Now()
+	}
+	return rt.Clock.Now()
+}
+
+// ConnectionLookup resolves a conn_id to its URI (as operator.ConnectionLookup).
+type ConnectionLookup interface {
+	ConnectionURI(ctx context.Context, connID string) (string, error)
+}
+
+// RunReader reads DAG runs and task instances.
+type RunReader interface {
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+}

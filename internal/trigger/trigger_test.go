@@ -1,0 +1,101 @@
+package trigger_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
+)
+
+func TestRegistryRefusesBadSpecsWithTheirProblem(t *testing.T) {
+	reg := builtin.Registry()
+	cases := []struct {
+		spec trigger.Spec
+		want string
+	}{
+		{trigger.Spec{Type: "nope"}, `unknown trigger type "nope" (known: datetime, timedelta`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{}`)}, `kwarg "delta" is required`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"-5s"}`)}, `kwarg "delta" must not be negative, got -5s`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"soon"}`)}, `invalid duration "soon"`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s","extra":1}`)}, `unknown kwarg "extra"`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`[1]`)}, `kwargs must be a JSON object`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s"} x`)}, `unexpected data after the JSON object`},
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment":"tomorrow"}`)}, `kwarg "moment" must be an RFC 3339 time such as 2026-12-01T10:00:00Z, got "tomorrow"`},
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment":5}`)}, `kwarg "moment" must be a string, got JSON number`},
+	}
+	for _, c := range cases {
+		err := reg.Check(c.spec)
+		if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check(%s %s) = %v, want an invalid-input error containing %q", c.spec.Type, c.spec.Kwargs, err, c.want)
+		}
+	}
+	if err := reg.Check(trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"0s"}`)}); err != nil {
+		t.Errorf("a zero delta is valid: %v", err)
+	}
+}
+
+func TestRegisterRefusesDuplicatesAndBadNames(t *testing.T) {
+	reg := builtin.Registry()
+	tp, _ := reg.Lookup("timedelta")
+	if err := reg.Register(tp); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("registering timedelta twice = %v, want a conflict", err)
+	}
+	tp.Name = "has space"
+	if err := reg.Register(tp); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("registering %q = %v, want invalid", tp.Name, err)
+	}
+}
+
+// TestTimeDeltaCountsFromCreation: a timedelta trigger that starts (again,
+// on another triggerer) after its deadline fires at once with the deadline
+// computed from the trigger's creation, not from its start.
+func TestTimeDeltaCountsFromCreation(t *testing.T) {
+	tr, err := builtin.Registry().New(trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"1h"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now().Add(-2 * time.Hour).UTC()
+	var got []json.RawMessage
+	rt := &trigger.Runtime{CreatedAt: created, EmitFunc: func(_ context.Context, e trigger.Event) error {
+		got = append(got, e.Payload)
+		return nil
+	}}
+	if err := tr.Run(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"moment":"` + created.Add(time.Hour).Format(time.RFC3339Nano) + `"}`
+	if len(got) != 1 || string(got[0]) != want {
+		t.Errorf("events = %s, want one %s", got, want)
+	}
+}
+
+func TestPollRetriesTransientErrorsAndStopsOnPermanentOnes(t *testing.T) {
+	var lines strings.Builder
+	var events int
+	rt := &trigger.Runtime{Log: &lines, EmitFunc: func(context.Context, trigger.Event) error { events++; return nil }}
+	calls := 0
+	err := trigger.Poll(context.Background(), rt, time.Millisecond, func(context.Context) (any, bool, error) {
+		calls++
+		if calls < 3 {
+			return nil, false, errors.New("connection refused")
+		}
+		return map[string]int{"calls": calls}, true, nil
+	})
+	if err != nil || events != 1 || calls != 3 {
+		t.Fatalf("Poll = %v after %d calls and %d events, want nil after 3 calls and 1 event", err, calls, events)
+	}
+	if n := strings.Count(lines.String(), "connection refused"); n != 1 {
+		t.Errorf("a repeated error is logged once, got %d times:\n%s", n, lines.String())
+	}
+	perm := trigger.Permanent(errors.New("no such connection"))
+	err = trigger.Poll(context.Background(), rt, time.Millisecond, func(context.Context) (any, bool, error) { return nil, false, perm })
+	if err == nil || !strings.Contains(err.Error(), "no such connection") {
+		t.Errorf("Poll with a permanent error = %v, want it returned", err)
+	}
+}
