@@ -56,6 +56,15 @@ type TaskInstance struct {
 	// MapArgs holds the values of the expanded arguments for a mapped
 	// instance (argument name → value), nil when unmapped.
 	MapArgs json.RawMessage `json:"map_args,omitempty"`
+	// TriggerID is the trigger a deferred try waits on; TriggerTimeout
+	// when it fails instead (nil = never).
+	TriggerID      *int64     `json:"trigger_id,omitempty"`
+	TriggerTimeout *time.Time `json:"trigger_timeout,omitempty"`
+	// NextMethod and NextKwargs say how a deferred try resumes;
+	// NextEvent is the payload of the trigger event that resumed it.
+	NextMethod string          `json:"next_method,omitempty"`
+	NextKwargs json.RawMessage `json:"next_kwargs,omitempty"`
+	NextEvent  json.RawMessage `json:"next_event,omitempty"`
 }
 
 // Duration returns how long the try ran, or zero.

@@ -131,6 +131,7 @@ var (
 	AssetAliasOrder = Order{List: "asset aliases", Default: "name", Fields: []string{"name", "id", "created_at"}}
 	AssetEventOrder = Order{List: "asset events", Default: "id (oldest first)",
 		Fields: []string{"id", "timestamp", "asset_id", "source_dag_id"}}
+	TriggerOrder  = Order{List: "triggers", Default: "id", Fields: []string{"id", "created_date", "triggerer_id"}}
 	AuditLogOrder = Order{List: "event logs", Default: "-event_log_id (newest first)",
 		Fields: []string{"event_log_id", "when", "event", "owner"}}
 )

@@ -25,6 +25,7 @@ type Store interface {
 	MiscStore
 	AssetStore
 	AssetAliasStore
+	TriggerStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -50,6 +51,7 @@ type Store interface {
 const (
 	ChannelScheduler = "weir_scheduler" // a task finished or a run was created: schedule now
 	ChannelQueued    = "weir_queued"    // task instances were queued: workers, claim now
+	ChannelTrigger   = "weir_trigger"   // a trigger was created: triggerers, claim now
 )
 
 // DagStore holds DAG definitions and their versions.
@@ -412,4 +414,74 @@ type AuditLogListParams struct {
 	Target string // "" = any
 	Cursor
 	Page
+}
+
+// TriggerStore holds triggers and the tries deferred on them.
+type TriggerStore interface {
+	// TaskInstanceDefer creates p.Trigger's row and moves the try p.ID to
+	// deferred on it, in one transaction, when the try's state is one of
+	// p.From (running for a try that defers; none or scheduled for a task
+	// that starts from its trigger). Returns the trigger id; ErrConflict
+	// (nothing created) when the try is in another state.
+	TaskInstanceDefer(ctx context.Context, p *TaskInstanceDeferParams) (int64, error)
+	// TaskInstanceResume moves deferred tries back to scheduled: those
+	// waiting on p.TriggerID, or those listed in p.IDs. Returns the ids
+	// that moved.
+	TaskInstanceResume(ctx context.Context, p *TaskInstanceResumeParams) ([]string, error)
+	// TaskInstanceDeferredTimedOut lists up to limit deferred tries whose
+	// trigger_timeout is before before, earliest first.
+	TaskInstanceDeferredTimedOut(ctx context.Context, before time.Time, limit int) ([]core.TaskInstance, error)
+
+	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
+	// TriggerList lists triggers by id; TriggerCount counts them.
+	TriggerList(ctx context.Context, p *TriggerListParams) ([]core.Trigger, error)
+	TriggerCount(ctx context.Context, p *TriggerListParams) (int, error)
+	// TriggerClaim assigns to p.TriggererID up to p.Limit triggers that are
+	// unassigned or whose triggerer's job heartbeat is older than
+	// p.AliveSince; concurrent claimers take disjoint triggers. Returns how
+	// many it took.
+	TriggerClaim(ctx context.Context, p *TriggerClaimParams) (int, error)
+	// TriggerHold locks trigger id for the rest of the transaction when
+	// triggererID still owns it; ErrConflict when it does not (it moved to
+	// another triggerer, or was deleted). Every event commits behind it.
+	TriggerHold(ctx context.Context, id int64, triggererID string) error
+	// TriggerDeleteUnused deletes the triggers among ids (all when empty)
+	// that no deferred try waits on, and returns how many went.
+	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+}
+
+// TaskInstanceDeferParams describes a deferral.
+type TaskInstanceDeferParams struct {
+	ID         string
+	From       []core.TIState
+	Trigger    core.TriggerSpec
+	NextMethod string
+	NextKwargs json.RawMessage
+	Timeout    *time.Time // nil = never
+	Now        time.Time
+}
+
+// TaskInstanceResumeParams says which deferred tries resume, and with what.
+type TaskInstanceResumeParams struct {
+	TriggerID int64    // the tries waiting on this trigger, or
+	IDs       []string // these tries
+	// Event is the trigger's payload (nil for a failure).
+	Event json.RawMessage
+	// Fail, when set, makes the tries resume into a failure with this
+	// message (next_method __fail__).
+	Fail string
+	Now  time.Time
+}
+
+// TriggerListParams filters TriggerList and TriggerCount.
+type TriggerListParams struct {
+	TriggererID string // "" = any
+	Page
+}
+
+// TriggerClaimParams is one claim of a triggerer.
+type TriggerClaimParams struct {
+	TriggererID string
+	AliveSince  time.Time // a triggerer whose heartbeat is older is dead
+	Limit       int
 }

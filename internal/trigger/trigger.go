@@ -21,10 +21,7 @@ import (
 )
 
 // Spec is a trigger as a value: the registered type name and its kwargs.
-type Spec struct {
-	Type   string          `json:"type"`
-	Kwargs json.RawMessage `json:"kwargs,omitempty"`
-}
+type Spec = core.TriggerSpec
 
 // Trigger is one constructed trigger, ready to run.
 type Trigger interface {

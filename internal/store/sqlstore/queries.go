@@ -79,7 +79,8 @@ const archivedState = `CASE WHEN state IN ('up_for_retry', 'running', 'queued', 
 
 const tiCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
 	pool, pool_slots, priority_weight, operator, hostname, worker_id, pid, queued_at, start_date, end_date,
-	last_heartbeat, next_retry_at, dag_version_id, map_args`
+	last_heartbeat, next_retry_at, dag_version_id, map_args,
+	trigger_id, trigger_timeout, next_method, next_kwargs, next_event`
 
 // tiInsertCols are the columns set when a task instance is created; one
 // VALUES tuple has tiInsertArgs placeholders.
@@ -110,7 +111,8 @@ const (
 	qTINewTry = `UPDATE task_instance SET id = $2, try_number = try_number + 1, max_tries = max_tries + $3,
 		state = $4, hostname = '', worker_id = NULL, claimed_at = NULL, pid = 0, queued_at = NULL,
 		start_date = NULL, end_date = NULL, last_heartbeat = NULL,
-		next_retry_at = CASE WHEN $6 THEN next_retry_at ELSE NULL END, updated_at = $5
+		next_retry_at = CASE WHEN $6 THEN next_retry_at ELSE NULL END, updated_at = $5,
+		trigger_id = NULL, trigger_timeout = NULL, next_method = '', next_kwargs = NULL, next_event = NULL
 		WHERE id = $1`
 	qTIHistory = `SELECT ` + tiCols + ` FROM task_instance_history
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 ORDER BY try_number`

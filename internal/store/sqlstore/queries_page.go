@@ -45,6 +45,9 @@ var (
 		key:  []string{"dag_id", "warning_type"},
 		cols: map[string]string{"dag_id": "dag_id", "warning_type": "warning_type", "timestamp": "timestamp"}}
 
+	triggerOrder = orderSpec{order: store.TriggerOrder, def: "id", key: []string{"id"},
+		cols: map[string]string{"id": "id", "created_date": "created_at", "triggerer_id": "triggerer_id"}}
+
 	poolOrder = orderSpec{order: store.PoolOrder, def: "p.pool", key: []string{"p.pool"},
 		cols: map[string]string{"name": "p.pool", "slots": "p.slots"}}
 

@@ -16,12 +16,14 @@ func scanTI(r scanner) (*core.TaskInstance, error) {
 		ti                                       core.TaskInstance
 		state                                    string
 		worker                                   sql.NullString
-		mapArgs                                  sql.NullString
+		mapArgs, nextKwargs, nextEvent           sql.NullString
 		queued, start, end, beat, retry, version sql.NullInt64
+		triggerID, triggerTimeout                sql.NullInt64
 	)
 	if err := r.Scan(&ti.ID, &ti.DagRunID, &ti.DagID, &ti.RunID, &ti.TaskID, &ti.MapIndex, &ti.TryNumber,
 		&ti.MaxTries, &state, &ti.Queue, &ti.Pool, &ti.PoolSlots, &ti.PriorityWeight, &ti.Operator,
-		&ti.Hostname, &worker, &ti.PID, &queued, &start, &end, &beat, &retry, &version, &mapArgs); err != nil {
+		&ti.Hostname, &worker, &ti.PID, &queued, &start, &end, &beat, &retry, &version, &mapArgs,
+		&triggerID, &triggerTimeout, &ti.NextMethod, &nextKwargs, &nextEvent); err != nil {
 		return nil, err
 	}
 	ti.State = core.TIState(state)
@@ -30,6 +32,11 @@ func scanTI(r scanner) (*core.TaskInstance, error) {
 	ti.LastHeartbeat, ti.NextRetryAt = ptrMicros(beat), ptrMicros(retry)
 	ti.DagVersionID = version.Int64
 	ti.MapArgs = rawJSON(mapArgs)
+	if triggerID.Valid {
+		ti.TriggerID = &triggerID.Int64
+	}
+	ti.TriggerTimeout = ptrMicros(triggerTimeout)
+	ti.NextKwargs, ti.NextEvent = rawJSON(nextKwargs), rawJSON(nextEvent)
 	return &ti, nil
 }
 

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TriggerSpec is a trigger as a value: a registered type name and its JSON
+// kwargs (package trigger builds and runs it).
+type TriggerSpec struct {
+	Type   string          `json:"type"`
+	Kwargs json.RawMessage `json:"kwargs,omitempty"`
+}
+
+// Trigger is one row of the trigger table: a trigger some deferred try (or,
+// later, a watcher) waits on, and the triggerer running it.
+type Trigger struct {
+	ID          int64           `json:"id"`
+	Type        string          `json:"type"`
+	Kwargs      json.RawMessage `json:"kwargs"`
+	CreatedAt   time.Time       `json:"created_date"`
+	TriggererID string          `json:"triggerer_id,omitempty"` // job id; "" = unassigned
+}
+
+// Spec returns the trigger as a value.
+func (t *Trigger) Spec() TriggerSpec { return TriggerSpec{Type: t.Type, Kwargs: t.Kwargs} }
+
+// Deferral is what a running try asks for when it defers (and what a task
+// that starts from a trigger declares): wait on Trigger, then resume with
+// NextMethod and NextKwargs, or fail once Timeout (0 = never) passes.
+type Deferral struct {
+	Trigger    TriggerSpec     `json:"trigger"`
+	NextMethod string          `json:"next_method,omitempty"`
+	NextKwargs json.RawMessage `json:"next_kwargs,omitempty"`
+	Timeout    Duration        `json:"timeout,omitempty"`
+}
+
+// NextMethodFail is the next method of a try whose trigger failed or timed
+// out: the worker fails it with the message in next_kwargs' "error", and
+// retries follow as for any failure (Airflow's "__fail__").
+const NextMethodFail = "__fail__"
