@@ -21,6 +21,9 @@ const DefaultInterval = 10 * time.Second
 // every Interval until its context ends. A failed write is logged, not
 // fatal: a missed heartbeat only makes the health check report staleness.
 type Heartbeat struct {
+	// ID is the job row's id; "" = a new UUID (a triggerer names its row
+	// itself, since its triggers point at it).
+	ID       string
 	Store    Store
 	Role     string // "scheduler", "api-server", ...
 	Clock    core.Clock
@@ -43,7 +46,11 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	row := &core.Job{ID: uuid.NewString(), Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
+	id := h.ID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -26,6 +26,8 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
 )
 
 // Config is what a Service needs. Store is required.
@@ -40,6 +42,9 @@ type Config struct {
 	// RunIDPattern is [scheduler] allowed_run_id_pattern, which every run
 	// id a trigger chooses must match; nil = core.DefaultRunIDPattern.
 	RunIDPattern *regexp.Regexp
+	// Triggers are the trigger types deferrals may name; nil = the
+	// built-in ones.
+	Triggers *trigger.Registry
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -51,6 +56,7 @@ type Service struct {
 	clearOnSuccess bool
 	triggerRules   runs.TriggerRules
 	versions       store.VersionCache
+	triggers       *trigger.Registry
 }
 
 // New returns a Service.
@@ -61,9 +67,15 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Triggers == nil {
+		cfg.Triggers = builtin.Registry()
+	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
-		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}}
+		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers}
 }
+
+// Triggers returns the trigger types deferrals may name.
+func (s *Service) Triggers() *trigger.Registry { return s.triggers }
 
 // Store returns the store the service writes to (read paths use it too).
 func (s *Service) Store() store.Store { return s.st }

@@ -56,9 +56,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	if err := s.st.TaskInstanceFinish(ctx, p); err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
-	if err := s.st.Notify(ctx, store.ChannelScheduler); err != nil {
-		s.log.WarnContext(ctx, "notify scheduler", "err", err)
-	}
+	s.notify(ctx, store.ChannelScheduler)
 	return &FinishResult{State: state, NextRetryAt: next}, nil
 }
 

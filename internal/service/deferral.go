@@ -1,0 +1,163 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// maxDeferralBytes bounds a deferral's kwargs and next_kwargs (each): they
+// are stored in rows read on every resume.
+const maxDeferralBytes = 64 << 10
+
+// DeferTry moves the running try ti to deferred on the trigger d names:
+// the trigger row is created and the worker's claim ends in one
+// transaction (its slot is free at once), the try does not end, and the
+// triggerers are woken. The trigger is checked first (an unknown type or
+// bad kwargs is core.ErrInvalid and changes nothing); errors wrap
+// core.ErrConflict when the try is no longer running. Returns the trigger
+// id.
+func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
+	return s.deferTry(ctx, ti, d, core.TIRunning)
+}
+
+// StartFromTrigger defers a task instance that has not run yet (state
+// none) on its task's start trigger, so it begins in the triggerer without
+// a worker step (SPEC S-6); the scheduler calls it where it would
+// otherwise schedule the instance.
+func (s *Service) StartFromTrigger(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
+	return s.deferTry(ctx, ti, d, core.TINone)
+}
+
+func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral, from core.TIState) (int64, error) {
+	if err := s.CheckDeferral(d); err != nil {
+		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
+	}
+	now := s.clock.Now()
+	p := &store.TaskInstanceDeferParams{ID: ti.ID, From: []core.TIState{from}, Trigger: d.Trigger,
+		NextMethod: d.NextMethod, NextKwargs: d.NextKwargs, Now: now}
+	if d.Timeout > 0 {
+		at := now.Add(d.Timeout.D())
+		p.Timeout = &at
+	}
+	id, err := s.st.TaskInstanceDefer(ctx, p)
+	if err != nil {
+		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
+	}
+	s.notify(ctx, store.ChannelTrigger)
+	return id, nil
+}
+
+// CheckDeferral validates a deferral without changing anything: a
+// registered trigger type whose kwargs it accepts, a timeout that is not
+// negative, next_kwargs that are a JSON object, sizes within bounds.
+// Errors name the problem and wrap core.ErrInvalid.
+func (s *Service) CheckDeferral(d core.Deferral) error {
+	switch {
+	case d.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative, got %s: %w", d.Timeout.D(), core.ErrInvalid)
+	case len(d.Trigger.Kwargs) > maxDeferralBytes:
+		return fmt.Errorf("trigger kwargs are %d bytes, more than the limit of %d: %w", len(d.Trigger.Kwargs), maxDeferralBytes, core.ErrInvalid)
+	case len(d.NextKwargs) > maxDeferralBytes:
+		return fmt.Errorf("next_kwargs are %d bytes, more than the limit of %d: %w", len(d.NextKwargs), maxDeferralBytes, core.ErrInvalid)
+	case len(d.NextMethod) > 200:
+		return fmt.Errorf("next_method is longer than 200 bytes: %w", core.ErrInvalid)
+	case d.NextMethod == core.NextMethodFail:
+		return fmt.Errorf("next_method %q is reserved for failed deferrals: %w", core.NextMethodFail, core.ErrInvalid)
+	}
+	if len(d.NextKwargs) > 0 {
+		if b := bytes.TrimSpace(d.NextKwargs); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+			return fmt.Errorf("next_kwargs must be a JSON object: %w", core.ErrInvalid)
+		}
+	}
+	return s.triggers.Check(d.Trigger)
+}
+
+// FireTrigger commits one event of trigger id, run by triggerer: every try
+// deferred on it goes back to scheduled with payload as its event (each
+// resumes once: a second event finds none waiting), and a trigger no try
+// waits on any more is deleted — all in one transaction behind the
+// triggerer's hold on the trigger, so a triggerer that lost the trigger to
+// another (its heartbeat went stale) commits nothing (core.ErrConflict).
+// Returns whether anyone still waits on the trigger (false: the triggerer
+// stops it).
+func (s *Service) FireTrigger(ctx context.Context, id int64, triggerer string, payload json.RawMessage) (bool, error) {
+	return s.resumeWaiters(ctx, id, triggerer, &store.TaskInstanceResumeParams{TriggerID: id, Event: payload})
+}
+
+// FailTrigger ends trigger id, whose run failed with msg, for every try
+// deferred on it: they resume into a failure naming msg (next method
+// __fail__; retries follow as for any failed try). Fenced like FireTrigger.
+func (s *Service) FailTrigger(ctx context.Context, id int64, triggerer, msg string) error {
+	_, err := s.resumeWaiters(ctx, id, triggerer, &store.TaskInstanceResumeParams{TriggerID: id, Fail: msg})
+	return err
+}
+
+func (s *Service) resumeWaiters(ctx context.Context, id int64, triggerer string, p *store.TaskInstanceResumeParams) (bool, error) {
+	p.Now = s.clock.Now()
+	waiting := true
+	err := s.st.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.TriggerHold(ctx, id, triggerer); err != nil {
+			return err
+		}
+		if _, err := tx.TaskInstanceResume(ctx, p); err != nil {
+			return err
+		}
+		n, err := tx.TriggerDeleteUnused(ctx, id)
+		waiting = n == 0
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	s.notify(ctx, store.ChannelScheduler)
+	return waiting, nil
+}
+
+// TimeoutDeferred fails the deferred tries whose timeout passed before now
+// (at most limit of them): each resumes into a failure naming its
+// trigger and timeout. Returns how many it failed.
+func (s *Service) TimeoutDeferred(ctx context.Context, limit int) (int, error) {
+	now := s.clock.Now()
+	due, err := s.st.TaskInstanceDeferredTimedOut(ctx, now, limit)
+	if err != nil {
+		return 0, err
+	}
+	failed := 0
+	for i := range due {
+		ti := &due[i]
+		msg := fmt.Sprintf("the trigger did not fire before the deferral's timeout (%s)", ti.TriggerTimeout.UTC().Format(time.RFC3339))
+		if ti.TriggerID != nil {
+			if tr, err := s.st.TriggerGet(ctx, *ti.TriggerID); err == nil {
+				msg = fmt.Sprintf("the %s trigger did not fire before the deferral's timeout (%s)", tr.Type, ti.TriggerTimeout.UTC().Format(time.RFC3339))
+			}
+		}
+		moved, err := s.st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{ti.ID}, Fail: msg, Now: now})
+		if err != nil {
+			return failed, fmt.Errorf("time out %s: %w", runs.Describe(ti), err)
+		}
+		failed += len(moved)
+	}
+	if failed > 0 {
+		if _, err := s.st.TriggerDeleteUnused(ctx); err != nil {
+			s.log.WarnContext(ctx, "delete unused triggers", "err", err)
+		}
+		s.notify(ctx, store.ChannelScheduler)
+	}
+	return failed, nil
+}
+
+// notify wakes channel's listeners; a failure only delays them until their
+// next poll.
+func (s *Service) notify(ctx context.Context, channel string) {
+	if err := s.st.Notify(ctx, channel); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.WarnContext(ctx, "notify", "channel", channel, "err", err)
+	}
+}

@@ -1,0 +1,299 @@
+// Package triggerer is the triggerer role: it claims trigger rows (those
+// unassigned, and those of a triggerer whose heartbeat went stale) up to
+// its capacity, runs each trigger as a goroutine with its own context, and
+// commits every event through the service layer behind its hold on the
+// trigger, so that a triggerer that lost a trigger commits nothing and a
+// deferred try resumes once. Any number of triggerers may share one
+// PostgreSQL database; standalone runs one. docs/triggers.md.
+package triggerer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/trigger"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultCapacity          = 1000
+	DefaultHeartbeatInterval = 5 * time.Second
+	// cleanupInterval is how often triggers no try waits on are deleted.
+	cleanupInterval = 10 * time.Second
+)
+
+// Role is the job role a triggerer's heartbeat row carries.
+const Role = "triggerer"
+
+// Config tunes a triggerer.
+type Config struct {
+	// Capacity is how many triggers it runs at most ([triggerer] capacity).
+	Capacity int
+	// HeartbeatInterval is how often its job row is refreshed; a triggerer
+	// silent for 1.5 intervals is dead and its triggers are claimed by the
+	// others, which look every quarter interval: a dead triggerer's
+	// triggers run again elsewhere within two intervals.
+	HeartbeatInterval time.Duration
+}
+
+// Triggerer is the triggerer service. Set the fields, then call Start.
+type Triggerer struct {
+	Service  *service.Service
+	Store    Store
+	Registry *trigger.Registry
+	// Connections resolves the conn_ids triggers name.
+	Connections trigger.ConnectionLookup
+	Clock       core.Clock
+	Logger      *slog.Logger
+	Config      Config
+
+	id      string
+	mu      sync.Mutex
+	running map[int64]context.CancelFunc
+	// ended holds triggers whose run ended while still listed as owned
+	// (the row is deleted in the transaction of its last event, which a
+	// pass's list may predate): they are not started again.
+	ended map[int64]bool
+	wg    sync.WaitGroup
+}
+
+// Store is what a triggerer reads and claims (package store documents each
+// method); changes go through the Service.
+type Store interface {
+	job.Store
+	trigger.RunReader
+	TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (int, error)
+	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)
+	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+	Subscribe(ctx context.Context, channel string) <-chan struct{}
+}
+
+// ID returns the triggerer's job id (set once Start began).
+func (t *Triggerer) ID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.id
+}
+
+// Running returns how many triggers run now.
+func (t *Triggerer) Running() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.running)
+}
+
+func (t *Triggerer) init() {
+	if t.Clock == nil {
+		t.Clock = core.SystemClock{}
+	}
+	if t.Logger == nil {
+		t.Logger = slog.New(slog.DiscardHandler)
+	}
+	if t.Config.Capacity <= 0 {
+		t.Config.Capacity = DefaultCapacity
+	}
+	if t.Config.HeartbeatInterval <= 0 {
+		t.Config.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	t.mu.Lock()
+	t.id = uuid.NewString()
+	t.running = map[int64]context.CancelFunc{}
+	t.ended = map[int64]bool{}
+	t.mu.Unlock()
+}
+
+// Start heartbeats, claims and runs triggers until ctx is done; it then
+// cancels its triggers, waits for them and returns nil. A failed pass (the
+// database is briefly unavailable) is logged and retried.
+func (t *Triggerer) Start(ctx context.Context) error {
+	t.init()
+	hb := t.Config.HeartbeatInterval
+	host, _ := os.Hostname()
+	// The first heartbeat is written before any claim, so that no other
+	// triggerer takes this one's triggers for dead.
+	if err := t.Store.JobHeartbeat(ctx, &core.Job{ID: t.id, Role: Role, Hostname: host, PID: os.Getpid(),
+		StartedAt: t.Clock.Now(), Heartbeat: t.Clock.Now()}); err != nil && ctx.Err() == nil {
+		t.Logger.Warn("triggerer heartbeat", "err", err)
+	}
+	beat := &job.Heartbeat{ID: t.id, Store: t.Store, Role: Role, Clock: t.Clock, Interval: hb, Logger: t.Logger}
+	var beats sync.WaitGroup
+	beats.Add(1)
+	go func() { defer beats.Done(); _ = beat.Start(ctx) }()
+	defer beats.Wait()
+
+	t.Logger.Info("triggerer started", "id", t.id, "capacity", t.Config.Capacity)
+	wake := t.Store.Subscribe(ctx, store.ChannelTrigger)
+	loop := min(max(hb/4, 100*time.Millisecond), time.Second)
+	ticker := time.NewTicker(loop)
+	defer ticker.Stop()
+	var lastCleanup time.Time
+	for {
+		if err := t.pass(ctx); err != nil && ctx.Err() == nil {
+			t.Logger.Warn("triggerer pass", "err", err)
+		}
+		if now := t.Clock.Now(); now.Sub(lastCleanup) >= cleanupInterval {
+			lastCleanup = now
+			if _, err := t.Store.TriggerDeleteUnused(ctx); err != nil && ctx.Err() == nil {
+				t.Logger.Warn("delete unused triggers", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.stopAll()
+			return nil
+		case <-ticker.C:
+		case <-wake:
+		}
+	}
+}
+
+// pass claims what capacity allows, starts the triggers it owns that do
+// not run yet, and stops those it no longer owns (taken over, or deleted
+// once no try waits on them).
+func (t *Triggerer) pass(ctx context.Context) error {
+	free := t.Config.Capacity - t.Running()
+	if free > 0 {
+		alive := t.Clock.Now().Add(-t.Config.HeartbeatInterval * 3 / 2)
+		if _, err := t.Store.TriggerClaim(ctx, &store.TriggerClaimParams{TriggererID: t.id, AliveSince: alive, Limit: free}); err != nil {
+			return err
+		}
+	}
+	owned, err := t.Store.TriggerList(ctx, &store.TriggerListParams{TriggererID: t.id})
+	if err != nil {
+		return err
+	}
+	keep := make(map[int64]bool, len(owned))
+	for i := range owned {
+		keep[owned[i].ID] = true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, cancel := range t.running {
+		if !keep[id] {
+			cancel()
+			delete(t.running, id)
+		}
+	}
+	for id := range t.ended {
+		if !keep[id] {
+			delete(t.ended, id)
+		}
+	}
+	for i := range owned {
+		tr := owned[i]
+		if _, ok := t.running[tr.ID]; ok || t.ended[tr.ID] || len(t.running) >= t.Config.Capacity {
+			continue
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		t.running[tr.ID] = cancel
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.forget(tr.ID)
+			t.run(tctx, cancel, &tr)
+		}()
+	}
+	return nil
+}
+
+// forget drops a finished trigger from the running set.
+func (t *Triggerer) forget(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cancel, ok := t.running[id]; ok {
+		cancel()
+		delete(t.running, id)
+		t.ended[id] = true
+	}
+}
+
+func (t *Triggerer) stopAll() {
+	t.mu.Lock()
+	for _, cancel := range t.running {
+		cancel()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// run runs one trigger until it ends, is cancelled, or its last waiter
+// resumed. A trigger that fails, or ends without an event, fails its
+// waiters with the reason.
+func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.Trigger) {
+	log := t.Logger.With("trigger_id", row.ID, "type", row.Type)
+	tr, err := t.Registry.New(row.Spec())
+	if err != nil {
+		t.fail(ctx, log, row, fmt.Sprintf("the trigger cannot be built: %v", err))
+		return
+	}
+	events := 0
+	rt := &trigger.Runtime{ID: row.ID, CreatedAt: row.CreatedAt, Clock: t.Clock, Log: &logWriter{log: log},
+		Connections: t.Connections, Runs: t.Store,
+		EmitFunc: func(ectx context.Context, e trigger.Event) error {
+			waiting, err := t.Service.FireTrigger(ectx, row.ID, t.id, e.Payload)
+			if err != nil {
+				if errors.Is(err, core.ErrConflict) {
+					stop() // another triggerer owns it now
+				}
+				return fmt.Errorf("commit event of trigger %d: %w", row.ID, err)
+			}
+			events++
+			if !waiting {
+				stop()
+			}
+			return nil
+		}}
+	err = runSafely(ctx, tr, rt)
+	switch {
+	case ctx.Err() != nil:
+		// Stopped: its waiters resumed, it moved, or the triggerer stops.
+	case err != nil:
+		t.fail(ctx, log, row, fmt.Sprintf("the %s trigger failed: %v", row.Type, err))
+	case events == 0:
+		t.fail(ctx, log, row, fmt.Sprintf("the %s trigger ended without an event", row.Type))
+	}
+}
+
+// fail ends a trigger's waiters with msg.
+func (t *Triggerer) fail(ctx context.Context, log *slog.Logger, row *core.Trigger, msg string) {
+	log.Warn("trigger failed", "reason", msg)
+	if err := t.Service.FailTrigger(ctx, row.ID, t.id, msg); err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrConflict) {
+		log.Warn("fail the trigger's waiters", "err", err)
+	}
+}
+
+// runSafely runs tr, turning a panic into an error.
+func runSafely(ctx context.Context, tr trigger.Trigger, rt *trigger.Runtime) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return tr.Run(ctx, rt)
+}
+
+// logWriter turns a trigger's log lines into the triggerer's log records.
+type logWriter struct{ log *slog.Logger }
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.log.Info(string(trimNewline(p)))
+	return len(p), nil
+}
+
+func trimNewline(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}
