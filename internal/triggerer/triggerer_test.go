@@ -77,10 +77,11 @@ func deferred(t *testing.T, st store.Store, svc *service.Service, n int, spec co
 	return ids
 }
 
-func start(t *testing.T, st store.Store, svc *service.Service, reg *trigger.Registry, hb time.Duration) (*triggerer.Triggerer, context.CancelFunc) {
+func start(t *testing.T, st store.Store, svc *service.Service, reg *trigger.Registry, capacity int) (*triggerer.Triggerer, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg, Config: triggerer.Config{HeartbeatInterval: hb}}
+	tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg,
+		Config: triggerer.Config{HeartbeatInterval: time.Second, Capacity: capacity}}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = tr.Start(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -95,7 +96,7 @@ func TestTriggerFiresAndResumesEachWaiterOnce(t *testing.T) {
 			st := open(t)
 			svc := service.New(service.Config{Store: st})
 			ids := deferred(t, st, svc, 3, core.TriggerSpec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"0s"}`)}, time.Hour)
-			start(t, st, svc, builtin.Registry(), time.Second)
+			start(t, st, svc, builtin.Registry(), 0)
 			for _, id := range ids {
 				wait.Until(t, 60*time.Second, "the trigger to resume "+id, func() bool {
 					ti, err := st.TaskInstanceGet(t.Context(), id)
@@ -141,7 +142,7 @@ func TestFailingTriggersFailTheirWaitersWithTheReason(t *testing.T) {
 	for typ := range want {
 		got[deferred(t, st, svc, 1, core.TriggerSpec{Type: typ}, 0)[0]] = typ
 	}
-	start(t, st, svc, reg, time.Second)
+	start(t, st, svc, reg, 0)
 	for id, typ := range got {
 		wait.Until(t, 60*time.Second, "the "+typ+" trigger to fail its waiter", func() bool {
 			ti, err := st.TaskInstanceGet(t.Context(), id)
@@ -188,14 +189,12 @@ func TestTwoTriggerersShareAndFailOver(t *testing.T) {
 	ids := deferred(t, st, svc, 20, core.TriggerSpec{Type: "gate"}, 0)
 	var trs [2]*triggerer.Triggerer
 	var stop [2]context.CancelFunc
-	trs[0], stop[0] = start(t, st, svc, reg, time.Second)
-	trs[1], stop[1] = start(t, st, svc, reg, time.Second)
-	wait.Until(t, 60*time.Second, "all 20 triggers to run", func() bool { return trs[0].Running()+trs[1].Running() == 20 })
+	// The first has room for half: the two share the triggers.
+	trs[0], stop[0] = start(t, st, svc, reg, 10)
+	wait.Until(t, 60*time.Second, "the first triggerer to fill up", func() bool { return trs[0].Running() == 10 })
+	trs[1], stop[1] = start(t, st, svc, reg, 0)
+	wait.Until(t, 60*time.Second, "the second to run the other 10", func() bool { return trs[1].Running() == 10 })
 	victim := 0
-	if trs[1].Running() > trs[0].Running() {
-		victim = 1
-	}
-	t.Logf("triggers per triggerer before the crash: %d / %d", trs[0].Running(), trs[1].Running())
 	stop[victim]()
 	survivor := trs[1-victim]
 	wait.Until(t, 60*time.Second, "the survivor to run all 20 triggers", func() bool { return survivor.Running() == 20 })
