@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*D
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid
 	}
-	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Stdout: stdout, Stderr: stderr})
+	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: customTriggers, Stdout: stdout, Stderr: stderr})
 }
 
 // compileAll validates the DAGs and registers their Go task functions. It
@@ -71,8 +71,14 @@ func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
 			if t.fn == nil {
 				continue
 			}
-			if err := funcs.Register(FunctionName(spec.DagID, t.ID()), adapt(t.fn)); err != nil {
+			name := FunctionName(spec.DagID, t.ID())
+			if err := funcs.Register(name, adapt(t.fn)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: %w", spec.FileLoc, spec.DagID, t.ID(), err))
+			}
+			for method, fn := range t.resumes {
+				if err := funcs.Register(operator.ResumeFunctionName(name, method), adapt(fn)); err != nil {
+					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: on_resume: %w", spec.FileLoc, spec.DagID, t.ID(), err))
+				}
 			}
 		}
 		specs = append(specs, spec)

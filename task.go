@@ -23,7 +23,8 @@ type Task struct {
 	dag      *DAG
 	spec     core.Task
 	fn       TaskFunc
-	problems []dagfile.Problem // paths relative to the task
+	resumes  map[string]TaskFunc // OnResume methods
+	problems []dagfile.Problem   // paths relative to the task
 	// inDefaults is set while DefaultArgs options are applied.
 	inDefaults bool
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/taskcli"
+	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
 )
 
 // Options carries what a program built on Weir adds to the CLI: the Go SDK's
@@ -26,10 +28,15 @@ import (
 type Options struct {
 	DAGs      []core.DAG
 	Functions *operator.Registry
-	Stdin     io.Reader // answers to questions (weir tasks clear); nil = os.Stdin
-	Stdout    io.Writer
-	Stderr    io.Writer
-	Environ   []string
+	// Triggers are the program's own trigger types, next to the built-in
+	// ones (weir.RegisterTrigger).
+	Triggers []trigger.Type
+	Stdin    io.Reader // answers to questions (weir tasks clear); nil = os.Stdin
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Environ  []string
+
+	triggerTypes *trigger.Registry // built-in + Triggers
 }
 
 // Run executes the command line and returns the process exit code.
@@ -45,6 +52,13 @@ func Run(ctx context.Context, args []string, opts Options) int {
 	}
 	if opts.Functions == nil {
 		opts.Functions = operator.NewRegistry()
+	}
+	opts.triggerTypes = builtin.Registry()
+	for _, t := range opts.Triggers {
+		if err := opts.triggerTypes.Register(t); err != nil {
+			fmt.Fprintf(opts.Stderr, "Error: %v\n", err)
+			return 1
+		}
 	}
 	root := newRoot(&opts)
 	root.SetArgs(args)
@@ -85,7 +99,7 @@ func newRoot(opts *Options) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.home, "home", "", "Weir home folder (default $WEIR_HOME or ~/weir)")
 	root.PersistentFlags().StringVar(&a.dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
 	root.AddCommand(
-		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.workerCmd(),
+		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.triggererCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), a.stateStoreCmd(),

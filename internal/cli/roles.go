@@ -23,7 +23,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 	var port int
 	cmd := &cobra.Command{
 		Use:   "standalone",
-		Short: "Run everything in one process (api-server, scheduler, worker) on SQLite by default",
+		Short: "Run everything in one process (api-server, scheduler, triggerer, worker) on SQLite by default",
 		Long: "Creates $WEIR_HOME (weir.toml, the SQLite database, an admin password and the signing keys, " +
 			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C.",
 		Args: cobra.NoArgs,
@@ -45,7 +45,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := newAPIServer(cfg, st, logger)
+			srv, err := newAPIServer(cfg, st, a.opts, logger)
 			if err != nil {
 				return err
 			}
@@ -56,7 +56,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
 				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
-			others := append([]runner{srv}, newScheduler(cfg, st, a.opts, logger)...)
+			others := append([]runner{srv, newTriggerer(cfg, st, a.opts, logger)}, newScheduler(cfg, st, a.opts, logger)...)
 			err = runServices(ctx, []runner{w}, others)
 			fmt.Fprintln(out, "Weir stopped.")
 			return err
@@ -83,7 +83,7 @@ func ensureAdmin(ctx context.Context, cfg *config.Config, st store.Store) (strin
 	if err != nil {
 		return "", err
 	}
-	return password, newService(cfg, st, nil).SaveUser(ctx, core.System, "admin", password, core.RoleAdmin)
+	return password, newService(cfg, st, nil, &Options{}).SaveUser(ctx, core.System, "admin", password, core.RoleAdmin)
 }
 
 // withServer sets up a server role (configuration, logger and a store that
@@ -104,7 +104,7 @@ func (a *app) apiServerCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
-				srv, err := newAPIServer(cfg, st, logger)
+				srv, err := newAPIServer(cfg, st, a.opts, logger)
 				if err != nil {
 					return err
 				}
@@ -126,6 +126,25 @@ func (a *app) schedulerCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+func (a *app) triggererCmd() *cobra.Command {
+	var capacity int
+	cmd := &cobra.Command{
+		Use:   "triggerer",
+		Short: "Run triggers: the waits of deferred tasks (any number of triggerers may share a PostgreSQL database)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("capacity") {
+				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__TRIGGERER__CAPACITY=%d", capacity))
+			}
+			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
+				return runServices(cmd.Context(), nil, []runner{newTriggerer(cfg, st, a.opts, logger)})
+			})
+		},
+	}
+	cmd.Flags().IntVar(&capacity, "capacity", 0, "most triggers to run at once (default [triggerer] capacity)")
+	return cmd
 }
 
 func (a *app) workerCmd() *cobra.Command {

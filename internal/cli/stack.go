@@ -25,7 +25,9 @@ import (
 	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/worker"
 )
 
@@ -38,7 +40,7 @@ type runner interface {
 }
 
 // newAPIServer builds the api-server role (REST API + Execution API).
-func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*apiserver.Server, error) {
+func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) (*apiserver.Server, error) {
 	tok, err := tokensFor(cfg)
 	if err != nil {
 		return nil, err
@@ -47,7 +49,7 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 	if err != nil {
 		return nil, err
 	}
-	svc := newService(cfg, st, logger)
+	svc := newService(cfg, st, logger, opts)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
 		State: newStateService(cfg, st), Service: svc,
@@ -71,7 +73,7 @@ func newAPIServer(cfg *config.Config, st store.Store, logger *slog.Logger) (*api
 // processor that keeps the database in step with the DAG folder.
 func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []runner {
 	return []runner{
-		newSchedulerLoop(cfg, st, logger, ""),
+		newSchedulerLoop(cfg, st, opts, logger, ""),
 		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
 		newProcessor(cfg, st, opts, logger),
 		newStateCleaner(cfg, st, logger),
@@ -80,8 +82,8 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
 // DAG's existing runs (weir dags test).
-func newSchedulerLoop(cfg *config.Config, st store.Store, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
-	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger), Config: scheduler.Config{
+func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
+	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts), Config: scheduler.Config{
 		PollInterval:           cfg.Scheduler.PollInterval.D(),
 		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
@@ -125,6 +127,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		Concurrency:       cfg.Workers.Concurrency,
 		WorkerID:          name,
 		Registry:          opts.Functions,
+		Triggers:          opts.triggerTypes,
 		Connections:       configConnections(cfg.Connections),
 		HeartbeatInterval: cfg.Workers.HeartbeatInterval.D(),
 		ShutdownGrace:     cfg.Workers.ShutdownGracePeriod.D(),
@@ -230,4 +233,26 @@ func tokenSubject(token string) string {
 		return ""
 	}
 	return c.Subject
+}
+
+// newTriggerer builds the triggerer role. Its triggers read connections
+// from [connections] and then the database.
+func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) *triggerer.Triggerer {
+	return &triggerer.Triggerer{
+		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
+		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
+		Clock:       core.SystemClock{}, Logger: logger,
+		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D()},
+	}
+}
+
+// storeConnections serves conn_id lookups from the database's connections.
+type storeConnections struct{ st store.Store }
+
+func (c storeConnections) ConnectionURI(ctx context.Context, id string) (string, error) {
+	conn, err := c.st.ConnectionGet(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return conn.URI, nil
 }

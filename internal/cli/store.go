@@ -62,17 +62,17 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 }
 
 // newService builds the service layer over st from the configuration.
-func newService(cfg *config.Config, st store.Store, logger *slog.Logger) *service.Service {
+func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) *service.Service {
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
 	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
-		RunIDPattern: runIDs})
+		RunIDPattern: runIDs, Triggers: opts.triggerTypes})
 }
 
 // withService loads the configuration, opens the store and runs fn with
 // the service over it; the CLI acts as a.cliActor().
 func (a *app) withService(ctx context.Context, fn func(*config.Config, *service.Service) error) error {
 	return a.withStore(ctx, func(cfg *config.Config, st *sqlstore.Store) error {
-		return fn(cfg, newService(cfg, st, nil))
+		return fn(cfg, newService(cfg, st, nil, a.opts))
 	})
 }
 

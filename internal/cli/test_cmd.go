@@ -77,12 +77,12 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if only != nil {
 		alone = func(tx store.Store, run *core.DagRun) error { return keepOnlyTask(ctx, tx, run, *only) }
 	}
-	run, err := newService(cfg, st, logger).TriggerRunWith(ctx, a.cliActor(), p, alone)
+	run, err := newService(cfg, st, logger, a.opts).TriggerRunWith(ctx, a.cliActor(), p, alone)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
 	cfg.API.Port = 0
-	srv, err := newAPIServer(cfg, st, logger)
+	srv, err := newAPIServer(cfg, st, a.opts, logger)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, logger, p.DagID)})
+		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()

@@ -38,6 +38,8 @@ type Config struct {
 
 	// DagProcessor bounds the parsing of DAG files.
 	DagProcessor DagProcessor `toml:"dag_processor"`
+	// Triggerer configures the triggerer role.
+	Triggerer Triggerer `toml:"triggerer"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -147,6 +149,7 @@ func Defaults(home string) *Config {
 		Connections: map[string]string{},
 
 		DagProcessor: defaultDagProcessor(),
+		Triggerer:    defaultTriggerer(),
 	}
 }
 

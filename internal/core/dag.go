@@ -63,6 +63,11 @@ type Task struct {
 	// Connections are connection ids the task reads besides its conn_id or
 	// http_conn_id argument (DeclaredConnections).
 	Connections []string `json:"connections,omitempty"`
+	// StartTrigger, when set, makes each try begin deferred on this
+	// trigger, in the triggerer, without a first worker step
+	// (start_from_trigger); it resumes on a worker with NextMethod. Its
+	// string kwargs are templates rendered when the try starts.
+	StartTrigger *Deferral `json:"start_trigger,omitempty"`
 }
 
 // ExpandSource is what one mapped argument iterates: exactly one of Values

@@ -93,6 +93,10 @@ type server struct {
 // smallBody bounds JSON bodies other than XCom values and log chunks.
 const smallBody = 64 << 10
 
+// deferralBody bounds a state report, which may carry a deferral's trigger
+// kwargs and next_kwargs (each at most 64 KiB; the service checks).
+const deferralBody = 3 * smallBody
+
 // NewHandler returns the Execution API. Its patterns include the /execution
 // prefix, so mount it as mux.Handle("/execution/", h).
 func NewHandler(d Deps) http.Handler {

@@ -75,8 +75,14 @@ func mergeParams(params map[string]any, conf json.RawMessage) (map[string]any, e
 // decides retries: failed with tries left becomes up_for_retry.
 func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.StateRequest
-	if err := readJSON(w, r, smallBody, &req); err != nil {
+	if err := readJSON(w, r, deferralBody, &req); err != nil {
 		return err
+	}
+	if req.State == core.TIDeferred {
+		return s.deferTry(w, r, c, req.Deferral)
+	}
+	if req.Deferral != nil {
+		return fmt.Errorf("only a deferred state names a trigger, next_method, next_kwargs or timeout: %w", core.ErrInvalid)
 	}
 	if err := runs.CheckReported(req.State); err != nil {
 		return err
@@ -93,6 +99,24 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		return err
 	}
 	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
+	return nil
+}
+
+// deferTry defers the token's running try on d's trigger.
+func (s *server) deferTry(w http.ResponseWriter, r *http.Request, c *auth.Claims, d *core.Deferral) error {
+	if d == nil || d.Trigger.Type == "" {
+		return fmt.Errorf("a deferral names its trigger: {\"state\": \"deferred\", \"trigger\": {\"type\": ..., \"kwargs\": {...}}}: %w", core.ErrInvalid)
+	}
+	ti, err := s.tokenTI(r, c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.svc.DeferTry(r.Context(), ti, *d); errors.Is(err, core.ErrConflict) {
+		return notRunning(ti)
+	} else if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, execclient.StateResponse{State: core.TIDeferred})
 	return nil
 }
 

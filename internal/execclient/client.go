@@ -291,6 +291,17 @@ func (c *Client) SetState(ctx context.Context, tiID string, state core.TIState) 
 	return &sr, nil
 }
 
+// Defer ends the running try's worker step and defers it on d's trigger:
+// its slot is free, and it resumes (on any worker) when the trigger fires.
+// An error matching core.ErrInvalid names a bad trigger or timeout.
+func (c *Client) Defer(ctx context.Context, tiID string, d core.Deferral) (*StateResponse, error) {
+	var sr StateResponse
+	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "state"), StateRequest{State: core.TIDeferred, Deferral: &d}, &sr); err != nil {
+		return nil, err
+	}
+	return &sr, nil
+}
+
 // Heartbeat records liveness; an error matching core.ErrConflict means the
 // try is no longer running and must be stopped.
 func (c *Client) Heartbeat(ctx context.Context, tiID string, req HeartbeatRequest) error {

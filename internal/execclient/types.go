@@ -97,6 +97,10 @@ type RunContext struct {
 // The end date is the server's clock.
 type StateRequest struct {
 	State core.TIState `json:"state"`
+	// Deferral, with state deferred, names the trigger to wait on and how
+	// to resume (its fields are inlined: trigger, next_method,
+	// next_kwargs, timeout).
+	*core.Deferral
 }
 
 // StateResponse reports the state the try ended in.

@@ -8,17 +8,32 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/taskproc"
 )
 
 // SkipExitCode is the bash exit code that skips the try (Airflow's default
 // skip_on_exit_code).
 const SkipExitCode = 99
+
+// DeferExitCode is the bash exit code that defers the try on the trigger
+// `weir task defer` recorded (docs/triggers.md#deferring-a-shell-task).
+const DeferExitCode = 100
+
+// Variables a bash task's process reads to defer and to resume.
+const (
+	EnvDeferFile    = "WEIR_DEFER_FILE"    // where `weir task defer` writes the request
+	EnvResumeMethod = "WEIR_RESUME_METHOD" // the resumed try's next_method ("" on a first step)
+	EnvTriggerEvent = "WEIR_TRIGGER_EVENT" // the event payload that resumed it (JSON)
+	EnvNextKwargs   = "WEIR_NEXT_KWARGS"   // the deferral's next_kwargs (JSON)
+)
 
 // runBash runs bash_command with `bash -c` in its own process group
 // (taskproc), so that a timeout or kill takes the whole group (children
@@ -47,9 +62,11 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 
+	deferFile := r.deferFile(req)
+	defer func() { _ = os.Remove(deferFile) }()
 	cmd := exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
 	cmd.Dir = cwd
-	cmd.Env = r.bashEnv(req, argEnv)
+	cmd.Env = r.bashEnv(req, argEnv, deferFile)
 	log := &syncWriter{w: req.Log}
 	last := &lastLine{}
 	cmd.Stdout = io.MultiWriter(log, last)
@@ -75,6 +92,9 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 		if code == skipCode {
 			return nil, fmt.Errorf("bash command exited with code %d: %w", code, ErrSkipped)
 		}
+		if code == DeferExitCode {
+			return nil, readDeferRequest(deferFile)
+		}
 		return nil, fmt.Errorf("bash command failed with exit code %d", code)
 	}
 	if err != nil {
@@ -90,12 +110,16 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 
 // bashEnv is the worker env + task env + arg env + the API variables, with
 // PathDir first on PATH.
-func (r *Runner) bashEnv(req *Request, argEnv map[string]string) []string {
+func (r *Runner) bashEnv(req *Request, argEnv map[string]string, deferFile string) []string {
 	m := map[string]string{}
 	addEnv(m, r.baseEnv())
 	maps.Copy(m, req.Task.Env)
 	maps.Copy(m, argEnv)
 	addEnv(m, req.Env)
+	m[EnvDeferFile] = deferFile
+	if rs := req.Resume; rs != nil {
+		m[EnvResumeMethod], m[EnvTriggerEvent], m[EnvNextKwargs] = rs.Method, string(rs.Event), string(rs.Kwargs)
+	}
 	if r.PathDir != "" {
 		if p := m["PATH"]; p != "" {
 			m["PATH"] = r.PathDir + ":" + p
@@ -153,4 +177,31 @@ func (l *lastLine) String() string {
 		return s
 	}
 	return l.last
+}
+
+// deferFile is where this try's `weir task defer` writes its request: in
+// the worker's private directory (DeferDir) when it has one.
+func (r *Runner) deferFile(req *Request) string {
+	dir := r.DeferDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s.try%d.defer.json", req.TI.ID, req.TI.TryNumber))
+}
+
+// readDeferRequest turns the request `weir task defer` wrote into the
+// deferral of a command that exited with DeferExitCode.
+func readDeferRequest(path string) error {
+	b, err := os.ReadFile(path) //nolint:gosec // the worker names the path
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bash command exited with code %d (defer) but did not run `weir task defer` first", DeferExitCode)
+	}
+	if err != nil {
+		return fmt.Errorf("read the defer request: %w", err)
+	}
+	var d core.Deferral
+	if err := json.Unmarshal(b, &d); err != nil || d.Trigger.Type == "" {
+		return fmt.Errorf("the defer request at %s is not a deferral (%v)", path, err)
+	}
+	return Defer(d)
 }

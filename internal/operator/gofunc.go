@@ -78,8 +78,22 @@ type TaskContext struct {
 	Args      map[string]any // the task's rendered arguments
 	Logger    *slog.Logger   // writes to the task log
 	Log       io.Writer      // the task log itself
-	xcom      XCom
-	state     State
+	// Resume is set when the try resumes after a deferral (nil on its
+	// first step).
+	Resume *Resume
+	// CheckDeferral validates a deferral before the task returns it (nil
+	// = accept any; the server checks again).
+	checkDeferral func(core.Deferral) error
+	xcom          XCom
+	state         State
+}
+
+// CheckDeferral validates d against the worker's trigger types.
+func (tc TaskContext) CheckDeferral(d core.Deferral) error {
+	if tc.checkDeferral == nil {
+		return nil
+	}
+	return tc.checkDeferral(d)
 }
 
 // XComPush stores value under key for this try.
@@ -106,12 +120,19 @@ func (tc TaskContext) XComPull(ctx context.Context, taskID, key string, mapIndex
 	return nil
 }
 
+// ResumeFunctionName is the name a Go task's resume method is registered
+// under: the task function's name, "#", the method.
+func ResumeFunctionName(function, method string) string { return function + "#" + method }
+
 // runGo runs the registered function named by the "function" argument
 // in-process, turning a panic into a failed try.
 func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 	name, err := stringArg(req.Args, "function", true)
 	if err != nil {
 		return nil, err
+	}
+	if req.Resume != nil && req.Resume.Method != "" {
+		name = ResumeFunctionName(name, req.Resume.Method)
 	}
 	fn, ok := r.Registry.Lookup(name)
 	if !ok {
@@ -122,7 +143,7 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	tc := TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
 		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
-		state: stateOf(req)}
+		state: stateOf(req), Resume: req.Resume, checkDeferral: r.checkDeferral}
 	v, err := r.callGo(ctx, req, name, fn, tc)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/taskproc"
+	"github.com/weirflow/weir/internal/trigger"
 )
 
 // Operator names.
@@ -68,6 +69,8 @@ type Request struct {
 	// passes the worker-side backend's wrapper); nil = XCom's, when it
 	// serves state.
 	State State
+	// Resume is set when a deferred try resumes (nil on its first step).
+	Resume *Resume
 	// Connections, when set, is consulted after the Runner's own lookup:
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.
@@ -102,6 +105,12 @@ type Runner struct {
 	HTTPClient *http.Client  // nil = a client with a 5 min timeout
 	MaxSQLRows int           // rows kept as a SELECT's return value; 0 = 1000
 	KillGrace  time.Duration // SIGTERM → SIGKILL of a cancelled bash task; 0 = 5 s
+	// Triggers are the trigger types a Go task's Defer is checked against
+	// (nil = not checked here; the server checks).
+	Triggers *trigger.Registry
+	// DeferDir is where bash tasks' `weir task defer` requests are written
+	// (the worker's private directory); "" = the system temp directory.
+	DeferDir string
 	// Groups, when set, records each running bash task's process group so
 	// that the worker's next life can kill it (taskproc.KillLeftovers).
 	Groups *taskproc.Ledger

@@ -12,6 +12,10 @@ type Plan struct {
 	// Schedule lists none-state instances whose trigger rule says run
 	// (none → scheduled).
 	Schedule []string
+	// StartDeferred lists none-state instances that may run and whose task
+	// starts from a trigger: they begin deferred, in the triggerer
+	// (none → deferred).
+	StartDeferred []core.TaskInstance
 	// Skip lists none-state instances whose trigger rule says skip.
 	Skip []string
 	// UpstreamFailed lists none-state instances whose trigger rule says
@@ -36,7 +40,7 @@ type Plan struct {
 
 // empty reports whether the plan changes nothing.
 func (p *Plan) empty() bool {
-	return len(p.Schedule)+len(p.Skip)+len(p.UpstreamFailed)+len(p.Remove)+len(p.Expand)+len(p.Retry) == 0 &&
+	return len(p.Schedule)+len(p.StartDeferred)+len(p.Skip)+len(p.UpstreamFailed)+len(p.Remove)+len(p.Expand)+len(p.Retry) == 0 &&
 		p.RunState == ""
 }
 
@@ -96,9 +100,12 @@ func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
 func decideWaiting(plan *Plan, task *core.Task, ti *core.TaskInstance, c core.UpstreamCounts, state []core.TIState, i int) {
 	switch task.TriggerRule.Evaluate(c) {
 	case core.Run:
-		if task.Mapped() && ti.MapIndex == core.NoMapIndex {
+		switch {
+		case task.Mapped() && ti.MapIndex == core.NoMapIndex:
 			plan.Expand = append(plan.Expand, *ti)
-		} else {
+		case task.StartTrigger != nil:
+			plan.StartDeferred = append(plan.StartDeferred, *ti)
+		default:
 			plan.Schedule = append(plan.Schedule, ti.ID)
 		}
 	case core.SkipTask:

@@ -50,20 +50,14 @@ func (s *Scheduler) expand(ctx context.Context, run *core.DagRun, g *graph, ph *
 	if bad != nil {
 		s.Logger.Error("cannot expand mapped task; failing it", "dag_id", run.DagID, "run_id", run.RunID,
 			"task_id", task.TaskID, "err", bad)
-		_, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-			IDs: []string{ph.ID}, From: []core.TIState{core.TINone}, To: core.TIFailed, Now: now,
-		})
-		if err != nil {
-			return fmt.Errorf("fail unmappable %s: %w", runs.Describe(ph), err)
-		}
-		return nil
+		return s.failNone(ctx, ph)
 	}
 	instances := make([]store.NewTaskInstance, len(args))
 	for i, a := range args {
 		instances[i] = store.NewTaskInstance{
 			ID: uuid.NewString(), TaskID: ph.TaskID, MapIndex: i, MaxTries: ph.MaxTries,
 			Queue: ph.Queue, Pool: ph.Pool, PoolSlots: ph.PoolSlots, PriorityWeight: ph.PriorityWeight,
-			Operator: ph.Operator, MapArgs: a, State: core.TIScheduled,
+			Operator: ph.Operator, MapArgs: a, State: firstState(task),
 		}
 	}
 	err := s.Store.TaskInstanceExpand(ctx, &store.TaskInstanceExpandParams{

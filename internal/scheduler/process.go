@@ -121,10 +121,18 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 		}
 		complete = complete && len(moved) == len(step.ids)
 	}
+	for i := range plan.StartDeferred {
+		ti := &plan.StartDeferred[i]
+		err := s.startFromTrigger(ctx, run, g, ti)
+		if err != nil && !benign(err) {
+			return false, err
+		}
+		complete = complete && err == nil
+	}
 	for i := range plan.Retry {
 		ti := &plan.Retry[i]
 		err := s.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{
-			ID: ti.ID, NewID: uuid.NewString(), To: core.TIScheduled, Now: now,
+			ID: ti.ID, NewID: uuid.NewString(), To: firstState(g.tasks[ti.TaskID]), Now: now,
 		})
 		if err != nil && !benign(err) {
 			return false, fmt.Errorf("retry %s: %w", runs.Describe(ti), err)
@@ -137,8 +145,9 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 		}
 	}
 	// Decide already propagated this plan's skips and failures downstream;
-	// an expansion's outcome (skipped, failed) needs another look.
-	if len(plan.Expand) > 0 {
+	// an expansion's outcome (skipped, failed), and a retry that starts
+	// from a trigger (none again), need another look.
+	if len(plan.Expand) > 0 || len(plan.Retry) > 0 {
 		res.again = true
 	}
 	return complete, nil

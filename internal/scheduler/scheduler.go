@@ -162,6 +162,9 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err := s.checkStale(ctx, now, &res); err != nil {
 		return res, err
 	}
+	if err := s.timeOutDeferred(ctx); err != nil {
+		return res, err
+	}
 	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
 	if err != nil {
 		return res, fmt.Errorf("list dags: %w", err)

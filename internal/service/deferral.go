@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,10 +11,6 @@ import (
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
-
-// maxDeferralBytes bounds a deferral's kwargs and next_kwargs (each): they
-// are stored in rows read on every resume.
-const maxDeferralBytes = 64 << 10
 
 // DeferTry moves the running try ti to deferred on the trigger d names:
 // the trigger row is created and the worker's claim ends in one
@@ -30,7 +25,7 @@ func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 
 // StartFromTrigger defers a task instance that has not run yet (state
 // none) on its task's start trigger, so it begins in the triggerer without
-// a worker step (SPEC S-6); the scheduler calls it where it would
+// a worker step (docs/requirements.md#s-6); the scheduler calls it where it would
 // otherwise schedule the instance.
 func (s *Service) StartFromTrigger(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
 	return s.deferTry(ctx, ti, d, core.TINone)
@@ -55,30 +50,9 @@ func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 	return id, nil
 }
 
-// CheckDeferral validates a deferral without changing anything: a
-// registered trigger type whose kwargs it accepts, a timeout that is not
-// negative, next_kwargs that are a JSON object, sizes within bounds.
-// Errors name the problem and wrap core.ErrInvalid.
-func (s *Service) CheckDeferral(d core.Deferral) error {
-	switch {
-	case d.Timeout < 0:
-		return fmt.Errorf("timeout must not be negative, got %s: %w", d.Timeout.D(), core.ErrInvalid)
-	case len(d.Trigger.Kwargs) > maxDeferralBytes:
-		return fmt.Errorf("trigger kwargs are %d bytes, more than the limit of %d: %w", len(d.Trigger.Kwargs), maxDeferralBytes, core.ErrInvalid)
-	case len(d.NextKwargs) > maxDeferralBytes:
-		return fmt.Errorf("next_kwargs are %d bytes, more than the limit of %d: %w", len(d.NextKwargs), maxDeferralBytes, core.ErrInvalid)
-	case len(d.NextMethod) > 200:
-		return fmt.Errorf("next_method is longer than 200 bytes: %w", core.ErrInvalid)
-	case d.NextMethod == core.NextMethodFail:
-		return fmt.Errorf("next_method %q is reserved for failed deferrals: %w", core.NextMethodFail, core.ErrInvalid)
-	}
-	if len(d.NextKwargs) > 0 {
-		if b := bytes.TrimSpace(d.NextKwargs); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-			return fmt.Errorf("next_kwargs must be a JSON object: %w", core.ErrInvalid)
-		}
-	}
-	return s.triggers.Check(d.Trigger)
-}
+// CheckDeferral validates a deferral without changing anything
+// (trigger.Registry.CheckDeferral over the service's trigger types).
+func (s *Service) CheckDeferral(d core.Deferral) error { return s.triggers.CheckDeferral(d) }
 
 // FireTrigger commits one event of trigger id, run by triggerer: every try
 // deferred on it goes back to scheduled with payload as its event (each

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -101,4 +102,33 @@ func validTypeName(s string) bool {
 		}
 	}
 	return true
+}
+
+// maxDeferralBytes bounds a deferral's kwargs and next_kwargs (each): they
+// are stored in rows read on every resume.
+const maxDeferralBytes = 64 << 10
+
+// CheckDeferral validates a deferral without changing anything: a
+// registered trigger type whose kwargs it accepts, a timeout that is not
+// negative, next_kwargs that are a JSON object, sizes within bounds.
+// Errors name the problem and wrap core.ErrInvalid.
+func (r *Registry) CheckDeferral(d core.Deferral) error {
+	switch {
+	case d.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative, got %s: %w", d.Timeout.D(), core.ErrInvalid)
+	case len(d.Trigger.Kwargs) > maxDeferralBytes:
+		return fmt.Errorf("trigger kwargs are %d bytes, more than the limit of %d: %w", len(d.Trigger.Kwargs), maxDeferralBytes, core.ErrInvalid)
+	case len(d.NextKwargs) > maxDeferralBytes:
+		return fmt.Errorf("next_kwargs are %d bytes, more than the limit of %d: %w", len(d.NextKwargs), maxDeferralBytes, core.ErrInvalid)
+	case len(d.NextMethod) > 200:
+		return fmt.Errorf("next_method is longer than 200 bytes: %w", core.ErrInvalid)
+	case d.NextMethod == core.NextMethodFail:
+		return fmt.Errorf("next_method %q is reserved for failed deferrals: %w", core.NextMethodFail, core.ErrInvalid)
+	}
+	if len(d.NextKwargs) > 0 {
+		if b := bytes.TrimSpace(d.NextKwargs); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+			return fmt.Errorf("next_kwargs must be a JSON object: %w", core.ErrInvalid)
+		}
+	}
+	return r.Check(d.Trigger)
 }

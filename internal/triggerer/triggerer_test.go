@@ -118,9 +118,15 @@ func TestTriggerFiresAndResumesEachWaiterOnce(t *testing.T) {
 // failing is a trigger type whose run fails, and one that ends without
 // an event.
 var failing = []trigger.Type{
-	{Name: "boom", New: func(json.RawMessage) (trigger.Trigger, error) { return runFunc(func(context.Context, *trigger.Runtime) error { return fmt.Errorf("upstream API said 503") }), nil }},
-	{Name: "silent", New: func(json.RawMessage) (trigger.Trigger, error) { return runFunc(func(context.Context, *trigger.Runtime) error { return nil }), nil }},
-	{Name: "panics", New: func(json.RawMessage) (trigger.Trigger, error) { return runFunc(func(context.Context, *trigger.Runtime) error { panic("bad trigger") }), nil }},
+	{Name: "boom", New: func(json.RawMessage) (trigger.Trigger, error) {
+		return runFunc(func(context.Context, *trigger.Runtime) error { return fmt.Errorf("upstream API said 503") }), nil
+	}},
+	{Name: "silent", New: func(json.RawMessage) (trigger.Trigger, error) {
+		return runFunc(func(context.Context, *trigger.Runtime) error { return nil }), nil
+	}},
+	{Name: "panics", New: func(json.RawMessage) (trigger.Trigger, error) {
+		return runFunc(func(context.Context, *trigger.Runtime) error { panic("bad trigger") }), nil
+	}},
 }
 
 type runFunc func(ctx context.Context, rt *trigger.Runtime) error

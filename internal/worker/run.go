@@ -83,6 +83,12 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer rcancel()
+	if de := (*operator.DeferError)(nil); errors.As(err, &de) {
+		if w.reportDeferral(rctx, tc, ti.ID, de, log) {
+			return
+		}
+		state = core.TIFailed // the server refused the trigger: the try fails
+	}
 	sr, rerr := tc.SetState(rctx, ti.ID, state)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
@@ -91,11 +97,31 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	log.Info("try finished", "state", sr.State, "err", err)
 }
 
+// reportDeferral reports a try's deferral; false when the server refused
+// the deferral itself (a bad trigger: the try then fails).
+func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID string, de *operator.DeferError, log *slog.Logger) bool {
+	_, err := tc.Defer(ctx, tiID, de.Deferral)
+	switch {
+	case err == nil:
+		log.Info("try deferred: its slot is free until the trigger fires", "trigger", de.Deferral.Trigger.Type)
+		return true
+	case errors.Is(err, core.ErrInvalid):
+		log.Error("deferral refused: failing the try", "err", err)
+		return false
+	default:
+		log.Error("report deferral", "err", err)
+		return true // as for a lost state report: the scheduler handles the silent try
+	}
+}
+
 // execute renders the args, runs the operator and pushes the return value;
-// it returns the state to report.
+// it returns the state to report (deferred with an *operator.DeferError).
 func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execclient.RunContext, tc *execclient.Client,
 	red *operator.Redactor, tokenFile string) (core.TIState, error) {
 	ti := rc.TI
+	if ti.NextMethod == core.NextMethodFail {
+		return core.TIFailed, deferralFailure(ti.NextKwargs)
+	}
 	mapArgs := map[string]any{}
 	if len(ti.MapArgs) > 0 {
 		if err := json.Unmarshal(ti.MapArgs, &mapArgs); err != nil {
@@ -120,12 +146,15 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc}
+		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
+		Resume: operator.ResumeOf(&ti)}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
 	}
 	res, err := w.runner.Run(ctx, req)
 	switch {
+	case errors.As(err, new(*operator.DeferError)):
+		return core.TIDeferred, err
 	case errors.Is(err, operator.ErrSkipped):
 		return core.TISkipped, nil
 	case err != nil:
@@ -181,3 +210,16 @@ func (w *Worker) writeTokenFile(tiID, token string, log *slog.Logger) string {
 // usesTokenFile reports whether an operator starts subprocesses that read
 // the try's token from WEIR_TASK_TOKEN_FILE.
 func usesTokenFile(op string) bool { return op == "bash" }
+
+// deferralFailure is the error of a try resumed into a failure (its
+// trigger failed or timed out): the message the triggerer or scheduler
+// recorded in next_kwargs.
+func deferralFailure(kwargs json.RawMessage) error {
+	var k struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(kwargs, &k); err != nil || k.Error == "" {
+		return errors.New("the deferral failed")
+	}
+	return errors.New(k.Error)
+}

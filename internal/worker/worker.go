@@ -21,6 +21,7 @@ import (
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/taskproc"
+	"github.com/weirflow/weir/internal/trigger"
 )
 
 // errShutdown is the cause of a try killed because the worker stops.
@@ -38,6 +39,7 @@ type Worker struct {
 	// logs are shipped to the api-server over the Execution API.
 	LogFolder         string
 	Registry          *operator.Registry
+	Triggers          *trigger.Registry // trigger types (sensors in poke mode, deferral checks)
 	Connections       operator.ConnectionLookup
 	HeartbeatInterval time.Duration // 0 = 5 s
 	ShutdownGrace     time.Duration // running tries get this long after Start's ctx ends; 0 = 30 s
@@ -111,7 +113,7 @@ func (w *Worker) init() error {
 		return err
 	}
 	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
-		KillGrace: w.KillGrace, Groups: groups}
+		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers}
 	return nil
 }
 
