@@ -89,6 +89,9 @@ type app struct {
 }
 
 func newRoot(opts *Options) *cobra.Command {
+	if opts.triggerTypes == nil {
+		opts.triggerTypes = builtin.Registry()
+	}
 	a := &app{opts: opts}
 	root := &cobra.Command{
 		Use:           "weir",
@@ -102,7 +105,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.triggererCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), a.stateStoreCmd(),
+		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.stateStoreCmd(),
 		a.assetsCmd(), a.auditCmd(),
 	)
 	return root

@@ -12,7 +12,9 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // run serves PATCH /execution/task-instances/{id}/run: queued (claimed by a
@@ -50,7 +52,13 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params})
+	rc := execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params}
+	if operator.ResumeOf(ti) != nil && s.logs != "" {
+		if rc.LogSize, err = tasklog.Size(s.logs, tasklog.KeyOf(ti)); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, rc)
 	return nil
 }
 

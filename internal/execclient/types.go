@@ -89,6 +89,9 @@ type RunContext struct {
 	MaxTries int               `json:"max_tries"`
 	// Params are the DAG's params overridden by the run's conf.
 	Params map[string]any `json:"params"`
+	// LogSize is how many bytes the try's log holds already: a try
+	// resumed after a deferral continues its log from there.
+	LogSize int64 `json:"log_size,omitempty"`
 }
 
 // StateRequest ends a running try (PATCH .../state). State is success,

@@ -124,3 +124,20 @@ func Read(base string, key Key, offset int64) ([]byte, int64, error) {
 	}
 	return buf[:n], offset + int64(n), nil
 }
+
+// Size returns how many bytes key's log holds (0 when there is none yet):
+// where a resumed try's next step continues it.
+func Size(base string, key Key) (int64, error) {
+	p, err := Path(base, key)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("task log size: %w", err)
+	}
+	return fi.Size(), nil
+}

@@ -51,8 +51,10 @@ type logSink struct {
 	offset  int64  // bytes of the log the destination holds: where pending starts
 }
 
-func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, log *slog.Logger) *logSink {
-	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+// newLogSink ships ti's log from byte offset on (non-zero when a resumed
+// try continues its log).
+func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, offset int64, log *slog.Logger) *logSink {
+	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), offset: offset}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
 		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))

@@ -37,7 +37,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		return
 	}
 
-	sink := newLogSink(w, tc, &rc.TI, log)
+	sink := newLogSink(w, tc, &rc.TI, rc.LogSize, log)
 	red := operator.NewRedactor(sink, wl.Token)
 	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
 	// operators use the client, whose token refreshes itself. Skipping the

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// deferDAG's "wait" task defers through the in-task CLI on a timedelta
+// trigger and runs again when it fires; "other" shares its one-slot pool
+// and can only run while "wait" is deferred (its slot is free).
+const deferDAG = `dag_id: defer_shell
+tasks:
+  - task_id: wait
+    operator: bash
+    pool: single
+    bash_command: |
+      if [ -z "$WEIR_RESUME_METHOD" ]; then
+        echo "first step"
+        weir defer timedelta '{"delta": "20s"}' --resume after_wait --next-kwargs '{"batch": 7}' --timeout 10m || exit 3
+        exit 100
+      fi
+      echo "resumed with $WEIR_RESUME_METHOD, kwargs $WEIR_NEXT_KWARGS, event $WEIR_TRIGGER_EVENT"
+  - task_id: other
+    operator: bash
+    pool: single
+    bash_command: echo other ran
+  - task_id: late
+    operator: bash
+    bash_command: |
+      weir defer timedelta '{"delta": "1h"}' --timeout 1s || exit 3
+      exit 100
+  - task_id: bad
+    operator: bash
+    bash_command: |
+      weir defer no_such_trigger '{}' || exit 3
+      exit 100
+`
+
+// TestShellTaskDefersAndResumes runs a shell task that defers through
+// `weir defer` in standalone: its try goes to deferred, its pool slot is
+// free (another task of a one-slot pool runs meanwhile), the triggerer
+// fires and the same try resumes with the event and next kwargs, its log
+// continuing the first step's. A deferral whose timeout passes fails
+// with a message naming the trigger; an unknown trigger is refused at
+// the defer call.
+func TestShellTaskDefersAndResumes(t *testing.T) {
+	t.Parallel()
+	dags, home := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dags, "defer.yaml"), deferDAG)
+	s := startStandalone(t, home, dags)
+	mustWeir(t, nil, "pools", "set", "single", "1", "--home", home)
+	s.api.waitDAG("defer_shell")
+	s.api.trigger("defer_shell", "r1", nil)
+
+	s.api.waitTIState("defer_shell", "r1", "wait", core.TIDeferred)
+	other := s.api.waitTIState("defer_shell", "r1", "other", core.TISuccess)
+	if wait := s.api.taskInstance("defer_shell", "r1", "wait"); wait.State != core.TIDeferred {
+		t.Fatalf("other finished at %v while wait was %s; want wait still deferred (its slot free)", other.EndDate, wait.State)
+	}
+	run := s.api.waitRunDone("defer_shell", "r1")
+	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	if wait.State != core.TISuccess || wait.TryNumber != 1 {
+		t.Errorf("wait = %s on try %d, want success on try 1 (a deferral does not end the try)", wait.State, wait.TryNumber)
+	}
+	log := s.api.log("defer_shell", "r1", "wait", 1)
+	for _, want := range []string{"first step", "resumed with after_wait, kwargs {\"batch\":7}, event {\"moment\":"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("wait's log lacks %q:\n%s", want, log)
+		}
+	}
+	if i, j := strings.Index(log, "first step"), strings.Index(log, "resumed with"); i < 0 || j < i {
+		t.Errorf("the resumed step's log does not follow the first step's:\n%s", log)
+	}
+	if late := s.api.taskInstance("defer_shell", "r1", "late"); late.State != core.TIFailed {
+		t.Errorf("late = %s, want failed by its deferral timeout", late.State)
+	}
+	if log := s.api.log("defer_shell", "r1", "late", 1); !strings.Contains(log, "the timedelta trigger did not fire before the deferral's timeout") {
+		t.Errorf("late's log does not name the timeout:\n%s", log)
+	}
+	if bad := s.api.taskInstance("defer_shell", "r1", "bad"); bad.State != core.TIFailed {
+		t.Errorf("bad = %s, want failed", bad.State)
+	}
+	if log := s.api.log("defer_shell", "r1", "bad", 1); !strings.Contains(log, `unknown trigger type "no_such_trigger"`) {
+		t.Errorf("bad's log does not name the unknown trigger:\n%s", log)
+	}
+	if run.State != core.RunFailed {
+		t.Errorf("run = %s, want failed (late and bad failed)", run.State)
+	}
+}
