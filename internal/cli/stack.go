@@ -23,9 +23,9 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/worker"
@@ -98,7 +98,8 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
 		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
 		DefaultTimezone: cfg.Core.DefaultTimezone,
-		Loader:          dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()),
+		Loader: dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()).
+			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.Check}),
 	}
 }
 

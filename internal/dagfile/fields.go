@@ -46,6 +46,8 @@ var operators = map[string][]argSpec{
 	"sql":  {{name: "conn_id", required: true}, {name: "sql", required: true}},
 	"go":   {{name: "function", required: true}, {name: "op_kwargs", kind: argMap}},
 	"noop": {},
+	"sensor": {{name: "trigger", kind: argMap, required: true}, {name: "mode"}, {name: "poke_interval"},
+		{name: "timeout"}},
 }
 
 // httpMethods are the methods the http operator accepts.

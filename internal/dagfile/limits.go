@@ -34,6 +34,7 @@ type Loader struct {
 	timeout  time.Duration
 	slot     chan struct{}                                          // held by the running parse
 	parse    func(filename string, data []byte) ([]core.DAG, error) // Load; tests replace it
+	opts     Options
 }
 
 // NewLoader returns a Loader with these limits; a value of 0 or less means
@@ -47,6 +48,16 @@ func NewLoader(maxFileBytes int64, timeout time.Duration) *Loader {
 	}
 	return &Loader{maxBytes: maxFileBytes, timeout: timeout, slot: make(chan struct{}, 1), parse: Load}
 }
+
+// WithOptions makes the loader load with o (its trigger checker).
+func (l *Loader) WithOptions(o Options) *Loader {
+	l.opts = o
+	l.parse = func(filename string, data []byte) ([]core.DAG, error) { return LoadWith(filename, data, o) }
+	return l
+}
+
+// Options returns the options the loader loads with.
+func (l *Loader) Options() Options { return l.opts }
 
 // ReadFile reads path, refusing a file larger than the size limit without
 // reading more of it than the limit.

@@ -44,7 +44,10 @@ func LoadFile(path string) ([]core.DAG, error) {
 
 // Load loads the DAGs in data, naming filename in errors and FileLoc. It
 // returns an *Error listing every problem found.
-func Load(filename string, data []byte) ([]core.DAG, error) {
+func Load(filename string, data []byte) ([]core.DAG, error) { return LoadWith(filename, data, Options{}) }
+
+// LoadWith is Load with options.
+func LoadWith(filename string, data []byte, o Options) ([]core.DAG, error) {
 	docs, syntax := parseYAML(data)
 	if syntax != nil {
 		syntax.File = filename
@@ -56,7 +59,7 @@ func Load(filename string, data []byte) ([]core.DAG, error) {
 		seen  = map[string]int{}
 	)
 	for _, doc := range docs {
-		dag, ps := decodeDoc(filename, doc)
+		dag, ps := decodeDoc(filename, doc, o)
 		probs = append(probs, ps...)
 		if len(ps) > 0 {
 			continue
@@ -77,12 +80,24 @@ func Load(filename string, data []byte) ([]core.DAG, error) {
 }
 
 // decodeDoc decodes and validates one document.
-func decodeDoc(filename string, doc *node) (core.DAG, []Problem) {
+func decodeDoc(filename string, doc *node, o Options) (core.DAG, []Problem) {
 	d := &decoder{file: filename, locs: map[string]fieldLoc{}, budget: maxValueNodes}
 	dag := d.dag(doc)
 	dag.FileLoc = filename
 	ApplyDefaults(&dag)
-	probs := append(d.probs, d.locate(validate(&dag), doc)...)
+	var sensors []Problem
+	for i := range dag.Tasks {
+		if dag.Tasks[i].Operator == "sensor" && len(d.probs) == 0 {
+			for _, p := range BuildSensor(&dag.Tasks[i]) {
+				p.Path = fmt.Sprintf("tasks[%d].%s", i, p.Path)
+				sensors = append(sensors, p)
+			}
+		}
+	}
+	probs := append(d.probs, d.locate(sensors, doc)...)
+	if len(sensors) == 0 {
+		probs = append(probs, d.locate(validate(&dag, o), doc)...)
+	}
 	if len(probs) == 0 {
 		probs = schemaProblems(filename, doc)
 	}

@@ -25,8 +25,19 @@ var (
 // operators and their fields, templates, dependencies (unknown upstreams,
 // cycles), trigger rules, retries, schedule, dates and timezone. It returns
 // an *Error listing every problem, or nil.
-func Validate(d *core.DAG) error {
-	ps := validate(d)
+func Validate(d *core.DAG) error { return ValidateWith(d, Options{}) }
+
+// Options tune loading and validation.
+type Options struct {
+	// CheckTrigger validates a trigger a task waits on (a sensor's, or a
+	// task's start trigger) against the program's trigger types; nil
+	// checks only its shape. trigger.Registry.Check fits.
+	CheckTrigger func(core.TriggerSpec) error
+}
+
+// ValidateWith is Validate with options.
+func ValidateWith(d *core.DAG, o Options) error {
+	ps := validate(d, o)
 	for i := range ps {
 		ps[i].File = d.FileLoc
 		ps[i].Path = strings.TrimSuffix(fmt.Sprintf("dag %q: %s", d.DagID, ps[i].Path), ": ")
@@ -41,7 +52,7 @@ func (ps *problems) add(path, format string, args ...any) {
 	*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-func validate(d *core.DAG) []Problem {
+func validate(d *core.DAG, o Options) []Problem {
 	var ps problems
 	checkID(&ps, "dag_id", d.DagID)
 	loc := time.UTC
@@ -94,6 +105,7 @@ func validate(d *core.DAG) []Problem {
 			first[t.TaskID] = i
 		}
 		validateTask(&ps, path, t)
+		checkTriggers(&ps, path, t, o.CheckTrigger)
 	}
 	depsOK := validateDeps(&ps, d)
 	if depsOK {
@@ -153,6 +165,10 @@ func validateTask(ps *problems, path string, t *core.Task) {
 	if _, ok := operators[t.Operator]; !ok {
 		ps.add(path+".operator", "unknown operator %q%s; allowed: %s", t.Operator,
 			suggest(t.Operator, operatorNames()), strings.Join(operatorNames(), ", "))
+		return
+	}
+	if t.Operator == "sensor" {
+		validateSensor(ps, path, t)
 		return
 	}
 	validateArgs(ps, path, t)

@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 		{name: "unknown operator", modify: func(d *core.DAG) { d.Tasks[0].Operator = "python" },
 			want: `tasks[0].operator: unknown operator "python"`},
 		{name: "missing operator", modify: func(d *core.DAG) { d.Tasks[0].Operator = "" },
-			want: "tasks[0].operator: is required; allowed: bash, go, http, noop, sql"},
+			want: "tasks[0].operator: is required; allowed: bash, go, http, noop, sensor, sql"},
 		{name: "missing required arg", modify: func(d *core.DAG) { delete(d.Tasks[0].Args, "function") },
 			want: "tasks[0].function: is required for go tasks"},
 		{name: "expanded arg counts as set", modify: func(d *core.DAG) {

@@ -99,7 +99,7 @@ func (p *Processor) plan(paths []string) *plan {
 		loc := extraLoc(&d)
 		d.FileLoc = loc
 		dagfile.ApplyDefaults(&d)
-		err := dagfile.Validate(&d)
+		err := dagfile.ValidateWith(&d, p.loader.Options())
 		if err == nil {
 			if other, taken := pl.owner[d.DagID]; taken {
 				err = fmt.Errorf("dag_id %q is already defined in %s", d.DagID, other)

@@ -1,0 +1,132 @@
+package dagfile
+
+import (
+	"encoding/json"
+	"maps"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Sensor modes.
+const (
+	// SensorDeferrable waits in the triggerer: the task starts from its
+	// trigger, holding no worker slot (the default).
+	SensorDeferrable = "deferrable"
+	// SensorPoke waits on a worker, running the trigger in the try.
+	SensorPoke = "poke"
+)
+
+// BuildSensor turns a sensor task's fields (Args trigger, mode,
+// poke_interval, timeout, as a DAG file writes them) into its canonical
+// form: in deferrable mode the task starts from its trigger
+// (StartTrigger, timeout as the deferral's); in poke mode Args hold the
+// trigger {type, kwargs} and the timeout becomes the execution timeout.
+// poke_interval is passed to the trigger as its poke_interval kwarg.
+// Problems are returned with paths relative to the task.
+func BuildSensor(t *core.Task) []Problem {
+	var ps problems
+	args := t.Args
+	raw, _ := args["trigger"].(map[string]any)
+	typ, _ := raw["type"].(string)
+	switch {
+	case raw == nil:
+		ps.add("trigger", "is required for sensor tasks: {type: <trigger type>, <kwargs>...} (docs/triggers.md)")
+	case typ == "":
+		ps.add("trigger.type", "is required: the trigger type to wait on (docs/triggers.md)")
+	}
+	kwargs := maps.Clone(raw)
+	delete(kwargs, "type")
+	if kwargs == nil {
+		kwargs = map[string]any{}
+	}
+	if pi, ok := args["poke_interval"].(string); ok && pi != "" {
+		if d, err := time.ParseDuration(pi); err != nil || d <= 0 {
+			ps.add("poke_interval", "must be a positive duration such as \"30s\", got %q", pi)
+		} else {
+			kwargs["poke_interval"] = pi
+		}
+	}
+	var timeout core.Duration
+	if s, ok := args["timeout"].(string); ok && s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			ps.add("timeout", "must be a non-negative duration such as \"1h\", got %q", s)
+		}
+		timeout = core.Duration(d)
+	}
+	mode, _ := args["mode"].(string)
+	if mode == "" {
+		mode = SensorDeferrable
+	}
+	b, err := json.Marshal(kwargs)
+	if err != nil {
+		ps.add("trigger", "kwargs cannot be stored as JSON: %v", err)
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	spec := core.TriggerSpec{Type: typ, Kwargs: b}
+	switch mode {
+	case SensorDeferrable:
+		t.StartTrigger = &core.Deferral{Trigger: spec, Timeout: timeout}
+		t.Args = map[string]any{"mode": SensorDeferrable}
+	case SensorPoke:
+		t.Args = map[string]any{"mode": SensorPoke, "trigger": map[string]any{"type": typ, "kwargs": kwargs}}
+		if timeout > 0 && t.ExecutionTimeout == 0 {
+			t.ExecutionTimeout = timeout
+		}
+	default:
+		ps.add("mode", "must be %s or %s, got %q", SensorDeferrable, SensorPoke, mode)
+	}
+	return ps
+}
+
+// SensorTrigger returns the trigger a sensor waits on, whatever its mode.
+func SensorTrigger(t *core.Task) (core.TriggerSpec, bool) {
+	if t.StartTrigger != nil {
+		return t.StartTrigger.Trigger, true
+	}
+	raw, ok := t.Args["trigger"].(map[string]any)
+	if !ok {
+		return core.TriggerSpec{}, false
+	}
+	typ, _ := raw["type"].(string)
+	b, err := json.Marshal(raw["kwargs"])
+	if err != nil {
+		return core.TriggerSpec{}, false
+	}
+	return core.TriggerSpec{Type: typ, Kwargs: b}, true
+}
+
+// validateSensor checks a sensor in its canonical form (BuildSensor's).
+func validateSensor(ps *problems, path string, t *core.Task) {
+	mode, _ := t.Args["mode"].(string)
+	_, poke := t.Args["trigger"].(map[string]any)
+	switch {
+	case mode == SensorDeferrable && t.StartTrigger != nil && len(t.Args) == 1:
+	case mode == SensorPoke && t.StartTrigger == nil && poke && len(t.Args) == 2:
+	default:
+		ps.add(path+".trigger", "a sensor waits on one trigger: in deferrable mode its start trigger, in poke mode args {mode, trigger}")
+	}
+}
+
+// checkTriggers validates the triggers task t waits on with check (the
+// program's trigger types), reporting each at path.
+func checkTriggers(ps *problems, path string, t *core.Task, check func(core.TriggerSpec) error) {
+	field := ".start_trigger"
+	if t.Operator == "sensor" {
+		field = ".trigger"
+	}
+	if t.StartTrigger != nil && t.StartTrigger.Timeout < 0 {
+		ps.add(path+field, "timeout must not be negative")
+	}
+	spec, ok := SensorTrigger(t)
+	if !ok || check == nil {
+		return
+	}
+	if err := check(spec); err != nil {
+		ps.add(path+field, "%v", err)
+	}
+}
+
