@@ -3,12 +3,13 @@ package builtin
 
 import (
 	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
 
 // Types returns the built-in trigger types.
 func Types() []trigger.Type {
-	return []trigger.Type{timer.DateTime, timer.TimeDelta}
+	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type}
 }
 
 // Registry returns a new registry holding the built-in types (a program
