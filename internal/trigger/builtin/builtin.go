@@ -5,13 +5,14 @@ import (
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
+	"github.com/weirflow/weir/internal/trigger/s3trigger"
 	"github.com/weirflow/weir/internal/trigger/sqltrigger"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
 
 // Types returns the built-in trigger types.
 func Types() []trigger.Type {
-	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type, httptrigger.Type, sqltrigger.Type}
+	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type}
 }
 
 // Registry returns a new registry holding the built-in types (a program

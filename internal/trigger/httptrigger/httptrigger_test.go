@@ -1,7 +1,6 @@
 package httptrigger_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
 	"github.com/weirflow/weir/internal/trigger/triggertest"
@@ -34,16 +32,6 @@ func TestKwargsRefusedNameTheKwarg(t *testing.T) {
 		`{"url":"http://h/","timeout":"-5s"}`:                `kwarg "timeout" must be positive, got -5s`,
 		`{"url":"http://h/","poke_interval":"0s"}`:           `kwarg "poke_interval" must be positive`,
 	})
-}
-
-// conns is a connection lookup over a map.
-type conns map[string]string
-
-func (c conns) ConnectionURI(_ context.Context, id string) (string, error) {
-	if u, ok := c[id]; ok {
-		return u, nil
-	}
-	return "", fmt.Errorf("connection %q: %w", id, core.ErrNotFound)
 }
 
 // TestWaitsForStatusAndQuery: a job endpoint that first fails, then
@@ -72,7 +60,7 @@ func TestWaitsForStatusAndQuery(t *testing.T) {
 	uri := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/api/"
 	tr := triggertest.New(t, httptrigger.Type, `{"http_conn_id":"svc","endpoint":"jobs/42","headers":{"X-Trace":"abc"},
 		"json_query":"select(.state == \"done\") | .rows","poke_interval":"10ms"}`)
-	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: conns{"svc": uri}})
+	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"svc": uri}})
 
 	if got := string(run.Event(t)); got != `{"status":200,"result":3}` {
 		t.Errorf("event = %s, want status 200 and the query's result 3", got)
@@ -116,7 +104,7 @@ func TestFiresOnAnExpectedStatusWithTheBody(t *testing.T) {
 func TestAMissingConnectionEndsTheTrigger(t *testing.T) {
 	t.Parallel()
 	tr := triggertest.New(t, httptrigger.Type, `{"http_conn_id":"nope"}`)
-	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: conns{}})
+	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{}})
 	if err := run.Wait(t); err == nil || !strings.Contains(err.Error(), `look up connection "nope"`) {
 		t.Errorf("Run = %v, want an error naming the missing connection", err)
 	}

@@ -1,9 +1,7 @@
 package sqltrigger_test
 
 import (
-	"context"
 	"database/sql"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, linked by internal/cli in the binary
 	_ "modernc.org/sqlite"             // the "sqlite" driver, likewise
 
-	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/wait"
@@ -66,7 +63,7 @@ func TestPostgresTableAppearsThenFills(t *testing.T) {
 func testTableAppearsThenFills(t *testing.T, uri string) {
 	db := open(t, uri)
 	tr := triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT count(*) AS n, max(name) AS last FROM ready","poke_interval":"10ms"}`)
-	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: conns{"wh": uri}})
+	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"wh": uri}})
 	wait.Until(t, triggertest.Bound, "the missing table to be logged", func() bool { return strings.Contains(run.Log(), "ready") })
 	exec(t, db, "CREATE TABLE ready (name TEXT)")
 	exec(t, db, "INSERT INTO ready (name) VALUES ('part-1')")
@@ -81,7 +78,7 @@ func testTableAppearsThenFills(t *testing.T, uri string) {
 func TestABadConnectionEndsTheTrigger(t *testing.T) {
 	t.Parallel()
 	tr := triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT 1"}`)
-	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: conns{"wh": "mysql://u:pw@h/db"}})
+	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"wh": "mysql://u:pw@h/db"}})
 	if err := run.Wait(t); err == nil || !strings.Contains(err.Error(), `unsupported database scheme "mysql"`) || strings.Contains(err.Error(), "pw") {
 		t.Errorf("Run = %v, want an error naming the unsupported scheme and not the password", err)
 	}
@@ -90,18 +87,8 @@ func TestABadConnectionEndsTheTrigger(t *testing.T) {
 func TestCancelStopsAPollingTrigger(t *testing.T) {
 	t.Parallel()
 	uri := "sqlite:///" + filepath.Join(t.TempDir(), "w.db")
-	run := triggertest.Start(t, triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT 0"}`), &trigger.Runtime{Connections: conns{"wh": uri}})
+	run := triggertest.Start(t, triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT 0"}`), &trigger.Runtime{Connections: triggertest.Conns{"wh": uri}})
 	run.Cancel(t)
-}
-
-// conns is a connection lookup over a map.
-type conns map[string]string
-
-func (c conns) ConnectionURI(_ context.Context, id string) (string, error) {
-	if u, ok := c[id]; ok {
-		return u, nil
-	}
-	return "", fmt.Errorf("connection %q: %w", id, core.ErrNotFound)
 }
 
 func open(t *testing.T, uri string) *sql.DB {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -145,4 +146,16 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Conns is a connection lookup over a map of conn_id to URI; an absent
+// id is core.ErrNotFound.
+type Conns map[string]string
+
+// ConnectionURI returns id's URI.
+func (c Conns) ConnectionURI(_ context.Context, id string) (string, error) {
+	if u, ok := c[id]; ok {
+		return u, nil
+	}
+	return "", fmt.Errorf("connection %q: %w", id, core.ErrNotFound)
 }
