@@ -3,6 +3,7 @@ package builtin
 
 import (
 	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/command"
 	"github.com/weirflow/weir/internal/trigger/externaltask"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
@@ -13,7 +14,7 @@ import (
 
 // Types returns the built-in trigger types.
 func Types() []trigger.Type {
-	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type}
+	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type, command.Type}
 }
 
 // Registry returns a new registry holding the built-in types (a program
