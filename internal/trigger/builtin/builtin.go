@@ -14,7 +14,11 @@ import (
 
 // Types returns the built-in trigger types.
 func Types() []trigger.Type {
-	return []trigger.Type{timer.DateTime, timer.TimeDelta, filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type, command.Type}
+	return []trigger.Type{
+		timer.DateTime, timer.TimeDelta,
+		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
+		command.Type,
+	}
 }
 
 // Registry returns a new registry holding the built-in types (a program
