@@ -105,9 +105,11 @@ func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 	cmd.Dir = c.cwd
 	cmd.Env = c.environ()
 	cmd.WaitDelay = KillGrace
-	stderr := &stderrLog{rt: rt}
-	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("command %q: %w", c.argv[0], err)
+	}
+	stderrPipe, err := cmd.StderrPipe()
 	if err != nil {
 		return fmt.Errorf("command %q: %w", c.argv[0], err)
 	}
@@ -120,13 +122,18 @@ func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 	defer close(finished)
 	go killAfterGrace(procCtx, finished, group)
 	rt.Logf("started %s, pid %d, process group %d", c.argv[0], cmd.Process.Pid, group.PGID)
+	stderr, stderrDone := &stderrTail{}, make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		stderr.read(rt, stderrPipe)
+	}()
 
 	events, emitErr := c.relay(ctx, rt, stdout)
 	if emitErr != nil {
 		stop() // SIGTERM to the group, SIGKILL after KillGrace
 	}
+	<-stderrDone // both pipes are read to their end before Wait closes them
 	waitErr := cmd.Wait()
-	stderr.flush()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -183,7 +190,7 @@ func (c *commandTrigger) relay(ctx context.Context, rt *trigger.Runtime, stdout 
 // exitError is the result of a command that ended by itself: done after at
 // least one event with exit code 0, else an error with the code and the
 // last stderr lines.
-func (c *commandTrigger) exitError(waitErr error, events int, stderr *stderrLog) error {
+func (c *commandTrigger) exitError(waitErr error, events int, stderr *stderrTail) error {
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil && events > 0:

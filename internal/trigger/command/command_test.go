@@ -13,22 +13,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger/triggertest"
 )
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, command.Type, map[string]string{
-		`{}`:                                 `kwarg "argv" or command is required`,
-		`{"argv":[]}`:                        `kwarg "argv" must start with a program name or path`,
-		`{"argv":[""]}`:                      `kwarg "argv" must start with a program name or path`,
-		`{"argv":"ls -l"}`:                   `kwarg "argv" must be a list`,
-		`{"argv":["ls"],"command":"ls"}`:     `kwarg "argv" cannot be given with command`,
-		`{"command":" "}`:                    `kwarg "command" must not be empty`,
-		`{"command":"ls","env":{"A=B":"x"}}`: `kwarg "env" holds the variable name "A=B"`,
-		`{"command":"ls","env":{"A":1}}`:     `kwarg "env" must be a string`,
-		`{"command":"ls","cwd":"rel/dir"}`:   `kwarg "cwd" must be an absolute folder`,
-		`{"command":"ls","timeout":"5s"}`:    `unknown kwarg "timeout"`,
-	})
-}
-
 // TestEachJSONLineIsAnEventInOrder: JSON lines become events in order;
 // a line that is not JSON is a warning in the log, stderr goes to the
 // log, and exit code 0 after events ends the trigger without error.

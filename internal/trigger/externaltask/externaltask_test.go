@@ -18,23 +18,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger/triggertest"
 )
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, externaltask.Type, map[string]string{
-		`{"run_id":"r"}`: `kwarg "dag_id" is required`,
-		`{"dag_id":"d"}`: `kwarg "run_id" is required`,
-		`{"dag_id":"d","run_id":"r","task_id":""}`:                           `kwarg "task_id" must not be empty`,
-		`{"dag_id":"d","run_id":"r","map_index":0}`:                          `kwarg "map_index" needs task_id`,
-		`{"dag_id":"d","run_id":"r","task_id":"t","map_index":-2}`:           `kwarg "map_index" must be -1 (not mapped) or an index from 0, got -2`,
-		`{"dag_id":"d","run_id":"r","states":[]}`:                            `kwarg "states" must list at least one state`,
-		`{"dag_id":"d","run_id":"r","states":["skipped"]}`:                   `kwarg "states" holds "skipped", which is not one of queued, running, success, failed`,
-		`{"dag_id":"d","run_id":"r","task_id":"t","states":["done"]}`:        `kwarg "states" holds "done", which is not one of scheduled, queued`,
-		`{"dag_id":"d","run_id":"r","task_id":"t","failed_states":["none"]}`: `kwarg "failed_states" holds "none"`,
-		`{"dag_id":"d","run_id":"r","states":["failed"]}`:                    `kwarg "failed_states" must not hold "failed", which states awaits`,
-		`{"dag_id":"d","run_id":"r","poke_interval":"0s"}`:                   `kwarg "poke_interval" must be positive`,
-	})
-}
-
 // TestTaskReachesSuccess: a task instance that does not exist yet is
 // logged and polled again; once it exists and succeeds, the event names it
 // and its state.

@@ -14,10 +14,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger"
 )
 
-// MaxListed bounds how many matching files an event lists; Count gives
-// the full number.
-const MaxListed = 1000
-
 // Type is the file trigger. kwargs: {"path": "/data/in/*.csv",
 // "min_size": 1, "poke_interval": "30s"}.
 var Type = trigger.Type{
@@ -73,7 +69,7 @@ type File struct {
 
 // Payload is the file trigger's event.
 type Payload struct {
-	Files []File `json:"files"` // sorted by path, at most MaxListed
+	Files []File `json:"files"` // sorted by path, at most trigger.MaxListed
 	Count int    `json:"count"` // how many files matched
 }
 
@@ -98,7 +94,7 @@ func (f *fileTrigger) match() (Payload, error) {
 			continue // gone since the glob, a folder, or still too small
 		}
 		p.Count++
-		if len(p.Files) < MaxListed {
+		if len(p.Files) < trigger.MaxListed {
 			p.Files = append(p.Files, File{Path: path, Size: fi.Size(), MTime: fi.ModTime().UTC()})
 		}
 	}

@@ -10,21 +10,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger/triggertest"
 )
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, filetrigger.Type, map[string]string{
-		`{}`:                                       `kwarg "path" is required`,
-		`{"path":""}`:                              `kwarg "path" is required`,
-		`{"path":"in/*.csv"}`:                      `kwarg "path" must be absolute`,
-		`{"path":"/in/[a-"}`:                       `kwarg "path" is not a valid glob`,
-		`{"path":"/in/a","min_size":-1}`:           `kwarg "min_size" must be at least 0 bytes, got -1`,
-		`{"path":"/in/a","min_size":"big"}`:        `kwarg "min_size" must be a number`,
-		`{"path":"/in/a","poke_interval":"-1s"}`:   `kwarg "poke_interval" must be positive`,
-		`{"path":"/in/a","poke_interval":"often"}`: `kwarg "poke_interval" must be a duration`,
-		`{"path":"/in/a","pattern":"x"}`:           `unknown kwarg "pattern"`,
-	})
-}
-
 // TestFiresOnceALargeEnoughFileMatches: a file below min_size, a folder
 // and a file of another name do not fire the trigger; the file that does
 // is the event's only entry, with its size.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/trigger"
@@ -70,6 +71,11 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 		t.method = strings.ToUpper(*k.Method)
 		if !slices.Contains(methods, t.method) {
 			return nil, trigger.Invalid("method", "must be one of %s, got %q", strings.Join(methods, ", "), *k.Method)
+		}
+	}
+	for name, v := range k.Headers {
+		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(v) {
+			return nil, trigger.Invalid("headers", "holds %q, which is not a valid header name and value", name)
 		}
 	}
 	if k.ExpectStatus != nil {

@@ -14,26 +14,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger/triggertest"
 )
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, httptrigger.Type, map[string]string{
-		`{}`:                     `kwarg "url" is required`,
-		`{"url":"ftp://host/x"}`: `kwarg "url" must be an absolute http(s) URL, got "ftp://host/x"`,
-		`{"url":"/ready"}`:       `kwarg "url" must be an absolute http(s) URL`,
-		`{"url":"http://h/","http_conn_id":"api"}`:           `kwarg "url" cannot be given with http_conn_id`,
-		`{"endpoint":"jobs"}`:                                `kwarg "http_conn_id" is required with endpoint`,
-		`{"http_conn_id":"api","endpoint":"http://other/x"}`: `kwarg "endpoint" must be a path relative to the connection's URL`,
-		`{"url":"http://h/","method":"FETCH"}`:               `kwarg "method" must be one of GET, HEAD`,
-		`{"url":"http://h/","expect_status":[]}`:             `kwarg "expect_status" must list at least one status code`,
-		`{"url":"http://h/","expect_status":[2000]}`:         `kwarg "expect_status" must hold HTTP status codes (100 to 599), got 2000`,
-		`{"url":"http://h/","expect_status":200}`:            `kwarg "expect_status" must be a list`,
-		`{"url":"http://h/","json_query":".state =="}`:       `kwarg "json_query" is not a valid jq expression`,
-		`{"url":"http://h/","headers":{"X":1}}`:              `kwarg "headers" must be a string, got JSON number`,
-		`{"url":"http://h/","timeout":"-5s"}`:                `kwarg "timeout" must be positive, got -5s`,
-		`{"url":"http://h/","poke_interval":"0s"}`:           `kwarg "poke_interval" must be positive`,
-	})
-}
-
 // TestWaitsForStatusAndQuery: a job endpoint that first fails, then
 // reports the job running, then done; the trigger, through a connection
 // with basic auth, fires on the answer whose body satisfies json_query,

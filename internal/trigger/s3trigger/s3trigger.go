@@ -18,10 +18,6 @@ import (
 	"github.com/weirflow/weir/internal/trigger"
 )
 
-// MaxListed bounds how many matching keys an event lists (at least
-// min_count are always listed).
-const MaxListed = 1000
-
 // Type is the s3_key trigger. kwargs: {"conn_id": "lake", "bucket":
 // "landing", "glob": "day=1/*.parquet", "min_count": 2}.
 var Type = trigger.Type{
@@ -151,7 +147,7 @@ func (s *s3Trigger) check(ctx context.Context, client *minio.Client, cfg objstor
 			continue
 		}
 		p.Keys = append(p.Keys, Object{Key: obj.Key, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), LastModified: obj.LastModified.UTC()})
-		if len(p.Keys) >= max(s.minCount, MaxListed) {
+		if len(p.Keys) >= max(s.minCount, trigger.MaxListed) {
 			break
 		}
 	}

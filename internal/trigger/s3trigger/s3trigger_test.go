@@ -17,21 +17,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, s3trigger.Type, map[string]string{
-		`{"prefix":"in/"}`:                                    `kwarg "conn_id" is required`,
-		`{"conn_id":"lake"}`:                                  `kwarg "prefix" or glob is required, not both`,
-		`{"conn_id":"lake","prefix":"a","glob":"a*"}`:         `kwarg "prefix" or glob is required, not both`,
-		`{"conn_id":"lake","glob":"in/[a-"}`:                  `kwarg "glob" is not a valid glob`,
-		`{"conn_id":"lake","bucket":"","prefix":"a"}`:         `kwarg "bucket" must not be empty`,
-		`{"conn_id":"lake","prefix":"a","min_count":0}`:       `kwarg "min_count" must be at least 1, got 0`,
-		`{"conn_id":"lake","prefix":"a","min_count":1.5}`:     `kwarg "min_count" must be a number`,
-		`{"conn_id":"lake","prefix":"a","poke_interval":"1"}`: `kwarg "poke_interval" must be a duration`,
-		`{"conn_id":"lake","key":"a"}`:                        `unknown kwarg "key"`,
-	})
-}
-
 // TestGlobWaitsForMinCount: two objects matching the glob are needed; an
 // object of another extension and one a level deeper never match; the
 // event lists the two with their sizes and etags.

@@ -21,18 +21,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func TestKwargsRefusedNameTheKwarg(t *testing.T) {
-	t.Parallel()
-	triggertest.Refuses(t, sqltrigger.Type, map[string]string{
-		`{"sql":"SELECT 1"}`:                                      `kwarg "conn_id" is required`,
-		`{"conn_id":"db"}`:                                        `kwarg "sql" is required`,
-		`{"conn_id":"db","sql":"  "}`:                             `kwarg "sql" is required`,
-		`{"conn_id":"db","sql":["SELECT 1"]}`:                     `kwarg "sql" must be a string`,
-		`{"conn_id":"db","sql":"SELECT 1","poke_interval":"-1m"}`: `kwarg "poke_interval" must be positive`,
-		`{"conn_id":"db","sql":"SELECT 1","max_rows":1}`:          `unknown kwarg "max_rows"`,
-	})
-}
-
 func TestTruthy(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{nil, false, int64(0), 0.0, "", "0", "0.00", " 0 "} {

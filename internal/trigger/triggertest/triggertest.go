@@ -4,13 +4,10 @@
 package triggertest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,25 +31,12 @@ func New(t testing.TB, typ trigger.Type, kwargs string) trigger.Trigger {
 	return tr
 }
 
-// Refuses checks that typ refuses each kwargs (JSON) of cases with an
-// invalid-input error containing the text cases maps it to.
-func Refuses(t *testing.T, typ trigger.Type, cases map[string]string) {
-	t.Helper()
-	for _, kwargs := range slices.Sorted(maps.Keys(cases)) {
-		want := cases[kwargs]
-		_, err := typ.New(json.RawMessage(kwargs))
-		if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s.New(%s) = %v, want an invalid-input error containing %q", typ.Name, kwargs, err, want)
-		}
-	}
-}
-
 // Run is one trigger running in the background.
 type Run struct {
 	events chan json.RawMessage
 	done   chan error
 	cancel context.CancelFunc
-	log    *syncBuffer
+	log    *logLines
 }
 
 // Start runs tr with rt (nil: an empty one) whose Log and EmitFunc it sets;
@@ -66,7 +50,7 @@ func Start(t testing.TB, tr trigger.Trigger, rt *trigger.Runtime) *Run {
 		rt.CreatedAt = time.Now()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Run{events: make(chan json.RawMessage), done: make(chan error, 1), cancel: cancel, log: &syncBuffer{}}
+	r := &Run{events: make(chan json.RawMessage), done: make(chan error, 1), cancel: cancel, log: &logLines{}}
 	rt.Log = r.log
 	rt.EmitFunc = func(ctx context.Context, e trigger.Event) error {
 		select {
@@ -130,22 +114,23 @@ func (r *Run) Cancel(t testing.TB) {
 // Log is what the trigger wrote to its log so far.
 func (r *Run) Log() string { return r.log.String() }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// logLines keeps what a trigger logs, safe for concurrent use.
+type logLines struct {
+	mu    sync.Mutex
+	parts []string
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.parts = append(l.parts, string(p))
+	l.mu.Unlock()
+	return len(p), nil
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.parts, "")
 }
 
 // Conns is a connection lookup over a map of conn_id to URI; an absent
