@@ -27,6 +27,17 @@ type S3 struct {
 // NewS3 returns a store for cfg after checking it; it does not contact the
 // server.
 func NewS3(cfg S3Config) (*S3, error) {
+	client, err := NewS3Client(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &S3{client: client, cfg: cfg}, nil
+}
+
+// NewS3Client returns a minio-go client for cfg's server after checking
+// cfg, for code that reads a bucket directly (the s3_key trigger); it does
+// not contact the server.
+func NewS3Client(cfg S3Config) (*minio.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -47,7 +58,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: S3 client for %s: %w", core.ErrInvalid, cfg.Endpoint, err)
 	}
-	return &S3{client: client, cfg: cfg}, nil
+	return client, nil
 }
 
 // String names the store's location, without credentials.

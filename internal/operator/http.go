@@ -14,8 +14,8 @@ import (
 	"github.com/weirflow/weir/internal/core"
 )
 
-// maxHTTPBody bounds the response body an http task reads.
-const maxHTTPBody = 10 << 20
+// MaxHTTPBody bounds the response body an http task or trigger reads.
+const MaxHTTPBody = 10 << 20
 
 // runHTTP sends one request (Airflow's HttpOperator). Args: http_conn_id
 // (base URL, with optional user:password for basic auth), endpoint (joined
@@ -51,20 +51,12 @@ func (r *Runner) runHTTP(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, strings.ToUpper(method), target.String(), body)
+	hreq, err := NewHTTPRequest(ctx, method, target, body, headers)
 	if err != nil {
-		return nil, fmt.Errorf("build http request: %w", err)
+		return nil, err
 	}
-	if contentType != "" {
+	if contentType != "" && hreq.Header.Get("Content-Type") == "" { // a header argument wins
 		hreq.Header.Set("Content-Type", contentType)
-	}
-	for k, v := range headers {
-		hreq.Header.Set(k, v)
-	}
-	if target.User != nil {
-		pw, _ := target.User.Password()
-		hreq.SetBasicAuth(target.User.Username(), pw)
-		hreq.URL.User = nil
 	}
 	client := r.HTTPClient
 	if client == nil {
@@ -79,12 +71,9 @@ func (r *Runner) runHTTP(ctx context.Context, req *Request) (*Result, error) {
 		return nil, fmt.Errorf("http %s %s: %w", hreq.Method, hreq.URL.Redacted(), err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
+	data, err := ReadHTTPBody(resp)
 	if err != nil {
-		return nil, fmt.Errorf("read http response: %w", err)
-	}
-	if len(data) > maxHTTPBody {
-		return nil, fmt.Errorf("http response body exceeds %d bytes: %w", maxHTTPBody, core.ErrTooLarge)
+		return nil, err
 	}
 	req.logf("http response: %s, %d bytes", resp.Status, len(data))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -96,12 +85,13 @@ func (r *Runner) runHTTP(ctx context.Context, req *Request) (*Result, error) {
 	return &Result{}, nil
 }
 
-// httpTarget joins endpoint to the connection's base URL.
+// httpTarget is where the request goes, masking the password of an
+// endpoint URL or of the connection in the try's log.
 func (r *Runner) httpTarget(ctx context.Context, req *Request, connID, endpoint string) (*url.URL, error) {
 	if connID == "" {
-		u, err := url.Parse(endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("without http_conn_id, endpoint must be an absolute http(s) URL, got %q: %w", endpoint, core.ErrInvalid)
+		u, err := HTTPTarget(nil, "", endpoint)
+		if err != nil {
+			return nil, err
 		}
 		if pw, ok := u.User.Password(); ok {
 			req.mask(pw)
@@ -111,6 +101,22 @@ func (r *Runner) httpTarget(ctx context.Context, req *Request, connID, endpoint 
 	base, err := r.connection(ctx, req, connID)
 	if err != nil {
 		return nil, err
+	}
+	return HTTPTarget(base, connID, endpoint)
+}
+
+// HTTPTarget is the URL of an http request: with no connection (base is
+// nil), endpoint itself, which must be an absolute http(s) URL; else
+// endpoint, a path relative to connection connID's http(s) URI base,
+// joined to it (a query in endpoint replaces base's). Errors wrap
+// core.ErrInvalid.
+func HTTPTarget(base *url.URL, connID, endpoint string) (*url.URL, error) {
+	if base == nil {
+		u, err := url.Parse(endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("without http_conn_id, endpoint must be an absolute http(s) URL, got %q: %w", endpoint, core.ErrInvalid)
+		}
+		return u, nil
 	}
 	if base.Scheme != "http" && base.Scheme != "https" {
 		return nil, fmt.Errorf("connection %q must be an http(s) URI, got scheme %q: %w", connID, base.Scheme, core.ErrInvalid)
@@ -126,6 +132,37 @@ func (r *Runner) httpTarget(ctx context.Context, req *Request, connID, endpoint 
 		u.RawQuery = ep.RawQuery
 	}
 	return &u, nil
+}
+
+// NewHTTPRequest builds a request to target with headers; a user:password
+// in target becomes basic auth and leaves the URL.
+func NewHTTPRequest(ctx context.Context, method string, target *url.URL, body io.Reader, headers map[string]string) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, strings.ToUpper(method), target.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("build http request: %w", err)
+	}
+	for k, v := range headers {
+		hreq.Header.Set(k, v)
+	}
+	if target.User != nil {
+		pw, _ := target.User.Password()
+		hreq.SetBasicAuth(target.User.Username(), pw)
+		hreq.URL.User = nil
+	}
+	return hreq, nil
+}
+
+// ReadHTTPBody reads resp's body, refusing one over MaxHTTPBody bytes
+// (core.ErrTooLarge).
+func ReadHTTPBody(resp *http.Response) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxHTTPBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read http response: %w", err)
+	}
+	if len(data) > MaxHTTPBody {
+		return nil, fmt.Errorf("http response body exceeds %d bytes: %w", MaxHTTPBody, core.ErrTooLarge)
+	}
+	return data, nil
 }
 
 // httpBody encodes the data argument.

@@ -42,7 +42,7 @@ func (r *Runner) runSQL(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	driver, dsn, err := sqlDSN(u)
+	driver, dsn, err := SQLDSN(u)
 	if err != nil {
 		return nil, fmt.Errorf("connection %q: %w", connID, err)
 	}
@@ -103,8 +103,9 @@ func sqlStatements(v any) ([]string, error) {
 	return nil, fmt.Errorf("argument \"sql\" must be a statement or a list of statements: %w", core.ErrInvalid)
 }
 
-// sqlDSN maps a connection URI to a database/sql driver and DSN.
-func sqlDSN(u *url.URL) (string, string, error) {
+// SQLDSN maps a connection URI (postgres://..., sqlite:///path) to a
+// database/sql driver name and DSN. Errors wrap core.ErrInvalid.
+func SQLDSN(u *url.URL) (string, string, error) {
 	switch u.Scheme {
 	case "postgres", "postgresql":
 		return "pgx", u.String(), nil
@@ -132,21 +133,34 @@ func collectRows(rows *sql.Rows, limit int) ([]map[string]any, bool, error) {
 		if len(out) == limit {
 			return out, true, rows.Err()
 		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := ScanSQLRow(rows, len(cols))
+		if err != nil {
 			return nil, false, err
 		}
 		row := make(map[string]any, len(cols))
 		for i, c := range cols {
-			row[c] = jsonValue(vals[i])
+			row[c] = vals[i]
 		}
 		out = append(out, row)
 	}
 	return out, false, rows.Err()
+}
+
+// ScanSQLRow scans the current row of n columns into JSON-friendly values
+// (bytes as text, times as RFC 3339 UTC strings).
+func ScanSQLRow(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		vals[i] = jsonValue(v)
+	}
+	return vals, nil
 }
 
 // jsonValue makes a driver value JSON-friendly.

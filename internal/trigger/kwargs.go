@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -64,4 +65,20 @@ func jsonKind(k string) string {
 		return "a number"
 	}
 	return "a " + k
+}
+
+// Interval parses the duration kwarg name (a string such as "30s" or
+// "5m"); nil gives def. Zero or negative is refused, naming the kwarg.
+func Interval(name string, v *string, def time.Duration) (time.Duration, error) {
+	if v == nil {
+		return def, nil
+	}
+	d, err := time.ParseDuration(*v)
+	switch {
+	case err != nil:
+		return 0, Invalid(name, "must be a duration such as \"30s\" or \"5m\", got %q", *v)
+	case d <= 0:
+		return 0, Invalid(name, "must be positive, got %s", *v)
+	}
+	return d, nil
 }

@@ -11,6 +11,10 @@ import (
 // triggers are cheap goroutines).
 const DefaultPollInterval = 5 * time.Second
 
+// MaxListed bounds how many items (files, objects) a polling trigger's
+// event lists, so that an event stays small whatever matched.
+const MaxListed = 1000
+
 // Check is one poll of a polling trigger: done reports that what it waits
 // for holds, with payload as the event. An error is logged and the poll
 // repeats; wrap it with Permanent to end the trigger (and fail its waiters).

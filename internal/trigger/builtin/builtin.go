@@ -3,12 +3,22 @@ package builtin
 
 import (
 	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/command"
+	"github.com/weirflow/weir/internal/trigger/externaltask"
+	"github.com/weirflow/weir/internal/trigger/filetrigger"
+	"github.com/weirflow/weir/internal/trigger/httptrigger"
+	"github.com/weirflow/weir/internal/trigger/s3trigger"
+	"github.com/weirflow/weir/internal/trigger/sqltrigger"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
 
 // Types returns the built-in trigger types.
 func Types() []trigger.Type {
-	return []trigger.Type{timer.DateTime, timer.TimeDelta}
+	return []trigger.Type{
+		timer.DateTime, timer.TimeDelta,
+		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
+		command.Type,
+	}
 }
 
 // Registry returns a new registry holding the built-in types (a program

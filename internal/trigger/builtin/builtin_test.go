@@ -1,0 +1,145 @@
+package builtin_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
+)
+
+// TestReferenceDocumentsEveryType: docs/triggers.md has a section for
+// every built-in type, and every YAML example in it holds kwargs its type
+// accepts (the sensor's poke_interval is a trigger kwarg).
+func TestReferenceDocumentsEveryType(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../../docs/triggers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	reg := builtin.Registry()
+	for _, tp := range reg.Types() {
+		if !strings.Contains(doc, "\n### `"+tp.Name+"`\n") || !strings.Contains(doc, "| [`"+tp.Name+"`](#"+tp.Name+") |") {
+			t.Errorf("docs/triggers.md lacks the section or the table row of trigger type %q", tp.Name)
+		}
+	}
+	examples := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(doc, -1)
+	if len(examples) < len(reg.Types()) {
+		t.Fatalf("docs/triggers.md has %d YAML examples, want one per type (%d)", len(examples), len(reg.Types()))
+	}
+	for _, ex := range examples {
+		var tasks []struct {
+			Trigger      map[string]any `yaml:"trigger"`
+			PokeInterval string         `yaml:"poke_interval"`
+		}
+		if err := yaml.Unmarshal([]byte(ex[1]), &tasks); err != nil || len(tasks) != 1 {
+			t.Errorf("example does not parse as one task (%v):\n%s", err, ex[1])
+			continue
+		}
+		kwargs := tasks[0].Trigger
+		typ, _ := kwargs["type"].(string)
+		delete(kwargs, "type")
+		if tasks[0].PokeInterval != "" {
+			kwargs["poke_interval"] = tasks[0].PokeInterval
+		}
+		b, _ := json.Marshal(kwargs)
+		if err := reg.Check(trigger.Spec{Type: typ, Kwargs: b}); err != nil {
+			t.Errorf("example of %q is refused: %v\n%s", typ, err, ex[1])
+		}
+	}
+}
+
+// TestKwargsRefusedNameTheKwarg: every built-in type refuses bad kwargs,
+// through the registry as at DAG load, with an invalid-input error naming
+// the kwarg and what is allowed.
+func TestKwargsRefusedNameTheKwarg(t *testing.T) {
+	t.Parallel()
+	reg := builtin.Registry()
+	for _, c := range []struct{ typ, kwargs, want string }{
+		{"file", `{}`, `kwarg "path" is required`},
+		{"file", `{"path":""}`, `kwarg "path" is required`},
+		{"file", `{"path":"in/*.csv"}`, `kwarg "path" must be absolute`},
+		{"file", `{"path":"/in/[a-"}`, `kwarg "path" is not a valid glob`},
+		{"file", `{"path":"/in/a","min_size":-1}`, `kwarg "min_size" must be at least 0 bytes, got -1`},
+		{"file", `{"path":"/in/a","min_size":"big"}`, `kwarg "min_size" must be a number`},
+		{"file", `{"path":"/in/a","poke_interval":"-1s"}`, `kwarg "poke_interval" must be positive`},
+		{"file", `{"path":"/in/a","poke_interval":"often"}`, `kwarg "poke_interval" must be a duration`},
+		{"file", `{"path":"/in/a","pattern":"x"}`, `unknown kwarg "pattern"`},
+		{"http", `{}`, `kwarg "url" is required`},
+		{"http", `{"url":"ftp://host/x"}`, `kwarg "url" must be an absolute http(s) URL, got "ftp://host/x"`},
+		{"http", `{"url":"/ready"}`, `kwarg "url" must be an absolute http(s) URL`},
+		{"http", `{"url":"http://h/","http_conn_id":"api"}`, `kwarg "url" cannot be given with http_conn_id`},
+		{"http", `{"endpoint":"jobs"}`, `kwarg "http_conn_id" is required with endpoint`},
+		{"http", `{"http_conn_id":"api","endpoint":"http://other/x"}`, `kwarg "endpoint" must be a path relative to the connection's URL`},
+		{"http", `{"url":"http://h/","method":"FETCH"}`, `kwarg "method" must be one of GET, HEAD`},
+		{"http", `{"url":"http://h/","expect_status":[]}`, `kwarg "expect_status" must list at least one status code`},
+		{"http", `{"url":"http://h/","expect_status":[2000]}`, `kwarg "expect_status" must hold HTTP status codes (100 to 599), got 2000`},
+		{"http", `{"url":"http://h/","expect_status":200}`, `kwarg "expect_status" must be a list`},
+		{"http", `{"url":"http://h/","json_query":".state =="}`, `kwarg "json_query" is not a valid jq expression`},
+		{"http", `{"url":"http://h/","headers":{"X":1}}`, `kwarg "headers" must be a string, got JSON number`},
+		{"http", `{"url":"http://h/","headers":{"Bad Name":"x"}}`, `kwarg "headers" holds "Bad Name", which is not a valid header name`},
+		{"http", `{"url":"http://h/","headers":{"X":"a\nb"}}`, `kwarg "headers" holds "X"`},
+		{"http", `{"url":"http://h/","timeout":"-5s"}`, `kwarg "timeout" must be positive, got -5s`},
+		{"http", `{"url":"http://h/","poke_interval":"0s"}`, `kwarg "poke_interval" must be positive`},
+		{"sql", `{"sql":"SELECT 1"}`, `kwarg "conn_id" is required`},
+		{"sql", `{"conn_id":"db"}`, `kwarg "sql" is required`},
+		{"sql", `{"conn_id":"db","sql":"  "}`, `kwarg "sql" is required`},
+		{"sql", `{"conn_id":"db","sql":["SELECT 1"]}`, `kwarg "sql" must be a string`},
+		{"sql", `{"conn_id":"db","sql":"SELECT 1","poke_interval":"-1m"}`, `kwarg "poke_interval" must be positive`},
+		{"sql", `{"conn_id":"db","sql":"SELECT 1","max_rows":1}`, `unknown kwarg "max_rows"`},
+		{"s3_key", `{"prefix":"in/"}`, `kwarg "conn_id" is required`},
+		{"s3_key", `{"conn_id":"lake"}`, `kwarg "prefix" or glob is required, not both`},
+		{"s3_key", `{"conn_id":"lake","prefix":"a","glob":"a*"}`, `kwarg "prefix" or glob is required, not both`},
+		{"s3_key", `{"conn_id":"lake","glob":"in/[a-"}`, `kwarg "glob" is not a valid glob`},
+		{"s3_key", `{"conn_id":"lake","bucket":"","prefix":"a"}`, `kwarg "bucket" must not be empty`},
+		{"s3_key", `{"conn_id":"lake","prefix":"a","min_count":0}`, `kwarg "min_count" must be at least 1, got 0`},
+		{"s3_key", `{"conn_id":"lake","prefix":"a","min_count":1.5}`, `kwarg "min_count" must be a number`},
+		{"s3_key", `{"conn_id":"lake","prefix":"a","poke_interval":"1"}`, `kwarg "poke_interval" must be a duration`},
+		{"s3_key", `{"conn_id":"lake","key":"a"}`, `unknown kwarg "key"`},
+		{"external_task", `{"run_id":"r"}`, `kwarg "dag_id" is required`},
+		{"external_task", `{"dag_id":"d"}`, `kwarg "run_id" is required`},
+		{"external_task", `{"dag_id":"d","run_id":"r","task_id":""}`, `kwarg "task_id" must not be empty`},
+		{"external_task", `{"dag_id":"d","run_id":"r","map_index":0}`, `kwarg "map_index" needs task_id`},
+		{"external_task", `{"dag_id":"d","run_id":"r","task_id":"t","map_index":-2}`, `kwarg "map_index" must be -1 (not mapped) or an index from 0, got -2`},
+		{"external_task", `{"dag_id":"d","run_id":"r","states":[]}`, `kwarg "states" must list at least one state`},
+		{"external_task", `{"dag_id":"d","run_id":"r","states":["skipped"]}`, `kwarg "states" holds "skipped", which is not one of queued, running, success, failed`},
+		{"external_task", `{"dag_id":"d","run_id":"r","task_id":"t","states":["done"]}`, `kwarg "states" holds "done", which is not one of scheduled, queued`},
+		{"external_task", `{"dag_id":"d","run_id":"r","task_id":"t","failed_states":["none"]}`, `kwarg "failed_states" holds "none"`},
+		{"external_task", `{"dag_id":"d","run_id":"r","states":["failed"]}`, `kwarg "failed_states" must not hold "failed", which states awaits`},
+		{"external_task", `{"dag_id":"d","run_id":"r","poke_interval":"0s"}`, `kwarg "poke_interval" must be positive`},
+		{"command", `{}`, `kwarg "argv" or command is required`},
+		{"command", `{"argv":[]}`, `kwarg "argv" must start with a program name or path`},
+		{"command", `{"argv":[""]}`, `kwarg "argv" must start with a program name or path`},
+		{"command", `{"argv":"ls -l"}`, `kwarg "argv" must be a list`},
+		{"command", `{"argv":["ls"],"command":"ls"}`, `kwarg "argv" cannot be given with command`},
+		{"command", `{"command":" "}`, `kwarg "command" must not be empty`},
+		{"command", `{"command":"ls","env":{"A=B":"x"}}`, `kwarg "env" holds the variable name "A=B"`},
+		{"command", `{"command":"ls","env":{"A":1}}`, `kwarg "env" must be a string`},
+		{"command", `{"command":"ls","cwd":"rel/dir"}`, `kwarg "cwd" must be an absolute folder`},
+		{"command", `{"command":"ls","timeout":"5s"}`, `unknown kwarg "timeout"`},
+	} {
+		err := reg.Check(trigger.Spec{Type: c.typ, Kwargs: json.RawMessage(c.kwargs)})
+		if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want an invalid-input error containing %q", c.typ, c.kwargs, err, c.want)
+		}
+	}
+}
+
+// TestEveryTypeRefusesUnknownKwargs: a misspelt kwarg is an error naming
+// it, for every type.
+func TestEveryTypeRefusesUnknownKwargs(t *testing.T) {
+	t.Parallel()
+	for _, tp := range builtin.Types() {
+		if _, err := tp.New(json.RawMessage(`{"poke_intervall":"1s"}`)); err == nil || !strings.Contains(err.Error(), `unknown kwarg "poke_intervall"`) {
+			t.Errorf("%s with a misspelt kwarg: %v, want it named", tp.Name, err)
+		}
+	}
+}

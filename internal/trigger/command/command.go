@@ -1,0 +1,246 @@
+// Package command holds the command trigger: a long-running process, in
+// any language, whose stdout lines that are JSON values are the trigger's
+// events, in order; its stderr goes to the trigger log. It is the door
+// through which watchers and streams written outside Go report events.
+//
+// The process runs in a process group of its own that dies with the
+// triggerer however the triggerer dies (taskproc, as bash tasks); a
+// cancelled trigger sends the group SIGTERM, then SIGKILL after KillGrace.
+package command
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/weirflow/weir/internal/taskproc"
+	"github.com/weirflow/weir/internal/trigger"
+)
+
+// KillGrace is how long a cancelled command's group has between SIGTERM
+// and SIGKILL.
+const KillGrace = 5 * time.Second
+
+// MaxLine bounds one stdout line (one event); a longer line is logged as
+// too long and skipped.
+const MaxLine = 1 << 20
+
+// stderrKept is how many last stderr lines a failure message quotes.
+const stderrKept = 10
+
+// Type is the command trigger. kwargs: {"argv": ["python3", "watch.py"]}
+// or {"command": "tail -F /var/log/x | jq -c ..."}, with optional env
+// (a map) and cwd (an absolute folder).
+var Type = trigger.Type{
+	Name:    "command",
+	Summary: "runs a process for as long as the trigger; each JSON line it prints is an event, its stderr goes to the log",
+	New:     newTrigger,
+}
+
+// commandTrigger is a built command trigger.
+type commandTrigger struct {
+	argv []string
+	env  map[string]string
+	cwd  string
+}
+
+func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
+	var k struct {
+		Argv    []string          `json:"argv"`
+		Command *string           `json:"command"`
+		Env     map[string]string `json:"env"`
+		Cwd     *string           `json:"cwd"`
+	}
+	if err := trigger.DecodeKwargs(raw, &k); err != nil {
+		return nil, err
+	}
+	c := &commandTrigger{env: k.Env}
+	switch {
+	case k.Argv != nil && k.Command != nil:
+		return nil, trigger.Invalid("argv", "cannot be given with command (argv runs a program, command a bash script)")
+	case k.Command != nil:
+		if strings.TrimSpace(*k.Command) == "" {
+			return nil, trigger.Invalid("command", "must not be empty")
+		}
+		c.argv = []string{"bash", "-c", *k.Command}
+	case k.Argv == nil:
+		return nil, trigger.Invalid("argv", "or command is required (a program and its arguments, or a bash script)")
+	case len(k.Argv) == 0 || k.Argv[0] == "":
+		return nil, trigger.Invalid("argv", "must start with a program name or path")
+	default:
+		c.argv = k.Argv
+	}
+	for name := range k.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return nil, trigger.Invalid("env", "holds the variable name %q; a name is non-empty without '=' or NUL", name)
+		}
+	}
+	if k.Cwd != nil {
+		if !filepath.IsAbs(*k.Cwd) {
+			return nil, trigger.Invalid("cwd", "must be an absolute folder (the triggerer's working folder is not the DAG's), got %q", *k.Cwd)
+		}
+		c.cwd = *k.Cwd
+	}
+	return c, nil
+}
+
+func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
+	procCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd := exec.CommandContext(procCtx, c.argv[0], c.argv[1:]...) //nolint:gosec // running the trigger's command is the point
+	if cmd.Err != nil {
+		return trigger.Permanent(fmt.Errorf("command %q: %w", c.argv[0], cmd.Err))
+	}
+	cmd.Dir = c.cwd
+	cmd.Env = c.environ()
+	cmd.WaitDelay = KillGrace
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("command %q: %w", c.argv[0], err)
+	}
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return fmt.Errorf("command %q: %w", c.argv[0], err)
+	}
+	group, err := taskproc.Start(cmd, nil)
+	if err != nil {
+		return trigger.Permanent(fmt.Errorf("start command %q: %w", c.argv[0], err))
+	}
+	defer group.Close() // nothing of the group outlives the trigger
+	finished := make(chan struct{})
+	defer close(finished)
+	go killAfterGrace(procCtx, finished, group)
+	rt.Logf("started %s, pid %d, process group %d", c.argv[0], cmd.Process.Pid, group.PGID)
+	stderr, stderrDone := &stderrTail{}, make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		stderr.read(rt, stderrPipe)
+	}()
+
+	events, emitErr := c.relay(ctx, rt, stdout)
+	if emitErr != nil {
+		stop() // SIGTERM to the group, SIGKILL after KillGrace
+	}
+	<-stderrDone // both pipes are read to their end before Wait closes them
+	waitErr := cmd.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case emitErr != nil:
+		return emitErr
+	}
+	return c.exitError(waitErr, events, stderr)
+}
+
+// killAfterGrace SIGKILLs the group KillGrace after ctx ends (exec sends
+// it SIGTERM at once), unless finished closes first: a process that
+// ignores SIGTERM while holding stdout open would otherwise block the
+// relay.
+func killAfterGrace(ctx context.Context, finished <-chan struct{}, group *taskproc.Group) {
+	select {
+	case <-finished:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(KillGrace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		_ = group.Signal(syscall.SIGKILL)
+	}
+}
+
+// relay emits each JSON line of stdout in order until end of file, and
+// returns how many it emitted; an Emit error stops it.
+func (c *commandTrigger) relay(ctx context.Context, rt *trigger.Runtime, stdout io.Reader) (int, error) {
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	events := 0
+	for {
+		line, tooLong, err := readLine(r)
+		switch text := strings.TrimSpace(string(line)); {
+		case tooLong:
+			rt.Logf("WARNING: a stdout line longer than %d bytes was skipped", MaxLine)
+		case text == "":
+		case json.Valid([]byte(text)):
+			if err := rt.Emit(ctx, json.RawMessage(text)); err != nil {
+				return events, err
+			}
+			events++
+		default:
+			rt.Logf("WARNING: a stdout line is not JSON, so not an event: %s", clip(text))
+		}
+		if err != nil {
+			return events, nil // end of file, or the pipe closed
+		}
+	}
+}
+
+// exitError is the result of a command that ended by itself: done after at
+// least one event with exit code 0, else an error with the code and the
+// last stderr lines.
+func (c *commandTrigger) exitError(waitErr error, events int, stderr *stderrTail) error {
+	var exitErr *exec.ExitError
+	switch {
+	case waitErr == nil && events > 0:
+		return nil
+	case waitErr == nil:
+		return trigger.Permanent(fmt.Errorf("command %s exited with code 0 without printing an event (a JSON line on stdout)%s", c.argv[0], stderr.tail()))
+	case errors.As(waitErr, &exitErr) && exitErr.ExitCode() >= 0:
+		return trigger.Permanent(fmt.Errorf("command %s exited with code %d after %d event(s)%s", c.argv[0], exitErr.ExitCode(), events, stderr.tail()))
+	}
+	return trigger.Permanent(fmt.Errorf("command %s: %w (after %d event(s))%s", c.argv[0], waitErr, events, stderr.tail()))
+}
+
+// environ is the triggerer's environment with env over it.
+func (c *commandTrigger) environ() []string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	maps.Copy(m, c.env)
+	out := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// readLine reads one line without its newline; a line over MaxLine is
+// read to its end and reported as too long. err is set at end of input
+// (line then holds an unterminated last line, if any).
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > MaxLine+1 {
+				line, tooLong = nil, true
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+func clip(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return s[:200] + "…"
+}

@@ -1,0 +1,93 @@
+package command_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/testutil/proctest"
+	"github.com/weirflow/weir/internal/testutil/wait"
+	"github.com/weirflow/weir/internal/trigger/command"
+	"github.com/weirflow/weir/internal/trigger/triggertest"
+)
+
+// TestEachJSONLineIsAnEventInOrder: JSON lines become events in order;
+// a line that is not JSON is a warning in the log, stderr goes to the
+// log, and exit code 0 after events ends the trigger without error.
+func TestEachJSONLineIsAnEventInOrder(t *testing.T) {
+	t.Parallel()
+	script := `echo '{"n": 1}'; echo 'not json'; echo "to stderr" >&2; echo '{"n":2}'; echo; printf '[3]'`
+	kwargs, _ := json.Marshal(map[string]any{"command": script})
+	run := triggertest.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
+	for _, want := range []string{`{"n":1}`, `{"n":2}`, `[3]`} {
+		if got := string(run.Event(t)); got != want {
+			t.Errorf("event = %s, want %s", got, want)
+		}
+	}
+	if err := run.Wait(t); err != nil {
+		t.Errorf("a command that exits 0 after events: Run = %v, want nil", err)
+	}
+	log := run.Log()
+	if !strings.Contains(log, "WARNING: a stdout line is not JSON, so not an event: not json") || !strings.Contains(log, "stderr: to stderr") {
+		t.Errorf("log lacks the non-JSON warning or the stderr line:\n%s", log)
+	}
+}
+
+// TestArgvFromPathWithEnvAndCwd: argv[0] is looked up in PATH and the
+// process gets env over the triggerer's environment, in cwd.
+func TestArgvFromPathWithEnvAndCwd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kwargs, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", `printf '{"dir":"%s","x":"%s","path_set":%s}\n' "$PWD" "$X" "$([ -n "$PATH" ] && echo true || echo false)"`},
+		"env": map[string]string{"X": "from env"}, "cwd": dir})
+	run := triggertest.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
+	var got map[string]any
+	if err := json.Unmarshal(run.Event(t), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["dir"] != dir || got["x"] != "from env" || got["path_set"] != true {
+		t.Errorf("event = %v, want dir %s, x \"from env\" and PATH set", got, dir)
+	}
+}
+
+// TestFailuresNameTheExitCodeAndStderr: a nonzero exit, an exit 0 with no
+// event and a program not in PATH each end the trigger with an error that
+// says why.
+func TestFailuresNameTheExitCodeAndStderr(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ kwargs, want string }{
+		{`{"command":"echo '{}'; echo 'disk full' >&2; exit 3"}`, "exited with code 3 after 1 event(s); last stderr lines:\ndisk full"},
+		{`{"command":"echo 'nothing to watch' >&2"}`, "exited with code 0 without printing an event (a JSON line on stdout); last stderr lines:\nnothing to watch"},
+		{`{"argv":["weir-no-such-program"]}`, `command "weir-no-such-program": exec: "weir-no-such-program": executable file not found in $PATH`},
+	} {
+		run := triggertest.Start(t, triggertest.New(t, command.Type, c.kwargs), nil)
+		if strings.Contains(c.kwargs, "exit 3") {
+			run.Event(t)
+		}
+		if err := run.Wait(t); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Run = %v, want an error containing %q", c.kwargs, err, c.want)
+		}
+	}
+}
+
+// TestCancelKillsTheProcessGroup: cancelling the trigger ends the command
+// and its children, even a child that ignores SIGTERM (SIGKILL after the
+// grace period).
+func TestCancelKillsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	script := `(trap '' TERM; echo $BASHPID > ` + pidFile + `; while :; do sleep 1; done) & echo '{"up":true}'; wait`
+	kwargs, _ := json.Marshal(map[string]any{"command": script})
+	run := triggertest.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
+	run.Event(t)
+	var pid int
+	wait.Until(t, triggertest.Bound, "the child's pid", func() bool {
+		var ok bool
+		pid, ok = proctest.ReadPID(pidFile)
+		return ok
+	})
+	run.Cancel(t)
+	wait.Until(t, triggertest.Bound, "child "+strconv.Itoa(pid)+" to die", func() bool { return !proctest.Alive(pid) })
+}
