@@ -30,6 +30,14 @@ func (t *Task) DeclaredConnections() []string {
 			}
 		}
 	}
+	// A poke sensor's trigger reads its connection on the worker.
+	if trig, ok := t.Args["trigger"].(map[string]any); ok {
+		if kwargs, ok := trig["kwargs"].(map[string]any); ok {
+			for _, name := range connArgs {
+				add(kwargs[name])
+			}
+		}
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -134,8 +134,10 @@ func (r *Runner) Run(ctx context.Context, req *Request) (*Result, error) {
 		return &Result{}, nil
 	case Go:
 		return r.runGo(ctx, req)
+	case Sensor:
+		return r.runSensor(ctx, req)
 	}
-	return nil, fmt.Errorf("task %s: unknown operator %q (want bash, http, sql, noop or go): %w", req.Task.TaskID, req.Task.Operator, core.ErrInvalid)
+	return nil, fmt.Errorf("task %s: unknown operator %q (want bash, http, sql, noop, go or sensor): %w", req.Task.TaskID, req.Task.Operator, core.ErrInvalid)
 }
 
 // stringArg returns a string argument; required ones must be non-empty.
