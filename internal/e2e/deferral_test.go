@@ -57,11 +57,23 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 
 	s.api.waitTIState("defer_shell", "r1", "wait", core.TIDeferred)
 	other := s.api.waitTIState("defer_shell", "r1", "other", core.TISuccess)
-	if wait := s.api.taskInstance("defer_shell", "r1", "wait"); wait.State != core.TIDeferred {
+	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	if wait.State != core.TIDeferred {
 		t.Fatalf("other finished at %v while wait was %s; want wait still deferred (its slot free)", other.EndDate, wait.State)
 	}
+	// What a user sees of the wait: the trigger in REST and in the CLI.
+	if wait.Trigger == nil || wait.Trigger.Type != "timedelta" || wait.TriggerTimeout == nil {
+		t.Errorf("deferred wait shows trigger %+v timeout %v, want its timedelta trigger and timeout", wait.Trigger, wait.TriggerTimeout)
+	}
+	states := mustWeir(t, nil, "tasks", "states-for-dag-run", "defer_shell", "r1", "--home", home)
+	if !strings.Contains(states, `timedelta trigger`) || !strings.Contains(states, `{"delta":"20s"}`) {
+		t.Errorf("weir tasks states-for-dag-run does not show wait's trigger:\n%s", states)
+	}
+	if list := mustWeir(t, nil, "triggers", "list", "--home", home); !strings.Contains(list, "timedelta") {
+		t.Errorf("weir triggers list does not show the trigger:\n%s", list)
+	}
 	run := s.api.waitRunDone("defer_shell", "r1")
-	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	wait = s.api.taskInstance("defer_shell", "r1", "wait")
 	if wait.State != core.TISuccess || wait.TryNumber != 1 {
 		t.Errorf("wait = %s on try %d, want success on try 1 (a deferral does not end the try)", wait.State, wait.TryNumber)
 	}

@@ -99,3 +99,19 @@ func TestPollRetriesTransientErrorsAndStopsOnPermanentOnes(t *testing.T) {
 		t.Errorf("Poll with a permanent error = %v, want it returned", err)
 	}
 }
+
+func TestMaskKwargsHidesSecrets(t *testing.T) {
+	in := json.RawMessage(`{"url":"https://bob:s3cret@example.com/x","headers":{"Authorization":"Bearer abc","Accept":"json"},` +
+		`"api_key":"k1","nested":[{"password":"p"}],"path":"/data"}`)
+	got := string(trigger.MaskKwargs(in))
+	for _, secret := range []string{"s3cret", "Bearer abc", "k1", `"p"`} {
+		if strings.Contains(got, secret) {
+			t.Errorf("masked kwargs %s still show %s", got, secret)
+		}
+	}
+	for _, kept := range []string{"bob", "example.com", `"Accept":"json"`, `"path":"/data"`} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("masked kwargs %s lost %s", got, kept)
+		}
+	}
+}

@@ -58,6 +58,10 @@ func testDeferResume(t *testing.T, f *fixture) {
 	if tr.Type != "timedelta" || string(tr.Kwargs) != `{"delta":"1m"}` || tr.TriggererID != "" || !tr.CreatedAt.Equal(f.at(time.Second)) {
 		t.Errorf("trigger = %+v, want an unassigned timedelta created at defer time", tr)
 	}
+	waiting, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{TriggerID: tid})
+	if err != nil || len(waiting) != 1 || waiting[0].ID != id {
+		t.Fatalf("tries waiting on trigger %d = %v, %v; want [%s]", tid, taskIDs(waiting), err, id)
+	}
 	moved, err := f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{TriggerID: tid,
 		Event: json.RawMessage(`{"moment":"x"}`), Now: f.at(2 * time.Second)})
 	must(t, err, "resume")
