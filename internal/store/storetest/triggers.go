@@ -84,6 +84,19 @@ func testDeferResume(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.TriggerGet(f.ctx, tid)
 	wantErr(t, err, core.ErrNotFound, "get deleted trigger")
+
+	// The resumed step runs on a worker and keeps the try's start date.
+	started := *ti.StartDate
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{id}, From: []core.TIState{core.TIScheduled},
+		To: core.TIQueued, Now: f.at(3 * time.Second)})
+	must(t, err, "queue the resumed try")
+	_, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w2", Limit: 5, Now: f.at(3 * time.Second)})
+	must(t, err, "claim the resumed try")
+	resumed, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: "w2", Now: f.at(4 * time.Second)})
+	must(t, err, "start the resumed try")
+	if resumed.TryNumber != 1 || resumed.StartDate == nil || !resumed.StartDate.Equal(started) {
+		t.Errorf("resumed try started %v (try %d), want the first step's start %v, try 1", resumed.StartDate, resumed.TryNumber, started)
+	}
 }
 
 func testDeferTimeoutFailAndNewTry(t *testing.T, f *fixture) {
