@@ -40,8 +40,8 @@ func fanIn(rule core.TriggerRule, ups ...string) *core.DAG {
 
 type want struct {
 	Schedule, StartDeferred, Skip, UpstreamFailed, Remove, Expand, Retry []string
-	NextRetryAt                                           *time.Time
-	RunState                                              core.DagRunState
+	NextRetryAt                                                          *time.Time
+	RunState                                                             core.DagRunState
 }
 
 func summarize(p Plan) want {
