@@ -37,6 +37,16 @@ tasks:
     bash_command: |
       weir defer no_such_trigger '{}' || exit 3
       exit 100
+  - task_id: forbidden
+    operator: bash
+    bash_command: |
+      weir defer command '{"command": "env"}' || exit 3
+      exit 100
+  - task_id: undeclared
+    operator: bash
+    bash_command: |
+      weir defer sql '{"conn_id": "billing", "sql": "select 1"}' || exit 3
+      exit 100
 `
 
 // TestShellTaskDefersAndResumes runs a shell task that defers through
@@ -98,7 +108,23 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	if log := s.api.log("defer_shell", "r1", "bad", 1); !strings.Contains(log, `unknown trigger type "no_such_trigger"`) {
 		t.Errorf("bad's log does not name the unknown trigger:\n%s", log)
 	}
+	// What running code may not make the triggerer do (docs/security.md#triggers).
+	for task, want := range map[string]string{
+		"forbidden":  "a running task may not defer on a command trigger",
+		"undeclared": `the trigger's conn_id "billing" is not a connection the task declares`,
+	} {
+		if ti := s.api.taskInstance("defer_shell", "r1", task); ti.State != core.TIFailed {
+			t.Errorf("%s = %s, want failed: its deferral is refused", task, ti.State)
+		}
+		if log := s.api.log("defer_shell", "r1", task, 1); !strings.Contains(log, "the deferral was refused, so the try fails: ") ||
+			!strings.Contains(log, want) {
+			t.Errorf("%s's log does not say why its deferral was refused (%q):\n%s", task, want, log)
+		}
+	}
+	if n := strings.Count(mustWeir(t, nil, "triggers", "list", "--home", home), "command"); n != 0 {
+		t.Errorf("a refused deferral left a command trigger")
+	}
 	if run.State != core.RunFailed {
-		t.Errorf("run = %s, want failed (late and bad failed)", run.State)
+		t.Errorf("run = %s, want failed (late, bad, forbidden and undeclared failed)", run.State)
 	}
 }
