@@ -28,7 +28,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func engines(t *testing.T) map[string]func(t *testing.T) store.Store {
+func engines() map[string]func(t *testing.T) store.Store {
 	return map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store { return sqlitetest.Open(t) },
 		"postgres": func(t *testing.T) store.Store {
@@ -91,7 +91,7 @@ func start(t *testing.T, st store.Store, svc *service.Service, reg *trigger.Regi
 }
 
 func TestTriggerFiresAndResumesEachWaiterOnce(t *testing.T) {
-	for name, open := range engines(t) {
+	for name, open := range engines() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			st := open(t)
@@ -170,7 +170,7 @@ func TestFailingTriggersFailTheirWaitersWithTheReason(t *testing.T) {
 // without releasing anything), the other takes its triggers, and each
 // waiter resumes once, on try 1.
 func TestTwoTriggerersShareAndFailOver(t *testing.T) {
-	st := engines(t)["postgres"](t)
+	st := engines()["postgres"](t)
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	live, twice := map[int64]int{}, map[int64]bool{}
