@@ -72,6 +72,10 @@ func TestTriggerersShareAndFailOverOnPostgres(t *testing.T) {
 		a, b := owned(idA), owned(idB)
 		return b == 20, fmt.Sprintf("A %d, B %d", a, b)
 	})
+	waitFor(t, "weir jobs check to list B alive and not the killed A", func() (bool, string) {
+		alive := mustWeir(t, env, "jobs", "check", "--role", "triggerer", "--threshold", "3s", "--home", home)
+		return strings.Contains(alive, idB) && !strings.Contains(alive, idA), alive
+	})
 	var health struct {
 		Triggerer struct {
 			Status *string `json:"status"`
