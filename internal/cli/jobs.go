@@ -52,4 +52,3 @@ func (a *app) jobsCmd() *cobra.Command {
 	cmd.AddCommand(check)
 	return cmd
 }
-
