@@ -46,6 +46,9 @@ func TestDeferralReport(t *testing.T) {
 		_, err := c.Defer(ctx, id, b.d)
 		status(t, err, 400, b.want)
 	}
+	// Valid, but not a trigger running code may ask for: 403.
+	_, err := c.Defer(ctx, id, core.Deferral{Trigger: core.TriggerSpec{Type: "command", Kwargs: json.RawMessage(`{"command":"env"}`)}})
+	status(t, err, 403, "a running task may not defer on a command trigger")
 	if ti := env.TI(t, id); ti.State != core.TIRunning || ti.TriggerID != nil {
 		t.Fatalf("after refused deferrals the try is %s on trigger %v, want running without one", ti.State, ti.TriggerID)
 	}
@@ -53,11 +56,12 @@ func TestDeferralReport(t *testing.T) {
 		t.Fatalf("refused deferrals created %d triggers (%v)", n, err)
 	}
 	// Trigger fields with another state are refused too.
+	var resp *http.Response
 	req, _ := http.NewRequest(http.MethodPatch, c.BaseURL()+"/task-instances/"+id+"/state",
 		strings.NewReader(`{"state": "success", "trigger": {"type": "timedelta"}}`))
 	req.Header.Set("Authorization", "Bearer "+c.Token())
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

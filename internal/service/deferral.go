@@ -26,6 +26,9 @@ func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 	if err != nil {
 		return 0, err
 	}
+	if err := s.CheckDeferral(d); err != nil {
+		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
+	}
 	if err := runs.CheckTaskDeferral(v.Spec.Task(ti.TaskID), d, s.deferrals); err != nil {
 		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
 	}
@@ -37,13 +40,14 @@ func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 // a worker step (docs/requirements.md#s-6); the scheduler calls it where it would
 // otherwise schedule the instance.
 func (s *Service) StartFromTrigger(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
-	return s.deferTry(ctx, ti, d, core.TINone)
-}
-
-func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral, from core.TIState) (int64, error) {
 	if err := s.CheckDeferral(d); err != nil {
 		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
 	}
+	return s.deferTry(ctx, ti, d, core.TINone)
+}
+
+// deferTry defers ti, whose deferral d was checked, from state from.
+func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral, from core.TIState) (int64, error) {
 	now := s.clock.Now()
 	p := &store.TaskInstanceDeferParams{ID: ti.ID, From: []core.TIState{from}, Trigger: d.Trigger,
 		NextMethod: d.NextMethod, NextKwargs: d.NextKwargs, Now: now}
