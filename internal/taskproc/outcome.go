@@ -2,7 +2,6 @@ package taskproc
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,47 +70,27 @@ func (l *Ledger) Record(o Outcome) (reported func(), err error) {
 // dir and did not report, oldest first by name; those of live workers stay.
 // Call Forget once an outcome's report is answered.
 func Unreported(dir string) ([]Outcome, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read task group folder: %w", err)
-	}
 	var out []Outcome
-	var errs []error
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), outcomeExt+".tmp") {
-			_ = os.Remove(path) // a record its worker died writing: its try counts as not finished
-			continue
-		}
-		if !strings.HasSuffix(e.Name(), outcomeExt) {
-			continue
-		}
+	err := readRecords(dir, outcomeExt, func(path string, b []byte) error {
 		var rec outcomeRecord
-		b, err := os.ReadFile(path) //nolint:gosec // G304: a file of the worker's own run folder
-		if err == nil {
-			err = json.Unmarshal(b, &rec)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("outcome record %s: %w", path, err))
-			continue
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
 		}
 		if rec.Worker.alive() {
-			continue
+			return nil
 		}
 		rec.path = path
 		if rec.State == "" && !exitedZero(rec.ExitFile) {
 			Forget(rec.Outcome) // the command did not finish, or failed: its retry is right
-			continue
+			return nil
 		}
 		if rec.State == "" {
 			rec.State = string(core.TISuccess)
 		}
 		out = append(out, rec.Outcome)
-	}
-	return out, errors.Join(errs...)
+		return nil
+	})
+	return out, err
 }
 
 // exitedZero reports whether a shell wrote exit status 0 to path.
