@@ -14,13 +14,10 @@ import (
 // knowing the command ran but not how it ended.
 func lateExitDAG(dagID, ledger string) string {
 	return fmt.Sprintf(`dag_id: %s
-schedule: null
-default_args:
-  retries: 1
-  retry_delay: 1s
 tasks:
   - task_id: late
     operator: bash
+    retries: 1
     bash_command: |
       echo "try $WEIR_TRY_NUMBER" >> %q
       worker=$PPID

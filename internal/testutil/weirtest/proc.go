@@ -4,33 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// syncBuffer collects a running process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Proc is a long-running weir process (a role) started by a test in its
 // own process group. It is killed when the test ends, and its output is
@@ -38,7 +20,7 @@ func (s *syncBuffer) String() string {
 type Proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  string        // the file of its stdout and stderr
 	done chan struct{} // closed when the process has exited
 }
 
@@ -46,12 +28,16 @@ type Proc struct {
 // output in failure messages.
 func StartProc(t testing.TB, bin, name string, env []string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	out, err := os.CreateTemp(t.TempDir(), "output-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the process has its own descriptor
+	p := &Proc{name: name, out: out.Name(), done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = Env(env)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.Stdout, p.cmd.Stderr = out, out // a file: no pipe for orphaned task processes to hold
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p.cmd.WaitDelay = 5 * time.Second // orphaned task processes must not hold Wait on the pipe
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start weir %s: %v", strings.Join(args, " "), err)
 	}
@@ -63,7 +49,7 @@ func StartProc(t testing.TB, bin, name string, env []string, args ...string) *Pr
 		p.Kill()
 		if t.Failed() {
 			t.Logf("----- output of %s (weir %s) -----\n%s----- end of %s -----",
-				name, strings.Join(args, " "), p.out, name)
+				name, strings.Join(args, " "), p.Output(), name)
 		}
 	})
 	return p
@@ -73,7 +59,10 @@ func StartProc(t testing.TB, bin, name string, env []string, args ...string) *Pr
 func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
 // Output is what the process printed so far, stdout and stderr together.
-func (p *Proc) Output() string { return p.out.String() }
+func (p *Proc) Output() string {
+	b, _ := os.ReadFile(p.out) // a missing file reads as no output
+	return string(b)
+}
 
 // Exited reports whether the process has exited.
 func (p *Proc) Exited() bool {
@@ -118,7 +107,7 @@ func (p *Proc) WaitOutput(t testing.TB, re *regexp.Regexp) []string {
 	t.Helper()
 	var m []string
 	WaitFor(t, "output of "+p.name+" to match "+re.String(), func() (bool, string) {
-		if m = re.FindStringSubmatch(p.out.String()); m != nil {
+		if m = re.FindStringSubmatch(p.Output()); m != nil {
 			return true, ""
 		}
 		if p.Exited() {
@@ -170,14 +159,21 @@ func MustRun(t testing.TB, bin string, env []string, args ...string) string {
 // the last status cond gave.
 func WaitFor(t testing.TB, what string, cond func() (ok bool, status string)) {
 	t.Helper()
-	deadline := time.Now().Add(WaitLong)
+	WaitWithin(t, WaitLong, what, cond)
+}
+
+// WaitWithin is WaitFor with its own bound, for waits that span several
+// recoveries.
+func WaitWithin(t testing.TB, within time.Duration, what string, cond func() (ok bool, status string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		ok, status := cond()
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last status: %s", WaitLong, what, status)
+			t.Fatalf("timed out after %s waiting for %s; last status: %s", within, what, status)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
