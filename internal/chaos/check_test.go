@@ -88,9 +88,14 @@ func (d *deployment) checkEvidence(runs []string) []string {
 	if err != nil {
 		return []string{"completions.log: " + err.Error()}
 	}
-	for _, twice := range doubleCompletions(slices.DeleteFunc(done, mine)) {
-		bad = append(bad, "task command ran to completion twice: "+twice)
+	twice, window := doubleCompletions(slices.DeleteFunc(done, mine), d.kills)
+	for _, w := range twice {
+		bad = append(bad, "task command ran to completion twice: "+w)
 	}
+	for _, w := range window {
+		d.t.Logf("%s: at least once: task command ran again after a kill within %s of its end: %s", d.scenario, atLeastOnce, w)
+	}
+	d.fig.window += len(window)
 	written, err := parseEvidence(d.ev.lines(d.t, "state.log"))
 	if err != nil {
 		return append(bad, "state.log: "+err.Error())

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // dagID is the mixed DAG every scenario runs.
@@ -52,8 +53,8 @@ func mixedDAG(script string) string {
 const tisPerRun = 12
 
 // taskScript is what every task runs. It works a moment, then records its
-// completion in completions.log as "run task map_index try" (the last thing
-// the command does). Tasks source it, so that the record and the task
+// completion in completions.log as "run task map_index try time" (the last
+// thing the command does; time in Unix seconds). Tasks source it, so that the record and the task
 // shell's exit are one process's consecutive acts. The state task first writes task state and, once the
 // API has answered that it is committed, records that in state.log; the
 // flaky task fails its first try.
@@ -68,7 +69,7 @@ state)
   weir task-state set progress "{\"try\": $WEIR_TRY_NUMBER}"
   echo "$me" >> "$dir/state.log" ;;
 esac
-echo "$me" >> "$dir/completions.log"
+echo "$me $EPOCHREALTIME" >> "$dir/completions.log"
 `
 
 // evidence is the folder where the tasks record what they did.
@@ -96,14 +97,17 @@ func (e evidence) lines(t *testing.T, name string) string {
 	return string(b)
 }
 
-// taskTry is one line of an evidence log: a try of a task instance.
+// taskTry is one line of an evidence log: a try of a task instance, and
+// when it recorded the line (zero when the log has no time).
 type taskTry struct {
 	run, task string
 	mapIndex  int
 	try       int
+	at        time.Time
 }
 
-// parseEvidence reads the lines "run task map_index try" of an evidence log.
+// parseEvidence reads the lines "run task map_index try [time]" of an
+// evidence log, time in Unix seconds with a fraction.
 func parseEvidence(log string) ([]taskTry, error) {
 	var out []taskTry
 	for i, line := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
@@ -111,38 +115,79 @@ func parseEvidence(log string) ([]taskTry, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 4 {
-			return nil, fmt.Errorf("line %d %q: want \"run task map_index try\"", i+1, line)
+		if len(f) != 4 && len(f) != 5 {
+			return nil, fmt.Errorf("line %d %q: want \"run task map_index try [time]\"", i+1, line)
 		}
 		m, err1 := strconv.Atoi(f[2])
 		try, err2 := strconv.Atoi(f[3])
 		if err1 != nil || err2 != nil || try < 1 {
 			return nil, fmt.Errorf("line %d %q: map_index and try must be numbers, try from 1", i+1, line)
 		}
-		out = append(out, taskTry{run: f[0], task: f[1], mapIndex: m, try: try})
+		tt := taskTry{run: f[0], task: f[1], mapIndex: m, try: try}
+		if len(f) == 5 {
+			sec, err := strconv.ParseFloat(f[4], 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d %q: time must be Unix seconds", i+1, line)
+			}
+			tt.at = time.Unix(0, int64(sec*1e9))
+		}
+		out = append(out, tt)
 	}
 	return out, nil
 }
 
+// atLeastOnce bounds the moment between a task command's last act and its
+// shell's exit-status write (taskproc.Outcome), which no product can close:
+// a command that ran again after its worker was SIGKILLed at most this
+// long after the earlier run's last act is delivery at least once, counted
+// apart; any other second run is an anomaly.
+const atLeastOnce = 25 * time.Millisecond
+
 // doubleCompletions lists the task instances whose command ran to
 // completion more than once, as "run task[map_index] by tries 1, 3",
-// sorted.
-func doubleCompletions(done []taskTry) []string {
+// sorted: those every earlier run of which a kill in kills followed within
+// atLeastOnce are in window, the others in anomalies.
+func doubleCompletions(done []taskTry, kills []time.Time) (anomalies, window []string) {
 	type key struct {
 		run, task string
 		mapIndex  int
 	}
-	tries := map[key][]string{}
+	byKey := map[key][]taskTry{}
 	for _, d := range done {
 		k := key{d.run, d.task, d.mapIndex}
-		tries[k] = append(tries[k], strconv.Itoa(d.try))
+		byKey[k] = append(byKey[k], d)
 	}
-	var out []string
-	for k, ts := range tries {
-		if len(ts) > 1 {
-			out = append(out, fmt.Sprintf("%s %s[%d] by tries %s", k.run, k.task, k.mapIndex, strings.Join(ts, ", ")))
+	for k, runs := range byKey {
+		if len(runs) < 2 {
+			continue
+		}
+		sort.Slice(runs, func(i, j int) bool { return runs[i].try < runs[j].try })
+		tries := make([]string, len(runs))
+		explained := true
+		for i, r := range runs {
+			tries[i] = strconv.Itoa(r.try)
+			if i < len(runs)-1 && !killedWithin(r.at, kills) {
+				explained = false
+			}
+		}
+		line := fmt.Sprintf("%s %s[%d] by tries %s", k.run, k.task, k.mapIndex, strings.Join(tries, ", "))
+		if explained {
+			window = append(window, line)
+		} else {
+			anomalies = append(anomalies, line)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(anomalies)
+	sort.Strings(window)
+	return anomalies, window
+}
+
+// killedWithin reports whether a kill came at most atLeastOnce after at.
+func killedWithin(at time.Time, kills []time.Time) bool {
+	for _, k := range kills {
+		if !at.IsZero() && !k.Before(at) && k.Sub(at) <= atLeastOnce {
+			return true
+		}
+	}
+	return false
 }

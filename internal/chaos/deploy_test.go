@@ -80,6 +80,7 @@ type deployment struct {
 	runs      []string
 	checked   int            // runs[:checked] were checked by an earlier trial
 	events    map[int64]bool // asset events the API listed before a fault
+	kills     []time.Time    // when a role running tasks was SIGKILLed
 	fig       figures
 	started   time.Time
 }
@@ -171,6 +172,9 @@ func (d *deployment) kill(name string) {
 	p := d.procs[name]
 	if p.Exited() {
 		d.t.Fatalf("%s exited by itself before it was killed:\n%s", name, p.Output())
+	}
+	if d.role(name).runsTasks {
+		d.kills = append(d.kills, time.Now())
 	}
 	p.Signal(d.t, syscall.SIGKILL)
 	p.WaitExit(d.t)

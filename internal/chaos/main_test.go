@@ -37,6 +37,7 @@ type figures struct {
 	trials, faults   int
 	runs, tis, tries int
 	anomalies        int
+	window           int // commands run again after a kill at their end (atLeastOnce)
 	elapsed          time.Duration
 }
 
@@ -107,15 +108,16 @@ func printFigures(w io.Writer) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].scenario < rows[j].scenario })
 	var total figures
 	fmt.Fprintf(w, "chaos figures (seed %d):\n", seed)
-	fmt.Fprintf(w, "  %-22s %6s %6s %6s %7s %6s %9s %8s\n", "scenario", "trials", "faults", "runs", "tis", "tries", "anomalies", "seconds")
+	fmt.Fprintf(w, "  %-22s %6s %6s %6s %7s %6s %9s %13s %8s\n", "scenario", "trials", "faults", "runs", "tis", "tries", "anomalies", "at-least-once", "seconds")
 	for _, r := range rows {
-		fmt.Fprintf(w, "  %-22s %6d %6d %6d %7d %6d %9d %8.0f\n", r.scenario, r.trials, r.faults, r.runs, r.tis, r.tries, r.anomalies, r.elapsed.Seconds())
+		fmt.Fprintf(w, "  %-22s %6d %6d %6d %7d %6d %9d %13d %8.0f\n", r.scenario, r.trials, r.faults, r.runs, r.tis, r.tries, r.anomalies, r.window, r.elapsed.Seconds())
 		total.trials += r.trials
 		total.faults += r.faults
 		total.runs += r.runs
 		total.tis += r.tis
 		total.tries += r.tries
 		total.anomalies += r.anomalies
+		total.window += r.window
 	}
-	fmt.Fprintf(w, "  %-22s %6d %6d %6d %7d %6d %9d\n", "total", total.trials, total.faults, total.runs, total.tis, total.tries, total.anomalies)
+	fmt.Fprintf(w, "  %-22s %6d %6d %6d %7d %6d %9d %13d\n", "total", total.trials, total.faults, total.runs, total.tis, total.tries, total.anomalies, total.window)
 }
