@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -100,7 +102,7 @@ type deploymentOptions struct {
 func deploy(t *testing.T, scenario string, o deploymentOptions) *deployment {
 	t.Helper()
 	d := &deployment{t: t, scenario: scenario, rng: rngFor(scenario), procs: map[string]*weirtest.Proc{},
-		home: o.home, dags: t.TempDir(), ev: newEvidence(t), port: weirtest.FreePort(t),
+		home: o.home, dags: t.TempDir(), ev: newEvidence(t), port: stablePort(t),
 		events: map[int64]bool{}, started: time.Now()}
 	d.fig.scenario = scenario
 	if d.home == "" {
@@ -233,4 +235,26 @@ func (d *deployment) settle() {
 func (d *deployment) finish() {
 	d.fig.elapsed = time.Since(d.started)
 	record(d.fig)
+}
+
+// stablePort returns a loopback port, free a moment ago, below the
+// kernel's ephemeral range: a killed role restarts on the same port, and an
+// ephemeral one could meanwhile be taken by any outgoing connection.
+func stablePort(t *testing.T) int {
+	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			low, _ = strconv.Atoi(f[0])
+		}
+	}
+	for range 100 {
+		port := 10000 + rand.IntN(max(low-10000, 1000)) //nolint:gosec // a port, not a secret
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			_ = l.Close()
+			return port
+		}
+	}
+	t.Fatalf("no free loopback port between 10000 and %d", low)
+	return 0
 }
