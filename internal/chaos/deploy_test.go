@@ -184,10 +184,10 @@ func (d *deployment) kill(name string) {
 	d.start(d.role(name))
 }
 
-// pause waits a random moment between min and max: when the next fault
-// strikes.
-func (d *deployment) pause(min, max time.Duration) {
-	time.Sleep(min + time.Duration(d.rng.Int64N(int64(max-min))))
+// pause waits a random moment between shortest and longest: when the
+// next fault strikes.
+func (d *deployment) pause(shortest, longest time.Duration) {
+	time.Sleep(shortest + time.Duration(d.rng.Int64N(int64(longest-shortest))))
 }
 
 // keepRunning triggers a run when fewer than want of the suite's runs are

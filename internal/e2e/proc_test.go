@@ -6,9 +6,6 @@ import (
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
-// waitLong bounds every wait for the product to do something.
-const waitLong = weirtest.WaitLong
-
 // proc is a long-running weir process (a role) started by a test.
 type proc = weirtest.Proc
 
@@ -33,7 +30,7 @@ func mustWeir(t *testing.T, env []string, args ...string) string {
 	return weirtest.MustRun(t, weirBin, env, args...)
 }
 
-// waitFor polls cond until it reports true, failing t after waitLong with
+// waitFor polls cond until it reports true, failing t after weirtest.WaitLong with
 // the last status cond gave.
 func waitFor(t testing.TB, what string, cond func() (ok bool, status string)) {
 	t.Helper()
