@@ -53,12 +53,12 @@ func TestAssetAliasAS2(t *testing.T) {
 	writeFile(t, filepath.Join(dags, "alias_consumer.yaml"), aliasConsumerDAG)
 	s := startStandalone(t, home, dags)
 	api := s.api.with(t)
-	api.waitDAG("alias_producer")
-	api.waitDAG("alias_consumer")
+	api.WaitDAG("alias_producer")
+	api.WaitDAG("alias_consumer")
 
-	api.trigger("alias_producer", "p1", nil)
-	api.waitRunSuccess("alias_producer", "p1")
-	if log := api.log("alias_producer", "p1", "export", 1); !strings.Contains(log, `may not add assets to alias "other"`) ||
+	api.Trigger("alias_producer", "p1", nil)
+	api.WaitRunSuccess("alias_producer", "p1")
+	if log := api.Log("alias_producer", "p1", "export", 1); !strings.Contains(log, `may not add assets to alias "other"`) ||
 		!strings.Contains(log, "undeclared alias: exit 3") {
 		t.Errorf("export log lacks the refusal of alias other:\n%s", log)
 	}
@@ -67,7 +67,7 @@ func TestAssetAliasAS2(t *testing.T) {
 		evs[0].SourceTaskID != "export" || string(evs[0].Extra) != `{"rows":3}` {
 		t.Errorf("events that triggered %s: %+v, want export's event of exports_2024 (seed's came before the alias resolved)", run.RunID, evs)
 	}
-	log := api.log("alias_consumer", run.RunID, "read", 1)
+	log := api.Log("alias_consumer", run.RunID, "read", 1)
 	for _, want := range []string{"rows: 3", `task read may not access the state of asset "alias_other"`,
 		`(declared: "exports_2024")`, "unresolved: exit 3"} {
 		if !strings.Contains(log, want) {

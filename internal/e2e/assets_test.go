@@ -14,11 +14,11 @@ import (
 
 // assetRuns returns the consumer's asset-triggered runs, newest first.
 func (c *client) assetRuns(dagID string) []core.DagRun {
-	c.t.Helper()
+	c.T.Helper()
 	var page struct {
 		DagRuns []core.DagRun `json:"dag_runs"`
 	}
-	c.get("/api/v2/dags/"+dagID+"/dagRuns", &page)
+	c.Get("/api/v2/dags/"+dagID+"/dagRuns", &page)
 	var out []core.DagRun
 	for _, r := range page.DagRuns {
 		if r.RunType == core.RunAssetTriggered {
@@ -31,33 +31,33 @@ func (c *client) assetRuns(dagID string) []core.DagRun {
 // waitAssetRun waits for the DAG's n-th asset-triggered run to succeed and
 // returns it with the events that triggered it.
 func (c *client) waitAssetRun(dagID string, n int) (core.DagRun, []core.AssetEvent) {
-	c.t.Helper()
+	c.T.Helper()
 	var runs []core.DagRun
-	waitFor(c.t, fmt.Sprintf("asset-triggered run %d of %s", n, dagID), func() (bool, string) {
+	waitFor(c.T, fmt.Sprintf("asset-triggered run %d of %s", n, dagID), func() (bool, string) {
 		runs = c.assetRuns(dagID)
 		return len(runs) >= n, fmt.Sprintf("%d asset-triggered runs", len(runs))
 	})
-	run := c.waitRunSuccess(dagID, runs[len(runs)-n].RunID)
+	run := c.WaitRunSuccess(dagID, runs[len(runs)-n].RunID)
 	var evs struct {
 		AssetEvents []core.AssetEvent `json:"asset_events"`
 	}
-	c.get(runPath(dagID, run.RunID)+"/upstreamAssetEvents", &evs)
+	c.Get(runPath(dagID, run.RunID)+"/upstreamAssetEvents", &evs)
 	return run, evs.AssetEvents
 }
 
 // asset returns the asset named name (active or not).
 func (c *client) asset(name string) core.AssetModel {
-	c.t.Helper()
+	c.T.Helper()
 	var page struct {
 		Assets []core.AssetModel `json:"assets"`
 	}
-	c.get("/api/v2/assets?only_active=false&name_pattern="+name, &page)
+	c.Get("/api/v2/assets?only_active=false&name_pattern="+name, &page)
 	for _, a := range page.Assets {
 		if a.Name == name {
 			return a
 		}
 	}
-	c.t.Fatalf("no asset named %q in %+v", name, page.Assets)
+	c.T.Fatalf("no asset named %q in %+v", name, page.Assets)
 	return core.AssetModel{}
 }
 
@@ -72,11 +72,11 @@ func TestStandaloneAssets(t *testing.T) {
 	}
 	s := startStandalone(t, home, dags)
 	api := s.api.with(t)
-	api.waitDAG("asset_producer")
-	api.waitDAG("asset_consumer")
+	api.WaitDAG("asset_producer")
+	api.WaitDAG("asset_consumer")
 
-	api.trigger("asset_producer", "e2e-produce", nil)
-	api.waitRunSuccess("asset_producer", "e2e-produce")
+	api.Trigger("asset_producer", "e2e-produce", nil)
+	api.WaitRunSuccess("asset_producer", "e2e-produce")
 	run, evs := api.waitAssetRun("asset_consumer", 1)
 	if !strings.HasPrefix(run.RunID, "asset_triggered__") {
 		t.Errorf("consumer run id %q, want asset_triggered__<timestamp>", run.RunID)
@@ -85,13 +85,13 @@ func TestStandaloneAssets(t *testing.T) {
 		evs[0].SourceDagID != "asset_producer" || evs[0].SourceRunID != "e2e-produce" || evs[0].SourceTaskID != "load_orders" {
 		t.Errorf("events that triggered %s: %+v, want the producer's load_orders event", run.RunID, evs)
 	}
-	if log := api.log("asset_consumer", run.RunID, "summarize", 1); !strings.Contains(log, "saw orders") {
+	if log := api.Log("asset_consumer", run.RunID, "summarize", 1); !strings.Contains(log, "saw orders") {
 		t.Errorf("summarize log lacks %q:\n%s", "saw orders", log)
 	}
 
 	orders := api.asset("orders")
 	var posted core.AssetEvent
-	api.call(http.MethodPost, "/api/v2/assets/events", map[string]any{"asset_id": orders.ID, "extra": map[string]any{"from": "e2e"}}, &posted)
+	api.Call(http.MethodPost, "/api/v2/assets/events", map[string]any{"asset_id": orders.ID, "extra": map[string]any{"from": "e2e"}}, &posted)
 	run2, evs := api.waitAssetRun("asset_consumer", 2)
 	if len(evs) != 1 || evs[0].ID != posted.ID || evs[0].SourceKind != core.AssetSourceAPI {
 		t.Errorf("events that triggered %s: %+v, want the posted event %d", run2.RunID, evs, posted.ID)
@@ -109,7 +109,7 @@ func TestStandaloneAssets(t *testing.T) {
 	}
 	waitFor(t, "asset_producer to become inactive", func() (bool, string) {
 		var d core.DagModel
-		api.get("/api/v2/dags/asset_producer", &d)
+		api.Get("/api/v2/dags/asset_producer", &d)
 		return !d.IsActive, fmt.Sprintf("is_active %v", d.IsActive)
 	})
 	if a := api.asset("orders"); !a.Active {

@@ -40,7 +40,7 @@ tasks:
 
 // assetStateEntries reads an asset's state over the REST API.
 func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
-	c.t.Helper()
+	c.T.Helper()
 	var list struct {
 		Entries []struct {
 			Key   string           `json:"key"`
@@ -48,11 +48,11 @@ func (c *client) assetStateEntries(name string) map[string]json.RawMessage {
 			By    core.StateWriter `json:"last_updated_by"`
 		} `json:"entries"`
 	}
-	c.get(fmt.Sprintf("/api/v2/assets/%d/state-store", c.asset(name).ID), &list)
+	c.Get(fmt.Sprintf("/api/v2/assets/%d/state-store", c.asset(name).ID), &list)
 	out := map[string]json.RawMessage{}
 	for _, e := range list.Entries {
 		if e.By.Kind != "task" || e.By.TaskID != "load" {
-			c.t.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.By.Kind, e.By.TaskID)
+			c.T.Errorf("asset state %s/%s was written by %s %s, want task load", name, e.Key, e.By.Kind, e.By.TaskID)
 		}
 		out[e.Key] = e.Value
 	}
@@ -75,10 +75,10 @@ func TestAssetStateWatermark(t *testing.T) {
 	source, target := filepath.Join(data, "events.csv"), filepath.Join(data, "warehouse.csv")
 	conf := func(n int) map[string]any { return map[string]any{"source": source, "target": target, "new_rows": n} }
 
-	api.waitDAG("watermark_load")
-	api.trigger("watermark_load", "w1", conf(2))
-	api.waitRunSuccess("watermark_load", "w1")
-	if log := api.log("watermark_load", "w1", "load", 1); !strings.Contains(log, "watermark 0: 2 new rows") ||
+	api.WaitDAG("watermark_load")
+	api.Trigger("watermark_load", "w1", conf(2))
+	api.WaitRunSuccess("watermark_load", "w1")
+	if log := api.Log("watermark_load", "w1", "load", 1); !strings.Contains(log, "watermark 0: 2 new rows") ||
 		!strings.Contains(log, "processed row 1 (amount 10)") || !strings.Contains(log, "processed row 2 (amount 20)") {
 		t.Errorf("run 1 should process rows 1 and 2; log:\n%s", log)
 	}
@@ -97,9 +97,9 @@ func TestAssetStateWatermark(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	api.trigger("watermark_load", "w2", conf(1))
-	api.waitRunSuccess("watermark_load", "w2")
-	log := api.log("watermark_load", "w2", "load", 1)
+	api.Trigger("watermark_load", "w2", conf(1))
+	api.WaitRunSuccess("watermark_load", "w2")
+	log := api.Log("watermark_load", "w2", "load", 1)
 	if !strings.Contains(log, "watermark 2: 3 new rows") || strings.Contains(log, "processed row 2 ") ||
 		!strings.Contains(log, "processed row 3 (amount 30)") || !strings.Contains(log, "processed row 5 (amount 50)") {
 		t.Errorf("run 2 should process only rows 3, 4 and 5; log:\n%s", log)
@@ -112,9 +112,9 @@ func TestAssetStateWatermark(t *testing.T) {
 		t.Errorf("the target holds %q, want each row once", loaded)
 	}
 
-	api.waitDAG("asset_state_cli")
-	api.trigger("asset_state_cli", "c1", nil)
-	api.waitRunSuccess("asset_state_cli", "c1")
+	api.WaitDAG("asset_state_cli")
+	api.Trigger("asset_state_cli", "c1", nil)
+	api.WaitRunSuccess("asset_state_cli", "c1")
 	for task, wants := range map[string][]string{
 		"two": {"task has 2 concrete inlets and outlets; pass --name or --uri", "shorthand: exit 2", "by uri: exit 0",
 			`by name: {"by":"uri"}`},
@@ -122,7 +122,7 @@ func TestAssetStateWatermark(t *testing.T) {
 			`no asset "nope"`, "unknown asset: exit 3", `no asset state key "absent"`, "absent key: exit 1",
 			"null cannot be stored", "null: exit 2"},
 	} {
-		log := api.log("asset_state_cli", "c1", task, 1)
+		log := api.Log("asset_state_cli", "c1", task, 1)
 		for _, want := range wants {
 			if !strings.Contains(log, want) {
 				t.Errorf("log of %s lacks %q:\n%s", task, want, log)
@@ -135,8 +135,8 @@ func TestAssetStateWatermark(t *testing.T) {
 	if !strings.Contains(out, "watermark") || !strings.Contains(out, "task watermark_load/w2/load try 1") {
 		t.Errorf("state-store list --asset:\n%s", out)
 	}
-	if r := runWeir(t, nil, "state-store", "get", "watermark", "--home", home); r.code == 0 ||
-		!strings.Contains(r.stderr, "dag") || !strings.Contains(r.stderr, "asset") {
+	if r := runWeir(t, nil, "state-store", "get", "watermark", "--home", home); r.Code == 0 ||
+		!strings.Contains(r.Stderr, "dag") || !strings.Contains(r.Stderr, "asset") {
 		t.Errorf("get without --dag or --asset should fail naming both: %s", r)
 	}
 	mustWeir(t, nil, "state-store", "delete", "last_load", "--asset", "warehouse_events", "--home", home)

@@ -54,16 +54,16 @@ func runBuiltinSensors(t *testing.T, env []string) {
 		fmt.Sprintf("  - task_id: at_moment\n    operator: sensor\n    trigger: {type: datetime, moment: %q}\n", moment)+
 		"  - task_id: after_delta\n    operator: sensor\n    trigger: {type: timedelta, delta: 1s}\n"+
 		sensor("file_appears", fmt.Sprintf("{type: file, path: %q, min_size: 1}", filepath.Join(data, "*.csv")))+
-		sensor("http_ready", fmt.Sprintf("{type: http, url: %q, json_query: .version}", s.api.base+"/api/v2/version"))+
+		sensor("http_ready", fmt.Sprintf("{type: http, url: %q, json_query: .version}", s.api.Base()+"/api/v2/version"))+
 		sensor("row_ready", `{type: sql, conn_id: lite, sql: "SELECT count(*) AS n FROM ready"}`)+
 		sensor("object_lands", `{type: s3_key, conn_id: lake, glob: "landing/*.parquet"}`)+
 		sensor("upstream_done", `{type: external_task, dag_id: upstream, run_id: up1, task_id: done}`)+
 		"  - task_id: process_says\n    operator: sensor\n    trigger: {type: command, command: \"sleep 1; echo '{\\\"n\\\": 42}'\"}\n")
-	s.api.waitDAG("builtins")
-	s.api.waitDAG("upstream")
-	s.api.trigger("builtins", "b1", nil)
+	s.api.WaitDAG("builtins")
+	s.api.WaitDAG("upstream")
+	s.api.Trigger("builtins", "b1", nil)
 	for _, task := range []string{"file_appears", "row_ready", "object_lands", "upstream_done"} {
-		s.api.waitTIState("builtins", "b1", task, core.TIDeferred)
+		s.api.WaitTIState("builtins", "b1", task, core.TIDeferred)
 	}
 
 	// Make each watched thing happen.
@@ -84,11 +84,11 @@ func runBuiltinSensors(t *testing.T, env []string) {
 		bytes.NewReader([]byte("PAR1")), 4, minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s.api.trigger("upstream", "up1", nil)
+	s.api.Trigger("upstream", "up1", nil)
 
-	run := s.api.waitRunDone("builtins", "b1")
+	run := s.api.WaitRunDone("builtins", "b1")
 	if run.State != core.RunSuccess {
-		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.describeRun("builtins", "b1", run))
+		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun("builtins", "b1", run))
 	}
 	want := map[string]string{
 		"at_moment": `"moment":"` + moment, "after_delta": `"moment":`, "file_appears": `in.csv`,
@@ -96,9 +96,9 @@ func runBuiltinSensors(t *testing.T, env []string) {
 		"upstream_done": `"state":"success"`, "process_says": `{"n":42}`,
 	}
 	for task, fragment := range want {
-		ti := s.api.taskInstance("builtins", "b1", task)
+		ti := s.api.TaskInstance("builtins", "b1", task)
 		var x core.XCom
-		s.api.get(runPath("builtins", "b1")+"/taskInstances/"+task+"/xcomEntries/return_value", &x)
+		s.api.Get(runPath("builtins", "b1")+"/taskInstances/"+task+"/xcomEntries/return_value", &x)
 		if ti.TryNumber != 1 || !strings.Contains(string(compactJSON(x.Value)), fragment) {
 			t.Errorf("%s: try %d, event %s; want try 1 and an event containing %s", task, ti.TryNumber, x.Value, fragment)
 		}

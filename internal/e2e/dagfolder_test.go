@@ -47,43 +47,43 @@ tasks:
 	t.Run("a run keeps the DAG version it started with", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		v1 := api.waitDAG("versioned").LatestVersion
-		if run := api.trigger("versioned", "before-change", nil); run.DagVersionID != v1 {
+		v1 := api.WaitDAG("versioned").LatestVersion
+		if run := api.Trigger("versioned", "before-change", nil); run.DagVersionID != v1 {
 			t.Errorf("new run has dag_version_id %d, want the latest, %d", run.DagVersionID, v1)
 		}
-		api.waitTIState("versioned", "before-change", "wait", core.TIRunning)
+		api.WaitTIState("versioned", "before-change", "wait", core.TIRunning)
 
 		writeFile(t, filepath.Join(dags, "versioned.yaml"), versionedDAG(gate, "version two",
 			"  - task_id: added\n    operator: bash\n    depends_on: report\n    bash_command: echo added\n"))
 		var v2 int64
 		waitFor(t, "a new version of DAG versioned", func() (bool, string) {
-			v2 = api.waitDAG("versioned").LatestVersion
+			v2 = api.WaitDAG("versioned").LatestVersion
 			return v2 != v1, fmt.Sprintf("latest version still %d", v2)
 		})
 		writeFile(t, gate, "open")
 
-		run1 := api.waitRunSuccess("versioned", "before-change")
+		run1 := api.WaitRunSuccess("versioned", "before-change")
 		if run1.DagVersionID != v1 {
 			t.Errorf("run started before the change has dag_version_id %d, want %d", run1.DagVersionID, v1)
 		}
-		if log := api.log("versioned", "before-change", "report", 1); !strings.Contains(log, "report from version one") {
+		if log := api.Log("versioned", "before-change", "report", 1); !strings.Contains(log, "report from version one") {
 			t.Errorf("report in the old run ran the new command; log:\n%s", log)
 		}
-		for _, ti := range api.taskInstances("versioned", "before-change") {
+		for _, ti := range api.TaskInstances("versioned", "before-change") {
 			if ti.TaskID == "added" {
 				t.Errorf("the old run got task %q of the new version", ti.TaskID)
 			}
 		}
 
-		api.trigger("versioned", "after-change", nil)
-		run2 := api.waitRunSuccess("versioned", "after-change")
+		api.Trigger("versioned", "after-change", nil)
+		run2 := api.WaitRunSuccess("versioned", "after-change")
 		if run2.DagVersionID != v2 {
 			t.Errorf("run started after the change has dag_version_id %d, want %d", run2.DagVersionID, v2)
 		}
-		if log := api.log("versioned", "after-change", "report", 1); !strings.Contains(log, "report from version two") {
+		if log := api.Log("versioned", "after-change", "report", 1); !strings.Contains(log, "report from version two") {
 			t.Errorf("report in the new run did not run the new command; log:\n%s", log)
 		}
-		if ti := api.taskInstance("versioned", "after-change", "added"); ti.State != core.TISuccess {
+		if ti := api.TaskInstance("versioned", "after-change", "added"); ti.State != core.TISuccess {
 			t.Errorf("task added in the new version is %q, want success", ti.State)
 		}
 	})
@@ -91,7 +91,7 @@ tasks:
 	t.Run("a broken file is an import error and other DAGs still run", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("steady")
+		api.WaitDAG("steady")
 		broken := filepath.Join(dags, "broken.yaml")
 		writeFile(t, broken, "dag_id: broken\nschedule: null\ntasks:\n  - task_id: t1\n    operator: teleport\n")
 		// file:line:col of the bad operator value
@@ -101,7 +101,7 @@ tasks:
 			ImportErrors []core.ImportError `json:"import_errors"`
 		}
 		waitFor(t, "an import error for broken.yaml", func() (bool, string) {
-			api.get("/api/v2/importErrors", &errs)
+			api.Get("/api/v2/importErrors", &errs)
 			for _, e := range errs.ImportErrors {
 				if e.Filename == broken {
 					return true, ""
@@ -118,13 +118,13 @@ tasks:
 		if !where.MatchString(out) {
 			t.Errorf("weir dags list-import-errors does not name %s:line:col and the field:\n%s", broken, out)
 		}
-		if status, body := api.do("GET", "/api/v2/dags/broken", nil); status != 404 {
+		if status, body := api.Do("GET", "/api/v2/dags/broken", nil); status != 404 {
 			t.Errorf("GET /dags/broken: status %d (%s), want 404: a broken file defines no DAG", status, body)
 		}
 
-		api.trigger("steady", "next-to-broken", nil)
-		api.waitRunSuccess("steady", "next-to-broken")
-		if log := api.log("steady", "next-to-broken", "only", 1); !strings.Contains(log, "steady as she goes") {
+		api.Trigger("steady", "next-to-broken", nil)
+		api.WaitRunSuccess("steady", "next-to-broken")
+		if log := api.Log("steady", "next-to-broken", "only", 1); !strings.Contains(log, "steady as she goes") {
 			t.Errorf("log of steady's task lacks its output:\n%s", log)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 // TestMultiProcessPostgresRestart restarts PostgreSQL (immediate shutdown,
@@ -21,7 +22,7 @@ func TestMultiProcessPostgresRestart(t *testing.T) {
 	home, dags := t.TempDir(), t.TempDir()
 	gate := filepath.Join(t.TempDir(), "gate")
 	writeFile(t, filepath.Join(dags, "dbrestart.yaml"), gatedDAG("dbrestart", gate))
-	port := freePort(t)
+	port := weirtest.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	env := []string{"WEIR__DATABASE__CONN=" + db.DSN(), "WEIR__API__PORT=" + strconv.Itoa(port)}
 
@@ -29,27 +30,27 @@ func TestMultiProcessPostgresRestart(t *testing.T) {
 	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
 	startProc(t, "api-server", env, "api-server", "--home", home)
 	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").waitHealthy()
+	newClient(t, base, "").WaitHealthy()
 	startProc(t, "worker", env, "worker", "--home", home, "--api-url", base, "--name", "w1")
 	api := login(t, base, "admin", "e2e-secret")
 
-	api.waitDAG("dbrestart")
-	api.trigger("dbrestart", "restart", nil)
-	running := api.waitTIState("dbrestart", "restart", "gated", core.TIRunning)
+	api.WaitDAG("dbrestart")
+	api.Trigger("dbrestart", "restart", nil)
+	running := api.WaitTIState("dbrestart", "restart", "gated", core.TIRunning)
 
 	db.Restart(t)
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
-	api.waitRunSuccess("dbrestart", "restart")
+	api.WaitRunSuccess("dbrestart", "restart")
 	for _, task := range []string{"first", "gated", "last"} {
-		ti := api.taskInstance("dbrestart", "restart", task)
+		ti := api.TaskInstance("dbrestart", "restart", task)
 		if ti.State != core.TISuccess || ti.TryNumber != 1 {
 			t.Errorf("%s = %s on try %d, want success on try 1", task, ti.State, ti.TryNumber)
 		}
 	}
-	if ti := api.taskInstance("dbrestart", "restart", "gated"); ti.ID != running.ID {
+	if ti := api.TaskInstance("dbrestart", "restart", "gated"); ti.ID != running.ID {
 		t.Errorf("gated finished as try %s, want the try that ran across the restart (%s)", ti.ID, running.ID)
 	}
 }

@@ -62,12 +62,12 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	writeFile(t, filepath.Join(dags, "defer.yaml"), deferDAG)
 	s := startStandalone(t, home, dags)
 	mustWeir(t, nil, "pools", "set", "single", "1", "--home", home)
-	s.api.waitDAG("defer_shell")
-	s.api.trigger("defer_shell", "r1", nil)
+	s.api.WaitDAG("defer_shell")
+	s.api.Trigger("defer_shell", "r1", nil)
 
-	s.api.waitTIState("defer_shell", "r1", "wait", core.TIDeferred)
-	other := s.api.waitTIState("defer_shell", "r1", "other", core.TISuccess)
-	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	s.api.WaitTIState("defer_shell", "r1", "wait", core.TIDeferred)
+	other := s.api.WaitTIState("defer_shell", "r1", "other", core.TISuccess)
+	wait := s.api.TaskInstance("defer_shell", "r1", "wait")
 	if wait.State != core.TIDeferred {
 		t.Fatalf("other finished at %v while wait was %s; want wait still deferred (its slot free)", other.EndDate, wait.State)
 	}
@@ -82,12 +82,12 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	if list := mustWeir(t, nil, "triggers", "list", "--home", home); !strings.Contains(list, "timedelta") {
 		t.Errorf("weir triggers list does not show the trigger:\n%s", list)
 	}
-	run := s.api.waitRunDone("defer_shell", "r1")
-	wait = s.api.taskInstance("defer_shell", "r1", "wait")
+	run := s.api.WaitRunDone("defer_shell", "r1")
+	wait = s.api.TaskInstance("defer_shell", "r1", "wait")
 	if wait.State != core.TISuccess || wait.TryNumber != 1 {
 		t.Errorf("wait = %s on try %d, want success on try 1 (a deferral does not end the try)", wait.State, wait.TryNumber)
 	}
-	log := s.api.log("defer_shell", "r1", "wait", 1)
+	log := s.api.Log("defer_shell", "r1", "wait", 1)
 	for _, want := range []string{"first step", "resumed with after_wait, kwargs {\"batch\":7}, event {\"moment\":"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("wait's log lacks %q:\n%s", want, log)
@@ -96,16 +96,16 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	if i, j := strings.Index(log, "first step"), strings.Index(log, "resumed with"); i < 0 || j < i {
 		t.Errorf("the resumed step's log does not follow the first step's:\n%s", log)
 	}
-	if late := s.api.taskInstance("defer_shell", "r1", "late"); late.State != core.TIFailed {
+	if late := s.api.TaskInstance("defer_shell", "r1", "late"); late.State != core.TIFailed {
 		t.Errorf("late = %s, want failed by its deferral timeout", late.State)
 	}
-	if log := s.api.log("defer_shell", "r1", "late", 1); !strings.Contains(log, "the timedelta trigger did not fire before the deferral's timeout") {
+	if log := s.api.Log("defer_shell", "r1", "late", 1); !strings.Contains(log, "the timedelta trigger did not fire before the deferral's timeout") {
 		t.Errorf("late's log does not name the timeout:\n%s", log)
 	}
-	if bad := s.api.taskInstance("defer_shell", "r1", "bad"); bad.State != core.TIFailed {
+	if bad := s.api.TaskInstance("defer_shell", "r1", "bad"); bad.State != core.TIFailed {
 		t.Errorf("bad = %s, want failed", bad.State)
 	}
-	if log := s.api.log("defer_shell", "r1", "bad", 1); !strings.Contains(log, `unknown trigger type "no_such_trigger"`) {
+	if log := s.api.Log("defer_shell", "r1", "bad", 1); !strings.Contains(log, `unknown trigger type "no_such_trigger"`) {
 		t.Errorf("bad's log does not name the unknown trigger:\n%s", log)
 	}
 	// What running code may not make the triggerer do (docs/security.md#triggers).
@@ -113,10 +113,10 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 		"forbidden":  "a running task may not defer on a command trigger",
 		"undeclared": `the trigger's conn_id "billing" is not a connection the task declares`,
 	} {
-		if ti := s.api.taskInstance("defer_shell", "r1", task); ti.State != core.TIFailed {
+		if ti := s.api.TaskInstance("defer_shell", "r1", task); ti.State != core.TIFailed {
 			t.Errorf("%s = %s, want failed: its deferral is refused", task, ti.State)
 		}
-		if log := s.api.log("defer_shell", "r1", task, 1); !strings.Contains(log, "the deferral was refused, so the try fails: ") ||
+		if log := s.api.Log("defer_shell", "r1", task, 1); !strings.Contains(log, "the deferral was refused, so the try fails: ") ||
 			!strings.Contains(log, want) {
 			t.Errorf("%s's log does not say why its deferral was refused (%q):\n%s", task, want, log)
 		}

@@ -20,15 +20,15 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("hello renders its params and run context into the log", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("hello")
-		api.trigger("hello", "e2e-hello", map[string]any{"name": "e2e tester"})
-		run := api.waitRunSuccess("hello", "e2e-hello")
-		log := api.log("hello", "e2e-hello", "greet", 1)
+		api.WaitDAG("hello")
+		api.Trigger("hello", "e2e-hello", map[string]any{"name": "e2e tester"})
+		run := api.WaitRunSuccess("hello", "e2e-hello")
+		log := api.Log("hello", "e2e-hello", "greet", 1)
 		want := "Hello, e2e tester! Logical date " + run.LogicalDate.UTC().Format("2006-01-02") + ", run e2e-hello."
 		if !strings.Contains(log, want) {
 			t.Errorf("greet's log does not contain %q:\n%s", want, log)
 		}
-		if log := api.log("hello", "e2e-hello", "done", 1); !strings.Contains(log, "try 1 of done in hello") {
+		if log := api.Log("hello", "e2e-hello", "done", 1); !strings.Contains(log, "try 1 of done in hello") {
 			t.Errorf("done's log does not contain %q:\n%s", "try 1 of done in hello", log)
 		}
 	})
@@ -36,10 +36,10 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("retries: flaky fails try 1 and succeeds on try 2", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("retries")
-		api.trigger("retries", "e2e-retries", nil)
-		api.waitRunSuccess("retries", "e2e-retries")
-		tries := api.tries("retries", "e2e-retries", "flaky")
+		api.WaitDAG("retries")
+		api.Trigger("retries", "e2e-retries", nil)
+		api.WaitRunSuccess("retries", "e2e-retries")
+		tries := api.Tries("retries", "e2e-retries", "flaky")
 		var got []string
 		for _, ti := range tries {
 			got = append(got, strconv.Itoa(ti.TryNumber)+":"+string(ti.State))
@@ -48,13 +48,13 @@ func TestStandaloneExamples(t *testing.T) {
 			tries[1].TryNumber != 2 || tries[1].State != core.TISuccess {
 			t.Errorf("tries of flaky = %v, want try 1 failed, then try 2 success", got)
 		}
-		if ti := api.taskInstance("retries", "e2e-retries", "flaky"); ti.TryNumber != 2 || ti.State != core.TISuccess {
+		if ti := api.TaskInstance("retries", "e2e-retries", "flaky"); ti.TryNumber != 2 || ti.State != core.TISuccess {
 			t.Errorf("flaky is try %d %s, want try 2 success", ti.TryNumber, ti.State)
 		}
-		if log := api.log("retries", "e2e-retries", "flaky", 1); !strings.Contains(log, "failing on purpose") {
+		if log := api.Log("retries", "e2e-retries", "flaky", 1); !strings.Contains(log, "failing on purpose") {
 			t.Errorf("log of flaky try 1 lacks %q:\n%s", "failing on purpose", log)
 		}
-		if log := api.log("retries", "e2e-retries", "flaky", 2); !strings.Contains(log, "this is try 2") {
+		if log := api.Log("retries", "e2e-retries", "flaky", 2); !strings.Contains(log, "this is try 2") {
 			t.Errorf("log of flaky try 2 lacks %q:\n%s", "this is try 2", log)
 		}
 	})
@@ -62,11 +62,11 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("mapping expands literal lists, an upstream XCom and a cross product", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("mapping")
-		api.trigger("mapping", "e2e-mapping", nil)
-		api.waitRunSuccess("mapping", "e2e-mapping")
+		api.WaitDAG("mapping")
+		api.Trigger("mapping", "e2e-mapping", nil)
+		api.WaitRunSuccess("mapping", "e2e-mapping")
 		indexes := map[string][]int{}
-		for _, ti := range api.taskInstances("mapping", "e2e-mapping") {
+		for _, ti := range api.TaskInstances("mapping", "e2e-mapping") {
 			if ti.State != core.TISuccess {
 				t.Errorf("%s[%d] is %s, want success", ti.TaskID, ti.MapIndex, ti.State)
 			}
@@ -84,11 +84,11 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("trigger_rules: boom fails, its downstreams follow their rules, the run succeeds", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("trigger_rules")
-		api.trigger("trigger_rules", "e2e-rules", nil)
-		api.waitRunSuccess("trigger_rules", "e2e-rules")
+		api.WaitDAG("trigger_rules")
+		api.Trigger("trigger_rules", "e2e-rules", nil)
+		api.WaitRunSuccess("trigger_rules", "e2e-rules")
 		got := map[string]core.TIState{}
-		for _, ti := range api.taskInstances("trigger_rules", "e2e-rules") {
+		for _, ti := range api.TaskInstances("trigger_rules", "e2e-rules") {
 			got[ti.TaskID] = ti.State
 		}
 		want := map[string]core.TIState{
@@ -103,17 +103,17 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("alias_producer adds exports_us to alias exports, which runs alias_consumer", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("alias_producer")
-		api.waitDAG("alias_consumer")
-		api.trigger("alias_producer", "e2e-alias", map[string]any{"region": "us"})
-		api.waitRunSuccess("alias_producer", "e2e-alias")
+		api.WaitDAG("alias_producer")
+		api.WaitDAG("alias_consumer")
+		api.Trigger("alias_producer", "e2e-alias", map[string]any{"region": "us"})
+		api.WaitRunSuccess("alias_producer", "e2e-alias")
 		run, evs := api.waitAssetRun("alias_consumer", 1)
 		if len(evs) != 1 || evs[0].Name != "exports_us" || evs[0].SourceTaskID != "export" ||
 			!strings.Contains(string(evs[0].Extra), `"region":"us"`) {
 			t.Errorf("events that triggered %s: %+v, want export's event of exports_us with region us", run.RunID, evs)
 		}
 		var alias store.AssetAlias
-		api.get("/api/v2/assets/aliases/exports", &alias)
+		api.Get("/api/v2/assets/aliases/exports", &alias)
 		if len(alias.Assets) != 1 || alias.Assets[0].Name != "exports_us" {
 			t.Errorf("alias exports = %+v, want it resolving to exports_us only", alias)
 		}
@@ -122,10 +122,10 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Run("noop_chain runs noop and bash tasks with env", func(t *testing.T) {
 		t.Parallel()
 		api := s.api.with(t)
-		api.waitDAG("noop_chain")
-		api.trigger("noop_chain", "e2e-noop", nil)
-		api.waitRunSuccess("noop_chain", "e2e-noop")
-		if log := api.log("noop_chain", "e2e-noop", "work", 1); !strings.Contains(log, "hi from work") {
+		api.WaitDAG("noop_chain")
+		api.Trigger("noop_chain", "e2e-noop", nil)
+		api.WaitRunSuccess("noop_chain", "e2e-noop")
+		if log := api.Log("noop_chain", "e2e-noop", "work", 1); !strings.Contains(log, "hi from work") {
 			t.Errorf("work's log lacks %q:\n%s", "hi from work", log)
 		}
 	})

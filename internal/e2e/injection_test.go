@@ -29,36 +29,36 @@ tasks:
 `)
 	s := startStandalone(t, t.TempDir(), dags)
 	api := s.api.with(t)
-	api.waitDAG("hello")
+	api.WaitDAG("hello")
 
 	// The issue's conf, writing to a file of ours instead of the worker's cwd.
 	marker := filepath.Join(out, "f")
 	name := `"; id > ` + marker + `; echo "`
-	api.trigger("hello", "inject-conf", map[string]any{"name": name})
-	api.waitRunSuccess("hello", "inject-conf")
-	if log := api.log("hello", "inject-conf", "greet", 1); !strings.Contains(log, "Hello, "+name+"!") {
+	api.Trigger("hello", "inject-conf", map[string]any{"name": name})
+	api.WaitRunSuccess("hello", "inject-conf")
+	if log := api.Log("hello", "inject-conf", "greet", 1); !strings.Contains(log, "Hello, "+name+"!") {
 		t.Errorf("greet did not greet the conf's name literally:\n%s", log)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the conf's injected command ran: %s exists", marker)
 	}
 
-	status, body := api.do(http.MethodPost, "/api/v2/dags/hello/dagRuns", map[string]any{"dag_run_id": "$(id>x)"})
+	status, body := api.Do(http.MethodPost, "/api/v2/dags/hello/dagRuns", map[string]any{"dag_run_id": "$(id>x)"})
 	if status != http.StatusBadRequest || !strings.Contains(string(body), "allowed_run_id_pattern") {
 		t.Errorf("trigger with run id $(id>x): status %d %s; want 400 naming allowed_run_id_pattern", status, body)
 	}
 
-	api.waitDAG("unsafe")
+	api.WaitDAG("unsafe")
 	var ws struct {
 		DagWarnings  []core.DagWarning `json:"dag_warnings"`
 		TotalEntries int               `json:"total_entries"`
 	}
-	api.get("/api/v2/dagWarnings?dag_id=unsafe", &ws)
+	api.Get("/api/v2/dagWarnings?dag_id=unsafe", &ws)
 	if ws.TotalEntries != 1 || !strings.Contains(ws.DagWarnings[0].Message, "{{.params.name}}") {
 		b, _ := json.Marshal(ws)
 		t.Errorf("warnings of unsafe: %s; want one naming {{.params.name}}", b)
 	}
-	api.get("/api/v2/dagWarnings?dag_id=hello", &ws)
+	api.Get("/api/v2/dagWarnings?dag_id=hello", &ws)
 	if ws.TotalEntries != 0 {
 		t.Errorf("the shipped hello has warnings: %+v", ws.DagWarnings)
 	}

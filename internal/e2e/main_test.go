@@ -3,12 +3,12 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/s3test"
+	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 var (
@@ -27,18 +27,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	repoRoot = root
-	dir, err := os.MkdirTemp("", "weir-e2e-bin-")
+	bin, cleanup, err := weirtest.Build(repoRoot)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	weirBin = filepath.Join(dir, "weir")
-	build := exec.Command("go", "build", "-o", weirBin, "./cmd/weir")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/weir: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	weirBin = bin
 	return pgtest.Main(s3test.Wrap(m))
 }

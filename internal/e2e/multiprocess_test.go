@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 // TestMultiProcessPostgresWorkerCrash runs every role as its own process on
@@ -24,7 +24,7 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	home, dags := t.TempDir(), t.TempDir()
 	pidFile := filepath.Join(t.TempDir(), "slow.pid")
 	writeFile(t, filepath.Join(dags, "handover.yaml"), slowFirstTryDAG("handover", pidFile))
-	port := freePort(t)
+	port := weirtest.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	env := []string{
 		"WEIR__DATABASE__CONN=" + dsn,
@@ -39,7 +39,7 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
 	startProc(t, "api-server", env, "api-server", "--home", home)
 	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").waitHealthy()
+	newClient(t, base, "").WaitHealthy()
 	workers := map[string]*proc{}
 	for _, name := range []string{"w1", "w2"} {
 		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
@@ -47,12 +47,12 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	token := strings.TrimSpace(mustWeir(t, env, "tokens", "create", "--user", "admin", "--home", home))
 	api := newClient(t, base, token)
 
-	api.waitDAG("handover")
-	api.trigger("handover", "crash", nil)
-	ti := api.waitTIState("handover", "crash", "slow", core.TIRunning)
+	api.WaitDAG("handover")
+	api.Trigger("handover", "crash", nil)
+	ti := api.WaitTIState("handover", "crash", "slow", core.TIRunning)
 	taskPID := waitPIDFile(t, pidFile) // try 1 is really running its command
 	waitFor(t, "the running try's log to be readable through the api-server", func() (bool, string) {
-		log := api.log("handover", "crash", "slow", 1)
+		log := api.Log("handover", "crash", "slow", 1)
 		return strings.Contains(log, "try 1 sleeping"), fmt.Sprintf("log so far: %q", log)
 	})
 	victim, ok := workers[ti.WorkerID]
@@ -63,14 +63,14 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	if ti.WorkerID == "w1" {
 		survivor = "w2"
 	}
-	if workers[survivor].exited() {
+	if workers[survivor].Exited() {
 		t.Fatalf("worker %s exited before the crash", survivor)
 	}
-	victim.signal(t, syscall.SIGKILL)
+	victim.Signal(t, syscall.SIGKILL)
 	waitFor(t, "try 1's command to die with its worker", func() (bool, string) { return processGone(taskPID), "" })
 
-	api.waitRunSuccess("handover", "crash")
-	tries := api.tries("handover", "crash", "slow")
+	api.WaitRunSuccess("handover", "crash")
+	tries := api.Tries("handover", "crash", "slow")
 	var got []string
 	for _, tr := range tries {
 		got = append(got, fmt.Sprintf("try %d %s on %s", tr.TryNumber, tr.State, tr.WorkerID))
@@ -79,21 +79,10 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 		tries[1].TryNumber != 2 || tries[1].State != core.TISuccess || tries[1].WorkerID != survivor {
 		t.Fatalf("tries of slow = %q, want try 1 failed on %s, then try 2 success on %s", got, ti.WorkerID, survivor)
 	}
-	if log := api.log("handover", "crash", "slow", 2); !strings.Contains(log, "try 2 finishes at once") {
+	if log := api.Log("handover", "crash", "slow", 2); !strings.Contains(log, "try 2 finishes at once") {
 		t.Errorf("log of try 2 (on %s) lacks its output:\n%s", survivor, log)
 	}
-	if after := api.taskInstance("handover", "crash", "after"); after.State != core.TISuccess || after.WorkerID != survivor {
+	if after := api.TaskInstance("handover", "crash", "after"); after.State != core.TISuccess || after.WorkerID != survivor {
 		t.Errorf("downstream task is %s on %q, want success on %s", after.State, after.WorkerID, survivor)
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

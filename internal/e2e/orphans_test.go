@@ -55,13 +55,13 @@ func startOrphanRun(t *testing.T, dagID string) *orphanCase {
 		env: []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=5s"}}
 	writeFile(t, filepath.Join(c.dags, dagID+".yaml"), orphanDAG(dagID, c.dir))
 	c.s = startStandalone(t, c.home, c.dags, c.env...)
-	c.s.api.waitDAG(dagID)
-	c.s.api.trigger(dagID, "crash", nil)
-	c.s.api.waitTIState(dagID, "crash", "long", core.TIRunning)
+	c.s.api.WaitDAG(dagID)
+	c.s.api.Trigger(dagID, "crash", nil)
+	c.s.api.WaitTIState(dagID, "crash", "long", core.TIRunning)
 	c.child = waitPIDFile(t, filepath.Join(c.dir, "child.pid"))
 	c.shell = waitPIDFile(t, filepath.Join(c.dir, "shell.pid"))
 	waitFor(t, "try 1's log to show it waits", func() (bool, string) {
-		log := c.s.api.log(dagID, "crash", "long", 1)
+		log := c.s.api.Log(dagID, "crash", "long", 1)
 		return strings.Contains(log, "try 1 waiting"), log
 	})
 	return c
@@ -70,8 +70,8 @@ func startOrphanRun(t *testing.T, dagID string) *orphanCase {
 // crash SIGKILLs standalone, the weir process only, as in a real crash.
 func (c *orphanCase) crash(t *testing.T) {
 	t.Helper()
-	c.s.signal(t, syscall.SIGKILL)
-	c.s.waitExit(t)
+	c.s.Signal(t, syscall.SIGKILL)
+	c.s.WaitExit(t)
 }
 
 // restart starts standalone again on the same home.
@@ -84,7 +84,7 @@ func (c *orphanCase) restart(t *testing.T) {
 // completed once, by try 2, after try 1's processes were gone.
 func (c *orphanCase) checkOneCompletion(t *testing.T, dagID string) {
 	t.Helper()
-	c.s.api.waitRunSuccess(dagID, "crash")
+	c.s.api.WaitRunSuccess(dagID, "crash")
 	if got := readFile(t, filepath.Join(c.dir, "completions")); got != "try 2 completed\n" {
 		t.Errorf("completions of the task's command:\n%s\nwant only try 2's, after try 1 was gone", got)
 	}
@@ -116,7 +116,7 @@ func TestRestartKillsLeftoverTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guard == c.shell || guard == c.s.pid() {
+	if guard == c.shell || guard == c.s.PID() {
 		t.Fatalf("the task runs in process group %d; want a group of its own, led by its guard", guard)
 	}
 	if err := syscall.Kill(guard, syscall.SIGKILL); err != nil {

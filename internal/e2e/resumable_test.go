@@ -30,32 +30,32 @@ func TestResumeExternalJobSurvivesSIGKILL(t *testing.T) {
 	conf := map[string]any{"job_service": svc.URL, "job_seconds": 3600}
 
 	s := startStandalone(t, home, dags, env...)
-	s.api.waitDAG(dag)
-	s.api.trigger(dag, runID, conf)
+	s.api.WaitDAG(dag)
+	s.api.Trigger(dag, runID, conf)
 	s.api.waitLog(dag, runID, task, 1, "job job-1: running") // submitted, id kept, polling
 	if v, ok := s.api.stateValue(dag, runID, task, "job_id"); !ok || string(v.Value) != `"job-1"` || !v.NeverExpire {
 		t.Fatalf("job_id in task state = %+v (found %t), want \"job-1\" never expiring", v, ok)
 	}
 
-	s.signal(t, syscall.SIGKILL) // the worker dies mid-poll; the remote job keeps running
-	s.waitExit(t)
+	s.Signal(t, syscall.SIGKILL) // the worker dies mid-poll; the remote job keeps running
+	s.WaitExit(t)
 	s = startStandalone(t, home, dags, env...)
 	log2 := s.api.waitLog(dag, runID, task, 2, "reconnecting to job-1")
 	if strings.Contains(log2, "submitted") {
 		t.Errorf("try 2 submitted a job:\n%s", log2)
 	}
 	svc.Finish("job-1", "succeeded")
-	s.api.waitRunSuccess(dag, runID)
+	s.api.WaitRunSuccess(dag, runID)
 
 	if n, jobs := svc.Submissions(); n != 1 {
 		t.Errorf("the job service saw %d submissions (%v), want 1: the retry must reconnect", n, jobs)
 	}
-	tries := s.api.tries(dag, runID, task)
+	tries := s.api.Tries(dag, runID, task)
 	if len(tries) != 2 || !failedTry(tries[0]) || tries[1].State != core.TISuccess {
 		t.Errorf("tries of %s = %+v, want try 1 failed (dead worker) and try 2 success", task, tries)
 	}
 	var x core.XCom
-	s.api.get(runPath(dag, runID)+"/taskInstances/"+task+"/xcomEntries/return_value", &x)
+	s.api.Get(runPath(dag, runID)+"/taskInstances/"+task+"/xcomEntries/return_value", &x)
 	var result struct {
 		JobID string `json:"job_id"`
 		Rows  int    `json:"rows"`

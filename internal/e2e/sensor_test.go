@@ -36,30 +36,30 @@ tasks:
     bash_command: echo "got $(weir xcom pull --task wait)"
 `)
 	s := startStandalone(t, home, dags)
-	s.api.waitDAG("sensors")
-	s.api.trigger("sensors", "r1", nil)
+	s.api.WaitDAG("sensors")
+	s.api.Trigger("sensors", "r1", nil)
 
-	wait := s.api.waitTIState("sensors", "r1", "wait", core.TIDeferred)
-	s.api.waitTIState("sensors", "r1", "poke", core.TIRunning)
+	wait := s.api.WaitTIState("sensors", "r1", "wait", core.TIDeferred)
+	s.api.WaitTIState("sensors", "r1", "poke", core.TIRunning)
 	if wait.Hostname != "" || wait.WorkerID != "" {
 		t.Errorf("the deferrable sensor ran on %q/%q before its trigger fired; want no worker step", wait.Hostname, wait.WorkerID)
 	}
 	if err := os.WriteFile(filepath.Join(data, "in.csv"), []byte("a,b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := s.api.waitRunDone("sensors", "r1")
+	run := s.api.WaitRunDone("sensors", "r1")
 	if run.State != core.RunSuccess {
-		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.describeRun("sensors", "r1", run))
+		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun("sensors", "r1", run))
 	}
 	for _, task := range []string{"wait", "poke"} {
-		if ti := s.api.taskInstance("sensors", "r1", task); ti.TryNumber != 1 {
+		if ti := s.api.TaskInstance("sensors", "r1", task); ti.TryNumber != 1 {
 			t.Errorf("%s took %d tries, want 1", task, ti.TryNumber)
 		}
 	}
-	if log := s.api.log("sensors", "r1", "use", 1); !strings.Contains(log, `"count":1`) || !strings.Contains(log, "in.csv") {
+	if log := s.api.Log("sensors", "r1", "use", 1); !strings.Contains(log, `"count":1`) || !strings.Contains(log, "in.csv") {
 		t.Errorf("use did not read wait's event as its XCom:\n%s", log)
 	}
-	if log := s.api.log("sensors", "r1", "poke", 1); !strings.Contains(log, "poking a file trigger") {
+	if log := s.api.Log("sensors", "r1", "poke", 1); !strings.Contains(log, "poking a file trigger") {
 		t.Errorf("the poke sensor's log does not show it poking:\n%s", log)
 	}
 }

@@ -22,16 +22,16 @@ func TestStandaloneGracefulShutdown(t *testing.T) {
 	grace := "WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=2s"
 
 	s := startStandalone(t, home, dags, grace)
-	s.api.waitDAG("interrupted")
-	s.api.trigger("interrupted", "ctrl-c", nil)
-	s.api.waitTIState("interrupted", "ctrl-c", "slow", core.TIRunning)
+	s.api.WaitDAG("interrupted")
+	s.api.Trigger("interrupted", "ctrl-c", nil)
+	s.api.WaitTIState("interrupted", "ctrl-c", "slow", core.TIRunning)
 	taskPID := waitPIDFile(t, pidFile)
 
-	s.signal(t, syscall.SIGINT)
-	if code := s.waitExit(t); code != 0 {
+	s.Signal(t, syscall.SIGINT)
+	if code := s.WaitExit(t); code != 0 {
 		t.Fatalf("standalone exited with code %d after SIGINT, want 0", code)
 	}
-	if out := s.out.String(); !strings.Contains(out, "Weir stopped.") {
+	if out := s.Output(); !strings.Contains(out, "Weir stopped.") {
 		t.Errorf("standalone did not say it stopped")
 	}
 	waitFor(t, "the interrupted task's process to be killed", func() (bool, string) {
@@ -43,18 +43,18 @@ func TestStandaloneGracefulShutdown(t *testing.T) {
 
 	restarted := time.Now()
 	s = startStandalone(t, home, dags, grace)
-	s.api.waitRunSuccess("interrupted", "ctrl-c")
-	tries := s.api.tries("interrupted", "ctrl-c", "slow")
+	s.api.WaitRunSuccess("interrupted", "ctrl-c")
+	tries := s.api.Tries("interrupted", "ctrl-c", "slow")
 	if len(tries) != 2 || !failedTry(tries[0]) || tries[1].TryNumber != 2 || tries[1].State != core.TISuccess {
 		t.Fatalf("tries of slow = %+v, want try 1 failed and try 2 success", tries)
 	}
 	if end := tries[0].EndDate; end == nil || !end.Before(restarted) {
 		t.Errorf("try 1 ended at %v, want it ended by the shutdown, before the restart at %v", end, restarted)
 	}
-	if log := s.api.log("interrupted", "ctrl-c", "slow", 1); !strings.Contains(log, "try 1 sleeping") {
+	if log := s.api.Log("interrupted", "ctrl-c", "slow", 1); !strings.Contains(log, "try 1 sleeping") {
 		t.Errorf("log of the interrupted try lacks its output:\n%s", log)
 	}
-	if log := s.api.log("interrupted", "ctrl-c", "slow", 2); !strings.Contains(log, "try 2 finishes at once") {
+	if log := s.api.Log("interrupted", "ctrl-c", "slow", 2); !strings.Contains(log, "try 2 finishes at once") {
 		t.Errorf("log of try 2 lacks its output:\n%s", log)
 	}
 }

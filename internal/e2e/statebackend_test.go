@@ -78,21 +78,21 @@ func TestStateBackendLargeValues(t *testing.T) {
 	s := startStandalone(t, home, dags, "WEIR__WORKERS__STATE_BACKEND=file://"+state)
 	api := s.api
 
-	api.waitDAG("state_backend")
-	api.waitDAG("asset_backend")
-	api.trigger("state_backend", "s1", nil)
-	api.trigger("asset_backend", "a1", nil)
-	api.waitRunSuccess("asset_backend", "a1")
-	api.trigger("asset_backend", "a2", nil)
-	api.waitRunSuccess("asset_backend", "a2")
-	api.waitRunSuccess("state_backend", "s1")
-	tries := api.tries("state_backend", "s1", "big")
+	api.WaitDAG("state_backend")
+	api.WaitDAG("asset_backend")
+	api.Trigger("state_backend", "s1", nil)
+	api.Trigger("asset_backend", "a1", nil)
+	api.WaitRunSuccess("asset_backend", "a1")
+	api.Trigger("asset_backend", "a2", nil)
+	api.WaitRunSuccess("asset_backend", "a2")
+	api.WaitRunSuccess("state_backend", "s1")
+	tries := api.Tries("state_backend", "s1", "big")
 	if len(tries) != 2 || !failedTry(tries[0]) || tries[1].State != core.TISuccess {
 		t.Fatalf("tries of big = %+v, want try 1 failed and try 2 success", tries)
 	}
 	for _, l := range []struct{ log, read string }{
-		{api.log("state_backend", "s1", "big", 2), "try 2 read 70002 bytes"},
-		{api.log("asset_backend", "a2", "load", 1), "a2 read 70002 bytes by name"},
+		{api.Log("state_backend", "s1", "big", 2), "try 2 read 70002 bytes"},
+		{api.Log("asset_backend", "a2", "load", 1), "a2 read 70002 bytes by name"},
 	} {
 		if !strings.Contains(l.log, l.read) || !strings.Contains(l.log, `scratch after delete: "gone"`) {
 			t.Errorf("the task did not read the value back (%q) or delete scratch; log:\n%s", l.read, l.log)
@@ -106,7 +106,7 @@ func TestStateBackendLargeValues(t *testing.T) {
 			Value json.RawMessage `json:"value"`
 		} `json:"entries"`
 	}
-	api.get(runPath("state_backend", "s1")+"/taskInstances/big/state-store", &list)
+	api.Get(runPath("state_backend", "s1")+"/taskInstances/big/state-store", &list)
 	if len(list.Entries) != 1 || list.Entries[0].Key != "big" || string(list.Entries[0].Value) != `{"__weir_state_ref__":"`+taskRef+`"}` {
 		t.Errorf("task state over REST = %+v, want only big holding its reference", list.Entries)
 	}

@@ -36,16 +36,16 @@ func TestCleanupIntervalStartsCleaner(t *testing.T) {
 	s := startStandalone(t, home, dags, "WEIR__STATE_STORE__CLEANUP_INTERVAL=1s")
 	api := s.api
 
-	api.waitDAG("cleanup_interval")
-	api.trigger("cleanup_interval", "c1", nil)
-	api.waitRunSuccess("cleanup_interval", "c1")
+	api.WaitDAG("cleanup_interval")
+	api.Trigger("cleanup_interval", "c1", nil)
+	api.WaitRunSuccess("cleanup_interval", "c1")
 	waitFor(t, "the periodic cleanup to delete the expired key short", func() (bool, string) {
 		if _, found := api.stateValue("cleanup_interval", "c1", "write", "short"); found {
 			return false, "short is still stored"
 		}
 		return true, ""
 	})
-	s.waitOutput(t, cleanerLog)
+	s.WaitOutput(t, cleanerLog)
 	for _, key := range []string{"keep", "hour"} {
 		if _, found := api.stateValue("cleanup_interval", "c1", "write", key); !found {
 			t.Errorf("the periodic cleanup deleted %s, which has not expired", key)

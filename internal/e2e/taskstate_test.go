@@ -40,14 +40,14 @@ func TestTaskStateCheckpointResume(t *testing.T) {
 	s := startStandalone(t, home, dags)
 	api := s.api
 
-	api.waitDAG("checkpoint_resume")
-	api.trigger("checkpoint_resume", "c1", nil)
-	api.waitRunSuccess("checkpoint_resume", "c1")
-	tries := api.tries("checkpoint_resume", "c1", "ingest")
+	api.WaitDAG("checkpoint_resume")
+	api.Trigger("checkpoint_resume", "c1", nil)
+	api.WaitRunSuccess("checkpoint_resume", "c1")
+	tries := api.Tries("checkpoint_resume", "c1", "ingest")
 	if len(tries) != 2 || !failedTry(tries[0]) || tries[1].State != core.TISuccess {
 		t.Fatalf("tries of ingest = %+v, want try 1 failed and try 2 success", tries)
 	}
-	log1, log2 := api.log("checkpoint_resume", "c1", "ingest", 1), api.log("checkpoint_resume", "c1", "ingest", 2)
+	log1, log2 := api.Log("checkpoint_resume", "c1", "ingest", 1), api.Log("checkpoint_resume", "c1", "ingest", 2)
 	if !strings.Contains(log1, "loaded page 7") || !strings.Contains(log1, "worker lost at 70 %") || strings.Contains(log1, "loaded page 8") {
 		t.Errorf("try 1 should load pages 1-7 and fail; log:\n%s", log1)
 	}
@@ -62,7 +62,7 @@ func TestTaskStateCheckpointResume(t *testing.T) {
 			NeverExpire bool             `json:"never_expire"`
 		} `json:"entries"`
 	}
-	api.get(runPath("checkpoint_resume", "c1")+"/taskInstances/ingest/state-store", &list)
+	api.Get(runPath("checkpoint_resume", "c1")+"/taskInstances/ingest/state-store", &list)
 	got := map[string]string{}
 	for _, e := range list.Entries {
 		got[e.Key] = string(e.Value)
@@ -77,10 +77,10 @@ func TestTaskStateCheckpointResume(t *testing.T) {
 		t.Errorf("task state of ingest = %v", got)
 	}
 
-	api.waitDAG("state_cli")
-	api.trigger("state_cli", "s1", nil)
-	api.waitRunSuccess("state_cli", "s1")
-	log := api.log("state_cli", "s1", "codes", 1)
+	api.WaitDAG("state_cli")
+	api.Trigger("state_cli", "s1", nil)
+	api.WaitRunSuccess("state_cli", "s1")
+	log := api.Log("state_cli", "s1", "codes", 1)
 	for _, want := range []string{`no task state key "nope"`, "missing key: exit 1", "null cannot be stored", "null: exit 2",
 		"NaN: exit 2", `retention "7" is not a duration`, "bare number retention: exit 2", `default: {"a":1}`, "scratch: [1,2]"} {
 		if !strings.Contains(log, want) {

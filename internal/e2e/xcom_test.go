@@ -39,14 +39,14 @@ func TestInTaskXComCLI(t *testing.T) {
 	writeFile(t, filepath.Join(dags, "xcom_cli.yaml"), xcomDAG)
 	s := startStandalone(t, t.TempDir(), dags)
 	api := s.api
-	api.waitDAG("xcom_cli")
-	api.trigger("xcom_cli", "x1", nil)
-	api.waitRunSuccess("xcom_cli", "x1")
+	api.WaitDAG("xcom_cli")
+	api.Trigger("xcom_cli", "x1", nil)
+	api.WaitRunSuccess("xcom_cli", "x1")
 
 	var entry struct {
 		Value json.RawMessage `json:"value"`
 	}
-	api.get(runPath("xcom_cli", "x1")+"/taskInstances/up/xcomEntries/greeting", &entry)
+	api.Get(runPath("xcom_cli", "x1")+"/taskInstances/up/xcomEntries/greeting", &entry)
 	var value any
 	if err := json.Unmarshal(entry.Value, &value); err != nil {
 		t.Fatalf("XCom greeting of up is not JSON: %s", entry.Value)
@@ -54,10 +54,10 @@ func TestInTaskXComCLI(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"text": "hi from up", "n": 3.0}, value); diff != "" {
 		t.Errorf("XCom greeting pushed by up (-want +got):\n%s", diff)
 	}
-	if log := api.log("xcom_cli", "x1", "down", 1); !strings.Contains(log, "pulled {") || !strings.Contains(log, `"hi from up"`) {
+	if log := api.Log("xcom_cli", "x1", "down", 1); !strings.Contains(log, "pulled {") || !strings.Contains(log, `"hi from up"`) {
 		t.Errorf("down did not echo the pulled value; log:\n%s", log)
 	}
-	log := api.log("xcom_cli", "x1", "missing", 1)
+	log := api.Log("xcom_cli", "x1", "missing", 1)
 	if !strings.Contains(log, "exit code 1;") || !strings.Contains(log, `"nope"`) {
 		t.Errorf("pulling a missing key: want exit code 1 and a message naming the key on stderr; log:\n%s", log)
 	}

@@ -64,6 +64,9 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 
 	deferFile := r.deferFile(req)
 	defer func() { _ = os.Remove(deferFile) }()
+	if req.ExitFile != "" {
+		command = exitTrap(req.ExitFile) + command
+	}
 	cmd := exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
 	cmd.Dir = cwd
 	cmd.Env = r.bashEnv(req, argEnv, deferFile)
@@ -106,6 +109,16 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	}
 	v, _ := json.Marshal(last.String())
 	return &Result{ReturnValue: v}, nil
+}
+
+// exitTrap is a line that makes bash write its exit status to path when
+// it exits, whatever ends the command (but SIGKILL), and exit with that
+// status whether or not the file could be written (set -e included). A
+// command that sets its own EXIT trap or execs another program replaces
+// it: its status is then known to the worker alone.
+func exitTrap(path string) string {
+	return "__weir_exit_file='" + strings.ReplaceAll(path, "'", `'\''`) + "'; " +
+		`trap '__weir_exit=$?; { echo "$__weir_exit" > "$__weir_exit_file"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
 }
 
 // bashEnv is the worker env + task env + arg env + the API variables, with

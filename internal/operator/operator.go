@@ -75,6 +75,10 @@ type Request struct {
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.
 	Connections ConnectionLookup
+	// ExitFile, when set, is where a bash task's shell writes its exit
+	// status as its last act (a trap on EXIT), for the worker's next life
+	// should this one die before learning it (taskproc.Outcome).
+	ExitFile string
 }
 
 func (r *Request) mask(s string) {

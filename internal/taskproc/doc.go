@@ -15,4 +15,13 @@
 // by a starting worker, kills the groups of workers that are no longer
 // alive (a guard killed by someone else leaves its task behind) before the
 // worker claims any work, and leaves the groups of live workers alone.
+//
+// The Ledger also keeps each try's Outcome until its worker has reported
+// it: recorded pending before a bash task starts (the task's shell writes
+// its exit status to the try's exit file as its last act) and completed
+// when the task ends. A worker killed between the end of a command and the
+// server's answer to its report leaves the record; its next life reports
+// it (Unreported), so that a command that finished is not run again by a
+// retry. What remains is the moment between a command's last act and its
+// shell's exit-status write, a few instructions of one process.
 package taskproc

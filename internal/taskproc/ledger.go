@@ -79,42 +79,54 @@ type Leftover struct {
 // guard gone, members started after it keep its id (a group id is not
 // reused while any member lives).
 func KillLeftovers(dir string) ([]Leftover, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read task group folder: %w", err)
-	}
 	var out []Leftover
-	var errs []error
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), recordExt+".tmp") {
-			_ = os.Remove(path) // a record its worker died writing
-			continue
-		}
-		if !strings.HasSuffix(e.Name(), recordExt) {
-			continue
-		}
+	err := readRecords(dir, recordExt, func(path string, b []byte) error {
 		var rec record
-		b, err := os.ReadFile(path)
-		if err == nil {
-			err = json.Unmarshal(b, &rec)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("task group record %s: %w", path, err))
-			continue
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
 		}
 		if rec.Worker.alive() {
-			continue
+			return nil
 		}
 		if pids := rec.kill(); len(pids) > 0 {
 			out = append(out, Leftover{PGID: rec.Group.PID, WorkerPID: rec.Worker.PID, Killed: pids})
 		}
 		_ = os.Remove(path)
+		return nil
+	})
+	return out, err
+}
+
+// readRecords calls each with the path and content of every record named
+// *ext in dir, removing those a worker died writing (*ext.tmp); each
+// error names its file.
+func readRecords(dir, ext string, each func(path string, b []byte) error) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return out, errors.Join(errs...)
+	if err != nil {
+		return fmt.Errorf("read task group folder: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), ext+".tmp") {
+			_ = os.Remove(path)
+			continue
+		}
+		if !strings.HasSuffix(e.Name(), ext) {
+			continue
+		}
+		b, err := os.ReadFile(path) //nolint:gosec // G304: a file of the worker's own run folder
+		if err == nil {
+			err = each(path, b)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("record %s: %w", path, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // kill SIGKILLs the recorded group if it still runs and returns the

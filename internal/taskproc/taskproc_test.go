@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperEnv); dir != "" {
 		os.Exit(fakeWorker(dir))
 	}
+	if dir := os.Getenv(outcomesEnv); dir != "" {
+		os.Exit(recordOutcomes(dir))
+	}
 	os.Exit(m.Run())
 }
 

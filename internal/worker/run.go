@@ -21,8 +21,8 @@ import (
 // no longer running (heartbeat 409).
 var errNotRunning = errors.New("task instance is no longer running")
 
-// reportTimeout bounds the final state report, which outlives a cancelled
-// worker context.
+// reportTimeout bounds the final state report once the worker stops (its
+// context ends); until then the report is tried until answered.
 const reportTimeout = 30 * time.Second
 
 // runTry runs one claimed workload to its end.
@@ -66,7 +66,11 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 
 	_, _ = fmt.Fprintf(red, "[%s] weir: %s try %d of %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
-	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile)
+	pending := w.pendingOutcome(wl, id, tc.Token(), log)
+	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitFile)
+	pending.State = string(state)
+	reported := w.recordOutcome(pending, tc.Token(), log)
+	defer func() { reported() }()
 	cancel(nil)
 	<-hbDone
 	if err != nil {
@@ -81,10 +85,10 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		log.Warn("try was stopped: the server says it is no longer running")
 		return
 	}
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
-	defer rcancel()
 	if de := (*operator.DeferError)(nil); errors.As(err, &de) {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 		refused := w.reportDeferral(rctx, tc, ti.ID, de, log)
+		rcancel()
 		if refused == nil {
 			return
 		}
@@ -96,9 +100,12 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	sr, rerr := tc.SetState(rctx, ti.ID, state)
+	sr, rerr := w.report(ctx, tc, ti.ID, state, log)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
+		if unanswered(rerr) {
+			reported = func() {} // the worker stops: its next life reports it
+		}
 		return
 	}
 	log.Info("try finished", "state", sr.State, "err", err)
@@ -125,7 +132,7 @@ func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID
 // execute renders the args, runs the operator and pushes the return value;
 // it returns the state to report (deferred with an *operator.DeferError).
 func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execclient.RunContext, tc *execclient.Client,
-	red *operator.Redactor, tokenFile string) (core.TIState, error) {
+	red *operator.Redactor, tokenFile, exitFile string) (core.TIState, error) {
 	ti := rc.TI
 	if ti.NextMethod == core.NextMethodFail {
 		return core.TIFailed, deferralFailure(ti.NextKwargs)
@@ -155,7 +162,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
 		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
-		Resume: operator.ResumeOf(&ti)}
+		Resume: operator.ResumeOf(&ti), ExitFile: exitFile}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
 	}

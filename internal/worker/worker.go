@@ -124,7 +124,7 @@ func (w *Worker) killLeftovers() (*taskproc.Ledger, error) {
 	if w.RunDir == "" {
 		return nil, nil
 	}
-	dir := filepath.Join(w.RunDir, "task-groups")
+	dir := w.groupDir()
 	left, err := taskproc.KillLeftovers(dir)
 	for _, g := range left {
 		w.Logger.Warn("killed a task process group left running by a dead worker",
@@ -139,6 +139,9 @@ func (w *Worker) killLeftovers() (*taskproc.Ledger, error) {
 	}
 	return groups, nil
 }
+
+// groupDir is the folder of the worker's task group and outcome records.
+func (w *Worker) groupDir() string { return filepath.Join(w.RunDir, "task-groups") }
 
 // weirOnPath makes a folder holding `weir`, a link to this worker's own
 // executable, for the front of a bash task's PATH: the in-task CLI (`weir
@@ -167,6 +170,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	w.reportUnreported(ctx)
 	w.Logger.Info("worker started", "worker_id", w.WorkerID, "queues", w.Queues, "slots", w.Concurrency)
 
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))

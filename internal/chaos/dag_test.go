@@ -1,0 +1,193 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dagID is the mixed DAG every scenario runs.
+const dagID = "chaos"
+
+// mixedTasks are mixedDAG's tasks: id, upstream tasks, what taskScript
+// does for it, and extra YAML lines.
+var mixedTasks = []struct{ id, upstream, does, extra string }{
+	{id: "start", does: "work"},
+	{id: "fan_a", upstream: "start", does: "work"},
+	{id: "fan_b", upstream: "start", does: "work"},
+	{id: "fan_c", upstream: "start", does: "work"},
+	{id: "mapped", upstream: "start", does: "work", extra: "expand: {n: [1, 2, 3]}"},
+	{id: "chain_1", upstream: "fan_a", does: "work"},
+	{id: "chain_2", upstream: "chain_1", does: "work"},
+	{id: "flaky", upstream: "start", does: "flaky"},
+	{id: "state", upstream: "start", does: "state"},
+	{id: "produce", upstream: "[chain_2, fan_b, fan_c, mapped, flaky, state]", does: "work", extra: "outlets: [chaos_out]"},
+}
+
+// mixedDAG is a DAG with a parallel fan-out, a chain, a mapped task, a task
+// that fails its first try, a task that writes task state and one that
+// produces an asset event. Every task sources taskScript; tries are
+// plentiful because each fault may fail the tries it catches running.
+func mixedDAG(script string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dag_id: %s\nschedule: null\nassets:\n  - {name: chaos_out, uri: \"file:///chaos/out\"}\n"+
+		"default_args: {retries: 60, retry_delay: 1s}\ntasks:\n", dagID)
+	for _, t := range mixedTasks {
+		fmt.Fprintf(&b, "  - task_id: %s\n    operator: bash\n    bash_command: source %q %s\n", t.id, script, t.does)
+		if t.upstream != "" {
+			fmt.Fprintf(&b, "    depends_on: %s\n", t.upstream)
+		}
+		if t.extra != "" {
+			fmt.Fprintf(&b, "    %s\n", t.extra)
+		}
+	}
+	return b.String()
+}
+
+// tisPerRun is how many task instances a run of mixedDAG has.
+const tisPerRun = 12
+
+// taskScript is what every task runs. It works a moment, then records its
+// completion in completions.log as "run task map_index try time" (the last
+// thing the command does; time in Unix seconds). Tasks source it, so that the record and the task
+// shell's exit are one process's consecutive acts. The state task first writes task state and, once the
+// API has answered that it is committed, records that in state.log; the
+// flaky task fails its first try.
+const taskScript = `set -e
+dir=$(dirname "${BASH_SOURCE[0]}")
+me="$WEIR_RUN_ID $WEIR_TASK_ID $WEIR_MAP_INDEX $WEIR_TRY_NUMBER"
+sleep 0.$((RANDOM % 3 + 1))
+case "$1" in
+flaky)
+  if [ "$WEIR_TRY_NUMBER" = 1 ]; then echo "try 1 fails on purpose" >&2; exit 1; fi ;;
+state)
+  weir task-state set progress "{\"try\": $WEIR_TRY_NUMBER}"
+  echo "$me" >> "$dir/state.log" ;;
+esac
+echo "$me $EPOCHREALTIME" >> "$dir/completions.log"
+`
+
+// evidence is the folder where the tasks record what they did.
+type evidence string
+
+// newEvidence writes taskScript into a new folder.
+func newEvidence(t *testing.T) evidence {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "task.sh"), []byte(taskScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return evidence(dir)
+}
+
+func (e evidence) script() string { return filepath.Join(string(e), "task.sh") }
+
+// lines reads one of the evidence logs ("" when no task wrote it yet).
+func (e evidence) lines(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(string(e), name))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// taskTry is one line of an evidence log: a try of a task instance, and
+// when it recorded the line (zero when the log has no time).
+type taskTry struct {
+	run, task string
+	mapIndex  int
+	try       int
+	at        time.Time
+}
+
+// parseEvidence reads the lines "run task map_index try [time]" of an
+// evidence log, time in Unix seconds with a fraction.
+func parseEvidence(log string) ([]taskTry, error) {
+	var out []taskTry
+	for i, line := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 && len(f) != 5 {
+			return nil, fmt.Errorf("line %d %q: want \"run task map_index try [time]\"", i+1, line)
+		}
+		m, err1 := strconv.Atoi(f[2])
+		try, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil || try < 1 {
+			return nil, fmt.Errorf("line %d %q: map_index and try must be numbers, try from 1", i+1, line)
+		}
+		tt := taskTry{run: f[0], task: f[1], mapIndex: m, try: try}
+		if len(f) == 5 {
+			sec, err := strconv.ParseFloat(f[4], 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d %q: time must be Unix seconds", i+1, line)
+			}
+			tt.at = time.Unix(0, int64(sec*1e9))
+		}
+		out = append(out, tt)
+	}
+	return out, nil
+}
+
+// atLeastOnce bounds the moment between a task command's last act and its
+// shell's exit-status write (taskproc.Outcome), which no product can close:
+// a command that ran again after its worker was SIGKILLed at most this
+// long after the earlier run's last act is delivery at least once, counted
+// apart; any other second run is an anomaly.
+const atLeastOnce = 25 * time.Millisecond
+
+// doubleCompletions lists the task instances whose command ran to
+// completion more than once, as "run task[map_index] by tries 1, 3",
+// sorted: those every earlier run of which a kill in kills followed within
+// atLeastOnce are in window, the others in anomalies.
+func doubleCompletions(done []taskTry, kills []time.Time) (anomalies, window []string) {
+	type key struct {
+		run, task string
+		mapIndex  int
+	}
+	byKey := map[key][]taskTry{}
+	for _, d := range done {
+		k := key{d.run, d.task, d.mapIndex}
+		byKey[k] = append(byKey[k], d)
+	}
+	for k, runs := range byKey {
+		if len(runs) < 2 {
+			continue
+		}
+		sort.Slice(runs, func(i, j int) bool { return runs[i].try < runs[j].try })
+		tries := make([]string, len(runs))
+		explained := true
+		for i, r := range runs {
+			tries[i] = strconv.Itoa(r.try)
+			if i < len(runs)-1 && !killedWithin(r.at, kills) {
+				explained = false
+			}
+		}
+		line := fmt.Sprintf("%s %s[%d] by tries %s", k.run, k.task, k.mapIndex, strings.Join(tries, ", "))
+		if explained {
+			window = append(window, line)
+		} else {
+			anomalies = append(anomalies, line)
+		}
+	}
+	sort.Strings(anomalies)
+	sort.Strings(window)
+	return anomalies, window
+}
+
+// killedWithin reports whether a kill came at most atLeastOnce after at.
+func killedWithin(at time.Time, kills []time.Time) bool {
+	for _, k := range kills {
+		if !at.IsZero() && !k.Before(at) && k.Sub(at) <= atLeastOnce {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,112 @@
+package taskproc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// outcomeExt ends the name of an outcome record.
+const outcomeExt = ".outcome"
+
+// Outcome is how a try ended, as its worker recorded it the moment the
+// task's command was done, before reporting it to the server. A worker
+// killed between the two leaves the record for its next life to report
+// (Unreported); otherwise the server, never told, would fail the try at
+// its heartbeat timeout and run the command a second time.
+//
+// A pending outcome (State "") is recorded before a bash task starts: its
+// shell writes its exit status to ExitFile as its last act, so that a
+// command that exited 0 just before its worker died counts as a success
+// even though the worker never learned of it.
+type Outcome struct {
+	TIID      string `json:"ti_id"`
+	TryNumber int    `json:"try_number"`
+	State     string `json:"state"`               // "" = pending: see ExitFile
+	ExitFile  string `json:"exit_file,omitempty"` // where the task's shell writes its exit status
+	// Token is the try's execution token, which the report needs. The
+	// record is as private as the worker's token files: 0600 in the
+	// worker's 0700 run folder.
+	Token string `json:"token"`
+	path  string
+}
+
+// outcomeRecord is the file kept for one unreported outcome.
+type outcomeRecord struct {
+	Outcome
+	Worker process `json:"worker"` // the worker process that recorded it
+}
+
+// ExitFile is where the shell of the given try writes its exit status.
+func (l *Ledger) ExitFile(tiID string, try int) string {
+	return filepath.Join(l.dir, fmt.Sprintf("%s-%d.exit", filepath.Base(tiID), try))
+}
+
+// Record writes o to the ledger's folder, replacing the try's earlier
+// record, and returns a function to call once the server has answered its
+// report, which removes the record and the exit file.
+func (l *Ledger) Record(o Outcome) (reported func(), err error) {
+	b, err := json.Marshal(outcomeRecord{Outcome: o, Worker: l.owner})
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(l.dir, fmt.Sprintf("%s-%d%s", filepath.Base(o.TIID), o.TryNumber, outcomeExt))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // G703: a task instance id and a number in the run folder
+		return nil, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
+	}
+	if err := os.Rename(tmp, path); err != nil { //nolint:gosec // G703: as above
+		return nil, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
+	}
+	o.path = path
+	return func() { Forget(o) }, nil
+}
+
+// Unreported returns the outcomes that workers no longer alive recorded in
+// dir and did not report, oldest first by name; those of live workers stay.
+// Call Forget once an outcome's report is answered.
+func Unreported(dir string) ([]Outcome, error) {
+	var out []Outcome
+	err := readRecords(dir, outcomeExt, func(path string, b []byte) error {
+		var rec outcomeRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
+		}
+		if rec.Worker.alive() {
+			return nil
+		}
+		rec.path = path
+		if rec.State == "" && !exitedZero(rec.ExitFile) {
+			Forget(rec.Outcome) // the command did not finish, or failed: its retry is right
+			return nil
+		}
+		if rec.State == "" {
+			rec.State = string(core.TISuccess)
+		}
+		out = append(out, rec.Outcome)
+		return nil
+	})
+	return out, err
+}
+
+// exitedZero reports whether a shell wrote exit status 0 to path.
+func exitedZero(path string) bool {
+	if path == "" {
+		return false
+	}
+	b, err := os.ReadFile(path) //nolint:gosec // G304: a file of the worker's own run folder
+	return err == nil && strings.TrimSpace(string(b)) == "0"
+}
+
+// Forget removes the record of an outcome Unreported returned, and its
+// exit file.
+func Forget(o Outcome) {
+	_ = os.Remove(o.path)
+	if o.ExitFile != "" {
+		_ = os.Remove(o.ExitFile)
+	}
+}

@@ -1,0 +1,98 @@
+package taskproc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// outcomesEnv makes the test binary act as a worker that records the
+// outcomes of outcomeCases in the folder it names, then dies unreported.
+const outcomesEnv = "TASKPROC_TEST_OUTCOMES_DIR"
+
+// outcomeCases are the tries a dead worker left: their recorded state and
+// what their shell wrote to the exit file ("-" = no file).
+var outcomeCases = []struct {
+	ti, state, exit string
+}{
+	{ti: "reported-success", state: "success", exit: "-"},
+	{ti: "reported-failed", state: "failed", exit: "-"},
+	{ti: "pending-exit-0", state: "", exit: "0\n"},
+	{ti: "pending-exit-1", state: "", exit: "1\n"},
+	{ti: "pending-killed", state: "", exit: "-"},
+}
+
+// recordOutcomes records outcomeCases in dir; a failure goes to dir/error.
+func recordOutcomes(dir string) int {
+	l, err := OpenLedger(dir)
+	for _, c := range outcomeCases {
+		if err != nil {
+			break
+		}
+		o := Outcome{TIID: c.ti, TryNumber: 2, State: c.state, Token: "token-" + c.ti}
+		if c.state == "" {
+			o.ExitFile = l.ExitFile(c.ti, 2)
+		}
+		if _, err = l.Record(o); err == nil && c.exit != "-" {
+			err = os.WriteFile(o.ExitFile, []byte(c.exit), 0o600)
+		}
+	}
+	if err != nil {
+		_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
+		return 1
+	}
+	return 0
+}
+
+// A dead worker's outcomes are reported by its next life: those it had
+// recorded, and the pending ones whose shell exited 0; a pending try that
+// did not exit 0 is forgotten (its retry is right), and the records of a
+// live worker stay.
+func TestUnreportedOutcomes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), outcomesEnv+"="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "error"))
+		t.Fatalf("recording worker: %v: %s%s", err, out, b)
+	}
+	live, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Record(Outcome{TIID: "live", TryNumber: 1, State: "success"}); err != nil {
+		t.Fatal(err)
+	}
+
+	outs, err := Unreported(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, o.TIID+" "+o.State+" "+o.Token)
+		Forget(o)
+	}
+	slices.Sort(got)
+	want := []string{"pending-exit-0 success token-pending-exit-0", "reported-failed failed token-reported-failed",
+		"reported-success success token-reported-success"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unreported = %q, want %q", got, want)
+	}
+	left, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range left {
+		left[i] = filepath.Base(left[i])
+	}
+	if !slices.Equal(left, []string{"live-1.outcome"}) {
+		t.Errorf("files left: %q, want only the live worker's record", left)
+	}
+	if again, err := Unreported(dir); err != nil || len(again) != 0 {
+		t.Errorf("Unreported after Forget = %+v, %v; want nothing", again, err)
+	}
+}

@@ -1,0 +1,55 @@
+// Package weirtest drives the built weir binary for end-to-end and
+// fault-injection tests: it builds the binary once, starts its roles as
+// processes in their own process groups, runs short CLI commands, polls
+// for conditions and calls the REST API as a user would.
+package weirtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// WaitLong bounds every wait for the product to do something: generous,
+// because the machine is shared and slow; a passing test never waits it out.
+const WaitLong = 90 * time.Second
+
+// FastSettings make the scheduler and workers react quickly in tests.
+var FastSettings = []string{
+	"WEIR__SCHEDULER__POLL_INTERVAL=200ms",
+	"WEIR__SCHEDULER__DAG_DIR_LIST_INTERVAL=500ms",
+	"WEIR__WORKERS__HEARTBEAT_INTERVAL=1s",
+}
+
+// Build builds ./cmd/weir of the module rooted at root into a new temporary
+// folder and returns the binary's path and a function removing the folder.
+func Build(root string) (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "weir-test-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "weir")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/weir")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("go build ./cmd/weir: %w\n%s", err, out)
+	}
+	return bin, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// Env is the test's environment without any WEIR_* variable of the caller,
+// plus FastSettings, plus extra (later entries win).
+func Env(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "WEIR_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, FastSettings...)
+	return append(env, extra...)
+}

@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/taskproc"
+)
+
+// report sends a try's final state until the server answers it. A report
+// given up during an outage of the API server (or of its database) would
+// leave the try running on the server, unreported, until its heartbeat
+// timeout failed it and its retry ran the command a second time. Once ctx
+// ends (the worker stops), report gives up after reportTimeout.
+func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger) (*execclient.StateResponse, error) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportTimeout, cancel) })
+	defer stop()
+	for {
+		sr, err := tc.SetState(rctx, tiID, state)
+		if err == nil || !unanswered(err) || rctx.Err() != nil {
+			return sr, err
+		}
+		log.Warn("report try state: the server did not answer; trying again", "state", state, "err", err)
+		if !pause(rctx, w.reportRetryWait()) {
+			return nil, err
+		}
+	}
+}
+
+// reportRetryWait is the pause between two reports of one state.
+func (w *Worker) reportRetryWait() time.Duration { return min(w.HeartbeatInterval, time.Second) }
+
+// unanswered reports whether a request failed without an answer from the
+// server: a transport error or a 5xx (the client retried it already).
+func unanswered(err error) bool {
+	var e *execclient.Error
+	if errors.As(err, &e) {
+		return e.Status >= 500
+	}
+	return true
+}
+
+// pendingOutcome records, before a bash task starts, that its try runs
+// and where its shell writes its exit status (taskproc.Outcome), and
+// returns the outcome to complete. Other operators run inside the worker
+// and have nothing to record until they end.
+func (w *Worker) pendingOutcome(wl execclient.Workload, id execclient.TaskIdentity, token string, log *slog.Logger) taskproc.Outcome {
+	o := taskproc.Outcome{TIID: id.TIID, TryNumber: id.TryNumber}
+	if w.runner.Groups == nil || wl.Task.Operator != operator.Bash {
+		return o
+	}
+	o.ExitFile = w.runner.Groups.ExitFile(id.TIID, id.TryNumber)
+	w.recordOutcome(o, token, log)
+	return o
+}
+
+// recordOutcome records how a try ended before it is reported, so that the
+// worker's next life can report it if this one dies first; the returned
+// function removes the record once the report is answered. Without a run
+// folder there is nothing to record.
+func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logger) (reported func()) {
+	if w.runner.Groups == nil {
+		return func() {}
+	}
+	o.Token = token
+	done, err := w.runner.Groups.Record(o)
+	if err != nil {
+		log.Warn("record the try's outcome before reporting it", "err", err)
+		return func() { taskproc.Forget(o) }
+	}
+	return done
+}
+
+// reportUnreported reports the outcomes of tries that dead workers sharing
+// RunDir (this worker's previous life among them) recorded but did not
+// report, before claiming any work: a try whose command finished is
+// reported finished, not run again. A try the server has failed meanwhile
+// (its heartbeat timeout passed) answers 409 and is left to its retry.
+func (w *Worker) reportUnreported(ctx context.Context) {
+	if w.runner.Groups == nil {
+		return
+	}
+	outs, err := taskproc.Unreported(w.groupDir())
+	if err != nil {
+		w.Logger.Warn("read unreported try outcomes", "err", err)
+	}
+	for _, o := range outs {
+		log := w.Logger.With("ti_id", o.TIID, "try", o.TryNumber, "state", o.State)
+		tc := w.Client.WithToken(o.Token, execclient.TaskIdentity{TIID: o.TIID, TryNumber: o.TryNumber})
+		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log)
+		switch {
+		case err == nil:
+			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)
+		case unanswered(err):
+			log.Warn("could not report the outcome of a dead worker's try; the next start tries again", "err", err)
+			continue
+		default:
+			log.Warn("the server refused the outcome of a dead worker's try", "err", err)
+		}
+		taskproc.Forget(o)
+	}
+}
