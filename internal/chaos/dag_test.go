@@ -26,12 +26,14 @@ var mixedTasks = []struct{ id, upstream, does, extra string }{
 	{id: "chain_2", upstream: "chain_1", does: "work"},
 	{id: "flaky", upstream: "start", does: "flaky"},
 	{id: "state", upstream: "start", does: "state"},
-	{id: "produce", upstream: "[chain_2, fan_b, fan_c, mapped, flaky, state]", does: "work", extra: "outlets: [chaos_out]"},
+	{id: "deferred", upstream: "start", does: "defer"},
+	{id: "produce", upstream: "[chain_2, fan_b, fan_c, mapped, flaky, state, deferred]", does: "work", extra: "outlets: [chaos_out]"},
 }
 
 // mixedDAG is a DAG with a parallel fan-out, a chain, a mapped task, a task
-// that fails its first try, a task that writes task state and one that
-// produces an asset event. Every task sources taskScript; tries are
+// that fails its first try, a task that writes task state, one that defers
+// (its first step waits on a timedelta trigger in the triggerer, its
+// resumed step completes) and one that produces an asset event. Every task sources taskScript; tries are
 // plentiful because each fault may fail the tries it catches running.
 func mixedDAG(script string) string {
 	var b strings.Builder
@@ -50,7 +52,7 @@ func mixedDAG(script string) string {
 }
 
 // tisPerRun is how many task instances a run of mixedDAG has.
-const tisPerRun = 12
+const tisPerRun = 13
 
 // taskScript is what every task runs. It works a moment, then records its
 // completion in completions.log as "run task map_index try time" (the last
@@ -68,6 +70,11 @@ flaky)
 state)
   weir task-state set progress "{\"try\": $WEIR_TRY_NUMBER}"
   echo "$me" >> "$dir/state.log" ;;
+defer)
+  if [ -z "$WEIR_RESUME_METHOD" ]; then
+    weir defer timedelta '{"delta": "1s"}' --resume done
+    exit 100
+  fi ;;
 esac
 echo "$me $EPOCHREALTIME" >> "$dir/completions.log"
 `

@@ -51,6 +51,7 @@ var standalone = role{name: "standalone", serves: true, ready: workerStarted, ru
 var roles = []role{
 	{name: "api-server", serves: true, args: func(d *deployment) []string { return []string{"api-server", "--home", d.home} }},
 	{name: "scheduler", args: func(d *deployment) []string { return []string{"scheduler", "--home", d.home, "--dags", d.dags} }},
+	{name: "triggerer", args: func(d *deployment) []string { return []string{"triggerer", "--home", d.home} }},
 	{name: "worker", ready: workerStarted, runsTasks: true, args: func(d *deployment) []string {
 		return []string{"worker", "--home", d.home, "--api-url", d.workerURL, "--name", "w1"}
 	}},
@@ -117,6 +118,8 @@ func deploy(t *testing.T, scenario string, o deploymentOptions) *deployment {
 		"WEIR__API__PORT=" + strconv.Itoa(d.port),
 		"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=" + cmp.Or(o.heartbeatTimeout, longHeartbeatTimeout).String(),
 		"WEIR__WORKERS__CONCURRENCY=6",
+		// A killed triggerer's triggers move to its next life within 1.5 s.
+		"WEIR__TRIGGERER__HEARTBEAT_INTERVAL=1s",
 	}, o.env...)
 	weirtest.WriteFile(t, filepath.Join(d.dags, dagID+".yaml"), mixedDAG(d.ev.script()))
 	if o.postgres == "" {
