@@ -57,9 +57,10 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // runInProcess syncs the DAGs, creates a run (keeping only one task when
-// only is set), runs api-server, worker and a scheduler confined to that run's
-// DAG (paused or not; other DAGs are left alone) in this process until the
-// run finishes, and prints the outcome.
+// only is set), runs api-server, worker, triggerer (for tasks that defer or
+// start from a trigger) and a scheduler confined to that run's DAG (paused
+// or not; other DAGs are left alone) in this process until the run
+// finishes, and prints the outcome.
 func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
 	ctx := cmd.Context()
 	cfg, st, logger, err := a.serverSetup(ctx, true)
@@ -94,7 +95,8 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID)})
+		done <- runServices(runCtx, []runner{w}, []runner{srv, newTriggerer(cfg, st, a.opts, logger),
+			newSchedulerLoop(cfg, st, a.opts, logger, p.DagID)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()
