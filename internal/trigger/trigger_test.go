@@ -22,7 +22,7 @@ func TestRegistryRefusesBadSpecsWithTheirProblem(t *testing.T) {
 		{trigger.Spec{Type: "nope"}, `unknown trigger type "nope" (known: `},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{}`)}, `kwarg "delta" is required`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"-5s"}`)}, `kwarg "delta" must not be negative, got -5s`},
-		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"soon"}`)}, `invalid duration "soon"`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"soon"}`)}, `kwarg "delta": invalid duration "soon"`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s","extra":1}`)}, `unknown kwarg "extra"`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`[1]`)}, `kwargs must be a JSON object`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s"} x`)}, `unexpected data after the JSON object`},
