@@ -35,17 +35,28 @@ func Main(dags ...*DAG) {
 
 // run is Main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG) int {
-	specs, funcs, err := compileAll(dags)
+	return runWith(ctx, args, stdout, stderr, dags, customTriggers)
+}
+
+// runWith is run with the custom trigger types given.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG, triggers []TriggerType) int {
+	reg, err := triggerTypes(triggers)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return ExitInvalid
+	}
+	specs, funcs, err := compileAll(dags, reg.Check)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid
 	}
-	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: customTriggers, Stdout: stdout, Stderr: stderr})
+	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: triggers, Stdout: stdout, Stderr: stderr})
 }
 
-// compileAll validates the DAGs and registers their Go task functions. It
-// reports every problem of every DAG at once.
-func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
+// compileAll validates the DAGs, their triggers with checkTrigger, and
+// registers their Go task functions. It reports every problem of every DAG
+// at once.
+func compileAll(dags []*DAG, checkTrigger func(core.TriggerSpec) error) ([]core.DAG, *operator.Registry, error) {
 	var (
 		specs []core.DAG
 		errs  []error
@@ -57,7 +68,7 @@ func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
 			errs = append(errs, fmt.Errorf("weir.Main argument %d is a nil DAG", i))
 			continue
 		}
-		spec, err := d.compile()
+		spec, err := d.compileWith(checkTrigger)
 		if err != nil {
 			errs = append(errs, err)
 			continue

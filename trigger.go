@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
 )
 
 // TriggerSpec is a trigger as a value: a registered type name and its JSON
@@ -64,20 +66,35 @@ func DecodeTriggerKwargs(kwargs json.RawMessage, out any) error {
 	return trigger.DecodeKwargs(kwargs, out)
 }
 
+// InvalidKwarg returns the error a TriggerType's New gives for a kwarg it
+// refuses: `kwarg "name" <problem>`, as the built-in types word it.
+func InvalidKwarg(name, format string, args ...any) error {
+	return trigger.Invalid(name, format, args...)
+}
+
 var customTriggers []TriggerType
 
-// RegisterTrigger adds a custom trigger type to the program Main runs.
+// RegisterTrigger adds a custom trigger type to the program Main runs. A
+// name already taken, by a built-in type or an earlier registration, is
+// refused (wrapping ErrConflict), as is a type without a valid name or a
+// New function.
 func RegisterTrigger(t TriggerType) error {
-	for _, c := range customTriggers {
-		if c.Name == t.Name {
-			return fmt.Errorf("trigger type %q is already registered: %w", t.Name, core.ErrConflict)
-		}
-	}
-	if err := trigger.NewRegistry().Register(t); err != nil {
+	if _, err := triggerTypes(append(slices.Clip(customTriggers), t)); err != nil {
 		return err
 	}
 	customTriggers = append(customTriggers, t)
 	return nil
+}
+
+// triggerTypes returns a registry of the built-in trigger types and custom.
+func triggerTypes(custom []TriggerType) (*trigger.Registry, error) {
+	reg := builtin.Registry()
+	for _, t := range custom {
+		if err := reg.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }
 
 // DeferOption tunes a deferral.
