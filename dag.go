@@ -130,7 +130,7 @@ func (d *DAG) compile() (core.DAG, error) {
 	if err != nil {
 		return core.DAG{}, err
 	}
-	return d.compileWith(reg.Check)
+	return d.compileWith(reg.CheckLoaded)
 }
 
 // compileWith returns the DAG's definition with the defaults YAML files

@@ -45,7 +45,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags 
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return ExitInvalid
 	}
-	specs, funcs, err := compileAll(dags, reg.Check)
+	specs, funcs, err := compileAll(dags, reg.CheckLoaded)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid

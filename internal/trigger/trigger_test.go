@@ -99,3 +99,30 @@ func TestPollRetriesTransientErrorsAndStopsOnPermanentOnes(t *testing.T) {
 		t.Errorf("Poll with a permanent error = %v, want it returned", err)
 	}
 }
+
+// TestCheckLoadedLeavesTemplatesToTheTry: a DAG's trigger whose kwargs hold
+// a template is checked for its type only at load (the rendered kwargs
+// are checked when the try starts); without a template it is Check.
+func TestCheckLoadedLeavesTemplatesToTheTry(t *testing.T) {
+	reg := builtin.Registry()
+	cases := []struct {
+		spec trigger.Spec
+		want string // "" = accepted
+	}{
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment": "{{ .data_interval_end }}"}`)}, ""},
+		{trigger.Spec{Type: "file", Kwargs: json.RawMessage(`{"path": "{{ .params.dir }}/*.csv", "min_size": 1}`)}, ""},
+		{trigger.Spec{Type: "http", Kwargs: json.RawMessage(`{"url": "x", "headers": {"A": "{{ .ds }}"}}`)}, ""},
+		{trigger.Spec{Type: "no_such_type", Kwargs: json.RawMessage(`{"a": "{{ .ds }}"}`)}, `unknown trigger type "no_such_type"`},
+		{trigger.Spec{Type: "file", Kwargs: json.RawMessage(`{"path": "relative/{ x }"}`)}, `kwarg "path" must be absolute`},
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment": "tomorrow", "note": "{{"}`)}, ""},
+	}
+	for _, c := range cases {
+		err := reg.CheckLoaded(c.spec)
+		if c.want == "" && err != nil {
+			t.Errorf("CheckLoaded(%s %s) = %v, want accepted", c.spec.Type, c.spec.Kwargs, err)
+		}
+		if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("CheckLoaded(%s %s) = %v, want an error containing %q", c.spec.Type, c.spec.Kwargs, err, c.want)
+		}
+	}
+}
