@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
 )
@@ -283,14 +281,5 @@ tasks:
 	}
 	d.Sensor("wait", files, PokeInterval(30*time.Second), SensorTimeout(time.Hour))
 	d.Sensor("poke", TimeDelta(time.Minute), PokeMode(), SensorTimeout(10*time.Minute), Retries(2))
-	got, err := d.compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(indentJSON(t, want), indentJSON(t, got)); diff != "" {
-		t.Errorf("Go sensors differ from the YAML sensors (-yaml +go):\n%s", diff)
-	}
-	if dagfile.Hash(&want) != dagfile.Hash(&got) {
-		t.Error("Go DAG and YAML DAG hash differently: the processor would see two versions")
-	}
+	assertSameAsYAML(t, want, d)
 }
