@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/weirflow/weir/internal/cli"
@@ -83,11 +85,12 @@ func compileAll(dags []*DAG, checkTrigger func(core.TriggerSpec) error) ([]core.
 				continue
 			}
 			name := FunctionName(spec.DagID, t.ID())
-			if err := funcs.Register(name, adapt(t.fn)); err != nil {
+			methods := slices.Sorted(maps.Keys(t.resumes))
+			if err := funcs.Register(name, adapt(t.fn, methods)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: %w", spec.FileLoc, spec.DagID, t.ID(), err))
 			}
 			for method, fn := range t.resumes {
-				if err := funcs.Register(operator.ResumeFunctionName(name, method), adapt(fn)); err != nil {
+				if err := funcs.Register(operator.ResumeFunctionName(name, method), adapt(fn, methods)); err != nil {
 					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: on_resume: %w", spec.FileLoc, spec.DagID, t.ID(), err))
 				}
 			}

@@ -136,12 +136,16 @@ func newDeferral(spec TriggerSpec, resume string, opts []DeferOption) (core.Defe
 // task's error. The worker slot is freed at once; when the trigger fires
 // the try resumes on a worker by calling the function registered with
 // OnResume(resume, ...) ("" = this task's function again), which reads the
-// event with TriggerEvent. An unknown trigger type, kwargs the type refuses
-// or a negative timeout are returned as an error here and defer nothing.
+// event with TriggerEvent. An unknown trigger type, kwargs the type refuses,
+// a negative timeout or a resume method the task did not register with
+// OnResume are returned as an error here and defer nothing.
 //
 //	return nil, tc.Defer(weir.TimeDelta(time.Minute), "check", weir.DeferTimeout(time.Hour))
 func (tc *TaskContext) Defer(spec TriggerSpec, resume string, opts ...DeferOption) error {
 	d, err := newDeferral(spec, resume, opts)
+	if err == nil && resume != "" && !slices.Contains(tc.resumes, resume) {
+		err = fmt.Errorf("resume method %q is not registered with weir.OnResume on this task (registered: %q)", resume, tc.resumes)
+	}
 	if err == nil {
 		err = tc.op.CheckDeferral(d)
 	}

@@ -119,6 +119,9 @@ func TestGoTasksDeferAndResume(t *testing.T) {
 		if err := tc.Defer(TimeDelta(time.Second), "", DeferTimeout(-time.Second)); err != nil {
 			msgs = append(msgs, err.Error())
 		}
+		if err := tc.Defer(TimeDelta(time.Second), "chek"); err != nil { // a typo would fail only after the wait
+			msgs = append(msgs, err.Error())
+		}
 		return msgs, nil // the try ends here, deferring nothing
 	})
 	sensed := d.Sensor("sense", TriggerSpec{Type: "sdk_test_gate", Kwargs: json.RawMessage(`{"name": "north"}`)})
@@ -154,6 +157,7 @@ func TestGoTasksDeferAndResume(t *testing.T) {
 		`defer task refused: trigger timedelta: kwargs: kwarg "delta": invalid duration "soon"`,
 		`defer task refused: unknown trigger type "no_such_type"`,
 		`defer task refused: timeout must not be negative`,
+		`defer task refused: resume method "chek" is not registered with weir.OnResume on this task (registered: [])`,
 	}
 	if len(refused) != len(wantRefused) {
 		t.Fatalf("refused defer calls: %q, want %d errors", refused, len(wantRefused))
