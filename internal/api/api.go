@@ -136,6 +136,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerTaskState()
 	s.registerImportErrors()
 	s.registerDagWarnings()
+	s.registerTriggers()
 	s.registerPools()
 	s.registerConnections()
 	s.registerAssets()

@@ -26,10 +26,18 @@ type SchedulerHealth struct {
 	LatestSchedulerHeartbeat *time.Time `json:"latest_scheduler_heartbeat"`
 }
 
-// HealthInfo is the body of GET /api/v2/health, as Airflow shapes it.
+// TriggererHealth is the triggerers' status and latest heartbeat; the
+// status is null when no triggerer ever ran (as in Airflow).
+type TriggererHealth struct {
+	Status                   *string    `json:"status" enum:"healthy,unhealthy"`
+	LatestTriggererHeartbeat *time.Time `json:"latest_triggerer_heartbeat"`
+}
+
+// HealthInfo is the body of GET /api/v2/monitor/health, as Airflow shapes it.
 type HealthInfo struct {
 	Metadatabase ComponentHealth `json:"metadatabase"`
 	Scheduler    SchedulerHealth `json:"scheduler"`
+	Triggerer    TriggererHealth `json:"triggerer"`
 }
 
 // HealthOutput wraps HealthInfo.
@@ -46,9 +54,14 @@ type VersionOutput struct{ Body VersionInfo }
 
 func (s *server) registerMonitor() {
 	register(s, core.RolePublic, huma.Operation{
-		OperationID: "get_health", Method: http.MethodGet, Path: Prefix + "/health", Tags: []string{"Monitor"},
-		Summary:     "Get health",
-		Description: "Reports whether the metadata database answers and whether a scheduler heartbeat is recent. Needs no authentication.",
+		OperationID: "get_health", Method: http.MethodGet, Path: Prefix + "/monitor/health", Tags: []string{"Monitor"},
+		Summary: "Get health",
+		Description: "Reports whether the metadata database answers and whether the latest scheduler and triggerer " +
+			"heartbeats are recent. Needs no authentication.",
+	}, s.health)
+	register(s, core.RolePublic, huma.Operation{
+		OperationID: "get_health_short", Method: http.MethodGet, Path: Prefix + "/health", Tags: []string{"Monitor"},
+		Summary: "Get health (same as /monitor/health)",
 	}, s.health)
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "get_version", Method: http.MethodGet, Path: Prefix + "/version", Tags: []string{"Version"},
@@ -67,19 +80,36 @@ func (s *server) health(ctx context.Context, _ *struct{}) (*HealthOutput, error)
 		out.Body.Metadatabase.Status = StatusUnhealthy
 		return out, nil
 	}
-	for _, j := range jobs {
-		if j.Role != "scheduler" {
-			continue
-		}
-		if hb := out.Body.Scheduler.LatestSchedulerHeartbeat; hb == nil || j.Heartbeat.After(*hb) {
-			t := j.Heartbeat.UTC()
-			out.Body.Scheduler.LatestSchedulerHeartbeat = &t
-		}
+	h := &out.Body
+	h.Scheduler.LatestSchedulerHeartbeat = latestBeat(jobs, "scheduler")
+	if s.recent(h.Scheduler.LatestSchedulerHeartbeat) {
+		h.Scheduler.Status = StatusHealthy
 	}
-	if hb := out.Body.Scheduler.LatestSchedulerHeartbeat; hb != nil && s.clk.Now().Sub(*hb) <= s.cfg.SchedulerHealthThreshold {
-		out.Body.Scheduler.Status = StatusHealthy
+	if h.Triggerer.LatestTriggererHeartbeat = latestBeat(jobs, "triggerer"); h.Triggerer.LatestTriggererHeartbeat != nil {
+		status := StatusUnhealthy
+		if s.recent(h.Triggerer.LatestTriggererHeartbeat) {
+			status = StatusHealthy
+		}
+		h.Triggerer.Status = &status
 	}
 	return out, nil
+}
+
+// latestBeat returns the latest heartbeat of a job of role, or nil.
+func latestBeat(jobs []core.Job, role string) *time.Time {
+	var latest *time.Time
+	for _, j := range jobs {
+		if j.Role == role && (latest == nil || j.Heartbeat.After(*latest)) {
+			t := j.Heartbeat.UTC()
+			latest = &t
+		}
+	}
+	return latest
+}
+
+// recent reports whether a heartbeat is within the health threshold.
+func (s *server) recent(hb *time.Time) bool {
+	return hb != nil && s.clk.Now().Sub(*hb) <= s.cfg.SchedulerHealthThreshold
 }
 
 func (s *server) version(_ context.Context, _ *struct{}) (*VersionOutput, error) {

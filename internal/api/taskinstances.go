@@ -88,6 +88,7 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	if err != nil {
 		return nil, err
 	}
+	s.withTriggers(ctx, tis)
 	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
 }
 
@@ -128,7 +129,9 @@ func (s *server) getTaskInstance(ctx context.Context, in *TaskInstanceParam) (*s
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body core.TaskInstance }{*ti}, nil
+	tis := []core.TaskInstance{*ti}
+	s.withTriggers(ctx, tis)
+	return &struct{ Body core.TaskInstance }{tis[0]}, nil
 }
 
 func (s *server) getMappedTaskInstance(ctx context.Context, in *mappedTIInput) (*struct{ Body core.TaskInstance }, error) {

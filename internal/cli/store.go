@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
@@ -65,7 +66,8 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) *service.Service {
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
 	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
-		RunIDPattern: runIDs, Triggers: opts.triggerTypes})
+		RunIDPattern: runIDs, Triggers: opts.triggerTypes,
+		Deferrals: runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 }
 
 // withService loads the configuration, opens the store and runs fn with

@@ -52,7 +52,7 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test, a.tasksClearCmd(), a.taskLogsCmd())
+	cmd.AddCommand(test, a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd())
 	return cmd
 }
 
@@ -95,8 +95,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []runner{w}, []runner{srv, newTriggerer(cfg, st, a.opts, logger),
-			newSchedulerLoop(cfg, st, a.opts, logger, p.DagID)})
+		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
 	}()
 	final, err := waitForRun(runCtx, st, run)
 	stop()

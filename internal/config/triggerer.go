@@ -2,18 +2,23 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/weirflow/weir/internal/runs"
 )
 
 // Triggerer configures the triggerer role (docs/triggers.md).
 type Triggerer struct {
 	Capacity          int      `toml:"capacity" comment:"most triggers one triggerer runs at once (Airflow's [triggerer] capacity)"`
 	HeartbeatInterval Duration `toml:"heartbeat_interval" comment:"how often a triggerer records that it is alive; one silent for 1.5 intervals is dead and another triggerer takes its triggers (within two intervals)"`
+	TaskTriggerTypes  []string `toml:"task_trigger_types" comment:"trigger types a running task may defer on (tc.Defer, weir defer); a DAG's sensors may use any type. command is left out by default: it would run a process of the task's choosing on the triggerer's host (docs/security.md#triggers)"`
 }
 
 // defaultTriggerer is [triggerer] before any file or environment.
 func defaultTriggerer() Triggerer {
-	return Triggerer{Capacity: 1000, HeartbeatInterval: Duration(5 * time.Second)}
+	return Triggerer{Capacity: 1000, HeartbeatInterval: Duration(5 * time.Second),
+		TaskTriggerTypes: slices.Clone(runs.DefaultTaskTriggerTypes)}
 }
 
 // validateTriggerer checks [triggerer].
@@ -21,6 +26,11 @@ func (c *Config) validateTriggerer() []error {
 	var errs []error
 	if c.Triggerer.Capacity < 1 {
 		errs = append(errs, fmt.Errorf("[triggerer] capacity: must be at least 1, got %d", c.Triggerer.Capacity))
+	}
+	for _, t := range c.Triggerer.TaskTriggerTypes {
+		if t == "" {
+			errs = append(errs, fmt.Errorf("[triggerer] task_trigger_types: an empty type name"))
+		}
 	}
 	if c.Triggerer.HeartbeatInterval <= 0 {
 		errs = append(errs, fmt.Errorf("[triggerer] heartbeat_interval: must be a positive duration such as \"5s\", got %s", c.Triggerer.HeartbeatInterval))

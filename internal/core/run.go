@@ -65,6 +65,9 @@ type TaskInstance struct {
 	NextMethod string          `json:"next_method,omitempty"`
 	NextKwargs json.RawMessage `json:"next_kwargs,omitempty"`
 	NextEvent  json.RawMessage `json:"next_event,omitempty"`
+	// Trigger is the trigger a deferred try waits on, as the REST API
+	// shows it (kwargs masked); not stored with the try.
+	Trigger *Trigger `json:"trigger,omitempty"`
 }
 
 // Duration returns how long the try ran, or zero.

@@ -37,6 +37,16 @@ tasks:
     bash_command: |
       weir defer no_such_trigger '{}' || exit 3
       exit 100
+  - task_id: forbidden
+    operator: bash
+    bash_command: |
+      weir defer command '{"command": "env"}' || exit 3
+      exit 100
+  - task_id: undeclared
+    operator: bash
+    bash_command: |
+      weir defer sql '{"conn_id": "billing", "sql": "select 1"}' || exit 3
+      exit 100
 `
 
 // TestShellTaskDefersAndResumes runs a shell task that defers through
@@ -57,11 +67,23 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 
 	s.api.waitTIState("defer_shell", "r1", "wait", core.TIDeferred)
 	other := s.api.waitTIState("defer_shell", "r1", "other", core.TISuccess)
-	if wait := s.api.taskInstance("defer_shell", "r1", "wait"); wait.State != core.TIDeferred {
+	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	if wait.State != core.TIDeferred {
 		t.Fatalf("other finished at %v while wait was %s; want wait still deferred (its slot free)", other.EndDate, wait.State)
 	}
+	// What a user sees of the wait: the trigger in REST and in the CLI.
+	if wait.Trigger == nil || wait.Trigger.Type != "timedelta" || wait.TriggerTimeout == nil {
+		t.Errorf("deferred wait shows trigger %+v timeout %v, want its timedelta trigger and timeout", wait.Trigger, wait.TriggerTimeout)
+	}
+	states := mustWeir(t, nil, "tasks", "states-for-dag-run", "defer_shell", "r1", "--home", home)
+	if !strings.Contains(states, `timedelta trigger`) || !strings.Contains(states, `{"delta":"20s"}`) {
+		t.Errorf("weir tasks states-for-dag-run does not show wait's trigger:\n%s", states)
+	}
+	if list := mustWeir(t, nil, "triggers", "list", "--home", home); !strings.Contains(list, "timedelta") {
+		t.Errorf("weir triggers list does not show the trigger:\n%s", list)
+	}
 	run := s.api.waitRunDone("defer_shell", "r1")
-	wait := s.api.taskInstance("defer_shell", "r1", "wait")
+	wait = s.api.taskInstance("defer_shell", "r1", "wait")
 	if wait.State != core.TISuccess || wait.TryNumber != 1 {
 		t.Errorf("wait = %s on try %d, want success on try 1 (a deferral does not end the try)", wait.State, wait.TryNumber)
 	}
@@ -86,7 +108,23 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	if log := s.api.log("defer_shell", "r1", "bad", 1); !strings.Contains(log, `unknown trigger type "no_such_trigger"`) {
 		t.Errorf("bad's log does not name the unknown trigger:\n%s", log)
 	}
+	// What running code may not make the triggerer do (docs/security.md#triggers).
+	for task, want := range map[string]string{
+		"forbidden":  "a running task may not defer on a command trigger",
+		"undeclared": `the trigger's conn_id "billing" is not a connection the task declares`,
+	} {
+		if ti := s.api.taskInstance("defer_shell", "r1", task); ti.State != core.TIFailed {
+			t.Errorf("%s = %s, want failed: its deferral is refused", task, ti.State)
+		}
+		if log := s.api.log("defer_shell", "r1", task, 1); !strings.Contains(log, "the deferral was refused, so the try fails: ") ||
+			!strings.Contains(log, want) {
+			t.Errorf("%s's log does not say why its deferral was refused (%q):\n%s", task, want, log)
+		}
+	}
+	if n := strings.Count(mustWeir(t, nil, "triggers", "list", "--home", home), "command"); n != 0 {
+		t.Errorf("a refused deferral left a command trigger")
+	}
 	if run.State != core.RunFailed {
-		t.Errorf("run = %s, want failed (late and bad failed)", run.State)
+		t.Errorf("run = %s, want failed (late, bad, forbidden and undeclared failed)", run.State)
 	}
 }

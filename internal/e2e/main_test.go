@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
 var (
@@ -39,5 +40,5 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/weir: %v\n%s", err, out)
 		return 1
 	}
-	return pgtest.Main(m)
+	return pgtest.Main(s3test.Wrap(m))
 }

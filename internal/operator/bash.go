@@ -200,8 +200,11 @@ func readDeferRequest(path string) error {
 		return fmt.Errorf("read the defer request: %w", err)
 	}
 	var d core.Deferral
-	if err := json.Unmarshal(b, &d); err != nil || d.Trigger.Type == "" {
-		return fmt.Errorf("the defer request at %s is not a deferral (%v)", path, err)
+	if err := json.Unmarshal(b, &d); err != nil {
+		return fmt.Errorf("the defer request at %s is not a deferral: %w", path, err)
+	}
+	if d.Trigger.Type == "" {
+		return fmt.Errorf("the defer request at %s names no trigger", path)
 	}
 	return Defer(d)
 }

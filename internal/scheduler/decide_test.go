@@ -39,9 +39,9 @@ func fanIn(rule core.TriggerRule, ups ...string) *core.DAG {
 }
 
 type want struct {
-	Schedule, Skip, UpstreamFailed, Remove, Expand, Retry []string
-	NextRetryAt                                           *time.Time
-	RunState                                              core.DagRunState
+	Schedule, StartDeferred, Skip, UpstreamFailed, Remove, Expand, Retry []string
+	NextRetryAt                                                          *time.Time
+	RunState                                                             core.DagRunState
 }
 
 func summarize(p Plan) want {
@@ -52,7 +52,7 @@ func summarize(p Plan) want {
 		}
 		return out
 	}
-	return want{p.Schedule, p.Skip, p.UpstreamFailed, p.Remove, ids(p.Expand), ids(p.Retry), p.NextRetryAt, p.RunState}
+	return want{p.Schedule, ids(p.StartDeferred), p.Skip, p.UpstreamFailed, p.Remove, ids(p.Expand), ids(p.Retry), p.NextRetryAt, p.RunState}
 }
 
 func TestDecideTriggerRules(t *testing.T) {
@@ -154,6 +154,13 @@ func TestDecide(t *testing.T) {
 		{TaskID: "m", DependsOn: []string{"gen"}, Expand: map[string]core.ExpandSource{"x": {XCom: &core.XComRef{TaskID: "gen"}}}},
 		{TaskID: "after", DependsOn: []string{"m"}},
 	}}
+	sensors := &core.DAG{DagID: "sensors", Tasks: []core.Task{
+		{TaskID: "a"},
+		{TaskID: "wait", DependsOn: []string{"a"}, Operator: "sensor",
+			StartTrigger: &core.Deferral{Trigger: core.TriggerSpec{Type: "timedelta"}}},
+		{TaskID: "free", StartTrigger: &core.Deferral{Trigger: core.TriggerSpec{Type: "file"}}},
+		{TaskID: "after", DependsOn: []string{"wait"}},
+	}}
 	later, earlier := t0.Add(time.Minute), t0.Add(30*time.Second)
 	tests := []struct {
 		name string
@@ -224,6 +231,15 @@ func TestDecide(t *testing.T) {
 		{"an instance of a task no longer in the DAG is removed", chain,
 			[]core.TaskInstance{ti("a", -1, core.TISuccess), ti("b", -1, core.TISuccess), ti("c", -1, core.TISuccess), ti("gone", -1, "")},
 			want{Remove: []string{"gone"}, RunState: core.RunSuccess}},
+		{"a task that starts from its trigger is deferred where it would be scheduled", sensors,
+			[]core.TaskInstance{ti("a", -1, ""), ti("wait", -1, ""), ti("free", -1, ""), ti("after", -1, "")},
+			want{Schedule: []string{"a"}, StartDeferred: []string{"free"}}},
+		{"its upstream done, the sensor starts deferred; its downstream waits", sensors,
+			[]core.TaskInstance{ti("a", -1, core.TISuccess), ti("wait", -1, ""), ti("free", -1, core.TIDeferred), ti("after", -1, "")},
+			want{StartDeferred: []string{"wait"}}},
+		{"a start-from-trigger task whose upstream failed is upstream_failed, not deferred", sensors,
+			[]core.TaskInstance{ti("a", -1, core.TIFailed), ti("wait", -1, ""), ti("free", -1, core.TISuccess), ti("after", -1, "")},
+			want{UpstreamFailed: []string{"wait", "after"}, RunState: core.RunFailed}},
 		{"deferred is not finished", chain,
 			[]core.TaskInstance{ti("a", -1, core.TISuccess), ti("b", -1, core.TIDeferred), ti("c", -1, "")},
 			want{}},
@@ -243,7 +259,7 @@ func TestDecide(t *testing.T) {
 }
 
 func sortWant(w *want) {
-	for _, s := range [][]string{w.Schedule, w.Skip, w.UpstreamFailed, w.Remove, w.Expand, w.Retry} {
+	for _, s := range [][]string{w.Schedule, w.StartDeferred, w.Skip, w.UpstreamFailed, w.Remove, w.Expand, w.Retry} {
 		sort.Strings(s)
 	}
 }

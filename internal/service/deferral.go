@@ -12,14 +12,23 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// DeferTry moves the running try ti to deferred on the trigger d names:
-// the trigger row is created and the worker's claim ends in one
-// transaction (its slot is free at once), the try does not end, and the
-// triggerers are woken. The trigger is checked first (an unknown type or
-// bad kwargs is core.ErrInvalid and changes nothing); errors wrap
+// DeferTry moves the running try ti to deferred on the trigger d names,
+// as its task's code asks: the trigger row is created and the worker's
+// claim ends in one transaction (its slot is free at once), the try does
+// not end, and the triggerers are woken. The trigger is checked first (an
+// unknown type or bad kwargs is core.ErrInvalid; a type running tasks may
+// not use, or a connection the task does not declare, core.ErrForbidden:
+// runs.CheckTaskDeferral) and nothing changes; errors wrap
 // core.ErrConflict when the try is no longer running. Returns the trigger
 // id.
 func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
+	v, err := s.DagVersion(ctx, ti.DagVersionID)
+	if err != nil {
+		return 0, err
+	}
+	if err := runs.CheckTaskDeferral(v.Spec.Task(ti.TaskID), d, s.deferrals); err != nil {
+		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
+	}
 	return s.deferTry(ctx, ti, d, core.TIRunning)
 }
 

@@ -45,6 +45,8 @@ type Config struct {
 	// Triggers are the trigger types deferrals may name; nil = the
 	// built-in ones.
 	Triggers *trigger.Registry
+	// Deferrals bound the triggers a running task may defer on.
+	Deferrals runs.DeferralRules
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -57,6 +59,7 @@ type Service struct {
 	triggerRules   runs.TriggerRules
 	versions       store.VersionCache
 	triggers       *trigger.Registry
+	deferrals      runs.DeferralRules
 }
 
 // New returns a Service.
@@ -71,7 +74,7 @@ func New(cfg Config) *Service {
 		cfg.Triggers = builtin.Registry()
 	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
-		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers}
+		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals}
 }
 
 // Triggers returns the trigger types deferrals may name.

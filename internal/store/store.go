@@ -249,6 +249,8 @@ type TaskInstanceListParams struct {
 	// TaskIDs keeps the instances of these tasks only (empty = any).
 	TaskIDs []string
 	States  []core.TIState // empty = all
+	// TriggerID keeps the tries deferred on this trigger (0 = any).
+	TriggerID int64
 	// UpdatedSince keeps the instances whose updated_at (stamped by every
 	// change of state, claim or try) is at or after it (zero = any): the
 	// scheduler's incremental read of a run.

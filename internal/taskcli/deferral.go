@@ -57,10 +57,10 @@ func DeferCmd(types *trigger.Registry) *cobra.Command {
 				return err
 			}
 			tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-			if err := os.WriteFile(tmp, b, 0o600); err != nil {
+			if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // the worker names the file, in its private directory
 				return fmt.Errorf("record the deferral: %w", err)
 			}
-			if err := os.Rename(tmp, path); err != nil {
+			if err := os.Rename(tmp, path); err != nil { //nolint:gosec // as above
 				return fmt.Errorf("record the deferral: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "deferral on a %s trigger recorded: exit with code %d to defer\n", d.Trigger.Type, operator.DeferExitCode)

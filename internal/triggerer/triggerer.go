@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +23,7 @@ import (
 	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/trigger"
 )
 
@@ -57,6 +59,10 @@ type Triggerer struct {
 	Clock       core.Clock
 	Logger      *slog.Logger
 	Config      Config
+	// LogFolder, when set, is the task log folder (shared with the
+	// api-server, as in standalone): a trigger's log lines are appended to
+	// the log of each try waiting on it, until it fires.
+	LogFolder string
 
 	id      string
 	mu      sync.Mutex
@@ -76,6 +82,7 @@ type Store interface {
 	TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (int, error)
 	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 }
 
@@ -238,9 +245,11 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 		return
 	}
 	events := 0
-	rt := &trigger.Runtime{ID: row.ID, CreatedAt: row.CreatedAt, Clock: t.Clock, Log: &logWriter{log: log},
+	lw := t.logWriter(ctx, log, row)
+	rt := &trigger.Runtime{ID: row.ID, CreatedAt: row.CreatedAt, Clock: t.Clock, Log: lw,
 		Connections: t.Connections, Runs: t.Store,
 		EmitFunc: func(ectx context.Context, e trigger.Event) error {
+			lw.fired.Store(true) // the waiters' logs are theirs again once they resume
 			waiting, err := t.Service.FireTrigger(ectx, row.ID, t.id, e.Payload)
 			if err != nil {
 				if errors.Is(err, core.ErrConflict) {
@@ -268,6 +277,7 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 // fail ends a trigger's waiters with msg.
 func (t *Triggerer) fail(ctx context.Context, log *slog.Logger, row *core.Trigger, msg string) {
 	log.Warn("trigger failed", "reason", msg)
+	t.logWriter(ctx, log, row).line("trigger failed: " + msg)
 	if err := t.Service.FailTrigger(ctx, row.ID, t.id, msg); err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrConflict) {
 		log.Warn("fail the trigger's waiters", "err", err)
 	}
@@ -283,12 +293,48 @@ func runSafely(ctx context.Context, tr trigger.Trigger, rt *trigger.Runtime) (er
 	return tr.Run(ctx, rt)
 }
 
-// logWriter turns a trigger's log lines into the triggerer's log records.
-type logWriter struct{ log *slog.Logger }
+// logWriter turns a trigger's log lines into the triggerer's log records
+// and, while it has not fired, lines of its waiting tries' logs.
+type logWriter struct {
+	log   *slog.Logger
+	base  string // the task log folder; "" = none
+	keys  []tasklog.Key
+	fired atomic.Bool
+}
+
+// logWriter returns the log of trigger row, finding the tries waiting on
+// it when the triggerer shares the task log folder.
+func (t *Triggerer) logWriter(ctx context.Context, log *slog.Logger, row *core.Trigger) *logWriter {
+	w := &logWriter{log: log, base: t.LogFolder}
+	if w.base == "" {
+		return w
+	}
+	tis, err := t.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{TriggerID: row.ID})
+	if err != nil {
+		log.Warn("find the tries waiting on the trigger; its log goes to the triggerer's only", "err", err)
+	}
+	for i := range tis {
+		w.keys = append(w.keys, tasklog.KeyOf(&tis[i]))
+	}
+	return w
+}
 
 func (w *logWriter) Write(p []byte) (int, error) {
-	w.log.Info(string(trimNewline(p)))
+	w.line(string(trimNewline(p)))
 	return len(p), nil
+}
+
+// line writes one line: to the triggerer's log, and to the waiting tries'.
+func (w *logWriter) line(s string) {
+	w.log.Info(s)
+	if w.fired.Load() {
+		return
+	}
+	for _, k := range w.keys {
+		if err := tasklog.Append(w.base, k, []byte("[triggerer] "+s+"\n")); err != nil {
+			w.log.Warn("append to a waiting try's log", "err", err)
+		}
+	}
 }
 
 func trimNewline(p []byte) []byte {

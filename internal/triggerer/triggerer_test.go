@@ -16,6 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/secretstest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
@@ -27,7 +28,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func engines(t *testing.T) map[string]func(t *testing.T) store.Store {
+func engines() map[string]func(t *testing.T) store.Store {
 	return map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store { return sqlitetest.Open(t) },
 		"postgres": func(t *testing.T) store.Store {
@@ -90,7 +91,7 @@ func start(t *testing.T, st store.Store, svc *service.Service, reg *trigger.Regi
 }
 
 func TestTriggerFiresAndResumesEachWaiterOnce(t *testing.T) {
-	for name, open := range engines(t) {
+	for name, open := range engines() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			st := open(t)
@@ -169,7 +170,7 @@ func TestFailingTriggersFailTheirWaitersWithTheReason(t *testing.T) {
 // without releasing anything), the other takes its triggers, and each
 // waiter resumes once, on try 1.
 func TestTwoTriggerersShareAndFailOver(t *testing.T) {
-	st := engines(t)["postgres"](t)
+	st := engines()["postgres"](t)
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	live, twice := map[int64]int{}, map[int64]bool{}
@@ -222,5 +223,36 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTriggerLogGoesToTheWaitingTrysLog: a trigger's log lines are
+// appended to the log of the try waiting on it (the folder the api-server
+// serves), so `weir tasks logs` shows what the wait did.
+func TestTriggerLogGoesToTheWaitingTrysLog(t *testing.T) {
+	st := sqlitetest.Open(t)
+	reg := builtin.Registry()
+	must(t, reg.Register(trigger.Type{Name: "chatty", New: func(json.RawMessage) (trigger.Trigger, error) {
+		return runFunc(func(ctx context.Context, rt *trigger.Runtime) error {
+			rt.Logf("checking the upstream API")
+			return rt.Emit(ctx, "ok")
+		}), nil
+	}}))
+	svc := service.New(service.Config{Store: st, Triggers: reg})
+	id := deferred(t, st, svc, 1, core.TriggerSpec{Type: "chatty"}, 0)[0]
+	logs := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg, LogFolder: logs, Config: triggerer.Config{HeartbeatInterval: time.Second}}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = tr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	wait.Until(t, 60*time.Second, "the trigger to resume its waiter", func() bool {
+		ti, err := st.TaskInstanceGet(t.Context(), id)
+		return err == nil && ti.State == core.TIScheduled
+	})
+	ti, _ := st.TaskInstanceGet(t.Context(), id)
+	b, _, err := tasklog.Read(logs, tasklog.KeyOf(ti), 0)
+	if err != nil || !strings.Contains(string(b), "[triggerer] ") || !strings.Contains(string(b), "checking the upstream API") {
+		t.Errorf("waiting try's log = %q, %v; want the trigger's line", b, err)
 	}
 }

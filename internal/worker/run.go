@@ -84,10 +84,17 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer rcancel()
 	if de := (*operator.DeferError)(nil); errors.As(err, &de) {
-		if w.reportDeferral(rctx, tc, ti.ID, de, log) {
+		refused := w.reportDeferral(rctx, tc, ti.ID, de, log)
+		if refused == nil {
 			return
 		}
-		state = core.TIFailed // the server refused the trigger: the try fails
+		// The server refused the trigger: the try fails, and its log,
+		// closed before the report (a deferred try may resume at once),
+		// says why.
+		state, err = core.TIFailed, refused
+		tail := newLogSink(w, tc, &rc.TI, sink.offset, log)
+		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
+		tail.Close()
 	}
 	sr, rerr := tc.SetState(rctx, ti.ID, state)
 	if rerr != nil {
@@ -97,20 +104,21 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	log.Info("try finished", "state", sr.State, "err", err)
 }
 
-// reportDeferral reports a try's deferral; false when the server refused
-// the deferral itself (a bad trigger: the try then fails).
-func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID string, de *operator.DeferError, log *slog.Logger) bool {
+// reportDeferral reports a try's deferral. It returns the server's
+// refusal of the deferral itself (a bad or forbidden trigger: the try then
+// fails), or nil.
+func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID string, de *operator.DeferError, log *slog.Logger) error {
 	_, err := tc.Defer(ctx, tiID, de.Deferral)
 	switch {
 	case err == nil:
 		log.Info("try deferred: its slot is free until the trigger fires", "trigger", de.Deferral.Trigger.Type)
-		return true
-	case errors.Is(err, core.ErrInvalid):
+		return nil
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrForbidden):
 		log.Error("deferral refused: failing the try", "err", err)
-		return false
+		return err
 	default:
 		log.Error("report deferral", "err", err)
-		return true // as for a lost state report: the scheduler handles the silent try
+		return nil // as for a lost state report: the scheduler handles the silent try
 	}
 }
 

@@ -128,7 +128,10 @@ const (
 		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2
 		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND worker_id IS NULL
 		RETURNING ` + tiCols
-	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4, start_date = $5,
+	// qTIStart keeps the start_date of a try resuming after a deferral (its
+	// duration includes the wait, as in Airflow).
+	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4,
+		start_date = CASE WHEN next_method <> '' OR next_event IS NOT NULL THEN COALESCE(start_date, $5) ELSE $5 END,
 		last_heartbeat = $5, end_date = NULL, updated_at = $5
 		WHERE id = $1 AND state = 'queued' AND worker_id = $2
 		RETURNING ` + tiCols

@@ -115,6 +115,9 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 	}
 	in(&b, "task_id", p.TaskIDs)
 	in(&b, "state", p.States)
+	if p.TriggerID != 0 {
+		b.where("trigger_id = ?", p.TriggerID)
+	}
 	if !p.UpdatedSince.IsZero() {
 		b.where("updated_at >= ?", micros(p.UpdatedSince))
 	}

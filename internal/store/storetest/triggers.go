@@ -58,6 +58,10 @@ func testDeferResume(t *testing.T, f *fixture) {
 	if tr.Type != "timedelta" || string(tr.Kwargs) != `{"delta":"1m"}` || tr.TriggererID != "" || !tr.CreatedAt.Equal(f.at(time.Second)) {
 		t.Errorf("trigger = %+v, want an unassigned timedelta created at defer time", tr)
 	}
+	waiting, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{TriggerID: tid})
+	if err != nil || len(waiting) != 1 || waiting[0].ID != id {
+		t.Fatalf("tries waiting on trigger %d = %v, %v; want [%s]", tid, taskIDs(waiting), err, id)
+	}
 	moved, err := f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{TriggerID: tid,
 		Event: json.RawMessage(`{"moment":"x"}`), Now: f.at(2 * time.Second)})
 	must(t, err, "resume")
@@ -80,6 +84,19 @@ func testDeferResume(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.TriggerGet(f.ctx, tid)
 	wantErr(t, err, core.ErrNotFound, "get deleted trigger")
+
+	// The resumed step runs on a worker and keeps the try's start date.
+	started := *ti.StartDate
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{id}, From: []core.TIState{core.TIScheduled},
+		To: core.TIQueued, Now: f.at(3 * time.Second)})
+	must(t, err, "queue the resumed try")
+	_, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w2", Limit: 5, Now: f.at(3 * time.Second)})
+	must(t, err, "claim the resumed try")
+	resumed, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: "w2", Now: f.at(4 * time.Second)})
+	must(t, err, "start the resumed try")
+	if resumed.TryNumber != 1 || resumed.StartDate == nil || !resumed.StartDate.Equal(started) {
+		t.Errorf("resumed try started %v (try %d), want the first step's start %v, try 1", resumed.StartDate, resumed.TryNumber, started)
+	}
 }
 
 func testDeferTimeoutFailAndNewTry(t *testing.T, f *fixture) {

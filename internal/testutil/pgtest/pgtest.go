@@ -44,7 +44,7 @@ var (
 
 // Main runs the package's tests and stops the cluster, if one was started,
 // afterwards. It returns the exit code for os.Exit.
-func Main(m *testing.M) int {
+func Main(m interface{ Run() int }) int {
 	mainCalled = true
 	code := m.Run()
 	if server != nil {

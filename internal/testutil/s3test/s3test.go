@@ -55,7 +55,7 @@ var (
 
 // Main runs the package's tests and stops the server, if one was started,
 // afterwards. It returns the exit code for os.Exit.
-func Main(m *testing.M) int {
+func Main(m interface{ Run() int }) int {
 	mainCalled = true
 	code := m.Run()
 	if server != nil {
@@ -65,6 +65,14 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// Wrap returns m with the S3 server's lifetime around its Run, to nest in
+// another harness's Main: pgtest.Main(s3test.Wrap(m)).
+func Wrap(m interface{ Run() int }) interface{ Run() int } { return wrapped{m} }
+
+type wrapped struct{ m interface{ Run() int } }
+
+func (w wrapped) Run() int { return Main(w.m) }
 
 // Server returns the S3 endpoint ("http://127.0.0.1:PORT") and the name
 // of a new, empty bucket for t, starting the server on first use. The

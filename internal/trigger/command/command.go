@@ -203,11 +203,17 @@ func (c *commandTrigger) exitError(waitErr error, events int, stderr *stderrTail
 	return trigger.Permanent(fmt.Errorf("command %s: %w (after %d event(s))%s", c.argv[0], waitErr, events, stderr.tail()))
 }
 
-// environ is the triggerer's environment with env over it.
+// passedEnv are the triggerer's variables a command sees: the basics a
+// program needs, never the triggerer's own configuration and secrets
+// (WEIR__DATABASE__CONN, WEIR_CONN_*, AWS_* credentials, ...).
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+
+// environ is the basics of the triggerer's environment (passedEnv) with
+// env over them.
 func (c *commandTrigger) environ() []string {
 	m := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
+	for _, k := range passedEnv {
+		if v, ok := os.LookupEnv(k); ok {
 			m[k] = v
 		}
 	}

@@ -36,19 +36,21 @@ func TestEachJSONLineIsAnEventInOrder(t *testing.T) {
 }
 
 // TestArgvFromPathWithEnvAndCwd: argv[0] is looked up in PATH and the
-// process gets env over the triggerer's environment, in cwd.
+// process gets env over the basics of the triggerer's environment (PATH,
+// HOME, ...), in cwd — never the triggerer's configuration or secrets.
 func TestArgvFromPathWithEnvAndCwd(t *testing.T) {
-	t.Parallel()
+	t.Setenv("WEIR__DATABASE__CONN", "postgres://weir:hunter2@db/weir")
+	t.Setenv("WEIR_CONN_WAREHOUSE", "postgres://etl:s3cret@wh/etl")
 	dir := t.TempDir()
-	kwargs, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", `printf '{"dir":"%s","x":"%s","path_set":%s}\n' "$PWD" "$X" "$([ -n "$PATH" ] && echo true || echo false)"`},
+	kwargs, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", `printf '{"dir":"%s","x":"%s","path_set":%s,"secrets":"%s"}\n' "$PWD" "$X" "$([ -n "$PATH" ] && echo true || echo false)" "$WEIR__DATABASE__CONN$WEIR_CONN_WAREHOUSE"`},
 		"env": map[string]string{"X": "from env"}, "cwd": dir})
 	run := triggertest.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
 	var got map[string]any
 	if err := json.Unmarshal(run.Event(t), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got["dir"] != dir || got["x"] != "from env" || got["path_set"] != true {
-		t.Errorf("event = %v, want dir %s, x \"from env\" and PATH set", got, dir)
+	if got["dir"] != dir || got["x"] != "from env" || got["path_set"] != true || got["secrets"] != "" {
+		t.Errorf("event = %v, want dir %s, x \"from env\", PATH set and none of the triggerer's secrets", got, dir)
 	}
 }
 

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/trigger"
+)
+
+// triggersCmd lists triggers and trigger types.
+func (a *app) triggersCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "triggers", Short: "List the triggers deferred tasks wait on, and the trigger types"}
+	var pf pageFlags
+	var triggerer string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List triggers with their triggerer (kwargs with secrets masked)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				st := svc.Store()
+				trs, err := listPage(cmd, &pf, &store.TriggerListParams{TriggererID: triggerer, Page: pg}, st.TriggerList, st.TriggerCount)
+				if err != nil {
+					return err
+				}
+				rows := make([][]string, len(trs))
+				for i, t := range trs {
+					rows[i] = []string{strconv.FormatInt(t.ID, 10), t.Type, fmtTime(&t.CreatedAt),
+						orDash(t.TriggererID), string(trigger.MaskKwargs(t.Kwargs))}
+				}
+				return table(cmd.OutOrStdout(), []string{"ID", "TYPE", "CREATED", "TRIGGERER", "KWARGS"}, rows)
+			})
+		},
+	}
+	list.Flags().StringVar(&triggerer, "triggerer", "", "only the triggers this triggerer (job id) runs")
+	pf.add(list, "triggers", 100)
+	types := &cobra.Command{
+		Use:   "types",
+		Short: "List the trigger types this program knows (built-in and its own)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var rows [][]string
+			for _, t := range a.opts.triggerTypes.Types() {
+				rows = append(rows, []string{t.Name, orDash(t.Summary)})
+			}
+			return table(cmd.OutOrStdout(), []string{"TYPE", "FIRES"}, rows)
+		},
+	}
+	cmd.AddCommand(list, types)
+	return cmd
+}
+
+// statesForRunCmd lists a run's task instances, with the trigger of each
+// deferred one (as `airflow tasks states-for-dag-run`).
+func (a *app) statesForRunCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "states-for-dag-run DAG_ID RUN_ID",
+		Short: "List a run's task instances with their state, try and, for a deferred one, its trigger",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				ctx := cmd.Context()
+				st := svc.Store()
+				run, err := st.DagRunGet(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+				if err != nil {
+					return err
+				}
+				rows := make([][]string, len(tis))
+				for i := range tis {
+					ti := &tis[i]
+					rows[i] = []string{ti.TaskID, strconv.Itoa(ti.MapIndex), ti.State.String(), strconv.Itoa(ti.TryNumber),
+						fmtTime(ti.StartDate), fmtTime(ti.EndDate), waitingOn(ctx, st, ti)}
+				}
+				return table(cmd.OutOrStdout(), []string{"TASK", "MAP_INDEX", "STATE", "TRY", "START", "END", "WAITING ON"}, rows)
+			})
+		},
+	}
+}
+
+// waitingOn describes a deferred try's trigger: type, id, triggerer and
+// timeout; "-" for any other try.
+func waitingOn(ctx context.Context, st store.Store, ti *core.TaskInstance) string {
+	if ti.TriggerID == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("trigger %d", *ti.TriggerID)
+	if tr, err := st.TriggerGet(ctx, *ti.TriggerID); err == nil {
+		s = fmt.Sprintf("%s trigger %d %s on %s", tr.Type, tr.ID, trigger.MaskKwargs(tr.Kwargs), orDash(tr.TriggererID))
+	}
+	if ti.TriggerTimeout != nil {
+		s += ", timeout " + fmtTime(ti.TriggerTimeout)
+	}
+	return s
+}

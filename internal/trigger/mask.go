@@ -1,0 +1,73 @@
+package trigger
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// Masked is what MaskKwargs shows instead of a secret.
+const Masked = "***"
+
+// sensitiveKeys are kwarg name fragments whose values are secrets (as
+// Airflow's secrets masker names them).
+var sensitiveKeys = []string{"access_token", "api_key", "apikey", "authorization", "passphrase", "passwd",
+	"password", "private_key", "secret", "token", "credential"}
+
+// MaskKwargs returns kwargs for display: the values of keys that name a
+// secret (password, token, api_key, authorization, ...), at any depth,
+// become "***", and so do the passwords of URLs. Kwargs that are not JSON
+// are shown as "***" whole.
+func MaskKwargs(kwargs json.RawMessage) json.RawMessage {
+	if len(kwargs) == 0 {
+		return kwargs
+	}
+	var v any
+	if err := json.Unmarshal(kwargs, &v); err != nil {
+		return json.RawMessage(`"` + Masked + `"`)
+	}
+	out, err := json.Marshal(mask(v))
+	if err != nil {
+		return json.RawMessage(`"` + Masked + `"`)
+	}
+	return out
+}
+
+func mask(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if sensitive(k) {
+				x[k] = Masked
+			} else {
+				x[k] = mask(val)
+			}
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = mask(x[i])
+		}
+		return x
+	case string:
+		if u, err := url.Parse(x); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), Masked)
+				return strings.Replace(u.String(), url.QueryEscape(Masked), Masked, 1)
+			}
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+func sensitive(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range sensitiveKeys {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
