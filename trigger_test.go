@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -130,6 +132,12 @@ func TestGoTasksDeferAndResume(t *testing.T) {
 	}, DependsOn(sensed))
 
 	home := t.TempDir()
+	// Running code defers only on [triggerer] task_trigger_types: the
+	// deployment opts the custom type in (docs/security.md#triggers).
+	toml := "[triggerer]\ntask_trigger_types = [\"timedelta\", \"sdk_test_gate\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "weir.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
 	code := runWith(t.Context(), []string{"dags", "test", "sdk_defer", "--home", home}, &stdout, &stderr, []*DAG{d}, []TriggerType{gateType})
 	if code != 0 {

@@ -77,29 +77,25 @@ func (p *tcpPort) Run(ctx context.Context, rt *weir.TriggerRuntime) error {
 // custom tcp_port trigger, then uses it:
 //
 //	go run ./examples/sdk dags test go_custom_trigger --conf '{"address": "127.0.0.1:5432"}'
+//
+// wait_for_service starts from the trigger: the DAG declares the wait, so
+// any registered type may be used. Running code (tc.Defer) may defer only
+// on [triggerer] task_trigger_types, which a deployment extends to opt a
+// custom type in (docs/security.md#triggers).
 func customTriggerDAG() *weir.DAG {
 	dag := weir.NewDAG("go_custom_trigger",
 		weir.Description("Waits in the triggerer for a TCP address with the program's own trigger type, tcp_port."),
 		weir.Tags("example", "go", "deferral"),
 		weir.Params(map[string]any{"address": "127.0.0.1:8080"}))
+	// String kwargs are templates, rendered when each try starts.
+	waitForService := weir.TriggerSpec{Type: "tcp_port", Kwargs: json.RawMessage(`{"address": "{{ .params.address }}"}`)}
 	dag.Go("wait_for_service", func(_ context.Context, tc *weir.TaskContext) (any, error) {
-		address, err := weir.ParamAs[string](tc, "address")
-		if err != nil {
-			return nil, err
-		}
-		spec, err := weir.NewTrigger("tcp_port", map[string]any{"address": address})
-		if err != nil {
-			return nil, err
-		}
-		// A bad address is refused here, before anything is deferred.
-		return nil, tc.Defer(spec, "connected", weir.DeferTimeout(time.Hour))
-	}, weir.OnResume("connected", func(_ context.Context, tc *weir.TaskContext) (any, error) {
 		event, err := weir.TriggerEvent[map[string]string](tc)
 		if err != nil {
 			return nil, err
 		}
 		tc.Logger.Info("service is up", "address", event["address"], "waited", event["waited"])
 		return event, nil
-	}))
+	}, weir.StartFromTrigger(waitForService, "", weir.DeferTimeout(time.Hour)))
 	return dag
 }
