@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
 // exampleSQLiteEnv defines the example_sqlite connection of
@@ -124,4 +128,35 @@ func sensorExamples(t *testing.T, s *standalone) {
 		logHas(t, api, "defer_shell", "e2e-defer", "submit_and_collect",
 			"submitted job-1-", "waiting 1s in the triggerer", `resumed (collect) with {"job":"job-1-`)
 	})
+}
+
+// TestSensorS3Example runs examples/dags/sensor_s3.yaml against a real
+// S3-compatible server (SeaweedFS; skipped without it unless
+// WEIR_REQUIRE_S3=1): its sensor waits, deferred, until two parquet parts
+// of the run's date are in the bucket, and list_parts reads their keys.
+func TestSensorS3Example(t *testing.T) {
+	t.Parallel()
+	lake := s3test.URL(t, "")
+	bucket := strings.SplitN(strings.TrimPrefix(lake, "s3://"), "@", 2)[1]
+	bucket = bucket[:strings.IndexAny(bucket, "/?")]
+	s := startStandalone(t, t.TempDir(), examplesDir(), "WEIR_CONN_EXAMPLE_LAKE="+lake)
+	s.api.waitDAG("sensor_s3")
+	run := s.api.trigger("sensor_s3", "e2e-s3", nil)
+	s.api.waitTIState("sensor_s3", "e2e-s3", "wait_for_parts", core.TIDeferred)
+	day := run.LogicalDate.UTC().Format("2006-01-02")
+	for _, part := range []string{"part-1.parquet", "part-2.parquet"} {
+		if _, err := s3test.Client(t).PutObject(t.Context(), bucket, "landing/"+day+"/"+part,
+			bytes.NewReader([]byte("PAR1")), 4, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done := s.api.waitRunDone("sensor_s3", "e2e-s3"); done.State != core.RunSuccess {
+		t.Fatalf("run = %s, want success:\n%s", done.State, s.api.describeRun("sensor_s3", "e2e-s3", done))
+	}
+	log := s.api.log("sensor_s3", "e2e-s3", "list_parts", 1)
+	for _, key := range []string{"landing/" + day + "/part-1.parquet", "landing/" + day + "/part-2.parquet"} {
+		if !strings.Contains(log, key) {
+			t.Errorf("list_parts' log lacks %s:\n%s", key, log)
+		}
+	}
 }
