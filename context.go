@@ -27,18 +27,20 @@ type TaskContext struct {
 	mapArgs map[string]any
 	args    map[string]any
 	op      operator.TaskContext
+	resumes []string // the task's OnResume methods, sorted
 }
 
-func newTaskContext(tc operator.TaskContext) *TaskContext {
+func newTaskContext(tc operator.TaskContext, resumes []string) *TaskContext {
 	return &TaskContext{DagID: tc.DagID, RunID: tc.RunID, TaskID: tc.TaskID, MapIndex: tc.MapIndex,
 		TryNumber: tc.TryNumber, Params: tc.Params, Logger: tc.Logger, Log: tc.Log,
-		mapArgs: tc.MapArgs, args: tc.Args, op: tc}
+		mapArgs: tc.MapArgs, args: tc.Args, op: tc, resumes: resumes}
 }
 
-// adapt turns a TaskFunc into the function the worker's registry runs.
-func adapt(fn TaskFunc) operator.GoFunc {
+// adapt turns a TaskFunc of a task whose OnResume methods are resumes
+// into the function the worker's registry runs.
+func adapt(fn TaskFunc, resumes []string) operator.GoFunc {
 	return func(ctx context.Context, tc operator.TaskContext) (any, error) {
-		return fn(ctx, newTaskContext(tc))
+		return fn(ctx, newTaskContext(tc, resumes))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/operator"
 )
 
 // DAG is a DAG being defined in Go. Create it with NewDAG and add tasks
@@ -114,16 +115,28 @@ func DefaultArgs(opts ...TaskOption) DAGOption {
 
 // Validate checks the DAG with exactly the rules of YAML DAG files (ids,
 // schedule, dates, timezone, dependencies and cycles, trigger rules,
-// operator fields, templates) and returns every problem, one per line, as
+// operator fields, templates, and the triggers tasks wait on against the
+// built-in types and those given to RegisterTrigger so far) and returns
+// every problem, one per line, as
 // `go:<binary>: dag "<dag_id>": tasks.<task_id>.<field>: <problem>`.
 func (d *DAG) Validate() error {
 	_, err := d.compile()
 	return err
 }
 
-// compile returns the DAG's definition with the defaults YAML files get,
-// or an error listing every problem.
+// compile is compileWith the built-in and registered trigger types.
 func (d *DAG) compile() (core.DAG, error) {
+	reg, err := triggerTypes(customTriggers)
+	if err != nil {
+		return core.DAG{}, err
+	}
+	return d.compileWith(reg.CheckLoaded)
+}
+
+// compileWith returns the DAG's definition with the defaults YAML files
+// get, or an error listing every problem; checkTrigger validates the
+// triggers its tasks wait on (a start trigger, a sensor's).
+func (d *DAG) compileWith(checkTrigger func(core.TriggerSpec) error) (core.DAG, error) {
 	spec := d.spec
 	spec.Params = maps.Clone(d.spec.Params)
 	spec.Tags = slices.Clone(d.spec.Tags)
@@ -131,7 +144,11 @@ func (d *DAG) compile() (core.DAG, error) {
 	ps := slices.Clone(d.problems)
 	for i, t := range d.tasks {
 		spec.Tasks[i] = t.definition()
-		for _, p := range t.problems {
+		tps := t.problems
+		if spec.Tasks[i].Operator == operator.Sensor && len(tps) == 0 {
+			tps = dagfile.BuildSensor(&spec.Tasks[i])
+		}
+		for _, p := range tps {
 			p.Path = fmt.Sprintf("tasks[%d].%s", i, p.Path)
 			ps = append(ps, p)
 		}
@@ -142,7 +159,7 @@ func (d *DAG) compile() (core.DAG, error) {
 		ps[i].Path = fmt.Sprintf("dag %q: %s", spec.DagID, ps[i].Path)
 	}
 	var verr *dagfile.Error
-	if err := dagfile.Validate(&spec); err != nil {
+	if err := dagfile.ValidateWith(&spec, dagfile.Options{CheckTrigger: checkTrigger}); err != nil {
 		if !errors.As(err, &verr) {
 			return spec, fmt.Errorf("validate dag %q: %w", spec.DagID, err)
 		}

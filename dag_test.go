@@ -108,15 +108,23 @@ tasks:
 	mk := d.Bash("make", "echo")
 	d.HTTP("call", "", "/x", DependsOn(mk))
 	d.Go("each", nop, ExpandXCom("n", mk), Expand("m", 1, 2))
+	assertSameAsYAML(t, want, d)
+}
+
+// assertSameAsYAML compiles d and checks that it is the DAG a YAML file
+// defines (yaml, loaded): the same JSON and hash, so the processor sees one
+// version.
+func assertSameAsYAML(t *testing.T, yaml core.DAG, d *DAG) {
+	t.Helper()
 	got, err := d.compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What the store keeps, and what the DAG processor compares, is JSON.
-	if diff := cmp.Diff(indentJSON(t, want), indentJSON(t, got)); diff != "" {
+	if diff := cmp.Diff(indentJSON(t, yaml), indentJSON(t, got)); diff != "" {
 		t.Errorf("Go DAG differs from the YAML DAG (-yaml +go):\n%s", diff)
 	}
-	if dagfile.Hash(&want) != dagfile.Hash(&got) {
+	if dagfile.Hash(&yaml) != dagfile.Hash(&got) {
 		t.Error("Go DAG and YAML DAG hash differently: the processor would see two versions")
 	}
 }

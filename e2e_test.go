@@ -76,6 +76,8 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		"go_progress_report is readable while running":             goProgressReport,
 		"go_resume_external_job reconnects after a worker SIGKILL": goResumeAfterKill,
 		"go_watermark_load processes only new rows":                goWatermarkLoad, // assetstate_example_test.go
+		"go_deferral defers and resumes":                           goDeferral,      // deferral_example_test.go
+		"go_custom_trigger waits on a custom trigger type":         goCustomTrigger,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/weirflow/weir/internal/cli"
@@ -35,17 +37,28 @@ func Main(dags ...*DAG) {
 
 // run is Main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG) int {
-	specs, funcs, err := compileAll(dags)
+	return runWith(ctx, args, stdout, stderr, dags, customTriggers)
+}
+
+// runWith is run with the custom trigger types given.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG, triggers []TriggerType) int {
+	reg, err := triggerTypes(triggers)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return ExitInvalid
+	}
+	specs, funcs, err := compileAll(dags, reg.CheckLoaded)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid
 	}
-	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: customTriggers, Stdout: stdout, Stderr: stderr})
+	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: triggers, Stdout: stdout, Stderr: stderr})
 }
 
-// compileAll validates the DAGs and registers their Go task functions. It
-// reports every problem of every DAG at once.
-func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
+// compileAll validates the DAGs, their triggers with checkTrigger, and
+// registers their Go task functions. It reports every problem of every DAG
+// at once.
+func compileAll(dags []*DAG, checkTrigger func(core.TriggerSpec) error) ([]core.DAG, *operator.Registry, error) {
 	var (
 		specs []core.DAG
 		errs  []error
@@ -57,7 +70,7 @@ func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
 			errs = append(errs, fmt.Errorf("weir.Main argument %d is a nil DAG", i))
 			continue
 		}
-		spec, err := d.compile()
+		spec, err := d.compileWith(checkTrigger)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -72,11 +85,12 @@ func compileAll(dags []*DAG) ([]core.DAG, *operator.Registry, error) {
 				continue
 			}
 			name := FunctionName(spec.DagID, t.ID())
-			if err := funcs.Register(name, adapt(t.fn)); err != nil {
+			methods := slices.Sorted(maps.Keys(t.resumes))
+			if err := funcs.Register(name, adapt(t.fn, methods)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: %w", spec.FileLoc, spec.DagID, t.ID(), err))
 			}
 			for method, fn := range t.resumes {
-				if err := funcs.Register(operator.ResumeFunctionName(name, method), adapt(fn)); err != nil {
+				if err := funcs.Register(operator.ResumeFunctionName(name, method), adapt(fn, methods)); err != nil {
 					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: on_resume: %w", spec.FileLoc, spec.DagID, t.ID(), err))
 				}
 			}

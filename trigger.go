@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/trigger/builtin"
 )
 
 // TriggerSpec is a trigger as a value: a registered type name and its JSON
@@ -64,20 +66,35 @@ func DecodeTriggerKwargs(kwargs json.RawMessage, out any) error {
 	return trigger.DecodeKwargs(kwargs, out)
 }
 
+// InvalidKwarg returns the error a TriggerType's New gives for a kwarg it
+// refuses: `kwarg "name" <problem>`, as the built-in types word it.
+func InvalidKwarg(name, format string, args ...any) error {
+	return trigger.Invalid(name, format, args...)
+}
+
 var customTriggers []TriggerType
 
-// RegisterTrigger adds a custom trigger type to the program Main runs.
+// RegisterTrigger adds a custom trigger type to the program Main runs. A
+// name already taken, by a built-in type or an earlier registration, is
+// refused (wrapping ErrConflict), as is a type without a valid name or a
+// New function.
 func RegisterTrigger(t TriggerType) error {
-	for _, c := range customTriggers {
-		if c.Name == t.Name {
-			return fmt.Errorf("trigger type %q is already registered: %w", t.Name, core.ErrConflict)
-		}
-	}
-	if err := trigger.NewRegistry().Register(t); err != nil {
+	if _, err := triggerTypes(append(slices.Clip(customTriggers), t)); err != nil {
 		return err
 	}
 	customTriggers = append(customTriggers, t)
 	return nil
+}
+
+// triggerTypes returns a registry of the built-in trigger types and custom.
+func triggerTypes(custom []TriggerType) (*trigger.Registry, error) {
+	reg := builtin.Registry()
+	for _, t := range custom {
+		if err := reg.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }
 
 // DeferOption tunes a deferral.
@@ -119,12 +136,16 @@ func newDeferral(spec TriggerSpec, resume string, opts []DeferOption) (core.Defe
 // task's error. The worker slot is freed at once; when the trigger fires
 // the try resumes on a worker by calling the function registered with
 // OnResume(resume, ...) ("" = this task's function again), which reads the
-// event with TriggerEvent. An unknown trigger type, kwargs the type refuses
-// or a negative timeout are returned as an error here and defer nothing.
+// event with TriggerEvent. An unknown trigger type, kwargs the type refuses,
+// a negative timeout or a resume method the task did not register with
+// OnResume are returned as an error here and defer nothing.
 //
 //	return nil, tc.Defer(weir.TimeDelta(time.Minute), "check", weir.DeferTimeout(time.Hour))
 func (tc *TaskContext) Defer(spec TriggerSpec, resume string, opts ...DeferOption) error {
 	d, err := newDeferral(spec, resume, opts)
+	if err == nil && resume != "" && !slices.Contains(tc.resumes, resume) {
+		err = fmt.Errorf("resume method %q is not registered with weir.OnResume on this task (registered: %q)", resume, tc.resumes)
+	}
 	if err == nil {
 		err = tc.op.CheckDeferral(d)
 	}

@@ -15,19 +15,31 @@
 //     docs/task-state.md).
 //   - go_watermark_load: the asset watermark pattern with asset state
 //     (watermark.go; docs/asset-state.md).
+//   - go_deferral: Go tasks that defer and resume, a task that starts from
+//     a trigger, and a sensor (deferral.go; docs/go-sdk.md#deferral).
+//   - go_custom_trigger: a wait on the program's own trigger type, tcp_port
+//     (tcpport.go), registered with weir.RegisterTrigger before weir.Main.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/weirflow/weir"
 )
 
 func main() {
-	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG())
+	// Custom trigger types are registered before weir.Main: every role of
+	// the deployment runs this program, so each one knows them.
+	if err := weir.RegisterTrigger(tcpPortType); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
+		deferralDAG(), customTriggerDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

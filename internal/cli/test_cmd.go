@@ -57,9 +57,10 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // runInProcess syncs the DAGs, creates a run (keeping only one task when
-// only is set), runs api-server, worker and a scheduler confined to that run's
-// DAG (paused or not; other DAGs are left alone) in this process until the
-// run finishes, and prints the outcome.
+// only is set), runs api-server, worker, triggerer (for tasks that defer or
+// start from a trigger) and a scheduler confined to that run's DAG (paused
+// or not; other DAGs are left alone) in this process until the run
+// finishes, and prints the outcome.
 func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
 	ctx := cmd.Context()
 	cfg, st, logger, err := a.serverSetup(ctx, true)

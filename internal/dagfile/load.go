@@ -89,7 +89,7 @@ func decodeDoc(filename string, doc *node, o Options) (core.DAG, []Problem) {
 	ApplyDefaults(&dag)
 	var sensors []Problem
 	for i := range dag.Tasks {
-		if dag.Tasks[i].Operator == "sensor" && len(d.probs) == 0 {
+		if dag.Tasks[i].Operator == "sensor" {
 			for _, p := range BuildSensor(&dag.Tasks[i]) {
 				p.Path = fmt.Sprintf("tasks[%d].%s", i, p.Path)
 				sensors = append(sensors, p)

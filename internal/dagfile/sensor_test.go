@@ -85,3 +85,22 @@ func TestSensorRefusalsNameTheField(t *testing.T) {
 		})
 	}
 }
+
+// TestSensorUnaffectedByAnotherTasksError: a file with a problem in one
+// task reports that problem alone, not made-up ones on its valid sensors.
+func TestSensorUnaffectedByAnotherTasksError(t *testing.T) {
+	_, err := loadSensor(t, `  - task_id: wait
+    operator: sensor
+    trigger: {type: sql, conn_id: db, sql: "SELECT 1"}
+  - task_id: load
+    operator: sql
+    conn_id: db
+    sql: [SELECT 1]
+`)
+	if err == nil {
+		t.Fatal("a list as sql loaded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "tasks[1].sql: must be a string") || strings.Contains(msg, "tasks[0]") {
+		t.Errorf("error = %v, want only load's sql reported", err)
+	}
+}

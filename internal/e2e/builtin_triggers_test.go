@@ -70,7 +70,7 @@ func runBuiltinSensors(t *testing.T, env []string) {
 	if err := os.WriteFile(filepath.Join(data, "in.csv"), []byte("a,b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", lite)
+	db, err := sql.Open("sqlite", "file:"+lite+"?_pragma=busy_timeout(10000)") // the sql trigger polls the same file
 	if err != nil {
 		t.Fatal(err)
 	}

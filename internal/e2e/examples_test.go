@@ -15,7 +15,9 @@ import (
 // run and task states, tries, map indexes and logs.
 func TestStandaloneExamples(t *testing.T) {
 	t.Parallel()
-	s := startStandalone(t, t.TempDir(), examplesDir())
+	home := t.TempDir()
+	s := startStandalone(t, home, examplesDir(), exampleSQLiteEnv(home))
+	sensorExamples(t, s) // examples_sensor_test.go
 
 	t.Run("hello renders its params and run context into the log", func(t *testing.T) {
 		t.Parallel()

@@ -26,6 +26,8 @@ func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 	if err != nil {
 		return 0, err
 	}
+	// An invalid trigger is reported as such (400) before the bounds on
+	// what running code may use (403).
 	if err := s.CheckDeferral(d); err != nil {
 		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
 	}

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +26,11 @@ func DecodeKwargs(kwargs json.RawMessage, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(kwargs))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("kwargs: %s: %w", describeDecodeError(err), core.ErrInvalid)
+		msg := describeDecodeError(err)
+		if name := failingKwarg(kwargs, out); name != "" && !strings.Contains(msg, strconv.Quote(name)) {
+			msg = fmt.Sprintf("kwarg %q: %s", name, msg)
+		}
+		return fmt.Errorf("kwargs: %s: %w", msg, core.ErrInvalid)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("kwargs: unexpected data after the JSON object: %w", core.ErrInvalid)
@@ -34,6 +42,25 @@ func DecodeKwargs(kwargs json.RawMessage, out any) error {
 // wrapping core.ErrInvalid.
 func Invalid(name, format string, args ...any) error {
 	return fmt.Errorf("kwarg %q %s: %w", name, fmt.Sprintf(format, args...), core.ErrInvalid)
+}
+
+// failingKwarg returns the first kwarg (in name order) that does not
+// decode on its own into a value of out's type, so that an error a
+// field's own decoder gives (an invalid duration) names its kwarg; "" when
+// none does alone.
+func failingKwarg(kwargs json.RawMessage, out any) string {
+	var obj map[string]json.RawMessage
+	t := reflect.TypeOf(out)
+	if json.Unmarshal(kwargs, &obj) != nil || t == nil || t.Kind() != reflect.Pointer {
+		return ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		one, err := json.Marshal(map[string]json.RawMessage{name: obj[name]})
+		if err == nil && json.Unmarshal(one, reflect.New(t.Elem()).Interface()) != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 func describeDecodeError(err error) string {

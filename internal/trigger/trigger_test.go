@@ -22,7 +22,7 @@ func TestRegistryRefusesBadSpecsWithTheirProblem(t *testing.T) {
 		{trigger.Spec{Type: "nope"}, `unknown trigger type "nope" (known: `},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{}`)}, `kwarg "delta" is required`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"-5s"}`)}, `kwarg "delta" must not be negative, got -5s`},
-		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"soon"}`)}, `invalid duration "soon"`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"soon"}`)}, `kwarg "delta": invalid duration "soon"`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s","extra":1}`)}, `unknown kwarg "extra"`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`[1]`)}, `kwargs must be a JSON object`},
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s"} x`)}, `unexpected data after the JSON object`},
@@ -97,6 +97,33 @@ func TestPollRetriesTransientErrorsAndStopsOnPermanentOnes(t *testing.T) {
 	err = trigger.Poll(context.Background(), rt, time.Millisecond, func(context.Context) (any, bool, error) { return nil, false, perm })
 	if err == nil || !strings.Contains(err.Error(), "no such connection") {
 		t.Errorf("Poll with a permanent error = %v, want it returned", err)
+	}
+}
+
+// TestCheckLoadedLeavesTemplatesToTheTry: a DAG's trigger whose kwargs hold
+// a template is checked for its type only at load (the rendered kwargs
+// are checked when the try starts); without a template it is Check.
+func TestCheckLoadedLeavesTemplatesToTheTry(t *testing.T) {
+	reg := builtin.Registry()
+	cases := []struct {
+		spec trigger.Spec
+		want string // "" = accepted
+	}{
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment": "{{ .data_interval_end }}"}`)}, ""},
+		{trigger.Spec{Type: "file", Kwargs: json.RawMessage(`{"path": "{{ .params.dir }}/*.csv", "min_size": 1}`)}, ""},
+		{trigger.Spec{Type: "http", Kwargs: json.RawMessage(`{"url": "x", "headers": {"A": "{{ .ds }}"}}`)}, ""},
+		{trigger.Spec{Type: "no_such_type", Kwargs: json.RawMessage(`{"a": "{{ .ds }}"}`)}, `unknown trigger type "no_such_type"`},
+		{trigger.Spec{Type: "file", Kwargs: json.RawMessage(`{"path": "relative/{ x }"}`)}, `kwarg "path" must be absolute`},
+		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment": "tomorrow", "note": "{{"}`)}, ""},
+	}
+	for _, c := range cases {
+		err := reg.CheckLoaded(c.spec)
+		if c.want == "" && err != nil {
+			t.Errorf("CheckLoaded(%s %s) = %v, want accepted", c.spec.Type, c.spec.Kwargs, err)
+		}
+		if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("CheckLoaded(%s %s) = %v, want an error containing %q", c.spec.Type, c.spec.Kwargs, err, c.want)
+		}
 	}
 }
 
