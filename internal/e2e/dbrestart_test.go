@@ -3,12 +3,10 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
-	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 // TestMultiProcessPostgresRestart restarts PostgreSQL (immediate shutdown,
@@ -22,17 +20,7 @@ func TestMultiProcessPostgresRestart(t *testing.T) {
 	home, dags := t.TempDir(), t.TempDir()
 	gate := filepath.Join(t.TempDir(), "gate")
 	writeFile(t, filepath.Join(dags, "dbrestart.yaml"), gatedDAG("dbrestart", gate))
-	port := weirtest.FreePort(t)
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	env := []string{"WEIR__DATABASE__CONN=" + db.DSN(), "WEIR__API__PORT=" + strconv.Itoa(port)}
-
-	mustWeir(t, env, "db", "migrate", "--home", home)
-	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
-	startProc(t, "api-server", env, "api-server", "--home", home)
-	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").WaitHealthy()
-	startProc(t, "worker", env, "worker", "--home", home, "--api-url", base, "--name", "w1")
-	api := login(t, base, "admin", "e2e-secret")
+	_, api := startPostgresRoles(t, db.DSN(), home, dags)
 
 	api.WaitDAG("dbrestart")
 	api.Trigger("dbrestart", "restart", nil)

@@ -86,3 +86,21 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 		t.Errorf("downstream task is %s on %q, want success on %s", after.State, after.WorkerID, survivor)
 	}
 }
+
+// startPostgresRoles runs, against the PostgreSQL database of dsn, one
+// api-server on a free port, a scheduler on dags and a worker w1 (each its
+// own process), after migrating and creating admin; it returns the roles'
+// environment (extra added) and a client logged in as admin.
+func startPostgresRoles(t *testing.T, dsn, home, dags string, extra ...string) ([]string, *client) {
+	t.Helper()
+	port := weirtest.FreePort(t)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	env := append([]string{"WEIR__DATABASE__CONN=" + dsn, "WEIR__API__PORT=" + strconv.Itoa(port)}, extra...)
+	mustWeir(t, env, "db", "migrate", "--home", home)
+	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
+	startProc(t, "api-server", env, "api-server", "--home", home)
+	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
+	newClient(t, base, "").WaitHealthy()
+	startProc(t, "worker", env, "worker", "--home", home, "--api-url", base, "--name", "w1")
+	return env, login(t, base, "admin", "e2e-secret")
+}

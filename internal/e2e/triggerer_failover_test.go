@@ -5,14 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
-	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 var triggererIDLine = regexp.MustCompile(`msg="triggerer started" id=(\S+)`)
@@ -32,18 +30,7 @@ func TestTriggerersShareAndFailOverOnPostgres(t *testing.T) {
 			i, filepath.Join(data, "go.flag"))
 	}
 	writeFile(t, filepath.Join(dags, "many.yaml"), "dag_id: many\ntasks:\n"+tasks.String())
-	port := weirtest.FreePort(t)
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	env := []string{"WEIR__DATABASE__CONN=" + dsn, "WEIR__API__PORT=" + strconv.Itoa(port),
-		"WEIR__TRIGGERER__HEARTBEAT_INTERVAL=1s"}
-
-	mustWeir(t, env, "db", "migrate", "--home", home)
-	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
-	startProc(t, "api-server", env, "api-server", "--home", home)
-	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").WaitHealthy()
-	startProc(t, "worker", env, "worker", "--home", home, "--api-url", base, "--name", "w1")
-	api := login(t, base, "admin", "e2e-secret")
+	env, api := startPostgresRoles(t, dsn, home, dags, "WEIR__TRIGGERER__HEARTBEAT_INTERVAL=1s")
 
 	first := startProc(t, "triggerer A", env, "triggerer", "--home", home, "--capacity", "10")
 	idA := first.WaitOutput(t, triggererIDLine)[1]
