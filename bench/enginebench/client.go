@@ -124,11 +124,11 @@ func (c *client) trigger(ctx context.Context, dagID string) (string, error) {
 	return run.RunID, err
 }
 
-// waitRun polls the run every 20 ms until it ends. The figure is taken from
-// the run's end_date, so the poll interval does not enter it.
-func (c *client) waitRun(ctx context.Context, dagID, runID string) (*dagRun, error) {
+// waitRun polls the run every interval until it ends. Figures are taken
+// from the rows, so the poll interval does not enter them.
+func (c *client) waitRun(ctx context.Context, dagID, runID string, interval time.Duration) (*dagRun, error) {
 	var run dagRun
-	err := poll(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := poll(ctx, interval, func() (bool, error) {
 		_, err := c.do(ctx, http.MethodGet, "/dags/"+url.PathEscape(dagID)+"/dagRuns/"+url.PathEscape(runID), nil, &run)
 		return err == nil && (run.State == "success" || run.State == "failed"), err
 	})
