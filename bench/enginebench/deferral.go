@@ -1,18 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -80,32 +73,10 @@ func deferDAGs(spread string) ([]core.DAG, error) {
 	return []core.DAG{rt, wait}, nil
 }
 
-// latencyLog appends one line per resumed task to the file the driver
-// named.
-type latencyLog struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-func (l *latencyLog) record(taskID string, d time.Duration) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := fmt.Fprintf(l.f, "%s %d\n", taskID, d.Microseconds())
-	return err
-}
-
-// registerDeferFunctions registers the deferral scenarios' Go functions.
+// registerDeferFunctions registers the deferral scenarios' Go functions:
+// defer_fired (defer10k's tasks, run once their trigger fired), defer_rt
+// (deferrt's first step, which defers) and its resume method.
 func registerDeferFunctions(reg *operator.Registry, lat *latencyLog) error {
-	fired := func(_ context.Context, tc operator.TaskContext) (any, error) {
-		now := time.Now()
-		var ev struct {
-			Moment time.Time `json:"moment"`
-		}
-		if tc.Resume == nil || json.Unmarshal(tc.Resume.Event, &ev) != nil {
-			return nil, fmt.Errorf("task %s did not resume with a timedelta event", tc.TaskID)
-		}
-		return nil, lat.record(tc.TaskID, now.Sub(ev.Moment))
-	}
 	first := func(context.Context, operator.TaskContext) (any, error) {
 		kw, err := json.Marshal(map[string]time.Time{"deferred_at": time.Now()})
 		if err != nil {
@@ -114,18 +85,11 @@ func registerDeferFunctions(reg *operator.Registry, lat *latencyLog) error {
 		return nil, operator.Defer(core.Deferral{Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"0s"}`)},
 			NextMethod: "resume", NextKwargs: kw})
 	}
-	resumed := func(_ context.Context, tc operator.TaskContext) (any, error) {
-		now := time.Now()
-		var kw struct {
-			DeferredAt time.Time `json:"deferred_at"`
-		}
-		if tc.Resume == nil || json.Unmarshal(tc.Resume.Kwargs, &kw) != nil {
-			return nil, fmt.Errorf("task %s resumed without its next kwargs", tc.TaskID)
-		}
-		return nil, lat.record(tc.TaskID, now.Sub(kw.DeferredAt))
-	}
-	for name, fn := range map[string]operator.GoFunc{"defer_fired": fired, "defer_rt": first,
-		operator.ResumeFunctionName("defer_rt", "resume"): resumed} {
+	for name, fn := range map[string]operator.GoFunc{
+		"defer_fired": lat.since("moment", func(r *operator.Resume) json.RawMessage { return r.Event }),
+		"defer_rt":    first,
+		operator.ResumeFunctionName("defer_rt", "resume"): lat.since("deferred_at", func(r *operator.Resume) json.RawMessage { return r.Kwargs }),
+	} {
 		if err := reg.Register(name, fn); err != nil {
 			return err
 		}
@@ -170,7 +134,7 @@ func deferOnce(o *options, scenario string, rep int) (res result, err error) {
 		if err != nil {
 			return res, err
 		}
-		if res.waitingAfter, err = s.waitTriggers(ctx, dag, runID, n, o.deferLead); err != nil {
+		if res.waitingAfter, err = s.c.waitTriggers(ctx, dag, runID, n, o.deferLead); err != nil {
 			return res, err
 		}
 		if res.waitRSSKB, err = s.rss(); err != nil {
@@ -200,72 +164,4 @@ func deferOnce(o *options, scenario string, rep int) (res result, err error) {
 	res.load = loadAvg()
 	res.peakRSSKB, err = s.stop()
 	return res, err
-}
-
-// waitTriggers waits until the run's n task instances are deferred and
-// one triggerer runs all n triggers, and returns how long after the
-// trigger request that was. It fails when that takes longer than lead,
-// the first trigger's delta: fires would then overlap the deferrals.
-func (s *standalone) waitTriggers(ctx context.Context, dag, runID string, n int, lead time.Duration) (time.Duration, error) {
-	t0 := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, lead)
-	defer cancel()
-	deferred := fmt.Sprintf("/dags/%s/dagRuns/%s/taskInstances?state=deferred&limit=1", url.PathEscape(dag), url.PathEscape(runID))
-	err := poll(ctx, 250*time.Millisecond, func() (bool, error) {
-		var tis struct {
-			TotalEntries int `json:"total_entries"`
-		}
-		if _, err := s.c.do(ctx, http.MethodGet, deferred, nil, &tis); err != nil || tis.TotalEntries < n {
-			return false, err
-		}
-		var trs struct {
-			Triggers []struct {
-				TriggererID string `json:"triggerer_id"`
-			} `json:"triggers"`
-			TotalEntries int `json:"total_entries"`
-		}
-		if _, err := s.c.do(ctx, http.MethodGet, "/triggers?limit=1", nil, &trs); err != nil || len(trs.Triggers) == 0 ||
-			trs.Triggers[0].TriggererID == "" {
-			return false, err
-		}
-		_, err := s.c.do(ctx, http.MethodGet, "/triggers?limit=1&triggerer_id="+url.QueryEscape(trs.Triggers[0].TriggererID), nil, &trs)
-		return err == nil && trs.TotalEntries >= n, err
-	})
-	if errors.Is(err, context.DeadlineExceeded) {
-		return 0, fmt.Errorf("%d triggers were not all waiting within -defer-lead %s, before the first fire (raise it)", n, lead)
-	}
-	return time.Since(t0), err
-}
-
-// latencies summarizes the recorded latencies of one repetition.
-type latencies struct {
-	p50, p90, p99, max time.Duration
-}
-
-// readLatencies reads the latency file the child's tasks appended to; it
-// must have one line per task.
-func readLatencies(path string, n int) (latencies, error) {
-	f, err := os.Open(path) //nolint:gosec // the driver's own temporary file
-	if err != nil {
-		return latencies{}, err
-	}
-	defer f.Close()
-	var ds []time.Duration
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		_, v, _ := strings.Cut(sc.Text(), " ")
-		us, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return latencies{}, fmt.Errorf("latency file %s: line %d: %q", path, len(ds)+1, sc.Text())
-		}
-		ds = append(ds, time.Duration(us)*time.Microsecond)
-	}
-	if err := sc.Err(); err != nil {
-		return latencies{}, err
-	}
-	if len(ds) != n {
-		return latencies{}, fmt.Errorf("latency file %s has %d lines, want one per task (%d)", path, len(ds), n)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return latencies{p50: ds[n/2], p90: ds[n*9/10], p99: ds[n*99/100], max: ds[n-1]}, nil
 }
