@@ -66,7 +66,9 @@ type Scheduler struct {
 	views     map[int64]*runView // per running dag_run id (runview.go)
 	exhausted map[string]int64   // dag id → version whose schedule has no next run
 	lastStale time.Time
-	stop      context.CancelFunc
+	// lastTimeouts is when the last pass looked for deferral timeouts.
+	lastTimeouts time.Time
+	stop         context.CancelFunc
 }
 
 // Start runs the scheduling loop until ctx is done or Stop is called, and
@@ -162,7 +164,7 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err := s.checkStale(ctx, now, &res); err != nil {
 		return res, err
 	}
-	if err := s.timeOutDeferred(ctx); err != nil {
+	if err := s.timeOutDeferred(ctx, now, &res); err != nil {
 		return res, err
 	}
 	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
