@@ -28,7 +28,7 @@
 # deferral round trip beside the hand-off), Go tasks:
 #   DEFER=1 bench/run.sh                                  # both scenarios, both engines
 #   DEFER=1 DEFER_SCENARIOS=deferrt ENGINES=sqlite bench/run.sh
-#   DEFER=1 DEFER_ARGS="-defer-lead 40s -defer-window 60s" bench/run.sh   # extra enginebench flags
+#   DEFER=1 DEFER_ARGS="-defer-window 60s" bench/run.sh    # extra enginebench flags (defaults: -defer-lead 60s -defer-window 120s)
 #   WEIR_BENCH_CPUPROFILE=/tmp/p.prof ...                 # a CPU profile of the standalone (last repetition)
 #
 # The micro-benchmarks of the hot paths run with:

@@ -126,6 +126,9 @@ func deferOnce(o *options, scenario string, rep int) (res result, err error) {
 	if err := s.ready(ctx, dag); err != nil {
 		return res, err
 	}
+	if res.idleRSSKB, err = s.rss(); err != nil { // the DAGs loaded, nothing run yet
+		return res, err
+	}
 	t0 := time.Now()
 	var tis []taskInstance
 	var runEnd time.Time

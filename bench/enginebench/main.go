@@ -158,8 +158,8 @@ func drive(args []string) error {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
 	fs.BoolVar(&o.verbose, "v", false, "print the standalone's output")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
-	fs.DurationVar(&o.deferLead, "defer-lead", 30*time.Second, "defer10k: the smallest delta (time for all 10,000 triggers to be created and claimed)")
-	fs.DurationVar(&o.deferWindow, "defer-window", 60*time.Second, "defer10k: the fires are spread evenly over this window after the lead")
+	fs.DurationVar(&o.deferLead, "defer-lead", 60*time.Second, "defer10k: the smallest delta (time for all 10,000 triggers to be created and claimed)")
+	fs.DurationVar(&o.deferWindow, "defer-window", 120*time.Second, "defer10k: the fires are spread evenly over this window after the lead")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -197,6 +197,7 @@ type result struct {
 	// and how long after the trigger request that was.
 	lat          latencies
 	waitRSSKB    int64
+	idleRSSKB    int64 // before the trigger request (deferral scenarios)
 	waitingAfter time.Duration
 }
 
@@ -210,7 +211,8 @@ func (r result) String() string {
 		s += fmt.Sprintf(" latency_p50=%.2fms p90=%.2fms p99=%.2fms max=%.2fms", ms(r.lat.p50), ms(r.lat.p90), ms(r.lat.p99), ms(r.lat.max))
 	}
 	if r.waitRSSKB > 0 {
-		s += fmt.Sprintf(" all_waiting_after=%.1fs rss_waiting=%.1fMiB", r.waitingAfter.Seconds(), float64(r.waitRSSKB)/1024)
+		s += fmt.Sprintf(" all_waiting_after=%.1fs rss_idle=%.1fMiB rss_waiting=%.1fMiB", r.waitingAfter.Seconds(),
+			float64(r.idleRSSKB)/1024, float64(r.waitRSSKB)/1024)
 	}
 	return s + fmt.Sprintf(" peak_rss=%.1fMiB load1=%.2f", float64(r.peakRSSKB)/1024, r.load)
 }
@@ -233,6 +235,7 @@ func median(rs []result) result {
 		lat: latencies{p50: dur(func(r result) time.Duration { return r.lat.p50 }), p90: dur(func(r result) time.Duration { return r.lat.p90 }),
 			p99: dur(func(r result) time.Duration { return r.lat.p99 }), max: dur(func(r result) time.Duration { return r.lat.max })},
 		waitRSSKB:    int64(pick(rs, func(r result) float64 { return float64(r.waitRSSKB) })),
+		idleRSSKB:    int64(pick(rs, func(r result) float64 { return float64(r.idleRSSKB) })),
 		waitingAfter: dur(func(r result) time.Duration { return r.waitingAfter }),
 	}
 }
