@@ -44,7 +44,9 @@ func LoadFile(path string) ([]core.DAG, error) {
 
 // Load loads the DAGs in data, naming filename in errors and FileLoc. It
 // returns an *Error listing every problem found.
-func Load(filename string, data []byte) ([]core.DAG, error) { return LoadWith(filename, data, Options{}) }
+func Load(filename string, data []byte) ([]core.DAG, error) {
+	return LoadWith(filename, data, Options{})
+}
 
 // LoadWith is Load with options.
 func LoadWith(filename string, data []byte, o Options) ([]core.DAG, error) {

@@ -129,4 +129,3 @@ func checkTriggers(ps *problems, path string, t *core.Task, check func(core.Trig
 		ps.add(path+field, "%v", err)
 	}
 }
-

@@ -11,8 +11,8 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
 )
