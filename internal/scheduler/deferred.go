@@ -25,15 +25,7 @@ const maxTimeoutsPerPass = 500
 // try on SQLite (12 % of a standalone's CPU with 10,000 waiting, see
 // docs/benchmarks.md).
 func (s *Scheduler) timeOutDeferred(ctx context.Context, now time.Time, res *passResult) error {
-	s.mu.Lock()
-	due := s.lastTimeouts.IsZero() || !now.Before(s.lastTimeouts.Add(s.Config.PollInterval))
-	if due {
-		s.lastTimeouts = now
-	}
-	next := s.lastTimeouts.Add(s.Config.PollInterval)
-	s.mu.Unlock()
-	res.earliest(next)
-	if !due {
+	if !s.due(&s.timeouts, now, s.Config.PollInterval, res) {
 		return nil
 	}
 	n, err := s.Service.TimeoutDeferred(ctx, maxTimeoutsPerPass)
@@ -45,7 +37,7 @@ func (s *Scheduler) timeOutDeferred(ctx context.Context, now time.Time, res *pas
 	}
 	if n >= maxTimeoutsPerPass { // more may be due: look again next pass
 		s.mu.Lock()
-		s.lastTimeouts = time.Time{}
+		s.timeouts = periodic{}
 		s.mu.Unlock()
 		res.again = true
 	}

@@ -65,10 +65,9 @@ type Scheduler struct {
 	passMu    sync.Mutex         // one pass at a time; guards views
 	views     map[int64]*runView // per running dag_run id (runview.go)
 	exhausted map[string]int64   // dag id → version whose schedule has no next run
-	lastStale time.Time
-	// lastTimeouts is when the last pass looked for deferral timeouts.
-	lastTimeouts time.Time
-	stop         context.CancelFunc
+	stale     periodic           // the look for dead workers' tries
+	timeouts  periodic           // the look for deferral timeouts
+	stop      context.CancelFunc
 }
 
 // Start runs the scheduling loop until ctx is done or Stop is called, and
