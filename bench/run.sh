@@ -22,6 +22,15 @@
 #   STATE=1 STATE_SCENARIOS=ops ENGINES=sqlite bench/run.sh
 #   STATE=1 STATE_ARGS="-rows 100000 -batches 1000" bench/run.sh   # extra statebench flags
 #
+# The deferral benchmark (docs/benchmarks.md, "Deferral and the triggerer")
+# runs instead of the engine's with DEFER=1: defer10k (10,000 timedelta
+# triggers waiting at once, fire → resumed latency, RSS) and deferrt (the
+# deferral round trip beside the hand-off), Go tasks:
+#   DEFER=1 bench/run.sh                                  # both scenarios, both engines
+#   DEFER=1 DEFER_SCENARIOS=deferrt ENGINES=sqlite bench/run.sh
+#   DEFER=1 DEFER_ARGS="-defer-window 60s" bench/run.sh    # extra enginebench flags (defaults: -defer-lead 60s -defer-window 120s)
+#   WEIR_BENCH_CPUPROFILE=/tmp/p.prof ...                 # a CPU profile of the standalone (last repetition)
+#
 # The micro-benchmarks of the hot paths run with:
 #   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/
 set -euo pipefail
@@ -68,6 +77,13 @@ start_postgres() {
 for engine in $ENGINES; do
 	if [[ $engine == postgres && -z "${WEIR_BENCH_POSTGRES_DSN:-}" ]]; then
 		start_postgres
+	fi
+	if [[ -n "${DEFER:-}" ]]; then
+		log="$OUT/$engine-defer.txt"
+		echo "== defer $engine ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
+		# shellcheck disable=SC2086 # DEFER_ARGS is a list of flags
+		"$BIN" -engine "$engine" -kind go -scenario "${DEFER_SCENARIOS:-defer10k,deferrt}" -reps "$REPS" ${DEFER_ARGS:-} | tee -a "$log"
+		continue
 	fi
 	if [[ -n "${STATE:-}" ]]; then
 		log="$OUT/state-$engine.txt"

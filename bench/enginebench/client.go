@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -124,11 +125,11 @@ func (c *client) trigger(ctx context.Context, dagID string) (string, error) {
 	return run.RunID, err
 }
 
-// waitRun polls the run every 20 ms until it ends. The figure is taken from
-// the run's end_date, so the poll interval does not enter it.
-func (c *client) waitRun(ctx context.Context, dagID, runID string) (*dagRun, error) {
+// waitRun polls the run every interval until it ends. Figures are taken
+// from the rows, so the poll interval does not enter them.
+func (c *client) waitRun(ctx context.Context, dagID, runID string, interval time.Duration) (*dagRun, error) {
 	var run dagRun
-	err := poll(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := poll(ctx, interval, func() (bool, error) {
 		_, err := c.do(ctx, http.MethodGet, "/dags/"+url.PathEscape(dagID)+"/dagRuns/"+url.PathEscape(runID), nil, &run)
 		return err == nil && (run.State == "success" || run.State == "failed"), err
 	})
@@ -151,6 +152,41 @@ func (c *client) taskInstances(ctx context.Context, dagID, runID string) ([]task
 			return all, nil
 		}
 	}
+}
+
+// waitTriggers waits until the run's n task instances are deferred and
+// one triggerer runs all n triggers, and returns how long after the
+// trigger request that was. It fails when that takes longer than lead,
+// the first trigger's delta: fires would then overlap the deferrals.
+func (c *client) waitTriggers(ctx context.Context, dag, runID string, n int, lead time.Duration) (time.Duration, error) {
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, lead)
+	defer cancel()
+	deferred := fmt.Sprintf("/dags/%s/dagRuns/%s/taskInstances?state=deferred&limit=1", url.PathEscape(dag), url.PathEscape(runID))
+	err := poll(ctx, 250*time.Millisecond, func() (bool, error) {
+		var tis struct {
+			TotalEntries int `json:"total_entries"`
+		}
+		if _, err := c.do(ctx, http.MethodGet, deferred, nil, &tis); err != nil || tis.TotalEntries < n {
+			return false, err
+		}
+		var trs struct {
+			Triggers []struct {
+				TriggererID string `json:"triggerer_id"`
+			} `json:"triggers"`
+			TotalEntries int `json:"total_entries"`
+		}
+		if _, err := c.do(ctx, http.MethodGet, "/triggers?limit=1", nil, &trs); err != nil || len(trs.Triggers) == 0 ||
+			trs.Triggers[0].TriggererID == "" {
+			return false, err
+		}
+		_, err := c.do(ctx, http.MethodGet, "/triggers?limit=1&triggerer_id="+url.QueryEscape(trs.Triggers[0].TriggererID), nil, &trs)
+		return err == nil && trs.TotalEntries >= n, err
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return 0, fmt.Errorf("%d triggers were not all waiting within -defer-lead %s, before the first fire (raise it)", n, lead)
+	}
+	return time.Since(t0), err
 }
 
 // withDatabase returns dsn with its database name replaced.

@@ -14,13 +14,20 @@
 //	wide      one run of 1,000 independent tasks: trigger → run success, as task instances/s
 //	chain40   a chain of 40 sequential tasks: median hand-off (upstream end_date → downstream start_date)
 //	chain300  the same with 300 tasks
+//	defer10k  10,000 tasks starting from timedelta triggers that wait at once in the
+//	          standalone's triggerer, fires spread over -defer-window: fire → resumed
+//	          latency (p50, p99, max) and RSS while all wait (deferral.go)
+//	deferrt   a chain of 100 tasks, each deferring on a 0 s timedelta: the deferral
+//	          round trip (Defer → resumed) beside the chain's hand-off
 //
 // Kinds: go (operator "go", a registered no-op function, in-process) and
-// bash (operator "bash", bash_command "true", a subprocess).
+// bash (operator "bash", bash_command "true", a subprocess); the deferral
+// scenarios are go only.
 //
 // Usage (see bench/run.sh):
 //
 //	enginebench -engine sqlite -kind go -scenario wide -reps 3
+//	enginebench -engine sqlite -kind go -scenario defer10k,deferrt -defer-window 60s
 //	enginebench -engine postgres -dsn postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable ...
 package main
 
@@ -32,9 +39,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -69,12 +74,24 @@ func serve(args []string) int {
 		}
 	}
 	reg := operator.NewRegistry()
-	if err := reg.Register("noop", func(context.Context, operator.TaskContext) (any, error) { return nil, nil }); err != nil {
+	dags := benchDAGs()
+	err := reg.Register("noop", func(context.Context, operator.TaskContext) (any, error) { return nil, nil })
+	if path := os.Getenv(envLatencyFile); path != "" && err == nil { // a deferral scenario
+		var more []core.DAG
+		if more, err = deferDAGs(os.Getenv(envDeferSpread)); err == nil {
+			dags = append(dags, more...)
+			var f *os.File
+			if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err == nil { //nolint:gosec // the driver's temporary file
+				defer f.Close()
+				err = registerDeferFunctions(reg, &latencyLog{f: f})
+			}
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	code := cli.Run(ctx, append([]string{"standalone"}, args...), cli.Options{DAGs: benchDAGs(), Functions: reg})
-	return code
+	return cli.Run(ctx, append([]string{"standalone"}, args...), cli.Options{DAGs: dags, Functions: reg})
 }
 
 // Sizes of the scenarios.
@@ -126,6 +143,7 @@ type options struct {
 	reps                             int
 	keep, verbose                    bool
 	timeout                          time.Duration
+	deferLead, deferWindow           time.Duration
 }
 
 func drive(args []string) error {
@@ -134,12 +152,14 @@ func drive(args []string) error {
 	fs.StringVar(&o.engine, "engine", "sqlite", "sqlite or postgres")
 	fs.StringVar(&o.dsn, "dsn", os.Getenv("WEIR_BENCH_POSTGRES_DSN"), "PostgreSQL maintenance DSN (a fresh database is created per repetition)")
 	fs.StringVar(&o.kind, "kind", "go", "go (in-process no-op) or bash (subprocess `true`)")
-	fs.StringVar(&o.scenario, "scenario", "wide", "wide, chain40 or chain300 (comma-separated for several)")
+	fs.StringVar(&o.scenario, "scenario", "wide", "wide, chain40, chain300, defer10k or deferrt (comma-separated for several)")
 	fs.StringVar(&o.env, "env", "", "extra WEIR__SECTION__KEY=V settings for the standalone, comma-separated")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per scenario (the median is reported)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
 	fs.BoolVar(&o.verbose, "v", false, "print the standalone's output")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
+	fs.DurationVar(&o.deferLead, "defer-lead", 60*time.Second, "defer10k: the smallest delta (time for all 10,000 triggers to be created and claimed)")
+	fs.DurationVar(&o.deferWindow, "defer-window", 120*time.Second, "defer10k: the fires are spread evenly over this window after the lead")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -172,6 +192,13 @@ type result struct {
 	perTask    time.Duration // wall / tasks
 	peakRSSKB  int64
 	load       float64 // 1-minute load average at the end
+	// Deferral scenarios: the recorded latencies (fire → resumed, or
+	// Defer → resumed), and for defer10k the RSS once all triggers waited
+	// and how long after the trigger request that was.
+	lat          latencies
+	waitRSSKB    int64
+	idleRSSKB    int64 // before the trigger request (deferral scenarios)
+	waitingAfter time.Duration
 }
 
 func (r result) String() string {
@@ -180,6 +207,13 @@ func (r result) String() string {
 	if r.handoff > 0 {
 		s += fmt.Sprintf(" handoff_median=%.2fms handoff_p90=%.2fms", ms(r.handoff), ms(r.handoffP90))
 	}
+	if r.lat.max > 0 {
+		s += fmt.Sprintf(" latency_p50=%.2fms p90=%.2fms p99=%.2fms max=%.2fms", ms(r.lat.p50), ms(r.lat.p90), ms(r.lat.p99), ms(r.lat.max))
+	}
+	if r.waitRSSKB > 0 {
+		s += fmt.Sprintf(" all_waiting_after=%.1fs rss_idle=%.1fMiB rss_waiting=%.1fMiB", r.waitingAfter.Seconds(),
+			float64(r.idleRSSKB)/1024, float64(r.waitRSSKB)/1024)
+	}
 	return s + fmt.Sprintf(" peak_rss=%.1fMiB load1=%.2f", float64(r.peakRSSKB)/1024, r.load)
 }
 
@@ -187,30 +221,43 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // median returns the per-field medians of rs.
 func median(rs []result) result {
-	pick := func(f func(result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		sort.Float64s(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	dur := func(f func(result) time.Duration) time.Duration {
+		return time.Duration(pick(rs, func(r result) float64 { return float64(f(r)) }))
 	}
 	return result{
 		tasks:      rs[0].tasks,
-		wall:       time.Duration(pick(func(r result) float64 { return float64(r.wall) })),
-		handoff:    time.Duration(pick(func(r result) float64 { return float64(r.handoff) })),
-		handoffP90: time.Duration(pick(func(r result) float64 { return float64(r.handoffP90) })),
-		perTask:    time.Duration(pick(func(r result) float64 { return float64(r.perTask) })),
-		peakRSSKB:  int64(pick(func(r result) float64 { return float64(r.peakRSSKB) })),
-		load:       pick(func(r result) float64 { return r.load }),
+		wall:       dur(func(r result) time.Duration { return r.wall }),
+		handoff:    dur(func(r result) time.Duration { return r.handoff }),
+		handoffP90: dur(func(r result) time.Duration { return r.handoffP90 }),
+		perTask:    dur(func(r result) time.Duration { return r.perTask }),
+		peakRSSKB:  int64(pick(rs, func(r result) float64 { return float64(r.peakRSSKB) })),
+		load:       pick(rs, func(r result) float64 { return r.load }),
+		lat: latencies{p50: dur(func(r result) time.Duration { return r.lat.p50 }), p90: dur(func(r result) time.Duration { return r.lat.p90 }),
+			p99: dur(func(r result) time.Duration { return r.lat.p99 }), max: dur(func(r result) time.Duration { return r.lat.max })},
+		waitRSSKB:    int64(pick(rs, func(r result) float64 { return float64(r.waitRSSKB) })),
+		idleRSSKB:    int64(pick(rs, func(r result) float64 { return float64(r.idleRSSKB) })),
+		waitingAfter: dur(func(r result) time.Duration { return r.waitingAfter }),
 	}
+}
+
+// pick returns the median of f over rs.
+func pick(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // once runs one repetition of a scenario in a fresh standalone.
 func once(o *options, scenario string, rep int) (res result, err error) {
+	if deferScenarios[scenario] {
+		return deferOnce(o, scenario, rep)
+	}
 	n := wideTasks
 	if scenario != "wide" {
 		var ok bool
@@ -218,103 +265,25 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 			return res, fmt.Errorf("unknown scenario %q", scenario)
 		}
 	}
-	home, err := os.MkdirTemp("", "enginebench-")
-	if err != nil {
-		return res, err
-	}
-	if !o.keep {
-		defer os.RemoveAll(home)
-	}
-	dags := filepath.Join(home, "dags")
-	if err := os.MkdirAll(dags, 0o750); err != nil {
-		return res, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return res, err
-	}
-	env := append(os.Environ(), "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION=false")
-	if o.engine == "postgres" {
-		dsn, drop, err := freshDatabase(o.dsn, fmt.Sprintf("enginebench_%d_%d", os.Getpid(), rep))
-		if err != nil {
-			return res, err
-		}
-		defer drop()
-		env = append(env, "WEIR__DATABASE__CONN="+dsn)
-	}
-	for _, kv := range strings.Split(o.env, ",") {
-		if kv != "" {
-			env = append(env, kv)
-		}
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return res, err
-	}
-	cmd := exec.Command(self, "serve", "--home", home, "--dags", dags, "--port", fmt.Sprint(port))
-	cmd.Env = env
-	logf, err := os.Create(filepath.Join(home, "standalone.log"))
-	if err != nil {
-		return res, err
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if o.verbose {
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	}
-	if err := cmd.Start(); err != nil {
-		return res, err
-	}
-	exited := false
-	defer func() {
-		if !exited {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-
-	c := &client{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2", port)}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	if err := c.waitHealthy(ctx); err != nil {
-		return res, fmt.Errorf("standalone did not become healthy (log: %s): %w", logf.Name(), err)
-	}
-	pw, err := os.ReadFile(filepath.Join(home, "secrets", "admin_password"))
+	s, err := startStandalone(ctx, o, rep)
 	if err != nil {
 		return res, err
 	}
-	if err := c.login(ctx, "admin", strings.TrimSpace(string(pw))); err != nil {
-		return res, err
-	}
+	defer s.close()
 	dag := dagID(scenario, o.kind)
-	if err := c.waitDag(ctx, dag); err != nil {
+	if err := s.ready(ctx, dag); err != nil {
 		return res, err
 	}
-	// Let the scheduler's first passes and the DAG processor's first sync
-	// settle so that they are not counted.
-	time.Sleep(500 * time.Millisecond)
 
 	t0 := time.Now()
-	runID, err := c.trigger(ctx, dag)
+	tis, runEnd, err := s.runOnce(ctx, dag, n, 20*time.Millisecond)
 	if err != nil {
 		return res, err
-	}
-	run, err := c.waitRun(ctx, dag, runID)
-	if err != nil {
-		return res, err
-	}
-	if run.State != "success" || run.EndDate == nil {
-		return res, fmt.Errorf("run %s ended %s", runID, run.State)
-	}
-	tis, err := c.taskInstances(ctx, dag, runID)
-	if err != nil {
-		return res, err
-	}
-	if len(tis) != n {
-		return res, fmt.Errorf("run %s has %d task instances, want %d", runID, len(tis), n)
 	}
 	res.tasks = n
-	res.wall = run.EndDate.Sub(t0)
+	res.wall = runEnd.Sub(t0)
 	res.perTask = res.wall / time.Duration(n)
 	if scenario != "wide" {
 		res.handoff, res.handoffP90, err = handoffs(tis)
@@ -326,17 +295,32 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 	if o.verbose {
 		describe(tis, t0)
 	}
+	res.peakRSSKB, err = s.stop()
+	return res, err
+}
 
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	werr := cmd.Wait()
-	exited = true
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.peakRSSKB = ru.Maxrss // kilobytes on Linux
+// runOnce triggers a run of dag, waits for it to succeed (polling every
+// interval) and returns its n task instances and its end_date.
+func (s *standalone) runOnce(ctx context.Context, dag string, n int, interval time.Duration) ([]taskInstance, time.Time, error) {
+	runID, err := s.c.trigger(ctx, dag)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	if werr != nil {
-		return res, fmt.Errorf("standalone exited: %w (log: %s)", werr, logf.Name())
+	run, err := s.c.waitRun(ctx, dag, runID, interval)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	return res, nil
+	if run.State != "success" || run.EndDate == nil {
+		return nil, time.Time{}, fmt.Errorf("run %s ended %s (log: %s)", runID, run.State, s.log)
+	}
+	tis, err := s.c.taskInstances(ctx, dag, runID)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(tis) != n {
+		return nil, time.Time{}, fmt.Errorf("run %s has %d task instances, want %d", runID, len(tis), n)
+	}
+	return tis, *run.EndDate, nil
 }
 
 // handoffs returns the median and 90th percentile of the gaps between a

@@ -324,13 +324,19 @@ func findCycle(d *core.DAG) []string {
 		onStack
 		done
 	)
-	state := map[string]int{}
+	state := make(map[string]int, len(d.Tasks))
+	// Upstreams by task id, built once: looking each task up in the list
+	// made the walk quadratic (seconds of CPU for a 10,000-task DAG).
+	deps := make(map[string][]string, len(d.Tasks))
+	for i := range d.Tasks {
+		deps[d.Tasks[i].TaskID] = d.Tasks[i].DependsOn
+	}
 	var stack []string
 	var visit func(id string) []string
 	visit = func(id string) []string {
 		state[id] = onStack
 		stack = append(stack, id)
-		for _, up := range d.Task(id).DependsOn {
+		for _, up := range deps[id] {
 			switch state[up] {
 			case onStack:
 				i := slices.Index(stack, up)

@@ -65,7 +65,8 @@ type Scheduler struct {
 	passMu    sync.Mutex         // one pass at a time; guards views
 	views     map[int64]*runView // per running dag_run id (runview.go)
 	exhausted map[string]int64   // dag id → version whose schedule has no next run
-	lastStale time.Time
+	stale     periodic           // the look for dead workers' tries
+	timeouts  periodic           // the look for deferral timeouts
 	stop      context.CancelFunc
 }
 
@@ -162,7 +163,7 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err := s.checkStale(ctx, now, &res); err != nil {
 		return res, err
 	}
-	if err := s.timeOutDeferred(ctx); err != nil {
+	if err := s.timeOutDeferred(ctx, now, &res); err != nil {
 		return res, err
 	}
 	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})

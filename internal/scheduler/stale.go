@@ -16,15 +16,7 @@ import (
 // unclaimed. Every change is conditional on the state seen, so a worker
 // that reports at the same moment wins or loses cleanly.
 func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResult) error {
-	s.mu.Lock()
-	due := s.lastStale.IsZero() || !now.Before(s.lastStale.Add(s.Config.StaleCheckInterval))
-	if due {
-		s.lastStale = now
-	}
-	next := s.lastStale.Add(s.Config.StaleCheckInterval)
-	s.mu.Unlock()
-	res.earliest(next)
-	if !due {
+	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
 	stale, err := s.Store.TaskInstanceStale(ctx, now.Add(-s.Config.HeartbeatTimeout))

@@ -296,25 +296,32 @@ func runSafely(ctx context.Context, tr trigger.Trigger, rt *trigger.Runtime) (er
 // logWriter turns a trigger's log lines into the triggerer's log records
 // and, while it has not fired, lines of its waiting tries' logs.
 type logWriter struct {
-	log   *slog.Logger
-	base  string // the task log folder; "" = none
+	log  *slog.Logger
+	base string // the task log folder; "" = none
+	// find returns the logs of the tries waiting on the trigger. It runs at
+	// the first line, not when the trigger starts: most triggers (a
+	// timedelta) never write one, and a query in each trigger's goroutine
+	// grows the stack it keeps while it waits (docs/benchmarks.md).
+	find  func() []tasklog.Key
+	once  sync.Once
 	keys  []tasklog.Key
 	fired atomic.Bool
 }
 
-// logWriter returns the log of trigger row, finding the tries waiting on
-// it when the triggerer shares the task log folder.
+// logWriter returns the log of trigger row; the tries waiting on it are
+// found at its first line when the triggerer shares the task log folder.
 func (t *Triggerer) logWriter(ctx context.Context, log *slog.Logger, row *core.Trigger) *logWriter {
 	w := &logWriter{log: log, base: t.LogFolder}
-	if w.base == "" {
-		return w
-	}
-	tis, err := t.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{TriggerID: row.ID})
-	if err != nil {
-		log.Warn("find the tries waiting on the trigger; its log goes to the triggerer's only", "err", err)
-	}
-	for i := range tis {
-		w.keys = append(w.keys, tasklog.KeyOf(&tis[i]))
+	w.find = func() []tasklog.Key {
+		tis, err := t.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{TriggerID: row.ID})
+		if err != nil {
+			log.Warn("find the tries waiting on the trigger; its log goes to the triggerer's only", "err", err)
+		}
+		keys := make([]tasklog.Key, 0, len(tis))
+		for i := range tis {
+			keys = append(keys, tasklog.KeyOf(&tis[i]))
+		}
+		return keys
 	}
 	return w
 }
@@ -327,9 +334,10 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // line writes one line: to the triggerer's log, and to the waiting tries'.
 func (w *logWriter) line(s string) {
 	w.log.Info(s)
-	if w.fired.Load() {
+	if w.base == "" || w.fired.Load() {
 		return
 	}
+	w.once.Do(func() { w.keys = w.find() })
 	for _, k := range w.keys {
 		if err := tasklog.Append(w.base, k, []byte("[triggerer] "+s+"\n")); err != nil {
 			w.log.Warn("append to a waiting try's log", "err", err)

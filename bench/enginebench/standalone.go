@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// standalone is one child `weir standalone` (this binary in serve mode)
+// on a fresh home and database, with a REST client logged in as admin.
+// Every scenario runs in one.
+type standalone struct {
+	c      *client
+	home   string
+	log    string // the child's output
+	cmd    *exec.Cmd
+	exited bool
+	drops  []func()
+}
+
+// startStandalone creates a home (and, on PostgreSQL, a fresh database),
+// starts the child with the options' settings plus extraEnv
+// (WEIR__SECTION__KEY=V), waits until it answers and logs in. Call close
+// when done, also after an error.
+func startStandalone(ctx context.Context, o *options, rep int, extraEnv ...string) (s *standalone, err error) {
+	s = &standalone{}
+	defer func() {
+		if err != nil {
+			s.close()
+			s = nil
+		}
+	}()
+	if s.home, err = os.MkdirTemp("", "enginebench-"); err != nil {
+		return s, err
+	}
+	if !o.keep {
+		home := s.home
+		s.drops = append(s.drops, func() { _ = os.RemoveAll(home) })
+	}
+	dags := filepath.Join(s.home, "dags")
+	if err := os.MkdirAll(dags, 0o750); err != nil {
+		return s, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return s, err
+	}
+	env := append(os.Environ(), "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION=false")
+	if o.engine == "postgres" {
+		dsn, drop, err := freshDatabase(o.dsn, fmt.Sprintf("enginebench_%d_%d", os.Getpid(), rep))
+		if err != nil {
+			return s, err
+		}
+		s.drops = append(s.drops, drop)
+		env = append(env, "WEIR__DATABASE__CONN="+dsn)
+	}
+	for _, kv := range append(strings.Split(o.env, ","), extraEnv...) {
+		if kv != "" {
+			env = append(env, kv)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return s, err
+	}
+	s.cmd = exec.Command(self, "serve", "--home", s.home, "--dags", dags, "--port", fmt.Sprint(port)) //nolint:gosec // this binary
+	s.cmd.Env = env
+	logf, err := os.Create(filepath.Join(s.home, "standalone.log"))
+	if err != nil {
+		return s, err
+	}
+	defer logf.Close() // the child has its own descriptor
+	s.log = logf.Name()
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if o.verbose {
+		s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
+	}
+	if err := s.cmd.Start(); err != nil {
+		return s, err
+	}
+	s.c = &client{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2", port)}
+	if err := s.c.waitHealthy(ctx); err != nil {
+		return s, fmt.Errorf("standalone did not become healthy (log: %s): %w", s.log, err)
+	}
+	pw, err := os.ReadFile(filepath.Join(s.home, "secrets", "admin_password"))
+	if err != nil {
+		return s, err
+	}
+	return s, s.c.login(ctx, "admin", strings.TrimSpace(string(pw)))
+}
+
+// ready waits until dag is known and unpaused, then lets the scheduler's
+// first passes and the DAG processor's first sync settle so that they are
+// not counted.
+func (s *standalone) ready(ctx context.Context, dag string) error {
+	if err := s.c.waitDag(ctx, dag); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond)
+	return nil
+}
+
+// rss returns the child's resident set size now, in KiB (VmRSS).
+func (s *standalone) rss() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+			return kb, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+// stop ends the child with SIGTERM (a graceful shutdown) and returns its
+// peak RSS in KiB from getrusage.
+func (s *standalone) stop() (peakRSSKB int64, err error) {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	werr := s.cmd.Wait()
+	s.exited = true
+	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peakRSSKB = ru.Maxrss // kilobytes on Linux
+	}
+	if werr != nil {
+		return peakRSSKB, fmt.Errorf("standalone exited: %w (log: %s)", werr, s.log)
+	}
+	return peakRSSKB, nil
+}
+
+// close stops a child still running (SIGTERM, so that a CPU profile is
+// written; SIGKILL after 10 s) and removes its home and database.
+func (s *standalone) close() {
+	if s.cmd != nil && s.cmd.Process != nil && !s.exited {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		t := time.AfterFunc(10*time.Second, func() { _ = s.cmd.Process.Kill() })
+		_ = s.cmd.Wait()
+		t.Stop()
+		s.exited = true
+	}
+	for i := len(s.drops) - 1; i >= 0; i-- {
+		s.drops[i]()
+	}
+}
