@@ -440,9 +440,9 @@ type TriggerStore interface {
 	TriggerCount(ctx context.Context, p *TriggerListParams) (int, error)
 	// TriggerClaim assigns to p.TriggererID up to p.Limit triggers that are
 	// unassigned or whose triggerer's job heartbeat is older than
-	// p.AliveSince; concurrent claimers take disjoint triggers. Returns how
-	// many it took.
-	TriggerClaim(ctx context.Context, p *TriggerClaimParams) (int, error)
+	// p.AliveSince; concurrent claimers take disjoint triggers. Returns the
+	// triggers it took.
+	TriggerClaim(ctx context.Context, p *TriggerClaimParams) ([]core.Trigger, error)
 	// TriggerHold locks trigger id for the rest of the transaction when
 	// triggererID still owns it; ErrConflict when it does not (it moved to
 	// another triggerer, or was deleted). Every event commits behind it.

@@ -72,6 +72,9 @@ type Triggerer struct {
 	// pass's list may predate): they are not started again.
 	ended map[int64]bool
 	wg    sync.WaitGroup
+	// reconciled is when the running triggers were last compared with
+	// the rows owned (pass's goroutine only).
+	reconciled time.Time
 }
 
 // Store is what a triggerer reads and claims (package store documents each
@@ -79,7 +82,7 @@ type Triggerer struct {
 type Store interface {
 	job.Store
 	trigger.RunReader
-	TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (int, error)
+	TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) ([]core.Trigger, error)
 	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
@@ -165,17 +168,35 @@ func (t *Triggerer) Start(ctx context.Context) error {
 	}
 }
 
-// pass claims what capacity allows, starts the triggers it owns that do
-// not run yet, and stops those it no longer owns (taken over, or deleted
-// once no try waits on them).
+// pass claims what capacity allows and starts the triggers it took; every
+// heartbeat interval it also reconciles with the rows it owns: it stops
+// the triggers it no longer owns (taken over, or deleted once their
+// waiters resumed or timed out) and starts any owned one not running. A
+// claim returns the rows it took, so a pass costs in proportion to what
+// changed, not to the triggers running.
 func (t *Triggerer) pass(ctx context.Context) error {
-	free := t.Config.Capacity - t.Running()
-	if free > 0 {
+	if free := t.Config.Capacity - t.Running(); free > 0 {
 		alive := t.Clock.Now().Add(-t.Config.HeartbeatInterval * 3 / 2)
-		if _, err := t.Store.TriggerClaim(ctx, &store.TriggerClaimParams{TriggererID: t.id, AliveSince: alive, Limit: free}); err != nil {
+		claimed, err := t.Store.TriggerClaim(ctx, &store.TriggerClaimParams{TriggererID: t.id, AliveSince: alive, Limit: free})
+		if err != nil {
 			return err
 		}
+		t.mu.Lock()
+		for i := range claimed {
+			delete(t.ended, claimed[i].ID) // a new claim: its earlier run here is over
+			t.startLocked(ctx, &claimed[i])
+		}
+		t.mu.Unlock()
 	}
+	if now := t.Clock.Now(); now.Sub(t.reconciled) >= t.Config.HeartbeatInterval {
+		t.reconciled = now
+		return t.reconcile(ctx)
+	}
+	return nil
+}
+
+// reconcile makes the running triggers the ones this triggerer owns.
+func (t *Triggerer) reconcile(ctx context.Context) error {
 	owned, err := t.Store.TriggerList(ctx, &store.TriggerListParams{TriggererID: t.id})
 	if err != nil {
 		return err
@@ -198,20 +219,26 @@ func (t *Triggerer) pass(ctx context.Context) error {
 		}
 	}
 	for i := range owned {
-		tr := owned[i]
-		if _, ok := t.running[tr.ID]; ok || t.ended[tr.ID] || len(t.running) >= t.Config.Capacity {
-			continue
-		}
-		tctx, cancel := context.WithCancel(ctx)
-		t.running[tr.ID] = cancel
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			defer t.forget(tr.ID)
-			t.run(tctx, cancel, &tr)
-		}()
+		t.startLocked(ctx, &owned[i])
 	}
 	return nil
+}
+
+// startLocked starts row's trigger unless it runs, ended here while still
+// owned, or capacity is full. t.mu is held.
+func (t *Triggerer) startLocked(ctx context.Context, row *core.Trigger) {
+	if _, ok := t.running[row.ID]; ok || t.ended[row.ID] || len(t.running) >= t.Config.Capacity {
+		return
+	}
+	tr := *row
+	tctx, cancel := context.WithCancel(ctx)
+	t.running[tr.ID] = cancel
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		defer t.forget(tr.ID)
+		t.run(tctx, cancel, &tr)
+	}()
 }
 
 // forget drops a finished trigger from the running set.

@@ -33,7 +33,7 @@ const (
 			WHERE triggerer_id IS NULL OR triggerer_id NOT IN (
 				SELECT id FROM job WHERE role = 'triggerer' AND heartbeat >= $2)
 			ORDER BY id LIMIT $3 %s)
-		UPDATE trigger SET triggerer_id = $1 WHERE id IN (SELECT id FROM picked)`
+		UPDATE trigger SET triggerer_id = $1 WHERE id IN (SELECT id FROM picked) RETURNING ` + triggerCols
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`

@@ -96,19 +96,26 @@ func triggerFilter(p *store.TriggerListParams) *builder {
 }
 
 // TriggerClaim assigns unassigned triggers and those of dead triggerers.
-func (s *Store) TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (int, error) {
+func (s *Store) TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) ([]core.Trigger, error) {
 	if p.Limit <= 0 {
-		return 0, nil
+		return nil, nil
 	}
 	if p.TriggererID == "" {
-		return 0, fmt.Errorf("claim triggers: empty triggerer id: %w", core.ErrInvalid)
+		return nil, fmt.Errorf("claim triggers: empty triggerer id: %w", core.ErrInvalid)
 	}
-	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTriggerClaim, s.d.ClaimLock), p.TriggererID, micros(p.AliveSince), p.Limit)
+	what := "claim triggers for triggerer " + p.TriggererID
+	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTriggerClaim, s.d.ClaimLock), p.TriggererID, micros(p.AliveSince), p.Limit)
 	if err != nil {
-		return 0, s.wrap(err, "claim triggers for triggerer %s", p.TriggererID)
+		return nil, s.wrap(err, "%s", what)
 	}
-	n, err := res.RowsAffected()
-	return int(n), s.wrap(err, "claim triggers for triggerer %s", p.TriggererID)
+	out, err := collect(rows, func(r *sql.Rows) (core.Trigger, error) {
+		t, err := scanTrigger(r)
+		if err != nil {
+			return core.Trigger{}, err
+		}
+		return *t, nil
+	})
+	return out, s.wrap(err, "%s", what)
 }
 
 // TriggerHold locks trigger id while triggererID owns it.

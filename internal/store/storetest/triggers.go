@@ -164,13 +164,13 @@ func testTriggerClaimHoldFailover(t *testing.T, f *fixture) {
 	beat("t1", f.now)
 	beat("t2", f.now)
 	alive := f.at(-10 * time.Second)
-	n, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t1", AliveSince: alive, Limit: 3})
-	if err != nil || n != 3 {
-		t.Fatalf("t1 claims %d, %v; want 3 (its limit)", n, err)
+	claimed, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t1", AliveSince: alive, Limit: 3})
+	if n := len(claimed); err != nil || n != 3 || claimed[0].TriggererID != "t1" || claimed[0].Type != "timedelta" {
+		t.Fatalf("t1 claims %+v, %v; want 3 (its limit), owned by t1", claimed, err)
 	}
-	n, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t2", AliveSince: alive, Limit: 10})
-	if err != nil || n != 2 {
-		t.Fatalf("t2 claims %d, %v; want the 2 left (t1 is alive)", n, err)
+	claimed, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t2", AliveSince: alive, Limit: 10})
+	if n := len(claimed); err != nil || n != 2 {
+		t.Fatalf("t2 claims %d, %v; want the 2 left (t1 is alive)", len(claimed), err)
 	}
 	mine, err := f.st.TriggerList(f.ctx, &store.TriggerListParams{TriggererID: "t1"})
 	must(t, err, "list t1's")
@@ -183,9 +183,9 @@ func testTriggerClaimHoldFailover(t *testing.T, f *fixture) {
 	// t1 stops heartbeating: once its beat is older than AliveSince, t2
 	// takes its triggers, and t1's hold is refused (the fence).
 	beat("t2", f.at(time.Minute))
-	n, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t2", AliveSince: f.at(30 * time.Second), Limit: 10})
-	if err != nil || n != 3 {
-		t.Fatalf("t2 claims %d of dead t1's triggers, %v; want 3", n, err)
+	claimed, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t2", AliveSince: f.at(30 * time.Second), Limit: 10})
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("t2 claims %d of dead t1's triggers, %v; want 3", len(claimed), err)
 	}
 	wantErr(t, f.st.TriggerHold(f.ctx, mine[0].ID, "t1"), core.ErrConflict, "dead t1 holds a trigger t2 took")
 	if c, err := f.st.TriggerCount(f.ctx, &store.TriggerListParams{TriggererID: "t2"}); err != nil || c != len(tids) {
@@ -216,7 +216,8 @@ func testTriggerClaimExclusiveConcurrent(t *testing.T, f *fixture) {
 				return
 			}
 			for {
-				n, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: id, AliveSince: f.at(-time.Minute), Limit: 3})
+				got, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: id, AliveSince: f.at(-time.Minute), Limit: 3})
+				n := len(got)
 				if err != nil {
 					errs <- err
 					return
