@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
 // deferDAG's "wait" task defers through the in-task CLI on a timedelta
@@ -58,10 +59,23 @@ tasks:
 // the defer call.
 func TestShellTaskDefersAndResumes(t *testing.T) {
 	t.Parallel()
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if engine == "postgres" {
+				env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
+			}
+			shellDeferral(t, env)
+		})
+	}
+}
+
+func shellDeferral(t *testing.T, env []string) {
 	dags, home := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dags, "defer.yaml"), deferDAG)
-	s := startStandalone(t, home, dags)
-	mustWeir(t, nil, "pools", "set", "single", "1", "--home", home)
+	s := startStandalone(t, home, dags, env...)
+	mustWeir(t, env, "pools", "set", "single", "1", "--home", home)
 	s.api.WaitDAG("defer_shell")
 	s.api.Trigger("defer_shell", "r1", nil)
 
@@ -75,11 +89,11 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 	if wait.Trigger == nil || wait.Trigger.Type != "timedelta" || wait.TriggerTimeout == nil {
 		t.Errorf("deferred wait shows trigger %+v timeout %v, want its timedelta trigger and timeout", wait.Trigger, wait.TriggerTimeout)
 	}
-	states := mustWeir(t, nil, "tasks", "states-for-dag-run", "defer_shell", "r1", "--home", home)
+	states := mustWeir(t, env, "tasks", "states-for-dag-run", "defer_shell", "r1", "--home", home)
 	if !strings.Contains(states, `timedelta trigger`) || !strings.Contains(states, `{"delta":"20s"}`) {
 		t.Errorf("weir tasks states-for-dag-run does not show wait's trigger:\n%s", states)
 	}
-	if list := mustWeir(t, nil, "triggers", "list", "--home", home); !strings.Contains(list, "timedelta") {
+	if list := mustWeir(t, env, "triggers", "list", "--home", home); !strings.Contains(list, "timedelta") {
 		t.Errorf("weir triggers list does not show the trigger:\n%s", list)
 	}
 	run := s.api.WaitRunDone("defer_shell", "r1")
@@ -121,7 +135,7 @@ func TestShellTaskDefersAndResumes(t *testing.T) {
 			t.Errorf("%s's log does not say why its deferral was refused (%q):\n%s", task, want, log)
 		}
 	}
-	if n := strings.Count(mustWeir(t, nil, "triggers", "list", "--home", home), "command"); n != 0 {
+	if n := strings.Count(mustWeir(t, env, "triggers", "list", "--home", home), "command"); n != 0 {
 		t.Errorf("a refused deferral left a command trigger")
 	}
 	if run.State != core.RunFailed {

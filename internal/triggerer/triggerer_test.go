@@ -46,7 +46,7 @@ func engines() map[string]func(t *testing.T) store.Store {
 }
 
 // deferred creates a run of n tasks and defers each (from none) on spec.
-func deferred(t *testing.T, st store.Store, svc *service.Service, n int, spec core.TriggerSpec, timeout time.Duration) []string {
+func deferred(t testing.TB, st store.Store, svc *service.Service, n int, spec core.TriggerSpec, timeout time.Duration) []string {
 	t.Helper()
 	ctx := t.Context()
 	var tasks []core.Task
