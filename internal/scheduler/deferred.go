@@ -83,12 +83,12 @@ func (s *Scheduler) startFromTrigger(ctx context.Context, run *core.DagRun, g *g
 }
 
 // failStart fails an instance whose trigger cannot start (its kwargs do
-// not render, or the rendered kwargs are invalid), as a mapped task that
-// cannot expand fails: nothing an upstream could fix makes it run.
+// not render, or the rendered kwargs are invalid) through a worker step,
+// so that the reason is in the try's log (service.FailStart).
 func (s *Scheduler) failStart(ctx context.Context, ti *core.TaskInstance, cause error) error {
-	s.Logger.Error("cannot start task from its trigger; failing it", "dag_id", ti.DagID, "run_id", ti.RunID,
+	s.Logger.Warn("cannot start task from its trigger; failing it", "dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "err", cause)
-	return s.failNone(ctx, ti)
+	return s.Service.FailStart(ctx, ti, cause)
 }
 
 // failNone fails a none-state instance that can never run.

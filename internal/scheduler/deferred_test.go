@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,5 +32,24 @@ func TestDeferralTimeoutNoticedWithinThePollInterval(t *testing.T) {
 	got := h.ti(run, "wait")
 	if (got.State != core.TIScheduled && got.State != core.TIQueued) || got.NextMethod != "__fail__" {
 		t.Fatalf("wait is %s (next method %q) after the poll interval, want resumed to fail by its timeout", got.State, got.NextMethod)
+	}
+}
+
+// A task whose start trigger's kwargs render to what the trigger refuses
+// is not failed silently: it goes to a worker step that fails it with the
+// reason (next method __fail__), so the reason is in the try's log and
+// retries follow as for any failure.
+func TestStartTriggerThatCannotStartFailsWithItsReason(t *testing.T) {
+	t.Parallel()
+	dag := core.DAG{DagID: "d", Params: map[string]any{"when": "not a time"}, Tasks: []core.Task{{TaskID: "wait", Operator: "sensor",
+		StartTrigger: &core.Deferral{Trigger: core.TriggerSpec{Type: "datetime", Kwargs: json.RawMessage(`{"moment":"{{ .params.when }}"}`)}}}}}
+	h := newHarness(t, dag)
+	run := h.trigger("d")
+	h.step()
+	got := h.ti(run, "wait")
+	if (got.State != core.TIScheduled && got.State != core.TIQueued) || got.NextMethod != core.NextMethodFail ||
+		!strings.Contains(string(got.NextKwargs), `the task cannot start from its trigger`) ||
+		!strings.Contains(string(got.NextKwargs), `kwarg \"moment\" must be an RFC 3339 time`) {
+		t.Fatalf("wait = %s, next %q %s; want on its way to a worker to fail, naming the bad moment", got.State, got.NextMethod, got.NextKwargs)
 	}
 }

@@ -69,6 +69,24 @@ func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 // (trigger.Registry.CheckDeferral over the service's trigger types).
 func (s *Service) CheckDeferral(d core.Deferral) error { return s.triggers.CheckDeferral(d) }
 
+// FailStart fails a task instance (state none) that cannot start from its
+// trigger — its kwargs do not render, or render to what the type refuses —
+// the way a failed trigger fails its waiters: it moves to scheduled with
+// next method __fail__ and cause as the message, so a worker fails the try
+// with the message in its log and retries follow as for any failure.
+func (s *Service) FailStart(ctx context.Context, ti *core.TaskInstance, cause error) error {
+	msg := fmt.Sprintf("the task cannot start from its trigger: %v", cause)
+	moved, err := s.st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{ti.ID}, FromNone: true,
+		Fail: msg, Now: s.clock.Now()})
+	if err != nil {
+		return fmt.Errorf("fail %s: %w", runs.Describe(ti), err)
+	}
+	if len(moved) > 0 {
+		s.notify(ctx, store.ChannelScheduler)
+	}
+	return nil
+}
+
 // FireTrigger commits one event of trigger id, run by triggerer: every try
 // deferred on it goes back to scheduled with payload as its event (each
 // resumes once: a second event finds none waiting), and a trigger no try

@@ -426,9 +426,9 @@ type TriggerStore interface {
 	// that starts from its trigger). Returns the trigger id; ErrConflict
 	// (nothing created) when the try is in another state.
 	TaskInstanceDefer(ctx context.Context, p *TaskInstanceDeferParams) (int64, error)
-	// TaskInstanceResume moves deferred tries back to scheduled: those
-	// waiting on p.TriggerID, or those listed in p.IDs. Returns the ids
-	// that moved.
+	// TaskInstanceResume moves deferred tries (or, with p.FromNone, tries
+	// in state none) to scheduled: those waiting on p.TriggerID, or those
+	// listed in p.IDs. Returns the ids that moved.
 	TaskInstanceResume(ctx context.Context, p *TaskInstanceResumeParams) ([]string, error)
 	// TaskInstanceDeferredTimedOut lists up to limit deferred tries whose
 	// trigger_timeout is before before, earliest first.
@@ -472,6 +472,9 @@ type TaskInstanceResumeParams struct {
 	// Fail, when set, makes the tries resume into a failure with this
 	// message (next_method __fail__).
 	Fail string
+	// FromNone moves tries in state none instead of deferred ones, into
+	// the failure Fail names: a task that cannot start from its trigger.
+	FromNone bool
 	Now  time.Time
 }
 

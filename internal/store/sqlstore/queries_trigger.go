@@ -18,7 +18,7 @@ const (
 	qTIResume = `UPDATE task_instance SET state = 'scheduled', trigger_id = NULL, trigger_timeout = NULL,
 		next_event = $1, next_method = CASE WHEN $2 THEN $3 ELSE next_method END,
 		next_kwargs = CASE WHEN $2 THEN $4 ELSE next_kwargs END, updated_at = $5
-		WHERE state = 'deferred' AND %s RETURNING id`
+		WHERE state = %s AND %s RETURNING id`
 	qTIDeferredTimedOut = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE state = 'deferred' AND trigger_timeout < $1 ORDER BY trigger_timeout LIMIT $2`
 	qTriggerGet   = `SELECT ` + triggerCols + ` FROM trigger WHERE id = $1`

@@ -43,6 +43,14 @@ func (s *Store) TaskInstanceDefer(ctx context.Context, p *store.TaskInstanceDefe
 // TaskInstanceResume moves deferred tries back to scheduled.
 func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceResumeParams) ([]string, error) {
 	b := builder{args: []any{nullJSON(p.Event), p.Fail != "", core.NextMethodFail, failKwargs(p.Fail), micros(p.Now)}}
+	from := core.TIDeferred
+	if p.FromNone {
+		if p.Fail == "" {
+			return nil, fmt.Errorf("resume task instances: only a failure moves tries that are not deferred: %w", core.ErrInvalid)
+		}
+		from = core.TINone
+	}
+	state := b.arg(string(from))
 	var cond string
 	switch {
 	case p.TriggerID != 0 && len(p.IDs) == 0:
@@ -52,7 +60,7 @@ func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceRes
 	default:
 		return nil, fmt.Errorf("resume task instances: give a trigger id or task instance ids: %w", core.ErrInvalid)
 	}
-	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTIResume, cond), b.args...)
+	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTIResume, state, cond), b.args...)
 	if err != nil {
 		return nil, s.wrap(err, "resume deferred task instances")
 	}

@@ -100,8 +100,17 @@ func testDeferResume(t *testing.T, f *fixture) {
 }
 
 func testDeferTimeoutFailAndNewTry(t *testing.T, f *fixture) {
-	a, b, c := newTI("a", core.TINone), newTI("b", core.TINone), newTI("c", core.TINone)
-	f.run("etl", "r1", a, b, c)
+	a, b, c, d := newTI("a", core.TINone), newTI("b", core.TINone), newTI("c", core.TINone), newTI("d", core.TINone)
+	f.run("etl", "r1", a, b, c, d)
+	// A task that cannot start from its trigger fails through a worker
+	// step: none → scheduled into __fail__ (only with a failure).
+	_, err := f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{d.ID}, FromNone: true, Now: f.now})
+	wantErr(t, err, core.ErrInvalid, "move a none-state try without a failure")
+	moved, err := f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{d.ID}, FromNone: true,
+		Fail: "cannot start", Now: f.now})
+	if err != nil || len(moved) != 1 || f.get(d.ID).State != core.TIScheduled || f.get(d.ID).NextMethod != core.NextMethodFail {
+		t.Fatalf("fail a none-state try = %v, %v; want it scheduled into __fail__", moved, err)
+	}
 	// A task that starts from its trigger defers from none.
 	early, late := f.at(time.Minute), f.at(time.Hour)
 	tidA := f.deferTI(a.ID, core.TINone, &early)
@@ -116,7 +125,7 @@ func testDeferTimeoutFailAndNewTry(t *testing.T, f *fixture) {
 	if len(due) != 1 || due[0].ID != a.ID {
 		t.Fatalf("timed out = %v, want only a", taskIDs(due))
 	}
-	moved, err := f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{a.ID},
+	moved, err = f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{a.ID},
 		Fail: "trigger timeout of 1m0s passed", Now: f.at(2 * time.Minute)})
 	if err != nil || len(moved) != 1 {
 		t.Fatalf("fail a = %v, %v", moved, err)
