@@ -475,7 +475,7 @@ type TaskInstanceResumeParams struct {
 	// FromNone moves tries in state none instead of deferred ones, into
 	// the failure Fail names: a task that cannot start from its trigger.
 	FromNone bool
-	Now  time.Time
+	Now      time.Time
 }
 
 // TriggerListParams filters TriggerList and TriggerCount.
