@@ -16,7 +16,6 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite" to make the watched table
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
@@ -27,16 +26,7 @@ import (
 // then resumes on a worker with the trigger's event as its XCom.
 func TestEveryBuiltinTriggerResumesItsSensor(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			var env []string
-			if engine == "postgres" {
-				env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
-			}
-			runBuiltinSensors(t, env)
-		})
-	}
+	onEachEngine(t, runBuiltinSensors)
 }
 
 func runBuiltinSensors(t *testing.T, env []string) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
 // deferDAG's "wait" task defers through the in-task CLI on a timedelta
@@ -59,16 +58,7 @@ tasks:
 // the defer call.
 func TestShellTaskDefersAndResumes(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			var env []string
-			if engine == "postgres" {
-				env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
-			}
-			shellDeferral(t, env)
-		})
-	}
+	onEachEngine(t, shellDeferral)
 }
 
 func shellDeferral(t *testing.T, env []string) {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
@@ -29,3 +30,19 @@ func examplesDir() string { return filepath.Join(repoRoot, "examples", "dags") }
 func readFile(t *testing.T, path string) string { t.Helper(); return weirtest.ReadFile(t, path) }
 
 func writeFile(t *testing.T, path, content string) { t.Helper(); weirtest.WriteFile(t, path, content) }
+
+// onEachEngine runs fn as a parallel subtest per engine standalone can use:
+// SQLite (env empty) and PostgreSQL (env naming a fresh database).
+func onEachEngine(t *testing.T, fn func(t *testing.T, env []string)) {
+	t.Helper()
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if engine == "postgres" {
+				env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
+			}
+			fn(t, env)
+		})
+	}
+}

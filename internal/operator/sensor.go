@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
 	"github.com/weirflow/weir/internal/trigger"
 )
 
@@ -28,19 +29,16 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 		req.logf("the trigger fired: %s", truncate(string(req.Resume.Event), 500))
 		return &Result{ReturnValue: req.Resume.Event}, nil
 	}
-	raw, ok := req.Args["trigger"].(map[string]any)
+	// The trigger as the sensor's rendered args hold it (dagfile.BuildSensor's poke form).
+	spec, ok := dagfile.SensorTrigger(&core.Task{Args: req.Args})
 	if !ok {
 		return nil, fmt.Errorf("sensor %s has no trigger to poke: %w", req.Task.TaskID, core.ErrInvalid)
 	}
-	typ, _ := raw["type"].(string)
-	kwargs, err := json.Marshal(raw["kwargs"])
-	if err != nil {
-		return nil, fmt.Errorf("sensor trigger kwargs: %w", err)
-	}
+	typ := spec.Type
 	if r.Triggers == nil {
 		return nil, fmt.Errorf("this worker has no trigger types to poke %s with", typ)
 	}
-	tr, err := r.Triggers.New(core.TriggerSpec{Type: typ, Kwargs: kwargs})
+	tr, err := r.Triggers.New(spec)
 	if err != nil {
 		return nil, err
 	}
