@@ -76,12 +76,13 @@ type AssetEventParams struct {
 	AssetName       string
 	Extra           json.RawMessage // a JSON object; nil = {}
 	PartitionKey    *string
-	SourceKind      string // core.AssetSourceTask | core.AssetSourceAPI
+	SourceKind      string // core.AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
 	SourceDagID     string
 	SourceRunID     string
 	SourceTaskID    string
 	SourceMapIndex  int
 	SourceTryNumber int
+	SourceWatcher   string // the watcher's name (AssetSourceWatcher)
 	Now             time.Time
 	// Aliases are associated with the asset in the event's transaction
 	// (before the event is queued, so DAGs scheduled on them are queued
