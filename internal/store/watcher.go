@@ -38,6 +38,8 @@ type WatcherStore interface {
 type WatcherListParams struct {
 	AssetID   int64 // 0 = any
 	TriggerID int64 // 0 = any
+	// TriggererID keeps the watchers whose trigger this triggerer runs.
+	TriggererID string
 	// Running keeps only watchers that run: declared by an active DAG on
 	// an active asset.
 	Running bool

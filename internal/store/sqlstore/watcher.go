@@ -155,6 +155,9 @@ func (s *Store) WatcherList(ctx context.Context, p *store.WatcherListParams) ([]
 	if p.TriggerID != 0 {
 		b.where("w.trigger_id = ?", p.TriggerID)
 	}
+	if p.TriggererID != "" {
+		b.where("t.triggerer_id = ?", p.TriggererID)
+	}
 	if p.Running {
 		b.where(watcherRunning)
 	}
