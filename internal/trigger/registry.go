@@ -108,12 +108,12 @@ func (r *Registry) CheckWatcher(spec Spec) error {
 // u (an unknown type passes: Check names it).
 func (r *Registry) checkUse(name string, u Use) error {
 	t, ok := r.Lookup(name)
-	if !ok || t.can(u) {
+	if !ok || t.Can(u) {
 		return nil
 	}
 	var can []string
 	for _, o := range r.Types() {
-		if o.can(u) {
+		if o.Can(u) {
 			can = append(can, o.Name)
 		}
 	}

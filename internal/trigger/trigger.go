@@ -59,8 +59,8 @@ const (
 	UseWatcher
 )
 
-// can reports whether t may run for u.
-func (t Type) can(u Use) bool {
+// Can reports whether t may run for u.
+func (t Type) Can(u Use) bool {
 	uses := t.Uses
 	if uses == 0 {
 		uses = UseDeferral
