@@ -104,11 +104,12 @@ func (r *Registry) CheckWatcher(spec Spec) error {
 	return r.Check(spec)
 }
 
-// checkUse reports an error when the registered type name may not run for
-// u (an unknown type passes: Check names it).
+// checkUse reports an error when type name may not run for u, or (for a
+// watcher) is unknown; an unknown type for a deferral passes (Check names
+// it among every type).
 func (r *Registry) checkUse(name string, u Use) error {
 	t, ok := r.Lookup(name)
-	if !ok || t.Can(u) {
+	if ok && t.Can(u) {
 		return nil
 	}
 	var can []string
@@ -117,7 +118,12 @@ func (r *Registry) checkUse(name string, u Use) error {
 			can = append(can, o.Name)
 		}
 	}
-	if u == UseWatcher {
+	switch {
+	case !ok && u == UseWatcher:
+		return fmt.Errorf("unknown trigger type %q (types that watch: %s): %w", name, strings.Join(can, ", "), core.ErrInvalid)
+	case !ok:
+		return nil // Check names it among every type
+	case u == UseWatcher:
 		return fmt.Errorf("trigger type %q cannot watch an asset: it fires once, for a deferred task (types that watch: %s): %w",
 			name, strings.Join(can, ", "), core.ErrInvalid)
 	}

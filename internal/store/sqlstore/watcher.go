@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -31,7 +30,7 @@ func (s *Store) syncWatchers(ctx context.Context, d *core.DAG, ids map[string]in
 		a := &d.Assets[i]
 		for _, w := range a.Watchers {
 			what := fmt.Sprintf("sync assets of dag %s: watcher %q of asset %q", d.DagID, w.Name, a.Name)
-			kwargs, err := canonicalJSON(w.Trigger.Kwargs)
+			kwargs, err := core.CanonicalJSON(w.Trigger.Kwargs)
 			if err != nil {
 				return fmt.Errorf("%s: trigger kwargs: %w: %w", what, err, core.ErrInvalid)
 			}
@@ -128,22 +127,6 @@ func (s *Store) watcherTrigger(ctx context.Context, typ, kwargs string, now time
 		err = s.tx.QueryRowContext(ctx, qTriggerInsert, typ, kwargs, micros(now)).Scan(&id)
 	}
 	return id, s.wrap(err, "find or create its trigger")
-}
-
-// canonicalJSON returns raw compacted with object keys sorted, so that
-// equal kwargs compare equal as text ("" and null are {}).
-func canonicalJSON(raw json.RawMessage) (string, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return "{}", nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", err
-	}
-	out, err := json.Marshal(v)
-	return string(out), err
 }
 
 // WatcherList lists watchers with their cursor and health.
