@@ -44,6 +44,15 @@ func adapt(fn TaskFunc, resumes []string) operator.GoFunc {
 	}
 }
 
+// AssetEvent is an asset event as a task sees it (docs/assets.md).
+type AssetEvent = core.AssetEvent
+
+// TriggeringAssetEvents returns the asset events that created the run,
+// oldest first: what an asset-triggered run was started for (each with its
+// asset, extra, partition key and source, a watcher's included); nil for
+// other runs.
+func (tc *TaskContext) TriggeringAssetEvents() []AssetEvent { return tc.op.AssetEvents }
+
 // Param returns the run's value of the DAG param name (nil when unset).
 func (tc *TaskContext) Param(name string) any { return tc.Params[name] }
 

@@ -53,6 +53,11 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 		return err
 	}
 	rc := execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params}
+	if run.RunType == core.RunAssetTriggered {
+		if rc.TriggeringAssetEvents, err = s.st.AssetEventsOfRun(ctx, run.ID); err != nil {
+			return fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
+		}
+	}
 	if operator.ResumeOf(ti) != nil && s.logs != "" {
 		if rc.LogSize, err = tasklog.Size(s.logs, tasklog.KeyOf(ti)); err != nil {
 			return err

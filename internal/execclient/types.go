@@ -92,6 +92,9 @@ type RunContext struct {
 	// LogSize is how many bytes the try's log holds already: a try
 	// resumed after a deferral continues its log from there.
 	LogSize int64 `json:"log_size,omitempty"`
+	// TriggeringAssetEvents are the asset events that created an
+	// asset-triggered run (oldest first; Airflow's name), empty otherwise.
+	TriggeringAssetEvents []core.AssetEvent `json:"triggering_asset_events,omitempty"`
 }
 
 // StateRequest ends a running try (PATCH .../state). State is success,

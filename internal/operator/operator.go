@@ -79,6 +79,9 @@ type Request struct {
 	// status as its last act (a trap on EXIT), for the worker's next life
 	// should this one die before learning it (taskproc.Outcome).
 	ExitFile string
+	// AssetEvents are the asset events that created the run (an
+	// asset-triggered run's; nil otherwise).
+	AssetEvents []core.AssetEvent
 }
 
 func (r *Request) mask(s string) {

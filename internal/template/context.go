@@ -80,8 +80,10 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 		"map_index":           mapIndex,
 		"map_args":            mapArgs,
 		"params":              merged,
-		"conf":                conf,
-		"ti":                  tiCtx,
+		// The asset events that created the run (WithEvents); none by default.
+		"triggering_asset_events": []map[string]any{},
+		"conf":                    conf,
+		"ti":                      tiCtx,
 		"dag_run": map[string]any{
 			"run_id":       run.RunID,
 			"dag_id":       run.DagID,
@@ -90,6 +92,25 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 			"conf":         conf,
 		},
 	}
+}
+
+// WithEvents adds the asset events that created the run to a template
+// context (Context's) as .triggering_asset_events: for each, id, asset
+// (its name), uri, extra (decoded), partition_key ("" = none),
+// source_kind, source_watcher and timestamp.
+func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
+	list := make([]map[string]any, 0, len(events))
+	for _, e := range events {
+		part := ""
+		if e.PartitionKey != nil {
+			part = *e.PartitionKey
+		}
+		list = append(list, map[string]any{"id": e.ID, "asset": e.Name, "uri": e.URI, "extra": decodeObject(e.Extra),
+			"partition_key": part, "source_kind": e.SourceKind, "source_watcher": e.SourceWatcher,
+			"timestamp": Time{e.Timestamp.UTC()}})
+	}
+	ctx["triggering_asset_events"] = list
+	return ctx
 }
 
 // decodeObject decodes a JSON object, or returns an empty map for anything
