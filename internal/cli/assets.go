@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -18,7 +19,7 @@ import (
 
 // assetsCmd is `weir assets list|show|events|aliases|add-to-alias` (docs/assets.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; add an asset to an alias from a task"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events, aliases and watchers; add an asset to an alias from a task"}
 	var (
 		asJSON, all                 bool
 		assetName                   string
@@ -172,7 +173,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd())
+	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), a.watchersCmd())
 	return cmd
 }
 
@@ -189,7 +190,9 @@ func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string, pf *pageFl
 }
 
 // assetByName finds an asset, with an error naming it when there is none.
-func assetByName(cmd *cobra.Command, st *sqlstore.Store, name string) (*core.AssetModel, error) {
+func assetByName(cmd *cobra.Command, st interface {
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+}, name string) (*core.AssetModel, error) {
 	x, err := st.AssetGetByName(cmd.Context(), name)
 	if err != nil {
 		return nil, fmt.Errorf("asset %q (see weir assets list --all): %w", name, err)

@@ -3,11 +3,15 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/trigger"
 )
 
 // Bounds on what one watcher poll commits (docs/watchers.md#limits).
@@ -72,4 +76,74 @@ func checkWatch(p *store.WatcherCommitParams) error {
 // ReportWatcherPolls records polls in the watchers' health.
 func (s *Service) ReportWatcherPolls(ctx context.Context, polls []store.WatcherPoll) error {
 	return s.st.WatcherReportPolls(ctx, polls)
+}
+
+// AssetWatchers lists the watchers of asset assetID (all assets when 0)
+// with their cursor and health (docs/watchers.md#health), kwargs masked,
+// each marked alive when its triggerer's heartbeat is within threshold.
+func (s *Service) AssetWatchers(ctx context.Context, assetID int64, threshold time.Duration) ([]core.Watcher, error) {
+	ws, err := s.st.WatcherList(ctx, &store.WatcherListParams{AssetID: assetID})
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := s.st.JobList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	beats := map[string]time.Time{}
+	for _, j := range jobs {
+		beats[j.ID] = j.Heartbeat
+	}
+	now := s.clock.Now()
+	for i := range ws {
+		w := &ws[i]
+		w.Trigger.Kwargs = trigger.MaskKwargs(w.Trigger.Kwargs)
+		if hb, ok := beats[w.TriggererID]; ok && now.Sub(hb) <= threshold {
+			w.TriggererAlive = true
+		}
+	}
+	return ws, nil
+}
+
+// AssetWatcher returns watcher name of asset assetID (as AssetWatchers);
+// core.ErrNotFound naming the asset's watchers when it has none so named.
+func (s *Service) AssetWatcher(ctx context.Context, assetID int64, name string, threshold time.Duration) (*core.Watcher, error) {
+	ws, err := s.AssetWatchers(ctx, assetID, threshold)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ws))
+	for i := range ws {
+		if ws[i].Name == name {
+			return &ws[i], nil
+		}
+		names = append(names, ws[i].Name)
+	}
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
+	return nil, fmt.Errorf("asset %d has no watcher %q (its watchers: %s): %w", assetID, name, strings.Join(names, ", "), core.ErrNotFound)
+}
+
+// SetWatcherCursor sets the cursor of watcher name of asset assetID to raw
+// (any JSON value but null), or with raw nil deletes it, so that the
+// watcher starts over: an audited asset-state edit by actor (role op,
+// through states), which a poll in flight cannot overwrite
+// (docs/watchers.md#cursors). Returns the watcher as it is then.
+func (s *Service) SetWatcherCursor(ctx context.Context, states *statestore.Service, actor core.Actor, assetID int64,
+	name string, raw []byte, threshold time.Duration) (*core.Watcher, error) {
+	if _, err := s.AssetWatcher(ctx, assetID, name, threshold); err != nil {
+		return nil, err
+	}
+	scope, key := core.AssetScope(assetID), core.WatcherCursorKey(name)
+	var err error
+	if raw == nil {
+		err = states.AdminDelete(ctx, actor, scope, key)
+	} else {
+		_, err = states.AdminSet(ctx, actor, scope, key, raw, statevalue.Retention{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.AssetWatcher(ctx, assetID, name, threshold)
 }
