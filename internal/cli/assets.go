@@ -200,9 +200,13 @@ func assetByName(cmd *cobra.Command, st interface {
 	return x, nil
 }
 
-// eventSource is "api", or "task dag/run/task[map_index] try N".
+// eventSource is "api", "watcher NAME", or "task dag/run/task[map_index] try N".
 func eventSource(e *core.AssetEvent) string {
-	if e.SourceKind != core.AssetSourceTask {
+	switch e.SourceKind {
+	case core.AssetSourceWatcher:
+		return "watcher " + e.SourceWatcher
+	case core.AssetSourceTask:
+	default:
 		return e.SourceKind
 	}
 	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)
