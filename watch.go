@@ -87,3 +87,28 @@ func (p pollWatcher[K]) Run(ctx context.Context, rt *trigger.Runtime) error {
 			return p.poll(ctx, p.kwargs, a, cursor)
 		}))
 }
+
+// Where a TriggerType may run (TriggerType.Uses; zero = UseDeferral).
+const (
+	UseDeferral = trigger.UseDeferral // a deferred task or sensor waits on it; the first event resumes it
+	UseWatcher  = trigger.UseWatcher  // an asset watcher: it runs until cancelled, committing cursors with events
+)
+
+type (
+	// Watched is one asset a watcher trigger runs for, with its watcher's
+	// name and committed cursor.
+	Watched = trigger.Watched
+	// WatchBatch is what one poll commits, all or nothing: events (each
+	// naming its asset, or none for every watched asset) and new cursors
+	// by asset name.
+	WatchBatch = trigger.Batch
+)
+
+// WatchLoop runs poll over every asset the watcher trigger runs for (a
+// read of the source shared by all of them) until ctx ends, committing each
+// batch, with interval and jitter between polls and back-off after errors:
+// the Run of a TriggerType with Uses UseWatcher.
+func WatchLoop(ctx context.Context, rt *TriggerRuntime, interval time.Duration,
+	poll func(ctx context.Context, watched []Watched) (WatchBatch, error)) error {
+	return trigger.Watch(ctx, rt, trigger.WatchOptions{Interval: interval}, poll)
+}
