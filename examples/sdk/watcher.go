@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/weirflow/weir"
 )
@@ -78,15 +80,17 @@ var jsonlTailType = weir.PollWatcher("jsonl_tail", "each new line of a JSON-line
 	})
 
 // watcherDAG runs once per batch of new lines of /tmp/weir-example/orders.jsonl
-// (append a line: echo '{"order": 7}' >> /tmp/weir-example/orders.jsonl) and
-// logs each line it was started for.
+// (append a line: echo '{"order": 7}' >> /tmp/weir-example/orders.jsonl;
+// $WEIR_EXAMPLE_ORDERS names another file, $WEIR_EXAMPLE_POLL another poll
+// interval) and logs each line it was started for.
 func watcherDAG() *weir.DAG {
-	spec, err := weir.NewTrigger("jsonl_tail", map[string]string{"path": "/tmp/weir-example/orders.jsonl", "poll_interval": "2s"})
+	path := cmp.Or(os.Getenv("WEIR_EXAMPLE_ORDERS"), "/tmp/weir-example/orders.jsonl")
+	spec, err := weir.NewTrigger("jsonl_tail", map[string]string{"path": path,
+		"poll_interval": cmp.Or(os.Getenv("WEIR_EXAMPLE_POLL"), "2s")})
 	if err != nil {
 		panic(err) // a map of strings always encodes
 	}
-	orders := weir.Asset("jsonl_orders", weir.AssetURI("file:///tmp/weir-example/orders.jsonl"),
-		weir.AssetWatcher("tail", spec))
+	orders := weir.Asset("jsonl_orders", weir.AssetURI("file://"+path), weir.AssetWatcher("tail", spec))
 	dag := weir.NewDAG("go_watcher",
 		weir.Description("Runs for each batch of new lines of a JSON-lines file, found by a custom poll-function watcher."),
 		weir.Tags("example", "go", "watcher"), weir.ScheduleOnAssets(orders))
@@ -96,6 +100,6 @@ func watcherDAG() *weir.DAG {
 			tc.Logger.Info("new line", "event", e.ID, "extra", string(e.Extra))
 		}
 		return len(events), nil
-	}, weir.Inlets(orders))
+	}, weir.Inlets(orders), weir.Retries(3), weir.RetryDelay(time.Second))
 	return dag
 }
