@@ -4,6 +4,7 @@ package builtin
 import (
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/command"
+	"github.com/weirflow/weir/internal/trigger/dirwatch"
 	"github.com/weirflow/weir/internal/trigger/externaltask"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
@@ -18,6 +19,7 @@ func Types() []trigger.Type {
 		timer.DateTime, timer.TimeDelta,
 		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
 		command.Type,
+		dirwatch.Type,
 	}
 }
 
