@@ -70,7 +70,7 @@ func newWatcher(raw json.RawMessage) (trigger.Trigger, error) {
 		w.glob = *k.Glob
 	}
 	var err error
-	if w.opt, w.interval, err = k.Options(); err != nil {
+	if w.opt, w.interval, err = k.Options(0); err != nil {
 		return nil, err
 	}
 	w.root = filepath.Clean(*k.Path)

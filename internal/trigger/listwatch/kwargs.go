@@ -23,10 +23,10 @@ type Kwargs struct {
 	PartitionKey *string           `json:"partition_key"`
 }
 
-// Options validates the kwargs and returns the options and the poll
-// interval; an error names the kwarg at fault.
-func (k *Kwargs) Options() (Options, time.Duration, error) {
-	opt := Options{Route: k.Route, MaxItems: DefaultMaxItems}
+// Options validates the kwargs and returns the options (min_age minAge
+// when not given) and the poll interval; an error names the kwarg at fault.
+func (k *Kwargs) Options(minAge time.Duration) (Options, time.Duration, error) {
+	opt := Options{Route: k.Route, MaxItems: DefaultMaxItems, MinAge: minAge}
 	if k.Route != nil && len(k.Route) == 0 {
 		return opt, 0, trigger.Invalid("route", "must map at least one asset name to a pattern (leave it out to give every watched asset every item)")
 	}

@@ -29,6 +29,12 @@ var Type = trigger.Type{
 	Uses:    trigger.UseWatcher,
 }
 
+// DefaultMinAge is min_age when not given: listings date objects to the
+// second, and an object becomes visible when its upload ends, so an
+// object younger than this may still be followed by one with an older
+// Last-Modified (see docs/watchers.md#s3_keys).
+const DefaultMinAge = 2 * time.Second
+
 // Payload is the event of one object.
 type Payload struct {
 	Bucket   string    `json:"bucket"`
@@ -57,7 +63,7 @@ func newWatcher(raw json.RawMessage) (trigger.Trigger, error) {
 		return nil, err
 	}
 	w := &s3Watcher{loc: loc}
-	if w.opt, w.interval, err = k.Options(); err != nil {
+	if w.opt, w.interval, err = k.Options(DefaultMinAge); err != nil {
 		return nil, err
 	}
 	return w, nil
