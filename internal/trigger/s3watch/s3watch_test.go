@@ -1,18 +1,14 @@
 package s3watch_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/s3test"
@@ -29,19 +25,18 @@ func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
 // again from the committed cursor reports only what came since.
 func TestNewObjectsEachOnceAcrossARestart(t *testing.T) {
 	t.Parallel()
-	conn := s3test.URL(t, "")
-	bucket := bucketOf(t, conn)
-	put(t, bucket, "in/a.csv", "1")
-	put(t, bucket, "out/x.csv", "1")
+	conn, bucket := newBucket(t)
+	s3test.Put(t, bucket, "in/a.csv", "1")
+	s3test.Put(t, bucket, "out/x.csv", "1")
 	tr := triggertest.New(t, s3watch.Type, `{"conn_id":"lake","prefix":"in/","poll_interval":"10ms"}`)
 	rt := func() *trigger.Runtime { return &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}} }
 	w := triggertest.NewWatcher("landing", trigger.AssetInfo{Name: "orders"})
 	run := w.Start(t, tr, rt())
-	p := payload(t, w.WaitEvents(t, "orders", 1)[0])
+	p := triggertest.Payloads[s3watch.Payload](t, w.WaitEvents(t, "orders", 1))[0]
 	if p.Bucket != bucket || p.Key != "in/a.csv" || p.Size != 1 || p.ETag == "" || p.Modified.IsZero() {
 		t.Errorf("first event = %+v, want in/a.csv of 1 byte in %s with its etag and time", p, bucket)
 	}
-	put(t, bucket, "in/b.csv", "22")
+	s3test.Put(t, bucket, "in/b.csv", "22")
 	if got := keys(t, w.WaitEvents(t, "orders", 2)); !slices.Equal(got, []string{"in/a.csv", "in/b.csv"}) {
 		t.Errorf("events = %v, want in/a.csv, in/b.csv", got)
 	}
@@ -50,7 +45,7 @@ func TestNewObjectsEachOnceAcrossARestart(t *testing.T) {
 	again := triggertest.NewWatcher("landing", trigger.AssetInfo{Name: "orders"})
 	again.SetCursor("orders", w.Cursor("orders"))
 	again.Start(t, tr, rt())
-	put(t, bucket, "in/c.csv", "3")
+	s3test.Put(t, bucket, "in/c.csv", "3")
 	if got := keys(t, again.WaitEvents(t, "orders", 1)); !slices.Equal(got, []string{"in/c.csv"}) {
 		t.Errorf("after a restart from the cursor: events = %v, want only in/c.csv", got)
 	}
@@ -62,18 +57,15 @@ func TestNewObjectsEachOnceAcrossARestart(t *testing.T) {
 // every one is reported exactly once.
 func TestABurstIsReportedWholeEachOnce(t *testing.T) {
 	t.Parallel()
-	conn := s3test.URL(t, "")
-	bucket := bucketOf(t, conn)
-	tr := triggertest.New(t, s3watch.Type, `{"conn_id":"lake","glob":"burst/*.json","max_items":7,"poll_interval":"10ms"}`)
-	w := triggertest.NewWatcher("landing", trigger.AssetInfo{Name: "a"})
-	w.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}})
+	conn, bucket := newBucket(t)
+	w := watch(t, conn, `{"conn_id":"lake","glob":"burst/*.json","max_items":7,"poll_interval":"10ms"}`, trigger.AssetInfo{Name: "a"})
 	var want []string
 	for i := 40; i > 0; i-- {
 		key := fmt.Sprintf("burst/%03d.json", i)
-		put(t, bucket, key, "x")
+		s3test.Put(t, bucket, key, "x")
 		want = append(want, key)
 	}
-	put(t, bucket, "burst/~last.json", "x") // the newest and last in key order: once reported, every other was considered
+	s3test.Put(t, bucket, "burst/~last.json", "x") // the newest and last in key order: once reported, every other was considered
 	want = append(want, "burst/~last.json")
 	w.WaitEvents(t, "a", 1)
 	for !slices.Contains(keys(t, w.Events("a")), "burst/~last.json") {
@@ -91,16 +83,13 @@ func TestABurstIsReportedWholeEachOnce(t *testing.T) {
 // object no route matches is skipped.
 func TestRouteSendsEachObjectToItsAsset(t *testing.T) {
 	t.Parallel()
-	conn := s3test.URL(t, "")
-	bucket := bucketOf(t, conn)
-	put(t, bucket, "eu/1.csv", "x")
-	put(t, bucket, "asia/1.csv", "x")
-	put(t, bucket, "us/1.csv", "x")
-	tr := triggertest.New(t, s3watch.Type, `{"conn_id":"lake","route":{"eu_orders":"eu/*","us_orders":"us/*"},"poll_interval":"10ms"}`)
-	w := triggertest.NewWatcher("landing", trigger.AssetInfo{Name: "eu_orders"}, trigger.AssetInfo{Name: "us_orders"})
-	w.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}})
+	conn, bucket := newBucket(t)
+	s3test.Put(t, bucket, "eu/1.csv", "x")
+	s3test.Put(t, bucket, "asia/1.csv", "x")
+	s3test.Put(t, bucket, "us/1.csv", "x")
+	w := watch(t, conn, `{"conn_id":"lake","route":{"eu_orders":"eu/*","us_orders":"us/*"},"poll_interval":"10ms"}`, trigger.AssetInfo{Name: "eu_orders"}, trigger.AssetInfo{Name: "us_orders"})
 	w.WaitEvents(t, "us_orders", 1)
-	put(t, bucket, "eu/2.csv", "x")
+	s3test.Put(t, bucket, "eu/2.csv", "x")
 	w.WaitEvents(t, "eu_orders", 2)
 	if eu, us := keys(t, w.Events("eu_orders")), keys(t, w.Events("us_orders")); !slices.Equal(eu, []string{"eu/1.csv", "eu/2.csv"}) || !slices.Equal(us, []string{"us/1.csv"}) {
 		t.Errorf("eu_orders got %v, us_orders got %v; want eu/1.csv, eu/2.csv and us/1.csv", eu, us)
@@ -155,36 +144,27 @@ func TestKwargsRefused(t *testing.T) {
 	}
 }
 
-func bucketOf(t *testing.T, conn string) string {
+// newBucket returns a connection URL to a new bucket, and the bucket.
+func newBucket(t *testing.T) (conn, bucket string) {
 	t.Helper()
-	u, err := url.Parse(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
+	conn = s3test.URL(t, "")
+	return conn, s3test.BucketOf(t, conn)
 }
 
-func put(t *testing.T, bucket, key, data string) {
+// watch runs an s3_keys watcher of kwargs (conn_id "lake" is conn) for
+// assets.
+func watch(t *testing.T, conn, kwargs string, assets ...trigger.AssetInfo) *triggertest.Watcher {
 	t.Helper()
-	_, err := s3test.Client(t).PutObject(t.Context(), bucket, key, bytes.NewReader([]byte(data)), int64(len(data)), minio.PutObjectOptions{})
-	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
-	}
-}
-
-func payload(t *testing.T, e trigger.WatchEvent) s3watch.Payload {
-	t.Helper()
-	p, ok := e.Payload.(s3watch.Payload)
-	if !ok {
-		t.Fatalf("payload %#v is not an s3watch.Payload", e.Payload)
-	}
-	return p
+	w := triggertest.NewWatcher("landing", assets...)
+	w.Start(t, triggertest.New(t, s3watch.Type, kwargs), &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}})
+	return w
 }
 
 func keys(t *testing.T, evs []trigger.WatchEvent) []string {
+	t.Helper()
 	var out []string
-	for _, e := range evs {
-		out = append(out, payload(t, e).Key)
+	for _, p := range triggertest.Payloads[s3watch.Payload](t, evs) {
+		out = append(out, p.Key)
 	}
 	return out
 }
