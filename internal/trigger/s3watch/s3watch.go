@@ -88,7 +88,7 @@ func (w *s3Watcher) Run(ctx context.Context, rt *trigger.Runtime) error {
 func (w *s3Watcher) list(ctx context.Context, client *minio.Client, cfg objstore.S3Config, emit func(*listwatch.Item)) error {
 	return s3trigger.List(ctx, client, cfg, w.loc, func(obj minio.ObjectInfo) bool {
 		emit(&listwatch.Item{
-			Key:      obj.Key,
+			Key:      strings.TrimPrefix(obj.Key, cfg.Prefix), // as prefix, glob and route name it
 			Modified: obj.LastModified,
 			Payload:  Payload{Bucket: cfg.Bucket, Key: obj.Key, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), Modified: obj.LastModified.UTC()},
 		})

@@ -80,19 +80,22 @@ func TestABurstIsReportedWholeEachOnce(t *testing.T) {
 }
 
 // TestRouteSendsEachObjectToItsAsset: one listing serves both assets; an
-// object no route matches is skipped.
+// object no route matches is skipped; routes match keys after the
+// connection's prefix, events name the whole key.
 func TestRouteSendsEachObjectToItsAsset(t *testing.T) {
 	t.Parallel()
-	conn, bucket := newBucket(t)
-	s3test.Put(t, bucket, "eu/1.csv", "x")
-	s3test.Put(t, bucket, "asia/1.csv", "x")
-	s3test.Put(t, bucket, "us/1.csv", "x")
+	conn := s3test.URL(t, "landing/")
+	bucket := s3test.BucketOf(t, conn)
+	s3test.Put(t, bucket, "landing/eu/1.csv", "x")
+	s3test.Put(t, bucket, "landing/asia/1.csv", "x")
+	s3test.Put(t, bucket, "landing/us/1.csv", "x")
+	s3test.Put(t, bucket, "eu/0.csv", "x") // outside the connection's prefix
 	w := watch(t, conn, `{"conn_id":"lake","route":{"eu_orders":"eu/*","us_orders":"us/*"},"poll_interval":"10ms"}`, trigger.AssetInfo{Name: "eu_orders"}, trigger.AssetInfo{Name: "us_orders"})
 	w.WaitEvents(t, "us_orders", 1)
-	s3test.Put(t, bucket, "eu/2.csv", "x")
+	s3test.Put(t, bucket, "landing/eu/2.csv", "x")
 	w.WaitEvents(t, "eu_orders", 2)
-	if eu, us := keys(t, w.Events("eu_orders")), keys(t, w.Events("us_orders")); !slices.Equal(eu, []string{"eu/1.csv", "eu/2.csv"}) || !slices.Equal(us, []string{"us/1.csv"}) {
-		t.Errorf("eu_orders got %v, us_orders got %v; want eu/1.csv, eu/2.csv and us/1.csv", eu, us)
+	if eu, us := keys(t, w.Events("eu_orders")), keys(t, w.Events("us_orders")); !slices.Equal(eu, []string{"landing/eu/1.csv", "landing/eu/2.csv"}) || !slices.Equal(us, []string{"landing/us/1.csv"}) {
+		t.Errorf("eu_orders got %v, us_orders got %v; want landing/eu/1.csv, landing/eu/2.csv and landing/us/1.csv", eu, us)
 	}
 }
 
