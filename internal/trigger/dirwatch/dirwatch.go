@@ -86,17 +86,22 @@ func (w *dirWatcher) Run(ctx context.Context, rt *trigger.Runtime) error {
 // its modification and status-change times, so that a file moved into the
 // folder (which keeps its old modification time) is new too. Names that
 // start with '.' match only a glob that does (a temporary file of a copy
-// in progress is hidden, as in a shell).
+// in progress is hidden, as in a shell). Links are not followed, but for
+// the folder itself; paths in events are under the folder as written.
 func (w *dirWatcher) list(ctx context.Context, emit func(*listwatch.Item)) error {
-	if fi, err := os.Stat(w.root); err != nil {
+	root, err := filepath.EvalSymlinks(w.root) // path may be a link to the folder
+	if err != nil {
+		return fmt.Errorf("watch folder %s: %w", w.root, err)
+	}
+	if fi, err := os.Stat(root); err != nil {
 		return fmt.Errorf("watch folder %s: %w", w.root, err)
 	} else if !fi.IsDir() {
 		return fmt.Errorf("watch folder %s: it is not a folder", w.root)
 	}
 	hidden := strings.HasPrefix(w.glob, ".")
-	return filepath.WalkDir(w.root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p != w.root { // removed while listing
+			if errors.Is(err, fs.ErrNotExist) && p != root { // removed while listing
 				return nil
 			}
 			return fmt.Errorf("list folder: %w", err)
@@ -105,7 +110,7 @@ func (w *dirWatcher) list(ctx context.Context, emit func(*listwatch.Item)) error
 			return err
 		}
 		if d.IsDir() {
-			if p != w.root && (!w.recursive || (strings.HasPrefix(d.Name(), ".") && !hidden)) {
+			if p != root && (!w.recursive || (strings.HasPrefix(d.Name(), ".") && !hidden)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -122,11 +127,11 @@ func (w *dirWatcher) list(ctx context.Context, emit func(*listwatch.Item)) error
 		} else if err != nil {
 			return fmt.Errorf("list folder: %w", err)
 		}
-		rel, _ := filepath.Rel(w.root, p)
+		rel, _ := filepath.Rel(root, p)
 		emit(&listwatch.Item{
 			Key:      filepath.ToSlash(rel),
 			Modified: changed(fi),
-			Payload:  Payload{Path: p, Name: d.Name(), Size: fi.Size(), Modified: fi.ModTime().UTC()},
+			Payload:  Payload{Path: filepath.Join(w.root, rel), Name: d.Name(), Size: fi.Size(), Modified: fi.ModTime().UTC()},
 		})
 		return nil
 	})

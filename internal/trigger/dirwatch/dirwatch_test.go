@@ -111,6 +111,21 @@ func TestNotRecursiveSkipsSubfolders(t *testing.T) {
 	}
 }
 
+// TestAFolderThroughALink: path may be a symbolic link to the folder; the
+// events name the files under path as written.
+func TestAFolderThroughALink(t *testing.T) {
+	t.Parallel()
+	real, link := t.TempDir(), filepath.Join(t.TempDir(), "landing")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	write(t, real, "x.csv", "x")
+	w := watch(t, `{"path":"`+link+`","poll_interval":"10ms"}`, trigger.AssetInfo{Name: "a"})
+	if p := payload(t, w.WaitEvents(t, "a", 1)[0]); p.Path != filepath.Join(link, "x.csv") {
+		t.Errorf("event path = %s, want it under the link %s", p.Path, link)
+	}
+}
+
 // TestAMissingFolderIsAPollErrorRetried: the poll fails (shown in health)
 // and the watcher keeps polling; once the folder exists its files come.
 func TestAMissingFolderIsAPollErrorRetried(t *testing.T) {
