@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -199,5 +200,59 @@ func TestAListingErrorIsThePollsError(t *testing.T) {
 		func(context.Context, func(*Item)) error { return down })
 	if !errors.Is(err, down) || !b.Empty() {
 		t.Errorf("Poll = %+v, %v; want the listing's error and nothing to commit", b, err)
+	}
+}
+
+// TestRandomArrivalsAreEachReportedOnce: items arrive between polls with
+// times at or after the newest reported to any asset (many equal to it, with keys
+// before and after those reported), for two assets routed by key and a
+// third that gets everything, with a small max_items; once drained, each
+// asset got each of its items exactly once.
+func TestRandomArrivalsAreEachReportedOnce(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		opt := Options{MaxItems: 1 + rng.IntN(5)}
+		p := newPoller(t, opt, "all")
+		routed := newPoller(t, Options{MaxItems: opt.MaxItems, Route: map[string]string{"x": "x*", "y": "y*"}}, "x", "y")
+		var items []*Item
+		newest := 0
+		got := map[string][]string{}
+		for step, quiet := 0, false; step < 40 || !quiet; step++ { // 40 steps with arrivals, then until drained
+			quiet = true
+			if step < 40 {
+				for range rng.IntN(6) {
+					key := fmt.Sprintf("%c%03d", "xyz"[rng.IntN(3)], rng.IntN(1000))
+					if !slices.ContainsFunc(items, func(it *Item) bool { return it.Key == key }) {
+						items = append(items, at(key, newest+rng.IntN(2)))
+					}
+				}
+			}
+			for _, pp := range []*poller{p, routed} {
+				for asset, keys := range pp.poll(t0, items...) {
+					got[asset] = append(got[asset], keys...)
+					quiet = false
+				}
+			}
+			for _, it := range items {
+				reported := slices.Contains(got["all"], it.Key) || slices.Contains(got["x"], it.Key) || slices.Contains(got["y"], it.Key)
+				if s := int(it.Modified.Sub(t0) / time.Second); s > newest && reported {
+					newest = s
+				}
+			}
+		}
+		want := map[string][]string{}
+		for _, it := range items {
+			want["all"] = append(want["all"], it.Key)
+			if k := it.Key[:1]; k != "z" {
+				want[k] = append(want[k], it.Key)
+			}
+		}
+		for _, asset := range []string{"all", "x", "y"} {
+			g, w := slices.Sorted(slices.Values(got[asset])), slices.Sorted(slices.Values(want[asset]))
+			if !slices.Equal(g, w) {
+				t.Fatalf("seed %d, asset %s: reported %v, want each of %v once", seed, asset, g, w)
+			}
+		}
 	}
 }
