@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
@@ -87,5 +89,91 @@ func TestTriggerersShareAndFailOverOnPostgres(t *testing.T) {
 		if ti.TryNumber != 1 || strings.Count(log, "the trigger fired") != 1 {
 			t.Errorf("%s: try %d, log:\n%s\nwant one resume on try 1", task, ti.TryNumber, log)
 		}
+	}
+}
+
+// TestWatcherFailsOverBetweenTriggerers runs every role as its own process
+// on PostgreSQL with two triggerers and one directory watcher: it runs in
+// exactly one of them; when that one is SIGKILLed, the other takes the
+// watcher over within two heartbeat intervals and resumes from the
+// committed cursor: the files dropped before and after the kill each get
+// exactly one event.
+func TestWatcherFailsOverBetweenTriggerers(t *testing.T) {
+	t.Parallel()
+	const heartbeat = 3 * time.Second
+	dsn := pgtest.DSN(t)
+	home, dags, landing := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dags, "watched.yaml"), fmt.Sprintf(`dag_id: watched
+assets:
+  - name: landing
+    watchers:
+      - name: w
+        trigger: {type: directory, path: %q, poll_interval: 200ms}
+tasks:
+  - task_id: t
+    operator: noop
+`, landing))
+	env, api := startPostgresRoles(t, dsn, home, dags, "WEIR__TRIGGERER__HEARTBEAT_INTERVAL="+heartbeat.String())
+	procs := map[string]*proc{}
+	for _, name := range []string{"A", "B"} {
+		p := startProc(t, "triggerer "+name, env, "triggerer", "--home", home)
+		procs[p.WaitOutput(t, triggererIDLine)[1]] = p
+	}
+	api.WaitDAG("watched")
+	var asset struct {
+		Assets []struct {
+			ID int64 `json:"id"`
+		} `json:"assets"`
+	}
+	api.Get("/api/v2/assets?name_pattern=landing", &asset)
+	watcher := func() core.Watcher {
+		var page struct {
+			Watchers []core.Watcher `json:"watchers"`
+		}
+		api.Get(fmt.Sprintf("/api/v2/assets/%d/watchers", asset.Assets[0].ID), &page)
+		if len(page.Watchers) != 1 {
+			t.Fatalf("watchers = %+v, want one", page.Watchers)
+		}
+		return page.Watchers[0]
+	}
+	drop := func(name string) { writeFile(t, filepath.Join(landing, name), "x\n") }
+	drop("before.csv")
+	waitFor(t, "the watcher to record before.csv", func() (bool, string) {
+		w := watcher()
+		return w.Events == 1 && w.TriggererID != "", fmt.Sprintf("%+v", w)
+	})
+	owner := watcher().TriggererID
+	killed := time.Now()
+	procs[owner].Signal(t, syscall.SIGKILL)
+	procs[owner].WaitExit(t)
+	var moved time.Duration
+	waitFor(t, "the other triggerer to take the watcher", func() (bool, string) {
+		w := watcher()
+		if w.TriggererID != owner && w.TriggererAlive && moved == 0 {
+			moved = time.Since(killed)
+		}
+		return moved > 0, fmt.Sprintf("%+v", w)
+	})
+	t.Logf("the watcher moved %s after the SIGKILL (heartbeat interval %s)", moved.Round(10*time.Millisecond), heartbeat)
+	if moved > 2*heartbeat {
+		t.Errorf("the watcher moved %s after the kill, more than two heartbeat intervals (%s)", moved, 2*heartbeat)
+	}
+	drop("after.csv")
+	waitFor(t, "the watcher to record after.csv", func() (bool, string) {
+		w := watcher()
+		return w.Events == 2, fmt.Sprintf("%+v", w)
+	})
+	var events struct {
+		AssetEvents []core.AssetEvent `json:"asset_events"`
+	}
+	api.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d", asset.Assets[0].ID), &events)
+	var names []string
+	for _, e := range events.AssetEvents {
+		var x struct{ Name string }
+		_ = json.Unmarshal(e.Extra, &x)
+		names = append(names, x.Name)
+	}
+	if strings.Join(names, ",") != "before.csv,after.csv" {
+		t.Errorf("events = %v, want before.csv then after.csv, once each", names)
 	}
 }
