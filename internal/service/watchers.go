@@ -70,6 +70,27 @@ func checkWatch(p *store.WatcherCommitParams) error {
 		}
 		c.Value = v
 	}
+	for i := range p.State {
+		w := &p.State[i]
+		if err := statevalue.CheckKey(w.Key); err != nil {
+			return fmt.Errorf("watcher %q: %w", w.Watcher, err)
+		}
+		if w.Key == core.WatcherCursorKey(w.Watcher) {
+			return fmt.Errorf("watcher %q: state key %q is its cursor; commit it as the cursor: %w", w.Watcher, w.Key, core.ErrInvalid)
+		}
+		if w.Value == nil {
+			continue
+		}
+		if len(w.Value) > MaxWatchCursorBytes {
+			return fmt.Errorf("state key %q of watcher %q is %d bytes, more than the limit of %d: %w",
+				w.Key, w.Watcher, len(w.Value), MaxWatchCursorBytes, core.ErrInvalid)
+		}
+		v, err := statevalue.ParseValue(w.Value)
+		if err != nil {
+			return fmt.Errorf("state key %q of watcher %q: %w", w.Key, w.Watcher, err)
+		}
+		w.Value = v
+	}
 	return nil
 }
 

@@ -16,7 +16,7 @@ type WatcherStore interface {
 	// their trigger's triggerer, committed cursor and health.
 	WatcherList(ctx context.Context, p *WatcherListParams) ([]core.Watcher, error)
 	// WatcherCommit records p's events (queued for the DAGs scheduled on
-	// their assets) and writes p's cursors, in one transaction behind the
+	// their assets) and writes p's cursors and state, in one transaction behind the
 	// trigger's hold: all of it or nothing. ErrConflict, with nothing
 	// written, when p.TriggererID no longer owns the trigger, a watcher is
 	// no longer run by it, or a cursor is not at the version the poll read
@@ -51,7 +51,10 @@ type WatcherCommitParams struct {
 	TriggererID string
 	Events      []WatcherEvent
 	Cursors     []WatcherCursor
-	Now         time.Time
+	// State are other asset-state keys the watcher writes (a nil Value
+	// deletes the key).
+	State []WatcherCursor
+	Now   time.Time
 }
 
 // WatcherEvent is one event a watcher found for its asset.
@@ -63,10 +66,13 @@ type WatcherEvent struct {
 }
 
 // WatcherCursor is a watcher's new cursor; Version is the version of the
-// cursor the poll started from (0 = it had none).
+// cursor the poll started from (0 = it had none). In
+// WatcherCommitParams.State it is a state key's value instead (Key set,
+// Version unused).
 type WatcherCursor struct {
 	AssetID int64
 	Watcher string
+	Key     string
 	Value   json.RawMessage
 	Version int64
 }

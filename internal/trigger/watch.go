@@ -35,16 +35,19 @@ type WatchEvent struct {
 	PartitionKey string // "" = none
 }
 
-// Batch is what one poll commits, all or nothing: its events and the new
-// cursor of each asset named in Cursors (by asset name). A batch with
-// cursors and no events moves the watermark; an empty batch is a no-op.
+// Batch is what one poll commits, all or nothing: its events, the new
+// cursor of each asset named in Cursors (by asset name), and other keys of
+// the assets' state (State: asset name → key → value; a nil value deletes
+// the key), written as the watcher's. A batch with cursors and no events
+// moves the watermark; an empty batch is a no-op.
 type Batch struct {
 	Events  []WatchEvent
 	Cursors map[string]json.RawMessage
+	State   map[string]map[string]json.RawMessage
 }
 
 // Empty reports whether b commits nothing.
-func (b *Batch) Empty() bool { return len(b.Events) == 0 && len(b.Cursors) == 0 }
+func (b *Batch) Empty() bool { return len(b.Events) == 0 && len(b.Cursors) == 0 && len(b.State) == 0 }
 
 // Watcher is the part of a Runtime a watcher trigger uses; the triggerer
 // sets it for a trigger that runs asset watchers (nil for a deferral's).
@@ -62,6 +65,9 @@ type Watcher interface {
 	// Polled records the outcome of one poll in the watchers' health
 	// (err nil = it succeeded).
 	Polled(start time.Time, took time.Duration, err error)
+	// ReadState returns key of the state of the watched asset named asset
+	// (nil when absent); keys are written with a Batch's State.
+	ReadState(ctx context.Context, asset, key string) (json.RawMessage, error)
 }
 
 // ErrNotWatching is returned by Runtime.Watch helpers for a trigger that

@@ -88,6 +88,7 @@ type Store interface {
 	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
 	WatcherList(ctx context.Context, p *store.WatcherListParams) ([]core.Watcher, error)
+	StateGet(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error)
 	WatcherAttachTriggers(ctx context.Context, now time.Time) (int, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}

@@ -2,9 +2,11 @@ package triggerer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -137,7 +139,39 @@ func (w *watch) params(b trigger.Batch) (*store.WatcherCommitParams, error) {
 		p.Cursors = append(p.Cursors, store.WatcherCursor{AssetID: x.AssetID, Watcher: x.Name, Value: b.Cursors[name],
 			Version: x.CursorVersion})
 	}
+	for _, name := range slices.Sorted(maps.Keys(b.State)) {
+		x, err := find(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range slices.Sorted(maps.Keys(b.State[name])) {
+			p.State = append(p.State, store.WatcherCursor{AssetID: x.AssetID, Watcher: x.Name, Key: key, Value: b.State[name][key]})
+		}
+	}
 	return p, nil
+}
+
+// ReadState reads key of a watched asset's state.
+func (w *watch) ReadState(ctx context.Context, asset, key string) (json.RawMessage, error) {
+	w.mu.Lock()
+	var id int64
+	for i := range w.watchers {
+		if w.watchers[i].AssetName == asset {
+			id = w.watchers[i].AssetID
+		}
+	}
+	w.mu.Unlock()
+	if id == 0 {
+		return nil, fmt.Errorf("asset %q is not watched by this trigger: %w", asset, core.ErrInvalid)
+	}
+	e, err := w.t.Store.StateGet(ctx, core.AssetScope(id), key)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.Value, nil
 }
 
 // refresh reads the trigger's watchers again; the trigger stops when they

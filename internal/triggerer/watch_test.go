@@ -227,3 +227,50 @@ func TestWatcherMovesToTheOtherTriggererAtItsCursor(t *testing.T) {
 		t.Error("the watcher ran in two triggerers at once")
 	}
 }
+
+// TestWatcherReadsAndWritesItsAssetState: a watcher reads keys of its
+// asset's state and writes them with its batches, recorded as the
+// watcher's; a key a task wrote is read back.
+func TestWatcherReadsAndWritesItsAssetState(t *testing.T) {
+	st := engines()["sqlite"](t)
+	reg := builtin.Registry()
+	must(t, reg.Register(trigger.Type{Name: "stateful", Uses: trigger.UseWatcher, New: func(json.RawMessage) (trigger.Trigger, error) {
+		return runFunc(func(ctx context.Context, rt *trigger.Runtime) error {
+			return trigger.Watch(ctx, rt, trigger.WatchOptions{Interval: 20 * time.Millisecond},
+				func(ctx context.Context, ws []trigger.Watched) (trigger.Batch, error) {
+					a := ws[0].Asset.Name
+					raw, err := rt.Watcher.ReadState(ctx, a, "polls")
+					if err != nil {
+						return trigger.Batch{}, err
+					}
+					var n int
+					_ = json.Unmarshal(raw, &n)
+					if n >= 3 {
+						return trigger.Batch{}, nil
+					}
+					seed, err := rt.Watcher.ReadState(ctx, a, "seed")
+					if err != nil {
+						return trigger.Batch{}, err
+					}
+					return trigger.Batch{State: map[string]map[string]json.RawMessage{a: {
+						"polls": json.RawMessage(strconv.Itoa(n + 1)), "seed_seen": seed}}}, nil
+				})
+		}), nil
+	}}))
+	svc := service.New(service.Config{Store: st, Triggers: reg})
+	watchDag(t, st, "w", core.Asset{Name: "a", URI: "mem://a", Watchers: []core.AssetWatcher{{Name: "s",
+		Trigger: core.TriggerSpec{Type: "stateful"}}}})
+	a := watcherOf(t, st, "a")
+	must(t, st.StateSet(t.Context(), &store.StateSetParams{Scope: core.AssetScope(a.AssetID), Key: "seed",
+		Value: json.RawMessage(`"from a task"`), Now: time.Now(), By: core.UserWriter("admin")}))
+	start(t, st, svc, reg, 0)
+	wait.Until(t, 60*time.Second, "three polls counted in asset state", func() bool {
+		e, err := st.StateGet(t.Context(), core.AssetScope(a.AssetID), "polls")
+		return err == nil && string(e.Value) == "3"
+	})
+	e, _ := st.StateGet(t.Context(), core.AssetScope(a.AssetID), "polls")
+	seen, _ := st.StateGet(t.Context(), core.AssetScope(a.AssetID), "seed_seen")
+	if e.UpdatedBy.Kind != core.StateWriterWatcher || e.UpdatedBy.Watcher != "s" || seen == nil || string(seen.Value) != `"from a task"` {
+		t.Errorf("state = %+v and %+v, want written by watcher s, the seed read back", e, seen)
+	}
+}

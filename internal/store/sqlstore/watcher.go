@@ -253,6 +253,24 @@ func (s *Store) WatcherCommit(ctx context.Context, p *store.WatcherCommitParams)
 			}
 			res.Versions = append(res.Versions, v)
 		}
+		by := core.WatcherWriter("")
+		for i := range p.State {
+			w := &p.State[i]
+			if err := onTrigger(w.AssetID, w.Watcher); err != nil {
+				return err
+			}
+			by.Watcher = w.Watcher
+			var err error
+			if w.Value == nil {
+				_, err = tx.tx.ExecContext(ctx, qAssetStateDelete, w.AssetID, w.Key)
+			} else {
+				_, err = tx.tx.ExecContext(ctx, qAssetStateSet, w.AssetID, w.Key, string(w.Value), micros(p.Now), by.Kind,
+					by.DagID, by.RunID, by.TaskID, by.MapIndex, by.TryNumber, by.User, by.Watcher)
+			}
+			if err != nil {
+				return tx.wrap(err, "%s: write state key %q", what, w.Key)
+			}
+		}
 		return nil
 	})
 	if err != nil {

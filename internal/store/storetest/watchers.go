@@ -155,6 +155,20 @@ func testWatcherCommit(t *testing.T, f *fixture) {
 	if res2.Versions[0] <= res.Versions[0] {
 		t.Errorf("new version %d not after %d", res2.Versions[0], res.Versions[0])
 	}
+	// Other state keys commit with the batch, as the watcher's; nil deletes.
+	_, err = f.st.WatcherCommit(f.ctx, &store.WatcherCommitParams{TriggerID: w.TriggerID, TriggererID: "t1", Now: f.at(time.Minute),
+		State: []store.WatcherCursor{{AssetID: w.AssetID, Watcher: "landing", Key: "etag", Value: json.RawMessage(`"abc"`)}}})
+	must(t, err, "commit a state key")
+	etag, err := f.st.StateGet(f.ctx, core.AssetScope(w.AssetID), "etag")
+	if err != nil || string(etag.Value) != `"abc"` || etag.UpdatedBy.Watcher != "landing" {
+		t.Fatalf("state key after commit = %+v, %v; want \"abc\" written by watcher landing", etag, err)
+	}
+	_, err = f.st.WatcherCommit(f.ctx, &store.WatcherCommitParams{TriggerID: w.TriggerID, TriggererID: "t1", Now: f.at(time.Minute),
+		State: []store.WatcherCursor{{AssetID: w.AssetID, Watcher: "landing", Key: "etag"}}})
+	must(t, err, "delete a state key")
+	_, err = f.st.StateGet(f.ctx, core.AssetScope(w.AssetID), "etag")
+	wantErr(t, err, core.ErrNotFound, "read the deleted state key")
+
 	// An admin write of the cursor makes a poll that read the old one conflict.
 	must(t, f.st.StateSet(f.ctx, &store.StateSetParams{Scope: core.AssetScope(w.AssetID), Key: core.WatcherCursorKey("landing"),
 		Value: json.RawMessage(`null`), Now: f.at(2 * time.Minute), By: core.UserWriter("admin")}), "reset the cursor")

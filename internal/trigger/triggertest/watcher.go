@@ -21,6 +21,7 @@ type Watcher struct {
 	watched []trigger.Watched
 	commits []trigger.Batch
 	polls   []error
+	state   map[string]map[string]json.RawMessage // asset → key → value
 	fail    error
 	changed chan struct{}
 }
@@ -73,6 +74,24 @@ func (w *Watcher) Commit(_ context.Context, b trigger.Batch) error {
 		}
 		w.watched[i].Cursor = c
 	}
+	for name, kv := range b.State {
+		if w.find(name) < 0 {
+			return fmt.Errorf("state of asset %q, which is not watched: %w", name, core.ErrInvalid)
+		}
+		if w.state == nil {
+			w.state = map[string]map[string]json.RawMessage{}
+		}
+		if w.state[name] == nil {
+			w.state[name] = map[string]json.RawMessage{}
+		}
+		for k, v := range kv {
+			if v == nil {
+				delete(w.state[name], k)
+			} else {
+				w.state[name][k] = v
+			}
+		}
+	}
 	w.commits = append(w.commits, b)
 	select {
 	case w.changed <- struct{}{}:
@@ -95,6 +114,16 @@ func (w *Watcher) Polled(_ time.Time, _ time.Duration, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.polls = append(w.polls, err)
+}
+
+// ReadState returns key of asset's state as committed (nil when absent).
+func (w *Watcher) ReadState(_ context.Context, asset, key string) (json.RawMessage, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.find(asset) < 0 {
+		return nil, fmt.Errorf("asset %q is not watched: %w", asset, core.ErrInvalid)
+	}
+	return w.state[asset][key], nil
 }
 
 // Fail makes later commits fail with err (nil: succeed again).
