@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
+		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
