@@ -172,7 +172,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd())
+	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd())
 	return cmd
 }
 
