@@ -16,12 +16,13 @@ import (
 	"github.com/weirflow/weir/internal/taskcli"
 )
 
-// assetsCmd is `weir assets list|show|events|aliases|add-to-alias` (docs/assets.md).
+// assetsCmd is `weir assets list|show|events|aliases|add-to-alias|emit`
+// (docs/assets.md, docs/emission.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; add an asset to an alias from a task"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; create events; emit or add to an alias from a task"}
 	var (
 		asJSON, all                 bool
-		assetName                   string
+		assetName, partition        string
 		listPF, eventsPF, aliasesPF pageFlags
 	)
 	list := &cobra.Command{
@@ -97,8 +98,9 @@ func (a *app) assetsCmd() *cobra.Command {
 	events := &cobra.Command{
 		Use:   "events",
 		Short: "List the newest asset events, shown oldest first",
-		Long: `Lists the newest --limit asset events (of one asset with --asset), shown oldest first;
---offset skips that many of the newest, to page back in time.`,
+		Long: `Lists the newest --limit asset events (of one asset with --asset, of one partition with
+--partition), shown oldest first; --offset skips that many of the newest, to page back in time.
+SOURCE is the task try that emitted or produced the event, or api and the user who posted it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pg, err := eventsPF.page()
@@ -107,7 +109,7 @@ func (a *app) assetsCmd() *cobra.Command {
 			}
 			pg.OrderBy = "-id" // the newest page, reversed below
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				p := &store.AssetEventListParams{Page: pg}
+				p := &store.AssetEventListParams{Page: pg, PartitionKey: partition}
 				if assetName != "" {
 					x, err := assetByName(cmd, st, assetName)
 					if err != nil {
@@ -125,13 +127,19 @@ func (a *app) assetsCmd() *cobra.Command {
 				}
 				rows := make([][]string, len(evs))
 				for i, e := range evs {
-					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
+					part := "-"
+					if e.PartitionKey != nil {
+						part = *e.PartitionKey
+					}
+					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, part, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
+				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "PARTITION", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
 			})
 		},
 	}
 	events.Flags().StringVar(&assetName, "asset", "", "only events of the asset with this name")
+	events.Flags().StringVar(&partition, "partition", "", "only events with this partition key")
+	events.AddCommand(a.assetEventCreateCmd())
 	eventsPF.add(events, "events", 50)
 	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
@@ -189,7 +197,7 @@ func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string, pf *pageFl
 }
 
 // assetByName finds an asset, with an error naming it when there is none.
-func assetByName(cmd *cobra.Command, st *sqlstore.Store, name string) (*core.AssetModel, error) {
+func assetByName(cmd *cobra.Command, st store.Store, name string) (*core.AssetModel, error) {
 	x, err := st.AssetGetByName(cmd.Context(), name)
 	if err != nil {
 		return nil, fmt.Errorf("asset %q (see weir assets list --all): %w", name, err)
@@ -197,10 +205,11 @@ func assetByName(cmd *cobra.Command, st *sqlstore.Store, name string) (*core.Ass
 	return x, nil
 }
 
-// eventSource is "api", or "task dag/run/task[map_index] try N".
+// eventSource is "api USER", "task dag/run/task[map_index] try N", or
+// another source kind.
 func eventSource(e *core.AssetEvent) string {
 	if e.SourceKind != core.AssetSourceTask {
-		return e.SourceKind
+		return strings.TrimSpace(e.SourceKind + " " + e.SourceUser)
 	}
 	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)
 	if e.SourceMapIndex >= 0 {

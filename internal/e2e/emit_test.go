@@ -111,6 +111,24 @@ func TestEmitFromShellTask(t *testing.T) {
 			t.Errorf("the first consumer run consumed %+v, want events of batches", evs)
 		}
 
+		// SPEC E-7 from the admin CLI, against the same database.
+		weir := func(args ...string) result { return runWeir(t, env, append(args, "--home", home)...) }
+		create := []string{"assets", "events", "create", "--name", "batches", "--partition-key", "batch-9",
+			"--idempotency-key", "upstream/batch-9", "--extra", `{"rows": 1}`}
+		for i, want := range []string{`"duplicate": false`, `"duplicate": true`} {
+			if r := weir(create...); r.Code != 0 || !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, `"source_user": "cli:`) {
+				t.Errorf("events create, call %d: %s; want %s and the CLI user as the source", i+1, r, want)
+			}
+		}
+		if r := weir("assets", "events", "create", "--name", "audit_log", "--idempotency-key", "upstream/batch-9"); r.Code == 0 ||
+			!strings.Contains(r.Stderr, `idempotency key "upstream/batch-9" already names event`) {
+			t.Errorf("events create reusing a key on another asset: %s; want a refusal", r)
+		}
+		if r := weir("assets", "events", "--asset", "batches", "--partition", "batch-9"); r.Code != 0 ||
+			strings.Count(r.Stdout, "batch-9") != 1 || !strings.Contains(r.Stdout, "api cli:") {
+			t.Errorf("assets events --partition batch-9: %s; want one row posted by the CLI user", r)
+		}
+
 		r := weirtest.Run(t, weirBin, nil, "assets", "emit", "--name", "batches")
 		if r.Code != 3 || !strings.Contains(r.Stderr, "run this inside a Weir task") {
 			t.Errorf("emit outside a task: %s; want exit 3 saying it runs inside a task", r)

@@ -67,7 +67,17 @@ func (s *Service) emitFromTry(ctx context.Context, ti *core.TaskInstance, r emis
 		}
 		p.AssetID, p.Aliases = a.ID, []string{r.Alias}
 	}
-	return s.recordEmitted(ctx, p)
+	ev, dup, err := s.recordOnce(ctx, p, func() (*core.AssetEvent, error) {
+		ev, err := s.st.AssetEventInsert(ctx, p)
+		if err == nil {
+			s.notify(ctx, store.ChannelScheduler)
+		}
+		return ev, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ev.Receipt(dup), nil
 }
 
 // eventParams returns the store's parameters for a checked request (the
@@ -95,32 +105,28 @@ func (s *Service) activeAsset(ctx context.Context, ref core.AssetRef) (*core.Ass
 	return a, err
 }
 
-// recordEmitted records p's event unless its idempotency key already names
-// one (then that event's receipt, marked duplicate), and wakes the
-// scheduler for the consumers. Two emissions with one key at once: the
-// store's unique key lets one commit, the other finds its event.
-func (s *Service) recordEmitted(ctx context.Context, p *store.AssetEventParams) (*core.AssetEventReceipt, error) {
-	if rec, err := s.repeated(ctx, p); rec != nil || err != nil {
-		return rec, err
+// recordOnce records p's event with insert unless p's idempotency key
+// already names one (then that event, and duplicate true). Two emissions
+// with one key at once: the store's unique key lets one commit, and the
+// other finds its event.
+func (s *Service) recordOnce(ctx context.Context, p *store.AssetEventParams, insert func() (*core.AssetEvent, error)) (*core.AssetEvent, bool, error) {
+	if ev, err := s.repeated(ctx, p); ev != nil || err != nil {
+		return ev, true, err
 	}
-	ev, err := s.st.AssetEventInsert(ctx, p)
+	ev, err := insert()
 	if errors.Is(err, core.ErrConflict) {
-		if rec, err := s.repeated(ctx, p); rec != nil || err != nil {
-			return rec, err
+		if ev, err := s.repeated(ctx, p); ev != nil || err != nil {
+			return ev, true, err
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	s.notify(ctx, store.ChannelScheduler)
-	return ev.Receipt(false), nil
+	return ev, false, err
 }
 
-// repeated returns the receipt of the event p's idempotency key already
-// names (nil when none does, or p has no key). The key must name an event
-// of the same asset and partition (core.ErrConflict otherwise); the first
-// event's extra stands.
-func (s *Service) repeated(ctx context.Context, p *store.AssetEventParams) (*core.AssetEventReceipt, error) {
+// repeated returns the event p's idempotency key already names (nil when
+// none does, or p has no key). The key must name an event of the same
+// asset and partition (core.ErrConflict otherwise); the first event's
+// extra stands.
+func (s *Service) repeated(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
 	if p.IdempotencyKey == "" {
 		return nil, nil
 	}
@@ -137,7 +143,7 @@ func (s *Service) repeated(ctx context.Context, p *store.AssetEventParams) (*cor
 		return nil, fmt.Errorf("idempotency key %q already names event %d of asset %q in partition %s; a repeated emission must name the same partition: %w",
 			p.IdempotencyKey, ev.ID, ev.Name, partition(ev.PartitionKey), core.ErrConflict)
 	}
-	return ev.Receipt(true), nil
+	return ev, nil
 }
 
 // partition describes a partition key for a message.

@@ -14,7 +14,10 @@ import (
 // event now, through the Execution API with the try's token, and prints
 // the receipt (docs/emission.md).
 func EmitCmd() *cobra.Command {
-	var name, uri, alias, partKey, partDate, extra, key string
+	var (
+		name, uri, alias string
+		ef               EventFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "emit (--name NAME | --uri URI)",
 		Short: "From inside a running task, emit an asset event now and print its receipt",
@@ -45,16 +48,9 @@ the try is not running) or could not be reached, or no task runs this command.`,
 			if (name == "") == (uri == "") {
 				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("pass exactly one of --name or --uri")}
 			}
-			req := execclient.EmitRequest{Asset: core.AssetRef{Name: name, URI: uri}, Alias: alias,
-				PartitionDate: partDate, IdempotencyKey: key}
-			if cmd.Flags().Changed("partition-key") {
-				req.PartitionKey = &partKey
-			}
-			if extra != "" {
-				if !json.Valid([]byte(extra)) {
-					return &ExitError{Code: exitInvalid, Err: fmt.Errorf("--extra must be a JSON object such as '{\"rows\": 10}', got %.40s", extra)}
-				}
-				req.Extra = json.RawMessage(extra)
+			req := execclient.EmitRequest{Asset: core.AssetRef{Name: name, URI: uri}, Alias: alias}
+			if err := ef.Fill(cmd, &req); err != nil {
+				return &ExitError{Code: exitInvalid, Err: err}
 			}
 			c, err := execclient.ClientFromEnv()
 			if err != nil {
@@ -72,9 +68,38 @@ the try is not running) or could not be reached, or no task runs this command.`,
 	f.StringVar(&name, "name", "", "the asset's name")
 	f.StringVar(&uri, "uri", "", "the asset's uri")
 	f.StringVar(&alias, "alias", "", "an alias outlet of the task to emit through (the asset may then be any active asset)")
-	f.StringVar(&partKey, "partition-key", "", "the event's partition key")
-	f.StringVar(&partDate, "partition-date", "", "the partition's date, RFC 3339 with a zone offset (needs --partition-key)")
-	f.StringVar(&extra, "extra", "", "the event's extra, a JSON object")
-	f.StringVar(&key, "idempotency-key", "", "names the one event this emission creates (default: a fresh key per call)")
+	ef.Add(cmd, "names the one event this emission creates (default: a fresh key per call)")
 	return cmd
+}
+
+// EventFlags are the flags of an event's fields that `weir assets emit` and
+// the admin CLI's `weir assets events create` share.
+type EventFlags struct {
+	partKey, partDate, extra, key string
+}
+
+// Add defines --partition-key, --partition-date, --extra and
+// --idempotency-key (described by keyHelp) on cmd.
+func (f *EventFlags) Add(cmd *cobra.Command, keyHelp string) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.partKey, "partition-key", "", "the event's partition key")
+	fs.StringVar(&f.partDate, "partition-date", "", "the partition's date, RFC 3339 with a zone offset (needs --partition-key)")
+	fs.StringVar(&f.extra, "extra", "", "the event's extra, a JSON object")
+	fs.StringVar(&f.key, "idempotency-key", "", keyHelp)
+}
+
+// Fill sets req's partition, extra and idempotency key from the flags
+// (the server checks them); an --extra that is not JSON is an error.
+func (f *EventFlags) Fill(cmd *cobra.Command, req *execclient.EmitRequest) error {
+	req.PartitionDate, req.IdempotencyKey = f.partDate, f.key
+	if cmd.Flags().Changed("partition-key") {
+		req.PartitionKey = &f.partKey
+	}
+	if f.extra != "" {
+		if !json.Valid([]byte(f.extra)) {
+			return fmt.Errorf("--extra must be a JSON object such as '{\"rows\": 10}', got %.40s", f.extra)
+		}
+		req.Extra = json.RawMessage(f.extra)
+	}
+	return nil
 }
