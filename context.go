@@ -23,6 +23,11 @@ type TaskContext struct {
 	Params    map[string]any // the DAG's params, overridden by the run's conf
 	Logger    *slog.Logger   // writes to the task log, with dag_id, run_id, task_id, map_index, try
 	Log       io.Writer      // the task log itself
+	// TriggeringAssetEvents are the asset events that created an
+	// asset-triggered run, oldest first (at most 100; the run's
+	// upstreamAssetEvents lists all): id, asset, partition, extra and
+	// source of each.
+	TriggeringAssetEvents []AssetEvent
 
 	mapArgs map[string]any
 	args    map[string]any
@@ -32,7 +37,7 @@ type TaskContext struct {
 
 func newTaskContext(tc operator.TaskContext, resumes []string) *TaskContext {
 	return &TaskContext{DagID: tc.DagID, RunID: tc.RunID, TaskID: tc.TaskID, MapIndex: tc.MapIndex,
-		TryNumber: tc.TryNumber, Params: tc.Params, Logger: tc.Logger, Log: tc.Log,
+		TryNumber: tc.TryNumber, Params: tc.Params, Logger: tc.Logger, Log: tc.Log, TriggeringAssetEvents: tc.TriggeringAssetEvents,
 		mapArgs: tc.MapArgs, args: tc.Args, op: tc, resumes: resumes}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// SPEC E-1..E-4 from the Go SDK: tc.Emit records events of the task's
+// docs/requirements.md#e-1 to #e-4 from the Go SDK: tc.Emit records events of the task's
 // outlets while it runs, with partition, date and extra; a repeated
 // idempotency key returns the first receipt; an undeclared asset, a date
 // without a key and a TaskContext without a try are refused.

@@ -9,7 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 )
 
-// SPEC E-7: an external system posts an event with the fields a running
+// docs/requirements.md#e-7: an external system posts an event with the fields a running
 // task may emit; a repeated idempotency key returns the first event with
 // duplicate true and creates nothing (nor an audit entry); bad fields are
 // refused with nothing created; events filter by partition and show the

@@ -13,7 +13,7 @@ import (
 )
 
 // assetEventCreateCmd is `weir assets events create`: the admin CLI posts an
-// external asset event, as POST /api/v2/assets/events does (SPEC E-7).
+// external asset event, as POST /api/v2/assets/events does (docs/requirements.md#e-7).
 func (a *app) assetEventCreateCmd() *cobra.Command {
 	var (
 		name string

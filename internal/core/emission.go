@@ -2,7 +2,7 @@ package core
 
 import "time"
 
-// AssetEventReceipt acknowledges an emitted asset event (SPEC E-2): the
+// AssetEventReceipt acknowledges an emitted asset event (docs/requirements.md#e-2): the
 // event is committed when the receipt is given, whatever happens to its
 // emitter later. Duplicate is true when an earlier emission with the same
 // idempotency key created the event and this one created nothing.

@@ -13,7 +13,7 @@ import (
 // emitProducerDAG's ingest task emits one event per committed batch with
 // `weir assets emit`: batch-1..3 on its first try, which then fails, and
 // batch-1..5 on its retry with the same idempotency keys. The first try
-// also tries the bad inputs of SPEC E.
+// also tries the bad inputs of docs/requirements.md#e.
 const emitProducerDAG = `dag_id: emit_producer
 schedule: null
 assets:
@@ -53,10 +53,12 @@ assets:
 tasks:
   use:
     operator: bash
-    bash_command: "true"
+    bash_command: |
+      echo "partitions: {{ range .triggering_asset_events }}{{ .partition_key }},{{ end }}"
+      echo "events: $WEIR_TRIGGERING_ASSET_EVENTS"
 `
 
-// TestEmitFromShellTask (SPEC E-1..E-4, docs/emission.md) runs the built
+// TestEmitFromShellTask (docs/requirements.md#e-1 to #e-4, docs/emission.md) runs the built
 // binary on both engines: a shell task's emissions commit as it runs and
 // stay when its try fails; its retry repeats the keys and only batch-4 and
 // batch-5 create events; every bad input is refused with the documented
@@ -107,11 +109,24 @@ func TestEmitFromShellTask(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Errorf("events of batches: %v, want %s", got, want)
 		}
-		if _, evs := api.waitAssetRun("emit_consumer", 1); len(evs) == 0 || evs[0].Name != "batches" {
-			t.Errorf("the first consumer run consumed %+v, want events of batches", evs)
+		// The consumer's run context lists the events that created it.
+		run, evs := api.waitAssetRun("emit_consumer", 1)
+		if len(evs) == 0 || evs[0].Name != "batches" {
+			t.Fatalf("the first consumer run consumed %+v, want events of batches", evs)
+		}
+		parts := ""
+		for _, ev := range evs {
+			if ev.PartitionKey != nil {
+				parts += *ev.PartitionKey
+			}
+			parts += ","
+		}
+		log := api.Log("emit_consumer", run.RunID, "use", 1)
+		if !strings.Contains(log, "partitions: "+parts+"\n") || !strings.Contains(log, fmt.Sprintf(`"id":%d,"asset_id"`, evs[0].ID)) {
+			t.Errorf("consumer log lacks its events (partitions %s, event %d in $WEIR_TRIGGERING_ASSET_EVENTS):\n%s", parts, evs[0].ID, log)
 		}
 
-		// SPEC E-7 from the admin CLI, against the same database.
+		// docs/requirements.md#e-7 from the admin CLI, against the same database.
 		weir := func(args ...string) result { return runWeir(t, env, append(args, "--home", home)...) }
 		create := []string{"assets", "events", "create", "--name", "batches", "--partition-key", "batch-9",
 			"--idempotency-key", "upstream/batch-9", "--extra", `{"rows": 1}`}

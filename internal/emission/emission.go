@@ -1,5 +1,5 @@
 // Package emission holds the rules of asset events emitted by running code
-// (SPEC E, docs/emission.md): what a request may carry (a partition date
+// (docs/requirements.md#e, docs/emission.md): what a request may carry (a partition date
 // needs a partition key, extra is a small JSON object whose secrets are
 // masked, an idempotency key is short printable text) and which assets a
 // task may emit for (its concrete outlets, or any active asset through an

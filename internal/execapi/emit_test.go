@@ -13,7 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// docs/emission.md, SPEC E-1..E-4 over HTTP on both engines: a running try
+// docs/emission.md, docs/requirements.md#e-1 to #e-4 over HTTP on both engines: a running try
 // emits events of its outlets (and through its alias outlet) that commit
 // at once, are queued for consumers and stay when the try fails; a
 // repeated idempotency key — from another try too — returns the first

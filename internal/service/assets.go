@@ -12,7 +12,7 @@ import (
 )
 
 // CreateAssetEvent records an event of the asset assetID from outside Weir
-// (a person or program through the REST API or the admin CLI; SPEC E-7)
+// (a person or program through the REST API or the admin CLI; docs/requirements.md#e-7)
 // with the fields a running task may give (emission.Request; its Asset is
 // ignored): consumers scheduled on the asset are queued in the same
 // transaction, the entry is audited, the event records the actor as its

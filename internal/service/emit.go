@@ -12,8 +12,8 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// EmitFromTry records an asset event that the running try ti emits (SPEC
-// E-1..E-4, docs/emission.md): for one of its task's concrete outlets, or
+// EmitFromTry records an asset event that the running try ti emits
+// (docs/requirements.md#e-1 to #e-4, docs/emission.md): for one of its task's concrete outlets, or
 // for any active asset through one of its alias outlets (the alias then
 // resolves to the asset, in the event's transaction). The event commits
 // now, is queued for its consumers, and stays whatever the try does later;

@@ -51,6 +51,9 @@ func Env(ctx map[string]any) []string {
 	add(EnvDS, fmt.Sprint(ctx["ds"]))
 	add(EnvDataIntervalStart, fmt.Sprint(ctx["data_interval_start"]))
 	add(EnvDataIntervalEnd, fmt.Sprint(ctx["data_interval_end"]))
+	if evs, ok := ctx[envEventsKey].(string); ok {
+		add(EnvTriggeringAssetEvents, evs)
+	}
 
 	names := map[string][]string{} // variable → the params that map to it
 	for k := range params {

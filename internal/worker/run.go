@@ -152,6 +152,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		return v, json.Unmarshal(raw, &v)
 	}}
 	tctx := template.Context(&rc.DagRun, &ti, wl.Dag.Params)
+	template.AddEvents(tctx, rc.TriggeringAssetEvents)
 	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)
@@ -161,7 +162,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
+		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc, Events: rc.TriggeringAssetEvents,
 		Resume: operator.ResumeOf(&ti), ExitFile: exitFile}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
