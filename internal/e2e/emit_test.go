@@ -58,6 +58,23 @@ tasks:
       echo "events: $WEIR_TRIGGERING_ASSET_EVENTS"
 `
 
+// emitEitherDAG runs once on its time schedule (@once) and whenever
+// audit_log or batches has events: an asset-or-time schedule with an
+// any-of condition (docs/assets.md#conditional-schedules).
+const emitEitherDAG = `dag_id: emit_either
+start_date: 2026-01-01
+schedule:
+  cron: "@once"
+  assets: {any: [audit_log, batches]}
+assets:
+  - {name: batches, uri: "file:///tmp/weir-e2e/batches"}
+  - {name: audit_log, uri: "file:///tmp/weir-e2e/audit_log"}
+tasks:
+  use:
+    operator: bash
+    bash_command: "true"
+`
+
 // TestEmitFromShellTask (docs/requirements.md#e-1 to #e-4, docs/emission.md) runs the built
 // binary on both engines: a shell task's emissions commit as it runs and
 // stay when its try fails; its retry repeats the keys and only batch-4 and
@@ -70,10 +87,12 @@ func TestEmitFromShellTask(t *testing.T) {
 		home, dags := t.TempDir(), t.TempDir()
 		writeFile(t, filepath.Join(dags, "emit_producer.yaml"), emitProducerDAG)
 		writeFile(t, filepath.Join(dags, "emit_consumer.yaml"), emitConsumerDAG)
+		writeFile(t, filepath.Join(dags, "emit_either.yaml"), emitEitherDAG)
 		s := startStandalone(t, home, dags, env...)
 		api := s.api.with(t)
 		api.WaitDAG("emit_producer")
 		api.WaitDAG("emit_consumer")
+		api.WaitDAG("emit_either")
 
 		api.Trigger("emit_producer", "p1", nil)
 		api.WaitRunSuccess("emit_producer", "p1")
@@ -125,6 +144,22 @@ func TestEmitFromShellTask(t *testing.T) {
 		if !strings.Contains(log, "partitions: "+parts+"\n") || !strings.Contains(log, fmt.Sprintf(`"id":%d,"asset_id"`, evs[0].ID)) {
 			t.Errorf("consumer log lacks its events (partitions %s, event %d in $WEIR_TRIGGERING_ASSET_EVENTS):\n%s", parts, evs[0].ID, log)
 		}
+
+		// The asset-or-time consumer ran on its time schedule and on events
+		// of batches alone (any-of audit_log, batches).
+		api.waitAssetRun("emit_either", 1)
+		weirtest.WaitFor(t, "the scheduled run of emit_either", func() (bool, string) {
+			var page struct {
+				DagRuns []core.DagRun `json:"dag_runs"`
+			}
+			api.Get("/api/v2/dags/emit_either/dagRuns", &page)
+			for _, r := range page.DagRuns {
+				if r.RunType == core.RunScheduled {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d runs, none scheduled", len(page.DagRuns))
+		})
 
 		// docs/requirements.md#e-7 from the admin CLI, against the same database.
 		weir := func(args ...string) result { return runWeir(t, env, append(args, "--home", home)...) }

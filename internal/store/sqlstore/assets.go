@@ -43,6 +43,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 		if err := tx.syncAliasSchedule(ctx, d, now); err != nil {
 			return err
 		}
+		if err := tx.syncAssetCondition(ctx, d); err != nil {
+			return err
+		}
 		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
 			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
 		}

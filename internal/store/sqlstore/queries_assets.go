@@ -88,11 +88,11 @@ const (
 				THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
 			event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
 				THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
-	// qAssetQueueReady finds the DAGs with queued events whose every
-	// scheduled asset is queued and every scheduled alias has a queued event
+	// qAssetQueueReady finds the DAGs without a conditional schedule with
+	// queued events whose every scheduled asset is queued and every scheduled alias has a queued event
 	// of an asset it resolves to.
 	qAssetQueueReady = `SELECT d.dag_id FROM dag d
-		WHERE d.is_active = TRUE AND d.is_paused = FALSE
+		WHERE d.is_active = TRUE AND d.is_paused = FALSE AND d.asset_condition IS NULL
 		AND d.dag_id IN (SELECT target_dag_id FROM asset_dag_run_queue)
 		AND NOT EXISTS (SELECT 1 FROM dag_schedule_asset s WHERE s.dag_id = d.dag_id AND NOT EXISTS (
 			SELECT 1 FROM asset_dag_run_queue q WHERE q.asset_id = s.asset_id AND q.target_dag_id = d.dag_id))

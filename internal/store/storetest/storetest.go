@@ -71,6 +71,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
+		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
