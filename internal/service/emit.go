@@ -106,13 +106,11 @@ func (s *Service) activeAsset(ctx context.Context, ref core.AssetRef) (*core.Ass
 }
 
 // recordOnce records p's event with insert unless p's idempotency key
-// already names one (then that event, and duplicate true). Two emissions
-// with one key at once: the store's unique key lets one commit, and the
-// other finds its event.
+// already names one (then that event, and duplicate true). It inserts
+// first — a key is almost always new (the clients make one up per call) —
+// and looks the key up only when the store's unique key refuses the
+// insert, which also settles two emissions with one key at once.
 func (s *Service) recordOnce(ctx context.Context, p *store.AssetEventParams, insert func() (*core.AssetEvent, error)) (*core.AssetEvent, bool, error) {
-	if ev, err := s.repeated(ctx, p); ev != nil || err != nil {
-		return ev, true, err
-	}
 	ev, err := insert()
 	if errors.Is(err, core.ErrConflict) {
 		if ev, err := s.repeated(ctx, p); ev != nil || err != nil {
