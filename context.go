@@ -23,11 +23,6 @@ type TaskContext struct {
 	Params    map[string]any // the DAG's params, overridden by the run's conf
 	Logger    *slog.Logger   // writes to the task log, with dag_id, run_id, task_id, map_index, try
 	Log       io.Writer      // the task log itself
-	// TriggeringAssetEvents are the asset events that created an
-	// asset-triggered run, oldest first (at most 100; the run's
-	// upstreamAssetEvents lists all): id, asset, partition, extra and
-	// source of each.
-	TriggeringAssetEvents []AssetEvent
 
 	mapArgs map[string]any
 	args    map[string]any
@@ -37,7 +32,7 @@ type TaskContext struct {
 
 func newTaskContext(tc operator.TaskContext, resumes []string) *TaskContext {
 	return &TaskContext{DagID: tc.DagID, RunID: tc.RunID, TaskID: tc.TaskID, MapIndex: tc.MapIndex,
-		TryNumber: tc.TryNumber, Params: tc.Params, Logger: tc.Logger, Log: tc.Log, TriggeringAssetEvents: tc.TriggeringAssetEvents,
+		TryNumber: tc.TryNumber, Params: tc.Params, Logger: tc.Logger, Log: tc.Log,
 		mapArgs: tc.MapArgs, args: tc.Args, op: tc, resumes: resumes}
 }
 
@@ -48,6 +43,15 @@ func adapt(fn TaskFunc, resumes []string) operator.GoFunc {
 		return fn(ctx, newTaskContext(tc, resumes))
 	}
 }
+
+// AssetEvent is an asset event as a task sees it (docs/assets.md).
+type AssetEvent = core.AssetEvent
+
+// TriggeringAssetEvents returns the asset events that created the run,
+// oldest first: what an asset-triggered run was started for (each with its
+// asset, extra, partition key and source, a watcher's included); nil for
+// other runs.
+func (tc *TaskContext) TriggeringAssetEvents() []AssetEvent { return tc.op.AssetEvents }
 
 // Param returns the run's value of the DAG param name (nil when unset).
 func (tc *TaskContext) Param(name string) any { return tc.Params[name] }

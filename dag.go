@@ -14,6 +14,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/trigger"
 )
 
 // DAG is a DAG being defined in Go. Create it with NewDAG and add tasks
@@ -130,13 +131,19 @@ func (d *DAG) compile() (core.DAG, error) {
 	if err != nil {
 		return core.DAG{}, err
 	}
-	return d.compileWith(reg.CheckLoaded)
+	return d.compileWith(checksOf(reg))
+}
+
+// checksOf validates the triggers of DAGs against reg's types: those
+// tasks wait on and those of asset watchers.
+func checksOf(reg *trigger.Registry) dagfile.Options {
+	return dagfile.Options{CheckTrigger: reg.CheckLoaded, CheckWatcher: reg.CheckWatcher}
 }
 
 // compileWith returns the DAG's definition with the defaults YAML files
-// get, or an error listing every problem; checkTrigger validates the
-// triggers its tasks wait on (a start trigger, a sensor's).
-func (d *DAG) compileWith(checkTrigger func(core.TriggerSpec) error) (core.DAG, error) {
+// get, or an error listing every problem; checks validate the triggers
+// its tasks wait on (a start trigger, a sensor's) and its watchers'.
+func (d *DAG) compileWith(checks dagfile.Options) (core.DAG, error) {
 	spec := d.spec
 	spec.Params = maps.Clone(d.spec.Params)
 	spec.Tags = slices.Clone(d.spec.Tags)
@@ -159,7 +166,7 @@ func (d *DAG) compileWith(checkTrigger func(core.TriggerSpec) error) (core.DAG, 
 		ps[i].Path = fmt.Sprintf("dag %q: %s", spec.DagID, ps[i].Path)
 	}
 	var verr *dagfile.Error
-	if err := dagfile.ValidateWith(&spec, dagfile.Options{CheckTrigger: checkTrigger}); err != nil {
+	if err := dagfile.ValidateWith(&spec, checks); err != nil {
 		if !errors.As(err, &verr) {
 			return spec, fmt.Errorf("validate dag %q: %w", spec.DagID, err)
 		}

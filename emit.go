@@ -19,10 +19,6 @@ var _ operator.Emitter = (*execclient.Client)(nil)
 // emission with the same idempotency key created the event.
 type Receipt = core.AssetEventReceipt
 
-// AssetEvent is a recorded asset event: its asset, partition, extra and
-// source (TaskContext.TriggeringAssetEvents).
-type AssetEvent = core.AssetEvent
-
 // ErrNoTry is returned by Emit where no try runs, such as on a
 // TaskContext made while DAGs are defined.
 var ErrNoTry = operator.ErrNoTry

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/internal/cli"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
 	"github.com/weirflow/weir/internal/operator"
 )
 
@@ -47,7 +48,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags 
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return ExitInvalid
 	}
-	specs, funcs, err := compileAll(dags, reg.CheckLoaded)
+	specs, funcs, err := compileAll(dags, checksOf(reg))
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid
@@ -58,7 +59,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags 
 // compileAll validates the DAGs, their triggers with checkTrigger, and
 // registers their Go task functions. It reports every problem of every DAG
 // at once.
-func compileAll(dags []*DAG, checkTrigger func(core.TriggerSpec) error) ([]core.DAG, *operator.Registry, error) {
+func compileAll(dags []*DAG, checks dagfile.Options) ([]core.DAG, *operator.Registry, error) {
 	var (
 		specs []core.DAG
 		errs  []error
@@ -70,7 +71,7 @@ func compileAll(dags []*DAG, checkTrigger func(core.TriggerSpec) error) ([]core.
 			errs = append(errs, fmt.Errorf("weir.Main argument %d is a nil DAG", i))
 			continue
 		}
-		spec, err := d.compileWith(checkTrigger)
+		spec, err := d.compileWith(checks)
 		if err != nil {
 			errs = append(errs, err)
 			continue

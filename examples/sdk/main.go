@@ -19,6 +19,8 @@
 //     a trigger, and a sensor (deferral.go; docs/go-sdk.md#deferral).
 //   - go_custom_trigger: a wait on the program's own trigger type, tcp_port
 //     (tcpport.go), registered with weir.RegisterTrigger before weir.Main.
+//   - go_watcher: an asset watched by the program's own poll-function
+//     watcher, jsonl_tail (watcher.go): a run per batch of new lines.
 package main
 
 import (
@@ -34,12 +36,14 @@ import (
 func main() {
 	// Custom trigger types are registered before weir.Main: every role of
 	// the deployment runs this program, so each one knows them.
-	if err := weir.RegisterTrigger(tcpPortType); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	for _, t := range []weir.TriggerType{tcpPortType, jsonlTailType} {
+		if err := weir.RegisterTrigger(t); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
-		deferralDAG(), customTriggerDAG())
+		deferralDAG(), customTriggerDAG(), watcherDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

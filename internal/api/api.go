@@ -137,6 +137,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerImportErrors()
 	s.registerDagWarnings()
 	s.registerTriggers()
+	s.registerWatchers()
 	s.registerPools()
 	s.registerConnections()
 	s.registerAssets()

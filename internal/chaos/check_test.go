@@ -162,7 +162,7 @@ func (d *deployment) listEvents(q url.Values) []core.AssetEvent {
 // PRAGMA integrity_check.
 func (d *deployment) checkDatabase() []string {
 	var bad []string
-	if r := weirtest.Run(d.t, weirBin, d.env, "db", "check", "--home", d.home); r.Code != 0 {
+	if r := weirtest.Run(d.t, d.bin, d.env, "db", "check", "--home", d.home); r.Code != 0 {
 		bad = append(bad, "weir db check: "+r.String())
 	}
 	if d.roles[0].name != standalone.name {

@@ -72,6 +72,7 @@ type deployment struct {
 	rng       *rand.Rand
 	roles     []role
 	procs     map[string]*weirtest.Proc
+	bin       string // the weir binary every role runs
 	home      string
 	dags      string
 	ev        evidence
@@ -96,6 +97,7 @@ type deploymentOptions struct {
 	heartbeatTimeout time.Duration
 	home             string   // "" = a temporary folder
 	env              []string // more WEIR__ settings
+	bin              string   // "" = weirBin
 	workerURL        func(base string) string
 }
 
@@ -103,7 +105,7 @@ type deploymentOptions struct {
 func deploy(t *testing.T, scenario string, o deploymentOptions) *deployment {
 	t.Helper()
 	d := &deployment{t: t, scenario: scenario, rng: rngFor(scenario), procs: map[string]*weirtest.Proc{},
-		home: o.home, dags: t.TempDir(), ev: newEvidence(t), port: stablePort(t),
+		bin: cmp.Or(o.bin, weirBin), home: o.home, dags: t.TempDir(), ev: newEvidence(t), port: stablePort(t),
 		events: map[int64]bool{}, started: time.Now()}
 	d.fig.scenario = scenario
 	if d.home == "" {
@@ -143,13 +145,13 @@ func deploy(t *testing.T, scenario string, o deploymentOptions) *deployment {
 // weir runs a weir command on the deployment's home and database.
 func (d *deployment) weir(args ...string) string {
 	d.t.Helper()
-	return weirtest.MustRun(d.t, weirBin, d.env, args...)
+	return weirtest.MustRun(d.t, d.bin, d.env, args...)
 }
 
 // start starts a role and waits until it is ready.
 func (d *deployment) start(r role) {
 	d.t.Helper()
-	p := weirtest.StartProc(d.t, weirBin, d.scenario+" "+r.name, d.env, r.args(d)...)
+	p := weirtest.StartProc(d.t, d.bin, d.scenario+" "+r.name, d.env, r.args(d)...)
 	d.procs[r.name] = p
 	if r.ready != nil {
 		p.WaitOutput(d.t, r.ready)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -19,7 +20,7 @@ import (
 // assetsCmd is `weir assets list|show|events|aliases|add-to-alias|emit`
 // (docs/assets.md, docs/emission.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events and aliases; create events; emit or add to an alias from a task"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events, aliases and watchers; create events; emit or add to an alias from a task"}
 	var (
 		asJSON, all                 bool
 		assetName, partition        string
@@ -180,7 +181,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd())
+	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd(), a.watchersCmd())
 	return cmd
 }
 
@@ -197,7 +198,9 @@ func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string, pf *pageFl
 }
 
 // assetByName finds an asset, with an error naming it when there is none.
-func assetByName(cmd *cobra.Command, st store.Store, name string) (*core.AssetModel, error) {
+func assetByName(cmd *cobra.Command, st interface {
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+}, name string) (*core.AssetModel, error) {
 	x, err := st.AssetGetByName(cmd.Context(), name)
 	if err != nil {
 		return nil, fmt.Errorf("asset %q (see weir assets list --all): %w", name, err)
@@ -205,10 +208,14 @@ func assetByName(cmd *cobra.Command, st store.Store, name string) (*core.AssetMo
 	return x, nil
 }
 
-// eventSource is "api USER", "task dag/run/task[map_index] try N", or
-// another source kind.
+// eventSource is "api USER", "watcher NAME", or "task
+// dag/run/task[map_index] try N".
 func eventSource(e *core.AssetEvent) string {
-	if e.SourceKind != core.AssetSourceTask {
+	switch e.SourceKind {
+	case core.AssetSourceWatcher:
+		return "watcher " + e.SourceWatcher
+	case core.AssetSourceTask:
+	default:
 		return strings.TrimSpace(e.SourceKind + " " + e.SourceUser)
 	}
 	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,9 +53,16 @@ func (a *app) triggersCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var rows [][]string
 			for _, t := range a.opts.triggerTypes.Types() {
-				rows = append(rows, []string{t.Name, orDash(t.Summary)})
+				var uses []string
+				if t.Can(trigger.UseDeferral) {
+					uses = append(uses, "deferral")
+				}
+				if t.Can(trigger.UseWatcher) {
+					uses = append(uses, "watcher")
+				}
+				rows = append(rows, []string{t.Name, strings.Join(uses, ","), orDash(t.Summary)})
 			}
-			return table(cmd.OutOrStdout(), []string{"TYPE", "FIRES"}, rows)
+			return table(cmd.OutOrStdout(), []string{"TYPE", "USES", "FIRES"}, rows)
 		},
 	}
 	cmd.AddCommand(list, types)

@@ -14,6 +14,9 @@ type Asset struct {
 	URI   string         `json:"uri"`
 	Group string         `json:"group,omitempty"` // "" = DefaultAssetGroup
 	Extra map[string]any `json:"extra,omitempty"`
+	// Watchers run continuously in the triggerer and record events of the
+	// asset as they find new data (docs/watchers.md).
+	Watchers []AssetWatcher `json:"watchers,omitempty"`
 }
 
 // DefaultAssetGroup is the group of an asset that names none (as Airflow).
@@ -105,6 +108,8 @@ type TaskRef struct {
 const (
 	AssetSourceTask = "task" // a task's declared outlet, on success
 	AssetSourceAPI  = "api"  // POST /api/v2/assets/events
+	// AssetSourceWatcher is an asset watcher's poll (docs/watchers.md).
+	AssetSourceWatcher = "watcher"
 )
 
 // AssetEvent records that an asset was updated.
@@ -118,13 +123,14 @@ type AssetEvent struct {
 	PartitionKey    *string         `json:"partition_key"`
 	PartitionDate   *time.Time      `json:"partition_date,omitempty"` // only with a partition key
 	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
-	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI
+	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
 	SourceDagID     string          `json:"source_dag_id,omitempty"`
 	SourceRunID     string          `json:"source_run_id,omitempty"`
 	SourceTaskID    string          `json:"source_task_id,omitempty"`
 	SourceMapIndex  int             `json:"source_map_index"`
 	SourceTryNumber int             `json:"source_try_number,omitempty"`
-	SourceUser      string          `json:"source_user,omitempty"` // the API user of an external event
+	SourceUser      string          `json:"source_user,omitempty"`    // the API user of an external event
+	SourceWatcher   string          `json:"source_watcher,omitempty"` // the watcher's name
 	Timestamp       time.Time       `json:"timestamp"`
 }
 

@@ -177,6 +177,14 @@ type StateWriter struct {
 	MapIndex  int    `json:"map_index"`
 	TryNumber int    `json:"try_number,omitempty"`
 	User      string `json:"user,omitempty"`
+	// Watcher names the asset watcher of a watcher writer (its asset is
+	// the entry's).
+	Watcher string `json:"watcher,omitempty"`
+}
+
+// WatcherWriter is the writer of an asset watcher.
+func WatcherWriter(name string) StateWriter {
+	return StateWriter{Kind: StateWriterWatcher, MapIndex: NoMapIndex, Watcher: name}
 }
 
 // TaskWriter is the writer of a task try.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -39,3 +40,22 @@ type Deferral struct {
 // out: the worker fails it with the message in next_kwargs' "error", and
 // retries follow as for any failure (Airflow's "__fail__").
 const NextMethodFail = "__fail__"
+
+// CanonicalJSON returns raw compacted with object keys sorted and numbers
+// kept as written, so that equal values compare equal as text (empty and
+// null are {}: no kwargs). Watchers whose triggers are equal this way
+// share one trigger.
+func CanonicalJSON(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}", nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(v)
+	return string(out), err
+}

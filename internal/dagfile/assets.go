@@ -16,8 +16,8 @@ const MaxAssetLength = 1500
 
 var uriSchemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 
-// assets decodes the top-level assets list: {name, uri, group, extra}
-// mappings, or a string (the name; the uri defaults to it).
+// assets decodes the top-level assets list: {name, uri, group, extra,
+// watchers} mappings, or a string (the name; the uri defaults to it).
 func (d *decoder) assets(n *node, f field) []core.Asset {
 	d.at(f, n)
 	if n.kind != kSeq {
@@ -33,7 +33,7 @@ func (d *decoder) assets(n *node, f field) []core.Asset {
 		case kScalar:
 			a.Name, _ = d.str(item, af.key("name"))
 		case kMap:
-			d.checkKeys(item, af, []string{"name", "uri", "group", "extra"})
+			d.checkKeys(item, af, []string{"name", "uri", "group", "extra", "watchers"})
 			for _, k := range []struct {
 				name string
 				to   *string
@@ -52,10 +52,62 @@ func (d *decoder) assets(n *node, f field) []core.Asset {
 					a.Extra, _ = x.(map[string]any)
 				}
 			}
+			if v := item.get("watchers"); v != nil {
+				a.Watchers = d.watchers(v, af.key("watchers"))
+			}
 		default:
 			d.fail(item, af, "an asset must be a name or a mapping {name, uri, group, extra}, not %s", describe(item))
 		}
 		out = append(out, a)
+	}
+	return out
+}
+
+// watchers decodes an asset's watchers: a list of {name, trigger: {type,
+// kwargs...}} (docs/watchers.md).
+func (d *decoder) watchers(n *node, f field) []core.AssetWatcher {
+	d.at(f, n)
+	if n.kind != kSeq {
+		d.fail(n, f, "must be a list of watchers ({name: n, trigger: {type: t, ...}}), not %s", describe(n))
+		return nil
+	}
+	out := make([]core.AssetWatcher, 0, len(n.items))
+	for i, item := range n.items {
+		wf := f.idx(i)
+		d.at(wf, item)
+		if item.kind != kMap {
+			d.fail(item, wf, "a watcher must be a mapping {name: n, trigger: {type: t, ...}}, not %s", describe(item))
+			continue
+		}
+		d.checkKeys(item, wf, []string{"name", "trigger"})
+		var w core.AssetWatcher
+		if v := item.get("name"); v != nil {
+			d.at(wf.key("name"), v)
+			w.Name, _ = d.str(v, wf.key("name"))
+		}
+		tf := wf.key("trigger")
+		v := item.get("trigger")
+		switch {
+		case v == nil:
+		case v.kind != kMap:
+			d.at(tf, v)
+			d.fail(v, tf, "must be a mapping {type: <trigger type>, <kwargs>...}, not %s", describe(v))
+		default:
+			d.at(tf, v)
+			x, ok := d.toAny(v, tf)
+			kwargs, _ := x.(map[string]any)
+			if !ok || kwargs == nil {
+				break
+			}
+			w.Trigger.Type, _ = kwargs["type"].(string)
+			delete(kwargs, "type")
+			b, err := json.Marshal(kwargs)
+			if err != nil {
+				d.fail(v, tf, "kwargs cannot be stored as JSON: %v", err)
+			}
+			w.Trigger.Kwargs = b
+		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -116,9 +168,9 @@ func applyAssetDefaults(d *core.DAG) {
 }
 
 // validateAssets checks asset definitions (name, uri and group syntax, each
-// defined once), the asset schedule and every task's inlets and outlets
-// (known assets, or aliases: docs/assets.md#aliases).
-func validateAssets(ps *problems, d *core.DAG) {
+// defined once, their watchers), the asset schedule and every task's
+// inlets and outlets (known assets, or aliases: docs/assets.md#aliases).
+func validateAssets(ps *problems, d *core.DAG, o Options) {
 	names, uris := map[string]int{}, map[string]int{}
 	var known []string
 	for i, a := range d.Assets {
@@ -146,6 +198,7 @@ func validateAssets(ps *problems, d *core.DAG) {
 			known = append(known, a.Name)
 		}
 		names[a.Name], uris[a.URI] = i, i
+		validateWatchers(ps, p+".watchers", a.Watchers, o.CheckWatcher)
 	}
 	validateSchedule(ps, d, known)
 	for j, r := range d.AssetSchedule {
@@ -159,6 +212,40 @@ func validateAssets(ps *problems, d *core.DAG) {
 		}
 		for j, r := range t.Outlets {
 			checkAssetRef(ps, d, fmt.Sprintf("tasks[%d].outlets[%d]", i, j), r, known)
+		}
+	}
+}
+
+// validateWatchers checks an asset's watchers: each a name (unique) and a
+// trigger of a type that can watch (check, when set: the program's trigger
+// types), no two with the same trigger.
+func validateWatchers(ps *problems, path string, ws []core.AssetWatcher, check func(core.TriggerSpec) error) {
+	names, specs := map[string]int{}, map[string]int{}
+	for i, w := range ws {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		checkID(ps, p+".name", w.Name)
+		if j, dup := names[w.Name]; dup && w.Name != "" {
+			ps.add(p+".name", "watcher %q is declared twice on this asset (also %s[%d])", w.Name, path, j)
+		}
+		names[w.Name] = i
+		switch {
+		case w.Trigger.Type == "" && w.Trigger.Kwargs == nil:
+			ps.add(p+".trigger", "is required: {type: <trigger type>, <kwargs>...} (docs/watchers.md)")
+			continue
+		case w.Trigger.Type == "":
+			ps.add(p+".trigger", "type is required: the watcher's trigger type (docs/watchers.md#watcher-reference)")
+			continue
+		}
+		kw, _ := core.CanonicalJSON(w.Trigger.Kwargs)
+		key := w.Trigger.Type + " " + kw
+		if j, dup := specs[key]; dup {
+			ps.add(p+".trigger", "is the same trigger as %s[%d]'s; one watcher per trigger on an asset", path, j)
+		}
+		specs[key] = i
+		if check != nil {
+			if err := check(w.Trigger); err != nil {
+				ps.add(p+".trigger", "%v", err)
+			}
 		}
 	}
 }

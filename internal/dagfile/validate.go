@@ -33,6 +33,10 @@ type Options struct {
 	// task's start trigger) against the program's trigger types; nil
 	// checks only its shape. trigger.Registry.Check fits.
 	CheckTrigger func(core.TriggerSpec) error
+	// CheckWatcher validates an asset watcher's trigger against the
+	// program's trigger types (trigger.Registry.CheckWatcher fits); nil
+	// checks only its shape.
+	CheckWatcher func(core.TriggerSpec) error
 }
 
 // ValidateWith is Validate with options.
@@ -91,7 +95,7 @@ func validate(d *core.DAG, o Options) []Problem {
 			ps.add("params."+k, "value cannot be stored as JSON: %v", err)
 		}
 	}
-	validateAssets(&ps, d)
+	validateAssets(&ps, d, o)
 	if len(d.Tasks) == 0 {
 		ps.add("tasks", "at least one task is required")
 	}

@@ -197,6 +197,12 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)
 	}
 	p.synced[d.DagID] = hash
+	if slices.ContainsFunc(d.Assets, func(a core.Asset) bool { return len(a.Watchers) > 0 }) {
+		// Its watchers' triggers may be new: the triggerers claim them now.
+		if err := p.Store.Notify(ctx, store.ChannelTrigger); err != nil {
+			p.logger().Warn("wake the triggerers", "err", err)
+		}
+	}
 	if created {
 		p.logger().Info("dag version recorded", "dag_id", d.DagID, "fileloc", d.FileLoc, "dag_version_id", version)
 	}

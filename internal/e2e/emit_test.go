@@ -141,7 +141,7 @@ func TestEmitFromShellTask(t *testing.T) {
 			parts += ","
 		}
 		log := api.Log("emit_consumer", run.RunID, "use", 1)
-		if !strings.Contains(log, "partitions: "+parts+"\n") || !strings.Contains(log, fmt.Sprintf(`"id":%d,"asset_id"`, evs[0].ID)) {
+		if !strings.Contains(log, "partitions: "+parts+"\n") || !strings.Contains(log, fmt.Sprintf(`"id":%d,`, evs[0].ID)) {
 			t.Errorf("consumer log lacks its events (partitions %s, event %d in $WEIR_TRIGGERING_ASSET_EVENTS):\n%s", parts, evs[0].ID, log)
 		}
 

@@ -54,12 +54,8 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	}
 	rc := execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params}
 	if run.RunType == core.RunAssetTriggered {
-		p := &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: store.Page{Limit: execclient.MaxTriggeringEvents}}
-		if rc.TriggeringAssetEvents, err = s.st.AssetEventList(ctx, p); err != nil {
-			return fmt.Errorf("list the events of dag run %s/%s: %w", run.DagID, run.RunID, err)
-		}
-		if rc.TriggeringAssetEventsTotal, err = s.st.AssetEventCount(ctx, p); err != nil {
-			return fmt.Errorf("count the events of dag run %s/%s: %w", run.DagID, run.RunID, err)
+		if rc.TriggeringAssetEvents, err = s.st.AssetEventsOfRun(ctx, run.ID); err != nil {
+			return fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 		}
 	}
 	if operator.ResumeOf(ti) != nil && s.logs != "" {

@@ -92,15 +92,10 @@ type RunContext struct {
 	// LogSize is how many bytes the try's log holds already: a try
 	// resumed after a deferral continues its log from there.
 	LogSize int64 `json:"log_size,omitempty"`
-	// TriggeringAssetEvents are the events an asset-triggered run
-	// consumed, oldest first, at most MaxTriggeringEvents of them (the
-	// run's upstreamAssetEvents lists every one); Total counts them all.
-	TriggeringAssetEvents      []core.AssetEvent `json:"triggering_asset_events,omitempty"`
-	TriggeringAssetEventsTotal int               `json:"triggering_asset_events_total,omitempty"`
+	// TriggeringAssetEvents are the asset events that created an
+	// asset-triggered run (oldest first; Airflow's name), empty otherwise.
+	TriggeringAssetEvents []core.AssetEvent `json:"triggering_asset_events,omitempty"`
 }
-
-// MaxTriggeringEvents bounds the events a run context carries.
-const MaxTriggeringEvents = 100
 
 // StateRequest ends a running try (PATCH .../state). State is success,
 // failed, skipped or up_for_retry; the server decides between failed and

@@ -79,9 +79,9 @@ type Request struct {
 	// status as its last act (a trap on EXIT), for the worker's next life
 	// should this one die before learning it (taskproc.Outcome).
 	ExitFile string
-	// Events are the asset events that created the run (asset-triggered
-	// runs; at most execclient.MaxTriggeringEvents).
-	Events []core.AssetEvent
+	// AssetEvents are the asset events that created the run (an
+	// asset-triggered run's; nil otherwise).
+	AssetEvents []core.AssetEvent
 }
 
 func (r *Request) mask(s string) {

@@ -82,13 +82,14 @@ type AssetEventParams struct {
 	PartitionDate *time.Time // only with PartitionKey
 	// IdempotencyKey, when set, must name no other event (ErrConflict).
 	IdempotencyKey  string
-	SourceKind      string // core.AssetSourceTask | core.AssetSourceAPI
+	SourceKind      string // core.AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
 	SourceDagID     string
 	SourceRunID     string
 	SourceTaskID    string
 	SourceMapIndex  int
 	SourceTryNumber int
 	SourceUser      string // the API user of an external event
+	SourceWatcher   string // the watcher's name (AssetSourceWatcher)
 	Now             time.Time
 	// Aliases are associated with the asset in the event's transaction
 	// (before the event is queued, so DAGs scheduled on them are queued

@@ -26,6 +26,7 @@ type Store interface {
 	AssetStore
 	AssetAliasStore
 	TriggerStore
+	WatcherStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -448,7 +449,8 @@ type TriggerStore interface {
 	// another triggerer, or was deleted). Every event commits behind it.
 	TriggerHold(ctx context.Context, id int64, triggererID string) error
 	// TriggerDeleteUnused deletes the triggers among ids (all when empty)
-	// that no deferred try waits on, and returns how many went.
+	// that no deferred try waits on and no running watcher
+	// (WatcherListParams.Running) uses, and returns how many went.
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
 }
 

@@ -80,8 +80,10 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 		"map_index":           mapIndex,
 		"map_args":            mapArgs,
 		"params":              merged,
-		"conf":                conf,
-		"ti":                  tiCtx,
+		// The asset events that created the run (WithEvents); none by default.
+		"triggering_asset_events": []map[string]any{},
+		"conf":                    conf,
+		"ti":                      tiCtx,
 		"dag_run": map[string]any{
 			"run_id":       run.RunID,
 			"dag_id":       run.DagID,
@@ -90,6 +92,29 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 			"conf":         conf,
 		},
 	}
+}
+
+// WithEvents adds the asset events that created the run to a template
+// context (Context's) as .triggering_asset_events: for each, id, asset
+// (its name), uri, extra (decoded), partition_key ("" = none),
+// partition_date ("" = none), source_kind, source_watcher, source_user
+// ("" unless posted through the API) and timestamp.
+func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
+	list := make([]map[string]any, 0, len(events))
+	for _, e := range events {
+		part := ""
+		if e.PartitionKey != nil {
+			part = *e.PartitionKey
+		}
+		list = append(list, map[string]any{"id": e.ID, "asset": e.Name, "uri": e.URI, "extra": decodeObject(e.Extra),
+			"partition_key": part, "source_kind": e.SourceKind, "source_watcher": e.SourceWatcher,
+			"partition_date": "", "source_user": e.SourceUser, "timestamp": Time{e.Timestamp.UTC()}})
+		if e.PartitionDate != nil {
+			list[len(list)-1]["partition_date"] = Time{e.PartitionDate.UTC()}
+		}
+	}
+	ctx["triggering_asset_events"] = list
+	return ctx
 }
 
 // decodeObject decodes a JSON object, or returns an empty map for anything

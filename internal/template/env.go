@@ -20,6 +20,9 @@ const (
 	EnvDS                = "WEIR_DS"           // {{ .ds }}
 	EnvDataIntervalStart = "WEIR_DATA_INTERVAL_START"
 	EnvDataIntervalEnd   = "WEIR_DATA_INTERVAL_END"
+	// EnvAssetEvents is .triggering_asset_events as a JSON list (left out
+	// over 128 KiB: read the run's events through the REST API then).
+	EnvAssetEvents = "WEIR_TRIGGERING_ASSET_EVENTS"
 )
 
 // maxEnvValue is the longest value Env passes: Linux refuses a single
@@ -51,9 +54,7 @@ func Env(ctx map[string]any) []string {
 	add(EnvDS, fmt.Sprint(ctx["ds"]))
 	add(EnvDataIntervalStart, fmt.Sprint(ctx["data_interval_start"]))
 	add(EnvDataIntervalEnd, fmt.Sprint(ctx["data_interval_end"]))
-	if evs, ok := ctx[envEventsKey].(string); ok {
-		add(EnvTriggeringAssetEvents, evs)
-	}
+	add(EnvAssetEvents, jsonText(ctx["triggering_asset_events"]))
 
 	names := map[string][]string{} // variable → the params that map to it
 	for k := range params {

@@ -67,7 +67,7 @@ func describeDecodeError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {
-			return fmt.Sprintf("kwarg %q must be %s, got JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+			return fmt.Sprintf("kwarg %q must be %s, got JSON %s", kwargPath(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
 		}
 		return fmt.Sprintf("kwargs must be a JSON object, got JSON %s", te.Value)
 	}
@@ -76,6 +76,19 @@ func describeDecodeError(err error) string {
 		return "unknown kwarg " + f
 	}
 	return strings.TrimPrefix(msg, "json: ")
+}
+
+// kwargPath is a decode error's field path without the names of embedded
+// structs (Go names, capitalized, where kwargs are snake_case), so that a
+// kwarg a type shares through an embedded struct is named as written.
+func kwargPath(field string) string {
+	for {
+		head, rest, ok := strings.Cut(field, ".")
+		if !ok || head == "" || head[0] < 'A' || head[0] > 'Z' {
+			return field
+		}
+		field = rest
+	}
 }
 
 func jsonKind(k string) string {

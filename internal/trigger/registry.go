@@ -91,12 +91,55 @@ func (r *Registry) Check(spec Spec) error {
 	return err
 }
 
+// CheckWatcher validates the trigger of an asset watcher: a type that can
+// run as one (Type.Uses) and kwargs it accepts (no templates: a watcher
+// runs outside any DAG run).
+func (r *Registry) CheckWatcher(spec Spec) error {
+	if err := r.checkUse(spec.Type, UseWatcher); err != nil {
+		return err
+	}
+	if len(spec.Kwargs) > maxDeferralBytes {
+		return fmt.Errorf("trigger kwargs are %d bytes, more than the limit of %d: %w", len(spec.Kwargs), maxDeferralBytes, core.ErrInvalid)
+	}
+	return r.Check(spec)
+}
+
+// checkUse reports an error when type name may not run for u, or (for a
+// watcher) is unknown; an unknown type for a deferral passes (Check names
+// it among every type).
+func (r *Registry) checkUse(name string, u Use) error {
+	t, ok := r.Lookup(name)
+	if ok && t.Can(u) {
+		return nil
+	}
+	var can []string
+	for _, o := range r.Types() {
+		if o.Can(u) {
+			can = append(can, o.Name)
+		}
+	}
+	switch {
+	case !ok && u == UseWatcher:
+		return fmt.Errorf("unknown trigger type %q (types that watch: %s): %w", name, strings.Join(can, ", "), core.ErrInvalid)
+	case !ok:
+		return nil // Check names it among every type
+	case u == UseWatcher:
+		return fmt.Errorf("trigger type %q cannot watch an asset: it fires once, for a deferred task (types that watch: %s): %w",
+			name, strings.Join(can, ", "), core.ErrInvalid)
+	}
+	return fmt.Errorf("trigger type %q runs only as an asset watcher, not for a deferred task or sensor (types that can: %s): %w",
+		name, strings.Join(can, ", "), core.ErrInvalid)
+}
+
 // CheckLoaded validates the trigger of a task as a DAG defines it, whose
 // string kwargs may be templates rendered when each try starts (a start
 // trigger's, a sensor's): when one is, only the type is checked here, and
 // the rendered kwargs are checked when the try starts; otherwise it is
 // Check.
 func (r *Registry) CheckLoaded(spec Spec) error {
+	if err := r.checkUse(spec.Type, UseDeferral); err != nil {
+		return err
+	}
 	if !hasTemplate(spec.Kwargs) {
 		return r.Check(spec)
 	}
@@ -170,6 +213,9 @@ func (r *Registry) CheckDeferral(d core.Deferral) error {
 		if b := bytes.TrimSpace(d.NextKwargs); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
 			return fmt.Errorf("next_kwargs must be a JSON object: %w", core.ErrInvalid)
 		}
+	}
+	if err := r.checkUse(d.Trigger.Type, UseDeferral); err != nil {
+		return err
 	}
 	return r.Check(d.Trigger)
 }

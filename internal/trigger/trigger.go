@@ -43,6 +43,29 @@ type Type struct {
 	// side effects (it also runs at DAG load and at the defer call). Errors
 	// name the offending kwarg and wrap core.ErrInvalid.
 	New func(kwargs json.RawMessage) (Trigger, error)
+	// Uses says where the type may run: UseDeferral (a deferred task or a
+	// sensor waits on it; the first event resumes it), UseWatcher (an asset
+	// watcher: it runs until cancelled and commits cursors with its
+	// events), or both. Zero means UseDeferral.
+	Uses Use
+}
+
+// Use is a bit set of the places a trigger type may run.
+type Use int
+
+// The uses of a trigger type.
+const (
+	UseDeferral Use = 1 << iota
+	UseWatcher
+)
+
+// Can reports whether t may run for u.
+func (t Type) Can(u Use) bool {
+	uses := t.Uses
+	if uses == 0 {
+		uses = UseDeferral
+	}
+	return uses&u != 0
 }
 
 // Runtime is what a running trigger may use. It is built by the triggerer
@@ -63,6 +86,11 @@ type Runtime struct {
 	Runs RunReader
 	// EmitFunc persists one event; Emit calls it.
 	EmitFunc func(ctx context.Context, e Event) error
+	// Watcher is set when the trigger runs asset watchers (docs/watchers.md):
+	// it gives the watched assets and their cursors, and commits batches.
+	// For a watcher, Emit records the payload as an event of every watched
+	// asset, the cursors unchanged.
+	Watcher Watcher
 }
 
 // Event is one occurrence a trigger reports; its payload is any JSON value

@@ -71,7 +71,9 @@ type Triggerer struct {
 	// (the row is deleted in the transaction of its last event, which a
 	// pass's list may predate): they are not started again.
 	ended map[int64]bool
-	wg    sync.WaitGroup
+	// watches are the running watcher triggers' watchers.
+	watches map[int64]*watch
+	wg      sync.WaitGroup
 	// reconciled is when the running triggers were last compared with
 	// the rows owned (pass's goroutine only).
 	reconciled time.Time
@@ -85,6 +87,8 @@ type Store interface {
 	TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) ([]core.Trigger, error)
 	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+	WatcherList(ctx context.Context, p *store.WatcherListParams) ([]core.Watcher, error)
+	WatcherAttachTriggers(ctx context.Context, now time.Time) (int, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 }
@@ -120,6 +124,7 @@ func (t *Triggerer) init() {
 	t.id = uuid.NewString()
 	t.running = map[int64]context.CancelFunc{}
 	t.ended = map[int64]bool{}
+	t.watches = map[int64]*watch{}
 	t.mu.Unlock()
 }
 
@@ -156,6 +161,11 @@ func (t *Triggerer) Start(ctx context.Context) error {
 			lastCleanup = now
 			if _, err := t.Store.TriggerDeleteUnused(ctx); err != nil && ctx.Err() == nil {
 				t.Logger.Warn("delete unused triggers", "err", err)
+			}
+			if n, err := t.Store.WatcherAttachTriggers(ctx, now); err != nil && ctx.Err() == nil {
+				t.Logger.Warn("attach triggers to watchers", "err", err)
+			} else if n > 0 {
+				t.Logger.Info("watchers given a trigger", "count", n)
 			}
 		}
 		select {
@@ -195,7 +205,8 @@ func (t *Triggerer) pass(ctx context.Context) error {
 	return nil
 }
 
-// reconcile makes the running triggers the ones this triggerer owns.
+// reconcile makes the running triggers the ones this triggerer owns, and
+// refreshes its watchers (reconcileWatches).
 func (t *Triggerer) reconcile(ctx context.Context) error {
 	owned, err := t.Store.TriggerList(ctx, &store.TriggerListParams{TriggererID: t.id})
 	if err != nil {
@@ -206,7 +217,6 @@ func (t *Triggerer) reconcile(ctx context.Context) error {
 		keep[owned[i].ID] = true
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for id, cancel := range t.running {
 		if !keep[id] {
 			cancel()
@@ -221,7 +231,8 @@ func (t *Triggerer) reconcile(ctx context.Context) error {
 	for i := range owned {
 		t.startLocked(ctx, &owned[i])
 	}
-	return nil
+	t.mu.Unlock()
+	return t.reconcileWatches(ctx)
 }
 
 // startLocked starts row's trigger unless it runs, ended here while still
@@ -269,6 +280,20 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 	tr, err := t.Registry.New(row.Spec())
 	if err != nil {
 		t.fail(ctx, log, row, fmt.Sprintf("the trigger cannot be built: %v", err))
+		return
+	}
+	ws, err := t.Store.WatcherList(ctx, &store.WatcherListParams{TriggerID: row.ID, Running: true})
+	if err != nil {
+		// Not started: the next reconcile starts it again.
+		log.Warn("find the trigger's watchers", "err", err)
+		stop()
+		t.mu.Lock()
+		delete(t.running, row.ID)
+		t.mu.Unlock()
+		return
+	}
+	if len(ws) > 0 {
+		t.runWatcher(ctx, stop, row, tr, ws)
 		return
 	}
 	events := 0

@@ -151,8 +151,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		var v any
 		return v, json.Unmarshal(raw, &v)
 	}}
-	tctx := template.Context(&rc.DagRun, &ti, wl.Dag.Params)
-	template.AddEvents(tctx, rc.TriggeringAssetEvents)
+	tctx := template.WithEvents(template.Context(&rc.DagRun, &ti, wl.Dag.Params), rc.TriggeringAssetEvents)
 	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)
@@ -162,8 +161,8 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc, Events: rc.TriggeringAssetEvents,
-		Resume: operator.ResumeOf(&ti), ExitFile: exitFile}
+		Env: append(execclient.TaskEnv(tc.BaseURL(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
+		Resume: operator.ResumeOf(&ti), ExitFile: exitFile, AssetEvents: rc.TriggeringAssetEvents}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
 	}

@@ -70,6 +70,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 				}
 			}
 		}
+		if err := tx.syncWatchers(ctx, d, ids, p.Now); err != nil {
+			return err
+		}
 		_, err := tx.AssetDeactivateOrphans(ctx, p.Now)
 		return err
 	})
@@ -232,22 +235,14 @@ func scanAsset(r scanner) (*core.AssetModel, error) {
 // AssetEventInsert records an event and queues it for the DAGs scheduled on
 // its asset, in one transaction.
 func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
-	extra, err := eventExtra(p.Extra)
-	if err != nil {
-		return nil, err
-	}
 	switch p.SourceKind {
-	case core.AssetSourceTask, core.AssetSourceAPI:
+	case core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher:
 	default:
-		return nil, fmt.Errorf("record asset event: source kind %q is not %s or %s: %w",
-			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.ErrInvalid)
-	}
-	mapIndex := p.SourceMapIndex
-	if p.SourceTaskID == "" {
-		mapIndex = core.NoMapIndex // no task, no map index
+		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s or %s: %w",
+			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.ErrInvalid)
 	}
 	var ev *core.AssetEvent
-	err = s.inTx(ctx, func(tx *Store) error {
+	err := s.inTx(ctx, func(tx *Store) error {
 		assetID := p.AssetID
 		if assetID == 0 {
 			a, err := tx.AssetGetByName(ctx, p.AssetName)
@@ -256,27 +251,45 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 			}
 			assetID = a.ID
 		}
-		what := fmt.Sprintf("record event of asset %d", assetID)
-		for _, alias := range p.Aliases {
-			if err := tx.AssetAliasAssociate(ctx, &store.AssetAliasAssociateParams{Alias: alias, AssetID: assetID, Now: p.Now}); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
+		id, err := tx.eventInsert(ctx, assetID, p)
+		if err != nil {
+			return err
 		}
-		var id int64
-		if err := tx.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
-			nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
-			p.SourceTryNumber, micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
-			nullStr(p.SourceUser)).Scan(&id); err != nil {
-			return tx.wrap(err, "%s", what)
-		}
-		if _, err := tx.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
-			return tx.wrap(err, "%s: queue for consumers", what)
-		}
-		var err error
 		ev, err = scanAssetEvent(tx.tx.QueryRowContext(ctx, qAssetEventGet, id))
-		return tx.wrap(err, "%s: read back", what)
+		return tx.wrap(err, "record event of asset %d: read back", assetID)
 	})
 	return ev, err
+}
+
+// eventInsert records an event of asset assetID, associates p's aliases
+// and queues it for the DAGs scheduled on it (or on the aliases), in the
+// caller's transaction; it returns the event's id.
+func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEventParams) (int64, error) {
+	what := fmt.Sprintf("record event of asset %d", assetID)
+	extra, err := eventExtra(p.Extra)
+	if err != nil {
+		return 0, err
+	}
+	mapIndex := p.SourceMapIndex
+	if p.SourceTaskID == "" {
+		mapIndex = core.NoMapIndex // no task, no map index
+	}
+	for _, alias := range p.Aliases {
+		if err := s.AssetAliasAssociate(ctx, &store.AssetAliasAssociateParams{Alias: alias, AssetID: assetID, Now: p.Now}); err != nil {
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	var id int64
+	if err := s.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
+		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
+		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
+		nullStr(p.SourceUser)).Scan(&id); err != nil {
+		return 0, s.wrap(err, "%s", what)
+	}
+	if _, err := s.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
+		return 0, s.wrap(err, "%s: queue for consumers", what)
+	}
+	return id, nil
 }
 
 // eventExtra checks that extra is a JSON object and returns it compacted.
@@ -372,12 +385,13 @@ func scanAssetEvent(r scanner) (*core.AssetEvent, error) {
 		extra          string
 		part           sql.NullString
 		dag, run, task sql.NullString
+		watcher        sql.NullString
 		timestamp      int64
 		partDate       sql.NullInt64
 		key, user      sql.NullString
 	)
 	if err := r.Scan(&ev.ID, &ev.AssetID, &ev.Name, &ev.URI, &ev.Group, &extra, &part, &ev.SourceKind,
-		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &timestamp, &partDate, &key, &user); err != nil {
+		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &watcher, &timestamp, &partDate, &key, &user); err != nil {
 		return nil, err
 	}
 	ev.PartitionDate, ev.IdempotencyKey, ev.SourceUser = ptrMicros(partDate), key.String, user.String
@@ -386,6 +400,7 @@ func scanAssetEvent(r scanner) (*core.AssetEvent, error) {
 		ev.PartitionKey = &part.String
 	}
 	ev.SourceDagID, ev.SourceRunID, ev.SourceTaskID = dag.String, run.String, task.String
+	ev.SourceWatcher = watcher.String
 	ev.Timestamp = fromMicros(timestamp)
 	return &ev, nil
 }

@@ -54,14 +54,14 @@ const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id
 	JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE s.dag_id = $1`
 
 const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
-	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.timestamp,
+	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.source_watcher, e.timestamp,
 	e.partition_date, e.idempotency_key, e.source_user`
 
 const (
 	qAssetEventInsert = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
-		source_run_id, source_task_id, source_map_index, source_try_number, timestamp,
+		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp,
 		partition_date, idempotency_key, source_user)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`
 	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
 	qAssetEventByKey = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id
 		WHERE e.idempotency_key = $1`

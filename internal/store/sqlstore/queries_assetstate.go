@@ -5,7 +5,7 @@ package sqlstore
 const (
 	assetStateCols = `s.asset_id, a.name, a.uri, s.key, s.value, s.updated_at, s.last_updated_by_kind,
 	s.last_updated_by_dag_id, s.last_updated_by_run_id, s.last_updated_by_task_id, s.last_updated_by_map_index,
-	s.last_updated_by_try, s.last_updated_by_user, a.inactive_since`
+	s.last_updated_by_try, s.last_updated_by_user, s.last_updated_by_watcher, a.inactive_since`
 	assetStateFrom = `asset_state_store s JOIN asset a ON a.id = s.asset_id`
 	// assetStateOrder is the default order (asset names are unique, so it
 	// is the table's unique key too).
@@ -17,8 +17,8 @@ const (
 	// unknown asset inserts nothing.
 	qAssetStateSet = `INSERT INTO asset_state_store (asset_id, key, value, updated_at, last_updated_by_kind,
 			last_updated_by_dag_id, last_updated_by_run_id, last_updated_by_task_id, last_updated_by_map_index,
-			last_updated_by_try, last_updated_by_user)
-		SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM asset WHERE id = $1
+			last_updated_by_try, last_updated_by_user, last_updated_by_watcher)
+		SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM asset WHERE id = $1
 		ON CONFLICT (asset_id, key)
 		DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
 			last_updated_by_kind = excluded.last_updated_by_kind,
@@ -27,7 +27,8 @@ const (
 			last_updated_by_task_id = excluded.last_updated_by_task_id,
 			last_updated_by_map_index = excluded.last_updated_by_map_index,
 			last_updated_by_try = excluded.last_updated_by_try,
-			last_updated_by_user = excluded.last_updated_by_user`
+			last_updated_by_user = excluded.last_updated_by_user,
+			last_updated_by_watcher = excluded.last_updated_by_watcher`
 	qAssetStateGet    = `SELECT ` + assetStateCols + ` FROM ` + assetStateFrom + ` WHERE s.asset_id = $1 AND s.key = $2`
 	qAssetStateDelete = `DELETE FROM asset_state_store WHERE asset_id = $1 AND key = $2`
 	qAssetStateClear  = `DELETE FROM asset_state_store WHERE asset_id = $1`

@@ -37,7 +37,9 @@ const (
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`
-	// qTriggerDeleteUnused deletes triggers no try waits on.
+	// qTriggerDeleteUnused deletes triggers no try waits on and no running
+	// watcher uses.
 	qTriggerDeleteUnused = `DELETE FROM trigger WHERE %s NOT EXISTS (
-		SELECT 1 FROM task_instance WHERE task_instance.trigger_id = trigger.id)`
+		SELECT 1 FROM task_instance WHERE task_instance.trigger_id = trigger.id)
+		AND NOT EXISTS (SELECT 1 FROM asset_watcher w WHERE w.trigger_id = trigger.id AND ` + watcherRunning + `)`
 )

@@ -30,7 +30,7 @@ var assetStateTable = stateTable{
 		}
 		by := p.By
 		return qAssetStateSet, append(args, p.Key, string(p.Value), micros(p.Now), by.Kind, by.DagID, by.RunID,
-			by.TaskID, by.MapIndex, by.TryNumber, by.User), nil
+			by.TaskID, by.MapIndex, by.TryNumber, by.User, by.Watcher), nil
 	},
 	del: func(p *store.StateDeleteParams) (string, []any, error) {
 		args, err := assetScopeArgs(p.Scope)
@@ -71,7 +71,7 @@ func scanAssetState(r scanner) (core.StateEntry, error) {
 		inactive sql.NullInt64
 	)
 	err := r.Scan(&sc.AssetID, &sc.AssetName, &sc.AssetURI, &e.Key, &value, &updated, &b.Kind, &b.DagID, &b.RunID,
-		&b.TaskID, &b.MapIndex, &b.TryNumber, &b.User, &inactive)
+		&b.TaskID, &b.MapIndex, &b.TryNumber, &b.User, &b.Watcher, &inactive)
 	e.Value = json.RawMessage(value)
 	e.UpdatedAt = fromMicros(updated)
 	e.AssetInactiveSince = ptrMicros(inactive)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,6 +113,25 @@ func URL(t testing.TB, prefix string) string {
 func Client(t testing.TB) *minio.Client {
 	t.Helper()
 	return start(t).client
+}
+
+// BucketOf returns the bucket of a URL that URL returned.
+func BucketOf(t testing.TB, conn string) string {
+	t.Helper()
+	u, err := url.Parse(conn)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	return u.Host
+}
+
+// Put writes an object of data under key in bucket, failing t on an error.
+func Put(t testing.TB, bucket, key, data string) {
+	t.Helper()
+	_, err := Client(t).PutObject(t.Context(), bucket, key, strings.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatalf("s3test: put %s: %v", key, err)
+	}
 }
 
 // start starts the shared server once and returns it, or skips or fails t.

@@ -27,16 +27,23 @@ var FastSettings = []string{
 // Build builds ./cmd/weir of the module rooted at root into a new temporary
 // folder and returns the binary's path and a function removing the folder.
 func Build(root string) (bin string, cleanup func(), err error) {
+	return BuildPackage(root, "./cmd/weir")
+}
+
+// BuildPackage builds the program pkg (such as "./examples/sdk", a weir
+// binary with Go-defined DAGs and trigger types) of the module rooted at
+// root as Build does.
+func BuildPackage(root, pkg string) (bin string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "weir-test-bin-")
 	if err != nil {
 		return "", nil, err
 	}
 	bin = filepath.Join(dir, "weir")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/weir")
+	build := exec.Command("go", "build", "-o", bin, pkg)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("go build ./cmd/weir: %w\n%s", err, out)
+		return "", nil, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, func() { _ = os.RemoveAll(dir) }, nil
 }

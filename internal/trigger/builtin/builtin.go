@@ -4,10 +4,12 @@ package builtin
 import (
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/command"
+	"github.com/weirflow/weir/internal/trigger/dirwatch"
 	"github.com/weirflow/weir/internal/trigger/externaltask"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
 	"github.com/weirflow/weir/internal/trigger/s3trigger"
+	"github.com/weirflow/weir/internal/trigger/s3watch"
 	"github.com/weirflow/weir/internal/trigger/sqltrigger"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
@@ -18,6 +20,7 @@ func Types() []trigger.Type {
 		timer.DateTime, timer.TimeDelta,
 		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
 		command.Type,
+		dirwatch.Type, s3watch.Type,
 	}
 }
 

@@ -16,45 +16,93 @@ import (
 )
 
 // TestReferenceDocumentsEveryType: docs/triggers.md has a section for
-// every built-in type, and every YAML example in it holds kwargs its type
-// accepts (the sensor's poke_interval is a trigger kwarg).
+// every built-in type a deferral can use, and every YAML example in it
+// holds kwargs its type accepts (the sensor's poke_interval is a trigger
+// kwarg).
 func TestReferenceDocumentsEveryType(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../../docs/triggers.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(raw)
 	reg := builtin.Registry()
-	for _, tp := range reg.Types() {
-		if !strings.Contains(doc, "\n### `"+tp.Name+"`\n") || !strings.Contains(doc, "| [`"+tp.Name+"`](#"+tp.Name+") |") {
-			t.Errorf("docs/triggers.md lacks the section or the table row of trigger type %q", tp.Name)
-		}
-	}
-	examples := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(doc, -1)
-	if len(examples) < len(reg.Types()) {
-		t.Fatalf("docs/triggers.md has %d YAML examples, want one per type (%d)", len(examples), len(reg.Types()))
-	}
+	examples := documented(t, "triggers.md", "Trigger reference", trigger.UseDeferral)
 	for _, ex := range examples {
 		var tasks []struct {
 			Trigger      map[string]any `yaml:"trigger"`
 			PokeInterval string         `yaml:"poke_interval"`
 		}
-		if err := yaml.Unmarshal([]byte(ex[1]), &tasks); err != nil || len(tasks) != 1 {
-			t.Errorf("example does not parse as one task (%v):\n%s", err, ex[1])
+		if err := yaml.Unmarshal([]byte(ex), &tasks); err != nil || len(tasks) != 1 {
+			t.Errorf("example does not parse as one task (%v):\n%s", err, ex)
 			continue
 		}
-		kwargs := tasks[0].Trigger
-		typ, _ := kwargs["type"].(string)
-		delete(kwargs, "type")
 		if tasks[0].PokeInterval != "" {
-			kwargs["poke_interval"] = tasks[0].PokeInterval
+			tasks[0].Trigger["poke_interval"] = tasks[0].PokeInterval
 		}
-		b, _ := json.Marshal(kwargs)
-		if err := reg.Check(trigger.Spec{Type: typ, Kwargs: b}); err != nil {
-			t.Errorf("example of %q is refused: %v\n%s", typ, err, ex[1])
+		if typ, err := check(tasks[0].Trigger, reg.Check); err != nil {
+			t.Errorf("example of %q is refused: %v\n%s", typ, err, ex)
 		}
 	}
+}
+
+// TestWatcherReferenceDocumentsEveryType: docs/watchers.md has a section
+// for every built-in type that can watch an asset, and each YAML example
+// (an asset with one watcher) is accepted as a watcher.
+func TestWatcherReferenceDocumentsEveryType(t *testing.T) {
+	t.Parallel()
+	reg := builtin.Registry()
+	for _, ex := range documented(t, "watchers.md", "Watcher reference", trigger.UseWatcher) {
+		var assets []struct {
+			Watchers []struct {
+				Trigger map[string]any `yaml:"trigger"`
+			} `yaml:"watchers"`
+		}
+		if err := yaml.Unmarshal([]byte(ex), &assets); err != nil || len(assets) != 1 || len(assets[0].Watchers) != 1 {
+			t.Errorf("example does not parse as one asset with one watcher (%v):\n%s", err, ex)
+			continue
+		}
+		if typ, err := check(assets[0].Watchers[0].Trigger, reg.CheckWatcher); err != nil {
+			t.Errorf("example of %q is refused: %v\n%s", typ, err, ex)
+		}
+	}
+}
+
+// documented checks that docs/name has a section and a table row for each
+// built-in type with use u, and returns the YAML examples after the
+// heading ref (one per such type at least).
+func documented(t *testing.T, name, ref string, u trigger.Use) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../../docs/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	n := 0
+	for _, tp := range builtin.Registry().Types() {
+		if !tp.Can(u) {
+			continue
+		}
+		n++
+		if !strings.Contains(doc, "\n### `"+tp.Name+"`\n") || !strings.Contains(doc, "| [`"+tp.Name+"`](#"+tp.Name+") |") {
+			t.Errorf("docs/%s lacks the section or the table row of trigger type %q", name, tp.Name)
+		}
+	}
+	at := strings.Index(doc, "\n## "+ref+"\n")
+	if at < 0 {
+		t.Fatalf("docs/%s has no section %q", name, ref)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(doc[at:], -1) {
+		out = append(out, m[1])
+	}
+	if len(out) < n {
+		t.Errorf("docs/%s has %d YAML examples in its reference, want one per type (%d)", name, len(out), n)
+	}
+	return out
+}
+
+// check validates a trigger written as in a DAG file (type beside kwargs).
+func check(tr map[string]any, fn func(trigger.Spec) error) (string, error) {
+	typ, _ := tr["type"].(string)
+	delete(tr, "type")
+	b, _ := json.Marshal(tr)
+	return typ, fn(trigger.Spec{Type: typ, Kwargs: b})
 }
 
 // TestKwargsRefusedNameTheKwarg: every built-in type refuses bad kwargs,

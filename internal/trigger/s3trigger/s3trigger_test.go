@@ -1,13 +1,10 @@
 package s3trigger_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/url"
 	"os"
 	"testing"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/weirflow/weir/internal/testutil/s3test"
 	"github.com/weirflow/weir/internal/trigger"
@@ -23,13 +20,13 @@ func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
 func TestGlobWaitsForMinCount(t *testing.T) {
 	t.Parallel()
 	conn := s3test.URL(t, "")
-	bucket := bucketOf(t, conn)
-	put(t, bucket, "in/readme.txt", "x")
-	put(t, bucket, "in/sub/0.csv", "x")
+	bucket := s3test.BucketOf(t, conn)
+	s3test.Put(t, bucket, "in/readme.txt", "x")
+	s3test.Put(t, bucket, "in/sub/0.csv", "x")
 	tr := triggertest.New(t, s3trigger.Type, `{"conn_id":"lake","glob":"in/*.csv","min_count":2,"poke_interval":"10ms"}`)
 	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}})
-	put(t, bucket, "in/1.csv", "a")
-	put(t, bucket, "in/2.csv", "bb")
+	s3test.Put(t, bucket, "in/1.csv", "a")
+	s3test.Put(t, bucket, "in/2.csv", "bb")
 
 	var got s3trigger.Payload
 	if err := json.Unmarshal(run.Event(t), &got); err != nil {
@@ -50,13 +47,13 @@ func TestGlobWaitsForMinCount(t *testing.T) {
 func TestPrefixUnderTheConnectionsPrefixInTheNamedBucket(t *testing.T) {
 	t.Parallel()
 	conn := s3test.URL(t, "landing")
-	bucket := bucketOf(t, conn)
+	bucket := s3test.BucketOf(t, conn)
 	u, _ := url.Parse(conn)
 	u.Host = "some-other-bucket"
-	put(t, bucket, "day=1/part-0", "x") // outside the connection's prefix
+	s3test.Put(t, bucket, "day=1/part-0", "x") // outside the connection's prefix
 	tr := triggertest.New(t, s3trigger.Type, `{"conn_id":"lake","bucket":"`+bucket+`","prefix":"day=1/","poke_interval":"10ms"}`)
 	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"lake": u.String()}})
-	put(t, bucket, "landing/day=1/part-0", "x")
+	s3test.Put(t, bucket, "landing/day=1/part-0", "x")
 	var got s3trigger.Payload
 	if err := json.Unmarshal(run.Event(t), &got); err != nil {
 		t.Fatal(err)
@@ -72,21 +69,4 @@ func TestCancelStopsAPollingTrigger(t *testing.T) {
 	tr := triggertest.New(t, s3trigger.Type, `{"conn_id":"lake","prefix":"never/"}`)
 	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"lake": conn}})
 	run.Cancel(t)
-}
-
-func bucketOf(t *testing.T, conn string) string {
-	t.Helper()
-	u, err := url.Parse(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
-}
-
-func put(t *testing.T, bucket, key, data string) {
-	t.Helper()
-	_, err := s3test.Client(t).PutObject(t.Context(), bucket, key, bytes.NewReader([]byte(data)), int64(len(data)), minio.PutObjectOptions{})
-	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
-	}
 }

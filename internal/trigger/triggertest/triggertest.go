@@ -39,7 +39,8 @@ type Run struct {
 	log    *logLines
 }
 
-// Start runs tr with rt (nil: an empty one) whose Log and EmitFunc it sets;
+// Start runs tr with rt (nil: an empty one) whose Log and EmitFunc (unless
+// set) it sets;
 // the run is cancelled, and waited for, when t ends.
 func Start(t testing.TB, tr trigger.Trigger, rt *trigger.Runtime) *Run {
 	t.Helper()
@@ -52,12 +53,14 @@ func Start(t testing.TB, tr trigger.Trigger, rt *trigger.Runtime) *Run {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Run{events: make(chan json.RawMessage), done: make(chan error, 1), cancel: cancel, log: &logLines{}}
 	rt.Log = r.log
-	rt.EmitFunc = func(ctx context.Context, e trigger.Event) error {
-		select {
-		case r.events <- e.Payload:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+	if rt.EmitFunc == nil { // a Watcher's run commits its events instead
+		rt.EmitFunc = func(ctx context.Context, e trigger.Event) error {
+			select {
+			case r.events <- e.Payload:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	go func() { r.done <- tr.Run(ctx, rt) }()
