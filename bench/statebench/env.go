@@ -35,6 +35,9 @@ import (
 // benchDag is the DAG whose task instances the writers run as.
 const benchDag = "bench_state"
 
+// benchAsset is the outlet of every task of benchDag (the emit op).
+var benchAsset = core.Asset{Name: "bench_batches", URI: "file:///tmp/bench_batches"}
+
 // env is one fresh home and database with an api-server child serving it.
 type env struct {
 	o       *options
@@ -87,11 +90,24 @@ func newEnv(ctx context.Context, o *options, name string, tasks int) (*env, erro
 	if err != nil {
 		return nil, err
 	}
-	dag := core.DAG{DagID: benchDag, FileLoc: "go:statebench"}
+	// Every task declares the asset the emit op emits for; a consumer DAG
+	// is scheduled on it, so each emission also queues a consumer.
+	dag := core.DAG{DagID: benchDag, FileLoc: "go:statebench", Assets: []core.Asset{benchAsset}}
 	for i := range tasks {
-		dag.Tasks = append(dag.Tasks, core.Task{TaskID: fmt.Sprintf("t%03d", i), Operator: "noop"})
+		dag.Tasks = append(dag.Tasks, core.Task{TaskID: fmt.Sprintf("t%03d", i), Operator: "noop",
+			Outlets: []core.AssetRef{{Name: benchAsset.Name}}})
 	}
+	cons := core.DAG{DagID: benchDag + "_consumer", FileLoc: "go:statebench", Assets: []core.Asset{benchAsset},
+		AssetSchedule: []core.AssetRef{{Name: benchAsset.Name}}, Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}}
 	e.vid, _, err = e.st.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: fmt.Sprintf("statebench-%d", tasks), Now: time.Now()})
+	if err == nil {
+		_, _, err = e.st.DagSync(ctx, &store.DagSyncParams{Spec: cons, Hash: "statebench-consumer", Now: time.Now()})
+	}
+	for _, d := range []*core.DAG{&dag, &cons} {
+		if err == nil {
+			err = e.st.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: time.Now()})
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sync dag: %w", err)
 	}

@@ -15,7 +15,9 @@
 //
 //	ops      W concurrent writers (each its own task instances, closed loop)
 //	         doing PUT /execution/store/ti/{ti}/{key} (set) then GET (get)
-//	         for -duration each: ops/s, p50, p99, max latency.
+//	         for -duration each: ops/s, p50, p99, max latency. -ops emit
+//	         adds POST /execution/task-instances/{id}/asset-events (an
+//	         asset event with a partition key, docs/emission.md).
 //	cleanup  -rows expired task-state rows (plus 10 % that must survive:
 //	         future expiry and never-expire) bulk-inserted with SQL over
 //	         1,000 runs × 100 tasks × 10 keys, then the statestore Cleanup
@@ -84,6 +86,7 @@ func serve(args []string) int {
 type options struct {
 	engine, dsn, scenario, cpuprofile string
 	writers, batches                  []int
+	ops                               []string
 	tis, reps, rows, keys             int
 	duration                          time.Duration
 	inprocess                         bool
@@ -103,13 +106,14 @@ func ints(s string) ([]int, error) {
 
 func drive(args []string) error {
 	var o options
-	var writers, batches string
+	var writers, batches, ops string
 	fs := flag.NewFlagSet("statebench", flag.ContinueOnError)
 	fs.StringVar(&o.engine, "engine", "sqlite", "sqlite or postgres")
 	fs.StringVar(&o.dsn, "dsn", os.Getenv("WEIR_BENCH_POSTGRES_DSN"), "PostgreSQL maintenance DSN (a fresh database per repetition)")
 	fs.StringVar(&o.scenario, "scenario", "ops,cleanup", "ops and/or cleanup")
 	fs.StringVar(&writers, "writers", "1,16", "concurrent writers (ops)")
 	fs.StringVar(&batches, "batches", "0,1000,10000", "state_cleanup_batch_size values (cleanup)")
+	fs.StringVar(&ops, "ops", "set,get", "operations (ops): set, get (task state), emit (an asset event with a partition key)")
 	fs.IntVar(&o.tis, "tis", 64, "running task instances (ops); writer i uses instances i, i+W, ...")
 	fs.IntVar(&o.keys, "keys", 20, "keys per task instance (ops)")
 	fs.IntVar(&o.rows, "rows", 1_000_000, "expired rows (cleanup)")
@@ -127,6 +131,7 @@ func drive(args []string) error {
 	if o.batches, err = ints(batches); err != nil {
 		return err
 	}
+	o.ops = strings.Split(ops, ",")
 	if o.engine == "postgres" && o.dsn == "" {
 		return errors.New("-engine postgres needs -dsn or WEIR_BENCH_POSTGRES_DSN")
 	}
@@ -199,7 +204,7 @@ func opsScenario(ctx context.Context, o *options) error {
 				return err
 			}
 			for _, w := range o.writers {
-				for _, op := range []string{"set", "get"} {
+				for _, op := range o.ops {
 					s := hammer(ctx, clients, w, op, o.keys, o.duration)
 					fmt.Printf("rep %d: %s %s writers=%d %s load=%s\n", rep+1, o.engine, op, w, s, loadAvg())
 					res[cell{op, w}] = append(res[cell{op, w}], s)
@@ -213,7 +218,7 @@ func opsScenario(ctx context.Context, o *options) error {
 		}
 	}
 	for _, w := range o.writers {
-		for _, op := range []string{"set", "get"} {
+		for _, op := range o.ops {
 			rs := res[cell{op, w}]
 			fmt.Printf("MEDIAN %s %s writers=%d: ops/s=%.0f p50=%.2fms p99=%.2fms max=%.2fms\n", o.engine, op, w,
 				med(rs, func(s stats) float64 { return s.rate() }), med(rs, func(s stats) float64 { return ms(s.p50) }),
@@ -255,9 +260,14 @@ func hammer(ctx context.Context, clients []*execclient.Client, w int, op string,
 					break
 				}
 				var err error
-				if op == "set" {
+				switch op {
+				case "set":
 					err = c.StateSet(ctx, taskScope, key, value(n), "")
-				} else {
+				case "emit":
+					part := fmt.Sprintf("w%d-batch-%d", i, n)
+					_, err = c.Emit(ctx, execclient.EmitRequest{Asset: core.AssetRef{Name: benchAsset.Name}, PartitionKey: &part,
+						Extra: value(n)})
+				default:
 					_, err = c.StateGet(ctx, taskScope, key)
 				}
 				if t0.Before(warm) {

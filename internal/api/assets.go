@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -48,13 +49,24 @@ type listAssetEventsInput struct {
 	SourceDagID  string `query:"source_dag_id" doc:"only events produced by this DAG"`
 	SourceRunID  string `query:"source_run_id" doc:"only events produced by this run"`
 	SourceTaskID string `query:"source_task_id" doc:"only events produced by this task"`
+	PartitionKey string `query:"partition_key" doc:"only events of this partition"`
 }
 
 type createAssetEventInput struct {
 	Body struct {
-		AssetID int64           `json:"asset_id" doc:"the asset that was updated"`
-		Extra   json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event"`
+		AssetID        int64           `json:"asset_id" doc:"the asset that was updated"`
+		Extra          json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event (at most 16 KiB; values of secret-named keys are stored as ***)"`
+		PartitionKey   *string         `json:"partition_key,omitempty" doc:"the partition the event is about"`
+		PartitionDate  string          `json:"partition_date,omitempty" doc:"the partition's date, RFC 3339 with a zone offset; needs partition_key"`
+		IdempotencyKey string          `json:"idempotency_key,omitempty" doc:"names the one event this request creates: a repeat returns that event with duplicate true"`
 	}
+}
+
+// CreatedAssetEvent is the answer to POST /assets/events: the event, and
+// whether an earlier request with the same idempotency key created it.
+type CreatedAssetEvent struct {
+	core.AssetEvent
+	Duplicate bool `json:"duplicate" doc:"true when an earlier request with the idempotency key created the event; nothing was created"`
 }
 
 func (s *server) registerAssets() {
@@ -73,9 +85,10 @@ func (s *server) registerAssets() {
 	}, s.listAssetEvents)
 	register(s, core.RoleOp, huma.Operation{
 		OperationID: "create_asset_event", Method: http.MethodPost, Path: Prefix + "/assets/events", Tags: tags,
-		Summary:     "Create an asset event",
-		Description: "Records that an asset was updated outside Weir; DAGs scheduled on it are queued as for a task's outlet.",
-		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+		Summary: "Create an asset event",
+		Description: "Records that an asset was updated outside Weir, with the fields a running task may emit (docs/emission.md); " +
+			"DAGs scheduled on it are queued as for a task's outlet. A repeated idempotency_key returns the first event with duplicate true.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 	}, s.createAssetEvent)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_asset", Method: http.MethodGet, Path: Prefix + "/assets/{asset_id}", Tags: tags,
@@ -127,7 +140,8 @@ func (s *server) getAsset(ctx context.Context, in *assetInput) (*struct{ Body co
 
 func (s *server) listAssetEvents(ctx context.Context, in *listAssetEventsInput) (*struct{ Body AssetEventCollection }, error) {
 	return s.eventPage(ctx, &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
-		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID, Cursor: in.Cursor.store(), Page: in.Page.store()})
+		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID, PartitionKey: in.PartitionKey,
+		Cursor: in.Cursor.store(), Page: in.Page.store()})
 }
 
 // eventPage lists one page of asset events with its total.
@@ -139,12 +153,14 @@ func (s *server) eventPage(ctx context.Context, p *store.AssetEventListParams) (
 	return &struct{ Body AssetEventCollection }{AssetEventCollection{AssetEvents: list, TotalEntries: total}}, nil
 }
 
-func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body core.AssetEvent }, error) {
-	ev, err := s.svc.CreateAssetEvent(ctx, actor(ctx), in.Body.AssetID, in.Body.Extra)
+func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body CreatedAssetEvent }, error) {
+	b := &in.Body
+	ev, dup, err := s.svc.CreateAssetEvent(ctx, actor(ctx), b.AssetID, emission.Request{Extra: b.Extra,
+		PartitionKey: b.PartitionKey, PartitionDate: b.PartitionDate, IdempotencyKey: b.IdempotencyKey})
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body core.AssetEvent }{*ev}, nil
+	return &struct{ Body CreatedAssetEvent }{CreatedAssetEvent{AssetEvent: *ev, Duplicate: dup}}, nil
 }
 
 type upstreamEventsInput struct {

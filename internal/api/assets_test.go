@@ -48,7 +48,7 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "POST", "/api/v2/assets/events", map[string]any{"asset_id": id}, "")
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": 999}, "asset 999")
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/assets/events",
-		map[string]any{"asset_id": id, "extra": []int{1}}, "extra must be a JSON object")
+		map[string]any{"asset_id": id, "extra": []int{1}}, `"extra" must be a JSON object`)
 	var ev core.AssetEvent
 	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/events",
 		map[string]any{"asset_id": id, "extra": map[string]any{"rows": 42}}, &ev)

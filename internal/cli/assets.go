@@ -17,12 +17,13 @@ import (
 	"github.com/weirflow/weir/internal/taskcli"
 )
 
-// assetsCmd is `weir assets list|show|events|aliases|add-to-alias` (docs/assets.md).
+// assetsCmd is `weir assets list|show|events|aliases|add-to-alias|emit`
+// (docs/assets.md, docs/emission.md).
 func (a *app) assetsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events, aliases and watchers; add an asset to an alias from a task"}
+	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events, aliases and watchers; create events; emit or add to an alias from a task"}
 	var (
 		asJSON, all                 bool
-		assetName                   string
+		assetName, partition        string
 		listPF, eventsPF, aliasesPF pageFlags
 	)
 	list := &cobra.Command{
@@ -98,8 +99,9 @@ func (a *app) assetsCmd() *cobra.Command {
 	events := &cobra.Command{
 		Use:   "events",
 		Short: "List the newest asset events, shown oldest first",
-		Long: `Lists the newest --limit asset events (of one asset with --asset), shown oldest first;
---offset skips that many of the newest, to page back in time.`,
+		Long: `Lists the newest --limit asset events (of one asset with --asset, of one partition with
+--partition), shown oldest first; --offset skips that many of the newest, to page back in time.
+SOURCE is the task try that emitted or produced the event, or api and the user who posted it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pg, err := eventsPF.page()
@@ -108,7 +110,7 @@ func (a *app) assetsCmd() *cobra.Command {
 			}
 			pg.OrderBy = "-id" // the newest page, reversed below
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				p := &store.AssetEventListParams{Page: pg}
+				p := &store.AssetEventListParams{Page: pg, PartitionKey: partition}
 				if assetName != "" {
 					x, err := assetByName(cmd, st, assetName)
 					if err != nil {
@@ -126,13 +128,19 @@ func (a *app) assetsCmd() *cobra.Command {
 				}
 				rows := make([][]string, len(evs))
 				for i, e := range evs {
-					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
+					part := "-"
+					if e.PartitionKey != nil {
+						part = *e.PartitionKey
+					}
+					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, part, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
+				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "PARTITION", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
 			})
 		},
 	}
 	events.Flags().StringVar(&assetName, "asset", "", "only events of the asset with this name")
+	events.Flags().StringVar(&partition, "partition", "", "only events with this partition key")
+	events.AddCommand(a.assetEventCreateCmd())
 	eventsPF.add(events, "events", 50)
 	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
@@ -173,7 +181,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), a.watchersCmd())
+	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd(), a.watchersCmd())
 	return cmd
 }
 
@@ -200,14 +208,15 @@ func assetByName(cmd *cobra.Command, st interface {
 	return x, nil
 }
 
-// eventSource is "api", "watcher NAME", or "task dag/run/task[map_index] try N".
+// eventSource is "api USER", "watcher NAME", or "task
+// dag/run/task[map_index] try N".
 func eventSource(e *core.AssetEvent) string {
 	switch e.SourceKind {
 	case core.AssetSourceWatcher:
 		return "watcher " + e.SourceWatcher
 	case core.AssetSourceTask:
 	default:
-		return e.SourceKind
+		return strings.TrimSpace(e.SourceKind + " " + e.SourceUser)
 	}
 	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)
 	if e.SourceMapIndex >= 0 {

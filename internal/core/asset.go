@@ -121,12 +121,15 @@ type AssetEvent struct {
 	Group           string          `json:"group"`
 	Extra           json.RawMessage `json:"extra"`
 	PartitionKey    *string         `json:"partition_key"`
+	PartitionDate   *time.Time      `json:"partition_date,omitempty"` // only with a partition key
+	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
 	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
 	SourceDagID     string          `json:"source_dag_id,omitempty"`
 	SourceRunID     string          `json:"source_run_id,omitempty"`
 	SourceTaskID    string          `json:"source_task_id,omitempty"`
 	SourceMapIndex  int             `json:"source_map_index"`
 	SourceTryNumber int             `json:"source_try_number,omitempty"`
+	SourceUser      string          `json:"source_user,omitempty"`    // the API user of an external event
 	SourceWatcher   string          `json:"source_watcher,omitempty"` // the watcher's name
 	Timestamp       time.Time       `json:"timestamp"`
 }

@@ -25,8 +25,17 @@ type DAG struct {
 	FileLoc        string         `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
 	// AssetSchedule makes the DAG run when every listed asset has a new
 	// event since its last asset-triggered run (Airflow's schedule=[a, b]).
-	// A DAG has a time Schedule or an AssetSchedule, not both.
+	// A DAG has a time Schedule or an AssetSchedule, not both, unless
+	// AssetOrTime.
 	AssetSchedule []AssetRef `json:"asset_schedule,omitempty"`
+	// AssetCondition, when set, is a conditional asset schedule (any-of,
+	// all-of, nested): the DAG runs when its queued events meet it, and
+	// AssetSchedule lists its references (docs/assets.md#conditional-schedules).
+	AssetCondition *AssetCondition `json:"asset_condition,omitempty"`
+	// AssetOrTime makes a DAG with both a time Schedule and an asset
+	// schedule run on either: each time the schedule fires, and each time
+	// its assets meet their schedule (Airflow's AssetOrTimeSchedule).
+	AssetOrTime bool `json:"asset_or_time,omitempty"`
 	// Assets are the assets the DAG's tasks and schedule refer to.
 	Assets []Asset `json:"assets,omitempty"`
 }

@@ -200,11 +200,11 @@ func validateAssets(ps *problems, d *core.DAG, o Options) {
 		names[a.Name], uris[a.URI] = i, i
 		validateWatchers(ps, p+".watchers", a.Watchers, o.CheckWatcher)
 	}
-	if d.Schedule != "" && len(d.AssetSchedule) > 0 {
-		ps.add("schedule", "a DAG has either a time schedule or a list of assets, not both")
-	}
+	validateSchedule(ps, d, known)
 	for j, r := range d.AssetSchedule {
-		checkAssetRef(ps, d, fmt.Sprintf("schedule[%d]", j), r, known)
+		if d.AssetCondition == nil {
+			checkAssetRef(ps, d, fmt.Sprintf("schedule[%d]", j), r, known)
+		}
 	}
 	for i, t := range d.Tasks {
 		for j, r := range t.Inlets {

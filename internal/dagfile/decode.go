@@ -31,10 +31,8 @@ func (d *decoder) dag(n *node) core.DAG {
 			loc = l
 		}
 	}
-	if v := n.get("schedule"); v != nil && v.kind == kSeq {
-		dag.AssetSchedule = d.assetRefs(v, root.key("schedule"))
-	} else if v != nil && v.kind != kNull {
-		dag.Schedule, _ = d.str(v, root.key("schedule"))
+	if v := n.get("schedule"); v != nil {
+		d.schedule(v, root.key("schedule"), &dag)
 	}
 	if v := n.get("assets"); v != nil {
 		dag.Assets = d.assets(v, root.key("assets"))

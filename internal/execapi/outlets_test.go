@@ -26,21 +26,7 @@ func TestSuccessRecordsOutletEvents(t *testing.T) {
 	}}
 	cons := core.DAG{DagID: "cons", Assets: assets[:1], AssetSchedule: []core.AssetRef{{Name: "orders"}},
 		Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
-	env.SeedRun(t, dag, "r1", "")
-	if _, _, err := env.Store.DagSync(ctx, &store.DagSyncParams{Spec: cons, Hash: "c", Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []*core.DAG{&dag, &cons} {
-		if err := env.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: env.Clock.Now()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wls := claimAll(t, env, 2)
-	for _, name := range []string{"a", "b"} {
-		if _, err := taskClient(env, wls[name]).Run(ctx, wls[name].TI.ID, execclient.RunRequest{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wls := runAssetDags(t, env, dag, cons)
 	if _, err := taskClient(env, wls["a"]).SetState(ctx, wls["a"].TI.ID, core.TISuccess); err != nil {
 		t.Fatal(err)
 	}
@@ -62,4 +48,28 @@ func TestSuccessRecordsOutletEvents(t *testing.T) {
 	if ready, _ := env.Store.AssetQueueReady(ctx); len(ready) != 1 || ready[0] != "cons" {
 		t.Errorf("dags ready for an asset-triggered run = %v, want [cons]", ready)
 	}
+}
+
+// runAssetDags seeds run r1 of dag (every task queued), records the
+// consumer DAG cons, records both DAGs' assets, and claims and starts every
+// task of r1; it returns the workloads by task id.
+func runAssetDags(t *testing.T, env *execapitest.Env, dag, cons core.DAG) map[string]execclient.Workload {
+	t.Helper()
+	ctx := t.Context()
+	env.SeedRun(t, dag, "r1", "")
+	if _, _, err := env.Store.DagSync(ctx, &store.DagSyncParams{Spec: cons, Hash: "c", Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*core.DAG{&dag, &cons} {
+		if err := env.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: env.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wls := claimAll(t, env, len(dag.Tasks))
+	for id, wl := range wls {
+		if _, err := taskClient(env, wl).Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
+			t.Fatalf("start %s: %v", id, err)
+		}
+	}
+	return wls
 }

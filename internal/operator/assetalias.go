@@ -23,10 +23,7 @@ var errNoAliasOutlets = errors.New("add to alias: no Execution API client")
 // XCom client is the try's Execution API client); calls fail with an error
 // when the try has no Execution API client.
 func (tc TaskContext) AliasOutlets() AliasOutlets {
-	if ao, ok := tc.xcom.(AliasOutlets); ok {
-		return ao
-	}
-	return noAliasOutlets{}
+	return tryClient[AliasOutlets](tc, noAliasOutlets{})
 }
 
 // noAliasOutlets answers every call with errNoAliasOutlets.

@@ -2,41 +2,59 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// CreateAssetEvent records an event of an asset from outside Weir (a
-// person or program through the REST API): consumers scheduled on the
-// asset are queued in the same transaction, the entry is audited and the
-// scheduler woken. Needs role op. Errors wrap core.ErrNotFound for an
-// unknown asset and core.ErrInvalid for extra that is not a JSON object.
-func (s *Service) CreateAssetEvent(ctx context.Context, actor core.Actor, assetID int64, extra json.RawMessage) (*core.AssetEvent, error) {
-	if assetID <= 0 {
-		return nil, fmt.Errorf("asset_id is required (the id shown by GET /api/v2/assets): %w", core.ErrInvalid)
-	}
+// CreateAssetEvent records an event of the asset assetID from outside Weir
+// (a person or program through the REST API or the admin CLI; docs/requirements.md#e-7)
+// with the fields a running task may give (emission.Request; its Asset is
+// ignored): consumers scheduled on the asset are queued in the same
+// transaction, the entry is audited, the event records the actor as its
+// source user, and the scheduler is woken. Needs role op. With an
+// idempotency key that already names an event of the asset, that event
+// comes back with duplicate true and nothing is created or audited. Errors
+// wrap core.ErrNotFound for an unknown asset, core.ErrInvalid or
+// core.ErrTooLarge for a bad field (emission.Check) and core.ErrConflict
+// for a key that names another asset's event or partition.
+func (s *Service) CreateAssetEvent(ctx context.Context, actor core.Actor, assetID int64, r emission.Request) (ev *core.AssetEvent, duplicate bool, err error) {
 	c := &change{actor: actor, need: core.RoleOp, action: audit.AssetEventCreate, notify: []string{store.ChannelScheduler}}
-	var ev *core.AssetEvent
-	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
-		if _, err := tx.AssetGet(ctx, assetID); err != nil {
-			return fmt.Errorf("asset_id %d: %w", assetID, err)
-		}
-		var err error
-		ev, err = tx.AssetEventInsert(ctx, &store.AssetEventParams{AssetID: assetID, Extra: extra,
-			SourceKind: core.AssetSourceAPI, Now: s.clock.Now()})
-		if err != nil {
-			return err
-		}
-		c.target, *detail = ev.Name, "event "+strconv.FormatInt(ev.ID, 10)+" "+string(ev.Extra)
-		return nil
+	if err := actor.Authorize(c.need, c.action); err != nil {
+		return nil, false, err
+	}
+	if assetID <= 0 {
+		return nil, false, fmt.Errorf("asset_id is required (the id shown by GET /api/v2/assets): %w", core.ErrInvalid)
+	}
+	a, err := s.st.AssetGet(ctx, assetID)
+	if err != nil {
+		return nil, false, fmt.Errorf("asset_id %d: %w", assetID, err)
+	}
+	r.Asset, r.Alias = core.AssetRef{Name: a.Name}, ""
+	checked, err := emission.Check(r, s.maxExtra)
+	if err != nil {
+		return nil, false, fmt.Errorf("create an event of asset %q: %w", a.Name, err)
+	}
+	p := eventParams(checked, s.clock.Now())
+	p.AssetID, p.SourceKind, p.SourceUser = a.ID, core.AssetSourceAPI, actor.Name
+	ev, duplicate, err = s.recordOnce(ctx, p, func() (*core.AssetEvent, error) {
+		var ev *core.AssetEvent
+		err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+			var err error
+			if ev, err = tx.AssetEventInsert(ctx, p); err != nil {
+				return err
+			}
+			c.target, *detail = ev.Name, "event "+strconv.FormatInt(ev.ID, 10)+" "+string(ev.Extra)
+			return nil
+		})
+		return ev, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, fmt.Errorf("create an event of asset %q: %w", a.Name, err)
 	}
-	return ev, nil
+	return ev, duplicate, nil
 }

@@ -47,6 +47,9 @@ type Config struct {
 	Triggers *trigger.Registry
 	// Deferrals bound the triggers a running task may defer on.
 	Deferrals runs.DeferralRules
+	// MaxEventExtraBytes bounds an emitted asset event's extra; 0 =
+	// emission.DefaultMaxExtraBytes.
+	MaxEventExtraBytes int
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -60,6 +63,7 @@ type Service struct {
 	versions       store.VersionCache
 	triggers       *trigger.Registry
 	deferrals      runs.DeferralRules
+	maxExtra       int
 }
 
 // New returns a Service.
@@ -74,7 +78,8 @@ func New(cfg Config) *Service {
 		cfg.Triggers = builtin.Registry()
 	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
-		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals}
+		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
+		maxExtra: cfg.MaxEventExtraBytes}
 }
 
 // Triggers returns the trigger types deferrals may name.

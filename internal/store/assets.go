@@ -40,6 +40,9 @@ type AssetStore interface {
 	// cursor aside).
 	AssetEventList(ctx context.Context, p *AssetEventListParams) ([]core.AssetEvent, error)
 	AssetEventCount(ctx context.Context, p *AssetEventListParams) (int, error)
+	// AssetEventGetByIdempotencyKey returns the event recorded with the
+	// idempotency key; ErrNotFound when none was.
+	AssetEventGetByIdempotencyKey(ctx context.Context, key string) (*core.AssetEvent, error)
 
 	// AssetQueueReady returns the active, unpaused DAGs every one of whose
 	// scheduled assets has a queued event, by dag id.
@@ -72,16 +75,20 @@ type AssetListParams struct {
 // AssetEventParams describes a new event. The asset is AssetID, or when 0
 // the asset named AssetName.
 type AssetEventParams struct {
-	AssetID         int64
-	AssetName       string
-	Extra           json.RawMessage // a JSON object; nil = {}
-	PartitionKey    *string
+	AssetID       int64
+	AssetName     string
+	Extra         json.RawMessage // a JSON object; nil = {}
+	PartitionKey  *string
+	PartitionDate *time.Time // only with PartitionKey
+	// IdempotencyKey, when set, must name no other event (ErrConflict).
+	IdempotencyKey  string
 	SourceKind      string // core.AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
 	SourceDagID     string
 	SourceRunID     string
 	SourceTaskID    string
 	SourceMapIndex  int
 	SourceTryNumber int
+	SourceUser      string // the API user of an external event
 	SourceWatcher   string // the watcher's name (AssetSourceWatcher)
 	Now             time.Time
 	// Aliases are associated with the asset in the event's transaction
@@ -96,6 +103,7 @@ type AssetEventListParams struct {
 	SourceDagID  string // "" = any
 	SourceRunID  string
 	SourceTaskID string
+	PartitionKey string // "" = any
 	// ConsumedByRunID keeps the events the DAG run with this id consumed
 	// (0 = any).
 	ConsumedByRunID int64

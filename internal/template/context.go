@@ -97,7 +97,8 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 // WithEvents adds the asset events that created the run to a template
 // context (Context's) as .triggering_asset_events: for each, id, asset
 // (its name), uri, extra (decoded), partition_key ("" = none),
-// source_kind, source_watcher and timestamp.
+// partition_date ("" = none), source_kind, source_watcher, source_user
+// ("" unless posted through the API) and timestamp.
 func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
 	list := make([]map[string]any, 0, len(events))
 	for _, e := range events {
@@ -107,7 +108,10 @@ func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
 		}
 		list = append(list, map[string]any{"id": e.ID, "asset": e.Name, "uri": e.URI, "extra": decodeObject(e.Extra),
 			"partition_key": part, "source_kind": e.SourceKind, "source_watcher": e.SourceWatcher,
-			"timestamp": Time{e.Timestamp.UTC()}})
+			"partition_date": "", "source_user": e.SourceUser, "timestamp": Time{e.Timestamp.UTC()}})
+		if e.PartitionDate != nil {
+			list[len(list)-1]["partition_date"] = Time{e.PartitionDate.UTC()}
+		}
 	}
 	ctx["triggering_asset_events"] = list
 	return ctx

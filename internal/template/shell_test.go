@@ -135,8 +135,8 @@ func TestEnv(t *testing.T) {
 		"WEIR_DS":                  "2024-03-09",
 		"WEIR_DATA_INTERVAL_START": "2024-03-09T00:00:00+00:00",
 		"WEIR_DATA_INTERVAL_END":   "2024-03-10T00:00:00+00:00",
-		"WEIR_TRIGGERING_ASSET_EVENTS": `[{"asset":"orders","extra":{"key":"a.csv"},"id":7,"partition_key":"p1",` +
-			`"source_kind":"watcher","source_watcher":"landing","timestamp":"2024-03-09T00:00:00Z","uri":"s3://lake/orders"}]`,
+		"WEIR_TRIGGERING_ASSET_EVENTS": `[{"asset":"orders","extra":{"key":"a.csv"},"id":7,"partition_date":"","partition_key":"p1",` +
+			`"source_kind":"watcher","source_user":"","source_watcher":"landing","timestamp":"2024-03-09T00:00:00Z","uri":"s3://lake/orders"}]`,
 		// my-key and MY_KEY both map to WEIR_PARAM_MY_KEY: neither is set.
 		// nul holds a NUL byte, which no environment can carry.
 	}

@@ -12,15 +12,15 @@ import (
 // AssetQueueReady returns the active, unpaused DAGs whose every scheduled
 // asset has a queued event.
 func (s *Store) AssetQueueReady(ctx context.Context) ([]string, error) {
-	rows, err := s.reader().QueryContext(ctx, qAssetQueueReady)
+	out, err := s.dagIDs(ctx, "list dags ready for asset-triggered runs", qAssetQueueReady)
 	if err != nil {
-		return nil, s.wrap(err, "list dags ready for asset-triggered runs")
+		return nil, err
 	}
-	out, err := collect(rows, func(r *sql.Rows) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
-	return out, s.wrap(err, "list dags ready for asset-triggered runs")
+	cond, err := s.conditionalReady(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list dags ready for asset-triggered runs: %w", err)
+	}
+	return mergeReady(out, cond), nil
 }
 
 // AssetQueueList returns a DAG's queued entries by asset name.
@@ -59,13 +59,12 @@ func (s *Store) AssetQueueConsume(ctx context.Context, dagID string, dagRunID in
 		if err != nil {
 			return tx.wrap(err, "%s", what)
 		}
-		met, want, err := tx.scheduleMet(ctx, dagID, taken)
+		ok, why, err := tx.scheduleSatisfied(ctx, dagID, taken)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if want == 0 || met < want {
-			return fmt.Errorf("%s: %d of %d scheduled assets and aliases have queued events: %w",
-				what, met, want, core.ErrConflict)
+		if !ok {
+			return fmt.Errorf("%s: %s: %w", what, why, core.ErrConflict)
 		}
 		for _, e := range taken {
 			if _, err := tx.tx.ExecContext(ctx, qAssetConsume, dagRunID, e.AssetID, e.FirstEventID, e.LastEventID); err != nil {

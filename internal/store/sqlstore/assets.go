@@ -43,6 +43,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 		if err := tx.syncAliasSchedule(ctx, d, now); err != nil {
 			return err
 		}
+		if err := tx.syncAssetCondition(ctx, d); err != nil {
+			return err
+		}
 		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
 			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
 		}
@@ -279,7 +282,8 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 	var id int64
 	if err := s.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
 		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
-		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now)).Scan(&id); err != nil {
+		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
+		nullStr(p.SourceUser)).Scan(&id); err != nil {
 		return 0, s.wrap(err, "%s", what)
 	}
 	if _, err := s.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
@@ -337,6 +341,7 @@ func eventFilter(p *store.AssetEventListParams) *builder {
 	}
 	for _, f := range []struct{ col, v string }{
 		{"e.source_dag_id", p.SourceDagID}, {"e.source_run_id", p.SourceRunID}, {"e.source_task_id", p.SourceTaskID},
+		{"e.partition_key", p.PartitionKey},
 	} {
 		if f.v != "" {
 			b.where(f.col+" = ?", f.v)
@@ -346,6 +351,12 @@ func eventFilter(p *store.AssetEventListParams) *builder {
 		b.where(qEventConsumedBy, p.ConsumedByRunID)
 	}
 	return &b
+}
+
+// AssetEventGetByIdempotencyKey returns the event recorded with key.
+func (s *Store) AssetEventGetByIdempotencyKey(ctx context.Context, key string) (*core.AssetEvent, error) {
+	ev, err := scanAssetEvent(s.reader().QueryRowContext(ctx, qAssetEventByKey, key))
+	return ev, s.wrap(err, "get asset event with idempotency key %q", key)
 }
 
 // AssetEventsOfRun returns the events a run consumed.
@@ -376,11 +387,14 @@ func scanAssetEvent(r scanner) (*core.AssetEvent, error) {
 		dag, run, task sql.NullString
 		watcher        sql.NullString
 		timestamp      int64
+		partDate       sql.NullInt64
+		key, user      sql.NullString
 	)
 	if err := r.Scan(&ev.ID, &ev.AssetID, &ev.Name, &ev.URI, &ev.Group, &extra, &part, &ev.SourceKind,
-		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &watcher, &timestamp); err != nil {
+		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &watcher, &timestamp, &partDate, &key, &user); err != nil {
 		return nil, err
 	}
+	ev.PartitionDate, ev.IdempotencyKey, ev.SourceUser = ptrMicros(partDate), key.String, user.String
 	ev.Extra = json.RawMessage(extra)
 	if part.Valid {
 		ev.PartitionKey = &part.String

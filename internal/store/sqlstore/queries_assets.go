@@ -54,13 +54,17 @@ const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id
 	JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE s.dag_id = $1`
 
 const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
-	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.source_watcher, e.timestamp`
+	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.source_watcher, e.timestamp,
+	e.partition_date, e.idempotency_key, e.source_user`
 
 const (
 	qAssetEventInsert = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
-		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`
+		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp,
+		partition_date, idempotency_key, source_user)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`
 	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
+	qAssetEventByKey = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id
+		WHERE e.idempotency_key = $1`
 	qAssetEventList  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s%s%s`
 	qAssetEventCount = `SELECT COUNT(*) FROM asset_event e%s`
 	// qEventConsumedBy is the list filter on the events run ? consumed.
@@ -84,11 +88,11 @@ const (
 				THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
 			event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
 				THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
-	// qAssetQueueReady finds the DAGs with queued events whose every
-	// scheduled asset is queued and every scheduled alias has a queued event
+	// qAssetQueueReady finds the DAGs without a conditional schedule with
+	// queued events whose every scheduled asset is queued and every scheduled alias has a queued event
 	// of an asset it resolves to.
 	qAssetQueueReady = `SELECT d.dag_id FROM dag d
-		WHERE d.is_active = TRUE AND d.is_paused = FALSE
+		WHERE d.is_active = TRUE AND d.is_paused = FALSE AND d.asset_condition IS NULL
 		AND d.dag_id IN (SELECT target_dag_id FROM asset_dag_run_queue)
 		AND NOT EXISTS (SELECT 1 FROM dag_schedule_asset s WHERE s.dag_id = d.dag_id AND NOT EXISTS (
 			SELECT 1 FROM asset_dag_run_queue q WHERE q.asset_id = s.asset_id AND q.target_dag_id = d.dag_id))

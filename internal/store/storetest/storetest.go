@@ -70,6 +70,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
+		{"AssetEventEmissionFields", testAssetEventEmissionFields},
+		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},

@@ -1,0 +1,59 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAssetConditionMet is the truth table of docs/assets.md#conditional-schedules:
+// each row is which assets have queued events, and whether each schedule
+// runs.
+func TestAssetConditionMet(t *testing.T) {
+	t.Parallel()
+	leaf := func(name string) AssetCondition { return AssetCondition{Ref: &AssetRef{Name: name}} }
+	alias := AssetCondition{Ref: &AssetRef{Alias: "exports"}}
+	allAB := AssetCondition{All: []AssetCondition{leaf("a"), leaf("b")}}
+	anyAB := AssetCondition{Any: []AssetCondition{leaf("a"), leaf("b")}}
+	nested := AssetCondition{All: []AssetCondition{anyAB, leaf("c")}}                               // (a | b) & c
+	deep := AssetCondition{Any: []AssetCondition{allAB, {All: []AssetCondition{leaf("c"), alias}}}} // (a & b) | (c & alias:exports)
+	conds := []*AssetCondition{&allAB, &anyAB, &nested, &deep}
+	wantText := []string{"a & b", "a | b", "(a | b) & c", "(a & b) | (c & alias:exports)"}
+	for i, c := range conds {
+		if got := c.String(); got != wantText[i] {
+			t.Errorf("condition %d prints %q, want %q", i, got, wantText[i])
+		}
+	}
+	tests := []struct {
+		queued string // the assets (and aliases) with queued events
+		want   [4]bool
+	}{
+		{"", [4]bool{false, false, false, false}},
+		{"a", [4]bool{false, true, false, false}},
+		{"b", [4]bool{false, true, false, false}},
+		{"c", [4]bool{false, false, false, false}},
+		{"a b", [4]bool{true, true, false, true}},
+		{"a c", [4]bool{false, true, true, false}},
+		{"b c", [4]bool{false, true, true, false}},
+		{"a b c", [4]bool{true, true, true, true}},
+		{"c alias:exports", [4]bool{false, false, false, true}},
+		{"alias:exports", [4]bool{false, false, false, false}},
+	}
+	for _, tc := range tests {
+		has := func(r AssetRef) bool {
+			for _, q := range strings.Fields(tc.queued) {
+				if q == r.String() {
+					return true
+				}
+			}
+			return false
+		}
+		for i, c := range conds {
+			if got := c.Met(has); got != tc.want[i] {
+				t.Errorf("queued {%s}: %s is %v, want %v", tc.queued, wantText[i], got, tc.want[i])
+			}
+		}
+	}
+	if refs := deep.Refs(); len(refs) != 4 || refs[3].Alias != "exports" {
+		t.Errorf("refs of %s = %v", wantText[3], refs)
+	}
+}

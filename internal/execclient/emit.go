@@ -1,0 +1,61 @@
+package execclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// EmitRequest is the body of POST /execution/task-instances/{id}/asset-events:
+// the running try emits an event of Asset (by name or uri), one of its
+// task's outlets or, through Alias, any active asset (docs/emission.md).
+type EmitRequest struct {
+	Asset core.AssetRef `json:"asset"`
+	// Alias is an alias outlet of the task the asset is emitted through
+	// ("" = the asset is itself an outlet).
+	Alias        string  `json:"alias,omitempty"`
+	PartitionKey *string `json:"partition_key,omitempty"`
+	// PartitionDate is RFC 3339 with a zone offset; it needs PartitionKey.
+	PartitionDate string          `json:"partition_date,omitempty"`
+	Extra         json.RawMessage `json:"extra,omitempty"` // a JSON object; absent = {}
+	// IdempotencyKey makes a repeated emission return the first one's
+	// receipt; Emit fills in a fresh key when it is empty.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// NewIdempotencyKey returns a fresh random idempotency key ("weir-" and 32
+// hex digits), which the SDK and the CLI give an emission that names none
+// so that their own retries of the request never create a second event.
+func NewIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "weir-" + hex.EncodeToString(b[:])
+}
+
+// Emit emits an asset event for the client's try and returns its receipt
+// (Duplicate when the idempotency key already named an event). A request
+// without an idempotency key gets a fresh one first, so the client's retries
+// after a lost answer return the first event. An error matches
+// core.ErrForbidden for an asset the task does not declare (or a try that
+// is not running), core.ErrInvalid for a bad field, core.ErrTooLarge for
+// an oversized extra, core.ErrConflict for a key that names another asset's
+// event.
+func (c *Client) Emit(ctx context.Context, req EmitRequest) (*core.AssetEventReceipt, error) {
+	if c.Identity.TIID == "" {
+		return nil, errors.New("emit an asset event: the client has no task instance id (WEIR_TI_ID)")
+	}
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = NewIdempotencyKey()
+	}
+	var rec core.AssetEventReceipt
+	if err := c.doJSON(ctx, http.MethodPost, tiPath(c.Identity.TIID, "asset-events"), req, &rec); err != nil {
+		return nil, fmt.Errorf("emit an event of asset %s: %w", req.Asset, err)
+	}
+	return &rec, nil
+}
