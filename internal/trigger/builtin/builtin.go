@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
 	"github.com/weirflow/weir/internal/trigger/s3trigger"
 	"github.com/weirflow/weir/internal/trigger/sqltrigger"
+	"github.com/weirflow/weir/internal/trigger/sqlwatch"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
 
@@ -18,6 +19,7 @@ func Types() []trigger.Type {
 		timer.DateTime, timer.TimeDelta,
 		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
 		command.Type,
+		sqlwatch.Type,
 	}
 }
 
