@@ -7,6 +7,7 @@ import (
 	"github.com/weirflow/weir/internal/trigger/externaltask"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
+	"github.com/weirflow/weir/internal/trigger/httpwatch"
 	"github.com/weirflow/weir/internal/trigger/s3trigger"
 	"github.com/weirflow/weir/internal/trigger/sqltrigger"
 	"github.com/weirflow/weir/internal/trigger/sqlwatch"
@@ -19,7 +20,7 @@ func Types() []trigger.Type {
 		timer.DateTime, timer.TimeDelta,
 		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
 		command.Type,
-		sqlwatch.Type,
+		sqlwatch.Type, httpwatch.Type,
 	}
 }
 

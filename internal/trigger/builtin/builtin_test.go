@@ -192,6 +192,23 @@ func TestKwargsRefusedNameTheKwarg(t *testing.T) {
 		{"sql_incremental", `{"conn_id":"db","table":"t","updated_column":"u","key_column":"k","route_column":"r","route":{"a":"[x"}}`, `kwarg "route" holds "[x" for asset "a", which is not a valid glob`},
 		{"sql_incremental", `{"conn_id":"db","table":"t","updated_column":"u","key_column":"k","route_column":"r","route":{}}`, `kwarg "route" must name at least one asset`},
 		{"sql_incremental", `{"conn_id":"db","table":"t","updated_column":"u","key_column":"k","poll_interval":"0s"}`, `kwarg "poll_interval" must be positive`},
+		{"http_json", `{"items":".data[]","cursor":".t"}`, `kwarg "url" is required`},
+		{"http_json", `{"url":"ftp://h/x","items":".data[]","cursor":".t"}`, `kwarg "url" must be an absolute http(s) URL`},
+		{"http_json", `{"endpoint":"x","items":".data[]","cursor":".t"}`, `kwarg "http_conn_id" is required with endpoint`},
+		{"http_json", `{"url":"http://h/","headers":{"Bad Name":"x"},"items":".data[]","cursor":".t"}`, `kwarg "headers" holds "Bad Name"`},
+		{"http_json", `{"url":"http://h/","cursor":".t"}`, `kwarg "items" is required`},
+		{"http_json", `{"url":"http://h/","items":".data[]"}`, `kwarg "cursor" is required`},
+		{"http_json", `{"url":"http://h/","items":".data[","cursor":".t"}`, `kwarg "items" is not a valid jq expression`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","id":"..."}`, `kwarg "id" is not a valid jq expression`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","partition_key":"|"}`, `kwarg "partition_key" is not a valid jq expression`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","params":{"":"{{cursor}}"}}`, `kwarg "params" holds an empty parameter name`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","params":{"since":1}}`, `kwarg "params" must be a string`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","route":{"a":"x*"}}`, `kwarg "route" needs route_field`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","route_field":".r"}`, `kwarg "route_field" needs route`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","route_field":".r","route":{"a":"[x"}}`, `kwarg "route" holds "[x" for asset "a", which is not a valid glob`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","max_items":20000}`, `kwarg "max_items" must be from 1 to 10000`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","timeout":"0s"}`, `kwarg "timeout" must be positive`},
+		{"http_json", `{"url":"http://h/","items":".data[]","cursor":".t","poll_interval":"soon"}`, `kwarg "poll_interval" must be a duration`},
 	} {
 		err := reg.Check(trigger.Spec{Type: c.typ, Kwargs: json.RawMessage(c.kwargs)})
 		if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), c.want) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 
 	"github.com/weirflow/weir/internal/trigger"
 )
@@ -39,8 +38,8 @@ func (w *watcher) poll(ctx context.Context, r *reader, watched []trigger.Watched
 		}
 		for _, a := range group {
 			for _, rw := range rows {
-				if w.routes(a.Asset.Name, rw) {
-					b.Events = append(b.Events, trigger.WatchEvent{Asset: a.Asset.Name, Payload: rw.payload, PartitionKey: text(rw.payload[w.partition])})
+				if w.route.Match(a.Asset.Name, trigger.ValueText(rw.payload[w.routeColumn])) {
+					b.Events = append(b.Events, trigger.WatchEvent{Asset: a.Asset.Name, Payload: rw.payload, PartitionKey: trigger.ValueText(rw.payload[w.partition])})
 				}
 			}
 			if next != nil {
@@ -52,32 +51,6 @@ func (w *watcher) poll(ctx context.Context, r *reader, watched []trigger.Watched
 		}
 	}
 	return b, nil
-}
-
-// routes reports whether asset gets rw: always without route, else when
-// the route column's text matches the asset's glob.
-func (w *watcher) routes(asset string, rw row) bool {
-	if w.route == nil {
-		return true
-	}
-	glob, ok := w.route[asset]
-	if !ok {
-		return false
-	}
-	ok, _ = path.Match(glob, text(rw.payload[w.routeColumn]))
-	return ok
-}
-
-// text is a cell as text: a string as it is, NULL as "", anything else as
-// JSON.
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	return string(encode(v))
 }
 
 // read returns the rows found past cur (nil: from the first row) and the

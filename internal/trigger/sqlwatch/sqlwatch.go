@@ -11,7 +11,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -38,10 +37,10 @@ var Type = trigger.Type{
 type watcher struct {
 	connID      string
 	src         source
-	partition   string            // column giving the partition key, "" = none
-	routeColumn string            // column the route patterns match, "" = no routing
-	route       map[string]string // asset name -> glob on the route column's text
-	lookback    *lookback         // nil = a plain high-water mark
+	partition   string         // column giving the partition key, "" = none
+	routeColumn string         // column the route patterns match, "" = no routing
+	route       trigger.Routes // on the route column's text
+	lookback    *lookback      // nil = a plain high-water mark
 	maxItems    int
 	interval    time.Duration
 }
@@ -116,26 +115,8 @@ func (w *watcher) routing(k kwargs) error {
 	if w.routeColumn, err = column("route_column", k.RouteColumn); err != nil {
 		return err
 	}
-	switch {
-	case k.Route == nil && w.routeColumn == "":
-		return nil
-	case k.Route == nil:
-		return trigger.Invalid("route_column", "needs route (an object of asset name to a glob on the column's value)")
-	case w.routeColumn == "":
-		return trigger.Invalid("route", "needs route_column (the column whose value the globs match)")
-	case len(k.Route) == 0:
-		return trigger.Invalid("route", "must name at least one asset")
-	}
-	for asset, glob := range k.Route {
-		if asset == "" {
-			return trigger.Invalid("route", "holds an empty asset name")
-		}
-		if _, err := path.Match(glob, ""); err != nil {
-			return trigger.Invalid("route", "holds %q for asset %q, which is not a valid glob", glob, asset)
-		}
-	}
-	w.route = k.Route
-	return nil
+	w.route, err = trigger.ParseRoutes(k.Route, "route_column", w.routeColumn != "")
+	return err
 }
 
 // Run polls until ctx ends, as an asset watcher only.

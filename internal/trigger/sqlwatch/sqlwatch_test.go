@@ -83,15 +83,6 @@ func start(t *testing.T, s source, w *triggertest.Watcher, kwargs string) *trigg
 	return w.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"shop": s.uri}})
 }
 
-// ids lists the events' row ids, in commit order.
-func ids(evs []trigger.WatchEvent) string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, fmt.Sprint(e.Payload.(map[string]any)["id"]))
-	}
-	return strings.Join(out, ",")
-}
-
 const orders = `{"table":"orders","updated_column":"updated_at","key_column":"id"}`
 
 // TestEachRowOnceWithEqualTimestampsAcrossARestart: rows sharing one
@@ -106,7 +97,7 @@ func TestEachRowOnceWithEqualTimestampsAcrossARestart(t *testing.T) {
 		run := start(t, s, w, orders)
 		w.WaitEvents(t, "orders", 3)
 		s.insert(t, "4@2026-01-01 10:00:00", "5@2026-01-01 10:00:00")
-		if got := ids(w.WaitEvents(t, "orders", 5)); got != "3,1,2,4,5" {
+		if got := triggertest.Fields(w.WaitEvents(t, "orders", 5), "id"); got != "3,1,2,4,5" {
 			t.Errorf("events of rows %s, want 3,1,2,4,5 (by updated, then id)", got)
 		}
 		if got := w.Events("orders")[0].Payload.(map[string]any); got["updated_at"] == nil || len(got) != 3 {
@@ -118,7 +109,7 @@ func TestEachRowOnceWithEqualTimestampsAcrossARestart(t *testing.T) {
 		again.SetCursor("orders", w.Cursor("orders"))
 		start(t, s, again, orders)
 		s.insert(t, "6@2026-01-01 10:00:00")
-		if got := ids(again.WaitEvents(t, "orders", 1)); got != "6" {
+		if got := triggertest.Fields(again.WaitEvents(t, "orders", 1), "id"); got != "6" {
 			t.Errorf("after the restart: events of rows %s, want only 6", got)
 		}
 		var cur map[string]any
@@ -139,13 +130,11 @@ func TestABacklogDrainsInBoundedPolls(t *testing.T) {
 		}
 		w := triggertest.NewWatcher("orders", trigger.AssetInfo{Name: "orders"})
 		start(t, s, w, `{"max_items":3,`+orders[1:])
-		if got := ids(w.WaitEvents(t, "orders", 7)); got != "3,6,1,4,7,2,5" {
+		if got := triggertest.Fields(w.WaitEvents(t, "orders", 7), "id"); got != "3,6,1,4,7,2,5" {
 			t.Errorf("events of rows %s, want 3,6,1,4,7,2,5", got)
 		}
-		for _, b := range w.Commits() {
-			if len(b.Events) > 3 {
-				t.Errorf("a commit of %d events, want at most max_items (3)", len(b.Events))
-			}
+		if n := triggertest.LargestCommit(w); n > 3 {
+			t.Errorf("a commit of %d events, want at most max_items (3)", n)
 		}
 	})
 }
@@ -169,14 +158,14 @@ func TestLookbackCatchesRowsCommittedLate(t *testing.T) {
 		s.insert(t, "2@2026-01-01 10:00:00", "0@2026-01-01 09:50:00", "9@2026-01-01 08:00:00")
 		with.WaitEvents(t, "orders", 4)
 		s.insert(t, "4@2026-01-01 10:05:00")
-		if got := ids(with.WaitEvents(t, "orders", 5)); got != "1,3,0,2,4" {
+		if got := triggertest.Fields(with.WaitEvents(t, "orders", 5), "id"); got != "1,3,0,2,4" {
 			t.Errorf("with a lookback: events of rows %s, want 1,3 then the late 0,2, then 4 (not 9, older than the lookback)", got)
 		}
-		if got := ids(without.WaitEvents(t, "orders", 3)); got != "1,3,4" {
+		if got := triggertest.Fields(without.WaitEvents(t, "orders", 3), "id"); got != "1,3,4" {
 			t.Errorf("without a lookback: events of rows %s, want 1,3,4", got)
 		}
 		s.insert(t, "5@2026-01-01 10:06:00")
-		if got := ids(with.WaitEvents(t, "orders", 6)); got != "1,3,0,2,4,5" {
+		if got := triggertest.Fields(with.WaitEvents(t, "orders", 6), "id"); got != "1,3,0,2,4,5" {
 			t.Errorf("with a lookback: events of rows %s, want no row twice", got)
 		}
 	})
@@ -229,10 +218,10 @@ func TestRoutingAndCursorsPerAsset(t *testing.T) {
 		w.SetCursor("us", json.RawMessage(back))
 		s.insert(t, "5@2026-01-01 10:00:04@eu-south")
 		w.WaitEvents(t, "eu", 3)
-		if got := ids(w.WaitEvents(t, "us", 2)); got != "2,2" {
+		if got := triggertest.Fields(w.WaitEvents(t, "us", 2), "id"); got != "2,2" {
 			t.Errorf("us after its cursor was set back: events of rows %s, want row 2 again", got)
 		}
-		if got := ids(w.Events("eu")); got != "1,4,5" {
+		if got := triggertest.Fields(w.Events("eu"), "id"); got != "1,4,5" {
 			t.Errorf("eu: events of rows %s, want 1,4,5 (apac matched no route)", got)
 		}
 	})
