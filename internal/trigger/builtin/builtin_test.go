@@ -173,6 +173,7 @@ func TestKwargsRefusedNameTheKwarg(t *testing.T) {
 		{"command", `{"command":"ls","env":{"A":1}}`, `kwarg "env" must be a string`},
 		{"command", `{"command":"ls","cwd":"rel/dir"}`, `kwarg "cwd" must be an absolute folder`},
 		{"command", `{"command":"ls","timeout":"5s"}`, `unknown kwarg "timeout"`},
+		{"command", `{"command":"ls","poll_interval":"-5s"}`, `kwarg "poll_interval" must be positive`},
 		{"sql_incremental", `{"table":"t","updated_column":"u","key_column":"k"}`, `kwarg "conn_id" is required`},
 		{"sql_incremental", `{"conn_id":"db","updated_column":"u","key_column":"k"}`, `kwarg "table" or query is required`},
 		{"sql_incremental", `{"conn_id":"db","table":"t","query":"SELECT 1","updated_column":"u","key_column":"k"}`, `kwarg "table" cannot be given with query`},
