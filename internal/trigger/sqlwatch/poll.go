@@ -9,100 +9,163 @@ import (
 	"github.com/weirflow/weir/internal/trigger"
 )
 
-// poll reads the rows past each watched asset's cursor: once for all the
-// assets whose cursors are equal (assets that share the trigger from their
-// start always are), and each asset gets the rows its route lets through;
-// every asset's cursor moves to the last row read for it.
+// group is the watched assets that share one committed cursor, and what
+// the poll found for them.
+type group struct {
+	assets []trigger.Watched
+	cur    *cursor // nil before the first poll
+	hw     []any   // cur's (updated, key) as parameters; nil with cur
+	late   []row   // rows of the lookback window not seen before
+	next   *cursor
+}
+
+// poll reads the rows past the watched assets' cursors in one statement,
+// from the oldest cursor (plus, with a lookback, one window statement per
+// distinct cursor); each asset gets the rows past its own cursor that its
+// route lets through, and its cursor moves to the last of them.
 func (w *watcher) poll(ctx context.Context, r *reader, watched []trigger.Watched) (trigger.Batch, error) {
-	var (
-		b      trigger.Batch
-		order  []string
-		groups = map[string][]trigger.Watched{}
-	)
-	for _, wd := range watched {
-		k := string(bytes.TrimSpace(wd.Cursor))
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], wd)
+	groups, err := groupByCursor(watched)
+	if err != nil {
+		return trigger.Batch{}, err
 	}
-	for _, k := range order {
-		group := groups[k]
-		cur, err := decodeCursor(group[0].Cursor)
-		if err != nil {
-			return trigger.Batch{}, fmt.Errorf("asset %s: %w", group[0].Asset.Name, err)
+	maxLate := 0
+	for _, g := range groups {
+		if g.next, err = w.window(ctx, r, g); err != nil {
+			return trigger.Batch{}, w.wrap(err)
 		}
-		rows, next, err := w.read(ctx, r, cur)
-		if err != nil {
-			return trigger.Batch{}, fmt.Errorf("sql_incremental on connection %q: %w", w.connID, err)
+		maxLate = max(maxLate, len(g.late))
+	}
+	var fresh []row
+	if budget := w.maxItems - maxLate; budget > 0 {
+		from := make([][]any, len(groups))
+		for i, g := range groups {
+			from[i] = g.hw
 		}
-		for _, a := range group {
-			for _, rw := range rows {
+		if fresh, err = r.after(ctx, from, budget); err != nil {
+			return trigger.Batch{}, w.wrap(err)
+		}
+	}
+	var b trigger.Batch
+	for i, g := range groups {
+		var mine []row
+		for _, rw := range fresh {
+			if rw.past[i] {
+				mine = append(mine, rw)
+			}
+		}
+		next, err := w.advance(g, mine)
+		if err != nil {
+			return trigger.Batch{}, w.wrap(err)
+		}
+		if next == nil {
+			continue
+		}
+		for _, a := range g.assets {
+			for _, rw := range append(g.late[:len(g.late):len(g.late)], mine...) {
 				if w.route.Match(a.Asset.Name, trigger.ValueText(rw.payload[w.routeColumn])) {
 					b.Events = append(b.Events, trigger.WatchEvent{Asset: a.Asset.Name, Payload: rw.payload, PartitionKey: trigger.ValueText(rw.payload[w.partition])})
 				}
 			}
-			if next != nil {
-				if b.Cursors == nil {
-					b.Cursors = map[string]json.RawMessage{}
-				}
-				b.Cursors[a.Asset.Name] = next
+			if b.Cursors == nil {
+				b.Cursors = map[string]json.RawMessage{}
 			}
+			b.Cursors[a.Asset.Name] = next
 		}
 	}
 	return b, nil
 }
 
-// read returns the rows found past cur (nil: from the first row) and the
-// cursor that follows them (nil when it stays).
-func (w *watcher) read(ctx context.Context, r *reader, cur *cursor) ([]row, json.RawMessage, error) {
-	if cur == nil {
-		rows, err := r.after(ctx, nil, nil, w.maxItems)
-		if err != nil || len(rows) == 0 {
-			return nil, nil, err
+func (w *watcher) wrap(err error) error {
+	return fmt.Errorf("sql_incremental on connection %q: %w", w.connID, err)
+}
+
+// groupByCursor groups the watched assets by committed cursor, in the
+// order they come.
+func groupByCursor(watched []trigger.Watched) ([]*group, error) {
+	var groups []*group
+	byCursor := map[string]*group{}
+	for _, wd := range watched {
+		k := string(bytes.TrimSpace(wd.Cursor))
+		if g, ok := byCursor[k]; ok {
+			g.assets = append(g.assets, wd)
+			continue
 		}
-		next := &cursor{}
-		if w.lookback != nil {
-			next.Seen = make([]pair, 0, len(rows))
-			for _, rw := range rows {
-				next.Seen = append(next.Seen, pairOf(rw))
+		cur, err := decodeCursor(wd.Cursor)
+		if err != nil {
+			return nil, fmt.Errorf("asset %s: %w", wd.Asset.Name, err)
+		}
+		g := &group{assets: []trigger.Watched{wd}, cur: cur}
+		if cur != nil {
+			if g.hw, err = params(cur.Updated, cur.Key); err != nil {
+				return nil, fmt.Errorf("asset %s: %w", wd.Asset.Name, err)
 			}
 		}
-		return w.advance(rows, next)
+		byCursor[k] = g
+		groups = append(groups, g)
 	}
-	hw, err := params(cur.Updated, cur.Key)
-	if err != nil {
-		return nil, nil, err
+	return groups, nil
+}
+
+// window starts g's next cursor from its committed one and, with a
+// lookback, reads the rows of its window below the high-water mark into
+// g.late.
+func (w *watcher) window(ctx context.Context, r *reader, g *group) (*cursor, error) {
+	if g.cur == nil {
+		return &cursor{}, nil
 	}
-	next := &cursor{Updated: cur.Updated, Key: cur.Key, Since: cur.Since, SinceExclusive: cur.SinceExclusive}
-	var late []row
+	next := &cursor{Updated: g.cur.Updated, Key: g.cur.Key, Since: g.cur.Since, SinceExclusive: g.cur.SinceExclusive}
 	if w.lookback != nil {
-		if late, next.Seen, err = w.lateRows(ctx, r, cur, hw); err != nil {
-			return nil, nil, err
+		var err error
+		if g.late, next.Seen, err = w.lateRows(ctx, r, g.cur, g.hw); err != nil {
+			return nil, err
 		}
 	}
-	var fresh []row
-	if budget := w.maxItems - len(late); budget > 0 {
-		if fresh, err = r.after(ctx, hw[0], hw[1], budget); err != nil {
-			return nil, nil, err
-		}
+	return next, nil
+}
+
+// advance moves g.next past mine (the rows past g's cursor, in order) and
+// returns it encoded, or nil when g's cursor stays as it is.
+func (w *watcher) advance(g *group, mine []row) (json.RawMessage, error) {
+	next := g.next
+	if len(mine) == 0 && (w.lookback == nil || g.cur == nil) {
+		return nil, nil
 	}
-	for _, rw := range fresh {
-		if w.lookback != nil {
+	if len(mine) > 0 {
+		last := mine[len(mine)-1]
+		next.Updated, next.Key = encode(last.updated), encode(last.key)
+	}
+	if w.lookback != nil {
+		for _, rw := range mine {
 			next.Seen = append(next.Seen, pairOf(rw))
 		}
+		if err := w.slide(next, len(mine) > 0); err != nil {
+			return nil, err
+		}
 	}
-	if len(fresh) == 0 && w.lookback == nil {
-		return nil, nil, nil
+	c := encode(next)
+	if len(g.late) == 0 && len(mine) == 0 && bytes.Equal(c, encode(g.cur)) {
+		return nil, nil // nothing moved
 	}
-	rows, c, err := w.advance(fresh, next)
-	if err != nil {
-		return nil, nil, err
+	return c, nil
+}
+
+// slide moves next's lookback window up to below its new high-water mark
+// (moved says the mark moved) and bounds its seen list.
+func (w *watcher) slide(next *cursor, moved bool) error {
+	if moved || next.Since == nil {
+		since, err := w.lookback.from(next.Updated)
+		if err != nil {
+			return err
+		}
+		if next.Since == nil || !next.SinceExclusive || before(next.Since, since) {
+			next.Since, next.SinceExclusive = since, false
+		}
 	}
-	if len(late) == 0 && bytes.Equal(c, canonCursor(cur)) {
-		return nil, nil, nil // nothing moved
+	var narrowed json.RawMessage
+	if next.Seen, narrowed = bound(next.Seen); narrowed != nil && (next.Since == nil || !before(narrowed, next.Since)) {
+		next.Since, next.SinceExclusive = narrowed, true
 	}
-	return append(late, rows...), c, nil
+	return nil
 }
 
 // lateRows reads the lookback window below the high-water mark: rows not
@@ -158,32 +221,3 @@ func (w *watcher) lateRows(ctx context.Context, r *reader, cur *cursor, hw []any
 	}
 	return late, seen, nil
 }
-
-// advance moves next's high-water mark to the last of fresh (if any),
-// moves its lookback window with it and bounds its seen list; it returns
-// fresh and the encoded cursor.
-func (w *watcher) advance(fresh []row, next *cursor) ([]row, json.RawMessage, error) {
-	if len(fresh) > 0 {
-		last := fresh[len(fresh)-1]
-		next.Updated, next.Key = encode(last.updated), encode(last.key)
-	}
-	if w.lookback != nil {
-		if len(fresh) > 0 || next.Since == nil {
-			since, err := w.lookback.from(next.Updated)
-			if err != nil {
-				return nil, nil, err
-			}
-			if next.Since == nil || !next.SinceExclusive || before(next.Since, since) {
-				next.Since, next.SinceExclusive = since, false
-			}
-		}
-		var narrowed json.RawMessage
-		if next.Seen, narrowed = bound(next.Seen); narrowed != nil && (next.Since == nil || !before(narrowed, next.Since)) {
-			next.Since, next.SinceExclusive = narrowed, true
-		}
-	}
-	return fresh, encode(next), nil
-}
-
-// canonCursor is cur as advance encodes it.
-func canonCursor(cur *cursor) json.RawMessage { return encode(cur) }

@@ -82,18 +82,12 @@ func (d dialect) cursorExpr(col string) string {
 	return col
 }
 
-// The aliases of the cursor columns in every statement; they are not part
-// of the payload.
-const (
-	aliasUpdated = "weir_cursor_updated"
-	aliasKey     = "weir_cursor_key"
-)
-
 // row is one row read: its cursor pair (JSON-ready values) and the row as
 // an event payload.
 type row struct {
 	updated, key any
 	payload      map[string]any
+	past         []bool // by index of the pairs after was given
 }
 
 // reader runs the watcher's statements on one database.
@@ -103,15 +97,32 @@ type reader struct {
 	src source
 }
 
-// after reads up to limit rows whose (updated, key) is greater than the
-// pair given (nil = from the first row), in cursor order. Rows whose
+// after reads up to limit rows past any of the pairs in from (a nil
+// pair: from the first row), in cursor order, in one statement; each row
+// tells which of the pairs it is past (row.past, by index). Rows whose
 // updated or key is NULL are never read.
-func (r *reader) after(ctx context.Context, updated, key any, limit int) ([]row, error) {
-	if updated == nil {
-		return r.query(ctx, fmt.Sprintf("%s IS NOT NULL AND %s IS NOT NULL", r.src.updated, r.src.key), limit)
+func (r *reader) after(ctx context.Context, from [][]any, limit int) ([]row, error) {
+	var (
+		conds, flags []string
+		args         []any
+		fromStart    bool
+	)
+	for _, p := range from {
+		if p == nil {
+			fromStart = true
+			flags = append(flags, "1")
+			continue
+		}
+		cond := fmt.Sprintf("(%s, %s) > ($%d, $%d)", r.src.updated, r.src.key, len(args)+1, len(args)+2)
+		args = append(args, p[0], p[1])
+		conds = append(conds, cond)
+		flags = append(flags, "CASE WHEN "+cond+" THEN 1 ELSE 0 END")
 	}
-	where := fmt.Sprintf("(%s, %s) > ($1, $2)", r.src.updated, r.src.key)
-	return r.query(ctx, where, limit, updated, key)
+	where := fmt.Sprintf("%s IS NOT NULL AND %s IS NOT NULL", r.src.updated, r.src.key)
+	if !fromStart {
+		where = "(" + strings.Join(conds, " OR ") + ")"
+	}
+	return r.query(ctx, where, flags, limit, args...)
 }
 
 // window reads up to limit rows from since (inclusive, or exclusive when
@@ -122,15 +133,16 @@ func (r *reader) window(ctx context.Context, since any, exclusive bool, updated,
 		op = ">"
 	}
 	where := fmt.Sprintf("%s %s $1 AND (%s, %s) <= ($2, $3)", r.src.updated, op, r.src.updated, r.src.key)
-	return r.query(ctx, where, limit, since, updated, key)
+	return r.query(ctx, where, nil, limit, since, updated, key)
 }
 
-func (r *reader) query(ctx context.Context, where string, limit int, args ...any) ([]row, error) {
-	stmt := fmt.Sprintf("SELECT *, %s AS %s, %s AS %s FROM %s", r.d.cursorExpr(r.src.updated), aliasUpdated, r.d.cursorExpr(r.src.key), aliasKey, r.src.from)
-	if where != "" {
-		stmt += " WHERE " + where
-	}
-	stmt += fmt.Sprintf(" ORDER BY %s, %s LIMIT %d", r.src.updated, r.src.key, limit)
+// query runs one statement: the source's rows matching where, each with
+// its cursor pair and the flag expressions (selected after them), in
+// cursor order, at most limit.
+func (r *reader) query(ctx context.Context, where string, flags []string, limit int, args ...any) ([]row, error) {
+	sel := []string{"*", r.d.cursorExpr(r.src.updated), r.d.cursorExpr(r.src.key)}
+	sel = append(sel, flags...)
+	stmt := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s, %s LIMIT %d", strings.Join(sel, ", "), r.src.from, where, r.src.updated, r.src.key, limit)
 	rows, err := r.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read rows: %w", err)
@@ -140,22 +152,19 @@ func (r *reader) query(ctx context.Context, where string, limit int, args ...any
 	if err != nil {
 		return nil, fmt.Errorf("read rows: %w", err)
 	}
+	own := len(cols) - 2 - len(flags) // the source's columns come first
 	var out []row
 	for rows.Next() {
 		vals, err := operator.ScanSQLRow(rows, len(cols))
 		if err != nil {
 			return nil, fmt.Errorf("read rows: %w", err)
 		}
-		rw := row{payload: make(map[string]any, len(cols)-2)}
-		for i, c := range cols {
-			switch {
-			case c == aliasUpdated && i >= len(cols)-2:
-				rw.updated = vals[i]
-			case c == aliasKey && i >= len(cols)-2:
-				rw.key = vals[i]
-			default:
-				rw.payload[c] = vals[i]
-			}
+		rw := row{updated: vals[own], key: vals[own+1], payload: make(map[string]any, own), past: make([]bool, len(flags))}
+		for i, c := range cols[:own] {
+			rw.payload[c] = vals[i]
+		}
+		for i := range flags {
+			rw.past[i] = fmt.Sprint(vals[own+2+i]) == "1"
 		}
 		out = append(out, rw)
 	}
