@@ -322,3 +322,23 @@ func TestABurstBeyondTheLookbackBound(t *testing.T) {
 		}
 	})
 }
+
+// TestTextKeysAndTimestampsWithoutZone: a text key breaks ties, and a
+// timestamp without time zone (PostgreSQL) or a text time (SQLite) keeps
+// its place across polls.
+func TestTextKeysAndTimestampsWithoutZone(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s source) {
+		s.exec(t, "CREATE TABLE skus (code TEXT NOT NULL, changed TIMESTAMP NOT NULL)")
+		s.exec(t, "INSERT INTO skus VALUES ('b-2', '2026-01-01 10:00:00.250'), ('a-1', '2026-01-01 10:00:00.250')")
+		w := triggertest.NewWatcher("skus", trigger.AssetInfo{Name: "skus"})
+		start(t, s, w, `{"table":"skus","updated_column":"changed","key_column":"code","lookback":"1m"}`)
+		w.WaitEvents(t, "skus", 2)
+		s.exec(t, "INSERT INTO skus VALUES ('c-3', '2026-01-01 10:00:00.250'), ('a-0', '2026-01-01 10:00:00.100')")
+		w.WaitEvents(t, "skus", 4)
+		s.exec(t, "INSERT INTO skus VALUES ('z', '2026-01-01 10:00:01')")
+		if got := triggertest.Fields(w.WaitEvents(t, "skus", 5), "code"); got != "a-1,b-2,a-0,c-3,z" {
+			t.Errorf("events of codes %s, want a-1,b-2, then the late a-0 and the tie c-3, then z", got)
+		}
+	})
+}
