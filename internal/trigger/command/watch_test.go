@@ -166,13 +166,20 @@ func TestAFailedRunOrCommitIsRetriedFromTheCursor(t *testing.T) {
 // next run starts from the edited cursor.
 func TestAConflictingCommitRunsTheProcessAgain(t *testing.T) {
 	t.Parallel()
-	src := filepath.Join(t.TempDir(), "src")
+	dir := t.TempDir()
+	src, runs := filepath.Join(dir, "src"), filepath.Join(dir, "runs")
 	appendLines(t, src, "a", "b", "c")
 	w := triggertest.NewWatcher("lines", trigger.AssetInfo{Name: "lines"})
 	w.Fail(core.ErrConflict)
-	startScript(t, w, lines, map[string]string{"SRC": src})
+	startScript(t, w, `echo "$WEIR_WATCHER_CURSOR" >> "$RUNS"`+lines, map[string]string{"SRC": src, "RUNS": runs})
 	wait.Until(t, triggertest.Bound, "a refused commit", func() bool { return len(w.PollErrors()) > 0 })
 	w.SetCursor("lines", json.RawMessage("2"))
+	// runs are one after the other: once one has the edited cursor, none
+	// from the old one can commit any more
+	wait.Until(t, triggertest.Bound, "a run from the edited cursor", func() bool {
+		b, _ := os.ReadFile(runs)
+		return strings.Contains(string(b), "2\n")
+	})
 	w.Fail(nil)
 	if got := triggertest.Fields(w.WaitEvents(t, "lines", 1), "line"); got != "c" {
 		t.Errorf("events of lines %s, want c only (after the edited cursor)", got)
