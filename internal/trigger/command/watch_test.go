@@ -63,9 +63,7 @@ func TestAWatcherScriptGetsItsCursorAndCommitsEachItemOnce(t *testing.T) {
 	w.WaitEvents(t, "lines", 3)
 	appendLines(t, src, "d", "e")
 	evs := w.WaitEvents(t, "lines", 5)
-	if got := triggertest.Fields(evs, "line"); got != "a,b,c,d,e" {
-		t.Errorf("events of lines %s, want a,b,c,d,e", got)
-	}
+	triggertest.ExpectFields(t, evs, "line", "a,b,c,d,e", "each line once, in order")
 	if evs[4].PartitionKey != "p5" || evs[4].Asset != "" {
 		t.Errorf("event %+v, want partition key p5 and no asset named (the only one)", evs[4])
 	}
@@ -83,9 +81,7 @@ func TestAWatcherScriptGetsItsCursorAndCommitsEachItemOnce(t *testing.T) {
 	again.SetCursor("lines", w.Cursor("lines"))
 	startScript(t, again, lines, map[string]string{"SRC": src})
 	appendLines(t, src, "f")
-	if got := triggertest.Fields(again.WaitEvents(t, "lines", 1), "line"); got != "f" {
-		t.Errorf("after the restart: events of lines %s, want only f", got)
-	}
+	triggertest.ExpectFields(t, again.WaitEvents(t, "lines", 1), "line", "f", "after the restart: only f")
 }
 
 // TestSeveralAssetsGetTheirCursorsAndRouting: with several watched
@@ -145,9 +141,7 @@ func TestAFailedRunOrCommitIsRetriedFromTheCursor(t *testing.T) {
 	if errs := w.PollErrors(); len(errs) == 0 || !strings.Contains(errs[0].Error(), "exit status 3") || !strings.Contains(errs[0].Error(), "disk full") {
 		t.Errorf("poll errors %v, want the exit code and the stderr", errs)
 	}
-	if got := triggertest.Fields(w.Events("lines"), "line"); got != "a" {
-		t.Errorf("events of lines %s, want a once", got)
-	}
+	triggertest.ExpectFields(t, w.Events("lines"), "line", "a", "a once, after the failed run")
 
 	w.Fail(errors.New("database is down"))
 	appendLines(t, src, "b")
@@ -156,9 +150,7 @@ func TestAFailedRunOrCommitIsRetriedFromTheCursor(t *testing.T) {
 		return strings.Contains(errs[len(errs)-1].Error(), "database is down")
 	})
 	w.Fail(nil)
-	if got := triggertest.Fields(w.WaitEvents(t, "lines", 2), "line"); got != "a,b" {
-		t.Errorf("events of lines %s, want a,b", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "lines", 2), "line", "a,b", "nothing lost to the failed commit")
 }
 
 // TestAConflictingCommitRunsTheProcessAgain: when an admin set the cursor
@@ -181,9 +173,7 @@ func TestAConflictingCommitRunsTheProcessAgain(t *testing.T) {
 		return strings.Contains(string(b), "2\n")
 	})
 	w.Fail(nil)
-	if got := triggertest.Fields(w.WaitEvents(t, "lines", 1), "line"); got != "c" {
-		t.Errorf("events of lines %s, want c only (after the edited cursor)", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "lines", 1), "line", "c", "c only (after the edited cursor)")
 }
 
 // TestTheTailExampleRecordsEachMatchOnce: examples/watchers/tail_errors.py,
@@ -203,16 +193,12 @@ func TestTheTailExampleRecordsEachMatchOnce(t *testing.T) {
 	run := w.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
 	w.WaitEvents(t, "errors", 2)
 	appendLines(t, logFile, "ERROR three")
-	if got := triggertest.Fields(w.WaitEvents(t, "errors", 3), "line"); got != "ERROR one,ERROR two,ERROR three" {
-		t.Errorf("events of lines %s, want the three ERROR lines", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "errors", 3), "line", "ERROR one,ERROR two,ERROR three", "the three ERROR lines")
 	run.Cancel(t)
 
 	again := triggertest.NewWatcher("tail", trigger.AssetInfo{Name: "errors"})
 	again.SetCursor("errors", w.Cursor("errors"))
 	again.Start(t, triggertest.New(t, command.Type, string(kwargs)), nil)
 	appendLines(t, logFile, "INFO fine", "ERROR four")
-	if got := triggertest.Fields(again.WaitEvents(t, "errors", 1), "line"); got != "ERROR four" {
-		t.Errorf("after the restart: events of lines %s, want only the new ERROR four", got)
-	}
+	triggertest.ExpectFields(t, again.WaitEvents(t, "errors", 1), "line", "ERROR four", "after the restart: only the new ERROR four")
 }

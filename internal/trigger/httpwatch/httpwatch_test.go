@@ -107,9 +107,7 @@ func TestEachItemOnceWithEqualCursorsAcrossARestart(t *testing.T) {
 	run := a.start(t, w, `{}`)
 	w.WaitEvents(t, "orders", 3)
 	a.add("4@01", "5@02")
-	if got := triggertest.Fields(w.WaitEvents(t, "orders", 5), "id"); got != "3,1,2,4,5" {
-		t.Errorf("events of items %s, want 3,1,2,4,5 (by updated_at, then id)", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "orders", 5), "id", "3,1,2,4,5", "by updated_at, then id")
 	run.Cancel(t)
 	if got := string(w.Cursor("orders")); got != `{"cursor":"2026-12-01T10:02:00Z","id":5}` {
 		t.Errorf("cursor %s, want item 5's updated_at and id", got)
@@ -119,9 +117,7 @@ func TestEachItemOnceWithEqualCursorsAcrossARestart(t *testing.T) {
 	again.SetCursor("orders", w.Cursor("orders"))
 	a.start(t, again, `{}`)
 	a.add("6@02")
-	if got := triggertest.Fields(again.WaitEvents(t, "orders", 1), "id"); got != "6" {
-		t.Errorf("after the restart: events of items %s, want only 6", got)
-	}
+	triggertest.ExpectFields(t, again.WaitEvents(t, "orders", 1), "id", "6", "after the restart: only 6")
 }
 
 // TestParamsPassTheCursorToTheServer: the first request has no since;
@@ -135,9 +131,7 @@ func TestParamsPassTheCursorToTheServer(t *testing.T) {
 	a.start(t, w, `{"params":{"since":"{{cursor}}","after_id":"{{id}}","limit":"100"}}`)
 	w.WaitEvents(t, "orders", 2)
 	a.add("3@01", "4@05")
-	if got := triggertest.Fields(w.WaitEvents(t, "orders", 4), "id"); got != "1,2,3,4" {
-		t.Errorf("events of items %s, want 1,2,3,4", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "orders", 4), "id", "1,2,3,4", "each item once, the server filtering too")
 	a.mu.Lock()
 	first := a.queries[0]
 	a.mu.Unlock()
@@ -169,16 +163,12 @@ func TestRoutingAndOneRequestFromTheOldestCursor(t *testing.T) {
 		t.Errorf("partition key %q, want the item's region", pk)
 	}
 	w.SetCursor("us", json.RawMessage(`{"cursor":"2026-12-01T10:00:00Z","id":1}`))
-	if got := triggertest.Fields(w.WaitEvents(t, "us", 2), "id"); got != "2,2" {
-		t.Errorf("us after its cursor was set back: events of items %s, want item 2 again", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "us", 2), "id", "2,2", "us after its cursor was set back: item 2 again")
 	if !a.queried("since=2026-12-01T10%3A00%3A00Z") {
 		t.Errorf("no request from us's cursor (the oldest) after it was set back; the last was %q", a.lastQuery())
 	}
 	a.add("5@04@eu-south")
-	if got := triggertest.Fields(w.WaitEvents(t, "eu", 3), "id"); got != "1,4,5" {
-		t.Errorf("eu: events of items %s, want 1,4,5 (apac matched no route)", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "eu", 3), "id", "1,4,5", "eu (apac matched no route)")
 }
 
 // TestABacklogDrainsInBoundedPolls: max_items bounds each commit; the
@@ -190,9 +180,7 @@ func TestABacklogDrainsInBoundedPolls(t *testing.T) {
 	a.add("5@04", "3@02", "1@00", "4@03", "2@01")
 	w := triggertest.NewWatcher("orders", trigger.AssetInfo{Name: "orders"})
 	a.start(t, w, `{"max_items":2}`)
-	if got := triggertest.Fields(w.WaitEvents(t, "orders", 5), "id"); got != "1,2,3,4,5" {
-		t.Errorf("events of items %s, want 1,2,3,4,5", got)
-	}
+	triggertest.ExpectFields(t, w.WaitEvents(t, "orders", 5), "id", "1,2,3,4,5", "every item, in cursor order")
 	if n := triggertest.LargestCommit(w); n > 2 {
 		t.Errorf("a commit of %d events, want at most max_items (2)", n)
 	}

@@ -97,9 +97,7 @@ func TestEachRowOnceWithEqualTimestampsAcrossARestart(t *testing.T) {
 		run := start(t, s, w, orders)
 		w.WaitEvents(t, "orders", 3)
 		s.insert(t, "4@2026-01-01 10:00:00", "5@2026-01-01 10:00:00")
-		if got := triggertest.Fields(w.WaitEvents(t, "orders", 5), "id"); got != "3,1,2,4,5" {
-			t.Errorf("events of rows %s, want 3,1,2,4,5 (by updated, then id)", got)
-		}
+		triggertest.ExpectFields(t, w.WaitEvents(t, "orders", 5), "id", "3,1,2,4,5", "by updated, then id")
 		if got := w.Events("orders")[0].Payload.(map[string]any); got["updated_at"] == nil || len(got) != 3 {
 			t.Errorf("payload %v, want the row's three columns", got)
 		}
@@ -109,9 +107,7 @@ func TestEachRowOnceWithEqualTimestampsAcrossARestart(t *testing.T) {
 		again.SetCursor("orders", w.Cursor("orders"))
 		start(t, s, again, orders)
 		s.insert(t, "6@2026-01-01 10:00:00")
-		if got := triggertest.Fields(again.WaitEvents(t, "orders", 1), "id"); got != "6" {
-			t.Errorf("after the restart: events of rows %s, want only 6", got)
-		}
+		triggertest.ExpectFields(t, again.WaitEvents(t, "orders", 1), "id", "6", "after the restart: only 6")
 		var cur map[string]any
 		if err := json.Unmarshal(again.Cursor("orders"), &cur); err != nil || fmt.Sprint(cur["key"]) != "6" {
 			t.Errorf("cursor %s, want the key of row 6", again.Cursor("orders"))
@@ -130,9 +126,7 @@ func TestABacklogDrainsInBoundedPolls(t *testing.T) {
 		}
 		w := triggertest.NewWatcher("orders", trigger.AssetInfo{Name: "orders"})
 		start(t, s, w, `{"max_items":3,`+orders[1:])
-		if got := triggertest.Fields(w.WaitEvents(t, "orders", 7), "id"); got != "3,6,1,4,7,2,5" {
-			t.Errorf("events of rows %s, want 3,6,1,4,7,2,5", got)
-		}
+		triggertest.ExpectFields(t, w.WaitEvents(t, "orders", 7), "id", "3,6,1,4,7,2,5", "every row, in cursor order")
 		if n := triggertest.LargestCommit(w); n > 3 {
 			t.Errorf("a commit of %d events, want at most max_items (3)", n)
 		}
@@ -158,16 +152,10 @@ func TestLookbackCatchesRowsCommittedLate(t *testing.T) {
 		s.insert(t, "2@2026-01-01 10:00:00", "0@2026-01-01 09:50:00", "9@2026-01-01 08:00:00")
 		with.WaitEvents(t, "orders", 4)
 		s.insert(t, "4@2026-01-01 10:05:00")
-		if got := triggertest.Fields(with.WaitEvents(t, "orders", 5), "id"); got != "1,3,0,2,4" {
-			t.Errorf("with a lookback: events of rows %s, want 1,3 then the late 0,2, then 4 (not 9, older than the lookback)", got)
-		}
-		if got := triggertest.Fields(without.WaitEvents(t, "orders", 3), "id"); got != "1,3,4" {
-			t.Errorf("without a lookback: events of rows %s, want 1,3,4", got)
-		}
+		triggertest.ExpectFields(t, with.WaitEvents(t, "orders", 5), "id", "1,3,0,2,4", "with a lookback: 1,3, the late 0,2, then 4 (not 9, older than the lookback)")
+		triggertest.ExpectFields(t, without.WaitEvents(t, "orders", 3), "id", "1,3,4", "without a lookback, no late row")
 		s.insert(t, "5@2026-01-01 10:06:00")
-		if got := triggertest.Fields(with.WaitEvents(t, "orders", 6), "id"); got != "1,3,0,2,4,5" {
-			t.Errorf("with a lookback: events of rows %s, want no row twice", got)
-		}
+		triggertest.ExpectFields(t, with.WaitEvents(t, "orders", 6), "id", "1,3,0,2,4,5", "with a lookback: no row twice")
 	})
 }
 
@@ -216,13 +204,9 @@ func TestRoutingAndCursorsPerAsset(t *testing.T) {
 		// back to row 1, in the form this engine's cursor has
 		back := strings.Replace(strings.Replace(string(w.Cursor("us")), "10:00:03", "10:00:00", 1), `"key":4`, `"key":1`, 1)
 		w.SetCursor("us", json.RawMessage(back))
-		if got := triggertest.Fields(w.WaitEvents(t, "us", 2), "id"); got != "2,2" {
-			t.Errorf("us after its cursor was set back: events of rows %s, want row 2 again", got)
-		}
+		triggertest.ExpectFields(t, w.WaitEvents(t, "us", 2), "id", "2,2", "us after its cursor was set back: row 2 again")
 		s.insert(t, "5@2026-01-01 10:00:04@eu-south")
-		if got := triggertest.Fields(w.WaitEvents(t, "eu", 3), "id"); got != "1,4,5" {
-			t.Errorf("eu: events of rows %s, want 1,4,5 (apac matched no route)", got)
-		}
+		triggertest.ExpectFields(t, w.WaitEvents(t, "eu", 3), "id", "1,4,5", "eu (apac matched no route)")
 	})
 }
 
@@ -336,8 +320,6 @@ func TestTextKeysAndTimestampsWithoutZone(t *testing.T) {
 		s.exec(t, "INSERT INTO skus VALUES ('c-3', '2026-01-01 10:00:00.250'), ('a-0', '2026-01-01 10:00:00.100')")
 		w.WaitEvents(t, "skus", 4)
 		s.exec(t, "INSERT INTO skus VALUES ('z', '2026-01-01 10:00:01')")
-		if got := triggertest.Fields(w.WaitEvents(t, "skus", 5), "code"); got != "a-1,b-2,a-0,c-3,z" {
-			t.Errorf("events of codes %s, want a-1,b-2, then the late a-0 and the tie c-3, then z", got)
-		}
+		triggertest.ExpectFields(t, w.WaitEvents(t, "skus", 5), "code", "a-1,b-2,a-0,c-3,z", "the late a-0 and the tie c-3 caught, by changed then code")
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/weirflow/weir/internal/trigger"
 )
@@ -38,4 +39,13 @@ func LargestCommit(w *Watcher) int {
 		n = max(n, len(b.Events))
 	}
 	return n
+}
+
+// ExpectFields fails t unless Fields(evs, key) is want; why says what
+// the test expects and why.
+func ExpectFields(t testing.TB, evs []trigger.WatchEvent, key, want, why string) {
+	t.Helper()
+	if got := Fields(evs, key); got != want {
+		t.Errorf("events with %s %s, want %s: %s", key, got, want, why)
+	}
 }
