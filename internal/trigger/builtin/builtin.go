@@ -8,9 +8,11 @@ import (
 	"github.com/weirflow/weir/internal/trigger/externaltask"
 	"github.com/weirflow/weir/internal/trigger/filetrigger"
 	"github.com/weirflow/weir/internal/trigger/httptrigger"
+	"github.com/weirflow/weir/internal/trigger/httpwatch"
 	"github.com/weirflow/weir/internal/trigger/s3trigger"
 	"github.com/weirflow/weir/internal/trigger/s3watch"
 	"github.com/weirflow/weir/internal/trigger/sqltrigger"
+	"github.com/weirflow/weir/internal/trigger/sqlwatch"
 	"github.com/weirflow/weir/internal/trigger/timer"
 )
 
@@ -21,6 +23,7 @@ func Types() []trigger.Type {
 		filetrigger.Type, httptrigger.Type, sqltrigger.Type, s3trigger.Type, externaltask.Type,
 		command.Type,
 		dirwatch.Type, s3watch.Type,
+		sqlwatch.Type, httpwatch.Type,
 	}
 }
 

@@ -41,18 +41,20 @@ const stderrKept = 10
 
 // Type is the command trigger. kwargs: {"argv": ["python3", "watch.py"]}
 // or {"command": "tail -F /var/log/x | jq -c ..."}, with optional env
-// (a map) and cwd (an absolute folder).
+// (a map), cwd (an absolute folder) and, for a watcher, poll_interval.
 var Type = trigger.Type{
 	Name:    "command",
 	Summary: "runs a process for as long as the trigger; each JSON line it prints is an event, its stderr goes to the log",
 	New:     newTrigger,
+	Uses:    trigger.UseDeferral | trigger.UseWatcher,
 }
 
 // commandTrigger is a built command trigger.
 type commandTrigger struct {
-	argv []string
-	env  map[string]string
-	cwd  string
+	argv     []string
+	env      map[string]string
+	cwd      string
+	interval time.Duration // a watcher's wait between runs
 }
 
 func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
@@ -61,6 +63,8 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 		Command *string           `json:"command"`
 		Env     map[string]string `json:"env"`
 		Cwd     *string           `json:"cwd"`
+		// PollInterval is a watcher's wait between runs of its process.
+		PollInterval *string `json:"poll_interval"`
 	}
 	if err := trigger.DecodeKwargs(raw, &k); err != nil {
 		return nil, err
@@ -92,55 +96,94 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 		}
 		c.cwd = *k.Cwd
 	}
+	var err error
+	if c.interval, err = trigger.Interval("poll_interval", k.PollInterval, trigger.DefaultPollInterval); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
+// Run runs the process once for a deferral, or again and again for a
+// watcher (watch.go).
 func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
-	procCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	cmd := exec.CommandContext(procCtx, c.argv[0], c.argv[1:]...) //nolint:gosec // running the trigger's command is the point
-	if cmd.Err != nil {
-		return trigger.Permanent(fmt.Errorf("command %q: %w", c.argv[0], cmd.Err))
+	if rt.Watcher != nil {
+		return c.watch(ctx, rt)
 	}
-	cmd.Dir = c.cwd
-	cmd.Env = c.environ()
-	cmd.WaitDelay = KillGrace
-	stdout, err := cmd.StdoutPipe()
+	p, err := c.start(ctx, rt, nil)
 	if err != nil {
-		return fmt.Errorf("command %q: %w", c.argv[0], err)
+		return err
 	}
-	stderrPipe, err := cmd.StderrPipe()
-	if err != nil {
-		return fmt.Errorf("command %q: %w", c.argv[0], err)
-	}
-	group, err := taskproc.Start(cmd, nil)
-	if err != nil {
-		return trigger.Permanent(fmt.Errorf("start command %q: %w", c.argv[0], err))
-	}
-	defer group.Close() // nothing of the group outlives the trigger
-	finished := make(chan struct{})
-	defer close(finished)
-	go killAfterGrace(procCtx, finished, group)
-	rt.Logf("started %s, pid %d, process group %d", c.argv[0], cmd.Process.Pid, group.PGID)
-	stderr, stderrDone := &stderrTail{}, make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		stderr.read(rt, stderrPipe)
-	}()
-
-	events, emitErr := c.relay(ctx, rt, stdout)
+	events, emitErr := c.relay(ctx, rt, p.stdout)
 	if emitErr != nil {
-		stop() // SIGTERM to the group, SIGKILL after KillGrace
+		p.stop() // SIGTERM to the group, SIGKILL after KillGrace
 	}
-	<-stderrDone // both pipes are read to their end before Wait closes them
-	waitErr := cmd.Wait()
+	waitErr := p.wait()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case emitErr != nil:
 		return emitErr
 	}
-	return c.exitError(waitErr, events, stderr)
+	return c.exitError(waitErr, events, p.stderr)
+}
+
+// proc is one started process of the command.
+type proc struct {
+	cmd        *exec.Cmd
+	group      *taskproc.Group
+	stdout     io.Reader
+	stderr     *stderrTail
+	stderrDone chan struct{}
+	finished   chan struct{}
+	stop       context.CancelFunc
+}
+
+// start starts the process with extra variables over its environment;
+// its stderr goes to the trigger log. Call wait once stdout is read.
+func (c *commandTrigger) start(ctx context.Context, rt *trigger.Runtime, extra map[string]string) (*proc, error) {
+	procCtx, stop := context.WithCancel(ctx)
+	cmd := exec.CommandContext(procCtx, c.argv[0], c.argv[1:]...) //nolint:gosec // running the trigger's command is the point
+	if cmd.Err != nil {
+		stop()
+		return nil, trigger.Permanent(fmt.Errorf("command %q: %w", c.argv[0], cmd.Err))
+	}
+	cmd.Dir = c.cwd
+	cmd.Env = c.environ(extra)
+	cmd.WaitDelay = KillGrace
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("command %q: %w", c.argv[0], err)
+	}
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("command %q: %w", c.argv[0], err)
+	}
+	group, err := taskproc.Start(cmd, nil)
+	if err != nil {
+		stop()
+		return nil, trigger.Permanent(fmt.Errorf("start command %q: %w", c.argv[0], err))
+	}
+	p := &proc{cmd: cmd, group: group, stdout: stdout, stderr: &stderrTail{}, stderrDone: make(chan struct{}), finished: make(chan struct{}), stop: stop}
+	go killAfterGrace(procCtx, p.finished, group)
+	rt.Logf("started %s, pid %d, process group %d", c.argv[0], cmd.Process.Pid, group.PGID)
+	go func() {
+		defer close(p.stderrDone)
+		p.stderr.read(rt, stderrPipe)
+	}()
+	return p, nil
+}
+
+// wait waits for the process to exit (both pipes read to their end first)
+// and leaves nothing of its group behind.
+func (p *proc) wait() error {
+	<-p.stderrDone
+	err := p.cmd.Wait()
+	close(p.finished)
+	p.group.Close()
+	p.stop()
+	return err
 }
 
 // killAfterGrace SIGKILLs the group KillGrace after ctx ends (exec sends
@@ -209,8 +252,8 @@ func (c *commandTrigger) exitError(waitErr error, events int, stderr *stderrTail
 var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
 
 // environ is the basics of the triggerer's environment (passedEnv) with
-// env over them.
-func (c *commandTrigger) environ() []string {
+// env, then extra, over them.
+func (c *commandTrigger) environ(extra map[string]string) []string {
 	m := map[string]string{}
 	for _, k := range passedEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -218,6 +261,7 @@ func (c *commandTrigger) environ() []string {
 		}
 	}
 	maps.Copy(m, c.env)
+	maps.Copy(m, extra)
 	out := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, k+"="+m[k])

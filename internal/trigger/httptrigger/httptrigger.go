@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/itchyny/gojq"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/trigger"
@@ -35,12 +33,11 @@ var Type = trigger.Type{
 
 // httpTrigger is a built http trigger.
 type httpTrigger struct {
-	url, connID, endpoint string
-	method                string
-	headers               map[string]string
-	expect                []int
-	query                 *gojq.Code
-	interval, timeout     time.Duration
+	Target
+	method            string
+	expect            []int
+	query             *gojq.Code
+	interval, timeout time.Duration
 }
 
 // kwargs are the http trigger's kwargs as decoded.
@@ -63,19 +60,15 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 	if err := trigger.DecodeKwargs(raw, &k); err != nil {
 		return nil, err
 	}
-	t := &httpTrigger{method: http.MethodGet, headers: k.Headers, expect: []int{http.StatusOK}}
-	if err := t.target(k); err != nil {
+	t := &httpTrigger{method: http.MethodGet, expect: []int{http.StatusOK}}
+	var err error
+	if t.Target, err = ParseTarget(k.URL, k.HTTPConnID, k.Endpoint, k.Headers); err != nil {
 		return nil, err
 	}
 	if k.Method != nil {
 		t.method = strings.ToUpper(*k.Method)
 		if !slices.Contains(methods, t.method) {
 			return nil, trigger.Invalid("method", "must be one of %s, got %q", strings.Join(methods, ", "), *k.Method)
-		}
-	}
-	for name, v := range k.Headers {
-		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(v) {
-			return nil, trigger.Invalid("headers", "holds %q, which is not a valid header name and value", name)
 		}
 	}
 	if k.ExpectStatus != nil {
@@ -98,7 +91,6 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 			return nil, trigger.Invalid("json_query", "is not a valid jq expression (%v): %q", err, *k.JSONQuery)
 		}
 	}
-	var err error
 	if t.interval, err = trigger.Interval("poke_interval", k.PokeInterval, trigger.DefaultPollInterval); err != nil {
 		return nil, err
 	}
@@ -106,35 +98,6 @@ func newTrigger(raw json.RawMessage) (trigger.Trigger, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-// target checks url, or http_conn_id with endpoint.
-func (t *httpTrigger) target(k kwargs) error {
-	switch {
-	case k.URL != nil && (k.HTTPConnID != nil || k.Endpoint != nil):
-		return trigger.Invalid("url", "cannot be given with http_conn_id or endpoint (use one or the other)")
-	case k.URL != nil:
-		if _, err := operator.HTTPTarget(nil, "", *k.URL); err != nil {
-			return trigger.Invalid("url", "must be an absolute http(s) URL, got %q", *k.URL)
-		}
-		t.url = *k.URL
-	case k.HTTPConnID == nil || *k.HTTPConnID == "":
-		if k.Endpoint != nil {
-			return trigger.Invalid("http_conn_id", "is required with endpoint (or give an absolute url instead)")
-		}
-		return trigger.Invalid("url", "is required (or http_conn_id with an endpoint)")
-	default:
-		t.connID = *k.HTTPConnID
-		if k.Endpoint != nil {
-			t.endpoint = *k.Endpoint
-		}
-		// The endpoint's shape is checked against a stand-in base: the
-		// connection itself is looked up only when the trigger runs.
-		if _, err := operator.HTTPTarget(&url.URL{Scheme: "http", Host: "conn"}, t.connID, t.endpoint); err != nil {
-			return trigger.Invalid("endpoint", "must be a path relative to the connection's URL, got %q", t.endpoint)
-		}
-	}
-	return nil
 }
 
 // Payload is the http trigger's event: the status and the JSON body (the
@@ -154,11 +117,11 @@ func (t *httpTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 
 // check sends one request and tells whether the answer satisfies the trigger.
 func (t *httpTrigger) check(ctx context.Context, rt *trigger.Runtime, client *http.Client) (any, bool, error) {
-	target, err := t.resolve(ctx, rt)
+	target, err := t.Resolve(ctx, rt)
 	if err != nil {
 		return nil, false, err
 	}
-	req, err := operator.NewHTTPRequest(ctx, t.method, target, nil, t.headers)
+	req, err := operator.NewHTTPRequest(ctx, t.method, target, nil, t.Headers)
 	if err != nil {
 		return nil, false, trigger.Permanent(err)
 	}
@@ -189,22 +152,6 @@ func (t *httpTrigger) check(ctx context.Context, rt *trigger.Runtime, client *ht
 		return nil, false, err
 	}
 	return Payload{Status: resp.StatusCode, Result: result}, true, nil
-}
-
-// resolve is the request's URL: url, or endpoint joined to the connection.
-func (t *httpTrigger) resolve(ctx context.Context, rt *trigger.Runtime) (*url.URL, error) {
-	if t.connID == "" {
-		return url.Parse(t.url) // checked by New
-	}
-	base, err := rt.Connection(ctx, t.connID)
-	if err != nil {
-		return nil, err
-	}
-	u, err := operator.HTTPTarget(base, t.connID, t.endpoint)
-	if err != nil {
-		return nil, trigger.Permanent(err)
-	}
-	return u, nil
 }
 
 // holds runs the query on body: its first output, when neither null nor

@@ -2,7 +2,6 @@ package sqltrigger_test
 
 import (
 	"database/sql"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, linked by internal/cli in the binary
 	_ "modernc.org/sqlite"             // the "sqlite" driver, likewise
 
-	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/wait"
 	"github.com/weirflow/weir/internal/trigger"
@@ -49,7 +47,7 @@ func TestPostgresTableAppearsThenFills(t *testing.T) {
 // (logged, polled again), counts 0 while it is empty (falsy), and fires
 // with its first row once a row is in.
 func testTableAppearsThenFills(t *testing.T, uri string) {
-	db := open(t, uri)
+	db := triggertest.OpenSQL(t, uri)
 	tr := triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT count(*) AS n, max(name) AS last FROM ready","poke_interval":"10ms"}`)
 	run := triggertest.Start(t, tr, &trigger.Runtime{Connections: triggertest.Conns{"wh": uri}})
 	wait.Until(t, triggertest.Bound, "the missing table to be logged", func() bool { return strings.Contains(run.Log(), "ready") })
@@ -77,24 +75,6 @@ func TestCancelStopsAPollingTrigger(t *testing.T) {
 	uri := "sqlite:///" + filepath.Join(t.TempDir(), "w.db")
 	run := triggertest.Start(t, triggertest.New(t, sqltrigger.Type, `{"conn_id":"wh","sql":"SELECT 0"}`), &trigger.Runtime{Connections: triggertest.Conns{"wh": uri}})
 	run.Cancel(t)
-}
-
-func open(t *testing.T, uri string) *sql.DB {
-	t.Helper()
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, dsn, err := operator.SQLDSN(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
 }
 
 func exec(t *testing.T, db *sql.DB, stmt string) {
