@@ -31,6 +31,10 @@
 #   DEFER=1 DEFER_ARGS="-defer-window 60s" bench/run.sh    # extra enginebench flags (defaults: -defer-lead 60s -defer-window 120s)
 #   WEIR_BENCH_CPUPROFILE=/tmp/p.prof ...                 # a CPU profile of the standalone (last repetition)
 #
+# Asset watchers (bench/watchbench, SQLite) instead of the engine's with WATCH=1:
+#   WATCH=1 bench/run.sh                                  # latency, burst and idle
+#   WATCH=1 WATCH_SCENARIOS=latency WATCH_ARGS="-items 500" bench/run.sh
+#
 # The micro-benchmarks of the hot paths run with:
 #   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/
 set -euo pipefail
@@ -57,6 +61,14 @@ cleanup() {
 	rm -rf "$(dirname "$BIN")"
 }
 trap cleanup EXIT
+
+if [[ -n "${WATCH:-}" ]]; then
+	go build -o "$(dirname "$BIN")/weir" ./cmd/weir
+	# shellcheck disable=SC2086 # WATCH_ARGS is a list of flags
+	go run ./bench/watchbench -weir "$(dirname "$BIN")/weir" -scenario "${WATCH_SCENARIOS:-latency,burst,idle}" ${WATCH_ARGS:-} |
+		tee "$OUT/sqlite-watch.txt"
+	exit 0
+fi
 
 as_pg() {
 	if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
