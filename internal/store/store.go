@@ -121,6 +121,11 @@ type DagListParams struct {
 	OnlyActive bool
 	DagIDs     []string // empty = all
 	Paused     *bool    // nil = paused and unpaused
+	// Search keeps DAGs whose id contains it, ignoring ASCII case
+	// ("" = all).
+	Search string
+	// Tag keeps DAGs that have this tag, exactly ("" = all).
+	Tag string
 	Page
 }
 
@@ -149,6 +154,16 @@ type DagRunStore interface {
 	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
 	// DagRunCountByState counts a DAG's runs per state.
 	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
+	// DagRunRecent returns, for each of DagIDs, its PerDag newest runs (by
+	// id), oldest first within a DAG, in one query: the web UI's "last
+	// runs" squares for a page of DAGs.
+	DagRunRecent(ctx context.Context, p *DagRunRecentParams) ([]core.DagRun, error)
+}
+
+// DagRunRecentParams selects DagRunRecent's runs.
+type DagRunRecentParams struct {
+	DagIDs []string // empty = none
+	PerDag int      // runs per DAG; at least 1
 }
 
 // DagRunCreateParams describes a new run.

@@ -58,6 +58,11 @@ const (
 	qRunGet      = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
 	qRunGetByID  = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
 	qRunList     = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
+	// qRunRecent: %s is the IN list of dag ids; the last placeholder is
+	// the runs per DAG.
+	qRunRecent = `SELECT ` + runCols + ` FROM (SELECT ` + runCols + `,
+		ROW_NUMBER() OVER (PARTITION BY dag_id ORDER BY id DESC) AS recent
+		FROM dag_run WHERE dag_id IN (%s)) r WHERE recent <= %s ORDER BY dag_id, id`
 	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,

@@ -29,6 +29,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagSyncVersions", testDagSyncVersions},
 		{"DagListPauseNextRun", testDagListPauseNextRun},
 		{"DagDeactivateMissing", testDagDeactivateMissing},
+		{"DagListSearchTag", testDagListSearchTag},
+		{"DagRunRecent", testDagRunRecent},
 		{"ImportErrors", testImportErrors},
 		{"DagWarnings", testDagWarnings},
 		{"DagRunCreateGet", testDagRunCreateGet},
