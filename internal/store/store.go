@@ -219,6 +219,11 @@ type TaskInstanceStore interface {
 	// TaskInstanceList lists current tries (store.TaskInstanceOrder);
 	// TaskInstanceCount counts them with the same filters.
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
+	// TaskInstanceStateCounts counts the current tries of the given runs
+	// per (run, task, state), with each group's earliest start and latest
+	// end: a grid of runs × tasks in one query, however many map indices a
+	// task has. Ordered by run id, task id, state.
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]TaskInstanceStateCount, error)
 	TaskInstanceCount(ctx context.Context, p *TaskInstanceListParams) (int, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
@@ -280,6 +285,19 @@ type TaskInstanceListParams struct {
 	// index instead of walking the run in key order).
 	Unordered bool
 	Page
+}
+
+// TaskInstanceStateCount is one group of TaskInstanceStateCounts.
+type TaskInstanceStateCount struct {
+	DagRunID int64
+	TaskID   string
+	State    core.TIState
+	Count    int
+	// Mapped is true when the group's instances have map indices.
+	Mapped bool
+	// FirstStart and LastEnd span the group's tries (nil when none
+	// started, or none ended).
+	FirstStart, LastEnd *time.Time
 }
 
 // TaskInstanceSetStateParams is a conditional bulk state change.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -122,6 +123,37 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 		b.where("updated_at >= ?", micros(p.UpdatedSince))
 	}
 	return &b
+}
+
+// TaskInstanceStateCounts counts the current tries of the runs per (run,
+// task, state) in one grouped query over the (dag_run_id, task_id,
+// map_index) key.
+func (s *Store) TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error) {
+	if len(dagRunIDs) == 0 {
+		return nil, nil
+	}
+	var b builder
+	ph := make([]string, len(dagRunIDs))
+	for i, id := range dagRunIDs {
+		ph[i] = b.arg(id)
+	}
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, strings.Join(ph, ", ")), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "count task instance states")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.TaskInstanceStateCount, error) {
+		var (
+			c          store.TaskInstanceStateCount
+			state      string
+			maxIndex   int
+			start, end sql.NullInt64
+		)
+		err := r.Scan(&c.DagRunID, &c.TaskID, &state, &c.Count, &maxIndex, &start, &end)
+		c.State, c.Mapped = core.TIState(state), maxIndex >= 0
+		c.FirstStart, c.LastEnd = ptrMicros(start), ptrMicros(end)
+		return c, err
+	})
+	return out, s.wrap(err, "count task instance states")
 }
 
 // idBatch bounds the ids of one bulk statement.

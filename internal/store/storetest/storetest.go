@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagDeactivateMissing", testDagDeactivateMissing},
 		{"DagListSearchTag", testDagListSearchTag},
 		{"DagRunRecent", testDagRunRecent},
+		{"TaskInstanceStateCounts", testTaskInstanceStateCounts},
 		{"ImportErrors", testImportErrors},
 		{"DagWarnings", testDagWarnings},
 		{"DagRunCreateGet", testDagRunCreateGet},

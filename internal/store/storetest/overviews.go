@@ -1,8 +1,12 @@
 package storetest
 
+// The reads behind the overview pages of the web UI: the DAGs list's
+// filters and last runs, the grid's state counts.
+
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,4 +81,48 @@ func testDagRunRecent(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.DagRunRecent(f.ctx, &store.DagRunRecentParams{DagIDs: []string{"a"}})
 	wantErr(t, err, core.ErrInvalid, "recent runs with PerDag 0")
+}
+
+// testTaskInstanceStateCounts: the grid's one query counts a run's current
+// tries per task and state, mapped tasks in groups, ended groups with
+// their end; runs not asked for are left out.
+func testTaskInstanceStateCounts(t *testing.T, f *fixture) {
+	mapped := func(i int, state core.TIState) store.NewTaskInstance {
+		ti := newTI("m", state)
+		ti.MapIndex = i
+		return ti
+	}
+	a := f.run("d", "a", newTI("solo", core.TINone), mapped(0, core.TINone), mapped(1, core.TINone), mapped(2, core.TIFailed))
+	f.run("d", "b", newTI("solo", core.TINone))
+	c := f.run("d", "c", newTI("solo", core.TIQueued))
+
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: a.ID})
+	must(t, err, "list run a")
+	var ids []string
+	for _, ti := range tis {
+		if ti.TaskID == "solo" || ti.MapIndex == 0 {
+			ids = append(ids, ti.ID)
+		}
+	}
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: ids, To: core.TISuccess, Now: f.at(time.Minute)})
+	must(t, err, "finish solo and m[0]")
+
+	got, err := f.st.TaskInstanceStateCounts(f.ctx, []int64{c.ID, a.ID})
+	must(t, err, "state counts")
+	end := f.at(time.Minute)
+	want := []store.TaskInstanceStateCount{
+		{DagRunID: a.ID, TaskID: "m", State: core.TINone, Count: 1, Mapped: true},
+		{DagRunID: a.ID, TaskID: "m", State: core.TIFailed, Count: 1, Mapped: true},
+		{DagRunID: a.ID, TaskID: "m", State: core.TISuccess, Count: 1, Mapped: true, LastEnd: &end},
+		{DagRunID: a.ID, TaskID: "solo", State: core.TISuccess, Count: 1, LastEnd: &end},
+		{DagRunID: c.ID, TaskID: "solo", State: core.TIQueued, Count: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state counts (-want +got):\n%s", diff)
+	}
+	none, err := f.st.TaskInstanceStateCounts(f.ctx, nil)
+	must(t, err, "state counts of no run")
+	if len(none) != 0 {
+		t.Errorf("state counts of no run = %v", none)
+	}
 }
