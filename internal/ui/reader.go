@@ -12,9 +12,17 @@ import (
 // service layer. Every store.Store satisfies it.
 type Reader interface {
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
+	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
+	DagRunCount(ctx context.Context, p *store.DagRunListParams) (int, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)
 	DagRunRecent(ctx context.Context, p *store.DagRunRecentParams) ([]core.DagRun, error)
+	DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error)
 	ImportErrorCount(ctx context.Context, p *store.ImportErrorListParams) (int, error)
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
+	TaskInstanceCount(ctx context.Context, p *store.TaskInstanceListParams) (int, error)
+	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
 	UserGet(ctx context.Context, username string) (*core.User, error)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 )
 
 //go:embed templates
@@ -36,6 +37,8 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"ago":       ago,
 		"pathEsc":   pathEscape,
 		"firstLine": func(s string) string { first, _, _ := strings.Cut(s, "\n"); return first },
+		"headOf":    func(req *request, d core.DagModel, back string) dagHead { return dagHead{Req: req, Dag: d, Back: back} },
+		"marks":     func() []string { return []string{"success", "failed"} },
 	}
 	shared := []string{"templates/layout.html", "templates/parts.html"}
 	pages, err := templateFS.ReadDir("templates/pages")
@@ -83,7 +86,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, req *request, status i
 // answer (api.StatusOf); an unexpected error is logged and shown without
 // its internals.
 func (u *UI) failErr(w http.ResponseWriter, r *http.Request, req *request, err error) {
-	status := api.StatusOf(err)
+	status := statusOf(err)
 	msg := err.Error()
 	if status == http.StatusInternalServerError {
 		u.log.ErrorContext(r.Context(), "ui request", "path", r.URL.Path, "err", err)
@@ -91,6 +94,16 @@ func (u *UI) failErr(w http.ResponseWriter, r *http.Request, req *request, err e
 	}
 	u.fail(w, r, req, status, msg)
 }
+
+// dagHead is the model of the "daghead" partial.
+type dagHead struct {
+	Req  *request
+	Dag  core.DagModel
+	Back string
+}
+
+// statusOf is the HTTP status of an error, as the REST API answers it.
+func statusOf(err error) int { return api.StatusOf(err) }
 
 // fmtTime formats a time for a page (UTC, to the second); "—" for nil.
 func fmtTime(t any) string {

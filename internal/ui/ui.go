@@ -107,6 +107,13 @@ func (u *UI) routes() {
 	}))
 	m.HandleFunc("GET /dags", u.page(core.RoleViewer, u.dagsPage))
 	m.HandleFunc("POST /dags/{dag_id}/paused", u.form(core.RoleOp, u.setPaused))
+	m.HandleFunc("GET /dags/{dag_id}", u.page(core.RoleViewer, u.dagPage))
+	m.HandleFunc("GET /dags/{dag_id}/grid", u.page(core.RoleViewer, u.gridFragment))
+	m.HandleFunc("GET /dags/{dag_id}/trigger", u.page(core.RoleOp, u.triggerPage))
+	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
+	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/clear", u.form(core.RoleOp, u.clearRun))
+	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("/", u.page(core.RoleViewer, func(w http.ResponseWriter, r *http.Request, req *request) {
 		u.fail(w, r, req, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	}))
