@@ -60,7 +60,8 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	web, err := ui.New(ui.Config{Store: st, Service: svc, SecretKey: key, LoginThrottle: throttle, Logger: logger})
+	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
+		SecretKey: key, LoginThrottle: throttle, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

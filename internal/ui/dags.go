@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -48,7 +49,7 @@ func (u *UI) dagsPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.fail(w, r, req, http.StatusBadRequest, "status must be all, active or paused, not "+strconv.Quote(d.Status)+".")
 		return
 	}
-	offset, err := offsetParam(q)
+	offset, err := offsetParam(q, "offset")
 	if err != nil {
 		u.fail(w, r, req, http.StatusBadRequest, err.Error())
 		return
@@ -59,7 +60,7 @@ func (u *UI) dagsPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	d.Total, d.Pager = total, newPager(r.URL, offset, dagsPageSize, len(dags), total)
+	d.Total, d.Pager = total, newPager(r.URL, "offset", offset, dagsPageSize, len(dags), total)
 	if d.Dags, err = u.withRecentRuns(r, dags); err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -121,15 +122,16 @@ func back(w http.ResponseWriter, r *http.Request, fallback string) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// offsetParam reads the "offset" query parameter (default 0).
-func offsetParam(q url.Values) (int, error) {
-	s := q.Get("offset")
+// offsetParam reads an offset query parameter (default 0); a bad one is
+// core.ErrInvalid naming it.
+func offsetParam(q url.Values, name string) (int, error) {
+	s := q.Get(name)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, &badParam{name: "offset", value: s, want: "a whole number of 0 or more"}
+		return 0, fmt.Errorf("%w: %w", &badParam{name: name, value: s, want: "a whole number of 0 or more"}, core.ErrInvalid)
 	}
 	return n, nil
 }

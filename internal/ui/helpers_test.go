@@ -55,15 +55,16 @@ func onEachEngine(t *testing.T, fn func(t *testing.T, st store.Store)) {
 // env is the UI served on loopback over one store, with a user per role
 // (named after it) and the "etl" DAG.
 type env struct {
-	t   *testing.T
-	st  store.Store
-	clk *clocktest.Clock
-	srv *httptest.Server
+	t    *testing.T
+	st   store.Store
+	clk  *clocktest.Clock
+	srv  *httptest.Server
+	logs string // the log folder
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
 	t.Helper()
-	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
+	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: t.TempDir()}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 	e.sync(core.DAG{DagID: "etl", Description: "extract, transform, load", Tags: []string{"demo"},
 		Tasks: []core.Task{{TaskID: "extract", Operator: "noop"}, {TaskID: "load", Operator: "noop", DependsOn: []string{"extract"}}}})
 	svc := service.New(service.Config{Store: st, Clock: e.clk})
-	h, err := ui.New(ui.Config{Store: st, Service: svc, Clock: e.clk, SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+	h, err := ui.New(ui.Config{Store: st, Service: svc, Clock: e.clk, LogFolder: e.logs, SecretKey: []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

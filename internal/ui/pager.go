@@ -12,8 +12,9 @@ type pager struct {
 }
 
 // newPager describes the page at offset (n entries shown of total) and
-// links to its neighbours, keeping u's other query parameters.
-func newPager(u *url.URL, offset, size, n, total int) pager {
+// links to its neighbours through the query parameter param ("offset"),
+// keeping u's other query parameters.
+func newPager(u *url.URL, param string, offset, size, n, total int) pager {
 	p := pager{From: offset + 1, To: offset + n, Total: total}
 	if n == 0 {
 		p.From = 0
@@ -21,9 +22,9 @@ func newPager(u *url.URL, offset, size, n, total int) pager {
 	link := func(off int) string {
 		q := u.Query()
 		if off == 0 {
-			q.Del("offset")
+			q.Del(param)
 		} else {
-			q.Set("offset", strconv.Itoa(off))
+			q.Set(param, strconv.Itoa(off))
 		}
 		return u.Path + "?" + q.Encode()
 	}

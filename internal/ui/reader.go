@@ -22,7 +22,12 @@ type Reader interface {
 	ImportErrorCount(ctx context.Context, p *store.ImportErrorListParams) (int, error)
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
 	TaskInstanceCount(ctx context.Context, p *store.TaskInstanceListParams) (int, error)
+	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
+	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
 	UserGet(ctx context.Context, username string) (*core.User, error)
+	XComCount(ctx context.Context, p *store.XComListParams) (int, error)
+	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
 }

@@ -31,14 +31,17 @@ type view struct {
 // shared partials, one template set per page.
 func (u *UI) parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
-		"static":    u.static.path,
-		"state":     stateOf,
-		"fmtTime":   fmtTime,
-		"ago":       ago,
-		"pathEsc":   pathEscape,
-		"firstLine": func(s string) string { first, _, _ := strings.Cut(s, "\n"); return first },
-		"headOf":    func(req *request, d core.DagModel, back string) dagHead { return dagHead{Req: req, Dag: d, Back: back} },
-		"marks":     func() []string { return []string{"success", "failed"} },
+		"static":        u.static.path,
+		"state":         stateOf,
+		"fmtTime":       fmtTime,
+		"ago":           ago,
+		"pathEsc":       pathEscape,
+		"firstLine":     func(s string) string { first, _, _ := strings.Cut(s, "\n"); return first },
+		"headOf":        func(req *request, d core.DagModel, back string) dagHead { return dagHead{Req: req, Dag: d, Back: back} },
+		"marks":         func() []string { return []string{"success", "failed"} },
+		"panelOf":       func(req *request, p *statePanel) panelView { return panelView{Req: req, Panel: p} },
+		"lower":         strings.ToLower,
+		"stateEditRole": func() string { return stateEditRole },
 	}
 	shared := []string{"templates/layout.html", "templates/parts.html"}
 	pages, err := templateFS.ReadDir("templates/pages")
@@ -100,6 +103,12 @@ type dagHead struct {
 	Req  *request
 	Dag  core.DagModel
 	Back string
+}
+
+// panelView is the model of the "statepanel" partial.
+type panelView struct {
+	Req   *request
+	Panel *statePanel
 }
 
 // statusOf is the HTTP status of an error, as the REST API answers it.

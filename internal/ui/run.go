@@ -29,6 +29,7 @@ type runData struct {
 type tiRow struct {
 	core.TaskInstance
 	Duration string
+	Link     string // the try's log on the task-instance page ("" on the run page)
 }
 
 // runPage shows a run: its dates and conf, its task instances (paged in
@@ -41,7 +42,7 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err))
 		return
 	}
-	offset, err := offsetParam(r.URL.Query())
+	offset, err := offsetParam(r.URL.Query(), "offset")
 	if err != nil {
 		u.fail(w, r, req, http.StatusBadRequest, err.Error())
 		return
@@ -54,7 +55,7 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	now := u.clk.Now()
 	d := runData{Run: *run, Duration: span(run.StartDate, run.EndDate, now), Back: r.URL.RequestURI(),
-		Pager: newPager(r.URL, offset, runPageSize, len(tis), total)}
+		Pager: newPager(r.URL, "offset", offset, runPageSize, len(tis), total)}
 	for _, ti := range tis {
 		d.TIs = append(d.TIs, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now)})
 	}

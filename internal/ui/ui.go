@@ -22,6 +22,8 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/statestore"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // Config is what the UI needs. Store, Service and SecretKey are required.
@@ -30,6 +32,11 @@ type Config struct {
 	Store Reader
 	// Service carries out every change a form asks for.
 	Service *service.Service
+	// State reads task and asset state and makes the audited admin edits
+	// of the state panels; nil = statestore.New over Store with defaults.
+	State *statestore.Service
+	// LogFolder is [logging] base_log_folder, where task logs are read.
+	LogFolder string
 	// SecretKey signs session cookies; the REST API's key, so one login
 	// serves both.
 	SecretKey []byte
@@ -51,6 +58,7 @@ type UI struct {
 	cfg      Config
 	st       Reader
 	svc      *service.Service
+	states   *statestore.Service
 	clk      core.Clock
 	log      *slog.Logger
 	sessions auth.Sessions
@@ -76,10 +84,17 @@ func New(cfg Config) (*UI, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.State == nil {
+		st, ok := cfg.Store.(store.Store)
+		if !ok {
+			return nil, errors.New("ui: Config.State is required when Config.Store is not a whole store.Store")
+		}
+		cfg.State = statestore.New(st, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
+	}
 	if cfg.LoginThrottle == nil {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
-	u := &UI{cfg: cfg, st: cfg.Store, svc: cfg.Service, clk: cfg.Clock, log: cfg.Logger,
+	u := &UI{cfg: cfg, st: cfg.Store, svc: cfg.Service, states: cfg.State, clk: cfg.Clock, log: cfg.Logger,
 		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
 	var err error
 	if u.static, err = loadAssets(); err != nil {
@@ -94,6 +109,14 @@ func New(cfg Config) (*UI, error) {
 
 // ServeHTTP serves one request.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.mux.ServeHTTP(w, r) }
+
+// stateRoutes registers the state panel's three forms under base for
+// the scope scope names.
+func (u *UI) stateRoutes(m *http.ServeMux, base string, scope scopeFunc) {
+	m.HandleFunc("POST "+base+"/set", u.form(statestore.EditRole, u.stateSet(scope)))
+	m.HandleFunc("POST "+base+"/delete", u.form(statestore.EditRole, u.stateDelete(scope)))
+	m.HandleFunc("POST "+base+"/clear", u.form(statestore.EditRole, u.stateClear(scope)))
+}
 
 // routes registers every page and form handler.
 func (u *UI) routes() {
@@ -114,6 +137,8 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/clear", u.form(core.RoleOp, u.clearRun))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("/", u.page(core.RoleViewer, func(w http.ResponseWriter, r *http.Request, req *request) {
 		u.fail(w, r, req, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	}))

@@ -4,7 +4,9 @@
 //    the URL with If-None-Match; a 200 with an ETag replaces its content,
 //    a 304 (nothing changed) keeps it;
 //  - keyboard navigation of the grid: arrow keys move between cells
-//    (Home/End to a row's ends), Enter opens the focused cell.
+//    (Home/End to a row's ends), Enter opens the focused cell;
+//  - a live log tail: a <pre data-tail="URL"> appends what the REST API's
+//    log endpoint returns from its continuation token on.
 "use strict";
 (function () {
   function live(el) {
@@ -55,5 +57,31 @@
     }
   });
 
+  function tail(pre) {
+    var url = pre.getAttribute("data-tail");
+    var first = true;
+    function tick() {
+      fetch(url, { headers: { Accept: "text/plain" }, credentials: "same-origin" })
+        .then(function (r) {
+          if (r.status !== 200) { return; }
+          var token = r.headers.get("Weir-Log-Continuation-Token");
+          return r.text().then(function (text) {
+            if (text) {
+              var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+              if (first && pre.textContent === "(no log yet)") { pre.textContent = ""; }
+              pre.appendChild(document.createTextNode(text));
+              if (atEnd) { pre.scrollTop = pre.scrollHeight; }
+            }
+            first = false;
+            if (token) { url = url.replace(/([?&]token=)\d+/, "$1" + token); }
+          });
+        })
+        .catch(function () {})
+        .then(function () { setTimeout(tick, 2000); });
+    }
+    setTimeout(tick, 1000);
+  }
+
   document.querySelectorAll("[data-live]").forEach(live);
+  document.querySelectorAll("pre[data-tail]").forEach(tail);
 })();
