@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -133,11 +132,7 @@ func (s *Store) TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) 
 		return nil, nil
 	}
 	var b builder
-	ph := make([]string, len(dagRunIDs))
-	for i, id := range dagRunIDs {
-		ph[i] = b.arg(id)
-	}
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, strings.Join(ph, ", ")), b.args...)
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, ints(&b, dagRunIDs)), b.args...)
 	if err != nil {
 		return nil, s.wrap(err, "count task instance states")
 	}

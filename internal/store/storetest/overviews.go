@@ -1,7 +1,8 @@
 package storetest
 
 // The reads behind the overview pages of the web UI: the DAGs list's
-// filters and last runs, the grid's state counts.
+// filters and last runs, the grid's state counts, the assets list's last
+// events.
 
 import (
 	"fmt"
@@ -124,5 +125,23 @@ func testTaskInstanceStateCounts(t *testing.T, f *fixture) {
 	must(t, err, "state counts of no run")
 	if len(none) != 0 {
 		t.Errorf("state counts of no run = %v", none)
+	}
+}
+
+// testAssetLastEventTimes: the assets list's one query gives the newest
+// event's time of each asked asset that has events.
+func testAssetLastEventTimes(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	o, _ := f.st.AssetGetByName(f.ctx, "orders")
+	c, _ := f.st.AssetGetByName(f.ctx, "customers")
+	for i, at := range []time.Duration{time.Minute, 3 * time.Minute, 2 * time.Minute} {
+		_, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: o.ID, SourceKind: core.AssetSourceAPI, Now: f.at(at)})
+		must(t, err, fmt.Sprintf("event %d", i))
+	}
+	got, err := f.st.AssetLastEventTimes(f.ctx, []int64{o.ID, c.ID})
+	must(t, err, "last events")
+	// The newest event (by id) is the third, stamped 2 minutes in.
+	if diff := cmp.Diff(map[int64]time.Time{o.ID: f.at(2 * time.Minute)}, got); diff != "" {
+		t.Errorf("last event times (-want +got):\n%s", diff)
 	}
 }
