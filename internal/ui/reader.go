@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -11,6 +12,12 @@ import (
 // documents each method): reads only, since every change goes through the
 // service layer. Every store.Store satisfies it.
 type Reader interface {
+	AssetCount(ctx context.Context, p *store.AssetListParams) (int, error)
+	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
+	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
+	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
+	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
+	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)

@@ -108,3 +108,12 @@ func prettyJSON(raw json.RawMessage) string {
 	}
 	return buf.String()
 }
+
+// prettyAny indents a value as JSON.
+func prettyAny(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
