@@ -27,6 +27,9 @@ type dagData struct {
 	LiveURL, ETag string
 	RunCount      int
 	Back          string
+
+	runs   []core.DagRun                  // the grid's runs, oldest first
+	counts []store.TaskInstanceStateCount // their state counts
 }
 
 // dagPage shows a DAG: its header (schedule, next run, pause, trigger)
@@ -106,7 +109,7 @@ func (u *UI) dagData(r *http.Request) (*dagData, error) {
 		live += "?runs=" + strconv.Itoa(n)
 	}
 	return &dagData{Dag: *dag, Spec: v.Spec, Grid: buildGrid(dagID, v.Spec.Tasks, runs, counts, u.clk.Now()),
-		LiveURL: live, RunCount: total, Back: r.URL.RequestURI()}, nil
+		LiveURL: live, RunCount: total, Back: r.URL.RequestURI(), runs: runs, counts: counts}, nil
 }
 
 // runsParam reads ?runs= (how many runs the grid shows).
@@ -136,4 +139,22 @@ func (u *UI) fragment(page, name string, data any) ([]byte, error) {
 func etagOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+}
+
+// durationsData is the durations view's model.
+type durationsData struct {
+	*dagData
+	Charts []durationChart
+}
+
+// durationsPage charts each task's duration over the DAG's newest runs
+// (?runs=N as the grid), from the grid's one grouped read.
+func (u *UI) durationsPage(w http.ResponseWriter, r *http.Request, req *request) {
+	d, err := u.dagData(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "durations", req, d.Dag.DagID+" durations",
+		durationsData{dagData: d, Charts: buildDurations(d.Spec.Tasks, d.runs, d.counts, u.clk.Now())})
 }

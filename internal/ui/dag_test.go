@@ -207,3 +207,34 @@ func TestRunPageMarkClear(t *testing.T) {
 		}
 	})
 }
+
+// The graph view draws every task and dependency as SVG, coloured by the
+// chosen run; the durations view charts each task; the run page has its
+// Gantt chart.
+func TestGraphDurationsGantt(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		e.run("r1", core.TISuccess, core.TIFailed)
+		e.run("r2", core.TIRunning, core.TINone)
+		b := e.loggedIn(core.RoleViewer)
+
+		g := b.get("/dags/etl/graph")
+		if g.status != http.StatusOK || strings.Count(g.body, `class="edge"`) != 1 || !strings.Contains(g.body, `aria-label="extract: running"`) ||
+			!strings.Contains(g.body, `aria-label="load: no status"`) || !strings.Contains(g.body, `<option value="r2" selected>`) {
+			t.Fatalf("graph of the newest run: %d; want 2 nodes in r2's states and 1 edge:\n%s", g.status, g.body)
+		}
+		if g := b.get("/dags/etl/graph?run=r1"); !strings.Contains(g.body, `aria-label="load: failed"`) {
+			t.Error("graph of r1 does not show load failed")
+		}
+		if g := b.get("/dags/etl/graph?run=nope"); g.status != http.StatusNotFound {
+			t.Errorf("graph of an unknown run: %d, want 404", g.status)
+		}
+		if d := b.get("/dags/etl/durations"); d.status != http.StatusOK || strings.Count(d.body, `<figure class="dchart">`) != 2 {
+			t.Errorf("durations: %d; want a chart per task", d.status)
+		}
+		if r := b.get("/dags/etl/runs/r1"); !strings.Contains(r.body, `<svg class="gantt"`) || !strings.Contains(r.body, ">extract</text>") {
+			t.Error("run page has no Gantt chart with a row per instance")
+		}
+	})
+}

@@ -41,6 +41,7 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"marks":         func() []string { return []string{"success", "failed"} },
 		"panelOf":       func(req *request, p *statePanel) panelView { return panelView{Req: req, Panel: p} },
 		"lower":         strings.ToLower,
+		"tabOf":         func(dagID, tab string) map[string]string { return map[string]string{"DagID": dagID, "Tab": tab} },
 		"stateEditRole": func() string { return stateEditRole },
 	}
 	shared := []string{"templates/layout.html", "templates/parts.html"}

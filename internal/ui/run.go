@@ -21,6 +21,7 @@ type runData struct {
 	Conf     string // pretty-printed
 	Duration string
 	TIs      []tiRow
+	Gantt    gantt
 	Pager    pager
 	Back     string
 }
@@ -60,6 +61,7 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 		d.TIs = append(d.TIs, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now)})
 	}
 	d.Conf = prettyJSON(run.Conf)
+	d.Gantt = buildGantt(tis, now)
 	u.render(w, r, http.StatusOK, "run", req, runID, d)
 }
 

@@ -132,6 +132,8 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/paused", u.form(core.RoleOp, u.setPaused))
 	m.HandleFunc("GET /dags/{dag_id}", u.page(core.RoleViewer, u.dagPage))
 	m.HandleFunc("GET /dags/{dag_id}/grid", u.page(core.RoleViewer, u.gridFragment))
+	m.HandleFunc("GET /dags/{dag_id}/graph", u.page(core.RoleViewer, u.graphPage))
+	m.HandleFunc("GET /dags/{dag_id}/durations", u.page(core.RoleViewer, u.durationsPage))
 	m.HandleFunc("GET /dags/{dag_id}/trigger", u.page(core.RoleOp, u.triggerPage))
 	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
