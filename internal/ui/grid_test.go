@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,25 @@ func TestBuildGrid(t *testing.T) {
 				t.Errorf("run durations = %q, %q; want 1 min 0 s and 30.0 s (running: to now)", g.Runs[0].Duration, g.Runs[1].Duration)
 			}
 		})
+	}
+}
+
+// The hand-written grid escapes every id it writes, in text, attributes
+// and paths.
+func TestGridHTMLEscapes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	runs := []core.DagRun{{ID: 1, RunID: `x"><script>alert(1)</script>`, State: core.RunFailed}}
+	counts := []store.TaskInstanceStateCount{{DagRunID: 1, TaskID: "t&<", State: core.TIFailed, Count: 1}}
+	out := gridHTML(buildGrid("d/../e", []core.Task{{TaskID: "t&<"}}, runs, counts, now))
+	for _, bad := range []string{"<script>", `x">`, "t&<", "/dags/d/../e"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("grid HTML contains %q unescaped:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;", "t&amp;&lt;", "/dags/d%2F..%2Fe/runs/x%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("grid HTML lacks %q:\n%s", want, out)
+		}
 	}
 }
