@@ -60,7 +60,11 @@ func buildGrid(dagID string, tasks []core.Task, runs []core.DagRun, counts []sto
 		col[r.ID] = i
 		g.Runs = append(g.Runs, gridRun{DagRun: r, Duration: span(r.StartDate, r.EndDate, now)})
 	}
-	byCell := map[string][]store.TaskInstanceStateCount{} // task \x00 column
+	type key struct {
+		task string
+		col  int
+	}
+	byCell := map[key][]store.TaskInstanceStateCount{}
 	var extra []string
 	known := map[string]bool{}
 	for _, t := range tasks {
@@ -75,7 +79,7 @@ func buildGrid(dagID string, tasks []core.Task, runs []core.DagRun, counts []sto
 			known[c.TaskID] = true
 			extra = append(extra, c.TaskID)
 		}
-		k := fmt.Sprintf("%s\x00%d", c.TaskID, i)
+		k := key{c.TaskID, i}
 		byCell[k] = append(byCell[k], c)
 	}
 	slices.Sort(extra)
@@ -86,7 +90,7 @@ func buildGrid(dagID string, tasks []core.Task, runs []core.DagRun, counts []sto
 	for _, id := range append(ids, extra...) {
 		row := gridRow{TaskID: id}
 		for i, r := range runs {
-			row.Cells = append(row.Cells, cellOf(r.RunID, byCell[fmt.Sprintf("%s\x00%d", id, i)], now))
+			row.Cells = append(row.Cells, cellOf(r.RunID, byCell[key{id, i}], now))
 		}
 		g.Rows = append(g.Rows, row)
 	}
