@@ -18,6 +18,8 @@ type Reader interface {
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
+	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
+	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)

@@ -129,6 +129,10 @@ func TestTaskStatePanel(t *testing.T) {
 		}
 
 		viewer := e.loggedIn(core.RoleViewer)
+		if a := viewer.get("/audit?action=task_state.delete"); !strings.Contains(a.body, "<td>key=keep</td>") ||
+			!strings.Contains(a.body, "<td>op</td>") || strings.Contains(a.body, "task_state.set</code>") {
+			t.Errorf("audit page filtered by task_state.delete: want op's delete of keep only:\n%s", a.body)
+		}
 		vbody := viewer.get(page).body
 		if !strings.Contains(vbody, "<code>cursor</code>") || strings.Contains(vbody, "/state/set") || strings.Contains(vbody, "/state/delete") {
 			t.Error("viewer's panel: want the values and no edit forms")

@@ -141,6 +141,7 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
+	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
