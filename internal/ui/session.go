@@ -103,9 +103,16 @@ func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
 
 // renderLogin shows the login form with a fresh login CSRF cookie.
 func (u *UI) renderLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
-	b := make([]byte, 18)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	v := base64.RawURLEncoding.EncodeToString(b)
+	// Keep the browser's login cookie when it has one: another tab, or a
+	// request the page makes, must not invalidate a form already shown.
+	var v string
+	if c, err := r.Cookie(loginCookie); err == nil && len(c.Value) >= 24 {
+		v = c.Value
+	} else {
+		b := make([]byte, 18)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails
+		v = base64.RawURLEncoding.EncodeToString(b)
+	}
 	http.SetCookie(w, u.cookie(loginCookie, v, time.Hour))
 	d.CSRF = u.sessions.CSRFToken(v)
 	u.render(w, r, status, "login", nil, "Log in", d)

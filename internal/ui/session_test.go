@@ -165,3 +165,20 @@ func TestRolesOnPause(t *testing.T) {
 		}
 	})
 }
+
+// Showing the login page again (another tab, a request the page makes)
+// keeps the login cookie, so a form already shown still posts.
+func TestLoginFormSurvivesAnotherLoginPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sqlitetest.Open(t))
+	b := e.browser()
+	form := b.get("/login")
+	b.get("/login?next=%2Ffavicon.ico")
+	r := b.post("/login", url.Values{"csrf": {csrfOf(t, form.body)}, "username": {"viewer"}, "password": {password}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("login with the first form after a second login page: %d, want 303:\n%s", r.status, r.body)
+	}
+	if r := b.get("/favicon.ico"); r.status != http.StatusNotFound {
+		t.Errorf("favicon: %d, want 404 (not a redirect to log in)", r.status)
+	}
+}

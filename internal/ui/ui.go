@@ -122,6 +122,7 @@ func (u *UI) stateRoutes(m *http.ServeMux, base string, scope scopeFunc) {
 func (u *UI) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /static/{hash}/{name}", u.static.serve)
+	m.HandleFunc("GET /favicon.ico", http.NotFound) // browsers ask for it; not a page to log in for
 	m.HandleFunc("GET /login", u.loginPage)
 	m.HandleFunc("POST /login", u.login)
 	m.HandleFunc("POST /logout", u.form(core.RoleViewer, u.logout))
