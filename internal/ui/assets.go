@@ -33,28 +33,17 @@ type assetRow struct {
 // each with its last event's time; inactive ones are marked.
 func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
 	q := r.URL.Query()
-	d := assetsData{Query: q.Get("q"), Status: q.Get("status")}
+	d := assetsData{Query: q.Get("q")}
 	p := &store.AssetListParams{}
 	if d.Query != "" {
 		p.NamePattern = "%" + d.Query + "%" // the REST API's name_pattern: % and _ are wildcards
 	}
-	switch d.Status {
-	case "", "all":
-		d.Status = "all"
-	case "active", "inactive":
-		active := d.Status == "active"
-		p.Active = &active
-	default:
-		u.fail(w, r, req, http.StatusBadRequest, "status must be all, active or inactive, not "+strconv.Quote(d.Status)+".")
-		return
-	}
-	offset, err := offsetParam(q, "offset")
-	if err != nil {
+	var err error
+	if d.Status, p.Active, err = statusParam(q, "active", "inactive"); err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	p.Page = store.Page{Limit: assetsPageSize, Offset: offset}
-	assets, total, err := store.List(r.Context(), p, u.st.AssetList, u.st.AssetCount)
+	assets, total, offset, err := readPage(r, p, &p.Page, assetsPageSize, u.st.AssetList, u.st.AssetCount)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -107,13 +96,8 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, fmt.Errorf("asset %d: %w", id, err))
 		return
 	}
-	offset, err := offsetParam(r.URL.Query(), "offset")
-	if err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	p := &store.AssetEventListParams{AssetID: id, Page: store.Page{Limit: eventsPageSize, Offset: offset, OrderBy: "-id"}}
-	events, total, err := store.List(r.Context(), p, u.st.AssetEventList, u.st.AssetEventCount)
+	p := &store.AssetEventListParams{AssetID: id, Page: store.Page{OrderBy: "-id"}}
+	events, total, offset, err := readPage(r, p, &p.Page, eventsPageSize, u.st.AssetEventList, u.st.AssetEventCount)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return

@@ -16,9 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/postgres"
-	"github.com/weirflow/weir/internal/testutil/pgtest"
-	"github.com/weirflow/weir/internal/testutil/secretstest"
+	"github.com/weirflow/weir/internal/testutil/postgrestest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 	"github.com/weirflow/weir/internal/ui"
 )
@@ -68,15 +66,7 @@ func benchStore(b *testing.B, engine string) store.Store {
 	if engine == "sqlite" {
 		return sqlitetest.Open(b)
 	}
-	st, err := postgres.Open(b.Context(), pgtest.DSN(b), postgres.Options{Secrets: secretstest.Box(), NoListen: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(b.Context()); err != nil {
-		b.Fatal(err)
-	}
-	return st
+	return postgrestest.Open(b)
 }
 
 // benchUI returns the UI over st and a session cookie of an admin.

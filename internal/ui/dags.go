@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -37,25 +38,14 @@ type dagRow struct {
 // runs, and the import errors banner.
 func (u *UI) dagsPage(w http.ResponseWriter, r *http.Request, req *request) {
 	q := r.URL.Query()
-	d := dagsData{Query: q.Get("q"), Tag: q.Get("tag"), Status: q.Get("status"), Back: r.URL.RequestURI()}
+	d := dagsData{Query: q.Get("q"), Tag: q.Get("tag"), Back: r.URL.RequestURI()}
 	p := &store.DagListParams{OnlyActive: true, Search: d.Query, Tag: d.Tag}
-	switch d.Status {
-	case "", "all":
-		d.Status = "all"
-	case "active", "paused":
-		paused := d.Status == "paused"
-		p.Paused = &paused
-	default:
-		u.fail(w, r, req, http.StatusBadRequest, "status must be all, active or paused, not "+strconv.Quote(d.Status)+".")
+	var err error
+	if d.Status, p.Paused, err = statusParam(q, "paused", "active"); err != nil {
+		u.failErr(w, r, req, err)
 		return
 	}
-	offset, err := offsetParam(q, "offset")
-	if err != nil {
-		u.fail(w, r, req, http.StatusBadRequest, err.Error())
-		return
-	}
-	p.Page = store.Page{Limit: dagsPageSize, Offset: offset}
-	dags, total, err := store.List(r.Context(), p, u.st.DagList, u.st.DagCount)
+	dags, total, offset, err := readPage(r, p, &p.Page, dagsPageSize, u.st.DagList, u.st.DagCount)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -134,6 +124,33 @@ func offsetParam(q url.Values, name string) (int, error) {
 		return 0, fmt.Errorf("%w: %w", &badParam{name: name, value: s, want: "a whole number of 0 or more"}, core.ErrInvalid)
 	}
 	return n, nil
+}
+
+// readPage reads one page of a list (?offset=, size entries) and its
+// total, in the database: p's page gets the limit and offset (its order
+// stays), then store.List runs.
+func readPage[P, T any](r *http.Request, p *P, page *store.Page, size int,
+	list func(context.Context, *P) ([]T, error), count func(context.Context, *P) (int, error)) (items []T, total, offset int, err error) {
+	if offset, err = offsetParam(r.URL.Query(), "offset"); err != nil {
+		return nil, 0, 0, err
+	}
+	page.Limit, page.Offset = size, offset
+	items, total, err = store.List(r.Context(), p, list, count)
+	return items, total, offset, err
+}
+
+// statusParam reads the "status" filter: "all" (or absent: nil), yes
+// (true) or no (false); anything else is core.ErrInvalid naming the three.
+func statusParam(q url.Values, yes, no string) (string, *bool, error) {
+	s := q.Get("status")
+	switch s {
+	case "", "all":
+		return "all", nil, nil
+	case yes, no:
+		v := s == yes
+		return s, &v, nil
+	}
+	return "", nil, fmt.Errorf("%w: %w", &badParam{name: "status", value: s, want: "all, " + no + " or " + yes}, core.ErrInvalid)
 }
 
 // badParam is a query parameter the page cannot use.

@@ -18,10 +18,9 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/postgres"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
-	"github.com/weirflow/weir/internal/testutil/secretstest"
+	"github.com/weirflow/weir/internal/testutil/postgrestest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 	"github.com/weirflow/weir/internal/ui"
 )
@@ -40,15 +39,7 @@ func onEachEngine(t *testing.T, fn func(t *testing.T, st store.Store)) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		st, err := postgres.Open(t.Context(), pgtest.DSN(t), postgres.Options{Secrets: secretstest.Box()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		if err := st.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		fn(t, st)
+		fn(t, postgrestest.Open(t))
 	})
 }
 

@@ -38,6 +38,7 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"pathEsc":       pathEscape,
 		"firstLine":     func(s string) string { first, _, _ := strings.Cut(s, "\n"); return first },
 		"headOf":        func(req *request, d core.DagModel, back string) dagHead { return dagHead{Req: req, Dag: d, Back: back} },
+		"statusOptions": statusOptions,
 		"marks":         func() []string { return []string{"success", "failed"} },
 		"panelOf":       func(req *request, p *statePanel) panelView { return panelView{Req: req, Panel: p} },
 		"lower":         strings.ToLower,
@@ -97,6 +98,21 @@ func (u *UI) failErr(w http.ResponseWriter, r *http.Request, req *request, err e
 		msg = "Internal error; the api-server log has the details."
 	}
 	u.fail(w, r, req, status, msg)
+}
+
+// option is one choice of a select.
+type option struct {
+	Value    string
+	Selected bool
+}
+
+// statusOptions are the choices of a status filter showing current.
+func statusOptions(current string, values ...string) []option {
+	out := []option{{Value: "all", Selected: current == "all"}}
+	for _, v := range values {
+		out = append(out, option{Value: v, Selected: current == v})
+	}
+	return out
 }
 
 // dagHead is the model of the "daghead" partial.

@@ -43,13 +43,8 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err))
 		return
 	}
-	offset, err := offsetParam(r.URL.Query(), "offset")
-	if err != nil {
-		u.fail(w, r, req, http.StatusBadRequest, err.Error())
-		return
-	}
-	p := &store.TaskInstanceListParams{DagRunID: run.ID, Page: store.Page{Limit: runPageSize, Offset: offset}}
-	tis, total, err := store.List(ctx, p, u.st.TaskInstanceList, u.st.TaskInstanceCount)
+	p := &store.TaskInstanceListParams{DagRunID: run.ID}
+	tis, total, offset, err := readPage(r, p, &p.Page, runPageSize, u.st.TaskInstanceList, u.st.TaskInstanceCount)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
