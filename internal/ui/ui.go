@@ -143,6 +143,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
+	m.HandleFunc("GET /admin", u.page(core.RoleAdmin, u.adminPage))
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
