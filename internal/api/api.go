@@ -71,8 +71,9 @@ type server struct {
 	log *slog.Logger
 	api huma.API
 
-	states *statestore.Service
-	svc    *service.Service
+	states   *statestore.Service
+	svc      *service.Service
+	sessions auth.Sessions
 }
 
 // NewHandler returns the http.Handler serving every /api/v2 route, including
@@ -109,7 +110,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.State == nil {
 		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
 	}
-	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State}
+	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State,
+		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
 
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."

@@ -2,68 +2,33 @@ package api
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"golang.org/x/crypto/bcrypt"
 
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 )
 
 // SessionCookie is the name of the browser session cookie.
 const SessionCookie = "weir_session"
 
-// signSession returns a cookie value "<base64 username>.<expiry unix>.<base64 HMAC>"
-// that verifySession accepts until expires.
-func (s *server) signSession(username string, expires time.Time) string {
-	payload := base64.RawURLEncoding.EncodeToString([]byte(username)) + "." + strconv.FormatInt(expires.Unix(), 10)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(payload))
-}
-
-func (s *server) mac(payload string) []byte {
-	m := hmac.New(sha256.New, s.cfg.SecretKey)
-	m.Write([]byte("weir-session\x00" + payload))
-	return m.Sum(nil)
-}
-
-// verifySession checks a cookie value's signature and expiry and returns the
-// username it was issued to.
+// verifySession checks a session cookie's value and returns the username
+// it was issued to.
 func (s *server) verifySession(value string) (string, error) {
-	bad := fmt.Errorf("session cookie is not valid; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
-	i := strings.LastIndexByte(value, '.')
-	if i < 0 {
-		return "", bad
-	}
-	payload, sig := value[:i], value[i+1:]
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(payload)) {
-		return "", bad
-	}
-	user64, exp, ok := strings.Cut(payload, ".")
-	if !ok {
-		return "", bad
-	}
-	unix, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil {
-		return "", bad
-	}
-	if !s.clk.Now().Before(time.Unix(unix, 0)) {
+	user, err := s.sessions.Verify(value)
+	switch {
+	case errors.Is(err, auth.ErrSessionExpired):
 		return "", fmt.Errorf("session expired; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
+	case err != nil:
+		return "", fmt.Errorf("session cookie is not valid; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
 	}
-	user, err := base64.RawURLEncoding.DecodeString(user64)
-	if err != nil {
-		return "", bad
-	}
-	return string(user), nil
+	return user, nil
 }
 
 // LoginInput is the body of POST /api/v2/auth/login.
@@ -115,36 +80,20 @@ func (s *server) registerAuth() {
 }
 
 func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error) {
-	th := s.cfg.LoginThrottle
-	if wait := th.Wait(in.Body.Username, in.remote); wait > 0 {
-		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second)) // whole seconds, rounded up
-		return nil, huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests,
-			"too many failed logins for this user or from this address; try again in "+secs+" s"),
-			http.Header{"Retry-After": {secs}})
+	u, err := s.svc.Login(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, in.remote)
+	var throttled *service.LoginThrottledError
+	switch {
+	case errors.As(err, &throttled):
+		return nil, huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, throttled.Error()),
+			http.Header{"Retry-After": {throttled.Seconds()}})
+	case errors.Is(err, service.ErrBadLogin):
+		return nil, huma.NewError(http.StatusUnauthorized, "invalid username or password")
+	case err != nil:
+		return nil, s.problem(ctx, err)
 	}
-	denied := huma.NewError(http.StatusUnauthorized, "invalid username or password")
-	u, err := s.st.UserGet(ctx, in.Body.Username)
-	if errors.Is(err, core.ErrNotFound) {
-		// Compare anyway so an unknown user takes as long as a wrong password.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(in.Body.Password))
-		th.Failed(in.Body.Username, in.remote)
-		return nil, denied
-	}
-	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("look up user %q: %w", in.Body.Username, err))
-	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(in.Body.Password)) != nil {
-		th.Failed(in.Body.Username, in.remote)
-		return nil, denied
-	}
-	th.Succeeded(in.Body.Username, in.remote)
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
-	out := &LoginOutput{SetCookie: s.cookie(s.signSession(u.Username, expires), expires)}
+	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(u.Username, expires), expires)}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
-	ctx = context.WithValue(ctx, principalKey{}, &Principal{Username: u.Username, Role: core.Role(u.Role)})
-	if err := s.svc.RecordLogin(ctx, u.Username); err != nil { // the login has happened; keep it
-		s.log.ErrorContext(ctx, "write audit log", "action", "auth.login", "user", u.Username, "err", err)
-	}
 	return out, nil
 }
 
@@ -161,6 +110,3 @@ func (s *server) cookie(value string, expires time.Time) http.Cookie {
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.cfg.SecureCookie,
 	}
 }
-
-// dummyHash is a bcrypt hash compared against when the user is unknown.
-var dummyHash = []byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3KTsRmHZd4ZXuv2.XHCG6Hy")

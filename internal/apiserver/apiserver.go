@@ -1,6 +1,6 @@
 // Package apiserver runs the api-server role: one HTTP server that mounts the
 // public REST API (/api/v2/), the Execution API for workers (/execution/)
-// and, until the web UI lands, redirects / to /api/v2/health. It records a
+// and the web UI (/, see package ui). It records a
 // job heartbeat (role "api-server") so operators can see it is alive.
 package apiserver
 
@@ -37,6 +37,9 @@ type Server struct {
 	// Exec serves /execution/ with the full path (see execapi); nil leaves
 	// the Execution API unmounted.
 	Exec http.Handler
+	// UI serves every other path (see package ui); nil redirects / to the
+	// health endpoint instead.
+	UI http.Handler
 	// HeartbeatInterval is how often the job heartbeat is written; 0 = 10s.
 	HeartbeatInterval time.Duration
 	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
@@ -72,12 +75,16 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Handler returns the server's routes: /api/v2/, /execution/ and /.
+// Handler returns the server's routes: /api/v2/, /execution/ and the UI at /.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v2/", s.API)
 	if s.Exec != nil {
 		mux.Handle("/execution/", s.Exec)
+	}
+	if s.UI != nil {
+		mux.Handle("/", s.UI)
+		return mux
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/api/v2/health", http.StatusFound)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,24 @@ func TestListenError(t *testing.T) {
 	srv := &apiserver.Server{Addr: "256.0.0.1:bad"}
 	if _, err := srv.Listen(); err == nil || !strings.Contains(err.Error(), "256.0.0.1:bad") {
 		t.Errorf("Listen on a bad address: %v", err)
+	}
+}
+
+// With a UI, every path outside /api/v2/ and /execution/ is the UI's.
+func TestServerMountsUI(t *testing.T) {
+	t.Parallel()
+	st := sqlitetest.Open(t)
+	h, err := api.NewHandler(api.Config{Store: st, SecretKey: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ui "+r.URL.Path) })
+	srv := &apiserver.Server{API: h, UI: web}
+	for path, want := range map[string]string{"/": "ui /", "/dags/etl": "ui /dags/etl", "/api/v2/version": `"version"`} {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %d %q, want 200 with %q", path, rec.Code, rec.Body.String(), want)
+		}
 	}
 }

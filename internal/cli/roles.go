@@ -54,8 +54,8 @@ func (a *app) standaloneCmd() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
-				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), password)
+			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  UI:       %s/\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
+				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), srv.URL(), password)
 			others := append([]runner{srv, newTriggerer(cfg, st, a.opts, logger)}, newScheduler(cfg, st, a.opts, logger)...)
 			err = runServices(ctx, []runner{w}, others)
 			fmt.Fprintln(out, "Weir stopped.")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/apiserver"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
@@ -28,6 +29,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/triggerer"
+	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
 )
 
@@ -50,10 +52,16 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	svc := newService(cfg, st, logger, opts)
+	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
-		State: newStateService(cfg, st), Service: svc,
+		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle,
 	})
+	if err != nil {
+		return nil, err
+	}
+	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
+		SecretKey: key, LoginThrottle: throttle, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +69,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		State: newStateService(cfg, st), Service: svc,
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
-		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec,
+		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err

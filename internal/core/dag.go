@@ -19,10 +19,13 @@ type DAG struct {
 	MaxActiveRuns  int            `json:"max_active_runs,omitempty"`  // 0 = default (16)
 	MaxActiveTasks int            `json:"max_active_tasks,omitempty"` // 0 = default (16)
 	Params         map[string]any `json:"params,omitempty"`
-	Tags           []string       `json:"tags,omitempty"`
-	Timezone       string         `json:"timezone,omitempty"` // IANA name; "" = UTC
-	Tasks          []Task         `json:"tasks"`
-	FileLoc        string         `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
+	// ParamDescriptions documents params (name → text), shown by the web
+	// UI's trigger form.
+	ParamDescriptions map[string]string `json:"param_descriptions,omitempty"`
+	Tags              []string          `json:"tags,omitempty"`
+	Timezone          string            `json:"timezone,omitempty"` // IANA name; "" = UTC
+	Tasks             []Task            `json:"tasks"`
+	FileLoc           string            `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
 	// AssetSchedule makes the DAG run when every listed asset has a new
 	// event since its last asset-triggered run (Airflow's schedule=[a, b]).
 	// A DAG has a time Schedule or an AssetSchedule, not both, unless

@@ -63,7 +63,7 @@ func (d *decoder) dag(n *node) core.DAG {
 		dag.Tags = d.strList(v, root.key("tags"))
 	}
 	if v := n.get("params"); v != nil {
-		dag.Params = d.params(v, root.key("params"))
+		dag.Params, dag.ParamDescriptions = d.params(v, root.key("params"))
 	}
 	defaults := d.defaultArgs(n.get("default_args"), root.key("default_args"))
 	if v := n.get("tasks"); v != nil {
@@ -74,20 +74,27 @@ func (d *decoder) dag(n *node) core.DAG {
 	return dag
 }
 
-// params decodes name → default value, or name → {default: v, description: s}.
-func (d *decoder) params(n *node, f field) map[string]any {
+// params decodes name → default value, or name → {default: v, description: s};
+// it returns the defaults and the descriptions given (nil when none).
+func (d *decoder) params(n *node, f field) (map[string]any, map[string]string) {
 	d.at(f, n)
 	if n.kind != kMap {
 		d.fail(n, f, "must be a mapping of parameter names to default values, not %s", describe(n))
-		return nil
+		return nil, nil
 	}
 	out := make(map[string]any, len(n.keys))
+	var docs map[string]string
 	for i, k := range n.keys {
 		name := k.value.(string)
 		v, pf := n.vals[i], f.key(name)
 		if isParamSpec(v) {
 			if desc := v.get("description"); desc != nil {
-				d.str(desc, pf.key("description"))
+				if text, ok := d.str(desc, pf.key("description")); ok && text != "" {
+					if docs == nil {
+						docs = map[string]string{}
+					}
+					docs[name] = text
+				}
 			}
 			if def := v.get("default"); def != nil {
 				out[name], _ = d.toAny(def, pf.key("default"))
@@ -98,7 +105,7 @@ func (d *decoder) params(n *node, f field) map[string]any {
 		}
 		out[name], _ = d.toAny(v, pf)
 	}
-	return out
+	return out, docs
 }
 
 // isParamSpec reports whether a param value is the {default, description}

@@ -104,9 +104,10 @@ func TestLoadFullDAG(t *testing.T) {
 	want := core.DAG{
 		DagID: "full", Description: "Every field.", Schedule: "0 6 * * 1-5", StartDate: &start, EndDate: &end,
 		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 8, Timezone: "Europe/Amsterdam",
-		Params:  map[string]any{"limit": uint64(10), "region": "eu", "opts": map[string]any{"a": true}, "empty": nil},
-		Tags:    []string{"etl", "daily"},
-		FileLoc: "testdata/good/full.yaml",
+		Params:            map[string]any{"limit": uint64(10), "region": "eu", "opts": map[string]any{"a": true}, "empty": nil},
+		ParamDescriptions: map[string]string{"empty": "No default.", "region": "Region to load."},
+		Tags:              []string{"etl", "daily"},
+		FileLoc:           "testdata/good/full.yaml",
 		Tasks: []core.Task{
 			{TaskID: "extract", Operator: "bash", Retries: 3, RetryDelay: core.Duration(90 * time.Second),
 				RetryExponentialBackoff: true, MaxRetryDelay: core.Duration(time.Hour), ExecutionTimeout: core.Duration(30 * time.Minute),

@@ -43,6 +43,9 @@ type AssetStore interface {
 	// AssetEventGetByIdempotencyKey returns the event recorded with the
 	// idempotency key; ErrNotFound when none was.
 	AssetEventGetByIdempotencyKey(ctx context.Context, key string) (*core.AssetEvent, error)
+	// AssetLastEventTimes returns the time of the newest event of each of
+	// the assets that have one, in one query (the web UI's assets list).
+	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
 
 	// AssetQueueReady returns the active, unpaused DAGs every one of whose
 	// scheduled assets has a queued event, by dag id.

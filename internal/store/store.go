@@ -122,6 +122,11 @@ type DagListParams struct {
 	OnlyActive bool
 	DagIDs     []string // empty = all
 	Paused     *bool    // nil = paused and unpaused
+	// Search keeps DAGs whose id contains it, ignoring ASCII case
+	// ("" = all).
+	Search string
+	// Tag keeps DAGs that have this tag, exactly ("" = all).
+	Tag string
 	Page
 }
 
@@ -150,6 +155,16 @@ type DagRunStore interface {
 	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
 	// DagRunCountByState counts a DAG's runs per state.
 	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
+	// DagRunRecent returns, for each of DagIDs, its PerDag newest runs (by
+	// id), oldest first within a DAG, in one query: the web UI's "last
+	// runs" squares for a page of DAGs.
+	DagRunRecent(ctx context.Context, p *DagRunRecentParams) ([]core.DagRun, error)
+}
+
+// DagRunRecentParams selects DagRunRecent's runs.
+type DagRunRecentParams struct {
+	DagIDs []string // empty = none
+	PerDag int      // runs per DAG; at least 1
 }
 
 // DagRunCreateParams describes a new run.
@@ -205,6 +220,11 @@ type TaskInstanceStore interface {
 	// TaskInstanceList lists current tries (store.TaskInstanceOrder);
 	// TaskInstanceCount counts them with the same filters.
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
+	// TaskInstanceStateCounts counts the current tries of the given runs
+	// per (run, task, state), with each group's earliest start and latest
+	// end: a grid of runs × tasks in one query, however many map indices a
+	// task has. Ordered by run id, task id, state.
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]TaskInstanceStateCount, error)
 	TaskInstanceCount(ctx context.Context, p *TaskInstanceListParams) (int, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
@@ -266,6 +286,19 @@ type TaskInstanceListParams struct {
 	// index instead of walking the run in key order).
 	Unordered bool
 	Page
+}
+
+// TaskInstanceStateCount is one group of TaskInstanceStateCounts.
+type TaskInstanceStateCount struct {
+	DagRunID int64
+	TaskID   string
+	State    core.TIState
+	Count    int
+	// Mapped is true when the group's instances have map indices.
+	Mapped bool
+	// FirstStart and LastEnd span the group's tries (nil when none
+	// started, or none ended).
+	FirstStart, LastEnd *time.Time
 }
 
 // TaskInstanceSetStateParams is a conditional bulk state change.

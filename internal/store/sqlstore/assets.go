@@ -332,6 +332,29 @@ func (s *Store) AssetEventCount(ctx context.Context, p *store.AssetEventListPara
 	return s.count(ctx, "count asset events", qAssetEventCount, eventFilter(p))
 }
 
+// AssetLastEventTimes returns the time of each asset's newest event.
+func (s *Store) AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error) {
+	out := map[int64]time.Time{}
+	if len(assetIDs) == 0 {
+		return out, nil
+	}
+	var b builder
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qAssetLastEvents, ints(&b, assetIDs)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "last asset events")
+	}
+	_, err = collect(rows, func(r *sql.Rows) (struct{}, error) {
+		var (
+			id int64
+			at int64
+		)
+		err := r.Scan(&id, &at)
+		out[id] = fromMicros(at)
+		return struct{}{}, err
+	})
+	return out, s.wrap(err, "last asset events")
+}
+
 // eventFilter is the WHERE clause of AssetEventList and AssetEventCount; it
 // names only asset_event's columns (alias e).
 func eventFilter(p *store.AssetEventListParams) *builder {

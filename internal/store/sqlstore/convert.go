@@ -96,6 +96,15 @@ func list[T ~string](b *builder, vals []T) string {
 	return strings.Join(ph, ", ")
 }
 
+// ints binds every id and returns the comma-separated placeholders.
+func ints(b *builder, ids []int64) string {
+	ph := make([]string, len(ids))
+	for i, id := range ids {
+		ph[i] = b.arg(id)
+	}
+	return strings.Join(ph, ", ")
+}
+
 // clause returns " WHERE a AND b" or "".
 func (b *builder) clause() string {
 	if len(b.conds) == 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -100,7 +101,21 @@ func dagFilter(p *store.DagListParams) *builder {
 		b.where("is_paused = ?", *p.Paused)
 	}
 	in(&b, "dag_id", p.DagIDs)
+	if p.Search != "" {
+		b.where(`LOWER(dag_id) LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(p.Search))+"%")
+	}
+	if p.Tag != "" {
+		// tags is a JSON array: the tag's JSON string, quotes included,
+		// matches one whole element.
+		quoted, _ := json.Marshal(p.Tag) // a string always encodes
+		b.where(`tags LIKE ? ESCAPE '\'`, "%"+likeEscape(string(quoted))+"%")
+	}
 	return &b
+}
+
+// likeEscape escapes LIKE's wildcards (and its escape character) in s.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 type scanner interface{ Scan(dest ...any) error }

@@ -137,6 +137,32 @@ func (s *Store) DagRunCount(ctx context.Context, p *store.DagRunListParams) (int
 	return s.count(ctx, "count dag runs", qRunCount, runFilter(p))
 }
 
+// DagRunRecent returns the p.PerDag newest runs of each of p.DagIDs, in one
+// query over the dag_id index.
+func (s *Store) DagRunRecent(ctx context.Context, p *store.DagRunRecentParams) ([]core.DagRun, error) {
+	if len(p.DagIDs) == 0 {
+		return nil, nil
+	}
+	if p.PerDag < 1 {
+		return nil, fmt.Errorf("recent dag runs: runs per DAG must be at least 1, got %d: %w", p.PerDag, core.ErrInvalid)
+	}
+	var b builder
+	ids := list(&b, p.DagIDs)
+	q := fmt.Sprintf(qRunRecent, ids, b.arg(p.PerDag))
+	rows, err := s.reader().QueryContext(ctx, q, b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "recent dag runs")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (core.DagRun, error) {
+		run, err := scanRun(r)
+		if err != nil {
+			return core.DagRun{}, err
+		}
+		return *run, nil
+	})
+	return out, s.wrap(err, "recent dag runs")
+}
+
 // runFilter is the WHERE clause of DagRunList and DagRunCount.
 func runFilter(p *store.DagRunListParams) *builder {
 	var b builder

@@ -55,9 +55,18 @@ const (
 	qRunInsert = `INSERT INTO dag_run (dag_id, run_id, run_type, state, logical_date, data_interval_start,
 		data_interval_end, conf, dag_version_id, queued_at, start_date)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`
-	qRunGet      = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
-	qRunGetByID  = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
-	qRunList     = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
+	qRunGet     = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
+	qRunGetByID = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
+	qRunList    = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
+	// qRunRecent: %s is the IN list of dag ids; the last placeholder is
+	// the runs per DAG.
+	qRunRecent = `SELECT ` + runCols + ` FROM (SELECT ` + runCols + `,
+		ROW_NUMBER() OVER (PARTITION BY dag_id ORDER BY id DESC) AS recent
+		FROM dag_run WHERE dag_id IN (%s)) r WHERE recent <= %s ORDER BY dag_id, id`
+	// qTIStateCounts: %s is the IN list of dag_run ids.
+	qTIStateCounts = `SELECT dag_run_id, task_id, state, COUNT(*), MAX(map_index), MIN(start_date), MAX(end_date)
+		FROM task_instance WHERE dag_run_id IN (%s) GROUP BY dag_run_id, task_id, state
+		ORDER BY dag_run_id, task_id, state`
 	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,

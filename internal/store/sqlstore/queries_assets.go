@@ -67,6 +67,10 @@ const (
 		WHERE e.idempotency_key = $1`
 	qAssetEventList  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s%s%s`
 	qAssetEventCount = `SELECT COUNT(*) FROM asset_event e%s`
+	// qAssetLastEvents: %s is the IN list of asset ids; the newest event
+	// of each is found through the (asset_id, id) index.
+	qAssetLastEvents = `SELECT asset_id, timestamp FROM asset_event WHERE id IN
+		(SELECT MAX(id) FROM asset_event WHERE asset_id IN (%s) GROUP BY asset_id)`
 	// qEventConsumedBy is the list filter on the events run ? consumed.
 	qEventConsumedBy  = `e.id IN (SELECT event_id FROM dag_run_asset_event WHERE dag_run_id = ?)`
 	qAssetEventsOfRun = `SELECT ` + assetEventCols + ` FROM dag_run_asset_event r

@@ -124,6 +124,33 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 	return &b
 }
 
+// TaskInstanceStateCounts counts the current tries of the runs per (run,
+// task, state) in one grouped query over the (dag_run_id, task_id,
+// map_index) key.
+func (s *Store) TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error) {
+	if len(dagRunIDs) == 0 {
+		return nil, nil
+	}
+	var b builder
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, ints(&b, dagRunIDs)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "count task instance states")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.TaskInstanceStateCount, error) {
+		var (
+			c          store.TaskInstanceStateCount
+			state      string
+			maxIndex   int
+			start, end sql.NullInt64
+		)
+		err := r.Scan(&c.DagRunID, &c.TaskID, &state, &c.Count, &maxIndex, &start, &end)
+		c.State, c.Mapped = core.TIState(state), maxIndex >= 0
+		c.FirstStart, c.LastEnd = ptrMicros(start), ptrMicros(end)
+		return c, err
+	})
+	return out, s.wrap(err, "count task instance states")
+}
+
 // idBatch bounds the ids of one bulk statement.
 const idBatch = 500
 

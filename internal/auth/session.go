@@ -1,0 +1,92 @@
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// Sessions signs and checks browser session cookies and the CSRF tokens
+// bound to them. A session is stateless: the cookie value
+// "<base64 username>.<expiry unix>.<base64 HMAC-SHA256>" carries who and
+// until when, signed with Key, so every api-server sharing Key accepts it
+// and the REST API and the web UI share one login.
+type Sessions struct {
+	Key   []byte     // at least 16 bytes; every api-server behind one load balancer must share it
+	Clock core.Clock // nil = core.SystemClock
+}
+
+// ErrSessionExpired is wrapped by Verify's error when the signature is
+// good but the session has ended.
+var ErrSessionExpired = errors.New("session expired")
+
+// Sign returns a cookie value that Verify accepts until expires.
+func (s Sessions) Sign(username string, expires time.Time) string {
+	payload := base64.RawURLEncoding.EncodeToString([]byte(username)) + "." + strconv.FormatInt(expires.Unix(), 10)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac("weir-session", payload))
+}
+
+// Verify checks a cookie value's signature and expiry and returns the
+// username it was issued to. Errors wrap core.ErrUnauthorized (and
+// ErrSessionExpired for an ended session).
+func (s Sessions) Verify(value string) (string, error) {
+	bad := fmt.Errorf("session cookie is not valid: %w", core.ErrUnauthorized)
+	i := strings.LastIndexByte(value, '.')
+	if i < 0 {
+		return "", bad
+	}
+	payload, sig := value[:i], value[i+1:]
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac("weir-session", payload)) {
+		return "", bad
+	}
+	user64, exp, ok := strings.Cut(payload, ".")
+	if !ok {
+		return "", bad
+	}
+	unix, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil {
+		return "", bad
+	}
+	if !s.now().Before(time.Unix(unix, 0)) {
+		return "", fmt.Errorf("%w: %w", ErrSessionExpired, core.ErrUnauthorized)
+	}
+	user, err := base64.RawURLEncoding.DecodeString(user64)
+	if err != nil {
+		return "", bad
+	}
+	return string(user), nil
+}
+
+// CSRFToken returns the anti-forgery token of a session: an HMAC of the
+// session cookie's value, so it needs no storage, differs per login and
+// cannot be computed by a page that cannot read the (HttpOnly) cookie.
+func (s Sessions) CSRFToken(session string) string {
+	return base64.RawURLEncoding.EncodeToString(s.mac("weir-csrf", session))
+}
+
+// CheckCSRF reports whether token is the CSRF token of session.
+func (s Sessions) CheckCSRF(session, token string) bool {
+	got, err := base64.RawURLEncoding.DecodeString(token)
+	return err == nil && session != "" && hmac.Equal(got, s.mac("weir-csrf", session))
+}
+
+func (s Sessions) mac(label, payload string) []byte {
+	m := hmac.New(sha256.New, s.Key)
+	m.Write([]byte(label + "\x00" + payload))
+	return m.Sum(nil)
+}
+
+func (s Sessions) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock.Now()
+}

@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/weirflow/weir/internal/testutil/weirtest"
+)
+
+// chromiumPath is where Debian's chromium package (installed by .ci/run)
+// puts the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// TestUIInBrowser drives the web UI of a real `weir standalone` (SQLite,
+// the example DAGs) in headless Chromium, as a person would: log in, see
+// the DAGs, trigger hello with a conf from its form, watch the grid turn
+// green without a reload, open the log, set and delete a task-state key
+// and find both in the audit log, view an asset's events and set its
+// state; a viewer finds no edit controls and is refused when it posts
+// anyway, and a post without the CSRF token is refused.
+//
+// With WEIR_UI_SCREENSHOTS=1 it writes the screenshots of the main pages
+// to docs/images/ (reviewed and committed); otherwise to a temp folder.
+// Without Chromium it skips, unless WEIR_REQUIRE_CHROMIUM=1 (set in CI).
+func TestUIInBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("WEIR_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("chromium is required (WEIR_REQUIRE_CHROMIUM=1) but %s is missing: apt-get install -y chromium", chromiumPath)
+		}
+		t.Skipf("no %s (apt-get install -y chromium)", chromiumPath)
+	}
+	home := t.TempDir()
+	sa := weirtest.StartStandalone(t, weirBin, home, examplesDir())
+	base := sa.API.Base()
+	password := strings.TrimSpace(weirtest.ReadFile(t, filepath.Join(home, "secrets", "admin_password")))
+	out, err := exec.Command(weirBin, "users", "create", "--home", home, "--username", "vera", "--password", "vera-pw", "--role", "viewer").CombinedOutput() //nolint:gosec // the test's own binary
+	if err != nil {
+		t.Fatalf("create viewer: %v\n%s", err, out)
+	}
+	shots := t.TempDir()
+	if os.Getenv("WEIR_UI_SCREENSHOTS") == "1" {
+		shots = filepath.Join(repoRoot, "docs", "images")
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 860))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	b := &uiBrowser{t: t, ctx: ctx, base: base, shots: shots}
+
+	// Log in, and see the example DAGs.
+	b.run("open the DAGs page (redirected to log in)", chromedp.Navigate(base+"/dags"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	b.login("admin", password)
+	b.waitText("the DAGs list", `table.dags`, "hello")
+	b.shot("dags.png")
+
+	// Trigger hello with a conf from its form.
+	b.run("open hello's trigger form", chromedp.Navigate(base+"/dags/hello/trigger"), chromedp.WaitVisible(chromedp.CSS(`#param-name`)))
+	b.run("fill in the form and trigger",
+		chromedp.SetValue(chromedp.CSS(`#param-name`), "Browser"), chromedp.SetValue(chromedp.CSS(`#run_id`), "from_browser"),
+		chromedp.Click(chromedp.CSS(`button.primary`)), chromedp.WaitVisible(chromedp.CSS(`h1 .badge`)))
+
+	// Watch the grid turn green without reloading.
+	b.run("open hello's grid", chromedp.Navigate(base+"/dags/hello"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`window.weirSamePage = true`)(ctx, t)
+			return err
+		}))
+	b.run("wait for the run's cells to turn success in place",
+		chromedp.WaitVisible(chromedp.CSS(`a.cell[aria-label="greet in from_browser: success"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`a.cell[aria-label="done in from_browser: success"]`)))
+	if !value[bool](b, "check the page was not reloaded", chromedp.Evaluate[bool](`window.weirSamePage === true`)) {
+		t.Fatal("the grid turned green by a reload, not by a live update")
+	}
+	b.shot("grid.png")
+	b.run("open the graph", chromedp.Navigate(base+"/dags/hello/graph"), chromedp.WaitVisible(chromedp.CSS(`svg.graph`)))
+	b.shot("graph.png")
+	b.run("open the run", chromedp.Navigate(base+"/dags/hello/runs/from_browser"), chromedp.WaitVisible(chromedp.CSS(`svg.gantt`)))
+	b.waitText("the run's conf", `pre`, `"name": "Browser"`)
+	b.shot("run.png")
+
+	// Open the log from the grid (keyboard: focus a cell, Enter).
+	b.run("open greet's log from the grid", chromedp.Navigate(base+"/dags/hello"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
+		chromedp.Focus(chromedp.CSS(`a.cell[aria-label="greet in from_browser: success"]`)), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`pre.log`)))
+	b.waitText("greet's log", `pre.log`, "Hello, Browser!")
+
+	// Set, then delete, a task-state key; both are in the audit log.
+	b.run("set a task-state key", chromedp.Click(chromedp.CSS(`details.add summary`)), chromedp.SetValue(chromedp.CSS(`#new-key`), "cursor"),
+		chromedp.SetValue(chromedp.CSS(`#new-value`), `{"offset": 42}`), chromedp.Click(chromedp.CSS(`details.add button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.state`)))
+	b.waitText("the task state panel", `table.state`, `"offset": 42`)
+	b.shot("task-instance.png")
+	b.run("delete the key", chromedp.Click(chromedp.CSS(`button[aria-label="Delete key cursor"]`)), chromedp.WaitNotPresent(chromedp.CSS(`table.state`)))
+	b.run("open the audit log", chromedp.Navigate(base+"/audit?action=task_state.delete"), chromedp.WaitVisible(chromedp.CSS(`table.audit`)))
+	b.waitText("the audit entry of the delete", `table.audit`, "key=cursor")
+
+	// An asset's events and state.
+	sa.API.Trigger("asset_producer", "make_orders", nil)
+	sa.API.WaitRunSuccess("asset_producer", "make_orders")
+	b.run("open the orders asset", chromedp.Navigate(base+"/assets?q=orders"), chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		chromedp.Click(chromedp.CSS(`table.list th a`)), chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
+	b.waitText("the asset's event", `main`, "asset_producer")
+	b.run("set the asset's state", chromedp.Click(chromedp.CSS(`details.add summary`)), chromedp.SetValue(chromedp.CSS(`#new-key`), "watermark"),
+		chromedp.SetValue(chromedp.CSS(`#new-value`), `"2026-12-01"`), chromedp.Click(chromedp.CSS(`details.add button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.state`)))
+	b.waitText("the asset state panel", `table.state`, "watermark")
+	b.shot("asset.png")
+
+	// A post without the CSRF token is refused.
+	if status := b.post("/dags/hello/paused", url.Values{"paused": {"true"}}); status != 403 {
+		t.Errorf("pause without a CSRF token: status %d, want 403", status)
+	}
+
+	// A viewer sees no edit controls and is refused when it posts anyway.
+	b.run("log out", chromedp.Click(chromedp.CSS(`header form button`)), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	b.login("vera", "vera-pw")
+	b.run("open the task instance as the viewer", chromedp.Navigate(base+"/dags/hello/runs/from_browser/tasks/greet"),
+		chromedp.WaitVisible(chromedp.CSS(`pre.log`)))
+	controls := value[int](b, "count edit controls",
+		chromedp.Evaluate[int](`document.querySelectorAll('details.add, form[action$="/mark"], form[action$="/clear"]').length`))
+	if controls != 0 {
+		t.Errorf("the viewer's task-instance page has %d edit controls, want none", controls)
+	}
+	token := value[string](b, "read the viewer's CSRF token", chromedp.Evaluate[string](`document.querySelector('input[name=csrf]').value`))
+	if status := b.post("/dags/hello/paused", url.Values{"paused": {"true"}, "csrf": {token}}); status != 403 {
+		t.Errorf("viewer pause with its CSRF token: status %d, want 403", status)
+	}
+	if sa.API.WaitDAG("hello").IsPaused {
+		t.Error("a refused post paused hello")
+	}
+}
+
+// uiBrowser is one Chromium tab on the UI.
+type uiBrowser struct {
+	t     *testing.T
+	ctx   context.Context
+	base  string
+	shots string
+}
+
+// run runs actions, failing the test with what was being done.
+func (b *uiBrowser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.fail(what, err)
+	}
+}
+
+// value runs an action that returns a value.
+func value[T any](b *uiBrowser, what string, a chromedp.Action[T]) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, a)
+	if err != nil {
+		b.fail(what, err)
+	}
+	return v
+}
+
+// fail stops the test with what was being done and the page's main part.
+func (b *uiBrowser) fail(what string, err error) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	page, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(`main`)))
+	b.t.Fatalf("%s: %v\npage:\n%s", what, err, page)
+}
+
+// login fills the login form.
+func (b *uiBrowser) login(user, password string) {
+	b.t.Helper()
+	b.run("log in as "+user, chromedp.WaitVisible(chromedp.CSS(`#username`)), chromedp.SetValue(chromedp.CSS(`#username`), user),
+		chromedp.SetValue(chromedp.CSS(`#password`), password), chromedp.Submit(chromedp.CSS(`#password`)),
+		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
+}
+
+// waitText waits until the element sel contains text.
+func (b *uiBrowser) waitText(what, sel, text string) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, text)
+	value[bool](b, "see "+what, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(60*time.Second)))
+}
+
+// post submits a form from the page with fetch and returns the status.
+func (b *uiBrowser) post(path string, form url.Values) int {
+	b.t.Helper()
+	js := fmt.Sprintf(`fetch(%q, {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: %q, redirect: "manual"}).then(r => r.status)`,
+		path, form.Encode())
+	return value[int](b, "post "+path, chromedp.Evaluate[int](js, chromedp.EvalAwaitPromise))
+}
+
+// shot saves a screenshot of the whole page.
+func (b *uiBrowser) shot(name string) {
+	b.t.Helper()
+	png := value[[]byte](b, "screenshot "+name, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(b.shots, name), png, 0o644); err != nil { //nolint:gosec // a picture for the docs
+		b.t.Fatal(err)
+	}
+}

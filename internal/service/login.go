@@ -1,0 +1,69 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+)
+
+// LoginThrottledError is Login's error while the throttle makes the user
+// or the address wait; it wraps core.ErrUnauthorized.
+type LoginThrottledError struct {
+	Wait time.Duration // until the next attempt may be made
+}
+
+// Error says how long to wait, in whole seconds rounded up.
+func (e *LoginThrottledError) Error() string {
+	return "too many failed logins for this user or from this address; try again in " + e.Seconds() + " s"
+}
+
+// Seconds is Wait in whole seconds, rounded up (for Retry-After).
+func (e *LoginThrottledError) Seconds() string {
+	return strconv.Itoa(int((e.Wait + time.Second - 1) / time.Second))
+}
+
+// Unwrap makes the error a core.ErrUnauthorized.
+func (e *LoginThrottledError) Unwrap() error { return core.ErrUnauthorized }
+
+// ErrBadLogin is Login's error for an unknown user or a wrong password
+// (the two are not told apart); it wraps core.ErrUnauthorized.
+var ErrBadLogin = fmt.Errorf("invalid username or password: %w", core.ErrUnauthorized)
+
+// Login checks a username and password for a browser or API session,
+// throttled per user and per address by th (*LoginThrottledError while a
+// key must wait, checked before the password), and records the login in
+// the audit log. It is the one login rule of the REST API and the web UI.
+func (s *Service) Login(ctx context.Context, th *auth.LoginThrottle, username, password, remote string) (*core.User, error) {
+	if wait := th.Wait(username, remote); wait > 0 {
+		return nil, &LoginThrottledError{Wait: wait}
+	}
+	u, err := s.st.UserGet(ctx, username)
+	if errors.Is(err, core.ErrNotFound) {
+		// Compare anyway so an unknown user takes as long as a wrong password.
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		th.Failed(username, remote)
+		return nil, ErrBadLogin
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up user %q: %w", username, err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		th.Failed(username, remote)
+		return nil, ErrBadLogin
+	}
+	th.Succeeded(username, remote)
+	if err := s.RecordLogin(ctx, u.Username); err != nil { // the login has happened; keep it
+		s.log.ErrorContext(ctx, "write audit log", "action", "auth.login", "user", u.Username, "err", err)
+	}
+	return u, nil
+}
+
+// dummyHash is a bcrypt hash compared against when the user is unknown.
+var dummyHash = []byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3KTsRmHZd4ZXuv2.XHCG6Hy")

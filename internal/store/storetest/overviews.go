@@ -1,0 +1,147 @@
+package storetest
+
+// The reads behind the overview pages of the web UI: the DAGs list's
+// filters and last runs, the grid's state counts, the assets list's last
+// events.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// testDagListSearchTag: the DAGs list filters by a case-insensitive id
+// substring (wildcards taken literally) and by one exact tag, and counts
+// with the same filters.
+func testDagListSearchTag(t *testing.T, f *fixture) {
+	sync := func(id string, tags ...string) {
+		t.Helper()
+		_, _, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: core.DAG{DagID: id, Tags: tags,
+			Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}, Hash: "h-" + id, Now: f.now})
+		must(t, err, "sync "+id)
+	}
+	sync("Sales_Daily", "finance", "daily")
+	sync("salesXdaily", "fin")
+	sync("hr_report", `we"ird`, "finance-eu")
+	sync("100%_done")
+
+	cases := []struct {
+		search, tag string
+		want        []string
+	}{
+		{search: "sales", want: []string{"Sales_Daily", "salesXdaily"}},
+		{search: "S_D", want: []string{"Sales_Daily"}}, // "_" is not a wildcard
+		{search: "%", want: []string{"100%_done"}},
+		{tag: "finance", want: []string{"Sales_Daily"}}, // not "finance-eu"
+		{tag: "fin", want: []string{"salesXdaily"}},
+		{tag: `we"ird`, want: []string{"hr_report"}},
+		{search: "sales", tag: "daily", want: []string{"Sales_Daily"}},
+		{search: "nothing", want: nil},
+	}
+	for _, c := range cases {
+		p := &store.DagListParams{Search: c.search, Tag: c.tag}
+		got, err := f.st.DagList(f.ctx, p)
+		must(t, err, "list")
+		if diff := cmp.Diff(c.want, dagIDs(got)); diff != "" {
+			t.Errorf("search %q tag %q (-want +got):\n%s", c.search, c.tag, diff)
+		}
+		n, err := f.st.DagCount(f.ctx, p)
+		must(t, err, "count")
+		if n != len(c.want) {
+			t.Errorf("count with search %q tag %q = %d, want %d", c.search, c.tag, n, len(c.want))
+		}
+	}
+}
+
+// testDagRunRecent: the newest runs of each asked DAG, oldest first, in one
+// call; other DAGs' runs are not returned.
+func testDagRunRecent(t *testing.T, f *fixture) {
+	for i := range 5 {
+		f.run("a", fmt.Sprintf("a%d", i))
+	}
+	f.run("b", "b0")
+	f.run("c", "c0")
+	got, err := f.st.DagRunRecent(f.ctx, &store.DagRunRecentParams{DagIDs: []string{"a", "b", "none"}, PerDag: 3})
+	must(t, err, "recent runs")
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.RunID)
+	}
+	if diff := cmp.Diff([]string{"a2", "a3", "a4", "b0"}, ids); diff != "" {
+		t.Errorf("recent runs (-want +got):\n%s", diff)
+	}
+	none, err := f.st.DagRunRecent(f.ctx, &store.DagRunRecentParams{PerDag: 3})
+	must(t, err, "recent runs of no DAG")
+	if len(none) != 0 {
+		t.Errorf("recent runs of no DAG = %v, want none", none)
+	}
+	_, err = f.st.DagRunRecent(f.ctx, &store.DagRunRecentParams{DagIDs: []string{"a"}})
+	wantErr(t, err, core.ErrInvalid, "recent runs with PerDag 0")
+}
+
+// testTaskInstanceStateCounts: the grid's one query counts a run's current
+// tries per task and state, mapped tasks in groups, ended groups with
+// their end; runs not asked for are left out.
+func testTaskInstanceStateCounts(t *testing.T, f *fixture) {
+	mapped := func(i int, state core.TIState) store.NewTaskInstance {
+		ti := newTI("m", state)
+		ti.MapIndex = i
+		return ti
+	}
+	a := f.run("d", "a", newTI("solo", core.TINone), mapped(0, core.TINone), mapped(1, core.TINone), mapped(2, core.TIFailed))
+	f.run("d", "b", newTI("solo", core.TINone))
+	c := f.run("d", "c", newTI("solo", core.TIQueued))
+
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: a.ID})
+	must(t, err, "list run a")
+	var ids []string
+	for _, ti := range tis {
+		if ti.TaskID == "solo" || ti.MapIndex == 0 {
+			ids = append(ids, ti.ID)
+		}
+	}
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: ids, To: core.TISuccess, Now: f.at(time.Minute)})
+	must(t, err, "finish solo and m[0]")
+
+	got, err := f.st.TaskInstanceStateCounts(f.ctx, []int64{c.ID, a.ID})
+	must(t, err, "state counts")
+	end := f.at(time.Minute)
+	want := []store.TaskInstanceStateCount{
+		{DagRunID: a.ID, TaskID: "m", State: core.TINone, Count: 1, Mapped: true},
+		{DagRunID: a.ID, TaskID: "m", State: core.TIFailed, Count: 1, Mapped: true},
+		{DagRunID: a.ID, TaskID: "m", State: core.TISuccess, Count: 1, Mapped: true, LastEnd: &end},
+		{DagRunID: a.ID, TaskID: "solo", State: core.TISuccess, Count: 1, LastEnd: &end},
+		{DagRunID: c.ID, TaskID: "solo", State: core.TIQueued, Count: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state counts (-want +got):\n%s", diff)
+	}
+	none, err := f.st.TaskInstanceStateCounts(f.ctx, nil)
+	must(t, err, "state counts of no run")
+	if len(none) != 0 {
+		t.Errorf("state counts of no run = %v", none)
+	}
+}
+
+// testAssetLastEventTimes: the assets list's one query gives the newest
+// event's time of each asked asset that has events.
+func testAssetLastEventTimes(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	o, _ := f.st.AssetGetByName(f.ctx, "orders")
+	c, _ := f.st.AssetGetByName(f.ctx, "customers")
+	for i, at := range []time.Duration{time.Minute, 3 * time.Minute, 2 * time.Minute} {
+		_, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: o.ID, SourceKind: core.AssetSourceAPI, Now: f.at(at)})
+		must(t, err, fmt.Sprintf("event %d", i))
+	}
+	got, err := f.st.AssetLastEventTimes(f.ctx, []int64{o.ID, c.ID})
+	must(t, err, "last events")
+	// The newest event (by id) is the third, stamped 2 minutes in.
+	if diff := cmp.Diff(map[int64]time.Time{o.ID: f.at(2 * time.Minute)}, got); diff != "" {
+		t.Errorf("last event times (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,67 @@
+package ui
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// healthyWithin is how old a role's last heartbeat may be for it to show
+// as healthy (the REST API's health threshold).
+const healthyWithin = 30 * time.Second
+
+// adminData is the admin page's model.
+type adminData struct {
+	Jobs        []jobRow
+	Pools       []core.Pool
+	Connections []connRow
+	ConnTotal   int
+}
+
+// jobRow is one running Weir process and how recent its heartbeat is.
+type jobRow struct {
+	core.Job
+	Age     string
+	Healthy bool
+}
+
+// connRow is a connection with its URI's secrets masked.
+type connRow struct {
+	ID, URI string
+}
+
+// adminPage shows the health of each role's processes (their heartbeats),
+// the pools with their occupancy and the connections (passwords never
+// shown back). It is read-only; pools, connections and users are edited
+// with the CLI or the REST API.
+func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
+	ctx := r.Context()
+	jobs, err := u.st.JobList(ctx)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	now := u.clk.Now()
+	var d adminData
+	for _, j := range jobs {
+		age := now.Sub(j.Heartbeat)
+		d.Jobs = append(d.Jobs, jobRow{Job: j, Age: roundDur(max(age, 0)), Healthy: age <= healthyWithin})
+	}
+	if d.Pools, err = u.st.PoolList(ctx, &store.PoolListParams{WithOccupancy: true, Page: store.Page{Limit: 200}}); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	conns, total, err := store.List(ctx, &store.ConnectionListParams{Page: store.Page{Limit: 200}}, u.st.ConnectionList, u.st.ConnectionCount)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	d.ConnTotal = total
+	for _, c := range conns {
+		d.Connections = append(d.Connections, connRow{ID: c.ID, URI: config.RedactURI(c.URI)})
+	}
+	u.render(w, r, http.StatusOK, "admin", req, "Admin", d)
+}

@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Page sizes of the assets pages.
+const (
+	assetsPageSize = 50
+	eventsPageSize = 25
+)
+
+// assetsData is the assets list's model.
+type assetsData struct {
+	Query, Status string
+	Assets        []assetRow
+	Pager         pager
+}
+
+// assetRow is one asset with the time of its last event.
+type assetRow struct {
+	core.AssetModel
+	LastEvent *time.Time
+}
+
+// assetsPage lists assets (?q= in the name, ?status=all|active|inactive),
+// each with its last event's time; inactive ones are marked.
+func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
+	q := r.URL.Query()
+	d := assetsData{Query: q.Get("q")}
+	p := &store.AssetListParams{}
+	if d.Query != "" {
+		p.NamePattern = "%" + d.Query + "%" // the REST API's name_pattern: % and _ are wildcards
+	}
+	var err error
+	if d.Status, p.Active, err = statusParam(q, "active", "inactive"); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	assets, total, offset, err := readPage(r, p, &p.Page, assetsPageSize, u.st.AssetList, u.st.AssetCount)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	ids := make([]int64, len(assets))
+	for i, a := range assets {
+		ids[i] = a.ID
+	}
+	last, err := u.st.AssetLastEventTimes(r.Context(), ids)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	for _, a := range assets {
+		row := assetRow{AssetModel: a}
+		if t, ok := last[a.ID]; ok {
+			row.LastEvent = &t
+		}
+		d.Assets = append(d.Assets, row)
+	}
+	d.Pager = newPager(r.URL, "offset", offset, assetsPageSize, len(assets), total)
+	u.render(w, r, http.StatusOK, "assets", req, "Assets", d)
+}
+
+// assetData is an asset page's model.
+type assetData struct {
+	Asset  core.AssetModel
+	Extra  string
+	Events []eventRow
+	Pager  pager
+	State  *statePanel
+}
+
+// eventRow is one asset event with its extra indented.
+type eventRow struct {
+	core.AssetEvent
+	Extra string
+}
+
+// assetPage shows an asset: what produces and consumes it, its events
+// (newest first, paged in the database) and its asset state panel.
+func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, req *request) {
+	id, err := assetID(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	a, err := u.st.AssetGet(r.Context(), id)
+	if err != nil {
+		u.failErr(w, r, req, fmt.Errorf("asset %d: %w", id, err))
+		return
+	}
+	p := &store.AssetEventListParams{AssetID: id, Page: store.Page{OrderBy: "-id"}}
+	events, total, offset, err := readPage(r, p, &p.Page, eventsPageSize, u.st.AssetEventList, u.st.AssetEventCount)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	d := assetData{Asset: *a, Pager: newPager(r.URL, "offset", offset, eventsPageSize, len(events), total)}
+	if len(a.Extra) > 0 {
+		d.Extra = prettyAny(a.Extra)
+	}
+	for _, e := range events {
+		d.Events = append(d.Events, eventRow{AssetEvent: e, Extra: prettyJSON(e.Extra)})
+	}
+	base := "/assets/" + strconv.FormatInt(id, 10)
+	if d.State, err = u.loadStatePanel(r, core.AssetScope(id), "Asset state", base+"/state", ""); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "asset", req, a.Name, d)
+}
+
+// assetID reads the asset id of the path.
+func assetID(r *http.Request) (int64, error) {
+	s := r.PathValue("asset_id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("%w: %w", &badParam{name: "asset id", value: s, want: "a positive whole number"}, core.ErrInvalid)
+	}
+	return id, nil
+}
+
+// assetScope is the asset state an asset page's state forms edit.
+func assetScope(r *http.Request) (core.StateScope, error) {
+	id, err := assetID(r)
+	return core.AssetScope(id), err
+}

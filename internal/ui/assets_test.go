@@ -1,0 +1,105 @@
+package ui_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// assets records a DAG producing "orders" and "customers", as the DAG
+// processor would, and returns the orders asset.
+func (e *env) assets() *core.AssetModel {
+	e.t.Helper()
+	spec := core.DAG{DagID: "shop", Assets: []core.Asset{{Name: "orders", URI: "s3://lake/orders", Group: "sales"},
+		{Name: "customers", URI: "s3://lake/customers"}},
+		Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: []core.AssetRef{{Name: "orders"}, {Name: "customers"}}}}}
+	err := e.st.WithTx(e.t.Context(), func(tx store.Store) error {
+		if _, _, err := tx.DagSync(e.t.Context(), &store.DagSyncParams{Spec: spec, Hash: "shop", Now: e.clk.Now()}); err != nil {
+			return err
+		}
+		return tx.AssetSync(e.t.Context(), &store.AssetSyncParams{Spec: &spec, Now: e.clk.Now()})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a, err := e.st.AssetGetByName(e.t.Context(), "orders")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// The assets list shows each asset's last event; an asset's page lists its
+// events newest first with source, partition and extra, and its state
+// panel, whose edits are audited as asset state.
+func TestAssetsPages(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		orders := e.assets()
+		part := "2026-03-01"
+		for i := range 3 {
+			p := &store.AssetEventParams{AssetID: orders.ID, SourceKind: core.AssetSourceAPI, Now: e.clk.Now().Add(time.Duration(i) * time.Minute),
+				Extra: json.RawMessage(fmt.Sprintf(`{"rows": %d}`, 10+i))}
+			if i == 2 {
+				p.PartitionKey = &part
+			}
+			if _, err := st.AssetEventInsert(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.clk.Advance(time.Hour)
+		op := e.loggedIn(core.RoleOp)
+
+		list := op.get("/assets")
+		if list.status != http.StatusOK || !strings.Contains(list.body, fmt.Sprintf(`<a href="/assets/%d">orders</a>`, orders.ID)) ||
+			!strings.Contains(list.body, ">58 min ago</time>") || !strings.Contains(list.body, `<span class="muted">none</span>`) {
+			t.Fatalf("assets list: %d; want orders with its last event 58 min ago and customers with none:\n%s", list.status, list.body)
+		}
+		if r := op.get("/assets?q=cust"); strings.Contains(r.body, ">orders</a>") || !strings.Contains(r.body, ">customers</a>") {
+			t.Error("?q=cust does not filter by name")
+		}
+
+		page := fmt.Sprintf("/assets/%d", orders.ID)
+		body := op.get(page).body
+		i12, i10 := strings.Index(body, "&#34;rows&#34;: 12"), strings.Index(body, "&#34;rows&#34;: 10")
+		if i12 < 0 || i10 < 0 || i12 > i10 || !strings.Contains(body, "<code>2026-03-01</code>") || !strings.Contains(body, "shop</a>.load") {
+			t.Errorf("asset page: want events newest first with partition and extra, and the producer:\n%s", body)
+		}
+
+		csrf := csrfOf(t, body)
+		if r := op.post(page+"/state/set", url.Values{"csrf": {csrf}, "back": {page}, "key": {"watermark"}, "value": {`"2026-03-01"`}}); r.status != http.StatusSeeOther {
+			t.Fatalf("set asset state: %d\n%s", r.status, r.body)
+		}
+		if r := op.post(page+"/state/set", url.Values{"csrf": {csrf}, "key": {"x"}, "value": {"1"}, "retention": {"7d"}}); r.status != http.StatusBadRequest {
+			t.Errorf("asset state with a retention: %d, want 400 (asset state has none)", r.status)
+		}
+		body = op.get(page).body
+		if !strings.Contains(body, "<code>watermark</code>") || !strings.Contains(body, "&#34;2026-03-01&#34;") || strings.Contains(body, ">Expires<") {
+			t.Errorf("asset state panel: want the key and value and no expiry column:\n%s", body)
+		}
+		if r := op.post(page+"/state/delete", url.Values{"csrf": {csrf}, "key": {"watermark"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("delete asset state: %d", r.status)
+		}
+		audit, _ := st.AuditLogList(t.Context(), &store.AuditLogListParams{User: "op"})
+		var actions []string
+		for _, a := range audit {
+			actions = append(actions, a.Action)
+		}
+		if got := strings.Join(actions, " "); !strings.Contains(got, "asset_state.set") || !strings.Contains(got, "asset_state.delete") {
+			t.Errorf("audit actions = %s; want asset_state.set and asset_state.delete", got)
+		}
+		for path, status := range map[string]int{"/assets/999999": http.StatusNotFound, "/assets/x": http.StatusBadRequest, "/assets?status=gone": http.StatusBadRequest} {
+			if r := op.get(path); r.status != status {
+				t.Errorf("GET %s: %d, want %d", path, r.status, status)
+			}
+		}
+	})
+}

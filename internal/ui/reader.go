@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Reader is what the UI's pages read from the store (package store
+// documents each method): reads only, since every change goes through the
+// service layer. Every store.Store satisfies it.
+type Reader interface {
+	AssetCount(ctx context.Context, p *store.AssetListParams) (int, error)
+	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
+	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
+	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
+	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
+	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
+	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
+	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)
+	ConnectionCount(ctx context.Context, p *store.ConnectionListParams) (int, error)
+	ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, error)
+	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
+	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
+	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
+	DagRunCount(ctx context.Context, p *store.DagRunListParams) (int, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)
+	DagRunRecent(ctx context.Context, p *store.DagRunRecentParams) ([]core.DagRun, error)
+	DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error)
+	ImportErrorCount(ctx context.Context, p *store.ImportErrorListParams) (int, error)
+	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
+	JobList(ctx context.Context) ([]core.Job, error)
+	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error)
+	TaskInstanceCount(ctx context.Context, p *store.TaskInstanceListParams) (int, error)
+	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
+	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
+	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
+	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
+	UserGet(ctx context.Context, username string) (*core.User, error)
+	XComCount(ctx context.Context, p *store.XComListParams) (int, error)
+	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
+}

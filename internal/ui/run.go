@@ -1,0 +1,116 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// runPageSize is how many task instances one page of a run shows.
+const runPageSize = 100
+
+// runData is the run page's model.
+type runData struct {
+	Run      core.DagRun
+	Conf     string // pretty-printed
+	Duration string
+	TIs      []tiRow
+	Gantt    gantt
+	Pager    pager
+	Back     string
+}
+
+// tiRow is one task instance of the run page.
+type tiRow struct {
+	core.TaskInstance
+	Duration string
+	Link     string // the try's log on the task-instance page ("" on the run page)
+}
+
+// runPage shows a run: its dates and conf, its task instances (paged in
+// the database) and, for an op, the clear and mark forms.
+func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
+	ctx := r.Context()
+	dagID, runID := r.PathValue("dag_id"), r.PathValue("run_id")
+	run, err := u.st.DagRunGet(ctx, dagID, runID)
+	if err != nil {
+		u.failErr(w, r, req, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err))
+		return
+	}
+	p := &store.TaskInstanceListParams{DagRunID: run.ID}
+	tis, total, offset, err := readPage(r, p, &p.Page, runPageSize, u.st.TaskInstanceList, u.st.TaskInstanceCount)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	now := u.clk.Now()
+	d := runData{Run: *run, Duration: span(run.StartDate, run.EndDate, now), Back: r.URL.RequestURI(),
+		Pager: newPager(r.URL, "offset", offset, runPageSize, len(tis), total)}
+	for _, ti := range tis {
+		d.TIs = append(d.TIs, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now)})
+	}
+	d.Conf = prettyJSON(run.Conf)
+	d.Gantt = buildGantt(tis, now)
+	u.render(w, r, http.StatusOK, "run", req, runID, d)
+}
+
+// clearRun clears the run's task instances (all, only the failed ones, or
+// one task's) through the service, keeping their task state when asked.
+func (u *UI) clearRun(w http.ResponseWriter, r *http.Request, req *request) {
+	p := service.ClearParams{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"),
+		OnlyFailed: r.PostFormValue("only_failed") == "true", KeepTaskState: r.PostFormValue("keep_task_state") == "true"}
+	if t := r.PostFormValue("task_id"); t != "" {
+		p.TaskIDs = []string{t}
+	}
+	if _, err := u.svc.Clear(r.Context(), actor(req), p); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	back(w, r, "/dags/"+pathEscape(p.DagID)+"/runs/"+pathEscape(p.RunID))
+}
+
+// markTI sets one task instance to success, failed or skipped through the
+// service (an operator's override).
+func (u *UI) markTI(w http.ResponseWriter, r *http.Request, req *request) {
+	key := core.TIKey{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"), TaskID: r.PathValue("task_id"), MapIndex: core.NoMapIndex}
+	if s := r.PostFormValue("map_index"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			u.fail(w, r, req, http.StatusBadRequest, "map_index must be a whole number, not "+strconv.Quote(s)+"; nothing was changed.")
+			return
+		}
+		key.MapIndex = n
+	}
+	if _, err := u.svc.MarkTaskInstance(r.Context(), actor(req), key, core.TIState(r.PostFormValue("state"))); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	back(w, r, "/dags/"+pathEscape(key.DagID)+"/runs/"+pathEscape(key.RunID))
+}
+
+// prettyJSON indents a JSON document for reading; "" for none.
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// prettyAny indents a value as JSON.
+func prettyAny(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+)
+
+// paramField is one field of the trigger form, generated from a DAG param.
+type paramField struct {
+	Name, Description string
+	Kind              string // "string", "number", "bool" or "json" (lists, mappings, null)
+	Value             string // as the field shows it
+	Checked           bool   // for "bool"
+}
+
+// triggerData is the trigger form's model.
+type triggerData struct {
+	Dag    core.DagModel
+	Fields []paramField
+	RunID  string
+	Error  string
+}
+
+// paramFields builds the trigger form's fields from a DAG's params (by
+// name), each typed by its default; values, when given, are what the user
+// entered (the form shown again after an error).
+func paramFields(spec *core.DAG, values url.Values) []paramField {
+	names := make([]string, 0, len(spec.Params))
+	for n := range spec.Params {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]paramField, 0, len(names))
+	for _, n := range names {
+		f := paramField{Name: n, Description: spec.ParamDescriptions[n]}
+		switch v := spec.Params[n].(type) {
+		case string:
+			f.Kind, f.Value = "string", v
+		case bool:
+			f.Kind, f.Checked = "bool", v
+		case float64, int, int64, uint64:
+			f.Kind, f.Value = "number", fmt.Sprint(v)
+		default:
+			b, _ := json.Marshal(v) // decoded from YAML or JSON: always encodes
+			f.Kind, f.Value = "json", string(b)
+		}
+		if values != nil {
+			f.Value = values.Get("param." + n)
+			f.Checked = values.Get("param."+n) == "true"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// confFromForm turns the trigger form's fields into the run's conf: each
+// param's field ("param.<name>") parsed as its default's type. A value
+// that does not parse is an error naming the param.
+func confFromForm(spec *core.DAG, form url.Values) (json.RawMessage, error) {
+	conf := map[string]any{}
+	var errs []error
+	for _, f := range paramFields(spec, nil) {
+		raw := form.Get("param." + f.Name)
+		switch f.Kind {
+		case "string":
+			conf[f.Name] = raw
+		case "bool":
+			conf[f.Name] = raw == "true"
+		case "number":
+			n, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("param %q must be a number, not %q", f.Name, raw))
+				continue
+			}
+			conf[f.Name] = n
+		case "json":
+			var v any
+			if err := json.Unmarshal([]byte(raw), &v); err != nil {
+				errs = append(errs, fmt.Errorf("param %q must be JSON (a list, a mapping or null): %v", f.Name, err))
+				continue
+			}
+			conf[f.Name] = v
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", errors.Join(errs...), core.ErrInvalid)
+	}
+	return json.Marshal(conf)
+}
+
+// triggerPage shows the trigger form of a DAG.
+func (u *UI) triggerPage(w http.ResponseWriter, r *http.Request, req *request) {
+	dag, spec, err := u.dagSpec(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "trigger", req, "Trigger "+dag.DagID,
+		triggerData{Dag: *dag, Fields: paramFields(spec, nil)})
+}
+
+// trigger starts a run with the form's conf through the service and shows
+// the run; a bad value shows the form again with the error, and nothing
+// is created.
+func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
+	dag, spec, err := u.dagSpec(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	d := triggerData{Dag: *dag, Fields: paramFields(spec, r.PostForm), RunID: r.PostFormValue("run_id")}
+	conf, err := confFromForm(spec, r.PostForm)
+	if err == nil {
+		var run *core.DagRun
+		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf})
+		if err == nil {
+			http.Redirect(w, r, "/dags/"+pathEscape(dag.DagID)+"/runs/"+pathEscape(run.RunID), http.StatusSeeOther)
+			return
+		}
+	}
+	status := statusOf(err)
+	if status == http.StatusInternalServerError {
+		u.failErr(w, r, req, err)
+		return
+	}
+	d.Error = err.Error()
+	u.render(w, r, status, "trigger", req, "Trigger "+dag.DagID, d)
+}
+
+// dagSpec reads the DAG of the path and its latest version's spec.
+func (u *UI) dagSpec(r *http.Request) (*core.DagModel, *core.DAG, error) {
+	dagID := r.PathValue("dag_id")
+	dag, err := u.st.DagGet(r.Context(), dagID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dag_id %q: %w", dagID, err)
+	}
+	v, err := u.st.DagVersionLatest(r.Context(), dagID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("latest version of dag_id %q: %w", dagID, err)
+	}
+	return dag, &v.Spec, nil
+}
