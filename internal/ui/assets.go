@@ -75,6 +75,8 @@ type assetData struct {
 	Events []eventRow
 	Pager  pager
 	State  *statePanel
+	// Watchers are the asset's watchers with their health.
+	Watchers []core.Watcher
 }
 
 // eventRow is one asset event with its extra indented.
@@ -109,12 +111,35 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, req *request) {
 	for _, e := range events {
 		d.Events = append(d.Events, eventRow{AssetEvent: e, Extra: prettyJSON(e.Extra)})
 	}
+	if d.Watchers, err = u.svc.AssetWatchers(r.Context(), id, aliveThreshold); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
 	base := "/assets/" + strconv.FormatInt(id, 10)
 	if d.State, err = u.loadStatePanel(r, core.AssetScope(id), "Asset state", base+"/state", ""); err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
 	u.render(w, r, http.StatusOK, "asset", req, a.Name, d)
+}
+
+// aliveThreshold is how old a triggerer's heartbeat may be for the
+// watchers it runs to show it alive (as the health endpoint's default).
+const aliveThreshold = 30 * time.Second
+
+// resetCursor deletes a watcher's cursor (an audited asset-state edit):
+// its next poll starts from the beginning.
+func (u *UI) resetCursor(w http.ResponseWriter, r *http.Request, req *request) {
+	id, err := assetID(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	if _, err := u.svc.SetWatcherCursor(r.Context(), u.states, actor(req), id, r.PathValue("watcher"), nil, aliveThreshold); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	back(w, r, "/assets/"+strconv.FormatInt(id, 10))
 }
 
 // assetID reads the asset id of the path.

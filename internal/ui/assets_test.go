@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -74,6 +75,10 @@ func TestAssetsPages(t *testing.T) {
 			t.Errorf("asset page: want events newest first with partition and extra, and the producer:\n%s", body)
 		}
 
+		if !strings.Contains(body, "No watchers.") {
+			t.Errorf("asset page without watchers: want \"No watchers.\"")
+		}
+
 		csrf := csrfOf(t, body)
 		if r := op.post(page+"/state/set", url.Values{"csrf": {csrf}, "back": {page}, "key": {"watermark"}, "value": {`"2026-03-01"`}}); r.status != http.StatusSeeOther {
 			t.Fatalf("set asset state: %d\n%s", r.status, r.body)
@@ -100,6 +105,61 @@ func TestAssetsPages(t *testing.T) {
 			if r := op.get(path); r.status != status {
 				t.Errorf("GET %s: %d, want %d", path, r.status, status)
 			}
+		}
+	})
+}
+
+// TestAssetWatchersPanel: an asset page shows its watchers' health and
+// cursor; an op resets a cursor (an audited asset-state edit), a viewer
+// sees no reset button and is refused if it posts anyway.
+func TestAssetWatchersPanel(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		spec := core.DAG{DagID: "watched", Assets: []core.Asset{{Name: "landing", URI: "file:///in", Watchers: []core.AssetWatcher{
+			{Name: "files", Trigger: core.TriggerSpec{Type: "directory", Kwargs: json.RawMessage(`{"path":"/in"}`)}}}}},
+			Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
+		if err := st.WithTx(t.Context(), func(tx store.Store) error {
+			if _, _, err := tx.DagSync(t.Context(), &store.DagSyncParams{Spec: spec, Hash: "w", Now: e.clk.Now()}); err != nil {
+				return err
+			}
+			return tx.AssetSync(t.Context(), &store.AssetSyncParams{Spec: &spec, Now: e.clk.Now()})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := st.AssetGetByName(t.Context(), "landing")
+		ws, _ := st.WatcherList(t.Context(), &store.WatcherListParams{AssetID: a.ID})
+		if err := st.WatcherReportPolls(t.Context(), []store.WatcherPoll{{TriggerID: ws[0].TriggerID, At: e.clk.Now(),
+			Duration: 12 * time.Millisecond, Err: "open /in: no such file or directory", ErrorsInRow: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.StateSet(t.Context(), &store.StateSetParams{Scope: core.AssetScope(a.ID), Key: core.WatcherCursorKey("files"),
+			Value: json.RawMessage(`{"key":"a.csv"}`), Now: e.clk.Now(), By: core.WatcherWriter("files")}); err != nil {
+			t.Fatal(err)
+		}
+		page := fmt.Sprintf("/assets/%d", a.ID)
+		op := e.loggedIn(core.RoleOp)
+		body := op.get(page).body
+		for _, want := range []string{"<th scope=\"row\">files</th>", "<code>directory</code>", "(12 ms)", "⚠ 3 in a row",
+			"no such file or directory", "a.csv", "Reset cursor"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("asset page lacks %q:\n%s", want, body)
+			}
+		}
+		viewer := e.loggedIn(core.RoleViewer)
+		vbody := viewer.get(page).body
+		reset := page + "/watchers/files/reset"
+		if strings.Contains(vbody, "Reset cursor") {
+			t.Error("a viewer sees the reset button")
+		}
+		if r := viewer.post(reset, url.Values{"csrf": {csrfOf(t, vbody)}}); r.status != http.StatusForbidden {
+			t.Errorf("a viewer's reset: %d, want 403", r.status)
+		}
+		if r := op.post(reset, url.Values{"csrf": {csrfOf(t, body)}}); r.status != http.StatusSeeOther {
+			t.Fatalf("reset: %d\n%s", r.status, r.body)
+		}
+		if _, err := st.StateGet(t.Context(), core.AssetScope(a.ID), core.WatcherCursorKey("files")); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("cursor after reset: %v, want deleted", err)
 		}
 	})
 }

@@ -147,6 +147,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
+	m.HandleFunc("POST /assets/{asset_id}/watchers/{watcher}/reset", u.form(statestore.EditRole, u.resetCursor))
 	m.HandleFunc("/", u.page(core.RoleViewer, func(w http.ResponseWriter, r *http.Request, req *request) {
 		u.fail(w, r, req, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	}))
