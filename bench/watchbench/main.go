@@ -134,7 +134,9 @@ func (d *deployment) standalone() error {
 	})
 }
 
-func (d *deployment) url(path string) string { return "http://127.0.0.1:" + strconv.Itoa(d.port) + path }
+func (d *deployment) url(path string) string {
+	return "http://127.0.0.1:" + strconv.Itoa(d.port) + path
+}
 
 // get calls the REST API as the admin user (a token made on first use).
 func (d *deployment) get(path string, out any) error {
