@@ -113,7 +113,9 @@ func TestUIInBrowser(t *testing.T) {
 	sa.API.Trigger("asset_producer", "make_orders", nil)
 	sa.API.WaitRunSuccess("asset_producer", "make_orders")
 	b.run("open the orders asset", chromedp.Navigate(base+"/assets?q=orders"), chromedp.WaitVisible(chromedp.CSS(`table.list`)),
-		chromedp.Click(chromedp.CSS(`table.list th a`)), chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
+		// orders exactly (landed_orders, watched by an example, also matches the search)
+		chromedp.Click(chromedp.Search(`//table[contains(@class, "list")]//th/a[text()="orders"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
 	b.waitText("the asset's event", `main`, "asset_producer")
 	b.run("set the asset's state", chromedp.Click(chromedp.CSS(`details.add summary`)), chromedp.SetValue(chromedp.CSS(`#new-key`), "watermark"),
 		chromedp.SetValue(chromedp.CSS(`#new-value`), `"2026-12-01"`), chromedp.Click(chromedp.CSS(`details.add button[type=submit]`)),
