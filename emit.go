@@ -110,7 +110,7 @@ func (tc *TaskContext) Emit(ctx context.Context, asset AssetRef, opts ...EmitOpt
 		}
 		r.req.Extra = b
 	}
-	var em operator.Emitter = operator.TaskContext{}.Emitter()
+	em := operator.TaskContext{}.Emitter()
 	if tc != nil {
 		em = tc.op.Emitter()
 	}

@@ -24,13 +24,13 @@ func TestEmitFromGo(t *testing.T) {
 	date := time.Date(2026, 3, 1, 0, 0, 0, 0, time.FixedZone("CET", 3600))
 	d.Go("ingest", func(ctx context.Context, tc *TaskContext) (any, error) {
 		if _, err := (&TaskContext{}).Emit(ctx, batches); !errors.Is(err, ErrNoTry) {
-			return nil, fmt.Errorf("emit without a try: %v, want ErrNoTry", err)
+			return nil, fmt.Errorf("emit without a try: %w, want ErrNoTry", err)
 		}
 		if _, err := tc.Emit(ctx, other); !errors.Is(err, core.ErrForbidden) {
-			return nil, fmt.Errorf("an undeclared asset: %v, want forbidden", err)
+			return nil, fmt.Errorf("an undeclared asset: %w, want forbidden", err)
 		}
 		if _, err := tc.Emit(ctx, batches, PartitionDate(date)); !errors.Is(err, core.ErrInvalid) {
-			return nil, fmt.Errorf("a date without a key: %v, want invalid", err)
+			return nil, fmt.Errorf("a date without a key: %w, want invalid", err)
 		}
 		var ids []int64
 		for range 2 {

@@ -14,7 +14,7 @@ type ticketKwargs struct {
 }
 
 var ticketWatcher = PollWatcher("sdk_test_tickets", "new tickets of a queue",
-	func(_ context.Context, k ticketKwargs, a WatchedAsset, cursor json.RawMessage) ([]WatchEvent, json.RawMessage, error) {
+	func(context.Context, ticketKwargs, WatchedAsset, json.RawMessage) ([]WatchEvent, json.RawMessage, error) {
 		return nil, nil, nil
 	})
 

@@ -93,7 +93,7 @@ func newDeployment() (*deployment, error) {
 	d.env = append(os.Environ(), "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION=false",
 		"WEIR__SCHEDULER__DAG_DIR_LIST_INTERVAL=1s", "WEIR__API__PORT="+strconv.Itoa(d.port),
 		"WEIR_CONN_SOURCE=sqlite:///"+d.src)
-	return d, os.MkdirAll(d.dags, 0o755)
+	return d, os.MkdirAll(d.dags, 0o750)
 }
 
 // start runs weir args in the background, its output in the home.
@@ -146,7 +146,7 @@ func (d *deployment) get(path string, out any) error {
 		}
 		tok, err := d.run("tokens", "create", "--user", "bench")
 		if err != nil {
-			return fmt.Errorf("token: %v: %s", err, tok)
+			return fmt.Errorf("token: %w: %s", err, tok)
 		}
 		d.token = strings.TrimSpace(tok)
 	}
@@ -225,7 +225,7 @@ func latency() error {
 		return err
 	}
 	defer src.Close()
-	if err := os.WriteFile(filepath.Join(d.dags, "lat.yaml"), []byte(watchedDag("watch_latency", true, ", poll_interval: 100ms")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.dags, "lat.yaml"), []byte(watchedDag("watch_latency", true, ", poll_interval: 100ms")), 0o600); err != nil {
 		return err
 	}
 	if err := d.standalone(); err != nil {
@@ -246,7 +246,7 @@ func latency() error {
 		return err == nil && len(lat) == *items
 	})
 	if err != nil {
-		return fmt.Errorf("%w (%d of %d rows measured, last error %v)", err, len(lat), *items, err)
+		return fmt.Errorf("%w (%d of %d rows measured)", err, len(lat), *items)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	fmt.Printf("latency: %d rows, poll 100ms: arrival -> consumer's first task started p50 %s p99 %s max %s\n",
@@ -315,7 +315,7 @@ func burstOnce(d *deployment, maxItems int) error {
 	}
 	defer src.Close()
 	kw := fmt.Sprintf(", poll_interval: 100ms, max_items: %d", maxItems)
-	if err := os.WriteFile(filepath.Join(d.dags, "burst.yaml"), []byte(watchedDag("watch_burst", true, kw)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.dags, "burst.yaml"), []byte(watchedDag("watch_burst", true, kw)), 0o600); err != nil {
 		return err
 	}
 	if err := d.standalone(); err != nil {
@@ -380,7 +380,7 @@ func idle() error {
 
 func idleOnce(d *deployment, interval string) error {
 	empty := filepath.Join(d.home, "empty")
-	if err := os.MkdirAll(empty, 0o755); err != nil {
+	if err := os.MkdirAll(empty, 0o750); err != nil {
 		return err
 	}
 	var b bytes.Buffer
@@ -390,11 +390,11 @@ func idleOnce(d *deployment, interval string) error {
 			i, empty, i, interval)
 	}
 	fmt.Fprintf(&b, "tasks:\n  - task_id: t\n    operator: noop\n")
-	if err := os.WriteFile(filepath.Join(d.dags, "idle.yaml"), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.dags, "idle.yaml"), b.Bytes(), 0o600); err != nil {
 		return err
 	}
 	if out, err := d.run("db", "migrate"); err != nil {
-		return fmt.Errorf("migrate: %v: %s", err, out)
+		return fmt.Errorf("migrate: %w: %s", err, out)
 	}
 	if _, err := d.start("scheduler", "scheduler", "--dags", d.dags); err != nil {
 		return err

@@ -34,7 +34,7 @@ type jsonlCursor struct {
 // framework polls (poll_interval, default 5s), backs off on errors and
 // commits the events with the cursor, so a crash never skips a line.
 var jsonlTailType = weir.PollWatcher("jsonl_tail", "each new line of a JSON-lines file",
-	func(_ context.Context, k jsonlKwargs, asset weir.WatchedAsset, raw json.RawMessage) ([]weir.WatchEvent, json.RawMessage, error) {
+	func(_ context.Context, k jsonlKwargs, _ weir.WatchedAsset, raw json.RawMessage) ([]weir.WatchEvent, json.RawMessage, error) {
 		if !filepath.IsAbs(k.Path) {
 			return nil, nil, fmt.Errorf("path %q must be absolute", k.Path)
 		}

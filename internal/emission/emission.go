@@ -111,9 +111,9 @@ func ParseDate(s string) (time.Time, error) {
 	return d, nil
 }
 
-// CheckExtra checks that raw is a JSON object (empty = {}) of at most max
+// CheckExtra checks that raw is a JSON object (empty = {}) of at most limit
 // bytes when compacted, and returns it compact with its secrets masked.
-func CheckExtra(raw json.RawMessage, max int) (json.RawMessage, error) {
+func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage("{}"), nil
 	}
@@ -125,9 +125,9 @@ func CheckExtra(raw json.RawMessage, max int) (json.RawMessage, error) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, fmt.Errorf(`"extra": %w: %w`, err, core.ErrInvalid)
 	}
-	if buf.Len() > max {
+	if buf.Len() > limit {
 		return nil, fmt.Errorf(`"extra" is %d bytes, more than the %d allowed: put a reference to the data (a path, an id) in the event, not the data: %w`,
-			buf.Len(), max, core.ErrTooLarge)
+			buf.Len(), limit, core.ErrTooLarge)
 	}
 	return trigger.MaskKwargs(buf.Bytes()), nil
 }

@@ -186,7 +186,7 @@ func backoff(interval, limit time.Duration, failures int) time.Duration {
 
 // jitter varies d by up to ±frac of it.
 func jitter(d time.Duration, frac float64) time.Duration {
-	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
+	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1))) //nolint:gosec // poll spacing, not a secret
 }
 
 // EventExtra is the extra of the asset event a watcher's payload becomes:

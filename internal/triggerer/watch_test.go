@@ -33,7 +33,7 @@ func counter(polls *sync.Map) trigger.Type {
 		}
 		return runFunc(func(ctx context.Context, rt *trigger.Runtime) error {
 			return trigger.Watch(ctx, rt, trigger.WatchOptions{Interval: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
-				trigger.PerAsset(func(ctx context.Context, a trigger.AssetInfo, cursor json.RawMessage) ([]trigger.WatchEvent, json.RawMessage, error) {
+				trigger.PerAsset(func(_ context.Context, a trigger.AssetInfo, cursor json.RawMessage) ([]trigger.WatchEvent, json.RawMessage, error) {
 					n, _ := polls.LoadOrStore(rt.ID, new(int))
 					*n.(*int)++
 					if k.Fail {

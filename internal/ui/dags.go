@@ -109,7 +109,7 @@ func back(w http.ResponseWriter, r *http.Request, fallback string) {
 	if to == "" {
 		to = fallback
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	http.Redirect(w, r, to, http.StatusSeeOther) //nolint:gosec // localPath keeps paths on this site only
 }
 
 // offsetParam reads an offset query parameter (default 0); a bad one is

@@ -174,7 +174,7 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ *request) {
 // browser's clock need not agree with the server's; the session's own
 // expiry is signed in its value). An empty value deletes the cookie.
 func (u *UI) cookie(name, value string, ttl time.Duration) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true,
+	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true, //nolint:gosec // Secure follows [api] secure_cookie
 		SameSite: http.SameSiteStrictMode, Secure: u.cfg.SecureCookie}
 	if value == "" {
 		c.MaxAge = -1
@@ -185,7 +185,10 @@ func (u *UI) cookie(name, value string, ttl time.Duration) *http.Cookie {
 // localPath returns p when it is a path on this site ("/..."), else "":
 // a login never redirects to another site.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	// Browsers drop tabs and newlines from URLs and read "\\" as "/", so
+	// "/\t/evil.example" would leave the site: neither may appear anywhere.
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") ||
+		strings.ContainsFunc(p, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
 		return ""
 	}
 	return p

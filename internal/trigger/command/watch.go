@@ -102,7 +102,7 @@ type line struct {
 // event. A malformed event or cursor line is an error saying why.
 func parseLine(text string) (line, error) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(text), &obj) != nil || !(onlyKeys(obj, "event", "asset", "partition_key") || onlyKeys(obj, "cursor", "asset")) {
+	if json.Unmarshal([]byte(text), &obj) != nil || (!onlyKeys(obj, "event", "asset", "partition_key") && !onlyKeys(obj, "cursor", "asset")) {
 		return line{event: &trigger.WatchEvent{Payload: json.RawMessage(text)}, bare: true}, nil
 	}
 	var l line

@@ -115,11 +115,11 @@ func TestNotRecursiveSkipsSubfolders(t *testing.T) {
 // events name the files under path as written.
 func TestAFolderThroughALink(t *testing.T) {
 	t.Parallel()
-	real, link := t.TempDir(), filepath.Join(t.TempDir(), "landing")
-	if err := os.Symlink(real, link); err != nil {
+	folder, link := t.TempDir(), filepath.Join(t.TempDir(), "landing")
+	if err := os.Symlink(folder, link); err != nil {
 		t.Fatal(err)
 	}
-	write(t, real, "x.csv", "x")
+	write(t, folder, "x.csv", "x")
 	w := watch(t, `{"path":"`+link+`","poll_interval":"10ms"}`, trigger.AssetInfo{Name: "a"})
 	if p := payload(t, w.WaitEvents(t, "a", 1)[0]); p.Path != filepath.Join(link, "x.csv") {
 		t.Errorf("event path = %s, want it under the link %s", p.Path, link)

@@ -142,6 +142,7 @@ func (r *reader) window(ctx context.Context, since any, exclusive bool, updated,
 func (r *reader) query(ctx context.Context, where string, flags []string, limit int, args ...any) ([]row, error) {
 	sel := []string{"*", r.d.cursorExpr(r.src.updated), r.d.cursorExpr(r.src.key)}
 	sel = append(sel, flags...)
+	//nolint:gosec // identifiers are validated and quoted when the kwargs are decoded; values are bound
 	stmt := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s, %s LIMIT %d", strings.Join(sel, ", "), r.src.from, where, r.src.updated, r.src.key, limit)
 	rows, err := r.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
