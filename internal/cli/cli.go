@@ -108,6 +108,7 @@ func newRoot(opts *Options) *cobra.Command {
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.stateStoreCmd(),
 		a.assetsCmd(), a.auditCmd(), a.triggersCmd(), a.jobsCmd(),
 	)
+	strictGroups(root)
 	return root
 }
 
