@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -210,11 +211,27 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
 	st, err := openStore(ctx, cfg, migrate, logger)
+	// A role started while the database restarts waits for it (a bounded
+	// while) instead of exiting: deployments start roles and the database
+	// in any order.
+	for wait, since := 500*time.Millisecond, time.Now(); err != nil && sqlstore.Unreachable(err) && time.Since(since) < startupDBWait; wait = min(2*wait, 5*time.Second) {
+		logger.Warn("the database is unreachable; retrying", "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil, nil, err
+		case <-time.After(wait):
+		}
+		st, err = openStore(ctx, cfg, migrate, logger)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return cfg, st, logger, nil
 }
+
+// startupDBWait is how long a starting role waits for an unreachable
+// database before it gives up.
+const startupDBWait = 2 * time.Minute
 
 func newLogger(w interface{ Write([]byte) (int, error) }, level string) *slog.Logger {
 	var l slog.Level

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
@@ -41,4 +42,20 @@ func TestMultiProcessPostgresRestart(t *testing.T) {
 	if ti := api.TaskInstance("dbrestart", "restart", "gated"); ti.ID != running.ID {
 		t.Errorf("gated finished as try %s, want the try that ran across the restart (%s)", ti.ID, running.ID)
 	}
+}
+
+// TestRoleStartsBeforeTheDatabase: a role started while PostgreSQL is down
+// (a restart, or roles started before the database) waits for it, saying
+// so, instead of exiting; once the database is back it starts.
+func TestRoleStartsBeforeTheDatabase(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Private(t)
+	home := t.TempDir()
+	env := []string{"WEIR__DATABASE__CONN=" + db.DSN()}
+	mustWeir(t, env, "db", "migrate", "--home", home)
+	db.Stop(t)
+	p := startProc(t, "triggerer", env, "triggerer", "--home", home)
+	p.WaitOutput(t, regexp.MustCompile(`the database is unreachable; retrying(?s:.*)the database is unreachable; retrying`))
+	db.Start(t)
+	p.WaitOutput(t, triggererIDLine)
 }

@@ -232,6 +232,11 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 	return fmt.Errorf("%s: %v", msg, err) //nolint:errorlint // driver errors stop at the adapter boundary (CONVENTIONS §3)
 }
 
+// Unreachable reports whether err says the database could not be reached
+// (core.ErrUnavailable, or a connection refused or broken while opening or
+// migrating): a role starting then waits for it instead of exiting.
+func Unreachable(err error) bool { return errors.Is(err, core.ErrUnavailable) || connectionLost(err) }
+
 // connectionLost reports whether err means the connection to the database
 // broke (the server restarted or the network failed), not that the
 // statement was wrong.

@@ -54,3 +54,24 @@ func (p *Cluster) Restart(t testing.TB) {
 		t.Fatalf("pgtest: pg_ctl restart: %v: %s\n%s", err, out, log)
 	}
 }
+
+// Stop stops the server at once (as Restart does) and leaves it stopped
+// until Start.
+func (p *Cluster) Stop(t testing.TB) { t.Helper(); p.ctl(t, "-m", "immediate", "stop") }
+
+// Start starts a stopped server on its port, waiting until it accepts
+// connections (pg_ctl restart: it starts a stopped server with the options
+// of its last start, its port among them).
+func (p *Cluster) Start(t testing.TB) {
+	t.Helper()
+	p.ctl(t, "-l", filepath.Join(p.c.dir, "log"), "restart")
+}
+
+// ctl runs pg_ctl on the cluster's data folder, waiting for it (-w).
+func (p *Cluster) ctl(t testing.TB, args ...string) {
+	t.Helper()
+	if out, err := p.c.run("pg_ctl", append([]string{"-D", filepath.Join(p.c.dir, "data"), "-w"}, args...)...); err != nil {
+		log, _ := os.ReadFile(filepath.Join(p.c.dir, "log"))
+		t.Fatalf("pgtest: pg_ctl %v: %v: %s\n%s", args, err, out, log)
+	}
+}
