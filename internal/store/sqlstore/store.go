@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -242,9 +243,13 @@ func Unreachable(err error) bool { return errors.Is(err, core.ErrUnavailable) ||
 // statement was wrong.
 func connectionLost(err error) bool {
 	var ne net.Error
+	// SQLSTATE class 57P: the server is shutting down or not yet accepting
+	// connections (a restart in progress).
+	var state interface{ SQLState() string }
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) ||
+		errors.As(err, &state) && strings.HasPrefix(state.SQLState(), "57P")
 }
 
 // dropIdle closes the pools' idle connections after one was found broken:
