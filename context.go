@@ -50,7 +50,8 @@ type AssetEvent = core.AssetEvent
 // TriggeringAssetEvents returns the asset events that created the run,
 // oldest first: what an asset-triggered run was started for (each with its
 // asset, extra, partition key and source, a watcher's included); nil for
-// other runs.
+// other runs. It holds at most the oldest 1,000: a run created from a larger
+// burst reads the rest through the REST API (upstreamAssetEvents).
 func (tc *TaskContext) TriggeringAssetEvents() []AssetEvent { return tc.op.AssetEvents }
 
 // Param returns the run's value of the DAG param name (nil when unset).

@@ -14,7 +14,8 @@ import (
 // their services. *sqlstore.Store and every store.Store satisfy it.
 type storePort interface {
 	AssetAliasEventAdd(ctx context.Context, p *store.AssetAliasEventParams) error
-	AssetEventsOfRun(ctx context.Context, dagRunID int64) ([]core.AssetEvent, error)
+	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
+	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
 	ConnectionGet(ctx context.Context, id string) (*core.Connection, error)
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)

@@ -17,6 +17,11 @@ import (
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
+// MaxTriggeringEvents is how many of the events that created an
+// asset-triggered run its run context carries to each try (the oldest);
+// the rest are read through the REST API.
+const MaxTriggeringEvents = 1000
+
 // run serves PATCH /execution/task-instances/{id}/run: queued (claimed by a
 // worker) → running; returns the run context.
 func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
@@ -54,7 +59,9 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	}
 	rc := execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params}
 	if run.RunType == core.RunAssetTriggered {
-		if rc.TriggeringAssetEvents, err = s.st.AssetEventsOfRun(ctx, run.ID); err != nil {
+		p := &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: store.Page{Limit: MaxTriggeringEvents}}
+		rc.TriggeringAssetEvents, rc.TriggeringAssetEventsTotal, err = store.List(ctx, p, s.st.AssetEventList, s.st.AssetEventCount)
+		if err != nil {
 			return fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 		}
 	}

@@ -93,8 +93,14 @@ type RunContext struct {
 	// resumed after a deferral continues its log from there.
 	LogSize int64 `json:"log_size,omitempty"`
 	// TriggeringAssetEvents are the asset events that created an
-	// asset-triggered run (oldest first; Airflow's name), empty otherwise.
+	// asset-triggered run (oldest first; Airflow's name), empty otherwise:
+	// at most execapi.MaxTriggeringEvents of them, so a run created from a
+	// burst does not carry it to every try.
 	TriggeringAssetEvents []core.AssetEvent `json:"triggering_asset_events,omitempty"`
+	// TriggeringAssetEventsTotal is how many events the run consumed: more
+	// than len(TriggeringAssetEvents) when the list was cut (the REST
+	// route upstreamAssetEvents pages through all of them).
+	TriggeringAssetEventsTotal int `json:"triggering_asset_events_total,omitempty"`
 }
 
 // StateRequest ends a running try (PATCH .../state). State is success,

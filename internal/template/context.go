@@ -98,8 +98,10 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 // context (Context's) as .triggering_asset_events: for each, id, asset
 // (its name), uri, extra (decoded), partition_key ("" = none),
 // partition_date ("" = none), source_kind, source_watcher, source_user
-// ("" unless posted through the API) and timestamp.
-func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
+// ("" unless posted through the API) and timestamp; and
+// .triggering_asset_events_total, how many events the run consumed (the
+// list may hold fewer: execapi.MaxTriggeringEvents).
+func WithEvents(ctx map[string]any, events []core.AssetEvent, total int) map[string]any {
 	list := make([]map[string]any, 0, len(events))
 	for _, e := range events {
 		part := ""
@@ -114,6 +116,7 @@ func WithEvents(ctx map[string]any, events []core.AssetEvent) map[string]any {
 		}
 	}
 	ctx["triggering_asset_events"] = list
+	ctx["triggering_asset_events_total"] = max(total, len(events))
 	return ctx
 }
 

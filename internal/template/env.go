@@ -23,6 +23,9 @@ const (
 	// EnvAssetEvents is .triggering_asset_events as a JSON list (left out
 	// over 128 KiB: read the run's events through the REST API then).
 	EnvAssetEvents = "WEIR_TRIGGERING_ASSET_EVENTS"
+	// EnvAssetEventsTotal is .triggering_asset_events_total: how many
+	// events the run consumed (more than the list holds when it was cut).
+	EnvAssetEventsTotal = "WEIR_TRIGGERING_ASSET_EVENTS_TOTAL"
 )
 
 // maxEnvValue is the longest value Env passes: Linux refuses a single
@@ -55,6 +58,8 @@ func Env(ctx map[string]any) []string {
 	add(EnvDataIntervalStart, fmt.Sprint(ctx["data_interval_start"]))
 	add(EnvDataIntervalEnd, fmt.Sprint(ctx["data_interval_end"]))
 	add(EnvAssetEvents, jsonText(ctx["triggering_asset_events"]))
+	total, _ := ctx["triggering_asset_events_total"].(int)
+	add(EnvAssetEventsTotal, fmt.Sprint(total))
 
 	names := map[string][]string{} // variable → the params that map to it
 	for k := range params {

@@ -117,7 +117,7 @@ func TestEnv(t *testing.T) {
 	part := "p1"
 	events := []core.AssetEvent{{ID: 7, Name: "orders", URI: "s3://lake/orders", Extra: json.RawMessage(`{"key":"a.csv"}`),
 		PartitionKey: &part, SourceKind: core.AssetSourceWatcher, SourceWatcher: "landing", Timestamp: *run.LogicalDate}}
-	env := Env(WithEvents(Context(run, ti, map[string]any{"name": "world", "tags": []any{"x"}, "region": "eu"}), events))
+	env := Env(WithEvents(Context(run, ti, map[string]any{"name": "world", "tags": []any{"x"}, "region": "eu"}), events, len(events)))
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -137,6 +137,7 @@ func TestEnv(t *testing.T) {
 		"WEIR_DATA_INTERVAL_END":   "2024-03-10T00:00:00+00:00",
 		"WEIR_TRIGGERING_ASSET_EVENTS": `[{"asset":"orders","extra":{"key":"a.csv"},"id":7,"partition_date":"","partition_key":"p1",` +
 			`"source_kind":"watcher","source_user":"","source_watcher":"landing","timestamp":"2024-03-09T00:00:00Z","uri":"s3://lake/orders"}]`,
+		"WEIR_TRIGGERING_ASSET_EVENTS_TOTAL": "1",
 		// my-key and MY_KEY both map to WEIR_PARAM_MY_KEY: neither is set.
 		// nul holds a NUL byte, which no environment can carry.
 	}

@@ -151,7 +151,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		var v any
 		return v, json.Unmarshal(raw, &v)
 	}}
-	tctx := template.WithEvents(template.Context(&rc.DagRun, &ti, wl.Dag.Params), rc.TriggeringAssetEvents)
+	tctx := template.WithEvents(template.Context(&rc.DagRun, &ti, wl.Dag.Params), rc.TriggeringAssetEvents, rc.TriggeringAssetEventsTotal)
 	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)
