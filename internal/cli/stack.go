@@ -132,19 +132,20 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		}
 	}
 	w := &worker.Worker{
-		Client:            execclient.NewClient(apiURL+"/execution", token, execclient.ClientOptions{}),
-		Queues:            cfg.Workers.Queues,
-		Concurrency:       cfg.Workers.Concurrency,
-		WorkerID:          name,
-		Registry:          opts.Functions,
-		Triggers:          opts.triggerTypes,
-		Connections:       configConnections(cfg.Connections),
-		HeartbeatInterval: cfg.Workers.HeartbeatInterval.D(),
-		ShutdownGrace:     cfg.Workers.ShutdownGracePeriod.D(),
-		StateBackend:      cfg.Workers.StateBackend,
-		RunDir:            filepath.Join(cfg.Home, "run"),
-		Clock:             core.SystemClock{},
-		Logger:            logger,
+		Client:             execclient.NewClient(apiURL+"/execution", token, execclient.ClientOptions{}),
+		Queues:             cfg.Workers.Queues,
+		Concurrency:        cfg.Workers.Concurrency,
+		WorkerID:           name,
+		Registry:           opts.Functions,
+		Triggers:           opts.triggerTypes,
+		Connections:        configConnections(cfg.Connections),
+		HeartbeatInterval:  cfg.Workers.HeartbeatInterval.D(),
+		ShutdownGrace:      cfg.Workers.ShutdownGracePeriod.D(),
+		StateBackend:       cfg.Workers.StateBackend,
+		StateSweepInterval: cfg.Workers.StateSweepInterval.D(),
+		RunDir:             filepath.Join(cfg.Home, "run"),
+		Clock:              core.SystemClock{},
+		Logger:             logger,
 	}
 	if sharedLogs {
 		w.LogFolder = cfg.Logging.BaseLogFolder

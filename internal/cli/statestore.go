@@ -23,7 +23,8 @@ func newStateService(cfg *config.Config, st store.Store) *statestore.Service {
 	s := cfg.StateStore
 	return statestore.New(st, core.SystemClock{}, statestore.Config{DefaultRetentionDays: s.DefaultRetentionDays,
 		MaxValueBytes: s.MaxValueBytes, ClearOnSuccess: s.ClearOnSuccess, CleanupBatchSize: s.StateCleanupBatchSize,
-		AssetOrphanRetentionDays: s.AssetStateOrphanRetentionDays, AllowUndeclaredAssetReads: s.AllowUndeclaredAssetReads})
+		AssetOrphanRetentionDays: s.AssetStateOrphanRetentionDays, AllowUndeclaredAssetReads: s.AllowUndeclaredAssetReads,
+		ObjectGrace: s.ObjectGrace.D()})
 }
 
 // newStateCleaner is the scheduler's periodic task state cleanup

@@ -98,6 +98,7 @@ type Workers struct {
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
+	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
 }
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).
@@ -110,6 +111,7 @@ type StateStore struct {
 	AssetStateOrphanRetentionDays int      `toml:"asset_state_orphan_retention_days" comment:"days the state of an asset no DAG defines any more (inactive) is kept before cleanup removes it (0 = never removed)"`
 	AllowUndeclaredAssetReads     bool     `toml:"allow_undeclared_asset_reads" comment:"let any running task read the state of any asset, not only the assets it declares as inlets or outlets (trusted deployments; writes always need the declaration)"`
 	CleanupInterval               Duration `toml:"cleanup_interval" comment:"how often the scheduler runs task state cleanup (0s = never; run weir state-store cleanup-task-store instead)"`
+	ObjectGrace                   Duration `toml:"object_grace" comment:"with [workers] state_backend: how long a worker has to store the reference of an object it wrote before the sweep removes the object"`
 }
 
 // Logging configures task logs.
@@ -143,6 +145,7 @@ func Defaults(home string) *Config {
 			Queues:              []string{"default"},
 			HeartbeatInterval:   Duration(5 * time.Second),
 			ShutdownGracePeriod: Duration(30 * time.Second),
+			StateSweepInterval:  Duration(30 * time.Second),
 		},
 		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
 		StateStore:  defaultStateStore(),

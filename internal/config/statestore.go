@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/objstore"
 )
@@ -29,6 +30,12 @@ func (c *Config) validateStateStore() []error {
 	if s.CleanupInterval < 0 {
 		errs = append(errs, fmt.Errorf("[state_store] cleanup_interval: must not be negative (0s = off), got %s", s.CleanupInterval))
 	}
+	if s.ObjectGrace.D() < time.Minute {
+		errs = append(errs, fmt.Errorf("[state_store] object_grace: must be at least 1m, got %s", s.ObjectGrace))
+	}
+	if c.Workers.StateSweepInterval.D() < time.Second {
+		errs = append(errs, fmt.Errorf("[workers] state_sweep_interval: must be at least 1s, got %s", c.Workers.StateSweepInterval))
+	}
 	if c.Workers.StateBackend != "" {
 		if err := objstore.CheckURL(c.Workers.StateBackend); err != nil {
 			errs = append(errs, fmt.Errorf("[workers] state_backend: %w (empty = values in the database)", err))
@@ -39,5 +46,6 @@ func (c *Config) validateStateStore() []error {
 
 // defaultStateStore is [state_store] before any file or environment.
 func defaultStateStore() StateStore {
-	return StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30}
+	return StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30,
+		ObjectGrace: Duration(time.Hour)}
 }

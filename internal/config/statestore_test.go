@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // docs/requirements.md#cfg-1: [state_store] defaults, and every bad value rejected at start
@@ -15,7 +16,8 @@ func TestStateStoreConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30}
+	want := StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30,
+		ObjectGrace: Duration(time.Hour)}
 	if cfg.StateStore != want || cfg.Workers.StateBackend != "" {
 		t.Errorf("defaults = %+v, state_backend %q; want %+v and none", cfg.StateStore, cfg.Workers.StateBackend, want)
 	}
@@ -41,6 +43,8 @@ func TestStateStoreConfig(t *testing.T) {
 		"WEIR__STATE_STORE__CLEANUP_INTERVAL=-1m",
 		"WEIR__STATE_STORE__BACKEND=redis",
 		"WEIR__WORKERS__STATE_BACKEND=ftp://host/state",
+		"WEIR__STATE_STORE__OBJECT_GRACE=10s",
+		"WEIR__WORKERS__STATE_SWEEP_INTERVAL=0s",
 	})
 	for _, w := range []string{
 		"[state_store] default_retention_days: must not be negative, got -1",
@@ -50,6 +54,8 @@ func TestStateStoreConfig(t *testing.T) {
 		"[state_store] cleanup_interval: must not be negative",
 		`[state_store] backend: "redis" is not a known backend`,
 		`[workers] state_backend: invalid input: object store URL "ftp://host/state" has unsupported scheme "ftp"`,
+		"[state_store] object_grace: must be at least 1m, got 10s",
+		"[workers] state_sweep_interval: must be at least 1s, got 0s",
 	} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error %v does not say %q", err, w)

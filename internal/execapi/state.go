@@ -67,8 +67,11 @@ func (s *server) registerState(mux *http.ServeMux, svc *statestore.Service, st s
 			mux.HandleFunc("PUT /execution"+p, s.execution(s.stateServe(rt, true, s.stateSet)))
 			mux.HandleFunc("DELETE /execution"+p, s.execution(s.stateServe(rt, true, s.stateDelete)))
 		}
+		mux.HandleFunc("POST /execution"+rt.keyPaths[0]+"/object", s.execution(s.stateServe(rt, true, s.stateReserveObject)))
 		mux.HandleFunc("DELETE /execution"+rt.clearPath, s.execution(s.stateServe(rt, true, s.stateClear)))
 	}
+	mux.HandleFunc("POST /execution/state-objects/claim", s.worker(s.stateObjectsClaim))
+	mux.HandleFunc("POST /execution/state-objects/done", s.worker(s.stateObjectsDone))
 }
 
 // stateServe authorizes a request (stateAccess) and hands it to h with the
@@ -218,4 +221,51 @@ func forbidden(err error) error {
 		return withStatus(http.StatusForbidden, ae.reason, ae.err)
 	}
 	return err
+}
+
+// stateReserveObject serves POST .../object: a new object reference of the
+// key for the worker-side backend's write (docs/state-backends.md#sweeping).
+func (s *server) stateReserveObject(w http.ResponseWriter, r *http.Request, scope core.StateScope, _ core.StateWriter, key string) error {
+	ref, scope, err := s.states.ReserveObject(r.Context(), scope, key)
+	if err != nil {
+		return fmt.Errorf("reserve an object for %s state %q of %s: %w", scope.Kind, key, scope.Describe(), err)
+	}
+	writeJSON(w, http.StatusOK, execclient.StateObjectResponse{Ref: ref, Scope: scope})
+	return nil
+}
+
+// maxSweepBatch bounds one claim or report of state objects.
+const maxSweepBatch = 500
+
+// stateObjectsClaim serves POST /state-objects/claim (worker credential).
+func (s *server) stateObjectsClaim(w http.ResponseWriter, r *http.Request, _ *auth.Claims) error {
+	var req execclient.StateObjectsClaimRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	if req.Limit < 1 || req.Limit > maxSweepBatch {
+		return fmt.Errorf("limit must be between 1 and %d, got %d: %w", maxSweepBatch, req.Limit, core.ErrInvalid)
+	}
+	refs, err := s.states.ClaimObjects(r.Context(), req.Limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, execclient.StateObjectsResponse{Refs: append([]string{}, refs...)})
+	return nil
+}
+
+// stateObjectsDone serves POST /state-objects/done (worker credential).
+func (s *server) stateObjectsDone(w http.ResponseWriter, r *http.Request, _ *auth.Claims) error {
+	var req execclient.StateObjectsRequest
+	if err := readJSON(w, r, smallBody*8, &req); err != nil {
+		return err
+	}
+	if len(req.Refs) > maxSweepBatch {
+		return fmt.Errorf("at most %d references per report, got %d: %w", maxSweepBatch, len(req.Refs), core.ErrInvalid)
+	}
+	if err := s.states.ObjectsSwept(r.Context(), req.Refs); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

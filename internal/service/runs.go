@@ -246,8 +246,9 @@ func reload(ctx context.Context, st store.Store, tis []core.TaskInstance) ([]cor
 // MarkTaskInstance sets a task instance (its current try) to success,
 // failed or skipped whatever its state, as an operator's override. If its
 // run had finished, the run goes back to running so the scheduler
-// re-evaluates it (and schedules what the new state unblocks). Needs role
-// op. Errors wrap core.ErrInvalid for another state and core.ErrNotFound
+// re-evaluates it (and schedules what the new state unblocks). Marked
+// success, its task state is cleared with [state_store] clear_on_success,
+// as when a try succeeds. Needs role op. Errors wrap core.ErrInvalid for another state and core.ErrNotFound
 // for an unknown instance.
 func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key core.TIKey, state core.TIState) (*core.TaskInstance, error) {
 	if err := runs.Markable(state); err != nil {
@@ -269,6 +270,11 @@ func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key co
 			ID: ti.DagRunID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunRunning, Now: now,
 		}); err != nil {
 			return fmt.Errorf("mark %s %s: reopen run: %w", runs.Describe(ti), state, err)
+		}
+		if state == core.TISuccess && s.clearOnSuccess { // as a try that succeeds (docs/requirements.md#ts-4)
+			if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)}); err != nil {
+				return fmt.Errorf("mark %s %s: clear its task state: %w", runs.Describe(ti), state, err)
+			}
 		}
 		out, err = tx.TaskInstanceGet(ctx, ti.ID)
 		return err

@@ -236,3 +236,38 @@ func TestMarkTaskInstance(t *testing.T) {
 		t.Errorf("mark unknown: err = %v, want ErrNotFound", err)
 	}
 }
+
+// docs/requirements.md#ts-4: with [state_store] clear_on_success, marking a
+// task instance success clears its task state as a successful try does;
+// marking it failed keeps it, and without the setting success keeps it too.
+func TestMarkSuccessClearsTaskState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, clk, run := failedChainRun(t)
+	b := listTIs(t, st, run.ID)["b"]
+	scope := core.TaskScope("chain", run.RunID, "b", -1)
+	keys := func() int {
+		n, err := st.StateCount(ctx, &store.StateListParams{Kind: core.StateTask, DagID: "chain", RunID: run.RunID, TaskID: "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	set := func() {
+		if err := st.StateSet(ctx, &store.StateSetParams{Scope: scope, Key: "cursor", Value: json.RawMessage(`7`), Now: clk.Now(),
+			By: core.UserWriter("ada")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clearing := service.New(service.Config{Store: st, Clock: clk, ClearTaskStateOnSuccess: true})
+	set()
+	if _, err := newSvc(st, clk).MarkTaskInstance(ctx, core.System, keyOf(&b), core.TISuccess); err != nil || keys() != 1 {
+		t.Fatalf("marked success without clear_on_success: %v, %d keys; want the key kept", err, keys())
+	}
+	if _, err := clearing.MarkTaskInstance(ctx, core.System, keyOf(&b), core.TIFailed); err != nil || keys() != 1 {
+		t.Fatalf("marked failed with clear_on_success: %v, %d keys; want the key kept", err, keys())
+	}
+	if _, err := clearing.MarkTaskInstance(ctx, core.System, keyOf(&b), core.TISuccess); err != nil || keys() != 0 {
+		t.Errorf("marked success with clear_on_success: %v, %d keys; want none", err, keys())
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +49,8 @@ func (e *env) assetRows(t *testing.T) map[string]string {
 
 // docs/requirements.md#be-2 for asset state: a value over max_value_bytes round-trips
 // through the object store; the row holds only the reference
-// asset/<name>/<key>; the asset named by uri and by name is one object.
+// asset/<name>/<key>/<id>; the asset named by uri and by name is one
+// asset, and a set by either replaces the other's object.
 func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
@@ -61,7 +61,7 @@ func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 			c := e.assetRun(t)
 			url := b.url(t)
 			st := openStore(t, url)
-			as := wrap(t, c, st, nil)
+			as := wrap(t, c, st)
 			big := bigValue(20 * maxValueBytes)
 
 			if err := c.StateSet(ctx, byName, "big", big, ""); !errors.Is(err, core.ErrTooLarge) {
@@ -71,30 +71,31 @@ func TestAssetStateLargeValueNameAndURI(t *testing.T) {
 			if err := as.StateSet(ctx, byURI, "big", big, ""); err != nil {
 				t.Fatalf("set by uri through the backend: %v", err)
 			}
-			const ref = "asset/orders/big"
-			if got, want := e.assetRows(t)["orders/big"], `{"__weir_state_ref__":"`+ref+`"}`; got != want {
-				t.Errorf("database row of orders/big = %.80s, want only the reference %s", got, want)
+			ref := refIn(t, e.assetRows(t)["orders/big"])
+			if !strings.HasPrefix(ref, "asset/orders/big/") {
+				t.Errorf("reference of orders/big = %s, want asset/orders/big/<id>", ref)
 			}
 			if obj, err := st.Get(ctx, ref); err != nil || !bytes.Equal(obj, big) {
 				t.Errorf("object %s = %d bytes (%v), want the %d-byte value", ref, len(obj), err, len(big))
 			}
 			// Read by name and by uri, through a store opened anew (as the
 			// next run's worker has).
-			as2 := wrap(t, c, openStore(t, url), nil)
+			as2 := wrap(t, c, openStore(t, url))
 			for _, r := range []core.StateScope{byName, byURI} {
 				if got, err := as2.StateGet(ctx, r, "big"); err != nil || !bytes.Equal(got, big) {
 					t.Errorf("get big by %s = %d bytes, %v; want the %d-byte value", r, len(got), err, len(big))
 				}
 			}
-			// Written again by name: the same object, not a second one.
+			// Written again by name: one object once the replaced one is swept.
 			if err := as2.StateSet(ctx, byName, "big", json.RawMessage(`{"v": 2}`), ""); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := as.StateGet(ctx, byURI, "big"); err != nil || string(got) != `{"v":2}` {
 				t.Errorf("get by uri after a set by name = %s, %v", got, err)
 			}
-			if keys := list(t, st, ""); !slices.Equal(keys, []string{ref}) {
-				t.Errorf("objects = %v, want only %s", keys, ref)
+			e.mustSweep(t, st)
+			if keys := list(t, st, ""); len(keys) != 1 || keys[0] == ref || !strings.HasPrefix(keys[0], "asset/orders/big/") {
+				t.Errorf("objects = %v, want only the new one of orders/big", keys)
 			}
 			if _, err := as.StateGet(ctx, core.AssetScopeByName(customers.Name), "big"); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("get of an absent key of the inlet: %v, want not found", err)
@@ -112,12 +113,15 @@ func TestAssetStateRefusedBeforeWriting(t *testing.T) {
 	e := newEnv(t)
 	c := e.assetRun(t)
 	st := openStore(t, "file://"+filepath.Join(t.TempDir(), "state"))
-	as := wrap(t, c, st, nil)
-	for _, r := range []core.StateScope{core.AssetScopeByName(ledger.Name), core.AssetScopeByURI(ledger.URI), core.AssetScopeByName("nope")} {
+	as := wrap(t, c, st)
+	for _, r := range []core.StateScope{core.AssetScopeByName(ledger.Name), core.AssetScopeByURI(ledger.URI)} {
 		err := as.StateSet(ctx, r, "k", json.RawMessage(`1`), "")
-		if !errors.Is(err, core.ErrForbidden) || !strings.Contains(err.Error(), `declared: "customers", "orders"`) {
+		if !errors.Is(err, core.ErrForbidden) || !strings.Contains(err.Error(), `"customers"`) || !strings.Contains(err.Error(), `"orders"`) {
 			t.Errorf("set of %s: %v, want forbidden listing the declared assets", r, err)
 		}
+	}
+	if err := as.StateSet(ctx, core.AssetScopeByName("nope"), "k", json.RawMessage(`1`), ""); !execclient.IsUnknownAsset(err) {
+		t.Errorf("set of an unknown asset: %v, want unknown asset", err)
 	}
 	if err := as.StateSet(ctx, byName, "n", json.RawMessage(`null`), ""); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("set null: %v, want invalid", err)
@@ -130,20 +134,18 @@ func TestAssetStateRefusedBeforeWriting(t *testing.T) {
 	}
 }
 
-// docs/requirements.md#be-2: delete removes the row first, then the object (a failed object
-// delete is logged and repaired by the next set of the key); a refused row
-// delete leaves the object; clear removes the asset's rows, then every
-// object under asset/<name>/, and no other asset's.
-func TestAssetStateDeleteClearOrder(t *testing.T) {
+// docs/state-backends.md#sweeping for asset state: a delete and a clear
+// (by uri) remove the rows, and the sweep the objects of that asset only;
+// the asset's deletion does too; a finished try's delete and clear are
+// refused and leave row and object.
+func TestAssetStateDeleteClearSweep(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	c := e.assetRun(t)
-	root := filepath.Join(t.TempDir(), "state")
-	st := openStore(t, "file://"+root)
-	var log bytes.Buffer
-	as := wrap(t, c, st, &log)
-	for _, k := range []string{"a", "b"} {
+	st := openStore(t, "file://"+filepath.Join(t.TempDir(), "state"))
+	as := wrap(t, c, st)
+	for _, k := range []string{"a", "b", "c"} {
 		if err := as.StateSet(ctx, byName, k, bigValue(2*maxValueBytes), ""); err != nil {
 			t.Fatal(err)
 		}
@@ -151,38 +153,14 @@ func TestAssetStateDeleteClearOrder(t *testing.T) {
 	if err := as.StateSet(ctx, core.AssetScopeByName(customers.Name), "c", json.RawMessage(`1`), ""); err != nil {
 		t.Fatal(err) // an inlet is declared too, so it may be written
 	}
-
-	// Delete by uri while the asset's directory refuses deletes.
-	unblock := blockDeletes(t, filepath.Join(root, "asset", "orders"))
 	if err := as.StateDelete(ctx, byURI, "a"); err != nil {
-		t.Fatalf("delete with a failing object delete: %v, want nil (the row is gone)", err)
-	}
-	if _, ok := e.assetRows(t)["orders/a"]; ok {
-		t.Error("the row of orders/a is still there after delete")
-	}
-	if _, err := st.Get(ctx, "asset/orders/a"); err != nil {
-		t.Errorf("the object was expected to survive the failed delete: %v", err)
-	}
-	if !strings.Contains(log.String(), "could not be") || !strings.Contains(log.String(), "asset/orders/a") {
-		t.Errorf("log does not report the failed object delete:\n%s", log.String())
-	}
-	unblock()
-	if err := as.StateSet(ctx, byName, "a", json.RawMessage(`"v2"`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := as.StateGet(ctx, byURI, "a"); err != nil || string(got) != `"v2"` {
-		t.Errorf("get after the repairing set = %s, %v", got, err)
-	}
-
-	// Clear by uri: rows, then every object of orders; customers' stay.
 	if err := as.StateClear(ctx, byURI, false); err != nil {
 		t.Fatal(err)
 	}
-	if keys := list(t, st, "asset/orders/"); len(keys) != 0 {
-		t.Errorf("after clear: objects %v remain", keys)
-	}
-	if keys := list(t, st, ""); !slices.Equal(keys, []string{"asset/customers/c"}) {
-		t.Errorf("after clearing orders: objects %v, want customers' only", keys)
+	if n := e.mustSweep(t, st); n != 3 || len(list(t, st, "asset/orders/")) != 0 || len(list(t, st, "asset/customers/")) != 1 {
+		t.Errorf("sweep after a delete and a clear of orders deleted %d, left %v; want customers' object only", n, list(t, st, ""))
 	}
 	if rows := e.assetRows(t); len(rows) != 1 {
 		t.Errorf("after clearing orders: rows %v, want customers/c only", rows)
@@ -199,7 +177,15 @@ func TestAssetStateDeleteClearOrder(t *testing.T) {
 	if err := as.StateClear(ctx, core.AssetScopeByURI(customers.URI), false); err == nil {
 		t.Error("clear by a finished try succeeded")
 	}
-	if _, err := st.Get(ctx, "asset/customers/c"); err != nil {
-		t.Errorf("a refused row delete removed the object: %v", err)
+	if n := e.mustSweep(t, st); n != 0 || len(list(t, st, "asset/customers/")) != 1 {
+		t.Errorf("after refused removals the sweep deleted %d, left %v", n, list(t, st, ""))
+	}
+
+	// The asset's deletion takes its state, and the sweep its object.
+	if _, err := e.Store.DB().ExecContext(ctx, `DELETE FROM asset WHERE name = 'customers'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.mustSweep(t, st); n != 1 || len(list(t, st, "")) != 0 {
+		t.Errorf("sweep after the asset's deletion deleted %d, left %v", n, list(t, st, ""))
 	}
 }

@@ -2,7 +2,9 @@ package stateref_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,6 +19,8 @@ import (
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/stateobj"
+	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/s3test"
@@ -31,17 +35,51 @@ const maxValueBytes = 256
 // env is a real Execution API on SQLite with a small value limit.
 type env struct {
 	*execapitest.Env
-	url string
+	url    string
+	states *statestore.Service // the server's state service
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := execapitest.New(t, execapi.Config{})
-	h := execapi.NewHandler(execapi.Deps{Store: e.Store, Tokens: e.Tokens, Clock: e.Clock,
-		State: statestore.New(e.Store, e.Clock, statestore.Config{MaxValueBytes: maxValueBytes})})
+	states := statestore.New(e.Store, e.Clock, statestore.Config{MaxValueBytes: maxValueBytes, DefaultRetentionDays: 30})
+	h := execapi.NewHandler(execapi.Deps{Store: e.Store, Tokens: e.Tokens, Clock: e.Clock, State: states})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &env{Env: e, url: srv.URL + "/execution"}
+	return &env{Env: e, url: srv.URL + "/execution", states: states}
+}
+
+// sweep runs one sweep of st as a worker does and returns how many
+// references it reported deleted.
+func (e *env) sweep(t *testing.T, st objstore.Store) (int, error) {
+	t.Helper()
+	tok, err := e.Tokens.IssueWorker("sweeper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &stateref.Sweeper{Client: execclient.NewClient(e.url, tok, execclient.ClientOptions{Retries: -1}), Store: st,
+		Logger: slog.New(slog.DiscardHandler)}
+	return sw.SweepOnce(context.Background())
+}
+
+// mustSweep is sweep that fails the test on an error.
+func (e *env) mustSweep(t *testing.T, st objstore.Store) int {
+	t.Helper()
+	n, err := e.sweep(t, st)
+	if err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	return n
+}
+
+// refIn returns the object reference a stored row value holds, or fails.
+func refIn(t *testing.T, value string) string {
+	t.Helper()
+	ref, ok := stateobj.Decode(json.RawMessage(value))
+	if !ok {
+		t.Fatalf("row value %.80s is not a reference", value)
+	}
+	return ref
 }
 
 // mappedRun creates run runID of dag d with task t mapped over n indices,

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
@@ -20,14 +20,10 @@ import (
 // ownTask is a try's own task state: the token names the instance.
 var ownTask = core.StateScope{Kind: core.StateTask}
 
-// wrap returns c's state through the backend st, logging into log.
-func wrap(t *testing.T, c *execclient.Client, st objstore.Store, log *bytes.Buffer) *stateref.State {
+// wrap returns c's state through the backend st.
+func wrap(t *testing.T, c *execclient.Client, st objstore.Store) *stateref.State {
 	t.Helper()
-	var l *slog.Logger
-	if log != nil {
-		l = slog.New(slog.NewTextHandler(log, nil))
-	}
-	ts, err := stateref.New(c, st, l)
+	ts, err := stateref.New(c, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +37,9 @@ func bigValue(n int) json.RawMessage {
 
 // docs/requirements.md#be-2: a value larger than max_value_bytes round-trips through the
 // object store; the database row holds only the reference object, the
-// object store the value; references are deterministic (a later try of
-// the same task instance reads the same object) and one per key.
+// object store the value; a later try of the same task instance reads the
+// same object; a second set writes a new object and the replaced one goes
+// with the sweep, so each key has one object.
 func TestLargeValueRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
@@ -53,7 +50,7 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			c := e.mappedRun(t, "r1", 1)[0]
 			url := b.url(t)
 			st := openStore(t, url)
-			ts := wrap(t, c, st, nil)
+			ts := wrap(t, c, st)
 			big := bigValue(20 * maxValueBytes)
 
 			// Without the backend the server refuses the value.
@@ -66,29 +63,21 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			if err := ts.StateSet(ctx, ownTask, "small", json.RawMessage(`{"page": 7}`), ""); err != nil {
 				t.Fatal(err)
 			}
-			scope := execclient.TaskIdentity{DagID: "d", RunID: "r1", TaskID: "t", MapIndex: 0}
-			ref := stateref.TaskRef(scope, "big")
-			if ref != "task/d/r1/t/0/big" || ts.Ref(ownTask, "big") != ref {
-				t.Errorf("reference of big = %q (accessor %q), want task/d/r1/t/0/big", ref, ts.Ref(ownTask, "big"))
-			}
 			rows := e.rows(t)
-			if got, want := rows["r1/t/0/big"], `{"__weir_state_ref__":"task/d/r1/t/0/big"}`; got != want {
-				t.Errorf("database row of big = %.80s, want only the reference %s", got, want)
-			}
-			if got, want := rows["r1/t/0/small"], `{"__weir_state_ref__":"task/d/r1/t/0/small"}`; got != want {
-				t.Errorf("database row of small = %s, want %s", got, want)
+			ref, small := refIn(t, rows["r1/t/0/big"]), refIn(t, rows["r1/t/0/small"])
+			if !strings.HasPrefix(ref, "task/d/r1/t/0/big/") || !strings.HasPrefix(small, "task/d/r1/t/0/small/") {
+				t.Errorf("references = %s, %s; want task/d/r1/t/0/<key>/<id>", ref, small)
 			}
 			if obj, err := st.Get(ctx, ref); err != nil || !bytes.Equal(obj, big) {
 				t.Errorf("object %s = %d bytes (%v), want the %d-byte value", ref, len(obj), err, len(big))
 			}
-			if keys := list(t, st, ""); !slices.Equal(keys, []string{"task/d/r1/t/0/big", "task/d/r1/t/0/small"}) {
+			if keys := list(t, st, ""); len(keys) != 2 {
 				t.Errorf("objects = %v, want one per key", keys)
 			}
 
 			// Another accessor of the same task instance over a store opened
-			// anew (as a retry on another worker has) reads both values
-			// back; a second set overwrites the same object.
-			ts2 := wrap(t, c, openStore(t, url), nil)
+			// anew (as a retry on another worker has) reads both values back.
+			ts2 := wrap(t, c, openStore(t, url))
 			if got, err := ts2.StateGet(ctx, ownTask, "big"); err != nil || !bytes.Equal(got, big) {
 				t.Errorf("get big = %d bytes, %v; want the %d-byte value", len(got), err, len(big))
 			}
@@ -101,8 +90,11 @@ func TestLargeValueRoundTrip(t *testing.T) {
 			if got, err := ts.StateGet(ctx, ownTask, "small"); err != nil || string(got) != "8" {
 				t.Errorf("get small after a second set = %s, %v", got, err)
 			}
-			if keys := list(t, st, ""); len(keys) != 2 {
-				t.Errorf("after setting small again: objects %v, want still two", keys)
+			if n := e.mustSweep(t, st); n != 1 {
+				t.Errorf("sweep after an overwrite deleted %d objects, want the replaced one", n)
+			}
+			if keys := list(t, st, ""); len(keys) != 2 || slices.Contains(keys, small) {
+				t.Errorf("after the sweep: objects %v, want two, without the replaced %s", keys, small)
 			}
 			if _, err := ts.StateGet(ctx, ownTask, "absent"); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("get of an absent key: %v, want not found", err)
@@ -111,84 +103,12 @@ func TestLargeValueRoundTrip(t *testing.T) {
 	}
 }
 
-// docs/requirements.md#be-2: delete removes the database row first, then the object. When
-// the row cannot be deleted (the try has finished) the object stays; when
-// the object cannot be deleted the key is gone anyway, the failure is
-// logged, and the next set of the key overwrites the orphaned object (the
-// reference is the same), so no second object appears.
-func TestDeleteOrderAndRepair(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	cs := e.mappedRun(t, "r1", 2)
-	root := filepath.Join(t.TempDir(), "state")
-	st := openStore(t, "file://"+root)
-	var log bytes.Buffer
-	ts := wrap(t, cs[0], st, &log)
-	big := bigValue(4 * maxValueBytes)
-	if err := ts.StateSet(ctx, ownTask, "k", big, ""); err != nil {
-		t.Fatal(err)
-	}
-	ref := ts.Ref(ownTask, "k")
-
-	// The object's directory refuses deletes: the row goes, the object
-	// stays, a warning names the reference.
-	unblock := blockDeletes(t, filepath.Join(root, "task", "d", "r1", "t", "0"))
-	if err := ts.StateDelete(ctx, ownTask, "k"); err != nil {
-		t.Fatalf("delete with a failing object delete: %v, want nil (the row is gone)", err)
-	}
-	if _, ok := e.rows(t)["r1/t/0/k"]; ok {
-		t.Error("the row of k is still there after delete")
-	}
-	if _, err := st.Get(ctx, ref); err != nil {
-		t.Errorf("the object was expected to survive the failed delete: %v", err)
-	}
-	if !strings.Contains(log.String(), "could not be") || !strings.Contains(log.String(), ref) {
-		t.Errorf("log does not report the failed object delete of %s:\n%s", ref, log.String())
-	}
-	if _, err := ts.StateGet(ctx, ownTask, "k"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("get after delete: %v, want not found (the orphan is not read)", err)
-	}
-
-	// The next set of k repairs it: same reference, the orphan overwritten.
-	unblock()
-	if err := ts.StateSet(ctx, ownTask, "k", json.RawMessage(`"v2"`), ""); err != nil {
-		t.Fatal(err)
-	}
-	if keys := list(t, st, ""); !slices.Equal(keys, []string{ref}) {
-		t.Errorf("objects after the repairing set = %v, want only %s", keys, ref)
-	}
-	if got, err := ts.StateGet(ctx, ownTask, "k"); err != nil || string(got) != `"v2"` {
-		t.Errorf("get after the repairing set = %s, %v", got, err)
-	}
-
-	// Row first: once the try has finished the API refuses the delete, and
-	// the object is left alone.
-	if _, err := cs[0].SetState(ctx, cs[0].Identity.TIID, core.TISuccess); err != nil {
-		t.Fatal(err)
-	}
-	if err := ts.StateDelete(ctx, ownTask, "k"); err == nil {
-		t.Fatal("delete by a finished try succeeded")
-	}
-	if _, err := st.Get(ctx, ref); err != nil {
-		t.Errorf("a refused row delete removed the object: %v", err)
-	}
-	if _, ok := e.rows(t)["r1/t/0/k"]; !ok {
-		t.Error("the row of k is gone after a refused delete")
-	}
-	// docs/requirements.md#sec-3: the finished try's set is refused before it can overwrite
-	// the object the row points to.
-	if err := ts.StateSet(ctx, ownTask, "k", json.RawMessage(`"overwritten"`), ""); !errors.Is(err, core.ErrForbidden) {
-		t.Fatalf("set by a finished try: %v, want forbidden", err)
-	}
-	if got, err := st.Get(ctx, ref); err != nil || string(got) != `"v2"` {
-		t.Errorf("the object after a refused set = %s, %v; want the value before it, \"v2\"", got, err)
-	}
-}
-
-// docs/requirements.md#be-2: clear removes the rows, then every object of the scope; with
-// all map indices, those of every mapped instance of the task.
-func TestClearAllMapIndices(t *testing.T) {
+// docs/state-backends.md#sweeping: whatever removes a row holding a
+// reference — the try's delete and clear (one map index, then all),
+// retention cleanup, an admin's delete, the run's deletion — its object is
+// deleted by the next sweep, on a directory and on SeaweedFS; a finished
+// try's set is refused before it writes anything.
+func TestSweepRemovedObjects(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -199,36 +119,128 @@ func TestClearAllMapIndices(t *testing.T) {
 			st := openStore(t, b.url(t))
 			ts := make([]*stateref.State, len(cs))
 			for i, c := range cs {
-				ts[i] = wrap(t, c, st, nil)
+				ts[i] = wrap(t, c, st)
 				for _, k := range []string{"a", "b"} {
-					if err := ts[i].StateSet(ctx, ownTask, k, bigValue(2*maxValueBytes), ""); err != nil {
+					if err := ts[i].StateSet(ctx, ownTask, k, bigValue(2*maxValueBytes), "1h"); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			if n := len(list(t, st, "")); n != 6 {
+			objects := func() int { return len(list(t, st, "")) }
+			if n := objects(); n != 6 {
 				t.Fatalf("%d objects, want 6", n)
+			}
+			if err := ts[0].StateDelete(ctx, ownTask, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if n := objects(); n != 6 {
+				t.Errorf("objects right after the delete = %d, want still 6 (the sweep deletes them)", n)
 			}
 			if err := ts[0].StateClear(ctx, ownTask, false); err != nil {
 				t.Fatal(err)
 			}
-			if keys := list(t, st, ""); len(keys) != 4 || slices.ContainsFunc(keys, func(k string) bool {
-				return strings.HasPrefix(k, "task/d/r1/t/0/")
-			}) {
-				t.Errorf("after clearing map index 0: objects %v, want those of 1 and 2 only", keys)
+			if n := e.mustSweep(t, st); n != 2 || objects() != 4 ||
+				len(list(t, st, "task/d/r1/t/0/")) != 0 {
+				t.Errorf("sweep after clearing map index 0 deleted %d, left %v; want those of 1 and 2 only", n, list(t, st, ""))
 			}
-			if rows := e.rows(t); len(rows) != 4 {
-				t.Errorf("after clearing map index 0: rows %v", rows)
-			}
-			if err := ts[1].StateClear(ctx, ownTask, true); err != nil {
+
+			// docs/requirements.md#sec-3: a finished try's set is refused
+			// before it writes an object.
+			if _, err := cs[1].SetState(ctx, cs[1].Identity.TIID, core.TISuccess); err != nil {
 				t.Fatal(err)
 			}
-			if keys := list(t, st, ""); len(keys) != 0 {
-				t.Errorf("after clearing all map indices: objects %v remain", keys)
+			if err := ts[1].StateSet(ctx, ownTask, "k", json.RawMessage(`"late"`), ""); !errors.Is(err, core.ErrForbidden) {
+				t.Fatalf("set by a finished try: %v, want forbidden", err)
+			}
+			if n := objects(); n != 4 {
+				t.Errorf("objects after a refused set: %v, want the 4 there were", list(t, st, ""))
+			}
+
+			// An admin's delete, then retention cleanup of what expired.
+			if err := e.states.AdminDelete(ctx, core.Actor{Name: "ada", Role: core.RoleOp}, core.TaskScope("d", "r1", "t", 1), "a"); err != nil {
+				t.Fatal(err)
+			}
+			e.Clock.Advance(2 * time.Hour)
+			if _, err := e.states.Cleanup(ctx, false); err != nil {
+				t.Fatal(err)
 			}
 			if rows := e.rows(t); len(rows) != 0 {
-				t.Errorf("after clearing all map indices: rows %v remain", rows)
+				t.Fatalf("rows after cleanup: %v, want none", rows)
 			}
+			if n := e.mustSweep(t, st); n != 4 || objects() != 0 {
+				t.Errorf("sweep after an admin delete and cleanup deleted %d, left %v; want every object gone", n, list(t, st, ""))
+			}
+
+			// The run's deletion takes its rows; the sweep their objects.
+			cs2 := e.mappedRun(t, "r2", 1)
+			if err := wrap(t, cs2[0], st).StateSet(ctx, ownTask, "k", json.RawMessage(`1`), "never"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Store.DB().ExecContext(ctx, `DELETE FROM dag_run WHERE run_id = 'r2'`); err != nil {
+				t.Fatal(err)
+			}
+			if n := e.mustSweep(t, st); n != 1 || objects() != 0 {
+				t.Errorf("sweep after the run's deletion deleted %d, left %v", n, list(t, st, ""))
+			}
+
 		})
+	}
+}
+
+// docs/state-backends.md#sweeping: an object the sweep cannot delete stays
+// claimed and is deleted by a later sweep once its lease lapses; an object
+// whose reference was never stored (a worker died between the two) is
+// deleted once its reservation's grace ends, and its reference can no
+// longer be stored.
+func TestSweepRetriesAndGrace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	c := e.mappedRun(t, "r1", 1)[0]
+	root := filepath.Join(t.TempDir(), "state")
+	st := openStore(t, "file://"+root)
+	ts := wrap(t, c, st)
+	if err := ts.StateSet(ctx, ownTask, "k", bigValue(4*maxValueBytes), ""); err != nil {
+		t.Fatal(err)
+	}
+	ref := refIn(t, e.rows(t)["r1/t/0/k"])
+	if err := ts.StateDelete(ctx, ownTask, "k"); err != nil {
+		t.Fatal(err)
+	}
+	// A worker reserved a reference and wrote the object, then died.
+	res, err := c.StateObjectReserve(ctx, ownTask, "orphan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, res.Ref, []byte(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	unblock := blockDeletes(t, filepath.Join(root, "task", "d", "r1", "t", "0", "k"))
+	if n, err := e.sweep(t, st); err == nil || n != 0 {
+		t.Fatalf("sweep with a failing object delete = %d, %v; want an error and nothing reported", n, err)
+	}
+	unblock()
+	if n := e.mustSweep(t, st); n != 0 {
+		t.Errorf("sweep within the lease deleted %d, want 0 (the reference is still claimed)", n)
+	}
+	e.Clock.Advance(11 * time.Minute)
+	if n := e.mustSweep(t, st); n != 1 {
+		t.Errorf("sweep after the lease deleted %d, want 1", n)
+	}
+	if _, err := st.Get(ctx, ref); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("object %s after the sweep: %v, want gone", ref, err)
+	}
+
+	if n := e.mustSweep(t, st); n != 0 {
+		t.Errorf("sweep within the grace deleted %d, want 0", n)
+	}
+	e.Clock.Advance(50 * time.Minute)
+	if n := e.mustSweep(t, st); n != 1 {
+		t.Errorf("sweep after the grace deleted %d, want the orphan", n)
+	}
+	// (The try's token has expired by now: the server's store refuses the
+	// swept reference, as the conformance suite shows.)
+	if keys := list(t, st, ""); len(keys) != 0 {
+		t.Errorf("objects left: %v", keys)
 	}
 }

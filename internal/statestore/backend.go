@@ -25,6 +25,10 @@ type Write struct {
 	By          core.StateWriter
 	ExpiresAt   *time.Time
 	NeverExpire bool
+	// Object is the object reference Value holds (a write through the
+	// worker-side backend, docs/state-backends.md): its reservation is
+	// consumed with the write, or the write is refused.
+	Object string
 }
 
 // Backend keeps state values (docs/state-backends.md). Service validates
@@ -59,7 +63,7 @@ func (m *Metastore) Get(ctx context.Context, scope core.StateScope, key string) 
 // Set upserts key.
 func (m *Metastore) Set(ctx context.Context, scope core.StateScope, key string, w Write) error {
 	return m.Store.StateSet(ctx, &store.StateSetParams{Scope: scope, Key: key, Value: w.Value, Now: w.UpdatedAt,
-		By: w.By, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire})
+		By: w.By, ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire, Object: w.Object})
 }
 
 // Delete removes key (absent is fine).

@@ -40,6 +40,9 @@ type Config struct {
 	// AllowUndeclaredAssetReads lets any running task read the state of any
 	// asset, declared or not; writes always need the declaration.
 	AllowUndeclaredAssetReads bool
+	// ObjectGrace is how long a worker has to write an object and store
+	// its reference before the sweep removes it; 0 = DefaultObjectGrace.
+	ObjectGrace time.Duration
 }
 
 // Store is what Service needs of the store: state itself, assets and
@@ -47,6 +50,7 @@ type Config struct {
 // check an admin edit's scope, and transactions for audited edits.
 type Store interface {
 	store.StateStore
+	store.StateObjects
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
 	AssetGetByURI(ctx context.Context, uri string) (*core.AssetModel, error)
@@ -74,6 +78,9 @@ func New(st Store, clock core.Clock, cfg Config) *Service {
 	}
 	if cfg.MaxValueBytes <= 0 {
 		cfg.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if cfg.ObjectGrace <= 0 {
+		cfg.ObjectGrace = DefaultObjectGrace
 	}
 	return &Service{st: st, clock: clock, cfg: cfg,
 		backend: func(st store.StateStore) Backend { return &Metastore{Store: st} }}
@@ -135,8 +142,12 @@ func (s *Service) set(ctx context.Context, st store.StateStore, scope core.State
 	if len(value) > s.cfg.MaxValueBytes {
 		return nil, s.TooLarge(key, len(value))
 	}
+	object, err := s.objectOf(ctx, scope, key, value)
+	if err != nil {
+		return nil, err
+	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
-	w := Write{Value: value, UpdatedAt: now, By: by}
+	w := Write{Value: value, UpdatedAt: now, By: by, Object: object}
 	if scope.Kind == core.StateTask {
 		w.ExpiresAt, w.NeverExpire = r.Expiry(now, s.cfg.DefaultRetentionDays)
 	} else if !r.IsDefault() {

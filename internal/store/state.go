@@ -66,6 +66,37 @@ type StateSetParams struct {
 	// ExpiresAt and NeverExpire are task state's retention.
 	ExpiresAt   *time.Time
 	NeverExpire bool
+	// Object, when set, is the object reference the value holds: its
+	// reservation (StateObjectReserve) is consumed in the same
+	// transaction, and ErrConflict (nothing written) when it is gone or a
+	// sweeper has claimed it.
+	Object string
+}
+
+// StateObjects tracks the objects of the worker-side state backend
+// (docs/state-backends.md#sweeping): references the server issued for a
+// write in flight, and references whose row went — the store records
+// those itself, whatever statement removed or overwrote the row. Workers
+// holding the backend claim due references, delete their objects and
+// report them done.
+type StateObjects interface {
+	// StateObjectReserve records ref as issued for a write, due for the
+	// sweep at due unless a StateSet with Object = ref consumes it first.
+	StateObjectReserve(ctx context.Context, ref string, due time.Time) error
+	// StateObjectClaim leases up to p.Limit due references until
+	// p.Now + p.Lease (a lapsed lease may be claimed again) and returns them.
+	StateObjectClaim(ctx context.Context, p *StateObjectClaimParams) ([]string, error)
+	// StateObjectDone forgets references whose objects are deleted.
+	StateObjectDone(ctx context.Context, refs []string) error
+	// StateObjectPending counts references not yet swept (due or not).
+	StateObjectPending(ctx context.Context) (int, error)
+}
+
+// StateObjectClaimParams are StateObjectClaim's.
+type StateObjectClaimParams struct {
+	Now   time.Time
+	Limit int
+	Lease time.Duration
 }
 
 // The orders of the state lists (store.Order): the fields are the JSON

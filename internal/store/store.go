@@ -21,6 +21,7 @@ type Store interface {
 	TaskInstanceStore
 	XComStore
 	StateStore
+	StateObjects
 	AuthStore
 	MiscStore
 	AssetStore

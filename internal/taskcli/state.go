@@ -3,7 +3,6 @@ package taskcli
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +65,7 @@ func stateCmd(k stateCLI) *cobra.Command {
 	k.flags(cmd)
 	// open returns the state access and the scope of a subcommand.
 	open := func(cmd *cobra.Command) (operator.State, core.StateScope, error) {
-		st, err := inState(cmd)
+		st, err := inState()
 		if err != nil {
 			return nil, core.StateScope{}, err
 		}
@@ -173,8 +172,8 @@ func stateCmd(k stateCLI) *cobra.Command {
 
 // inState returns the running task's state: its Execution API client from
 // the environment, wrapped by the worker-side backend when
-// WEIR_STATE_BACKEND is set. Backend warnings go to stderr.
-func inState(cmd *cobra.Command) (operator.State, error) {
+// WEIR_STATE_BACKEND is set.
+func inState() (operator.State, error) {
 	c, err := execclient.ClientFromEnv()
 	if err != nil {
 		return nil, &ExitError{Code: exitFailed, Err: err}
@@ -186,7 +185,7 @@ func inState(cmd *cobra.Command) (operator.State, error) {
 	if b == nil {
 		return c, nil
 	}
-	st, err := stateref.New(c, b.Store, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	st, err := stateref.New(c, b.Store)
 	if err != nil {
 		return nil, &ExitError{Code: exitFailed, Err: err}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateobj"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/wait"
@@ -59,7 +60,7 @@ func TestWorkerStateBackend(t *testing.T) {
 	if err := env.Store.AssetSync(ctx, &store.AssetSyncParams{Spec: &dag, Now: env.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	startWorker(t, env, reg, func(w *Worker) { w.StateBackend = "file://" + dir })
+	startWorker(t, env, reg, func(w *Worker) { w.StateBackend, w.StateSweepInterval = "file://"+dir, 50*time.Millisecond })
 	wait.Until(t, 30*time.Second, "both tasks to finish", func() bool {
 		return stateOf(t, env, "r1", "go").Finished() && stateOf(t, env, "r1", "sh").Finished()
 	})
@@ -75,15 +76,31 @@ func TestWorkerStateBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for kind, ref := range map[core.StateKind]string{core.StateTask: "task/d/r1/go/-1/big", core.StateAsset: "asset/events/big"} {
+	for kind, prefix := range map[core.StateKind]string{core.StateTask: "task/d/r1/go/-1/big/", core.StateAsset: "asset/events/big/"} {
 		p := &store.StateListParams{Kind: kind, DagID: "d"}
 		rows, err := env.Store.StateList(ctx, p)
-		if err != nil || len(rows) != 1 || string(rows[0].Value) != `{"__weir_state_ref__":"`+ref+`"}` {
-			t.Errorf("%s state rows = %.200v (%v), want only the reference %s", kind, rows, err, ref)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%s state rows = %.200v (%v), want one", kind, rows, err)
+		}
+		ref, ok := stateobj.Decode(rows[0].Value)
+		if !ok || !strings.HasPrefix(ref, prefix) {
+			t.Errorf("%s state row = %.200s, want only a reference under %s", kind, rows[0].Value, prefix)
 		}
 		if obj, err := st.Get(ctx, ref); err != nil || len(obj) != len(big)+2 {
 			t.Errorf("object %s = %d bytes (%v), want %d", ref, len(obj), err, len(big)+2)
 		}
+	}
+	// Rows removed on the server (here: the run's task state cleared): the
+	// worker's sweeper deletes their objects.
+	if _, err := env.Store.StateDelete(ctx, &store.StateDeleteParams{Scope: core.TaskScope("d", "r1", "go", -1)}); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, 30*time.Second, "the sweeper to delete the task state's object", func() bool {
+		keys, err := st.List(ctx, "task/")
+		return err == nil && len(keys) == 0
+	})
+	if keys, err := st.List(ctx, "asset/"); err != nil || len(keys) != 1 {
+		t.Errorf("asset objects after the sweep = %v (%v), want the one whose row stays", keys, err)
 	}
 	shTI, _ := env.Store.TaskInstanceGetByKey(ctx, "d", "r1", "sh", -1)
 	if s := readLog(t, env, shTI); !strings.Contains(s, "backend=file://"+dir+"\n") {

@@ -52,6 +52,9 @@ type Worker struct {
 	// tasks keep task state values, only references going to the database
 	// (docs/requirements.md#be-2); "" = values in the database.
 	StateBackend string
+	// StateSweepInterval is [workers] state_sweep_interval: how often the
+	// worker deletes the objects of removed state (with StateBackend).
+	StateSweepInterval time.Duration
 
 	// RunDir is the folder of the worker's records ($WEIR_HOME/run): the
 	// process groups of running bash tasks are recorded in its
@@ -172,6 +175,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
 	w.reportUnreported(ctx)
 	w.Logger.Info("worker started", "worker_id", w.WorkerID, "queues", w.Queues, "slots", w.Concurrency)
+	if w.stateBackend != nil {
+		sw := &stateref.Sweeper{Client: w.Client, Store: w.stateBackend.Store, Logger: w.Logger, Interval: w.StateSweepInterval}
+		go sw.Run(ctx)
+	}
 
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer killTasks(errShutdown)

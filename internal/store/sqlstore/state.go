@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -73,8 +74,21 @@ func (s *Store) StateSet(ctx context.Context, p *store.StateSetParams) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	res, err := s.hotWrite(query).exec(ctx, args...)
-	return s.affectedOne(res, err, what)
+	if p.Object == "" {
+		res, err := s.hotWrite(query).exec(ctx, args...)
+		return s.affectedOne(res, err, what)
+	}
+	return s.inTx(ctx, func(tx *Store) error {
+		if err := tx.consumeStateObject(ctx, p.Object); err != nil {
+			// A repeated write (a retry after a lost answer) finds its
+			// reference stored already.
+			if cur, gerr := tx.StateGet(ctx, p.Scope, p.Key); gerr != nil || !bytes.Equal(cur.Value, p.Value) {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		res, err := tx.tx.ExecContext(ctx, query, args...)
+		return tx.affectedOne(res, err, what)
+	})
 }
 
 // StateGet returns one entry or ErrNotFound.

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskStateClearOnSuccess", testTaskStateClearOnSuccess},
 		{"TaskStateExpiry", testTaskStateExpiry},
 		{"StateTry", testStateTry},
+		{"StateObjects", testStateObjects},
 		{"AssetStateNoRetentionListAll", testAssetStateNoRetentionListAll},
 		{"AssetStateOrphansCascade", testAssetStateOrphansCascade},
 		{"TxCommitRollback", testTxCommitRollback},
