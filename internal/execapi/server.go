@@ -133,7 +133,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})
-	return mux
+	return s.versioned(mux)
 }
 
 type authedHandler func(w http.ResponseWriter, r *http.Request, c *auth.Claims) error

@@ -185,6 +185,7 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token())
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(APIVersionHeader, APIVersion)
 	if k.body != nil {
 		req.Header.Set("Content-Type", k.contentType)
 	}

@@ -173,6 +173,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	if err := w.Client.Health(ctx); execclient.IsVersionMismatch(err) {
+		return fmt.Errorf("worker: %w", err) // no retry helps: one side must be upgraded
+	}
 	w.reportUnreported(ctx)
 	w.Logger.Info("worker started", "worker_id", w.WorkerID, "queues", w.Queues, "slots", w.Concurrency)
 	if w.stateBackend != nil {
