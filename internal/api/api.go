@@ -142,6 +142,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerWatchers()
 	s.registerPools()
 	s.registerConnections()
+	s.registerVariables()
 	s.registerAssets()
 	s.registerAssetAliases()
 	s.registerAssetState()

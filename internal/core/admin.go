@@ -29,6 +29,14 @@ type Connection struct {
 	URI string // e.g. postgres://user:pass@host/db, sqlite:///path, https://host
 }
 
+// Variable is one of Airflow's Variables: a string value under a key,
+// with a description (docs/variables.md).
+type Variable struct {
+	Key         string
+	Value       string
+	Description string
+}
+
 // Job is one running Weir process.
 type Job struct {
 	ID        string

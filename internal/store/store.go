@@ -418,6 +418,15 @@ type MiscStore interface {
 	ConnectionCount(ctx context.Context, p *ConnectionListParams) (int, error)
 	ConnectionDelete(ctx context.Context, id string) error
 
+	VariableUpsert(ctx context.Context, v *core.Variable) error
+	// VariableGet returns a variable (value unsealed) or ErrNotFound.
+	VariableGet(ctx context.Context, key string) (*core.Variable, error)
+	// VariableList lists variables (store.VariableOrder); VariableCount
+	// counts them.
+	VariableList(ctx context.Context, p *VariableListParams) ([]core.Variable, error)
+	VariableCount(ctx context.Context, p *VariableListParams) (int, error)
+	VariableDelete(ctx context.Context, key string) error
+
 	// JobHeartbeat records that a process of a role is alive.
 	JobHeartbeat(ctx context.Context, j *core.Job) error
 	JobList(ctx context.Context) ([]core.Job, error)
@@ -441,6 +450,11 @@ type PoolListParams struct {
 
 // ConnectionListParams pages ConnectionList.
 type ConnectionListParams struct {
+	Page
+}
+
+// VariableListParams pages VariableList.
+type VariableListParams struct {
 	Page
 }
 

@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // Masked is what MaskKwargs shows instead of a secret.
 const Masked = "***"
-
-// sensitiveKeys are kwarg name fragments whose values are secrets (as
-// Airflow's secrets masker names them).
-var sensitiveKeys = []string{"access_token", "api_key", "apikey", "authorization", "passphrase", "passwd",
-	"password", "private_key", "secret", "token", "credential"}
 
 // MaskKwargs returns kwargs for display: the values of keys that name a
 // secret (password, token, api_key, authorization, ...), at any depth,
@@ -37,7 +34,7 @@ func mask(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			if sensitive(k) {
+			if secrets.SensitiveName(k) {
 				x[k] = Masked
 			} else {
 				x[k] = mask(val)
@@ -60,14 +57,4 @@ func mask(v any) any {
 	default:
 		return v
 	}
-}
-
-func sensitive(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range sensitiveKeys {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
 }

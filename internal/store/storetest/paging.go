@@ -122,6 +122,7 @@ func (f *fixture) pagingSeed() {
 		must(t, f.st.ImportErrorSet(f.ctx, fmt.Sprintf("f%d.yaml", 3-i), "bad", f.at(time.Duration(i%2)*time.Second)), "import error")
 		must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "p" + strconv.Itoa(i), Slots: i % 2}), "pool")
 		must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "c" + strconv.Itoa(3-i), URI: "https://x"}), "connection")
+		must(t, f.st.VariableUpsert(f.ctx, &core.Variable{Key: "v" + strconv.Itoa(3-i), Value: "x"}), "variable")
 		must(t, f.st.AuditLogAdd(f.ctx, &core.AuditEntry{When: f.at(time.Duration(i%2) * time.Second), User: "u" + strconv.Itoa(i%2),
 			Action: "dag.pause", Target: "d1"}), "audit")
 	}
@@ -177,6 +178,10 @@ func (f *fixture) pagedLists() []pagedList {
 			l, err := st.ConnectionList(ctx, &store.ConnectionListParams{Page: pg})
 			return keys(l, err, func(c core.Connection) string { return c.ID })
 		}, func() (int, error) { return st.ConnectionCount(ctx, &store.ConnectionListParams{}) }},
+		{"variables", store.VariableOrder, func(pg store.Page) ([]string, error) {
+			l, err := st.VariableList(ctx, &store.VariableListParams{Page: pg})
+			return keys(l, err, func(v core.Variable) string { return v.Key })
+		}, func() (int, error) { return st.VariableCount(ctx, &store.VariableListParams{}) }},
 		{"audit log", store.AuditLogOrder, func(pg store.Page) ([]string, error) {
 			l, err := st.AuditLogList(ctx, &store.AuditLogListParams{Page: pg})
 			return keys(l, err, func(e core.AuditEntry) string { return itoa(e.ID) })

@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UsersTokens", testUsersTokens},
 		{"Connections", testConnections},
 		{"ConnectionsAtRest", testConnectionsAtRest},
+		{"Variables", testVariables},
 		{"Pools", testPools},
 		{"JobsAudit", testJobsAudit},
 		{"AssetSync", testAssetSync},

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// VariableResponse is a variable as Airflow's REST API shows it: the value
+// of a key that names a secret (password, token, api_key, ...) is "***".
+type VariableResponse struct {
+	Key         string `json:"key"`
+	Value       string `json:"value" doc:"\"***\" when the key names a secret"`
+	Description string `json:"description"`
+	IsEncrypted bool   `json:"is_encrypted" doc:"always true: values are encrypted at rest"`
+}
+
+// VariableCollection is a page of variables.
+type VariableCollection struct {
+	Variables    []VariableResponse `json:"variables"`
+	TotalEntries int                `json:"total_entries"`
+}
+
+// VariableBody creates or updates a variable.
+type VariableBody struct {
+	Key         string  `json:"key" doc:"letters, digits, '_', '-' and '.'; at most 250"`
+	Value       string  `json:"value" doc:"at most 64 KiB"`
+	Description *string `json:"description,omitempty"`
+}
+
+type variableKeyInput struct {
+	Key string `path:"variable_key" doc:"variable key"`
+}
+
+type postVariableInput struct {
+	Body VariableBody
+}
+
+// VariablePatch updates a variable: its value, and its description when given.
+type VariablePatch struct {
+	Key         string  `json:"key,omitempty" doc:"the path's key, if given"`
+	Value       string  `json:"value" doc:"at most 64 KiB"`
+	Description *string `json:"description,omitempty" doc:"kept when absent"`
+}
+
+type patchVariableInput struct {
+	Key  string `path:"variable_key" doc:"variable key"`
+	Body VariablePatch
+}
+
+type listVariablesInput struct{ Page }
+
+func (s *server) registerVariables() {
+	tags := []string{"Variable"}
+	base := Prefix + "/variables"
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "get_variables", Method: http.MethodGet, Path: base, Tags: tags, Summary: "List variables",
+		Description: listDoc("Lists variables, secret values masked.", store.VariableOrder), Errors: []int{http.StatusBadRequest},
+	}, s.listVariables)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "get_variable", Method: http.MethodGet, Path: base + "/{variable_key}", Tags: tags,
+		Summary: "Get a variable", Errors: []int{http.StatusNotFound},
+	}, s.getVariable)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "post_variable", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a variable",
+		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusBadRequest, http.StatusConflict},
+	}, s.postVariable)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "patch_variable", Method: http.MethodPatch, Path: base + "/{variable_key}", Tags: tags,
+		Summary: "Update a variable", Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.patchVariable)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "delete_variable", Method: http.MethodDelete, Path: base + "/{variable_key}", Tags: tags,
+		Summary: "Delete a variable", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
+	}, s.deleteVariable)
+}
+
+func (s *server) listVariables(ctx context.Context, in *listVariablesInput) (*struct{ Body VariableCollection }, error) {
+	vars, total, err := listOf(ctx, s, &store.VariableListParams{Page: in.store()}, s.st.VariableList, s.st.VariableCount)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]VariableResponse, len(vars))
+	for i, v := range vars {
+		out[i] = variableResponse(v)
+	}
+	return &struct{ Body VariableCollection }{VariableCollection{Variables: out, TotalEntries: total}}, nil
+}
+
+func (s *server) getVariable(ctx context.Context, in *variableKeyInput) (*struct{ Body VariableResponse }, error) {
+	v, err := s.st.VariableGet(ctx, in.Key)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("variable %q: %w", in.Key, err))
+	}
+	return &struct{ Body VariableResponse }{variableResponse(*v)}, nil
+}
+
+func (s *server) postVariable(ctx context.Context, in *postVariableInput) (*struct{ Body VariableResponse }, error) {
+	v := core.Variable{Key: in.Body.Key, Value: in.Body.Value}
+	if in.Body.Description != nil {
+		v.Description = *in.Body.Description
+	}
+	if err := s.svc.SaveVariable(ctx, actor(ctx), v, false); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body VariableResponse }{variableResponse(v)}, nil
+}
+
+func (s *server) patchVariable(ctx context.Context, in *patchVariableInput) (*struct{ Body VariableResponse }, error) {
+	if in.Body.Key != "" && in.Body.Key != in.Key {
+		return nil, invalid(fmt.Sprintf("body key %q does not match the path's %q: a variable cannot be renamed", in.Body.Key, in.Key))
+	}
+	cur, err := s.st.VariableGet(ctx, in.Key)
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("variable %q: %w", in.Key, err))
+	}
+	v := core.Variable{Key: in.Key, Value: in.Body.Value, Description: cur.Description}
+	if in.Body.Description != nil {
+		v.Description = *in.Body.Description
+	}
+	if err := s.svc.SaveVariable(ctx, actor(ctx), v, true); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body VariableResponse }{variableResponse(v)}, nil
+}
+
+func (s *server) deleteVariable(ctx context.Context, in *variableKeyInput) (*struct{}, error) {
+	if err := s.svc.DeleteVariable(ctx, actor(ctx), in.Key); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return nil, nil
+}
+
+// variableResponse shows v with a secret's value masked.
+func variableResponse(v core.Variable) VariableResponse {
+	if secrets.SensitiveName(v.Key) {
+		v.Value = redacted
+	}
+	return VariableResponse{Key: v.Key, Value: v.Value, Description: v.Description, IsEncrypted: true}
+}

@@ -1,0 +1,62 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
+)
+
+// docs/variables.md over REST, in Airflow's shapes: create, get, list,
+// update, delete; a secret key's value is never answered; bad input and
+// a viewer are refused with nothing changed; every change is audited.
+func TestVariables(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var v api.VariableResponse
+	e.must(http.StatusCreated, core.RoleOp, "POST", "/api/v2/variables",
+		map[string]any{"key": "region", "value": `{"name": "eu"}`, "description": "where we run"}, &v)
+	if want := (api.VariableResponse{Key: "region", Value: `{"name": "eu"}`, Description: "where we run", IsEncrypted: true}); v != want {
+		t.Errorf("created %+v, want %+v", v, want)
+	}
+	e.must(http.StatusCreated, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "api_password", "value": "hunter2"}, nil)
+	for _, path := range []string{"/api/v2/variables", "/api/v2/variables/api_password"} {
+		if status, b := e.call(core.RoleOp, "GET", path, nil); status != http.StatusOK || strings.Contains(string(b), "hunter2") ||
+			!strings.Contains(string(b), `"***"`) {
+			t.Errorf("GET %s: %d %s, want the secret masked", path, status, b)
+		}
+	}
+	var list api.VariableCollection
+	e.must(http.StatusOK, core.RoleOp, "GET", "/api/v2/variables?order_by=-key", nil, &list)
+	if list.TotalEntries != 2 || list.Variables[0].Key != "region" {
+		t.Errorf("list by -key: %+v", list)
+	}
+
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/variables/region", map[string]any{"value": "us"}, &v)
+	if v.Value != "us" || v.Description != "where we run" {
+		t.Errorf("patched %+v, want the value replaced and the description kept", v)
+	}
+	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "region", "value": "x"},
+		`variable "region" already exists`)
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "has space", "value": "x"},
+		`variable key "has space"`)
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/variables",
+		map[string]any{"key": "big", "value": strings.Repeat("x", 65<<10)}, "more than the 65536 allowed")
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/variables/region", map[string]any{"key": "other", "value": "x"},
+		"cannot be renamed")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", "/api/v2/variables/nope", map[string]any{"value": "x"}, `variable "nope"`)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "GET", "/api/v2/variables/region", nil, "op")
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "POST", "/api/v2/variables", map[string]any{"key": "k", "value": "x"}, "op")
+
+	if status, _ := e.call(core.RoleOp, "DELETE", "/api/v2/variables/region", nil); status != http.StatusNoContent {
+		t.Errorf("delete: %d", status)
+	}
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "GET", "/api/v2/variables/region", nil, `variable "region"`)
+	for _, a := range []string{"variable.create", "variable.update", "variable.delete"} {
+		if !e.hasAudit("op", a, "region") {
+			t.Errorf("no audit entry %s of region: %+v", a, e.audit())
+		}
+	}
+}
