@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/secrets"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -106,7 +107,7 @@ func (s *server) postVariable(ctx context.Context, in *postVariableInput) (*stru
 	if in.Body.Description != nil {
 		v.Description = *in.Body.Description
 	}
-	if err := s.svc.SaveVariable(ctx, actor(ctx), v, false); err != nil {
+	if err := s.svc.SaveVariable(ctx, actor(ctx), v, service.VariableWrite{OnlyNew: true}); err != nil {
 		return nil, s.problem(ctx, err)
 	}
 	return &struct{ Body VariableResponse }{variableResponse(v)}, nil
@@ -116,16 +117,20 @@ func (s *server) patchVariable(ctx context.Context, in *patchVariableInput) (*st
 	if in.Body.Key != "" && in.Body.Key != in.Key {
 		return nil, invalid(fmt.Sprintf("body key %q does not match the path's %q: a variable cannot be renamed", in.Body.Key, in.Key))
 	}
-	cur, err := s.st.VariableGet(ctx, in.Key)
-	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("variable %q: %w", in.Key, err))
-	}
-	v := core.Variable{Key: in.Key, Value: in.Body.Value, Description: cur.Description}
+	v := core.Variable{Key: in.Key, Value: in.Body.Value}
 	if in.Body.Description != nil {
 		v.Description = *in.Body.Description
 	}
-	if err := s.svc.SaveVariable(ctx, actor(ctx), v, true); err != nil {
+	w := service.VariableWrite{OnlyExisting: true, KeepDescription: in.Body.Description == nil}
+	if err := s.svc.SaveVariable(ctx, actor(ctx), v, w); err != nil {
 		return nil, s.problem(ctx, err)
+	}
+	if w.KeepDescription {
+		cur, err := s.st.VariableGet(ctx, in.Key)
+		if err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		v = *cur
 	}
 	return &struct{ Body VariableResponse }{variableResponse(v)}, nil
 }

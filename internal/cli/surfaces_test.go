@@ -217,6 +217,19 @@ func TestCLIAndRESTShareEveryRule(t *testing.T) {
 					cli:       func(s *surfaces, sfx string) { s.run("connections", "add", "c"+sfx, "https://x") },
 					wantEntry: "connection.create c%s ",
 				},
+				{
+					name: "variable",
+					rest: func(s *surfaces, sfx string) {
+						s.rest("POST", "/api/v2/variables", map[string]any{"key": "v" + sfx, "value": "x"})
+					},
+					cli:       func(s *surfaces, sfx string) { s.run("variables", "set", "v"+sfx, "x") },
+					wantEntry: "variable.create v%s ",
+					check: func(s *surfaces, sfx string) {
+						if got := s.run("variables", "get", "v"+sfx); got != "x\n" {
+							s.t.Errorf("variables get v%s = %q, want x", sfx, got)
+						}
+					},
+				},
 			}
 			for _, c := range cases {
 				for _, side := range []struct {

@@ -121,6 +121,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))
 	mux.HandleFunc("DELETE "+xcom, s.execution(s.xcomDelete))
 	mux.HandleFunc("GET /execution/connections/{conn_id}", s.execution(s.connectionGet))
+	mux.HandleFunc("GET /execution/variables/{key}", s.execution(s.variableGet))
 	s.registerState(mux, d.State, d.Store)
 	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
 	s.svc = d.Service

@@ -23,6 +23,7 @@ type storePort interface {
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error)
 	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
+	VariableGet(ctx context.Context, key string) (*core.Variable, error)
 	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
 	TaskInstanceStart(ctx context.Context, p *store.TaskInstanceStartParams) (*core.TaskInstance, error)
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error

@@ -18,12 +18,18 @@ var variableKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,250}$`)
 // MaxVariableBytes bounds a variable's value.
 const MaxVariableBytes = 64 << 10
 
-// SaveVariable stores a variable (docs/variables.md). With replace an
-// existing one is overwritten (PATCH, `weir variables set`); without, it
-// is a conflict (POST /variables, as Airflow). Needs role op. Errors wrap
-// core.ErrInvalid for a bad key or an oversized value (the message never
-// echoes the value: it may be a secret) and core.ErrConflict.
-func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Variable, replace bool) error {
+// VariableWrite says how SaveVariable treats an existing variable.
+type VariableWrite struct {
+	OnlyNew         bool // an existing key is a conflict (POST /variables, as Airflow)
+	OnlyExisting    bool // a missing key is not found (PATCH)
+	KeepDescription bool // an existing variable keeps its description
+}
+
+// SaveVariable stores a variable (docs/variables.md) as w says. Needs role
+// op. Errors wrap core.ErrInvalid for a bad key or an oversized value (the
+// message never echoes the value: it may be a secret), core.ErrConflict
+// and core.ErrNotFound.
+func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Variable, w VariableWrite) error {
 	if !variableKeyPattern.MatchString(v.Key) {
 		return fmt.Errorf("variable key %q must be 1 to 250 letters, digits, '_', '-' or '.': %w", v.Key, core.ErrInvalid)
 	}
@@ -32,11 +38,17 @@ func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Var
 	}
 	c := &change{actor: actor, need: core.RoleOp, action: audit.VariableCreate, target: v.Key}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
-		switch _, err := tx.VariableGet(ctx, v.Key); {
-		case err == nil && !replace:
+		cur, err := tx.VariableGet(ctx, v.Key)
+		switch {
+		case err == nil && w.OnlyNew:
 			return fmt.Errorf("variable %q already exists; update it instead: %w", v.Key, core.ErrConflict)
 		case err == nil:
 			c.action = audit.VariableUpdate
+			if w.KeepDescription {
+				v.Description = cur.Description
+			}
+		case errors.Is(err, core.ErrNotFound) && w.OnlyExisting:
+			return fmt.Errorf("variable %q: %w", v.Key, err)
 		case !errors.Is(err, core.ErrNotFound):
 			return fmt.Errorf("look up variable %q: %w", v.Key, err)
 		}

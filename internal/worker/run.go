@@ -152,6 +152,10 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		return v, json.Unmarshal(raw, &v)
 	}}
 	tctx := template.WithEvents(template.Context(&rc.DagRun, &ti, wl.Dag.Params), rc.TriggeringAssetEvents, rc.TriggeringAssetEventsTotal)
+	tctx, err := withVariables(ctx, tc, tctx, wl.Task.Args, red)
+	if err != nil {
+		return core.TIFailed, err
+	}
 	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)

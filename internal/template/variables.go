@@ -1,0 +1,133 @@
+package template
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+	tparse "text/template/parse"
+)
+
+// VariableRefs lists the variables the templates in args (at any depth,
+// as RenderArgs walks them) read as {{ .var.value.KEY }} (the string) or
+// {{ .var.json.KEY }} (its value decoded as JSON): the worker fetches
+// exactly these before rendering (WithVariables). Each key once, sorted.
+func VariableRefs(args any) (values, jsons []string) {
+	found := map[string]map[string]bool{"value": {}, "json": {}}
+	var visit func(v any)
+	visit = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if strings.Contains(x, ".var.") {
+				scanVars(x, found)
+			}
+		case map[string]any:
+			for _, e := range x {
+				visit(e)
+			}
+		case map[string]string:
+			for _, e := range x {
+				visit(e)
+			}
+		case []any:
+			for _, e := range x {
+				visit(e)
+			}
+		case []string:
+			for _, e := range x {
+				visit(e)
+			}
+		}
+	}
+	visit(args)
+	keys := func(m map[string]bool) []string {
+		out := make([]string, 0, len(m))
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return keys(found["value"]), keys(found["json"])
+}
+
+// scanVars adds the .var.value.KEY and .var.json.KEY fields of template s
+// to found (a template that does not parse reads none: rendering reports it).
+func scanVars(s string, found map[string]map[string]bool) {
+	t, err := template.New("").Funcs(Funcs{}.funcMap()).Parse(s)
+	if err != nil {
+		return
+	}
+	note := func(ident []string) {
+		if len(ident) >= 3 && ident[0] == "var" && found[ident[1]] != nil {
+			found[ident[1]][ident[2]] = true
+		}
+	}
+	var walk func(n tparse.Node)
+	walk = func(n tparse.Node) {
+		switch x := n.(type) {
+		case *tparse.ListNode:
+			if x != nil {
+				for _, c := range x.Nodes {
+					walk(c)
+				}
+			}
+		case *tparse.ActionNode:
+			walk(x.Pipe)
+		case *tparse.IfNode:
+			walk(x.Pipe)
+			walk(x.List)
+			walk(x.ElseList)
+		case *tparse.RangeNode:
+			walk(x.Pipe)
+			walk(x.List)
+			walk(x.ElseList)
+		case *tparse.WithNode:
+			walk(x.Pipe)
+			walk(x.List)
+			walk(x.ElseList)
+		case *tparse.TemplateNode:
+			walk(x.Pipe)
+		case *tparse.PipeNode:
+			if x != nil {
+				for _, c := range x.Cmds {
+					for _, a := range c.Args {
+						walk(a)
+					}
+				}
+			}
+		case *tparse.FieldNode:
+			note(x.Ident)
+		case *tparse.VariableNode: // {{ $.var.value.x }}
+			if x.Ident[0] == "$" {
+				note(x.Ident[1:])
+			}
+		}
+	}
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil {
+			walk(tt.Root)
+		}
+	}
+}
+
+// WithVariables adds the variables a task's templates read to a template
+// context as .var.value (strings) and .var.json (decoded JSON). A value
+// read as JSON that is not JSON is an error naming the variable.
+func WithVariables(ctx map[string]any, values map[string]string, jsons map[string]string) (map[string]any, error) {
+	v := make(map[string]any, len(values))
+	for k, s := range values {
+		v[k] = s
+	}
+	j := make(map[string]any, len(jsons))
+	for k, s := range jsons {
+		var x any
+		if err := json.Unmarshal([]byte(s), &x); err != nil {
+			return nil, fmt.Errorf("variable %q is read as JSON ({{ .var.json.%s }}) but its value is not JSON: %w", k, k, err)
+		}
+		j[k] = x
+	}
+	ctx["var"] = map[string]any{"value": v, "json": j}
+	return ctx, nil
+}
