@@ -1,3 +1,11 @@
+// Package stateref is the worker-side object-store backend of task state
+// and asset state (docs/state-backends.md, `[workers] state_backend`). It runs in the
+// worker and in the in-task CLI, never on the api-server: a value is
+// written to an objstore.Store under a reference the Execution API issues
+// (package stateobj names it), and only a small reference object is sent
+// to the API and kept in the database. State wraps the Execution API
+// client with that behaviour for every kind of state; Sweeper deletes the
+// objects of removed values (docs/state-backends.md#sweeping).
 package stateref
 
 import (

@@ -19,7 +19,7 @@ func TestWorkerStopsOnVersionMismatch(t *testing.T) {
 	t.Parallel()
 	const detail = "the client (a worker or the in-task CLI) speaks Execution API 2026-12-01, older than this api-server supports: " +
 		"this api-server speaks Execution API 2027-06-01 to 2027-09-01; upgrade the workers"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set(execclient.APIVersionHeader, "2027-09-01")
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusBadRequest)
