@@ -159,6 +159,7 @@ func Defaults(home string) *Config {
 func Load(home string, environ []string) (*Config, error) {
 	cfg := Defaults(home)
 	path := filepath.Join(home, FileName)
+	var fileConn string // [database] conn as the file says it, "" = not set there
 	if b, err := os.ReadFile(path); err == nil {
 		md, err := toml.Decode(string(b), cfg)
 		if err != nil {
@@ -171,10 +172,16 @@ func Load(home string, environ []string) (*Config, error) {
 			}
 			return nil, fmt.Errorf("read %s: unknown option(s): %s", path, strings.Join(keys, ", "))
 		}
+		if md.IsDefined("database", "conn") {
+			fileConn = cfg.Database.Conn
+		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := cfg.applyEnv(environ); err != nil {
+		return nil, err
+	}
+	if err := databaseAgrees(path, fileConn, environ); err != nil {
 		return nil, err
 	}
 	cfg.Home = home
