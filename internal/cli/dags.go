@@ -19,6 +19,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "dags", Short: "List, inspect, trigger, pause and test DAGs"}
 	var asJSON bool
 	var pf pageFlags
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List DAGs known to the database, by dag_id",
@@ -33,18 +34,15 @@ func (a *app) dagsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), dags)
-				}
 				rows := make([][]string, len(dags))
 				for i, d := range dags {
 					rows[i] = []string{d.DagID, strconv.FormatBool(d.IsPaused), orDash(d.Schedule), strings.Join(d.Tags, ","), d.FileLoc}
 				}
-				return table(cmd.OutOrStdout(), []string{"DAG_ID", "PAUSED", "SCHEDULE", "TAGS", "FILELOC"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(dags), []string{"DAG_ID", "PAUSED", "SCHEDULE", "TAGS", "FILELOC"}, rows)
 			})
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(list)
 	pf.add(list, "DAGs", 100)
 
 	show := &cobra.Command{
@@ -137,6 +135,7 @@ func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
 
 func (a *app) importErrorsCmd() *cobra.Command {
 	var pf pageFlags
+	var out output
 	cmd := &cobra.Command{
 		Use:   "list-import-errors",
 		Short: "List DAG files that failed to load, with the reason",
@@ -151,6 +150,13 @@ func (a *app) importErrorsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if !out.isTable() {
+					rows := make([][]string, len(errs))
+					for i, e := range errs {
+						rows[i] = []string{e.Filename, e.Message}
+					}
+					return out.print(cmd.OutOrStdout(), nonNilList(errs), nil, rows)
+				}
 				if len(errs) == 0 {
 					fmt.Fprintln(cmd.OutOrStdout(), "no import errors")
 				}
@@ -162,6 +168,7 @@ func (a *app) importErrorsCmd() *cobra.Command {
 		},
 	}
 	pf.add(cmd, "files", 50)
+	out.add(cmd)
 	return cmd
 }
 

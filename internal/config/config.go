@@ -98,6 +98,9 @@ type Workers struct {
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
+	// StateStoreBackend is Airflow 3.3's name of StateBackend; Validate
+	// makes the two equal (setting both to different values is an error).
+	StateStoreBackend string `toml:"state_store_backend" comment:"Airflow's name of state_backend (either may be set; both to different values is an error)"`
 }
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).

@@ -108,3 +108,21 @@ func TestPersist(t *testing.T) {
 		t.Errorf("a refused Persist changed the file:\n%s", after)
 	}
 }
+
+// [workers] state_store_backend is Airflow's name of state_backend: either
+// sets the backend, and the two set differently are refused.
+func TestStateStoreBackendIsAirflowsName(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	cfg, err := Load(home, []string{"WEIR__WORKERS__STATE_STORE_BACKEND=file:///var/weir/state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Workers.StateBackend != "file:///var/weir/state" {
+		t.Errorf("state_backend = %q, want the state_store_backend value", cfg.Workers.StateBackend)
+	}
+	_, err = Load(home, []string{"WEIR__WORKERS__STATE_STORE_BACKEND=file:///a", "WEIR__WORKERS__STATE_BACKEND=file:///b"})
+	if err == nil || !strings.Contains(err.Error(), "state_store_backend") || !strings.Contains(err.Error(), "file:///b") {
+		t.Errorf("two different backends: err = %v, want one naming both", err)
+	}
+}
