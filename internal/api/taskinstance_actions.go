@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -25,6 +26,10 @@ type clearTIsInput struct {
 		OnlyFailed    *bool    `json:"only_failed,omitempty" doc:"clear only failed and upstream_failed instances (default true, as in Airflow)"`
 		DryRun        *bool    `json:"dry_run,omitempty" doc:"only report what would be cleared (default true, as in Airflow)"`
 		KeepTaskState bool     `json:"keep_task_state,omitempty" doc:"keep the cleared instances' task state (by default a clear deletes it)"`
+		// Airflow's clearTaskInstances fields for the CLI's --downstream and date range.
+		IncludeDownstream bool       `json:"include_downstream,omitempty" doc:"also clear every task downstream of task_ids"`
+		StartDate         *time.Time `json:"start_date,omitempty" doc:"only runs whose logical date is at or after this"`
+		EndDate           *time.Time `json:"end_date,omitempty" doc:"only runs whose logical date is at or before this"`
 	}
 }
 
@@ -60,7 +65,8 @@ func (s *server) patchTaskInstance(ctx context.Context, in *patchTIInput) (*stru
 func (s *server) clearTaskInstances(ctx context.Context, in *clearTIsInput) (*struct{ Body ClearResult }, error) {
 	tis, err := s.svc.Clear(ctx, actor(ctx), service.ClearParams{DagID: in.DagID, RunID: in.Body.DagRunID,
 		TaskIDs: in.Body.TaskIDs, OnlyFailed: in.Body.OnlyFailed == nil || *in.Body.OnlyFailed,
-		KeepTaskState: in.Body.KeepTaskState, DryRun: dryRun(in.Body.DryRun)})
+		KeepTaskState: in.Body.KeepTaskState, DryRun: dryRun(in.Body.DryRun),
+		Downstream: in.Body.IncludeDownstream, StartDate: in.Body.StartDate, EndDate: in.Body.EndDate})
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}

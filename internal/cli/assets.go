@@ -23,6 +23,7 @@ func (a *app) assetsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "assets", Short: "List assets, their events, aliases and watchers; create events; emit or add to an alias from a task"}
 	var (
 		asJSON, all                 bool
+		out                         output
 		assetName, partition        string
 		listPF, eventsPF, aliasesPF pageFlags
 	)
@@ -44,20 +45,17 @@ func (a *app) assetsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), nonNilList(assets))
-				}
 				rows := make([][]string, len(assets))
 				for i, x := range assets {
 					rows[i] = []string{strconv.FormatInt(x.ID, 10), x.Name, x.URI, x.Group, strconv.FormatBool(x.Active),
 						fmtTime(&x.UpdatedAt)}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "NAME", "URI", "GROUP", "ACTIVE", "UPDATED"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(assets), []string{"ID", "NAME", "URI", "GROUP", "ACTIVE", "UPDATED"}, rows)
 			})
 		},
 	}
 	list.Flags().BoolVar(&all, "all", false, "include inactive assets")
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(list)
 	listPF.add(list, "assets", 100)
 
 	show := &cobra.Command{
@@ -123,9 +121,6 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 					return err
 				}
 				slices.Reverse(evs)
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), nonNilList(evs))
-				}
 				rows := make([][]string, len(evs))
 				for i, e := range evs {
 					part := "-"
@@ -134,7 +129,7 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 					}
 					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, part, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "ASSET", "PARTITION", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(evs), []string{"ID", "ASSET", "PARTITION", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
 			})
 		},
 	}
@@ -142,7 +137,7 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 	events.Flags().StringVar(&partition, "partition", "", "only events with this partition key")
 	events.AddCommand(a.assetEventCreateCmd())
 	eventsPF.add(events, "events", 50)
-	events.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(events)
 
 	aliases := &cobra.Command{
 		Use:   "aliases [NAME]",
@@ -162,9 +157,6 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), nonNilList(all))
-				}
 				var rows [][]string
 				for _, x := range all {
 					if len(x.Assets) == 0 {
@@ -174,11 +166,11 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 						rows = append(rows, []string{x.Name, as.Name, fmtTime(&as.FirstAssociatedAt), fmtTime(&as.LastAssociatedAt)})
 					}
 				}
-				return table(cmd.OutOrStdout(), []string{"ALIAS", "ASSET", "FIRST ASSOCIATED", "LAST ASSOCIATED"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(all), []string{"ALIAS", "ASSET", "FIRST ASSOCIATED", "LAST ASSOCIATED"}, rows)
 			})
 		},
 	}
-	aliases.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(aliases)
 	aliasesPF.add(aliases, "aliases", 100)
 
 	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd(), a.watchersCmd())

@@ -16,9 +16,9 @@ import (
 func (a *app) auditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log of administrative changes"}
 	var (
-		pf     pageFlags
-		p      store.AuditLogListParams
-		asJSON bool
+		pf  pageFlags
+		p   store.AuditLogListParams
+		out output
 	)
 	list := &cobra.Command{
 		Use:   "list",
@@ -39,18 +39,13 @@ entry by its id without counting the entries before it (a keyset cursor).`,
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					out := make([]api.EventLog, len(entries))
-					for i, e := range entries {
-						out[i] = api.EventLogOf(e)
-					}
-					return printJSON(cmd.OutOrStdout(), out)
-				}
+				logs := make([]api.EventLog, len(entries))
 				rows := make([][]string, len(entries))
 				for i, e := range entries {
+					logs[i] = api.EventLogOf(e)
 					rows[i] = []string{strconv.FormatInt(e.ID, 10), fmtTime(&e.When), e.User, e.Action, orDash(e.Target), orDash(e.Detail)}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "WHEN", "OWNER", "EVENT", "TARGET", "DETAIL"}, rows)
+				return out.print(cmd.OutOrStdout(), logs, []string{"ID", "WHEN", "OWNER", "EVENT", "TARGET", "DETAIL"}, rows)
 			})
 		},
 	}
@@ -58,7 +53,7 @@ entry by its id without counting the entries before it (a keyset cursor).`,
 	list.Flags().StringVar(&p.User, "owner", "", "only entries by this user (the CLI records cli:<os user>)")
 	list.Flags().StringVar(&p.Target, "target", "", "only entries about this target, e.g. a dag_id")
 	list.Flags().Int64Var(&p.BeforeID, "before-id", 0, "only entries older than this id (keyset cursor)")
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(list)
 	pf.add(list, "entries", 50)
 	cmd.AddCommand(list)
 	return cmd

@@ -35,6 +35,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 			})
 		},
 	}
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List connections from the database and from the configuration",
@@ -53,10 +54,20 @@ func (a *app) connectionsCmd() *cobra.Command {
 					rows = append(rows, []string{id, config.RedactURI(uri), "config"})
 				}
 				sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], " ") < strings.Join(rows[j], " ") })
-				return table(cmd.OutOrStdout(), []string{"CONN_ID", "URI", "SOURCE"}, rows)
+				type listed struct {
+					ConnID string `json:"connection_id"`
+					URI    string `json:"uri"`
+					Source string `json:"source"`
+				}
+				items := make([]listed, len(rows))
+				for i, r := range rows {
+					items[i] = listed{r[0], r[1], r[2]}
+				}
+				return out.print(cmd.OutOrStdout(), items, []string{"CONN_ID", "URI", "SOURCE"}, rows)
 			})
 		},
 	}
+	out.add(list)
 	del := &cobra.Command{
 		Use:   "delete CONN_ID",
 		Short: "Delete a connection from the database",

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
@@ -19,6 +22,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "dags", Short: "List, inspect, trigger, pause and test DAGs"}
 	var asJSON bool
 	var pf pageFlags
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List DAGs known to the database, by dag_id",
@@ -33,18 +37,15 @@ func (a *app) dagsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), dags)
-				}
 				rows := make([][]string, len(dags))
 				for i, d := range dags {
 					rows[i] = []string{d.DagID, strconv.FormatBool(d.IsPaused), orDash(d.Schedule), strings.Join(d.Tags, ","), d.FileLoc}
 				}
-				return table(cmd.OutOrStdout(), []string{"DAG_ID", "PAUSED", "SCHEDULE", "TAGS", "FILELOC"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(dags), []string{"DAG_ID", "PAUSED", "SCHEDULE", "TAGS", "FILELOC"}, rows)
 			})
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(list)
 	pf.add(list, "DAGs", 100)
 
 	show := &cobra.Command{
@@ -66,12 +67,9 @@ func (a *app) dagsCmd() *cobra.Command {
 				if d.Description != "" {
 					fmt.Fprintf(out, "description: %s\n", d.Description)
 				}
-				rows := make([][]string, len(d.Tasks))
-				for i, t := range d.Tasks {
-					rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.DependsOn, ",")), orDash(string(t.TriggerRule)), strconv.Itoa(t.Retries)}
-				}
 				fmt.Fprintln(out)
-				return table(out, []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows)
+				header, rows := taskRows(&d)
+				return table(out, header, rows)
 			})
 		},
 	}
@@ -101,7 +99,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	trigger.Flags().StringVar(&runID, "run-id", "", "run id (default manual__<logical date>)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
-		a.importErrorsCmd(), a.dagWarningsCmd(), a.dagsTestCmd())
+		a.importErrorsCmd(), a.dagWarningsCmd(), a.dagsTestCmd(), a.dagsStateCmd(), a.dagsNextExecutionCmd())
 	return cmd
 }
 
@@ -137,6 +135,7 @@ func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
 
 func (a *app) importErrorsCmd() *cobra.Command {
 	var pf pageFlags
+	var out output
 	cmd := &cobra.Command{
 		Use:   "list-import-errors",
 		Short: "List DAG files that failed to load, with the reason",
@@ -151,6 +150,13 @@ func (a *app) importErrorsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if !out.isTable() {
+					rows := make([][]string, len(errs))
+					for i, e := range errs {
+						rows[i] = []string{e.Filename, e.Message}
+					}
+					return out.print(cmd.OutOrStdout(), nonNilList(errs), nil, rows)
+				}
 				if len(errs) == 0 {
 					fmt.Fprintln(cmd.OutOrStdout(), "no import errors")
 				}
@@ -162,6 +168,7 @@ func (a *app) importErrorsCmd() *cobra.Command {
 		},
 	}
 	pf.add(cmd, "files", 50)
+	out.add(cmd)
 	return cmd
 }
 
@@ -170,4 +177,108 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// dagsStateCmd is `weir dags state DAG_ID RUN_ID|LOGICAL_DATE`, as
+// `airflow dags state`: it prints the run's state.
+func (a *app) dagsStateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "state DAG_ID RUN_ID|LOGICAL_DATE",
+		Short:   "Print the state of a DAG run, found by run id or logical date",
+		Example: "  weir dags state etl manual__2026-01-02T00:00:00Z\n  weir dags state etl 2026-01-02",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				ctx, st := cmd.Context(), svc.Store()
+				run, err := st.DagRunGet(ctx, args[0], args[1])
+				if errors.Is(err, core.ErrNotFound) {
+					if at, perr := parseDateFlag("logical date", args[1]); perr == nil {
+						var found []core.DagRun
+						found, err = st.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateFrom: at, LogicalDateTo: at,
+							Page: store.Page{Limit: 1}})
+						if err == nil && len(found) == 1 {
+							run = &found[0]
+						} else if err == nil {
+							err = fmt.Errorf("dag_id %q has no run with run id or logical date %q: %w", args[0], args[1], core.ErrNotFound)
+						}
+					} else {
+						err = fmt.Errorf("dag_id %q has no run %q (give a run id, or a logical date such as 2026-01-02): %w", args[0], args[1], core.ErrNotFound)
+					}
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), run.State)
+				return nil
+			})
+		},
+	}
+}
+
+// dagsNextExecutionCmd is `weir dags next-execution DAG_ID`, as Airflow's:
+// the logical dates of the next scheduled runs.
+func (a *app) dagsNextExecutionCmd() *cobra.Command {
+	var n int
+	cmd := &cobra.Command{
+		Use:   "next-execution DAG_ID",
+		Short: "Print the logical dates of a DAG's next scheduled runs (none: no schedule, or past its end_date)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				d, err := svc.Store().DagGet(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("dag_id %q: %w", args[0], err)
+				}
+				next, err := svc.NextDataIntervals(cmd.Context(), args[0], n)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if d.IsPaused {
+					fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: these runs start only once it is unpaused\n", d.DagID)
+				}
+				if len(next) == 0 {
+					fmt.Fprintln(out, "None")
+				}
+				for _, iv := range next {
+					fmt.Fprintln(out, iv.Start.UTC().Format(time.RFC3339))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&n, "num-executions", "n", 1, "how many of the next runs to print")
+	return cmd
+}
+
+// tasksListCmd is `weir tasks list DAG_ID`: the tasks of a DAG's latest
+// version, in the DAG's order, as `airflow tasks list`.
+func (a *app) tasksListCmd() *cobra.Command {
+	var out output
+	cmd := &cobra.Command{
+		Use:   "list DAG_ID",
+		Short: "List the tasks of a DAG (its latest version) with their operator and upstreams",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				v, err := st.DagVersionLatest(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("dag_id %q: %w", args[0], err)
+				}
+				header, rows := taskRows(&v.Spec)
+				return out.print(cmd.OutOrStdout(), nonNilList(v.Spec.Tasks), header, rows)
+			})
+		},
+	}
+	out.add(cmd)
+	return cmd
+}
+
+// taskRows is the table of a DAG's tasks (weir dags show, weir tasks list).
+func taskRows(d *core.DAG) ([]string, [][]string) {
+	rows := make([][]string, len(d.Tasks))
+	for i, t := range d.Tasks {
+		rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.DependsOn, ",")), orDash(string(t.TriggerRule)), strconv.Itoa(t.Retries)}
+	}
+	return []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows
 }

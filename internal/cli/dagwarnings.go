@@ -16,6 +16,7 @@ import (
 func (a *app) dagWarningsCmd() *cobra.Command {
 	var (
 		pf          pageFlags
+		format      output
 		dagID, kind string
 	)
 	cmd := &cobra.Command{
@@ -34,6 +35,13 @@ func (a *app) dagWarningsCmd() *cobra.Command {
 					return err
 				}
 				out := cmd.OutOrStdout()
+				if !format.isTable() {
+					rows := make([][]string, len(ws))
+					for i, w := range ws {
+						rows[i] = []string{w.DagID, w.WarningType, w.Message}
+					}
+					return format.print(out, nonNilList(ws), nil, rows)
+				}
 				if len(ws) == 0 {
 					fmt.Fprintln(out, "no dag warnings")
 				}
@@ -47,5 +55,6 @@ func (a *app) dagWarningsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&dagID, "dag-id", "", "only this DAG's warnings")
 	cmd.Flags().StringVar(&kind, "warning-type", "", `only warnings of this type, such as "unquoted trigger data"`)
 	pf.add(cmd, "warnings", 50)
+	format.add(cmd)
 	return cmd
 }

@@ -20,7 +20,7 @@ func TestUnknownCommandsExitTwo(t *testing.T) {
 		want string
 	}{
 		{[]string{"dags", "delete", "etl"}, `unknown command "delete" for "weir dags" (its commands: list,`},
-		{[]string{"state-store", "clean"}, `unknown command "clean" for "weir state-store"; did you mean cleanup-task-store?`},
+		{[]string{"state-store", "cleanup-task"}, `unknown command "cleanup-task" for "weir state-store"; did you mean cleanup-task-store?`},
 		{[]string{"dag", "list"}, `unknown command "dag" for "weir"; did you mean dags?`},
 		{[]string{"assets"}, `"weir assets" needs a command: add-to-alias, aliases, emit, events, list, show, watchers`},
 		{[]string{"db", "upgrade"}, `unknown command "upgrade" for "weir db"`},

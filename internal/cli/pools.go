@@ -15,6 +15,7 @@ import (
 func (a *app) poolsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "pools", Short: "Manage pools, which bound how many task instances run at once"}
 	var pf pageFlags
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List pools by name",
@@ -34,11 +35,12 @@ func (a *app) poolsCmd() *cobra.Command {
 				for i, p := range pools {
 					rows[i] = []string{p.Name, strconv.Itoa(p.Slots), orDash(p.Description)}
 				}
-				return table(cmd.OutOrStdout(), []string{"POOL", "SLOTS", "DESCRIPTION"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(pools), []string{"POOL", "SLOTS", "DESCRIPTION"}, rows)
 			})
 		},
 	}
 	pf.add(list, "pools", 100)
+	out.add(list)
 	set := &cobra.Command{
 		Use:     "set NAME SLOTS [DESCRIPTION]",
 		Short:   "Create a pool or change its slots (and description)",

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,9 +26,17 @@ func (a *app) standaloneCmd() *cobra.Command {
 		Use:   "standalone",
 		Short: "Run everything in one process (api-server, scheduler, triggerer, worker) on SQLite by default",
 		Long: "Creates $WEIR_HOME (weir.toml, the SQLite database, an admin password and the signing keys, " +
-			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C.",
+			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C. " +
+			"--dags, --port and --host are written into $WEIR_HOME/weir.toml, so every later command " +
+			"using this home (and the next standalone) works with the same deployment.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// What standalone is started with is what its home says: the
+			// flags are written into weir.toml, so the next command reading
+			// the home finds this deployment's DAG folder and port.
+			if err := a.persistFlags(cmd, host, port); err != nil {
+				return err
+			}
 			// Flags are the last layer: they override weir.toml and the environment.
 			if cmd.Flags().Changed("port") {
 				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__API__PORT=%d", port))
@@ -65,6 +74,42 @@ func (a *app) standaloneCmd() *cobra.Command {
 	cmd.Flags().IntVar(&port, "port", 8080, "API port (0 = any free port)")
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	return cmd
+}
+
+// persistFlags creates the home if needed and writes standalone's --dags,
+// --port and --host into its weir.toml.
+func (a *app) persistFlags(cmd *cobra.Command, host string, port int) error {
+	var settings []config.Setting
+	if a.dags != "" {
+		abs, err := filepath.Abs(a.dags)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--dags %s: not a folder", a.dags)
+		}
+		settings = append(settings, config.Setting{Section: "core", Key: "dags_folder", Value: abs})
+	}
+	if cmd.Flags().Changed("port") {
+		settings = append(settings, config.Setting{Section: "api", Key: "port", Value: strconv.Itoa(port)})
+	}
+	if cmd.Flags().Changed("host") {
+		settings = append(settings, config.Setting{Section: "api", Key: "host", Value: host})
+	}
+	if len(settings) == 0 {
+		return nil
+	}
+	home, err := a.homeDir()
+	if err != nil {
+		return err
+	}
+	if err := config.InitHome(home, a.opts.Environ, newLogger(a.opts.Stderr, "info")); err != nil {
+		return err
+	}
+	if _, err := config.Load(home, a.opts.Environ); err != nil { // a broken home stays as it is
+		return err
+	}
+	return config.Persist(home, settings)
 }
 
 // ensureAdmin creates the admin user on first start with a generated

@@ -15,7 +15,7 @@ func (a *app) runsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "runs", Short: "Inspect DAG runs"}
 	var dagID, state string
 	var pf pageFlags
-	var asJSON bool
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List DAG runs, newest first",
@@ -38,21 +38,19 @@ func (a *app) runsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), list)
-				}
 				rows := make([][]string, len(list))
 				for i, r := range list {
 					rows[i] = []string{r.DagID, r.RunID, string(r.RunType), string(r.State), fmtTime(r.LogicalDate), fmtTime(r.StartDate), fmtTime(r.EndDate)}
 				}
-				return table(cmd.OutOrStdout(), []string{"DAG_ID", "RUN_ID", "TYPE", "STATE", "LOGICAL_DATE", "START", "END"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(list), []string{"DAG_ID", "RUN_ID", "TYPE", "STATE", "LOGICAL_DATE", "START", "END"}, rows)
 			})
 		},
 	}
 	list.Flags().StringVar(&dagID, "dag", "", "only runs of this DAG")
+	list.Flags().StringVarP(&dagID, "dag-id", "d", "", "only runs of this DAG (Airflow's spelling of --dag)")
 	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
 	pf.add(list, "runs", 50)
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out.add(list)
 	cmd.AddCommand(list)
 	return cmd
 }

@@ -202,7 +202,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err := config.InitHome(home, newLogger(a.opts.Stderr, "info")); err != nil {
+		if err := config.InitHome(home, a.opts.Environ, newLogger(a.opts.Stderr, "info")); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -76,7 +76,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 
 	var lf stateFlags
 	var page store.Page
-	var asJSON bool
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List task state keys (of a dag, run, task or map index) or an asset's, with their metadata",
@@ -98,13 +98,11 @@ func (a *app) stateStoreCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"entries": rows, "total_entries": total})
-				}
-				if err := stateTable(cmd, p.Kind, rows, true); err != nil {
+				header, cells := stateRows(p.Kind, rows, true)
+				if err := out.print(cmd.OutOrStdout(), map[string]any{"entries": nonNilList(rows), "total_entries": total}, header, cells); err != nil {
 					return err
 				}
-				if len(rows) < total {
+				if len(rows) < total && !out.structured() {
 					fmt.Fprintf(cmd.OutOrStdout(), "%d of %d entries from offset %d (--limit, --offset)\n", len(rows), total, page.Offset)
 				}
 				return nil
@@ -112,7 +110,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		},
 	}
 	lf.add(list, false)
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"entries\": [...], \"total_entries\": N}")
+	out.add(list) // json and yaml: {"entries": [...], "total_entries": N}
 	list.Flags().IntVar(&page.Limit, "limit", 100, "most entries to print")
 	list.Flags().IntVar(&page.Offset, "offset", 0, "entries to skip")
 	list.Flags().StringVar(&page.OrderBy, "order-by", "", "key or updated_at; task state also expires_at, dag_id, dag_run_id, task_id, map_index; asset state also asset_name (\"-\" first for descending)")
@@ -174,8 +172,10 @@ func (a *app) stateStoreCmd() *cobra.Command {
 func (a *app) cleanupTaskStoreCmd() *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
-		Use:   "cleanup-task-store",
-		Short: "Delete expired task state rows and the state of long-inactive assets",
+		Use: "cleanup-task-store",
+		// Airflow 3.3 names the command `airflow state-store clean`.
+		Aliases: []string{"clean"},
+		Short:   "Delete expired task state rows and the state of long-inactive assets",
 		Long: `Deletes task state rows whose expires_at is in the past, in batches of
 [state_store] state_cleanup_batch_size with a commit per batch (0 = one statement).
 Rows written with retention "never", or without expiry, are never deleted. Then sweeps
@@ -242,6 +242,12 @@ func (a *app) withState(ctx context.Context, fn func(*statestore.Service) error)
 // when it expires (task state) or since when its asset is inactive (asset
 // state), and with withValues when and by whom it was written and its value.
 func stateTable(cmd *cobra.Command, kind core.StateKind, rows []core.StateEntry, withValues bool) error {
+	header, cells := stateRows(kind, rows, withValues)
+	return table(cmd.OutOrStdout(), header, cells)
+}
+
+// stateRows is stateTable's header and rows.
+func stateRows(kind core.StateKind, rows []core.StateEntry, withValues bool) ([]string, [][]string) {
 	header := []string{"DAG_ID", "RUN_ID", "TASK_ID", "MAP_INDEX", "KEY", "EXPIRES_AT"}
 	if kind == core.StateAsset {
 		header = []string{"ASSET", "KEY", "INACTIVE_SINCE"}
@@ -269,7 +275,7 @@ func stateTable(cmd *cobra.Command, kind core.StateKind, rows []core.StateEntry,
 			out[i] = append(out[i], fmtTime(&r.UpdatedAt), describeWriter(r.UpdatedBy), v)
 		}
 	}
-	return table(cmd.OutOrStdout(), header, out)
+	return header, out
 }
 
 // describeWriter formats who last wrote an entry: task dag/run/task[i]

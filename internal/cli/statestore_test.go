@@ -49,51 +49,47 @@ func seedState(t *testing.T, st store.Store) int64 {
 // REST user, or cli:<os user> (docs/api.md#state-store).
 func TestStateEditsAlikeFromCLIAndREST(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			s := newSurfaces(t, engine)
-			orders := seedState(t, s.st)
-			for _, c := range []struct {
-				scope core.StateScope
-				path  string   // the REST collection
-				flags []string // the CLI's scope flags
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		orders := seedState(t, s.st)
+		for _, c := range []struct {
+			scope core.StateScope
+			path  string   // the REST collection
+			flags []string // the CLI's scope flags
+		}{
+			{core.TaskScope("etl", "r1", "load", -1), "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store",
+				[]string{"--dag", "etl", "--run", "r1", "--task", "load"}},
+			{core.AssetScope(orders), fmt.Sprintf("/api/v2/assets/%d/state-store", orders), []string{"--asset", "orders"}},
+		} {
+			for _, op := range []struct {
+				path string // the REST DELETE
+				cli  string // the CLI command, before the scope flags
 			}{
-				{core.TaskScope("etl", "r1", "load", -1), "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store",
-					[]string{"--dag", "etl", "--run", "r1", "--task", "load"}},
-				{core.AssetScope(orders), fmt.Sprintf("/api/v2/assets/%d/state-store", orders), []string{"--asset", "orders"}},
+				{c.path + "/a", "delete a"},
+				{c.path, "clear"},
 			} {
-				for _, op := range []struct {
-					path string // the REST DELETE
-					cli  string // the CLI command, before the scope flags
-				}{
-					{c.path + "/a", "delete a"},
-					{c.path, "clear"},
-				} {
-					var records []core.AuditEntry
-					for _, side := range []string{"REST", "CLI"} {
-						s.rest(http.MethodPut, c.path+"/a", map[string]any{"value": 1})
-						if side == "REST" {
-							s.rest(http.MethodDelete, op.path, nil)
-						} else {
-							s.run(append(append([]string{"state-store"}, strings.Fields(op.cli)...), c.flags...)...)
-						}
-						if _, err := s.st.StateGet(t.Context(), c.scope, "a"); err == nil {
-							t.Errorf("%s %s from the %s: key a is still there", c.scope.Kind, op.cli, side)
-						}
-						records = append(records, s.lastAudit())
+				var records []core.AuditEntry
+				for _, side := range []string{"REST", "CLI"} {
+					s.rest(http.MethodPut, c.path+"/a", map[string]any{"value": 1})
+					if side == "REST" {
+						s.rest(http.MethodDelete, op.path, nil)
+					} else {
+						s.run(append(append([]string{"state-store"}, strings.Fields(op.cli)...), c.flags...)...)
 					}
-					rest, cli := records[0], records[1]
-					if rest.User != "otto" || cli.User != "cli:tester" {
-						t.Errorf("%s %s: users %q and %q, want otto and cli:tester", c.scope.Kind, op.cli, rest.User, cli.User)
+					if _, err := s.st.StateGet(t.Context(), c.scope, "a"); err == nil {
+						t.Errorf("%s %s from the %s: key a is still there", c.scope.Kind, op.cli, side)
 					}
-					if rest.Action != cli.Action || rest.Target != cli.Target || rest.Detail != cli.Detail ||
-						!strings.HasPrefix(rest.Action, string(c.scope.Kind)+"_state.") {
-						t.Errorf("%s %s: REST recorded %s %s %q, the CLI %s %s %q", c.scope.Kind, op.cli,
-							rest.Action, rest.Target, rest.Detail, cli.Action, cli.Target, cli.Detail)
-					}
+					records = append(records, s.lastAudit())
+				}
+				rest, cli := records[0], records[1]
+				if rest.User != "otto" || cli.User != "cli:tester" {
+					t.Errorf("%s %s: users %q and %q, want otto and cli:tester", c.scope.Kind, op.cli, rest.User, cli.User)
+				}
+				if rest.Action != cli.Action || rest.Target != cli.Target || rest.Detail != cli.Detail ||
+					!strings.HasPrefix(rest.Action, string(c.scope.Kind)+"_state.") {
+					t.Errorf("%s %s: REST recorded %s %s %q, the CLI %s %s %q", c.scope.Kind, op.cli,
+						rest.Action, rest.Target, rest.Detail, cli.Action, cli.Target, cli.Detail)
 				}
 			}
-		})
-	}
+		}
+	})
 }

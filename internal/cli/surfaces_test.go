@@ -86,6 +86,18 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 	return s
 }
 
+// onEachEngine runs fn as a parallel subtest on SQLite and on PostgreSQL,
+// with a fresh surfaces on each.
+func onEachEngine(t *testing.T, fn func(t *testing.T, s *surfaces)) {
+	t.Helper()
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newSurfaces(t, engine))
+		})
+	}
+}
+
 // run runs the weir CLI and fails the test unless it exits 0.
 func (s *surfaces) run(args ...string) string {
 	s.t.Helper()
@@ -131,135 +143,131 @@ func (s *surfaces) lastAudit() core.AuditEntry {
 // across processes on PostgreSQL.
 func TestCLIAndRESTShareEveryRule(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			s := newSurfaces(t, engine)
-			ctx := t.Context()
-			wake := s.st.Subscribe(ctx, store.ChannelScheduler)
-			drain := func() {
-				for {
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		ctx := t.Context()
+		wake := s.st.Subscribe(ctx, store.ChannelScheduler)
+		drain := func() {
+			for {
+				select {
+				case <-wake:
+				case <-time.After(200 * time.Millisecond):
+					return
+				}
+			}
+		}
+		cases := []struct {
+			name      string
+			rest      func(*surfaces, string) // suffix distinguishes the two changes' names
+			cli       func(*surfaces, string)
+			wakes     bool
+			wantEntry string // action target detail, with %s for the suffix
+			check     func(*surfaces, string)
+		}{
+			{
+				name:  "pause",
+				rest:  func(s *surfaces, _ string) { s.rest("PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}) },
+				cli:   func(s *surfaces, _ string) { s.run("dags", "pause", "etl") },
+				wakes: true, wantEntry: "dag.pause etl ",
+				check: func(s *surfaces, _ string) {
+					if d, _ := s.st.DagGet(ctx, "etl"); !d.IsPaused {
+						t.Error("etl is not paused")
+					}
+					if err := s.st.DagSetPaused(ctx, "etl", false); err != nil { // for the other side
+						t.Fatal(err)
+					}
+				},
+			},
+			{
+				name: "trigger",
+				rest: func(s *surfaces, sfx string) {
+					s.rest("POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r" + sfx, "conf": map[string]int{"n": 1}})
+				},
+				cli: func(s *surfaces, sfx string) {
+					s.run("dags", "trigger", "etl", "--run-id", "r"+sfx, "--conf", `{"n": 1}`)
+				},
+				wakes: true, wantEntry: `dag_run.trigger etl/r%s {"n":1}`,
+				check: func(s *surfaces, sfx string) {
+					if r, err := s.st.DagRunGet(ctx, "etl", "r"+sfx); err != nil || r.State != core.RunQueued {
+						t.Errorf("run r%s = %+v (err %v), want queued", sfx, r, err)
+					}
+					finishExtract(t, s.st, "r"+sfx)
+				},
+			},
+			{
+				name: "clear",
+				rest: func(s *surfaces, sfx string) {
+					s.rest("POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{"dag_run_id": "r" + sfx,
+						"task_ids": []string{"extract"}, "only_failed": false, "dry_run": false})
+				},
+				cli: func(s *surfaces, sfx string) {
+					s.run("tasks", "clear", "etl", "--run-id", "r"+sfx, "-t", "extract", "--yes")
+				},
+				wakes: true, wantEntry: "task_instance.clear etl only_failed=false keep_task_state=false etl/r%s/extract",
+				check: func(s *surfaces, sfx string) {
+					ti, err := s.st.TaskInstanceGetByKey(ctx, "etl", "r"+sfx, "extract", -1)
+					if err != nil || ti.State != core.TINone || ti.TryNumber != 2 {
+						t.Errorf("cleared extract = %+v (err %v), want a second try in state none", ti, err)
+					}
+				},
+			},
+			{
+				name: "pool",
+				rest: func(s *surfaces, sfx string) {
+					s.rest("POST", "/api/v2/pools", map[string]any{"name": "p" + sfx, "slots": 3})
+				},
+				cli:   func(s *surfaces, sfx string) { s.run("pools", "set", "p"+sfx, "3") },
+				wakes: true, wantEntry: "pool.create p%s slots=3",
+			},
+			{
+				name: "connection",
+				rest: func(s *surfaces, sfx string) {
+					s.rest("POST", "/api/v2/connections", map[string]any{"connection_id": "c" + sfx, "uri": "https://x"})
+				},
+				cli:       func(s *surfaces, sfx string) { s.run("connections", "add", "c"+sfx, "https://x") },
+				wantEntry: "connection.create c%s ",
+			},
+			{
+				name: "variable",
+				rest: func(s *surfaces, sfx string) {
+					s.rest("POST", "/api/v2/variables", map[string]any{"key": "v" + sfx, "value": "x"})
+				},
+				cli:       func(s *surfaces, sfx string) { s.run("variables", "set", "v"+sfx, "x") },
+				wantEntry: "variable.create v%s ",
+				check: func(s *surfaces, sfx string) {
+					if got := s.run("variables", "get", "v"+sfx); got != "x\n" {
+						s.t.Errorf("variables get v%s = %q, want x", sfx, got)
+					}
+				},
+			},
+		}
+		for _, c := range cases {
+			for _, side := range []struct {
+				sfx, user string
+				do        func(*surfaces, string)
+			}{{"rest", "otto", c.rest}, {"cli", "cli:tester", c.cli}} {
+				drain()
+				side.do(s, side.sfx)
+				e := s.lastAudit()
+				want := c.wantEntry
+				if strings.Contains(want, "%s") {
+					want = fmt.Sprintf(want, side.sfx)
+				}
+				if got := e.Action + " " + e.Target + " " + e.Detail; got != want || e.User != side.user {
+					t.Errorf("%s via %s: audit = %q by %q, want %q by %q", c.name, side.sfx, got, e.User, want, side.user)
+				}
+				if c.wakes && (s.crossPC || side.sfx == "rest") {
 					select {
 					case <-wake:
-					case <-time.After(200 * time.Millisecond):
-						return
+					case <-time.After(10 * time.Second):
+						t.Errorf("%s via %s did not wake the scheduler", c.name, side.sfx)
 					}
 				}
-			}
-			cases := []struct {
-				name      string
-				rest      func(*surfaces, string) // suffix distinguishes the two changes' names
-				cli       func(*surfaces, string)
-				wakes     bool
-				wantEntry string // action target detail, with %s for the suffix
-				check     func(*surfaces, string)
-			}{
-				{
-					name:  "pause",
-					rest:  func(s *surfaces, _ string) { s.rest("PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}) },
-					cli:   func(s *surfaces, _ string) { s.run("dags", "pause", "etl") },
-					wakes: true, wantEntry: "dag.pause etl ",
-					check: func(s *surfaces, _ string) {
-						if d, _ := s.st.DagGet(ctx, "etl"); !d.IsPaused {
-							t.Error("etl is not paused")
-						}
-						if err := s.st.DagSetPaused(ctx, "etl", false); err != nil { // for the other side
-							t.Fatal(err)
-						}
-					},
-				},
-				{
-					name: "trigger",
-					rest: func(s *surfaces, sfx string) {
-						s.rest("POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r" + sfx, "conf": map[string]int{"n": 1}})
-					},
-					cli: func(s *surfaces, sfx string) {
-						s.run("dags", "trigger", "etl", "--run-id", "r"+sfx, "--conf", `{"n": 1}`)
-					},
-					wakes: true, wantEntry: `dag_run.trigger etl/r%s {"n":1}`,
-					check: func(s *surfaces, sfx string) {
-						if r, err := s.st.DagRunGet(ctx, "etl", "r"+sfx); err != nil || r.State != core.RunQueued {
-							t.Errorf("run r%s = %+v (err %v), want queued", sfx, r, err)
-						}
-						finishExtract(t, s.st, "r"+sfx)
-					},
-				},
-				{
-					name: "clear",
-					rest: func(s *surfaces, sfx string) {
-						s.rest("POST", "/api/v2/dags/etl/clearTaskInstances", map[string]any{"dag_run_id": "r" + sfx,
-							"task_ids": []string{"extract"}, "only_failed": false, "dry_run": false})
-					},
-					cli: func(s *surfaces, sfx string) {
-						s.run("tasks", "clear", "etl", "--run-id", "r"+sfx, "-t", "extract", "--yes")
-					},
-					wakes: true, wantEntry: "task_instance.clear etl only_failed=false keep_task_state=false etl/r%s/extract",
-					check: func(s *surfaces, sfx string) {
-						ti, err := s.st.TaskInstanceGetByKey(ctx, "etl", "r"+sfx, "extract", -1)
-						if err != nil || ti.State != core.TINone || ti.TryNumber != 2 {
-							t.Errorf("cleared extract = %+v (err %v), want a second try in state none", ti, err)
-						}
-					},
-				},
-				{
-					name: "pool",
-					rest: func(s *surfaces, sfx string) {
-						s.rest("POST", "/api/v2/pools", map[string]any{"name": "p" + sfx, "slots": 3})
-					},
-					cli:   func(s *surfaces, sfx string) { s.run("pools", "set", "p"+sfx, "3") },
-					wakes: true, wantEntry: "pool.create p%s slots=3",
-				},
-				{
-					name: "connection",
-					rest: func(s *surfaces, sfx string) {
-						s.rest("POST", "/api/v2/connections", map[string]any{"connection_id": "c" + sfx, "uri": "https://x"})
-					},
-					cli:       func(s *surfaces, sfx string) { s.run("connections", "add", "c"+sfx, "https://x") },
-					wantEntry: "connection.create c%s ",
-				},
-				{
-					name: "variable",
-					rest: func(s *surfaces, sfx string) {
-						s.rest("POST", "/api/v2/variables", map[string]any{"key": "v" + sfx, "value": "x"})
-					},
-					cli:       func(s *surfaces, sfx string) { s.run("variables", "set", "v"+sfx, "x") },
-					wantEntry: "variable.create v%s ",
-					check: func(s *surfaces, sfx string) {
-						if got := s.run("variables", "get", "v"+sfx); got != "x\n" {
-							s.t.Errorf("variables get v%s = %q, want x", sfx, got)
-						}
-					},
-				},
-			}
-			for _, c := range cases {
-				for _, side := range []struct {
-					sfx, user string
-					do        func(*surfaces, string)
-				}{{"rest", "otto", c.rest}, {"cli", "cli:tester", c.cli}} {
-					drain()
-					side.do(s, side.sfx)
-					e := s.lastAudit()
-					want := c.wantEntry
-					if strings.Contains(want, "%s") {
-						want = fmt.Sprintf(want, side.sfx)
-					}
-					if got := e.Action + " " + e.Target + " " + e.Detail; got != want || e.User != side.user {
-						t.Errorf("%s via %s: audit = %q by %q, want %q by %q", c.name, side.sfx, got, e.User, want, side.user)
-					}
-					if c.wakes && (s.crossPC || side.sfx == "rest") {
-						select {
-						case <-wake:
-						case <-time.After(10 * time.Second):
-							t.Errorf("%s via %s did not wake the scheduler", c.name, side.sfx)
-						}
-					}
-					if c.check != nil {
-						c.check(s, side.sfx)
-					}
+				if c.check != nil {
+					c.check(s, side.sfx)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestTasksClearAsks checks that `weir tasks clear` lists what it selects

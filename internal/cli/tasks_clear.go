@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,9 @@ import (
 // what it would clear and asks before clearing, unless --yes.
 func (a *app) tasksClearCmd() *cobra.Command {
 	var (
-		p   service.ClearParams
-		yes bool
+		p          service.ClearParams
+		yes        bool
+		start, end string
 	)
 	cmd := &cobra.Command{
 		Use:   "clear DAG_ID",
@@ -33,6 +35,13 @@ func (a *app) tasksClearCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.DagID = args[0]
+			var err error
+			if p.StartDate, err = parseDateFlag("--start-date", start); err != nil {
+				return err
+			}
+			if p.EndDate, err = parseDateFlag("--end-date", end); err != nil {
+				return err
+			}
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
 				out := cmd.OutOrStdout()
 				dry := p
@@ -69,7 +78,25 @@ func (a *app) tasksClearCmd() *cobra.Command {
 	f.BoolVar(&p.KeepTaskState, "keep-task-state", false, "keep the instances' task state (by default a clear deletes it)")
 	f.BoolVar(&p.DryRun, "dry-run", false, "list what would be cleared; change nothing")
 	f.BoolVarP(&yes, "yes", "y", false, "clear without asking for confirmation")
+	f.BoolVarP(&p.Downstream, "downstream", "d", false, "also clear every task downstream of the -t tasks")
+	f.StringVarP(&start, "start-date", "s", "", "only runs whose logical date is at or after this (2026-01-02 or RFC 3339, UTC)")
+	f.StringVarP(&end, "end-date", "e", "", "only runs whose logical date is at or before this (2026-01-02 or RFC 3339, UTC)")
 	return cmd
+}
+
+// parseDateFlag reads a date flag: "" = unset, a date (midnight UTC) or an
+// RFC 3339 time.
+func parseDateFlag(flag, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.DateOnly, time.RFC3339} {
+		if t, err := time.Parse(layout, s); err == nil {
+			t = t.UTC()
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %q: want a date such as 2026-01-02 or a time such as 2026-01-02T15:04:05Z", flag, s)
 }
 
 // clearTable prints the instances a clear selects.

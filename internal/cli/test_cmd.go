@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -52,11 +53,11 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test, a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd())
+	cmd.AddCommand(test, a.tasksListCmd(), a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd())
 	return cmd
 }
 
-// runInProcess syncs the DAGs, creates a run (keeping only one task when
+// runInProcess records the DAG from the DAG folder (only that one), creates a run (keeping only one task when
 // only is set), runs api-server, worker, triggerer (for tasks that defer or
 // start from a trigger) and a scheduler confined to that run's DAG (paused
 // or not; other DAGs are left alone) in this process until the run
@@ -68,8 +69,15 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	defer st.Close()
-	proc := newProcessor(cfg, st, a.opts, logger)
-	if err := proc.SyncOnce(ctx); err != nil {
+	// Only this DAG is recorded: a test never deactivates the deployment's
+	// other DAGs, whatever folder it reads.
+	if err := newProcessor(cfg, st, a.opts, logger).RecordOne(ctx, p.DagID); errors.Is(err, core.ErrNotFound) {
+		d, derr := st.DagGet(ctx, p.DagID)
+		if derr != nil || !d.IsActive {
+			return err
+		}
+		logger.Info("running the deployment's recorded version of the dag", "dag_id", p.DagID, "fileloc", d.FileLoc)
+	} else if err != nil {
 		return err
 	}
 	// With one task, the others are removed in the run's own transaction,

@@ -20,6 +20,7 @@ func (a *app) triggersCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "triggers", Short: "List the triggers deferred tasks wait on, and the trigger types"}
 	var pf pageFlags
 	var triggerer string
+	var out output
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List triggers with their triggerer (kwargs with secrets masked)",
@@ -40,12 +41,16 @@ func (a *app) triggersCmd() *cobra.Command {
 					rows[i] = []string{strconv.FormatInt(t.ID, 10), t.Type, fmtTime(&t.CreatedAt),
 						orDash(t.TriggererID), string(trigger.MaskKwargs(t.Kwargs))}
 				}
-				return table(cmd.OutOrStdout(), []string{"ID", "TYPE", "CREATED", "TRIGGERER", "KWARGS"}, rows)
+				for i := range trs {
+					trs[i].Kwargs = trigger.MaskKwargs(trs[i].Kwargs)
+				}
+				return out.print(cmd.OutOrStdout(), nonNilList(trs), []string{"ID", "TYPE", "CREATED", "TRIGGERER", "KWARGS"}, rows)
 			})
 		},
 	}
 	list.Flags().StringVar(&triggerer, "triggerer", "", "only the triggers this triggerer (job id) runs")
 	pf.add(list, "triggers", 100)
+	out.add(list)
 	types := &cobra.Command{
 		Use:   "types",
 		Short: "List the trigger types this program knows (built-in and its own)",
@@ -72,7 +77,8 @@ func (a *app) triggersCmd() *cobra.Command {
 // statesForRunCmd lists a run's task instances, with the trigger of each
 // deferred one (as `airflow tasks states-for-dag-run`).
 func (a *app) statesForRunCmd() *cobra.Command {
-	return &cobra.Command{
+	var out output
+	cmd := &cobra.Command{
 		Use:   "states-for-dag-run DAG_ID RUN_ID",
 		Short: "List a run's task instances with their state, try and, for a deferred one, its trigger",
 		Args:  cobra.ExactArgs(2),
@@ -94,10 +100,12 @@ func (a *app) statesForRunCmd() *cobra.Command {
 					rows[i] = []string{ti.TaskID, strconv.Itoa(ti.MapIndex), ti.State.String(), strconv.Itoa(ti.TryNumber),
 						fmtTime(ti.StartDate), fmtTime(ti.EndDate), waitingOn(ctx, st, ti)}
 				}
-				return table(cmd.OutOrStdout(), []string{"TASK", "MAP_INDEX", "STATE", "TRY", "START", "END", "WAITING ON"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(tis), []string{"TASK", "MAP_INDEX", "STATE", "TRY", "START", "END", "WAITING ON"}, rows)
 			})
 		},
 	}
+	out.add(cmd)
+	return cmd
 }
 
 // waitingOn describes a deferred try's trigger: type, id, triggerer and

@@ -19,7 +19,7 @@ const aliveThreshold = 30 * time.Second
 // watchersCmd is `weir assets watchers [ASSET]` with set-cursor and
 // reset-cursor (docs/watchers.md#health).
 func (a *app) watchersCmd() *cobra.Command {
-	var asJSON bool
+	var out output
 	cmd := &cobra.Command{
 		Use:   "watchers [ASSET]",
 		Short: "List asset watchers (of one asset) with their health and cursor; set or reset a cursor",
@@ -38,20 +38,17 @@ func (a *app) watchersCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), nonNilList(ws))
-				}
 				rows := make([][]string, len(ws))
 				for i, w := range ws {
 					rows[i] = []string{w.AssetName, w.Name, w.Trigger.Type, triggererOf(&w), fmtTime(w.LastPollAt),
 						strconv.FormatInt(w.Events, 10), fmtTime(w.LastEventAt), errorsOf(&w), orDash(string(w.Cursor))}
 				}
-				return table(cmd.OutOrStdout(), []string{"ASSET", "WATCHER", "TYPE", "TRIGGERER", "LAST_POLL", "EVENTS",
+				return out.print(cmd.OutOrStdout(), nonNilList(ws), []string{"ASSET", "WATCHER", "TYPE", "TRIGGERER", "LAST_POLL", "EVENTS",
 					"LAST_EVENT", "ERRORS", "CURSOR"}, rows)
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (every health field)")
+	out.add(cmd)
 	set := &cobra.Command{
 		Use:   "set-cursor ASSET WATCHER JSON",
 		Short: "Set a watcher's cursor (its next poll starts there); audited",

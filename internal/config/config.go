@@ -99,6 +99,9 @@ type Workers struct {
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
+	// StateStoreBackend is Airflow 3.3's name of StateBackend; Validate
+	// makes the two equal (setting both to different values is an error).
+	StateStoreBackend string `toml:"state_store_backend" comment:"Airflow's name of state_backend (either may be set; both to different values is an error)"`
 }
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).
@@ -162,6 +165,7 @@ func Defaults(home string) *Config {
 func Load(home string, environ []string) (*Config, error) {
 	cfg := Defaults(home)
 	path := filepath.Join(home, FileName)
+	var fileConn string // [database] conn as the file says it, "" = not set there
 	if b, err := os.ReadFile(path); err == nil {
 		md, err := toml.Decode(string(b), cfg)
 		if err != nil {
@@ -174,10 +178,16 @@ func Load(home string, environ []string) (*Config, error) {
 			}
 			return nil, fmt.Errorf("read %s: unknown option(s): %s", path, strings.Join(keys, ", "))
 		}
+		if md.IsDefined("database", "conn") {
+			fileConn = cfg.Database.Conn
+		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := cfg.applyEnv(environ); err != nil {
+		return nil, err
+	}
+	if err := databaseAgrees(path, fileConn, environ); err != nil {
 		return nil, err
 	}
 	cfg.Home = home

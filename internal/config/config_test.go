@@ -10,7 +10,7 @@ import (
 
 func TestLoadLayers(t *testing.T) {
 	home := t.TempDir()
-	if err := InitHome(home, nil); err != nil {
+	if err := InitHome(home, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The generated file loads back to the defaults.

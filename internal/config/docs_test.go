@@ -53,12 +53,18 @@ func renderReference() (string, error) {
 Weir reads its configuration in layers, each overriding the one before:
 
 1. the defaults below (` + "`$WEIR_HOME`" + ` is ` + "`--home`" + `, else the ` + "`WEIR_HOME`" + ` variable, else ` + "`~/weir`" + `);
-2. ` + "`$WEIR_HOME/weir.toml`" + ` (written with every default and its comment by ` + "`weir standalone`" + ` when missing);
-   an unknown section or key is an error;
+2. ` + "`$WEIR_HOME/weir.toml`" + ` (written with every default and its comment by ` + "`weir standalone`" + ` or
+   ` + "`weir db migrate`" + ` when missing; an option set in their environment is left out of the file, only named in a
+   comment, so the file never contradicts it); an unknown section or key is an error;
 3. environment variables ` + "`WEIR__SECTION__KEY`" + ` (for example ` + "`WEIR__DATABASE__CONN`" + `), and
    ` + "`WEIR_CONN_<ID>`" + ` for connections;
 4. command-line flags: ` + "`--dags`" + ` (every command) replaces ` + "`[core] dags_folder`" + `, and
-   ` + "`weir standalone --host/--port`" + ` replace ` + "`[api] host/port`" + `.
+   ` + "`weir standalone --host/--port`" + ` replace ` + "`[api] host/port`" + `. ` + "`weir standalone`" + ` also writes its
+   ` + "`--dags`" + `, ` + "`--port`" + ` and ` + "`--host`" + ` into ` + "`weir.toml`" + `, so every later command on the same home
+   (` + "`weir dags list`" + `, ` + "`weir dags test`" + `, the next ` + "`standalone`" + `) works with the same deployment.
+
+The database is never ambiguous: when ` + "`weir.toml`" + ` sets ` + "`[database] conn`" + ` and ` + "`WEIR__DATABASE__CONN`" + ` names
+another database, every command refuses to start and names both (passwords hidden); remove one of them.
 
 Sections are named as in Airflow. Durations are written with a unit (` + "`\"30s\"`, `\"5m\"`, `\"1h\"`" + `);
 in an environment variable a list is comma-separated (` + "`WEIR__WORKERS__QUEUES=default,etl`" + `). Every

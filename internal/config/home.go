@@ -20,9 +20,12 @@ const HomeMode fs.FileMode = 0o700
 
 // InitHome creates $WEIR_HOME (HomeMode) with a commented weir.toml of
 // defaults, the dags and logs folders and the secrets folder, leaving
-// existing files alone. An existing home or secrets folder that others may
-// enter is tightened, and log (nil = discard) says so.
-func InitHome(home string, log *slog.Logger) error {
+// existing files alone. An option that environ sets (WEIR__SECTION__KEY) is
+// not written, only named in a comment, so the file never contradicts the
+// environment that created it (a PostgreSQL conn in the environment does not
+// become a SQLite conn in the file). An existing home or secrets folder that
+// others may enter is tightened, and log (nil = discard) says so.
+func InitHome(home string, environ []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -42,7 +45,7 @@ func InitHome(home string, log *slog.Logger) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	return writeFileExcl(path, []byte(cfg.TOML()), 0o644)
+	return writeFileExcl(path, []byte(cfg.TOML(envOptions(environ))), 0o644)
 }
 
 // ownerOnlyDir creates dir with HomeMode, or tightens an existing one that
@@ -54,8 +57,10 @@ func ownerOnlyDir(dir string, log *slog.Logger) error {
 	return secrets.Tighten(dir, HomeMode, log)
 }
 
-// TOML renders the configuration as a commented weir.toml.
-func (c *Config) TOML() string {
+// TOML renders the configuration as a commented weir.toml. An option in
+// fromEnv (section.key → the variable that sets it) is named in a comment
+// instead of written.
+func (c *Config) TOML(fromEnv map[string]string) string {
 	var b strings.Builder
 	b.WriteString("# Weir configuration. Every option can be overridden by WEIR__SECTION__KEY.\n")
 	section := ""
@@ -69,6 +74,10 @@ func (c *Config) TOML() string {
 		}
 		if o.Help != "" {
 			fmt.Fprintf(&b, "# %s\n", o.Help)
+		}
+		if name, ok := fromEnv[o.Section+"."+o.Key]; ok {
+			fmt.Fprintf(&b, "# %s is not written here: %s set it when this file was created\n", o.Key, name)
+			continue
 		}
 		f, _ := c.field(o.Section, o.Key)
 		fmt.Fprintf(&b, "%s = %s\n", o.Key, tomlValue(f.Interface()))
@@ -126,7 +135,13 @@ func Secret(path string, n int) (string, error) {
 // ReplaceSecret replaces the content of a secret file atomically (0600):
 // a crash leaves either the old or the new content, never half of one.
 func ReplaceSecret(path, content string) error {
-	tmp, err := writeTemp(path, []byte(content), 0o600)
+	return replaceFile(path, []byte(content), 0o600)
+}
+
+// replaceFile replaces path with data (perm) atomically: a crash leaves
+// either the old or the new content.
+func replaceFile(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 func TestInitHomeIsOwnerOnly(t *testing.T) {
 	t.Parallel()
 	home := filepath.Join(t.TempDir(), "weir")
-	if err := InitHome(home, nil); err != nil {
+	if err := InitHome(home, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	mode := func(p string) os.FileMode {
@@ -37,7 +37,7 @@ func TestInitHomeIsOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logged bytes.Buffer
-	if err := InitHome(home, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+	if err := InitHome(home, nil, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
 		t.Fatal(err)
 	}
 	if got := mode(home); got != HomeMode {

@@ -36,6 +36,16 @@ func (c *Config) validateStateStore() []error {
 	if c.Workers.StateSweepInterval.D() < time.Second {
 		errs = append(errs, fmt.Errorf("[workers] state_sweep_interval: must be at least 1s, got %s", c.Workers.StateSweepInterval))
 	}
+	w := &c.Workers
+	switch {
+	case w.StateStoreBackend == "":
+		w.StateStoreBackend = w.StateBackend
+	case w.StateBackend == "":
+		w.StateBackend = w.StateStoreBackend
+	case w.StateBackend != w.StateStoreBackend:
+		errs = append(errs, fmt.Errorf("[workers] state_store_backend %q and state_backend %q differ: they are one option (Airflow's name and Weir's); set one",
+			w.StateStoreBackend, w.StateBackend))
+	}
 	if c.Workers.StateBackend != "" {
 		if err := objstore.CheckURL(c.Workers.StateBackend); err != nil {
 			errs = append(errs, fmt.Errorf("[workers] state_backend: %w (empty = values in the database)", err))

@@ -2,7 +2,10 @@
 // it scans the folder for YAML files, re-parses only files that changed,
 // records each DAG (a new dag_version when its definition changed), records
 // an import error for each broken file and clears it once the file loads
-// again, and deactivates DAGs whose file is gone. DAGs compiled into the
+// again, and deactivates DAGs whose file is gone. Every scan reconciles the
+// store's active flags with what the folder defines, so a flag set wrongly
+// (by another process) heals within one scan; the processor is the only
+// component that deactivates a DAG. DAGs compiled into the
 // binary with the Go SDK (Extra) are validated and recorded the same way.
 //
 // Files are read and parsed within the limits of a dagfile.Loader (size,
@@ -53,13 +56,12 @@ type Processor struct {
 	// nil = dagfile.NewLoader(0, 0), the default limits.
 	Loader *dagfile.Loader
 
-	mu       sync.Mutex
-	files    map[string]*fileState // by path
-	owner    map[string]string     // dag_id → file path or Extra FileLoc that defines it
-	synced   map[string]string     // dag_id → hash last recorded with DagSync
-	lastKeep []string              // ids passed to the last DagDeactivateMissing; nil = never
-	parses   int                   // files parsed, for tests
-	loader   *dagfile.Loader       // Loader, or the default one
+	mu     sync.Mutex
+	files  map[string]*fileState // by path
+	owner  map[string]string     // dag_id → file path or Extra FileLoc that defines it
+	synced map[string]string     // dag_id → hash last recorded with DagSync
+	parses int                   // files parsed, for tests
+	loader *dagfile.Loader       // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -90,20 +92,16 @@ func (p *Processor) Start(ctx context.Context) error {
 func (p *Processor) SyncOnce(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.files == nil {
-		if err := p.init(ctx); err != nil {
-			return err
-		}
-	}
-	paths, err := p.scan()
+	plan, err := p.load(ctx)
 	if err != nil {
-		return fmt.Errorf("scan dag folder %s: %w", p.Dir, err)
-	}
-	if err := p.refreshAll(ctx, paths); err != nil {
 		return err
 	}
-	plan := p.plan(paths)
 	now := p.now()
+	keep := plan.keep()
+	extra, err := p.reconcileActive(ctx, keep)
+	if err != nil {
+		return err
+	}
 
 	var errs []error
 	changed := false
@@ -127,12 +125,9 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	if err := p.syncImportErrors(ctx, plan.importErrors, now); err != nil {
 		errs = append(errs, err)
 	}
-	keep := plan.keep()
-	if p.lastKeep == nil || !slices.Equal(keep, p.lastKeep) {
+	if extra {
 		if err := p.Store.DagDeactivateMissing(ctx, &store.DagDeactivateParams{Keep: keep}); err != nil {
 			errs = append(errs, fmt.Errorf("deactivate missing dags: %w", err))
-		} else {
-			p.lastKeep = keep
 		}
 		if _, err := p.Store.AssetDeactivateOrphans(ctx, now); err != nil {
 			errs = append(errs, fmt.Errorf("deactivate orphaned assets: %w", err))
@@ -147,6 +142,24 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	}
 	p.owner = plan.owner
 	return errors.Join(errs...)
+}
+
+// load scans the folder, re-reads what changed and plans who owns each
+// dag_id; p.mu must be held.
+func (p *Processor) load(ctx context.Context) (*plan, error) {
+	if p.files == nil {
+		if err := p.init(ctx); err != nil {
+			return nil, err
+		}
+	}
+	paths, err := p.scan()
+	if err != nil {
+		return nil, fmt.Errorf("scan dag folder %s: %w", p.Dir, err)
+	}
+	if err := p.refreshAll(ctx, paths); err != nil {
+		return nil, err
+	}
+	return p.plan(paths), nil
 }
 
 // init learns which source owns each active DAG from the store, so that
@@ -306,6 +319,7 @@ type Store interface {
 	AssetDeactivateOrphans(ctx context.Context, now time.Time) (int, error)
 	AssetSync(ctx context.Context, p *store.AssetSyncParams) error
 	DagDeactivateMissing(ctx context.Context, p *store.DagDeactivateParams) error
+	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
 	ImportErrorDelete(ctx context.Context, filename string) error

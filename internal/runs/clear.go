@@ -21,6 +21,38 @@ func Clearable(tis []core.TaskInstance, onlyFailed bool) []core.TaskInstance {
 	return out
 }
 
+// WithDownstream returns taskIDs and every task downstream of them in
+// spec, transitively (Airflow's clear --downstream), in the DAG's task
+// order. An id spec does not define is kept, so the caller's "no such task"
+// error still names it.
+func WithDownstream(spec *core.DAG, taskIDs []string) []string {
+	down := spec.Downstream()
+	picked := map[string]bool{}
+	queue := append([]string(nil), taskIDs...)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if picked[id] {
+			continue
+		}
+		picked[id] = true
+		queue = append(queue, down[id]...)
+	}
+	var out []string
+	for _, t := range spec.Tasks {
+		if picked[t.TaskID] {
+			out = append(out, t.TaskID)
+			delete(picked, t.TaskID)
+		}
+	}
+	for _, id := range taskIDs {
+		if picked[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // ClearExtraTries is how much a clear raises max_tries so that the new try
 // (try_number+1) may run and then retry as often as task allows (nil =
 // the task left the DAG: its recorded max_tries stand for its retries).

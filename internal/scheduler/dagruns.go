@@ -157,19 +157,7 @@ func (s *Scheduler) markExhausted(d *core.DagModel) {
 }
 
 // intervalOf returns a run's data interval (its logical date when unset).
-func intervalOf(r *core.DagRun) *schedule.Interval {
-	iv := &schedule.Interval{}
-	if r.LogicalDate != nil {
-		iv.Start, iv.End = *r.LogicalDate, *r.LogicalDate
-	}
-	if r.DataIntervalStart != nil {
-		iv.Start = *r.DataIntervalStart
-	}
-	if r.DataIntervalEnd != nil {
-		iv.End = *r.DataIntervalEnd
-	}
-	return iv
-}
+func intervalOf(r *core.DagRun) *schedule.Interval { return schedule.RunInterval(r) }
 
 // startQueuedRuns moves queued runs of unpaused DAGs to running, oldest
 // first, while the DAG has fewer than max_active_runs running runs, and

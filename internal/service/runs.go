@@ -92,6 +92,13 @@ type ClearParams struct {
 	KeepTaskState bool
 	// DryRun only selects: nothing changes and nothing is audited.
 	DryRun bool
+	// Downstream adds every task downstream of TaskIDs (transitively, in
+	// the DAG's latest version), as Airflow's clear --downstream.
+	Downstream bool
+	// StartDate and EndDate keep the runs whose logical date is within
+	// them, both inclusive (nil = unbounded), as Airflow's clear
+	// --start-date/--end-date.
+	StartDate, EndDate *time.Time
 }
 
 // Clear gives each selected task instance (runs.Clearable) a new try in
@@ -162,6 +169,17 @@ const maxAuditedTargets = 100
 // instances were reset (the first maxAuditedTargets, then how many more).
 func clearDetail(p ClearParams, targets []string) string {
 	d := fmt.Sprintf("only_failed=%t keep_task_state=%t ", p.OnlyFailed, p.KeepTaskState)
+	if p.Downstream {
+		d += "downstream=true "
+	}
+	for _, date := range []struct {
+		name string
+		at   *time.Time
+	}{{"start_date", p.StartDate}, {"end_date", p.EndDate}} {
+		if date.at != nil {
+			d += date.name + "=" + date.at.UTC().Format(time.RFC3339) + " "
+		}
+	}
 	if len(targets) > maxAuditedTargets {
 		return d + strings.Join(targets[:maxAuditedTargets], ",") + fmt.Sprintf(" and %d more", len(targets)-maxAuditedTargets)
 	}
@@ -172,6 +190,17 @@ func clearDetail(p ClearParams, targets []string) string {
 func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearParams) ([]core.TaskInstance, error) {
 	if _, err := st.DagGet(ctx, p.DagID); err != nil {
 		return nil, fmt.Errorf("dag_id %q: %w", p.DagID, err)
+	}
+	if p.StartDate != nil && p.EndDate != nil && p.EndDate.Before(*p.StartDate) {
+		return nil, fmt.Errorf("end date %s is before start date %s: %w",
+			p.EndDate.UTC().Format(time.RFC3339), p.StartDate.UTC().Format(time.RFC3339), core.ErrInvalid)
+	}
+	if p.Downstream && len(p.TaskIDs) > 0 {
+		v, err := st.DagVersionLatest(ctx, p.DagID)
+		if err != nil {
+			return nil, fmt.Errorf("dag_id %q: %w", p.DagID, err)
+		}
+		p.TaskIDs = runs.WithDownstream(&v.Spec, p.TaskIDs)
 	}
 	lp := &store.TaskInstanceListParams{DagID: p.DagID, TaskIDs: p.TaskIDs}
 	if p.RunID != "" {
@@ -185,10 +214,35 @@ func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearPar
 	if err != nil {
 		return nil, fmt.Errorf("list task instances of dag_id %q: %w", p.DagID, err)
 	}
+	if p.StartDate != nil || p.EndDate != nil {
+		if tis, err = inDateRange(ctx, st, p, tis); err != nil {
+			return nil, err
+		}
+	}
 	if err := everyTaskFound(tis, p.TaskIDs); err != nil {
 		return nil, err
 	}
 	return runs.Clearable(tis, p.OnlyFailed), nil
+}
+
+// inDateRange keeps the instances of runs whose logical date is within
+// p's dates.
+func inDateRange(ctx context.Context, st store.Store, p ClearParams, tis []core.TaskInstance) ([]core.TaskInstance, error) {
+	inRange, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: p.DagID, LogicalDateFrom: p.StartDate, LogicalDateTo: p.EndDate})
+	if err != nil {
+		return nil, fmt.Errorf("list runs of dag_id %q by logical date: %w", p.DagID, err)
+	}
+	keep := make(map[int64]bool, len(inRange))
+	for _, r := range inRange {
+		keep[r.ID] = true
+	}
+	out := tis[:0]
+	for _, ti := range tis {
+		if keep[ti.DagRunID] {
+			out = append(out, ti)
+		}
+	}
+	return out, nil
 }
 
 // everyTaskFound names the first of taskIDs with no instance in tis.

@@ -271,3 +271,54 @@ func TestMarkSuccessClearsTaskState(t *testing.T) {
 		t.Errorf("marked success with clear_on_success: %v, %d keys; want none", err, keys())
 	}
 }
+
+// Airflow's clear selections: --downstream adds the tasks downstream of the
+// named ones, and --start-date/--end-date keep the runs whose logical date
+// is within them (both inclusive); an end before the start is refused and
+// clears nothing.
+func TestClearDownstreamAndDateRange(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), sqlitetest.Open(t)
+	svc := newSvc(st, clocktest.New(t0))
+	syncDAG(t, st, chainDAG)
+	day := func(n int) *time.Time { d := t0.AddDate(0, 0, n); return &d }
+	var all []*core.DagRun
+	for i := range 3 {
+		run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", LogicalDate: day(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TISuccess}, core.RunSuccess)
+		all = append(all, run)
+	}
+	selected := func(p service.ClearParams) map[string]bool {
+		t.Helper()
+		p.DagID, p.DryRun = "chain", true
+		tis, err := svc.Clear(ctx, core.System, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, ti := range tis {
+			out[ti.RunID+"/"+ti.TaskID] = true
+		}
+		return out
+	}
+	r0, r1, r2 := all[0].RunID, all[1].RunID, all[2].RunID
+	if got := selected(service.ClearParams{TaskIDs: []string{"a"}, Downstream: true, StartDate: day(1), EndDate: day(1)}); len(got) != 2 || !got[r1+"/a"] || !got[r1+"/b"] {
+		t.Errorf("a with downstream on day 1 = %v, want a and b of %s", got, r1)
+	}
+	if got := selected(service.ClearParams{TaskIDs: []string{"a"}}); len(got) != 3 || got[r0+"/b"] {
+		t.Errorf("a without downstream = %v, want a of the 3 runs only", got)
+	}
+	if got := selected(service.ClearParams{StartDate: day(1)}); len(got) != 4 || got[r0+"/a"] || !got[r2+"/b"] {
+		t.Errorf("from day 1 = %v, want both tasks of %s and %s", got, r1, r2)
+	}
+	_, err := svc.Clear(ctx, core.System, service.ClearParams{DagID: "chain", StartDate: day(2), EndDate: day(1)})
+	if !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("end before start: err = %v, want ErrInvalid", err)
+	}
+	if tis := listTIs(t, st, all[2].ID); tis["a"].State != core.TISuccess {
+		t.Errorf("a refused clear changed %s: a = %q", r2, tis["a"].State)
+	}
+}

@@ -202,6 +202,10 @@ type NewTaskInstance struct {
 type DagRunListParams struct {
 	DagID  string             // "" = all DAGs
 	States []core.DagRunState // empty = all
+	// LogicalDateFrom and LogicalDateTo keep the runs whose logical date is
+	// within them, both inclusive (nil = unbounded; with either set, runs
+	// without a logical date are left out).
+	LogicalDateFrom, LogicalDateTo *time.Time
 	Page
 }
 

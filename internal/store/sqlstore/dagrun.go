@@ -170,6 +170,12 @@ func runFilter(p *store.DagRunListParams) *builder {
 		b.where("dag_id = ?", p.DagID)
 	}
 	in(&b, "state", p.States)
+	if p.LogicalDateFrom != nil {
+		b.where("logical_date >= ?", micros(*p.LogicalDateFrom))
+	}
+	if p.LogicalDateTo != nil {
+		b.where("logical_date <= ?", micros(*p.LogicalDateTo))
+	}
 	return &b
 }
 

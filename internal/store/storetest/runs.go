@@ -144,6 +144,15 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 	if len(done) != 1 || done[0].RunID != "backfill_d" {
 		t.Errorf("successful runs = %v, want [backfill_d]", runIDs(done))
 	}
+	from, to := f.at(0), f.at(time.Hour)
+	inRange, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{DagID: "etl", LogicalDateFrom: &from, LogicalDateTo: &to})
+	must(t, err, "list by logical date")
+	if got := runIDs(inRange); !cmp.Equal(got, []string{"scheduled_b", "scheduled_a"}) {
+		t.Errorf("runs with a logical date in [0h, 1h] = %v, want [scheduled_b scheduled_a] (both ends inclusive)", got)
+	}
+	if n, err := f.st.DagRunCount(f.ctx, &store.DagRunListParams{LogicalDateFrom: &to}); err != nil || n != 2 {
+		t.Errorf("runs from 1h on = %d (%v), want 2 (scheduled_b, manual_c)", n, err)
+	}
 	page, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Page: store.Page{Limit: 2, Offset: 1}})
 	must(t, err, "page")
 	if len(page) != 2 || page[0].RunID != "backfill_d" {

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/weirtest"
+)
+
+// TestNewcomerPath is the first thing a new user does (issue 12): a fresh
+// home, `weir standalone --home H --dags D --port P` in one terminal, and in
+// another plain `weir` commands, with no flag and no variable beyond the
+// shell's, that list, trigger, test and clear the running deployment's DAGs.
+// Every DAG is still active afterwards: `dags test` once loaded the empty
+// default folder and deactivated them all.
+func TestNewcomerPath(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, env []string) {
+		user := t.TempDir()
+		home := filepath.Join(user, "weir") // the default home of this user
+		shell := append([]string{"HOME=" + user}, env...)
+		port := weirtest.FreePort(t)
+		p := weirtest.StartProc(t, weirBin, "standalone", shell,
+			"standalone", "--home", home, "--dags", examplesDir(), "--port", strconv.Itoa(port))
+		base := p.WaitOutput(t, regexp.MustCompile(`API:\s+(http://\S+)/api/v2`))[1]
+		if want := "http://127.0.0.1:" + strconv.Itoa(port); base != want {
+			t.Fatalf("standalone serves at %s, want %s", base, want)
+		}
+		newClient(t, base, "").WaitHealthy()
+		api := login(t, base, "admin", strings.TrimSpace(readFile(t, filepath.Join(home, "secrets", "admin_password"))))
+		api.WaitDAG("watermark_load") // the last file: the first scan has recorded every DAG
+		active := activeDags(t, api)
+
+		toml := readFile(t, filepath.Join(home, "weir.toml"))
+		for _, want := range []string{"dags_folder = " + strconv.Quote(examplesDir()), "port = " + strconv.Itoa(port)} {
+			if !strings.Contains(toml, want) {
+				t.Errorf("weir.toml does not say what standalone was started with (%s):\n%s", want, toml)
+			}
+		}
+
+		weir := func(args ...string) result { return runWeir(t, shell, args...) }
+		if r := weir("dags", "list"); r.Code != 0 || !regexp.MustCompile(`(?m)^hello\s`).MatchString(r.Stdout) {
+			t.Errorf("dags list: want the deployment's DAGs; %s", r)
+		}
+		if r := weir("dags", "trigger", "noop_chain", "--run-id", "newcomer"); r.Code != 0 {
+			t.Errorf("dags trigger: %s", r)
+		}
+		api.WaitRunSuccess("noop_chain", "newcomer")
+		if r := weir("dags", "test", "hello"); r.Code != 0 || !strings.Contains(r.Stdout, "of hello: success") {
+			t.Errorf("dags test hello: want a successful run; %s", r)
+		}
+		if after := activeDags(t, api); !equalSets(after, active) {
+			t.Errorf("after dags test, the active DAGs are %v, want %v", after, active)
+		}
+		if r := weir("tasks", "clear", "noop_chain", "--run-id", "newcomer", "--yes"); r.Code != 0 || !strings.Contains(r.Stdout, "cleared") {
+			t.Errorf("tasks clear: %s", r)
+		}
+		api.WaitRunSuccess("noop_chain", "newcomer")
+		if after := activeDags(t, api); !equalSets(after, active) {
+			t.Errorf("at the end, the active DAGs are %v, want %v", after, active)
+		}
+	})
+}
+
+// activeDags lists the ids of the active DAGs through the REST API.
+func activeDags(t *testing.T, api *client) map[string]bool {
+	t.Helper()
+	var list struct {
+		Dags []core.DagModel `json:"dags"`
+	}
+	api.Call(http.MethodGet, "/api/v2/dags?only_active=false&limit=1000", nil, &list)
+	out := map[string]bool{}
+	for _, d := range list.Dags {
+		if d.IsActive {
+			out[d.DagID] = true
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no active DAG")
+	}
+	return out
+}
+
+func equalSets(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
