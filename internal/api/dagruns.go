@@ -69,6 +69,13 @@ type clearDagRunInput struct {
 	}
 }
 
+type patchDagRunInput struct {
+	DagRunParam
+	Body struct {
+		State string `json:"state" doc:"success or failed: marks the run and its task instances (Airflow's rule: docs/api.md)"`
+	}
+}
+
 func (s *server) registerDagRuns() {
 	tags := []string{"DagRun"}
 	base := Prefix + "/dags/{dag_id}/dagRuns"
@@ -91,6 +98,12 @@ func (s *server) registerDagRuns() {
 		Description: "Starts a new try of the run's task instances (only failed ones with only_failed). With dry_run (the default) nothing changes and the response lists what would be cleared.",
 		Errors:      []int{http.StatusNotFound},
 	}, s.clearDagRun)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "patch_dag_run", Method: http.MethodPatch, Path: base + "/{dag_run_id}", Tags: tags,
+		Summary:     "Mark a DAG run success or failed",
+		Description: "Sets the run's state by hand. success marks every task instance success except the skipped and removed ones; failed marks the running ones failed and the unfinished ones skipped.",
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.patchDagRun)
 }
 
 func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct{ Body DAGRunCollection }, error) {
@@ -160,6 +173,14 @@ func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct
 		}
 	}
 	return out, nil
+}
+
+func (s *server) patchDagRun(ctx context.Context, in *patchDagRunInput) (*struct{ Body core.DagRun }, error) {
+	run, err := s.svc.MarkRun(ctx, actor(ctx), in.DagID, in.RunID, core.DagRunState(in.Body.State))
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.DagRun }{*run}, nil
 }
 
 // dagRun loads a run; a missing one is a not-found error naming both ids.

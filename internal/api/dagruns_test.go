@@ -123,6 +123,32 @@ func TestClearDagRun(t *testing.T) {
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
 }
 
+func TestPatchDagRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.setTIState("r1", "extract", core.TISuccess)
+	e.setTIState("r1", "transform", core.TIRunning)
+
+	var run core.DagRun
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "failed"}, &run)
+	if run.State != core.RunFailed || run.EndDate == nil {
+		t.Errorf("run = %+v, want failed with an end date", run)
+	}
+	for task, want := range map[string]core.TIState{"extract": core.TISuccess, "transform": core.TIFailed, "load": core.TISkipped} {
+		ti, err := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", task, -1)
+		if err != nil || ti.State != want {
+			t.Errorf("after mark failed %s is %q (%v), want %q", task, ti.State, err, want)
+		}
+	}
+	if !e.hasAudit("op", "dag_run.mark", "etl/r1") {
+		t.Errorf("no audit entry: %+v", e.audit())
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "running"}, "allowed: success, failed")
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "success"})
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/nope", map[string]any{"state": "success"}, `"nope"`)
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestTriggerRefusesShellRunID: a run id is pasted into task commands and

@@ -29,6 +29,8 @@ type dagData struct {
 	LiveURL, ETag string
 	RunCount      int
 	Back          string
+	// RunIDs are the grid's runs newest first: the action form's choices.
+	RunIDs []string
 
 	runs   []core.DagRun                  // the grid's runs, oldest first
 	counts []store.TaskInstanceStateCount // their state counts
@@ -103,8 +105,12 @@ func (u *UI) dagData(r *http.Request) (*dagData, error) {
 	if n != gridRunsDefault {
 		live += "?runs=" + strconv.Itoa(n)
 	}
+	runIDs := make([]string, len(newest))
+	for i, run := range newest {
+		runIDs[i] = run.RunID
+	}
 	return &dagData{Dag: *dag, Spec: v.Spec, Grid: buildGrid(dagID, v.Spec.Tasks, runs, counts, u.clk.Now()),
-		LiveURL: live, RunCount: total, Back: r.URL.RequestURI(), runs: runs, counts: counts}, nil
+		LiveURL: live, RunCount: total, Back: r.URL.RequestURI(), RunIDs: runIDs, runs: runs, counts: counts}, nil
 }
 
 // runsParam reads ?runs= (how many runs the grid shows).

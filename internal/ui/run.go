@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -63,16 +62,12 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 // clearRun clears the run's task instances (all, only the failed ones, or
 // one task's) through the service, keeping their task state when asked.
 func (u *UI) clearRun(w http.ResponseWriter, r *http.Request, req *request) {
-	p := service.ClearParams{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"),
-		OnlyFailed: r.PostFormValue("only_failed") == "true", KeepTaskState: r.PostFormValue("keep_task_state") == "true"}
-	if t := r.PostFormValue("task_id"); t != "" {
-		p.TaskIDs = []string{t}
-	}
+	p := clearParams(r, r.PathValue("dag_id"), r.PathValue("run_id"))
 	if _, err := u.svc.Clear(r.Context(), actor(req), p); err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	back(w, r, "/dags/"+pathEscape(p.DagID)+"/runs/"+pathEscape(p.RunID))
+	back(w, r, runPath(p.DagID, p.RunID))
 }
 
 // markTI sets one task instance to success, failed or skipped through the

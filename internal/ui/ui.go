@@ -139,6 +139,8 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/clear", u.form(core.RoleOp, u.clearRun))
+	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/mark", u.form(core.RoleOp, u.markRun))
+	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
