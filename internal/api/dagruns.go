@@ -40,7 +40,10 @@ type ClearResult struct {
 type listDagRunsInput struct {
 	DagIDParam
 	Page
-	State []string `query:"state" doc:"only runs in these states (queued, running, success, failed)"`
+	State          []string  `query:"state" doc:"only runs in these states (queued, running, success, failed)"`
+	RunType        []string  `query:"run_type" doc:"only runs of these types (manual, scheduled, asset_triggered, backfill)"`
+	LogicalDateGTE time.Time `query:"logical_date_gte" doc:"only runs whose logical date is at or after this time"`
+	LogicalDateLTE time.Time `query:"logical_date_lte" doc:"only runs whose logical date is at or before this time"`
 }
 
 // DagRunParam names a DAG run in the path.
@@ -111,7 +114,17 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states, Page: in.store()}
+	types, err := parseRunTypes(in.RunType)
+	if err != nil {
+		return nil, err
+	}
+	p := &store.DagRunListParams{States: states, RunTypes: types, Page: in.store()}
+	if !in.LogicalDateGTE.IsZero() {
+		p.LogicalDateGTE = &in.LogicalDateGTE
+	}
+	if !in.LogicalDateLTE.IsZero() {
+		p.LogicalDateLTE = &in.LogicalDateLTE
+	}
 	if in.DagID != AllDags {
 		if _, err := s.dag(ctx, in.DagID); err != nil {
 			return nil, s.problem(ctx, err)
@@ -135,6 +148,22 @@ func parseRunStates(raw []string) ([]core.DagRunState, error) {
 				return nil, invalid(fmt.Sprintf("query parameter state: %q is not a DAG run state; allowed: queued, running, success, failed", v))
 			}
 			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// parseRunTypes validates the run_type filter ("a,b" or repeated).
+func parseRunTypes(raw []string) ([]core.RunType, error) {
+	var out []core.RunType
+	for _, r := range raw {
+		for _, v := range strings.Split(r, ",") {
+			switch t := core.RunType(strings.TrimSpace(v)); t {
+			case core.RunManual, core.RunScheduled, core.RunAssetTriggered, core.RunBackfill:
+				out = append(out, t)
+			default:
+				return nil, invalid(fmt.Sprintf("query parameter run_type: %q is not a run type; allowed: manual, scheduled, asset_triggered, backfill", v))
+			}
 		}
 	}
 	return out, nil

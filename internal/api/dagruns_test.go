@@ -123,6 +123,31 @@ func TestClearDagRun(t *testing.T) {
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
 }
 
+func TestListDagRunsByTypeAndDate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.trigger("r2")
+	var got api.DAGRunCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=manual,backfill", nil, &got)
+	if got.TotalEntries != 2 {
+		t.Errorf("manual runs: %d, want 2", got.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=scheduled", nil, &got)
+	if got.TotalEntries != 0 {
+		t.Errorf("scheduled runs: %d, want 0", got.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?logical_date_lte=2000-01-01T00:00:00Z", nil, &got)
+	if got.TotalEntries != 0 {
+		t.Errorf("runs before 2000: %d, want 0", got.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?logical_date_gte=2000-01-01T00:00:00Z", nil, &got)
+	if got.TotalEntries != 2 {
+		t.Errorf("runs after 2000: %d, want 2", got.TotalEntries)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=cron", nil, `"cron"`, "asset_triggered")
+}
+
 func TestPatchDagRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -62,7 +62,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
-		SecretKey: key, LoginThrottle: throttle, Logger: logger})
+		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, LoginThrottle: throttle, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

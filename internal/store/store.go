@@ -199,8 +199,13 @@ type NewTaskInstance struct {
 
 // DagRunListParams filters DagRunList and DagRunCount.
 type DagRunListParams struct {
-	DagID  string             // "" = all DAGs
-	States []core.DagRunState // empty = all
+	DagID    string             // "" = all DAGs
+	States   []core.DagRunState // empty = all
+	RunTypes []core.RunType     // empty = all
+	// LogicalDateGTE and LogicalDateLTE keep the runs whose logical date
+	// is in the range, both ends included (nil = unbounded); a run with
+	// no logical date is kept only when both are nil.
+	LogicalDateGTE, LogicalDateLTE *time.Time
 	Page
 }
 

@@ -51,11 +51,12 @@ type env struct {
 	clk  *clocktest.Clock
 	srv  *httptest.Server
 	logs string // the log folder
+	dags string // the DAGs folder
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
 	t.Helper()
-	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: t.TempDir()}
+	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: t.TempDir(), dags: t.TempDir()}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 	e.sync(core.DAG{DagID: "etl", Description: "extract, transform, load", Tags: []string{"demo"},
 		Tasks: []core.Task{{TaskID: "extract", Operator: "noop"}, {TaskID: "load", Operator: "noop", DependsOn: []string{"extract"}}}})
 	svc := service.New(service.Config{Store: st, Clock: e.clk})
-	h, err := ui.New(ui.Config{Store: st, Service: svc, Clock: e.clk, LogFolder: e.logs, SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+	h, err := ui.New(ui.Config{Store: st, Service: svc, Clock: e.clk, LogFolder: e.logs, DagsFolder: e.dags, SecretKey: []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,9 @@ type Config struct {
 	State *statestore.Service
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
+	// DagsFolder is [core] dags_folder: the source view shows a DAG's file
+	// only from inside it; "" = no source view.
+	DagsFolder string
 	// SecretKey signs session cookies; the REST API's key, so one login
 	// serves both.
 	SecretKey []byte
@@ -135,6 +138,8 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /dags/{dag_id}/grid", u.page(core.RoleViewer, u.gridFragment))
 	m.HandleFunc("GET /dags/{dag_id}/graph", u.page(core.RoleViewer, u.graphPage))
 	m.HandleFunc("GET /dags/{dag_id}/durations", u.page(core.RoleViewer, u.durationsPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs", u.page(core.RoleViewer, u.runsPage))
+	m.HandleFunc("GET /dags/{dag_id}/source", u.page(core.RoleViewer, u.sourcePage))
 	m.HandleFunc("GET /dags/{dag_id}/trigger", u.page(core.RoleOp, u.triggerPage))
 	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))

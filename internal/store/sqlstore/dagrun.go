@@ -170,6 +170,13 @@ func runFilter(p *store.DagRunListParams) *builder {
 		b.where("dag_id = ?", p.DagID)
 	}
 	in(&b, "state", p.States)
+	in(&b, "run_type", p.RunTypes)
+	if p.LogicalDateGTE != nil {
+		b.where("logical_date >= ?", micros(*p.LogicalDateGTE))
+	}
+	if p.LogicalDateLTE != nil {
+		b.where("logical_date <= ?", micros(*p.LogicalDateLTE))
+	}
 	return &b
 }
 

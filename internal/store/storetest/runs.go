@@ -149,6 +149,27 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 	if len(page) != 2 || page[0].RunID != "backfill_d" {
 		t.Errorf("page = %v, want [backfill_d manual_c]", runIDs(page))
 	}
+	from, to := f.at(0), f.at(time.Hour)
+	filters := []struct {
+		p    store.DagRunListParams
+		want []string
+	}{
+		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunScheduled, core.RunBackfill}},
+			[]string{"backfill_d", "scheduled_b", "scheduled_a"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &from, LogicalDateLTE: &to}, []string{"scheduled_b", "scheduled_a"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &to}, []string{"manual_c", "scheduled_b"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateLTE: &from, RunTypes: []core.RunType{core.RunBackfill}}, []string{"backfill_d"}},
+		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunAssetTriggered}}, nil},
+	}
+	for _, tt := range filters {
+		got, err := f.st.DagRunList(f.ctx, &tt.p)
+		must(t, err, "list filtered")
+		n, err := f.st.DagRunCount(f.ctx, &tt.p)
+		must(t, err, "count filtered")
+		if diff := cmp.Diff(tt.want, runIDs(got)); diff != "" || n != len(tt.want) {
+			t.Errorf("runs with types %v logical date %v..%v: count %d, (-want +got):\n%s", tt.p.RunTypes, tt.p.LogicalDateGTE, tt.p.LogicalDateLTE, n, diff)
+		}
+	}
 	counts, err := f.st.DagRunCountByState(f.ctx, "etl")
 	must(t, err, "count")
 	if diff := cmp.Diff(map[core.DagRunState]int{core.RunQueued: 3, core.RunSuccess: 1}, counts); diff != "" {
