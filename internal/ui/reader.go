@@ -17,6 +17,7 @@ type Reader interface {
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
+	AssetLinks(ctx context.Context, assetIDs []int64) ([]store.AssetLink, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
 	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)

@@ -152,6 +152,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
 	m.HandleFunc("GET /admin", u.page(core.RoleAdmin, u.adminPage))
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
+	m.HandleFunc("GET /assets/graph", u.page(core.RoleViewer, u.assetGraphPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
 	m.HandleFunc("POST /assets/{asset_id}/watchers/{watcher}/reset", u.form(statestore.EditRole, u.resetCursor))
