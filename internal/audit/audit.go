@@ -36,6 +36,7 @@ const (
 	ConnectionDelete  = "connection.delete"
 	UserUpsert        = "user.upsert"
 	APITokenCreate    = "api_token.create"
+	APITokenRevoke    = "api_token.revoke"
 	AuthLogin         = "auth.login"
 )
 

@@ -399,6 +399,10 @@ type XComListParams struct {
 type AuthStore interface {
 	UserUpsert(ctx context.Context, u *core.User) error
 	UserGet(ctx context.Context, username string) (*core.User, error)
+	// UserList lists users (store.UserOrder, by username by default);
+	// UserCount counts them.
+	UserList(ctx context.Context, p *UserListParams) ([]core.User, error)
+	UserCount(ctx context.Context, p *UserListParams) (int, error)
 	APITokenCreate(ctx context.Context, t *core.APIToken) error
 	// APITokenGet finds a token by the hash of its secret.
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
@@ -445,6 +449,11 @@ type PoolListParams struct {
 
 // ConnectionListParams pages ConnectionList.
 type ConnectionListParams struct {
+	Page
+}
+
+// UserListParams pages UserList and UserCount.
+type UserListParams struct {
 	Page
 }
 

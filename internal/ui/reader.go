@@ -42,6 +42,9 @@ type Reader interface {
 	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
 	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
 	UserGet(ctx context.Context, username string) (*core.User, error)
+	UserCount(ctx context.Context, p *store.UserListParams) (int, error)
+	UserList(ctx context.Context, p *store.UserListParams) ([]core.User, error)
+	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	XComCount(ctx context.Context, p *store.XComListParams) (int, error)
 	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
 }

@@ -54,6 +54,9 @@ var (
 	connectionOrder = orderSpec{order: store.ConnectionOrder, def: "conn_id", key: []string{"conn_id"},
 		cols: map[string]string{"connection_id": "conn_id"}}
 
+	userOrder = orderSpec{order: store.UserOrder, def: "username", key: []string{"username"},
+		cols: map[string]string{"username": "username", "role": "role", "created_at": "created_at"}}
+
 	auditOrder = orderSpec{order: store.AuditLogOrder, def: "id DESC", key: []string{"id"},
 		cols: map[string]string{"event_log_id": "id", "when": "at", "event": "action", "owner": "username"}}
 
