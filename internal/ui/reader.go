@@ -47,4 +47,5 @@ type Reader interface {
 	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	XComCount(ctx context.Context, p *store.XComListParams) (int, error)
 	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
+	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 }

@@ -29,6 +29,7 @@ type tiData struct {
 	XComMore int // entries beyond the first page
 	State    *statePanel
 	Base     string // this instance's page URL
+	Rendered string // its rendered-templates page
 	Back     string
 }
 
@@ -59,7 +60,8 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	now := u.clk.Now()
-	d := tiData{TI: *ti, Try: ti.TryNumber, Back: r.URL.RequestURI(), Base: tiURL(key)}
+	d := tiData{TI: *ti, Try: ti.TryNumber, Back: r.URL.RequestURI(), Base: tiURL(key),
+		Rendered: tiPath(key) + "/rendered" + mapQuery(key)}
 	for _, t := range append(hist, *ti) {
 		q := url.Values{"try": {strconv.Itoa(t.TryNumber)}}
 		if key.MapIndex >= 0 {

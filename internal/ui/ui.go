@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
@@ -45,8 +46,13 @@ type Config struct {
 	SecretKey []byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
-	// SecureCookie sets the Secure attribute on cookies (serve over HTTPS).
+	// SecureCookie sets the Secure attribute on cookies ([api]
+	// secure_cookie: users come through HTTPS); a request that arrived
+	// over TLS gets Secure cookies regardless.
 	SecureCookie bool
+	// Settings is the configuration the admin's config view shows
+	// (config.Config.List: passwords already masked); nil = none.
+	Settings []config.Option
 	// LoginThrottle backs off repeated failed logins; share the REST API's
 	// so both count together. nil = auth.NewLoginThrottle's defaults.
 	LoginThrottle *auth.LoginThrottle
@@ -148,9 +154,11 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
 	m.HandleFunc("GET /admin", u.page(core.RoleAdmin, u.adminPage))
+	m.HandleFunc("GET /admin/config", u.page(core.RoleAdmin, u.configPage))
 	m.HandleFunc("POST /admin/pools", u.form(core.RoleAdmin, u.savePool))
 	m.HandleFunc("POST /admin/pools/{name}/delete", u.form(core.RoleAdmin, u.deletePool))
 	m.HandleFunc("POST /admin/connections", u.form(core.RoleAdmin, u.saveConnection))
