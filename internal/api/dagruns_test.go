@@ -111,15 +111,7 @@ func TestClearDagRun(t *testing.T) {
 	if res.TotalEntries != 2 || res.DagRun == nil {
 		t.Errorf("clear: %+v", res)
 	}
-	for task, want := range map[string]core.TIState{"extract": core.TISuccess, "transform": core.TINone, "load": core.TINone} {
-		ti, err := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", task, -1)
-		if err != nil || ti.State != want {
-			t.Errorf("after clear %s is %q (%v), want %q", task, ti.State, err, want)
-		}
-	}
-	if !e.hasAudit("op", "dag_run.clear", "etl/r1") {
-		t.Errorf("no audit entry: %+v", e.audit())
-	}
+	e.wantRun("clear", "r1", map[string]core.TIState{"extract": core.TISuccess, "transform": core.TINone, "load": core.TINone}, "dag_run.clear")
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
 }
 
@@ -160,18 +152,25 @@ func TestPatchDagRun(t *testing.T) {
 	if run.State != core.RunFailed || run.EndDate == nil {
 		t.Errorf("run = %+v, want failed with an end date", run)
 	}
-	for task, want := range map[string]core.TIState{"extract": core.TISuccess, "transform": core.TIFailed, "load": core.TISkipped} {
-		ti, err := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", task, -1)
-		if err != nil || ti.State != want {
-			t.Errorf("after mark failed %s is %q (%v), want %q", task, ti.State, err, want)
-		}
-	}
-	if !e.hasAudit("op", "dag_run.mark", "etl/r1") {
-		t.Errorf("no audit entry: %+v", e.audit())
-	}
+	e.wantRun("mark failed", "r1", map[string]core.TIState{"extract": core.TISuccess, "transform": core.TIFailed, "load": core.TISkipped}, "dag_run.mark")
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "running"}, "allowed: success, failed")
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "success"})
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/nope", map[string]any{"state": "success"}, `"nope"`)
+}
+
+// wantRun checks the states of etl's instances in run runID after an
+// op's change, and the change's audit entry.
+func (e *env) wantRun(after, runID string, want map[string]core.TIState, action string) {
+	e.t.Helper()
+	for task, state := range want {
+		ti, err := e.st.TaskInstanceGetByKey(e.t.Context(), "etl", runID, task, -1)
+		if err != nil || ti.State != state {
+			e.t.Errorf("after %s %s is %v (%v), want %q", after, task, ti, err, state)
+		}
+	}
+	if !e.hasAudit("op", action, "etl/"+runID) {
+		e.t.Errorf("no %s audit entry: %+v", action, e.audit())
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -58,7 +58,13 @@ func (u *UI) gridFragment(w http.ResponseWriter, r *http.Request, req *request) 
 		u.failErr(w, r, req, err)
 		return
 	}
-	frag := []byte(gridHTML(d.Grid))
+	writeFragment(w, r, []byte(gridHTML(d.Grid)))
+}
+
+// writeFragment answers a live update of a page part: the part's HTML
+// with its ETag, or 304 Not Modified when the browser holds that version
+// (If-None-Match).
+func writeFragment(w http.ResponseWriter, r *http.Request, frag []byte) {
 	tag := etagOf(frag)
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
