@@ -120,22 +120,17 @@ func TestListDagRunsByTypeAndDate(t *testing.T) {
 	e := newEnv(t)
 	e.trigger("r1")
 	e.trigger("r2")
-	var got api.DAGRunCollection
-	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=manual,backfill", nil, &got)
-	if got.TotalEntries != 2 {
-		t.Errorf("manual runs: %d, want 2", got.TotalEntries)
-	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=scheduled", nil, &got)
-	if got.TotalEntries != 0 {
-		t.Errorf("scheduled runs: %d, want 0", got.TotalEntries)
-	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?logical_date_lte=2000-01-01T00:00:00Z", nil, &got)
-	if got.TotalEntries != 0 {
-		t.Errorf("runs before 2000: %d, want 0", got.TotalEntries)
-	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?logical_date_gte=2000-01-01T00:00:00Z", nil, &got)
-	if got.TotalEntries != 2 {
-		t.Errorf("runs after 2000: %d, want 2", got.TotalEntries)
+	for query, want := range map[string]int{
+		"run_type=manual,backfill":              2,
+		"run_type=scheduled":                    0,
+		"logical_date_lte=2000-01-01T00:00:00Z": 0,
+		"logical_date_gte=2000-01-01T00:00:00Z": 2,
+	} {
+		var got api.DAGRunCollection
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?"+query, nil, &got)
+		if got.TotalEntries != want {
+			t.Errorf("runs with %s: %d, want %d", query, got.TotalEntries, want)
+		}
 	}
 	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=cron", nil, `"cron"`, "asset_triggered")
 }

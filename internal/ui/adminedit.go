@@ -18,6 +18,16 @@ import (
 // adminPath is where every admin form returns.
 const adminPath = "/admin"
 
+// adminDone ends an admin form: err (from the service) is shown with its
+// status, else the browser returns to the admin page's section.
+func (u *UI) adminDone(w http.ResponseWriter, r *http.Request, req *request, section string, err error) {
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	http.Redirect(w, r, adminPath+"#"+section, http.StatusSeeOther)
+}
+
 // savePool creates a pool (mode=create) or changes one's slots and
 // description (mode=update).
 func (u *UI) savePool(w http.ResponseWriter, r *http.Request, req *request) {
@@ -33,20 +43,13 @@ func (u *UI) savePool(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	desc := r.PostFormValue("description")
 	ch.Slots, ch.Description = &n, &desc
-	if _, err := u.svc.SavePool(r.Context(), actor(req), ch); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#pools", http.StatusSeeOther)
+	_, err = u.svc.SavePool(r.Context(), actor(req), ch)
+	u.adminDone(w, r, req, "pools", err)
 }
 
 // deletePool deletes a pool.
 func (u *UI) deletePool(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := u.svc.DeletePool(r.Context(), actor(req), r.PathValue("name")); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#pools", http.StatusSeeOther)
+	u.adminDone(w, r, req, "pools", u.svc.DeletePool(r.Context(), actor(req), r.PathValue("name")))
 }
 
 // saveConnection stores a connection (replacing one with the same id only
@@ -54,20 +57,12 @@ func (u *UI) deletePool(w http.ResponseWriter, r *http.Request, req *request) {
 // error: the service's errors do not echo it.
 func (u *UI) saveConnection(w http.ResponseWriter, r *http.Request, req *request) {
 	c := core.Connection{ID: strings.TrimSpace(r.PostFormValue("connection_id")), URI: r.PostFormValue("uri")}
-	if err := u.svc.SaveConnection(r.Context(), actor(req), c, r.PostFormValue("replace") == "true"); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#connections", http.StatusSeeOther)
+	u.adminDone(w, r, req, "connections", u.svc.SaveConnection(r.Context(), actor(req), c, r.PostFormValue("replace") == "true"))
 }
 
 // deleteConnection deletes a connection.
 func (u *UI) deleteConnection(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := u.svc.DeleteConnection(r.Context(), actor(req), r.PathValue("id")); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#connections", http.StatusSeeOther)
+	u.adminDone(w, r, req, "connections", u.svc.DeleteConnection(r.Context(), actor(req), r.PathValue("id")))
 }
 
 // saveUser creates a user or sets one's password and role.
@@ -77,11 +72,7 @@ func (u *UI) saveUser(w http.ResponseWriter, r *http.Request, req *request) {
 		u.fail(w, r, req, http.StatusBadRequest, "password must not be empty; nothing was changed.")
 		return
 	}
-	if err := u.svc.SaveUser(r.Context(), actor(req), name, pw, core.Role(r.PostFormValue("role"))); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#users", http.StatusSeeOther)
+	u.adminDone(w, r, req, "users", u.svc.SaveUser(r.Context(), actor(req), name, pw, core.Role(r.PostFormValue("role"))))
 }
 
 // tokenData is the page that shows a new token's secret, once.
@@ -115,11 +106,7 @@ func (u *UI) createToken(w http.ResponseWriter, r *http.Request, req *request) {
 
 // revokeToken deletes an API token.
 func (u *UI) revokeToken(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := u.svc.RevokeAPIToken(r.Context(), actor(req), r.PathValue("id")); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	http.Redirect(w, r, adminPath+"#tokens", http.StatusSeeOther)
+	u.adminDone(w, r, req, "tokens", u.svc.RevokeAPIToken(r.Context(), actor(req), r.PathValue("id")))
 }
 
 // parseTTL reads a token lifetime: "" or "0" for none, a number of days

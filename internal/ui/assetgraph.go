@@ -124,27 +124,19 @@ type assetGraphData struct {
 // (?q=, ?status= as the assets list; the first assetGraphMax of them),
 // read in two queries: the assets, then their links.
 func (u *UI) assetGraphPage(w http.ResponseWriter, r *http.Request, req *request) {
-	q := r.URL.Query()
-	d := assetGraphData{Query: q.Get("q")}
-	p := &store.AssetListParams{Page: store.Page{Limit: assetGraphMax}}
-	if d.Query != "" {
-		p.NamePattern = "%" + d.Query + "%"
-	}
-	var err error
-	if d.Status, p.Active, err = statusParam(q, "active", "inactive"); err != nil {
+	var d assetGraphData
+	p, err := assetFilter(r.URL.Query(), &d.Query, &d.Status)
+	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
+	p.Limit = assetGraphMax
 	assets, total, err := store.List(r.Context(), p, u.st.AssetList, u.st.AssetCount)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	ids := make([]int64, len(assets))
-	for i, a := range assets {
-		ids[i] = a.ID
-	}
-	links, err := u.st.AssetLinks(r.Context(), ids)
+	links, err := u.st.AssetLinks(r.Context(), assetIDs(assets))
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return

@@ -31,14 +31,9 @@ type renderedData struct {
 // ran (by a clear) renders differently.
 func (u *UI) renderedPage(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
-	key, err := tiKey(r)
+	key, ti, err := u.loadTI(r)
 	if err != nil {
 		u.failErr(w, r, req, err)
-		return
-	}
-	ti, err := u.st.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
-	if err != nil {
-		u.failErr(w, r, req, fmt.Errorf("task instance %s: %w", key, err))
 		return
 	}
 	run, err := u.st.DagRunGet(ctx, key.DagID, key.RunID)
