@@ -40,7 +40,10 @@ type ClearResult struct {
 type listDagRunsInput struct {
 	DagIDParam
 	Page
-	State []string `query:"state" doc:"only runs in these states (queued, running, success, failed)"`
+	State          []string  `query:"state" doc:"only runs in these states (queued, running, success, failed)"`
+	RunType        []string  `query:"run_type" doc:"only runs of these types (manual, scheduled, asset_triggered, backfill)"`
+	LogicalDateGTE time.Time `query:"logical_date_gte" doc:"only runs whose logical date is at or after this time"`
+	LogicalDateLTE time.Time `query:"logical_date_lte" doc:"only runs whose logical date is at or before this time"`
 }
 
 // DagRunParam names a DAG run in the path.
@@ -69,6 +72,13 @@ type clearDagRunInput struct {
 	}
 }
 
+type patchDagRunInput struct {
+	DagRunParam
+	Body struct {
+		State string `json:"state" doc:"success or failed: marks the run and its task instances (Airflow's rule: docs/api.md)"`
+	}
+}
+
 func (s *server) registerDagRuns() {
 	tags := []string{"DagRun"}
 	base := Prefix + "/dags/{dag_id}/dagRuns"
@@ -91,6 +101,12 @@ func (s *server) registerDagRuns() {
 		Description: "Starts a new try of the run's task instances (only failed ones with only_failed). With dry_run (the default) nothing changes and the response lists what would be cleared.",
 		Errors:      []int{http.StatusNotFound},
 	}, s.clearDagRun)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "patch_dag_run", Method: http.MethodPatch, Path: base + "/{dag_run_id}", Tags: tags,
+		Summary:     "Mark a DAG run success or failed",
+		Description: "Sets the run's state by hand. success marks every task instance success except the skipped and removed ones; failed marks the running ones failed and the unfinished ones skipped.",
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.patchDagRun)
 }
 
 func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct{ Body DAGRunCollection }, error) {
@@ -98,7 +114,17 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states, Page: in.store()}
+	types, err := parseRunTypes(in.RunType)
+	if err != nil {
+		return nil, err
+	}
+	p := &store.DagRunListParams{States: states, RunTypes: types, Page: in.store()}
+	if !in.LogicalDateGTE.IsZero() {
+		p.LogicalDateGTE = &in.LogicalDateGTE
+	}
+	if !in.LogicalDateLTE.IsZero() {
+		p.LogicalDateLTE = &in.LogicalDateLTE
+	}
 	if in.DagID != AllDags {
 		if _, err := s.dag(ctx, in.DagID); err != nil {
 			return nil, s.problem(ctx, err)
@@ -122,6 +148,22 @@ func parseRunStates(raw []string) ([]core.DagRunState, error) {
 				return nil, invalid(fmt.Sprintf("query parameter state: %q is not a DAG run state; allowed: queued, running, success, failed", v))
 			}
 			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// parseRunTypes validates the run_type filter ("a,b" or repeated).
+func parseRunTypes(raw []string) ([]core.RunType, error) {
+	var out []core.RunType
+	for _, r := range raw {
+		for _, v := range strings.Split(r, ",") {
+			switch t := core.RunType(strings.TrimSpace(v)); t {
+			case core.RunManual, core.RunScheduled, core.RunAssetTriggered, core.RunBackfill:
+				out = append(out, t)
+			default:
+				return nil, invalid(fmt.Sprintf("query parameter run_type: %q is not a run type; allowed: manual, scheduled, asset_triggered, backfill", v))
+			}
 		}
 	}
 	return out, nil
@@ -160,6 +202,14 @@ func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct
 		}
 	}
 	return out, nil
+}
+
+func (s *server) patchDagRun(ctx context.Context, in *patchDagRunInput) (*struct{ Body core.DagRun }, error) {
+	run, err := s.svc.MarkRun(ctx, actor(ctx), in.DagID, in.RunID, core.DagRunState(in.Body.State))
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.DagRun }{*run}, nil
 }
 
 // dagRun loads a run; a missing one is a not-found error naming both ids.

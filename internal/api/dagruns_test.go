@@ -111,16 +111,61 @@ func TestClearDagRun(t *testing.T) {
 	if res.TotalEntries != 2 || res.DagRun == nil {
 		t.Errorf("clear: %+v", res)
 	}
-	for task, want := range map[string]core.TIState{"extract": core.TISuccess, "transform": core.TINone, "load": core.TINone} {
-		ti, err := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", task, -1)
-		if err != nil || ti.State != want {
-			t.Errorf("after clear %s is %q (%v), want %q", task, ti.State, err, want)
+	e.wantRun("clear", "r1", map[string]core.TIState{"extract": core.TISuccess, "transform": core.TINone, "load": core.TINone}, "dag_run.clear")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
+}
+
+func TestListDagRunsByTypeAndDate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.trigger("r2")
+	for query, want := range map[string]int{
+		"run_type=manual,backfill":              2,
+		"run_type=scheduled":                    0,
+		"logical_date_lte=2000-01-01T00:00:00Z": 0,
+		"logical_date_gte=2000-01-01T00:00:00Z": 2,
+	} {
+		var got api.DAGRunCollection
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?"+query, nil, &got)
+		if got.TotalEntries != want {
+			t.Errorf("runs with %s: %d, want %d", query, got.TotalEntries, want)
 		}
 	}
-	if !e.hasAudit("op", "dag_run.clear", "etl/r1") {
-		t.Errorf("no audit entry: %+v", e.audit())
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_type=cron", nil, `"cron"`, "asset_triggered")
+}
+
+func TestPatchDagRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.setTIState("r1", "extract", core.TISuccess)
+	e.setTIState("r1", "transform", core.TIRunning)
+
+	var run core.DagRun
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "failed"}, &run)
+	if run.State != core.RunFailed || run.EndDate == nil {
+		t.Errorf("run = %+v, want failed with an end date", run)
 	}
-	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns/nope/clear", map[string]any{"dry_run": false}, `"nope"`)
+	e.wantRun("mark failed", "r1", map[string]core.TIState{"extract": core.TISuccess, "transform": core.TIFailed, "load": core.TISkipped}, "dag_run.mark")
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "running"}, "allowed: success, failed")
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "success"})
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/nope", map[string]any{"state": "success"}, `"nope"`)
+}
+
+// wantRun checks the states of etl's instances in run runID after an
+// op's change, and the change's audit entry.
+func (e *env) wantRun(after, runID string, want map[string]core.TIState, action string) {
+	e.t.Helper()
+	for task, state := range want {
+		ti, err := e.st.TaskInstanceGetByKey(e.t.Context(), "etl", runID, task, -1)
+		if err != nil || ti.State != state {
+			e.t.Errorf("after %s %s is %v (%v), want %q", after, task, ti, err, state)
+		}
+	}
+	if !e.hasAudit("op", action, "etl/"+runID) {
+		e.t.Errorf("no %s audit entry: %+v", action, e.audit())
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

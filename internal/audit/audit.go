@@ -18,6 +18,7 @@ const (
 	DagUnpause        = "dag.unpause"
 	DagRunTrigger     = "dag_run.trigger"
 	DagRunClear       = "dag_run.clear"
+	DagRunMark        = "dag_run.mark"
 	TaskInstanceClear = "task_instance.clear"
 	TaskInstanceMark  = "task_instance.mark"
 	AssetEventCreate  = "asset_event.create"
@@ -38,6 +39,7 @@ const (
 	VariableDelete    = "variable.delete"
 	UserUpsert        = "user.upsert"
 	APITokenCreate    = "api_token.create"
+	APITokenRevoke    = "api_token.revoke"
 	AuthLogin         = "auth.login"
 )
 

@@ -194,7 +194,7 @@ func (a *app) dagsStateCmd() *cobra.Command {
 				if errors.Is(err, core.ErrNotFound) {
 					if at, perr := parseDateFlag("logical date", args[1]); perr == nil {
 						var found []core.DagRun
-						found, err = st.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateFrom: at, LogicalDateTo: at,
+						found, err = st.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateGTE: at, LogicalDateLTE: at,
 							Page: store.Page{Limit: 1}})
 						if err == nil && len(found) == 1 {
 							run = &found[0]

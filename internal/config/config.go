@@ -64,6 +64,8 @@ type API struct {
 	Host    string `toml:"host" comment:"address the api-server listens on"`
 	Port    int    `toml:"port" comment:"TCP port the api-server listens on (0 = any free port)"`
 	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
+	// SecureCookie marks the session cookies Secure (sent over HTTPS only).
+	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
 }
 
 // APIAuth configures tokens.
@@ -314,7 +316,8 @@ type Option struct {
 	Section, Key, Value, Help string
 }
 
-// List returns every option with its current value, sorted by section.
+// List returns every option with its current value, sorted by section;
+// a URI's password (a connection's, [database] conn's) is shown as ***.
 func (c *Config) List() []Option {
 	var out []Option
 	v := reflect.ValueOf(c).Elem()
@@ -327,7 +330,7 @@ func (c *Config) List() []Option {
 		st := t.Field(i).Type
 		for j := 0; j < st.NumField(); j++ {
 			out = append(out, Option{Section: section, Key: st.Field(j).Tag.Get("toml"),
-				Value: format(v.Field(i).Field(j)), Help: st.Field(j).Tag.Get("comment")})
+				Value: RedactURI(format(v.Field(i).Field(j))), Help: st.Field(j).Tag.Get("comment")})
 		}
 	}
 	ids := make([]string, 0, len(c.Connections))

@@ -26,7 +26,8 @@ func TestLoadLayers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, FileName), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err = Load(home, []string{"WEIR__API__PORT=9100", "WEIR_CONN_MY_DB=postgres://u:s3cr3tpw@h/db", "HOME=/x"})
+	cfg, err = Load(home, []string{"WEIR__API__PORT=9100", "WEIR_CONN_MY_DB=postgres://u:s3cr3tpw@h/db", "HOME=/x",
+		"WEIR__DATABASE__CONN=postgres://weir:s3cr3tpw@db/weir"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,8 @@ func TestUIInBrowser(t *testing.T) {
 	b.run("open the run", chromedp.Navigate(base+"/dags/hello/runs/from_browser"), chromedp.WaitVisible(chromedp.CSS(`svg.gantt`)))
 	b.waitText("the run's conf", `pre`, `"name": "Browser"`)
 	b.shot("run.png")
+	b.run("list hello's successful runs", chromedp.Navigate(base+"/dags/hello/runs?state=success"), chromedp.WaitVisible(chromedp.CSS(`table.runs`)))
+	b.waitText("the triggered run in the filtered list", `table.runs`, "from_browser")
 
 	// Open the log from the grid (keyboard: focus a cell, Enter).
 	b.run("open greet's log from the grid", chromedp.Navigate(base+"/dags/hello"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
@@ -122,6 +124,10 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`table.state`)))
 	b.waitText("the asset state panel", `table.state`, "watermark")
 	b.shot("asset.png")
+	b.run("open the asset graph from the asset", chromedp.Click(chromedp.CSS(`a[href^="/assets/graph?q="]`)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.assetgraph`)))
+	b.waitText("asset_producer producing orders in the graph", `svg.assetgraph`, "asset_producer")
+	b.shot("asset-graph.png")
 
 	// A post without the CSRF token is refused.
 	if status := b.post("/dags/hello/paused", url.Values{"paused": {"true"}}); status != 403 {

@@ -218,6 +218,20 @@ func (s *Service) CreateAPIToken(ctx context.Context, actor core.Actor, username
 	return secret, nil
 }
 
+// RevokeAPIToken deletes an API token by id: requests bearing it are
+// refused from then on. Needs role admin. Errors wrap core.ErrNotFound
+// naming the id.
+func (s *Service) RevokeAPIToken(ctx context.Context, actor core.Actor, id string) error {
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.APITokenRevoke, target: id}
+	return s.do(ctx, c, func(tx store.Store, detail *string) error {
+		if err := tx.APITokenDelete(ctx, id); err != nil {
+			return fmt.Errorf("revoke api token %q: %w", id, err)
+		}
+		*detail = "token " + id
+		return nil
+	})
+}
+
 // RecordLogin writes the audit entry of a user's login (the session itself
 // is the API's; nothing else changes).
 func (s *Service) RecordLogin(ctx context.Context, username string) error {

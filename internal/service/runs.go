@@ -228,7 +228,7 @@ func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearPar
 // inDateRange keeps the instances of runs whose logical date is within
 // p's dates.
 func inDateRange(ctx context.Context, st store.Store, p ClearParams, tis []core.TaskInstance) ([]core.TaskInstance, error) {
-	inRange, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: p.DagID, LogicalDateFrom: p.StartDate, LogicalDateTo: p.EndDate})
+	inRange, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: p.DagID, LogicalDateGTE: p.StartDate, LogicalDateLTE: p.EndDate})
 	if err != nil {
 		return nil, fmt.Errorf("list runs of dag_id %q by logical date: %w", p.DagID, err)
 	}

@@ -322,3 +322,48 @@ func TestClearDownstreamAndDateRange(t *testing.T) {
 		t.Errorf("a refused clear changed %s: a = %q", r2, tis["a"].State)
 	}
 }
+
+func TestMarkRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, clk, run := failedChainRun(t)
+
+	op := core.Actor{Name: "ann", Role: core.RoleOp}
+	got, err := newSvc(st, clk).MarkRun(ctx, op, "chain", run.RunID, core.RunSuccess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != core.RunSuccess || got.EndDate == nil {
+		t.Errorf("run = %q ended %v, want success with an end date", got.State, got.EndDate)
+	}
+	if tis := listTIs(t, st, run.ID); tis["a"].State != core.TISuccess || tis["b"].State != core.TISuccess {
+		t.Errorf("after mark success: a=%q b=%q, want both success", tis["a"].State, tis["b"].State)
+	}
+	entries, err := st.AuditLogList(ctx, &store.AuditLogListParams{Action: "dag_run.mark"})
+	if err != nil || len(entries) != 1 || entries[0].Target != "chain/"+run.RunID || entries[0].Detail != "new_state=success success=1" {
+		t.Errorf("audit = %+v (err %v), want one dag_run.mark of chain/%s with new_state=success success=1", entries, err, run.RunID)
+	}
+
+	// A fresh run marked failed: nothing ran, so every instance is skipped.
+	fresh, err := newSvc(st, clk).TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", RunID: "fresh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newSvc(st, clk).MarkRun(ctx, core.System, "chain", "fresh", core.RunFailed); err != nil {
+		t.Fatal(err)
+	}
+	if tis := listTIs(t, st, fresh.ID); tis["a"].State != core.TISkipped || tis["b"].State != core.TISkipped {
+		t.Errorf("after mark failed: a=%q b=%q, want both skipped", tis["a"].State, tis["b"].State)
+	}
+
+	if _, err := newSvc(st, clk).MarkRun(ctx, core.System, "chain", "fresh", core.RunRunning); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("mark running: err = %v, want ErrInvalid", err)
+	}
+	if _, err := newSvc(st, clk).MarkRun(ctx, core.System, "chain", "missing", core.RunFailed); !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
+		t.Errorf("mark unknown run: err = %v, want ErrNotFound naming it", err)
+	}
+	viewer := core.Actor{Name: "v", Role: core.RoleViewer}
+	if _, err := newSvc(st, clk).MarkRun(ctx, viewer, "chain", "fresh", core.RunSuccess); !errors.Is(err, core.ErrForbidden) {
+		t.Errorf("viewer marks: err = %v, want ErrForbidden", err)
+	}
+}

@@ -152,6 +152,40 @@ func TestAFailedChangeLeavesNoAuditEntry(t *testing.T) {
 	}
 }
 
+// An admin revokes an API token: it is gone, the revocation is audited,
+// and revoking it again names the id; an op may not revoke.
+func TestRevokeAPIToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	svc := newSvc(st, clocktest.New(t0))
+	if err := svc.SaveUser(ctx, admin, "ci", "pw", core.RoleOp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateAPIToken(ctx, admin, "ci", "deploy", 0); err != nil {
+		t.Fatal(err)
+	}
+	toks, err := st.APITokenList(ctx)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens = %+v (%v), want one", toks, err)
+	}
+	if err := svc.RevokeAPIToken(ctx, op, toks[0].ID); !errors.Is(err, core.ErrForbidden) {
+		t.Errorf("op revokes: err = %v, want ErrForbidden", err)
+	}
+	if err := svc.RevokeAPIToken(ctx, admin, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := st.APITokenList(ctx); len(left) != 0 {
+		t.Errorf("tokens after revoke = %+v, want none", left)
+	}
+	if err := svc.RevokeAPIToken(ctx, admin, toks[0].ID); !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), toks[0].ID) {
+		t.Errorf("revoke twice: err = %v, want ErrNotFound naming the id", err)
+	}
+	if got := audits(t, st); !strings.Contains(strings.Join(got, "\n"), "api_token.revoke") {
+		t.Errorf("audit log = %q, want the revocation", got)
+	}
+}
+
 // FinishTry decides retries by runs.Outcome, records outlet events only on
 // success, and refuses a try that is no longer running; FailDeadTry ends a
 // dead worker's try by the same rule.

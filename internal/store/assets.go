@@ -46,6 +46,11 @@ type AssetStore interface {
 	// AssetLastEventTimes returns the time of the newest event of each of
 	// the assets that have one, in one query (the web UI's assets list).
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
+	// AssetLinks returns, in one query, how active DAGs use each of the
+	// assets: the tasks that produce (outlets) and read (inlets) them and
+	// the DAGs scheduled on them, ordered by asset, kind, DAG and task (the
+	// web UI's asset graph).
+	AssetLinks(ctx context.Context, assetIDs []int64) ([]AssetLink, error)
 
 	// AssetQueueReady returns the active, unpaused DAGs every one of whose
 	// scheduled assets has a queued event, by dag id.
@@ -122,4 +127,19 @@ type AssetQueueEntry struct {
 	FirstEventID int64     `json:"first_event_id"`
 	LastEventID  int64     `json:"last_event_id"`
 	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Kinds of AssetLink.
+const (
+	AssetLinkProducer  = "producer"  // a task's outlet
+	AssetLinkReader    = "reader"    // a task's inlet
+	AssetLinkScheduled = "scheduled" // the DAG runs when the asset updates
+)
+
+// AssetLink is one use of an asset by an active DAG.
+type AssetLink struct {
+	AssetID int64
+	Kind    string // AssetLinkProducer, AssetLinkReader or AssetLinkScheduled
+	DagID   string
+	TaskID  string // "" for AssetLinkScheduled
 }

@@ -200,12 +200,13 @@ type NewTaskInstance struct {
 
 // DagRunListParams filters DagRunList and DagRunCount.
 type DagRunListParams struct {
-	DagID  string             // "" = all DAGs
-	States []core.DagRunState // empty = all
-	// LogicalDateFrom and LogicalDateTo keep the runs whose logical date is
-	// within them, both inclusive (nil = unbounded; with either set, runs
-	// without a logical date are left out).
-	LogicalDateFrom, LogicalDateTo *time.Time
+	DagID    string             // "" = all DAGs
+	States   []core.DagRunState // empty = all
+	RunTypes []core.RunType     // empty = all
+	// LogicalDateGTE and LogicalDateLTE keep the runs whose logical date
+	// is in the range, both ends included (nil = unbounded); a run with
+	// no logical date is kept only when both are nil.
+	LogicalDateGTE, LogicalDateLTE *time.Time
 	Page
 }
 
@@ -399,6 +400,10 @@ type XComListParams struct {
 type AuthStore interface {
 	UserUpsert(ctx context.Context, u *core.User) error
 	UserGet(ctx context.Context, username string) (*core.User, error)
+	// UserList lists users (store.UserOrder, by username by default);
+	// UserCount counts them.
+	UserList(ctx context.Context, p *UserListParams) ([]core.User, error)
+	UserCount(ctx context.Context, p *UserListParams) (int, error)
 	APITokenCreate(ctx context.Context, t *core.APIToken) error
 	// APITokenGet finds a token by the hash of its secret.
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
@@ -459,6 +464,11 @@ type ConnectionListParams struct {
 
 // VariableListParams pages VariableList.
 type VariableListParams struct {
+	Page
+}
+
+// UserListParams pages UserList and UserCount.
+type UserListParams struct {
 	Page
 }
 

@@ -19,6 +19,10 @@ type adminData struct {
 	Pools       []core.Pool
 	Connections []connRow
 	ConnTotal   int
+	Users       []core.User
+	UserTotal   int
+	Tokens      []core.APIToken // without their hashes
+	Roles       []string
 }
 
 // jobRow is one running Weir process and how recent its heartbeat is.
@@ -34,9 +38,8 @@ type connRow struct {
 }
 
 // adminPage shows the health of each role's processes (their heartbeats),
-// the pools with their occupancy and the connections (passwords never
-// shown back). It is read-only; pools, connections and users are edited
-// with the CLI or the REST API.
+// the pools with their occupancy, the connections (passwords never shown
+// back), the users and the API tokens, each with its forms (adminedit.go).
 func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
 	jobs, err := u.st.JobList(ctx)
@@ -63,5 +66,17 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 	for _, c := range conns {
 		d.Connections = append(d.Connections, connRow{ID: c.ID, URI: config.RedactURI(c.URI)})
 	}
+	if d.Users, d.UserTotal, err = store.List(ctx, &store.UserListParams{Page: store.Page{Limit: 200}}, u.st.UserList, u.st.UserCount); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	if d.Tokens, err = u.st.APITokenList(ctx); err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	for i := range d.Tokens {
+		d.Tokens[i].Hash = ""
+	}
+	d.Roles = []string{string(core.RoleViewer), string(core.RoleOp), string(core.RoleAdmin)}
 	u.render(w, r, http.StatusOK, "admin", req, "Admin", d)
 }

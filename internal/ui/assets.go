@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -32,14 +33,9 @@ type assetRow struct {
 // assetsPage lists assets (?q= in the name, ?status=all|active|inactive),
 // each with its last event's time; inactive ones are marked.
 func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
-	q := r.URL.Query()
-	d := assetsData{Query: q.Get("q")}
-	p := &store.AssetListParams{}
-	if d.Query != "" {
-		p.NamePattern = "%" + d.Query + "%" // the REST API's name_pattern: % and _ are wildcards
-	}
-	var err error
-	if d.Status, p.Active, err = statusParam(q, "active", "inactive"); err != nil {
+	var d assetsData
+	p, err := assetFilter(r.URL.Query(), &d.Query, &d.Status)
+	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
@@ -48,11 +44,7 @@ func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	ids := make([]int64, len(assets))
-	for i, a := range assets {
-		ids[i] = a.ID
-	}
-	last, err := u.st.AssetLastEventTimes(r.Context(), ids)
+	last, err := u.st.AssetLastEventTimes(r.Context(), assetIDs(assets))
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -66,6 +58,28 @@ func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d.Pager = newPager(r.URL, "offset", offset, assetsPageSize, len(assets), total)
 	u.render(w, r, http.StatusOK, "assets", req, "Assets", d)
+}
+
+// assetIDs are the ids of assets, in their order.
+func assetIDs(assets []core.AssetModel) []int64 {
+	ids := make([]int64, len(assets))
+	for i, a := range assets {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// assetFilter reads the assets filters shared by the list and the graph:
+// ?q= (in the name) and ?status=all|active|inactive, into query and
+// status as the form shows them.
+func assetFilter(q url.Values, query, status *string) (*store.AssetListParams, error) {
+	p := &store.AssetListParams{}
+	if *query = q.Get("q"); *query != "" {
+		p.NamePattern = "%" + *query + "%" // the REST API's name_pattern: % and _ are wildcards
+	}
+	var err error
+	*status, p.Active, err = statusParam(q, "active", "inactive")
+	return p, err
 }
 
 // assetData is an asset page's model.

@@ -163,3 +163,40 @@ func TestAssetWatchersPanel(t *testing.T) {
 		}
 	})
 }
+
+// The asset graph draws the producing DAG, its assets and the DAG an
+// asset schedules, linked to their pages; the name filter narrows it and a
+// bad status is refused.
+func TestAssetGraphPage(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		orders := e.assets()
+		cons := core.DAG{DagID: "report", Assets: []core.Asset{{Name: "orders", URI: "s3://lake/orders", Group: "sales"}}, AssetSchedule: []core.AssetRef{{Name: "orders"}}, Tasks: []core.Task{{TaskID: "r", Operator: "noop"}}}
+		if err := st.WithTx(t.Context(), func(tx store.Store) error {
+			if _, _, err := tx.DagSync(t.Context(), &store.DagSyncParams{Spec: cons, Hash: "report", Now: e.clk.Now()}); err != nil {
+				return err
+			}
+			return tx.AssetSync(t.Context(), &store.AssetSyncParams{Spec: &cons, Now: e.clk.Now()})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		b := e.loggedIn(core.RoleViewer)
+		g := b.get("/assets/graph")
+		if g.status != http.StatusOK || strings.Count(g.body, `class="node k-asset"`) != 2 || strings.Count(g.body, `class="node k-dag"`) != 2 ||
+			!strings.Contains(g.body, `class="edge e-schedules"`) || strings.Count(g.body, `class="edge e-produces"`) != 2 ||
+			!strings.Contains(g.body, fmt.Sprintf(`href="/assets/%d"`, orders.ID)) || !strings.Contains(g.body, `href="/dags/report"`) {
+			t.Fatalf("asset graph: %d; want shop producing 2 assets and orders scheduling report:\n%s", g.status, g.body)
+		}
+		g = b.get("/assets/graph?q=cust")
+		if strings.Count(g.body, `class="node k-asset"`) != 1 || strings.Contains(g.body, `href="/dags/report"`) || !strings.Contains(g.body, "1 of 1 assets") {
+			t.Errorf("asset graph filtered to customers: want it and its producer only:\n%s", g.body)
+		}
+		if r := b.get("/assets/graph?status=gone"); r.status != http.StatusBadRequest {
+			t.Errorf("bad status: %d, want 400", r.status)
+		}
+		if a := b.get(fmt.Sprintf("/assets/%d", orders.ID)); !strings.Contains(a.body, `href="/assets/graph?q=orders"`) {
+			t.Error("an asset's page does not link its graph")
+		}
+	})
+}

@@ -22,8 +22,11 @@ import (
 )
 
 // BenchmarkRender times the server-side render of the grid of a DAG with
-// 100 runs × 50 tasks (GET /dags/big?runs=100) and of the DAGs list with
-// 500 DAGs of 3 runs each (GET /dags, a page of 50 with their last runs),
+// 100 runs × 50 tasks (GET /dags/big?runs=100), of the DAGs list with 500
+// DAGs of 3 runs each (GET /dags, a page of 50 with their last runs), of
+// that DAG's filtered runs list (a page of 50 of 100), of one of its runs
+// (50 instances with the Gantt chart) and that run's live part, and of the
+// asset graph of 200 assets, 50 producing and 50 consuming DAGs,
 // through the UI's handler (no network), on SQLite and PostgreSQL. Besides
 // the mean it reports the median (p50-ms) and the process's CPU time per
 // render (cpu-ms/op: user + system, which a loaded machine does not
@@ -37,7 +40,10 @@ func BenchmarkRender(b *testing.B) {
 		h, cookie := benchUI(b, st)
 		seedGrid(b, st, 100, 50)
 		seedDags(b, st, 500, 3)
-		for name, path := range map[string]string{"grid100x50": "/dags/big?runs=100", "dags500": "/dags"} {
+		seedAssets(b, st, 50, 4)
+		for name, path := range map[string]string{"grid100x50": "/dags/big?runs=100", "dags500": "/dags",
+			"runs100": "/dags/big/runs?run_type=manual", "run50": "/dags/big/runs/run_050", "runlive50": "/dags/big/runs/run_050/live",
+			"assetgraph200": "/assets/graph"} {
 			b.Run(engine+"/"+name, func(b *testing.B) {
 				var took []time.Duration
 				cpu0 := cpuTime()
@@ -127,6 +133,35 @@ func seedDags(b *testing.B, st store.Store, n, perDag int) {
 		for r := range perDag {
 			if _, err := st.DagRunCreate(b.Context(), &store.DagRunCreateParams{DagID: id, RunID: fmt.Sprintf("r%d", r), RunType: core.RunManual,
 				State: core.RunSuccess, DagVersionID: v, Now: time.Now()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// seedAssets records n producer DAGs, each with a task producing perDag
+// assets, and n consumer DAGs, each scheduled on one producer's assets.
+func seedAssets(b *testing.B, st store.Store, n, perDag int) {
+	b.Helper()
+	for i := range n {
+		var assets []core.Asset
+		var refs []core.AssetRef
+		for j := range perDag {
+			name := fmt.Sprintf("asset_%03d_%d", i, j)
+			assets = append(assets, core.Asset{Name: name, URI: "s3://bench/" + name})
+			refs = append(refs, core.AssetRef{Name: name})
+		}
+		for _, spec := range []core.DAG{
+			{DagID: fmt.Sprintf("produce_%03d", i), Assets: assets, Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: refs}}},
+			{DagID: fmt.Sprintf("consume_%03d", i), Assets: assets, AssetSchedule: refs, Tasks: []core.Task{{TaskID: "use", Operator: "noop", Inlets: refs[:1]}}},
+		} {
+			err := st.WithTx(b.Context(), func(tx store.Store) error {
+				if _, _, err := tx.DagSync(b.Context(), &store.DagSyncParams{Spec: spec, Hash: spec.DagID, Now: time.Now()}); err != nil {
+					return err
+				}
+				return tx.AssetSync(b.Context(), &store.AssetSyncParams{Spec: &spec, Now: time.Now()})
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -29,6 +29,8 @@ type dagData struct {
 	LiveURL, ETag string
 	RunCount      int
 	Back          string
+	// RunIDs are the grid's runs newest first: the action form's choices.
+	RunIDs []string
 
 	runs   []core.DagRun                  // the grid's runs, oldest first
 	counts []store.TaskInstanceStateCount // their state counts
@@ -56,7 +58,13 @@ func (u *UI) gridFragment(w http.ResponseWriter, r *http.Request, req *request) 
 		u.failErr(w, r, req, err)
 		return
 	}
-	frag := []byte(gridHTML(d.Grid))
+	writeFragment(w, r, []byte(gridHTML(d.Grid)))
+}
+
+// writeFragment answers a live update of a page part: the part's HTML
+// with its ETag, or 304 Not Modified when the browser holds that version
+// (If-None-Match).
+func writeFragment(w http.ResponseWriter, r *http.Request, frag []byte) {
 	tag := etagOf(frag)
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
@@ -103,8 +111,12 @@ func (u *UI) dagData(r *http.Request) (*dagData, error) {
 	if n != gridRunsDefault {
 		live += "?runs=" + strconv.Itoa(n)
 	}
+	runIDs := make([]string, len(newest))
+	for i, run := range newest {
+		runIDs[i] = run.RunID
+	}
 	return &dagData{Dag: *dag, Spec: v.Spec, Grid: buildGrid(dagID, v.Spec.Tasks, runs, counts, u.clk.Now()),
-		LiveURL: live, RunCount: total, Back: r.URL.RequestURI(), runs: runs, counts: counts}, nil
+		LiveURL: live, RunCount: total, Back: r.URL.RequestURI(), RunIDs: runIDs, runs: runs, counts: counts}, nil
 }
 
 // runsParam reads ?runs= (how many runs the grid shows).

@@ -51,11 +51,21 @@ type env struct {
 	clk  *clocktest.Clock
 	srv  *httptest.Server
 	logs string // the log folder
+	dags string // the DAGs folder
 }
 
-func newEnv(t *testing.T, st store.Store) *env {
+// envOption changes how newEnv serves the UI.
+type envOption func(cfg *ui.Config, tls *bool)
+
+// withConfig changes the UI's configuration.
+func withConfig(f func(cfg *ui.Config)) envOption { return func(cfg *ui.Config, _ *bool) { f(cfg) } }
+
+// overTLS serves the UI over HTTPS (a test certificate the browsers trust).
+func overTLS() envOption { return func(_ *ui.Config, tls *bool) { *tls = true } }
+
+func newEnv(t *testing.T, st store.Store, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: t.TempDir()}
+	e := &env{t: t, st: st, clk: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: t.TempDir(), dags: t.TempDir()}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
 		t.Fatal(err)
@@ -69,11 +79,20 @@ func newEnv(t *testing.T, st store.Store) *env {
 	e.sync(core.DAG{DagID: "etl", Description: "extract, transform, load", Tags: []string{"demo"},
 		Tasks: []core.Task{{TaskID: "extract", Operator: "noop"}, {TaskID: "load", Operator: "noop", DependsOn: []string{"extract"}}}})
 	svc := service.New(service.Config{Store: st, Clock: e.clk})
-	h, err := ui.New(ui.Config{Store: st, Service: svc, Clock: e.clk, LogFolder: e.logs, SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+	cfg := ui.Config{Store: st, Service: svc, Clock: e.clk, LogFolder: e.logs, DagsFolder: e.dags, SecretKey: []byte("0123456789abcdef0123456789abcdef")}
+	tls := false
+	for _, o := range opts {
+		o(&cfg, &tls)
+	}
+	h, err := ui.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httptest.NewServer(h)
+	if tls {
+		e.srv = httptest.NewTLSServer(h)
+	} else {
+		e.srv = httptest.NewServer(h)
+	}
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -97,7 +116,7 @@ type browser struct {
 
 func (e *env) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{e: e, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+	return &browser{e: e, c: &http.Client{Jar: jar, Transport: e.srv.Client().Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
 }

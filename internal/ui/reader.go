@@ -17,6 +17,7 @@ type Reader interface {
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
+	AssetLinks(ctx context.Context, assetIDs []int64) ([]store.AssetLink, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
 	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)
@@ -41,6 +42,10 @@ type Reader interface {
 	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
 	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
 	UserGet(ctx context.Context, username string) (*core.User, error)
+	UserCount(ctx context.Context, p *store.UserListParams) (int, error)
+	UserList(ctx context.Context, p *store.UserListParams) ([]core.User, error)
+	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	XComCount(ctx context.Context, p *store.XComListParams) (int, error)
 	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
+	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 }

@@ -82,6 +82,16 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page str
 	_, _ = w.Write(buf.Bytes())
 }
 
+// renderPart renders one named template of a page (a live part) for the
+// caller, as the page itself would.
+func (u *UI) renderPart(page, name string, req *request, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := u.pages[page].ExecuteTemplate(&buf, name, view{Req: req, Data: data, Now: u.clk.Now()}); err != nil {
+		return nil, fmt.Errorf("render %s of page %s: %w", name, page, err)
+	}
+	return buf.Bytes(), nil
+}
+
 // fail shows the error page with status and a message for the user.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, req *request, status int, msg string) {
 	u.render(w, r, status, "error", req, http.StatusText(status), msg)

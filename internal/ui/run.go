@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -24,6 +26,10 @@ type runData struct {
 	Gantt    gantt
 	Pager    pager
 	Back     string
+	// BodyHTML is the page's live part ("runbody"), which the script
+	// refreshes from LiveURL; ETag is its version.
+	BodyHTML      template.HTML
+	LiveURL, ETag string
 }
 
 // tiRow is one task instance of the run page.
@@ -34,45 +40,70 @@ type tiRow struct {
 }
 
 // runPage shows a run: its dates and conf, its task instances (paged in
-// the database) and, for an op, the clear and mark forms.
+// the database) and, for an op, the clear and mark forms. With
+// JavaScript its live part is refreshed from runFragment.
 func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
-	ctx := r.Context()
-	dagID, runID := r.PathValue("dag_id"), r.PathValue("run_id")
-	run, err := u.st.DagRunGet(ctx, dagID, runID)
-	if err != nil {
-		u.failErr(w, r, req, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err))
-		return
-	}
-	p := &store.TaskInstanceListParams{DagRunID: run.ID}
-	tis, total, offset, err := readPage(r, p, &p.Page, runPageSize, u.st.TaskInstanceList, u.st.TaskInstanceCount)
+	d, body, err := u.runBody(r, req, r.URL)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
+	d.BodyHTML = template.HTML(body) //nolint:gosec // rendered by html/template
+	d.ETag = etagOf(body)
+	u.render(w, r, http.StatusOK, "run", req, d.Run.RunID, d)
+}
+
+// runFragment answers the run page's live updates as gridFragment does:
+// the live part's HTML with an ETag, or 304 while it is unchanged.
+func (u *UI) runFragment(w http.ResponseWriter, r *http.Request, req *request) {
+	page := *r.URL
+	page.Path = strings.TrimSuffix(page.Path, "/live")
+	_, body, err := u.runBody(r, req, &page)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	writeFragment(w, r, body)
+}
+
+// runBody reads the run (?offset= pages its task instances) and renders
+// the page's live part for page, the run page's URL.
+func (u *UI) runBody(r *http.Request, req *request, page *url.URL) (*runData, []byte, error) {
+	ctx := r.Context()
+	dagID, runID := r.PathValue("dag_id"), r.PathValue("run_id")
+	run, err := u.st.DagRunGet(ctx, dagID, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err)
+	}
+	p := &store.TaskInstanceListParams{DagRunID: run.ID}
+	tis, total, offset, err := readPage(r, p, &p.Page, runPageSize, u.st.TaskInstanceList, u.st.TaskInstanceCount)
+	if err != nil {
+		return nil, nil, err
+	}
 	now := u.clk.Now()
-	d := runData{Run: *run, Duration: span(run.StartDate, run.EndDate, now), Back: r.URL.RequestURI(),
-		Pager: newPager(r.URL, "offset", offset, runPageSize, len(tis), total)}
+	d := &runData{Run: *run, Duration: span(run.StartDate, run.EndDate, now), Back: page.RequestURI(),
+		Pager: newPager(page, "offset", offset, runPageSize, len(tis), total)}
 	for _, ti := range tis {
 		d.TIs = append(d.TIs, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now)})
 	}
 	d.Conf = prettyJSON(run.Conf)
 	d.Gantt = buildGantt(tis, now)
-	u.render(w, r, http.StatusOK, "run", req, runID, d)
+	live := *page
+	live.Path += "/live"
+	d.LiveURL = live.RequestURI()
+	body, err := u.renderPart("run", "runbody", req, d)
+	return d, body, err
 }
 
 // clearRun clears the run's task instances (all, only the failed ones, or
 // one task's) through the service, keeping their task state when asked.
 func (u *UI) clearRun(w http.ResponseWriter, r *http.Request, req *request) {
-	p := service.ClearParams{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"),
-		OnlyFailed: r.PostFormValue("only_failed") == "true", KeepTaskState: r.PostFormValue("keep_task_state") == "true"}
-	if t := r.PostFormValue("task_id"); t != "" {
-		p.TaskIDs = []string{t}
-	}
+	p := clearParams(r, r.PathValue("dag_id"), r.PathValue("run_id"))
 	if _, err := u.svc.Clear(r.Context(), actor(req), p); err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	back(w, r, "/dags/"+pathEscape(p.DagID)+"/runs/"+pathEscape(p.RunID))
+	back(w, r, runPath(p.DagID, p.RunID))
 }
 
 // markTI sets one task instance to success, failed or skipped through the

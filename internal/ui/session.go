@@ -113,7 +113,7 @@ func (u *UI) renderLogin(w http.ResponseWriter, r *http.Request, status int, d l
 		_, _ = rand.Read(b) // crypto/rand.Read never fails
 		v = base64.RawURLEncoding.EncodeToString(b)
 	}
-	http.SetCookie(w, u.cookie(loginCookie, v, time.Hour))
+	http.SetCookie(w, u.cookie(r, loginCookie, v, time.Hour))
 	d.CSRF = u.sessions.CSRFToken(v)
 	u.render(w, r, status, "login", nil, "Log in", d)
 }
@@ -155,8 +155,8 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expires := u.clk.Now().Add(u.cfg.SessionTTL)
-	http.SetCookie(w, u.cookie(api.SessionCookie, u.sessions.Sign(usr.Username, expires), u.cfg.SessionTTL))
-	http.SetCookie(w, u.cookie(loginCookie, "", 0))
+	http.SetCookie(w, u.cookie(r, api.SessionCookie, u.sessions.Sign(usr.Username, expires), u.cfg.SessionTTL))
+	http.SetCookie(w, u.cookie(r, loginCookie, "", 0))
 	next := d.Next
 	if next == "" {
 		next = "/dags"
@@ -165,17 +165,18 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ *request) {
-	http.SetCookie(w, u.cookie(api.SessionCookie, "", 0))
+	http.SetCookie(w, u.cookie(r, api.SessionCookie, "", 0))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
 // cookie builds a cookie with the UI's fixed attributes: HttpOnly,
-// SameSite=Strict, Secure when configured, kept for ttl (Max-Age, so the
-// browser's clock need not agree with the server's; the session's own
-// expiry is signed in its value). An empty value deletes the cookie.
-func (u *UI) cookie(name, value string, ttl time.Duration) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true, //nolint:gosec // Secure follows [api] secure_cookie
-		SameSite: http.SameSiteStrictMode, Secure: u.cfg.SecureCookie}
+// SameSite=Strict, Secure when configured ([api] secure_cookie) or when r
+// arrived over TLS, kept for ttl (Max-Age, so the browser's clock need not
+// agree with the server's; the session's own expiry is signed in its
+// value). An empty value deletes the cookie.
+func (u *UI) cookie(r *http.Request, name, value string, ttl time.Duration) *http.Cookie {
+	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true, //nolint:gosec // Secure follows [api] secure_cookie or TLS
+		SameSite: http.SameSiteStrictMode, Secure: u.cfg.SecureCookie || r.TLS != nil}
 	if value == "" {
 		c.MaxAge = -1
 	}

@@ -29,6 +29,7 @@ type tiData struct {
 	XComMore int // entries beyond the first page
 	State    *statePanel
 	Base     string // this instance's page URL
+	Rendered string // its rendered-templates page
 	Back     string
 }
 
@@ -43,14 +44,9 @@ type xcomRow struct {
 // and its task state panel.
 func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
-	key, err := tiKey(r)
+	key, ti, err := u.loadTI(r)
 	if err != nil {
 		u.failErr(w, r, req, err)
-		return
-	}
-	ti, err := u.st.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
-	if err != nil {
-		u.failErr(w, r, req, fmt.Errorf("task instance %s: %w", key, err))
 		return
 	}
 	hist, err := u.st.TaskInstanceHistory(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
@@ -59,7 +55,8 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	now := u.clk.Now()
-	d := tiData{TI: *ti, Try: ti.TryNumber, Back: r.URL.RequestURI(), Base: tiURL(key)}
+	d := tiData{TI: *ti, Try: ti.TryNumber, Back: r.URL.RequestURI(), Base: tiURL(key),
+		Rendered: tiPath(key) + "/rendered" + mapQuery(key)}
 	for _, t := range append(hist, *ti) {
 		q := url.Values{"try": {strconv.Itoa(t.TryNumber)}}
 		if key.MapIndex >= 0 {
@@ -130,6 +127,19 @@ func (u *UI) readLog(d *tiData, ti *core.TaskInstance, key core.TIKey) error {
 			pathEscape(key.DagID), pathEscape(key.RunID), pathEscape(key.TaskID), d.Try, q.Encode())
 	}
 	return nil
+}
+
+// loadTI reads the task instance of the path and ?map_index=.
+func (u *UI) loadTI(r *http.Request) (core.TIKey, *core.TaskInstance, error) {
+	key, err := tiKey(r)
+	if err != nil {
+		return key, nil, err
+	}
+	ti, err := u.st.TaskInstanceGetByKey(r.Context(), key.DagID, key.RunID, key.TaskID, key.MapIndex)
+	if err != nil {
+		return key, nil, fmt.Errorf("task instance %s: %w", key, err)
+	}
+	return key, ti, nil
 }
 
 // tiKey reads the task instance of the path and ?map_index= (default -1).

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
@@ -37,13 +38,21 @@ type Config struct {
 	State *statestore.Service
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
+	// DagsFolder is [core] dags_folder: the source view shows a DAG's file
+	// only from inside it; "" = no source view.
+	DagsFolder string
 	// SecretKey signs session cookies; the REST API's key, so one login
 	// serves both.
 	SecretKey []byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
-	// SecureCookie sets the Secure attribute on cookies (serve over HTTPS).
+	// SecureCookie sets the Secure attribute on cookies ([api]
+	// secure_cookie: users come through HTTPS); a request that arrived
+	// over TLS gets Secure cookies regardless.
 	SecureCookie bool
+	// Settings is the configuration the admin's config view shows
+	// (config.Config.List: passwords already masked); nil = none.
+	Settings []config.Option
 	// LoginThrottle backs off repeated failed logins; share the REST API's
 	// so both count together. nil = auth.NewLoginThrottle's defaults.
 	LoginThrottle *auth.LoginThrottle
@@ -135,16 +144,31 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /dags/{dag_id}/grid", u.page(core.RoleViewer, u.gridFragment))
 	m.HandleFunc("GET /dags/{dag_id}/graph", u.page(core.RoleViewer, u.graphPage))
 	m.HandleFunc("GET /dags/{dag_id}/durations", u.page(core.RoleViewer, u.durationsPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs", u.page(core.RoleViewer, u.runsPage))
+	m.HandleFunc("GET /dags/{dag_id}/source", u.page(core.RoleViewer, u.sourcePage))
 	m.HandleFunc("GET /dags/{dag_id}/trigger", u.page(core.RoleOp, u.triggerPage))
 	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/live", u.page(core.RoleViewer, u.runFragment))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/clear", u.form(core.RoleOp, u.clearRun))
+	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/mark", u.form(core.RoleOp, u.markRun))
+	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
 	m.HandleFunc("GET /admin", u.page(core.RoleAdmin, u.adminPage))
+	m.HandleFunc("GET /admin/config", u.page(core.RoleAdmin, u.configPage))
+	m.HandleFunc("POST /admin/pools", u.form(core.RoleAdmin, u.savePool))
+	m.HandleFunc("POST /admin/pools/{name}/delete", u.form(core.RoleAdmin, u.deletePool))
+	m.HandleFunc("POST /admin/connections", u.form(core.RoleAdmin, u.saveConnection))
+	m.HandleFunc("POST /admin/connections/{id}/delete", u.form(core.RoleAdmin, u.deleteConnection))
+	m.HandleFunc("POST /admin/users", u.form(core.RoleAdmin, u.saveUser))
+	m.HandleFunc("POST /admin/tokens", u.form(core.RoleAdmin, u.createToken))
+	m.HandleFunc("POST /admin/tokens/{id}/revoke", u.form(core.RoleAdmin, u.revokeToken))
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
+	m.HandleFunc("GET /assets/graph", u.page(core.RoleViewer, u.assetGraphPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
 	m.HandleFunc("POST /assets/{asset_id}/watchers/{watcher}/reset", u.form(statestore.EditRole, u.resetCursor))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // UserUpsert creates a user or replaces its password hash and role.
@@ -26,6 +27,26 @@ func (s *Store) UserGet(ctx context.Context, username string) (*core.User, error
 	}
 	u.CreatedAt = fromMicros(at)
 	return &u, nil
+}
+
+// UserList lists a page of users.
+func (s *Store) UserList(ctx context.Context, p *store.UserListParams) ([]core.User, error) {
+	return listPage(ctx, s, "list users", qUserList, &builder{}, &userOrder, p.Page, func(r scanner) (*core.User, error) {
+		var (
+			u  core.User
+			at int64
+		)
+		if err := r.Scan(&u.Username, &u.PasswordHash, &u.Role, &at); err != nil {
+			return nil, err
+		}
+		u.CreatedAt = fromMicros(at)
+		return &u, nil
+	})
+}
+
+// UserCount counts the users.
+func (s *Store) UserCount(ctx context.Context, _ *store.UserListParams) (int, error) {
+	return s.count(ctx, "count users", qUserCount, &builder{})
 }
 
 // APITokenCreate stores a token (a new UUID when t.ID is empty, written

@@ -170,11 +170,12 @@ func runFilter(p *store.DagRunListParams) *builder {
 		b.where("dag_id = ?", p.DagID)
 	}
 	in(&b, "state", p.States)
-	if p.LogicalDateFrom != nil {
-		b.where("logical_date >= ?", micros(*p.LogicalDateFrom))
+	in(&b, "run_type", p.RunTypes)
+	if p.LogicalDateGTE != nil {
+		b.where("logical_date >= ?", micros(*p.LogicalDateGTE))
 	}
-	if p.LogicalDateTo != nil {
-		b.where("logical_date <= ?", micros(*p.LogicalDateTo))
+	if p.LogicalDateLTE != nil {
+		b.where("logical_date <= ?", micros(*p.LogicalDateLTE))
 	}
 	return &b
 }

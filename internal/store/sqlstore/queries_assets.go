@@ -30,6 +30,13 @@ const (
 	qAssetConsumers = `SELECT t.dag_id, t.task_id FROM task_inlet_asset t JOIN dag d ON d.dag_id = t.dag_id
 		WHERE t.asset_id = $1 AND d.is_active = TRUE ORDER BY t.dag_id, t.task_id`
 
+	// qAssetLinks: %s is the IN list of asset ids, used three times.
+	qAssetLinks = `SELECT u.asset_id, u.kind, u.dag_id, u.task_id FROM (
+		SELECT asset_id, 'producer' AS kind, dag_id, task_id FROM task_outlet_asset WHERE asset_id IN (%[1]s)
+		UNION ALL SELECT asset_id, 'reader', dag_id, task_id FROM task_inlet_asset WHERE asset_id IN (%[1]s)
+		UNION ALL SELECT asset_id, 'scheduled', dag_id, '' FROM dag_schedule_asset WHERE asset_id IN (%[1]s)
+		) u JOIN dag d ON d.dag_id = u.dag_id WHERE d.is_active = TRUE ORDER BY u.asset_id, u.kind, u.dag_id, u.task_id`
+
 	qAssetAliasInsert = `INSERT INTO asset_alias (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
 
 	// A DAG's references, replaced on every sync.

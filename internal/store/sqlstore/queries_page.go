@@ -57,6 +57,9 @@ var (
 	variableOrder = orderSpec{order: store.VariableOrder, def: "key", key: []string{"key"},
 		cols: map[string]string{"key": "key"}}
 
+	userOrder = orderSpec{order: store.UserOrder, def: "username", key: []string{"username"},
+		cols: map[string]string{"username": "username", "role": "role", "created_at": "created_at"}}
+
 	auditOrder = orderSpec{order: store.AuditLogOrder, def: "id DESC", key: []string{"id"},
 		cols: map[string]string{"event_log_id": "id", "when": "at", "event": "action", "owner": "username"}}
 

@@ -20,6 +20,20 @@ func testUsersTokens(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.UserGet(f.ctx, "nobody")
 	wantErr(t, err, core.ErrNotFound, "get unknown user")
+	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "bob", PasswordHash: "h3", Role: "op", CreatedAt: f.now}), "create bob")
+	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "al", PasswordHash: "h4", Role: "op", CreatedAt: f.now}), "create al")
+	users, err := f.st.UserList(f.ctx, &store.UserListParams{Page: store.Page{Limit: 2}})
+	must(t, err, "list users")
+	n, err := f.st.UserCount(f.ctx, &store.UserListParams{})
+	must(t, err, "count users")
+	if len(users) != 2 || users[0].Username != "ada" || users[1].Username != "al" || users[0].Role != "viewer" || n != 3 {
+		t.Errorf("users page = %+v of %d, want ada and al (by name) of 3", users, n)
+	}
+	byRole, err := f.st.UserList(f.ctx, &store.UserListParams{Page: store.Page{OrderBy: "-role", Offset: 2}})
+	must(t, err, "list users by role")
+	if len(byRole) != 1 || byRole[0].Role != "op" {
+		t.Errorf("third user by role descending = %+v, want an op", byRole)
+	}
 
 	exp := f.at(24 * time.Hour)
 	tok := &core.APIToken{Name: "ci", Username: "ada", Hash: "sha-1", CreatedAt: f.now, ExpiresAt: &exp}

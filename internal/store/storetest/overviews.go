@@ -145,3 +145,31 @@ func testAssetLastEventTimes(t *testing.T, f *fixture) {
 		t.Errorf("last event times (-want +got):\n%s", diff)
 	}
 }
+
+// testAssetLinks: the asset graph's one query gives each asked asset's
+// producing and reading tasks and scheduled DAGs, active DAGs only.
+func testAssetLinks(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	must(t, f.assetDag(consumer("cons", orders), f.now), "sync consumer")
+	must(t, f.assetDag(consumer("gone", customers), f.now), "sync a consumer to deactivate")
+	must(t, f.st.DagDeactivateMissing(f.ctx, &store.DagDeactivateParams{Keep: []string{"prod", "cons"}}), "deactivate gone")
+	o, _ := f.st.AssetGetByName(f.ctx, "orders")
+	c, _ := f.st.AssetGetByName(f.ctx, "customers")
+	got, err := f.st.AssetLinks(f.ctx, []int64{o.ID, c.ID})
+	must(t, err, "asset links")
+	want := []store.AssetLink{
+		{AssetID: o.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"},
+		{AssetID: o.ID, Kind: store.AssetLinkReader, DagID: "cons", TaskID: "use"},
+		{AssetID: o.ID, Kind: store.AssetLinkScheduled, DagID: "cons"},
+		{AssetID: c.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"},
+	}
+	if o.ID > c.ID {
+		want = append(want[3:], want[:3]...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("asset links (-want +got):\n%s", diff)
+	}
+	if got, err := f.st.AssetLinks(f.ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("links of no asset = %v, %v; want none", got, err)
+	}
+}

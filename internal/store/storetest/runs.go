@@ -144,19 +144,31 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 	if len(done) != 1 || done[0].RunID != "backfill_d" {
 		t.Errorf("successful runs = %v, want [backfill_d]", runIDs(done))
 	}
-	from, to := f.at(0), f.at(time.Hour)
-	inRange, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{DagID: "etl", LogicalDateFrom: &from, LogicalDateTo: &to})
-	must(t, err, "list by logical date")
-	if got := runIDs(inRange); !cmp.Equal(got, []string{"scheduled_b", "scheduled_a"}) {
-		t.Errorf("runs with a logical date in [0h, 1h] = %v, want [scheduled_b scheduled_a] (both ends inclusive)", got)
-	}
-	if n, err := f.st.DagRunCount(f.ctx, &store.DagRunListParams{LogicalDateFrom: &to}); err != nil || n != 2 {
-		t.Errorf("runs from 1h on = %d (%v), want 2 (scheduled_b, manual_c)", n, err)
-	}
 	page, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Page: store.Page{Limit: 2, Offset: 1}})
 	must(t, err, "page")
 	if len(page) != 2 || page[0].RunID != "backfill_d" {
 		t.Errorf("page = %v, want [backfill_d manual_c]", runIDs(page))
+	}
+	from, to := f.at(0), f.at(time.Hour)
+	filters := []struct {
+		p    store.DagRunListParams
+		want []string
+	}{
+		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunScheduled, core.RunBackfill}},
+			[]string{"backfill_d", "scheduled_b", "scheduled_a"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &from, LogicalDateLTE: &to}, []string{"scheduled_b", "scheduled_a"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &to}, []string{"manual_c", "scheduled_b"}},
+		{store.DagRunListParams{DagID: "etl", LogicalDateLTE: &from, RunTypes: []core.RunType{core.RunBackfill}}, []string{"backfill_d"}},
+		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunAssetTriggered}}, nil},
+	}
+	for _, tt := range filters {
+		got, err := f.st.DagRunList(f.ctx, &tt.p)
+		must(t, err, "list filtered")
+		n, err := f.st.DagRunCount(f.ctx, &tt.p)
+		must(t, err, "count filtered")
+		if diff := cmp.Diff(tt.want, runIDs(got)); diff != "" || n != len(tt.want) {
+			t.Errorf("runs with types %v logical date %v..%v: count %d, (-want +got):\n%s", tt.p.RunTypes, tt.p.LogicalDateGTE, tt.p.LogicalDateLTE, n, diff)
+		}
 	}
 	counts, err := f.st.DagRunCountByState(f.ctx, "etl")
 	must(t, err, "count")

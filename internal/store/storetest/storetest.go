@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunRecent", testDagRunRecent},
 		{"TaskInstanceStateCounts", testTaskInstanceStateCounts},
 		{"AssetLastEventTimes", testAssetLastEventTimes},
+		{"AssetLinks", testAssetLinks},
 		{"ImportErrors", testImportErrors},
 		{"DagWarnings", testDagWarnings},
 		{"DagRunCreateGet", testDagRunCreateGet},

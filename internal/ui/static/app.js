@@ -2,7 +2,8 @@
 //
 //  - live updates: an element with data-live="URL" is refreshed by polling
 //    the URL with If-None-Match; a 200 with an ETag replaces its content,
-//    a 304 (nothing changed) keeps it;
+//    a 304 (nothing changed) keeps it; while the user is filling in a form
+//    inside it (a focused field, a ticked box) it waits;
 //  - keyboard navigation of the grid: arrow keys move between cells
 //    (Home/End to a row's ends), Enter opens the focused cell;
 //  - a live log tail: a <pre data-tail="URL"> appends what the REST API's
@@ -19,6 +20,7 @@
         .then(function (r) {
           var tag = r.headers.get("ETag");
           if (r.status !== 200 || !tag) { return; } // 304, or logged out
+          if (busy(el)) { return; } // keep the user's half-filled form; try again next time
           return r.text().then(function (html) {
             var f = document.activeElement, pos = f && f.dataset ? [f.dataset.r, f.dataset.c] : null;
             etag = tag;
@@ -31,6 +33,12 @@
         .then(function () { setTimeout(tick, every); });
     }
     setTimeout(tick, every);
+  }
+
+  function busy(el) {
+    var a = document.activeElement;
+    if (a && el.contains(a) && /^(INPUT|SELECT|TEXTAREA)$/.test(a.tagName)) { return true; }
+    return !!el.querySelector("input[type=checkbox]:checked, details[open]");
   }
 
   function focusCell(root, r, c) {
