@@ -42,7 +42,7 @@ type TaskIdentity struct {
 // random exponential backoff and swaps in a Refreshed-API-Token. It is safe
 // for concurrent use.
 type Client struct {
-	base string
+	ep   *endpoints
 	opts ClientOptions
 	// Identity is the try this client acts for (zero for a worker client).
 	Identity TaskIdentity
@@ -53,7 +53,10 @@ type Client struct {
 }
 
 // NewClient returns a client for the API at baseURL (ending in /execution,
-// e.g. http://host:8080/execution) authenticating with token.
+// e.g. http://host:8080/execution) authenticating with token. baseURL may
+// list several api-servers, comma-separated: the client calls one and
+// moves to the next when it does not answer (or answers 502, 503 or 504),
+// its retries spreading over them.
 func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{
@@ -73,17 +76,21 @@ func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	if opts.RetryWaitMax <= 0 {
 		opts.RetryWaitMax = 5 * time.Second
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), opts: opts, token: token}
+	return &Client{ep: newEndpoints(baseURL), opts: opts, token: token}
 }
 
 // WithToken returns a client sharing c's connection pool and options that
 // authenticates with token (a try's execution token) on behalf of id.
 func (c *Client) WithToken(token string, id TaskIdentity) *Client {
-	return &Client{base: c.base, opts: c.opts, token: token, Identity: id}
+	return &Client{ep: c.ep, opts: c.opts, token: token, Identity: id}
 }
 
-// BaseURL returns the API's base URL (ending in /execution).
-func (c *Client) BaseURL() string { return c.base }
+// BaseURL returns the base URL (ending in /execution) of the api-server
+// the client calls now.
+func (c *Client) BaseURL() string {
+	_, u := c.ep.current()
+	return u
+}
 
 // Token returns the current token (refreshed ones included).
 func (c *Client) Token() string {
@@ -175,7 +182,8 @@ func (c *Client) do(ctx context.Context, k call) error {
 func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout+k.extra)
 	defer cancel()
-	u := c.base + k.path
+	i, base := c.ep.current()
+	u := base + k.path
 	if len(k.query) > 0 {
 		u += "?" + k.query.Encode()
 	}
@@ -190,6 +198,9 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
+		if ctx.Err() == nil {
+			c.ep.failed(i)
+		}
 		return true, fmt.Errorf("%s %s: %w", k.method, k.path, err)
 	}
 	defer func() {
@@ -208,6 +219,9 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if json.Unmarshal(b, &e.Problem) != nil || e.Problem.Detail == "" {
 			e.Problem.Detail = strings.TrimSpace(string(b))
+		}
+		if unavailable(resp.StatusCode) {
+			c.ep.failed(i)
 		}
 		return resp.StatusCode >= 500, fmt.Errorf("%s %s: %w", k.method, k.path, e)
 	}

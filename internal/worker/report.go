@@ -18,10 +18,8 @@ import (
 // timeout failed it and its retry ran the command a second time. Once ctx
 // ends (the worker stops), report gives up after reportTimeout.
 func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger) (*execclient.StateResponse, error) {
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportTimeout, cancel) })
-	defer stop()
 	for {
 		sr, err := tc.SetState(rctx, tiID, state)
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
@@ -32,6 +30,15 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 			return nil, err
 		}
 	}
+}
+
+// untilAnswered returns the context of a delivery that must outlast an
+// outage (a try's final state, its log's tail): it does not end with ctx
+// but reportTimeout after ctx ends (the worker stops).
+func untilAnswered(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportTimeout, cancel) })
+	return rctx, func() { stop(); cancel() }
 }
 
 // reportRetryWait is the pause between two reports of one state.
