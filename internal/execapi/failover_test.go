@@ -17,7 +17,9 @@ import (
 // api-server) is its worker's again until its retry begins. Its late log
 // chunk is stored, its late heartbeat takes it back (running, no retry
 // time), and its late success report ends it as success; once the retry
-// began, the old try's report is refused 409 and the retry stands.
+// began, the old try's report is refused 409 and the retry stands. A
+// try's worker, and only it, renews the try's token with its credential
+// (POST /execution/task-instances/{id}/token) while it may report.
 func TestLateReportOfFailedOverTry(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
@@ -63,8 +65,19 @@ func testLateReport(t *testing.T, env *execapitest.Env) {
 			ti.State, ti.NextRetryAt, ti.TryNumber)
 	}
 
-	// b: its log's tail and its success arrive late, and stand.
-	b := taskClient(env, wls["b"])
+	// b: its token expired during the outage; its worker renews it with
+	// its credential (another worker cannot), then its log's tail and its
+	// success arrive late, and stand.
+	if _, err := env.WorkerClient(t, "w2").TaskToken(ctx, wls["b"].TI.ID); err == nil {
+		t.Fatal("another worker got a token for b")
+	} else {
+		status(t, err, 403, "claimed by worker")
+	}
+	fresh, err := env.WorkerClient(t, "w1").TaskToken(ctx, wls["b"].TI.ID)
+	if err != nil {
+		t.Fatalf("renew b's token: %v", err)
+	}
+	b := taskClient(env, execclient.Workload{TI: wls["b"].TI, Token: fresh})
 	if _, err := b.AppendLog(ctx, wls["b"].TI.ID, 0, []byte("done\n")); err != nil {
 		t.Fatalf("late log chunk: %v", err)
 	}
@@ -88,6 +101,8 @@ func testLateReport(t *testing.T, env *execapitest.Env) {
 	_, err = c.SetState(ctx, wls["c"].TI.ID, core.TISuccess)
 	status(t, err, 409, "no longer current")
 	err = c.Heartbeat(ctx, wls["c"].TI.ID, execclient.HeartbeatRequest{})
+	status(t, err, 409, "no longer current")
+	_, err = env.WorkerClient(t, "w1").TaskToken(ctx, wls["c"].TI.ID)
 	status(t, err, 409, "no longer current")
 	if ti := env.TI(t, next); ti.State != core.TIScheduled || ti.TryNumber != 2 {
 		t.Fatalf("c's retry is %s try %d, want scheduled try 2", ti.State, ti.TryNumber)

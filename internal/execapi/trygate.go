@@ -83,7 +83,7 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 		}
 		var ti *core.TaskInstance
 		if err == nil {
-			ti, err = s.liveTry(r.Context(), c, need)
+			ti, err = s.liveTry(r.Context(), c.Subject, need)
 		}
 		if err == nil && s.tokens.NeedsRefresh(c) {
 			var fresh string
@@ -100,20 +100,20 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 	}
 }
 
-// liveTry loads the token's try and checks it against need.
-func (s *server) liveTry(ctx context.Context, c *auth.Claims, need tryNeed) (*core.TaskInstance, error) {
+// liveTry loads the try id (a token's subject) and checks it against need.
+func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.TaskInstance, error) {
 	status := http.StatusForbidden
 	if need == needLifecycle || need == needStart {
 		status = http.StatusConflict
 	}
-	ti, err := s.st.TaskInstanceGet(ctx, c.Subject)
+	ti, err := s.st.TaskInstanceGet(ctx, id)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return nil, withStatus(status, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance try %s is no longer current (a retry or clear replaced it); its token grants nothing: %w",
-				c.Subject, err))
+				id, err))
 	case err != nil:
-		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)
+		return nil, fmt.Errorf("load task instance %s: %w", id, err)
 	case need.allows(ti.State):
 		return ti, nil
 	}

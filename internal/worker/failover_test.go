@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
@@ -52,7 +53,8 @@ func (c *cutOff) mend() {
 
 // docs/state-machines.md#dead-workers, end to end: a worker cut off from
 // every api-server while its try ends, for longer than the heartbeat
-// timeout, so that the dead-worker check fails the try over. Once the
+// timeout (the dead-worker check fails the try over) and than the try's
+// token lives. Once the
 // api-server is reachable again, the worker's kept log tail and final
 // state arrive: the try ends success on its first try, its command having
 // run once, and its log has every line.
@@ -88,6 +90,9 @@ func TestWorkerOutlastsAnOutageLongerThanTheHeartbeatTimeout(t *testing.T) {
 	if err != nil || res.State != core.TIUpForRetry {
 		t.Fatalf("fail the try over: %+v %v", res, err)
 	}
+	// The outage outlasts the try's token too ([api_auth]
+	// jwt_expiration_time): the worker renews it with its credential.
+	env.Clock.Advance(auth.DefaultExecutionTTL + time.Minute)
 	outage.mend()
 
 	wait.Until(t, 30*time.Second, "once to be reported", func() bool { return stateOf(t, env, "r1", "once") == core.TISuccess })
