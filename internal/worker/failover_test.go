@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -105,5 +107,59 @@ func TestWorkerOutlastsAnOutageLongerThanTheHeartbeatTimeout(t *testing.T) {
 	}
 	if log := readLog(t, env, ti); !strings.Contains(log, "last line\n") || !strings.Contains(log, "try ended success") {
 		t.Errorf("the try's log lost its tail:\n%s", log)
+	}
+}
+
+// A worker that died holding a try's final state and the tail of its log
+// (every api-server away) left both in its run folder: its next life ships
+// the tail, then reports the state, even though the scheduler failed the
+// try over meanwhile and the try's token expired. The try ends success on
+// its first try with its whole log.
+func TestRestartShipsTheDeadWorkersLogTail(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: operator.Bash, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"bash_command": "true"}}}}
+	env.SeedRun(t, dag, "r1", "")
+	wls, err := env.WorkerClient(t, "w1").Claim(t.Context(), execclient.ClaimRequest{Limit: 1})
+	if err != nil || len(wls) != 1 {
+		t.Fatalf("claim: %v %v", wls, err)
+	}
+	wl := wls[0]
+	tc := env.WorkerClient(t, "w1").WithToken(wl.Token, execclient.TaskIdentity{TIID: wl.TI.ID})
+	if _, err := tc.Run(t.Context(), wl.TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.AppendLog(t.Context(), wl.TI.ID, 0, []byte("first line\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The dead worker's record: its process is gone (another boot).
+	runDir := t.TempDir()
+	rec := fmt.Sprintf(`{"ti_id": %q, "try_number": 1, "state": "success", "token": %q, "log_offset": 11,
+		"log_tail": %q, "worker": {"pid": 1, "start": 1, "boot_id": "a boot long gone"}}`,
+		wl.TI.ID, wl.Token, base64.StdEncoding.EncodeToString([]byte("last line\n")))
+	if err := os.MkdirAll(filepath.Join(runDir, "task-groups"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "task-groups", wl.TI.ID+"-1.outcome"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: env.Store, Clock: env.Clock})
+	if _, err := svc.FailDeadTry(t.Context(), env.TI(t, wl.TI.ID)); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(auth.DefaultExecutionTTL + time.Minute)
+
+	startWorker(t, env, nil, func(w *Worker) { w.RunDir = runDir })
+	wait.Until(t, 30*time.Second, "t to be reported", func() bool { return stateOf(t, env, "r1", "t") == core.TISuccess })
+	ti := env.TI(t, wl.TI.ID)
+	if ti.TryNumber != 1 {
+		t.Errorf("t succeeded on try %d, want its first", ti.TryNumber)
+	}
+	if log := readLog(t, env, ti); log != "first line\nlast line\n" {
+		t.Errorf("the try's log = %q, want both lines", log)
+	}
+	if left, _ := filepath.Glob(filepath.Join(runDir, "task-groups", "*.outcome")); len(left) != 0 {
+		t.Errorf("records left after the report: %q", left)
 	}
 }

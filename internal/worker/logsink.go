@@ -52,6 +52,10 @@ type logSink struct {
 	// pause between two.
 	ctx       context.Context //nolint:containedctx // the sink's loop outlives the call that starts it
 	retryWait time.Duration
+	// held, if set, is called once when the tail could not be stored at
+	// Close, with its offset and bytes, before the sink waits to send it
+	// again (the worker records it for its next life).
+	held func(offset int64, tail []byte)
 
 	// Owned by the loop goroutine.
 	pending []byte // taken from buf, not yet stored by the destination
@@ -120,6 +124,9 @@ func (s *logSink) flushTail() {
 	ctx, cancel := untilAnswered(s.ctx)
 	defer cancel()
 	s.log.Warn("the end of the task log is kept and sent again until an api-server stores it", "bytes", len(s.pending))
+	if s.held != nil {
+		s.held(s.offset, s.pending)
+	}
 	for pause(ctx, s.retryWait) {
 		if s.flush() {
 			return

@@ -87,7 +87,8 @@ func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logge
 
 // reportUnreported reports the outcomes of tries that dead workers sharing
 // RunDir (this worker's previous life among them) recorded but did not
-// report, before claiming any work: a try whose command finished is
+// report, before claiming any work, after the tail of the try's log they
+// could not ship: a try whose command finished is
 // reported finished, not run again. A try the server has failed meanwhile
 // (its heartbeat timeout passed) answers 409 and is left to its retry.
 func (w *Worker) reportUnreported(ctx context.Context) {
@@ -101,6 +102,11 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 	for _, o := range outs {
 		log := w.Logger.With("ti_id", o.TIID, "try", o.TryNumber, "state", o.State)
 		tc := w.Client.WithToken(o.Token, execclient.TaskIdentity{TIID: o.TIID, TryNumber: o.TryNumber})
+		if len(o.LogTail) > 0 && w.LogFolder == "" {
+			tail := newLogSink(ctx, w, tc, &core.TaskInstance{ID: o.TIID}, o.LogOffset, log)
+			_, _ = tail.Write(o.LogTail)
+			tail.Close()
+		}
 		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log)
 		switch {
 		case err == nil:

@@ -71,6 +71,11 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	pending.State = string(state)
 	reported := w.recordOutcome(pending, tc.Token(), log)
 	defer func() { reported() }()
+	sink.held = func(offset int64, tail []byte) {
+		// The record now carries the log's tail too, for the next life.
+		pending.LogOffset, pending.LogTail = offset, tail
+		reported = w.recordOutcome(pending, tc.Token(), log)
+	}
 	cancel(nil)
 	<-hbDone
 	if err != nil {
