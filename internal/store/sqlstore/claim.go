@@ -136,6 +136,10 @@ func (s *Store) inStateOnly(ctx context.Context, what, id string, want core.TISt
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	if cur.State == want { // the update also asked for a try failed over
+		return fmt.Errorf("%s: it is %s, but its worker reported it so (it was not failed over for missed heartbeats): %w",
+			what, cur.State, core.ErrConflict)
+	}
 	return fmt.Errorf("%s: it is %s, not %s: %w", what, cur.State, want, core.ErrConflict)
 }
 
