@@ -210,7 +210,7 @@ func (a *app) workerCmd() *cobra.Command {
 				token = a.getenv("WEIR_WORKER_TOKEN")
 			}
 			logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
-			w, err := newWorker(cfg, strings.TrimRight(apiURL, "/"), name, token, a.opts, logger, false)
+			w, err := newWorker(cfg, apiURL, name, token, a.opts, logger, false)
 			if err != nil {
 				return err
 			}
@@ -218,7 +218,7 @@ func (a *app) workerCmd() *cobra.Command {
 			return runServices(cmd.Context(), []runner{w}, nil)
 		},
 	}
-	cmd.Flags().StringVar(&apiURL, "api-url", "", "api-server base URL (default [api] base_url)")
+	cmd.Flags().StringVar(&apiURL, "api-url", "", "api-server base URL, or several comma-separated: the worker moves to the next when one does not answer (default [api] base_url)")
 	cmd.Flags().StringVar(&token, "token", "", "worker credential (default $WEIR_WORKER_TOKEN, else minted from the local signing key)")
 	cmd.Flags().StringVar(&name, "name", "", "worker name; must match the credential's subject (default host-pid)")
 	return cmd

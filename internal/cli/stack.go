@@ -133,7 +133,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		}
 	}
 	w := &worker.Worker{
-		Client:             execclient.NewClient(apiURL+"/execution", token, execclient.ClientOptions{}),
+		Client:             execclient.NewClient(executionURLs(apiURL), token, execclient.ClientOptions{}),
 		Queues:             cfg.Workers.Queues,
 		Concurrency:        cfg.Workers.Concurrency,
 		WorkerID:           name,
@@ -152,6 +152,18 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		w.LogFolder = cfg.Logging.BaseLogFolder
 	}
 	return w, nil
+}
+
+// executionURLs turns api-server base URLs (comma-separated) into their
+// Execution API URLs, comma-separated as execclient.NewClient takes them.
+func executionURLs(apiURLs string) string {
+	var out []string
+	for u := range strings.SplitSeq(apiURLs, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u+"/execution")
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // runServices runs the services until ctx is done. Workers stop first (their

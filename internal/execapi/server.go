@@ -115,7 +115,8 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.starting(s.run))
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.lifecycle(s.state))
 	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.lifecycle(s.heartbeat))
-	mux.HandleFunc("POST /execution/task-instances/{id}/logs", s.execution(s.appendLog))
+	mux.HandleFunc("POST /execution/task-instances/{id}/token", s.worker(s.renewToken))
+	mux.HandleFunc("POST /execution/task-instances/{id}/logs", s.logging(s.appendLog))
 	xcom := "/execution/xcoms/{dag_id}/{run_id}/{task_id}/{key}"
 	mux.HandleFunc("GET "+xcom, s.execution(s.xcomGet))
 	mux.HandleFunc("POST "+xcom, s.execution(s.xcomSet))

@@ -159,14 +159,20 @@ func (s *server) taskSpec(ctx context.Context, ti *core.TaskInstance) (*core.Tas
 }
 
 // heartbeat serves PUT /execution/task-instances/{id}/heartbeat; 409
-// not_running tells the worker to kill the task.
+// not_running tells the worker to kill the task. The heartbeat of a try
+// failed over for missed heartbeats, its retry not begun, takes it back
+// (service.HeartbeatTry).
 func (s *server) heartbeat(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	id := c.Subject // the try gate checked it is the path's id
 	var req execclient.HeartbeatRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
-	err := s.st.TaskInstanceHeartbeat(r.Context(), id, s.clock.Now())
+	ti, err := s.tokenTI(r, c)
+	if err != nil {
+		return err
+	}
+	err = s.svc.HeartbeatTry(r.Context(), ti)
 	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
 		return withStatus(http.StatusConflict, execclient.ReasonNotRunning,
 			fmt.Errorf("task instance %s is no longer running; the task should stop: %w", id, err))

@@ -23,12 +23,32 @@ const (
 	// when the try is no longer current).
 	needRunning tryNeed = iota
 	// needLifecycle is heartbeat and the final state report: the try must
-	// be running; otherwise 409 not_running, the worker's signal to stop.
+	// be running, or failed over for missed heartbeats with its retry not
+	// begun (up_for_retry: its worker's late heartbeat takes it back, its
+	// late report ends it); otherwise 409 not_running, the worker's signal
+	// to stop.
 	needLifecycle
+	// needLog is a log chunk: the try must be running or failed over, as
+	// for needLifecycle (the worker ships its log's tail before its late
+	// report); otherwise 403 not_running.
+	needLog
 	// needStart is the run route: the try may be queued (claimed) or
 	// running (the store then refuses a second start with 409).
 	needStart
 )
+
+// allows reports whether a try in state st may use a route of need.
+func (need tryNeed) allows(st core.TIState) bool {
+	switch {
+	case st == core.TIRunning:
+		return true
+	case st == core.TIQueued:
+		return need == needStart
+	case st == core.TIUpForRetry:
+		return need == needLifecycle || need == needLog
+	}
+	return false
+}
 
 // tiKey is the request-context key of the try tryGate loaded.
 type tiKey struct{}
@@ -36,6 +56,12 @@ type tiKey struct{}
 // lifecycle wraps heartbeat and state: an execution token whose try runs.
 func (s *server) lifecycle(h authedHandler) http.HandlerFunc {
 	return s.tryGate(needLifecycle, h)
+}
+
+// logging wraps the log route: an execution token whose try runs or was
+// failed over.
+func (s *server) logging(h authedHandler) http.HandlerFunc {
+	return s.tryGate(needLog, h)
 }
 
 // starting wraps the run route: an execution token whose try is queued.
@@ -57,7 +83,7 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 		}
 		var ti *core.TaskInstance
 		if err == nil {
-			ti, err = s.liveTry(r.Context(), c, need)
+			ti, err = s.liveTry(r.Context(), c.Subject, need)
 		}
 		if err == nil && s.tokens.NeedsRefresh(c) {
 			var fresh string
@@ -74,21 +100,21 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 	}
 }
 
-// liveTry loads the token's try and checks it against need.
-func (s *server) liveTry(ctx context.Context, c *auth.Claims, need tryNeed) (*core.TaskInstance, error) {
+// liveTry loads the try id (a token's subject) and checks it against need.
+func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.TaskInstance, error) {
 	status := http.StatusForbidden
-	if need != needRunning {
+	if need == needLifecycle || need == needStart {
 		status = http.StatusConflict
 	}
-	ti, err := s.st.TaskInstanceGet(ctx, c.Subject)
+	ti, err := s.st.TaskInstanceGet(ctx, id)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return nil, withStatus(status, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance try %s is no longer current (a retry or clear replaced it); its token grants nothing: %w",
-				c.Subject, err))
+				id, err))
 	case err != nil:
-		return nil, fmt.Errorf("load task instance %s: %w", c.Subject, err)
-	case ti.State == core.TIRunning, need == needStart && ti.State == core.TIQueued:
+		return nil, fmt.Errorf("load task instance %s: %w", id, err)
+	case need.allows(ti.State):
 		return ti, nil
 	}
 	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti))

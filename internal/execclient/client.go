@@ -42,7 +42,7 @@ type TaskIdentity struct {
 // random exponential backoff and swaps in a Refreshed-API-Token. It is safe
 // for concurrent use.
 type Client struct {
-	base string
+	ep   *endpoints
 	opts ClientOptions
 	// Identity is the try this client acts for (zero for a worker client).
 	Identity TaskIdentity
@@ -50,10 +50,16 @@ type Client struct {
 	mu        sync.Mutex
 	token     string
 	onRefresh func(string)
+	// renew gets a fresh token when the API refuses this one with 401
+	// (a try's token expired during an outage); nil = no renewal.
+	renew func(ctx context.Context) (string, error)
 }
 
 // NewClient returns a client for the API at baseURL (ending in /execution,
-// e.g. http://host:8080/execution) authenticating with token.
+// e.g. http://host:8080/execution) authenticating with token. baseURL may
+// list several api-servers, comma-separated: the client calls one and
+// moves to the next when it does not answer (or answers 502, 503 or 504),
+// its retries spreading over them.
 func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{
@@ -73,17 +79,38 @@ func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	if opts.RetryWaitMax <= 0 {
 		opts.RetryWaitMax = 5 * time.Second
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), opts: opts, token: token}
+	return &Client{ep: newEndpoints(baseURL), opts: opts, token: token}
 }
 
 // WithToken returns a client sharing c's connection pool and options that
 // authenticates with token (a try's execution token) on behalf of id.
+// When the API refuses that token (401: it expired while no api-server
+// could be reached), the client asks for a fresh one with c's worker
+// credential (TaskToken) once per call, and carries on with it.
 func (c *Client) WithToken(token string, id TaskIdentity) *Client {
-	return &Client{base: c.base, opts: c.opts, token: token, Identity: id}
+	tc := &Client{ep: c.ep, opts: c.opts, token: token, Identity: id}
+	if id.TIID != "" {
+		tc.renew = func(ctx context.Context) (string, error) { return c.TaskToken(ctx, id.TIID) }
+	}
+	return tc
 }
 
-// BaseURL returns the API's base URL (ending in /execution).
-func (c *Client) BaseURL() string { return c.base }
+// TaskToken asks, with a worker credential, for a fresh execution token
+// of the worker's try tiID (one it may still report).
+func (c *Client) TaskToken(ctx context.Context, tiID string) (string, error) {
+	var out TokenResponse
+	if err := c.doJSON(ctx, http.MethodPost, tiPath(tiID, "token"), struct{}{}, &out); err != nil {
+		return "", err
+	}
+	return out.Token, nil
+}
+
+// BaseURL returns the base URL (ending in /execution) of the api-server
+// the client calls now.
+func (c *Client) BaseURL() string {
+	_, u := c.ep.current()
+	return u
+}
 
 // Token returns the current token (refreshed ones included).
 func (c *Client) Token() string {
@@ -162,6 +189,9 @@ func (c *Client) do(ctx context.Context, k call) error {
 			}
 		}
 		retry, err := c.attempt(ctx, k)
+		if c.renew != nil && refused(err) {
+			retry, err = c.renewed(ctx, k, err)
+		}
 		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
@@ -175,7 +205,8 @@ func (c *Client) do(ctx context.Context, k call) error {
 func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout+k.extra)
 	defer cancel()
-	u := c.base + k.path
+	i, base := c.ep.current()
+	u := base + k.path
 	if len(k.query) > 0 {
 		u += "?" + k.query.Encode()
 	}
@@ -191,6 +222,9 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
+		if ctx.Err() == nil {
+			c.ep.failed(i)
+		}
 		return true, fmt.Errorf("%s %s: %w", k.method, k.path, err)
 	}
 	defer func() {
@@ -210,6 +244,9 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 		if json.Unmarshal(b, &e.Problem) != nil || e.Problem.Detail == "" {
 			e.Problem.Detail = strings.TrimSpace(string(b))
 		}
+		if unavailable(resp.StatusCode) {
+			c.ep.failed(i)
+		}
 		return resp.StatusCode >= 500, fmt.Errorf("%s %s: %w", k.method, k.path, e)
 	}
 	if k.out != nil && resp.StatusCode != http.StatusNoContent {
@@ -218,6 +255,28 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// renewed gets a fresh token after the API refused the client's (err, a
+// 401) and sends k again with it. When no fresh token came, it returns
+// the renewal's error if no api-server answered it (worth another
+// attempt), else err.
+func (c *Client) renewed(ctx context.Context, k call, err error) (bool, error) {
+	tok, rerr := c.renew(ctx)
+	if e := (*Error)(nil); rerr != nil && (!errors.As(rerr, &e) || e.Status >= 500) {
+		return true, fmt.Errorf("%s %s: renew the refused token: %w", k.method, k.path, rerr)
+	}
+	if rerr != nil {
+		return false, fmt.Errorf("%w (a fresh token was refused too: %w)", err, rerr)
+	}
+	c.swapToken(tok)
+	return c.attempt(ctx, k)
+}
+
+// refused reports whether err is the API's 401: the token was refused.
+func refused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusUnauthorized
 }
 
 func (c *Client) backoff(ctx context.Context, attempt int) error {

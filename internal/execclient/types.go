@@ -127,6 +127,12 @@ type HeartbeatRequest struct {
 	PID      int    `json:"pid"`
 }
 
+// TokenResponse answers POST .../task-instances/{id}/token: a fresh
+// execution token for a try of the worker's.
+type TokenResponse struct {
+	Token string `json:"token"`
+}
+
 // LogAppendResponse answers POST .../logs?offset=N (body: the chunk, raw
 // bytes of the try's log from byte N on).
 type LogAppendResponse struct {

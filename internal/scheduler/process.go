@@ -133,6 +133,7 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 		ti := &plan.Retry[i]
 		err := s.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{
 			ID: ti.ID, NewID: uuid.NewString(), To: firstState(g.tasks[ti.TaskID]), Now: now,
+			From: core.TIUpForRetry, // a try its worker took back meanwhile runs on
 		})
 		if err != nil && !benign(err) {
 			return false, fmt.Errorf("retry %s: %w", runs.Describe(ti), err)

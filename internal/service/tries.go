@@ -25,20 +25,47 @@ type FinishResult struct {
 // checked that the try is the one reporting (its token); errors wrap
 // core.ErrConflict when it is no longer running and core.ErrInvalid for a
 // state a try cannot end in.
+//
+// A try failed over for missed heartbeats (FailDeadTry: up_for_retry, its
+// retry not begun, so the token's try is still current) takes its worker's
+// late report as its end, by the same rules
+// (docs/state-machines.md#dead-workers): a late success stands, so a slow
+// or cut-off worker's finished command is not run again. Any other try
+// that is not running is refused with core.ErrConflict.
 func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState) (*FinishResult, error) {
-	return s.endTry(ctx, ti, reported, s.clearOnSuccess)
+	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false)
+}
+
+// HeartbeatTry records a heartbeat of ti's worker. A try failed over for
+// missed heartbeats (FailDeadTry) whose retry has not begun goes back to
+// running, so a worker that was only cut off keeps
+// its try instead of having it killed and run again; the scheduler is
+// notified. Errors wrap core.ErrConflict when the try is neither running
+// nor failed over, core.ErrNotFound when a new try replaced it.
+func (s *Service) HeartbeatTry(ctx context.Context, ti *core.TaskInstance) error {
+	now := s.clock.Now()
+	if ti.State != core.TIUpForRetry {
+		return s.st.TaskInstanceHeartbeat(ctx, ti.ID, now)
+	}
+	if err := s.st.TaskInstanceTakeBack(ctx, ti.ID, now); err != nil {
+		return fmt.Errorf("take back %s: %w", runs.Describe(ti), err)
+	}
+	s.notify(ctx, store.ChannelScheduler)
+	return nil
 }
 
 // FailDeadTry ends the running try ti of a worker that stopped
 // heartbeating, by the same rule as a worker's report of failed: it goes to
 // up_for_retry while tries remain, else failed; the try's pending alias
-// additions are dropped. Errors wrap core.ErrConflict when the try ended
+// additions are dropped. An up_for_retry try is marked failed over: until
+// its retry begins, its worker's late heartbeat takes it back
+// (HeartbeatTry) and its late report ends it (FinishTry). Errors wrap core.ErrConflict when the try ended
 // meanwhile (its worker reported after all).
 func (s *Service) FailDeadTry(ctx context.Context, ti *core.TaskInstance) (*FinishResult, error) {
-	return s.endTry(ctx, ti, core.TIFailed, false)
+	return s.endTry(ctx, ti, core.TIFailed, false, true)
 }
 
-func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState bool) (*FinishResult, error) {
+func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState, failedOver bool) (*FinishResult, error) {
 	now := s.clock.Now()
 	v, err := s.DagVersion(ctx, ti.DagVersionID)
 	if err != nil {
@@ -49,7 +76,8 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	if err != nil {
 		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
 	}
-	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, Now: now, NextRetryAt: next, ClearTaskState: clearState}
+	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next,
+		ClearTaskState: clearState, FailedOver: failedOver}
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}

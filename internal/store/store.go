@@ -254,8 +254,15 @@ type TaskInstanceStore interface {
 	// TaskInstanceHeartbeat records liveness of a running instance;
 	// ErrConflict when it is no longer running.
 	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
-	// TaskInstanceFinish moves a running instance to a terminal state or
-	// up_for_retry; ErrConflict when it is not running.
+	// TaskInstanceTakeBack moves a try that is up_for_retry because it was
+	// failed over for missed heartbeats (FailedOver) back to running, its retry time
+	// and end date cleared and its heartbeat set to at, when its worker
+	// heartbeats again before the retry began; ErrConflict when it is not
+	// up_for_retry, ErrNotFound when a new try replaced it.
+	TaskInstanceTakeBack(ctx context.Context, id string, at time.Time) error
+	// TaskInstanceFinish moves a running instance (or one in p.From) to a
+	// terminal state or up_for_retry; ErrConflict when it is not in that
+	// state.
 	TaskInstanceFinish(ctx context.Context, p *TaskInstanceFinishParams) error
 	// TaskInstanceHistory returns earlier tries, oldest first.
 	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
@@ -331,6 +338,10 @@ type TaskInstanceNewTryParams struct {
 	To         core.TIState
 	ExtraTries int
 	Now        time.Time
+	// From, when set, is the state the current try must be in (the
+	// scheduler retries only an up_for_retry try: one its worker took back
+	// meanwhile is left alone); ErrConflict otherwise. "" = any state.
+	From core.TIState
 }
 
 // TaskInstanceClaimParams asks for work.
@@ -352,8 +363,16 @@ type TaskInstanceStartParams struct {
 
 // TaskInstanceFinishParams ends a running try.
 type TaskInstanceFinishParams struct {
-	ID          string
-	State       core.TIState // success, failed, skipped, up_for_retry
+	ID    string
+	State core.TIState // success, failed, skipped, up_for_retry
+	// From is the state the try must be in: "" = running; up_for_retry
+	// for the late report of a try failed over (FailedOver) for missed
+	// heartbeats, which ErrConflict refuses for any other up_for_retry try.
+	From core.TIState
+	// FailedOver marks an up_for_retry end as the dead-worker check's: the
+	// try's worker may still take it back or report it
+	// (TaskInstanceTakeBack, From).
+	FailedOver  bool
 	Now         time.Time
 	NextRetryAt *time.Time
 	// OutletEvents are recorded (and queued for consumers) in the same

@@ -32,7 +32,12 @@ type Outcome struct {
 	// record is as private as the worker's token files: 0600 in the
 	// worker's 0700 run folder.
 	Token string `json:"token"`
-	path  string
+	// LogTail is the end of the try's log that no api-server had stored
+	// yet, from byte LogOffset of the log on: the next life ships it
+	// before it reports the state.
+	LogTail   []byte `json:"log_tail,omitempty"`
+	LogOffset int64  `json:"log_offset,omitempty"`
+	path      string
 }
 
 // outcomeRecord is the file kept for one unreported outcome.

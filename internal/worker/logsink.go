@@ -35,7 +35,9 @@ const logPendingMax = 8 << 20
 // large, and at Close), to the local log folder or the api-server. Each
 // chunk carries its byte offset in the try's log, so the api-server stores
 // a chunk sent twice (a retry after a lost answer) once; a chunk that could
-// not be shipped is kept and sent again with the next one.
+// not be shipped is kept and sent again with the next one. At Close the
+// tail is sent until an api-server acknowledges it, as the try's final
+// state is (Worker.report): an outage loses no line.
 type logSink struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer // written, not yet taken by flush
@@ -45,6 +47,15 @@ type logSink struct {
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
+	// ctx bounds the retries of the tail at Close (the worker's task
+	// context; nil for a local log folder: one try); retryWait is the
+	// pause between two.
+	ctx       context.Context //nolint:containedctx // the sink's loop outlives the call that starts it
+	retryWait time.Duration
+	// held, if set, is called once when the tail could not be stored at
+	// Close, with its offset and bytes, before the sink waits to send it
+	// again (the worker records it for its next life).
+	held func(offset int64, tail []byte)
 
 	// Owned by the loop goroutine.
 	pending []byte // taken from buf, not yet stored by the destination
@@ -52,12 +63,15 @@ type logSink struct {
 }
 
 // newLogSink ships ti's log from byte offset on (non-zero when a resumed
-// try continues its log).
-func newLogSink(w *Worker, tc *execclient.Client, ti *core.TaskInstance, offset int64, log *slog.Logger) *logSink {
-	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), offset: offset}
+// try continues its log); ctx bounds the retries of its tail as it bounds
+// the try's state report.
+func newLogSink(ctx context.Context, w *Worker, tc *execclient.Client, ti *core.TaskInstance, offset int64, log *slog.Logger) *logSink {
+	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), offset: offset,
+		ctx: ctx, retryWait: w.reportRetryWait()}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
 		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))
+		s.ctx = nil // a local disk is not waited for
 	} else {
 		s.ship = func(offset int64, b []byte) (int64, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
@@ -93,18 +107,38 @@ func (s *logSink) loop() {
 		case <-t.C:
 		case <-s.kick:
 		case <-s.stop:
-			s.flush()
+			s.flushTail()
 			return
 		}
 		s.flush()
 	}
 }
 
+// flushTail ships what is left until it is stored or refused, or the
+// sink's context ends (untilAnswered: the worker stopped and the report
+// timeout passed).
+func (s *logSink) flushTail() {
+	if s.flush() || s.ctx == nil {
+		return
+	}
+	ctx, cancel := untilAnswered(s.ctx)
+	defer cancel()
+	s.log.Warn("the end of the task log is kept and sent again until an api-server stores it", "bytes", len(s.pending))
+	if s.held != nil {
+		s.held(s.offset, s.pending)
+	}
+	for pause(ctx, s.retryWait) {
+		if s.flush() {
+			return
+		}
+	}
+}
+
 // flush ships what was written since the last flush after what is still
-// pending, in chunks of at most logChunkMax. A chunk that could not be
-// delivered stays pending for the next flush; one the api-server refuses
-// is dropped with the rest.
-func (s *logSink) flush() {
+// pending, in chunks of at most logChunkMax, and reports whether nothing
+// is left to send again. A chunk that could not be delivered stays pending
+// for the next flush; one the api-server refuses is dropped with the rest.
+func (s *logSink) flush() bool {
 	s.mu.Lock()
 	s.pending = append(s.pending, s.buf.Bytes()...)
 	s.buf.Reset()
@@ -127,16 +161,17 @@ func (s *logSink) flush() {
 			// would not help.
 			s.log.Warn("ship task log chunk: refused; it is lost", "bytes", len(s.pending), "err", err)
 			s.pending = nil
-			return
+			return true
 		}
 		if err != nil {
 			s.trimPending()
 			s.log.Warn("ship task log chunk; it is kept and sent again with the next one", "bytes", len(s.pending), "err", err)
-			return
+			return false
 		}
 		s.offset, s.pending = next, s.pending[n:]
 	}
 	s.pending = nil
+	return true
 }
 
 // trimPending drops the oldest pending bytes beyond logPendingMax and puts

@@ -18,10 +18,8 @@ import (
 // timeout failed it and its retry ran the command a second time. Once ctx
 // ends (the worker stops), report gives up after reportTimeout.
 func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger) (*execclient.StateResponse, error) {
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportTimeout, cancel) })
-	defer stop()
 	for {
 		sr, err := tc.SetState(rctx, tiID, state)
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
@@ -32,6 +30,15 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 			return nil, err
 		}
 	}
+}
+
+// untilAnswered returns the context of a delivery that must outlast an
+// outage (a try's final state, its log's tail): it does not end with ctx
+// but reportTimeout after ctx ends (the worker stops).
+func untilAnswered(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportTimeout, cancel) })
+	return rctx, func() { stop(); cancel() }
 }
 
 // reportRetryWait is the pause between two reports of one state.
@@ -80,7 +87,8 @@ func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logge
 
 // reportUnreported reports the outcomes of tries that dead workers sharing
 // RunDir (this worker's previous life among them) recorded but did not
-// report, before claiming any work: a try whose command finished is
+// report, before claiming any work, after the tail of the try's log they
+// could not ship: a try whose command finished is
 // reported finished, not run again. A try the server has failed meanwhile
 // (its heartbeat timeout passed) answers 409 and is left to its retry.
 func (w *Worker) reportUnreported(ctx context.Context) {
@@ -94,6 +102,11 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 	for _, o := range outs {
 		log := w.Logger.With("ti_id", o.TIID, "try", o.TryNumber, "state", o.State)
 		tc := w.Client.WithToken(o.Token, execclient.TaskIdentity{TIID: o.TIID, TryNumber: o.TryNumber})
+		if len(o.LogTail) > 0 && w.LogFolder == "" {
+			tail := newLogSink(ctx, w, tc, &core.TaskInstance{ID: o.TIID}, o.LogOffset, log)
+			_, _ = tail.Write(o.LogTail)
+			tail.Close()
+		}
 		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log)
 		switch {
 		case err == nil:

@@ -37,7 +37,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		return
 	}
 
-	sink := newLogSink(w, tc, &rc.TI, rc.LogSize, log)
+	sink := newLogSink(ctx, w, tc, &rc.TI, rc.LogSize, log)
 	red := operator.NewRedactor(sink, wl.Token)
 	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
 	// operators use the client, whose token refreshes itself. Skipping the
@@ -71,6 +71,11 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	pending.State = string(state)
 	reported := w.recordOutcome(pending, tc.Token(), log)
 	defer func() { reported() }()
+	sink.held = func(offset int64, tail []byte) {
+		// The record now carries the log's tail too, for the next life.
+		pending.LogOffset, pending.LogTail = offset, tail
+		reported = w.recordOutcome(pending, tc.Token(), log)
+	}
 	cancel(nil)
 	<-hbDone
 	if err != nil {
@@ -96,7 +101,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		// closed before the report (a deferred try may resume at once),
 		// says why.
 		state, err = core.TIFailed, refused
-		tail := newLogSink(w, tc, &rc.TI, sink.offset, log)
+		tail := newLogSink(ctx, w, tc, &rc.TI, sink.offset, log)
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}

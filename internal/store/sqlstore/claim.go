@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,10 +78,17 @@ func (s *Store) TaskInstanceHeartbeat(ctx context.Context, id string, at time.Ti
 	return s.runningOnly(ctx, "heartbeat task instance "+id, id, qTIHeartbeat, id, micros(at))
 }
 
-// TaskInstanceFinish moves a running instance to success, failed, skipped
-// or up_for_retry.
+// TaskInstanceTakeBack moves a failed-over try (up_for_retry) back to
+// running when its worker heartbeats again before its retry began.
+func (s *Store) TaskInstanceTakeBack(ctx context.Context, id string, at time.Time) error {
+	return s.inStateOnly(ctx, "take back task instance "+id, id, core.TIUpForRetry, qTITakeBack, id, micros(at))
+}
+
+// TaskInstanceFinish moves a running instance (or one in p.From) to
+// success, failed, skipped or up_for_retry.
 func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFinishParams) error {
 	what := fmt.Sprintf("finish task instance %s as %s", p.ID, p.State)
+	from := cmp.Or(p.From, core.TIRunning)
 	switch p.State {
 	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
 	default:
@@ -103,7 +111,8 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 	// outlets) commit with the success transition, or not at all; any other
 	// end drops the additions (docs/assets.md).
 	return s.inTx(ctx, func(tx *Store) error {
-		if err := tx.runningOnly(ctx, what, p.ID, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt)); err != nil {
+		if err := tx.inStateOnly(ctx, what, p.ID, from, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from),
+			p.FailedOver && p.State == core.TIUpForRetry); err != nil {
 			return err
 		}
 		return tx.finishOutletEvents(ctx, p)
@@ -113,6 +122,12 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 // runningOnly runs an update conditioned on state running; when no row
 // changed it reports ErrNotFound or ErrConflict with the current state.
 func (s *Store) runningOnly(ctx context.Context, what, id, query string, args ...any) error {
+	return s.inStateOnly(ctx, what, id, core.TIRunning, query, args...)
+}
+
+// inStateOnly runs an update conditioned on state want; when no row
+// changed it reports ErrNotFound or ErrConflict with the current state.
+func (s *Store) inStateOnly(ctx context.Context, what, id string, want core.TIState, query string, args ...any) error {
 	err := s.execOne(ctx, what, query, args...)
 	if !errors.Is(err, core.ErrNotFound) {
 		return err
@@ -121,7 +136,11 @@ func (s *Store) runningOnly(ctx context.Context, what, id, query string, args ..
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return fmt.Errorf("%s: it is %s, not running: %w", what, cur.State, core.ErrConflict)
+	if cur.State == want { // the update also asked for a try failed over
+		return fmt.Errorf("%s: it is %s, but its worker reported it so (it was not failed over for missed heartbeats): %w",
+			what, cur.State, core.ErrConflict)
+	}
+	return fmt.Errorf("%s: it is %s, not %s: %w", what, cur.State, want, core.ErrConflict)
 }
 
 // TaskInstanceStale lists running instances whose last heartbeat (or start)

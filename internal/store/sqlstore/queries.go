@@ -121,8 +121,8 @@ const (
 		state = $4, hostname = '', worker_id = NULL, claimed_at = NULL, pid = 0, queued_at = NULL,
 		start_date = NULL, end_date = NULL, last_heartbeat = NULL,
 		next_retry_at = CASE WHEN $6 THEN next_retry_at ELSE NULL END, updated_at = $5,
-		trigger_id = NULL, trigger_timeout = NULL, next_method = '', next_kwargs = NULL, next_event = NULL
-		WHERE id = $1`
+		trigger_id = NULL, trigger_timeout = NULL, next_method = '', next_kwargs = NULL, next_event = NULL,
+		failed_over = FALSE WHERE id = $1`
 	qTIHistory = `SELECT ` + tiCols + ` FROM task_instance_history
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 ORDER BY try_number`
 
@@ -145,8 +145,11 @@ const (
 		WHERE id = $1 AND state = 'queued' AND worker_id = $2
 		RETURNING ` + tiCols
 	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
-	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4
-		WHERE id = $1 AND state = 'running'`
+	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
+		failed_over = $6 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)`
+	qTITakeBack = `UPDATE task_instance SET state = 'running', last_heartbeat = $2, updated_at = $2,
+		end_date = NULL, next_retry_at = NULL, failed_over = FALSE
+		WHERE id = $1 AND state = 'up_for_retry' AND failed_over`
 	qTIStale = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE (state = 'running' AND COALESCE(last_heartbeat, start_date, updated_at) < $1)
 		   OR (state = 'queued' AND worker_id IS NOT NULL AND claimed_at < $1)
@@ -161,6 +164,13 @@ const (
 var qTIArchive = `INSERT INTO task_instance_history (` + tiCols + `, claimed_at, updated_at)
 		SELECT ` + strings.Replace(tiCols, "state,", archivedState+" AS state,", 1) + `, claimed_at, updated_at
 		FROM task_instance WHERE id = $1`
+
+// qTIArchiveFrom and qTINewTryFrom are qTIArchive and qTINewTry for a try
+// that must still be in the state named by the last parameter.
+var (
+	qTIArchiveFrom = qTIArchive + ` AND state = $2`
+	qTINewTryFrom  = qTINewTry + ` AND state = $7`
+)
 
 // --- xcom ---
 

@@ -234,15 +234,13 @@ func (s *Store) TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExp
 func (s *Store) TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error {
 	what := fmt.Sprintf("start new try of task instance %s", p.ID)
 	return s.inTx(ctx, func(tx *Store) error {
-		res, err := tx.tx.ExecContext(ctx, qTIArchive, p.ID)
-		if err != nil {
-			return tx.wrap(err, "%s: archive", what)
+		archive, args := qTIArchive, []any{p.ID}
+		if p.From != "" {
+			archive, args = qTIArchiveFrom, append(args, string(p.From))
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return tx.wrap(err, "%s: archive", what)
-			}
-			return fmt.Errorf("%s: %w", what, core.ErrNotFound)
+		res, err := tx.tx.ExecContext(ctx, archive, args...)
+		if err := tx.affectedOne(res, err, what+": archive"); err != nil {
+			return tx.notInState(ctx, p, err)
 		}
 		// The ended try's pending additions to alias outlets die with it
 		// (only a success turns them into events); they also reference the
@@ -250,10 +248,30 @@ func (s *Store) TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNew
 		if _, err := tx.tx.ExecContext(ctx, qAliasEventDelete, p.ID); err != nil {
 			return tx.wrap(err, "%s: drop pending alias additions", what)
 		}
-		_, err = tx.tx.ExecContext(ctx, qTINewTry, p.ID, p.NewID, p.ExtraTries, string(p.To), micros(p.Now),
-			p.To == core.TIUpForRetry)
-		return tx.wrap(err, "%s", what)
+		query, args := qTINewTry, []any{p.ID, p.NewID, p.ExtraTries, string(p.To), micros(p.Now), p.To == core.TIUpForRetry}
+		if p.From != "" {
+			query, args = qTINewTryFrom, append(args, string(p.From))
+		}
+		res, err = tx.tx.ExecContext(ctx, query, args...)
+		if err := tx.affectedOne(res, err, what); err != nil {
+			return tx.notInState(ctx, p, err)
+		}
+		return nil
 	})
+}
+
+// notInState turns a new try's write that changed no row into ErrConflict
+// when the try exists in another state than p.From (a worker took it back
+// meanwhile); other errors pass.
+func (s *Store) notInState(ctx context.Context, p *store.TaskInstanceNewTryParams, err error) error {
+	if !errors.Is(err, core.ErrNotFound) || p.From == "" {
+		return err
+	}
+	cur, gerr := s.TaskInstanceGet(ctx, p.ID)
+	if gerr != nil {
+		return fmt.Errorf("%w (%w)", err, gerr)
+	}
+	return fmt.Errorf("start new try of task instance %s: it is %s, not %s: %w", p.ID, cur.State, p.From, core.ErrConflict)
 }
 
 // TaskInstanceHistory returns earlier tries, oldest first.

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"Stale", testStale},
+		{"FailedOverTry", testFailedOverTry},
 		{"ActiveCounts", testActiveCounts},
 		{"DeferResume", testDeferResume},
 		{"DeferTimeoutFailAndNewTry", testDeferTimeoutFailAndNewTry},

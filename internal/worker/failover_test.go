@@ -1,0 +1,165 @@
+package worker
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
+	"github.com/weirflow/weir/internal/execapi/execapitest"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+// cutOff stands between the worker and every api-server: once the try
+// has started, no request reaches a server until mend.
+type cutOff struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	cut    bool
+	mended bool
+}
+
+func (c *cutOff) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	cut := c.cut
+	c.mu.Unlock()
+	if cut {
+		return nil, errors.New("every api-server is unreachable")
+	}
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/run") {
+		c.mu.Lock()
+		c.cut = !c.mended
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *cutOff) mend() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut, c.mended = false, true
+}
+
+// docs/state-machines.md#dead-workers, end to end: a worker cut off from
+// every api-server while its try ends, for longer than the heartbeat
+// timeout (the dead-worker check fails the try over) and than the try's
+// token lives. Once the
+// api-server is reachable again, the worker's kept log tail and final
+// state arrive: the try ends success on its first try, its command having
+// run once, and its log has every line.
+func TestWorkerOutlastsAnOutageLongerThanTheHeartbeatTimeout(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := &cutOff{next: http.DefaultTransport}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	runs := filepath.Join(t.TempDir(), "runs")
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"bash_command": "echo ran >> " + runs + "; echo last line"}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, nil, func(w *Worker) { w.Client = client })
+
+	wait.Until(t, 30*time.Second, "the command to run", func() bool {
+		b, _ := os.ReadFile(runs)
+		return len(b) > 0
+	})
+	outage.mu.Lock()
+	cut := outage.cut
+	outage.mu.Unlock()
+	if !cut {
+		t.Fatal("the command ran before the outage began")
+	}
+	// The scheduler's dead-worker check: the try's heartbeat is long gone.
+	svc := service.New(service.Config{Store: env.Store, Clock: env.Clock})
+	res, err := svc.FailDeadTry(t.Context(), env.TI(t, tis[0].ID))
+	if err != nil || res.State != core.TIUpForRetry {
+		t.Fatalf("fail the try over: %+v %v", res, err)
+	}
+	// The outage outlasts the try's token too ([api_auth]
+	// jwt_expiration_time): the worker renews it with its credential.
+	env.Clock.Advance(auth.DefaultExecutionTTL + time.Minute)
+	outage.mend()
+
+	wait.Until(t, 30*time.Second, "once to be reported", func() bool { return stateOf(t, env, "r1", "once") == core.TISuccess })
+	ti := env.TI(t, tis[0].ID)
+	if ti.TryNumber != 1 {
+		t.Errorf("once succeeded on try %d, want its first", ti.TryNumber)
+	}
+	if b, err := os.ReadFile(runs); err != nil || string(b) != "ran\n" {
+		t.Errorf("the command's runs: %q, %v; want one", b, err)
+	}
+	if log := readLog(t, env, ti); !strings.Contains(log, "last line\n") || !strings.Contains(log, "try ended success") {
+		t.Errorf("the try's log lost its tail:\n%s", log)
+	}
+}
+
+// A worker that died holding a try's final state and the tail of its log
+// (every api-server away) left both in its run folder: its next life ships
+// the tail, then reports the state, even though the scheduler failed the
+// try over meanwhile and the try's token expired. The try ends success on
+// its first try with its whole log.
+func TestRestartShipsTheDeadWorkersLogTail(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "t", Operator: operator.Bash, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"bash_command": "true"}}}}
+	env.SeedRun(t, dag, "r1", "")
+	wls, err := env.WorkerClient(t, "w1").Claim(t.Context(), execclient.ClaimRequest{Limit: 1})
+	if err != nil || len(wls) != 1 {
+		t.Fatalf("claim: %v %v", wls, err)
+	}
+	wl := wls[0]
+	tc := env.WorkerClient(t, "w1").WithToken(wl.Token, execclient.TaskIdentity{TIID: wl.TI.ID})
+	if _, err := tc.Run(t.Context(), wl.TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.AppendLog(t.Context(), wl.TI.ID, 0, []byte("first line\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The dead worker's record: its process is gone (another boot).
+	runDir := t.TempDir()
+	rec := fmt.Sprintf(`{"ti_id": %q, "try_number": 1, "state": "success", "token": %q, "log_offset": 11,
+		"log_tail": %q, "worker": {"pid": 1, "start": 1, "boot_id": "a boot long gone"}}`,
+		wl.TI.ID, wl.Token, base64.StdEncoding.EncodeToString([]byte("last line\n")))
+	if err := os.MkdirAll(filepath.Join(runDir, "task-groups"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "task-groups", wl.TI.ID+"-1.outcome"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: env.Store, Clock: env.Clock})
+	if _, err := svc.FailDeadTry(t.Context(), env.TI(t, wl.TI.ID)); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(auth.DefaultExecutionTTL + time.Minute)
+
+	startWorker(t, env, nil, func(w *Worker) { w.RunDir = runDir })
+	wait.Until(t, 30*time.Second, "t to be reported", func() bool { return stateOf(t, env, "r1", "t") == core.TISuccess })
+	ti := env.TI(t, wl.TI.ID)
+	if ti.TryNumber != 1 {
+		t.Errorf("t succeeded on try %d, want its first", ti.TryNumber)
+	}
+	if log := readLog(t, env, ti); log != "first line\nlast line\n" {
+		t.Errorf("the try's log = %q, want both lines", log)
+	}
+	if left, _ := filepath.Glob(filepath.Join(runDir, "task-groups", "*.outcome")); len(left) != 0 {
+		t.Errorf("records left after the report: %q", left)
+	}
+}
