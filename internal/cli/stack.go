@@ -268,7 +268,8 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
 		Clock:       core.SystemClock{}, Logger: logger, LogFolder: cfg.Logging.BaseLogFolder,
-		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D()},
+		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
+			StreamRetention: cfg.Triggerer.StreamRetention.D()},
 	}
 }
 
