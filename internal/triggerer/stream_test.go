@@ -25,7 +25,7 @@ type pages struct {
 	starts []int64
 }
 
-func (p *pages) register(t *testing.T, reg *trigger.Registry) {
+func (p *pages) register(t testing.TB, reg *trigger.Registry) {
 	t.Helper()
 	must(t, reg.Register(trigger.Type{Name: "pages", Uses: trigger.UseStream, New: func(raw json.RawMessage) (trigger.Trigger, error) {
 		var kw struct{ N, Batch int }
@@ -59,7 +59,7 @@ func (p *pages) runs() []int64 {
 
 // streamEnv is a store of engine open, a registry with the pages type,
 // and a service over both.
-func streamEnv(t *testing.T, open func(t *testing.T) store.Store) (store.Store, *service.Service, *trigger.Registry, *pages) {
+func streamEnv(t testing.TB, open func(t testing.TB) store.Store) (store.Store, *service.Service, *trigger.Registry, *pages) {
 	t.Helper()
 	st := open(t)
 	reg := builtin.Registry()
@@ -69,7 +69,7 @@ func streamEnv(t *testing.T, open func(t *testing.T) store.Store) (store.Store, 
 }
 
 // openPages opens stream id produced by a pages trigger of n items.
-func openPages(t *testing.T, svc *service.Service, id string, n, batch, maxPending int) *core.Stream {
+func openPages(t testing.TB, svc *service.Service, id string, n, batch, maxPending int) *core.Stream {
 	t.Helper()
 	st, err := svc.OpenStream(t.Context(), service.StreamOpen{ID: id, MaxPending: maxPending,
 		Trigger: core.TriggerSpec{Type: "pages", Kwargs: json.RawMessage(fmt.Sprintf(`{"n":%d,"batch":%d}`, n, batch))}})
@@ -94,7 +94,7 @@ func checkStream(t *testing.T, st store.Store, id string, n int) {
 	}
 }
 
-func closed(t *testing.T, st store.Store, id string) func() bool {
+func closed(t testing.TB, st store.Store, id string) func() bool {
 	return func() bool {
 		s, err := st.StreamGet(t.Context(), id)
 		return err == nil && s.Closed
