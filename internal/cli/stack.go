@@ -108,7 +108,8 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
 		DefaultTimezone: cfg.Core.DefaultTimezone,
 		Loader: dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()).
-			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher}),
+			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher,
+				StreamTypes: opts.triggerTypes.StreamTypes()}),
 	}
 }
 

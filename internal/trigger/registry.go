@@ -63,6 +63,18 @@ func (r *Registry) Types() []Type {
 	return out
 }
 
+// StreamTypes lists the names of the types that produce a stream
+// (UseStream), sorted.
+func (r *Registry) StreamTypes() []string {
+	out := []string{}
+	for _, t := range r.Types() {
+		if t.Can(UseStream) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
 // New builds the trigger spec names; an unknown type or invalid kwargs
 // give an error naming the problem (wrapping core.ErrInvalid).
 func (r *Registry) New(spec Spec) (Trigger, error) {
@@ -144,13 +156,16 @@ func (r *Registry) checkUse(name string, u Use) error {
 		name, strings.Join(can, ", "), core.ErrInvalid)
 }
 
-// CheckLoaded validates the trigger of a task as a DAG defines it, whose
+// CheckLoaded validates the trigger of a task as a DAG defines it (a type
+// that defers or streams), whose
 // string kwargs may be templates rendered when each try starts (a start
 // trigger's, a sensor's): when one is, only the type is checked here, and
 // the rendered kwargs are checked when the try starts; otherwise it is
 // Check.
 func (r *Registry) CheckLoaded(spec Spec) error {
-	if err := r.checkUse(spec.Type, UseDeferral); err != nil {
+	// A sensor may wait on a streaming type: it produces a stream a task
+	// may iterate over (docs/streaming.md).
+	if err := r.checkUse(spec.Type, UseDeferral|UseStream); err != nil {
 		return err
 	}
 	if !hasTemplate(spec.Kwargs) {
