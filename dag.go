@@ -137,7 +137,7 @@ func (d *DAG) compile() (core.DAG, error) {
 // checksOf validates the triggers of DAGs against reg's types: those
 // tasks wait on and those of asset watchers.
 func checksOf(reg *trigger.Registry) dagfile.Options {
-	return dagfile.Options{CheckTrigger: reg.CheckLoaded, CheckWatcher: reg.CheckWatcher}
+	return dagfile.Options{CheckTrigger: reg.CheckLoaded, CheckWatcher: reg.CheckWatcher, StreamTypes: reg.StreamTypes()}
 }
 
 // compileWith returns the DAG's definition with the defaults YAML files

@@ -92,6 +92,7 @@ func (p pollWatcher[K]) Run(ctx context.Context, rt *trigger.Runtime) error {
 const (
 	UseDeferral = trigger.UseDeferral // a deferred task or sensor waits on it; the first event resumes it
 	UseWatcher  = trigger.UseWatcher  // an asset watcher: it runs until cancelled, committing cursors with events
+	UseStream   = trigger.UseStream   // its run produces a stream: every event is an envelope (docs/streaming.md)
 )
 
 type (

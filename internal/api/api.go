@@ -140,6 +140,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerDagWarnings()
 	s.registerTriggers()
 	s.registerWatchers()
+	s.registerStreams()
 	s.registerPools()
 	s.registerConnections()
 	s.registerVariables()

@@ -45,6 +45,8 @@ type reader interface {
 	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
 	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	StreamGet(ctx context.Context, id string) (*core.Stream, error)
+	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TriggerCount(ctx context.Context, p *store.TriggerListParams) (int, error)
 	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
 	TriggerList(ctx context.Context, p *store.TriggerListParams) ([]core.Trigger, error)

@@ -109,7 +109,8 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
 		DefaultTimezone: cfg.Core.DefaultTimezone,
 		Loader: dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()).
-			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher}),
+			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher,
+				StreamTypes: opts.triggerTypes.StreamTypes()}),
 	}
 }
 
@@ -282,7 +283,8 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
 		Clock:       core.SystemClock{}, Logger: logger, LogFolder: cfg.Logging.BaseLogFolder,
-		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D()},
+		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
+			StreamRetention: cfg.Triggerer.StreamRetention.D()},
 	}
 }
 

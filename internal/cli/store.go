@@ -66,7 +66,7 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) *service.Service {
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
 	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
-		RunIDPattern: runIDs, Triggers: opts.triggerTypes,
+		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
 		Deferrals: runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 }
 

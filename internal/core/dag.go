@@ -68,6 +68,15 @@ type Task struct {
 	// or an XComRef to an upstream task's return value. Several entries give
 	// the cross product. Nil means the task is not mapped.
 	Expand map[string]ExpandSource `json:"expand,omitempty"`
+	// Iterate names the stream producer this task is lazily mapped over
+	// (docs/streaming.md#lazy-expansion): one instance per item of the
+	// producer's stream, created as items arrive (map_index = sequence
+	// index), while the producer still runs. The producer is a deferrable
+	// sensor whose trigger streams, or a task with Stream set. "" = none.
+	Iterate string `json:"iterate,omitempty"`
+	// Stream marks a task whose try pushes items to its stream
+	// (tc.Stream().Push, weir stream push): a producer Iterate may name.
+	Stream bool `json:"stream,omitempty"`
 	// Inlets are the assets the task reads; Outlets the assets it updates
 	// (each concrete outlet gets an asset event when the task succeeds).
 	Inlets  []AssetRef `json:"inlets,omitempty"`
@@ -97,6 +106,9 @@ type XComRef struct {
 
 // Mapped reports whether the task is expanded at run time.
 func (t *Task) Mapped() bool { return len(t.Expand) > 0 }
+
+// Iterates reports whether the task is lazily mapped over a stream.
+func (t *Task) Iterates() bool { return t.Iterate != "" }
 
 // Task returns the task with the given id, or nil.
 func (d *DAG) Task(id string) *Task {

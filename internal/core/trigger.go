@@ -21,6 +21,9 @@ type Trigger struct {
 	Kwargs      json.RawMessage `json:"kwargs"`
 	CreatedAt   time.Time       `json:"created_date"`
 	TriggererID string          `json:"triggerer_id,omitempty"` // job id; "" = unassigned
+	// StreamID names the stream its run produces (docs/streaming.md); ""
+	// for a trigger whose first event resumes its waiters.
+	StreamID string `json:"stream_id,omitempty"`
 }
 
 // Spec returns the trigger as a value.

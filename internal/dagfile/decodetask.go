@@ -112,6 +112,10 @@ func (d *decoder) taskField(t *core.Task, e entry) {
 		t.Env = d.stringMap(v, f)
 	case "expand":
 		t.Expand = d.expand(v, f)
+	case "iterate":
+		t.Iterate, _ = d.str(v, f)
+	case "stream":
+		t.Stream = d.boolean(v, f)
 	case "inlets":
 		t.Inlets = d.assetRefs(v, f)
 	case "outlets":

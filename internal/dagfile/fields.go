@@ -16,10 +16,11 @@ var taskFields = []string{
 	"task_id", "operator", "depends_on", "trigger_rule", "retries", "retry_delay",
 	"retry_exponential_backoff", "max_retry_delay", "execution_timeout", "queue", "pool",
 	"pool_slots", "priority_weight", "env", "expand", "inlets", "outlets", "connections",
+	"iterate", "stream",
 }
 
 // notDefaultable are task fields that default_args may not set.
-var notDefaultable = []string{"task_id", "depends_on", "expand", "inlets", "outlets"}
+var notDefaultable = []string{"task_id", "depends_on", "expand", "inlets", "outlets", "iterate", "stream"}
 
 // argKind is the type an operator field takes.
 type argKind int

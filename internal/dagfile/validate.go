@@ -37,6 +37,10 @@ type Options struct {
 	// program's trigger types (trigger.Registry.CheckWatcher fits); nil
 	// checks only its shape.
 	CheckWatcher func(core.TriggerSpec) error
+	// StreamTypes are the trigger types that produce a stream
+	// (trigger.Registry.StreamTypes): a sensor on one of them is a
+	// producer a task may iterate over. nil accepts any sensor.
+	StreamTypes []string
 }
 
 // ValidateWith is Validate with options.
@@ -112,6 +116,7 @@ func validate(d *core.DAG, o Options) []Problem {
 		checkTriggers(&ps, path, t, o.CheckTrigger)
 	}
 	depsOK := validateDeps(&ps, d)
+	validateIterate(&ps, d, o.StreamTypes)
 	if depsOK {
 		if cyc := findCycle(d); cyc != nil {
 			i := slices.IndexFunc(d.Tasks, func(t core.Task) bool { return t.TaskID == cyc[0] })

@@ -28,6 +28,9 @@ type Plan struct {
 	// trigger rule says run: the scheduler resolves their expand arguments
 	// and replaces them with one instance per element.
 	Expand []core.TaskInstance
+	// Iterate lists the placeholders of tasks mapped over a stream that
+	// get new instances (one per new item) or close (IterateStep).
+	Iterate []IterateStep
 	// Retry lists up_for_retry instances whose next_retry_at has passed
 	// (a new try, scheduled).
 	Retry []core.TaskInstance
@@ -40,7 +43,7 @@ type Plan struct {
 
 // empty reports whether the plan changes nothing.
 func (p *Plan) empty() bool {
-	return len(p.Schedule)+len(p.StartDeferred)+len(p.Skip)+len(p.UpstreamFailed)+len(p.Remove)+len(p.Expand)+len(p.Retry) == 0 &&
+	return len(p.Schedule)+len(p.StartDeferred)+len(p.Skip)+len(p.UpstreamFailed)+len(p.Remove)+len(p.Expand)+len(p.Iterate)+len(p.Retry) == 0 &&
 		p.RunState == ""
 }
 
@@ -58,12 +61,19 @@ func (p *Plan) empty() bool {
 // The run's state follows Airflow: when every instance is terminal, the run
 // failed if any leaf task (one with no downstream) has a failed or
 // upstream_failed instance, and succeeded otherwise.
-func Decide(spec *core.DAG, tis []core.TaskInstance, now time.Time) Plan {
-	return compile(spec).decide(tis, now)
+//
+// A task that iterates over a stream (core.Task.Iterate) is decided by
+// its trigger rule over its depends_on alone, not its producer: its
+// placeholder gets an instance per item as items arrive (streams gives
+// each such task's stream, by task id; absent while the producer has not
+// opened it), and goes once the stream is closed and every item has one,
+// so that its downstream tasks wait for the whole expansion.
+func Decide(spec *core.DAG, tis []core.TaskInstance, streams map[string]StreamHead, now time.Time) Plan {
+	return compile(spec).decide(tis, streams, now)
 }
 
 // decide is Decide over a compiled spec (cached per DAG version).
-func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
+func (g *graph) decide(tis []core.TaskInstance, streams map[string]StreamHead, now time.Time) Plan {
 	var plan Plan
 	// state holds each instance's state as this plan leaves it.
 	state := make([]core.TIState, len(tis))
@@ -81,7 +91,16 @@ func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
 			ti := &tis[i]
 			switch ti.State {
 			case core.TINone:
-				decideWaiting(&plan, task, ti, upstreamCounts(task, byTask, state), state, i)
+				c := upstreamCounts(task, byTask, state)
+				if task.Iterates() && ti.MapIndex == core.NoMapIndex && task.TriggerRule.Evaluate(c) == core.Run {
+					var head *StreamHead
+					if h, ok := streams[task.TaskID]; ok {
+						head = &h
+					}
+					decideIterate(&plan, ti, mappedCount(tis, byTask[task.TaskID]), head, producerState(byTask[task.Iterate], state), state, i)
+					continue
+				}
+				decideWaiting(&plan, task, ti, c, state, i)
 			case core.TIUpForRetry:
 				if ti.NextRetryAt == nil || !ti.NextRetryAt.After(now) {
 					plan.Retry = append(plan.Retry, *ti)
@@ -94,6 +113,11 @@ func (g *graph) decide(tis []core.TaskInstance, now time.Time) Plan {
 		}
 	}
 	plan.RunState = g.runState(tis, state)
+	for _, st := range plan.Iterate {
+		if st.From <= st.Through {
+			plan.RunState = "" // instances this plan creates are still to run
+		}
+	}
 	return plan
 }
 
@@ -118,12 +142,24 @@ func decideWaiting(plan *Plan, task *core.Task, ti *core.TaskInstance, c core.Up
 	}
 }
 
+// producerState is the state of a stream producer's instance (the first
+// of its instances; a producer is not mapped), none when it has none.
+func producerState(idx []int, state []core.TIState) core.TIState {
+	if len(idx) == 0 {
+		return core.TINone
+	}
+	return state[idx[0]]
+}
+
 // upstreamCounts summarizes the states of every instance of task's upstream
 // tasks. An upstream task without instances (not in this run) is ignored.
 func upstreamCounts(task *core.Task, byTask map[string][]int, state []core.TIState) core.UpstreamCounts {
 	var c core.UpstreamCounts
 	for _, up := range task.DependsOn {
 		for _, i := range byTask[up] {
+			if state[i] == tiGone {
+				continue
+			}
 			c.Total++
 			switch state[i] {
 			case core.TISuccess:
@@ -147,12 +183,12 @@ func upstreamCounts(task *core.Task, byTask map[string][]int, state []core.TISta
 // runState returns the run's final state once every instance is terminal.
 func (g *graph) runState(tis []core.TaskInstance, state []core.TIState) core.DagRunState {
 	for _, s := range state {
-		if !s.Terminal() {
+		if !s.Terminal() && s != tiGone {
 			return ""
 		}
 	}
 	for i := range tis {
-		if !g.leaf[tis[i].TaskID] {
+		if !g.leaf[tis[i].TaskID] || state[i] == tiGone {
 			continue
 		}
 		if state[i] == core.TIFailed || state[i] == core.TIUpstreamFailed {

@@ -111,7 +111,7 @@ func TestDecideTriggerRules(t *testing.T) {
 				tis = append(tis, ti(id, -1, s))
 			}
 			tis = append(tis, ti("down", -1, core.TINone))
-			p := Decide(fanIn(c.rule, ups...), tis, t0)
+			p := Decide(fanIn(c.rule, ups...), tis, nil, t0)
 			got := "wait"
 			switch {
 			case contains(p.Schedule, "down"):
@@ -247,7 +247,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := summarize(Decide(tt.spec, tt.tis, t0))
+			got := summarize(Decide(tt.spec, tt.tis, nil, t0))
 			sortWant(&got)
 			w := tt.want
 			sortWant(&w)

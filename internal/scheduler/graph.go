@@ -24,7 +24,14 @@ func compile(spec *core.DAG) *graph {
 	for i := range spec.Tasks {
 		g.tasks[spec.Tasks[i].TaskID] = &spec.Tasks[i]
 	}
+	// A stream producer comes before the tasks iterating over it, as an
+	// upstream does.
 	down := spec.Downstream()
+	for i := range spec.Tasks {
+		if t := &spec.Tasks[i]; t.Iterates() && g.tasks[t.Iterate] != nil {
+			down[t.Iterate] = append(down[t.Iterate], t.TaskID)
+		}
+	}
 	indeg := make(map[string]int, len(spec.Tasks))
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
@@ -33,6 +40,9 @@ func compile(spec *core.DAG) *graph {
 			if g.tasks[up] != nil {
 				indeg[t.TaskID]++
 			}
+		}
+		if t.Iterates() && g.tasks[t.Iterate] != nil {
+			indeg[t.TaskID]++
 		}
 	}
 	var queue []string

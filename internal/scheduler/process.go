@@ -82,7 +82,7 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	if err != nil {
 		return Plan{}, err
 	}
-	plan := g.decide(v.tis, now)
+	plan := g.decide(v.tis, nil, now)
 	if fresh || plan.empty() {
 		return plan, nil
 	}
@@ -92,7 +92,7 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	if v, err = s.loadView(ctx, run, now); err != nil {
 		return Plan{}, err
 	}
-	return g.decide(v.tis, now), nil
+	return g.decide(v.tis, nil, now), nil
 }
 
 // apply makes plan's changes and reports whether every one landed.

@@ -50,6 +50,10 @@ type Config struct {
 	// MaxEventExtraBytes bounds an emitted asset event's extra; 0 =
 	// emission.DefaultMaxExtraBytes.
 	MaxEventExtraBytes int
+	// StreamMaxPending is [triggerer] stream_max_pending, the bound on a
+	// stream's unconsumed events when its opener gives none; 0 =
+	// core.DefaultStreamMaxPending.
+	StreamMaxPending int
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -64,6 +68,7 @@ type Service struct {
 	triggers       *trigger.Registry
 	deferrals      runs.DeferralRules
 	maxExtra       int
+	maxPending     int
 }
 
 // New returns a Service.
@@ -77,9 +82,12 @@ func New(cfg Config) *Service {
 	if cfg.Triggers == nil {
 		cfg.Triggers = builtin.Registry()
 	}
+	if cfg.StreamMaxPending <= 0 {
+		cfg.StreamMaxPending = core.DefaultStreamMaxPending
+	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
-		maxExtra: cfg.MaxEventExtraBytes}
+		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending}
 }
 
 // Triggers returns the trigger types deferrals may name.

@@ -28,6 +28,7 @@ type Store interface {
 	AssetAliasStore
 	TriggerStore
 	WatcherStore
+	StreamStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -54,6 +55,7 @@ const (
 	ChannelScheduler = "weir_scheduler" // a task finished or a run was created: schedule now
 	ChannelQueued    = "weir_queued"    // task instances were queued: workers, claim now
 	ChannelTrigger   = "weir_trigger"   // a trigger was created: triggerers, claim now
+	ChannelStream    = "weir_stream"    // stream events were appended or consumed: waiting producers and consumers, look
 )
 
 // DagStore holds DAG definitions and their versions.

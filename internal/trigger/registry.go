@@ -63,6 +63,18 @@ func (r *Registry) Types() []Type {
 	return out
 }
 
+// StreamTypes lists the names of the types that produce a stream
+// (UseStream), sorted.
+func (r *Registry) StreamTypes() []string {
+	out := []string{}
+	for _, t := range r.Types() {
+		if t.Can(UseStream) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
 // New builds the trigger spec names; an unknown type or invalid kwargs
 // give an error naming the problem (wrapping core.ErrInvalid).
 func (r *Registry) New(spec Spec) (Trigger, error) {
@@ -94,8 +106,16 @@ func (r *Registry) Check(spec Spec) error {
 // CheckWatcher validates the trigger of an asset watcher: a type that can
 // run as one (Type.Uses) and kwargs it accepts (no templates: a watcher
 // runs outside any DAG run).
-func (r *Registry) CheckWatcher(spec Spec) error {
-	if err := r.checkUse(spec.Type, UseWatcher); err != nil {
+func (r *Registry) CheckWatcher(spec Spec) error { return r.checkFor(spec, UseWatcher) }
+
+// CheckStream validates the trigger of a stream: a type that produces
+// one (Type.Uses has UseStream) and kwargs it accepts.
+func (r *Registry) CheckStream(spec Spec) error { return r.checkFor(spec, UseStream) }
+
+// checkFor validates spec for use u: a type that may run for it, kwargs
+// within the size bound, kwargs the type accepts.
+func (r *Registry) checkFor(spec Spec, u Use) error {
+	if err := r.checkUse(spec.Type, u); err != nil {
 		return err
 	}
 	if len(spec.Kwargs) > maxDeferralBytes {
@@ -105,8 +125,8 @@ func (r *Registry) CheckWatcher(spec Spec) error {
 }
 
 // checkUse reports an error when type name may not run for u, or (for a
-// watcher) is unknown; an unknown type for a deferral passes (Check names
-// it among every type).
+// watcher or a stream) is unknown; an unknown type for a deferral passes
+// (Check names it among every type).
 func (r *Registry) checkUse(name string, u Use) error {
 	t, ok := r.Lookup(name)
 	if ok && t.Can(u) {
@@ -121,8 +141,13 @@ func (r *Registry) checkUse(name string, u Use) error {
 	switch {
 	case !ok && u == UseWatcher:
 		return fmt.Errorf("unknown trigger type %q (types that watch: %s): %w", name, strings.Join(can, ", "), core.ErrInvalid)
+	case !ok && u == UseStream:
+		return fmt.Errorf("unknown trigger type %q (types that stream: %s): %w", name, strings.Join(can, ", "), core.ErrInvalid)
 	case !ok:
 		return nil // Check names it among every type
+	case u == UseStream:
+		return fmt.Errorf("trigger type %q does not produce a stream of events (types that stream: %s): %w",
+			name, strings.Join(can, ", "), core.ErrInvalid)
 	case u == UseWatcher:
 		return fmt.Errorf("trigger type %q cannot watch an asset: it fires once, for a deferred task (types that watch: %s): %w",
 			name, strings.Join(can, ", "), core.ErrInvalid)
@@ -131,13 +156,16 @@ func (r *Registry) checkUse(name string, u Use) error {
 		name, strings.Join(can, ", "), core.ErrInvalid)
 }
 
-// CheckLoaded validates the trigger of a task as a DAG defines it, whose
+// CheckLoaded validates the trigger of a task as a DAG defines it (a type
+// that defers or streams), whose
 // string kwargs may be templates rendered when each try starts (a start
 // trigger's, a sensor's): when one is, only the type is checked here, and
 // the rendered kwargs are checked when the try starts; otherwise it is
 // Check.
 func (r *Registry) CheckLoaded(spec Spec) error {
-	if err := r.checkUse(spec.Type, UseDeferral); err != nil {
+	// A sensor may wait on a streaming type: it produces a stream a task
+	// may iterate over (docs/streaming.md).
+	if err := r.checkUse(spec.Type, UseDeferral|UseStream); err != nil {
 		return err
 	}
 	if !hasTemplate(spec.Kwargs) {

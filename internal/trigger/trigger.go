@@ -46,7 +46,9 @@ type Type struct {
 	// Uses says where the type may run: UseDeferral (a deferred task or a
 	// sensor waits on it; the first event resumes it), UseWatcher (an asset
 	// watcher: it runs until cancelled and commits cursors with its
-	// events), or both. Zero means UseDeferral.
+	// events), UseStream (its run produces a stream of events, each
+	// persisted as an envelope: docs/streaming.md), or several. Zero means
+	// UseDeferral.
 	Uses Use
 }
 
@@ -57,6 +59,7 @@ type Use int
 const (
 	UseDeferral Use = 1 << iota
 	UseWatcher
+	UseStream
 )
 
 // Can reports whether t may run for u.
@@ -86,6 +89,14 @@ type Runtime struct {
 	Runs RunReader
 	// EmitFunc persists one event; Emit calls it.
 	EmitFunc func(ctx context.Context, e Event) error
+	// EmitBatchFunc persists events in order, all before it returns; nil
+	// = one EmitFunc call each. EmitBatch calls it.
+	EmitBatchFunc func(ctx context.Context, es []Event) error
+	// Stream is set when the run produces a stream (docs/streaming.md):
+	// every Emit appends the stream's next envelope, waiting while the
+	// stream's max_pending envelopes are not consumed yet, and Run
+	// returning nil closes the stream (its last envelope is is_last).
+	Stream *StreamPosition
 	// Watcher is set when the trigger runs asset watchers (docs/watchers.md):
 	// it gives the watched assets and their cursors, and commits batches.
 	// For a watcher, Emit records the payload as an event of every watched
@@ -111,6 +122,46 @@ func (rt *Runtime) Emit(ctx context.Context, payload any) error {
 		return errors.New("emit trigger event: the runtime has no event sink")
 	}
 	return rt.EmitFunc(ctx, Event{Payload: raw})
+}
+
+// StreamPosition is where a stream stands when a trigger run starts.
+type StreamPosition struct {
+	// ID is the stream's id (the trigger run's, in an envelope).
+	ID string
+	// LastIndex is the sequence index of the last event persisted before
+	// this run started, -1 for none. A trigger that restarts (its
+	// triggerer died, or it moved to another) resumes after it: the first
+	// event it emits now gets sequence index LastIndex+1, so it emits from
+	// the item after the one LastIndex carries, or the stream holds that
+	// item twice. A built-in streaming trigger does; a custom one must.
+	LastIndex int64
+}
+
+// EmitBatch encodes payloads as JSON and hands them to the triggerer as
+// consecutive events; it returns once every one is committed (for a
+// stream, in as many appends as max_pending allows), or with an error.
+// One batch of many events commits far faster than as many Emit calls.
+func (rt *Runtime) EmitBatch(ctx context.Context, payloads ...any) error {
+	es := make([]Event, len(payloads))
+	for i, p := range payloads {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encode trigger event %d of %d: %w", i+1, len(payloads), err)
+		}
+		es[i].Payload = raw
+	}
+	if rt.EmitBatchFunc != nil {
+		return rt.EmitBatchFunc(ctx, es)
+	}
+	if rt.EmitFunc == nil {
+		return errors.New("emit trigger events: the runtime has no event sink")
+	}
+	for _, e := range es {
+		if err := rt.EmitFunc(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Logf writes one timestamped line to the trigger log.

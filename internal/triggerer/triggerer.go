@@ -31,6 +31,7 @@ import (
 const (
 	DefaultCapacity          = 1000
 	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultStreamRetention   = 24 * time.Hour
 	// cleanupInterval is how often triggers no try waits on are deleted.
 	cleanupInterval = 10 * time.Second
 )
@@ -47,6 +48,9 @@ type Config struct {
 	// others, which look every quarter interval: a dead triggerer's
 	// triggers run again elsewhere within two intervals.
 	HeartbeatInterval time.Duration
+	// StreamRetention is how long consumed stream events are kept
+	// ([triggerer] stream_retention).
+	StreamRetention time.Duration
 }
 
 // Triggerer is the triggerer service. Set the fields, then call Start.
@@ -91,6 +95,7 @@ type Store interface {
 	StateGet(ctx context.Context, scope core.StateScope, key string) (*core.StateEntry, error)
 	WatcherAttachTriggers(ctx context.Context, now time.Time) (int, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	StreamGet(ctx context.Context, id string) (*core.Stream, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 }
 
@@ -120,6 +125,9 @@ func (t *Triggerer) init() {
 	}
 	if t.Config.HeartbeatInterval <= 0 {
 		t.Config.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if t.Config.StreamRetention <= 0 {
+		t.Config.StreamRetention = DefaultStreamRetention
 	}
 	t.mu.Lock()
 	t.id = uuid.NewString()
@@ -168,6 +176,7 @@ func (t *Triggerer) Start(ctx context.Context) error {
 			} else if n > 0 {
 				t.Logger.Info("watchers given a trigger", "count", n)
 			}
+			t.cleanStreams(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -280,17 +289,22 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 	log := t.Logger.With("trigger_id", row.ID, "type", row.Type)
 	tr, err := t.Registry.New(row.Spec())
 	if err != nil {
+		if row.StreamID != "" {
+			t.closeUnbuilt(ctx, log, row, err)
+			return
+		}
 		t.fail(ctx, log, row, fmt.Sprintf("the trigger cannot be built: %v", err))
+		return
+	}
+	if row.StreamID != "" {
+		t.runStream(ctx, stop, row, tr)
 		return
 	}
 	ws, err := t.Store.WatcherList(ctx, &store.WatcherListParams{TriggerID: row.ID, Running: true})
 	if err != nil {
 		// Not started: the next reconcile starts it again.
 		log.Warn("find the trigger's watchers", "err", err)
-		stop()
-		t.mu.Lock()
-		delete(t.running, row.ID)
-		t.mu.Unlock()
+		t.unstart(stop, row.ID)
 		return
 	}
 	if len(ws) > 0 {

@@ -28,10 +28,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func engines() map[string]func(t *testing.T) store.Store {
-	return map[string]func(t *testing.T) store.Store{
-		"sqlite": func(t *testing.T) store.Store { return sqlitetest.Open(t) },
-		"postgres": func(t *testing.T) store.Store {
+func engines() map[string]func(t testing.TB) store.Store {
+	return map[string]func(t testing.TB) store.Store{
+		"sqlite": func(t testing.TB) store.Store { return sqlitetest.Open(t) },
+		"postgres": func(t testing.TB) store.Store {
 			st, err := postgres.Open(t.Context(), pgtest.DSN(t), postgres.Options{Secrets: secretstest.Box()})
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +78,7 @@ func deferred(t testing.TB, st store.Store, svc *service.Service, n int, spec co
 	return ids
 }
 
-func start(t *testing.T, st store.Store, svc *service.Service, reg *trigger.Registry, capacity int) (*triggerer.Triggerer, context.CancelFunc) {
+func start(t testing.TB, st store.Store, svc *service.Service, reg *trigger.Registry, capacity int) (*triggerer.Triggerer, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg,
@@ -219,7 +219,7 @@ func TestTwoTriggerersShareAndFailOver(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

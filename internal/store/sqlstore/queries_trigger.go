@@ -2,7 +2,7 @@ package sqlstore
 
 // --- trigger, deferred task instances ---
 
-const triggerCols = `id, type, kwargs, created_at, triggerer_id`
+const triggerCols = `id, type, kwargs, created_at, triggerer_id, stream_id`
 
 const (
 	qTriggerInsert = `INSERT INTO trigger (type, kwargs, created_at) VALUES ($1, $2, $3) RETURNING id`
@@ -37,9 +37,10 @@ const (
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`
-	// qTriggerDeleteUnused deletes triggers no try waits on and no running
-	// watcher uses.
+	// qTriggerDeleteUnused deletes triggers no try waits on, no running
+	// watcher uses and whose stream, if any, is closed.
 	qTriggerDeleteUnused = `DELETE FROM trigger WHERE %s NOT EXISTS (
 		SELECT 1 FROM task_instance WHERE task_instance.trigger_id = trigger.id)
-		AND NOT EXISTS (SELECT 1 FROM asset_watcher w WHERE w.trigger_id = trigger.id AND ` + watcherRunning + `)`
+		AND NOT EXISTS (SELECT 1 FROM asset_watcher w WHERE w.trigger_id = trigger.id AND ` + watcherRunning + `)
+		AND NOT EXISTS (SELECT 1 FROM trigger_stream s WHERE s.id = trigger.stream_id AND NOT s.closed)`
 )

@@ -163,11 +163,12 @@ func scanTrigger(r scanner) (*core.Trigger, error) {
 		kwargs    string
 		at        int64
 		triggerer sql.NullString
+		stream    sql.NullString
 	)
-	if err := r.Scan(&t.ID, &t.Type, &kwargs, &at, &triggerer); err != nil {
+	if err := r.Scan(&t.ID, &t.Type, &kwargs, &at, &triggerer, &stream); err != nil {
 		return nil, err
 	}
-	t.Kwargs, t.CreatedAt, t.TriggererID = []byte(kwargs), fromMicros(at), triggerer.String
+	t.Kwargs, t.CreatedAt, t.TriggererID, t.StreamID = []byte(kwargs), fromMicros(at), triggerer.String, stream.String
 	return &t, nil
 }
 

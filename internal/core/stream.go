@@ -1,0 +1,59 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Stream is one stream of events (SPEC F, docs/streaming.md): a producer (a
+// trigger run, or later a running task) appends envelopes with consecutive
+// sequence indexes from 0; consumers mark them consumed. At most MaxPending
+// envelopes are persisted but not consumed at any moment: the producer
+// waits for room (backpressure). Closed is set with the envelope marked
+// is_last, or when the producer ends without one; nothing is appended after.
+type Stream struct {
+	ID string `json:"stream_id"`
+	// TriggerID is the trigger whose run produces the stream (0 = none, or
+	// the trigger is gone once the stream closed).
+	TriggerID  int64 `json:"trigger_id,omitempty"`
+	MaxPending int   `json:"max_pending"`
+	// NextIndex is the sequence index the next envelope gets: the number of
+	// envelopes ever appended.
+	NextIndex int64 `json:"next_index"`
+	// Pending counts envelopes appended and not yet consumed.
+	Pending int  `json:"pending"`
+	Closed  bool `json:"closed"`
+	// Error is why the producer failed ("" = it did not); a failed stream
+	// is closed.
+	Error     string    `json:"error,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// LastIndex is the sequence index of the last persisted envelope, -1 when
+// there is none: where a restarted producer resumes (after it).
+func (s *Stream) LastIndex() int64 { return s.NextIndex - 1 }
+
+// StreamEvent is one envelope of a stream: {trigger_run_id (the stream id),
+// sequence_index, payload, is_last}, persisted before its producer is told
+// it was accepted.
+type StreamEvent struct {
+	StreamID      string          `json:"stream_id"`
+	SequenceIndex int64           `json:"sequence_index"`
+	Payload       json.RawMessage `json:"payload"`
+	IsLast        bool            `json:"is_last"`
+	CreatedAt     time.Time       `json:"created_at"`
+	// ConsumedAt is when a consumer marked it handled (nil = pending).
+	ConsumedAt *time.Time `json:"consumed_at,omitempty"`
+}
+
+// Stream limits.
+const (
+	// MaxStreamPayloadBytes bounds one envelope's payload (a page of items
+	// fits; a file does not: store it elsewhere and send its location).
+	MaxStreamPayloadBytes = 1 << 20
+	// MaxStreamIDBytes bounds a stream id.
+	MaxStreamIDBytes = 250
+	// DefaultStreamMaxPending is [triggerer] stream_max_pending's default.
+	DefaultStreamMaxPending = 1000
+)

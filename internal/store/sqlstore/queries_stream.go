@@ -1,0 +1,42 @@
+package sqlstore
+
+// --- event streams (docs/streaming.md) ---
+
+const streamCols = `id, max_pending, next_index, pending, closed, error, created_at, updated_at,
+	COALESCE((SELECT MIN(t.id) FROM trigger t WHERE t.stream_id = trigger_stream.id), 0)`
+
+const streamEventCols = `stream_id, sequence_index, payload, is_last, created_at, consumed_at`
+
+const (
+	qStreamInsert = `INSERT INTO trigger_stream (id, max_pending, created_at, updated_at) VALUES ($1, $2, $3, $3)`
+	// qTriggerInsertStream creates the trigger whose run produces stream $3.
+	qTriggerInsertStream = `INSERT INTO trigger (type, kwargs, created_at, stream_id) VALUES ($1, $2, $3, $4)`
+	qStreamGet           = `SELECT ` + streamCols + ` FROM trigger_stream WHERE id = $1`
+	// qStreamLock touches stream $1, which locks its row for the rest of
+	// the transaction on PostgreSQL (appends to one stream serialize), and
+	// returns its head (a closed stream keeps its updated_at, from which
+	// its retention counts).
+	qStreamLock = `UPDATE trigger_stream SET updated_at = CASE WHEN closed THEN updated_at ELSE $2 END
+		WHERE id = $1 RETURNING ` + streamCols
+	// qStreamEventInsert is extended with one "($1, $n, $n+1, $n+2, $2)"
+	// row per envelope ($1 = stream id, $2 = created at).
+	qStreamEventInsert = `INSERT INTO trigger_event (stream_id, sequence_index, payload, is_last, created_at) VALUES `
+	qStreamAdvance     = `UPDATE trigger_stream SET next_index = next_index + $2, pending = pending + $2,
+		closed = $3, updated_at = $4 WHERE id = $1`
+	// qStreamClose marks the last envelope is_last and closes the stream.
+	qStreamMarkLast = `UPDATE trigger_event SET is_last = TRUE WHERE stream_id = $1 AND sequence_index = $2`
+	qStreamClose    = `UPDATE trigger_stream SET closed = TRUE, error = $2, updated_at = $3 WHERE id = $1 AND NOT closed`
+	qStreamEvents   = `SELECT ` + streamEventCols + ` FROM trigger_event
+		WHERE stream_id = $1 AND sequence_index > $2 %s ORDER BY sequence_index LIMIT $3`
+	qStreamConsume = `UPDATE trigger_event SET consumed_at = $4
+		WHERE stream_id = $1 AND sequence_index BETWEEN $2 AND $3 AND consumed_at IS NULL`
+	qStreamConsumed = `UPDATE trigger_stream SET pending = pending - $2, updated_at = $3 WHERE id = $1`
+	// qStreamEventCleanup deletes up to $2 envelopes consumed before $1.
+	qStreamEventCleanup = `DELETE FROM trigger_event WHERE (stream_id, sequence_index) IN (
+		SELECT stream_id, sequence_index FROM trigger_event WHERE consumed_at < $1 LIMIT $2)`
+	// qStreamCleanup deletes closed streams, untouched since $1, with no
+	// envelope left.
+	qStreamCleanup = `DELETE FROM trigger_stream WHERE closed AND updated_at < $1 AND pending = 0
+		AND NOT EXISTS (SELECT 1 FROM trigger_event e WHERE e.stream_id = trigger_stream.id)
+		AND NOT EXISTS (SELECT 1 FROM trigger t WHERE t.stream_id = trigger_stream.id)`
+)
