@@ -46,6 +46,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 		if err := tx.syncAssetCondition(ctx, d); err != nil {
 			return err
 		}
+		if err := tx.syncAssetRuns(ctx, d); err != nil {
+			return err
+		}
 		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
 			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
 		}
@@ -286,8 +289,8 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 		nullStr(p.SourceUser)).Scan(&id); err != nil {
 		return 0, s.wrap(err, "%s", what)
 	}
-	if _, err := s.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
-		return 0, s.wrap(err, "%s: queue for consumers", what)
+	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
+		return 0, err
 	}
 	return id, nil
 }
