@@ -246,10 +246,13 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 	}
 	var ev *core.AssetEvent
 	err := s.inTx(ctx, func(tx *Store) error {
-		assetID := p.AssetID
+		var (
+			a       *core.AssetModel
+			err     error
+			assetID = p.AssetID
+		)
 		if assetID == 0 {
-			a, err := tx.AssetGetByName(ctx, p.AssetName)
-			if err != nil {
+			if a, err = tx.AssetGetByName(ctx, p.AssetName); err != nil {
 				return fmt.Errorf("record asset event: %w", err)
 			}
 			assetID = a.ID
@@ -258,10 +261,33 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 		if err != nil {
 			return err
 		}
+		if a != nil { // the asset is known: no read-back
+			ev, err = recordedEvent(id, a, p)
+			return err
+		}
 		ev, err = scanAssetEvent(tx.tx.QueryRowContext(ctx, qAssetEventGet, id))
 		return tx.wrap(err, "record event of asset %d: read back", assetID)
 	})
 	return ev, err
+}
+
+// recordedEvent returns event id of asset a as eventInsert stored it from
+// p: what reading it back would return, without the read.
+func recordedEvent(id int64, a *core.AssetModel, p *store.AssetEventParams) (*core.AssetEvent, error) {
+	extra, err := eventExtra(p.Extra)
+	if err != nil {
+		return nil, err
+	}
+	ev := &core.AssetEvent{ID: id, AssetID: a.ID, Name: a.Name, URI: a.URI, Group: a.Group,
+		Extra: json.RawMessage(extra), PartitionKey: p.PartitionKey, PartitionDate: utcPtr(p.PartitionDate),
+		IdempotencyKey: p.IdempotencyKey, SourceKind: p.SourceKind, SourceDagID: p.SourceDagID,
+		SourceRunID: p.SourceRunID, SourceTaskID: p.SourceTaskID, SourceMapIndex: p.SourceMapIndex,
+		SourceTryNumber: p.SourceTryNumber, SourceUser: p.SourceUser, SourceWatcher: p.SourceWatcher,
+		Timestamp: fromMicros(micros(p.Now))}
+	if p.SourceTaskID == "" {
+		ev.SourceMapIndex = core.NoMapIndex // no task, no map index
+	}
+	return ev, nil
 }
 
 // eventInsert records an event of asset assetID, associates p's aliases
