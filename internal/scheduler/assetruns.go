@@ -21,24 +21,12 @@ func (s *Scheduler) createAssetRuns(ctx context.Context) error {
 		return fmt.Errorf("find dags with queued asset events: %w", err)
 	}
 	for _, dagID := range ready {
-		var events []core.AssetEvent
-		run, err := s.Service.TriggerRunWith(ctx, core.System, runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered},
-			func(tx store.Store, run *core.DagRun) error {
-				var err error
-				events, err = tx.AssetQueueConsume(ctx, dagID, run.ID)
-				return err
-			})
-		switch {
-		case benign(err):
-			continue
-		case err != nil:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.Logger.Error("create asset-triggered run", "dag_id", dagID, "err", err)
-			continue
+		p := runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered}
+		if _, err := s.assetRun(ctx, p, func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error) {
+			return tx.AssetQueueConsume(ctx, dagID, run.ID)
+		}); err != nil {
+			return err
 		}
-		s.Logger.Info("created asset-triggered dag run", "dag_id", dagID, "run_id", run.RunID, "events", len(events))
 	}
 	return nil
 }
@@ -65,31 +53,51 @@ func (s *Scheduler) createPartitionRuns(ctx context.Context, now time.Time, res 
 			return nil
 		}
 		g := &ready[i]
-		var key *string
-		if g.PartitionKey != "" {
-			key = &g.PartitionKey
-		}
-		p := runs.TriggerParams{DagID: g.DagID, RunType: core.RunAssetTriggered, PartitionKey: key,
+		p := runs.TriggerParams{DagID: g.DagID, RunType: core.RunAssetTriggered,
 			RunID: runs.EventRunID(core.RunAssetTriggered, now, g.EventID), LogicalDate: &now}
-		var events []core.AssetEvent
-		run, err := s.Service.TriggerRunWith(ctx, core.System, p, func(tx store.Store, run *core.DagRun) error {
-			var err error
-			events, err = tx.AssetPartitionConsume(ctx, g, run.ID)
-			return err
-		})
-		switch {
-		case benign(err):
-			continue
-		case err != nil:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.Logger.Error("create asset-triggered run", "dag_id", g.DagID, "partition_key", g.PartitionKey, "err", err)
-			continue
+		if g.PartitionKey != "" {
+			p.PartitionKey = &g.PartitionKey
 		}
-		budget--
-		s.Logger.Info("created asset-triggered dag run", "dag_id", g.DagID, "run_id", run.RunID,
-			"partition_key", g.PartitionKey, "events", len(events))
+		created, err := s.assetRun(ctx, p, func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error) {
+			return tx.AssetPartitionConsume(ctx, g, run.ID)
+		})
+		if err != nil {
+			return err
+		}
+		if created {
+			budget--
+		}
 	}
 	return nil
+}
+
+// assetRun creates an asset-triggered run whose transaction consumes its
+// events with consume, and logs it. A conflict (another scheduler took the
+// events) or a failure of this one run is logged and skipped (false, nil);
+// only the end of ctx is returned.
+func (s *Scheduler) assetRun(ctx context.Context, p runs.TriggerParams,
+	consume func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error)) (bool, error) {
+	var events []core.AssetEvent
+	run, err := s.Service.TriggerRunWith(ctx, core.System, p, func(tx store.Store, run *core.DagRun) error {
+		var err error
+		events, err = consume(tx, run)
+		return err
+	})
+	partition := ""
+	if p.PartitionKey != nil {
+		partition = *p.PartitionKey
+	}
+	switch {
+	case benign(err):
+		return false, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		s.Logger.Error("create asset-triggered run", "dag_id", p.DagID, "partition_key", partition, "err", err)
+		return false, nil
+	}
+	s.Logger.Info("created asset-triggered dag run", "dag_id", p.DagID, "run_id", run.RunID,
+		"partition_key", partition, "events", len(events))
+	return true, nil
 }

@@ -184,19 +184,11 @@ func (s *Store) AssetPartitionConsume(ctx context.Context, g *store.AssetRunGrou
 				ids = append(ids, t[0])
 			}
 		}
-		ok, why, err := tx.scheduleSatisfied(ctx, g.DagID, entriesOf(ids))
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+		consumed := make([][]any, len(taken))
+		for i, t := range taken {
+			consumed[i] = []any{dagRunID, t[1]}
 		}
-		if !ok {
-			return fmt.Errorf("%s: %s: %w", what, why, core.ErrConflict)
-		}
-		for _, t := range taken {
-			if _, err := tx.tx.ExecContext(ctx, qRunConsumesEvent, dagRunID, t[1]); err != nil {
-				return tx.wrap(err, "%s", what)
-			}
-		}
-		events, err = tx.AssetEventsOfRun(ctx, dagRunID)
+		events, err = tx.consume(ctx, g.DagID, dagRunID, entriesOf(ids), what, qRunConsumesEvent, consumed)
 		return err
 	})
 	if err != nil {
