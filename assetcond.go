@@ -52,3 +52,19 @@ func ScheduleOnCondition(expr AssetExpr) DAGOption {
 // schedule fires, and each time its assets are met (Airflow's
 // AssetOrTimeSchedule).
 func AssetsOrTime() DAGOption { return func(d *DAG) { d.spec.AssetOrTime = true } }
+
+// RunPerPartition makes an asset-scheduled DAG run once per partition key
+// instead of coalescing: the run for key k takes the queued events with key
+// k once they meet the schedule on their own, and carries k
+// (TaskContext.PartitionKey, {{ .partition_key }}). YAML's
+// asset_runs: per_partition (docs/emission.md#consumers).
+func RunPerPartition() DAGOption {
+	return func(d *DAG) { d.spec.AssetRuns = core.AssetRunsPerPartition }
+}
+
+// RunPerEvent makes an asset-scheduled DAG run once per event, carrying the
+// event's partition key; its schedule must be one an event can meet alone
+// (one asset, or an any-of). YAML's asset_runs: per_event.
+func RunPerEvent() DAGOption {
+	return func(d *DAG) { d.spec.AssetRuns = core.AssetRunsPerEvent }
+}

@@ -54,6 +54,11 @@ type AssetEvent = core.AssetEvent
 // burst reads the rest through the REST API (upstreamAssetEvents).
 func (tc *TaskContext) TriggeringAssetEvents() []AssetEvent { return tc.op.AssetEvents }
 
+// PartitionKey returns the partition the run is for: the key of the events
+// that made a per-partition or per-event run (RunPerPartition,
+// RunPerEvent), or the one given to a manual trigger; "" for none.
+func (tc *TaskContext) PartitionKey() string { return tc.op.PartitionKey }
+
 // Param returns the run's value of the DAG param name (nil when unset).
 func (tc *TaskContext) Param(name string) any { return tc.Params[name] }
 

@@ -21,6 +21,9 @@
 //     (tcpport.go), registered with weir.RegisterTrigger before weir.Main.
 //   - go_watcher: an asset watched by the program's own poll-function
 //     watcher, jsonl_tail (watcher.go): a run per batch of new lines.
+//   - go_emit_batches, go_batches_consumer: the batch pipeline (batches.go;
+//     docs/emission.md): an event per batch as it commits, and a consumer
+//     run per batch (RunPerPartition).
 package main
 
 import (
@@ -43,7 +46,7 @@ func main() {
 		}
 	}
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
-		deferralDAG(), customTriggerDAG(), watcherDAG())
+		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

@@ -60,6 +60,7 @@ type triggerInput struct {
 		DataIntervalStart *time.Time      `json:"data_interval_start,omitempty"`
 		DataIntervalEnd   *time.Time      `json:"data_interval_end,omitempty"`
 		Conf              json.RawMessage `json:"conf,omitempty" doc:"a JSON object passed to the run's templates as params/conf"`
+		PartitionKey      *string         `json:"partition_key,omitempty" doc:"the partition the run is for (1-256 printable bytes): templates' partition_key, WEIR_PARTITION_KEY"`
 	}
 }
 
@@ -173,6 +174,7 @@ func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ 
 	run, err := s.svc.TriggerRun(ctx, actor(ctx), runs.TriggerParams{
 		DagID: in.DagID, RunID: in.Body.DagRunID, RunType: core.RunManual, Conf: in.Body.Conf,
 		LogicalDate: in.Body.LogicalDate, DataIntervalStart: in.Body.DataIntervalStart, DataIntervalEnd: in.Body.DataIntervalEnd,
+		PartitionKey: in.Body.PartitionKey,
 	})
 	if err != nil {
 		return nil, s.problem(ctx, err)

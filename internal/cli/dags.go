@@ -75,7 +75,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the serialized DAG as JSON")
 
-	var conf, runID string
+	var conf, runID, partition string
 	trigger := &cobra.Command{
 		Use:   "trigger DAG_ID",
 		Short: "Create a manual run (the scheduler starts it)",
@@ -84,6 +84,9 @@ func (a *app) dagsCmd() *cobra.Command {
 			p, err := triggerParams(args[0], runID, conf)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("partition-key") {
+				p.PartitionKey = &partition
 			}
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
 				run, err := svc.TriggerRun(cmd.Context(), a.cliActor(), p)
@@ -97,6 +100,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	}
 	trigger.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object (overrides params)")
 	trigger.Flags().StringVar(&runID, "run-id", "", "run id (default manual__<logical date>)")
+	trigger.Flags().StringVar(&partition, "partition-key", "", "the partition the run is for ({{ .partition_key }}, $WEIR_PARTITION_KEY)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
 		a.importErrorsCmd(), a.dagWarningsCmd(), a.dagsTestCmd(), a.dagsStateCmd(), a.dagsNextExecutionCmd())

@@ -40,9 +40,13 @@ func (a *app) runsCmd() *cobra.Command {
 				}
 				rows := make([][]string, len(list))
 				for i, r := range list {
-					rows[i] = []string{r.DagID, r.RunID, string(r.RunType), string(r.State), fmtTime(r.LogicalDate), fmtTime(r.StartDate), fmtTime(r.EndDate)}
+					part := "-"
+					if r.PartitionKey != nil {
+						part = *r.PartitionKey
+					}
+					rows[i] = []string{r.DagID, r.RunID, string(r.RunType), string(r.State), part, fmtTime(r.LogicalDate), fmtTime(r.StartDate), fmtTime(r.EndDate)}
 				}
-				return out.print(cmd.OutOrStdout(), nonNilList(list), []string{"DAG_ID", "RUN_ID", "TYPE", "STATE", "LOGICAL_DATE", "START", "END"}, rows)
+				return out.print(cmd.OutOrStdout(), nonNilList(list), []string{"DAG_ID", "RUN_ID", "TYPE", "STATE", "PARTITION", "LOGICAL_DATE", "START", "END"}, rows)
 			})
 		},
 	}

@@ -67,3 +67,49 @@ func (c *AssetCondition) String() string {
 	}
 	return strings.Join(parts, op)
 }
+
+// AssetRunMode says how an asset-scheduled DAG turns its queued events into
+// runs (DAG.AssetRuns).
+type AssetRunMode string
+
+// The modes of DAG.AssetRuns.
+const (
+	// AssetRunsCoalesce (the default, also "") makes one run of every
+	// event queued since the DAG's last asset-triggered run.
+	AssetRunsCoalesce AssetRunMode = "coalesce"
+	// AssetRunsPerPartition makes one run per partition key: the run for
+	// key k consumes the queued events with key k once they meet the
+	// schedule on their own, and carries k as its partition_key. Events
+	// without a key form one group of their own.
+	AssetRunsPerPartition AssetRunMode = "per_partition"
+	// AssetRunsPerEvent makes one run per queued event, carrying the
+	// event's partition key; the schedule must be one a single event can
+	// meet.
+	AssetRunsPerEvent AssetRunMode = "per_event"
+)
+
+// Partitioned reports whether m makes a run per partition or per event.
+func (m AssetRunMode) Partitioned() bool {
+	return m == AssetRunsPerPartition || m == AssetRunsPerEvent
+}
+
+// Valid reports whether m is a known mode ("" is the default).
+func (m AssetRunMode) Valid() bool {
+	return m == "" || m == AssetRunsCoalesce || m.Partitioned()
+}
+
+// SingleEventMeets reports whether one event of a single asset can meet the
+// schedule: a reference, or an any-of with such a member (an all-of needs
+// one of each of its members). refs is the plain schedule's list, used when
+// c is nil.
+func SingleEventMeets(c *AssetCondition, refs []AssetRef) bool {
+	if c == nil {
+		return len(refs) == 1
+	}
+	for _, r := range c.Refs() {
+		if c.Met(func(x AssetRef) bool { return x == r }) {
+			return true
+		}
+	}
+	return false
+}

@@ -57,3 +57,30 @@ func TestAssetConditionMet(t *testing.T) {
 		t.Errorf("refs of %s = %v", wantText[3], refs)
 	}
 }
+
+// TestSingleEventMeets: which schedules asset_runs: per_event accepts (one
+// event of one asset must be able to start a run).
+func TestSingleEventMeets(t *testing.T) {
+	t.Parallel()
+	leaf := func(name string) AssetCondition { return AssetCondition{Ref: &AssetRef{Name: name}} }
+	a, b, c := leaf("a"), leaf("b"), leaf("c")
+	tests := []struct {
+		name string
+		cond *AssetCondition
+		refs []AssetRef
+		want bool
+	}{
+		{"one asset", nil, []AssetRef{{Name: "a"}}, true},
+		{"a list of two (all of them)", nil, []AssetRef{{Name: "a"}, {Name: "b"}}, false},
+		{"a | b", &AssetCondition{Any: []AssetCondition{a, b}}, nil, true},
+		{"a & b", &AssetCondition{All: []AssetCondition{a, b}}, nil, false},
+		{"(a & b) | c", &AssetCondition{Any: []AssetCondition{{All: []AssetCondition{a, b}}, c}}, nil, true},
+		{"(a | b) & c", &AssetCondition{All: []AssetCondition{{Any: []AssetCondition{a, b}}, c}}, nil, false},
+		{"all of one alias", &AssetCondition{All: []AssetCondition{{Ref: &AssetRef{Alias: "x"}}}}, nil, true},
+	}
+	for _, tc := range tests {
+		if got := SingleEventMeets(tc.cond, tc.refs); got != tc.want {
+			t.Errorf("%s: SingleEventMeets = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

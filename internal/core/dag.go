@@ -39,6 +39,10 @@ type DAG struct {
 	// schedule run on either: each time the schedule fires, and each time
 	// its assets meet their schedule (Airflow's AssetOrTimeSchedule).
 	AssetOrTime bool `json:"asset_or_time,omitempty"`
+	// AssetRuns says how queued asset events become runs: coalesced into
+	// one run (the default), one run per partition key, or one run per
+	// event (docs/emission.md#consumers).
+	AssetRuns AssetRunMode `json:"asset_runs,omitempty"`
 	// Assets are the assets the DAG's tasks and schedule refer to.
 	Assets []Asset `json:"assets,omitempty"`
 }

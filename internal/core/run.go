@@ -21,6 +21,10 @@ type DagRun struct {
 	QueuedAt          time.Time       `json:"queued_at"`
 	StartDate         *time.Time      `json:"start_date"`
 	EndDate           *time.Time      `json:"end_date"`
+	// PartitionKey is the partition the run is for: the key of the events
+	// that created a per-partition or per-event run (DAG.AssetRuns), or
+	// the one given to a manual trigger; nil otherwise.
+	PartitionKey *string `json:"partition_key"`
 }
 
 // NoMapIndex is the map_index of an unmapped task instance.

@@ -101,6 +101,21 @@ func validateSchedule(ps *problems, d *core.DAG, known []string) {
 		}
 		checkCondition(ps, d, path, d.AssetCondition, known)
 	}
+	validateAssetRuns(ps, d)
+}
+
+// validateAssetRuns checks asset_runs: a known mode, on a DAG scheduled on
+// assets, and per_event only with a schedule one event can meet.
+func validateAssetRuns(ps *problems, d *core.DAG) {
+	switch {
+	case !d.AssetRuns.Valid():
+		ps.add("asset_runs", "%q is not one of coalesce (the default), per_partition, per_event", d.AssetRuns)
+	case d.AssetRuns.Partitioned() && len(d.AssetSchedule) == 0:
+		ps.add("asset_runs", "%s needs a schedule on assets (runs are made from asset events)", d.AssetRuns)
+	case d.AssetRuns == core.AssetRunsPerEvent && !core.SingleEventMeets(d.AssetCondition, d.AssetSchedule):
+		ps.add("asset_runs", "per_event needs a schedule that one event can meet (one asset, or an any-of): "+
+			"with several assets, use per_partition to run once each has an event of the same partition key")
+	}
 }
 
 // checkCondition checks that every node of c is exactly one of a reference

@@ -37,6 +37,10 @@ func (d *decoder) dag(n *node) core.DAG {
 	if v := n.get("assets"); v != nil {
 		dag.Assets = d.assets(v, root.key("assets"))
 	}
+	if v := n.get("asset_runs"); v != nil {
+		mode, _ := d.str(v, root.key("asset_runs"))
+		dag.AssetRuns = core.AssetRunMode(mode)
+	}
 	if v := n.get("start_date"); v != nil {
 		dag.StartDate = d.date(v, root.key("start_date"), loc)
 	}

@@ -8,7 +8,7 @@ import (
 // dagFields are the top-level fields of a DAG document.
 var dagFields = []string{
 	"dag_id", "description", "schedule", "start_date", "end_date", "catchup", "max_active_runs",
-	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets",
+	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets", "asset_runs",
 }
 
 // taskFields are the fields every task accepts, whatever its operator.

@@ -132,6 +132,10 @@ func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	return trigger.MaskKwargs(buf.Bytes()), nil
 }
 
+// CheckPartitionKey checks a partition key (an event's or a run's): 1 to
+// MaxKeyLen bytes of printable text.
+func CheckPartitionKey(k string) error { return checkKey("partition_key", k) }
+
 // checkKey checks a partition or idempotency key: 1 to MaxKeyLen bytes of
 // printable text.
 func checkKey(field, k string) error {

@@ -84,6 +84,8 @@ type TaskContext struct {
 	// AssetEvents are the asset events that created the run (nil unless
 	// it is asset-triggered).
 	AssetEvents []core.AssetEvent
+	// PartitionKey is the partition the run is for ("" = none).
+	PartitionKey string
 	// CheckDeferral validates a deferral before the task returns it (nil
 	// = accept any; the server checks again).
 	checkDeferral func(core.Deferral) error
@@ -146,7 +148,8 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	tc := TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
 		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
-		state: stateOf(req), Resume: req.Resume, AssetEvents: req.AssetEvents, checkDeferral: r.checkDeferral}
+		state: stateOf(req), Resume: req.Resume, AssetEvents: req.AssetEvents, PartitionKey: req.PartitionKey,
+		checkDeferral: r.checkDeferral}
 	v, err := r.callGo(ctx, req, name, fn, tc)
 	if err != nil {
 		if ctx.Err() != nil {

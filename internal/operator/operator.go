@@ -82,6 +82,8 @@ type Request struct {
 	// AssetEvents are the asset events that created the run (an
 	// asset-triggered run's; nil otherwise).
 	AssetEvents []core.AssetEvent
+	// PartitionKey is the partition the run is for ("" = none).
+	PartitionKey string
 }
 
 func (r *Request) mask(s string) {

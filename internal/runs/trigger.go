@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 )
 
 // TriggerParams describes a run to create. Only DagID is required.
@@ -25,6 +26,9 @@ type TriggerParams struct {
 	LogicalDate *time.Time
 	// DataIntervalStart and DataIntervalEnd default to the logical date.
 	DataIntervalStart, DataIntervalEnd *time.Time
+	// PartitionKey is the partition the run is for (nil = none): 1 to 256
+	// bytes of printable text, as an event's.
+	PartitionKey *string
 }
 
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
@@ -34,7 +38,7 @@ var defaultRunIDPattern = regexp.MustCompile(core.DefaultRunIDPattern)
 
 // generatedRunID matches the run ids RunID makes, which are accepted
 // whatever the configured pattern (as Airflow accepts its own).
-var generatedRunID = regexp.MustCompile(`^[a-z_]+__\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+var generatedRunID = regexp.MustCompile(`^[a-z_]+__\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z(__e\d+)?$`)
 
 // NewRun is a validated trigger: every default applied.
 type NewRun struct {
@@ -45,6 +49,7 @@ type NewRun struct {
 	LogicalDate       time.Time       // at the stored (microsecond) precision
 	DataIntervalStart time.Time
 	DataIntervalEnd   time.Time
+	PartitionKey      *string
 }
 
 // TriggerRules are the configurable limits of a trigger.
@@ -84,6 +89,11 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 	if err := rules.validateRunID(runID); err != nil {
 		return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
 	}
+	if p.PartitionKey != nil {
+		if err := emission.CheckPartitionKey(*p.PartitionKey); err != nil {
+			return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
+		}
+	}
 	start, end := logical, logical
 	if p.DataIntervalStart != nil {
 		start = *p.DataIntervalStart
@@ -96,7 +106,7 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 			p.DagID, end.Format(time.RFC3339), start.Format(time.RFC3339), core.ErrInvalid)
 	}
 	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
-		DataIntervalStart: start, DataIntervalEnd: end}, nil
+		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:
@@ -104,6 +114,14 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 // in UTC, with fractional seconds only when present).
 func RunID(t core.RunType, logical time.Time) string {
 	return string(t) + "__" + logical.UTC().Format(time.RFC3339Nano)
+}
+
+// EventRunID returns the run id of a run made from one group of queued
+// events of a partitioned DAG: RunID's, then "__e" and the group's oldest
+// event id ("asset_triggered__2024-01-02T03:04:05.5Z__e41"), so runs made
+// at one instant differ.
+func EventRunID(t core.RunType, logical time.Time, eventID int64) string {
+	return fmt.Sprintf("%s__e%d", RunID(t, logical), eventID)
 }
 
 func normalizeConf(raw json.RawMessage) (json.RawMessage, error) {

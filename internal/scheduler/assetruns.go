@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -20,24 +21,83 @@ func (s *Scheduler) createAssetRuns(ctx context.Context) error {
 		return fmt.Errorf("find dags with queued asset events: %w", err)
 	}
 	for _, dagID := range ready {
-		var events []core.AssetEvent
-		run, err := s.Service.TriggerRunWith(ctx, core.System, runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered},
-			func(tx store.Store, run *core.DagRun) error {
-				var err error
-				events, err = tx.AssetQueueConsume(ctx, dagID, run.ID)
-				return err
-			})
-		switch {
-		case benign(err):
-			continue
-		case err != nil:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.Logger.Error("create asset-triggered run", "dag_id", dagID, "err", err)
-			continue
+		p := runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered}
+		if _, err := s.assetRun(ctx, p, func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error) {
+			return tx.AssetQueueConsume(ctx, dagID, run.ID)
+		}); err != nil {
+			return err
 		}
-		s.Logger.Info("created asset-triggered dag run", "dag_id", dagID, "run_id", run.RunID, "events", len(events))
 	}
 	return nil
+}
+
+// partitionScan is how many queued events of partitioned DAGs one pass
+// looks at; a longer queue is worked through over several passes.
+const partitionScan = 1000
+
+// createPartitionRuns creates one run for every group of queued events of
+// a partitioned DAG (one partition key, or one event) that meets the DAG's
+// schedule, oldest first, consuming the group in the run's transaction;
+// the run carries the group's partition key. At most
+// MaxRunsToCreatePerLoop runs are made per pass; the rest wait for the
+// next pass, which follows at once.
+func (s *Scheduler) createPartitionRuns(ctx context.Context, now time.Time, res *passResult) error {
+	ready, err := s.Store.AssetPartitionReady(ctx, partitionScan)
+	if err != nil {
+		return fmt.Errorf("find partitioned dags with queued asset events: %w", err)
+	}
+	budget := s.Config.MaxRunsToCreatePerLoop
+	for i := range ready {
+		if budget == 0 {
+			res.again = true
+			return nil
+		}
+		g := &ready[i]
+		p := runs.TriggerParams{DagID: g.DagID, RunType: core.RunAssetTriggered,
+			RunID: runs.EventRunID(core.RunAssetTriggered, now, g.EventID), LogicalDate: &now}
+		if g.PartitionKey != "" {
+			p.PartitionKey = &g.PartitionKey
+		}
+		created, err := s.assetRun(ctx, p, func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error) {
+			return tx.AssetPartitionConsume(ctx, g, run.ID)
+		})
+		if err != nil {
+			return err
+		}
+		if created {
+			budget--
+		}
+	}
+	return nil
+}
+
+// assetRun creates an asset-triggered run whose transaction consumes its
+// events with consume, and logs it. A conflict (another scheduler took the
+// events) or a failure of this one run is logged and skipped (false, nil);
+// only the end of ctx is returned.
+func (s *Scheduler) assetRun(ctx context.Context, p runs.TriggerParams,
+	consume func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error)) (bool, error) {
+	var events []core.AssetEvent
+	run, err := s.Service.TriggerRunWith(ctx, core.System, p, func(tx store.Store, run *core.DagRun) error {
+		var err error
+		events, err = consume(tx, run)
+		return err
+	})
+	partition := ""
+	if p.PartitionKey != nil {
+		partition = *p.PartitionKey
+	}
+	switch {
+	case benign(err):
+		return false, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		s.Logger.Error("create asset-triggered run", "dag_id", p.DagID, "partition_key", partition, "err", err)
+		return false, nil
+	}
+	s.Logger.Info("created asset-triggered dag run", "dag_id", p.DagID, "run_id", run.RunID,
+		"partition_key", partition, "events", len(events))
+	return true, nil
 }

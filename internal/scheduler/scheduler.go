@@ -181,6 +181,9 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 		if err := s.createAssetRuns(ctx); err != nil {
 			return res, err
 		}
+		if err := s.createPartitionRuns(ctx, now, &res); err != nil {
+			return res, err
+		}
 	}
 	running, err := s.startQueuedRuns(ctx, paused, now)
 	if err != nil {
@@ -303,6 +306,7 @@ func (h held) holds(dagID string) bool {
 type Store interface {
 	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
 	AssetQueueReady(ctx context.Context) ([]string, error)
+	AssetPartitionReady(ctx context.Context, limit int) ([]store.AssetRunGroup, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
 	DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (*core.DagRun, error)

@@ -64,6 +64,29 @@ type AssetStore interface {
 	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
 	// AssetEventsOfRun returns the events a run consumed, oldest first.
 	AssetEventsOfRun(ctx context.Context, dagRunID int64) ([]core.AssetEvent, error)
+
+	// AssetPartitionReady returns the groups of queued events of
+	// partitioned DAGs (core.AssetRunMode: per partition key, or per
+	// event) that meet their DAG's schedule on their own, oldest first,
+	// looking at the oldest limit queued events of active, unpaused DAGs.
+	AssetPartitionReady(ctx context.Context, limit int) ([]AssetRunGroup, error)
+	// AssetPartitionConsume removes a group's queued events and records
+	// them as consumed by the run. ErrConflict (and nothing consumed) when
+	// they no longer meet the schedule: another scheduler consumed them
+	// first. Call it in the run's transaction.
+	AssetPartitionConsume(ctx context.Context, g *AssetRunGroup, dagRunID int64) ([]core.AssetEvent, error)
+}
+
+// AssetRunGroup is the queued events of a partitioned DAG that make one
+// run: those with one partition key, or one event.
+type AssetRunGroup struct {
+	DagID string
+	Mode  core.AssetRunMode
+	// PartitionKey is the events' key ("" = the events without one).
+	PartitionKey string
+	// EventID is the group's event (per_event), or its oldest event
+	// (per_partition).
+	EventID int64
 }
 
 // AssetSyncParams is one parsed DAG version's use of assets.

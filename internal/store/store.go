@@ -183,6 +183,8 @@ type DagRunCreateParams struct {
 	DagVersionID      int64
 	Now               time.Time
 	TaskInstances     []NewTaskInstance
+	// PartitionKey is the partition the run is for (nil = none).
+	PartitionKey *string
 }
 
 // NewTaskInstance seeds one task instance row.

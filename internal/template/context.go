@@ -76,6 +76,7 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 		"data_interval_end":   Time{end},
 		"run_id":              run.RunID,
 		"dag_id":              run.DagID,
+		"partition_key":       PartitionKey(run),
 		"task_id":             taskID,
 		"map_index":           mapIndex,
 		"map_args":            mapArgs,
@@ -85,13 +86,23 @@ func Context(run *core.DagRun, ti *core.TaskInstance, params map[string]any) map
 		"conf":                    conf,
 		"ti":                      tiCtx,
 		"dag_run": map[string]any{
-			"run_id":       run.RunID,
-			"dag_id":       run.DagID,
-			"run_type":     string(run.RunType),
-			"logical_date": Time{logical},
-			"conf":         conf,
+			"run_id":        run.RunID,
+			"dag_id":        run.DagID,
+			"run_type":      string(run.RunType),
+			"logical_date":  Time{logical},
+			"conf":          conf,
+			"partition_key": PartitionKey(run),
 		},
 	}
+}
+
+// PartitionKey returns the partition a run is for, "" for none
+// (.partition_key).
+func PartitionKey(run *core.DagRun) string {
+	if run.PartitionKey == nil {
+		return ""
+	}
+	return *run.PartitionKey
 }
 
 // WithEvents adds the asset events that created the run to a template

@@ -20,6 +20,7 @@ const (
 	EnvDS                = "WEIR_DS"           // {{ .ds }}
 	EnvDataIntervalStart = "WEIR_DATA_INTERVAL_START"
 	EnvDataIntervalEnd   = "WEIR_DATA_INTERVAL_END"
+	EnvPartitionKey      = "WEIR_PARTITION_KEY" // {{ .partition_key }}: the run's partition, "" for none
 	// EnvAssetEvents is .triggering_asset_events as a JSON list (left out
 	// over 128 KiB: read the run's events through the REST API then).
 	EnvAssetEvents = "WEIR_TRIGGERING_ASSET_EVENTS"
@@ -57,6 +58,7 @@ func Env(ctx map[string]any) []string {
 	add(EnvDS, fmt.Sprint(ctx["ds"]))
 	add(EnvDataIntervalStart, fmt.Sprint(ctx["data_interval_start"]))
 	add(EnvDataIntervalEnd, fmt.Sprint(ctx["data_interval_end"]))
+	add(EnvPartitionKey, fmt.Sprint(ctx["partition_key"]))
 	add(EnvAssetEvents, jsonText(ctx["triggering_asset_events"]))
 	total, _ := ctx["triggering_asset_events_total"].(int)
 	add(EnvAssetEventsTotal, fmt.Sprint(total))

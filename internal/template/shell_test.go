@@ -115,6 +115,7 @@ func TestEnv(t *testing.T) {
 	run, ti := testRun()
 	run.Conf = json.RawMessage(`{"name":"\"; touch pwned; echo \"","n":3,"my-key":"a","MY_KEY":"b","nul":"a\u0000b"}`)
 	part := "p1"
+	run.PartitionKey = &part // a per-partition run
 	events := []core.AssetEvent{{ID: 7, Name: "orders", URI: "s3://lake/orders", Extra: json.RawMessage(`{"key":"a.csv"}`),
 		PartitionKey: &part, SourceKind: core.AssetSourceWatcher, SourceWatcher: "landing", Timestamp: *run.LogicalDate}}
 	env := Env(WithEvents(Context(run, ti, map[string]any{"name": "world", "tags": []any{"x"}, "region": "eu"}), events, len(events)))
@@ -131,6 +132,7 @@ func TestEnv(t *testing.T) {
 		"WEIR_PARAM_REGION":        "eu",
 		"WEIR_PARAM_TAGS":          `["x"]`,
 		"WEIR_RUN_TYPE":            "scheduled",
+		"WEIR_PARTITION_KEY":       "p1",
 		"WEIR_LOGICAL_DATE":        "2024-03-09T00:00:00+00:00",
 		"WEIR_DS":                  "2024-03-09",
 		"WEIR_DATA_INTERVAL_START": "2024-03-09T00:00:00+00:00",

@@ -59,25 +59,38 @@ func (s *Store) AssetQueueConsume(ctx context.Context, dagID string, dagRunID in
 		if err != nil {
 			return tx.wrap(err, "%s", what)
 		}
-		ok, why, err := tx.scheduleSatisfied(ctx, dagID, taken)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+		consumed := make([][]any, len(taken))
+		for i, e := range taken {
+			consumed[i] = []any{dagRunID, e.AssetID, e.FirstEventID, e.LastEventID}
 		}
-		if !ok {
-			return fmt.Errorf("%s: %s: %w", what, why, core.ErrConflict)
-		}
-		for _, e := range taken {
-			if _, err := tx.tx.ExecContext(ctx, qAssetConsume, dagRunID, e.AssetID, e.FirstEventID, e.LastEventID); err != nil {
-				return tx.wrap(err, "%s", what)
-			}
-		}
-		events, err = tx.AssetEventsOfRun(ctx, dagRunID)
+		events, err = tx.consume(ctx, dagID, dagRunID, taken, what, qAssetConsume, consumed)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return events, nil
+}
+
+// consume checks that the taken queue entries meet the DAG's schedule
+// (ErrConflict otherwise: another scheduler took them first), records
+// their events as consumed by the run (query once per row of args) and
+// returns the run's events; what names the operation in errors.
+func (s *Store) consume(ctx context.Context, dagID string, dagRunID int64, taken []store.AssetQueueEntry,
+	what, query string, rows [][]any) ([]core.AssetEvent, error) {
+	ok, why, err := s.scheduleSatisfied(ctx, dagID, taken)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %s: %w", what, why, core.ErrConflict)
+	}
+	for _, args := range rows {
+		if _, err := s.tx.ExecContext(ctx, query, args...); err != nil {
+			return nil, s.wrap(err, "%s", what)
+		}
+	}
+	return s.AssetEventsOfRun(ctx, dagRunID)
 }
 
 // insertOutletEvents records a finished try's outlet events (in its

@@ -46,6 +46,9 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 		if err := tx.syncAssetCondition(ctx, d); err != nil {
 			return err
 		}
+		if err := tx.syncAssetRuns(ctx, d); err != nil {
+			return err
+		}
 		if _, err := tx.tx.ExecContext(ctx, qAssetQueuePrune, d.DagID); err != nil {
 			return tx.wrap(err, "sync assets of dag %s: prune queue", d.DagID)
 		}
@@ -241,12 +244,16 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s or %s: %w",
 			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.ErrInvalid)
 	}
+	s.warm(ctx, qAssetEventInsert, qAssetQueueEnqueue, qAssetEventQueueEnqueue)
 	var ev *core.AssetEvent
 	err := s.inTx(ctx, func(tx *Store) error {
-		assetID := p.AssetID
+		var (
+			a       *core.AssetModel
+			err     error
+			assetID = p.AssetID
+		)
 		if assetID == 0 {
-			a, err := tx.AssetGetByName(ctx, p.AssetName)
-			if err != nil {
+			if a, err = tx.AssetGetByName(ctx, p.AssetName); err != nil {
 				return fmt.Errorf("record asset event: %w", err)
 			}
 			assetID = a.ID
@@ -255,10 +262,33 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 		if err != nil {
 			return err
 		}
+		if a != nil { // the asset is known: no read-back
+			ev, err = recordedEvent(id, a, p)
+			return err
+		}
 		ev, err = scanAssetEvent(tx.tx.QueryRowContext(ctx, qAssetEventGet, id))
 		return tx.wrap(err, "record event of asset %d: read back", assetID)
 	})
 	return ev, err
+}
+
+// recordedEvent returns event id of asset a as eventInsert stored it from
+// p: what reading it back would return, without the read.
+func recordedEvent(id int64, a *core.AssetModel, p *store.AssetEventParams) (*core.AssetEvent, error) {
+	extra, err := eventExtra(p.Extra)
+	if err != nil {
+		return nil, err
+	}
+	ev := &core.AssetEvent{ID: id, AssetID: a.ID, Name: a.Name, URI: a.URI, Group: a.Group,
+		Extra: json.RawMessage(extra), PartitionKey: p.PartitionKey, PartitionDate: utcPtr(p.PartitionDate),
+		IdempotencyKey: p.IdempotencyKey, SourceKind: p.SourceKind, SourceDagID: p.SourceDagID,
+		SourceRunID: p.SourceRunID, SourceTaskID: p.SourceTaskID, SourceMapIndex: p.SourceMapIndex,
+		SourceTryNumber: p.SourceTryNumber, SourceUser: p.SourceUser, SourceWatcher: p.SourceWatcher,
+		Timestamp: fromMicros(micros(p.Now))}
+	if p.SourceTaskID == "" {
+		ev.SourceMapIndex = core.NoMapIndex // no task, no map index
+	}
+	return ev, nil
 }
 
 // eventInsert records an event of asset assetID, associates p's aliases
@@ -280,14 +310,14 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 		}
 	}
 	var id int64
-	if err := s.tx.QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
+	if err := s.hotWrite(qAssetEventInsert).queryRow(ctx, assetID, extra, p.PartitionKey, p.SourceKind,
 		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
 		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
 		nullStr(p.SourceUser)).Scan(&id); err != nil {
 		return 0, s.wrap(err, "%s", what)
 	}
-	if _, err := s.tx.ExecContext(ctx, qAssetQueueEnqueue, assetID, id, micros(p.Now)); err != nil {
-		return 0, s.wrap(err, "%s: queue for consumers", what)
+	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
+		return 0, err
 	}
 	return id, nil
 }

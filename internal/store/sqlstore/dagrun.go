@@ -19,7 +19,7 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	run := &core.DagRun{DagID: p.DagID, RunID: p.RunID, RunType: p.RunType, State: p.State,
 		LogicalDate: utcPtr(p.LogicalDate), DataIntervalStart: utcPtr(p.DataIntervalStart),
 		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: p.Conf, DagVersionID: p.DagVersionID,
-		QueuedAt: p.Now.UTC().Truncate(time.Microsecond)}
+		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey}
 	if run.State == "" {
 		run.State = core.RunQueued
 	}
@@ -30,7 +30,7 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	err := s.inTx(ctx, func(tx *Store) error {
 		err := tx.tx.QueryRowContext(ctx, qRunInsert, p.DagID, p.RunID, string(p.RunType), string(run.State),
 			nullMicros(p.LogicalDate), nullMicros(p.DataIntervalStart), nullMicros(p.DataIntervalEnd),
-			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate)).Scan(&run.ID)
+			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate), p.PartitionKey).Scan(&run.ID)
 		if err != nil {
 			return tx.wrap(err, "create dag run %s of dag %s", p.RunID, p.DagID)
 		}
@@ -188,9 +188,10 @@ func scanRun(r scanner) (*core.DagRun, error) {
 		version, start, end sql.NullInt64
 		queued              int64
 		runType, state      string
+		partition           sql.NullString
 	)
 	if err := r.Scan(&run.ID, &run.DagID, &run.RunID, &runType, &state, &logical, &dis, &die,
-		&conf, &version, &queued, &start, &end); err != nil {
+		&conf, &version, &queued, &start, &end, &partition); err != nil {
 		return nil, err
 	}
 	run.RunType, run.State = core.RunType(runType), core.DagRunState(state)
@@ -199,6 +200,9 @@ func scanRun(r scanner) (*core.DagRun, error) {
 	run.DagVersionID = version.Int64
 	run.QueuedAt = fromMicros(queued)
 	run.StartDate, run.EndDate = ptrMicros(start), ptrMicros(end)
+	if partition.Valid {
+		run.PartitionKey = &partition.String
+	}
 	return &run, nil
 }
 

@@ -54,6 +54,20 @@ const (
 		AND asset_id NOT IN (` + qScheduledAssetsOf + `)`
 )
 
+// qConsumersOfAsset selects the DAGs scheduled on asset $1, directly or
+// through an alias that resolves to it.
+const qConsumersOfAsset = `SELECT dag_id FROM dag_schedule_asset WHERE asset_id = $1
+	UNION SELECT s.dag_id FROM dag_schedule_asset_alias s
+	JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE aa.asset_id = $1`
+
+// qWidenQueueRange ends an insert into asset_dag_run_queue: an existing
+// entry's event range widens to cover the new one.
+const qWidenQueueRange = `ON CONFLICT (asset_id, target_dag_id) DO UPDATE SET
+	first_event_id = CASE WHEN excluded.first_event_id < asset_dag_run_queue.first_event_id
+		THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
+	event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
+		THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
+
 // qScheduledAssetsOf selects the assets DAG $1 is scheduled on: directly,
 // or as what one of its scheduled aliases resolves to.
 const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id = $1
@@ -84,21 +98,12 @@ const (
 		JOIN asset_event e ON e.id = r.event_id JOIN asset a ON a.id = e.asset_id
 		WHERE r.dag_run_id = $1 ORDER BY e.id`
 
-	// qAssetQueueEnqueue queues event $2 of asset $1 for every active DAG
-	// scheduled on the asset or on an alias that resolves to it, widening an
+	// qAssetQueueEnqueue queues event $2 of asset $1 for every active,
+	// coalescing DAG scheduled on the asset or on an alias that resolves to it, widening an
 	// existing entry's event range.
 	qAssetQueueEnqueue = `INSERT INTO asset_dag_run_queue (asset_id, target_dag_id, first_event_id, event_id, created_at)
-		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM (
-			SELECT dag_id FROM dag_schedule_asset WHERE asset_id = $1
-			UNION SELECT s.dag_id FROM dag_schedule_asset_alias s
-			JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE aa.asset_id = $1
-		) c JOIN dag d ON d.dag_id = c.dag_id
-		WHERE d.is_active = TRUE
-		ON CONFLICT (asset_id, target_dag_id) DO UPDATE SET
-			first_event_id = CASE WHEN excluded.first_event_id < asset_dag_run_queue.first_event_id
-				THEN excluded.first_event_id ELSE asset_dag_run_queue.first_event_id END,
-			event_id = CASE WHEN excluded.event_id > asset_dag_run_queue.event_id
-				THEN excluded.event_id ELSE asset_dag_run_queue.event_id END`
+		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM (` + qConsumersOfAsset + `) c JOIN dag d ON d.dag_id = c.dag_id
+		WHERE d.is_active = TRUE AND d.asset_runs IS NULL ` + qWidenQueueRange
 	// qAssetQueueReady finds the DAGs without a conditional schedule with
 	// queued events whose every scheduled asset is queued and every scheduled alias has a queued event
 	// of an asset it resolves to.

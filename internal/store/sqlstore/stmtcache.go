@@ -23,9 +23,10 @@ type stmtKey struct {
 }
 
 // prep returns the pool's prepared statement for query, preparing it the
-// first time. Inside a transaction it returns the transaction's own
-// statement (tx.StmtContext of the cached one is no cheaper), so callers
-// use it only outside one; see (*Store).hot.
+// first time. Call it outside a transaction only (see cached); a
+// transaction runs a statement prepared before it through tx.StmtContext,
+// which reuses the connection's compiled statement (modernc SQLite keeps
+// it between executions).
 func (c *stmtCache) prep(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
 	k := stmtKey{db, query}
 	if st, ok := c.m.Load(k); ok {
@@ -40,6 +41,29 @@ func (c *stmtCache) prep(ctx context.Context, db *sql.DB, query string) (*sql.St
 		return prev.(*sql.Stmt), nil
 	}
 	return st, nil
+}
+
+// cached returns the pool's prepared statement for query when one was
+// prepared already, else nil. Inside a transaction this is the only safe
+// look-up: preparing would wait for a pool connection, and on SQLite the
+// transaction holds the writer's only one.
+func (c *stmtCache) cached(db *sql.DB, query string) *sql.Stmt {
+	if st, ok := c.m.Load(stmtKey{db, query}); ok {
+		return st.(*sql.Stmt)
+	}
+	return nil
+}
+
+// warm prepares queries on the writer pool outside a transaction, so that
+// hot writes inside the transactions that follow reuse them (hotWrite).
+// A query that fails to prepare is left to run unprepared.
+func (s *Store) warm(ctx context.Context, queries ...string) {
+	if s.tx != nil || s.stmts == nil {
+		return
+	}
+	for _, q := range queries {
+		_, _ = s.stmts.prep(ctx, s.w, q)
+	}
 }
 
 // close closes every cached statement.
@@ -66,7 +90,23 @@ type hotQuerier struct {
 func (s *Store) hotRead(query string) hotQuerier  { return hotQuerier{s, s.r, query} }
 func (s *Store) hotWrite(query string) hotQuerier { return hotQuerier{s, s.w, query} }
 
+// inTx returns the transaction's copy of the cached statement (the
+// compiled statement of the connection is reused, not parsed again), or nil
+// outside a transaction or when none was prepared (warm).
+func (h hotQuerier) inTx(ctx context.Context) *sql.Stmt {
+	if h.s.tx == nil || h.s.stmts == nil {
+		return nil
+	}
+	if st := h.s.stmts.cached(h.s.w, h.query); st != nil {
+		return h.s.tx.StmtContext(ctx, st)
+	}
+	return nil
+}
+
 func (h hotQuerier) exec(ctx context.Context, args ...any) (sql.Result, error) {
+	if st := h.inTx(ctx); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	if h.s.tx != nil || h.s.stmts == nil {
 		return h.s.writer().ExecContext(ctx, h.query, args...)
 	}
@@ -79,6 +119,9 @@ func (h hotQuerier) exec(ctx context.Context, args ...any) (sql.Result, error) {
 
 // queryRow runs the query; the error of preparing it surfaces from Scan.
 func (h hotQuerier) queryRow(ctx context.Context, args ...any) scanner {
+	if st := h.inTx(ctx); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	if h.s.tx != nil || h.s.stmts == nil {
 		return h.s.reader().QueryRowContext(ctx, h.query, args...)
 	}

@@ -92,7 +92,7 @@ type Store struct {
 	mig    *Migrations
 	close  func()
 	once   sync.Once
-	stmts  *stmtCache // prepared hot queries (nil on a transaction-bound store)
+	stmts  *stmtCache // prepared hot queries, shared with its transaction-bound stores
 	box    *secrets.Box
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
@@ -187,7 +187,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	pending := []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		tx: sqlTx, pending: &pending}
+		stmts: s.stmts, tx: sqlTx, pending: &pending}
 	committed := false
 	defer func() {
 		if !committed {

@@ -45,6 +45,11 @@ func testAssetEventEmissionFields(t *testing.T, f *fixture) {
 	if api.SourceUser != "alice" || api.PartitionDate != nil || api.IdempotencyKey != "" {
 		t.Errorf("API event = %+v, want source user alice and no partition date or key", api)
 	}
+	if stored, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{AssetID: api.AssetID}); err != nil {
+		t.Fatalf("list: %v", err)
+	} else if diff := cmp.Diff(api, &stored[len(stored)-1]); diff != "" {
+		t.Errorf("the API event as inserted and as stored (-inserted +stored):\n%s", diff)
+	}
 	n, err := f.st.AssetEventCount(f.ctx, &store.AssetEventListParams{})
 	must(t, err, "count")
 	byPart, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{PartitionKey: part})

@@ -83,6 +83,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
+		{"AssetPartitionRuns", testAssetPartitionRuns},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
 		{"AssetAliasEventsWithSuccess", testAssetAliasEventsWithSuccess},
 		{"AssetAliasDeadTryRetried", testAssetAliasDeadTryRetried},
