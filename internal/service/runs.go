@@ -298,6 +298,32 @@ func reload(ctx context.Context, st store.Store, tis []core.TaskInstance) ([]cor
 	return out, nil
 }
 
+// MarkTask marks every instance of a task in a run (MarkTaskInstance
+// each): the one of an unmapped task, each mapped one otherwise, as
+// Airflow's grid marks a mapped task. It returns them as marked; an error
+// wrapping core.ErrNotFound when the run has no instance of the task.
+func (s *Service) MarkTask(ctx context.Context, actor core.Actor, dagID, runID, taskID string, state core.TIState) ([]core.TaskInstance, error) {
+	if err := runs.Markable(state); err != nil {
+		return nil, fmt.Errorf("new_state: %w", err)
+	}
+	tis, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagID: dagID, RunID: runID, TaskID: taskID})
+	if err != nil {
+		return nil, fmt.Errorf("mark task %s of %s/%s: %w", taskID, dagID, runID, err)
+	}
+	if len(tis) == 0 {
+		return nil, fmt.Errorf("mark task %q of %s/%s: the run has no instance of it: %w", taskID, dagID, runID, core.ErrNotFound)
+	}
+	out := make([]core.TaskInstance, 0, len(tis))
+	for _, ti := range tis {
+		marked, err := s.MarkTaskInstance(ctx, actor, core.TIKey{DagID: dagID, RunID: runID, TaskID: taskID, MapIndex: ti.MapIndex}, state)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *marked)
+	}
+	return out, nil
+}
+
 // MarkTaskInstance sets a task instance (its current try) to success,
 // failed or skipped whatever its state, as an operator's override. If its
 // run had finished, the run goes back to running so the scheduler

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +366,58 @@ func TestMarkRun(t *testing.T) {
 	viewer := core.Actor{Name: "v", Role: core.RoleViewer}
 	if _, err := newSvc(st, clk).MarkRun(ctx, viewer, "chain", "fresh", core.RunSuccess); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("viewer marks: err = %v, want ErrForbidden", err)
+	}
+}
+
+// MarkTask marks each mapped instance of a task (as Airflow's grid does),
+// or the one instance of an unmapped task; a task with no instance in the
+// run is not found, and a state that cannot be marked changes nothing.
+func TestMarkTaskMapped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	spec := core.DAG{DagID: "fan", Tasks: []core.Task{{TaskID: "m", Operator: "noop"}, {TaskID: "one", Operator: "noop"}}}
+	syncDAG(t, st, spec)
+	v, err := st.DagVersionLatest(ctx, "fan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tis []store.NewTaskInstance
+	for i, task := range []string{"m", "m", "m", "one"} {
+		mi := i
+		if task == "one" {
+			mi = core.NoMapIndex
+		}
+		tis = append(tis, store.NewTaskInstance{ID: fmt.Sprintf("ti-%d", i), TaskID: task, MapIndex: mi, MaxTries: 1, Operator: "noop",
+			State: core.TIFailed, PriorityWeight: 1})
+	}
+	run, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "fan", RunID: "r", RunType: core.RunManual, State: core.RunFailed,
+		DagVersionID: v.ID, Now: t0, TaskInstances: tis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newSvc(st, clk)
+	if _, err := svc.MarkTask(ctx, core.System, "fan", "r", "m", core.TIRunning); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("mark running: %v, want invalid", err)
+	}
+	marked, err := svc.MarkTask(ctx, core.System, "fan", "r", "m", core.TISuccess)
+	if err != nil || len(marked) != 3 {
+		t.Fatalf("mark m: %d marked, %v; want its 3 mapped instances", len(marked), err)
+	}
+	all, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range all {
+		if want := map[string]core.TIState{"m": core.TISuccess, "one": core.TIFailed}[ti.TaskID]; ti.State != want {
+			t.Errorf("%s[%d] = %s, want %s", ti.TaskID, ti.MapIndex, ti.State, want)
+		}
+	}
+	if marked, err := svc.MarkTask(ctx, core.System, "fan", "r", "one", core.TISuccess); err != nil || len(marked) != 1 {
+		t.Errorf("mark one: %d marked, %v; want 1", len(marked), err)
+	}
+	if _, err := svc.MarkTask(ctx, core.System, "fan", "r", "nope", core.TISuccess); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("mark a task with no instance: %v, want not found", err)
 	}
 }

@@ -45,8 +45,7 @@ func (u *UI) gridAction(w http.ResponseWriter, r *http.Request, req *request) {
 		if taskID == "" {
 			_, err = u.svc.MarkRun(r.Context(), actor(req), dagID, runID, state)
 		} else {
-			key := core.TIKey{DagID: dagID, RunID: runID, TaskID: taskID, MapIndex: core.NoMapIndex}
-			_, err = u.svc.MarkTaskInstance(r.Context(), actor(req), key, core.TIState(state)) // success and failed are both
+			_, err = u.svc.MarkTask(r.Context(), actor(req), dagID, runID, taskID, core.TIState(state)) // every mapped instance; success and failed are both
 		}
 	case actClear:
 		_, err = u.svc.Clear(r.Context(), actor(req), clearParams(r, dagID, runID))
