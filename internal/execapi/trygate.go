@@ -39,15 +39,16 @@ const (
 
 // allows reports whether a try in state st may use a route of need.
 func (need tryNeed) allows(st core.TIState) bool {
-	switch {
-	case st == core.TIRunning:
+	switch st {
+	case core.TIRunning:
 		return true
-	case st == core.TIQueued:
+	case core.TIQueued:
 		return need == needStart
-	case st == core.TIUpForRetry:
+	case core.TIUpForRetry:
 		return need == needLifecycle || need == needLog
+	default:
+		return false
 	}
-	return false
 }
 
 // tiKey is the request-context key of the try tryGate loaded.
