@@ -112,6 +112,11 @@ func (c *Client) BaseURL() string {
 	return u
 }
 
+// BaseURLs returns every api-server's base URL, comma-separated, the one in
+// use first: what a task's in-task CLI is given (EnvAPIURL), so that it
+// moves to another api-server as the worker does.
+func (c *Client) BaseURLs() string { return c.ep.list() }
+
 // Token returns the current token (refreshed ones included).
 func (c *Client) Token() string {
 	c.mu.Lock()

@@ -30,6 +30,13 @@ func newEndpoints(list string) *endpoints {
 	return e
 }
 
+// list returns every base URL, comma-separated, the one in use first, so
+// that a client made from it starts where this one is.
+func (e *endpoints) list() string {
+	i, _ := e.current()
+	return strings.Join(append(append([]string(nil), e.urls[i:]...), e.urls[:i]...), ",")
+}
+
 // current returns the index and base URL of the api-server in use.
 func (e *endpoints) current() (int, string) {
 	i := int(e.cur.Load()) % len(e.urls)

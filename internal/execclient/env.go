@@ -39,6 +39,10 @@ func TaskEnv(apiURL, token, tokenFile string, id TaskIdentity) []string {
 	return env
 }
 
+// inTaskRetries is how many extra attempts the in-task CLI makes (with
+// back-off capped at 5 s: about a minute).
+const inTaskRetries = 14
+
 // ClientFromEnv builds the client of the in-task CLI (weir xcom push|pull,
 // weir task-state ...) from the variables the worker set.
 func ClientFromEnv() (*Client, error) {
@@ -75,7 +79,10 @@ func clientFromLookup(lookup func(string) (string, bool)) (*Client, error) {
 			*v.dst = n
 		}
 	}
-	c := NewClient(base, token, ClientOptions{})
+	// The in-task CLI rides out an api-server restart or a short outage
+	// (about a minute of retries on no answer or 5xx), moving between the
+	// api-servers the worker listed, rather than failing the task.
+	c := NewClient(base, token, ClientOptions{Retries: inTaskRetries})
 	c.Identity = id
 	return c, nil
 }
