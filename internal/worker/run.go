@@ -25,13 +25,29 @@ var errNotRunning = errors.New("task instance is no longer running")
 // context ends); until then the report is tried until answered.
 const reportTimeout = 30 * time.Second
 
+// start moves a claimed try to running, trying again while no api-server
+// answers: given up during an outage, the try would stay claimed and
+// unstarted until the heartbeat timeout failed it and its retry ran.
+func (w *Worker) start(ctx context.Context, tc *execclient.Client, tiID string, log *slog.Logger) (*execclient.RunContext, error) {
+	for {
+		rc, err := tc.Run(ctx, tiID, execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		if err == nil || !unanswered(err) || ctx.Err() != nil {
+			return rc, err
+		}
+		log.Warn("start try: the server did not answer; trying again", "err", err)
+		if !pause(ctx, w.reportRetryWait()) {
+			return nil, err
+		}
+	}
+}
+
 // runTry runs one claimed workload to its end.
 func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	ti := wl.TI
 	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	id := execclient.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
 	tc := w.Client.WithToken(wl.Token, id)
-	rc, err := tc.Run(ctx, ti.ID, execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+	rc, err := w.start(ctx, tc, ti.ID, log)
 	if err != nil {
 		log.Warn("could not start try", "err", err)
 		return
