@@ -155,6 +155,7 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/live", u.page(core.RoleViewer, u.tiFragment))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
