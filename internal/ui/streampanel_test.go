@@ -13,7 +13,9 @@ import (
 func TestBuildStreamPanel(t *testing.T) {
 	t.Parallel()
 	item := &core.TaskInstance{TaskID: "insert", MapIndex: 3}
-	waiting := func(s core.TIState) *core.TaskInstance { return &core.TaskInstance{TaskID: "insert", MapIndex: -1, State: s} }
+	waiting := func(s core.TIState) *core.TaskInstance {
+		return &core.TaskInstance{TaskID: "insert", MapIndex: -1, State: s}
+	}
 	open := &core.Stream{ID: "s", NextIndex: 5, Pending: 2, MaxPending: 10}
 	tests := []struct {
 		name       string
