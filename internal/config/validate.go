@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/weirflow/weir/internal/auth"
 )
 
 // Validate returns every problem at once, each naming the option at fault.
@@ -17,6 +19,9 @@ func (c *Config) Validate() error {
 	}
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
+	}
+	if _, err := auth.ParseTrustedProxies(c.API.TrustedProxies); err != nil {
+		bad("[api] trusted_proxies: %v", err)
 	}
 	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
 		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)

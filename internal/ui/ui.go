@@ -50,6 +50,10 @@ type Config struct {
 	// secure_cookie: users come through HTTPS); a request that arrived
 	// over TLS gets Secure cookies regardless.
 	SecureCookie bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto
+	// (https: Secure cookies) and X-Forwarded-For (the client the login
+	// throttle counts) are believed; nil = none.
+	TrustedProxies auth.TrustedProxies
 	// Settings is the configuration the admin's config view shows
 	// (config.Config.List: passwords already masked); nil = none.
 	Settings []config.Option
