@@ -15,6 +15,7 @@ const healthyWithin = 30 * time.Second
 
 // adminData is the admin page's model.
 type adminData struct {
+	Roles       []roleHealth // per role: healthy processes, newest heartbeat
 	Jobs        []jobRow
 	Pools       []core.Pool
 	Connections []connRow
@@ -22,7 +23,7 @@ type adminData struct {
 	Users       []core.User
 	UserTotal   int
 	Tokens      []core.APIToken // without their hashes
-	Roles       []string
+	UserRoles   []string
 }
 
 // jobRow is one running Weir process and how recent its heartbeat is.
@@ -53,6 +54,7 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 		age := now.Sub(j.Heartbeat)
 		d.Jobs = append(d.Jobs, jobRow{Job: j, Age: roundDur(max(age, 0)), Healthy: age <= healthyWithin})
 	}
+	d.Roles = summarizeHealth(jobs, now, healthyWithin)
 	if d.Pools, err = u.st.PoolList(ctx, &store.PoolListParams{WithOccupancy: true, Page: store.Page{Limit: 200}}); err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -77,6 +79,6 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 	for i := range d.Tokens {
 		d.Tokens[i].Hash = ""
 	}
-	d.Roles = []string{string(core.RoleViewer), string(core.RoleOp), string(core.RoleAdmin)}
+	d.UserRoles = []string{string(core.RoleViewer), string(core.RoleOp), string(core.RoleAdmin)}
 	u.render(w, r, http.StatusOK, "admin", req, "Admin", d)
 }

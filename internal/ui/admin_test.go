@@ -12,7 +12,8 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// The admin page shows each process's heartbeat health, the pools and
+// The admin page shows each role's health (healthy processes of all, the
+// newest heartbeat) and each process's heartbeat, the pools and
 // the connections with their passwords masked; only an admin sees it.
 func TestAdminPage(t *testing.T) {
 	t.Parallel()
@@ -39,7 +40,10 @@ func TestAdminPage(t *testing.T) {
 		if r.status != http.StatusOK {
 			t.Fatalf("admin page: %d\n%s", r.status, r.body)
 		}
-		for _, want := range []string{"<th scope=\"row\">scheduler</th>", "5 s ago", "✓</span> healthy", "10 min ago", "✗</span> no heartbeat",
+		for _, want := range []string{"<th scope=\"row\">scheduler</th>", "5 s ago",
+			`<tr><th scope="row">scheduler <small class="muted">and DAG processor</small></th><td><span class="badge s-success"><span aria-hidden="true">✓</span> healthy</span></td><td>1 of 1</td><td>5 s ago</td></tr>`,
+			`<tr><th scope="row">worker</th><td><span class="badge s-failed"><span aria-hidden="true">✗</span> unhealthy</span></td><td>0 of 1</td><td>10 min ago</td></tr>`,
+			`<tr><th scope="row">triggerer</th><td><span class="badge s-none"><span aria-hidden="true">·</span> none reported</span></td>`, "✓</span> healthy", "10 min ago", "✗</span> no heartbeat",
 			"<th scope=\"row\">db</th><td>4</td>", "<code>warehouse</code>", "db.internal/dw", `href="/admin"`} {
 			if !strings.Contains(r.body, want) {
 				t.Errorf("admin page lacks %s", want)
