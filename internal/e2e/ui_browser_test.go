@@ -23,10 +23,12 @@ const chromiumPath = "/usr/bin/chromium"
 // TestUIInBrowser drives the web UI of a real `weir standalone` (SQLite,
 // the example DAGs) in headless Chromium, as a person would: log in, see
 // the DAGs, trigger hello with a conf from its form, watch the grid turn
-// green without a reload, open the log, set and delete a task-state key
-// and find both in the audit log, view an asset's events and set its
+// green without a reload, open the log, set, edit and delete a task-state
+// key and find each in the audit log, view an asset's events and set its
 // state; a viewer finds no edit controls and is refused when it posts
-// anyway, and a post without the CSRF token is refused.
+// anyway, and a post without the CSRF token is refused. Accessibility:
+// the grid is walked with the keyboard, and on every page every control
+// has a label and every state an icon or word besides its colour.
 //
 // With WEIR_UI_SCREENSHOTS=1 it writes the screenshots of the main pages
 // to docs/images/ (reviewed and committed); otherwise to a temp folder.
@@ -96,6 +98,13 @@ func TestUIInBrowser(t *testing.T) {
 	b.run("list hello's successful runs", chromedp.Navigate(base+"/dags/hello/runs?state=success"), chromedp.WaitVisible(chromedp.CSS(`table.runs`)))
 	b.waitText("the triggered run in the filtered list", `table.runs`, "from_browser")
 
+	// Walk the grid with the keyboard (a second run gives it two columns).
+	sa.API.Trigger("hello", "second", nil)
+	sa.API.WaitRunSuccess("hello", "second")
+	b.run("open hello's grid with two runs", chromedp.Navigate(base+"/dags/hello"),
+		chromedp.WaitVisible(chromedp.CSS(`a.cell[aria-label="done in second: success"]`)))
+	b.checkGridKeyboard()
+
 	// Open the log from the grid (keyboard: focus a cell, Enter).
 	b.run("open greet's log from the grid", chromedp.Navigate(base+"/dags/hello"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
 		chromedp.Focus(chromedp.CSS(`a.cell[aria-label="greet in from_browser: success"]`)), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`pre.log`)))
@@ -106,10 +115,18 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#new-value`), `{"offset": 42}`), chromedp.Click(chromedp.CSS(`details.add button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.state`)))
 	b.waitText("the task state panel", `table.state`, `"offset": 42`)
+	b.run("edit the key", chromedp.Click(chromedp.CSS(`table.state details summary`)), chromedp.SetValue(chromedp.CSS(`#value-cursor`), `{"offset": 43}`),
+		chromedp.Click(chromedp.CSS(`table.state details button[type=submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`table.state details[open]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.state`)))
+	b.waitText("the edited value", `table.state`, `"offset": 43`)
 	b.shot("task-instance.png")
 	b.run("delete the key", chromedp.Click(chromedp.CSS(`button[aria-label="Delete key cursor"]`)), chromedp.WaitNotPresent(chromedp.CSS(`table.state`)))
 	b.run("open the audit log", chromedp.Navigate(base+"/audit?action=task_state.delete"), chromedp.WaitVisible(chromedp.CSS(`table.audit`)))
 	b.waitText("the audit entry of the delete", `table.audit`, "key=cursor")
+	b.run("open the audit log of sets", chromedp.Navigate(base+"/audit?action=task_state.set"), chromedp.WaitVisible(chromedp.CSS(`table.audit`)))
+	if n := value[int](b, "count the set entries", chromedp.Evaluate[int](`document.querySelectorAll("table.audit tbody tr").length`)); n != 2 {
+		t.Errorf("the audit log has %d task_state.set entries, want 2 (the set and the edit)", n)
+	}
 
 	// An asset's events and state.
 	sa.API.Trigger("asset_producer", "make_orders", nil)
@@ -128,6 +145,16 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`svg.assetgraph`)))
 	b.waitText("asset_producer producing orders in the graph", `svg.assetgraph`, "asset_producer")
 	b.shot("asset-graph.png")
+
+	// Every control of every page has a label, and no state is shown by
+	// colour alone (as the admin, who sees every control).
+	b.visitAccessible("/dags", "/dags/hello", "/dags/hello/graph", "/dags/hello/durations", "/dags/hello/runs",
+		"/dags/hello/source", "/dags/hello/trigger", "/dags/hello/runs/from_browser", "/dags/hello/runs/from_browser/tasks/greet",
+		"/dags/hello/runs/from_browser/tasks/greet/rendered", "/assets", "/assets/graph", "/audit", "/admin", "/admin/config")
+	b.run("open the orders asset again", chromedp.Navigate(base+"/assets?q=orders"), chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		chromedp.Click(chromedp.Search(`//table[contains(@class, "list")]//th/a[text()="orders"]`)), chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
+	b.checkAccessible("the orders asset")
+	b.checkTheChecks()
 
 	// A post without the CSRF token is refused.
 	if status := b.post("/dags/hello/paused", url.Values{"paused": {"true"}}); status != 403 {
