@@ -151,6 +151,9 @@ func TestUIInBrowser(t *testing.T) {
 	b.visitAccessible("/dags", "/dags/hello", "/dags/hello/graph", "/dags/hello/durations", "/dags/hello/runs",
 		"/dags/hello/source", "/dags/hello/trigger", "/dags/hello/runs/from_browser", "/dags/hello/runs/from_browser/tasks/greet",
 		"/dags/hello/runs/from_browser/tasks/greet/rendered", "/assets", "/assets/graph", "/audit", "/admin", "/admin/config")
+	b.run("open the admin page", chromedp.Navigate(base+"/admin"), chromedp.WaitVisible(chromedp.CSS(`table.health`)))
+	b.waitText("the scheduler's health", `table.health`, "healthy")
+	b.shot("admin.png")
 	b.run("open the orders asset again", chromedp.Navigate(base+"/assets?q=orders"), chromedp.WaitVisible(chromedp.CSS(`table.list`)),
 		chromedp.Click(chromedp.Search(`//table[contains(@class, "list")]//th/a[text()="orders"]`)), chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
 	b.checkAccessible("the orders asset")

@@ -33,7 +33,7 @@ import (
 // stretch as it stretches wall time). docs/benchmarks.md records the
 // results:
 //
-//	go test -run '^$' -bench BenchmarkRender -benchtime 200x ./internal/ui
+//	go test -run '^$' -bench BenchmarkRender -benchtime 50x ./internal/ui
 func BenchmarkRender(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		st := benchStore(b, engine)
@@ -43,7 +43,8 @@ func BenchmarkRender(b *testing.B) {
 		seedAssets(b, st, 50, 4)
 		for name, path := range map[string]string{"grid100x50": "/dags/big?runs=100", "dags500": "/dags",
 			"runs100": "/dags/big/runs?run_type=manual", "run50": "/dags/big/runs/run_050", "runlive50": "/dags/big/runs/run_050/live",
-			"assetgraph200": "/assets/graph"} {
+			"assetgraph200": "/assets/graph", "gridlive100x50": "/dags/big/grid?runs=100",
+			"ti": "/dags/big/runs/run_050/tasks/task_25", "tilive": "/dags/big/runs/run_050/tasks/task_25/live"} {
 			b.Run(engine+"/"+name, func(b *testing.B) {
 				var took []time.Duration
 				cpu0 := cpuTime()
