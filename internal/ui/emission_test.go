@@ -64,6 +64,9 @@ func TestEventSourcesAndPartitionedRuns(t *testing.T) {
 				t.Errorf("asset page lacks %q", want)
 			}
 		}
+		if strings.Contains(asset, `<th scope="col">Asset</th>`) {
+			t.Error("an asset's own page names the asset of each event")
+		}
 		grid := b.get("/dags/report").body
 		if !strings.Contains(grid, `<tr class="partitions"><th scope="row">Partition</th><td><span class="pk" title="eu/2026-03-01">eu/2026-03-01</span>`) ||
 			!strings.Contains(grid, `title="asset__eu · running · partition eu/2026-03-01`) {
@@ -77,7 +80,8 @@ func TestEventSourcesAndPartitionedRuns(t *testing.T) {
 		}
 		page := b.get("/dags/report/runs/asset__eu")
 		if page.status != http.StatusOK || !strings.Contains(page.body, "<dt>Partition</dt><dd><code>eu/2026-03-01</code></dd>") ||
-			!strings.Contains(page.body, `id="events-title">Triggered by`) || !strings.Contains(page.body, "API, user <code>ana</code>") {
+			!strings.Contains(page.body, `id="events-title">Triggered by`) || !strings.Contains(page.body, "API, user <code>ana</code>") ||
+			!strings.Contains(page.body, fmt.Sprintf(`<td><a href="/assets/%d">orders</a></td>`, orders.ID)) {
 			t.Errorf("run page lacks its partition or the events that triggered it:\n%s", page.body)
 		}
 	})

@@ -44,6 +44,7 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"lower":         strings.ToLower,
 		"tabOf":         func(dagID, tab string) map[string]string { return map[string]string{"DagID": dagID, "Tab": tab} },
 		"stateEditRole": func() string { return stateEditRole },
+		"eventsOf":      func(events []eventRow, showAsset bool) eventsView { return eventsView{Events: events, ShowAsset: showAsset} },
 	}
 	shared := []string{"templates/layout.html", "templates/parts.html"}
 	pages, err := templateFS.ReadDir("templates/pages")
@@ -130,6 +131,13 @@ type dagHead struct {
 	Req  *request
 	Dag  core.DagModel
 	Back string
+}
+
+// eventsView is the model of the "events" partial: asset events, with
+// their asset's name unless they are all one asset's (its own page).
+type eventsView struct {
+	Events    []eventRow
+	ShowAsset bool
 }
 
 // panelView is the model of the "statepanel" partial.
