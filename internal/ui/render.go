@@ -44,7 +44,9 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"lower":         strings.ToLower,
 		"tabOf":         func(dagID, tab string) map[string]string { return map[string]string{"DagID": dagID, "Tab": tab} },
 		"stateEditRole": func() string { return stateEditRole },
-		"eventsOf":      func(events []eventRow, showAsset bool) eventsView { return eventsView{Events: events, ShowAsset: showAsset} },
+		"eventsOf": func(events []eventRow, showAsset bool) eventsView {
+			return eventsView{Events: events, ShowAsset: showAsset}
+		},
 	}
 	shared := []string{"templates/layout.html", "templates/parts.html"}
 	pages, err := templateFS.ReadDir("templates/pages")
