@@ -50,7 +50,7 @@ type Core struct {
 	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
 	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
 	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone for DAGs that name none (their cron schedules are evaluated in it)"`
-	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
+	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs and variable values in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
 	AllowAnyConnection      bool   `toml:"allow_any_connection" comment:"let a running task read any connection through the Execution API, as in Airflow; false: only the connections it declares (conn_id, http_conn_id or its connections list; docs/adr/0011-task-connection-access.md)"`
 }
 
