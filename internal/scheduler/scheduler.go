@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -37,6 +38,12 @@ type Config struct {
 	// StaleCheckInterval is how often dead workers are looked for
 	// (default HeartbeatTimeout/4).
 	StaleCheckInterval time.Duration
+	// APIServerStaleAfter is how old an api-server's job-row heartbeat may
+	// be while it still counts as up (default job.StaleAfter of the
+	// api-server's heartbeat interval): tries are failed over for missed
+	// heartbeats only while an api-server has been up for a whole
+	// HeartbeatTimeout (docs/state-machines.md#dead-workers).
+	APIServerStaleAfter time.Duration
 	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
 	// (Airflow's max_dagruns_to_create_per_loop).
 	MaxRunsToCreatePerLoop int
@@ -240,6 +247,9 @@ func (s *Scheduler) init() {
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
 	}
+	if c.APIServerStaleAfter <= 0 {
+		c.APIServerStaleAfter = job.StaleAfter(job.DefaultInterval)
+	}
 	if c.MaxRunsToCreatePerLoop <= 0 {
 		c.MaxRunsToCreatePerLoop = DefaultMaxRunsToCreatePerLoop
 	}
@@ -315,6 +325,7 @@ type Store interface {
 	DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error)
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	JobList(ctx context.Context) ([]core.Job, error)
 	Notify(ctx context.Context, channel string) error
 	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
