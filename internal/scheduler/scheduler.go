@@ -38,12 +38,11 @@ type Config struct {
 	// StaleCheckInterval is how often dead workers are looked for
 	// (default HeartbeatTimeout/4).
 	StaleCheckInterval time.Duration
-	// APIServerStaleAfter is how old an api-server's job-row heartbeat may
-	// be while it still counts as up (default job.StaleAfter of the
-	// api-server's heartbeat interval): tries are failed over for missed
-	// heartbeats only while an api-server has been up for a whole
+	// APIServerHeartbeatInterval is how often api-servers write their job
+	// rows (default job.DefaultInterval). Tries are failed over for missed
+	// heartbeats only while an api-server has been seen up for a whole
 	// HeartbeatTimeout (docs/state-machines.md#dead-workers).
-	APIServerStaleAfter time.Duration
+	APIServerHeartbeatInterval time.Duration
 	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
 	// (Airflow's max_dagruns_to_create_per_loop).
 	MaxRunsToCreatePerLoop int
@@ -247,8 +246,8 @@ func (s *Scheduler) init() {
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
 	}
-	if c.APIServerStaleAfter <= 0 {
-		c.APIServerStaleAfter = job.StaleAfter(job.DefaultInterval)
+	if c.APIServerHeartbeatInterval <= 0 {
+		c.APIServerHeartbeatInterval = job.DefaultInterval
 	}
 	if c.MaxRunsToCreatePerLoop <= 0 {
 		c.MaxRunsToCreatePerLoop = DefaultMaxRunsToCreatePerLoop

@@ -21,21 +21,24 @@ const apiServerRole = "api-server"
 // unclaimed. Every change is conditional on the state seen, so a worker
 // that reports at the same moment wins or loses cleanly.
 //
-// Nothing is failed over unless an api-server has been up for the whole
-// timeout (job.UpSince over the api-servers' job rows): while none was,
-// the heartbeats and starts could not have arrived, so their absence says
+// Nothing is failed over unless an api-server has been seen up for the
+// whole timeout: a try is stale when its last heartbeat is more than the
+// timeout before the latest api-server heartbeat and the api-servers'
+// unbroken uptime began before that too (job.UpNow). While no api-server
+// was up, heartbeats and starts could not arrive, so their absence says
 // nothing of the workers.
 func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResult) error {
 	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
-	cutoff := now.Add(-s.Config.HeartbeatTimeout)
 	jobs, err := s.Store.JobList(ctx)
 	if err != nil {
 		return fmt.Errorf("list job rows: %w", err)
 	}
-	if since, ok := job.UpSince(jobs, apiServerRole, now, s.Config.APIServerStaleAfter); !ok || since.After(cutoff) {
-		s.logUnreachable(since, ok)
+	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
+	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
+	if !ok || up.Since.After(cutoff) {
+		s.logUnreachable(up, ok)
 		return nil
 	}
 	stale, err := s.Store.TaskInstanceStale(ctx, cutoff)
@@ -83,11 +86,11 @@ func (s *Scheduler) logDead(ti *core.TaskInstance, to core.TIState) {
 }
 
 // logUnreachable says why no try was failed over in a check.
-func (s *Scheduler) logUnreachable(since time.Time, up bool) {
-	if !up {
+func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
+	if !ok {
 		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout")
 		return
 	}
 	s.Logger.Debug("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over yet",
-		"api_servers_up_since", since)
+		"api_servers_up_since", up.Since)
 }
