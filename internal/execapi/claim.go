@@ -12,9 +12,14 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
+// maxHolding bounds the tries a claim says its worker holds.
+const maxHolding = 10000
+
 // claim serves POST /execution/workloads/claim: it claims up to limit queued
 // task instances for the worker, long-polling (woken by ChannelQueued, never
-// a busy loop) until one is available or wait_seconds pass.
+// a busy loop) until one is available or wait_seconds pass. With reclaim,
+// the worker's own unstarted claims it does not list as holding come
+// first (docs/state-machines.md#dead-workers).
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.ClaimRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
@@ -28,6 +33,9 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	}
 	if req.Limit <= 0 || req.Limit > s.cfg.MaxClaimBatch {
 		return fmt.Errorf("limit must be between 1 and %d, got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
+	}
+	if len(req.Holding) > maxHolding {
+		return fmt.Errorf("holding lists %d tries, at most %d are allowed: %w", len(req.Holding), maxHolding, core.ErrInvalid)
 	}
 	if req.WaitSeconds < 0 {
 		return fmt.Errorf("wait_seconds must not be negative: %w", core.ErrInvalid)
@@ -47,6 +55,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	for {
 		tis, err := s.st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{
 			WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit, Now: s.clock.Now(),
+			Reclaim: req.Reclaim, Holding: req.Holding,
 		})
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)

@@ -53,6 +53,11 @@ type ClaimRequest struct {
 	Queues      []string `json:"queues"` // empty = ["default"]
 	Limit       int      `json:"limit"`
 	WaitSeconds float64  `json:"wait_seconds"`
+	// Reclaim asks for the worker's own claims it never started and does
+	// not hold (an earlier claim's answer was lost) first, again.
+	Reclaim bool `json:"reclaim,omitempty"`
+	// Holding lists the ids of the tries the worker holds (with Reclaim).
+	Holding []string `json:"holding,omitempty"`
 }
 
 // ClaimResponse lists the claimed workloads (possibly none).

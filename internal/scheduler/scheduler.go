@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -37,6 +38,11 @@ type Config struct {
 	// StaleCheckInterval is how often dead workers are looked for
 	// (default HeartbeatTimeout/4).
 	StaleCheckInterval time.Duration
+	// APIServerHeartbeatInterval is how often api-servers write their job
+	// rows (default job.DefaultInterval). Tries are failed over for missed
+	// heartbeats only while an api-server has been seen up for a whole
+	// HeartbeatTimeout (docs/state-machines.md#dead-workers).
+	APIServerHeartbeatInterval time.Duration
 	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
 	// (Airflow's max_dagruns_to_create_per_loop).
 	MaxRunsToCreatePerLoop int
@@ -240,6 +246,9 @@ func (s *Scheduler) init() {
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
 	}
+	if c.APIServerHeartbeatInterval <= 0 {
+		c.APIServerHeartbeatInterval = job.DefaultInterval
+	}
 	if c.MaxRunsToCreatePerLoop <= 0 {
 		c.MaxRunsToCreatePerLoop = DefaultMaxRunsToCreatePerLoop
 	}
@@ -315,6 +324,7 @@ type Store interface {
 	DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error)
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	JobList(ctx context.Context) ([]core.Job, error)
 	Notify(ctx context.Context, channel string) error
 	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}

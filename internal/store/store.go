@@ -354,6 +354,14 @@ type TaskInstanceClaimParams struct {
 	Queues   []string
 	Limit    int
 	Now      time.Time
+	// Reclaim also returns, first, the queued instances already claimed
+	// by WorkerID but not started, except those in Holding (the tries the
+	// worker knows it has): a claim whose answer was lost (its api-server
+	// died) reaches its worker instead of waiting out the heartbeat
+	// timeout. They count against Limit and are claimed again (claimed_at).
+	Reclaim bool
+	// Holding lists the ids of the tries the worker holds (with Reclaim).
+	Holding []string
 }
 
 // TaskInstanceStartParams starts a claimed try.

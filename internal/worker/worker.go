@@ -186,14 +186,20 @@ func (w *Worker) Start(ctx context.Context) error {
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer killTasks(errShutdown)
 	slots := make(chan struct{}, w.Concurrency)
-	var wg sync.WaitGroup
+	var (
+		wg   sync.WaitGroup
+		mine held
+	)
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
 			break
 		}
+		// Reclaim: a claim whose answer was lost (its api-server died
+		// before answering) comes back now rather than after the heartbeat
+		// timeout released it.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds()})
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: mine.list()})
 		for range free - len(wls) {
 			<-slots
 		}
@@ -208,8 +214,12 @@ func (w *Worker) Start(ctx context.Context) error {
 			continue
 		}
 		for _, wl := range wls {
+			if !mine.add(wl.TI.ID) {
+				<-slots // already being run here
+				continue
+			}
 			wg.Go(func() {
-				defer func() { <-slots }()
+				defer func() { mine.remove(wl.TI.ID); <-slots }()
 				w.runTry(taskCtx, wl)
 			})
 		}

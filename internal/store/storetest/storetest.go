@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskInstanceUpdatedSince", testTaskInstanceUpdatedSince},
 		{"ClaimOrderAndQueues", testClaimOrderAndQueues},
 		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
+		{"ClaimReclaim", testClaimReclaim},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
