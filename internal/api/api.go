@@ -39,6 +39,9 @@ type Config struct {
 	// SecretKey signs session cookies (HMAC-SHA256). Every api-server behind
 	// one load balancer must share it.
 	SecretKey []byte
+	// PreviousSecretKeys are earlier session keys still accepted during a
+	// rotation ([api_auth] secret_key's later keys); SecretKey alone signs.
+	PreviousSecretKeys [][]byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
 	// SecureCookie sets the Secure attribute on the session cookie (serve
@@ -111,7 +114,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
 	}
 	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State,
-		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
+		sessions: auth.Sessions{Key: cfg.SecretKey, VerifyKeys: cfg.PreviousSecretKeys, Clock: cfg.Clock}}
 
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."

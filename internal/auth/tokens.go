@@ -3,7 +3,8 @@
 // task-instance id, scope "execution") and a long-lived worker credential
 // (subject = worker name, scope "worker") that may claim workloads but not
 // touch any task's data. Tokens are HS512-signed with a shared key, as
-// Airflow's [api_auth] jwt_secret.
+// Airflow's [api_auth] jwt_secret, and carry the key's id ("kid") so that
+// during a rotation the current key signs while previous keys still verify.
 package auth
 
 import (
@@ -37,7 +38,10 @@ const (
 
 // Config configures token issuance and validation.
 type Config struct {
-	Key          []byte        // HS512 signing key, at least MinKeyBytes long
+	Key []byte // HS512 signing key, at least MinKeyBytes long
+	// VerifyKeys are further keys whose tokens are accepted (the previous
+	// keys of a rotation), each at least MinKeyBytes long.
+	VerifyKeys   [][]byte
 	Issuer       string        // "iss"; "" = DefaultIssuer
 	Audience     string        // "aud"; "" = DefaultAudience
 	ExecutionTTL time.Duration // execution token lifetime; 0 = DefaultExecutionTTL
@@ -54,6 +58,7 @@ type Claims struct {
 // Tokens issues and validates tokens. It is safe for concurrent use.
 type Tokens struct {
 	cfg       Config
+	keys      *keyring
 	clock     core.Clock
 	parser    *jwt.Parser
 	validator *jwt.Validator // the parser's time, audience and issuer checks alone
@@ -71,8 +76,9 @@ const maxVerified = 4096
 
 // NewTokens checks cfg, applies defaults and returns a Tokens.
 func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
-	if len(cfg.Key) < MinKeyBytes {
-		return nil, fmt.Errorf("jwt signing key is %d bytes, at least %d are required: %w", len(cfg.Key), MinKeyBytes, core.ErrInvalid)
+	keys, err := newKeyring(cfg.Key, cfg.VerifyKeys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, core.ErrInvalid)
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = DefaultIssuer
@@ -101,9 +107,12 @@ func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
 		jwt.WithIssuer(cfg.Issuer),
 	}
 	p := jwt.NewParser(append([]jwt.ParserOption{jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()})}, checks...)...)
-	return &Tokens{cfg: cfg, clock: clock, parser: p, validator: jwt.NewValidator(checks...),
+	return &Tokens{cfg: cfg, keys: keys, clock: clock, parser: p, validator: jwt.NewValidator(checks...),
 		verified: map[string]*Claims{}}, nil
 }
+
+// SigningKeyID is the key id ("kid") of the key that signs new tokens.
+func (t *Tokens) SigningKeyID() string { return t.keys.signKID }
 
 // ExecutionTTL is the lifetime of an execution token.
 func (t *Tokens) ExecutionTTL() time.Duration { return t.cfg.ExecutionTTL }
@@ -139,7 +148,9 @@ func (t *Tokens) issue(sub, scope string, ttl time.Duration) (string, error) {
 		},
 		Scope: scope,
 	}
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS512, c).SignedString(t.cfg.Key)
+	jt := jwt.NewWithClaims(jwt.SigningMethodHS512, c)
+	jt.Header["kid"] = t.keys.signKID
+	s, err := jt.SignedString(t.keys.signer)
 	if err != nil {
 		return "", fmt.Errorf("sign %s token for %s: %w", scope, sub, err)
 	}
@@ -161,7 +172,10 @@ func (t *Tokens) Validate(token string) (*Claims, error) {
 		return &c, nil
 	}
 	var c Claims
-	if _, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.cfg.Key, nil }); err != nil {
+	if _, err := t.parser.ParseWithClaims(token, &c, t.keys.keyFunc); err != nil {
+		if u := unknownKey(err); u != nil {
+			return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, u.Error())
+		}
 		return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, describe(err))
 	}
 	if c.Subject == "" {

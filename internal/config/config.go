@@ -68,10 +68,16 @@ type API struct {
 	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
 }
 
-// APIAuth configures tokens.
+// APIAuth configures tokens. The keys are shared secrets: every api-server
+// must hold the same ones (docs/security.md#shared-keys-and-rotation).
 type APIAuth struct {
-	JWTSecretFile     string   `toml:"jwt_secret_file" comment:"file holding the key that signs task and worker tokens (created 0600 if missing)"`
-	SecretKeyFile     string   `toml:"secret_key_file" comment:"file holding the key that signs UI sessions (created 0600 if missing)"`
+	// JWTSecret is the inline form of JWTSecretFile's content; set, the file
+	// is not read.
+	JWTSecret     string `toml:"jwt_secret" secret:"true" comment:"keys that sign task and worker tokens, given inline (usually as WEIR__API_AUTH__JWT_SECRET): one or more keys of at least 32 characters separated by commas or new lines; the first signs, every one verifies. Must be the same on every api-server. Empty = read jwt_secret_file"`
+	JWTSecretFile string `toml:"jwt_secret_file" comment:"file of the keys that sign task and worker tokens, one per line: the first signs, every one verifies (created 0600 with one key if missing; must hold the same keys on every api-server; weir keys rotates them)"`
+	// SecretKey is the inline form of SecretKeyFile's content.
+	SecretKey         string   `toml:"secret_key" secret:"true" comment:"keys that sign login sessions, given inline (usually as WEIR__API_AUTH__SECRET_KEY): one or more keys of at least 16 characters separated by commas or new lines; the first signs, every one verifies. Must be the same on every api-server. Empty = read secret_key_file"`
+	SecretKeyFile     string   `toml:"secret_key_file" comment:"file of the keys that sign login sessions, one per line: the first signs, every one verifies (created 0600 with one key if missing; must hold the same keys on every api-server)"`
 	JWTExpirationTime Duration `toml:"jwt_expiration_time" comment:"lifetime of a task try's token (refreshed while it runs)"`
 }
 
@@ -329,8 +335,12 @@ func (c *Config) List() []Option {
 		}
 		st := t.Field(i).Type
 		for j := 0; j < st.NumField(); j++ {
+			value := RedactURI(format(v.Field(i).Field(j)))
+			if st.Field(j).Tag.Get("secret") == "true" && value != "" {
+				value = "***"
+			}
 			out = append(out, Option{Section: section, Key: st.Field(j).Tag.Get("toml"),
-				Value: RedactURI(format(v.Field(i).Field(j))), Help: st.Field(j).Tag.Get("comment")})
+				Value: value, Help: st.Field(j).Tag.Get("comment")})
 		}
 	}
 	ids := make([]string, 0, len(c.Connections))

@@ -18,6 +18,17 @@ func (c *Config) Validate() error {
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
 	}
+	for _, k := range []struct {
+		name, text string
+		min        int
+	}{{"[api_auth] jwt_secret", c.APIAuth.JWTSecret, MinJWTKeyLen}, {"[api_auth] secret_key", c.APIAuth.SecretKey, MinSessionKeyLen}} {
+		if k.text == "" {
+			continue
+		}
+		if _, err := SplitKeys(k.text, k.min); err != nil {
+			bad("%s: %v", k.name, err)
+		}
+	}
 	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
 		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)
 	}
