@@ -47,6 +47,10 @@ type Config struct {
 	// SecureCookie sets the Secure attribute on the session cookie (serve
 	// over HTTPS when true).
 	SecureCookie bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto
+	// (https: a Secure cookie) and X-Forwarded-For (the client the login
+	// throttle counts) are believed; nil = none.
+	TrustedProxies auth.TrustedProxies
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
 	// Version is reported by GET /api/v2/version.

@@ -54,17 +54,22 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	}
 	key, previous := keys[0], keys[1:]
 	svc := newService(cfg, st, logger, opts)
+	proxies, err := auth.ParseTrustedProxies(cfg.API.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("[api] trusted_proxies: %w", err)
+	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
 		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie,
+		TrustedProxies: proxies,
 	})
 	if err != nil {
 		return nil, err
 	}
 	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
 		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, PreviousSecretKeys: previous, LoginThrottle: throttle, Logger: logger,
-		SecureCookie: cfg.API.SecureCookie, Settings: cfg.List()})
+		SecureCookie: cfg.API.SecureCookie, TrustedProxies: proxies, Settings: cfg.List()})
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ type API struct {
 	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
 	// SecureCookie marks the session cookies Secure (sent over HTTPS only).
 	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and
+	// X-Forwarded-For headers are believed (auth.TrustedProxies).
+	TrustedProxies []string `toml:"trusted_proxies" comment:"addresses or CIDR blocks of the reverse proxies in front of the api-server (e.g. [\"10.0.0.0/8\"]): from them only, X-Forwarded-Proto = https makes the login cookies Secure and X-Forwarded-For names the client the login throttle counts; empty = headers from anyone are ignored"`
 }
 
 // APIAuth configures tokens. The keys are shared secrets: every api-server

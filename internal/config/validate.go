@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/weirflow/weir/internal/auth"
 )
 
 // Validate returns every problem at once, each naming the option at fault.
@@ -28,6 +30,9 @@ func (c *Config) Validate() error {
 		if _, err := SplitKeys(k.text, k.min); err != nil {
 			bad("%s: %v", k.name, err)
 		}
+	}
+	if _, err := auth.ParseTrustedProxies(c.API.TrustedProxies); err != nil {
+		bad("[api] trusted_proxies: %v", err)
 	}
 	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
 		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)

@@ -53,6 +53,10 @@ type Config struct {
 	// secure_cookie: users come through HTTPS); a request that arrived
 	// over TLS gets Secure cookies regardless.
 	SecureCookie bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto
+	// (https: Secure cookies) and X-Forwarded-For (the client the login
+	// throttle counts) are believed; nil = none.
+	TrustedProxies auth.TrustedProxies
 	// Settings is the configuration the admin's config view shows
 	// (config.Config.List: passwords already masked); nil = none.
 	Settings []config.Option
@@ -158,6 +162,7 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/live", u.page(core.RoleViewer, u.tiFragment))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
