@@ -173,7 +173,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	out.add(aliases)
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd(), a.watchersCmd())
+	cmd.AddCommand(list, show, events, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), a.watchersCmd())
 	return cmd
 }
 
