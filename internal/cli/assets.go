@@ -36,12 +36,13 @@ func (a *app) assetsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+			return a.withBackend(cmd, func(b backend) error {
 				p := &store.AssetListParams{Page: pg}
 				if active := true; !all {
 					p.Active = &active
 				}
-				assets, err := listPage(cmd, &listPF, p, st.AssetList, st.AssetCount)
+				assets, total, err := b.AssetList(cmd.Context(), p)
+				assets, err = shownPage(cmd, &listPF, assets, total, err)
 				if err != nil {
 					return err
 				}

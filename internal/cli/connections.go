@@ -80,6 +80,6 @@ func (a *app) connectionsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(add, list, del, a.rotateKeyCmd())
+	cmd.AddCommand(add, list, del, localOnly(a.rotateKeyCmd()))
 	return cmd
 }

@@ -195,13 +195,13 @@ func (a *app) dagsStateCmd() *cobra.Command {
 		Example: "  weir dags state etl manual__2026-01-02T00:00:00Z\n  weir dags state etl 2026-01-02",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				ctx, st := cmd.Context(), svc.Store()
-				run, err := st.DagRunGet(ctx, args[0], args[1])
+			return a.withBackend(cmd, func(b backend) error {
+				ctx := cmd.Context()
+				run, err := b.DagRunGet(ctx, args[0], args[1])
 				if errors.Is(err, core.ErrNotFound) {
 					if at, perr := parseDateFlag("logical date", args[1]); perr == nil {
 						var found []core.DagRun
-						found, err = st.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateGTE: at, LogicalDateLTE: at,
+						found, _, err = b.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateGTE: at, LogicalDateLTE: at,
 							Page: store.Page{Limit: 1}})
 						if err == nil && len(found) == 1 {
 							run = &found[0]

@@ -132,6 +132,8 @@ func TestRemoteErrors(t *testing.T) {
 		{"not remote yet", s.srv.URL, s.token, []string{"dags", "show", "etl"},
 			"`weir dags show` works only on the local database so far"},
 		{"bad url", "ftp://x", s.token, []string{"pools", "list"}, `API URL "ftp://x": want http://HOST[:PORT]`},
+		{"state of a whole DAG", s.srv.URL, s.token, []string{"state-store", "list", "--dag", "etl"},
+			"through the REST API state-store list needs --dag, --run and --task (one task instance) or --asset"},
 	}
 	for _, c := range cases {
 		env := append(append([]string{}, s.env...), "WEIR_API_URL="+c.url, "WEIR_API_TOKEN="+c.token)

@@ -34,6 +34,22 @@ type backend interface {
 
 	DagRunTrigger(ctx context.Context, p runs.TriggerParams) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, int, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+
+	// TaskInstancesOfRun lists the current tries of a run's task instances,
+	// each deferred one with its trigger (kwargs masked).
+	TaskInstancesOfRun(ctx context.Context, dagID, runID string) ([]core.TaskInstance, error)
+	// Clear clears task instances (or, with DryRun, lists what it would).
+	Clear(ctx context.Context, p service.ClearParams) ([]core.TaskInstance, error)
+
+	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, int, error)
+
+	// StateList lists state entries: of the asset named asset when it is
+	// not "", else those p selects (remotely p must name one task instance).
+	StateList(ctx context.Context, p *store.StateListParams, asset string) ([]core.StateEntry, int, error)
+	StateGet(ctx context.Context, sc core.StateScope, key string) (*core.StateEntry, error)
+	StateDelete(ctx context.Context, sc core.StateScope, key string) error
+	StateClear(ctx context.Context, sc core.StateScope, allMapIndices bool) error
 
 	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, int, error)
 	PoolSave(ctx context.Context, ch service.PoolChange) (*core.Pool, error)

@@ -135,3 +135,36 @@ func (b *localBackend) VariableSet(ctx context.Context, v core.Variable, keepDes
 func (b *localBackend) VariableDelete(ctx context.Context, key string) error {
 	return b.svc.DeleteVariable(ctx, b.actor, key)
 }
+
+// DagRunGet implements backend.
+func (b *localBackend) DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error) {
+	run, err := b.svc.Store().DagRunGet(ctx, dagID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("dag_id %q dag_run_id %q: %w", dagID, runID, err)
+	}
+	return run, nil
+}
+
+// TaskInstancesOfRun implements backend.
+func (b *localBackend) TaskInstancesOfRun(ctx context.Context, dagID, runID string) ([]core.TaskInstance, error) {
+	run, err := b.DagRunGet(ctx, dagID, runID)
+	if err != nil {
+		return nil, err
+	}
+	tis, err := b.svc.Store().TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	if err != nil {
+		return nil, err
+	}
+	api.WithTriggers(ctx, b.svc.Store(), tis)
+	return tis, nil
+}
+
+// Clear implements backend.
+func (b *localBackend) Clear(ctx context.Context, p service.ClearParams) ([]core.TaskInstance, error) {
+	return b.svc.Clear(ctx, b.actor, p)
+}
+
+// AssetList implements backend.
+func (b *localBackend) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, int, error) {
+	return store.List(ctx, p, b.svc.Store().AssetList, b.svc.Store().AssetCount)
+}

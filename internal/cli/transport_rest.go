@@ -238,3 +238,57 @@ func (b *restBackend) VariableSet(ctx context.Context, v core.Variable, keepDesc
 func (b *restBackend) VariableDelete(ctx context.Context, key string) error {
 	return b.c.Do(ctx, http.MethodDelete, "/variables/"+seg(key), nil, nil, nil)
 }
+
+// DagRunGet implements backend.
+func (b *restBackend) DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error) {
+	var run core.DagRun
+	if err := b.c.Get(ctx, "/dags/"+seg(dagID)+"/dagRuns/"+seg(runID), nil, &run); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+// TaskInstancesOfRun implements backend: every page of the run's list.
+func (b *restBackend) TaskInstancesOfRun(ctx context.Context, dagID, runID string) ([]core.TaskInstance, error) {
+	var all []core.TaskInstance
+	for {
+		q := pageQuery(store.Page{Limit: 1000, Offset: len(all)})
+		var out api.TaskInstanceCollection
+		if err := b.c.Get(ctx, "/dags/"+seg(dagID)+"/dagRuns/"+seg(runID)+"/taskInstances", q, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.TaskInstances...)
+		if len(out.TaskInstances) == 0 || len(all) >= out.TotalEntries {
+			return all, nil
+		}
+	}
+}
+
+// Clear implements backend (POST /dags/{dag_id}/clearTaskInstances, every
+// field explicit: the API's defaults are Airflow's dry run and only failed).
+func (b *restBackend) Clear(ctx context.Context, p service.ClearParams) ([]core.TaskInstance, error) {
+	body := struct {
+		DagRunID          string     `json:"dag_run_id,omitempty"`
+		TaskIDs           []string   `json:"task_ids,omitempty"`
+		OnlyFailed        bool       `json:"only_failed"`
+		DryRun            bool       `json:"dry_run"`
+		KeepTaskState     bool       `json:"keep_task_state"`
+		IncludeDownstream bool       `json:"include_downstream"`
+		StartDate         *time.Time `json:"start_date,omitempty"`
+		EndDate           *time.Time `json:"end_date,omitempty"`
+	}{p.RunID, p.TaskIDs, p.OnlyFailed, p.DryRun, p.KeepTaskState, p.Downstream, p.StartDate, p.EndDate}
+	var out api.ClearResult
+	if err := b.c.Do(ctx, http.MethodPost, "/dags/"+seg(p.DagID)+"/clearTaskInstances", nil, body, &out); err != nil {
+		return nil, err
+	}
+	return out.TaskInstances, nil
+}
+
+// AssetList implements backend.
+func (b *restBackend) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, int, error) {
+	q := pageQuery(p.Page)
+	q.Set("only_active", strconv.FormatBool(p.Active != nil && *p.Active))
+	var out api.AssetCollection
+	err := b.c.Get(ctx, "/assets", q, &out)
+	return out.Assets, out.TotalEntries, err
+}

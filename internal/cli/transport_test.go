@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,13 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		s.run("variables", "set", "region", "eu-west-1", "--description", "where we run")
 		s.run("variables", "set", "thresholds", `{"rows": 1000}`, "--json")
 		s.run("connections", "add", "dw", "postgres://etl:secret@db:5432/dw?sslmode=require&password=x")
+		orders := seedState(t, s.st) // run r1 of etl (task load), asset orders
+		ti := "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store/"
+		for _, k := range []string{"k", "kl", "kr"} {
+			s.rest("PUT", ti+k, map[string]any{"value": map[string]int{"n": 1}, "retention": "never"})
+		}
+		s.rest("PUT", fmt.Sprintf("/api/v2/assets/%d/state-store/w", orders), map[string]any{"value": "2026-01-01"})
+		load := []string{"--dag", "etl", "--run", "r1", "--task", "load"}
 
 		cases := [][]string{
 			{"dags", "list"}, {"dags", "list", "-o", "json"}, {"dags", "list", "-o", "yaml"}, {"dags", "list", "-o", "plain"},
@@ -48,6 +56,15 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"tasks", "list", "etl"}, {"tasks", "list", "etl", "-o", "json"},
 			{"runs", "list"}, {"runs", "list", "--dag-id", "etl", "-o", "json"}, {"runs", "list", "--state", "queued", "--limit", "1"},
 			{"runs", "list", "--offset", "1", "-o", "yaml"},
+			{"dags", "state", "etl", "seed1"}, {"dags", "state", "etl", "2020-01-02"}, {"dags", "state", "etl", "nope"},
+			{"tasks", "states-for-dag-run", "etl", "seed1"}, {"tasks", "states-for-dag-run", "etl", "seed2", "-o", "json"},
+			{"tasks", "states-for-dag-run", "etl", "nope"},
+			{"tasks", "clear", "etl", "--run-id", "seed1", "--dry-run"}, {"tasks", "clear", "etl", "-t", "nope", "--dry-run"},
+			{"tasks", "clear", "etl", "--run-id", "seed1"}, // asks; no answer clears nothing
+			{"assets", "list"}, {"assets", "list", "--all", "-o", "json"},
+			append([]string{"state-store", "list"}, load...), append([]string{"state-store", "list", "-o", "json", "--limit", "1"}, load...),
+			{"state-store", "list", "--asset", "orders"}, {"state-store", "get", "w", "--asset", "orders"},
+			append([]string{"state-store", "get", "k"}, load...), append([]string{"state-store", "get", "nope"}, load...),
 			{"pools", "list"}, {"pools", "list", "-o", "json"}, {"pools", "list", "--limit", "1"},
 			{"connections", "list"}, {"connections", "list", "-o", "json"},
 			{"variables", "list"}, {"variables", "get", "region"}, {"variables", "get", "thresholds", "--json"},
@@ -69,11 +86,14 @@ func TestTransportsPrintTheSame(t *testing.T) {
 
 		changes := [][]string{
 			{"dags", "trigger", "etl", "--run-id", "r%s", "--conf", `{"n": 2}`},
+			{"tasks", "clear", "etl", "--run-id", "r%s", "-t", "extract", "-d", "--yes"},
 			{"dags", "pause", "etl"}, {"dags", "unpause", "etl"},
 			{"pools", "set", "p%s", "3", "a pool"}, {"pools", "set", "p%s", "5"}, {"pools", "delete", "p%s"},
 			{"variables", "set", "v%s", "1", "--description", "d"}, {"variables", "set", "v%s", "2"}, {"variables", "get", "v%s"},
 			{"variables", "delete", "v%s"},
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
+			append([]string{"state-store", "delete", "k%s"}, load...),
+			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
 			local, remote := fill(tmpl, "l"), fill(tmpl, "r")
@@ -85,8 +105,8 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			}
 		}
 		// The remote changes went through the API, as otto.
-		if e := s.lastAudit(); e.User != "otto" || e.Action != "connection.delete" {
-			t.Errorf("last audit entry %+v, want otto's connection.delete", e)
+		if e := s.lastAudit(); e.User != "otto" || e.Action != "asset_state.clear" {
+			t.Errorf("last audit entry %+v, want otto's asset_state.clear", e)
 		}
 	})
 }
@@ -100,11 +120,8 @@ func fill(args []string, suffix string) []string {
 	return out
 }
 
+// localNames are the names the local run of a change uses.
+var localNames = regexp.MustCompile(`\b([rpvc])l\b`)
+
 // swap turns the local run's names (rl, pl, vl, cl) into the remote's.
-func swap(s string) string {
-	for _, p := range []string{"r", "p", "v", "c"} {
-		s = strings.ReplaceAll(s, fmt.Sprintf(" %sl ", p), fmt.Sprintf(" %sr ", p))
-		s = strings.ReplaceAll(s, fmt.Sprintf(" %sl\n", p), fmt.Sprintf(" %sr\n", p))
-	}
-	return s
-}
+func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }
