@@ -47,7 +47,9 @@ func (s *server) listTriggers(ctx context.Context, in *listTriggersInput) (*stru
 }
 
 // withTriggers sets the trigger (kwargs masked) of each deferred try.
-func (s *server) withTriggers(ctx context.Context, tis []core.TaskInstance) { WithTriggers(ctx, s.st, tis) }
+func (s *server) withTriggers(ctx context.Context, tis []core.TaskInstance) {
+	WithTriggers(ctx, s.st, tis)
+}
 
 // TriggerGetter reads a trigger row (store.Store has it).
 type TriggerGetter interface {
