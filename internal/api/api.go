@@ -68,6 +68,9 @@ type Config struct {
 	// address (429 with Retry-After); nil = auth.NewLoginThrottle with its
 	// defaults over Clock. It lives in this process's memory.
 	LoginThrottle *auth.LoginThrottle
+	// LoginTokenTTL is how long a token from POST /api/v2/auth/token (weir
+	// login) lasts; 0 = DefaultLoginTokenTTL.
+	LoginTokenTTL time.Duration
 }
 
 // server holds the handlers' dependencies.
@@ -136,6 +139,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 
 	s.registerMonitor()
 	s.registerAuth()
+	s.registerAuthToken()
 	s.registerDags()
 	s.registerDagRuns()
 	s.registerTaskInstances()
