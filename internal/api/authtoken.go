@@ -55,7 +55,7 @@ func (s *server) createToken(ctx context.Context, in *LoginInput) (*TokenOutput,
 	if ttl == 0 {
 		ttl = DefaultLoginTokenTTL
 	}
-	tok, err := s.svc.IssueLoginToken(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, in.remote, ttl)
+	tok, err := s.svc.IssueLoginToken(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, s.cfg.TrustedProxies.ClientAddr(in.req), ttl)
 	var throttled *service.LoginThrottledError
 	switch {
 	case errors.As(err, &throttled):
