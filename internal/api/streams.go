@@ -49,15 +49,14 @@ func (s *server) registerStreams() {
 			"are deleted after [triggerer] stream_retention.",
 		Errors: []int{http.StatusNotFound},
 	}, s.listStreamEvents)
-	register(s, core.RoleViewer, huma.Operation{
-		OperationID: "get_task_expansion", Method: http.MethodGet,
-		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/expansion", Tags: []string{"Stream"},
-		Summary: "Get a lazily expanding task's expansion",
-		Description: "For a task mapped over a stream (iterate): its producer, the stream, how many items it sent so far, " +
-			"how many mapped instances exist, and whether the expansion is still open (more items may come). A task " +
-			"without iterate is 400.",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-	}, s.getExpansion)
+	expansion := huma.Operation{OperationID: "get_task_expansion", Method: http.MethodGet, Tags: []string{"Stream"},
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/expansion"}
+	expansion.Summary = "Get a lazily expanding task's expansion"
+	expansion.Description = "For a task mapped over a stream (iterate): its producer, the stream, how many items it sent " +
+		"so far, how many mapped instances exist, and whether the expansion is still open (more items may come). A task " +
+		"without iterate is 400."
+	expansion.Errors = []int{http.StatusBadRequest, http.StatusNotFound}
+	register(s, core.RoleViewer, expansion, s.getExpansion)
 }
 
 type expansionInput struct {
