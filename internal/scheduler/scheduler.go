@@ -87,6 +87,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	defer cancel()
 	wake := s.Store.Subscribe(ctx, store.ChannelScheduler)
+	// Envelopes landing in a stream a task iterates over wake it too
+	// (lazy expansion creates their instances at once).
+	streams := s.Store.Subscribe(ctx, store.ChannelStream)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -94,6 +97,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
+		case <-streams:
 		case <-timer.C:
 		}
 		next, err := s.wake(ctx)
@@ -330,6 +334,9 @@ type Store interface {
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error)
 	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
+	TaskInstanceIterate(ctx context.Context, p *store.TaskInstanceIterateParams) error
+	StreamGet(ctx context.Context, id string) (*core.Stream, error)
+	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
 	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"StreamAppendBackpressure", testStreamAppendBackpressure},
 		{"StreamTriggerClose", testStreamTriggerClose},
 		{"StreamCleanup", testStreamCleanup},
+		{"TaskInstanceIterate", testTaskInstanceIterate},
 		{"XComRoundTrip", testXComRoundTrip},
 		{"XComUpsertListClear", testXComUpsertListClear},
 		{"StateRoundTrip", testStateRoundTrip},
