@@ -53,11 +53,16 @@ type ClaimRequest struct {
 	Queues      []string `json:"queues"` // empty = ["default"]
 	Limit       int      `json:"limit"`
 	WaitSeconds float64  `json:"wait_seconds"`
+	// CallbackLimit is how many fired callbacks the worker takes besides
+	// (its free callback slots); 0 = none (a worker that predates
+	// callbacks).
+	CallbackLimit int `json:"callback_limit,omitempty"`
 }
 
 // ClaimResponse lists the claimed workloads (possibly none).
 type ClaimResponse struct {
-	Workloads []Workload `json:"workloads"`
+	Workloads []Workload         `json:"workloads"`
+	Callbacks []CallbackWorkload `json:"callbacks,omitempty"`
 }
 
 // Workload is one claimed try with everything a worker needs to run it.

@@ -23,6 +23,9 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
 	}
+	if err := s.requeueCallbacks(ctx, now); err != nil {
+		return err
+	}
 	var unclaim []string
 	for i := range stale {
 		ti := &stale[i]
@@ -61,4 +64,20 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 func (s *Scheduler) logDead(ti *core.TaskInstance, to core.TIState) {
 	s.Logger.Warn("task instance's worker stopped heartbeating", "dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber, "worker_id", ti.WorkerID, "state", to)
+}
+
+// requeueCallbacks queues again the running callbacks whose worker stopped
+// heartbeating, by the try's timeout, while they have attempts left
+// (CallbackMaxAttempts), and fails the others: callbacks run at least once
+// (docs/emission.md#callbacks).
+func (s *Scheduler) requeueCallbacks(ctx context.Context, now time.Time) error {
+	requeued, failed, err := s.Store.CallbackRequeueStale(ctx, &store.CallbackStaleParams{
+		Before: now.Add(-s.Config.HeartbeatTimeout), MaxAttempts: s.Config.CallbackMaxAttempts, Now: now})
+	if err != nil {
+		return fmt.Errorf("queue again the callbacks of dead workers: %w", err)
+	}
+	if requeued+failed > 0 {
+		s.Logger.Warn("callbacks whose worker stopped heartbeating", "queued_again", requeued, "failed", failed)
+	}
+	return nil
 }

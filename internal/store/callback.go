@@ -21,11 +21,13 @@ type CallbackStore interface {
 	CallbackClaim(ctx context.Context, p *CallbackClaimParams) ([]core.Callback, error)
 	// CallbackGet returns one callback or ErrNotFound.
 	CallbackGet(ctx context.Context, id int64) (*core.Callback, error)
-	// CallbackHeartbeat records that the worker running callback id is
-	// alive; ErrConflict when it is no longer running for workerID.
-	CallbackHeartbeat(ctx context.Context, id int64, workerID string, now time.Time) error
-	// CallbackFinish ends a running callback of workerID as success or
-	// failed; ErrConflict when it is no longer running for workerID.
+	// CallbackHeartbeat records that the worker running attempt (a claim:
+	// the callback's attempts count when claimed) of callback id is alive;
+	// ErrConflict when that attempt is no longer running (the callback
+	// ended, or was queued again and claimed anew).
+	CallbackHeartbeat(ctx context.Context, id int64, attempt int, now time.Time) error
+	// CallbackFinish ends a running attempt of a callback as success or
+	// failed; ErrConflict when that attempt is no longer running.
 	CallbackFinish(ctx context.Context, p *CallbackFinishParams) error
 	// CallbackRequeueStale finds running callbacks whose heartbeat is older
 	// than p.Before: those with attempts left go back to queued, the others
@@ -47,11 +49,11 @@ type CallbackClaimParams struct {
 
 // CallbackFinishParams ends a running callback.
 type CallbackFinishParams struct {
-	ID       int64
-	WorkerID string
-	State    core.CallbackState // success or failed
-	Error    string
-	Now      time.Time
+	ID      int64
+	Attempt int                // the claim's attempt
+	State   core.CallbackState // success or failed
+	Error   string
+	Now     time.Time
 }
 
 // CallbackStaleParams selects the callbacks of dead workers.

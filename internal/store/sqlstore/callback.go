@@ -30,9 +30,9 @@ const (
 		WHERE id IN (SELECT id FROM picked) AND state = 'queued'
 		RETURNING ` + callbackCols
 	qCallbackGet       = `SELECT ` + callbackCols + ` FROM callback WHERE id = $1`
-	qCallbackHeartbeat = `UPDATE callback SET heartbeat = $3 WHERE id = $1 AND worker_id = $2 AND state = 'running'`
+	qCallbackHeartbeat = `UPDATE callback SET heartbeat = $3 WHERE id = $1 AND attempts = $2 AND state = 'running'`
 	qCallbackFinish    = `UPDATE callback SET state = $3, error = $4, ended_at = $5, heartbeat = $5
-		WHERE id = $1 AND worker_id = $2 AND state = 'running'`
+		WHERE id = $1 AND attempts = $2 AND state = 'running'`
 	qCallbackRequeue = `UPDATE callback SET state = 'queued', worker_id = NULL, heartbeat = NULL,
 		error = 'its worker stopped heartbeating; queued again'
 		WHERE state = 'running' AND heartbeat < $1 AND attempts < $2`
@@ -97,10 +97,11 @@ func (s *Store) CallbackGet(ctx context.Context, id int64) (*core.Callback, erro
 	return &cb, nil
 }
 
-// CallbackHeartbeat records that callback id's worker is alive.
-func (s *Store) CallbackHeartbeat(ctx context.Context, id int64, workerID string, now time.Time) error {
-	what := fmt.Sprintf("heartbeat callback %d of worker %s", id, workerID)
-	return s.runningCallbackOnly(ctx, what, id, workerID, qCallbackHeartbeat, id, workerID, micros(now))
+// CallbackHeartbeat records that the worker running attempt of callback
+// id is alive.
+func (s *Store) CallbackHeartbeat(ctx context.Context, id int64, attempt int, now time.Time) error {
+	what := fmt.Sprintf("heartbeat attempt %d of callback %d", attempt, id)
+	return s.runningCallbackOnly(ctx, what, id, attempt, qCallbackHeartbeat, id, attempt, micros(now))
 }
 
 // CallbackFinish ends a running callback as success or failed.
@@ -109,12 +110,12 @@ func (s *Store) CallbackFinish(ctx context.Context, p *store.CallbackFinishParam
 	if !p.State.Terminal() {
 		return fmt.Errorf("%s: a callback ends as success or failed: %w", what, core.ErrInvalid)
 	}
-	return s.runningCallbackOnly(ctx, what, p.ID, p.WorkerID, qCallbackFinish, p.ID, p.WorkerID, string(p.State), p.Error, micros(p.Now))
+	return s.runningCallbackOnly(ctx, what, p.ID, p.Attempt, qCallbackFinish, p.ID, p.Attempt, string(p.State), p.Error, micros(p.Now))
 }
 
-// runningCallbackOnly runs an update of a callback running for workerID;
+// runningCallbackOnly runs an update of a callback's running attempt;
 // when nothing changed it says why (ErrNotFound or ErrConflict).
-func (s *Store) runningCallbackOnly(ctx context.Context, what string, id int64, workerID, query string, args ...any) error {
+func (s *Store) runningCallbackOnly(ctx context.Context, what string, id int64, attempt int, query string, args ...any) error {
 	err := s.execOne(ctx, what, query, args...)
 	if !errors.Is(err, core.ErrNotFound) {
 		return err
@@ -123,7 +124,8 @@ func (s *Store) runningCallbackOnly(ctx context.Context, what string, id int64, 
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return fmt.Errorf("%s: it is %s (worker %q), not running for worker %q: %w", what, cur.State, cur.WorkerID, workerID, core.ErrConflict)
+	return fmt.Errorf("%s: it is %s in attempt %d (worker %q), not running in attempt %d: %w",
+		what, cur.State, cur.Attempts, cur.WorkerID, attempt, core.ErrConflict)
 }
 
 // CallbackRequeueStale queues again, or fails, the running callbacks of

@@ -48,13 +48,13 @@ func testCallbackQueue(t *testing.T, f *fixture) {
 		t.Fatalf("second claim got %+v, want only the DAG-level callback", rest)
 	}
 
-	wantErr(t, f.st.CallbackHeartbeat(f.ctx, got[0].ID, "w2", f.now), core.ErrConflict, "another worker's heartbeat")
-	must(t, f.st.CallbackHeartbeat(f.ctx, got[0].ID, "w1", f.at(time.Minute)), "heartbeat")
-	wantErr(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, WorkerID: "w1",
+	wantErr(t, f.st.CallbackHeartbeat(f.ctx, got[0].ID, 2, f.now), core.ErrConflict, "another attempt's heartbeat")
+	must(t, f.st.CallbackHeartbeat(f.ctx, got[0].ID, 1, f.at(time.Minute)), "heartbeat")
+	wantErr(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, Attempt: 1,
 		State: core.CallbackRunning, Now: f.now}), core.ErrInvalid, "finish as running")
-	must(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, WorkerID: "w1",
+	must(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, Attempt: 1,
 		State: core.CallbackFailed, Error: "exit status 3", Now: f.at(2 * time.Minute)}), "finish")
-	err = f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, WorkerID: "w1", State: core.CallbackSuccess, Now: f.now})
+	err = f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: got[0].ID, Attempt: 1, State: core.CallbackSuccess, Now: f.now})
 	wantErr(t, err, core.ErrConflict, "finish twice")
 	cb, err := f.st.CallbackGet(f.ctx, got[0].ID)
 	must(t, err, "get")
@@ -86,8 +86,8 @@ func testCallbackQueue(t *testing.T, f *fixture) {
 	if len(again) != 1 || again[0].ID != claimed[0].ID || again[0].Attempts != 2 || again[0].WorkerID != "w4" {
 		t.Fatalf("claimed again %+v, want b's callback, attempt 2, for w4", again)
 	}
-	wantErr(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: again[0].ID, WorkerID: "w3",
-		State: core.CallbackSuccess, Now: f.now}), core.ErrConflict, "the dead worker's late report")
+	wantErr(t, f.st.CallbackFinish(f.ctx, &store.CallbackFinishParams{ID: again[0].ID, Attempt: 1,
+		State: core.CallbackSuccess, Now: f.now}), core.ErrConflict, "the dead worker's late report (attempt 1)")
 }
 
 func testCallbackWithStateChange(t *testing.T, f *fixture) {
