@@ -7,7 +7,7 @@ import (
 
 	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
-		"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // inTxIf runs fn in one transaction when a state change fires callbacks

@@ -22,6 +22,43 @@ import (
 // bytes, then a line saying the rest was dropped.
 const maxCallbackLog = 1 << 20
 
+// claimCallbacks claims fired callbacks into CallbackSlots until ctx ends
+// and runs each (on runCtx, which outlives ctx by the shutdown grace, as
+// tries do) in wg.
+func (w *Worker) claimCallbacks(ctx, runCtx context.Context, wg *sync.WaitGroup) {
+	slots := make(chan struct{}, w.CallbackSlots)
+	for {
+		free := acquire(ctx, slots)
+		if free == 0 {
+			return
+		}
+		res, err := w.Client.ClaimAll(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+			Queues: w.Queues, CallbackLimit: free, WaitSeconds: w.ClaimWait.Seconds()})
+		var cbs []execclient.CallbackWorkload
+		if err == nil {
+			cbs = res.Callbacks
+		}
+		for range free - len(cbs) {
+			<-slots
+		}
+		for _, cw := range cbs {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				w.runCallback(runCtx, cw)
+			})
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			w.Logger.Warn("claim callbacks", "err", err)
+			if !pause(ctx, time.Second) {
+				return
+			}
+		}
+	}
+}
+
 // runCallback runs one claimed attempt of a fired callback to its end
 // (docs/emission.md#callbacks): its command in a process group of its own,
 // as a bash task's, killed at CallbackTimeout or when the server says the

@@ -45,14 +45,15 @@ type Worker struct {
 	ShutdownGrace     time.Duration // running tries get this long after Start's ctx ends; 0 = 30 s
 	ClaimWait         time.Duration // long-poll of one claim; 0 = 30 s
 	KillGrace         time.Duration // SIGTERM → SIGKILL of a killed bash task; 0 = 5 s
+	Clock             core.Clock
+	Logger            *slog.Logger
+
 	// CallbackSlots is how many fired callbacks run at once beside the
 	// task slots ([callbacks] max_active); 0 = 4.
 	CallbackSlots int
 	// CallbackTimeout kills a callback's command that runs longer
 	// ([callbacks] timeout); 0 = 5 min.
 	CallbackTimeout time.Duration
-	Clock             core.Clock
-	Logger            *slog.Logger
 
 	// StateBackend is [workers] state_backend: an object-store URL where
 	// tasks keep task state values, only references going to the database
@@ -198,30 +199,19 @@ func (w *Worker) Start(ctx context.Context) error {
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer killTasks(errShutdown)
 	slots := make(chan struct{}, w.Concurrency)
-	cbSlots := make(chan struct{}, w.CallbackSlots)
 	var wg sync.WaitGroup
+	// Callbacks are claimed by a loop of their own, so that busy task
+	// slots never hold them back, nor they the tasks.
+	wg.Go(func() { w.claimCallbacks(ctx, taskCtx, &wg) })
 	for {
-		free, freeCB := acquire(ctx, slots, cbSlots)
-		if free+freeCB == 0 {
+		free := acquire(ctx, slots)
+		if free == 0 {
 			break
 		}
-		res, err := w.Client.ClaimAll(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, CallbackLimit: freeCB, WaitSeconds: w.ClaimWait.Seconds()})
-		if res == nil {
-			res = &execclient.ClaimResponse{}
-		}
-		wls := res.Workloads
+		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds()})
 		for range free - len(wls) {
 			<-slots
-		}
-		for range freeCB - len(res.Callbacks) {
-			<-cbSlots
-		}
-		for _, cw := range res.Callbacks {
-			wg.Go(func() {
-				defer func() { <-cbSlots }()
-				w.runCallback(taskCtx, cw)
-			})
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -256,24 +246,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// acquire blocks for one free slot of either kind (a task's, a
-// callback's), then takes every other free one; it returns how many of
-// each it took (none when ctx ended).
-func acquire(ctx context.Context, slots, cbSlots chan struct{}) (tasks, callbacks int) {
+// acquire blocks for one free slot, then takes every other free one; it
+// returns how many it took (0 when ctx ended).
+func acquire(ctx context.Context, slots chan struct{}) int {
 	select {
 	case slots <- struct{}{}:
-		tasks++
-	case cbSlots <- struct{}{}:
-		callbacks++
 	case <-ctx.Done():
-		return 0, 0
+		return 0
 	}
-	return tasks + fill(slots), callbacks + fill(cbSlots)
-}
-
-// fill takes every free slot of slots without blocking and returns how many.
-func fill(slots chan struct{}) int {
-	n := 0
+	n := 1
 	for {
 		select {
 		case slots <- struct{}{}:
