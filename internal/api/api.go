@@ -145,6 +145,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()
+	s.registerCallbacks()
 	s.registerXCom()
 	s.registerTaskState()
 	s.registerImportErrors()

@@ -10,6 +10,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ import (
 const (
 	ScopeExecution = "execution" // one task try's access to its own data
 	ScopeWorker    = "worker"    // a worker's right to claim workloads
+	// ScopeCallback is one claimed attempt of a callback: its own log,
+	// heartbeat and report, nothing of any task's (ADR 0015).
+	ScopeCallback = "callback"
 )
 
 // Defaults applied by NewTokens to zero Config fields.
@@ -31,6 +35,7 @@ const (
 	DefaultIssuer       = "weir"
 	DefaultExecutionTTL = 10 * time.Minute
 	DefaultWorkerTTL    = 365 * 24 * time.Hour
+	DefaultCallbackTTL  = 10 * time.Minute
 	DefaultLeeway       = 10 * time.Second
 	// MinKeyBytes is the shortest signing key accepted.
 	MinKeyBytes = 32
@@ -46,6 +51,7 @@ type Config struct {
 	Audience     string        // "aud"; "" = DefaultAudience
 	ExecutionTTL time.Duration // execution token lifetime; 0 = DefaultExecutionTTL
 	WorkerTTL    time.Duration // worker credential lifetime; 0 = DefaultWorkerTTL
+	CallbackTTL  time.Duration // callback token lifetime; 0 = DefaultCallbackTTL
 	Leeway       time.Duration // clock skew tolerated; 0 = DefaultLeeway
 }
 
@@ -92,6 +98,9 @@ func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
 	if cfg.WorkerTTL <= 0 {
 		cfg.WorkerTTL = DefaultWorkerTTL
 	}
+	if cfg.CallbackTTL <= 0 {
+		cfg.CallbackTTL = DefaultCallbackTTL
+	}
 	if cfg.Leeway <= 0 {
 		cfg.Leeway = DefaultLeeway
 	}
@@ -120,6 +129,17 @@ func (t *Tokens) ExecutionTTL() time.Duration { return t.cfg.ExecutionTTL }
 // IssueExecution returns a token for one task try.
 func (t *Tokens) IssueExecution(tiID string) (string, error) {
 	return t.issue(tiID, ScopeExecution, t.cfg.ExecutionTTL)
+}
+
+// IssueCallback returns a token for one claimed attempt of a callback:
+// its subject is CallbackSubject(id, attempt).
+func (t *Tokens) IssueCallback(id int64, attempt int) (string, error) {
+	return t.issue(CallbackSubject(id, attempt), ScopeCallback, t.cfg.CallbackTTL)
+}
+
+// CallbackSubject is the subject of a callback token: "<id>/<attempt>".
+func CallbackSubject(id int64, attempt int) string {
+	return strconv.FormatInt(id, 10) + "/" + strconv.Itoa(attempt)
 }
 
 // IssueWorker returns a worker credential for the named worker; ttl 0 means

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/config"
@@ -15,7 +16,10 @@ func tokensFor(cfg *config.Config) (*auth.Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	return auth.NewTokens(auth.Config{Key: keys[0], VerifyKeys: keys[1:], ExecutionTTL: cfg.APIAuth.JWTExpirationTime.D()}, nil)
+	// A callback's token outlives its command's timeout by the time its
+	// log and report take.
+	return auth.NewTokens(auth.Config{Key: keys[0], VerifyKeys: keys[1:], ExecutionTTL: cfg.APIAuth.JWTExpirationTime.D(),
+		CallbackTTL: cfg.Callbacks.Timeout.D() + 5*time.Minute}, nil)
 }
 
 // sessionKeys returns the keys of login sessions: the first signs, every

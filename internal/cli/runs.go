@@ -54,6 +54,6 @@ func (a *app) runsCmd() *cobra.Command {
 	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
 	pf.add(list, "runs", 50)
 	out.add(list)
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, a.runCallbacksCmd(), a.runCallbackLogsCmd())
 	return cmd
 }

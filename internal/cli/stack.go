@@ -103,6 +103,7 @@ func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger 
 		PollInterval:           cfg.Scheduler.PollInterval.D(),
 		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+		CallbackMaxAttempts:    cfg.Callbacks.MaxAttempts,
 		OnlyDagID:              onlyDagID,
 	}}
 }
@@ -151,6 +152,8 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		ShutdownGrace:      cfg.Workers.ShutdownGracePeriod.D(),
 		StateBackend:       cfg.Workers.StateBackend,
 		StateSweepInterval: cfg.Workers.StateSweepInterval.D(),
+		CallbackSlots:      cfg.Callbacks.MaxActive,
+		CallbackTimeout:    cfg.Callbacks.Timeout.D(),
 		RunDir:             filepath.Join(cfg.Home, "run"),
 		Clock:              core.SystemClock{},
 		Logger:             logger,

@@ -40,6 +40,8 @@ type Config struct {
 	DagProcessor DagProcessor `toml:"dag_processor"`
 	// Triggerer configures the triggerer role.
 	Triggerer Triggerer `toml:"triggerer"`
+	// Callbacks configures how workers run callbacks.
+	Callbacks Callbacks `toml:"callbacks"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -167,6 +169,7 @@ func Defaults(home string) *Config {
 
 		DagProcessor: defaultDagProcessor(),
 		Triggerer:    defaultTriggerer(),
+		Callbacks:    defaultCallbacks(),
 	}
 }
 

@@ -78,6 +78,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateStateStore()...)
 	errs = append(errs, c.validateDagProcessor()...)
 	errs = append(errs, c.validateTriggerer()...)
+	errs = append(errs, c.validateCallbacks()...)
 	for id, uri := range c.Connections {
 		if _, err := url.Parse(uri); err != nil || !strings.Contains(uri, ":") {
 			bad("[connections] %s: not a URI (want scheme://...)", id)

@@ -61,11 +61,11 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 		return nil
 	}
 	delete(s.views, run.ID)
-	ok, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{
-		ID: run.ID, From: []core.DagRunState{core.RunRunning}, To: plan.RunState, Now: now,
-	})
+	// The DAG's callbacks for the run's end are fired in the transaction
+	// that ends it (ADR 0015).
+	ok, err := s.Service.FinishRun(ctx, run, g.spec, plan.RunState, now)
 	if err != nil {
-		return fmt.Errorf("finish run as %s: %w", plan.RunState, err)
+		return err
 	}
 	if ok {
 		s.Logger.Info("dag run finished", "dag_id", run.DagID, "run_id", run.RunID, "state", plan.RunState)

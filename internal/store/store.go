@@ -29,6 +29,7 @@ type Store interface {
 	TriggerStore
 	WatcherStore
 	StreamStore
+	CallbackStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.

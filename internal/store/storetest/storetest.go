@@ -94,6 +94,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WatcherSync", testWatcherSync},
 		{"WatcherStopsWithDag", testWatcherStopsWithDag},
 		{"WatcherCommit", testWatcherCommit},
+		{"CallbackQueue", testCallbackQueue},
+		{"CallbackWithStateChange", testCallbackWithStateChange},
 		{"PagingEveryOrder", testPagingEveryOrder},
 		{"PagingOrderValues", testPagingOrderValues},
 		{"PagingFiltersCount", testPagingFiltersCount},
