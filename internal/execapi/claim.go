@@ -12,9 +12,14 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
+// maxHolding bounds the tries a claim says its worker holds.
+const maxHolding = 10000
+
 // claim serves POST /execution/workloads/claim: it claims up to limit queued
 // task instances for the worker, long-polling (woken by ChannelQueued, never
-// a busy loop) until one is available or wait_seconds pass.
+// a busy loop) until one is available or wait_seconds pass. With reclaim,
+// the worker's own unstarted claims it does not list as holding come
+// first (docs/state-machines.md#dead-workers).
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.ClaimRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
@@ -26,8 +31,15 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if req.WorkerID != c.Subject {
 		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", req.WorkerID, c.Subject, core.ErrForbidden)
 	}
-	if req.Limit <= 0 || req.Limit > s.cfg.MaxClaimBatch {
-		return fmt.Errorf("limit must be between 1 and %d, got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
+	if req.CallbackLimit < 0 {
+		return fmt.Errorf("callback_limit must not be negative: %w", core.ErrInvalid)
+	}
+	// A worker whose task slots are all busy claims callbacks alone (limit 0).
+	if req.Limit < 0 || req.Limit > s.cfg.MaxClaimBatch || (req.Limit == 0 && req.CallbackLimit == 0) {
+		return fmt.Errorf("limit must be between 1 and %d (0 with a callback_limit), got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
+	}
+	if len(req.Holding) > maxHolding {
+		return fmt.Errorf("holding lists %d tries, at most %d are allowed: %w", len(req.Holding), maxHolding, core.ErrInvalid)
 	}
 	if req.WaitSeconds < 0 {
 		return fmt.Errorf("wait_seconds must not be negative: %w", core.ErrInvalid)
@@ -47,16 +59,21 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	for {
 		tis, err := s.st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{
 			WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit, Now: s.clock.Now(),
+			Reclaim: req.Reclaim, Holding: req.Holding,
 		})
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
 		}
-		if len(tis) > 0 {
+		cbs, err := s.claimCallbacks(ctx, req.WorkerID, min(req.CallbackLimit, s.cfg.MaxClaimBatch))
+		if err != nil {
+			return fmt.Errorf("claim callbacks for worker %s: %w", req.WorkerID, err)
+		}
+		if len(tis) > 0 || len(cbs) > 0 {
 			wls, err := s.workloads(ctx, tis)
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls})
+			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
 			return nil
 		}
 		select {

@@ -28,6 +28,10 @@ type harness struct {
 	clk   *clocktest.Clock
 	s     *scheduler.Scheduler
 	specs map[string]*core.DAG
+	// api is the job row of the api-server the simulated worker talks
+	// through; each step refreshes its heartbeat unless apiDown.
+	api     core.Job
+	apiDown bool
 }
 
 func newHarness(t testing.TB, dags ...core.DAG) *harness {
@@ -36,7 +40,8 @@ func newHarness(t testing.TB, dags ...core.DAG) *harness {
 	st := sqlitetest.Open(t)
 	clk := clocktest.New(t0)
 	h := &harness{t: t, ctx: ctx, st: st, clk: clk, specs: map[string]*core.DAG{},
-		s: &scheduler.Scheduler{Store: st, Clock: clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}}}
+		s:   &scheduler.Scheduler{Store: st, Clock: clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}},
+		api: core.Job{ID: "api-1", Role: "api-server", Hostname: "h", PID: 1, StartedAt: t0.Add(-time.Hour)}}
 	for i := range dags {
 		h.sync(dags[i])
 	}
@@ -54,6 +59,12 @@ func (h *harness) sync(spec core.DAG) {
 
 func (h *harness) step() {
 	h.t.Helper()
+	if !h.apiDown {
+		h.api.Heartbeat = h.clk.Now()
+		if err := h.st.JobHeartbeat(h.ctx, &h.api); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 	if err := h.s.RunOnce(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -17,6 +18,7 @@ import (
 const (
 	DefaultPollInterval           = 2 * time.Second
 	DefaultHeartbeatTimeout       = 5 * time.Minute
+	DefaultCallbackMaxAttempts    = 3
 	DefaultMaxRunsToCreatePerLoop = 10
 	DefaultMaxActiveRuns          = 16
 	DefaultMaxActiveTasks         = 16
@@ -34,9 +36,17 @@ type Config struct {
 	// HeartbeatTimeout is how long a running try may go without a heartbeat
 	// (or a queued claim without a start) before its worker counts as dead.
 	HeartbeatTimeout time.Duration
+	// CallbackMaxAttempts is how many times a callback whose worker died
+	// is run before it fails ([callbacks] max_attempts).
+	CallbackMaxAttempts int
 	// StaleCheckInterval is how often dead workers are looked for
 	// (default HeartbeatTimeout/4).
 	StaleCheckInterval time.Duration
+	// APIServerHeartbeatInterval is how often api-servers write their job
+	// rows (default job.DefaultInterval). Tries are failed over for missed
+	// heartbeats only while an api-server has been seen up for a whole
+	// HeartbeatTimeout (docs/state-machines.md#dead-workers).
+	APIServerHeartbeatInterval time.Duration
 	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
 	// (Airflow's max_dagruns_to_create_per_loop).
 	MaxRunsToCreatePerLoop int
@@ -81,6 +91,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	defer cancel()
 	wake := s.Store.Subscribe(ctx, store.ChannelScheduler)
+	// Envelopes landing in a stream a task iterates over wake it too
+	// (lazy expansion creates their instances at once).
+	streams := s.Store.Subscribe(ctx, store.ChannelStream)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -88,6 +101,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
+		case <-streams:
 		case <-timer.C:
 		}
 		next, err := s.wake(ctx)
@@ -237,8 +251,14 @@ func (s *Scheduler) init() {
 	if c.HeartbeatTimeout <= 0 {
 		c.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
+	if c.CallbackMaxAttempts <= 0 {
+		c.CallbackMaxAttempts = DefaultCallbackMaxAttempts
+	}
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
+	}
+	if c.APIServerHeartbeatInterval <= 0 {
+		c.APIServerHeartbeatInterval = job.DefaultInterval
 	}
 	if c.MaxRunsToCreatePerLoop <= 0 {
 		c.MaxRunsToCreatePerLoop = DefaultMaxRunsToCreatePerLoop
@@ -304,6 +324,7 @@ func (h held) holds(dagID string) bool {
 // Store is what the scheduler needs of the store (package store documents each
 // method); *sqlstore.Store and every store.Store satisfy it.
 type Store interface {
+	CallbackRequeueStale(ctx context.Context, p *store.CallbackStaleParams) (requeued, failed int, err error)
 	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
 	AssetQueueReady(ctx context.Context) ([]string, error)
 	AssetPartitionReady(ctx context.Context, limit int) ([]store.AssetRunGroup, error)
@@ -315,11 +336,15 @@ type Store interface {
 	DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error)
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
+	JobList(ctx context.Context) ([]core.Job, error)
 	Notify(ctx context.Context, channel string) error
 	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error)
 	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
+	TaskInstanceIterate(ctx context.Context, p *store.TaskInstanceIterateParams) error
+	StreamGet(ctx context.Context, id string) (*core.Stream, error)
+	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
 	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)

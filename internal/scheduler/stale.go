@@ -6,8 +6,13 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store"
 )
+
+// apiServerRole is the job role of api-servers (apiserver.Role), which
+// carry every worker heartbeat to the database.
+const apiServerRole = "api-server"
 
 // checkStale handles dead workers, at most every StaleCheckInterval: a
 // running try whose heartbeat is older than HeartbeatTimeout fails by the
@@ -15,13 +20,33 @@ import (
 // instance claimed that long ago but never started goes back to the queue
 // unclaimed. Every change is conditional on the state seen, so a worker
 // that reports at the same moment wins or loses cleanly.
+//
+// Nothing is failed over unless an api-server has been seen up for the
+// whole timeout: a try is stale when its last heartbeat is more than the
+// timeout before the latest api-server heartbeat and the api-servers'
+// unbroken uptime began before that too (job.UpNow). While no api-server
+// was up, heartbeats and starts could not arrive, so their absence says
+// nothing of the workers.
 func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResult) error {
 	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
-	stale, err := s.Store.TaskInstanceStale(ctx, now.Add(-s.Config.HeartbeatTimeout))
+	jobs, err := s.Store.JobList(ctx)
+	if err != nil {
+		return fmt.Errorf("list job rows: %w", err)
+	}
+	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
+	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
+	if !ok || up.Since.After(cutoff) {
+		s.logUnreachable(up, ok)
+		return nil
+	}
+	stale, err := s.Store.TaskInstanceStale(ctx, cutoff)
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
+	}
+	if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
+		return err
 	}
 	var unclaim []string
 	for i := range stale {
@@ -61,4 +86,30 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 func (s *Scheduler) logDead(ti *core.TaskInstance, to core.TIState) {
 	s.Logger.Warn("task instance's worker stopped heartbeating", "dag_id", ti.DagID, "run_id", ti.RunID,
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber, "worker_id", ti.WorkerID, "state", to)
+}
+
+// logUnreachable says why no try was failed over in a check.
+func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
+	if !ok {
+		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout")
+		return
+	}
+	s.Logger.Debug("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over yet",
+		"api_servers_up_since", up.Since)
+}
+
+// requeueCallbacks queues again the running callbacks whose worker stopped
+// heartbeating before cutoff (the tries' rule above), while they have attempts left
+// (CallbackMaxAttempts), and fails the others: callbacks run at least once
+// (docs/emission.md#callbacks).
+func (s *Scheduler) requeueCallbacks(ctx context.Context, cutoff, now time.Time) error {
+	requeued, failed, err := s.Store.CallbackRequeueStale(ctx, &store.CallbackStaleParams{
+		Before: cutoff, MaxAttempts: s.Config.CallbackMaxAttempts, Now: now})
+	if err != nil {
+		return fmt.Errorf("queue again the callbacks of dead workers: %w", err)
+	}
+	if requeued+failed > 0 {
+		s.Logger.Warn("callbacks whose worker stopped heartbeating", "queued_again", requeued, "failed", failed)
+	}
+	return nil
 }

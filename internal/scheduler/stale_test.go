@@ -82,3 +82,57 @@ func TestStaleClaimIsReleased(t *testing.T) {
 		t.Errorf("run = %s, want success", got)
 	}
 }
+
+// docs/state-machines.md#dead-workers: while no api-server is up, no
+// heartbeat or start can arrive, so nothing is failed over or released;
+// once one is back, the workers get a whole heartbeat timeout to be heard.
+func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "outage", Tasks: []core.Task{
+		{TaskID: "a", Retries: 1, RetryDelay: core.Duration(time.Hour)}, {TaskID: "b", Retries: 1, RetryDelay: core.Duration(time.Hour)},
+	}})
+	run := h.trigger("outage")
+	h.step()
+	started := h.claim("w1", 1) // running, heartbeating until the outage
+	claimed, err := h.st.TaskInstanceClaim(h.ctx, &store.TaskInstanceClaimParams{
+		WorkerID: "w1", Queues: []string{core.DefaultQueue}, Limit: 1, Now: h.clk.Now()})
+	if err != nil || len(started) != 1 || len(claimed) != 1 {
+		t.Fatalf("claims: %v, %d started, %d claimed", err, len(started), len(claimed))
+	}
+	want := map[string]string{started[0].TaskID: "running", claimed[0].TaskID: "queued"}
+	check := func(when string) {
+		t.Helper()
+		got := h.states(run)
+		for task, state := range want {
+			if got[task] != state {
+				t.Fatalf("%s: %s = %s, want %s (%v)", when, task, got[task], state, got)
+			}
+		}
+	}
+
+	h.apiDown = true // every api-server is down for five minutes
+	for range 20 {
+		h.clk.Advance(15 * time.Second)
+		h.step()
+	}
+	check("during a five-minute outage")
+
+	h.apiDown = false // one api-server starts again
+	h.api = core.Job{ID: "api-2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: h.clk.Now()}
+	for range 3 {
+		h.clk.Advance(15 * time.Second)
+		h.step()
+	}
+	h.clk.Advance(14 * time.Second)
+	h.step()
+	check("59 s after the api-server came back")
+
+	// No word from the worker for a whole timeout while the api-server was up.
+	h.clk.Advance(2 * time.Second)
+	h.step()
+	want[started[0].TaskID] = "up_for_retry"
+	check("a timeout after the api-server came back")
+	if again := h.claim("w2", 1); len(again) != 1 || again[0].ID != claimed[0].ID {
+		t.Errorf("w2 claimed %v, want the released claim %s", again, claimed[0].ID)
+	}
+}

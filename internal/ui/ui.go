@@ -44,6 +44,9 @@ type Config struct {
 	// SecretKey signs session cookies; the REST API's key, so one login
 	// serves both.
 	SecretKey []byte
+	// PreviousSecretKeys are earlier session keys still accepted during a
+	// rotation ([api_auth] secret_key's later keys); SecretKey alone signs.
+	PreviousSecretKeys [][]byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
 	// SecureCookie sets the Secure attribute on cookies ([api]
@@ -108,7 +111,7 @@ func New(cfg Config) (*UI, error) {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
 	u := &UI{cfg: cfg, st: cfg.Store, svc: cfg.Service, states: cfg.State, clk: cfg.Clock, log: cfg.Logger,
-		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
+		sessions: auth.Sessions{Key: cfg.SecretKey, VerifyKeys: cfg.PreviousSecretKeys, Clock: cfg.Clock}}
 	var err error
 	if u.static, err = loadAssets(); err != nil {
 		return nil, err

@@ -163,3 +163,60 @@ func TestRestartShipsTheDeadWorkersLogTail(t *testing.T) {
 		t.Errorf("records left after the report: %q", left)
 	}
 }
+
+// loseFirstClaim loses the answer to the worker's first claim, as when
+// its api-server dies after committing the claim and before answering.
+type loseFirstClaim struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	lost bool
+}
+
+func (l *loseFirstClaim) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	if err != nil || !strings.HasSuffix(r.URL.Path, "/workloads/claim") {
+		return resp, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost {
+		return resp, nil
+	}
+	l.lost = true
+	_ = resp.Body.Close()
+	return nil, errors.New("the api-server died before answering the claim")
+}
+
+// docs/state-machines.md#dead-workers: a claim whose answer was lost is
+// returned to its worker by its next claim, so the try starts at once
+// (nothing here releases stale claims: without the reclaim it would wait
+// for the heartbeat timeout) and runs once.
+func TestLostClaimAnswerIsReclaimed(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lose := &loseFirstClaim{next: http.DefaultTransport}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: lose}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	runs := filepath.Join(t.TempDir(), "runs")
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash,
+		Args: map[string]any{"bash_command": "echo ran >> " + runs}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, nil, func(w *Worker) { w.Client = client })
+
+	wait.Until(t, 30*time.Second, "once to succeed", func() bool { return stateOf(t, env, "r1", "once") == core.TISuccess })
+	if ti := env.TI(t, tis[0].ID); ti.TryNumber != 1 || ti.WorkerID != "w1" {
+		t.Errorf("once ended on try %d by %q, want its first by w1", ti.TryNumber, ti.WorkerID)
+	}
+	if b, err := os.ReadFile(runs); err != nil || string(b) != "ran\n" {
+		t.Errorf("the command's runs: %q, %v; want one", b, err)
+	}
+	lose.mu.Lock()
+	defer lose.mu.Unlock()
+	if !lose.lost {
+		t.Error("no claim answer was lost: the test proved nothing")
+	}
+}

@@ -48,6 +48,13 @@ type Worker struct {
 	Clock             core.Clock
 	Logger            *slog.Logger
 
+	// CallbackSlots is how many fired callbacks run at once beside the
+	// task slots ([callbacks] max_active); 0 = 4.
+	CallbackSlots int
+	// CallbackTimeout kills a callback's command that runs longer
+	// ([callbacks] timeout); 0 = 5 min.
+	CallbackTimeout time.Duration
+
 	// StateBackend is [workers] state_backend: an object-store URL where
 	// tasks keep task state values, only references going to the database
 	// (docs/requirements.md#be-2); "" = values in the database.
@@ -88,6 +95,12 @@ func (w *Worker) init() error {
 	}
 	if w.ClaimWait <= 0 {
 		w.ClaimWait = 30 * time.Second
+	}
+	if w.CallbackSlots <= 0 {
+		w.CallbackSlots = 4
+	}
+	if w.CallbackTimeout <= 0 {
+		w.CallbackTimeout = 5 * time.Minute
 	}
 	if w.Clock == nil {
 		w.Clock = core.SystemClock{}
@@ -186,14 +199,23 @@ func (w *Worker) Start(ctx context.Context) error {
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer killTasks(errShutdown)
 	slots := make(chan struct{}, w.Concurrency)
-	var wg sync.WaitGroup
+	var (
+		wg   sync.WaitGroup
+		mine held
+	)
+	// Callbacks are claimed by a loop of their own, so that busy task
+	// slots never hold them back, nor they the tasks.
+	wg.Go(func() { w.claimCallbacks(ctx, taskCtx, &wg) })
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
 			break
 		}
+		// Reclaim: a claim whose answer was lost (its api-server died
+		// before answering) comes back now rather than after the heartbeat
+		// timeout released it.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds()})
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: mine.list()})
 		for range free - len(wls) {
 			<-slots
 		}
@@ -208,8 +230,12 @@ func (w *Worker) Start(ctx context.Context) error {
 			continue
 		}
 		for _, wl := range wls {
+			if !mine.add(wl.TI.ID) {
+				<-slots // already being run here
+				continue
+			}
 			wg.Go(func() {
-				defer func() { <-slots }()
+				defer func() { mine.remove(wl.TI.ID); <-slots }()
 				w.runTry(taskCtx, wl)
 			})
 		}

@@ -16,7 +16,9 @@ import (
 // p.Queues (default: the default queue) to p.WorkerID in one statement,
 // highest priority_weight first, then oldest queued_at. On PostgreSQL the
 // candidate rows are locked with SKIP LOCKED, so concurrent claimers take
-// disjoint rows; on SQLite the single writer serializes claims.
+// disjoint rows; on SQLite the single writer serializes claims. With
+// p.Reclaim the worker's own queued claims that it does not hold (the
+// answer to an earlier claim was lost) come first, claimed again.
 func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -29,7 +31,15 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		queues = []string{core.DefaultQueue}
 	}
 	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit}}
-	query := fmt.Sprintf(qTIClaim, list(&b, queues), s.d.ClaimLock)
+	reclaim, first := "", ""
+	if p.Reclaim {
+		held := ""
+		if len(p.Holding) > 0 {
+			held = " AND id NOT IN (" + list(&b, p.Holding) + ")"
+		}
+		reclaim, first = fmt.Sprintf(qTIReclaim, held), "worker_id IS NULL, "
+	}
+	query := fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock)
 	tis, err := s.queryTIs(ctx, s.writer(), "claim task instances for worker "+p.WorkerID, query, b.args...)
 	if err != nil {
 		return nil, err

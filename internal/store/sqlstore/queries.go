@@ -130,13 +130,19 @@ const (
 	// candidates are picked once in a materialized CTE (an IN subquery with
 	// LIMIT may be re-evaluated by PostgreSQL and exceed the limit); the
 	// outer conditions re-check each row after a concurrent update.
+	// The first %s is the reclaim condition (qTIReclaim or nothing), the
+	// second the queues, the third the order's reclaim key, the last the
+	// dialect's row lock.
 	qTIClaim = `WITH picked AS MATERIALIZED (
 			SELECT id FROM task_instance
-			WHERE state = 'queued' AND worker_id IS NULL AND queue IN (%s)
-			ORDER BY priority_weight DESC, queued_at, id LIMIT $3 %s)
+			WHERE state = 'queued' AND (worker_id IS NULL%s) AND queue IN (%s)
+			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)
 		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2
-		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND worker_id IS NULL
+		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols
+	// qTIReclaim adds the worker's own unstarted claims, except those it
+	// holds (%s: ` AND id NOT IN (their ids)`, or nothing).
+	qTIReclaim = ` OR (worker_id = $1%s)`
 	// qTIStart keeps the start_date of a try resuming after a deferral (its
 	// duration includes the wait, as in Airflow).
 	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4,

@@ -278,3 +278,56 @@ func BenchClaimStartFinish(b *testing.B, st store.Store, batch, workers int) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "TI/s")
 }
+
+// testClaimReclaim: a worker's claim with Reclaim gets back, first, its own
+// claims it did not start and does not hold (their answer was lost), and
+// never another worker's claims or its running tries.
+func testClaimReclaim(t *testing.T, f *fixture) {
+	lost, held, started, other, free := newTI("lost", core.TIQueued), newTI("held", core.TIQueued),
+		newTI("started", core.TIQueued), newTI("other", core.TIQueued), newTI("free", core.TIQueued)
+	for i, ti := range []*store.NewTaskInstance{&lost, &held, &started, &other, &free} {
+		ti.PriorityWeight = 10 - i // claim order below; free comes last
+	}
+	f.run("etl", "r1", lost, held, started, other, free)
+	claim := func(p store.TaskInstanceClaimParams) []core.TaskInstance {
+		t.Helper()
+		if p.Now.IsZero() {
+			p.Now = f.now
+		}
+		got, err := f.st.TaskInstanceClaim(f.ctx, &p)
+		must(t, err, "claim")
+		return got
+	}
+	claim(store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 3})
+	claim(store.TaskInstanceClaimParams{WorkerID: "w2", Limit: 1}) // other
+	_, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: started.ID, WorkerID: "w1", Now: f.now})
+	must(t, err, "start")
+
+	if got := claim(store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 5}); len(got) != 1 || got[0].TaskID != "free" {
+		t.Fatalf("claim without Reclaim = %v, want [free] only", taskIDs(got))
+	}
+	at := f.at(time.Minute)
+	got := claim(store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 5, Reclaim: true, Holding: []string{held.ID, free.ID}, Now: at})
+	if len(got) != 1 || got[0].TaskID != "lost" || got[0].WorkerID != "w1" || got[0].State != core.TIQueued {
+		t.Fatalf("reclaim = %v, want [lost], still queued and w1's", taskIDs(got))
+	}
+	stale, err := f.st.TaskInstanceStale(f.ctx, f.at(30*time.Second))
+	must(t, err, "stale")
+	for _, ti := range stale {
+		if ti.TaskID == "lost" {
+			t.Errorf("the reclaimed instance is a stale claim 30 s after its first claim: its claim time should restart")
+		}
+	}
+	// Holding nothing, w1 gets back every unstarted claim of its own,
+	// before any unclaimed instance.
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{other.ID}, From: []core.TIState{core.TIQueued},
+		To: core.TIQueued, Now: f.now})
+	must(t, err, "release other")
+	got = claim(store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 2, Reclaim: true})
+	if diff := sortedDiff([]string{"held", "lost"}, taskIDs(got)); diff != "" {
+		t.Errorf("reclaim holding nothing (-want +got):\n%s", diff)
+	}
+	if got := claim(store.TaskInstanceClaimParams{WorkerID: "w3", Limit: 5, Reclaim: true}); len(got) != 1 || got[0].TaskID != "other" {
+		t.Errorf("w3 reclaim = %v, want [other] (never another worker's claims)", taskIDs(got))
+	}
+}

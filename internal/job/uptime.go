@@ -1,0 +1,75 @@
+package job
+
+import (
+	"slices"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// StaleAfter is how old a job row's heartbeat may be while its process
+// still counts as alive: two heartbeat intervals (one write may be late).
+func StaleAfter(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return 2 * interval
+}
+
+// Uptime is an unbroken stretch during which some process of a role was
+// seen alive.
+type Uptime struct {
+	// Since is the earliest start of a process of the stretch.
+	Since time.Time
+	// Until is the latest heartbeat written in it: what was seen, not
+	// assumed (a process may have died since).
+	Until time.Time
+}
+
+// UpNow reports the stretch of the role's uptime that reaches now, from
+// the job rows written every interval: a row spans its process's start to
+// its last heartbeat; spans less than one interval apart chain (a gap that
+// short is unobservable); and the stretch reaches now when one of its rows
+// beat within StaleAfter(interval). ok is false when none does (every
+// process of role is dead or stopped, or there is none).
+//
+// The scheduler asks it about api-servers before failing tries over for
+// missed heartbeats (docs/state-machines.md#dead-workers): a worker's
+// heartbeat can only arrive while an api-server is up.
+func UpNow(jobs []core.Job, role string, now time.Time, interval time.Duration) (up Uptime, ok bool) {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	var spans []Uptime
+	for _, j := range jobs {
+		if j.Role != role {
+			continue
+		}
+		from := j.StartedAt
+		if from.IsZero() || from.After(j.Heartbeat) {
+			from = j.Heartbeat
+		}
+		spans = append(spans, Uptime{Since: from, Until: j.Heartbeat})
+	}
+	// Walk back from the latest heartbeat: each span ending within an
+	// interval of the stretch's start extends it, until a gap.
+	slices.SortFunc(spans, func(a, b Uptime) int { return b.Until.Compare(a.Until) })
+	if len(spans) == 0 || spans[0].Until.Before(now.Add(-StaleAfter(interval))) {
+		return Uptime{}, false
+	}
+	up = spans[0]
+	for _, s := range spans[1:] {
+		if s.Until.Add(interval).Before(up.Since) {
+			break
+		}
+		up.Since = minTime(up.Since, s.Since)
+	}
+	return up, true
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
