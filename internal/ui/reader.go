@@ -30,7 +30,6 @@ type Reader interface {
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)
 	DagRunRecent(ctx context.Context, p *store.DagRunRecentParams) ([]core.DagRun, error)
-	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
 	DagVersionLatest(ctx context.Context, dagID string) (*core.DagVersion, error)
 	ImportErrorCount(ctx context.Context, p *store.ImportErrorListParams) (int, error)
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)

@@ -4,14 +4,15 @@ import (
 	"strconv"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 )
 
 // streamPanel is the task-instance page's view of streams
-// (docs/streaming.md): the stream the try's trigger produces, and, for a
-// task that iterates over a producer's stream (`iterate`), how far its
-// lazy expansion has come. Nil when the instance has neither.
+// (docs/streaming.md): the stream a producer task fills in its run, and,
+// for a task that iterates over a producer's stream (`iterate`), how far
+// its lazy expansion has come. Nil when the instance has neither.
 type streamPanel struct {
-	// Own is the stream this try's trigger produces (a deferred producer).
+	// Own is the stream this task produces in its run.
 	Own *streamView
 	// Expansion is set for a task that iterates over a stream.
 	Expansion *expansionView
@@ -31,48 +32,41 @@ type streamView struct {
 
 // expansionView is a lazily mapped task's expansion in one run.
 type expansionView struct {
-	Producer  string      // the task whose stream it iterates
-	Instances int         // mapped instances created so far
-	Status    string      // what the expansion is doing, in words
-	Open      bool        // more instances may come
-	Item      int         // this instance's item (its map index); -1 for the placeholder
-	Source    *streamView // the producer's stream while it is attached to its try
+	Producer  string // the task whose stream it iterates
+	Instances int    // mapped instances created so far
+	Status    string // what the expansion is doing, in words
+	Open      bool   // more instances may come
+	Item      int    // this instance's item (its map index); -1 for the placeholder
+	// Source is the producer's stream, nil until the producer opened it.
+	Source *streamView
 }
 
 // streamInputs is what buildStreamPanel reads.
 type streamInputs struct {
 	TI  *core.TaskInstance
-	Own *core.Stream // the stream the try's trigger produces
-	// For an iterating task: the producer, the placeholder (map_index -1,
-	// nil once the expansion completed), the count of mapped instances,
-	// and the producer's stream when known.
-	Producer    string
-	Placeholder *core.TaskInstance
-	Instances   int
-	Source      *core.Stream
+	Own *core.Stream // the stream the task produces in its run, if any
+	// Expansion is the task's lazy expansion (service.Expansion) and
+	// Source its producer's stream head, for an iterating task.
+	Expansion *service.Expansion
+	Source    *core.Stream
 }
 
-// buildStreamPanel decides what the page says about streams. An
-// iterating task's expansion is read from its instances, following the
-// scheduler's decision (scheduler.Decide): the placeholder waits while
-// the stream is open, is deleted once every item of a closed stream has
-// its instance, skipped when a closed stream had no item, and
-// upstream_failed when the producer failed.
+// buildStreamPanel decides what the page says about streams, from the
+// expansion as the REST API and `weir tasks expansion` report it
+// (service.Expansion) and the streams' heads.
 func buildStreamPanel(in streamInputs) *streamPanel {
 	p := &streamPanel{Own: viewStream(in.Own)}
-	if in.Producer != "" {
-		x := &expansionView{Producer: in.Producer, Instances: in.Instances, Item: in.TI.MapIndex, Source: viewStream(in.Source)}
+	if e := in.Expansion; e != nil {
+		x := &expansionView{Producer: e.Iterate, Instances: e.Instances, Item: in.TI.MapIndex, Source: viewStream(in.Source), Open: e.Open}
 		switch {
-		case in.Placeholder == nil:
-			x.Status = "complete: the stream closed and each of its " + strconv.Itoa(in.Instances) + " items has its instance"
-		case in.Placeholder.State == core.TISkipped:
-			x.Status = "closed empty: the stream had no item"
-		case in.Placeholder.State == core.TIUpstreamFailed:
-			x.Status = "stopped: the producer failed"
-		case in.Instances == 0 && in.Source == nil:
-			x.Status, x.Open = "waiting for "+in.Producer+" to open its stream", true
+		case e.Error != "":
+			x.Status = "stopped: " + e.Iterate + "'s stream failed (" + e.Error + ")"
+		case !e.Open:
+			x.Status = "complete: the stream closed after " + strconv.FormatInt(e.Items, 10) + " items, each with its instance"
+		case in.Source == nil:
+			x.Status = "waiting for " + e.Iterate + " to open its stream"
 		default:
-			x.Status, x.Open = "expanding: an instance per item as items arrive", true
+			x.Status = "expanding: an instance per item as items arrive"
 		}
 		p.Expansion = x
 	}

@@ -4,19 +4,20 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 )
 
-// An iterating task's expansion reads as the scheduler decides it: open
-// while the placeholder waits, complete once it is gone, empty when it was
-// skipped, stopped when the producer failed; a stream's head reads open,
-// closed or failed with its reason.
+// An iterating task's expansion reads as service.Expansion reports it:
+// waiting until the producer opens its stream, expanding while it is
+// open, complete once it closed, stopped when it failed; a stream's head
+// reads open, closed or failed with its reason.
 func TestBuildStreamPanel(t *testing.T) {
 	t.Parallel()
 	item := &core.TaskInstance{TaskID: "insert", MapIndex: 3}
-	waiting := func(s core.TIState) *core.TaskInstance {
-		return &core.TaskInstance{TaskID: "insert", MapIndex: -1, State: s}
-	}
 	open := &core.Stream{ID: "s", NextIndex: 5, Pending: 2, MaxPending: 10}
+	exp := func(items int64, open bool, errMsg string) *service.Expansion {
+		return &service.Expansion{TaskID: "insert", Iterate: "fetch", StreamID: "s", Items: items, Instances: int(items), Open: open, Error: errMsg}
+	}
 	tests := []struct {
 		name       string
 		in         streamInputs
@@ -26,17 +27,14 @@ func TestBuildStreamPanel(t *testing.T) {
 		wantSource string
 	}{
 		{name: "no stream, no iterate", in: streamInputs{TI: item}, wantNil: true},
-		{name: "waiting for the producer", in: streamInputs{TI: item, Producer: "fetch", Placeholder: waiting(core.TINone)},
+		{name: "waiting for the producer", in: streamInputs{TI: item, Expansion: exp(0, true, "")},
 			wantStatus: "waiting for fetch to open its stream", wantOpen: true},
-		{name: "expanding", in: streamInputs{TI: item, Producer: "fetch", Placeholder: waiting(core.TINone), Instances: 4, Source: open},
+		{name: "expanding", in: streamInputs{TI: item, Expansion: exp(5, true, ""), Source: open},
 			wantStatus: "expanding: an instance per item as items arrive", wantOpen: true, wantSource: "open"},
-		{name: "complete", in: streamInputs{TI: item, Producer: "fetch", Instances: 5},
-			wantStatus: "complete: the stream closed and each of its 5 items has its instance"},
-		{name: "empty", in: streamInputs{TI: item, Producer: "fetch", Placeholder: waiting(core.TISkipped)},
-			wantStatus: "closed empty: the stream had no item"},
-		{name: "producer failed", in: streamInputs{TI: item, Producer: "fetch", Placeholder: waiting(core.TIUpstreamFailed), Instances: 2,
-			Source: &core.Stream{ID: "s", NextIndex: 2, Closed: true, Error: "boom"}},
-			wantStatus: "stopped: the producer failed", wantSource: "failed"},
+		{name: "complete", in: streamInputs{TI: item, Expansion: exp(5, false, ""), Source: &core.Stream{ID: "s", NextIndex: 5, Closed: true}},
+			wantStatus: "complete: the stream closed after 5 items, each with its instance", wantSource: "closed"},
+		{name: "producer failed", in: streamInputs{TI: item, Expansion: exp(2, false, "boom"), Source: &core.Stream{ID: "s", NextIndex: 2, Closed: true, Error: "boom"}},
+			wantStatus: "stopped: fetch's stream failed (boom)", wantSource: "failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +59,8 @@ func TestBuildStreamPanel(t *testing.T) {
 			}
 		})
 	}
-	if v := viewStream(&core.Stream{ID: "s", NextIndex: 7, Closed: true}); v.Status != "closed" || v.Icon != "■" || v.Items != 7 {
-		t.Errorf("closed stream viewed as %+v", v)
+	if p := buildStreamPanel(streamInputs{TI: item, Own: &core.Stream{ID: "s", NextIndex: 7, Closed: true}}); p == nil || p.Own.Status != "closed" ||
+		p.Own.Icon != "■" || p.Own.Items != 7 || p.Expansion != nil {
+		t.Errorf("a producer's closed stream viewed as %+v", p)
 	}
 }

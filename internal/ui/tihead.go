@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/trigger"
 )
 
@@ -86,7 +85,7 @@ func (u *UI) readHead(r *http.Request, key core.TIKey, ti *core.TaskInstance, pa
 			h.Trigger.Kwargs = trigger.MaskKwargs(h.Trigger.Kwargs) // as the REST API shows it: secrets masked
 		}
 	}
-	if h.Stream, err = u.readStreamPanel(ctx, ti, h.Trigger); err != nil {
+	if h.Stream, err = u.readStreamPanel(ctx, ti); err != nil {
 		return nil, err
 	}
 	live := *page
@@ -101,60 +100,26 @@ func badTry(tries int, s string) error {
 }
 
 // readStreamPanel reads the stream side of a task instance, if it has one
-// (streampanel.go): the stream its deferred try's trigger produces, or, for
-// a task that iterates over a producer's stream, its expansion so far.
-func (u *UI) readStreamPanel(ctx context.Context, ti *core.TaskInstance, trig *core.Trigger) (*streamPanel, error) {
-	v, err := u.st.DagVersionGet(ctx, ti.DagVersionID)
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
+// (streampanel.go): the stream the task fills in its run as a producer
+// (core.TaskStreamID), and, for a task that iterates over a producer's
+// stream, its expansion as service.Expansion reports it.
+func (u *UI) readStreamPanel(ctx context.Context, ti *core.TaskInstance) (*streamPanel, error) {
+	in := streamInputs{TI: ti}
+	var err error
+	if in.Own, err = u.streamGet(ctx, core.TaskStreamID(ti.DagRunID, ti.TaskID)); err != nil {
 		return nil, err
 	}
-	var task *core.Task
-	if v != nil {
-		task = v.Spec.Task(ti.TaskID)
-	}
-	in := streamInputs{TI: ti}
-	if trig != nil && trig.StreamID != "" {
-		if in.Own, err = u.streamGet(ctx, trig.StreamID); err != nil {
-			return nil, err
-		}
-	}
-	if task != nil && task.Iterates() {
-		in.Producer = task.Iterate
-		if in.Placeholder, err = u.st.TaskInstanceGetByKey(ctx, ti.DagID, ti.RunID, ti.TaskID, core.NoMapIndex); err != nil && !errors.Is(err, core.ErrNotFound) {
-			return nil, err
-		}
-		n, err := u.st.TaskInstanceCount(ctx, &store.TaskInstanceListParams{DagRunID: ti.DagRunID, TaskID: ti.TaskID})
-		if err != nil {
-			return nil, err
-		}
-		if in.Instances = n; in.Placeholder != nil {
-			in.Instances--
-		}
-		if in.Source, err = u.producerStream(ctx, ti, task.Iterate); err != nil {
+	switch in.Expansion, err = u.svc.Expansion(ctx, ti.DagID, ti.RunID, ti.TaskID); {
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrNotFound): // no iterate (or a task of another version)
+		in.Expansion = nil
+	case err != nil:
+		return nil, err
+	default:
+		if in.Source, err = u.streamGet(ctx, in.Expansion.StreamID); err != nil {
 			return nil, err
 		}
 	}
 	return buildStreamPanel(in), nil
-}
-
-// producerStream is the stream the producer task's try in ti's run is
-// deferred on producing, nil when it is not (yet, or any more).
-func (u *UI) producerStream(ctx context.Context, ti *core.TaskInstance, producer string) (*core.Stream, error) {
-	p, err := u.st.TaskInstanceGetByKey(ctx, ti.DagID, ti.RunID, producer, core.NoMapIndex)
-	if errors.Is(err, core.ErrNotFound) || (err == nil && p.TriggerID == nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	t, err := u.st.TriggerGet(ctx, *p.TriggerID)
-	if errors.Is(err, core.ErrNotFound) || (err == nil && t.StreamID == "") {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return u.streamGet(ctx, t.StreamID)
 }
 
 // streamGet reads a stream's head; nil when it is gone (cleaned up).

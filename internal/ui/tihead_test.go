@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // The task-instance page's head (state, try, duration, tries) is live:
@@ -69,57 +68,58 @@ func TestTaskInstanceHeadLive(t *testing.T) {
 
 // A task that iterates over a producer's stream shows its expansion on
 // its instances' pages (instances so far, open or complete, its item) and
-// the producer's stream (items so far, pending, open or closed); the
-// producer's page shows the stream its trigger produces.
+// the producer's stream (items so far, pending, open, closed or failed);
+// the producer's page shows the stream it fills in the run.
 func TestTaskInstanceStreamPanel(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
-		e.sync(core.DAG{DagID: "pages", Tasks: []core.Task{{TaskID: "fetch", Operator: "noop"},
+		e.sync(core.DAG{DagID: "pages", Tasks: []core.Task{{TaskID: "fetch", Operator: "noop", Stream: true},
 			{TaskID: "insert", Operator: "noop", Iterate: "fetch", DependsOn: []string{"fetch"}}}})
 		ctx := t.Context()
 		newTI := func(task string, mi int, s core.TIState) store.NewTaskInstance {
 			return store.NewTaskInstance{ID: uuid.NewString(), TaskID: task, MapIndex: mi, MaxTries: 1, Operator: "noop", State: s}
 		}
-		if _, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "pages", RunID: "r1", RunType: core.RunManual,
+		run, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "pages", RunID: "r1", RunType: core.RunManual,
 			State: core.RunRunning, DagVersionID: e.dag("pages").LatestVersion, Now: e.clk.Now(), TaskInstances: []store.NewTaskInstance{
-				newTI("fetch", core.NoMapIndex, core.TIDeferred), newTI("insert", core.NoMapIndex, core.TINone),
-				newTI("insert", 0, core.TISuccess), newTI("insert", 1, core.TIRunning)}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.StreamCreate(ctx, &store.StreamCreateParams{ID: "pages-r1", MaxPending: 10,
-			Trigger: core.TriggerSpec{Type: "pages", Kwargs: json.RawMessage(`{}`)}, Now: e.clk.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.StreamAppend(ctx, &store.StreamAppendParams{StreamID: "pages-r1",
-			Payloads: []json.RawMessage{[]byte(`1`), []byte(`2`), []byte(`3`)}, Now: e.clk.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		// The producer's try waits on its stream's trigger, as lazy
-		// expansion (issue 10) defers it; no store method links them yet.
-		if _, err := st.(*sqlstore.Store).DB().ExecContext(ctx,
-			`UPDATE task_instance SET trigger_id = (SELECT id FROM trigger WHERE stream_id = 'pages-r1') WHERE task_id = 'fetch'`); err != nil {
+				newTI("fetch", core.NoMapIndex, core.TIRunning), newTI("insert", core.NoMapIndex, core.TINone),
+				newTI("insert", 0, core.TISuccess), newTI("insert", 1, core.TIRunning)}})
+		if err != nil {
 			t.Fatal(err)
 		}
 		b := e.loggedIn(core.RoleViewer)
+		if r := b.get("/dags/pages/runs/r1/tasks/insert?map_index=1"); !strings.Contains(r.body, "waiting for fetch to open its stream") {
+			t.Errorf("insert[1]'s page before fetch opened its stream:\n%s", r.body)
+		}
+		sid := core.TaskStreamID(run.ID, "fetch")
+		if _, err := st.StreamCreate(ctx, &store.StreamCreateParams{ID: sid, MaxPending: 10, Now: e.clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.StreamAppend(ctx, &store.StreamAppendParams{StreamID: sid,
+			Payloads: []json.RawMessage{[]byte(`1`), []byte(`2`), []byte(`3`)}, Now: e.clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
 		item := b.get("/dags/pages/runs/r1/tasks/insert?map_index=1")
 		for _, want := range []string{"the stream of <code>fetch</code>; this instance is its item 1", "expanding: an instance per item",
-			"Instances so far</dt><dd>2</dd>", "stream <code>pages-r1</code>", "Items so far</dt><dd>3</dd>",
+			"Instances so far</dt><dd>2</dd>", "stream <code>" + sid + "</code>", "Items so far</dt><dd>3</dd>",
 			"Pending</dt><dd>3 of at most 10", "▶</span> open"} {
 			if !strings.Contains(item.body, want) {
 				t.Errorf("insert[1]'s page lacks %q:\n%s", want, item.body)
 			}
 		}
 		producer := b.get("/dags/pages/runs/r1/tasks/fetch")
-		if !strings.Contains(producer.body, "This try's trigger produces stream <code>pages-r1</code>") ||
+		if !strings.Contains(producer.body, "This task produces stream <code>"+sid+"</code> in this run.") ||
 			!strings.Contains(producer.body, "Items so far</dt><dd>3</dd>") {
-			t.Errorf("fetch's page does not show the stream its trigger produces:\n%s", producer.body)
+			t.Errorf("fetch's page does not show the stream it produces:\n%s", producer.body)
 		}
-		if _, err := st.StreamClose(ctx, &store.StreamCloseParams{StreamID: "pages-r1", Error: "page 4: 503", Now: e.clk.Now()}); err != nil {
+		if _, err := st.StreamClose(ctx, &store.StreamCloseParams{StreamID: sid, Error: "page 4: 503", Now: e.clk.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		if r := b.get("/dags/pages/runs/r1/tasks/fetch"); !strings.Contains(r.body, "✗</span> failed: page 4: 503") {
 			t.Errorf("fetch's page does not show its stream failed with the reason:\n%s", r.body)
+		}
+		if r := b.get("/dags/pages/runs/r1/tasks/insert?map_index=0"); !strings.Contains(r.body, "stopped: fetch&#39;s stream failed (page 4: 503)") {
+			t.Errorf("insert[0]'s page does not show the expansion stopped:\n%s", r.body)
 		}
 		e.run("r1", core.TISuccess, core.TISuccess)
 		if r := b.get("/dags/etl/runs/r1/tasks/extract"); strings.Contains(r.body, `id="stream-title"`) {
