@@ -84,6 +84,16 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			}
 		}
 
+		// A duplicate run id is named in the user's terms, never as the
+		// database's constraint (UNIQUE constraint failed ... (2067), SQLSTATE 23505).
+		for _, env := range [][]string{s.env, s.remoteEnv()} {
+			_, errOut, _ := weirIn(t, env, "", "dags", "trigger", "etl", "--run-id", "seed1")
+			if !strings.Contains(errOut, `run_id "seed1" already exists; choose another`) ||
+				strings.Contains(errOut, "UNIQUE") || strings.Contains(errOut, "duplicate key") || strings.Contains(errOut, "SQLSTATE") {
+				t.Errorf("duplicate run id: %q", errOut)
+			}
+		}
+
 		changes := [][]string{
 			{"dags", "trigger", "etl", "--run-id", "r%s", "--conf", `{"n": 2}`},
 			{"tasks", "clear", "etl", "--run-id", "r%s", "-t", "extract", "-d", "--yes"},
