@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"html/template"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,12 +94,7 @@ func renderDocs(doc *huma.OpenAPI) ([]byte, error) {
 	reg := doc.Components.Schemas
 	tags := map[string]*docsTag{}
 	var order []string
-	paths := make([]string, 0, len(doc.Paths))
-	for p := range doc.Paths {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(doc.Paths)) {
 		item := doc.Paths[p]
 		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
 			if op == nil {
@@ -153,12 +149,7 @@ func docsOperation(op *huma.Operation, reg huma.Registry) docsOp {
 			if sc == nil {
 				continue
 			}
-			names := make([]string, 0, len(sc.Properties))
-			for n := range sc.Properties {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(sc.Properties)) {
 				f := sc.Properties[n]
 				d.Body = append(d.Body, docsField{Name: n, Type: typeName(f, reg), Description: f.Description,
 					Required: slices.Contains(sc.Required, n)})
