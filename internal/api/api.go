@@ -133,6 +133,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerMonitor()
 	s.registerAuth()
 	s.registerAuthToken()
+	s.registerUsers()
 	s.registerDags()
 	s.registerDagRuns()
 	s.registerTaskInstances()

@@ -70,6 +70,9 @@ type backend interface {
 	// existing variable keeps its description.
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
+
+	// UserSave creates or updates a user with a password and role.
+	UserSave(ctx context.Context, username, password string, role core.Role) error
 }
 
 // remoteAnnotation marks a command group whose commands reach the

@@ -292,3 +292,9 @@ func (b *restBackend) AssetList(ctx context.Context, p *store.AssetListParams) (
 	err := b.c.Get(ctx, "/assets", q, &out)
 	return out.Assets, out.TotalEntries, err
 }
+
+// UserSave implements backend (PUT /users/{username}).
+func (b *restBackend) UserSave(ctx context.Context, username, password string, role core.Role) error {
+	body := map[string]string{"password": password, "role": string(role)}
+	return b.c.Do(ctx, http.MethodPut, "/users/"+seg(username), nil, body, nil)
+}

@@ -74,6 +74,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"variables", "get", "missing"}, {"variables", "delete", "missing"}, {"connections", "delete", "missing"},
 			{"dags", "trigger", "etl", "--run-id", "seed1"}, {"pools", "set", "bad name!", "1"},
 			{"runs", "list", "--dag-id", "nope"},
+			{"users", "create", "--username", "x", "--password", "p", "--role", "boss"},
 		}
 		for _, args := range cases {
 			lo, le, lc := weirIn(t, s.env, "", args...)
@@ -103,6 +104,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"variables", "delete", "v%s"},
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
 			append([]string{"state-store", "delete", "k%s"}, load...),
+			{"users", "create", "--username", "u%s", "--password", "pw", "--role", "op"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
@@ -131,7 +133,7 @@ func fill(args []string, suffix string) []string {
 }
 
 // localNames are the names the local run of a change uses.
-var localNames = regexp.MustCompile(`\b([rpvc])l\b`)
+var localNames = regexp.MustCompile(`\b([rpvcu])l\b`)
 
-// swap turns the local run's names (rl, pl, vl, cl) into the remote's.
+// swap turns the local run's names (rl, pl, vl, cl, ul) into the remote's.
 func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }
