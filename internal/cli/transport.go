@@ -31,6 +31,7 @@ type backend interface {
 	DagTasks(ctx context.Context, dagID string) ([]api.TaskResponse, error)
 	DagSetPaused(ctx context.Context, dagID string, paused bool) error
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, int, error)
+	DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, int, error)
 
 	DagRunTrigger(ctx context.Context, p runs.TriggerParams) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, int, error)

@@ -53,6 +53,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		cases := [][]string{
 			{"dags", "list"}, {"dags", "list", "-o", "json"}, {"dags", "list", "-o", "yaml"}, {"dags", "list", "-o", "plain"},
 			{"dags", "list-import-errors"}, {"dags", "list-import-errors", "-o", "json"},
+			{"dags", "list-warnings"}, {"dags", "list-warnings", "--dag-id", "etl", "-o", "json"},
 			{"tasks", "list", "etl"}, {"tasks", "list", "etl", "-o", "json"},
 			{"runs", "list"}, {"runs", "list", "--dag-id", "etl", "-o", "json"}, {"runs", "list", "--state", "queued", "--limit", "1"},
 			{"runs", "list", "--offset", "1", "-o", "yaml"},
