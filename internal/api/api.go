@@ -126,7 +126,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."
 	hc.OpenAPIPath = Prefix + "/openapi"
-	hc.DocsPath = Prefix + "/docs"
+	hc.DocsPath = "" // served by docsHandler: rendered here, no CDN (docs.go)
 	hc.SchemasPath = Prefix + "/schemas"
 	hc.CreateHooks = nil // no "$schema" link in bodies: responses keep Airflow's shape
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
@@ -140,6 +140,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerMonitor()
 	s.registerAuth()
 	s.registerAuthToken()
+	s.registerUsers()
 	s.registerDags()
 	s.registerDagRuns()
 	s.registerTaskInstances()
@@ -160,6 +161,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAssetAliases()
 	s.registerAssetState()
 	s.registerEventLogs()
+	mux.HandleFunc("GET "+Prefix+"/docs", s.docsHandler())
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

@@ -121,7 +121,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("the answer of %s %s from %s is not what this weir expects (%v): is it a Weir api-server of the same version?",
+		return fmt.Errorf("the answer of %s %s from %s is not what this weir expects (%w): is it a Weir api-server of the same version?",
 			method, path, c.base, err)
 	}
 	return nil

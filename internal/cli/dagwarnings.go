@@ -6,9 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // dagWarningsCmd is `weir dags list-warnings`: what GET /api/v2/dagWarnings
@@ -28,9 +26,10 @@ func (a *app) dagWarningsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+			return a.withBackend(cmd, func(b backend) error {
 				p := &store.DagWarningListParams{DagID: dagID, WarningType: kind, Page: pg}
-				ws, err := listPage(cmd, &pf, p, st.DagWarningList, st.DagWarningCount)
+				ws, total, err := b.DagWarningList(cmd.Context(), p)
+				ws, err = shownPage(cmd, &pf, ws, total, err)
 				if err != nil {
 					return err
 				}

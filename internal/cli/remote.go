@@ -22,7 +22,7 @@ func (a *app) apiClient() (*apiclient.Client, error) {
 	if url != "" && token != "" {
 		return apiclient.New(url, token, nil)
 	}
-	if a.getenv("WEIR_TASK_TOKEN") != "" && flagURL == "" {
+	if (a.getenv("WEIR_TASK_TOKEN") != "" || a.getenv("WEIR_TASK_TOKEN_FILE") != "") && flagURL == "" {
 		return nil, nil // inside a task: the in-task commands' API, not a login
 	}
 	path, err := a.credentialsPath()

@@ -31,6 +31,7 @@ type backend interface {
 	DagTasks(ctx context.Context, dagID string) ([]api.TaskResponse, error)
 	DagSetPaused(ctx context.Context, dagID string, paused bool) error
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, int, error)
+	DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, int, error)
 
 	DagRunTrigger(ctx context.Context, p runs.TriggerParams) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, int, error)
@@ -70,6 +71,9 @@ type backend interface {
 	// existing variable keeps its description.
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
+
+	// UserSave creates or updates a user with a password and role.
+	UserSave(ctx context.Context, username, password string, role core.Role) error
 }
 
 // remoteAnnotation marks a command group whose commands reach the

@@ -168,3 +168,13 @@ func (b *localBackend) Clear(ctx context.Context, p service.ClearParams) ([]core
 func (b *localBackend) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, int, error) {
 	return store.List(ctx, p, b.svc.Store().AssetList, b.svc.Store().AssetCount)
 }
+
+// UserSave implements backend.
+func (b *localBackend) UserSave(ctx context.Context, username, password string, role core.Role) error {
+	return b.svc.SaveUser(ctx, b.actor, username, password, role)
+}
+
+// DagWarningList implements backend.
+func (b *localBackend) DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, int, error) {
+	return store.List(ctx, p, b.svc.Store().DagWarningList, b.svc.Store().DagWarningCount)
+}

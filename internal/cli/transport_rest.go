@@ -292,3 +292,23 @@ func (b *restBackend) AssetList(ctx context.Context, p *store.AssetListParams) (
 	err := b.c.Get(ctx, "/assets", q, &out)
 	return out.Assets, out.TotalEntries, err
 }
+
+// UserSave implements backend (PUT /users/{username}).
+func (b *restBackend) UserSave(ctx context.Context, username, password string, role core.Role) error {
+	body := map[string]string{"password": password, "role": string(role)}
+	return b.c.Do(ctx, http.MethodPut, "/users/"+seg(username), nil, body, nil)
+}
+
+// DagWarningList implements backend.
+func (b *restBackend) DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, int, error) {
+	q := pageQuery(p.Page)
+	if p.DagID != "" {
+		q.Set("dag_id", p.DagID)
+	}
+	if p.WarningType != "" {
+		q.Set("warning_type", p.WarningType)
+	}
+	var out api.DagWarningCollection
+	err := b.c.Get(ctx, "/dagWarnings", q, &out)
+	return out.DagWarnings, out.TotalEntries, err
+}

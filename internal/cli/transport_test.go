@@ -53,6 +53,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		cases := [][]string{
 			{"dags", "list"}, {"dags", "list", "-o", "json"}, {"dags", "list", "-o", "yaml"}, {"dags", "list", "-o", "plain"},
 			{"dags", "list-import-errors"}, {"dags", "list-import-errors", "-o", "json"},
+			{"dags", "list-warnings"}, {"dags", "list-warnings", "--dag-id", "etl", "-o", "json"},
 			{"tasks", "list", "etl"}, {"tasks", "list", "etl", "-o", "json"},
 			{"runs", "list"}, {"runs", "list", "--dag-id", "etl", "-o", "json"}, {"runs", "list", "--state", "queued", "--limit", "1"},
 			{"runs", "list", "--offset", "1", "-o", "yaml"},
@@ -74,6 +75,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"variables", "get", "missing"}, {"variables", "delete", "missing"}, {"connections", "delete", "missing"},
 			{"dags", "trigger", "etl", "--run-id", "seed1"}, {"pools", "set", "bad name!", "1"},
 			{"runs", "list", "--dag-id", "nope"},
+			{"users", "create", "--username", "x", "--password", "p", "--role", "boss"},
 		}
 		for _, args := range cases {
 			lo, le, lc := weirIn(t, s.env, "", args...)
@@ -81,6 +83,16 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			if lo != ro || le != re || lc != rc {
 				t.Errorf("weir %s differs:\nlocal  (exit %d): %q %q\nremote (exit %d): %q %q",
 					strings.Join(args, " "), lc, lo, le, rc, ro, re)
+			}
+		}
+
+		// A duplicate run id is named in the user's terms, never as the
+		// database's constraint (UNIQUE constraint failed ... (2067), SQLSTATE 23505).
+		for _, env := range [][]string{s.env, s.remoteEnv()} {
+			_, errOut, _ := weirIn(t, env, "", "dags", "trigger", "etl", "--run-id", "seed1")
+			if !strings.Contains(errOut, `run_id "seed1" already exists; choose another`) ||
+				strings.Contains(errOut, "UNIQUE") || strings.Contains(errOut, "duplicate key") || strings.Contains(errOut, "SQLSTATE") {
+				t.Errorf("duplicate run id: %q", errOut)
 			}
 		}
 
@@ -93,6 +105,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"variables", "delete", "v%s"},
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
 			append([]string{"state-store", "delete", "k%s"}, load...),
+			{"users", "create", "--username", "u%s", "--password", "pw", "--role", "op"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
@@ -121,7 +134,7 @@ func fill(args []string, suffix string) []string {
 }
 
 // localNames are the names the local run of a change uses.
-var localNames = regexp.MustCompile(`\b([rpvc])l\b`)
+var localNames = regexp.MustCompile(`\b([rpvcu])l\b`)
 
-// swap turns the local run's names (rl, pl, vl, cl) into the remote's.
+// swap turns the local run's names (rl, pl, vl, cl, ul) into the remote's.
 func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }

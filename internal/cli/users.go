@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 )
 
 func (a *app) usersCmd() *cobra.Command {
@@ -27,8 +25,8 @@ func (a *app) usersCmd() *cobra.Command {
 			if generated {
 				password = randomPassword()
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if err := svc.SaveUser(cmd.Context(), a.cliActor(), username, password, core.Role(role)); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.UserSave(cmd.Context(), username, password, core.Role(role)); err != nil {
 					return err
 				}
 				if generated {

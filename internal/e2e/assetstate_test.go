@@ -119,7 +119,7 @@ func TestAssetStateWatermark(t *testing.T) {
 		"two": {"task has 2 concrete inlets and outlets; pass --name or --uri", "shorthand: exit 2", "by uri: exit 0",
 			`by name: {"by":"uri"}`},
 		"one": {`task one may not access the state of asset "cli_b"`, `(declared: "cli_a")`, "undeclared: exit 3",
-			`no asset "nope"`, "unknown asset: exit 3", `no asset state key "absent"`, "absent key: exit 1",
+			"Error: get k: no asset \"nope\"\nunknown asset: exit 3", `no asset state key "absent"`, "absent key: exit 1",
 			"null cannot be stored", "null: exit 2"},
 	} {
 		log := api.Log("asset_state_cli", "c1", task, 1)

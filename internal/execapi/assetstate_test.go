@@ -3,6 +3,7 @@ package execapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -191,6 +192,9 @@ func TestAssetStateRefusals(t *testing.T) {
 
 	_, err = load.StateGet(ctx, core.AssetScopeByName("nope"), "k")
 	status(t, err, 404, `no asset "nope"`)
+	if ae := (*execclient.Error)(nil); errors.As(err, &ae) && ae.Problem.Detail != `no asset "nope"` { // named once (issue 12)
+		t.Errorf("unknown asset's detail %q, want only `no asset \"nope\"`", ae.Problem.Detail)
+	}
 	if !execclient.IsUnknownAsset(err) {
 		t.Errorf("unknown asset: %v is not reported as one", err)
 	}

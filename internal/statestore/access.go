@@ -16,11 +16,11 @@ import (
 // Airflow); such errors also wrap core.ErrNotFound.
 var ErrUnknownAsset = errors.New("unknown asset")
 
-// unknownAsset is an error matching both ErrUnknownAsset and what it wraps.
-type unknownAsset struct{ err error }
+// unknownAsset is an error matching both ErrUnknownAsset and core.ErrNotFound.
+type unknownAsset struct{ msg string }
 
-func (e unknownAsset) Error() string        { return e.err.Error() }
-func (e unknownAsset) Unwrap() error        { return e.err }
+func (e unknownAsset) Error() string        { return e.msg } // names the asset once, without the lookup's chain
+func (e unknownAsset) Unwrap() error        { return core.ErrNotFound }
 func (e unknownAsset) Is(target error) bool { return target == ErrUnknownAsset }
 
 // DagOf returns the DAG of a DAG version (the Execution API passes its
@@ -76,11 +76,11 @@ func (s *Service) ActiveAsset(ctx context.Context, scope core.StateScope) (*core
 	a, err := s.ResolveAsset(ctx, scope)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
-		return nil, unknownAsset{fmt.Errorf("no %s: %w", scope.Describe(), err)}
+		return nil, unknownAsset{"no " + scope.Describe()}
 	case err != nil:
 		return nil, err
 	case !a.Active:
-		return nil, unknownAsset{fmt.Errorf("asset %q is inactive (no active DAG defines it): %w", a.Name, core.ErrNotFound)}
+		return nil, unknownAsset{fmt.Sprintf("asset %q is inactive (no active DAG defines it)", a.Name)}
 	}
 	return a, nil
 }

@@ -45,7 +45,7 @@ unknown or inactive, the try is no longer running) or could not be reached.`,
 			}
 			c, err := execclient.ClientFromEnv()
 			if err != nil {
-				return &ExitError{Code: exitFailed, Err: err}
+				return &ExitError{Code: exitFailed, Err: apiProblem(err)}
 			}
 			if err := c.AddToAlias(cmd.Context(), argv[0], core.AssetRef{Name: name, URI: uri}, raw); err != nil {
 				return taskStateError("add to alias", err)

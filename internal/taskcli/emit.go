@@ -54,7 +54,7 @@ the try is not running) or could not be reached, or no task runs this command.`,
 			}
 			c, err := execclient.ClientFromEnv()
 			if err != nil {
-				return &ExitError{Code: exitFailed, Err: fmt.Errorf("emit an asset event: %w", err)}
+				return &ExitError{Code: exitFailed, Err: fmt.Errorf("emit an asset event: %w", apiProblem(err))}
 			}
 			rec, err := c.Emit(cmd.Context(), req)
 			if err != nil {

@@ -23,10 +23,29 @@ const (
 // taskStateError maps an Execution API error to the documented exit codes.
 func taskStateError(what string, err error) error {
 	if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrTooLarge) {
-		return &ExitError{Code: exitInvalid, Err: fmt.Errorf("%s: %w", what, err)}
+		return &ExitError{Code: exitInvalid, Err: fmt.Errorf("%s: %w", what, apiProblem(err))}
 	}
-	return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %w", what, err)}
+	return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %w", what, apiProblem(err))}
 }
+
+// apiProblem turns the Execution API's refusal of a request (a 4xx answer)
+// into the problem's detail alone: the API's words name the problem, and
+// the request's method, path and status would only repeat it (`get k: no
+// asset "other"`). Other errors (no answer, 5xx) are left as they are.
+func apiProblem(err error) error {
+	var e *execclient.Error
+	if errors.As(err, &e) && e.Status >= 400 && e.Status < 500 && e.Problem.Detail != "" {
+		return &problemError{e}
+	}
+	return err
+}
+
+// problemError says an Execution API error's detail and still matches it
+// (errors.As, errors.Is against the core sentinels).
+type problemError struct{ e *execclient.Error }
+
+func (p *problemError) Error() string { return p.e.Problem.Detail }
+func (p *problemError) Unwrap() error { return p.e }
 
 // args checks the argument count with exit code 2 on a mismatch.
 func args(n int) cobra.PositionalArgs {
