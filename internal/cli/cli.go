@@ -105,7 +105,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.triggererCmd(), a.workerCmd(),
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.variablesCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.stateStoreCmd(),
+		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.stateStoreCmd(),
 		a.assetsCmd(), a.auditCmd(), a.triggersCmd(), a.jobsCmd(),
 	)
 	strictGroups(root)

@@ -86,7 +86,7 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	// Stream heads are read after the instances: an item counted here
 	// has no instance the view misses, except one another scheduler just
 	// created (its step then fails harmlessly).
-	streams, err := s.streamHeads(ctx, run, g)
+	streams, err := s.streamHeads(ctx, run, g, v.tis)
 	if err != nil {
 		return Plan{}, err
 	}
