@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
@@ -51,14 +50,7 @@ tasks:
 func TestShellProducerPushesItems(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, env []string) {
-		dags, home := t.TempDir(), t.TempDir()
-		writeFile(t, filepath.Join(dags, "pushes.yaml"), pushDAGFile)
-		s := startStandalone(t, home, dags, env...)
-		s.api.WaitDAG("pushes")
-		s.api.Trigger("pushes", "r1", nil)
-		if run := s.api.WaitRunDone("pushes", "r1"); run.State != core.RunSuccess {
-			t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun("pushes", "r1", run))
-		}
+		s := runOnce(t, env, "pushes", pushDAGFile)
 		var produce, after core.TaskInstance
 		var uses []core.TaskInstance
 		for _, ti := range s.api.TaskInstances("pushes", "r1") {

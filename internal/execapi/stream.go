@@ -19,21 +19,19 @@ const streamBody = 4*core.MaxStreamPayloadBytes + smallBody
 // (service.PushFromTry holds the rules). 200 with the stream's head; 400,
 // 409 or 413 with nothing appended.
 func (s *server) streamPush(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
-	var req execclient.StreamPushRequest
-	if err := readJSON(w, r, streamBody, &req); err != nil {
-		return err
-	}
 	ti, err := s.runningTI(r, c)
-	if err != nil {
-		return err
+	var req execclient.StreamPushRequest
+	if err == nil {
+		err = readJSON(w, r, streamBody, &req)
 	}
-	res, err := s.svc.PushFromTry(r.Context(), ti, service.StreamPush{From: &req.From, Items: req.Items, Close: req.Close})
-	if err != nil {
-		return err
+	var res *core.StreamPushResult
+	if err == nil {
+		res, err = s.svc.PushFromTry(r.Context(), ti, service.StreamPush{From: &req.From, Items: req.Items, Close: req.Close})
 	}
-	writeJSON(w, http.StatusOK, execclient.StreamHead{StreamID: res.StreamID, Accepted: res.Accepted, Skipped: res.Skipped,
-		NextIndex: res.NextIndex, Pending: res.Pending, Closed: res.Closed})
-	return nil
+	if err == nil {
+		writeJSON(w, http.StatusOK, res)
+	}
+	return err
 }
 
 // streamGet serves GET /execution/task-instances/{id}/stream: where the

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // StreamPushRequest is the body of POST
@@ -23,17 +25,9 @@ type StreamPushRequest struct {
 }
 
 // StreamHead is where a producer's stream stands, the answer of GET and
-// POST /execution/task-instances/{id}/stream.
-type StreamHead struct {
-	StreamID string `json:"stream_id"`
-	// Accepted and Skipped are a push's: items appended now, and leading
-	// items the stream held already.
-	Accepted  int   `json:"accepted"`
-	Skipped   int   `json:"skipped"`
-	NextIndex int64 `json:"next_index"`
-	Pending   int   `json:"pending"`
-	Closed    bool  `json:"closed"`
-}
+// POST /execution/task-instances/{id}/stream (Accepted and Skipped are a
+// push's).
+type StreamHead = core.StreamPushResult
 
 // StreamHead returns where the client's try's stream stands (next_index
 // 0 before the first push).

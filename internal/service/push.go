@@ -24,27 +24,13 @@ type StreamPush struct {
 	Close bool
 }
 
-// StreamPushResult says what a push did.
-type StreamPushResult struct {
-	StreamID string `json:"stream_id"`
-	// Accepted is how many items (after those already persisted) were
-	// appended now; the rest wait for room (max_pending): push them again
-	// from NextIndex.
-	Accepted int `json:"accepted"`
-	// Skipped is how many leading items were persisted before.
-	Skipped   int   `json:"skipped"`
-	NextIndex int64 `json:"next_index"`
-	Pending   int   `json:"pending"`
-	Closed    bool  `json:"closed"`
-}
-
 // PushFromTry appends p.Items to the stream of ti's task in ti's run
 // (core.TaskStreamID), creating it at the first push, bounded by
 // [triggerer] stream_max_pending. Refused with nothing changed:
 // a task without stream: true or bad items (core.ErrInvalid naming the
 // problem), a closed stream or a From past the stream's end
 // (core.ErrConflict naming its last sequence index).
-func (s *Service) PushFromTry(ctx context.Context, ti *core.TaskInstance, p StreamPush) (*StreamPushResult, error) {
+func (s *Service) PushFromTry(ctx context.Context, ti *core.TaskInstance, p StreamPush) (*core.StreamPushResult, error) {
 	what := "push to the stream of " + runs.Describe(ti)
 	id, err := s.producerStream(ctx, ti)
 	if err != nil {
@@ -60,7 +46,7 @@ func (s *Service) PushFromTry(ctx context.Context, ti *core.TaskInstance, p Stre
 	if p.From != nil && *p.From < 0 {
 		return nil, fmt.Errorf("%s: the sequence index of the first item must be at least 0, got %d: %w", what, *p.From, core.ErrInvalid)
 	}
-	res := &StreamPushResult{StreamID: id}
+	res := &core.StreamPushResult{StreamID: id}
 	err = s.st.WithTx(ctx, func(tx store.Store) error {
 		head, err := tx.StreamGet(ctx, id)
 		if errors.Is(err, core.ErrNotFound) {

@@ -11,22 +11,22 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 )
 
-// StreamCmd is the in-task `weir stream`: a running producer task (one
-// with stream: true) pushes items to its run's stream, over which tasks
-// with iterate are lazily mapped, and closes it
-// (docs/streaming.md#pushes-from-a-running-task).
-func StreamCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "stream",
-		Short: "Push items to the running task's stream, which tasks with iterate expand over (stream: true tasks)",
-		Long: `A task declared with stream: true pushes items while it runs; each becomes one mapped instance
+// streamLong is `weir stream --help`.
+const streamLong = `A task declared with stream: true pushes items while it runs; each becomes one mapped instance
 of the tasks that iterate over it (map_index = the item's sequence index), created and run at once.
 Reads WEIR_API_URL, WEIR_TASK_TOKEN (or WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the worker sets
 for every task.
 
 Exit codes: 0 done; 2 bad input (not JSON, an item over 1 MiB, a task without stream: true); 3 the
-API refused the request (the stream is closed, the try is not running) or could not be reached.`,
-	}
+API refused the request (the stream is closed, the try is not running) or could not be reached.`
+
+// StreamCmd is the in-task `weir stream`: a running producer task (one
+// with stream: true) pushes items to its run's stream, over which tasks
+// with iterate are lazily mapped, and closes it
+// (docs/streaming.md#pushes-from-a-running-task).
+func StreamCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "stream", Long: streamLong,
+		Short: "Push items to the running task's stream, which tasks with iterate expand over (stream: true tasks)"}
 	var index int64
 	push := &cobra.Command{
 		Use:   "push JSON",
