@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -189,5 +191,29 @@ func TestLazyExpansionOverAPushingProducer(t *testing.T) {
 				t.Fatalf("run %s, states %v; want %s, both inserts success, report %s", state, got, tc.runState, tc.report)
 			}
 		})
+	}
+}
+
+// Two schedulers take turns: instances one creates are merged into the
+// other's incrementally read view without losing the placeholder, so the
+// other goes on expanding the stream (and the downstream task waits).
+func TestLazyExpansionAcrossSchedulers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lazyDAG())
+	other := &scheduler.Scheduler{Store: h.st, Clock: h.clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}}
+	run := h.trigger("lazy")
+	h.step()
+	h.produce(run, []any{0, 1}, false, "")
+	if err := other.RunOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.step() // reads the other's two instances incrementally
+	h.produce(run, []any{2}, false, "")
+	h.step()
+	if got := h.mapped(run, "insert"); len(got) != 3 {
+		t.Fatalf("insert instances = %v, want 3: the first scheduler expands item 2 too", got)
+	}
+	if got := h.ti(run, "report"); got.State != core.TINone {
+		t.Fatalf("report is %s while the stream is open, want none", got.State)
 	}
 }
