@@ -115,7 +115,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.dbCmd(), a.configCmd(), a.remoteGroup(a.dagsCmd()), a.remoteGroup(a.tasksCmd()), a.remoteGroup(a.runsCmd()),
 		a.remoteGroup(a.usersCmd()), a.tokensCmd(), a.remoteGroup(a.connectionsCmd()), a.remoteGroup(a.variablesCmd()),
 		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.remoteGroup(a.stateStoreCmd()),
+		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
 		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(),
 	)
 	strictGroups(root)

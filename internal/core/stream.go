@@ -72,3 +72,18 @@ func TaskStreamID(dagRunID int64, taskID string) string {
 	sum := sha256.Sum256([]byte(taskID))
 	return fmt.Sprintf("run-%d:sha256-%x", dagRunID, sum)
 }
+
+// StreamPushResult is what a push of items to a producer task's stream did
+// (docs/streaming.md#pushes-from-a-running-task), and where the stream
+// stands after it.
+type StreamPushResult struct {
+	StreamID string `json:"stream_id"`
+	// Accepted is how many items were appended now (the rest wait for
+	// room: push them again from NextIndex); Skipped how many leading
+	// items the stream held already.
+	Accepted  int   `json:"accepted"`
+	Skipped   int   `json:"skipped"`
+	NextIndex int64 `json:"next_index"`
+	Pending   int   `json:"pending"`
+	Closed    bool  `json:"closed"`
+}

@@ -40,14 +40,7 @@ tasks:
 func TestLazyExpansionStartsBeforeTheStreamEnds(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, env []string) {
-		dags, home := t.TempDir(), t.TempDir()
-		writeFile(t, filepath.Join(dags, "lazy.yaml"), lazyDAGFile)
-		s := startStandalone(t, home, dags, env...)
-		s.api.WaitDAG("lazy")
-		s.api.Trigger("lazy", "r1", nil)
-		if run := s.api.WaitRunDone("lazy", "r1"); run.State != core.RunSuccess {
-			t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun("lazy", "r1", run))
-		}
+		s := runOnce(t, env, "lazy", lazyDAGFile)
 		var x core.XCom
 		s.api.Get(runPath("lazy", "r1")+"/taskInstances/fetch/xcomEntries/return_value", &x)
 		var end struct {
@@ -102,4 +95,19 @@ func TestLazyExpansionStartsBeforeTheStreamEnds(t *testing.T) {
 			t.Errorf("insert[37] has map args %s, want item page 37", ti.MapArgs)
 		}
 	})
+}
+
+// runOnce runs the DAG dagID of the DAG file content once (run r1) in a
+// fresh standalone with env, and fails the test unless the run succeeds.
+func runOnce(t *testing.T, env []string, dagID, content string) *standalone {
+	t.Helper()
+	dags, home := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dags, dagID+".yaml"), content)
+	s := startStandalone(t, home, dags, env...)
+	s.api.WaitDAG(dagID)
+	s.api.Trigger(dagID, "r1", nil)
+	if run := s.api.WaitRunDone(dagID, "r1"); run.State != core.RunSuccess {
+		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun(dagID, "r1", run))
+	}
+	return s
 }

@@ -133,6 +133,8 @@ func NewHandler(d Deps) http.Handler {
 	s.registerAliases(mux)
 	s.registerCallbacks(mux)
 	mux.HandleFunc("POST /execution/task-instances/{id}/asset-events", s.execution(s.assetEventEmit))
+	mux.HandleFunc("GET /execution/task-instances/{id}/stream", s.execution(s.streamGet))
+	mux.HandleFunc("POST /execution/task-instances/{id}/stream", s.execution(s.streamPush))
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/weirflow/weir/internal/core"
@@ -38,5 +39,25 @@ func tryClient[I any](tc TaskContext, none I) I {
 type noEmitter struct{}
 
 func (noEmitter) Emit(context.Context, execclient.EmitRequest) (*core.AssetEventReceipt, error) {
+	return nil, ErrNoTry
+}
+
+// Pusher lets a running producer task (stream: true) push items to its
+// run's stream (an execclient.Client satisfies it; docs/streaming.md).
+type Pusher interface {
+	StreamHead(ctx context.Context) (*execclient.StreamHead, error)
+	PushStream(ctx context.Context, from int64, items []json.RawMessage, closing bool) (*execclient.StreamHead, error)
+}
+
+// Pusher returns the try's access to its stream; without a running try
+// every call fails with ErrNoTry.
+func (tc TaskContext) Pusher() Pusher { return tryClient[Pusher](tc, noPusher{}) }
+
+// noPusher answers every call with ErrNoTry.
+type noPusher struct{}
+
+func (noPusher) StreamHead(context.Context) (*execclient.StreamHead, error) { return nil, ErrNoTry }
+
+func (noPusher) PushStream(context.Context, int64, []json.RawMessage, bool) (*execclient.StreamHead, error) {
 	return nil, ErrNoTry
 }

@@ -11,9 +11,11 @@ type graph struct {
 	order []*core.Task // upstream first
 	leaf  map[string]bool
 	// producers holds the tasks other tasks iterate over (their trigger
-	// runs produce the run's stream for them); iterating, those tasks.
+	// runs produce the run's stream for them); iterating, those tasks
+	// (lazy, by id).
 	producers map[string]bool
 	iterating []*core.Task
+	lazy      map[string]bool
 }
 
 // compile prepares spec. Tasks on a cycle (which validation rejects) come
@@ -26,6 +28,7 @@ func compile(spec *core.DAG) *graph {
 		leaf:  make(map[string]bool, len(spec.Tasks)),
 
 		producers: map[string]bool{},
+		lazy:      map[string]bool{},
 	}
 	for i := range spec.Tasks {
 		g.tasks[spec.Tasks[i].TaskID] = &spec.Tasks[i]
@@ -38,6 +41,7 @@ func compile(spec *core.DAG) *graph {
 			down[t.Iterate] = append(down[t.Iterate], t.TaskID)
 			g.producers[t.Iterate] = true
 			g.iterating = append(g.iterating, t)
+			g.lazy[t.TaskID] = true
 		}
 	}
 	indeg := make(map[string]int, len(spec.Tasks))

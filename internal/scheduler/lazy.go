@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,8 +21,12 @@ const iterateBatch = 500
 
 // streamHeads reads, for each task of g that iterates over a stream, the
 // head of its producer's stream in run (docs/streaming.md#lazy-expansion);
-// a task whose producer has not opened it yet is absent.
-func (s *Scheduler) streamHeads(ctx context.Context, run *core.DagRun, g *graph) (map[string]StreamHead, error) {
+// a task whose producer has not opened it yet is absent. A stream whose
+// producer ended (tis says) without closing it is closed here: normally
+// when the producer succeeded (a pushing task need not close its stream),
+// with the reason when it failed, was skipped or removed, so that the
+// expansion ends either way.
+func (s *Scheduler) streamHeads(ctx context.Context, run *core.DagRun, g *graph, tis []core.TaskInstance) (map[string]StreamHead, error) {
 	if len(g.iterating) == 0 {
 		return nil, nil
 	}
@@ -34,9 +39,32 @@ func (s *Scheduler) streamHeads(ctx context.Context, run *core.DagRun, g *graph)
 		if err != nil {
 			return nil, fmt.Errorf("read the stream of task %q: %w", t.Iterate, err)
 		}
+		if !st.Closed {
+			if st, err = s.closeAbandoned(ctx, st, t.Iterate, tis); err != nil {
+				return nil, err
+			}
+		}
 		heads[t.TaskID] = StreamHead{Next: st.NextIndex, Closed: st.Closed, Failed: st.Error != ""}
 	}
 	return heads, nil
+}
+
+// closeAbandoned closes open stream st when its producer task's instance
+// (in tis) is terminal, and returns the stream as it is then.
+func (s *Scheduler) closeAbandoned(ctx context.Context, st *core.Stream, producer string, tis []core.TaskInstance) (*core.Stream, error) {
+	i := slices.IndexFunc(tis, func(ti core.TaskInstance) bool { return ti.TaskID == producer && ti.MapIndex == core.NoMapIndex })
+	if i < 0 || !tis[i].State.Terminal() {
+		return st, nil
+	}
+	msg := ""
+	if tis[i].State != core.TISuccess {
+		msg = fmt.Sprintf("the producer task %q ended %s without closing its stream", producer, tis[i].State)
+	}
+	closed, err := s.Store.StreamClose(ctx, &store.StreamCloseParams{StreamID: st.ID, Error: msg, Now: s.Clock.Now()})
+	if err != nil {
+		return nil, fmt.Errorf("close the stream of task %q, which ended %s: %w", producer, tis[i].State, err)
+	}
+	return closed, nil
 }
 
 // iterate applies one step of a lazy expansion: the instances for the

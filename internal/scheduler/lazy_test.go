@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -142,5 +145,75 @@ func TestLazyExpansionOverAnEmptyStream(t *testing.T) {
 	got := h.states(run)
 	if state != core.RunSuccess || got["insert"] != "skipped" || got["report"] != "skipped" || got["fetch"] != "success" {
 		t.Fatalf("run %s, states %v; want fetch success, insert and report skipped", state, got)
+	}
+}
+
+// A pushing producer (stream: true) that succeeds without closing its
+// stream has it closed by the scheduler: the expansion completes and the
+// downstream task runs. One that fails leaves its items' instances to run
+// and fails the rest of the iterating task.
+func TestLazyExpansionOverAPushingProducer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		produce  core.TIState
+		runState core.DagRunState
+		report   string
+	}{
+		{"succeeds without closing", core.TISuccess, core.RunSuccess, "success"},
+		{"fails", core.TIFailed, core.RunFailed, "upstream_failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dag := core.DAG{DagID: "push", Tasks: []core.Task{
+				{TaskID: "fetch", Operator: "noop", Stream: true},
+				{TaskID: "insert", Operator: "noop", Iterate: "fetch"},
+				{TaskID: "report", Operator: "noop", DependsOn: []string{"insert"}},
+			}}
+			h := newHarness(t, dag)
+			run := h.trigger("push")
+			h.step()
+			fetch := h.claim("w1", 1)
+			if len(fetch) != 1 || fetch[0].TaskID != "fetch" {
+				t.Fatalf("claimed %v, want fetch", fetch)
+			}
+			if _, err := h.svc(h.clk).PushFromTry(h.ctx, &fetch[0], service.StreamPush{Items: []json.RawMessage{[]byte(`"a"`), []byte(`"b"`)}}); err != nil {
+				t.Fatal(err)
+			}
+			h.step()
+			if got := h.mapped(run, "insert"); len(got) != 2 {
+				t.Fatalf("insert instances while fetch runs = %v, want 2", got)
+			}
+			h.finish(fetch[0], func(core.TaskInstance) (core.TIState, any) { return tc.produce, nil })
+			_, state := h.drive(run, succeed)
+			got := h.states(run)
+			if state != tc.runState || got["insert[0]"] != "success" || got["insert[1]"] != "success" || got["report"] != tc.report {
+				t.Fatalf("run %s, states %v; want %s, both inserts success, report %s", state, got, tc.runState, tc.report)
+			}
+		})
+	}
+}
+
+// Two schedulers take turns: instances one creates are merged into the
+// other's incrementally read view without losing the placeholder, so the
+// other goes on expanding the stream (and the downstream task waits).
+func TestLazyExpansionAcrossSchedulers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lazyDAG())
+	other := &scheduler.Scheduler{Store: h.st, Clock: h.clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}}
+	run := h.trigger("lazy")
+	h.step()
+	h.produce(run, []any{0, 1}, false, "")
+	if err := other.RunOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.step() // reads the other's two instances incrementally
+	h.produce(run, []any{2}, false, "")
+	h.step()
+	if got := h.mapped(run, "insert"); len(got) != 3 {
+		t.Fatalf("insert instances = %v, want 3: the first scheduler expands item 2 too", got)
+	}
+	if got := h.ti(run, "report"); got.State != core.TINone {
+		t.Fatalf("report is %s while the stream is open, want none", got.State)
 	}
 }

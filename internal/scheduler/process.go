@@ -79,14 +79,14 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 // first; when it is not (or it would finish the run), the run is decided
 // again from a full load.
 func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now time.Time) (Plan, error) {
-	v, fresh, err := s.view(ctx, run, now)
+	v, fresh, err := s.view(ctx, run, g, now)
 	if err != nil {
 		return Plan{}, err
 	}
 	// Stream heads are read after the instances: an item counted here
 	// has no instance the view misses, except one another scheduler just
 	// created (its step then fails harmlessly).
-	streams, err := s.streamHeads(ctx, run, g)
+	streams, err := s.streamHeads(ctx, run, g, v.tis)
 	if err != nil {
 		return Plan{}, err
 	}

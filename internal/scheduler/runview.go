@@ -86,8 +86,9 @@ func (v *runView) pending() bool {
 
 // merge applies changed rows: a row replaces the instance with its key (a
 // new try keeps the key), a new key is added, and the first map index of a
-// mapped task removes its placeholder (an expansion deletes it).
-func (v *runView) merge(changed []core.TaskInstance) {
+// mapped task removes its placeholder (an expansion deletes it) — except
+// for a task in lazy, whose placeholder stays while its stream expands.
+func (v *runView) merge(changed []core.TaskInstance, lazy map[string]bool) {
 	expanded := false
 	for i := range changed {
 		ti := &changed[i]
@@ -97,7 +98,7 @@ func (v *runView) merge(changed []core.TaskInstance) {
 		}
 		v.index[keyOf(ti)] = len(v.tis)
 		v.tis = append(v.tis, *ti)
-		if ti.MapIndex >= 0 {
+		if ti.MapIndex >= 0 && !lazy[ti.TaskID] {
 			_, ph := v.index[tiKey{ti.TaskID, core.NoMapIndex}]
 			expanded = expanded || ph
 		}
@@ -106,7 +107,7 @@ func (v *runView) merge(changed []core.TaskInstance) {
 		return
 	}
 	v.tis = slices.DeleteFunc(v.tis, func(ti core.TaskInstance) bool {
-		if ti.MapIndex != core.NoMapIndex {
+		if ti.MapIndex != core.NoMapIndex || lazy[ti.TaskID] {
 			return false
 		}
 		_, mapped := v.index[tiKey{ti.TaskID, 0}]
@@ -117,7 +118,7 @@ func (v *runView) merge(changed []core.TaskInstance) {
 
 // view returns run's view brought up to date at now (fresh when it was just
 // fully loaded).
-func (s *Scheduler) view(ctx context.Context, run *core.DagRun, now time.Time) (v *runView, fresh bool, err error) {
+func (s *Scheduler) view(ctx context.Context, run *core.DagRun, g *graph, now time.Time) (v *runView, fresh bool, err error) {
 	v = s.views[run.ID]
 	if v == nil || v.due(now) {
 		v, err = s.loadView(ctx, run, now)
@@ -129,7 +130,7 @@ func (s *Scheduler) view(ctx context.Context, run *core.DagRun, now time.Time) (
 	if err != nil {
 		return nil, false, fmt.Errorf("list changed task instances: %w", err)
 	}
-	v.merge(changed)
+	v.merge(changed, g.lazy)
 	v.read = now
 	v.reads++
 	return v, false, nil

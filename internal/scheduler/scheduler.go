@@ -344,6 +344,7 @@ type Store interface {
 	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
 	TaskInstanceIterate(ctx context.Context, p *store.TaskInstanceIterateParams) error
 	StreamGet(ctx context.Context, id string) (*core.Stream, error)
+	StreamClose(ctx context.Context, p *store.StreamCloseParams) (*core.Stream, error)
 	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error

@@ -1,0 +1,115 @@
+package weir
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/weirflow/weir/internal/operator"
+)
+
+// Streams marks the task as a stream producer (stream: true in a DAG
+// file): while its try runs it pushes items with tc.Stream().Push, and
+// every task with Iterate over it gets one mapped instance per item as
+// items arrive (docs/streaming.md#pushes-from-a-running-task).
+func Streams() TaskOption {
+	return func(t *Task) {
+		if t.inDefaults {
+			t.problem("stream", "Streams cannot be a default arg; set it on each producer task")
+			return
+		}
+		t.spec.Stream = true
+	}
+}
+
+// Iterate maps the task lazily over producer's stream (iterate in a DAG
+// file): one instance per item, map_index = the item's sequence index,
+// created and run while the producer still produces; the item is the
+// mapped argument "item" (MapArg[T](tc, "item")). Tasks downstream of
+// this one run once the producer closed its stream and every instance is
+// done. producer is a task with Streams, or a deferrable sensor whose
+// trigger streams.
+func Iterate(producer *Task) TaskOption {
+	return func(t *Task) {
+		switch {
+		case t.inDefaults:
+			t.problem("iterate", "Iterate cannot be a default arg; set it on each task")
+		case producer == nil:
+			t.problem("iterate", "Iterate: the producer task is nil")
+		case producer.dag != t.dag:
+			t.problem("iterate", "Iterate: task %q belongs to dag %q, not %q", producer.ID(), producer.dag.ID(), t.dag.ID())
+		default:
+			t.spec.Iterate = producer.ID()
+		}
+	}
+}
+
+// Stream is a producer task's stream in its run, as its try pushes to it.
+// Safe for concurrent use; items keep the order of the Push calls.
+type Stream struct {
+	p    operator.Pusher
+	mu   sync.Mutex
+	next int64 // the sequence index of the next item; -1 until read
+}
+
+// Stream returns the stream the running try of a task with Streams
+// pushes to. Outside a running try every call fails with ErrNoTry.
+func (tc *TaskContext) Stream() *Stream {
+	p := operator.TaskContext{}.Pusher()
+	if tc != nil {
+		p = tc.op.Pusher()
+	}
+	return &Stream{p: p, next: -1}
+}
+
+// Next returns how many items the stream holds: the sequence index the
+// next Push gets. A retry of the producer reads it to resume after what an
+// earlier try pushed (pushing them again adds nothing either way).
+func (s *Stream) Next(ctx context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.position(ctx)
+}
+
+func (s *Stream) position(ctx context.Context) (int64, error) {
+	if s.next < 0 {
+		h, err := s.p.StreamHead(ctx)
+		if err != nil {
+			return 0, err
+		}
+		s.next = h.NextIndex
+	}
+	return s.next, nil
+}
+
+// Push appends item (encoded as JSON, at most 1 MiB) to the stream and
+// returns once it is persisted, waiting while the stream holds
+// max_pending items not yet expanded. Errors: a task without Streams or a
+// bad item (invalid), a closed stream (conflict).
+func (s *Stream) Push(ctx context.Context, item any) error {
+	b, err := json.Marshal(item)
+	if err != nil {
+		return fmt.Errorf("push to the stream: encode the item: %w", err)
+	}
+	return s.push(ctx, []json.RawMessage{b}, false)
+}
+
+// Close closes the stream: no more items. A producer that returns without
+// closing has its stream closed for it.
+func (s *Stream) Close(ctx context.Context) error { return s.push(ctx, nil, true) }
+
+func (s *Stream) push(ctx context.Context, items []json.RawMessage, closing bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from, err := s.position(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := s.p.PushStream(ctx, from, items, closing)
+	if err != nil {
+		return err
+	}
+	s.next = h.NextIndex
+	return nil
+}
