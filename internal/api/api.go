@@ -131,6 +131,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAuth()
 	s.registerDags()
 	s.registerDagRuns()
+	s.registerBackfills()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()

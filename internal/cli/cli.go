@@ -106,7 +106,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
 		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.variablesCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.stateStoreCmd(),
-		a.assetsCmd(), a.auditCmd(), a.triggersCmd(), a.jobsCmd(),
+		a.assetsCmd(), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.backfillsCmd(),
 	)
 	strictGroups(root)
 	return root

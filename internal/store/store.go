@@ -29,6 +29,7 @@ type Store interface {
 	TriggerStore
 	WatcherStore
 	StreamStore
+	BackfillStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -185,6 +186,8 @@ type DagRunCreateParams struct {
 	TaskInstances     []NewTaskInstance
 	// PartitionKey is the partition the run is for (nil = none).
 	PartitionKey *string
+	// BackfillID is the backfill the run belongs to (nil = none).
+	BackfillID *int64
 }
 
 // NewTaskInstance seeds one task instance row.
@@ -211,6 +214,8 @@ type DagRunListParams struct {
 	// is in the range, both ends included (nil = unbounded); a run with
 	// no logical date is kept only when both are nil.
 	LogicalDateGTE, LogicalDateLTE *time.Time
+	// BackfillID keeps the runs of one backfill (0 = any run).
+	BackfillID int64
 	Page
 }
 

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},
 		{"DagRunListLatestCount", testDagRunListLatestCount},
+		{"Backfills", testBackfills},
 		{"TaskInstanceGetList", testTaskInstanceGetList},
 		{"TaskInstanceSetState", testTaskInstanceSetState},
 		{"TaskInstanceExpand", testTaskInstanceExpand},
