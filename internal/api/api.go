@@ -132,6 +132,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerDags()
 	s.registerDagRuns()
 	s.registerBackfills()
+	s.registerDagDelete()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()

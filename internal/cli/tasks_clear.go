@@ -43,31 +43,7 @@ func (a *app) tasksClearCmd() *cobra.Command {
 				return err
 			}
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				out := cmd.OutOrStdout()
-				dry := p
-				dry.DryRun = true
-				tis, err := svc.Clear(cmd.Context(), a.cliActor(), dry)
-				if err != nil {
-					return err
-				}
-				if err := clearTable(out, tis); err != nil {
-					return err
-				}
-				switch {
-				case len(tis) == 0:
-					fmt.Fprintln(out, "nothing to clear")
-					return nil
-				case p.DryRun:
-					fmt.Fprintf(out, "would clear %d task instances (dry run: nothing changed)\n", len(tis))
-					return nil
-				case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances?", len(tis))):
-					return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
-				}
-				if tis, err = svc.Clear(cmd.Context(), a.cliActor(), p); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "cleared %d task instances\n", len(tis))
-				return nil
+				return a.confirmAndClear(cmd, svc, p, yes, "")
 			})
 		},
 	}
@@ -82,6 +58,36 @@ func (a *app) tasksClearCmd() *cobra.Command {
 	f.StringVarP(&start, "start-date", "s", "", "only runs whose logical date is at or after this (2026-01-02 or RFC 3339, UTC)")
 	f.StringVarP(&end, "end-date", "e", "", "only runs whose logical date is at or before this (2026-01-02 or RFC 3339, UTC)")
 	return cmd
+}
+
+// confirmAndClear lists what p clears, asks (unless yes or p.DryRun) and
+// clears; of names what is cleared in the messages (" of run X", or "").
+func (a *app) confirmAndClear(cmd *cobra.Command, svc *service.Service, p service.ClearParams, yes bool, of string) error {
+	out := cmd.OutOrStdout()
+	dry := p
+	dry.DryRun = true
+	tis, err := svc.Clear(cmd.Context(), a.cliActor(), dry)
+	if err != nil {
+		return err
+	}
+	if err := clearTable(out, tis); err != nil {
+		return err
+	}
+	switch {
+	case len(tis) == 0:
+		fmt.Fprintln(out, "nothing to clear")
+		return nil
+	case p.DryRun:
+		fmt.Fprintf(out, "would clear %d task instances%s (dry run: nothing changed)\n", len(tis), of)
+		return nil
+	case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances%s?", len(tis), of)):
+		return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
+	}
+	if tis, err = svc.Clear(cmd.Context(), a.cliActor(), p); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cleared %d task instances%s\n", len(tis), of)
+	return nil
 }
 
 // parseDateFlag reads a date flag: "" = unset, a date (midnight UTC) or an

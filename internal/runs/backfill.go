@@ -20,13 +20,13 @@ const MaxBackfillRuns = 10000
 // BackfillRequest is what a backfill is asked for (Airflow 3's
 // BackfillPostBody).
 type BackfillRequest struct {
-	DagID             string
-	From, To          time.Time
-	RunBackwards      bool
-	DagRunConf        json.RawMessage // a JSON object; nil = {}
-	Reprocess         core.ReprocessBehavior
-	MaxActiveRuns     int // 0 = DefaultBackfillMaxActiveRuns
-	DryRun            bool
+	DagID         string
+	From, To      time.Time
+	RunBackwards  bool
+	DagRunConf    json.RawMessage // a JSON object; nil = {}
+	Reprocess     core.ReprocessBehavior
+	MaxActiveRuns int // 0 = DefaultBackfillMaxActiveRuns
+	DryRun        bool
 }
 
 // BackfillAction is what a backfill does at one logical date.

@@ -71,6 +71,11 @@ type DagStore interface {
 	DagList(ctx context.Context, p *DagListParams) ([]core.DagModel, error)
 	DagCount(ctx context.Context, p *DagListParams) (int, error)
 	DagSetPaused(ctx context.Context, dagID string, paused bool) error
+	// DagDelete removes a DAG's row and, by cascade, its versions, runs,
+	// task instances and their history, XCom, task state, backfills,
+	// warnings, asset links and queued asset events; ErrNotFound when
+	// absent. Asset events it emitted and the audit log stay.
+	DagDelete(ctx context.Context, dagID string) error
 	// DagSetNextRunAfter records when the scheduler should next look at the
 	// DAG's schedule (nil = never).
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error

@@ -81,3 +81,49 @@ func testBackfills(t *testing.T, f *fixture) {
 		t.Errorf("joined run = type %s backfill %v, want backfill %d", joined.RunType, joined.BackfillID, b.ID)
 	}
 }
+
+// testDagDelete: deleting a DAG removes its runs, task instances, XCom,
+// task state and backfills on both engines, leaves other DAGs alone, and
+// an unknown DAG is ErrNotFound.
+func testDagDelete(t *testing.T, f *fixture) {
+	run := f.run("etl", "r1", newTI("a", core.TINone))
+	f.run("other", "o1", newTI("a", core.TINone))
+	must(t, f.st.XComSet(f.ctx, &core.XCom{DagID: "etl", RunID: "r1", TaskID: "a", MapIndex: -1, Key: "k",
+		Value: json.RawMessage(`1`), Timestamp: f.now}), "xcom")
+	f.setTaskState(core.TaskScope("etl", "r1", "a", -1), "cursor", `1`, nil, true)
+	f.setTaskState(core.TaskScope("other", "o1", "a", -1), "cursor", `2`, nil, true)
+	_, err := f.st.BackfillCreate(f.ctx, &store.BackfillCreateParams{DagID: "etl", FromDate: f.now, ToDate: f.now,
+		ReprocessBehavior: core.ReprocessNone, MaxActiveRuns: 1, Now: f.now})
+	must(t, err, "backfill")
+
+	must(t, f.st.DagDelete(f.ctx, "etl"), "delete dag")
+	_, err = f.st.DagGet(f.ctx, "etl")
+	wantErr(t, err, core.ErrNotFound, "get deleted dag")
+	_, err = f.st.DagRunGetByID(f.ctx, run.ID)
+	wantErr(t, err, core.ErrNotFound, "get run of deleted dag")
+	for what, count := range map[string]func() (int, error){
+		"task instances": func() (int, error) {
+			return f.st.TaskInstanceCount(f.ctx, &store.TaskInstanceListParams{DagID: "etl"})
+		},
+		"xcom": func() (int, error) {
+			return f.st.XComCount(f.ctx, &store.XComListParams{DagID: "etl", RunID: "r1"})
+		},
+		"backfills": func() (int, error) { return f.st.BackfillCount(f.ctx, &store.BackfillListParams{DagID: "etl"}) },
+	} {
+		n, err := count()
+		must(t, err, "count "+what)
+		if n != 0 {
+			t.Errorf("%d %s of the deleted dag remain", n, what)
+		}
+	}
+	if keys := f.stateKeys(store.StateListParams{Kind: core.StateTask, DagID: "etl"}); len(keys) != 0 {
+		t.Errorf("task state of the deleted dag remains: %v", keys)
+	}
+	if keys := f.stateKeys(store.StateListParams{Kind: core.StateTask, DagID: "other"}); len(keys) != 1 {
+		t.Errorf("task state of the other dag = %v, want its key", keys)
+	}
+	if n, _ := f.st.DagRunCount(f.ctx, &store.DagRunListParams{DagID: "other"}); n != 1 {
+		t.Errorf("the other dag has %d runs, want 1", n)
+	}
+	wantErr(t, f.st.DagDelete(f.ctx, "etl"), core.ErrNotFound, "delete unknown dag")
+}

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunSetState", testDagRunSetState},
 		{"DagRunListLatestCount", testDagRunListLatestCount},
 		{"Backfills", testBackfills},
+		{"DagDelete", testDagDelete},
 		{"TaskInstanceGetList", testTaskInstanceGetList},
 		{"TaskInstanceSetState", testTaskInstanceSetState},
 		{"TaskInstanceExpand", testTaskInstanceExpand},
