@@ -133,6 +133,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerDagRuns()
 	s.registerBackfills()
 	s.registerDagDelete()
+	s.registerDagInfo()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()

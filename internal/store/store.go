@@ -30,6 +30,7 @@ type Store interface {
 	WatcherStore
 	StreamStore
 	BackfillStore
+	DagInfoStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunListLatestCount", testDagRunListLatestCount},
 		{"Backfills", testBackfills},
 		{"DagDelete", testDagDelete},
+		{"DagInfo", testDagInfo},
 		{"TaskInstanceGetList", testTaskInstanceGetList},
 		{"TaskInstanceSetState", testTaskInstanceSetState},
 		{"TaskInstanceExpand", testTaskInstanceExpand},
