@@ -46,6 +46,9 @@ type Config struct {
 	SecureCookie bool
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
+	// DagsFolder is [core] dags_folder, where dagSources reads DAG files
+	// ("" = no source is served).
+	DagsFolder string
 	// Version is reported by GET /api/v2/version.
 	Version string
 	// GitVersion is reported by GET /api/v2/version.
@@ -134,6 +137,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerBackfills()
 	s.registerDagDelete()
 	s.registerDagInfo()
+	s.registerDagSources()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()
