@@ -53,6 +53,9 @@ type Config struct {
 	TrustedProxies auth.TrustedProxies
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
+	// DagsFolder is [core] dags_folder, where dagSources reads DAG files
+	// ("" = no source is served).
+	DagsFolder string
 	// Version is reported by GET /api/v2/version.
 	Version string
 	// GitVersion is reported by GET /api/v2/version.
@@ -143,6 +146,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerUsers()
 	s.registerDags()
 	s.registerDagRuns()
+	s.registerBackfills()
+	s.registerDagDelete()
+	s.registerDagInfo()
+	s.registerDagSources()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()

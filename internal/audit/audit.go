@@ -43,6 +43,15 @@ const (
 	AuthLogin         = "auth.login"
 )
 
+// Actions on backfills and DAGs' metadata (docs/backfills.md).
+const (
+	BackfillCreate  = "backfill.create"
+	BackfillPause   = "backfill.pause"
+	BackfillUnpause = "backfill.unpause"
+	BackfillCancel  = "backfill.cancel"
+	DagDelete       = "dag.delete"
+)
+
 // Writer is the store method Record needs.
 type Writer interface {
 	AuditLogAdd(ctx context.Context, e *core.AuditEntry) error

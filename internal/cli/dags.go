@@ -105,7 +105,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	trigger.Flags().StringVar(&partition, "partition-key", "", "the partition the run is for ({{ .partition_key }}, $WEIR_PARTITION_KEY)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
-		a.importErrorsCmd(), a.dagWarningsCmd(), localOnly(a.dagsTestCmd()), a.dagsStateCmd(), a.dagsNextExecutionCmd())
+		a.importErrorsCmd(), a.dagWarningsCmd(), localOnly(a.dagsTestCmd()), a.dagsStateCmd(), a.dagsNextExecutionCmd(), a.dagsBackfillCmd(), a.dagsDeleteCmd())
 	return cmd
 }
 

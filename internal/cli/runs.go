@@ -10,7 +10,7 @@ import (
 )
 
 func (a *app) runsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "runs", Short: "Inspect DAG runs"}
+	cmd := &cobra.Command{Use: "runs", Short: "List and clear DAG runs"}
 	var dagID, state string
 	var pf pageFlags
 	var out output
@@ -54,6 +54,6 @@ func (a *app) runsCmd() *cobra.Command {
 	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
 	pf.add(list, "runs", 50)
 	out.add(list)
-	cmd.AddCommand(list, a.runCallbacksCmd(), a.runCallbackLogsCmd())
+	cmd.AddCommand(list, a.runsClearCmd(), a.runCallbacksCmd(), a.runCallbackLogsCmd())
 	return cmd
 }

@@ -60,7 +60,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
-		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
+		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, DagsFolder: cfg.Core.DagsFolder, Version: version,
 		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie,
 		TrustedProxies: proxies,
 	})

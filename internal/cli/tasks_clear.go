@@ -42,31 +42,7 @@ func (a *app) tasksClearCmd() *cobra.Command {
 				return err
 			}
 			return a.withBackend(cmd, func(b backend) error {
-				out := cmd.OutOrStdout()
-				dry := p
-				dry.DryRun = true
-				tis, err := b.Clear(cmd.Context(), dry)
-				if err != nil {
-					return err
-				}
-				if err := clearTable(out, tis); err != nil {
-					return err
-				}
-				switch {
-				case len(tis) == 0:
-					fmt.Fprintln(out, "nothing to clear")
-					return nil
-				case p.DryRun:
-					fmt.Fprintf(out, "would clear %d task instances (dry run: nothing changed)\n", len(tis))
-					return nil
-				case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances?", len(tis))):
-					return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
-				}
-				if tis, err = b.Clear(cmd.Context(), p); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "cleared %d task instances\n", len(tis))
-				return nil
+				return confirmAndClear(cmd, b, p, yes, "")
 			})
 		},
 	}
@@ -81,6 +57,36 @@ func (a *app) tasksClearCmd() *cobra.Command {
 	f.StringVarP(&start, "start-date", "s", "", "only runs whose logical date is at or after this (2026-01-02 or RFC 3339, UTC)")
 	f.StringVarP(&end, "end-date", "e", "", "only runs whose logical date is at or before this (2026-01-02 or RFC 3339, UTC)")
 	return cmd
+}
+
+// confirmAndClear lists what p clears, asks (unless yes or p.DryRun) and
+// clears; of names what is cleared in the messages (" of run X", or "").
+func confirmAndClear(cmd *cobra.Command, b backend, p service.ClearParams, yes bool, of string) error {
+	out := cmd.OutOrStdout()
+	dry := p
+	dry.DryRun = true
+	tis, err := b.Clear(cmd.Context(), dry)
+	if err != nil {
+		return err
+	}
+	if err := clearTable(out, tis); err != nil {
+		return err
+	}
+	switch {
+	case len(tis) == 0:
+		fmt.Fprintln(out, "nothing to clear")
+		return nil
+	case p.DryRun:
+		fmt.Fprintf(out, "would clear %d task instances%s (dry run: nothing changed)\n", len(tis), of)
+		return nil
+	case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances%s?", len(tis), of)):
+		return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
+	}
+	if tis, err = b.Clear(cmd.Context(), p); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cleared %d task instances%s\n", len(tis), of)
+	return nil
 }
 
 // parseDateFlag reads a date flag: "" = unset, a date (midnight UTC) or an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -20,7 +21,7 @@ func (a *app) dagsTestCmd() *cobra.Command {
 	var conf string
 	cmd := &cobra.Command{
 		Use:   "test DAG_ID",
-		Short: "Run one DAG run in this process and print its task instances (exit 1 if it fails)",
+		Short: "Run one DAG run in this process, printing each task's log lines as it runs, then its task instances (exit 1 if it fails)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)
@@ -40,7 +41,7 @@ func (a *app) tasksCmd() *cobra.Command {
 	var conf string
 	test := &cobra.Command{
 		Use:   "test DAG_ID TASK_ID",
-		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run)",
+		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run), printing its log lines",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)
@@ -105,12 +106,20 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	go func() {
 		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
 	}()
-	final, err := waitForRun(runCtx, st, run)
+	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
+	final, err := waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) })
 	stop()
 	if serr := <-done; err == nil {
 		err = serr
 	}
 	if err != nil {
+		return err
+	}
+	// The worker sends a try's last lines before it reports the state.
+	if err := logs.Poll(ctx, st, run.ID); err != nil {
+		return err
+	}
+	if err := logs.Flush(); err != nil {
 		return err
 	}
 	return printRunOutcome(cmd, st, final)
@@ -140,12 +149,16 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 }
 
 // waitForRun returns the run once it is finished, waking on scheduler
-// notifications (with a poll as a fallback).
-func waitForRun(ctx context.Context, st store.Store, run *core.DagRun) (*core.DagRun, error) {
+// notifications (with a poll as a fallback) and calling each at every
+// wake-up (streaming the logs).
+func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
 	wake := st.Subscribe(ctx, store.ChannelScheduler)
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if err := each(); err != nil {
+			return nil, err
+		}
 		r, err := st.DagRunGetByID(ctx, run.ID)
 		if err != nil {
 			return nil, err
@@ -162,10 +175,19 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun) (*core.Da
 	}
 }
 
+// printRunOutcome prints the run's task instances in dependency order
+// (runs.DependencyOrder; map indexes in order) and its state.
 func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error {
 	tis, err := st.TaskInstanceList(cmd.Context(), &store.TaskInstanceListParams{DagRunID: run.ID})
 	if err != nil {
 		return err
+	}
+	if v, err := st.DagVersionGet(cmd.Context(), run.DagVersionID); err == nil {
+		rank := map[string]int{}
+		for i, id := range runs.DependencyOrder(&v.Spec) {
+			rank[id] = i
+		}
+		sort.SliceStable(tis, func(i, j int) bool { return rank[tis[i].TaskID] < rank[tis[j].TaskID] })
 	}
 	rows := make([][]string, len(tis))
 	for i, ti := range tis {

@@ -25,6 +25,9 @@ type DagRun struct {
 	// that created a per-partition or per-event run (DAG.AssetRuns), or
 	// the one given to a manual trigger; nil otherwise.
 	PartitionKey *string `json:"partition_key"`
+	// BackfillID is the backfill the run belongs to (docs/backfills.md),
+	// nil for a run of no backfill.
+	BackfillID *int64 `json:"backfill_id"`
 }
 
 // NoMapIndex is the map_index of an unmapped task instance.

@@ -68,6 +68,9 @@ func TestCLIDatabaseAndDagsTest(t *testing.T) {
 	if r.Code != 1 || !regexp.MustCompile(`(?m)^bad\s+-1\s+failed\s+1\b`).MatchString(r.Stdout) {
 		t.Errorf("dags test of a failing DAG: want exit 1 and task bad failed on try 1; %s", r)
 	}
+	if !strings.Contains(r.Stdout, "bad | nope\n") {
+		t.Errorf("dags test of a failing DAG: want the task's log line prefixed by its id; %s", r)
+	}
 	r = runWeir(t, nil, "dags", "test", "hello", "--conf", `{"name": "cli"}`, "--home", home, "--dags", examplesDir())
 	if r.Code != 0 || !strings.Contains(r.Stdout, "of hello: success") {
 		t.Errorf("dags test hello: want exit 0 and a successful run; %s", r)

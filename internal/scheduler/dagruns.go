@@ -70,11 +70,13 @@ func (s *Scheduler) createRunsFor(ctx context.Context, d *core.DagModel, now tim
 		}
 		return 0, nil
 	}
-	counts, err := s.Store.DagRunCountByState(ctx, d.DagID)
+	// A backfill's runs count against the backfill's max_active_runs,
+	// not the DAG's (as in Airflow 3).
+	active, err := s.Store.DagRunCount(ctx, &store.DagRunListParams{DagID: d.DagID,
+		States: []core.DagRunState{core.RunQueued, core.RunRunning}, RunTypes: notBackfill})
 	if err != nil {
 		return 0, fmt.Errorf("dag %q: count runs: %w", d.DagID, err)
 	}
-	active := counts[core.RunQueued] + counts[core.RunRunning]
 	maxActive := orDefault(spec.MaxActiveRuns, DefaultMaxActiveRuns)
 	var last *schedule.Interval
 	switch prev, err := s.Store.DagRunLatestScheduled(ctx, d.DagID); {
@@ -171,21 +173,25 @@ func (s *Scheduler) startQueuedRuns(ctx context.Context, paused held, now time.T
 	if err != nil {
 		return nil, fmt.Errorf("list queued dag runs: %w", err)
 	}
+	backfills, err := s.activeBackfills(ctx)
+	if err != nil {
+		return nil, err
+	}
 	active := map[string]int{}
 	for _, r := range running {
-		active[r.DagID]++
+		active[limitKey(&r)]++
 	}
 	for i := len(queued) - 1; i >= 0; i-- { // the list is newest first
 		r := queued[i]
 		if paused.holds(r.DagID) {
 			continue
 		}
-		g, err := s.graph(ctx, r.DagVersionID)
+		limit, err := s.runLimit(ctx, &r, backfills)
 		if err != nil {
 			s.Logger.Error("start dag run", "dag_id", r.DagID, "run_id", r.RunID, "err", err)
 			continue
 		}
-		if active[r.DagID] >= orDefault(g.spec.MaxActiveRuns, DefaultMaxActiveRuns) {
+		if active[limitKey(&r)] >= limit {
 			continue
 		}
 		ok, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{
@@ -195,10 +201,54 @@ func (s *Scheduler) startQueuedRuns(ctx context.Context, paused held, now time.T
 			return nil, fmt.Errorf("start dag %q run %q: %w", r.DagID, r.RunID, err)
 		}
 		if ok {
-			active[r.DagID]++
+			active[limitKey(&r)]++
 			r.State = core.RunRunning
 			running = append(running, r)
 		}
 	}
 	return running, nil
+}
+
+// notBackfill is every run type but backfill: the runs a DAG's own
+// max_active_runs bounds.
+var notBackfill = []core.RunType{core.RunManual, core.RunScheduled, core.RunAssetTriggered}
+
+// activeBackfills returns the backfills not completed yet, by id.
+func (s *Scheduler) activeBackfills(ctx context.Context) (map[int64]*core.Backfill, error) {
+	list, err := s.Store.BackfillList(ctx, &store.BackfillListParams{OnlyActive: true})
+	if err != nil {
+		return nil, fmt.Errorf("list active backfills: %w", err)
+	}
+	out := make(map[int64]*core.Backfill, len(list))
+	for i := range list {
+		out[list[i].ID] = &list[i]
+	}
+	return out, nil
+}
+
+// limitKey names the limit a run counts against: its backfill's
+// max_active_runs, or its DAG's.
+func limitKey(r *core.DagRun) string {
+	if r.BackfillID != nil {
+		return fmt.Sprintf("backfill %d", *r.BackfillID)
+	}
+	return "dag " + r.DagID
+}
+
+// runLimit returns how many runs may be active under r's limit: its
+// backfill's max_active_runs (0 while the backfill is paused or done), or
+// its DAG's.
+func (s *Scheduler) runLimit(ctx context.Context, r *core.DagRun, backfills map[int64]*core.Backfill) (int, error) {
+	if r.BackfillID != nil {
+		b, ok := backfills[*r.BackfillID]
+		if !ok || b.IsPaused {
+			return 0, nil
+		}
+		return b.MaxActiveRuns, nil
+	}
+	g, err := s.graph(ctx, r.DagVersionID)
+	if err != nil {
+		return 0, err
+	}
+	return orDefault(g.spec.MaxActiveRuns, DefaultMaxActiveRuns), nil
 }

@@ -36,8 +36,13 @@ type harness struct {
 
 func newHarness(t testing.TB, dags ...core.DAG) *harness {
 	t.Helper()
+	return newHarnessOn(t, sqlitetest.Open(t), dags...)
+}
+
+// newHarnessOn is newHarness over the given store.
+func newHarnessOn(t testing.TB, st store.Store, dags ...core.DAG) *harness {
+	t.Helper()
 	ctx := context.Background()
-	st := sqlitetest.Open(t)
 	clk := clocktest.New(t0)
 	h := &harness{t: t, ctx: ctx, st: st, clk: clk, specs: map[string]*core.DAG{},
 		s:   &scheduler.Scheduler{Store: st, Clock: clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute}},

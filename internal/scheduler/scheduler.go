@@ -219,6 +219,9 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 		}
 	}
 	s.forget(processed)
+	if _, err := s.Service.CompleteBackfills(ctx); err != nil {
+		s.Logger.Error("complete backfills", "err", err)
+	}
 	if err := s.queueScheduled(ctx, now); err != nil {
 		return res, err
 	}
@@ -329,7 +332,8 @@ type Store interface {
 	AssetQueueReady(ctx context.Context) ([]string, error)
 	AssetPartitionReady(ctx context.Context, limit int) ([]store.AssetRunGroup, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
-	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
+	BackfillList(ctx context.Context, p *store.BackfillListParams) ([]core.Backfill, error)
+	DagRunCount(ctx context.Context, p *store.DagRunListParams) (int, error)
 	DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (*core.DagRun, error)
 	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
 	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error)

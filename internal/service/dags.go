@@ -36,3 +36,40 @@ func (s *Service) SetDagPaused(ctx context.Context, actor core.Actor, dagID stri
 	}
 	return out, nil
 }
+
+// DeleteDag deletes a DAG's metadata and history, as Airflow's `dags
+// delete`: its row, versions, runs, task instances and their tries, XCom,
+// task state, backfills and warnings (store.DagDelete). It refuses while
+// any of its task instances is queued, running or deferred (a worker or
+// triggerer holds it). A DAG whose file is still in the DAGs folder comes
+// back at the DAG processor's next scan, with no history. Needs role op.
+// Returns how many runs went. Errors wrap core.ErrNotFound or
+// core.ErrConflict.
+func (s *Service) DeleteDag(ctx context.Context, actor core.Actor, dagID string) (int, error) {
+	c := &change{actor: actor, need: core.RoleOp, action: audit.DagDelete, target: dagID,
+		notify: []string{store.ChannelScheduler}}
+	runs := 0
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		if _, err := tx.DagGet(ctx, dagID); err != nil {
+			return fmt.Errorf("dag_id %q: %w", dagID, err)
+		}
+		busy, err := tx.TaskInstanceCount(ctx, &store.TaskInstanceListParams{DagID: dagID,
+			States: []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}})
+		if err != nil {
+			return fmt.Errorf("delete dag_id %q: %w", dagID, err)
+		}
+		if busy > 0 {
+			return fmt.Errorf("dag_id %q has %d task instances queued, running or deferred; wait for them or mark them failed, then delete: %w",
+				dagID, busy, core.ErrConflict)
+		}
+		if runs, err = tx.DagRunCount(ctx, &store.DagRunListParams{DagID: dagID}); err != nil {
+			return fmt.Errorf("delete dag_id %q: %w", dagID, err)
+		}
+		if err := tx.DagDelete(ctx, dagID); err != nil {
+			return err
+		}
+		*detail = fmt.Sprintf("runs=%d", runs)
+		return nil
+	})
+	return runs, err
+}

@@ -136,22 +136,9 @@ func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([
 		if len(selected) == 0 {
 			return errNoChange
 		}
-		targets := make([]string, len(selected))
-		reopen := map[int64]bool{}
-		for i := range selected {
-			ti := &selected[i]
-			targets[i] = runs.Target(ti)
-			if err := s.clearOne(ctx, tx, ti, now, p.KeepTaskState); err != nil {
-				return err
-			}
-			reopen[ti.DagRunID] = true
-		}
-		for runID := range reopen {
-			if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
-				ID: runID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunQueued, Now: now,
-			}); err != nil {
-				return fmt.Errorf("clear: reopen dag run %d: %w", runID, err)
-			}
+		targets, err := s.clearSelected(ctx, tx, selected, now, p.KeepTaskState)
+		if err != nil {
+			return err
 		}
 		*detail = clearDetail(p, targets)
 		out, err = reload(ctx, tx, selected)
@@ -161,6 +148,31 @@ func (s *Service) Clear(ctx context.Context, actor core.Actor, p ClearParams) ([
 		return nil, err
 	}
 	return out, nil
+}
+
+// clearSelected clears each of selected (clearOne) and sends the finished
+// runs they belong to back to queued; it returns the instances' audit
+// targets.
+func (s *Service) clearSelected(ctx context.Context, tx store.Store, selected []core.TaskInstance, now time.Time,
+	keepState bool) ([]string, error) {
+	targets := make([]string, len(selected))
+	reopen := map[int64]bool{}
+	for i := range selected {
+		ti := &selected[i]
+		targets[i] = runs.Target(ti)
+		if err := s.clearOne(ctx, tx, ti, now, keepState); err != nil {
+			return nil, err
+		}
+		reopen[ti.DagRunID] = true
+	}
+	for runID := range reopen {
+		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
+			ID: runID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunQueued, Now: now,
+		}); err != nil {
+			return nil, fmt.Errorf("clear: reopen dag run %d: %w", runID, err)
+		}
+	}
+	return targets, nil
 }
 
 // maxAuditedTargets bounds the instances a clear's audit detail names.

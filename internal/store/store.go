@@ -30,6 +30,8 @@ type Store interface {
 	WatcherStore
 	StreamStore
 	CallbackStore
+	BackfillStore
+	DagInfoStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -71,6 +73,11 @@ type DagStore interface {
 	DagList(ctx context.Context, p *DagListParams) ([]core.DagModel, error)
 	DagCount(ctx context.Context, p *DagListParams) (int, error)
 	DagSetPaused(ctx context.Context, dagID string, paused bool) error
+	// DagDelete removes a DAG's row and, by cascade, its versions, runs,
+	// task instances and their history, XCom, task state, backfills,
+	// warnings, asset links and queued asset events; ErrNotFound when
+	// absent. Asset events it emitted and the audit log stay.
+	DagDelete(ctx context.Context, dagID string) error
 	// DagSetNextRunAfter records when the scheduler should next look at the
 	// DAG's schedule (nil = never).
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error
@@ -186,6 +193,8 @@ type DagRunCreateParams struct {
 	TaskInstances     []NewTaskInstance
 	// PartitionKey is the partition the run is for (nil = none).
 	PartitionKey *string
+	// BackfillID is the backfill the run belongs to (nil = none).
+	BackfillID *int64
 }
 
 // NewTaskInstance seeds one task instance row.
@@ -212,6 +221,8 @@ type DagRunListParams struct {
 	// is in the range, both ends included (nil = unbounded); a run with
 	// no logical date is kept only when both are nil.
 	LogicalDateGTE, LogicalDateLTE *time.Time
+	// BackfillID keeps the runs of one backfill (0 = any run).
+	BackfillID int64
 	Page
 }
 

@@ -19,7 +19,7 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	run := &core.DagRun{DagID: p.DagID, RunID: p.RunID, RunType: p.RunType, State: p.State,
 		LogicalDate: utcPtr(p.LogicalDate), DataIntervalStart: utcPtr(p.DataIntervalStart),
 		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: p.Conf, DagVersionID: p.DagVersionID,
-		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey}
+		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey, BackfillID: p.BackfillID}
 	if run.State == "" {
 		run.State = core.RunQueued
 	}
@@ -30,7 +30,7 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	err := s.inTx(ctx, func(tx *Store) error {
 		err := tx.tx.QueryRowContext(ctx, qRunInsert, p.DagID, p.RunID, string(p.RunType), string(run.State),
 			nullMicros(p.LogicalDate), nullMicros(p.DataIntervalStart), nullMicros(p.DataIntervalEnd),
-			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate), p.PartitionKey).Scan(&run.ID)
+			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate), p.PartitionKey, p.BackfillID).Scan(&run.ID)
 		if err != nil {
 			return tx.wrap(err, "create dag run %s of dag %s", p.RunID, p.DagID)
 		}
@@ -177,6 +177,9 @@ func runFilter(p *store.DagRunListParams) *builder {
 	if p.LogicalDateLTE != nil {
 		b.where("logical_date <= ?", micros(*p.LogicalDateLTE))
 	}
+	if p.BackfillID != 0 {
+		b.where("backfill_id = ?", p.BackfillID)
+	}
 	return &b
 }
 
@@ -189,9 +192,10 @@ func scanRun(r scanner) (*core.DagRun, error) {
 		queued              int64
 		runType, state      string
 		partition           sql.NullString
+		backfill            sql.NullInt64
 	)
 	if err := r.Scan(&run.ID, &run.DagID, &run.RunID, &runType, &state, &logical, &dis, &die,
-		&conf, &version, &queued, &start, &end, &partition); err != nil {
+		&conf, &version, &queued, &start, &end, &partition, &backfill); err != nil {
 		return nil, err
 	}
 	run.RunType, run.State = core.RunType(runType), core.DagRunState(state)
@@ -202,6 +206,9 @@ func scanRun(r scanner) (*core.DagRun, error) {
 	run.StartDate, run.EndDate = ptrMicros(start), ptrMicros(end)
 	if partition.Valid {
 		run.PartitionKey = &partition.String
+	}
+	if backfill.Valid {
+		run.BackfillID = &backfill.Int64
 	}
 	return &run, nil
 }

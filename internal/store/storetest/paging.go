@@ -123,6 +123,14 @@ func (f *fixture) pagingSeed() {
 		must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "p" + strconv.Itoa(i), Slots: i % 2}), "pool")
 		must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: "c" + strconv.Itoa(3-i), URI: "https://x"}), "connection")
 		must(t, f.st.VariableUpsert(f.ctx, &core.Variable{Key: "v" + strconv.Itoa(3-i), Value: "x"}), "variable")
+		b, err := f.st.BackfillCreate(f.ctx, &store.BackfillCreateParams{DagID: "d" + strconv.Itoa(i%2+1),
+			FromDate: f.at(-time.Duration(3-i) * time.Hour), ToDate: f.at(time.Duration(i%2) * time.Hour),
+			ReprocessBehavior: core.ReprocessNone, MaxActiveRuns: 1, Now: f.at(time.Duration(i%2) * time.Second)})
+		must(t, err, "backfill")
+		if i == 1 {
+			_, err := f.st.BackfillComplete(f.ctx, b.ID, f.now)
+			must(t, err, "complete backfill")
+		}
 		must(t, f.st.AuditLogAdd(f.ctx, &core.AuditEntry{When: f.at(time.Duration(i%2) * time.Second), User: "u" + strconv.Itoa(i%2),
 			Action: "dag.pause", Target: "d1"}), "audit")
 	}
@@ -194,6 +202,10 @@ func (f *fixture) pagedLists() []pagedList {
 			l, err := st.AssetAliasList(ctx, &store.AssetAliasListParams{Page: pg})
 			return keys(l, err, func(a store.AssetAlias) string { return fmt.Sprint(a.Name, len(a.Assets)) })
 		}, func() (int, error) { return st.AssetAliasCount(ctx, &store.AssetAliasListParams{}) }},
+		{"backfills", store.BackfillOrder, func(pg store.Page) ([]string, error) {
+			l, err := st.BackfillList(ctx, &store.BackfillListParams{Page: pg})
+			return keys(l, err, func(b core.Backfill) string { return itoa(b.ID) })
+		}, func() (int, error) { return st.BackfillCount(ctx, &store.BackfillListParams{}) }},
 		{"asset events", store.AssetEventOrder, func(pg store.Page) ([]string, error) {
 			l, err := st.AssetEventList(ctx, &store.AssetEventListParams{Page: pg})
 			return keys(l, err, func(e core.AssetEvent) string { return itoa(e.ID) })

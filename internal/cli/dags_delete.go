@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// dagsDeleteCmd is `weir dags delete DAG_ID`, as Airflow's: it deletes a
+// DAG's metadata and history after asking, unless --yes.
+func (a *app) dagsDeleteCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "delete DAG_ID",
+		Short: "Delete a DAG's metadata and history (runs, task instances, XCom, task state, backfills); asks first",
+		Long: "Deletes everything the database holds of the DAG: its row, versions, runs, task instances and their\n" +
+			"tries, XCom, task state and backfills (asset events it emitted and the audit log stay). It refuses while\n" +
+			"a task instance of the DAG is queued, running or deferred. As in Airflow, the DAG file is not touched: if\n" +
+			"it is still in the DAGs folder, the DAG comes back (with no history) at the DAG processor's next scan.",
+		Example: "  weir dags delete etl\n  weir dags delete etl --yes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dagID := args[0]
+			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+				out := cmd.OutOrStdout()
+				d, err := svc.Store().DagGet(cmd.Context(), dagID)
+				if err != nil {
+					return fmt.Errorf("dag_id %q: %w", dagID, err)
+				}
+				if !yes {
+					n, err := svc.Store().DagRunCount(cmd.Context(), &store.DagRunListParams{DagID: dagID})
+					if err != nil {
+						return err
+					}
+					q := fmt.Sprintf("Delete dag %s and its history (%d runs)? This cannot be undone.", dagID, n)
+					if !confirm(cmd.InOrStdin(), out, q) {
+						return fmt.Errorf("nothing deleted (answer y, or pass --yes to delete without asking)")
+					}
+				}
+				n, err := svc.DeleteDag(cmd.Context(), a.cliActor(), dagID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "deleted dag %s and %d runs\n", dagID, n)
+				if d.FileLoc != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "its file %s is not deleted: while it stays in the DAGs folder the DAG comes back at the next scan\n", d.FileLoc)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking for confirmation")
+	return cmd
+}

@@ -1,0 +1,53 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/cli"
+)
+
+// `weir dags test` prints each task's log lines, prefixed by the task, as
+// they are written, then the task instances in dependency order (here the
+// reverse of the file's), as `airflow dags test` does; `weir tasks test`
+// prints its one task's lines.
+func TestDagsTestStreamsTaskLogs(t *testing.T) {
+	t.Parallel()
+	home, dags := t.TempDir(), t.TempDir()
+	dag := "dag_id: twostep\nschedule: null\ntasks:\n" +
+		"  - task_id: second\n    operator: bash\n    bash_command: printf 'from second\\nno newline at the end'\n    depends_on: [first]\n" +
+		"  - task_id: first\n    operator: bash\n    bash_command: echo one; echo two\n"
+	if err := os.WriteFile(filepath.Join(dags, "twostep.yaml"), []byte(dag), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if code := cli.Run(t.Context(), append(args, "--dags", dags), cli.Options{Stdout: &out, Stderr: &errOut, Environ: env}); code != 0 {
+			t.Fatalf("weir %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	out := run("dags", "test", "twostep")
+	for _, line := range []string{"first | one\n", "first | two\n", "second | from second\n", "second | no newline at the end"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("dags test output lacks %q:\n%s", line, out)
+		}
+	}
+	table := regexp.MustCompile(`(?m)^TASK_ID.*\n(first\s.*\n)(second\s.*\n)`)
+	if !table.MatchString(out) {
+		t.Errorf("dags test: want the table with first before second (dependency order):\n%s", out)
+	}
+	if strings.Index(out, "first | two") > strings.Index(out, "TASK_ID") {
+		t.Errorf("dags test printed the logs after the table:\n%s", out)
+	}
+	out = run("tasks", "test", "twostep", "first")
+	if !strings.Contains(out, "first | one\n") || strings.Contains(out, "second |") {
+		t.Errorf("tasks test first: want only first's lines:\n%s", out)
+	}
+}
