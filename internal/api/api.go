@@ -151,6 +151,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAssetAliases()
 	s.registerAssetState()
 	s.registerEventLogs()
+	s.registerRevocation()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

@@ -432,6 +432,12 @@ type AuthStore interface {
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
 	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	APITokenDelete(ctx context.Context, id string) error
+	// CredentialRevoke records a revocation, or moves an existing one of
+	// the same scope and subject to r's time and actor.
+	CredentialRevoke(ctx context.Context, r *core.CredentialRevocation) error
+	// CredentialRevocationGet returns the revocation of a scope's subject,
+	// or ErrNotFound when none was recorded.
+	CredentialRevocationGet(ctx context.Context, scope, subject string) (*core.CredentialRevocation, error)
 }
 
 // MiscStore holds pools, connections, job liveness and the audit log.

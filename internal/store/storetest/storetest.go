@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifySubscribe", testNotifySubscribe},
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
+		{"CredentialRevocation", testCredentialRevocation},
 		{"Connections", testConnections},
 		{"ConnectionsAtRest", testConnectionsAtRest},
 		{"Variables", testVariables},
