@@ -57,7 +57,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
-		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie,
+		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 	})
 	if err != nil {
 		return nil, err
@@ -73,6 +73,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
+		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile,
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err
@@ -134,8 +135,13 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 			return nil, err
 		}
 	}
+	if ca := cfg.Workers.TLSCAFile; ca != "" {
+		if _, err := execclient.LoadCA(ca); err != nil {
+			return nil, fmt.Errorf("[workers] tls_ca_file: %w", err)
+		}
+	}
 	w := &worker.Worker{
-		Client:             execclient.NewClient(executionURLs(apiURL), token, execclient.ClientOptions{}),
+		Client:             execclient.NewClient(executionURLs(apiURL), token, execclient.ClientOptions{CAFile: cfg.Workers.TLSCAFile}),
 		Queues:             cfg.Workers.Queues,
 		Concurrency:        cfg.Workers.Concurrency,
 		WorkerID:           name,

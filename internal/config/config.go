@@ -61,9 +61,12 @@ type Database struct {
 
 // API configures the api-server.
 type API struct {
-	Host    string `toml:"host" comment:"address the api-server listens on"`
+	Host    string `toml:"host" comment:"address the api-server listens on: 127.0.0.1 (the default) serves this machine only; 0.0.0.0 (every interface) lets workers and users on other machines in, so set it only with TLS (tls_cert_file) or behind a TLS proxy and a firewall"`
 	Port    int    `toml:"port" comment:"TCP port the api-server listens on (0 = any free port)"`
-	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
+	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port, https:// with tls_cert_file)"`
+	// TLSCertFile and TLSKeyFile make the api-server serve HTTPS.
+	TLSCertFile string `toml:"tls_cert_file" comment:"PEM certificate (chain) the api-server serves HTTPS with; set with tls_key_file, or leave both empty for plain HTTP (behind a TLS-terminating proxy, or on one machine)"`
+	TLSKeyFile  string `toml:"tls_key_file" comment:"PEM private key of tls_cert_file"`
 	// SecureCookie marks the session cookies Secure (sent over HTTPS only).
 	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
 }
@@ -105,6 +108,7 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
 	// StateStoreBackend is Airflow 3.3's name of StateBackend; Validate
