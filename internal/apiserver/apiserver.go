@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/metrics"
 )
 
 // Role is the job role the server heartbeats as.
@@ -45,6 +46,8 @@ type Server struct {
 	HeartbeatInterval time.Duration
 	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
 	ShutdownTimeout time.Duration
+	// Metrics serves GET /metrics and times every request; nil = neither.
+	Metrics *metrics.Metrics
 	// TLSCertFile and TLSKeyFile ([api] tls_cert_file, tls_key_file), both
 	// set, make the server speak HTTPS only; both empty, plain HTTP.
 	TLSCertFile, TLSKeyFile string
@@ -97,6 +100,9 @@ func (s *Server) URL() string {
 // Handler returns the server's routes: /api/v2/, /execution/ and the UI at /.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics.Handler())
+	}
 	mux.Handle("/api/v2/", s.API)
 	if s.Exec != nil {
 		mux.Handle("/execution/", s.Exec)
@@ -127,7 +133,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           s.Metrics.InstrumentHTTP(s.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

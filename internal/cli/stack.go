@@ -25,6 +25,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
@@ -69,11 +70,11 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
-		State: newStateService(cfg, st), Service: svc,
+		State: newStateService(cfg, st), Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished,
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
-		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile,
+		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err
@@ -95,12 +96,13 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
 // DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
-	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts), Config: scheduler.Config{
-		PollInterval:           cfg.Scheduler.PollInterval.D(),
-		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
-		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
-		OnlyDagID:              onlyDagID,
-	}}
+	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
+		OnLoop: opts.metrics.ObserveSchedulerLoop, Config: scheduler.Config{
+			PollInterval:           cfg.Scheduler.PollInterval.D(),
+			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
+			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+			OnlyDagID:              onlyDagID,
+		}}
 }
 
 // newProcessor builds the DAG processor for the configured DAG folder and
@@ -248,7 +250,18 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	a.opts.metrics.AddDB("weir", st.DB())
+	a.opts.metrics.AddStore(st)
 	return cfg, st, logger, nil
+}
+
+// withMetrics adds the [metrics] listen server to a process's runners when
+// the option is set.
+func (a *app) withMetrics(cfg *config.Config, logger *slog.Logger, runners []runner) []runner {
+	if cfg.Metrics.Listen == "" {
+		return runners
+	}
+	return append(runners, &metrics.Server{Addr: cfg.Metrics.Listen, Metrics: a.opts.metrics, Logger: logger})
 }
 
 // startupDBWait is how long a starting role waits for an unreachable

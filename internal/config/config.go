@@ -40,6 +40,9 @@ type Config struct {
 	DagProcessor DagProcessor `toml:"dag_processor"`
 	// Triggerer configures the triggerer role.
 	Triggerer Triggerer `toml:"triggerer"`
+	// Metrics configures the Prometheus endpoint of roles without an
+	// api-server.
+	Metrics Metrics `toml:"metrics"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -127,6 +130,11 @@ type StateStore struct {
 	AllowUndeclaredAssetReads     bool     `toml:"allow_undeclared_asset_reads" comment:"let any running task read the state of any asset, not only the assets it declares as inlets or outlets (trusted deployments; writes always need the declaration)"`
 	CleanupInterval               Duration `toml:"cleanup_interval" comment:"how often the scheduler runs task state cleanup (0s = never; run weir state-store cleanup-task-store instead)"`
 	ObjectGrace                   Duration `toml:"object_grace" comment:"with [workers] state_backend: how long a worker has to store the reference of an object it wrote before the sweep removes the object"`
+}
+
+// Metrics configures where a process serves its Prometheus metrics.
+type Metrics struct {
+	Listen string `toml:"listen" comment:"address (host:port) where a scheduler, triggerer or worker serves GET /metrics (Prometheus); empty = not served. The api-server always serves /metrics on its own port (and, in one process such as standalone, every role's series)"`
 }
 
 // Logging configures task logs.

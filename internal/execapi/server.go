@@ -78,6 +78,9 @@ type Deps struct {
 	// Revocations refuses revoked worker credentials; nil = a cache over
 	// Store's revocations with auth.DefaultRevocationTTL.
 	Revocations *auth.Revocations
+	// OnTryFinished, when set, is told of each try a worker reports
+	// finished: the reported state and how long it ran (metrics).
+	OnTryFinished func(state core.TIState, ran time.Duration)
 }
 
 type server struct {
@@ -92,6 +95,7 @@ type server struct {
 
 	versions store.VersionCache
 	revoked  *auth.Revocations
+	finished func(core.TIState, time.Duration)
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -112,6 +116,7 @@ func NewHandler(d Deps) http.Handler {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.revoked = d.Revocations
+	s.finished = d.OnTryFinished
 	if s.revoked == nil {
 		s.revoked = auth.NewRevocations(storeRevocations(d.Store), 0, s.clock)
 	}

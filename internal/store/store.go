@@ -235,6 +235,10 @@ type TaskInstanceStore interface {
 	// end: a grid of runs × tasks in one query, however many map indices a
 	// task has. Ordered by run id, task id, state.
 	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]TaskInstanceStateCount, error)
+	// TaskInstanceTotals counts the current tries of every run per queue
+	// and state (state "" = not yet scheduled), ordered by queue and state:
+	// one grouped query, for metrics.
+	TaskInstanceTotals(ctx context.Context) ([]TaskInstanceTotal, error)
 	TaskInstanceCount(ctx context.Context, p *TaskInstanceListParams) (int, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
@@ -303,6 +307,13 @@ type TaskInstanceListParams struct {
 	// index instead of walking the run in key order).
 	Unordered bool
 	Page
+}
+
+// TaskInstanceTotal is one group of TaskInstanceTotals.
+type TaskInstanceTotal struct {
+	Queue string
+	State core.TIState
+	Count int
 }
 
 // TaskInstanceStateCount is one group of TaskInstanceStateCounts.

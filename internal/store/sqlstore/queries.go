@@ -67,6 +67,7 @@ const (
 	qTIStateCounts = `SELECT dag_run_id, task_id, state, COUNT(*), MAX(map_index), MIN(start_date), MAX(end_date)
 		FROM task_instance WHERE dag_run_id IN (%s) GROUP BY dag_run_id, task_id, state
 		ORDER BY dag_run_id, task_id, state`
+	qTITotals    = `SELECT queue, state, COUNT(*) FROM task_instance GROUP BY queue, state ORDER BY queue, state`
 	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,

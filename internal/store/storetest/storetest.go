@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
 		{"CredentialRevocation", testCredentialRevocation},
+		{"TaskInstanceTotals", testTaskInstanceTotals},
 		{"Connections", testConnections},
 		{"ConnectionsAtRest", testConnectionsAtRest},
 		{"Variables", testVariables},
