@@ -169,6 +169,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerAssetState()
 	s.registerEventLogs()
 	mux.HandleFunc("GET "+Prefix+"/docs", s.docsHandler())
+	s.registerRevocation()
 	mux.HandleFunc(Prefix+"/", s.noRoute)
 	return mux, nil
 }

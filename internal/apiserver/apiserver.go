@@ -6,6 +6,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/metrics"
 )
 
 // Role is the job role the server heartbeats as.
@@ -44,9 +46,15 @@ type Server struct {
 	HeartbeatInterval time.Duration
 	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
 	ShutdownTimeout time.Duration
+	// Metrics serves GET /metrics and times every request; nil = neither.
+	Metrics *metrics.Metrics
+	// TLSCertFile and TLSKeyFile ([api] tls_cert_file, tls_key_file), both
+	// set, make the server speak HTTPS only; both empty, plain HTTP.
+	TLSCertFile, TLSKeyFile string
 
-	mu sync.Mutex
-	ln net.Listener
+	mu  sync.Mutex
+	ln  net.Listener
+	tls *tls.Config // loaded by Listen when TLSCertFile is set
 }
 
 // Listen binds Addr without serving yet, so a caller (or test) can learn the
@@ -57,20 +65,34 @@ func (s *Server) Listen() (net.Addr, error) {
 	if s.ln != nil {
 		return s.ln.Addr(), nil
 	}
+	if s.TLSCertFile != "" || s.TLSKeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("api-server: load [api] tls_cert_file %q and tls_key_file %q: %w", s.TLSCertFile, s.TLSKeyFile, err)
+		}
+		s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("api-server listen on %q: %w", s.Addr, err)
+	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
 	}
 	s.ln = ln
 	return ln.Addr(), nil
 }
 
-// URL returns "http://<bound address>", or "" before Listen.
+// URL returns "http://<bound address>" ("https://" with TLS), or "" before
+// Listen.
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ln == nil {
 		return ""
+	}
+	if s.tls != nil {
+		return "https://" + s.ln.Addr().String()
 	}
 	return "http://" + s.ln.Addr().String()
 }
@@ -78,6 +100,9 @@ func (s *Server) URL() string {
 // Handler returns the server's routes: /api/v2/, /execution/ and the UI at /.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics.Handler())
+	}
 	mux.Handle("/api/v2/", s.API)
 	if s.Exec != nil {
 		mux.Handle("/execution/", s.Exec)
@@ -108,14 +133,14 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           s.Metrics.InstrumentHTTP(s.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(s.ln) }()
-	log.InfoContext(ctx, "api-server listening", "addr", addr.String())
+	log.InfoContext(ctx, "api-server listening", "addr", addr.String(), "tls", s.tls != nil)
 
 	hbDone := make(chan struct{})
 	hbCtx, stopHB := context.WithCancel(ctx)

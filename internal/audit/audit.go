@@ -40,7 +40,9 @@ const (
 	UserUpsert        = "user.upsert"
 	APITokenCreate    = "api_token.create"
 	APITokenRevoke    = "api_token.revoke"
-	AuthLogin         = "auth.login"
+	// WorkerRevoke is the revocation of a worker's credentials.
+	WorkerRevoke = "worker_credential.revoke"
+	AuthLogin    = "auth.login"
 )
 
 // Actions on backfills and DAGs' metadata (docs/backfills.md).

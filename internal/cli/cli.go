@@ -18,6 +18,7 @@ import (
 	"github.com/weirflow/weir/internal/apiclient"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/taskcli"
 	"github.com/weirflow/weir/internal/trigger"
@@ -38,6 +39,7 @@ type Options struct {
 	Environ  []string
 
 	triggerTypes *trigger.Registry // built-in + Triggers
+	metrics      *metrics.Metrics  // this process's Prometheus series
 }
 
 // Run executes the command line and returns the process exit code.
@@ -55,6 +57,7 @@ func Run(ctx context.Context, args []string, opts Options) int {
 		opts.Functions = operator.NewRegistry()
 	}
 	opts.triggerTypes = builtin.Registry()
+	opts.metrics = metrics.New()
 	for _, t := range opts.Triggers {
 		if err := opts.triggerTypes.Register(t); err != nil {
 			fmt.Fprintf(opts.Stderr, "Error: %v\n", err)
@@ -99,6 +102,9 @@ type app struct {
 func newRoot(opts *Options) *cobra.Command {
 	if opts.triggerTypes == nil {
 		opts.triggerTypes = builtin.Registry()
+	}
+	if opts.metrics == nil {
+		opts.metrics = metrics.New()
 	}
 	a := &app{opts: opts}
 	root := &cobra.Command{

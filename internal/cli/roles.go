@@ -66,7 +66,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  UI:       %s/\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
 				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), srv.URL(), password)
 			others := append([]runner{srv, newTriggerer(cfg, st, a.opts, logger)}, newScheduler(cfg, st, a.opts, logger)...)
-			err = runServices(ctx, []runner{w}, others)
+			err = runServices(ctx, []runner{w}, a.withMetrics(cfg, logger, others))
 			fmt.Fprintln(out, "Weir stopped.")
 			return err
 		},
@@ -154,7 +154,7 @@ func (a *app) apiServerCmd() *cobra.Command {
 					return err
 				}
 				logger.Info("api-server listening", "url", srv.URL())
-				return runServices(cmd.Context(), nil, []runner{srv})
+				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{srv}))
 			})
 		},
 	}
@@ -167,7 +167,7 @@ func (a *app) schedulerCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
-				return runServices(cmd.Context(), nil, newScheduler(cfg, st, a.opts, logger))
+				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, newScheduler(cfg, st, a.opts, logger)))
 			})
 		},
 	}
@@ -184,7 +184,7 @@ func (a *app) triggererCmd() *cobra.Command {
 				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__TRIGGERER__CAPACITY=%d", capacity))
 			}
 			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
-				return runServices(cmd.Context(), nil, []runner{newTriggerer(cfg, st, a.opts, logger)})
+				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{newTriggerer(cfg, st, a.opts, logger)}))
 			})
 		},
 	}
@@ -215,7 +215,7 @@ func (a *app) workerCmd() *cobra.Command {
 				return err
 			}
 			logger.Info("worker started", "api_url", apiURL, "worker", w.WorkerID, "queues", w.Queues)
-			return runServices(cmd.Context(), []runner{w}, nil)
+			return runServices(cmd.Context(), []runner{w}, a.withMetrics(cfg, logger, nil))
 		},
 	}
 	cmd.Flags().StringVar(&apiURL, "api-url", "", "api-server base URL, or several comma-separated: the worker moves to the next when one does not answer (default [api] base_url)")

@@ -25,6 +25,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
@@ -61,7 +62,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, DagsFolder: cfg.Core.DagsFolder, Version: version,
-		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie,
+		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 		TrustedProxies: proxies,
 	})
 	if err != nil {
@@ -74,10 +75,11 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
-		State: newStateService(cfg, st), Service: svc,
+		State: newStateService(cfg, st), Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished,
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
+		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err
@@ -99,13 +101,14 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
 // DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
-	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts), Config: scheduler.Config{
-		PollInterval:           cfg.Scheduler.PollInterval.D(),
-		HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
-		MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
-		CallbackMaxAttempts:    cfg.Callbacks.MaxAttempts,
-		OnlyDagID:              onlyDagID,
-	}}
+	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
+		OnLoop: opts.metrics.ObserveSchedulerLoop, Config: scheduler.Config{
+			PollInterval:           cfg.Scheduler.PollInterval.D(),
+			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
+			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+			CallbackMaxAttempts:    cfg.Callbacks.MaxAttempts,
+			OnlyDagID:              onlyDagID,
+		}}
 }
 
 // newProcessor builds the DAG processor for the configured DAG folder and
@@ -140,8 +143,13 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 			return nil, err
 		}
 	}
+	if ca := cfg.Workers.TLSCAFile; ca != "" {
+		if _, err := execclient.LoadCA(ca); err != nil {
+			return nil, fmt.Errorf("[workers] tls_ca_file: %w", err)
+		}
+	}
 	w := &worker.Worker{
-		Client:             execclient.NewClient(executionURLs(apiURL), token, execclient.ClientOptions{}),
+		Client:             execclient.NewClient(executionURLs(apiURL), token, execclient.ClientOptions{CAFile: cfg.Workers.TLSCAFile}),
 		Queues:             cfg.Workers.Queues,
 		Concurrency:        cfg.Workers.Concurrency,
 		WorkerID:           name,
@@ -250,7 +258,18 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	a.opts.metrics.AddDB("weir", st.DB())
+	a.opts.metrics.AddStore(st)
 	return cfg, st, logger, nil
+}
+
+// withMetrics adds the [metrics] listen server to a process's runners when
+// the option is set.
+func (a *app) withMetrics(cfg *config.Config, logger *slog.Logger, runners []runner) []runner {
+	if cfg.Metrics.Listen == "" {
+		return runners
+	}
+	return append(runners, &metrics.Server{Addr: cfg.Metrics.Listen, Metrics: a.opts.metrics, Logger: logger})
 }
 
 // startupDBWait is how long a starting role waits for an unreachable

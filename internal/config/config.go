@@ -42,6 +42,9 @@ type Config struct {
 	Triggerer Triggerer `toml:"triggerer"`
 	// Callbacks configures how workers run callbacks.
 	Callbacks Callbacks `toml:"callbacks"`
+	// Metrics configures the Prometheus endpoint of roles without an
+	// api-server.
+	Metrics Metrics `toml:"metrics"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -63,9 +66,12 @@ type Database struct {
 
 // API configures the api-server.
 type API struct {
-	Host    string `toml:"host" comment:"address the api-server listens on"`
+	Host    string `toml:"host" comment:"address the api-server listens on: 127.0.0.1 (the default) serves this machine only; 0.0.0.0 (every interface) lets workers and users on other machines in, so set it only with TLS (tls_cert_file) or behind a TLS proxy and a firewall"`
 	Port    int    `toml:"port" comment:"TCP port the api-server listens on (0 = any free port)"`
-	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
+	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port, https:// with tls_cert_file)"`
+	// TLSCertFile and TLSKeyFile make the api-server serve HTTPS.
+	TLSCertFile string `toml:"tls_cert_file" comment:"PEM certificate (chain) the api-server serves HTTPS with; set with tls_key_file, or leave both empty for plain HTTP (behind a TLS-terminating proxy, or on one machine)"`
+	TLSKeyFile  string `toml:"tls_key_file" comment:"PEM private key of tls_cert_file"`
 	// SecureCookie marks the session cookies Secure (sent over HTTPS only).
 	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
 	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and
@@ -110,6 +116,7 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
 	// StateStoreBackend is Airflow 3.3's name of StateBackend; Validate
@@ -128,6 +135,11 @@ type StateStore struct {
 	AllowUndeclaredAssetReads     bool     `toml:"allow_undeclared_asset_reads" comment:"let any running task read the state of any asset, not only the assets it declares as inlets or outlets (trusted deployments; writes always need the declaration)"`
 	CleanupInterval               Duration `toml:"cleanup_interval" comment:"how often the scheduler runs task state cleanup (0s = never; run weir state-store cleanup-task-store instead)"`
 	ObjectGrace                   Duration `toml:"object_grace" comment:"with [workers] state_backend: how long a worker has to store the reference of an object it wrote before the sweep removes the object"`
+}
+
+// Metrics configures where a process serves its Prometheus metrics.
+type Metrics struct {
+	Listen string `toml:"listen" comment:"address (host:port) where a scheduler, triggerer or worker serves GET /metrics (Prometheus); empty = not served. The api-server always serves /metrics on its own port (and, in one process such as standalone, every role's series)"`
 }
 
 // Logging configures task logs.

@@ -34,6 +34,9 @@ func (c *Config) Validate() error {
 	if _, err := auth.ParseTrustedProxies(c.API.TrustedProxies); err != nil {
 		bad("[api] trusted_proxies: %v", err)
 	}
+	if (c.API.TLSCertFile == "") != (c.API.TLSKeyFile == "") {
+		bad("[api] tls_cert_file and tls_key_file: set both (HTTPS) or neither (HTTP)")
+	}
 	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
 		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)
 	}
@@ -108,7 +111,11 @@ func (a API) URL() string {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return fmt.Sprintf("http://%s:%d", host, a.Port)
+	scheme := "http"
+	if a.TLSCertFile != "" {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s:%d", scheme, host, a.Port)
 }
 
 // RedactURI hides the password of a URI so it can be printed.

@@ -115,3 +115,13 @@ func (a Actor) Authorize(need Role, action string) error {
 	}
 	return fmt.Errorf("%s (role %q) may not %s: it needs role %q: %w", a.Name, a.Role, action, need, ErrForbidden)
 }
+
+// CredentialRevocation refuses every credential of Scope issued to Subject
+// at or before RevokedBefore (worker credentials: Scope "worker", Subject
+// the worker name).
+type CredentialRevocation struct {
+	Scope         string
+	Subject       string
+	RevokedBefore time.Time
+	RevokedBy     string // the actor who revoked
+}

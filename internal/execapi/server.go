@@ -75,6 +75,12 @@ type Deps struct {
 	// Service carries out changes (finishing a try); nil = service.New
 	// over Store with State's clear_on_success.
 	Service *service.Service
+	// Revocations refuses revoked worker credentials; nil = a cache over
+	// Store's revocations with auth.DefaultRevocationTTL.
+	Revocations *auth.Revocations
+	// OnTryFinished, when set, is told of each try a worker reports
+	// finished: the reported state and how long it ran (metrics).
+	OnTryFinished func(state core.TIState, ran time.Duration)
 }
 
 type server struct {
@@ -88,6 +94,8 @@ type server struct {
 	svc    *service.Service
 
 	versions store.VersionCache
+	revoked  *auth.Revocations
+	finished func(core.TIState, time.Duration)
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -106,6 +114,11 @@ func NewHandler(d Deps) http.Handler {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.revoked = d.Revocations
+	s.finished = d.OnTryFinished
+	if s.revoked == nil {
+		s.revoked = auth.NewRevocations(storeRevocations(d.Store), 0, s.clock)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /execution/health", func(w http.ResponseWriter, _ *http.Request) {
@@ -180,6 +193,11 @@ func (s *server) authenticate(r *http.Request, scope string) (*auth.Claims, erro
 	}
 	if c.Scope != scope {
 		return nil, fmt.Errorf("this route needs a token of scope %q, got %q: %w", scope, c.Scope, core.ErrForbidden)
+	}
+	if c.Scope == auth.ScopeWorker {
+		if err := s.revoked.Check(r.Context(), c); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -118,6 +118,9 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
+	if s.finished != nil && ti.StartDate != nil {
+		s.finished(req.State, s.clock.Now().Sub(*ti.StartDate))
+	}
 	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
 	return nil
 }

@@ -3,6 +3,7 @@ package execclient
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,12 @@ type ClientOptions struct {
 	Retries      int           // extra attempts on 5xx and transport errors; default 3; <0 = none
 	RetryWaitMin time.Duration // default 100 ms
 	RetryWaitMax time.Duration // default 5 s
+	// CAFile is a PEM file of CA certificates trusted, besides the
+	// system roots, to verify an https api-server ([workers] tls_ca_file);
+	// used when HTTPClient is nil, and passed on to tasks (TLSEnv). Load it
+	// with LoadCA first to learn of a bad file: NewClient cannot fail, and
+	// falls back to the system roots alone.
+	CAFile string
 }
 
 // TaskIdentity names the try a Client's execution token belongs to; the
@@ -62,10 +69,11 @@ type Client struct {
 // its retries spreading over them.
 func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Transport: &http.Transport{
-			Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 0,
-		}}
+		var roots *x509.CertPool
+		if opts.CAFile != "" {
+			roots, _ = LoadCA(opts.CAFile) // checked by the caller; nil = the system roots
+		}
+		opts.HTTPClient = newHTTPClient(roots)
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second

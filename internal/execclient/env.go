@@ -82,7 +82,13 @@ func clientFromLookup(lookup func(string) (string, bool)) (*Client, error) {
 	// The in-task CLI rides out an api-server restart or a short outage
 	// (about a minute of retries on no answer or 5xx), moving between the
 	// api-servers the worker listed, rather than failing the task.
-	c := NewClient(base, token, ClientOptions{Retries: inTaskRetries})
+	ca := get(EnvCAFile)
+	if ca != "" {
+		if _, err := LoadCA(ca); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvCAFile, err)
+		}
+	}
+	c := NewClient(base, token, ClientOptions{Retries: inTaskRetries, CAFile: ca})
 	c.Identity = id
 	return c, nil
 }

@@ -69,6 +69,9 @@ type Scheduler struct {
 	// service.New over Store and Clock (Store must then be a whole
 	// store.Store).
 	Service *service.Service
+	// OnLoop, when set, is told how long each wake-up's passes took and
+	// whether they failed (metrics).
+	OnLoop func(took time.Duration, err error)
 
 	mu        sync.Mutex
 	graphs    map[int64]*graph   // per dag_version id; versions never change
@@ -104,7 +107,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-streams:
 		case <-timer.C:
 		}
+		began := time.Now()
 		next, err := s.wake(ctx)
+		if s.OnLoop != nil {
+			s.OnLoop(time.Since(began), err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

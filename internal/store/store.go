@@ -247,6 +247,10 @@ type TaskInstanceStore interface {
 	// end: a grid of runs × tasks in one query, however many map indices a
 	// task has. Ordered by run id, task id, state.
 	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]TaskInstanceStateCount, error)
+	// TaskInstanceTotals counts the current tries of every run per queue
+	// and state (state "" = not yet scheduled), ordered by queue and state:
+	// one grouped query, for metrics.
+	TaskInstanceTotals(ctx context.Context) ([]TaskInstanceTotal, error)
 	TaskInstanceCount(ctx context.Context, p *TaskInstanceListParams) (int, error)
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
@@ -323,6 +327,13 @@ type TaskInstanceListParams struct {
 	// index instead of walking the run in key order).
 	Unordered bool
 	Page
+}
+
+// TaskInstanceTotal is one group of TaskInstanceTotals.
+type TaskInstanceTotal struct {
+	Queue string
+	State core.TIState
+	Count int
 }
 
 // TaskInstanceStateCount is one group of TaskInstanceStateCounts.
@@ -475,6 +486,12 @@ type AuthStore interface {
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
 	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	APITokenDelete(ctx context.Context, id string) error
+	// CredentialRevoke records a revocation, or moves an existing one of
+	// the same scope and subject to r's time and actor.
+	CredentialRevoke(ctx context.Context, r *core.CredentialRevocation) error
+	// CredentialRevocationGet returns the revocation of a scope's subject,
+	// or ErrNotFound when none was recorded.
+	CredentialRevocationGet(ctx context.Context, scope, subject string) (*core.CredentialRevocation, error)
 }
 
 // MiscStore holds pools, connections, job liveness and the audit log.

@@ -186,7 +186,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	}
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: append(execclient.TaskEnv(tc.BaseURLs(), tc.Token(), tokenFile, tc.Identity), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
+		Env: append(append(execclient.TaskEnv(tc.BaseURLs(), tc.Token(), tokenFile, tc.Identity), tc.TLSEnv()...), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
 		Resume: operator.ResumeOf(&ti), ExitFile: exitFile, AssetEvents: rc.TriggeringAssetEvents,
 		PartitionKey: template.PartitionKey(&rc.DagRun)}
 	if err := w.withStateBackend(req, tc, red); err != nil {

@@ -204,8 +204,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		mine held
 	)
 	// Callbacks are claimed by a loop of their own, so that busy task
-	// slots never hold them back, nor they the tasks.
-	wg.Go(func() { w.claimCallbacks(ctx, taskCtx, &wg) })
+	// slots never hold them back, nor they the tasks; it stops with the
+	// task claims (a refused credential stops both).
+	claimCtx, stopClaims := context.WithCancel(ctx)
+	wg.Go(func() { w.claimCallbacks(claimCtx, taskCtx, &wg) })
+	var refused error // the api-server refused the worker's credential: no retry helps
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
@@ -221,6 +224,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
+				break
+			}
+			if errors.Is(err, core.ErrUnauthorized) {
+				refused = credentialRefused(w.WorkerID, err)
+				w.Logger.Error("stopping: the worker credential is not valid", "worker_id", w.WorkerID, "err", err)
 				break
 			}
 			w.Logger.Warn("claim workloads", "err", err)
@@ -241,6 +249,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}
 
+	stopClaims()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	grace := time.NewTimer(w.ShutdownGrace)
@@ -253,7 +262,16 @@ func (w *Worker) Start(ctx context.Context) error {
 		<-done
 	}
 	w.Logger.Info("worker stopped", "worker_id", w.WorkerID)
-	return nil
+	return refused
+}
+
+// credentialRefused is the error a worker exits with when the api-server
+// refuses its credential (revoked, signed with a key the server does not
+// hold, expired): retrying cannot help, a new credential can.
+func credentialRefused(worker string, err error) error {
+	return fmt.Errorf("worker %s: the api-server refused the worker credential (%w); issue a new one with "+
+		"`weir tokens create --worker %s` and pass it with --token, or check that this machine and every api-server "+
+		"share [api_auth] jwt_secret (docs/security.md#shared-keys-and-rotation)", worker, err, worker)
 }
 
 // acquire blocks for one free slot, then takes every other free one; it

@@ -67,6 +67,7 @@ const (
 	qTIStateCounts = `SELECT dag_run_id, task_id, state, COUNT(*), MAX(map_index), MIN(start_date), MAX(end_date)
 		FROM task_instance WHERE dag_run_id IN (%s) GROUP BY dag_run_id, task_id, state
 		ORDER BY dag_run_id, task_id, state`
+	qTITotals    = `SELECT queue, state, COUNT(*) FROM task_instance GROUP BY queue, state ORDER BY queue, state`
 	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,
@@ -211,6 +212,10 @@ const (
 	qTokenGetByHash = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`
 	qTokenList      = `SELECT ` + tokenCols + ` FROM api_token ORDER BY created_at, id`
 	qTokenDelete    = `DELETE FROM api_token WHERE id = $1`
+
+	qRevocationUpsert = `INSERT INTO credential_revocation (scope, subject, revoked_before, revoked_by) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (scope, subject) DO UPDATE SET revoked_before = excluded.revoked_before, revoked_by = excluded.revoked_by`
+	qRevocationGet = `SELECT revoked_before, revoked_by FROM credential_revocation WHERE scope = $1 AND subject = $2`
 )
 
 // --- pools, connections, jobs, audit log ---

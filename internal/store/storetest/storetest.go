@@ -78,6 +78,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifySubscribe", testNotifySubscribe},
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
+		{"CredentialRevocation", testCredentialRevocation},
+		{"TaskInstanceTotals", testTaskInstanceTotals},
 		{"Connections", testConnections},
 		{"ConnectionsAtRest", testConnectionsAtRest},
 		{"Variables", testVariables},

@@ -36,6 +36,16 @@ func NewClient(t testing.TB, base, token string) *Client {
 // Base is the API's address, http://host:port.
 func (c *Client) Base() string { return c.base }
 
+// WithTransport returns a copy of c that sends its requests through rt
+// (an https server's CA, for example), keeping c's cookies.
+func (c *Client) WithTransport(rt http.RoundTripper) *Client {
+	c2 := *c
+	h := *c.http
+	h.Transport = rt
+	c2.http = &h
+	return &c2
+}
+
 // With returns a copy of c that reports to t (for subtests).
 func (c *Client) With(t testing.TB) *Client {
 	c2 := *c
