@@ -97,7 +97,7 @@ func (s *Scheduler) RunIDRegexp() (*regexp.Regexp, error) {
 type Workers struct {
 	Concurrency         int      `toml:"concurrency" comment:"task instances one worker runs at once"`
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
-	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
+	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats, as a worker and for each running task instance; a worker silent for two intervals has its tries failed over (api-servers beat every half interval)"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`

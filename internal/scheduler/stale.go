@@ -31,11 +31,10 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
-	jobs, err := s.Store.JobList(ctx)
+	_, up, ok, err := s.apiUptime(ctx, now)
 	if err != nil {
-		return fmt.Errorf("list job rows: %w", err)
+		return err
 	}
-	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
 	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
 	if !ok || up.Since.After(cutoff) {
 		s.logUnreachable(up, ok)
@@ -45,6 +44,48 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
 	}
+	return s.failOver(ctx, stale, now)
+}
+
+// checkDeadWorkers fails over, at most every WorkerCheckInterval, the
+// tries of workers that heartbeat as workers and went silent: a running
+// try or unstarted claim of such a worker not refreshed for two of its
+// heartbeat intervals (job.WorkerCutoffs) is held by none of its live
+// processes. The same api-server rule as checkStale's applies.
+func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *passResult) error {
+	if !s.due(&s.workers, now, s.Config.WorkerCheckInterval, res) {
+		return nil
+	}
+	jobs, up, ok, err := s.apiUptime(ctx, now)
+	if err != nil || !ok {
+		return err
+	}
+	for name, cutoff := range job.WorkerCutoffs(jobs, up) {
+		stale, err := s.Store.TaskInstanceStaleOfWorker(ctx, name, cutoff)
+		if err != nil {
+			return fmt.Errorf("list stale task instances of worker %s: %w", name, err)
+		}
+		if err := s.failOver(ctx, stale, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apiUptime reads the job rows and the api-servers' current uptime.
+func (s *Scheduler) apiUptime(ctx context.Context, now time.Time) ([]core.Job, job.Uptime, bool, error) {
+	jobs, err := s.Store.JobList(ctx)
+	if err != nil {
+		return nil, job.Uptime{}, false, fmt.Errorf("list job rows: %w", err)
+	}
+	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
+	return jobs, up, ok, nil
+}
+
+// failOver ends the stale tries of dead workers: running ones by the rule
+// of a reported failure (service.FailDeadTry), queued claims released to
+// the queue.
+func (s *Scheduler) failOver(ctx context.Context, stale []core.TaskInstance, now time.Time) error {
 	var unclaim []string
 	for i := range stale {
 		ti := &stale[i]
@@ -63,18 +104,19 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 		default: // the store lists only queued and running instances
 		}
 	}
-	if len(unclaim) > 0 {
-		moved, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-			IDs: unclaim, From: []core.TIState{core.TIQueued}, To: core.TIQueued, Now: now,
-		})
-		if err != nil {
-			return fmt.Errorf("release %d stale claims: %w", len(unclaim), err)
-		}
-		if len(moved) > 0 {
-			s.Logger.Warn("released task instances claimed by workers that never started them", "count", len(moved))
-			if err := s.Store.Notify(ctx, store.ChannelQueued); err != nil {
-				return fmt.Errorf("notify workers: %w", err)
-			}
+	if len(unclaim) == 0 {
+		return nil
+	}
+	moved, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+		IDs: unclaim, From: []core.TIState{core.TIQueued}, To: core.TIQueued, Now: now,
+	})
+	if err != nil {
+		return fmt.Errorf("release %d stale claims: %w", len(unclaim), err)
+	}
+	if len(moved) > 0 {
+		s.Logger.Warn("released task instances claimed by workers that never started them", "count", len(moved))
+		if err := s.Store.Notify(ctx, store.ChannelQueued); err != nil {
+			return fmt.Errorf("notify workers: %w", err)
 		}
 	}
 	return nil
