@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,17 +36,7 @@ func TestWorkerSIGKILLFailsOverWithinTwoBeats(t *testing.T) {
 		"WEIR__WORKERS__HEARTBEAT_INTERVAL=1s",
 		"WEIR__WORKERS__CONCURRENCY=1",
 	}
-	mustWeir(t, env, "db", "migrate", "--home", home)
-	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
-	startProc(t, "api-server", env, "api-server", "--home", home)
-	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").WaitHealthy()
-	workers := map[string]*proc{}
-	for _, name := range []string{"w1", "w2"} {
-		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
-	}
-	token := strings.TrimSpace(mustWeir(t, env, "tokens", "create", "--user", "admin", "--home", home))
-	api := newClient(t, base, token)
+	workers, api := startWorkerPair(t, env, base, home, dags)
 
 	api.WaitDAG("beats")
 	api.Trigger("beats", "kill", nil)

@@ -21,11 +21,8 @@ func (s *server) workerHeartbeat(w http.ResponseWriter, r *http.Request, c *auth
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
-	if req.WorkerID == "" {
-		req.WorkerID = c.Subject
-	}
-	if req.WorkerID != c.Subject {
-		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", req.WorkerID, c.Subject, core.ErrForbidden)
+	if err := ownWorker(&req.WorkerID, c); err != nil {
+		return err
 	}
 	switch {
 	case req.ProcessID == "":
