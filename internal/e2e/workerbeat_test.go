@@ -23,6 +23,21 @@ import (
 // failover is printed (docs/benchmarks.md records it).
 func TestWorkerSIGKILLFailsOverWithinTwoBeats(t *testing.T) {
 	t.Parallel()
+	workerFailover(t, syscall.SIGKILL, "SIGKILL")
+}
+
+// TestStoppedWorkerHoldsNoWork is the same with SIGSTOP: a stopped worker
+// holds its try only two heartbeats, and nothing queued waits for it (the
+// run completes on the other worker). Once continued, it is told its try
+// is no longer its own and kills the try's command.
+func TestStoppedWorkerHoldsNoWork(t *testing.T) {
+	t.Parallel()
+	workerFailover(t, syscall.SIGSTOP, "SIGSTOP")
+}
+
+// workerFailover sends the worker running a try sig (named name), then
+// waits for the try to fail over and its retry to succeed elsewhere.
+func workerFailover(t *testing.T, sig syscall.Signal, name string) {
 	dsn := pgtest.DSN(t)
 	home, dags := t.TempDir(), t.TempDir()
 	pidFile := filepath.Join(t.TempDir(), "slow.pid")
@@ -46,15 +61,14 @@ func TestWorkerSIGKILLFailsOverWithinTwoBeats(t *testing.T) {
 	if !ok {
 		t.Fatalf("try 1 runs on worker %q, want w1 or w2", ti.WorkerID)
 	}
-	victim.Signal(t, syscall.SIGKILL)
-	killed := time.Now()
+	victim.Signal(t, sig)
+	signalled := time.Now()
 	waitFor(t, "try 1 to be failed over", func() (bool, string) {
 		cur := api.TaskInstance("beats", "kill", "slow")
 		return cur.TryNumber > 1 || cur.State != core.TIRunning, fmt.Sprintf("try %d %s", cur.TryNumber, cur.State)
 	})
-	t.Logf("worker SIGKILL → its try failed over in %s ([workers] heartbeat_interval 1s, task_instance_heartbeat_timeout 10m)",
-		time.Since(killed).Round(10*time.Millisecond))
-	waitFor(t, "try 1's command to die with its worker", func() (bool, string) { return processGone(taskPID), "" })
+	t.Logf("worker %s → its try failed over in %s ([workers] heartbeat_interval 1s, task_instance_heartbeat_timeout 10m)",
+		name, time.Since(signalled).Round(10*time.Millisecond))
 
 	api.WaitRunSuccess("beats", "kill")
 	tries := api.Tries("beats", "kill", "slow")
@@ -62,4 +76,8 @@ func TestWorkerSIGKILLFailsOverWithinTwoBeats(t *testing.T) {
 		tries[1].WorkerID == ti.WorkerID {
 		t.Fatalf("tries of slow = %+v, want try 1 failed on %s, then try 2 success on the other worker", tries, ti.WorkerID)
 	}
+	if sig == syscall.SIGSTOP {
+		victim.Signal(t, syscall.SIGCONT)
+	}
+	waitFor(t, "try 1's command to die with its worker", func() (bool, string) { return processGone(taskPID), "" })
 }
