@@ -39,11 +39,18 @@ type Config struct {
 	// SecretKey signs session cookies (HMAC-SHA256). Every api-server behind
 	// one load balancer must share it.
 	SecretKey []byte
+	// PreviousSecretKeys are earlier session keys still accepted during a
+	// rotation ([api_auth] secret_key's later keys); SecretKey alone signs.
+	PreviousSecretKeys [][]byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
 	// SecureCookie sets the Secure attribute on the session cookie (serve
 	// over HTTPS when true).
 	SecureCookie bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto
+	// (https: a Secure cookie) and X-Forwarded-For (the client the login
+	// throttle counts) are believed; nil = none.
+	TrustedProxies auth.TrustedProxies
 	// LogFolder is [logging] base_log_folder, where task logs are read.
 	LogFolder string
 	// Version is reported by GET /api/v2/version.
@@ -61,6 +68,9 @@ type Config struct {
 	// address (429 with Retry-After); nil = auth.NewLoginThrottle with its
 	// defaults over Clock. It lives in this process's memory.
 	LoginThrottle *auth.LoginThrottle
+	// LoginTokenTTL is how long a token from POST /api/v2/auth/token (weir
+	// login) lasts; 0 = DefaultLoginTokenTTL.
+	LoginTokenTTL time.Duration
 }
 
 // server holds the handlers' dependencies.
@@ -111,7 +121,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
 	}
 	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State,
-		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
+		sessions: auth.Sessions{Key: cfg.SecretKey, VerifyKeys: cfg.PreviousSecretKeys, Clock: cfg.Clock}}
 
 	hc := huma.DefaultConfig("Weir API", cfg.Version)
 	hc.Info.Description = "Weir's public REST API, in the shape of Apache Airflow's REST API v2."
@@ -129,11 +139,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 
 	s.registerMonitor()
 	s.registerAuth()
+	s.registerAuthToken()
 	s.registerDags()
 	s.registerDagRuns()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
 	s.registerLogs()
+	s.registerCallbacks()
 	s.registerXCom()
 	s.registerTaskState()
 	s.registerImportErrors()

@@ -185,3 +185,8 @@ func secretKey(k string) bool {
 	}
 	return false
 }
+
+// RedactedURI is a connection URI as the API shows it: the password and
+// secret-looking query parameters replaced by "***" (the CLI's local
+// transport prints the same).
+func RedactedURI(uri string) string { return connectionResponse(core.Connection{URI: uri}).URI }

@@ -121,16 +121,11 @@ func (s *server) dagDetails(ctx context.Context, dagID string) (*DAGDetails, err
 	if err != nil {
 		return nil, err
 	}
-	out := &DAGDetails{DagModel: *d, Tasks: []TaskResponse{}}
 	v, err := s.st.DagVersionLatest(ctx, dagID)
 	if err != nil {
 		return nil, fmt.Errorf("latest version of dag_id %q: %w", dagID, err)
 	}
-	down := v.Spec.Downstream()
-	for _, t := range v.Spec.Tasks {
-		out.Tasks = append(out.Tasks, taskResponse(t, down[t.TaskID]))
-	}
-	return out, nil
+	return &DAGDetails{DagModel: *d, Tasks: TaskResponses(&v.Spec)}, nil
 }
 
 // taskResponse describes a task, applying the defaults the engine applies.
@@ -168,4 +163,15 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// TaskResponses describes the tasks of d as GET /dags/{dag_id} does, with
+// the engine's defaults applied (the CLI's local transport prints the same).
+func TaskResponses(d *core.DAG) []TaskResponse {
+	down := d.Downstream()
+	out := make([]TaskResponse, 0, len(d.Tasks))
+	for _, t := range d.Tasks {
+		out = append(out, taskResponse(t, down[t.TaskID]))
+	}
+	return out
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -37,15 +37,20 @@ type LoginInput struct {
 		Username string `json:"username" minLength:"1"`
 		Password string `json:"password" minLength:"1"`
 	}
-	remote string // the client's address, for the login throttle
+	// req is what the login's cookie and throttle read of the request:
+	// the peer's address, TLS and the X-Forwarded-* headers, which count
+	// only from a trusted proxy (Config.TrustedProxies).
+	req *http.Request
 }
 
-// Resolve records the client's address (huma.Resolver).
+// Resolve records the client's address and headers (huma.Resolver).
 func (in *LoginInput) Resolve(ctx huma.Context) []error {
-	in.remote = ctx.RemoteAddr()
-	if host, _, err := net.SplitHostPort(in.remote); err == nil {
-		in.remote = host
-	}
+	in.req = &http.Request{RemoteAddr: ctx.RemoteAddr(), TLS: ctx.TLS(), Header: http.Header{}}
+	ctx.EachHeader(func(name, value string) {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Forwarded-") {
+			in.req.Header.Add(name, value)
+		}
+	})
 	return nil
 }
 
@@ -80,7 +85,7 @@ func (s *server) registerAuth() {
 }
 
 func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error) {
-	u, err := s.svc.Login(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, in.remote)
+	u, err := s.svc.Login(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, s.cfg.TrustedProxies.ClientAddr(in.req))
 	var throttled *service.LoginThrottledError
 	switch {
 	case errors.As(err, &throttled):
@@ -92,21 +97,22 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 		return nil, s.problem(ctx, err)
 	}
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
-	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(u.Username, expires), expires)}
+	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(u.Username, expires), expires, s.cfg.TrustedProxies.HTTPS(in.req))}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
 	return out, nil
 }
 
 func (s *server) logout(_ context.Context, _ *struct{}) (*LogoutOutput, error) {
-	c := s.cookie("", time.Unix(0, 0)) //nolint:gosec // attributes are set in cookie; Secure follows [api] secure_cookie
+	c := s.cookie("", time.Unix(0, 0), false) //nolint:gosec // attributes are set in cookie; Secure follows [api] secure_cookie
 	c.MaxAge = -1
 	return &LogoutOutput{SetCookie: c}, nil
 }
 
-// cookie builds the session cookie with its fixed attributes.
-func (s *server) cookie(value string, expires time.Time) http.Cookie {
-	return http.Cookie{ //nolint:gosec // Secure follows [api] secure_cookie: plain-HTTP installs must still log in
+// cookie builds the session cookie with its fixed attributes; Secure with
+// [api] secure_cookie, or when the browser came over HTTPS (https).
+func (s *server) cookie(value string, expires time.Time, https bool) http.Cookie {
+	return http.Cookie{ //nolint:gosec // Secure follows [api] secure_cookie or HTTPS: plain-HTTP installs must still log in
 		Name: SessionCookie, Value: value, Path: "/", Expires: expires.UTC(),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.cfg.SecureCookie,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.cfg.SecureCookie || https,
 	}
 }

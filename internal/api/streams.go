@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -48,6 +49,28 @@ func (s *server) registerStreams() {
 			"are deleted after [triggerer] stream_retention.",
 		Errors: []int{http.StatusNotFound},
 	}, s.listStreamEvents)
+	expansion := huma.Operation{OperationID: "get_task_expansion", Method: http.MethodGet, Tags: []string{"Stream"},
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/expansion"}
+	expansion.Summary = "Get a lazily expanding task's expansion"
+	expansion.Description = "For a task mapped over a stream (iterate): its producer, the stream, how many items it sent " +
+		"so far, how many mapped instances exist, and whether the expansion is still open (more items may come). A task " +
+		"without iterate is 400."
+	expansion.Errors = []int{http.StatusBadRequest, http.StatusNotFound}
+	register(s, core.RoleViewer, expansion, s.getExpansion)
+}
+
+type expansionInput struct {
+	DagID  string `path:"dag_id"`
+	RunID  string `path:"dag_run_id"`
+	TaskID string `path:"task_id"`
+}
+
+func (s *server) getExpansion(ctx context.Context, in *expansionInput) (*struct{ Body service.Expansion }, error) {
+	e, err := s.svc.Expansion(ctx, in.DagID, in.RunID, in.TaskID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body service.Expansion }{*e}, nil
 }
 
 func (s *server) getStream(ctx context.Context, in *streamInput) (*struct{ Body core.Stream }, error) {

@@ -48,11 +48,23 @@ func (s *server) listTriggers(ctx context.Context, in *listTriggersInput) (*stru
 
 // withTriggers sets the trigger (kwargs masked) of each deferred try.
 func (s *server) withTriggers(ctx context.Context, tis []core.TaskInstance) {
+	WithTriggers(ctx, s.st, tis)
+}
+
+// TriggerGetter reads a trigger row (store.Store has it).
+type TriggerGetter interface {
+	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
+}
+
+// WithTriggers fills the Trigger of each deferred instance, its kwargs'
+// secrets masked, as the API shows task instances (the CLI's local
+// transport shows the same).
+func WithTriggers(ctx context.Context, st TriggerGetter, tis []core.TaskInstance) {
 	for i := range tis {
 		if tis[i].TriggerID == nil {
 			continue
 		}
-		tr, err := s.st.TriggerGet(ctx, *tis[i].TriggerID)
+		tr, err := st.TriggerGet(ctx, *tis[i].TriggerID)
 		if err != nil {
 			continue // resumed meanwhile: the try shows its new state next time
 		}

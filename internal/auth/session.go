@@ -19,8 +19,11 @@ import (
 // until when, signed with Key, so every api-server sharing Key accepts it
 // and the REST API and the web UI share one login.
 type Sessions struct {
-	Key   []byte     // at least 16 bytes; every api-server behind one load balancer must share it
-	Clock core.Clock // nil = core.SystemClock
+	Key []byte // at least 16 bytes; every api-server behind one load balancer must share it
+	// VerifyKeys are previous keys whose cookies and CSRF tokens are still
+	// accepted during a rotation; Key alone signs.
+	VerifyKeys [][]byte
+	Clock      core.Clock // nil = core.SystemClock
 }
 
 // ErrSessionExpired is wrapped by Verify's error when the signature is
@@ -44,7 +47,7 @@ func (s Sessions) Verify(value string) (string, error) {
 	}
 	payload, sig := value[:i], value[i+1:]
 	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac("weir-session", payload)) {
+	if err != nil || !s.anyKey(func(k []byte) bool { return hmac.Equal(got, mac(k, "weir-session", payload)) }) {
 		return "", bad
 	}
 	user64, exp, ok := strings.Cut(payload, ".")
@@ -75,11 +78,27 @@ func (s Sessions) CSRFToken(session string) string {
 // CheckCSRF reports whether token is the CSRF token of session.
 func (s Sessions) CheckCSRF(session, token string) bool {
 	got, err := base64.RawURLEncoding.DecodeString(token)
-	return err == nil && session != "" && hmac.Equal(got, s.mac("weir-csrf", session))
+	return err == nil && session != "" &&
+		s.anyKey(func(k []byte) bool { return hmac.Equal(got, mac(k, "weir-csrf", session)) })
 }
 
-func (s Sessions) mac(label, payload string) []byte {
-	m := hmac.New(sha256.New, s.Key)
+// anyKey reports whether ok holds for Key or one of VerifyKeys.
+func (s Sessions) anyKey(ok func(key []byte) bool) bool {
+	if ok(s.Key) {
+		return true
+	}
+	for _, k := range s.VerifyKeys {
+		if ok(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Sessions) mac(label, payload string) []byte { return mac(s.Key, label, payload) }
+
+func mac(key []byte, label, payload string) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(label + "\x00" + payload))
 	return m.Sum(nil)
 }

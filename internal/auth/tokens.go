@@ -3,12 +3,14 @@
 // task-instance id, scope "execution") and a long-lived worker credential
 // (subject = worker name, scope "worker") that may claim workloads but not
 // touch any task's data. Tokens are HS512-signed with a shared key, as
-// Airflow's [api_auth] jwt_secret.
+// Airflow's [api_auth] jwt_secret, and carry the key's id ("kid") so that
+// during a rotation the current key signs while previous keys still verify.
 package auth
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +24,9 @@ import (
 const (
 	ScopeExecution = "execution" // one task try's access to its own data
 	ScopeWorker    = "worker"    // a worker's right to claim workloads
+	// ScopeCallback is one claimed attempt of a callback: its own log,
+	// heartbeat and report, nothing of any task's (ADR 0015).
+	ScopeCallback = "callback"
 )
 
 // Defaults applied by NewTokens to zero Config fields.
@@ -30,6 +35,7 @@ const (
 	DefaultIssuer       = "weir"
 	DefaultExecutionTTL = 10 * time.Minute
 	DefaultWorkerTTL    = 365 * 24 * time.Hour
+	DefaultCallbackTTL  = 10 * time.Minute
 	DefaultLeeway       = 10 * time.Second
 	// MinKeyBytes is the shortest signing key accepted.
 	MinKeyBytes = 32
@@ -37,11 +43,15 @@ const (
 
 // Config configures token issuance and validation.
 type Config struct {
-	Key          []byte        // HS512 signing key, at least MinKeyBytes long
+	Key []byte // HS512 signing key, at least MinKeyBytes long
+	// VerifyKeys are further keys whose tokens are accepted (the previous
+	// keys of a rotation), each at least MinKeyBytes long.
+	VerifyKeys   [][]byte
 	Issuer       string        // "iss"; "" = DefaultIssuer
 	Audience     string        // "aud"; "" = DefaultAudience
 	ExecutionTTL time.Duration // execution token lifetime; 0 = DefaultExecutionTTL
 	WorkerTTL    time.Duration // worker credential lifetime; 0 = DefaultWorkerTTL
+	CallbackTTL  time.Duration // callback token lifetime; 0 = DefaultCallbackTTL
 	Leeway       time.Duration // clock skew tolerated; 0 = DefaultLeeway
 }
 
@@ -54,6 +64,7 @@ type Claims struct {
 // Tokens issues and validates tokens. It is safe for concurrent use.
 type Tokens struct {
 	cfg       Config
+	keys      *keyring
 	clock     core.Clock
 	parser    *jwt.Parser
 	validator *jwt.Validator // the parser's time, audience and issuer checks alone
@@ -71,8 +82,9 @@ const maxVerified = 4096
 
 // NewTokens checks cfg, applies defaults and returns a Tokens.
 func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
-	if len(cfg.Key) < MinKeyBytes {
-		return nil, fmt.Errorf("jwt signing key is %d bytes, at least %d are required: %w", len(cfg.Key), MinKeyBytes, core.ErrInvalid)
+	keys, err := newKeyring(cfg.Key, cfg.VerifyKeys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, core.ErrInvalid)
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = DefaultIssuer
@@ -85,6 +97,9 @@ func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
 	}
 	if cfg.WorkerTTL <= 0 {
 		cfg.WorkerTTL = DefaultWorkerTTL
+	}
+	if cfg.CallbackTTL <= 0 {
+		cfg.CallbackTTL = DefaultCallbackTTL
 	}
 	if cfg.Leeway <= 0 {
 		cfg.Leeway = DefaultLeeway
@@ -101,9 +116,12 @@ func NewTokens(cfg Config, clock core.Clock) (*Tokens, error) {
 		jwt.WithIssuer(cfg.Issuer),
 	}
 	p := jwt.NewParser(append([]jwt.ParserOption{jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()})}, checks...)...)
-	return &Tokens{cfg: cfg, clock: clock, parser: p, validator: jwt.NewValidator(checks...),
+	return &Tokens{cfg: cfg, keys: keys, clock: clock, parser: p, validator: jwt.NewValidator(checks...),
 		verified: map[string]*Claims{}}, nil
 }
+
+// SigningKeyID is the key id ("kid") of the key that signs new tokens.
+func (t *Tokens) SigningKeyID() string { return t.keys.signKID }
 
 // ExecutionTTL is the lifetime of an execution token.
 func (t *Tokens) ExecutionTTL() time.Duration { return t.cfg.ExecutionTTL }
@@ -111,6 +129,17 @@ func (t *Tokens) ExecutionTTL() time.Duration { return t.cfg.ExecutionTTL }
 // IssueExecution returns a token for one task try.
 func (t *Tokens) IssueExecution(tiID string) (string, error) {
 	return t.issue(tiID, ScopeExecution, t.cfg.ExecutionTTL)
+}
+
+// IssueCallback returns a token for one claimed attempt of a callback:
+// its subject is CallbackSubject(id, attempt).
+func (t *Tokens) IssueCallback(id int64, attempt int) (string, error) {
+	return t.issue(CallbackSubject(id, attempt), ScopeCallback, t.cfg.CallbackTTL)
+}
+
+// CallbackSubject is the subject of a callback token: "<id>/<attempt>".
+func CallbackSubject(id int64, attempt int) string {
+	return strconv.FormatInt(id, 10) + "/" + strconv.Itoa(attempt)
 }
 
 // IssueWorker returns a worker credential for the named worker; ttl 0 means
@@ -139,7 +168,9 @@ func (t *Tokens) issue(sub, scope string, ttl time.Duration) (string, error) {
 		},
 		Scope: scope,
 	}
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS512, c).SignedString(t.cfg.Key)
+	jt := jwt.NewWithClaims(jwt.SigningMethodHS512, c)
+	jt.Header["kid"] = t.keys.signKID
+	s, err := jt.SignedString(t.keys.signer)
 	if err != nil {
 		return "", fmt.Errorf("sign %s token for %s: %w", scope, sub, err)
 	}
@@ -161,7 +192,10 @@ func (t *Tokens) Validate(token string) (*Claims, error) {
 		return &c, nil
 	}
 	var c Claims
-	if _, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.cfg.Key, nil }); err != nil {
+	if _, err := t.parser.ParseWithClaims(token, &c, t.keys.keyFunc); err != nil {
+		if u := unknownKey(err); u != nil {
+			return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, u.Error())
+		}
 		return nil, fmt.Errorf("%w: %s", core.ErrUnauthorized, describe(err))
 	}
 	if c.Subject == "" {

@@ -151,3 +151,19 @@ func TestValidateRemembersButRechecksExpiry(t *testing.T) {
 		t.Fatalf("expired remembered token: err = %v, want ErrUnauthorized (expired)", err)
 	}
 }
+
+func TestCallbackToken(t *testing.T) {
+	t.Parallel()
+	tk, err := NewTokens(Config{Key: make([]byte, MinKeyBytes)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tk.IssueCallback(42, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tk.Validate(tok)
+	if err != nil || c.Scope != ScopeCallback || c.Subject != "42/2" {
+		t.Fatalf("callback token claims %+v, %v; want scope callback, subject 42/2", c, err)
+	}
+}

@@ -36,12 +36,13 @@ func (a *app) assetsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+			return a.withBackend(cmd, func(b backend) error {
 				p := &store.AssetListParams{Page: pg}
 				if active := true; !all {
 					p.Active = &active
 				}
-				assets, err := listPage(cmd, &listPF, p, st.AssetList, st.AssetCount)
+				assets, total, err := b.AssetList(cmd.Context(), p)
+				assets, err = shownPage(cmd, &listPF, assets, total, err)
 				if err != nil {
 					return err
 				}
@@ -173,7 +174,7 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 	out.add(aliases)
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, taskcli.AddToAliasCmd(), taskcli.EmitCmd(), a.watchersCmd())
+	cmd.AddCommand(list, show, events, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), a.watchersCmd())
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/apiclient"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
@@ -86,6 +87,13 @@ type app struct {
 	opts *Options
 	home string
 	dags string // --dags: overrides [core] dags_folder
+	// apiURL is --api-url: the deployment the admin commands reach through
+	// its REST API (remote.go).
+	apiURL string
+	// remote is the REST API the running command reaches (nil: the local
+	// database), chosen for remoteCmd by chooseTransport.
+	remote    *apiclient.Client
+	remoteCmd *cobra.Command
 }
 
 func newRoot(opts *Options) *cobra.Command {
@@ -102,11 +110,13 @@ func newRoot(opts *Options) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.home, "home", "", "Weir home folder (default $WEIR_HOME or ~/weir)")
 	root.PersistentFlags().StringVar(&a.dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
 	root.AddCommand(
+		a.loginCmd(), a.logoutCmd(),
 		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.triggererCmd(), a.workerCmd(),
-		a.dbCmd(), a.configCmd(), a.dagsCmd(), a.tasksCmd(), a.runsCmd(),
-		a.usersCmd(), a.tokensCmd(), a.connectionsCmd(), a.variablesCmd(), a.poolsCmd(), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.stateStoreCmd(),
-		a.assetsCmd(), a.auditCmd(), a.triggersCmd(), a.jobsCmd(),
+		a.dbCmd(), a.configCmd(), a.remoteGroup(a.dagsCmd()), a.remoteGroup(a.tasksCmd()), a.remoteGroup(a.runsCmd()),
+		a.remoteGroup(a.usersCmd()), a.tokensCmd(), a.remoteGroup(a.connectionsCmd()), a.remoteGroup(a.variablesCmd()),
+		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
+		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), a.remoteGroup(a.stateStoreCmd()),
+		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(),
 	)
 	strictGroups(root)
 	return root

@@ -9,9 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // connectionsCmd manages connections stored in the database. Connections in
@@ -26,8 +24,8 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, uri := args[0], args[1]
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if err := svc.SaveConnection(cmd.Context(), a.cliActor(), core.Connection{ID: id, URI: uri}, true); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.ConnectionAdd(cmd.Context(), core.Connection{ID: id, URI: uri}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, config.RedactURI(uri))
@@ -41,16 +39,16 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Short: "List connections from the database and from the configuration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
-				conns, err := st.ConnectionList(cmd.Context(), &store.ConnectionListParams{}) // a short list, with the configuration's
+			return a.withBackend(cmd, func(b backend) error {
+				conns, _, err := b.ConnectionList(cmd.Context(), &store.ConnectionListParams{Page: store.Page{Limit: 1000}}) // a short list, with the configuration's
 				if err != nil {
 					return err
 				}
 				var rows [][]string
 				for _, c := range conns {
-					rows = append(rows, []string{c.ID, config.RedactURI(c.URI), "database"})
+					rows = append(rows, []string{c.ID, c.URI, "database"})
 				}
-				for id, uri := range cfg.Connections {
+				for id, uri := range b.ConfigConnections() {
 					rows = append(rows, []string{id, config.RedactURI(uri), "config"})
 				}
 				sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], " ") < strings.Join(rows[j], " ") })
@@ -73,8 +71,8 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Short: "Delete a connection from the database",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if err := svc.DeleteConnection(cmd.Context(), a.cliActor(), args[0]); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.ConnectionDelete(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "connection %s deleted\n", args[0])
@@ -82,6 +80,6 @@ func (a *app) connectionsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(add, list, del, a.rotateKeyCmd())
+	cmd.AddCommand(add, list, del, localOnly(a.rotateKeyCmd()))
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -32,8 +33,9 @@ func (a *app) dagsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				dags, err := listPage(cmd, &pf, &store.DagListParams{OnlyActive: true, Page: pg}, st.DagList, st.DagCount)
+			return a.withBackend(cmd, func(b backend) error {
+				dags, total, err := b.DagList(cmd.Context(), &store.DagListParams{OnlyActive: true, Page: pg})
+				dags, err = shownPage(cmd, &pf, dags, total, err)
 				if err != nil {
 					return err
 				}
@@ -88,8 +90,8 @@ func (a *app) dagsCmd() *cobra.Command {
 			if cmd.Flags().Changed("partition-key") {
 				p.PartitionKey = &partition
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				run, err := svc.TriggerRun(cmd.Context(), a.cliActor(), p)
+			return a.withBackend(cmd, func(b backend) error {
+				run, err := b.DagRunTrigger(cmd.Context(), p)
 				if err != nil {
 					return err
 				}
@@ -103,7 +105,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	trigger.Flags().StringVar(&partition, "partition-key", "", "the partition the run is for ({{ .partition_key }}, $WEIR_PARTITION_KEY)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
-		a.importErrorsCmd(), a.dagWarningsCmd(), a.dagsTestCmd(), a.dagsStateCmd(), a.dagsNextExecutionCmd())
+		a.importErrorsCmd(), a.dagWarningsCmd(), localOnly(a.dagsTestCmd()), a.dagsStateCmd(), a.dagsNextExecutionCmd())
 	return cmd
 }
 
@@ -126,8 +128,8 @@ func (a *app) pauseCmd(name string, paused bool) *cobra.Command {
 		Short: strings.ToUpper(name[:1]) + name[1:] + " a DAG (paused DAGs get no new runs and their runs do not advance)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if _, err := svc.SetDagPaused(cmd.Context(), a.cliActor(), args[0], paused); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.DagSetPaused(cmd.Context(), args[0], paused); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "dag %s is %sd\n", args[0], name)
@@ -149,8 +151,9 @@ func (a *app) importErrorsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				errs, err := listPage(cmd, &pf, &store.ImportErrorListParams{Page: pg}, st.ImportErrorList, st.ImportErrorCount)
+			return a.withBackend(cmd, func(b backend) error {
+				errs, total, err := b.ImportErrorList(cmd.Context(), &store.ImportErrorListParams{Page: pg})
+				errs, err = shownPage(cmd, &pf, errs, total, err)
 				if err != nil {
 					return err
 				}
@@ -192,13 +195,13 @@ func (a *app) dagsStateCmd() *cobra.Command {
 		Example: "  weir dags state etl manual__2026-01-02T00:00:00Z\n  weir dags state etl 2026-01-02",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				ctx, st := cmd.Context(), svc.Store()
-				run, err := st.DagRunGet(ctx, args[0], args[1])
+			return a.withBackend(cmd, func(b backend) error {
+				ctx := cmd.Context()
+				run, err := b.DagRunGet(ctx, args[0], args[1])
 				if errors.Is(err, core.ErrNotFound) {
 					if at, perr := parseDateFlag("logical date", args[1]); perr == nil {
 						var found []core.DagRun
-						found, err = st.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateGTE: at, LogicalDateLTE: at,
+						found, _, err = b.DagRunList(ctx, &store.DagRunListParams{DagID: args[0], LogicalDateGTE: at, LogicalDateLTE: at,
 							Page: store.Page{Limit: 1}})
 						if err == nil && len(found) == 1 {
 							run = &found[0]
@@ -264,18 +267,28 @@ func (a *app) tasksListCmd() *cobra.Command {
 		Short: "List the tasks of a DAG (its latest version) with their operator and upstreams",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				v, err := st.DagVersionLatest(cmd.Context(), args[0])
+			return a.withBackend(cmd, func(b backend) error {
+				tasks, err := b.DagTasks(cmd.Context(), args[0])
 				if err != nil {
-					return fmt.Errorf("dag_id %q: %w", args[0], err)
+					return err
 				}
-				header, rows := taskRows(&v.Spec)
-				return out.print(cmd.OutOrStdout(), nonNilList(v.Spec.Tasks), header, rows)
+				header, rows := taskResponseRows(tasks)
+				return out.print(cmd.OutOrStdout(), nonNilList(tasks), header, rows)
 			})
 		},
 	}
 	out.add(cmd)
 	return cmd
+}
+
+// taskResponseRows is the table of `weir tasks list`: the tasks as the
+// REST API describes them, defaults applied.
+func taskResponseRows(tasks []api.TaskResponse) ([]string, [][]string) {
+	rows := make([][]string, len(tasks))
+	for i, t := range tasks {
+		rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.UpstreamTaskIDs, ",")), t.TriggerRule, strconv.Itoa(t.Retries)}
+	}
+	return []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows
 }
 
 // taskRows is the table of a DAG's tasks (weir dags show, weir tasks list).

@@ -61,8 +61,8 @@ func TestListingOutputFormats(t *testing.T) {
 func TestAirflowInspectionCommands(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, s *surfaces) {
-		if got := s.run("tasks", "list", "etl", "-o", "plain"); got != "extract\tnoop\t-\t-\t0\nload\tnoop\textract\t-\t0\n" {
-			t.Errorf("tasks list etl -o plain = %q, want extract then load (upstream extract)", got)
+		if got := s.run("tasks", "list", "etl", "-o", "plain"); got != "extract\tnoop\t-\tall_success\t0\nload\tnoop\textract\tall_success\t0\n" {
+			t.Errorf("tasks list etl -o plain = %q, want extract then load (upstream extract), trigger rules with their default", got)
 		}
 		var tasks []map[string]any
 		if err := json.Unmarshal([]byte(s.run("tasks", "list", "etl", "-o", "json")), &tasks); err != nil || len(tasks) != 2 || tasks[1]["task_id"] != "load" {

@@ -2,26 +2,71 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/secrets"
 )
 
-// tokens builds the signer of task and worker tokens from the key file
-// (created on first use, 0600).
+// tokensFor builds the signer of task and worker tokens from [api_auth]
+// jwt_secret, else its key file (created with one key on first use, 0600).
 func tokensFor(cfg *config.Config) (*auth.Tokens, error) {
-	key, err := config.Secret(cfg.APIAuth.JWTSecretFile, 64)
+	keys, err := signingKeys(cfg, jwtKeys)
 	if err != nil {
 		return nil, err
 	}
-	return auth.NewTokens(auth.Config{Key: []byte(key), ExecutionTTL: cfg.APIAuth.JWTExpirationTime.D()}, nil)
+	// A callback's token outlives its command's timeout by the time its
+	// log and report take.
+	return auth.NewTokens(auth.Config{Key: keys[0], VerifyKeys: keys[1:], ExecutionTTL: cfg.APIAuth.JWTExpirationTime.D(),
+		CallbackTTL: cfg.Callbacks.Timeout.D() + 5*time.Minute}, nil)
 }
 
-// sessionKey returns the key that signs UI sessions.
-func sessionKey(cfg *config.Config) ([]byte, error) {
-	key, err := config.Secret(cfg.APIAuth.SecretKeyFile, 32)
-	return []byte(key), err
+// sessionKeys returns the keys of login sessions: the first signs, every
+// one verifies.
+func sessionKeys(cfg *config.Config) ([][]byte, error) {
+	return signingKeys(cfg, sessionKeyKind)
+}
+
+// keyKind names one of the two [api_auth] key lists.
+type keyKind struct {
+	option  string // the inline option; its file option is option+"_file"
+	min     int    // shortest key, in characters
+	newSize int    // random bytes of a generated key (hex-encoded)
+	inline  func(*config.Config) string
+	file    func(*config.Config) string
+}
+
+var (
+	jwtKeys = keyKind{option: "jwt_secret", min: config.MinJWTKeyLen, newSize: 64,
+		inline: func(c *config.Config) string { return c.APIAuth.JWTSecret },
+		file:   func(c *config.Config) string { return c.APIAuth.JWTSecretFile }}
+	sessionKeyKind = keyKind{option: "secret_key", min: config.MinSessionKeyLen, newSize: 32,
+		inline: func(c *config.Config) string { return c.APIAuth.SecretKey },
+		file:   func(c *config.Config) string { return c.APIAuth.SecretKeyFile }}
+)
+
+// signingKeys reads the keys of kind: the inline option when set, else its
+// file (created with one random key when missing).
+func signingKeys(cfg *config.Config, kind keyKind) ([][]byte, error) {
+	text, where := kind.inline(cfg), "[api_auth] "+kind.option
+	if text == "" {
+		path := kind.file(cfg)
+		var err error
+		if text, err = config.Secret(path, kind.newSize); err != nil {
+			return nil, fmt.Errorf("[api_auth] %s_file: %w", kind.option, err)
+		}
+		where = fmt.Sprintf("[api_auth] %s_file %s", kind.option, path)
+	}
+	keys, err := config.SplitKeys(text, kind.min)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = []byte(k)
+	}
+	return out, nil
 }
 
 // secretsBox returns the box that encrypts connections, over the key file

@@ -43,6 +43,16 @@ func (f *pageFlags) more(w io.Writer, shown, total int) {
 	}
 }
 
+// shownPage passes on a page a backend returned, with its total, and tells
+// stderr how to see the rest.
+func shownPage[T any](cmd *cobra.Command, f *pageFlags, items []T, total int, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	f.more(cmd.ErrOrStderr(), len(items), total)
+	return items, nil
+}
+
 // listPage reads the page p holds (from f.page) with list and count
 // (store.List) and tells stderr how to see the rest.
 func listPage[P, T any](cmd *cobra.Command, f *pageFlags, p *P,

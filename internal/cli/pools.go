@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -25,9 +24,9 @@ func (a *app) poolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				st := svc.Store()
-				pools, err := listPage(cmd, &pf, &store.PoolListParams{Page: pg}, st.PoolList, st.PoolCount)
+			return a.withBackend(cmd, func(b backend) error {
+				pools, total, err := b.PoolList(cmd.Context(), &store.PoolListParams{WithOccupancy: true, Page: pg})
+				pools, err = shownPage(cmd, &pf, pools, total, err)
 				if err != nil {
 					return err
 				}
@@ -55,8 +54,8 @@ func (a *app) poolsCmd() *cobra.Command {
 			if len(args) == 3 {
 				ch.Description = &args[2]
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				p, err := svc.SavePool(cmd.Context(), a.cliActor(), ch)
+			return a.withBackend(cmd, func(b backend) error {
+				p, err := b.PoolSave(cmd.Context(), ch)
 				if err != nil {
 					return err
 				}
@@ -70,8 +69,8 @@ func (a *app) poolsCmd() *cobra.Command {
 		Short: "Delete a pool (default_pool cannot be deleted)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if err := svc.DeletePool(cmd.Context(), a.cliActor(), args[0]); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.PoolDelete(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "pool %s deleted\n", args[0])

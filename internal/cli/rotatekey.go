@@ -12,15 +12,15 @@ import (
 
 // rotateKeyCmd is `weir connections rotate-key`: a new key first in the
 // key file (the old ones kept after it, so rows and nodes not yet
-// re-encrypted stay readable), then every connection re-encrypted under it
+// re-encrypted stay readable), then every connection and variable re-encrypted under it
 // in one transaction.
 func (a *app) rotateKeyCmd() *cobra.Command {
 	var reencryptOnly bool
 	cmd := &cobra.Command{
 		Use:   "rotate-key",
-		Short: "Encrypt every stored connection under a new key (old keys stay readable until removed)",
+		Short: "Encrypt every stored connection and variable under a new key (old keys stay readable until removed)",
 		Long: `Adds a new random key as the first line of [core] secrets_key_file, keeping the old keys after
-it, and re-encrypts every connection in the database under the new key in one transaction (rows
+it, and re-encrypts every connection and variable in the database under the new key in one transaction (rows
 stored in plain text by older versions are encrypted too). On a failure nothing in the database
 changes, and the file still holds the old keys. With --reencrypt-only no key is added: the rows are
 re-encrypted under the file's first key, for deployments that distribute a new key file to every
@@ -49,7 +49,7 @@ node first. Once every node reads the new file, the old lines may be deleted.`,
 				return err
 			}
 			defer st.Close()
-			n, err := st.ConnectionsReseal(cmd.Context())
+			n, err := st.Reseal(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -57,8 +57,8 @@ node first. Once every node reads the new file, the old lines may be deleted.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "re-encrypted %d connections under key %s; older keys stay in %s for reading until you remove them\n",
-				n, box.PrimaryID(), path)
+			fmt.Fprintf(cmd.OutOrStdout(), "re-encrypted %d connections and %d variables under key %s; older keys stay in %s for reading until you remove them\n",
+				n.Connections, n.Variables, box.PrimaryID(), path)
 			return nil
 		},
 	}

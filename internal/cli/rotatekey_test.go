@@ -30,9 +30,10 @@ func homeBox(t *testing.T, home string) *secrets.Box {
 	return box
 }
 
-// Connections are stored encrypted under the home's key; rotate-key puts a
-// new key first, re-encrypts every row under it, and the old key can then
-// be deleted from the file with every connection still readable.
+// Connections and variables are stored encrypted under the home's key;
+// rotate-key puts a new key first, re-encrypts every row under it, and the
+// old key can then be deleted from the file with every connection and
+// variable still readable.
 func TestConnectionsRotateKey(t *testing.T) {
 	home := t.TempDir()
 	env := []string{"WEIR_HOME=" + home, "USER=tester"}
@@ -46,6 +47,7 @@ func TestConnectionsRotateKey(t *testing.T) {
 	}
 	run("db", "migrate")
 	run("connections", "add", "wh", "postgres://etl:s3cret@db:5432/dw")
+	run("variables", "set", "region", "eu-west-1")
 	db := filepath.Join(home, "weir.db")
 	rawURI := func() string {
 		t.Helper()
@@ -67,7 +69,7 @@ func TestConnectionsRotateKey(t *testing.T) {
 
 	out := run("connections", "rotate-key")
 	box := homeBox(t, home)
-	if box.PrimaryID() == first || !strings.Contains(out, "re-encrypted 1 connections under key "+box.PrimaryID()) {
+	if box.PrimaryID() == first || !strings.Contains(out, "re-encrypted 1 connections and 1 variables under key "+box.PrimaryID()) {
 		t.Fatalf("rotate-key: %q (primary %s, first %s)", out, box.PrimaryID(), first)
 	}
 	if got := rawURI(); secrets.SealedWith(got) != box.PrimaryID() {
@@ -82,11 +84,14 @@ func TestConnectionsRotateKey(t *testing.T) {
 	if fi, _ := os.Stat(keyFile); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v, want 0600", fi.Mode().Perm())
 	}
-	// Drop the old key: the connection still reads.
+	// Drop the old key: the connection and the variable still read.
 	if err := os.WriteFile(keyFile, []byte(lines[0]+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out := run("connections", "list"); !strings.Contains(out, "postgres://etl:***@db:5432/dw") {
 		t.Fatalf("list after dropping the old key:\n%s", out)
+	}
+	if out := run("variables", "get", "region"); strings.TrimSpace(out) != "eu-west-1" {
+		t.Fatalf("variables get after dropping the old key: %q", out)
 	}
 }

@@ -5,10 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 func (a *app) runsCmd() *cobra.Command {
@@ -33,8 +31,9 @@ func (a *app) runsCmd() *cobra.Command {
 				}
 				p.States = []core.DagRunState{s}
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				list, err := listPage(cmd, &pf, p, st.DagRunList, st.DagRunCount)
+			return a.withBackend(cmd, func(b backend) error {
+				list, total, err := b.DagRunList(cmd.Context(), p)
+				list, err = shownPage(cmd, &pf, list, total, err)
 				if err != nil {
 					return err
 				}
@@ -55,6 +54,6 @@ func (a *app) runsCmd() *cobra.Command {
 	list.Flags().StringVar(&state, "state", "", "only runs in this state (queued, running, success, failed)")
 	pf.add(list, "runs", 50)
 	out.add(list)
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, a.runCallbacksCmd(), a.runCallbackLogsCmd())
 	return cmd
 }

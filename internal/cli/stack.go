@@ -48,22 +48,28 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	key, err := sessionKey(cfg)
+	keys, err := sessionKeys(cfg)
 	if err != nil {
 		return nil, err
 	}
+	key, previous := keys[0], keys[1:]
 	svc := newService(cfg, st, logger, opts)
+	proxies, err := auth.ParseTrustedProxies(cfg.API.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("[api] trusted_proxies: %w", err)
+	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
-		Store: st, Logger: logger, SecretKey: key, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
+		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
 		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie,
+		TrustedProxies: proxies,
 	})
 	if err != nil {
 		return nil, err
 	}
 	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
-		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, LoginThrottle: throttle, Logger: logger,
-		SecureCookie: cfg.API.SecureCookie, Settings: cfg.List()})
+		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, PreviousSecretKeys: previous, LoginThrottle: throttle, Logger: logger,
+		SecureCookie: cfg.API.SecureCookie, TrustedProxies: proxies, Settings: cfg.List()})
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +114,7 @@ func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger 
 		WorkerCheckInterval:        cfg.Workers.HeartbeatInterval.D() / 2,
 		APIServerHeartbeatInterval: apiServerBeat(cfg),
 		MaxRunsToCreatePerLoop:     cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+		CallbackMaxAttempts:        cfg.Callbacks.MaxAttempts,
 		OnlyDagID:                  onlyDagID,
 	}}
 }
@@ -138,7 +145,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 	if token == "" {
 		tok, err := tokensFor(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("worker credential: pass --token (from `weir tokens create --worker NAME`) or run where [api_auth] jwt_secret_file is readable: %w", err)
+			return nil, fmt.Errorf("worker credential: pass --token (from `weir tokens create --worker NAME`) or run where [api_auth] jwt_secret or jwt_secret_file holds the api-servers' keys: %w", err)
 		}
 		if token, err = tok.IssueWorker(name, 0); err != nil {
 			return nil, err
@@ -156,6 +163,8 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		ShutdownGrace:      cfg.Workers.ShutdownGracePeriod.D(),
 		StateBackend:       cfg.Workers.StateBackend,
 		StateSweepInterval: cfg.Workers.StateSweepInterval.D(),
+		CallbackSlots:      cfg.Callbacks.MaxActive,
+		CallbackTimeout:    cfg.Callbacks.Timeout.D(),
 		RunDir:             filepath.Join(cfg.Home, "run"),
 		Clock:              core.SystemClock{},
 		Logger:             logger,

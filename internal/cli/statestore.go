@@ -82,23 +82,20 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "List task state keys (of a dag, run, task or map index) or an asset's, with their metadata",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
+			return a.withBackend(cmd, func(b backend) error {
 				p := &store.StateListParams{Kind: core.StateTask, DagID: lf.dag, RunID: lf.run, TaskID: lf.task, Page: page}
 				if cmd.Flags().Changed("map-index") {
 					p.MapIndex = &lf.mapIndex
 				}
+				rows, total, err := b.StateList(cmd.Context(), p, lf.asset)
+				kind := p.Kind
 				if lf.asset != "" {
-					sc, err := svc.Resolve(cmd.Context(), lf.scope())
-					if err != nil {
-						return err
-					}
-					p = store.ListScope(sc, page)
+					kind = core.StateAsset
 				}
-				rows, total, err := svc.List(cmd.Context(), p)
 				if err != nil {
 					return err
 				}
-				header, cells := stateRows(p.Kind, rows, true)
+				header, cells := stateRows(kind, rows, true)
 				if err := out.print(cmd.OutOrStdout(), map[string]any{"entries": nonNilList(rows), "total_entries": total}, header, cells); err != nil {
 					return err
 				}
@@ -121,11 +118,10 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "Print one key's value and metadata as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
-				sc := gf.scope()
-				e, err := svc.Get(cmd.Context(), sc, args[0])
+			return a.withBackend(cmd, func(b backend) error {
+				e, err := b.StateGet(cmd.Context(), gf.scope(), args[0])
 				if err != nil {
-					return fmt.Errorf("%s state key %q of %s: %w", sc.Kind, args[0], sc.Describe(), err)
+					return err
 				}
 				return printJSON(cmd.OutOrStdout(), e)
 			})
@@ -139,8 +135,8 @@ func (a *app) stateStoreCmd() *cobra.Command {
 		Short: "Delete one key (audited)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
-				return svc.AdminDelete(cmd.Context(), a.cliActor(), df.scope(), args[0])
+			return a.withBackend(cmd, func(b backend) error {
+				return b.StateDelete(cmd.Context(), df.scope(), args[0])
 			})
 		},
 	}
@@ -156,8 +152,8 @@ func (a *app) stateStoreCmd() *cobra.Command {
 			if all && cf.asset != "" {
 				return errors.New("--all-map-indices is for task state, not --asset")
 			}
-			return a.withState(cmd.Context(), func(svc *statestore.Service) error {
-				return svc.AdminClear(cmd.Context(), a.cliActor(), cf.scope(), all)
+			return a.withBackend(cmd, func(b backend) error {
+				return b.StateClear(cmd.Context(), cf.scope(), all)
 			})
 		},
 	}

@@ -78,8 +78,13 @@ func (a *app) withService(ctx context.Context, fn func(*config.Config, *service.
 	})
 }
 
-// withStore loads the configuration, opens the store and runs fn.
+// withStore loads the configuration, opens the store and runs fn. A
+// command running in remote mode (chooseTransport) is refused: it has no
+// remote transport yet.
 func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.Store) error) error {
+	if a.remote != nil {
+		return notRemote(a.remoteCmd)
+	}
 	cfg, err := a.config()
 	if err != nil {
 		return err

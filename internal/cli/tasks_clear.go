@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 )
@@ -42,11 +41,11 @@ func (a *app) tasksClearCmd() *cobra.Command {
 			if p.EndDate, err = parseDateFlag("--end-date", end); err != nil {
 				return err
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+			return a.withBackend(cmd, func(b backend) error {
 				out := cmd.OutOrStdout()
 				dry := p
 				dry.DryRun = true
-				tis, err := svc.Clear(cmd.Context(), a.cliActor(), dry)
+				tis, err := b.Clear(cmd.Context(), dry)
 				if err != nil {
 					return err
 				}
@@ -63,7 +62,7 @@ func (a *app) tasksClearCmd() *cobra.Command {
 				case !yes && !confirm(cmd.InOrStdin(), out, fmt.Sprintf("Clear these %d task instances?", len(tis))):
 					return fmt.Errorf("nothing cleared (answer y, or pass --yes to clear without asking)")
 				}
-				if tis, err = svc.Clear(cmd.Context(), a.cliActor(), p); err != nil {
+				if tis, err = b.Clear(cmd.Context(), p); err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "cleared %d task instances\n", len(tis))

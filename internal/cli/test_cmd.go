@@ -53,7 +53,7 @@ func (a *app) tasksCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
-	cmd.AddCommand(test, a.tasksListCmd(), a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd())
+	cmd.AddCommand(localOnly(test), a.tasksListCmd(), a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd(), a.tasksExpansionCmd())
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -83,14 +82,8 @@ func (a *app) statesForRunCmd() *cobra.Command {
 		Short: "List a run's task instances with their state, try and, for a deferred one, its trigger",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				ctx := cmd.Context()
-				st := svc.Store()
-				run, err := st.DagRunGet(ctx, args[0], args[1])
-				if err != nil {
-					return err
-				}
-				tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+			return a.withBackend(cmd, func(b backend) error {
+				tis, err := b.TaskInstancesOfRun(cmd.Context(), args[0], args[1])
 				if err != nil {
 					return err
 				}
@@ -98,7 +91,7 @@ func (a *app) statesForRunCmd() *cobra.Command {
 				for i := range tis {
 					ti := &tis[i]
 					rows[i] = []string{ti.TaskID, strconv.Itoa(ti.MapIndex), ti.State.String(), strconv.Itoa(ti.TryNumber),
-						fmtTime(ti.StartDate), fmtTime(ti.EndDate), waitingOn(ctx, st, ti)}
+						fmtTime(ti.StartDate), fmtTime(ti.EndDate), waitingOn(ti)}
 				}
 				return out.print(cmd.OutOrStdout(), nonNilList(tis), []string{"TASK", "MAP_INDEX", "STATE", "TRY", "START", "END", "WAITING ON"}, rows)
 			})
@@ -108,15 +101,15 @@ func (a *app) statesForRunCmd() *cobra.Command {
 	return cmd
 }
 
-// waitingOn describes a deferred try's trigger: type, id, triggerer and
-// timeout; "-" for any other try.
-func waitingOn(ctx context.Context, st store.Store, ti *core.TaskInstance) string {
+// waitingOn describes a deferred try's trigger (filled by the backend, its
+// kwargs masked): type, id, triggerer and timeout; "-" for any other try.
+func waitingOn(ti *core.TaskInstance) string {
 	if ti.TriggerID == nil {
 		return "-"
 	}
 	s := fmt.Sprintf("trigger %d", *ti.TriggerID)
-	if tr, err := st.TriggerGet(ctx, *ti.TriggerID); err == nil {
-		s = fmt.Sprintf("%s trigger %d %s on %s", tr.Type, tr.ID, trigger.MaskKwargs(tr.Kwargs), orDash(tr.TriggererID))
+	if tr := ti.Trigger; tr != nil {
+		s = fmt.Sprintf("%s trigger %d %s on %s", tr.Type, tr.ID, tr.Kwargs, orDash(tr.TriggererID))
 	}
 	if ti.TriggerTimeout != nil {
 		s += ", timeout " + fmtTime(ti.TriggerTimeout)

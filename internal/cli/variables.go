@@ -17,7 +17,6 @@ import (
 	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // variablesCmd manages Variables (docs/variables.md). Inside a task, get
@@ -63,9 +62,9 @@ func (a *app) variablesCmd() *cobra.Command {
 				}
 				value = b.String()
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+			return a.withBackend(cmd, func(b backend) error {
 				v := core.Variable{Key: args[0], Value: value, Description: description}
-				if err := svc.SaveVariable(cmd.Context(), a.cliActor(), v, service.VariableWrite{KeepDescription: !cmd.Flags().Changed("description")}); err != nil {
+				if err := b.VariableSet(cmd.Context(), v, !cmd.Flags().Changed("description")); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "variable %s set\n", args[0])
@@ -81,8 +80,8 @@ func (a *app) variablesCmd() *cobra.Command {
 		Short: "List variables (keys and descriptions; values are not printed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				return eachVariablePage(cmd, st, func(vs []core.Variable) error {
+			return a.withBackend(cmd, func(b backend) error {
+				return eachVariablePage(cmd, b, func(vs []core.Variable) error {
 					rows := make([][]string, len(vs))
 					for i, v := range vs {
 						rows[i] = []string{v.Key, v.Description}
@@ -97,8 +96,8 @@ func (a *app) variablesCmd() *cobra.Command {
 		Short: "Delete a variable",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				if err := svc.DeleteVariable(cmd.Context(), a.cliActor(), args[0]); err != nil {
+			return a.withBackend(cmd, func(b backend) error {
+				if err := b.VariableDelete(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "variable %s deleted\n", args[0])
@@ -121,8 +120,8 @@ func (a *app) variable(cmd *cobra.Command, key string) (string, error) {
 		return v, err
 	}
 	var out string
-	err := a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-		v, err := st.VariableGet(cmd.Context(), key)
+	err := a.withBackend(cmd, func(b backend) error {
+		v, err := b.VariableGet(cmd.Context(), key)
 		if errors.Is(err, core.ErrNotFound) {
 			return fmt.Errorf("variable %q does not exist: %w", key, core.ErrNotFound)
 		}
@@ -150,10 +149,10 @@ func printVariable(w io.Writer, key, v string, asJSON bool) error {
 }
 
 // eachVariablePage calls fn with every variable, a page at a time, by key.
-func eachVariablePage(cmd *cobra.Command, st *sqlstore.Store, fn func([]core.Variable) error) error {
+func eachVariablePage(cmd *cobra.Command, b backend, fn func([]core.Variable) error) error {
 	var all []core.Variable
 	for off := 0; ; off += 500 {
-		vs, err := st.VariableList(cmd.Context(), &store.VariableListParams{Page: store.Page{Limit: 500, Offset: off}})
+		vs, _, err := b.VariableList(cmd.Context(), &store.VariableListParams{Page: store.Page{Limit: 500, Offset: off}})
 		if err != nil {
 			return err
 		}
@@ -210,8 +209,9 @@ func (a *app) variablesExportCmd() *cobra.Command {
 		Short: "Write every variable to a JSON object of key → value (a value that is JSON is written as JSON); - = stdout",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				return eachVariablePage(cmd, st, func(vs []core.Variable) error {
+			// Local only: through the API a secret's value reads "***".
+			return a.withService(cmd.Context(), func(cfg *config.Config, svc *service.Service) error {
+				return eachVariablePage(cmd, &localBackend{cfg: cfg, svc: svc, actor: a.cliActor()}, func(vs []core.Variable) error {
 					m := make(map[string]json.RawMessage, len(vs))
 					for _, v := range vs {
 						if json.Valid([]byte(v.Value)) {

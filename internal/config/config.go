@@ -40,6 +40,8 @@ type Config struct {
 	DagProcessor DagProcessor `toml:"dag_processor"`
 	// Triggerer configures the triggerer role.
 	Triggerer Triggerer `toml:"triggerer"`
+	// Callbacks configures how workers run callbacks.
+	Callbacks Callbacks `toml:"callbacks"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -50,7 +52,7 @@ type Core struct {
 	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
 	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
 	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone for DAGs that name none (their cron schedules are evaluated in it)"`
-	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
+	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs and variable values in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
 	AllowAnyConnection      bool   `toml:"allow_any_connection" comment:"let a running task read any connection through the Execution API, as in Airflow; false: only the connections it declares (conn_id, http_conn_id or its connections list; docs/adr/0011-task-connection-access.md)"`
 }
 
@@ -66,12 +68,21 @@ type API struct {
 	BaseURL string `toml:"base_url" comment:"URL workers and the CLI use to reach the api-server (empty = http://host:port)"`
 	// SecureCookie marks the session cookies Secure (sent over HTTPS only).
 	SecureCookie bool `toml:"secure_cookie" comment:"mark the login session cookies Secure, sent over HTTPS only: set it when users reach the api-server through HTTPS (a TLS proxy); the UI also sets Secure by itself on a request that arrived over TLS"`
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and
+	// X-Forwarded-For headers are believed (auth.TrustedProxies).
+	TrustedProxies []string `toml:"trusted_proxies" comment:"addresses or CIDR blocks of the reverse proxies in front of the api-server (e.g. [\"10.0.0.0/8\"]): from them only, X-Forwarded-Proto = https makes the login cookies Secure and X-Forwarded-For names the client the login throttle counts; empty = headers from anyone are ignored"`
 }
 
-// APIAuth configures tokens.
+// APIAuth configures tokens. The keys are shared secrets: every api-server
+// must hold the same ones (docs/security.md#shared-keys-and-rotation).
 type APIAuth struct {
-	JWTSecretFile     string   `toml:"jwt_secret_file" comment:"file holding the key that signs task and worker tokens (created 0600 if missing)"`
-	SecretKeyFile     string   `toml:"secret_key_file" comment:"file holding the key that signs UI sessions (created 0600 if missing)"`
+	// JWTSecret is the inline form of JWTSecretFile's content; set, the file
+	// is not read.
+	JWTSecret     string `toml:"jwt_secret" secret:"true" comment:"keys that sign task and worker tokens, given inline (usually as WEIR__API_AUTH__JWT_SECRET): one or more keys of at least 32 characters separated by commas or new lines; the first signs, every one verifies. Must be the same on every api-server. Empty = read jwt_secret_file"`
+	JWTSecretFile string `toml:"jwt_secret_file" comment:"file of the keys that sign task and worker tokens, one per line: the first signs, every one verifies (created 0600 with one key if missing; must hold the same keys on every api-server; weir keys rotates them)"`
+	// SecretKey is the inline form of SecretKeyFile's content.
+	SecretKey         string   `toml:"secret_key" secret:"true" comment:"keys that sign login sessions, given inline (usually as WEIR__API_AUTH__SECRET_KEY): one or more keys of at least 16 characters separated by commas or new lines; the first signs, every one verifies. Must be the same on every api-server. Empty = read secret_key_file"`
+	SecretKeyFile     string   `toml:"secret_key_file" comment:"file of the keys that sign login sessions, one per line: the first signs, every one verifies (created 0600 with one key if missing; must hold the same keys on every api-server)"`
 	JWTExpirationTime Duration `toml:"jwt_expiration_time" comment:"lifetime of a task try's token (refreshed while it runs)"`
 }
 
@@ -158,6 +169,7 @@ func Defaults(home string) *Config {
 
 		DagProcessor: defaultDagProcessor(),
 		Triggerer:    defaultTriggerer(),
+		Callbacks:    defaultCallbacks(),
 	}
 }
 
@@ -329,8 +341,12 @@ func (c *Config) List() []Option {
 		}
 		st := t.Field(i).Type
 		for j := 0; j < st.NumField(); j++ {
+			value := RedactURI(format(v.Field(i).Field(j)))
+			if st.Field(j).Tag.Get("secret") == "true" && value != "" {
+				value = "***"
+			}
 			out = append(out, Option{Section: section, Key: st.Field(j).Tag.Get("toml"),
-				Value: RedactURI(format(v.Field(i).Field(j))), Help: st.Field(j).Tag.Get("comment")})
+				Value: value, Help: st.Field(j).Tag.Get("comment")})
 		}
 	}
 	ids := make([]string, 0, len(c.Connections))

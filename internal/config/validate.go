@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/weirflow/weir/internal/auth"
 )
 
 // Validate returns every problem at once, each naming the option at fault.
@@ -17,6 +19,20 @@ func (c *Config) Validate() error {
 	}
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
+	}
+	for _, k := range []struct {
+		name, text string
+		min        int
+	}{{"[api_auth] jwt_secret", c.APIAuth.JWTSecret, MinJWTKeyLen}, {"[api_auth] secret_key", c.APIAuth.SecretKey, MinSessionKeyLen}} {
+		if k.text == "" {
+			continue
+		}
+		if _, err := SplitKeys(k.text, k.min); err != nil {
+			bad("%s: %v", k.name, err)
+		}
+	}
+	if _, err := auth.ParseTrustedProxies(c.API.TrustedProxies); err != nil {
+		bad("[api] trusted_proxies: %v", err)
 	}
 	if c.APIAuth.JWTExpirationTime.D() < time.Minute {
 		bad("[api_auth] jwt_expiration_time: %s is shorter than the minimum 1m", c.APIAuth.JWTExpirationTime)
@@ -62,6 +78,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateStateStore()...)
 	errs = append(errs, c.validateDagProcessor()...)
 	errs = append(errs, c.validateTriggerer()...)
+	errs = append(errs, c.validateCallbacks()...)
 	for id, uri := range c.Connections {
 		if _, err := url.Parse(uri); err != nil || !strings.Contains(uri, ":") {
 			bad("[connections] %s: not a URI (want scheme://...)", id)

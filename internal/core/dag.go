@@ -45,6 +45,9 @@ type DAG struct {
 	AssetRuns AssetRunMode `json:"asset_runs,omitempty"`
 	// Assets are the assets the DAG's tasks and schedule refer to.
 	Assets []Asset `json:"assets,omitempty"`
+	// Callbacks run when a run ends (on_success, on_failure), as work
+	// items of their own (docs/emission.md#callbacks).
+	Callbacks *Callbacks `json:"callbacks,omitempty"`
 }
 
 // Task is one node of a DAG.
@@ -93,6 +96,9 @@ type Task struct {
 	// (start_from_trigger); it resumes on a worker with NextMethod. Its
 	// string kwargs are templates rendered when the try starts.
 	StartTrigger *Deferral `json:"start_trigger,omitempty"`
+	// Callbacks run when the task's tries start or end
+	// (docs/emission.md#callbacks).
+	Callbacks *Callbacks `json:"callbacks,omitempty"`
 }
 
 // ExpandSource is what one mapped argument iterates: exactly one of Values

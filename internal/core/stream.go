@@ -1,7 +1,9 @@
 package core
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -57,3 +59,16 @@ const (
 	// DefaultStreamMaxPending is [triggerer] stream_max_pending's default.
 	DefaultStreamMaxPending = 1000
 )
+
+// TaskStreamID is the id of the stream a producer task (a task other tasks
+// iterate over) fills in one DAG run: "run-<dag run id>:<task id>", or,
+// when that is longer than MaxStreamIDBytes, the run part and a hash of
+// the task id. Every try of the producer appends to it.
+func TaskStreamID(dagRunID int64, taskID string) string {
+	id := fmt.Sprintf("run-%d:%s", dagRunID, taskID)
+	if len(id) <= MaxStreamIDBytes {
+		return id
+	}
+	sum := sha256.Sum256([]byte(taskID))
+	return fmt.Sprintf("run-%d:sha256-%x", dagRunID, sum)
+}

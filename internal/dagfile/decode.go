@@ -69,6 +69,7 @@ func (d *decoder) dag(n *node) core.DAG {
 	if v := n.get("params"); v != nil {
 		dag.Params, dag.ParamDescriptions = d.params(v, root.key("params"))
 	}
+	d.dagCallbacks(n, &dag)
 	defaults := d.defaultArgs(n.get("default_args"), root.key("default_args"))
 	if v := n.get("tasks"); v != nil {
 		dag.Tasks = d.tasks(v, root.key("tasks"), defaults)

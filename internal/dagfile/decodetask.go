@@ -122,6 +122,8 @@ func (d *decoder) taskField(t *core.Task, e entry) {
 		t.Outlets = d.assetRefs(v, f)
 	case "connections":
 		t.Connections = d.strList(v, f)
+	case "on_execute", "on_success", "on_failure", "on_retry", "on_skipped":
+		d.taskCallback(t, e.name, v, f)
 	default:
 		d.operatorField(t, e)
 	}

@@ -9,6 +9,7 @@ import (
 var dagFields = []string{
 	"dag_id", "description", "schedule", "start_date", "end_date", "catchup", "max_active_runs",
 	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets", "asset_runs",
+	"on_success", "on_failure",
 }
 
 // taskFields are the fields every task accepts, whatever its operator.
@@ -16,7 +17,7 @@ var taskFields = []string{
 	"task_id", "operator", "depends_on", "trigger_rule", "retries", "retry_delay",
 	"retry_exponential_backoff", "max_retry_delay", "execution_timeout", "queue", "pool",
 	"pool_slots", "priority_weight", "env", "expand", "inlets", "outlets", "connections",
-	"iterate", "stream",
+	"iterate", "stream", "on_execute", "on_success", "on_failure", "on_retry", "on_skipped",
 }
 
 // notDefaultable are task fields that default_args may not set.

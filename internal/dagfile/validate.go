@@ -2,6 +2,7 @@ package dagfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -257,7 +258,13 @@ func kindName(k argKind) string {
 func checkTemplates(ps *problems, path string, v any) {
 	switch x := v.(type) {
 	case string:
-		if err := template.Check(path, x); err != nil {
+		err := template.Check(path, x)
+		var unknown *template.UnknownNameError
+		switch {
+		case errors.As(err, &unknown) && unknown.Parent == "":
+			ps.add(path, "unknown name %s in the template%s; known here: %s", unknown.Name,
+				suggest(unknown.Last(), unknown.Known), strings.Join(unknown.Known, ", "))
+		case err != nil:
 			ps.add(path, "%s", strings.TrimPrefix(err.Error(), path+": "))
 		}
 	case map[string]any:

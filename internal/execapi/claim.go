@@ -40,8 +40,12 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err := ownWorker(&req.WorkerID, c); err != nil {
 		return err
 	}
-	if req.Limit <= 0 || req.Limit > s.cfg.MaxClaimBatch {
-		return fmt.Errorf("limit must be between 1 and %d, got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
+	if req.CallbackLimit < 0 {
+		return fmt.Errorf("callback_limit must not be negative: %w", core.ErrInvalid)
+	}
+	// A worker whose task slots are all busy claims callbacks alone (limit 0).
+	if req.Limit < 0 || req.Limit > s.cfg.MaxClaimBatch || (req.Limit == 0 && req.CallbackLimit == 0) {
+		return fmt.Errorf("limit must be between 1 and %d (0 with a callback_limit), got %d: %w", s.cfg.MaxClaimBatch, req.Limit, core.ErrInvalid)
 	}
 	if len(req.Holding) > maxHolding {
 		return fmt.Errorf("holding lists %d tries, at most %d are allowed: %w", len(req.Holding), maxHolding, core.ErrInvalid)
@@ -69,12 +73,16 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
 		}
-		if len(tis) > 0 {
+		cbs, err := s.claimCallbacks(ctx, req.WorkerID, min(req.CallbackLimit, s.cfg.MaxClaimBatch))
+		if err != nil {
+			return fmt.Errorf("claim callbacks for worker %s: %w", req.WorkerID, err)
+		}
+		if len(tis) > 0 || len(cbs) > 0 {
 			wls, err := s.workloads(ctx, tis)
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls})
+			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
 			return nil
 		}
 		select {

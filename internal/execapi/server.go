@@ -132,6 +132,7 @@ func NewHandler(d Deps) http.Handler {
 			ClearTaskStateOnSuccess: s.states.Config().ClearOnSuccess})
 	}
 	s.registerAliases(mux)
+	s.registerCallbacks(mux)
 	mux.HandleFunc("POST /execution/task-instances/{id}/asset-events", s.execution(s.assetEventEmit))
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))

@@ -16,6 +16,10 @@ type storePort interface {
 	AssetAliasEventAdd(ctx context.Context, p *store.AssetAliasEventParams) error
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
 	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
+	CallbackClaim(ctx context.Context, p *store.CallbackClaimParams) ([]core.Callback, error)
+	CallbackFinish(ctx context.Context, p *store.CallbackFinishParams) error
+	CallbackGet(ctx context.Context, id int64) (*core.Callback, error)
+	CallbackHeartbeat(ctx context.Context, id int64, attempt int, now time.Time) error
 	ConnectionGet(ctx context.Context, id string) (*core.Connection, error)
 	DagVersionGet(ctx context.Context, id int64) (*core.DagVersion, error)
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)

@@ -35,9 +35,9 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return err
 	}
-	ti, err := s.st.TaskInstanceStart(ctx, &store.TaskInstanceStartParams{
+	ti, err := s.svc.StartTry(ctx, &store.TaskInstanceStartParams{
 		ID: id, WorkerID: cur.WorkerID, Hostname: req.Hostname, PID: req.PID, Now: s.clock.Now(),
-	})
+	}, cur.DagVersionID)
 	if errors.Is(err, core.ErrConflict) {
 		ti, err = s.startedBy(ctx, id, &req, err)
 	}

@@ -325,6 +325,16 @@ func (c *Client) Health(ctx context.Context) error {
 
 // Claim long-polls for workloads (worker credential).
 func (c *Client) Claim(ctx context.Context, req ClaimRequest) ([]Workload, error) {
+	res, err := c.ClaimAll(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return res.Workloads, nil
+}
+
+// ClaimAll long-polls for workloads and, with req.CallbackLimit, fired
+// callbacks (worker credential).
+func (c *Client) ClaimAll(ctx context.Context, req ClaimRequest) (*ClaimResponse, error) {
 	k, err := jsonCall(http.MethodPost, "/workloads/claim", req, new(ClaimResponse))
 	if err != nil {
 		return nil, err
@@ -333,7 +343,7 @@ func (c *Client) Claim(ctx context.Context, req ClaimRequest) ([]Workload, error
 	if err := c.do(ctx, k); err != nil {
 		return nil, err
 	}
-	return k.out.(*ClaimResponse).Workloads, nil
+	return k.out.(*ClaimResponse), nil
 }
 
 func tiPath(id, what string) string { return "/task-instances/" + url.PathEscape(id) + "/" + what }

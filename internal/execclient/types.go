@@ -58,11 +58,16 @@ type ClaimRequest struct {
 	Reclaim bool `json:"reclaim,omitempty"`
 	// Holding lists the ids of the tries the worker holds (with Reclaim).
 	Holding []string `json:"holding,omitempty"`
+	// CallbackLimit is how many fired callbacks the worker takes besides
+	// (its free callback slots); 0 = none (a worker that predates
+	// callbacks).
+	CallbackLimit int `json:"callback_limit,omitempty"`
 }
 
 // ClaimResponse lists the claimed workloads (possibly none).
 type ClaimResponse struct {
-	Workloads []Workload `json:"workloads"`
+	Workloads []Workload         `json:"workloads"`
+	Callbacks []CallbackWorkload `json:"callbacks,omitempty"`
 }
 
 // Workload is one claimed try with everything a worker needs to run it.

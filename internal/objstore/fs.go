@@ -203,10 +203,10 @@ func (s *FS) List(ctx context.Context, prefix string) ([]string, error) {
 	}
 	var keys []string
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // no such prefix, or a folder a Delete removed while it was listed
+		}
 		if err != nil {
-			if p == start && errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipAll
-			}
 			return err
 		}
 		if err := ctx.Err(); err != nil {

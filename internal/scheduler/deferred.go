@@ -73,7 +73,11 @@ func (s *Scheduler) startFromTrigger(ctx context.Context, run *core.DagRun, g *g
 			return fmt.Errorf("start %s from its trigger: %w", runs.Describe(ti), err)
 		}
 	}
-	if _, err := s.Service.StartFromTrigger(ctx, ti, d); err != nil {
+	start := s.Service.StartFromTrigger
+	if g.producers[ti.TaskID] {
+		start = s.Service.StartProducer // its trigger's run fills the stream its iterators expand over
+	}
+	if _, err := start(ctx, ti, d); err != nil {
 		if benign(err) {
 			return err
 		}

@@ -10,6 +10,10 @@ type graph struct {
 	tasks map[string]*core.Task
 	order []*core.Task // upstream first
 	leaf  map[string]bool
+	// producers holds the tasks other tasks iterate over (their trigger
+	// runs produce the run's stream for them); iterating, those tasks.
+	producers map[string]bool
+	iterating []*core.Task
 }
 
 // compile prepares spec. Tasks on a cycle (which validation rejects) come
@@ -20,6 +24,8 @@ func compile(spec *core.DAG) *graph {
 		tasks: make(map[string]*core.Task, len(spec.Tasks)),
 		order: make([]*core.Task, 0, len(spec.Tasks)),
 		leaf:  make(map[string]bool, len(spec.Tasks)),
+
+		producers: map[string]bool{},
 	}
 	for i := range spec.Tasks {
 		g.tasks[spec.Tasks[i].TaskID] = &spec.Tasks[i]
@@ -30,6 +36,8 @@ func compile(spec *core.DAG) *graph {
 	for i := range spec.Tasks {
 		if t := &spec.Tasks[i]; t.Iterates() && g.tasks[t.Iterate] != nil {
 			down[t.Iterate] = append(down[t.Iterate], t.TaskID)
+			g.producers[t.Iterate] = true
+			g.iterating = append(g.iterating, t)
 		}
 	}
 	indeg := make(map[string]int, len(spec.Tasks))

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
@@ -54,11 +52,7 @@ func (s *Scheduler) expand(ctx context.Context, run *core.DagRun, g *graph, ph *
 	}
 	instances := make([]store.NewTaskInstance, len(args))
 	for i, a := range args {
-		instances[i] = store.NewTaskInstance{
-			ID: uuid.NewString(), TaskID: ph.TaskID, MapIndex: i, MaxTries: ph.MaxTries,
-			Queue: ph.Queue, Pool: ph.Pool, PoolSlots: ph.PoolSlots, PriorityWeight: ph.PriorityWeight,
-			Operator: ph.Operator, MapArgs: a, State: firstState(task),
-		}
+		instances[i] = mappedInstance(ph, task, i, a)
 	}
 	err := s.Store.TaskInstanceExpand(ctx, &store.TaskInstanceExpandParams{
 		DagRunID: run.ID, TaskID: ph.TaskID, Instances: instances, Now: now,

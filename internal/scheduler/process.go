@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,18 +54,18 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 	if err != nil {
 		return err
 	}
-	if !complete || len(plan.Expand) > 0 {
+	if !complete || len(plan.Expand) > 0 || len(plan.Iterate) > 0 {
 		delete(s.views, run.ID) // reload rather than infer what landed
 	}
 	if plan.RunState == "" || !complete {
 		return nil
 	}
 	delete(s.views, run.ID)
-	ok, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{
-		ID: run.ID, From: []core.DagRunState{core.RunRunning}, To: plan.RunState, Now: now,
-	})
+	// The DAG's callbacks for the run's end are fired in the transaction
+	// that ends it (ADR 0015).
+	ok, err := s.Service.FinishRun(ctx, run, g.spec, plan.RunState, now)
 	if err != nil {
-		return fmt.Errorf("finish run as %s: %w", plan.RunState, err)
+		return err
 	}
 	if ok {
 		s.Logger.Info("dag run finished", "dag_id", run.DagID, "run_id", run.RunID, "state", plan.RunState)
@@ -82,7 +83,14 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	if err != nil {
 		return Plan{}, err
 	}
-	plan := g.decide(v.tis, nil, now)
+	// Stream heads are read after the instances: an item counted here
+	// has no instance the view misses, except one another scheduler just
+	// created (its step then fails harmlessly).
+	streams, err := s.streamHeads(ctx, run, g)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := g.decide(v.tis, streams, now)
 	if fresh || plan.empty() {
 		return plan, nil
 	}
@@ -92,7 +100,7 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	if v, err = s.loadView(ctx, run, now); err != nil {
 		return Plan{}, err
 	}
-	return g.decide(v.tis, nil, now), nil
+	return g.decide(v.tis, streams, now), nil
 }
 
 // apply makes plan's changes and reports whether every one landed.
@@ -101,6 +109,19 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 		res.earliest(*plan.NextRetryAt)
 	}
 	complete := true // every change of the plan landed
+	// Lazy expansions first: a placeholder this plan also fails (its
+	// producer failed mid-stream) gets its items' instances before.
+	for i := range plan.Iterate {
+		step := &plan.Iterate[i]
+		ok, err := s.iterate(ctx, run, g, step, now, res)
+		if err != nil {
+			return false, err
+		}
+		if !ok { // not every item has its instance yet: fail it later
+			plan.UpstreamFailed = slices.DeleteFunc(plan.UpstreamFailed, func(id string) bool { return id == step.Placeholder.ID })
+		}
+		complete = complete && ok
+	}
 	for _, step := range []struct {
 		ids []string
 		to  core.TIState
@@ -145,6 +166,7 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 			return false, err
 		}
 	}
+
 	// Decide already propagated this plan's skips and failures downstream;
 	// an expansion's outcome (skipped, failed), and a retry that starts
 	// from a trigger (none again), need another look.

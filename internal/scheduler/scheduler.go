@@ -18,6 +18,7 @@ import (
 const (
 	DefaultPollInterval           = 2 * time.Second
 	DefaultHeartbeatTimeout       = 5 * time.Minute
+	DefaultCallbackMaxAttempts    = 3
 	DefaultMaxRunsToCreatePerLoop = 10
 	DefaultMaxActiveRuns          = 16
 	DefaultMaxActiveTasks         = 16
@@ -35,6 +36,9 @@ type Config struct {
 	// HeartbeatTimeout is how long a running try may go without a heartbeat
 	// (or a queued claim without a start) before its worker counts as dead.
 	HeartbeatTimeout time.Duration
+	// CallbackMaxAttempts is how many times a callback whose worker died
+	// is run before it fails ([callbacks] max_attempts).
+	CallbackMaxAttempts int
 	// StaleCheckInterval is how often dead workers are looked for
 	// (default HeartbeatTimeout/4).
 	StaleCheckInterval time.Duration
@@ -92,6 +96,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	defer cancel()
 	wake := s.Store.Subscribe(ctx, store.ChannelScheduler)
+	// Envelopes landing in a stream a task iterates over wake it too
+	// (lazy expansion creates their instances at once).
+	streams := s.Store.Subscribe(ctx, store.ChannelStream)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -99,6 +106,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
+		case <-streams:
 		case <-timer.C:
 		}
 		next, err := s.wake(ctx)
@@ -251,6 +259,9 @@ func (s *Scheduler) init() {
 	if c.HeartbeatTimeout <= 0 {
 		c.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
+	if c.CallbackMaxAttempts <= 0 {
+		c.CallbackMaxAttempts = DefaultCallbackMaxAttempts
+	}
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
 	}
@@ -324,6 +335,7 @@ func (h held) holds(dagID string) bool {
 // Store is what the scheduler needs of the store (package store documents each
 // method); *sqlstore.Store and every store.Store satisfy it.
 type Store interface {
+	CallbackRequeueStale(ctx context.Context, p *store.CallbackStaleParams) (requeued, failed int, err error)
 	AssetQueueConsume(ctx context.Context, dagID string, dagRunID int64) ([]core.AssetEvent, error)
 	AssetQueueReady(ctx context.Context) ([]string, error)
 	AssetPartitionReady(ctx context.Context, limit int) ([]store.AssetRunGroup, error)
@@ -341,6 +353,9 @@ type Store interface {
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error)
 	TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExpandParams) error
+	TaskInstanceIterate(ctx context.Context, p *store.TaskInstanceIterateParams) error
+	StreamGet(ctx context.Context, id string) (*core.Stream, error)
+	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
 	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)

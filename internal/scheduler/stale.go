@@ -44,6 +44,9 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
 	}
+	if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
+		return err
+	}
 	return s.failOver(ctx, stale, now)
 }
 
@@ -135,4 +138,20 @@ func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
 	}
 	s.Logger.Debug("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over yet",
 		"api_servers_up_since", up.Since)
+}
+
+// requeueCallbacks queues again the running callbacks whose worker stopped
+// heartbeating before cutoff (the tries' rule above), while they have attempts left
+// (CallbackMaxAttempts), and fails the others: callbacks run at least once
+// (docs/emission.md#callbacks).
+func (s *Scheduler) requeueCallbacks(ctx context.Context, cutoff, now time.Time) error {
+	requeued, failed, err := s.Store.CallbackRequeueStale(ctx, &store.CallbackStaleParams{
+		Before: cutoff, MaxAttempts: s.Config.CallbackMaxAttempts, Now: now})
+	if err != nil {
+		return fmt.Errorf("queue again the callbacks of dead workers: %w", err)
+	}
+	if requeued+failed > 0 {
+		s.Logger.Warn("callbacks whose worker stopped heartbeating", "queued_again", requeued, "failed", failed)
+	}
+	return nil
 }

@@ -34,7 +34,7 @@ func (s *Service) DeferTry(ctx context.Context, ti *core.TaskInstance, d core.De
 	if err := runs.CheckTaskDeferral(v.Spec.Task(ti.TaskID), d, s.deferrals); err != nil {
 		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
 	}
-	return s.deferTry(ctx, ti, d, core.TIRunning)
+	return s.deferTry(ctx, ti, d, core.TIRunning, "")
 }
 
 // StartFromTrigger defers a task instance that has not run yet (state
@@ -45,14 +45,30 @@ func (s *Service) StartFromTrigger(ctx context.Context, ti *core.TaskInstance, d
 	if err := s.CheckDeferral(d); err != nil {
 		return 0, fmt.Errorf("defer %s: %w", runs.Describe(ti), err)
 	}
-	return s.deferTry(ctx, ti, d, core.TINone)
+	return s.deferTry(ctx, ti, d, core.TINone, "")
 }
 
-// deferTry defers ti, whose deferral d was checked, from state from.
-func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral, from core.TIState) (int64, error) {
+// StartProducer starts a stream producer — a deferrable sensor other
+// tasks iterate over (docs/streaming.md#lazy-expansion) — from its trigger,
+// as StartFromTrigger does, with the trigger's run appending to the run's
+// stream for the task (core.TaskStreamID), created bounded by
+// [triggerer] stream_max_pending. The sensor's try resumes when the stream
+// closes. The trigger's type must stream (core.ErrInvalid naming the
+// types that do); so is a stream closed already (a retry after the stream
+// failed cannot produce it again). Nothing changes on error.
+func (s *Service) StartProducer(ctx context.Context, ti *core.TaskInstance, d core.Deferral) (int64, error) {
+	if err := s.triggers.CheckStream(d.Trigger); err != nil {
+		return 0, fmt.Errorf("start stream producer %s: %w", runs.Describe(ti), err)
+	}
+	return s.deferTry(ctx, ti, d, core.TINone, core.TaskStreamID(ti.DagRunID, ti.TaskID))
+}
+
+// deferTry defers ti, whose deferral d was checked, from state from; with
+// streamID, its trigger produces that stream.
+func (s *Service) deferTry(ctx context.Context, ti *core.TaskInstance, d core.Deferral, from core.TIState, streamID string) (int64, error) {
 	now := s.clock.Now()
 	p := &store.TaskInstanceDeferParams{ID: ti.ID, From: []core.TIState{from}, Trigger: d.Trigger,
-		NextMethod: d.NextMethod, NextKwargs: d.NextKwargs, Now: now}
+		NextMethod: d.NextMethod, NextKwargs: d.NextKwargs, Now: now, StreamID: streamID, MaxPending: s.maxPending}
 	if d.Timeout > 0 {
 		at := now.Add(d.Timeout.D())
 		p.Timeout = &at

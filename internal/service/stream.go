@@ -121,24 +121,49 @@ func (s *Service) AppendTriggerEvents(ctx context.Context, id int64, triggerer, 
 
 // CloseTriggerStream closes the stream trigger id produced, once its run
 // ended (msg "") or failed (msg says why): its last envelope becomes
-// is_last, and the trigger, which nothing uses any more, is deleted. Fenced
-// like AppendTriggerEvents.
+// is_last, a producer task deferred on the trigger resumes (with the
+// event {"stream_id", "events"} when the run ended, into a failure naming
+// msg when it failed), and the trigger, which nothing uses any more, is
+// deleted. Fenced like AppendTriggerEvents.
 func (s *Service) CloseTriggerStream(ctx context.Context, id int64, triggerer, streamID, msg string) error {
+	resumed := 0
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		if err := tx.TriggerHold(ctx, id, triggerer); err != nil {
 			return err
 		}
-		if _, err := tx.StreamClose(ctx, &store.StreamCloseParams{StreamID: streamID, Error: msg, Now: s.clock.Now()}); err != nil {
+		st, err := tx.StreamClose(ctx, &store.StreamCloseParams{StreamID: streamID, Error: msg, Now: s.clock.Now()})
+		if err != nil {
 			return err
 		}
-		_, err := tx.TriggerDeleteUnused(ctx, id)
+		p := &store.TaskInstanceResumeParams{TriggerID: id, Fail: msg, Now: s.clock.Now()}
+		if msg == "" {
+			if p.Event, err = json.Marshal(streamEnd{StreamID: streamID, Events: st.NextIndex}); err != nil {
+				return err
+			}
+		}
+		ids, err := tx.TaskInstanceResume(ctx, p)
+		if err != nil {
+			return err
+		}
+		resumed = len(ids)
+		_, err = tx.TriggerDeleteUnused(ctx, id)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("close stream %s: %w", streamID, err)
 	}
 	s.notify(ctx, store.ChannelStream)
+	if resumed > 0 {
+		s.notify(ctx, store.ChannelScheduler)
+	}
 	return nil
+}
+
+// streamEnd is the event a producer task resumes with when its stream
+// closes: its return value.
+type streamEnd struct {
+	StreamID string `json:"stream_id"`
+	Events   int64  `json:"events"`
 }
 
 // ConsumeStream marks the events of stream id with sequence indexes from

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
@@ -81,7 +82,16 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}
-	if err := s.st.TaskInstanceFinish(ctx, p); err != nil {
+	// The try's callbacks are fired in the transaction that ends it: both
+	// commit, or neither (ADR 0015).
+	fired := callback.FireForTry(task, ti, state)
+	err = s.inTxIf(ctx, len(fired) > 0, func(tx store.Store) error {
+		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
+			return err
+		}
+		return tx.CallbackInsert(ctx, fired, now)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
 	s.notify(ctx, store.ChannelScheduler)

@@ -127,6 +127,7 @@ var (
 	PoolOrder       = Order{List: "pools", Default: "name", Fields: []string{"name", "slots"}}
 	ConnectionOrder = Order{List: "connections", Default: "connection_id", Fields: []string{"connection_id"}}
 	VariableOrder   = Order{List: "variables", Default: "key", Fields: []string{"key"}}
+	CallbackOrder   = Order{List: "callbacks", Default: "id", Fields: []string{"id", "created_at", "state"}}
 	UserOrder       = Order{List: "users", Default: "username", Fields: []string{"username", "role", "created_at"}}
 	AssetOrder      = Order{List: "assets", Default: "name",
 		Fields: []string{"name", "id", "uri", "group", "created_at", "updated_at"}}

@@ -29,6 +29,7 @@ type Store interface {
 	TriggerStore
 	WatcherStore
 	StreamStore
+	CallbackStore
 
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
@@ -244,6 +245,14 @@ type TaskInstanceStore interface {
 	// TaskInstanceExpand replaces a mapped task's placeholder (map_index -1)
 	// with one instance per element, or marks it skipped when there are none.
 	TaskInstanceExpand(ctx context.Context, p *TaskInstanceExpandParams) error
+	// TaskInstanceIterate creates the instances of a task mapped over a
+	// stream for the stream's envelopes p.From..p.Through (map_index =
+	// sequence index) and marks those envelopes consumed, in one
+	// transaction; with p.Close it then deletes the task's placeholder.
+	// ErrNotFound when the placeholder is gone (state none is required),
+	// ErrConflict when an instance exists already or an envelope was
+	// consumed before: nothing changes then.
+	TaskInstanceIterate(ctx context.Context, p *TaskInstanceIterateParams) error
 	// TaskInstanceNewTry archives the current try to history and starts the
 	// next one under NewID with try_number+1 and state To (scheduled for a
 	// retry, none for a clear). ExtraTries raises max_tries (for clears).
@@ -336,6 +345,21 @@ type TaskInstanceExpandParams struct {
 	TaskID    string
 	Instances []NewTaskInstance // MapIndex 0..n-1; empty = skip the task
 	Now       time.Time
+}
+
+// TaskInstanceIterateParams creates the next instances of a task mapped
+// over a stream (docs/streaming.md#lazy-expansion).
+type TaskInstanceIterateParams struct {
+	DagRunID int64
+	TaskID   string
+	StreamID string
+	// Instances have map indexes From..Through in order (none when only
+	// closing).
+	Instances     []NewTaskInstance
+	From, Through int64
+	// Close deletes the placeholder: the expansion is complete.
+	Close bool
+	Now   time.Time
 }
 
 // TaskInstanceNewTryParams starts the next try of an instance.
@@ -570,6 +594,13 @@ type TaskInstanceDeferParams struct {
 	NextKwargs json.RawMessage
 	Timeout    *time.Time // nil = never
 	Now        time.Time
+	// StreamID, when set, makes the trigger the producer of that stream
+	// (a task other tasks iterate over): the stream is created, bounded by
+	// MaxPending, when it does not exist yet, and resumed when it is open
+	// (the retry of a producer continues its stream). ErrInvalid, with
+	// nothing changed, when it is closed: a try can never produce it.
+	StreamID   string
+	MaxPending int
 }
 
 // TaskInstanceResumeParams says which deferred tries resume, and with what.

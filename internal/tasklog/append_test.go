@@ -16,7 +16,7 @@ import (
 func TestAppendAtIsIdempotent(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	k := Key{"d", "r", "t", -1, 1}
+	k := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: -1, TryNumber: 1}
 	for _, step := range []struct {
 		offset   int64
 		data     string
@@ -58,7 +58,7 @@ func TestAppendAtIsIdempotent(t *testing.T) {
 func TestAppendAtConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	k := Key{"d", "r", "t", 2, 1}
+	k := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 1}
 	var chunks []string
 	var want strings.Builder
 	for i := range 500 {

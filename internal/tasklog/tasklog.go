@@ -22,13 +22,23 @@ import (
 // again from the returned offset.
 const MaxReadChunk = 1 << 20
 
-// Key identifies one try's log.
+// Key identifies one try's log, or with Callback set one attempt of a
+// callback's (TryNumber is then the attempt; TaskID and MapIndex are not
+// part of the path):
+//
+//	dag_id=<d>/run_id=<r>/callback_id=<id>/attempt=<n>.log
 type Key struct {
 	DagID     string
 	RunID     string
 	TaskID    string
 	MapIndex  int // core.NoMapIndex when unmapped
 	TryNumber int
+	Callback  int64 // a callback's id; 0 = a task's try
+}
+
+// CallbackKey returns the log key of one attempt of a callback.
+func CallbackKey(cb *core.Callback, attempt int) Key {
+	return Key{DagID: cb.DagID, RunID: cb.RunID, MapIndex: core.NoMapIndex, TryNumber: attempt, Callback: cb.ID}
 }
 
 // KeyOf returns the log key of a task instance's current try.
@@ -42,6 +52,9 @@ var escaper = strings.NewReplacer("%", "%25", "/", "%2F", "\\", "%5C", "\x00", "
 
 // Path returns the log file of key under base.
 func Path(base string, key Key) (string, error) {
+	if key.Callback > 0 {
+		return callbackPath(base, key)
+	}
 	if key.DagID == "" || key.RunID == "" || key.TaskID == "" {
 		return "", fmt.Errorf("task log path: dag_id, run_id and task_id are required: %w", core.ErrInvalid)
 	}
@@ -60,6 +73,19 @@ func Path(base string, key Key) (string, error) {
 	rel := filepath.Join(parts...)
 	if !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("task log path %q escapes the log folder: %w", rel, core.ErrInvalid)
+	}
+	return filepath.Join(base, rel), nil
+}
+
+// callbackPath is Path for a callback's log.
+func callbackPath(base string, key Key) (string, error) {
+	if key.DagID == "" || key.RunID == "" || key.TryNumber < 1 {
+		return "", fmt.Errorf("callback log path: dag_id, run_id and an attempt >= 1 are required: %w", core.ErrInvalid)
+	}
+	rel := filepath.Join("dag_id="+escaper.Replace(key.DagID), "run_id="+escaper.Replace(key.RunID),
+		"callback_id="+strconv.FormatInt(key.Callback, 10), "attempt="+strconv.Itoa(key.TryNumber)+".log")
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("callback log path %q escapes the log folder: %w", rel, core.ErrInvalid)
 	}
 	return filepath.Join(base, rel), nil
 }

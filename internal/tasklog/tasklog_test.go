@@ -15,10 +15,10 @@ func TestPathLayout(t *testing.T) {
 		key  Key
 		want string
 	}{
-		{Key{"d", "manual__2026-01-01T00:00:00+00:00", "t", -1, 1}, "dag_id=d/run_id=manual__2026-01-01T00:00:00+00:00/task_id=t/attempt=1.log"},
-		{Key{"d", "r", "t", 3, 2}, "dag_id=d/run_id=r/task_id=t/map_index=3/attempt=2.log"},
-		{Key{"d", "../../etc", "t", -1, 1}, "dag_id=d/run_id=..%2F..%2Fetc/task_id=t/attempt=1.log"},
-		{Key{"a%2Fb", "a/b", `x\y`, -1, 1}, "dag_id=a%252Fb/run_id=a%2Fb/task_id=x%5Cy/attempt=1.log"},
+		{Key{DagID: "d", RunID: "manual__2026-01-01T00:00:00+00:00", TaskID: "t", MapIndex: -1, TryNumber: 1}, "dag_id=d/run_id=manual__2026-01-01T00:00:00+00:00/task_id=t/attempt=1.log"},
+		{Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: 3, TryNumber: 2}, "dag_id=d/run_id=r/task_id=t/map_index=3/attempt=2.log"},
+		{Key{DagID: "d", RunID: "../../etc", TaskID: "t", MapIndex: -1, TryNumber: 1}, "dag_id=d/run_id=..%2F..%2Fetc/task_id=t/attempt=1.log"},
+		{Key{DagID: "a%2Fb", RunID: "a/b", TaskID: `x\y`, MapIndex: -1, TryNumber: 1}, "dag_id=a%252Fb/run_id=a%2Fb/task_id=x%5Cy/attempt=1.log"},
 	} {
 		got, err := Path("/base", tc.key)
 		if err != nil {
@@ -36,7 +36,7 @@ func TestPathLayout(t *testing.T) {
 func TestAppendReadTail(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	k := Key{"d", "r", "t", -1, 1}
+	k := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: -1, TryNumber: 1}
 	if _, _, err := Read(base, k, 0); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("missing log: %v", err)
 	}
@@ -59,7 +59,7 @@ func TestAppendReadTail(t *testing.T) {
 		t.Fatalf("at end = %q %d %v", b, off2, err)
 	}
 	// A hostile run id stays inside base.
-	evil := Key{"d", "../../../x", "t", -1, 1}
+	evil := Key{DagID: "d", RunID: "../../../x", TaskID: "t", MapIndex: -1, TryNumber: 1}
 	if err := Append(base, evil, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestAppendReadTail(t *testing.T) {
 func TestOpenKeepsAppendingToOneFile(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	k := Key{"d", "r", "t", 2, 1}
+	k := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: 2, TryNumber: 1}
 	if err := Append(base, k, []byte("first\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +95,17 @@ func TestOpenKeepsAppendingToOneFile(t *testing.T) {
 	}
 	if got, want := string(data), "first\nsecond\nthird\n"; got != want {
 		t.Errorf("log = %q, want %q", got, want)
+	}
+}
+
+func TestCallbackPath(t *testing.T) {
+	t.Parallel()
+	cb := &core.Callback{ID: 42, DagID: "etl", RunID: "manual/1", TaskID: "load"}
+	p, err := Path("/logs", CallbackKey(cb, 2))
+	if err != nil || p != "/logs/dag_id=etl/run_id=manual%2F1/callback_id=42/attempt=2.log" {
+		t.Fatalf("callback log path %q, %v", p, err)
+	}
+	if _, err := Path("/logs", CallbackKey(cb, 0)); err == nil {
+		t.Error("attempt 0 has a path, want an error")
 	}
 }

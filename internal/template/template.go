@@ -94,13 +94,17 @@ func (e *renderError) Error() string { return e.msg }
 func (e *renderError) Unwrap() error { return e.err }
 
 // Check parses s without rendering it, so that DAG validation reports a
-// malformed template at load time. field names it in the error.
+// malformed template at load time, and reports a name the task context
+// does not have (*UnknownNameError). field names it in the error.
 func Check(field, s string) error {
 	if !strings.Contains(s, "{{") {
 		return nil
 	}
-	_, err := parse(field, s, Funcs{})
-	return err
+	t, err := parse(field, s, Funcs{})
+	if err != nil {
+		return err
+	}
+	return checkNames(field, t)
 }
 
 // RenderArgs returns a copy of args with every string rendered, looking

@@ -156,3 +156,38 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
+
+// Check finds, at load time, a name the task context does not have; free
+// mappings (params, conf, map_args, variables) and a timestamp's methods
+// take any name, and a name inside range or with is the element's.
+func TestCheckNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		tmpl string
+		want string // "" = accepted
+	}{
+		{tmpl: `{{ .ds }} {{ .params.anything }} {{ .conf.x.y }} {{ .map_args.file }}`},
+		{tmpl: `{{ .ti.try_number }} {{ .dag_run.conf.k }} {{ .dag_run.logical_date.Year }}`},
+		{tmpl: `{{ .logical_date.Format "2006-01" }} {{ .var.value.region }} {{ .var.json.cfg.a }}`},
+		{tmpl: `{{ range .triggering_asset_events }}{{ .partition_key }} {{ .anything }}{{ end }}`},
+		{tmpl: `{{ with .params }}{{ .x }}{{ else }}{{ .ds }}{{ end }}`},
+		{tmpl: `{{ if .params.x }}{{ xcom_pull "a" | json }}{{ end }}`},
+		{tmpl: `{{ .parms.x }}`, want: "f: unknown name .parms in the template context (known here: conf, dag_id,"},
+		{tmpl: `{{ if .params.x }}{{ .tii }}{{ end }}`, want: "unknown name .tii"},
+		{tmpl: `{{ range .triggering_asset_events }}{{ $.dss }}{{ end }}`, want: "unknown name .dss"},
+		{tmpl: `{{ with .conf }}{{ . }}{{ else }}{{ .dss }}{{ end }}`, want: "unknown name .dss"},
+		{tmpl: `{{ .dag_run.confs }}`, want: "unknown name .dag_run.confs in the template context (known here: conf, dag_id, logical_date"},
+		{tmpl: `{{ .var.values.x }}`, want: "unknown name .var.values in the template context (known here: json, value)"},
+		{tmpl: `{{ .ti.try_number.x }}`, want: `f: .ti.try_number is a number: it has no field "x"`},
+		{tmpl: `{{ .triggering_asset_events.asset }}`, want: `.triggering_asset_events is a list (read its items with range): it has no field "asset"`},
+	}
+	for _, tt := range tests {
+		err := Check("f", tt.tmpl)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Check(%q) = %v, want accepted", tt.tmpl, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Check(%q) = %v, want %q", tt.tmpl, err, tt.want)
+		}
+	}
+}

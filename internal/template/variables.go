@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"text/template"
-	tparse "text/template/parse"
 )
 
 // VariableRefs lists the variables the templates in args (at any depth,
@@ -59,57 +58,11 @@ func scanVars(s string, found map[string]map[string]bool) {
 	if err != nil {
 		return
 	}
-	note := func(ident []string) {
+	rootFields(t, func(ident []string) {
 		if len(ident) >= 3 && ident[0] == "var" && found[ident[1]] != nil {
 			found[ident[1]][ident[2]] = true
 		}
-	}
-	var walk func(n tparse.Node)
-	walk = func(n tparse.Node) {
-		switch x := n.(type) {
-		case *tparse.ListNode:
-			if x != nil {
-				for _, c := range x.Nodes {
-					walk(c)
-				}
-			}
-		case *tparse.ActionNode:
-			walk(x.Pipe)
-		case *tparse.IfNode:
-			walk(x.Pipe)
-			walk(x.List)
-			walk(x.ElseList)
-		case *tparse.RangeNode:
-			walk(x.Pipe)
-			walk(x.List)
-			walk(x.ElseList)
-		case *tparse.WithNode:
-			walk(x.Pipe)
-			walk(x.List)
-			walk(x.ElseList)
-		case *tparse.TemplateNode:
-			walk(x.Pipe)
-		case *tparse.PipeNode:
-			if x != nil {
-				for _, c := range x.Cmds {
-					for _, a := range c.Args {
-						walk(a)
-					}
-				}
-			}
-		case *tparse.FieldNode:
-			note(x.Ident)
-		case *tparse.VariableNode: // {{ $.var.value.x }}
-			if x.Ident[0] == "$" {
-				note(x.Ident[1:])
-			}
-		}
-	}
-	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			walk(tt.Root)
-		}
-	}
+	})
 }
 
 // WithVariables adds the variables a task's templates read to a template

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"html"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,9 @@ func gridHTML(g grid) string {
 	for _, r := range g.Runs {
 		s := stateOf(r.State)
 		title := r.RunID + " · " + s.Label
+		if r.PartitionKey != nil {
+			title += " · partition " + *r.PartitionKey
+		}
 		if r.Duration != "" {
 			title += " · " + r.Duration
 		}
@@ -30,7 +34,9 @@ func gridHTML(g grid) string {
 			`" aria-label="run ` + esc(r.RunID) + ": " + esc(s.Label) + `"><span class="sq ` + esc(s.Class) + `" title="` + esc(s.Label) +
 			`" role="img" aria-label="` + esc(s.Label) + `">` + s.Icon + `</span></a></th>`)
 	}
-	b.WriteString("\n</tr></thead>\n<tbody>\n")
+	b.WriteString("\n</tr>\n")
+	partitionRow(&b, g.Runs)
+	b.WriteString("</thead>\n<tbody>\n")
 	for ri, row := range g.Rows {
 		task := esc(row.TaskID)
 		b.WriteString(`<tr><th scope="row">` + task + "</th>\n")
@@ -70,4 +76,23 @@ func gridHTML(g grid) string {
 	}
 	b.WriteString("</tbody>\n</table>\n")
 	return b.String()
+}
+
+// partitionRow writes, when any run of the grid is for a partition, a
+// header row with each run's partition key (shortened on screen, whole on
+// hover and for screen readers).
+func partitionRow(b *strings.Builder, runs []gridRun) {
+	if !slices.ContainsFunc(runs, func(r gridRun) bool { return r.PartitionKey != nil }) {
+		return
+	}
+	b.WriteString(`<tr class="partitions"><th scope="row">Partition</th>`)
+	for _, r := range runs {
+		if r.PartitionKey == nil {
+			b.WriteString(`<td><span class="sr">none</span></td>`)
+			continue
+		}
+		k := html.EscapeString(*r.PartitionKey)
+		b.WriteString(`<td><span class="pk" title="` + k + `">` + k + `</span></td>`)
+	}
+	b.WriteString("\n</tr>\n")
 }

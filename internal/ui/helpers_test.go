@@ -112,6 +112,8 @@ func (e *env) sync(d core.DAG) int64 {
 type browser struct {
 	e *env
 	c *http.Client
+	// header is sent with every request (a proxy's X-Forwarded-*).
+	header http.Header
 }
 
 func (e *env) browser() *browser {
@@ -140,6 +142,9 @@ type response struct {
 
 func (b *browser) do(req *http.Request) response {
 	b.e.t.Helper()
+	for k, v := range b.header {
+		req.Header[k] = v
+	}
 	resp, err := b.c.Do(req)
 	if err != nil {
 		b.e.t.Fatal(err)

@@ -17,6 +17,11 @@ import (
 // runPageSize is how many task instances one page of a run shows.
 const runPageSize = 100
 
+// runEventsShown is how many of the asset events that triggered a run its
+// page lists (the REST API's dagRuns/{run_id}/upstreamAssetEvents pages
+// through all).
+const runEventsShown = 25
+
 // runData is the run page's model.
 type runData struct {
 	Run      core.DagRun
@@ -26,6 +31,10 @@ type runData struct {
 	Gantt    gantt
 	Pager    pager
 	Back     string
+	// Events are the asset events the run consumed (the first
+	// runEventsShown of EventsTotal; EventsMore beyond them).
+	Events                  []eventRow
+	EventsTotal, EventsMore int
 	// BodyHTML is the page's live part ("runbody"), which the script
 	// refreshes from LiveURL; ETag is its version.
 	BodyHTML      template.HTML
@@ -39,8 +48,9 @@ type tiRow struct {
 	Link     string // the try's log on the task-instance page ("" on the run page)
 }
 
-// runPage shows a run: its dates and conf, its task instances (paged in
-// the database) and, for an op, the clear and mark forms. With
+// runPage shows a run: its dates, partition and conf, its task instances
+// (paged in the database), the asset events that triggered it and, for an
+// op, the clear and mark forms. With
 // JavaScript its live part is refreshed from runFragment.
 func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 	d, body, err := u.runBody(r, req, r.URL)
@@ -50,6 +60,16 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d.BodyHTML = template.HTML(body) //nolint:gosec // rendered by html/template
 	d.ETag = etagOf(body)
+	p := &store.AssetEventListParams{ConsumedByRunID: d.Run.ID, Page: store.Page{Limit: runEventsShown}}
+	events, total, err := store.List(r.Context(), p, u.st.AssetEventList, u.st.AssetEventCount)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	for _, e := range events {
+		d.Events = append(d.Events, eventRow{AssetEvent: e, Extra: prettyJSON(e.Extra)})
+	}
+	d.EventsTotal, d.EventsMore = total, total-len(events)
 	u.render(w, r, http.StatusOK, "run", req, d.Run.RunID, d)
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -132,11 +131,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.renderLogin(w, r, http.StatusBadRequest, d)
 		return
 	}
-	remote := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(remote); err == nil {
-		remote = host
-	}
-	usr, err := u.svc.Login(r.Context(), u.cfg.LoginThrottle, d.Username, r.PostFormValue("password"), remote)
+	usr, err := u.svc.Login(r.Context(), u.cfg.LoginThrottle, d.Username, r.PostFormValue("password"), u.cfg.TrustedProxies.ClientAddr(r))
 	var throttled *service.LoginThrottledError
 	switch {
 	case errors.As(err, &throttled):
@@ -171,12 +166,13 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ *request) {
 
 // cookie builds a cookie with the UI's fixed attributes: HttpOnly,
 // SameSite=Strict, Secure when configured ([api] secure_cookie) or when r
-// arrived over TLS, kept for ttl (Max-Age, so the browser's clock need not
+// arrived over TLS, or from a trusted proxy saying X-Forwarded-Proto:
+// https ([api] trusted_proxies), kept for ttl (Max-Age, so the browser's clock need not
 // agree with the server's; the session's own expiry is signed in its
 // value). An empty value deletes the cookie.
 func (u *UI) cookie(r *http.Request, name, value string, ttl time.Duration) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true, //nolint:gosec // Secure follows [api] secure_cookie or TLS
-		SameSite: http.SameSiteStrictMode, Secure: u.cfg.SecureCookie || r.TLS != nil}
+	c := &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true, //nolint:gosec // Secure follows [api] secure_cookie or HTTPS
+		SameSite: http.SameSiteStrictMode, Secure: u.cfg.SecureCookie || u.cfg.TrustedProxies.HTTPS(r)}
 	if value == "" {
 		c.MaxAge = -1
 	}

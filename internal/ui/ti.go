@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
-	"github.com/weirflow/weir/internal/trigger"
 )
 
 // xcomPageSize is how many XCom entries the task-instance page shows.
@@ -18,18 +18,18 @@ const xcomPageSize = 50
 
 // tiData is the task-instance page's model.
 type tiData struct {
-	TI       core.TaskInstance
-	Tries    []tiRow // every try, the first first
-	Try      int     // the try whose log is shown
+	TI core.TaskInstance
+	// Head is the page's live part (tihead.go), HeadHTML its rendering.
+	Head     *tiHead
+	HeadHTML template.HTML
+	Try      int // the try whose log is shown
 	Log      string
 	LogMore  bool   // the log is longer than what is shown
 	TailURL  string // the REST API's log URL to tail from (set while the shown try may still write)
-	Trigger  *core.Trigger
 	XComs    []xcomRow
 	XComMore int // entries beyond the first page
 	State    *statePanel
 	Base     string // this instance's page URL
-	Rendered string // its rendered-templates page
 	Back     string
 }
 
@@ -39,9 +39,9 @@ type xcomRow struct {
 	Pretty string
 }
 
-// tiPage shows a task instance (?map_index=, ?try=): its tries, the log of
-// one try (live-tailed while it runs), its XCom, the trigger it waits on,
-// and its task state panel.
+// tiPage shows a task instance (?map_index=, ?try=): its live head (state,
+// tries, the trigger it waits on, its stream), the log of one try
+// (live-tailed while it runs), its XCom and its task state panel.
 func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
 	key, ti, err := u.loadTI(r)
@@ -49,40 +49,19 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	hist, err := u.st.TaskInstanceHistory(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
+	head, err := u.readHead(r, key, ti, r.URL)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	now := u.clk.Now()
-	d := tiData{TI: *ti, Try: ti.TryNumber, Back: r.URL.RequestURI(), Base: tiURL(key),
-		Rendered: tiPath(key) + "/rendered" + mapQuery(key)}
-	for _, t := range append(hist, *ti) {
-		q := url.Values{"try": {strconv.Itoa(t.TryNumber)}}
-		if key.MapIndex >= 0 {
-			q.Set("map_index", strconv.Itoa(key.MapIndex))
-		}
-		d.Tries = append(d.Tries, tiRow{TaskInstance: t, Duration: span(t.StartDate, t.EndDate, now),
-			Link: tiPath(key) + "?" + q.Encode() + "#log"})
-	}
-	if s := r.URL.Query().Get("try"); s != "" {
-		if d.Try, err = strconv.Atoi(s); err != nil || d.Try < 1 || d.Try > ti.TryNumber {
-			u.fail(w, r, req, http.StatusBadRequest, fmt.Sprintf("try must be a try of this instance, 1 to %d, not %q.", ti.TryNumber, s))
-			return
-		}
+	d := tiData{TI: *ti, Head: head, Try: head.Try, Back: r.URL.RequestURI(), Base: tiURL(key)}
+	if d.HeadHTML, err = u.headHTML(req, head); err != nil {
+		u.failErr(w, r, req, err)
+		return
 	}
 	if err := u.readLog(&d, ti, key); err != nil {
 		u.failErr(w, r, req, err)
 		return
-	}
-	if ti.TriggerID != nil && ti.State == core.TIDeferred {
-		if d.Trigger, err = u.st.TriggerGet(ctx, *ti.TriggerID); err != nil && !errors.Is(err, core.ErrNotFound) {
-			u.failErr(w, r, req, err)
-			return
-		}
-		if d.Trigger != nil {
-			d.Trigger.Kwargs = trigger.MaskKwargs(d.Trigger.Kwargs) // as the REST API shows it: secrets masked
-		}
 	}
 	mi := key.MapIndex
 	xp := &store.XComListParams{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: &mi, Page: store.Page{Limit: xcomPageSize}}

@@ -44,12 +44,19 @@ type Config struct {
 	// SecretKey signs session cookies; the REST API's key, so one login
 	// serves both.
 	SecretKey []byte
+	// PreviousSecretKeys are earlier session keys still accepted during a
+	// rotation ([api_auth] secret_key's later keys); SecretKey alone signs.
+	PreviousSecretKeys [][]byte
 	// SessionTTL is how long a login lasts; 0 = 12 hours.
 	SessionTTL time.Duration
 	// SecureCookie sets the Secure attribute on cookies ([api]
 	// secure_cookie: users come through HTTPS); a request that arrived
 	// over TLS gets Secure cookies regardless.
 	SecureCookie bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto
+	// (https: Secure cookies) and X-Forwarded-For (the client the login
+	// throttle counts) are believed; nil = none.
+	TrustedProxies auth.TrustedProxies
 	// Settings is the configuration the admin's config view shows
 	// (config.Config.List: passwords already masked); nil = none.
 	Settings []config.Option
@@ -104,7 +111,7 @@ func New(cfg Config) (*UI, error) {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
 	u := &UI{cfg: cfg, st: cfg.Store, svc: cfg.Service, states: cfg.State, clk: cfg.Clock, log: cfg.Logger,
-		sessions: auth.Sessions{Key: cfg.SecretKey, Clock: cfg.Clock}}
+		sessions: auth.Sessions{Key: cfg.SecretKey, VerifyKeys: cfg.PreviousSecretKeys, Clock: cfg.Clock}}
 	var err error
 	if u.static, err = loadAssets(); err != nil {
 		return nil, err
@@ -155,6 +162,7 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mark", u.form(core.RoleOp, u.markTI))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/live", u.page(core.RoleViewer, u.tiFragment))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))

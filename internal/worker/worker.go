@@ -49,6 +49,13 @@ type Worker struct {
 	Clock             core.Clock
 	Logger            *slog.Logger
 
+	// CallbackSlots is how many fired callbacks run at once beside the
+	// task slots ([callbacks] max_active); 0 = 4.
+	CallbackSlots int
+	// CallbackTimeout kills a callback's command that runs longer
+	// ([callbacks] timeout); 0 = 5 min.
+	CallbackTimeout time.Duration
+
 	// StateBackend is [workers] state_backend: an object-store URL where
 	// tasks keep task state values, only references going to the database
 	// (docs/requirements.md#be-2); "" = values in the database.
@@ -92,6 +99,12 @@ func (w *Worker) init() error {
 	}
 	if w.ClaimWait <= 0 {
 		w.ClaimWait = 30 * time.Second
+	}
+	if w.CallbackSlots <= 0 {
+		w.CallbackSlots = 4
+	}
+	if w.CallbackTimeout <= 0 {
+		w.CallbackTimeout = 5 * time.Minute
 	}
 	if w.Clock == nil {
 		w.Clock = core.SystemClock{}
@@ -197,6 +210,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeat()
 	go w.beat(beatCtx)
+	// Callbacks are claimed by a loop of their own, so that busy task
+	// slots never hold them back, nor they the tasks.
+	wg.Go(func() { w.claimCallbacks(ctx, taskCtx, &wg) })
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {

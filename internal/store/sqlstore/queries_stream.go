@@ -39,4 +39,14 @@ const (
 	qStreamCleanup = `DELETE FROM trigger_stream WHERE closed AND updated_at < $1 AND pending = 0
 		AND NOT EXISTS (SELECT 1 FROM trigger_event e WHERE e.stream_id = trigger_stream.id)
 		AND NOT EXISTS (SELECT 1 FROM trigger t WHERE t.stream_id = trigger_stream.id)`
+	// qTriggerInsertProducer creates the trigger of a producer task's
+	// stream $4 and returns its id.
+	qTriggerInsertProducer = `INSERT INTO trigger (type, kwargs, created_at, stream_id) VALUES ($1, $2, $3, $4) RETURNING id`
+	// qTriggerDeleteOtherProducers deletes the triggers of stream $1 other
+	// than $2 (an earlier try's) that no try waits on.
+	qTriggerDeleteOtherProducers = `DELETE FROM trigger WHERE stream_id = $1 AND id <> $2
+		AND NOT EXISTS (SELECT 1 FROM task_instance ti WHERE ti.trigger_id = trigger.id)`
+	// qTIPlaceholderNone is the placeholder (map_index -1) of task $2 in
+	// run $1 while it is in state none.
+	qTIPlaceholderNone = `SELECT id FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index = -1 AND state = ''`
 )

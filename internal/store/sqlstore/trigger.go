@@ -24,7 +24,14 @@ func (s *Store) TaskInstanceDefer(ctx context.Context, p *store.TaskInstanceDefe
 		if len(kwargs) == 0 {
 			kwargs = []byte("{}")
 		}
-		if err := tx.tx.QueryRowContext(ctx, qTriggerInsert, p.Trigger.Type, string(kwargs), micros(p.Now)).Scan(&id); err != nil {
+		if p.StreamID != "" {
+			if err := tx.openProducerStream(ctx, p); err != nil {
+				return err
+			}
+			if err := tx.tx.QueryRowContext(ctx, qTriggerInsertProducer, p.Trigger.Type, string(kwargs), micros(p.Now), p.StreamID).Scan(&id); err != nil {
+				return tx.wrap(err, "create the %s trigger of stream %s", p.Trigger.Type, p.StreamID)
+			}
+		} else if err := tx.tx.QueryRowContext(ctx, qTriggerInsert, p.Trigger.Type, string(kwargs), micros(p.Now)).Scan(&id); err != nil {
 			return tx.wrap(err, "create %s trigger", p.Trigger.Type)
 		}
 		b := builder{args: []any{p.ID, id, nullMicros(p.Timeout), p.NextMethod, nullJSON(p.NextKwargs), micros(p.Now)}}
@@ -34,6 +41,13 @@ func (s *Store) TaskInstanceDefer(ctx context.Context, p *store.TaskInstanceDefe
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return fmt.Errorf("defer task instance %s: it is not %v: %w", p.ID, p.From, core.ErrConflict)
+		}
+		if p.StreamID != "" {
+			// An earlier try's trigger stops producing: its triggerer's
+			// hold fails, so only the new trigger appends.
+			if _, err := tx.tx.ExecContext(ctx, qTriggerDeleteOtherProducers, p.StreamID, id); err != nil {
+				return tx.wrap(err, "retire the earlier triggers of stream %s", p.StreamID)
+			}
 		}
 		return nil
 	})

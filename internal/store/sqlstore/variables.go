@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -64,17 +63,7 @@ func (s *Store) VariableDelete(ctx context.Context, key string) error {
 }
 
 // unsealVariable replaces a stored value by the plain one.
-func (s *Store) unsealVariable(v *core.Variable) error {
-	if !secrets.IsSealed(v.Value) {
-		return nil
-	}
-	if s.box == nil {
-		return fmt.Errorf("variable %s is encrypted and no secrets key is configured", v.Key)
-	}
-	plain, err := s.box.Open(v.Value, variableAAD(v.Key))
-	if err != nil {
-		return fmt.Errorf("decrypt variable %s: %w", v.Key, err)
-	}
-	v.Value = plain
-	return nil
+func (s *Store) unsealVariable(v *core.Variable) (err error) {
+	v.Value, err = s.open(&variableValues, v.Key, v.Value)
+	return err
 }

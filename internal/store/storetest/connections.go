@@ -8,11 +8,12 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/secrets"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // resealer is what `weir connections rotate-key` uses of a store.
 type resealer interface {
-	ConnectionsReseal(ctx context.Context) (int, error)
+	Reseal(ctx context.Context) (sqlstore.Resealed, error)
 }
 
 // testConnectionsAtRest: a connection's URI (password, extras) is stored
@@ -22,7 +23,7 @@ func testConnectionsAtRest(t *testing.T, f *fixture) {
 	db, ok := f.st.(interface{ DB() *sql.DB })
 	rs, ok2 := f.st.(resealer)
 	if !ok || !ok2 {
-		t.Fatalf("store %T has no DB() or ConnectionsReseal", f.st)
+		t.Fatalf("store %T has no DB() or Reseal", f.st)
 	}
 	raw := func(id string) string {
 		t.Helper()
@@ -53,11 +54,23 @@ func testConnectionsAtRest(t *testing.T, f *fixture) {
 	_, err = db.DB().ExecContext(f.ctx, `DELETE FROM connection WHERE conn_id = 'moved'`)
 	must(t, err, "delete moved row")
 
-	// Reseal encrypts the legacy row and leaves rows already under the primary key.
-	n, err := rs.ConnectionsReseal(f.ctx)
+	// Reseal encrypts the legacy rows (a connection and a variable) and
+	// leaves rows already under the primary key.
+	must(t, f.st.VariableUpsert(f.ctx, &core.Variable{Key: "sealed", Value: "v1"}), "create variable")
+	_, err = db.DB().ExecContext(f.ctx, `INSERT INTO variable (key, val, description) VALUES ('legacy_var', 'old-value', '')`)
+	must(t, err, "insert raw variable")
+	n, err := rs.Reseal(f.ctx)
 	must(t, err, "reseal")
-	if n != 1 || !secrets.IsSealed(raw("legacy")) || strings.Contains(raw("legacy"), "old-pw") {
-		t.Fatalf("reseal rewrote %d rows, legacy row = %q; want 1, encrypted", n, raw("legacy"))
+	if n != (sqlstore.Resealed{Connections: 1, Variables: 1}) || !secrets.IsSealed(raw("legacy")) || strings.Contains(raw("legacy"), "old-pw") {
+		t.Fatalf("reseal rewrote %+v, legacy row = %q; want 1 connection and 1 variable, encrypted", n, raw("legacy"))
+	}
+	var rawVar string
+	must(t, db.DB().QueryRowContext(f.ctx, `SELECT val FROM variable WHERE key = 'legacy_var'`).Scan(&rawVar), "read raw variable")
+	if !secrets.IsSealed(rawVar) || strings.Contains(rawVar, "old-value") {
+		t.Fatalf("legacy variable after reseal = %q, want it encrypted", rawVar)
+	}
+	if v, err := f.st.VariableGet(f.ctx, "legacy_var"); err != nil || v.Value != "old-value" {
+		t.Fatalf("legacy variable after reseal = %+v, %v", v, err)
 	}
 	if c, err := f.st.ConnectionGet(f.ctx, "legacy"); err != nil || c.URI != legacy {
 		t.Fatalf("legacy row after reseal = %+v, %v", c, err)

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,11 +43,14 @@ const stderrKept = 10
 // Type is the command trigger. kwargs: {"argv": ["python3", "watch.py"]}
 // or {"command": "tail -F /var/log/x | jq -c ..."}, with optional env
 // (a map), cwd (an absolute folder) and, for a watcher, poll_interval.
+// Producing a stream, every JSON line is an envelope; the process is told
+// where the stream stands in WEIR_STREAM_ID and WEIR_STREAM_LAST_INDEX
+// (-1 for none) and prints the items after that index.
 var Type = trigger.Type{
 	Name:    "command",
 	Summary: "runs a process for as long as the trigger; each JSON line it prints is an event, its stderr goes to the log",
 	New:     newTrigger,
-	Uses:    trigger.UseDeferral | trigger.UseWatcher,
+	Uses:    trigger.UseDeferral | trigger.UseWatcher | trigger.UseStream,
 }
 
 // commandTrigger is a built command trigger.
@@ -109,7 +113,11 @@ func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 	if rt.Watcher != nil {
 		return c.watch(ctx, rt)
 	}
-	p, err := c.start(ctx, rt, nil)
+	var extra map[string]string
+	if rt.Stream != nil {
+		extra = map[string]string{"WEIR_STREAM_ID": rt.Stream.ID, "WEIR_STREAM_LAST_INDEX": strconv.FormatInt(rt.Stream.LastIndex, 10)}
+	}
+	p, err := c.start(ctx, rt, extra)
 	if err != nil {
 		return err
 	}
@@ -123,6 +131,9 @@ func (c *commandTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 		return ctx.Err()
 	case emitErr != nil:
 		return emitErr
+	}
+	if waitErr == nil && rt.Stream != nil {
+		return nil // a stream may be empty, or resumed at its end
 	}
 	return c.exitError(waitErr, events, p.stderr)
 }

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// runCallbacksCmd lists a run's fired callbacks (docs/emission.md#callbacks).
+func (a *app) runCallbacksCmd() *cobra.Command {
+	var taskID string
+	var pf pageFlags
+	var out output
+	cmd := &cobra.Command{
+		Use:   "callbacks DAG_ID RUN_ID",
+		Short: "List the callbacks a run's state changes fired, with their state, attempts and error",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pg, err := pf.page()
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				run, err := st.DagRunGet(cmd.Context(), args[0], args[1])
+				if err != nil {
+					return fmt.Errorf("dag run %s/%s: %w", args[0], args[1], err)
+				}
+				list, err := listPage(cmd, &pf, &store.CallbackListParams{DagRunID: run.ID, TaskID: taskID, Page: pg},
+					st.CallbackList, st.CallbackCount)
+				if err != nil {
+					return err
+				}
+				rows := make([][]string, len(list))
+				for i, cb := range list {
+					task, try := "-", "-"
+					if cb.TaskID != "" {
+						task, try = cb.TaskID, strconv.Itoa(cb.TryNumber)
+						if cb.MapIndex >= 0 {
+							task += "[" + strconv.Itoa(cb.MapIndex) + "]"
+						}
+					}
+					rows[i] = []string{strconv.FormatInt(cb.ID, 10), task, try, string(cb.Event), string(cb.State),
+						strconv.Itoa(cb.Attempts), orDash(cb.WorkerID), fmtTime(cb.EndedAt), orDash(cb.Error)}
+				}
+				return out.print(cmd.OutOrStdout(), nonNilList(list),
+					[]string{"ID", "TASK", "TRY", "EVENT", "STATE", "ATTEMPTS", "WORKER", "END", "ERROR"}, rows)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&taskID, "task", "", "only this task's callbacks")
+	pf.add(cmd, "callbacks", 50)
+	out.add(cmd)
+	return cmd
+}
+
+// runCallbackLogsCmd prints one attempt's log of a callback.
+func (a *app) runCallbackLogsCmd() *cobra.Command {
+	var attempt int
+	cmd := &cobra.Command{
+		Use:   "callback-logs CALLBACK_ID",
+		Short: "Print a callback's log (default: its latest attempt)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("CALLBACK_ID must be a callback's id (weir runs callbacks lists them), got %q", args[0])
+			}
+			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
+				cb, err := st.CallbackGet(cmd.Context(), id)
+				if err != nil {
+					return fmt.Errorf("callback %d: %w", id, err)
+				}
+				n := attempt
+				if n == 0 {
+					n = cb.Attempts
+				}
+				if n < 1 || n > cb.Attempts {
+					return fmt.Errorf("--attempt %d: callback %d has had %d attempts", attempt, id, cb.Attempts)
+				}
+				return tailLog(cmd, st, cfg.Logging.BaseLogFolder, tasklog.CallbackKey(cb, n), false)
+			})
+		},
+	}
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "attempt number (default the latest)")
+	return cmd
+}

@@ -1,0 +1,48 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// `weir tasks expansion` shows a task mapped over a stream as it expands
+// (items and instances so far, open), and refuses a task without iterate
+// naming it.
+func TestTasksExpansion(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		ctx := t.Context()
+		dag := core.DAG{DagID: "lazy", Tasks: []core.Task{
+			{TaskID: "fetch", Operator: "sensor", StartTrigger: &core.Deferral{Trigger: core.TriggerSpec{Type: "command", Kwargs: json.RawMessage(`{"command":"true"}`)}}},
+			{TaskID: "insert", Operator: "noop", Iterate: "fetch"},
+		}}
+		if _, _, err := s.st.DagSync(ctx, &store.DagSyncParams{Spec: dag, Hash: "lazy", Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		s.run("dags", "trigger", "lazy", "--run-id", "r1")
+		run, err := s.st.DagRunGet(ctx, "lazy", "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid := core.TaskStreamID(run.ID, "fetch")
+		if _, err := s.st.StreamCreate(ctx, &store.StreamCreateParams{ID: sid, MaxPending: 10, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.st.StreamAppend(ctx, &store.StreamAppendParams{StreamID: sid, Payloads: []json.RawMessage{[]byte(`1`), []byte(`2`)}, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		got := s.run("tasks", "expansion", "lazy", "r1", "insert", "-o", "plain")
+		if fields := strings.Fields(got); len(fields) < 5 || fields[0] != "insert" || fields[1] != "fetch" || fields[2] != "2" || fields[3] != "0" || fields[4] != "open" {
+			t.Errorf("tasks expansion = %q, want insert over fetch, 2 items, 0 instances, open", got)
+		}
+		code, _, stderr := weir(t, s.env, "tasks", "expansion", "lazy", "r1", "fetch")
+		if code == 0 || !strings.Contains(stderr, `task "fetch" does not iterate over a stream`) {
+			t.Errorf("tasks expansion of the producer: exit %d, stderr %q; want a refusal naming it", code, stderr)
+		}
+	})
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// backend is what the admin commands call to read and change a deployment
+// (ADR 0020). Two adapters implement it: localBackend, the service layer
+// over the local database, and restBackend, the deployment's REST API
+// (weir login, --api-url). A command is written once against backend and
+// prints the same output whichever transport serves it.
+//
+// Methods take the store's parameter structs and return core types, so the
+// local adapter is a thin call and the REST adapter a translation to the
+// API's query and body. Lists return one page and the total, read in the
+// database on both sides. Errors wrap core's sentinels on both sides.
+type backend interface {
+	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, int, error)
+	// DagTasks describes the tasks of the DAG's latest version, with the
+	// engine's defaults applied (as GET /dags/{dag_id} does).
+	DagTasks(ctx context.Context, dagID string) ([]api.TaskResponse, error)
+	DagSetPaused(ctx context.Context, dagID string, paused bool) error
+	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, int, error)
+
+	DagRunTrigger(ctx context.Context, p runs.TriggerParams) (*core.DagRun, error)
+	DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, int, error)
+	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
+
+	// TaskInstancesOfRun lists the current tries of a run's task instances,
+	// each deferred one with its trigger (kwargs masked).
+	TaskInstancesOfRun(ctx context.Context, dagID, runID string) ([]core.TaskInstance, error)
+	// Clear clears task instances (or, with DryRun, lists what it would).
+	Clear(ctx context.Context, p service.ClearParams) ([]core.TaskInstance, error)
+
+	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, int, error)
+
+	// StateList lists state entries: of the asset named asset when it is
+	// not "", else those p selects (remotely p must name one task instance).
+	StateList(ctx context.Context, p *store.StateListParams, asset string) ([]core.StateEntry, int, error)
+	StateGet(ctx context.Context, sc core.StateScope, key string) (*core.StateEntry, error)
+	StateDelete(ctx context.Context, sc core.StateScope, key string) error
+	StateClear(ctx context.Context, sc core.StateScope, allMapIndices bool) error
+
+	PoolList(ctx context.Context, p *store.PoolListParams) ([]core.Pool, int, error)
+	PoolSave(ctx context.Context, ch service.PoolChange) (*core.Pool, error)
+	PoolDelete(ctx context.Context, name string) error
+
+	// ConnectionList lists the connections stored in the deployment's
+	// database, with their URIs redacted.
+	ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, int, error)
+	// ConfigConnections are the connections of this machine's configuration
+	// (local transport only; nil remotely).
+	ConfigConnections() map[string]string
+	ConnectionAdd(ctx context.Context, c core.Connection) error
+	ConnectionDelete(ctx context.Context, id string) error
+
+	VariableList(ctx context.Context, p *store.VariableListParams) ([]core.Variable, int, error)
+	VariableGet(ctx context.Context, key string) (*core.Variable, error)
+	// VariableSet creates or replaces a variable; with keepDescription an
+	// existing variable keeps its description.
+	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
+	VariableDelete(ctx context.Context, key string) error
+}
+
+// remoteAnnotation marks a command group whose commands reach the
+// deployment through the REST API when one is configured (apiClient), and
+// localAnnotation a command inside it that always runs here (dags test).
+const (
+	remoteAnnotation = "weir.remote"
+	localAnnotation  = "weir.local"
+)
+
+// remoteGroup marks cmd as a group of remote-capable commands and gives it
+// the --api-url flag.
+func (a *app) remoteGroup(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[remoteAnnotation] = "true"
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.chooseTransport(cmd) }
+	cmd.PersistentFlags().StringVar(&a.apiURL, "api-url", "",
+		"reach this deployment's REST API instead of the local database (default $WEIR_API_URL with $WEIR_API_TOKEN, or the `weir login`)")
+	return cmd
+}
+
+// localOnly marks a command of a remote group that always runs on this
+// machine (it runs the engine in-process).
+func localOnly(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[localAnnotation] = "true"
+	return cmd
+}
+
+// chooseTransport runs before every command of a remote group: unless the
+// command is local-only, a configured API (apiClient) becomes its
+// transport. A command that has none then refuses the local database
+// (withStore) instead of acting on another deployment than the one logged
+// in to.
+func (a *app) chooseTransport(cmd *cobra.Command) error {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[localAnnotation] == "true" {
+			return nil
+		}
+	}
+	c, err := a.apiClient()
+	if err != nil {
+		return err
+	}
+	a.remote, a.remoteCmd = c, cmd
+	return nil
+}
+
+// withBackend runs fn with the backend cmd uses: the REST API when one is
+// configured (weir login, --api-url, $WEIR_API_URL with $WEIR_API_TOKEN),
+// else the local database.
+func (a *app) withBackend(cmd *cobra.Command, fn func(backend) error) error {
+	if a.remote != nil {
+		return fn(&restBackend{c: a.remote})
+	}
+	return a.withService(cmd.Context(), func(cfg *config.Config, svc *service.Service) error {
+		return fn(&localBackend{cfg: cfg, svc: svc, actor: a.cliActor()})
+	})
+}
+
+// notRemote is the error of a command that has no remote transport yet,
+// run where an API is configured.
+func notRemote(cmd *cobra.Command) error {
+	return fmt.Errorf("`%s` works only on the local database so far, and this CLI is set to reach a deployment's "+
+		"REST API (weir login, --api-url or $WEIR_API_URL with $WEIR_API_TOKEN): run it where the database is "+
+		"configured, after `weir logout` (docs/remote.md)", cmd.CommandPath())
+}

@@ -1,0 +1,127 @@
+package cli_test
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/internal/cli"
+)
+
+// weirIn runs the CLI with env and stdin and returns what it printed and
+// its exit code.
+func weirIn(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = cli.Run(t.Context(), args, cli.Options{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut, Environ: env})
+	return out.String(), errOut.String(), code
+}
+
+// remoteEnv is the surfaces' environment with the REST API configured
+// (WEIR_API_URL and WEIR_API_TOKEN, as otto): the admin commands go
+// through the API server instead of the database.
+func (s *surfaces) remoteEnv() []string {
+	return append(slices.Clone(s.env), "WEIR_API_URL="+s.srv.URL, "WEIR_API_TOKEN="+s.token)
+}
+
+// Every command with a remote transport prints the same in both: the same
+// command line against the database and against a real api-server on
+// loopback over that database, on SQLite and PostgreSQL. Changes run once
+// in each transport on their own names (%s is "l" locally, "r" remotely)
+// and must print the same with the name swapped; errors must name the
+// problem in the same words.
+func TestTransportsPrintTheSame(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		s.run("dags", "trigger", "etl", "--run-id", "seed1", "--conf", `{"n": 1}`)
+		s.run("dags", "trigger", "etl", "--run-id", "seed2", "--partition-key", "2026-01")
+		s.run("pools", "set", "warehouse", "4", "connections the warehouse allows")
+		s.run("variables", "set", "region", "eu-west-1", "--description", "where we run")
+		s.run("variables", "set", "thresholds", `{"rows": 1000}`, "--json")
+		s.run("connections", "add", "dw", "postgres://etl:secret@db:5432/dw?sslmode=require&password=x")
+		orders := seedState(t, s.st) // run r1 of etl (task load), asset orders
+		ti := "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store/"
+		for _, k := range []string{"k", "kl", "kr"} {
+			s.rest("PUT", ti+k, map[string]any{"value": map[string]int{"n": 1}, "retention": "never"})
+		}
+		s.rest("PUT", fmt.Sprintf("/api/v2/assets/%d/state-store/w", orders), map[string]any{"value": "2026-01-01"})
+		load := []string{"--dag", "etl", "--run", "r1", "--task", "load"}
+
+		cases := [][]string{
+			{"dags", "list"}, {"dags", "list", "-o", "json"}, {"dags", "list", "-o", "yaml"}, {"dags", "list", "-o", "plain"},
+			{"dags", "list-import-errors"}, {"dags", "list-import-errors", "-o", "json"},
+			{"tasks", "list", "etl"}, {"tasks", "list", "etl", "-o", "json"},
+			{"runs", "list"}, {"runs", "list", "--dag-id", "etl", "-o", "json"}, {"runs", "list", "--state", "queued", "--limit", "1"},
+			{"runs", "list", "--offset", "1", "-o", "yaml"},
+			{"dags", "state", "etl", "seed1"}, {"dags", "state", "etl", "2020-01-02"}, {"dags", "state", "etl", "nope"},
+			{"tasks", "states-for-dag-run", "etl", "seed1"}, {"tasks", "states-for-dag-run", "etl", "seed2", "-o", "json"},
+			{"tasks", "states-for-dag-run", "etl", "nope"},
+			{"tasks", "clear", "etl", "--run-id", "seed1", "--dry-run"}, {"tasks", "clear", "etl", "-t", "nope", "--dry-run"},
+			{"tasks", "clear", "etl", "--run-id", "seed1"}, // asks; no answer clears nothing
+			{"assets", "list"}, {"assets", "list", "--all", "-o", "json"},
+			append([]string{"state-store", "list"}, load...), append([]string{"state-store", "list", "-o", "json", "--limit", "1"}, load...),
+			{"state-store", "list", "--asset", "orders"}, {"state-store", "get", "w", "--asset", "orders"},
+			append([]string{"state-store", "get", "k"}, load...), append([]string{"state-store", "get", "nope"}, load...),
+			{"pools", "list"}, {"pools", "list", "-o", "json"}, {"pools", "list", "--limit", "1"},
+			{"connections", "list"}, {"connections", "list", "-o", "json"},
+			{"variables", "list"}, {"variables", "get", "region"}, {"variables", "get", "thresholds", "--json"},
+			{"variables", "get", "missing", "--default", "none"},
+			// errors
+			{"dags", "trigger", "nope"}, {"dags", "pause", "nope"}, {"tasks", "list", "nope"}, {"pools", "delete", "nope"},
+			{"variables", "get", "missing"}, {"variables", "delete", "missing"}, {"connections", "delete", "missing"},
+			{"dags", "trigger", "etl", "--run-id", "seed1"}, {"pools", "set", "bad name!", "1"},
+			{"runs", "list", "--dag-id", "nope"},
+		}
+		for _, args := range cases {
+			lo, le, lc := weirIn(t, s.env, "", args...)
+			ro, re, rc := weirIn(t, s.remoteEnv(), "", args...)
+			if lo != ro || le != re || lc != rc {
+				t.Errorf("weir %s differs:\nlocal  (exit %d): %q %q\nremote (exit %d): %q %q",
+					strings.Join(args, " "), lc, lo, le, rc, ro, re)
+			}
+		}
+
+		changes := [][]string{
+			{"dags", "trigger", "etl", "--run-id", "r%s", "--conf", `{"n": 2}`},
+			{"tasks", "clear", "etl", "--run-id", "r%s", "-t", "extract", "-d", "--yes"},
+			{"dags", "pause", "etl"}, {"dags", "unpause", "etl"},
+			{"pools", "set", "p%s", "3", "a pool"}, {"pools", "set", "p%s", "5"}, {"pools", "delete", "p%s"},
+			{"variables", "set", "v%s", "1", "--description", "d"}, {"variables", "set", "v%s", "2"}, {"variables", "get", "v%s"},
+			{"variables", "delete", "v%s"},
+			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
+			append([]string{"state-store", "delete", "k%s"}, load...),
+			{"state-store", "clear", "--asset", "orders"},
+		}
+		for _, tmpl := range changes {
+			local, remote := fill(tmpl, "l"), fill(tmpl, "r")
+			lo, le, lc := weirIn(t, s.env, "", local...)
+			ro, re, rc := weirIn(t, s.remoteEnv(), "", remote...)
+			if lc != 0 || rc != 0 || swap(lo) != ro || swap(le) != re {
+				t.Errorf("weir %s differs:\nlocal  (exit %d): %q %q\nremote (exit %d): %q %q",
+					strings.Join(tmpl, " "), lc, lo, le, rc, ro, re)
+			}
+		}
+		// The remote changes went through the API, as otto.
+		if e := s.lastAudit(); e.User != "otto" || e.Action != "asset_state.clear" {
+			t.Errorf("last audit entry %+v, want otto's asset_state.clear", e)
+		}
+	})
+}
+
+// fill puts suffix where the arguments have %s.
+func fill(args []string, suffix string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "%s", suffix)
+	}
+	return out
+}
+
+// localNames are the names the local run of a change uses.
+var localNames = regexp.MustCompile(`\b([rpvc])l\b`)
+
+// swap turns the local run's names (rl, pl, vl, cl) into the remote's.
+func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }

@@ -1,0 +1,84 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/callback"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// inTxIf runs fn in one transaction when a state change fires callbacks
+// (they commit with it, or neither does: ADR 0015), else directly.
+func (s *Service) inTxIf(ctx context.Context, fires bool, fn func(tx store.Store) error) error {
+	if !fires {
+		return fn(s.st)
+	}
+	return s.st.WithTx(ctx, fn)
+}
+
+// StartTry moves a try its worker claimed to running and fires the task's
+// on_execute callbacks in the same transaction; a try resuming after a
+// deferral fires none (its execution began before). Errors are the
+// store's: core.ErrConflict when the try is not queued and claimed by
+// p.WorkerID.
+func (s *Service) StartTry(ctx context.Context, p *store.TaskInstanceStartParams, dagVersionID int64) (*core.TaskInstance, error) {
+	v, err := s.DagVersion(ctx, dagVersionID)
+	if err != nil {
+		return nil, err
+	}
+	var started *core.TaskInstance
+	start := func(tx store.Store) error {
+		ti, err := tx.TaskInstanceStart(ctx, p)
+		if err != nil {
+			return err
+		}
+		started = ti
+		if resuming(ti) {
+			return nil
+		}
+		return tx.CallbackInsert(ctx, callback.FireForTry(v.Spec.Task(ti.TaskID), ti, core.TIRunning), p.Now)
+	}
+	if err := s.inTxIf(ctx, hasCallbacks(&v.Spec, core.OnExecute), start); err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// resuming reports whether a started try resumes after a deferral.
+func resuming(ti *core.TaskInstance) bool {
+	return ti.NextMethod != "" || ti.NextEvent != nil || ti.NextKwargs != nil
+}
+
+// hasCallbacks reports whether any task of dag has callbacks for ev.
+func hasCallbacks(dag *core.DAG, ev core.CallbackEvent) bool {
+	for i := range dag.Tasks {
+		if len(dag.Tasks[i].Callbacks.For(ev)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FinishRun moves a running run to its final state (success or failed)
+// and fires the DAG's callbacks for it in the same transaction. It
+// reports whether the run was still running (false: another scheduler
+// finished it, and nothing was fired).
+func (s *Service) FinishRun(ctx context.Context, run *core.DagRun, dag *core.DAG, state core.DagRunState, now time.Time) (bool, error) {
+	var finished bool
+	fired := callback.FireForRun(dag, run, state)
+	err := s.inTxIf(ctx, len(fired) > 0, func(tx store.Store) error {
+		ok, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, From: []core.DagRunState{core.RunRunning}, To: state, Now: now})
+		if err != nil || !ok {
+			return err
+		}
+		finished = true
+		return tx.CallbackInsert(ctx, fired, now)
+	})
+	if err != nil {
+		return false, fmt.Errorf("finish run %s/%s as %s: %w", run.DagID, run.RunID, state, err)
+	}
+	return finished, nil
+}

@@ -1,0 +1,33 @@
+-- +goose Up
+-- Callbacks (docs/emission.md#callbacks, ADR 0015): a fired callback is a
+-- work item written in the transaction of the state change that fired it
+-- (a try's start or end, a run's end) and claimed by workers. The unique
+-- key makes a replayed state change fire nothing new. task_id is '' and
+-- try_number 0 for a DAG-level callback.
+CREATE TABLE callback (
+    id          BIGSERIAL PRIMARY KEY,
+    level       TEXT NOT NULL,
+    event       TEXT NOT NULL,
+    dag_id      TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    dag_run_id  BIGINT NOT NULL REFERENCES dag_run(id) ON DELETE CASCADE,
+    task_id     TEXT NOT NULL DEFAULT '',
+    map_index   INTEGER NOT NULL DEFAULT -1,
+    try_number  INTEGER NOT NULL DEFAULT 0,
+    spec_index  INTEGER NOT NULL,
+    spec        TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    worker_id   TEXT,
+    heartbeat   BIGINT,
+    started_at  BIGINT,
+    ended_at    BIGINT,
+    error       TEXT NOT NULL DEFAULT '',
+    created_at  BIGINT NOT NULL,
+    UNIQUE (dag_run_id, task_id, map_index, try_number, event, spec_index)
+);
+CREATE INDEX callback_queue ON callback (state, id);
+
+-- +goose Down
+DROP TABLE callback;

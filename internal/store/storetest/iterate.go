@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// testTaskInstanceIterate: a producer's deferral opens its stream (a
+// closed one refuses it, nothing changed); instances of an iterating task
+// are created for envelopes in the transaction that consumes them, a
+// repeat or an overlap changes nothing, and closing deletes the
+// placeholder.
+func testTaskInstanceIterate(t *testing.T, f *fixture) {
+	prod := newTI("fetch", core.TINone)
+	ph := newTI("insert", core.TINone)
+	run := f.run("etl", "r1", prod, ph)
+	sid := core.TaskStreamID(run.ID, "fetch")
+	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
+	must(t, err, "defer the producer with its stream")
+	st, err := f.st.StreamGet(f.ctx, sid)
+	if err != nil || st.TriggerID != trig || st.MaxPending != 10 || st.Closed {
+		t.Fatalf("the producer's stream = %+v, %v; want open, max_pending 10, produced by trigger %d", st, err, trig)
+	}
+	_, err = f.st.StreamAppend(f.ctx, &store.StreamAppendParams{StreamID: sid, Payloads: payloads(0, 4), Now: f.now})
+	must(t, err, "append 4")
+
+	kids := func(from, through int) []store.NewTaskInstance {
+		var out []store.NewTaskInstance
+		for i := from; i <= through; i++ {
+			k := newTI("insert", core.TINone)
+			k.MapIndex = i
+			out = append(out, k)
+		}
+		return out
+	}
+	iterate := func(from, through int, closing bool) error {
+		return f.st.TaskInstanceIterate(f.ctx, &store.TaskInstanceIterateParams{DagRunID: run.ID, TaskID: "insert", StreamID: sid,
+			Instances: kids(from, through), From: int64(from), Through: int64(through), Close: closing, Now: f.now})
+	}
+	must(t, iterate(0, 1, false), "iterate over 0..1")
+	wantErr(t, iterate(1, 2, false), core.ErrConflict, "iterate over an envelope consumed before")
+	mapped := func() int {
+		tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: "insert"})
+		must(t, err, "list insert")
+		return len(tis)
+	}
+	if st, _ := f.st.StreamGet(f.ctx, sid); st.Pending != 2 || mapped() != 3 {
+		t.Fatalf("after 0..1 (and a refused overlap): %d pending, %d instances of insert; want 2 pending, placeholder + 2", st.Pending, mapped())
+	}
+	must(t, iterate(2, 3, true), "iterate over 2..3 and close")
+	_, err = f.st.TaskInstanceGet(f.ctx, ph.ID)
+	wantErr(t, err, core.ErrNotFound, "the placeholder after closing")
+	if mapped() != 4 {
+		t.Fatalf("after closing: %d instances of insert, want 4", mapped())
+	}
+	wantErr(t, iterate(4, 3, true), core.ErrNotFound, "close without a placeholder")
+
+	// A retry of the producer resumes its open stream; a closed one
+	// cannot be produced again.
+	_, err = f.st.StreamClose(f.ctx, &store.StreamCloseParams{StreamID: sid, Error: "boom", Now: f.now})
+	must(t, err, "close the stream")
+	other := newTI("fetch", core.TINone)
+	run2 := f.run("etl", "r2", other)
+	_, err = f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: other.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
+	wantErr(t, err, core.ErrInvalid, "defer on a closed stream")
+	if ti, err := f.st.TaskInstanceGet(f.ctx, other.ID); err != nil || ti.State != core.TINone || run2 == nil {
+		t.Fatalf("the refused producer = %+v, %v; want unchanged (none)", ti, err)
+	}
+}

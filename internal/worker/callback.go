@@ -1,0 +1,220 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/callback"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/template"
+)
+
+// maxCallbackLog bounds the log one callback attempt keeps: its first
+// bytes, then a line saying the rest was dropped.
+const maxCallbackLog = 1 << 20
+
+// claimCallbacks claims fired callbacks into CallbackSlots until ctx ends
+// and runs each (on runCtx, which outlives ctx by the shutdown grace, as
+// tries do) in wg.
+func (w *Worker) claimCallbacks(ctx, runCtx context.Context, wg *sync.WaitGroup) {
+	slots := make(chan struct{}, w.CallbackSlots)
+	for {
+		free := acquire(ctx, slots)
+		if free == 0 {
+			return
+		}
+		res, err := w.Client.ClaimAll(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+			Queues: w.Queues, CallbackLimit: free, WaitSeconds: w.ClaimWait.Seconds()})
+		var cbs []execclient.CallbackWorkload
+		if err == nil {
+			cbs = res.Callbacks
+		}
+		for range free - len(cbs) {
+			<-slots
+		}
+		for _, cw := range cbs {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				w.runCallback(runCtx, cw)
+			})
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			w.Logger.Warn("claim callbacks", "err", err)
+			if !pause(ctx, time.Second) {
+				return
+			}
+		}
+	}
+}
+
+// runCallback runs one claimed attempt of a fired callback to its end
+// (docs/emission.md#callbacks): its command in a process group of its own,
+// as a bash task's, killed at CallbackTimeout or when the server says the
+// attempt no longer runs; its log shipped beside the run's; its end
+// reported. A failure is the callback's alone: the state change that fired
+// it was committed before.
+func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload) {
+	cb := cw.Callback
+	log := w.Logger.With("dag_id", cb.DagID, "run_id", cb.RunID, "task_id", cb.TaskID, "map_index", cb.MapIndex,
+		"try", cb.TryNumber, "callback_id", cb.ID, "event", cb.Event, "attempt", cb.Attempts)
+	cc := w.Client.WithToken(cw.Token, execclient.TaskIdentity{DagID: cb.DagID, RunID: cb.RunID, TaskID: cb.TaskID, MapIndex: cb.MapIndex})
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	runCtx, stop := context.WithTimeoutCause(runCtx, w.CallbackTimeout, operator.ErrTimeout)
+	defer stop()
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); w.callbackHeartbeat(runCtx, cc, cb.ID, cancel, log) }()
+
+	buf := &capped{max: maxCallbackLog}
+	red := operator.NewRedactor(buf, cw.Token)
+	_, _ = fmt.Fprintf(red, "[%s] weir: callback %d, %s of %s, attempt %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
+		cb.ID, cb.Event, owner(&cb), cb.Attempts, w.Hostname, w.WorkerID)
+	err := w.execCallback(runCtx, cw, red)
+	cancel(nil)
+	<-hbDone
+	if errors.Is(context.Cause(runCtx), errNotRunning) {
+		log.Warn("callback was stopped: the server says its attempt no longer runs")
+		return
+	}
+	report := execclient.CallbackReport{State: core.CallbackSuccess}
+	if err != nil {
+		report = execclient.CallbackReport{State: core.CallbackFailed, Error: err.Error()}
+		_, _ = fmt.Fprintf(red, "[%s] weir: callback failed: %v\n", w.Clock.Now().Format(time.RFC3339), err)
+	} else {
+		_, _ = fmt.Fprintf(red, "[%s] weir: callback succeeded\n", w.Clock.Now().Format(time.RFC3339))
+	}
+	_ = red.Flush()
+	rctx, rcancel := untilAnswered(ctx)
+	defer rcancel()
+	w.shipCallbackLog(rctx, cc, &cb, buf.Bytes(), log)
+	for {
+		rerr := cc.CallbackFinish(rctx, cb.ID, report)
+		if rerr == nil {
+			log.Info("callback finished", "state", report.State, "err", err)
+			return
+		}
+		if !unanswered(rerr) || !pause(rctx, w.reportRetryWait()) {
+			log.Error("report callback", "state", report.State, "err", rerr)
+			return
+		}
+	}
+}
+
+// execCallback renders the callback's command over the run's context and
+// .callback, and runs it.
+func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkload, red *operator.Redactor) error {
+	cb := &cw.Callback
+	tctx := template.Context(&cw.DagRun, nil, cw.Params)
+	tctx["callback"] = callback.Context(cb)
+	tctx["task_id"], tctx["map_index"] = cb.TaskID, cb.MapIndex
+	command, err := template.Render(cb.Spec.Command, tctx, template.Funcs{})
+	if err != nil {
+		return fmt.Errorf("render the callback's command: %w", err)
+	}
+	req := &operator.Request{
+		TI:   core.TaskInstance{ID: "callback-" + strconv.FormatInt(cb.ID, 10), DagID: cb.DagID, RunID: cb.RunID, TaskID: cb.TaskID, MapIndex: cb.MapIndex, TryNumber: cb.Attempts},
+		Task: core.Task{TaskID: cb.TaskID, Operator: "bash"}, Args: map[string]any{"bash_command": command},
+		Params: cw.Params, Env: append(callback.Env(cb), template.Env(tctx)...), Log: red, Mask: red.Add,
+	}
+	_, err = w.runner.Run(ctx, req)
+	return err
+}
+
+// callbackHeartbeat tells the server the attempt is alive every
+// HeartbeatInterval until ctx ends; a 409 stops it.
+func (w *Worker) callbackHeartbeat(ctx context.Context, cc *execclient.Client, id int64, kill context.CancelCauseFunc, log *slog.Logger) {
+	t := time.NewTicker(w.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := cc.CallbackHeartbeat(ctx, id)
+		switch {
+		case errors.Is(err, core.ErrConflict):
+			kill(errNotRunning)
+			return
+		case err != nil && ctx.Err() == nil:
+			log.Warn("callback heartbeat failed", "err", err)
+		}
+	}
+}
+
+// shipCallbackLog stores the attempt's log beside the run's: directly in
+// LogFolder when the worker shares the api-server's, else over the
+// Execution API.
+func (w *Worker) shipCallbackLog(ctx context.Context, cc *execclient.Client, cb *core.Callback, data []byte, log *slog.Logger) {
+	if w.LogFolder != "" {
+		if _, err := tasklog.AppendAt(w.LogFolder, tasklog.CallbackKey(cb, cb.Attempts), 0, data); err != nil {
+			log.Warn("write callback log", "err", err)
+		}
+		return
+	}
+	for {
+		_, err := cc.CallbackAppendLog(ctx, cb.ID, 0, data)
+		if err == nil {
+			return
+		}
+		if !unanswered(err) || !pause(ctx, w.reportRetryWait()) {
+			log.Warn("ship callback log", "err", err)
+			return
+		}
+	}
+}
+
+// owner names what a callback belongs to, for its log.
+func owner(cb *core.Callback) string {
+	if cb.Level == core.CallbackDag {
+		return "dag run " + cb.DagID + "/" + cb.RunID
+	}
+	s := fmt.Sprintf("%s/%s/%s try %d", cb.DagID, cb.RunID, cb.TaskID, cb.TryNumber)
+	if cb.MapIndex >= 0 {
+		s += fmt.Sprintf(" map_index %d", cb.MapIndex)
+	}
+	return s
+}
+
+// capped keeps the first max bytes written to it (safe for concurrent
+// use), and says so when it drops the rest.
+type capped struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	dropped bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room < len(p) {
+		c.buf.Write(p[:max(room, 0)])
+		if !c.dropped {
+			c.dropped = true
+			c.buf.WriteString("\n[weir: the rest of this callback's log was dropped: a callback's log keeps its first 1 MiB]\n")
+		}
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// Bytes returns what was kept.
+func (c *capped) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
+}
