@@ -81,6 +81,7 @@ type Scheduler struct {
 	exhausted map[string]int64   // dag id → version whose schedule has no next run
 	stale     periodic           // the look for dead workers' tries
 	workers   periodic           // the look for silent workers' tries
+	heardFrom time.Time          // start of the unbroken run of checks finding an api-server up
 	timeouts  periodic           // the look for deferral timeouts
 	stop      context.CancelFunc
 }

@@ -75,14 +75,39 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 	return nil
 }
 
-// apiUptime reads the job rows and the api-servers' current uptime.
+// apiUptime reads the job rows and the api-servers' current uptime, its
+// start no earlier than this scheduler's unbroken run of checks that found
+// an api-server up (heardSince): a job row spans its process's life even
+// when its heartbeats could not be written meanwhile (the database was
+// down), so the row alone would take an outage for uptime.
 func (s *Scheduler) apiUptime(ctx context.Context, now time.Time) ([]core.Job, job.Uptime, bool, error) {
 	jobs, err := s.Store.JobList(ctx)
 	if err != nil {
+		s.heard(now, false)
 		return nil, job.Uptime{}, false, fmt.Errorf("list job rows: %w", err)
 	}
 	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
+	if since := s.heard(now, ok); up.Since.Before(since) {
+		up.Since = since
+	}
 	return jobs, up, ok, nil
+}
+
+// heard records one check of the api-servers (up or not) and returns since
+// when every check found one up: a check that failed or found none starts
+// the run again. A scheduler's first check starts it too, so a scheduler
+// just started judges nobody dead before a whole timeout has passed.
+func (s *Scheduler) heard(now time.Time, up bool) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !up || s.heardFrom.IsZero() {
+		s.heardFrom = now
+	}
+	if !up {
+		s.heardFrom = time.Time{}
+		return now
+	}
+	return s.heardFrom
 }
 
 // failOver ends the stale tries of dead workers: running ones by the rule

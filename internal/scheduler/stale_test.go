@@ -127,11 +127,18 @@ func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
 	h.step()
 	check("59 s after the api-server came back")
 
-	// No word from the worker for a whole timeout while the api-server was up.
-	h.clk.Advance(2 * time.Second)
-	h.step()
+	// No word from the worker for a whole timeout while the scheduler saw
+	// the api-server up (from its first check after the return, within
+	// one check interval, 15 s).
+	for range 3 {
+		h.clk.Advance(15 * time.Second)
+		h.step()
+		if h.states(run)[started[0].TaskID] != "running" {
+			break
+		}
+	}
 	want[started[0].TaskID] = "up_for_retry"
-	check("a timeout after the api-server came back")
+	check("a timeout and a check interval after the api-server came back")
 	if again := h.claim("w2", 1); len(again) != 1 || again[0].ID != claimed[0].ID {
 		t.Errorf("w2 claimed %v, want the released claim %s", again, claimed[0].ID)
 	}
