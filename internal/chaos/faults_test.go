@@ -104,12 +104,15 @@ func fillDisk(t *testing.T, dir string) (free func()) {
 // TestWorkerCutOffFromAPI makes the API server unreachable from the worker
 // for -chaos.outage (30 s) while its tasks run: tries that finish meanwhile
 // must be reported once the API is back, not run again. The heartbeat
-// timeout is longer than the outage, so no try is failed for it.
+// timeout and two worker heartbeat intervals are longer than the outage,
+// so no try is failed for it (a worker cut off for longer than two of its
+// heartbeat intervals counts as dead, docs/state-machines.md#dead-workers).
 func TestWorkerCutOffFromAPI(t *testing.T) {
 	t.Parallel()
 	var px *proxy
 	d := deploy(t, "api unreachable", deploymentOptions{postgres: pgtest.DSN(t),
-		env: []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=" + (2 * *outageFlag).String()},
+		env: []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=" + (2 * *outageFlag).String(),
+			"WEIR__WORKERS__HEARTBEAT_INTERVAL=" + outageFlag.String()},
 		workerURL: func(base string) string {
 			px = startProxy(t, base)
 			return px.URL()

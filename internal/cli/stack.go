@@ -80,11 +80,20 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
 		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
+		HeartbeatInterval: apiServerBeat(cfg),
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err
 	}
 	return srv, nil
+}
+
+// apiServerBeat is how often an api-server writes its job row: half the
+// workers' heartbeat interval (at most job.DefaultInterval), so that the
+// scheduler judges a worker's silence against a recent sign that an
+// api-server was up to hear it (docs/state-machines.md#dead-workers).
+func apiServerBeat(cfg *config.Config) time.Duration {
+	return min(cfg.Workers.HeartbeatInterval.D()/2, job.DefaultInterval)
 }
 
 // newScheduler builds the scheduler role: the scheduling loop and the DAG
@@ -103,11 +112,13 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
 	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
 		OnLoop: opts.metrics.ObserveSchedulerLoop, Config: scheduler.Config{
-			PollInterval:           cfg.Scheduler.PollInterval.D(),
-			HeartbeatTimeout:       cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
-			MaxRunsToCreatePerLoop: cfg.Scheduler.MaxDagrunsToCreatePerLoop,
-			CallbackMaxAttempts:    cfg.Callbacks.MaxAttempts,
-			OnlyDagID:              onlyDagID,
+			PollInterval:               cfg.Scheduler.PollInterval.D(),
+			HeartbeatTimeout:           cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
+			WorkerCheckInterval:        cfg.Workers.HeartbeatInterval.D() / 2,
+			APIServerHeartbeatInterval: apiServerBeat(cfg),
+			MaxRunsToCreatePerLoop:     cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+			CallbackMaxAttempts:        cfg.Callbacks.MaxAttempts,
+			OnlyDagID:                  onlyDagID,
 		}}
 }
 

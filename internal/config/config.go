@@ -114,7 +114,7 @@ func (s *Scheduler) RunIDRegexp() (*regexp.Regexp, error) {
 type Workers struct {
 	Concurrency         int      `toml:"concurrency" comment:"task instances one worker runs at once"`
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
-	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats each running task instance"`
+	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats, as a worker and for each running task instance; a worker silent for two intervals has its tries failed over (api-servers beat every half interval)"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`

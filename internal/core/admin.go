@@ -45,6 +45,11 @@ type Job struct {
 	PID       int
 	StartedAt time.Time
 	Heartbeat time.Time
+	// WorkerID is a worker process's worker name (its credential's
+	// subject, the worker_id of the tries it claims); "" for other roles.
+	WorkerID string
+	// Interval is how often the process heartbeats; 0 = not recorded.
+	Interval time.Duration
 }
 
 // AuditEntry records one administrative action.

@@ -152,16 +152,7 @@ func TestCallbackSurvivesWorkerCrash(t *testing.T) {
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	env := []string{"WEIR__DATABASE__CONN=" + dsn, "WEIR__API__PORT=" + strconv.Itoa(port),
 		"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=6s"}
-	mustWeir(t, env, "db", "migrate", "--home", home)
-	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
-	startProc(t, "api-server", env, "api-server", "--home", home)
-	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").WaitHealthy()
-	workers := map[string]*proc{}
-	for _, name := range []string{"w1", "w2"} {
-		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
-	}
-	api := login(t, base, "admin", "e2e-secret")
+	workers, api := startWorkerPair(t, env, base, home, dags)
 
 	api.WaitDAG("cb_crash")
 	api.Trigger("cb_crash", "crash", nil)

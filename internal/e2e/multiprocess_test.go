@@ -33,19 +33,7 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 		"WEIR__WORKERS__CONCURRENCY=1",
 	}
 
-	if out := mustWeir(t, env, "db", "migrate", "--home", home); !strings.Contains(out, "postgres") {
-		t.Errorf("weir db migrate did not report the PostgreSQL database: %s", out)
-	}
-	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
-	startProc(t, "api-server", env, "api-server", "--home", home)
-	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
-	newClient(t, base, "").WaitHealthy()
-	workers := map[string]*proc{}
-	for _, name := range []string{"w1", "w2"} {
-		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
-	}
-	token := strings.TrimSpace(mustWeir(t, env, "tokens", "create", "--user", "admin", "--home", home))
-	api := newClient(t, base, token)
+	workers, api := startWorkerPair(t, env, base, home, dags)
 
 	api.WaitDAG("handover")
 	api.Trigger("handover", "crash", nil)
@@ -85,6 +73,27 @@ func TestMultiProcessPostgresWorkerCrash(t *testing.T) {
 	if after := api.TaskInstance("handover", "crash", "after"); after.State != core.TISuccess || after.WorkerID != survivor {
 		t.Errorf("downstream task is %s on %q, want success on %s", after.State, after.WorkerID, survivor)
 	}
+}
+
+// startWorkerPair runs, with env (a PostgreSQL database and the api
+// port of base), an api-server, a scheduler on dags and two workers w1 and
+// w2, each its own process, after migrating and creating admin; it
+// returns the workers and a client holding an API token of admin.
+func startWorkerPair(t *testing.T, env []string, base, home, dags string) (map[string]*proc, *client) {
+	t.Helper()
+	if out := mustWeir(t, env, "db", "migrate", "--home", home); !strings.Contains(out, "postgres") {
+		t.Errorf("weir db migrate did not report the PostgreSQL database: %s", out)
+	}
+	mustWeir(t, env, "users", "create", "--username", "admin", "--role", "admin", "--password", "e2e-secret", "--home", home)
+	startProc(t, "api-server", env, "api-server", "--home", home)
+	startProc(t, "scheduler", env, "scheduler", "--home", home, "--dags", dags)
+	newClient(t, base, "").WaitHealthy()
+	workers := map[string]*proc{}
+	for _, name := range []string{"w1", "w2"} {
+		workers[name] = startProc(t, "worker "+name, env, "worker", "--home", home, "--api-url", base, "--name", name)
+	}
+	token := strings.TrimSpace(mustWeir(t, env, "tokens", "create", "--user", "admin", "--home", home))
+	return workers, newClient(t, base, token)
 }
 
 // startPostgresRoles runs, against the PostgreSQL database of dsn, one

@@ -12,6 +12,18 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
+// ownWorker defaults a request's worker_id to the worker credential's
+// subject and refuses any other (403).
+func ownWorker(workerID *string, c *auth.Claims) error {
+	if *workerID == "" {
+		*workerID = c.Subject
+	}
+	if *workerID != c.Subject {
+		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", *workerID, c.Subject, core.ErrForbidden)
+	}
+	return nil
+}
+
 // maxHolding bounds the tries a claim says its worker holds.
 const maxHolding = 10000
 
@@ -25,11 +37,8 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
-	if req.WorkerID == "" {
-		req.WorkerID = c.Subject
-	}
-	if req.WorkerID != c.Subject {
-		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", req.WorkerID, c.Subject, core.ErrForbidden)
+	if err := ownWorker(&req.WorkerID, c); err != nil {
+		return err
 	}
 	if req.CallbackLimit < 0 {
 		return fmt.Errorf("callback_limit must not be negative: %w", core.ErrInvalid)

@@ -5,7 +5,7 @@
 // package or any store.
 //
 // Authentication: every route but /execution/health takes a bearer JWT from
-// package auth. The claim route needs a worker credential (scope "worker");
+// package auth. The claim and worker-heartbeat routes need a worker credential (scope "worker");
 // every other route needs an execution token (scope "execution") whose
 // subject is one try's task-instance id. A missing, invalid, expired or forged
 // token is answered 401 (RFC 6750 "invalid_token"; Airflow answers 403 for an
@@ -125,6 +125,7 @@ func NewHandler(d Deps) http.Handler {
 		writeJSON(w, http.StatusOK, execclient.Health{Status: "healthy"})
 	})
 	mux.HandleFunc("POST /execution/workloads/claim", s.worker(s.claim))
+	mux.HandleFunc("POST /execution/workers/heartbeat", s.worker(s.workerHeartbeat))
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.starting(s.run))
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.lifecycle(s.state))
 	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.lifecycle(s.heartbeat))

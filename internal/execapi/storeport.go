@@ -33,4 +33,5 @@ type storePort interface {
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 	XComSet(ctx context.Context, x *core.XCom) error
+	WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatParams) error
 }

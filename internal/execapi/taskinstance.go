@@ -38,6 +38,9 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	ti, err := s.svc.StartTry(ctx, &store.TaskInstanceStartParams{
 		ID: id, WorkerID: cur.WorkerID, Hostname: req.Hostname, PID: req.PID, Now: s.clock.Now(),
 	}, cur.DagVersionID)
+	if errors.Is(err, core.ErrConflict) {
+		ti, err = s.startedBy(ctx, id, &req, err)
+	}
 	if errors.Is(err, core.ErrConflict) || errors.Is(err, core.ErrNotFound) {
 		return withStatus(http.StatusConflict, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance %s cannot start: it is %s, not queued and claimed: %w", id, cur.State, err))
@@ -72,6 +75,23 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	}
 	writeJSON(w, http.StatusOK, rc)
 	return nil
+}
+
+// startedBy answers a start repeated by the worker process that made it:
+// its first answer was lost (the api-server died, or the client gave up
+// waiting), so it asks again, and the try it started is running under
+// its host and pid. Then the try is returned as started; otherwise
+// conflict stands. A different process (another worker, or the same
+// worker's next life) is refused, so a try never runs twice.
+func (s *server) startedBy(ctx context.Context, id string, req *execclient.RunRequest, conflict error) (*core.TaskInstance, error) {
+	cur, err := s.st.TaskInstanceGet(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("start task instance %s: %w", id, err)
+	}
+	if cur.State != core.TIRunning || req.PID == 0 || cur.PID != req.PID || cur.Hostname != req.Hostname {
+		return nil, conflict
+	}
+	return cur, nil
 }
 
 // mergeParams overlays a run's conf on the DAG's params, as Airflow does.

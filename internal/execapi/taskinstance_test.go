@@ -45,3 +45,29 @@ func TestStateRetryDecision(t *testing.T) {
 	_, err = taskClient(env, wls["b"]).SetState(ctx, wls["b"].TI.ID, core.TISuccess)
 	status(t, err, 409, "not running")
 }
+
+// A start whose answer was lost is asked again by the same worker process
+// (same host and pid): it gets the try it started. Any other process —
+// another worker, or this worker's next life — is refused, so the try
+// cannot run twice.
+func TestRepeatedStartBySameProcess(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+	wl := claimAll(t, env, 2)["a"]
+	c := taskClient(env, wl)
+	me := execclient.RunRequest{Hostname: "host-1", PID: 4242}
+	first, err := c.Run(ctx, wl.TI.ID, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Run(ctx, wl.TI.ID, me)
+	if err != nil || again.TI.ID != first.TI.ID || again.TI.State != core.TIRunning || !again.TI.StartDate.Equal(*first.TI.StartDate) {
+		t.Fatalf("the same process's repeated start: %+v, %v; want the try it started", again, err)
+	}
+	for _, other := range []execclient.RunRequest{{Hostname: "host-1", PID: 4243}, {Hostname: "host-2", PID: 4242}, {}} {
+		_, err := c.Run(ctx, wl.TI.ID, other)
+		status(t, err, 409, "cannot start")
+	}
+}

@@ -467,3 +467,9 @@ func (c *Client) XComPull(ctx context.Context, taskID, key string, mapIndex int)
 	}
 	return c.XComGet(ctx, XComKey{DagID: id.DagID, RunID: id.RunID, TaskID: taskID, MapIndex: mapIndex, Key: key})
 }
+
+// WorkerHeartbeat says the worker process is alive and refreshes the tries
+// it holds (worker credential).
+func (c *Client) WorkerHeartbeat(ctx context.Context, req WorkerHeartbeatRequest) error {
+	return c.doJSON(ctx, http.MethodPost, "/workers/heartbeat", req, nil)
+}

@@ -170,3 +170,19 @@ type XComKey struct {
 type Health struct {
 	Status string `json:"status"`
 }
+
+// WorkerHeartbeatRequest says a worker process is alive and which tries it
+// holds (POST /execution/workers/heartbeat, worker credential).
+type WorkerHeartbeatRequest struct {
+	WorkerID string `json:"worker_id,omitempty"` // "" = the credential's subject
+	// ProcessID names this worker process (a UUID per start): its job row.
+	ProcessID string    `json:"process_id"`
+	Hostname  string    `json:"hostname"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	// IntervalSeconds is how often the worker sends this heartbeat.
+	IntervalSeconds float64 `json:"interval_seconds"`
+	// Holding lists the ids of the tries the worker holds: claimed,
+	// starting or running.
+	Holding []string `json:"holding"`
+}

@@ -50,7 +50,7 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now()}
+	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now(), Interval: interval}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -27,20 +27,23 @@ type Uptime struct {
 }
 
 // UpNow reports the stretch of the role's uptime that reaches now, from
-// the job rows written every interval: a row spans its process's start to
-// its last heartbeat; spans less than one interval apart chain (a gap that
-// short is unobservable); and the stretch reaches now when one of its rows
-// beat within StaleAfter(interval). ok is false when none does (every
-// process of role is dead or stopped, or there is none).
+// the job rows: a row spans its process's start to its last heartbeat;
+// spans less than one heartbeat interval apart chain (a gap that short is
+// unobservable); and the stretch reaches now when one of its rows beat
+// within StaleAfter of its interval. A row's interval is its own
+// (core.Job.Interval) or, when it has none, interval. ok is false when no
+// row beat recently (every process of role is dead or stopped, or there
+// is none).
 //
 // The scheduler asks it about api-servers before failing tries over for
 // missed heartbeats (docs/state-machines.md#dead-workers): a worker's
 // heartbeat can only arrive while an api-server is up.
 func UpNow(jobs []core.Job, role string, now time.Time, interval time.Duration) (up Uptime, ok bool) {
-	if interval <= 0 {
-		interval = DefaultInterval
+	type span struct {
+		Uptime
+		every time.Duration
 	}
-	var spans []Uptime
+	var spans []span
 	for _, j := range jobs {
 		if j.Role != role {
 			continue
@@ -49,17 +52,25 @@ func UpNow(jobs []core.Job, role string, now time.Time, interval time.Duration) 
 		if from.IsZero() || from.After(j.Heartbeat) {
 			from = j.Heartbeat
 		}
-		spans = append(spans, Uptime{Since: from, Until: j.Heartbeat})
+		every := j.Interval
+		if every <= 0 {
+			every = interval
+		}
+		if every <= 0 {
+			every = DefaultInterval
+		}
+		ok = ok || !j.Heartbeat.Before(now.Add(-StaleAfter(every)))
+		spans = append(spans, span{Uptime{Since: from, Until: j.Heartbeat}, every})
+	}
+	if !ok {
+		return Uptime{}, false
 	}
 	// Walk back from the latest heartbeat: each span ending within an
 	// interval of the stretch's start extends it, until a gap.
-	slices.SortFunc(spans, func(a, b Uptime) int { return b.Until.Compare(a.Until) })
-	if len(spans) == 0 || spans[0].Until.Before(now.Add(-StaleAfter(interval))) {
-		return Uptime{}, false
-	}
-	up = spans[0]
+	slices.SortFunc(spans, func(a, b span) int { return b.Until.Compare(a.Until) })
+	up = spans[0].Uptime
 	for _, s := range spans[1:] {
-		if s.Until.Add(interval).Before(up.Since) {
+		if s.Until.Add(s.every).Before(up.Since) {
 			break
 		}
 		up.Since = minTime(up.Since, s.Since)

@@ -35,6 +35,8 @@ func TestUpNow(t *testing.T) {
 		{"a gap just longer than an interval", []core.Job{api(-600, -161), api(-150, -1)}, -150, -1, true},
 		{"a row without start time counts from its beat", []core.Job{{Role: "api-server", Heartbeat: at(-1)}}, -1, -1, true},
 		{"until is the latest beat, not now", []core.Job{api(-600, -15), api(-600, -12)}, -600, -12, true},
+		{"a row's own interval judges it", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-5), Interval: 2 * time.Second}}, 0, 0, false},
+		{"a row's own interval chains it", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-100), Interval: time.Minute}, api(-50, -1)}, -600, -1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

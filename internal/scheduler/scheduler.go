@@ -47,6 +47,10 @@ type Config struct {
 	// heartbeats only while an api-server has been seen up for a whole
 	// HeartbeatTimeout (docs/state-machines.md#dead-workers).
 	APIServerHeartbeatInterval time.Duration
+	// WorkerCheckInterval is how often the tries of workers silent for
+	// two of their heartbeat intervals are looked for (default 2.5 s, half
+	// the default [workers] heartbeat_interval).
+	WorkerCheckInterval time.Duration
 	// MaxRunsToCreatePerLoop bounds the scheduled runs one pass creates
 	// (Airflow's max_dagruns_to_create_per_loop).
 	MaxRunsToCreatePerLoop int
@@ -79,6 +83,8 @@ type Scheduler struct {
 	views     map[int64]*runView // per running dag_run id (runview.go)
 	exhausted map[string]int64   // dag id → version whose schedule has no next run
 	stale     periodic           // the look for dead workers' tries
+	workers   periodic           // the look for silent workers' tries
+	heardFrom time.Time          // start of the unbroken run of checks finding an api-server up
 	timeouts  periodic           // the look for deferral timeouts
 	stop      context.CancelFunc
 }
@@ -184,6 +190,9 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err := s.checkStale(ctx, now, &res); err != nil {
 		return res, err
 	}
+	if err := s.checkDeadWorkers(ctx, now, &res); err != nil {
+		return res, err
+	}
 	if err := s.timeOutDeferred(ctx, now, &res); err != nil {
 		return res, err
 	}
@@ -266,6 +275,9 @@ func (s *Scheduler) init() {
 	}
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4
+	}
+	if c.WorkerCheckInterval <= 0 {
+		c.WorkerCheckInterval = 2500 * time.Millisecond
 	}
 	if c.APIServerHeartbeatInterval <= 0 {
 		c.APIServerHeartbeatInterval = job.DefaultInterval
@@ -361,6 +373,7 @@ type Store interface {
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
 	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)
 	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
+	TaskInstanceStaleOfWorker(ctx context.Context, workerID string, before time.Time) ([]core.TaskInstance, error)
 	WithQueueLock(ctx context.Context, fn func(tx store.Store) error) error
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)

@@ -31,11 +31,10 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
-	jobs, err := s.Store.JobList(ctx)
+	_, up, ok, err := s.apiUptime(ctx, now)
 	if err != nil {
-		return fmt.Errorf("list job rows: %w", err)
+		return err
 	}
-	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
 	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
 	if !ok || up.Since.After(cutoff) {
 		s.logUnreachable(up, ok)
@@ -48,6 +47,73 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
 		return err
 	}
+	return s.failOver(ctx, stale, now)
+}
+
+// checkDeadWorkers fails over, at most every WorkerCheckInterval, the
+// tries of workers that heartbeat as workers and went silent: a running
+// try or unstarted claim of such a worker not refreshed for two of its
+// heartbeat intervals (job.WorkerCutoffs) is held by none of its live
+// processes. The same api-server rule as checkStale's applies.
+func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *passResult) error {
+	if !s.due(&s.workers, now, s.Config.WorkerCheckInterval, res) {
+		return nil
+	}
+	jobs, up, ok, err := s.apiUptime(ctx, now)
+	if err != nil || !ok {
+		return err
+	}
+	for name, cutoff := range job.WorkerCutoffs(jobs, up) {
+		stale, err := s.Store.TaskInstanceStaleOfWorker(ctx, name, cutoff)
+		if err != nil {
+			return fmt.Errorf("list stale task instances of worker %s: %w", name, err)
+		}
+		if err := s.failOver(ctx, stale, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apiUptime reads the job rows and the api-servers' current uptime, its
+// start no earlier than this scheduler's unbroken run of checks that found
+// an api-server up (heardSince): a job row spans its process's life even
+// when its heartbeats could not be written meanwhile (the database was
+// down), so the row alone would take an outage for uptime.
+func (s *Scheduler) apiUptime(ctx context.Context, now time.Time) ([]core.Job, job.Uptime, bool, error) {
+	jobs, err := s.Store.JobList(ctx)
+	if err != nil {
+		s.heard(now, false)
+		return nil, job.Uptime{}, false, fmt.Errorf("list job rows: %w", err)
+	}
+	up, ok := job.UpNow(jobs, apiServerRole, now, s.Config.APIServerHeartbeatInterval)
+	if since := s.heard(now, ok); up.Since.Before(since) {
+		up.Since = since
+	}
+	return jobs, up, ok, nil
+}
+
+// heard records one check of the api-servers (up or not) and returns since
+// when every check found one up: a check that failed or found none starts
+// the run again. A scheduler's first check starts it too, so a scheduler
+// just started judges nobody dead before a whole timeout has passed.
+func (s *Scheduler) heard(now time.Time, up bool) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !up || s.heardFrom.IsZero() {
+		s.heardFrom = now
+	}
+	if !up {
+		s.heardFrom = time.Time{}
+		return now
+	}
+	return s.heardFrom
+}
+
+// failOver ends the stale tries of dead workers: running ones by the rule
+// of a reported failure (service.FailDeadTry), queued claims released to
+// the queue.
+func (s *Scheduler) failOver(ctx context.Context, stale []core.TaskInstance, now time.Time) error {
 	var unclaim []string
 	for i := range stale {
 		ti := &stale[i]
@@ -66,18 +132,19 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 		default: // the store lists only queued and running instances
 		}
 	}
-	if len(unclaim) > 0 {
-		moved, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-			IDs: unclaim, From: []core.TIState{core.TIQueued}, To: core.TIQueued, Now: now,
-		})
-		if err != nil {
-			return fmt.Errorf("release %d stale claims: %w", len(unclaim), err)
-		}
-		if len(moved) > 0 {
-			s.Logger.Warn("released task instances claimed by workers that never started them", "count", len(moved))
-			if err := s.Store.Notify(ctx, store.ChannelQueued); err != nil {
-				return fmt.Errorf("notify workers: %w", err)
-			}
+	if len(unclaim) == 0 {
+		return nil
+	}
+	moved, err := s.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+		IDs: unclaim, From: []core.TIState{core.TIQueued}, To: core.TIQueued, Now: now,
+	})
+	if err != nil {
+		return fmt.Errorf("release %d stale claims: %w", len(unclaim), err)
+	}
+	if len(moved) > 0 {
+		s.Logger.Warn("released task instances claimed by workers that never started them", "count", len(moved))
+		if err := s.Store.Notify(ctx, store.ChannelQueued); err != nil {
+			return fmt.Errorf("notify workers: %w", err)
 		}
 	}
 	return nil

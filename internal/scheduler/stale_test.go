@@ -127,12 +127,70 @@ func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
 	h.step()
 	check("59 s after the api-server came back")
 
-	// No word from the worker for a whole timeout while the api-server was up.
-	h.clk.Advance(2 * time.Second)
-	h.step()
+	// No word from the worker for a whole timeout while the scheduler saw
+	// the api-server up (from its first check after the return, within
+	// one check interval, 15 s).
+	for range 3 {
+		h.clk.Advance(15 * time.Second)
+		h.step()
+		if h.states(run)[started[0].TaskID] != "running" {
+			break
+		}
+	}
 	want[started[0].TaskID] = "up_for_retry"
-	check("a timeout after the api-server came back")
+	check("a timeout and a check interval after the api-server came back")
 	if again := h.claim("w2", 1); len(again) != 1 || again[0].ID != claimed[0].ID {
 		t.Errorf("w2 claimed %v, want the released claim %s", again, claimed[0].ID)
+	}
+}
+
+// docs/state-machines.md#dead-workers: a worker that heartbeats as a
+// worker and falls silent has its tries failed over after two of its
+// heartbeat intervals, long before the per-try heartbeat timeout (a
+// minute here); its live sibling's tries are left alone.
+func TestSilentWorkerFailsOverWithinTwoBeats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "beats", Tasks: []core.Task{
+		{TaskID: "a", Retries: 1, RetryDelay: core.Duration(time.Hour)}, {TaskID: "b", Retries: 1, RetryDelay: core.Duration(time.Hour)},
+	}})
+	run := h.trigger("beats")
+	h.step()
+	onW1, onW2 := h.claim("w1", 1), h.claim("w2", 1)
+	beat := func(worker string, holding ...string) {
+		t.Helper()
+		err := h.st.WorkerHeartbeat(h.ctx, &store.WorkerHeartbeatParams{Job: core.Job{ID: worker + "-p", Role: "worker",
+			WorkerID: worker, Hostname: "h", StartedAt: t0, Heartbeat: h.clk.Now(), Interval: 5 * time.Second}, Holding: holding})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 { // both alive for 20 s
+		beat("w1", onW1[0].ID)
+		beat("w2", onW2[0].ID)
+		h.clk.Advance(5 * time.Second)
+		h.step()
+	}
+	// w1 dies right after its last beat; w2 goes on.
+	beat("w1", onW1[0].ID)
+	beat("w2", onW2[0].ID)
+	for range 3 {
+		h.clk.Advance(3 * time.Second)
+		beat("w2", onW2[0].ID)
+		h.step()
+	}
+	if got := h.states(run); got[onW1[0].TaskID] != "running" {
+		t.Fatalf("9 s after w1's last beat: %v, want its try still running", got)
+	}
+	// Failed over at the first check (every 2.5 s) past two beats (10 s).
+	silent := 9 * time.Second
+	for h.states(run)[onW1[0].TaskID] == "running" && silent < 13*time.Second {
+		h.clk.Advance(time.Second)
+		silent += time.Second
+		beat("w2", onW2[0].ID)
+		h.step()
+	}
+	got := h.states(run)
+	if got[onW1[0].TaskID] != "up_for_retry" || got[onW2[0].TaskID] != "running" || silent > 13*time.Second {
+		t.Errorf("%s after w1's last beat: %v, want w1's try up_for_retry (by 12.5 s) and w2's running", silent, got)
 	}
 }

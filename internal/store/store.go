@@ -297,6 +297,9 @@ type TaskInstanceStore interface {
 	// TaskInstanceStale lists running instances whose heartbeat (or start)
 	// is older than Before, and queued claims older than Before.
 	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
+	// TaskInstanceStaleOfWorker is TaskInstanceStale for the tries whose
+	// worker_id is workerID.
+	TaskInstanceStaleOfWorker(ctx context.Context, workerID string, before time.Time) ([]core.TaskInstance, error)
 	// TaskInstanceActiveCounts counts queued+running instances per pool
 	// (slots) and per DAG.
 	TaskInstanceActiveCounts(ctx context.Context) (*ActiveCounts, error)
@@ -392,6 +395,12 @@ type TaskInstanceNewTryParams struct {
 	// scheduler retries only an up_for_retry try: one its worker took back
 	// meanwhile is left alone); ErrConflict otherwise. "" = any state.
 	From core.TIState
+}
+
+// WorkerHeartbeatParams is one worker heartbeat.
+type WorkerHeartbeatParams struct {
+	Job     core.Job // role "worker", WorkerID set, Heartbeat = now
+	Holding []string // ids of the tries the worker holds
 }
 
 // TaskInstanceClaimParams asks for work.
@@ -522,6 +531,11 @@ type MiscStore interface {
 	// JobHeartbeat records that a process of a role is alive.
 	JobHeartbeat(ctx context.Context, j *core.Job) error
 	JobList(ctx context.Context) ([]core.Job, error)
+	// WorkerHeartbeat records that a worker process is alive (p.Job, with
+	// its WorkerID) and, in the same transaction, refreshes the heartbeat
+	// of the running tries and the claim time of the unstarted claims of
+	// p.Holding that are that worker's.
+	WorkerHeartbeat(ctx context.Context, p *WorkerHeartbeatParams) error
 
 	AuditLogAdd(ctx context.Context, e *core.AuditEntry) error
 	// AuditLogList lists entries (store.AuditLogOrder, newest first by

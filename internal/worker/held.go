@@ -1,8 +1,13 @@
 package worker
 
 import (
+	"context"
+	"os"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 // held is the set of tries the worker holds (claimed, from the answer to a
@@ -45,4 +50,27 @@ func (h *held) list() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// beat sends the worker heartbeat every HeartbeatInterval until ctx ends:
+// this process's job row and the tries it holds. The scheduler fails a
+// worker's tries over once its heartbeats stop for two intervals
+// (docs/state-machines.md#dead-workers); a failed beat is logged and the
+// next one tries again.
+func (w *Worker) beat(ctx context.Context) {
+	t := time.NewTicker(w.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		err := w.Client.WorkerHeartbeat(ctx, execclient.WorkerHeartbeatRequest{WorkerID: w.WorkerID, ProcessID: w.processID,
+			Hostname: w.Hostname, PID: os.Getpid(), StartedAt: w.startedAt, IntervalSeconds: w.HeartbeatInterval.Seconds(),
+			Holding: w.mine.list()})
+		if err != nil && ctx.Err() == nil {
+			w.Logger.Warn("worker heartbeat", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
@@ -72,6 +73,9 @@ type Worker struct {
 	runner       *operator.Runner
 	tokenDir     string
 	stateBackend *stateref.Backend // nil without StateBackend
+	mine         held              // the tries this process holds
+	processID    string            // this process's job row
+	startedAt    time.Time
 }
 
 func (w *Worker) init() error {
@@ -120,6 +124,7 @@ func (w *Worker) init() error {
 		return fmt.Errorf("worker: create token folder: %w", err)
 	}
 	w.tokenDir = dir
+	w.processID, w.startedAt = uuid.NewString(), w.Clock.Now()
 	pathDir, err := weirOnPath(dir)
 	if err != nil {
 		return err
@@ -199,10 +204,12 @@ func (w *Worker) Start(ctx context.Context) error {
 	taskCtx, killTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer killTasks(errShutdown)
 	slots := make(chan struct{}, w.Concurrency)
-	var (
-		wg   sync.WaitGroup
-		mine held
-	)
+	var wg sync.WaitGroup
+	// The worker heartbeat outlives ctx until the last try ends (the
+	// shutdown grace), so that no running try looks dead meanwhile.
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBeat()
+	go w.beat(beatCtx)
 	// Callbacks are claimed by a loop of their own, so that busy task
 	// slots never hold them back, nor they the tasks; it stops with the
 	// task claims (a refused credential stops both).
@@ -218,7 +225,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		// before answering) comes back now rather than after the heartbeat
 		// timeout released it.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: mine.list()})
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: w.mine.list()})
 		for range free - len(wls) {
 			<-slots
 		}
@@ -238,12 +245,12 @@ func (w *Worker) Start(ctx context.Context) error {
 			continue
 		}
 		for _, wl := range wls {
-			if !mine.add(wl.TI.ID) {
+			if !w.mine.add(wl.TI.ID) {
 				<-slots // already being run here
 				continue
 			}
 			wg.Go(func() {
-				defer func() { mine.remove(wl.TI.ID); <-slots }()
+				defer func() { w.mine.remove(wl.TI.ID); <-slots }()
 				w.runTry(taskCtx, wl)
 			})
 		}

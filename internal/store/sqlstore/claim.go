@@ -159,6 +159,12 @@ func (s *Store) TaskInstanceStale(ctx context.Context, before time.Time) ([]core
 	return s.queryTIs(ctx, s.reader(), "list stale task instances", qTIStale, micros(before))
 }
 
+// TaskInstanceStaleOfWorker is TaskInstanceStale for the tries of one
+// worker (by name).
+func (s *Store) TaskInstanceStaleOfWorker(ctx context.Context, workerID string, before time.Time) ([]core.TaskInstance, error) {
+	return s.queryTIs(ctx, s.reader(), "list stale task instances of worker "+workerID, qTIStaleOfWorker, micros(before), workerID)
+}
+
 // TaskInstanceActiveCounts counts queued and running instances per pool
 // (slots), DAG and run.
 func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error) {

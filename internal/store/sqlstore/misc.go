@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -65,8 +66,32 @@ func (s *Store) ConnectionDelete(ctx context.Context, id string) error {
 // the first heartbeat).
 func (s *Store) JobHeartbeat(ctx context.Context, j *core.Job) error {
 	_, err := s.writer().ExecContext(ctx, qJobUpsert, j.ID, j.Role, j.Hostname, j.PID, micros(j.StartedAt),
-		micros(j.Heartbeat))
+		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds())
 	return s.wrap(err, "heartbeat job %s (%s)", j.ID, j.Role)
+}
+
+// WorkerHeartbeat records that a worker process is alive (its job row) and
+// refreshes the tries it holds, in one transaction.
+func (s *Store) WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatParams) error {
+	j := p.Job
+	if j.WorkerID == "" {
+		return fmt.Errorf("worker heartbeat: empty worker id: %w", core.ErrInvalid)
+	}
+	return s.inTx(ctx, func(tx *Store) error {
+		if err := tx.JobHeartbeat(ctx, &j); err != nil {
+			return err
+		}
+		if len(p.Holding) == 0 {
+			return nil
+		}
+		for _, q := range []string{qTIWorkerBeatRunning, qTIWorkerBeatClaimed} {
+			b := builder{args: []any{j.WorkerID, micros(j.Heartbeat)}}
+			if _, err := tx.writer().ExecContext(ctx, fmt.Sprintf(q, list(&b, p.Holding)), b.args...); err != nil {
+				return s.wrap(err, "refresh the tries of worker %s", j.WorkerID)
+			}
+		}
+		return nil
+	})
 }
 
 // JobList lists known processes by role.
@@ -77,11 +102,11 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 	}
 	out, err := collect(rows, func(r *sql.Rows) (core.Job, error) {
 		var (
-			j             core.Job
-			started, beat int64
+			j                       core.Job
+			started, beat, interval int64
 		)
-		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat)
-		j.StartedAt, j.Heartbeat = fromMicros(started), fromMicros(beat)
+		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval)
+		j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
 		return j, err
 	})
 	return out, s.wrap(err, "list jobs")

@@ -239,10 +239,23 @@ const (
 	qConnCount  = `SELECT COUNT(*) FROM connection%s`
 	qConnDelete = `DELETE FROM connection WHERE conn_id = $1`
 
-	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat) VALUES ($1, $2, $3, $4, $5, $6)
+	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET role = excluded.role, hostname = excluded.hostname, pid = excluded.pid,
-		heartbeat = excluded.heartbeat`
-	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat FROM job ORDER BY role, id`
+		heartbeat = excluded.heartbeat, worker_id = excluded.worker_id, heartbeat_interval = excluded.heartbeat_interval`
+	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval FROM job ORDER BY role, id`
+	// qTIWorkerBeatRunning and qTIWorkerBeatClaimed refresh the running
+	// tries and the unstarted claims a live worker holds (%s: their ids)
+	// with its heartbeat.
+	qTIWorkerBeatRunning = `UPDATE task_instance SET last_heartbeat = $2
+		WHERE worker_id = $1 AND state = 'running' AND id IN (%s)`
+	qTIWorkerBeatClaimed = `UPDATE task_instance SET claimed_at = $2
+		WHERE worker_id = $1 AND state = 'queued' AND id IN (%s)`
+	// qTIStaleOfWorker is qTIStale for one worker's tries.
+	qTIStaleOfWorker = `SELECT ` + tiCols + ` FROM task_instance
+		WHERE worker_id = $2 AND ((state = 'running' AND COALESCE(last_heartbeat, start_date, updated_at) < $1)
+		   OR (state = 'queued' AND claimed_at < $1))
+		ORDER BY id`
 
 	qAuditInsert = `INSERT INTO audit_log (at, username, action, target, detail) VALUES ($1, $2, $3, $4, $5)
 		RETURNING id`

@@ -85,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Variables", testVariables},
 		{"Pools", testPools},
 		{"JobsAudit", testJobsAudit},
+		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
