@@ -1,9 +1,10 @@
 -- +goose Up
 -- Callbacks (docs/emission.md#callbacks, ADR 0015): a fired callback is a
 -- work item written in the transaction of the state change that fired it
--- (a try's start or end, a run's end) and claimed by workers. The unique
--- key makes a replayed state change fire nothing new. task_id is '' and
--- try_number 0 for a DAG-level callback.
+-- (a try's start or end, a run's end: each a compare-and-set, so a
+-- replayed change fires nothing) and claimed by workers. task_id is '' and
+-- try_number 0 for a DAG-level callback; a run cleared and ended again
+-- fires its callbacks again.
 CREATE TABLE callback (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     level       TEXT NOT NULL,
@@ -24,10 +25,10 @@ CREATE TABLE callback (
     started_at  BIGINT,
     ended_at    BIGINT,
     error       TEXT NOT NULL DEFAULT '',
-    created_at  BIGINT NOT NULL,
-    UNIQUE (dag_run_id, task_id, map_index, try_number, event, spec_index)
+    created_at  BIGINT NOT NULL
 );
 CREATE INDEX callback_queue ON callback (state, id);
+CREATE INDEX callback_run ON callback (dag_run_id, id);
 
 -- +goose Down
 DROP TABLE callback;
