@@ -51,6 +51,11 @@ func (w *Worker) claimCallbacks(ctx, runCtx context.Context, wg *sync.WaitGroup)
 			if ctx.Err() != nil {
 				return
 			}
+			if errors.Is(err, core.ErrInvalid) {
+				// An api-server that predates callbacks refuses limit 0.
+				w.Logger.Warn("the api-server does not hand out callbacks: this worker runs none", "err", err)
+				return
+			}
 			w.Logger.Warn("claim callbacks", "err", err)
 			if !pause(ctx, time.Second) {
 				return
