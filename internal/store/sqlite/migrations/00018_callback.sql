@@ -30,5 +30,14 @@ CREATE TABLE callback (
 CREATE INDEX callback_queue ON callback (state, id);
 CREATE INDEX callback_run ON callback (dag_run_id, id);
 
+-- An event an asset_event notifier emitted names its callback, and its
+-- callback depth: 1 + the deepest of the events that created the run the
+-- callback fired for (0 for any other event), the feedback-loop guard's
+-- lineage (docs/emission.md#feedback-loops).
+ALTER TABLE asset_event ADD COLUMN source_callback_id BIGINT;
+ALTER TABLE asset_event ADD COLUMN callback_depth INTEGER NOT NULL DEFAULT 0;
+
 -- +goose Down
+ALTER TABLE asset_event DROP COLUMN callback_depth;
+ALTER TABLE asset_event DROP COLUMN source_callback_id;
 DROP TABLE callback;
