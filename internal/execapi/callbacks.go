@@ -200,11 +200,7 @@ func (s *server) callbackAssetEvent(w http.ResponseWriter, r *http.Request, id i
 	if err != nil {
 		return err
 	}
-	status := http.StatusCreated
-	if rec.Duplicate {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, rec)
+	writeReceipt(w, rec)
 	return nil
 }
 

@@ -75,17 +75,7 @@ func (s *Service) emitFromCallback(ctx context.Context, id int64, attempt int, r
 		p.SourceTaskID, p.SourceMapIndex, p.SourceTryNumber = cb.TaskID, cb.MapIndex, cb.TryNumber
 	}
 	p.SourceCallbackID, p.CallbackDepth = cb.ID, depth
-	ev, dup, err := s.recordOnce(ctx, p, func() (*core.AssetEvent, error) {
-		ev, err := s.st.AssetEventInsert(ctx, p)
-		if err == nil {
-			s.notify(ctx, store.ChannelScheduler)
-		}
-		return ev, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ev.Receipt(dup), nil
+	return s.emitOnce(ctx, p)
 }
 
 // callbackDepth returns the callback depth of an event cb emits (1 + the

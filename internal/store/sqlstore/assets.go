@@ -239,10 +239,10 @@ func scanAsset(r scanner) (*core.AssetModel, error) {
 // its asset, in one transaction.
 func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
 	switch p.SourceKind {
-	case core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher:
+	case core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback:
 	default:
-		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s or %s: %w",
-			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.ErrInvalid)
+		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s, %s or %s: %w",
+			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback, core.ErrInvalid)
 	}
 	s.warm(ctx, qAssetEventInsert, qAssetQueueEnqueue, qAssetEventQueueEnqueue)
 	var ev *core.AssetEvent
