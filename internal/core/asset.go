@@ -123,7 +123,7 @@ type AssetEvent struct {
 	PartitionKey    *string         `json:"partition_key"`
 	PartitionDate   *time.Time      `json:"partition_date,omitempty"` // only with a partition key
 	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
-	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI | AssetSourceWatcher
+	SourceKind      string          `json:"source_kind"` // AssetSourceTask | AssetSourceAPI | AssetSourceWatcher | AssetSourceCallback
 	SourceDagID     string          `json:"source_dag_id,omitempty"`
 	SourceRunID     string          `json:"source_run_id,omitempty"`
 	SourceTaskID    string          `json:"source_task_id,omitempty"`
@@ -132,6 +132,12 @@ type AssetEvent struct {
 	SourceUser      string          `json:"source_user,omitempty"`    // the API user of an external event
 	SourceWatcher   string          `json:"source_watcher,omitempty"` // the watcher's name
 	Timestamp       time.Time       `json:"timestamp"`
+	// SourceCallbackID is the callback whose asset_event notifier emitted
+	// the event (source kind callback); CallbackDepth is 1 + the deepest
+	// callback depth of the events that created that callback's run, 0
+	// for an event no callback emitted (docs/emission.md#feedback-loops).
+	SourceCallbackID int64 `json:"source_callback_id,omitempty"`
+	CallbackDepth    int   `json:"callback_depth,omitempty"`
 }
 
 // ShorthandAsset returns the one concrete asset a task declares, for the

@@ -25,10 +25,29 @@ var (
 
 // CallbackSpec is one callback a DAG declares: a shell command, run by a
 // worker like a bash task's command (a template over the run's context and
-// .callback).
+// .callback), or a notifier (docs/emission.md#notifiers).
 type CallbackSpec struct {
-	Command string `json:"command"`
+	Command string `json:"command,omitempty"`
+	// Notifier is NotifierWebhook or NotifierAssetEvent; "" = Command.
+	Notifier string `json:"notifier,omitempty"`
+	// ConnID is the webhook's connection: its URL and auth.
+	ConnID string `json:"conn_id,omitempty"`
+	// Asset names the asset an asset_event notifier emits an event of;
+	// PartitionKey and Extra's strings are templates.
+	Asset        string         `json:"asset,omitempty"`
+	PartitionKey string         `json:"partition_key,omitempty"`
+	Extra        map[string]any `json:"extra,omitempty"`
 }
+
+// The notifiers.
+const (
+	NotifierWebhook    = "webhook"     // an HTTP POST of a JSON body to a connection's URL
+	NotifierAssetEvent = "asset_event" // an asset event with the callback's provenance
+)
+
+// AssetSourceCallback is the source kind of an event an asset_event
+// notifier emitted.
+const AssetSourceCallback = "callback"
 
 // Callbacks are the callbacks of a task or a DAG, per event; a DAG's have
 // only OnSuccess and OnFailure.

@@ -1,10 +1,7 @@
 package dagfile
 
 import (
-	"strings"
-
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/template"
 )
 
 // dagCallbackFields are the callback fields of a DAG
@@ -24,7 +21,9 @@ func eventNames(evs []core.CallbackEvent) []string {
 func (d *decoder) callbackList(n *node, f field) []core.CallbackSpec {
 	d.at(f, n)
 	if n.kind != kSeq {
-		if spec, ok := d.callbackSpec(n, f); ok {
+		// A single callback is named as the first of a list, as
+		// validateCallbacks names it.
+		if spec, ok := d.callbackSpec(n, f.idx(0)); ok {
 			return []core.CallbackSpec{spec}
 		}
 		return nil
@@ -42,38 +41,50 @@ func (d *decoder) callbackList(n *node, f field) []core.CallbackSpec {
 	return out
 }
 
-// callbackSpec decodes one callback: a shell command, or a mapping with
-// command.
+// callbackFields are the fields of a callback written as a mapping.
+var callbackFields = []string{"command", "notifier", "conn_id", "asset", "partition_key", "extra"}
+
+// callbackSpec decodes one callback: a shell command, or a mapping with a
+// command or a notifier (validateCallbacks checks the combination).
 func (d *decoder) callbackSpec(n *node, f field) (core.CallbackSpec, bool) {
 	d.at(f, n)
-	cmdField := f
+	var spec core.CallbackSpec
 	switch n.kind {
 	case kScalar:
+		s, ok := d.str(n, f)
+		spec.Command = s
+		return spec, ok
 	case kMap:
-		d.checkKeys(n, f, []string{"command"})
-		cmd := n.get("command")
-		if cmd == nil {
-			d.fail(n, f.key("command"), "is required: the shell command the callback runs")
-			return core.CallbackSpec{}, false
+		d.checkKeys(n, f, callbackFields)
+		for i, k := range n.keys {
+			name, v, kf := k.value.(string), n.vals[i], f.key(k.value.(string))
+			d.at(kf, v)
+			switch name {
+			case "command":
+				spec.Command, _ = d.str(v, kf)
+			case "notifier":
+				spec.Notifier, _ = d.str(v, kf)
+			case "conn_id":
+				spec.ConnID, _ = d.str(v, kf)
+			case "asset":
+				spec.Asset, _ = d.str(v, kf)
+			case "partition_key":
+				spec.PartitionKey, _ = d.str(v, kf)
+			case "extra":
+				if x, ok := d.toAny(v, kf); ok {
+					if m, isMap := x.(map[string]any); isMap {
+						spec.Extra = m
+					} else {
+						d.fail(v, kf, "must be a mapping (the event's extra), not %s", describe(v))
+					}
+				}
+			}
 		}
-		n, cmdField = cmd, f.key("command")
+		return spec, true
 	default:
-		d.fail(n, f, "must be a shell command or {command: ...}, not %s", describe(n))
-		return core.CallbackSpec{}, false
+		d.fail(n, f, "must be a shell command, {command: ...} or {notifier: ...}, not %s", describe(n))
+		return spec, false
 	}
-	s, ok := d.str(n, cmdField)
-	if !ok {
-		return core.CallbackSpec{}, false
-	}
-	if strings.TrimSpace(s) == "" {
-		d.fail(n, cmdField, "is empty; give the shell command the callback runs")
-		return core.CallbackSpec{}, false
-	}
-	if err := template.Check(cmdField.disp, s); err != nil {
-		d.fail(n, cmdField, "%s", strings.TrimPrefix(err.Error(), cmdField.disp+": "))
-		return core.CallbackSpec{}, false
-	}
-	return core.CallbackSpec{Command: s}, true
 }
 
 // taskCallback decodes a task's callback field name into t.

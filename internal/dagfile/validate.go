@@ -116,6 +116,7 @@ func validate(d *core.DAG, o Options) []Problem {
 		validateTask(&ps, path, t)
 		checkTriggers(&ps, path, t, o.CheckTrigger)
 	}
+	validateCallbacks(&ps, d)
 	depsOK := validateDeps(&ps, d)
 	validateIterate(&ps, d, o.StreamTypes)
 	if depsOK {

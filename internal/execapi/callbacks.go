@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
@@ -17,11 +18,13 @@ import (
 
 // The routes of a claimed callback's attempt (docs/emission.md#callbacks),
 // each with that attempt's callback token: its log, heartbeat and report,
-// nothing of any task's.
+// its notifier's connection or event, nothing of any task's.
 func (s *server) registerCallbacks(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /execution/callbacks/{id}/heartbeat", s.callback(s.callbackHeartbeat))
 	mux.HandleFunc("PATCH /execution/callbacks/{id}/state", s.callback(s.callbackState))
 	mux.HandleFunc("POST /execution/callbacks/{id}/logs", s.callback(s.callbackLog))
+	mux.HandleFunc("GET /execution/callbacks/{id}/connections/{conn_id}", s.callback(s.callbackConnection))
+	mux.HandleFunc("POST /execution/callbacks/{id}/asset-events", s.callback(s.callbackAssetEvent))
 }
 
 // callbackHandler serves one route of a callback's attempt.
@@ -101,12 +104,9 @@ func (s *server) callbackLog(w http.ResponseWriter, r *http.Request, id int64, a
 		return fmt.Errorf("query parameter offset must be the chunk's byte offset in the callback's log (an integer >= 0), got %q: %w",
 			raw, core.ErrInvalid)
 	}
-	cb, err := s.st.CallbackGet(r.Context(), id)
+	cb, err := s.runningCallback(r, id, attempt)
 	if err != nil {
 		return err
-	}
-	if cb.State != core.CallbackRunning || cb.Attempts != attempt {
-		return callbackGone(fmt.Errorf("callback %d is %s in attempt %d: %w", id, cb.State, cb.Attempts, core.ErrConflict), id)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxLogChunk))
 	var mbe *http.MaxBytesError
@@ -166,4 +166,52 @@ func (s *server) claimCallbacks(ctx context.Context, workerID string, limit int)
 		out = append(out, execclient.CallbackWorkload{Callback: cb, DagRun: *run, Params: params, Token: tok})
 	}
 	return out, nil
+}
+
+// callbackConnection serves GET /execution/callbacks/{id}/connections/{conn_id}:
+// a webhook notifier's running attempt reads the one connection it names.
+func (s *server) callbackConnection(w http.ResponseWriter, r *http.Request, id int64, attempt int) error {
+	cb, err := s.runningCallback(r, id, attempt)
+	if err != nil {
+		return err
+	}
+	connID := r.PathValue("conn_id")
+	if cb.Spec.Notifier != core.NotifierWebhook || cb.Spec.ConnID != connID {
+		return fmt.Errorf("callback %d may read only the connection its webhook notifier names, not %q: %w", id, connID, core.ErrForbidden)
+	}
+	conn, err := s.st.ConnectionGet(r.Context(), connID)
+	if err != nil {
+		return fmt.Errorf("connection %q: %w", connID, err)
+	}
+	writeJSON(w, http.StatusOK, execclient.Connection{ConnID: conn.ID, URI: conn.URI})
+	return nil
+}
+
+// callbackAssetEvent serves POST /execution/callbacks/{id}/asset-events:
+// an asset_event notifier's running attempt emits its event
+// (service.EmitFromCallback): 201 with the receipt, 200 with the first
+// receipt when an earlier attempt emitted it.
+func (s *server) callbackAssetEvent(w http.ResponseWriter, r *http.Request, id int64, attempt int) error {
+	var req execclient.CallbackEmitRequest
+	if err := readJSON(w, r, smallBody, &req); err != nil {
+		return err
+	}
+	rec, err := s.svc.EmitFromCallback(r.Context(), id, attempt, emission.Request{PartitionKey: req.PartitionKey, Extra: req.Extra})
+	if err != nil {
+		return err
+	}
+	writeReceipt(w, rec)
+	return nil
+}
+
+// runningCallback returns callback id when attempt is its running one.
+func (s *server) runningCallback(r *http.Request, id int64, attempt int) (*core.Callback, error) {
+	cb, err := s.st.CallbackGet(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if cb.State != core.CallbackRunning || cb.Attempts != attempt {
+		return nil, callbackGone(fmt.Errorf("callback %d is %s in attempt %d: %w", id, cb.State, cb.Attempts, core.ErrConflict), id)
+	}
+	return cb, nil
 }

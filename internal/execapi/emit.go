@@ -3,6 +3,8 @@ package execapi
 import (
 	"net/http"
 
+	"github.com/weirflow/weir/internal/core"
+
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/execclient"
@@ -28,10 +30,16 @@ func (s *server) assetEventEmit(w http.ResponseWriter, r *http.Request, c *auth.
 	if err != nil {
 		return err
 	}
+	writeReceipt(w, rec)
+	return nil
+}
+
+// writeReceipt answers an emission: 201 with the receipt of a new event,
+// 200 with the first receipt for a repeated idempotency key.
+func writeReceipt(w http.ResponseWriter, rec *core.AssetEventReceipt) {
 	status := http.StatusCreated
 	if rec.Duplicate {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, rec)
-	return nil
 }

@@ -2,6 +2,7 @@ package execclient
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,4 +53,38 @@ func (c *Client) CallbackAppendLog(ctx context.Context, id int64, offset int64, 
 		return 0, err
 	}
 	return out.NextOffset, nil
+}
+
+// CallbackEmitRequest is an asset_event notifier's event: its rendered
+// partition key and extra (the asset and idempotency key are the
+// callback's).
+type CallbackEmitRequest struct {
+	PartitionKey *string         `json:"partition_key,omitempty"`
+	Extra        json.RawMessage `json:"extra,omitempty"`
+}
+
+// CallbackEmit emits the event of callback id's asset_event notifier and
+// returns its receipt (Duplicate when an earlier attempt emitted it).
+func (c *Client) CallbackEmit(ctx context.Context, id int64, r CallbackEmitRequest) (*core.AssetEventReceipt, error) {
+	var out core.AssetEventReceipt
+	if err := c.doJSON(ctx, http.MethodPost, callbackPath(id, "asset-events"), r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CallbackConnections is a webhook notifier's connection lookup (an
+// operator.ConnectionLookup): the one connection callback ID names.
+type CallbackConnections struct {
+	Client *Client
+	ID     int64
+}
+
+// ConnectionURI returns the URI of connection connID.
+func (l CallbackConnections) ConnectionURI(ctx context.Context, connID string) (string, error) {
+	var out Connection
+	if err := l.Client.doJSON(ctx, http.MethodGet, callbackPath(l.ID, "connections/"+url.PathEscape(connID)), nil, &out); err != nil {
+		return "", err
+	}
+	return out.URI, nil
 }

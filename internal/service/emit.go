@@ -67,6 +67,13 @@ func (s *Service) emitFromTry(ctx context.Context, ti *core.TaskInstance, r emis
 		}
 		p.AssetID, p.Aliases = a.ID, []string{r.Alias}
 	}
+	return s.emitOnce(ctx, p)
+}
+
+// emitOnce records an emitted event (recordOnce: a repeated idempotency
+// key returns the first event), wakes the scheduler and returns the
+// receipt.
+func (s *Service) emitOnce(ctx context.Context, p *store.AssetEventParams) (*core.AssetEventReceipt, error) {
 	ev, dup, err := s.recordOnce(ctx, p, func() (*core.AssetEvent, error) {
 		ev, err := s.st.AssetEventInsert(ctx, p)
 		if err == nil {

@@ -54,6 +54,11 @@ type Config struct {
 	// stream's unconsumed events when its opener gives none; 0 =
 	// core.DefaultStreamMaxPending.
 	StreamMaxPending int
+	// MaxCallbackChainDepth is [callbacks] max_chain_depth, the feedback
+	// loop guard: an asset_event notifier's event may be at most this deep
+	// in a chain of callback events (docs/emission.md#feedback-loops); 0 =
+	// DefaultMaxCallbackChainDepth.
+	MaxCallbackChainDepth int
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -69,6 +74,7 @@ type Service struct {
 	deferrals      runs.DeferralRules
 	maxExtra       int
 	maxPending     int
+	maxChainDepth  int
 }
 
 // New returns a Service.
@@ -85,9 +91,12 @@ func New(cfg Config) *Service {
 	if cfg.StreamMaxPending <= 0 {
 		cfg.StreamMaxPending = core.DefaultStreamMaxPending
 	}
+	if cfg.MaxCallbackChainDepth <= 0 {
+		cfg.MaxCallbackChainDepth = DefaultMaxCallbackChainDepth
+	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
-		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending}
+		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth}
 }
 
 // Triggers returns the trigger types deferrals may name.

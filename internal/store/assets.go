@@ -121,7 +121,12 @@ type AssetEventParams struct {
 	SourceTryNumber int
 	SourceUser      string // the API user of an external event
 	SourceWatcher   string // the watcher's name (AssetSourceWatcher)
-	Now             time.Time
+	// SourceCallbackID is the callback of an asset_event notifier's event
+	// (AssetSourceCallback); CallbackDepth its place in a chain of
+	// callback events (docs/emission.md#feedback-loops).
+	SourceCallbackID int64
+	CallbackDepth    int
+	Now              time.Time
 	// Aliases are associated with the asset in the event's transaction
 	// (before the event is queued, so DAGs scheduled on them are queued
 	// too): a try's additions to its alias outlets.

@@ -10,10 +10,9 @@ import (
 // CallbackStore holds fired callbacks: work items written with the state
 // change that fires them and claimed by workers (docs/emission.md#callbacks).
 type CallbackStore interface {
-	// CallbackInsert records fired callbacks as queued. A callback whose
-	// (run, task, map index, try, event, spec index) is already recorded
-	// is skipped, so a replayed state change fires nothing new. Call it in
-	// the state change's transaction; it notifies ChannelQueued.
+	// CallbackInsert records fired callbacks as queued. Call it in the
+	// transaction of the compare-and-set state change that fires them (a
+	// replayed change then fires nothing); it notifies ChannelQueued.
 	CallbackInsert(ctx context.Context, cbs []core.Callback, now time.Time) error
 	// CallbackClaim marks up to p.Limit queued callbacks, oldest first, as
 	// running for p.WorkerID and counts an attempt for each; concurrent

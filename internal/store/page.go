@@ -133,7 +133,7 @@ var (
 		Fields: []string{"name", "id", "uri", "group", "created_at", "updated_at"}}
 	AssetAliasOrder = Order{List: "asset aliases", Default: "name", Fields: []string{"name", "id", "created_at"}}
 	AssetEventOrder = Order{List: "asset events", Default: "id (oldest first)",
-		Fields: []string{"id", "timestamp", "asset_id", "source_dag_id"}}
+		Fields: []string{"id", "timestamp", "asset_id", "source_dag_id", "callback_depth"}}
 	TriggerOrder  = Order{List: "triggers", Default: "id", Fields: []string{"id", "created_date", "triggerer_id"}}
 	AuditLogOrder = Order{List: "event logs", Default: "-event_log_id (newest first)",
 		Fields: []string{"event_log_id", "when", "event", "owner"}}

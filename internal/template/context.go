@@ -109,7 +109,9 @@ func PartitionKey(run *core.DagRun) string {
 // context (Context's) as .triggering_asset_events: for each, id, asset
 // (its name), uri, extra (decoded), partition_key ("" = none),
 // partition_date ("" = none), source_kind, source_watcher, source_user
-// ("" unless posted through the API) and timestamp; and
+// ("" unless posted through the API), source_dag_id, source_run_id,
+// source_task_id ("" when no task emitted it), source_callback_id (0 unless
+// a callback's notifier emitted it) and timestamp; and
 // .triggering_asset_events_total, how many events the run consumed (the
 // list may hold fewer: execapi.MaxTriggeringEvents).
 func WithEvents(ctx map[string]any, events []core.AssetEvent, total int) map[string]any {
@@ -121,7 +123,9 @@ func WithEvents(ctx map[string]any, events []core.AssetEvent, total int) map[str
 		}
 		list = append(list, map[string]any{"id": e.ID, "asset": e.Name, "uri": e.URI, "extra": decodeObject(e.Extra),
 			"partition_key": part, "source_kind": e.SourceKind, "source_watcher": e.SourceWatcher,
-			"partition_date": "", "source_user": e.SourceUser, "timestamp": Time{e.Timestamp.UTC()}})
+			"partition_date": "", "source_user": e.SourceUser, "timestamp": Time{e.Timestamp.UTC()},
+			"source_dag_id": e.SourceDagID, "source_run_id": e.SourceRunID, "source_task_id": e.SourceTaskID,
+			"source_callback_id": e.SourceCallbackID})
 		if e.PartitionDate != nil {
 			list[len(list)-1]["partition_date"] = Time{e.PartitionDate.UTC()}
 		}

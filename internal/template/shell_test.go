@@ -138,7 +138,7 @@ func TestEnv(t *testing.T) {
 		"WEIR_DATA_INTERVAL_START": "2024-03-09T00:00:00+00:00",
 		"WEIR_DATA_INTERVAL_END":   "2024-03-10T00:00:00+00:00",
 		"WEIR_TRIGGERING_ASSET_EVENTS": `[{"asset":"orders","extra":{"key":"a.csv"},"id":7,"partition_date":"","partition_key":"p1",` +
-			`"source_kind":"watcher","source_user":"","source_watcher":"landing","timestamp":"2024-03-09T00:00:00Z","uri":"s3://lake/orders"}]`,
+			`"source_callback_id":0,"source_dag_id":"","source_kind":"watcher","source_run_id":"","source_task_id":"","source_user":"","source_watcher":"landing","timestamp":"2024-03-09T00:00:00Z","uri":"s3://lake/orders"}]`,
 		"WEIR_TRIGGERING_ASSET_EVENTS_TOTAL": "1",
 		// my-key and MY_KEY both map to WEIR_PARAM_MY_KEY: neither is set.
 		// nul holds a NUL byte, which no environment can carry.

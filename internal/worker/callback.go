@@ -51,6 +51,11 @@ func (w *Worker) claimCallbacks(ctx, runCtx context.Context, wg *sync.WaitGroup)
 			if ctx.Err() != nil {
 				return
 			}
+			if errors.Is(err, core.ErrInvalid) {
+				// An api-server that predates callbacks refuses limit 0.
+				w.Logger.Warn("the api-server does not hand out callbacks: this worker runs none", "err", err)
+				return
+			}
 			w.Logger.Warn("claim callbacks", "err", err)
 			if !pause(ctx, time.Second) {
 				return
@@ -82,7 +87,7 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 	red := operator.NewRedactor(buf, cw.Token)
 	_, _ = fmt.Fprintf(red, "[%s] weir: callback %d, %s of %s, attempt %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		cb.ID, cb.Event, owner(&cb), cb.Attempts, w.Hostname, w.WorkerID)
-	err := w.execCallback(runCtx, cw, red)
+	err := w.execCallback(runCtx, cw, cc, red)
 	cancel(nil)
 	<-hbDone
 	if errors.Is(context.Cause(runCtx), errNotRunning) {
@@ -115,11 +120,17 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 
 // execCallback renders the callback's command over the run's context and
 // .callback, and runs it.
-func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkload, red *operator.Redactor) error {
+func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkload, cc *execclient.Client, red *operator.Redactor) error {
 	cb := &cw.Callback
 	tctx := template.Context(&cw.DagRun, nil, cw.Params)
 	tctx["callback"] = callback.Context(cb)
 	tctx["task_id"], tctx["map_index"] = cb.TaskID, cb.MapIndex
+	switch cb.Spec.Notifier {
+	case core.NotifierWebhook:
+		return w.webhook(ctx, cw, cc, red)
+	case core.NotifierAssetEvent:
+		return emitNotifierEvent(ctx, cw, cc, tctx, red)
+	}
 	command, err := template.Render(cb.Spec.Command, tctx, template.Funcs{})
 	if err != nil {
 		return fmt.Errorf("render the callback's command: %w", err)

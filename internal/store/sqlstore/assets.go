@@ -239,10 +239,10 @@ func scanAsset(r scanner) (*core.AssetModel, error) {
 // its asset, in one transaction.
 func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
 	switch p.SourceKind {
-	case core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher:
+	case core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback:
 	default:
-		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s or %s: %w",
-			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.ErrInvalid)
+		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s, %s or %s: %w",
+			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback, core.ErrInvalid)
 	}
 	s.warm(ctx, qAssetEventInsert, qAssetQueueEnqueue, qAssetEventQueueEnqueue)
 	var ev *core.AssetEvent
@@ -313,7 +313,7 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 	if err := s.hotWrite(qAssetEventInsert).queryRow(ctx, assetID, extra, p.PartitionKey, p.SourceKind,
 		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
 		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
-		nullStr(p.SourceUser)).Scan(&id); err != nil {
+		nullStr(p.SourceUser), nullID(p.SourceCallbackID), p.CallbackDepth).Scan(&id); err != nil {
 		return 0, s.wrap(err, "%s", what)
 	}
 	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
@@ -442,11 +442,14 @@ func scanAssetEvent(r scanner) (*core.AssetEvent, error) {
 		timestamp      int64
 		partDate       sql.NullInt64
 		key, user      sql.NullString
+		callback       sql.NullInt64
 	)
 	if err := r.Scan(&ev.ID, &ev.AssetID, &ev.Name, &ev.URI, &ev.Group, &extra, &part, &ev.SourceKind,
-		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &watcher, &timestamp, &partDate, &key, &user); err != nil {
+		&dag, &run, &task, &ev.SourceMapIndex, &ev.SourceTryNumber, &watcher, &timestamp, &partDate, &key, &user,
+		&callback, &ev.CallbackDepth); err != nil {
 		return nil, err
 	}
+	ev.SourceCallbackID = callback.Int64
 	ev.PartitionDate, ev.IdempotencyKey, ev.SourceUser = ptrMicros(partDate), key.String, user.String
 	ev.Extra = json.RawMessage(extra)
 	if part.Valid {

@@ -19,8 +19,7 @@ const (
 		spec, outcome, state, attempts, worker_id, heartbeat, started_at, ended_at, error, created_at`
 	qCallbackInsert = `INSERT INTO callback (level, event, dag_id, run_id, dag_run_id, task_id, map_index,
 		try_number, spec_index, spec, outcome, state, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12)
-		ON CONFLICT (dag_run_id, task_id, map_index, try_number, event, spec_index) DO NOTHING`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12)`
 	// qCallbackClaim picks the oldest queued callbacks once (a materialized
 	// CTE, as the task instance claim) and re-checks each on update.
 	qCallbackClaim = `WITH picked AS MATERIALIZED (
@@ -46,8 +45,7 @@ const (
 var callbackOrder = orderSpec{order: store.CallbackOrder, def: "id", key: []string{"id"},
 	cols: map[string]string{"id": "id", "created_at": "created_at", "state": "state"}}
 
-// CallbackInsert records fired callbacks as queued, skipping those already
-// recorded, and notifies workers.
+// CallbackInsert records fired callbacks as queued and notifies workers.
 func (s *Store) CallbackInsert(ctx context.Context, cbs []core.Callback, now time.Time) error {
 	if len(cbs) == 0 {
 		return nil

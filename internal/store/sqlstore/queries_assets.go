@@ -76,13 +76,13 @@ const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id
 
 const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
 	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.source_watcher, e.timestamp,
-	e.partition_date, e.idempotency_key, e.source_user`
+	e.partition_date, e.idempotency_key, e.source_user, e.source_callback_id, e.callback_depth`
 
 const (
 	qAssetEventInsert = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
 		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp,
-		partition_date, idempotency_key, source_user)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`
+		partition_date, idempotency_key, source_user, source_callback_id, callback_depth)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`
 	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
 	qAssetEventByKey = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id
 		WHERE e.idempotency_key = $1`

@@ -74,6 +74,6 @@ var (
 
 	assetEventOrder = orderSpec{order: store.AssetEventOrder, def: "e.id", key: []string{"e.id"},
 		cols: map[string]string{"id": "e.id", "timestamp": "e.timestamp", "asset_id": "e.asset_id",
-			"source_dag_id": "e.source_dag_id"},
+			"source_dag_id": "e.source_dag_id", "callback_depth": "e.callback_depth"},
 		nullable: []string{"source_dag_id"}}
 )

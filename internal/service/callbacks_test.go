@@ -1,0 +1,90 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
+)
+
+// firedCallbacks lists the events of run's callbacks, in order.
+func firedCallbacks(t *testing.T, st store.Store, run *core.DagRun) []string {
+	t.Helper()
+	cbs, err := st.CallbackList(context.Background(), &store.CallbackListParams{DagRunID: run.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, cb := range cbs {
+		out = append(out, fmt.Sprintf("%s:%s:%d", cb.TaskID, cb.Event, cb.TryNumber))
+	}
+	return out
+}
+
+// TestCallbacksFireWithTheirStateChange checks that each state change
+// fires its callbacks once, in its transaction: a refused change (a try
+// that already ended, a run another scheduler finished) fires nothing.
+func TestCallbacksFireWithTheirStateChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	svc := newSvc(st, clk)
+	cmd := []core.CallbackSpec{{Command: "echo"}}
+	dag := core.DAG{DagID: "cb", Callbacks: &core.Callbacks{OnFailure: cmd, OnSuccess: cmd}, Tasks: []core.Task{
+		{TaskID: "a", Operator: "noop", Retries: 1, RetryDelay: core.Duration(time.Minute),
+			Callbacks: &core.Callbacks{OnExecute: cmd, OnRetry: cmd, OnFailure: cmd}},
+	}}
+	syncDAG(t, st, dag)
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// startTry starts through the store, as a worker's claim: on_execute
+	// fires through the service's StartTry.
+	ti := listTIs(t, st, run.ID)["a"]
+	if _, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{ti.ID}, To: core.TIQueued, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 1, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := svc.StartTry(ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: "w", Now: t0}, ti.DagVersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.StartTry(ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: "w", Now: t0}, ti.DagVersionID); !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("second start: %v, want ErrConflict", err)
+	}
+	if _, err := svc.FinishTry(ctx, a, core.TIFailed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.FinishTry(ctx, a, core.TIFailed); !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("second finish: %v, want ErrConflict", err)
+	}
+	retryTry(t, st, a)
+	a = startTry(t, st, run, "a") // through the store: no on_execute
+	if _, err := svc.FinishTry(ctx, a, core.TIFailed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := svc.FinishRun(ctx, run, &dag, core.RunFailed, t0); err != nil || !ok {
+		t.Fatalf("finish run: %v %v", ok, err)
+	}
+	if ok, err := svc.FinishRun(ctx, run, &dag, core.RunFailed, t0); err != nil || ok {
+		t.Fatalf("finish a finished run again: %v %v, want false", ok, err)
+	}
+	got := fmt.Sprint(firedCallbacks(t, st, run))
+	if want := "[a:on_execute:1 a:on_retry:1 a:on_failure:2 :on_failure:0]"; got != want {
+		t.Fatalf("fired %s, want %s", got, want)
+	}
+}
