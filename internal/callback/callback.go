@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/template"
 )
 
 // EventOfTry returns the callback event of a try's change to state, and
@@ -103,4 +104,15 @@ func Context(cb *core.Callback) map[string]any {
 		"attempt": cb.Attempts, "dag_id": cb.DagID, "run_id": cb.RunID, "task_id": cb.TaskID,
 		"map_index": cb.MapIndex, "try_number": cb.TryNumber,
 	}
+}
+
+// TemplateContext is what a callback's templates (its command, an
+// asset_event notifier's partition key and extra) are rendered over: the
+// run's context (template.Context, with no try) and .callback (Context).
+// DAG validation checks the templates' names against it.
+func TemplateContext(run *core.DagRun, params map[string]any, cb *core.Callback) map[string]any {
+	tctx := template.Context(run, nil, params)
+	tctx["callback"] = Context(cb)
+	tctx["task_id"], tctx["map_index"] = cb.TaskID, cb.MapIndex
+	return tctx
 }

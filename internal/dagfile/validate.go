@@ -255,11 +255,16 @@ func kindName(k argKind) string {
 }
 
 // checkTemplates reports malformed templates in v (strings, nested in maps
-// and lists) at load time rather than at run time.
-func checkTemplates(ps *problems, path string, v any) {
+// and lists) and names a task's context does not have, at load time rather
+// than at run time.
+func checkTemplates(ps *problems, path string, v any) { checkTemplatesIn(ps, path, v, nil) }
+
+// checkTemplatesIn is checkTemplates against the context names
+// (template.Check's).
+func checkTemplatesIn(ps *problems, path string, v any, names map[string]any) {
 	switch x := v.(type) {
 	case string:
-		err := template.Check(path, x)
+		err := template.Check(path, x, names)
 		var unknown *template.UnknownNameError
 		switch {
 		case errors.As(err, &unknown) && unknown.Parent == "":
@@ -270,15 +275,15 @@ func checkTemplates(ps *problems, path string, v any) {
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			checkTemplates(ps, path+"."+k, x[k])
+			checkTemplatesIn(ps, path+"."+k, x[k], names)
 		}
 	case map[string]string:
 		for _, k := range sortedKeys(x) {
-			checkTemplates(ps, path+"."+k, x[k])
+			checkTemplatesIn(ps, path+"."+k, x[k], names)
 		}
 	case []any:
 		for i, e := range x {
-			checkTemplates(ps, fmt.Sprintf("%s[%d]", path, i), e)
+			checkTemplatesIn(ps, fmt.Sprintf("%s[%d]", path, i), e, names)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -30,6 +31,10 @@ func validateCallbacks(ps *problems, d *core.DAG) {
 	}
 }
 
+// callbackNames is a callback's template context, for the load-time check
+// of its templates' names.
+var callbackNames = callback.TemplateContext(&core.DagRun{}, nil, &core.Callback{})
+
 func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets []string) {
 	switch spec.Notifier {
 	case "":
@@ -37,7 +42,7 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 			ps.add(path, "needs a command (a shell command) or a notifier (%s, %s)", core.NotifierWebhook, core.NotifierAssetEvent)
 			return
 		}
-		checkTemplates(ps, path+".command", spec.Command)
+		checkTemplatesIn(ps, path+".command", spec.Command, callbackNames)
 		if spec.ConnID != "" || spec.Asset != "" || spec.PartitionKey != "" || spec.Extra != nil {
 			ps.add(path, "a command callback takes only command; conn_id, asset, partition_key and extra are a notifier's")
 		}
@@ -59,8 +64,8 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 		if spec.ConnID != "" {
 			ps.add(path+".conn_id", "is the webhook notifier's; the asset_event notifier takes asset, partition_key and extra")
 		}
-		checkTemplates(ps, path+".partition_key", spec.PartitionKey)
-		checkTemplates(ps, path+".extra", spec.Extra)
+		checkTemplatesIn(ps, path+".partition_key", spec.PartitionKey, callbackNames)
+		checkTemplatesIn(ps, path+".extra", spec.Extra, callbackNames)
 	default:
 		ps.add(path+".notifier", "unknown notifier %q; allowed: %s, %s", spec.Notifier, core.NotifierWebhook, core.NotifierAssetEvent)
 		return

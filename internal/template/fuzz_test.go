@@ -32,7 +32,7 @@ func FuzzRender(f *testing.F) {
 		if !strings.Contains(s, "{{") && (err != nil || out != s) {
 			t.Fatalf("plain %q rendered as %q (err %v), want unchanged", s, out, err)
 		}
-		if template.Check("field", s) == nil && err != nil && strings.Contains(err.Error(), "invalid template") {
+		if template.Check("field", s, nil) == nil && err != nil && strings.Contains(err.Error(), "invalid template") {
 			t.Fatalf("%q passes Check but fails to parse when rendered: %v", s, err)
 		}
 	})

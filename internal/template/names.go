@@ -44,20 +44,23 @@ var schema = func() map[string]any {
 }()
 
 // checkNames reports the first name of t read from the root of the context
-// ({{ .x.y }}, {{ $.x.y }}) that the task context does not have.
-func checkNames(field string, t *template.Template) error {
+// ({{ .x.y }}, {{ $.x.y }}) that names (the task context when nil) does not have.
+func checkNames(field string, t *template.Template, names map[string]any) error {
+	if names == nil {
+		names = schema
+	}
 	var err error
 	rootFields(t, func(ident []string) {
 		if err == nil {
-			err = lookup(field, ident)
+			err = lookup(field, ident, names)
 		}
 	})
 	return err
 }
 
-// lookup follows ident through the schema.
-func lookup(field string, ident []string) error {
-	var v any = schema
+// lookup follows ident through names.
+func lookup(field string, ident []string, names map[string]any) error {
+	var v any = names
 	for i, name := range ident {
 		switch x := v.(type) {
 		case map[string]any:

@@ -94,9 +94,11 @@ func (e *renderError) Error() string { return e.msg }
 func (e *renderError) Unwrap() error { return e.err }
 
 // Check parses s without rendering it, so that DAG validation reports a
-// malformed template at load time, and reports a name the task context
-// does not have (*UnknownNameError). field names it in the error.
-func Check(field, s string) error {
+// malformed template at load time, and reports a name the context does
+// not have (*UnknownNameError). field names it in the error. names is a
+// sample of the context the template is rendered over (a callback's, say);
+// nil means a task's, as the worker builds it.
+func Check(field, s string, names map[string]any) error {
 	if !strings.Contains(s, "{{") {
 		return nil
 	}
@@ -104,7 +106,7 @@ func Check(field, s string) error {
 	if err != nil {
 		return err
 	}
-	return checkNames(field, t)
+	return checkNames(field, t, names)
 }
 
 // RenderArgs returns a copy of args with every string rendered, looking

@@ -122,9 +122,7 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 // .callback, and runs it.
 func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkload, cc *execclient.Client, red *operator.Redactor) error {
 	cb := &cw.Callback
-	tctx := template.Context(&cw.DagRun, nil, cw.Params)
-	tctx["callback"] = callback.Context(cb)
-	tctx["task_id"], tctx["map_index"] = cb.TaskID, cb.MapIndex
+	tctx := callback.TemplateContext(&cw.DagRun, cw.Params, cb)
 	switch cb.Spec.Notifier {
 	case core.NotifierWebhook:
 		return w.webhook(ctx, cw, cc, red)
