@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -91,19 +89,5 @@ func (s *server) getCallbackLog(ctx context.Context, in *callbackLogInput) (*log
 		return nil, huma.NewError(http.StatusNotFound, fmt.Sprintf("callback %d has had %d attempts; attempt %d has no log",
 			cb.ID, cb.Attempts, attempt))
 	}
-	data, next, err := tasklog.Read(s.cfg.LogFolder, tasklog.CallbackKey(cb, attempt), offset)
-	if errors.Is(err, core.ErrNotFound) {
-		data, next = nil, offset // its worker has not shipped it yet
-	} else if err != nil {
-		return nil, s.problem(ctx, err)
-	}
-	token := strconv.FormatInt(next, 10)
-	if wantsText(in.Accept) {
-		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: token, Body: data}, nil
-	}
-	body, err := json.Marshal(LogChunk{Content: string(data), ContinuationToken: token})
-	if err != nil {
-		return nil, s.problem(ctx, fmt.Errorf("encode log chunk: %w", err))
-	}
-	return &logOutput{ContentType: "application/json", Token: token, Body: body}, nil
+	return s.logChunk(ctx, tasklog.CallbackKey(cb, attempt), offset, in.Accept)
 }

@@ -69,14 +69,21 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 	}
 	key := tasklog.KeyOf(ti)
 	key.TryNumber = in.TryNumber
+	return s.logChunk(ctx, key, offset, in.Accept)
+}
+
+// logChunk answers the log under key from offset, as text or as a JSON
+// LogChunk (by accept), with the next offset as continuation token. A log
+// not written (or shipped) yet is empty.
+func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string) (*logOutput, error) {
 	data, next, err := tasklog.Read(s.cfg.LogFolder, key, offset)
 	if errors.Is(err, core.ErrNotFound) {
-		data, next = nil, offset // the try has not written anything yet
+		data, next = nil, offset
 	} else if err != nil {
 		return nil, s.problem(ctx, err)
 	}
 	token := strconv.FormatInt(next, 10)
-	if wantsText(in.Accept) {
+	if wantsText(accept) {
 		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: token, Body: data}, nil
 	}
 	body, err := json.Marshal(LogChunk{Content: string(data), ContinuationToken: token})

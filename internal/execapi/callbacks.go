@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -95,37 +94,13 @@ func truncate(s string, n int) string {
 // callbackLog serves POST /execution/callbacks/{id}/logs?offset=N: as a
 // try's log (appendLog), into the attempt's log beside the run's.
 func (s *server) callbackLog(w http.ResponseWriter, r *http.Request, id int64, attempt int) error {
-	if s.logs == "" {
-		return fmt.Errorf("the api-server has no log folder configured: %w", core.ErrConflict)
-	}
-	raw := r.URL.Query().Get("offset")
-	offset, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || offset < 0 {
-		return fmt.Errorf("query parameter offset must be the chunk's byte offset in the callback's log (an integer >= 0), got %q: %w",
-			raw, core.ErrInvalid)
-	}
-	cb, err := s.runningCallback(r, id, attempt)
-	if err != nil {
-		return err
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxLogChunk))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return fmt.Errorf("log chunk exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
-	}
-	if err != nil {
-		return fmt.Errorf("read log chunk: %w", err)
-	}
-	next, err := tasklog.AppendAt(s.logs, tasklog.CallbackKey(cb, attempt), offset, body)
-	var gap *tasklog.GapError
-	if errors.As(err, &gap) {
-		return withStatus(http.StatusConflict, execclient.ReasonLogGap, err)
-	}
-	if err != nil {
-		return fmt.Errorf("append log of callback %d: %w", id, err)
-	}
-	writeJSON(w, http.StatusOK, execclient.LogAppendResponse{NextOffset: next})
-	return nil
+	return s.appendChunk(w, r, fmt.Sprintf("callback %d's", id), func() (tasklog.Key, error) {
+		cb, err := s.runningCallback(r, id, attempt)
+		if err != nil {
+			return tasklog.Key{}, err
+		}
+		return tasklog.CallbackKey(cb, attempt), nil
+	})
 }
 
 // callbackGone answers a callback attempt that no longer runs with 409

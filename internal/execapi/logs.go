@@ -22,16 +22,30 @@ import (
 // try may append (the try gate); the worker ships its last chunk before it
 // reports the try's end.
 func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	return s.appendChunk(w, r, "the try's", func() (tasklog.Key, error) {
+		ti, err := s.tokenTI(r, c)
+		if err != nil {
+			return tasklog.Key{}, err
+		}
+		return tasklog.KeyOf(ti), nil
+	})
+}
+
+// appendChunk appends the request's body at its ?offset= to the log under
+// the key keyOf finds (the caller's check of who may write it, after the
+// offset is checked) and answers the next offset. whose names the log in
+// errors: "the try's".
+func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose string, keyOf func() (tasklog.Key, error)) error {
 	if s.logs == "" {
 		return fmt.Errorf("the api-server has no log folder configured: %w", core.ErrConflict)
 	}
 	raw := r.URL.Query().Get("offset")
 	offset, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || offset < 0 {
-		return fmt.Errorf("query parameter offset must be the chunk's byte offset in the try's log (an integer >= 0), got %q: %w",
-			raw, core.ErrInvalid)
+		return fmt.Errorf("query parameter offset must be the chunk's byte offset in %s log (an integer >= 0), got %q: %w",
+			whose, raw, core.ErrInvalid)
 	}
-	ti, err := s.tokenTI(r, c)
+	key, err := keyOf()
 	if err != nil {
 		return err
 	}
@@ -43,13 +57,13 @@ func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claim
 	if err != nil {
 		return fmt.Errorf("read log chunk: %w", err)
 	}
-	next, err := tasklog.AppendAt(s.logs, tasklog.KeyOf(ti), offset, body)
+	next, err := tasklog.AppendAt(s.logs, key, offset, body)
 	var gap *tasklog.GapError
 	if errors.As(err, &gap) {
 		return withStatus(http.StatusConflict, execclient.ReasonLogGap, err)
 	}
 	if err != nil {
-		return fmt.Errorf("append log of task instance %s: %w", ti.ID, err)
+		return fmt.Errorf("append to %s log: %w", whose, err)
 	}
 	writeJSON(w, http.StatusOK, execclient.LogAppendResponse{NextOffset: next})
 	return nil
