@@ -2,14 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 )
 
 // DefaultLoginTokenTTL is how long a token from POST /api/v2/auth/token
@@ -56,15 +54,8 @@ func (s *server) createToken(ctx context.Context, in *LoginInput) (*TokenOutput,
 		ttl = DefaultLoginTokenTTL
 	}
 	tok, err := s.svc.IssueLoginToken(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, s.cfg.TrustedProxies.ClientAddr(in.req), ttl)
-	var throttled *service.LoginThrottledError
-	switch {
-	case errors.As(err, &throttled):
-		return nil, huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, throttled.Error()),
-			http.Header{"Retry-After": {throttled.Seconds()}})
-	case errors.Is(err, service.ErrBadLogin):
-		return nil, huma.NewError(http.StatusUnauthorized, "invalid username or password")
-	case err != nil:
-		return nil, s.problem(ctx, err)
+	if err != nil {
+		return nil, s.loginProblem(ctx, err)
 	}
 	out := &TokenOutput{Status: http.StatusCreated}
 	out.Body.AccessToken, out.Body.TokenType = tok.Secret, "bearer"

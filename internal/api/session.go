@@ -84,17 +84,24 @@ func (s *server) registerAuth() {
 	}, s.logout)
 }
 
-func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error) {
-	u, err := s.svc.Login(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, s.cfg.TrustedProxies.ClientAddr(in.req))
+// loginProblem answers a refused login (session or token): 429 with
+// Retry-After while throttled, 401 for a wrong username or password.
+func (s *server) loginProblem(ctx context.Context, err error) error {
 	var throttled *service.LoginThrottledError
 	switch {
 	case errors.As(err, &throttled):
-		return nil, huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, throttled.Error()),
+		return huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, throttled.Error()),
 			http.Header{"Retry-After": {throttled.Seconds()}})
 	case errors.Is(err, service.ErrBadLogin):
-		return nil, huma.NewError(http.StatusUnauthorized, "invalid username or password")
-	case err != nil:
-		return nil, s.problem(ctx, err)
+		return huma.NewError(http.StatusUnauthorized, "invalid username or password")
+	}
+	return s.problem(ctx, err)
+}
+
+func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error) {
+	u, err := s.svc.Login(ctx, s.cfg.LoginThrottle, in.Body.Username, in.Body.Password, s.cfg.TrustedProxies.ClientAddr(in.req))
+	if err != nil {
+		return nil, s.loginProblem(ctx, err)
 	}
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
 	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(u.Username, expires), expires, s.cfg.TrustedProxies.HTTPS(in.req))}
