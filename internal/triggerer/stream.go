@@ -37,9 +37,10 @@ func (t *Triggerer) runStream(ctx context.Context, stop context.CancelFunc, row 
 	rt := &trigger.Runtime{ID: row.ID, CreatedAt: row.CreatedAt, Clock: t.Clock, Log: t.logWriter(ctx, log, row),
 		Connections: t.Connections, Runs: t.Store,
 		Stream: &trigger.StreamPosition{ID: st.ID, LastIndex: st.LastIndex()}}
-	rt.EmitBatchFunc = func(ectx context.Context, es []trigger.Event) error { return t.appendAll(ectx, stop, row, es) }
+	next := st.NextIndex // the index the stream's next envelope gets
+	rt.EmitBatchFunc = func(ectx context.Context, es []trigger.Event) error { return t.appendAll(ectx, stop, row, &next, es) }
 	rt.EmitFunc = func(ectx context.Context, e trigger.Event) error {
-		return t.appendAll(ectx, stop, row, []trigger.Event{e})
+		return t.appendAll(ectx, stop, row, &next, []trigger.Event{e})
 	}
 	err = runSafely(ctx, tr, rt)
 	if ctx.Err() != nil {
@@ -61,7 +62,7 @@ func (t *Triggerer) runStream(ctx context.Context, stop context.CancelFunc, row 
 // appendAll appends es to row's stream in order, waiting for room while
 // the stream has max_pending unconsumed events; it returns once all are
 // committed, or with the error that stopped it.
-func (t *Triggerer) appendAll(ctx context.Context, stop context.CancelFunc, row *core.Trigger, es []trigger.Event) error {
+func (t *Triggerer) appendAll(ctx context.Context, stop context.CancelFunc, row *core.Trigger, next *int64, es []trigger.Event) error {
 	payloads := make([]json.RawMessage, len(es))
 	for i := range es {
 		payloads[i] = es[i].Payload
@@ -69,14 +70,14 @@ func (t *Triggerer) appendAll(ctx context.Context, stop context.CancelFunc, row 
 	var wake <-chan struct{}
 	var poll *time.Timer
 	for {
-		res, err := t.Service.AppendTriggerEvents(ctx, row.ID, t.id, row.StreamID, payloads)
+		accepted, err := t.appendOnce(ctx, row, next, payloads)
 		if err != nil {
 			if errors.Is(err, core.ErrConflict) {
 				stop() // another triggerer owns it now
 			}
 			return fmt.Errorf("commit events of trigger %d: %w", row.ID, err)
 		}
-		payloads = payloads[res.Accepted:]
+		payloads = payloads[accepted:]
 		if len(payloads) == 0 {
 			return nil
 		}
@@ -98,6 +99,37 @@ func (t *Triggerer) appendAll(ctx context.Context, stop context.CancelFunc, row 
 		}
 		poll.Reset(streamPoll)
 	}
+}
+
+// appendOnce appends payloads to row's stream, whose next envelope gets
+// index next, through outages of the database. An append whose outcome
+// was lost with the connection may have committed: before trying again it
+// reads the stream's head and leaves out the payloads that landed (only
+// this trigger appends to its stream: the hold fences others out), so a
+// retry never appends an event twice. It returns how many of payloads
+// (from the first) are appended; fewer than all when the stream is full.
+func (t *Triggerer) appendOnce(ctx context.Context, row *core.Trigger, next *int64, payloads []json.RawMessage) (accepted int, err error) {
+	lost := false
+	err = untilCommitted(ctx, t.Logger.With("trigger_id", row.ID), "commit the stream's events", func() error {
+		if lost {
+			head, err := t.Store.StreamGet(ctx, row.StreamID)
+			if err != nil {
+				return err
+			}
+			landed := int(min(head.NextIndex-*next, int64(len(payloads)-accepted)))
+			accepted, *next, lost = accepted+landed, head.NextIndex, false
+			if accepted == len(payloads) {
+				return nil
+			}
+		}
+		res, err := t.Service.AppendTriggerEvents(ctx, row.ID, t.id, row.StreamID, payloads[accepted:])
+		if err == nil {
+			accepted, *next = accepted+res.Accepted, res.Stream.NextIndex
+		}
+		lost = errors.Is(err, core.ErrUnavailable)
+		return err
+	})
+	return accepted, err
 }
 
 // unstart forgets trigger id as if it never started, so that the next

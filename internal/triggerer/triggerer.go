@@ -293,7 +293,7 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 			t.closeUnbuilt(ctx, log, row, err)
 			return
 		}
-		t.fail(ctx, log, row, fmt.Sprintf("the trigger cannot be built: %v", err))
+		t.fail(ctx, stop, log, row, fmt.Sprintf("the trigger cannot be built: %v", err))
 		return
 	}
 	if row.StreamID != "" {
@@ -317,7 +317,11 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 		Connections: t.Connections, Runs: t.Store,
 		EmitFunc: func(ectx context.Context, e trigger.Event) error {
 			lw.fired.Store(true) // the waiters' logs are theirs again once they resume
-			waiting, err := t.Service.FireTrigger(ectx, row.ID, t.id, e.Payload)
+			var waiting bool
+			err := untilCommitted(ectx, log, "commit the trigger's event", func() (err error) {
+				waiting, err = t.Service.FireTrigger(ectx, row.ID, t.id, e.Payload)
+				return err
+			})
 			if err != nil {
 				if errors.Is(err, core.ErrConflict) {
 					stop() // another triggerer owns it now
@@ -335,18 +339,25 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 	case ctx.Err() != nil:
 		// Stopped: its waiters resumed, it moved, or the triggerer stops.
 	case err != nil:
-		t.fail(ctx, log, row, fmt.Sprintf("the %s trigger failed: %v", row.Type, err))
+		t.fail(ctx, stop, log, row, fmt.Sprintf("the %s trigger failed: %v", row.Type, err))
 	case events == 0:
-		t.fail(ctx, log, row, fmt.Sprintf("the %s trigger ended without an event", row.Type))
+		t.fail(ctx, stop, log, row, fmt.Sprintf("the %s trigger ended without an event", row.Type))
 	}
 }
 
-// fail ends a trigger's waiters with msg.
-func (t *Triggerer) fail(ctx context.Context, log *slog.Logger, row *core.Trigger, msg string) {
+// fail ends a trigger's waiters with msg. When that cannot be recorded
+// (the database is unavailable until ctx ends), the trigger is unstarted:
+// the next reconcile runs it again rather than leaving its waiters
+// deferred behind a trigger no one runs.
+func (t *Triggerer) fail(ctx context.Context, stop context.CancelFunc, log *slog.Logger, row *core.Trigger, msg string) {
 	log.Warn("trigger failed", "reason", msg)
 	t.logWriter(ctx, log, row).line("trigger failed: " + msg)
-	if err := t.Service.FailTrigger(ctx, row.ID, t.id, msg); err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrConflict) {
-		log.Warn("fail the trigger's waiters", "err", err)
+	err := untilCommitted(ctx, log, "fail the trigger's waiters", func() error {
+		return t.Service.FailTrigger(ctx, row.ID, t.id, msg)
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrConflict) {
+		log.Warn("fail the trigger's waiters; the next reconcile runs the trigger again", "err", err)
+		t.unstart(stop, row.ID)
 	}
 }
 

@@ -183,7 +183,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return s.wrap(err, "begin transaction")
 	}
 	pending := []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
