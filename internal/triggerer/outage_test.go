@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/wait"
-		"github.com/weirflow/weir/internal/trigger/builtin"
+	"github.com/weirflow/weir/internal/trigger/builtin"
 )
 
 // outage is a store whose next transactions fail as they do while
