@@ -50,6 +50,10 @@ type Job struct {
 	WorkerID string
 	// Interval is how often the process heartbeats; 0 = not recorded.
 	Interval time.Duration
+	// UpSince is when the process's current unbroken run of heartbeats
+	// began: a write that failed or came more than two intervals after
+	// the last starts a new run (zero = none recorded: StartedAt).
+	UpSince time.Time
 }
 
 // AuditEntry records one administrative action.

@@ -51,11 +51,15 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 		id = uuid.NewString()
 	}
 	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now(), Interval: interval}
+	var run upRun
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		row.Heartbeat = clk.Now()
-		if err := h.Store.JobHeartbeat(ctx, row); err != nil && ctx.Err() == nil {
+		row.UpSince = run.beat(row.Heartbeat, interval)
+		err := h.Store.JobHeartbeat(ctx, row)
+		run.wrote(row.Heartbeat, err == nil)
+		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "job heartbeat", "role", h.Role, "err", err)
 		}
 		select {
@@ -63,6 +67,33 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// upRun tracks a process's unbroken run of heartbeat writes (core.Job's
+// UpSince): it breaks when a write fails or when one comes more than
+// StaleAfter after the last that succeeded (the process was stopped, or a
+// write hung). A reader of the rows thereby sees an outage the process
+// lived through, even one no other process observed while it lasted.
+type upRun struct {
+	since, last time.Time // the run's start; the last successful write
+	broken      bool
+}
+
+// beat returns the run's start for a write at now.
+func (r *upRun) beat(now time.Time, interval time.Duration) time.Time {
+	if r.since.IsZero() || r.broken || now.Sub(r.last) > StaleAfter(interval) {
+		r.since, r.broken = now, false
+	}
+	return r.since
+}
+
+// wrote records how the write at now went.
+func (r *upRun) wrote(now time.Time, ok bool) {
+	if ok {
+		r.last = now
+	} else {
+		r.broken = true
 	}
 }
 

@@ -26,11 +26,21 @@ type Uptime struct {
 	Until time.Time
 }
 
+// MinAliveWindow is the least time since its last heartbeat within which
+// UpNow still counts a row as beating. Sub-second intervals (a worker
+// heartbeat of 1 s makes api-servers beat every 500 ms) would otherwise
+// read one write delayed on a loaded machine as an outage, and hold every
+// failover back. A late or failed write that was real breaks the row's
+// UpSince, and nothing is judged past the latest heartbeat, so the
+// window's width does not make anyone look alive or dead wrongly.
+const MinAliveWindow = 3 * time.Second
+
 // UpNow reports the stretch of the role's uptime that reaches now, from
-// the job rows: a row spans its process's start to its last heartbeat;
+// the job rows: a row spans its process's unbroken run of heartbeats
+// (UpSince, or its start) to its last heartbeat;
 // spans less than one heartbeat interval apart chain (a gap that short is
 // unobservable); and the stretch reaches now when one of its rows beat
-// within StaleAfter of its interval. A row's interval is its own
+// within StaleAfter of its interval (at least MinAliveWindow). A row's interval is its own
 // (core.Job.Interval) or, when it has none, interval. ok is false when no
 // row beat recently (every process of role is dead or stopped, or there
 // is none).
@@ -49,6 +59,9 @@ func UpNow(jobs []core.Job, role string, now time.Time, interval time.Duration) 
 			continue
 		}
 		from := j.StartedAt
+		if j.UpSince.After(from) {
+			from = j.UpSince // its writes broke off since it started
+		}
 		if from.IsZero() || from.After(j.Heartbeat) {
 			from = j.Heartbeat
 		}
@@ -59,7 +72,7 @@ func UpNow(jobs []core.Job, role string, now time.Time, interval time.Duration) 
 		if every <= 0 {
 			every = DefaultInterval
 		}
-		ok = ok || !j.Heartbeat.Before(now.Add(-StaleAfter(every)))
+		ok = ok || !j.Heartbeat.Before(now.Add(-max(StaleAfter(every), MinAliveWindow)))
 		spans = append(spans, span{Uptime{Since: from, Until: j.Heartbeat}, every})
 	}
 	if !ok {

@@ -36,6 +36,11 @@ func TestUpNow(t *testing.T) {
 		{"a row without start time counts from its beat", []core.Job{{Role: "api-server", Heartbeat: at(-1)}}, -1, -1, true},
 		{"until is the latest beat, not now", []core.Job{api(-600, -15), api(-600, -12)}, -600, -12, true},
 		{"a row's own interval judges it", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-5), Interval: 2 * time.Second}}, 0, 0, false},
+		{"a short interval's late write is not an outage", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-2), Interval: 500 * time.Millisecond}}, -600, -2, true},
+		{"a short interval is judged after the least window", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-4), Interval: 500 * time.Millisecond}}, 0, 0, false},
+		{"an outage the row lived through starts its run again", []core.Job{{Role: "api-server", StartedAt: at(-600), UpSince: at(-8), Heartbeat: at(-1)}}, -8, -1, true},
+		{"a run start before the process start is ignored", []core.Job{{Role: "api-server", StartedAt: at(-600), UpSince: at(-900), Heartbeat: at(-1)}}, -600, -1, true},
+		{"a broken run breaks the chain of lives", []core.Job{api(-600, -200), {Role: "api-server", StartedAt: at(-210), UpSince: at(-50), Heartbeat: at(-1)}}, -50, -1, true},
 		{"a row's own interval chains it", []core.Job{{Role: "api-server", StartedAt: at(-600), Heartbeat: at(-100), Interval: time.Minute}, api(-50, -1)}, -600, -1, true},
 	}
 	for _, tt := range tests {

@@ -77,16 +77,17 @@ type Scheduler struct {
 	// whether they failed (metrics).
 	OnLoop func(took time.Duration, err error)
 
-	mu        sync.Mutex
-	graphs    map[int64]*graph   // per dag_version id; versions never change
-	passMu    sync.Mutex         // one pass at a time; guards views
-	views     map[int64]*runView // per running dag_run id (runview.go)
-	exhausted map[string]int64   // dag id → version whose schedule has no next run
-	stale     periodic           // the look for dead workers' tries
-	workers   periodic           // the look for silent workers' tries
-	heardFrom time.Time          // start of the unbroken run of checks finding an api-server up
-	timeouts  periodic           // the look for deferral timeouts
-	stop      context.CancelFunc
+	mu          sync.Mutex
+	graphs      map[int64]*graph   // per dag_version id; versions never change
+	passMu      sync.Mutex         // one pass at a time; guards views
+	views       map[int64]*runView // per running dag_run id (runview.go)
+	exhausted   map[string]int64   // dag id → version whose schedule has no next run
+	stale       periodic           // the look for dead workers' tries
+	workers     periodic           // the look for silent workers' tries
+	heardFrom   time.Time          // start of the unbroken run of checks finding an api-server up
+	unjudgedLog periodic           // the last log of workers left unjudged
+	timeouts    periodic           // the look for deferral timeouts
+	stop        context.CancelFunc
 }
 
 // Start runs the scheduling loop until ctx is done or Stop is called, and

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -63,7 +64,9 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 	if err != nil || !ok {
 		return err
 	}
-	for name, cutoff := range job.WorkerCutoffs(jobs, up) {
+	cutoffs := job.WorkerCutoffs(jobs, up)
+	s.logUnjudged(jobs, cutoffs, up, now)
+	for name, cutoff := range cutoffs {
 		stale, err := s.Store.TaskInstanceStaleOfWorker(ctx, name, cutoff)
 		if err != nil {
 			return fmt.Errorf("list stale task instances of worker %s: %w", name, err)
@@ -161,8 +164,27 @@ func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
 		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout")
 		return
 	}
-	s.Logger.Debug("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over yet",
-		"api_servers_up_since", up.Since)
+	if s.due(&s.unjudgedLog, s.Clock.Now(), time.Minute, &passResult{next: s.Clock.Now()}) {
+		s.Logger.Info("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over for a missed heartbeat yet",
+			"api_servers_up_since", up.Since)
+	}
+}
+
+// logUnjudged says, at most once a minute, which workers a check left
+// unjudged because the api-servers' uptime began too recently (WorkerCutoffs
+// leaves them out): a failover that does not come is then explained.
+func (s *Scheduler) logUnjudged(jobs []core.Job, cutoffs map[string]time.Time, up job.Uptime, now time.Time) {
+	var left []string
+	for _, j := range jobs {
+		if _, judged := cutoffs[j.WorkerID]; j.Role == job.WorkerRole && j.WorkerID != "" && !judged && !slices.Contains(left, j.WorkerID) {
+			left = append(left, j.WorkerID)
+		}
+	}
+	if len(left) == 0 || !s.due(&s.unjudgedLog, now, time.Minute, &passResult{next: now}) {
+		return
+	}
+	s.Logger.Info("workers not judged dead or alive yet: the api-servers have been heard up only since a moment within two of their heartbeat intervals",
+		"workers", left, "api_servers_up_since", up.Since, "api_servers_last_heartbeat", up.Until)
 }
 
 // requeueCallbacks queues again the running callbacks whose worker stopped

@@ -55,22 +55,29 @@ func (h *held) list() []string {
 // beat sends the worker heartbeat every HeartbeatInterval until ctx ends:
 // this process's job row and the tries it holds. The scheduler fails a
 // worker's tries over once its heartbeats stop for two intervals
-// (docs/state-machines.md#dead-workers); a failed beat is logged and the
-// next one tries again.
+// (docs/state-machines.md#dead-workers); a failed beat is logged and tried
+// again within a second (reportRetryWait) when the server did not answer,
+// not a whole interval later, so one lost beat never brings a live worker
+// near that limit.
 func (w *Worker) beat(ctx context.Context) {
-	t := time.NewTicker(w.HeartbeatInterval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		err := w.Client.WorkerHeartbeat(ctx, execclient.WorkerHeartbeatRequest{WorkerID: w.WorkerID, ProcessID: w.processID,
-			Hostname: w.Hostname, PID: os.Getpid(), StartedAt: w.startedAt, IntervalSeconds: w.HeartbeatInterval.Seconds(),
-			Holding: w.mine.list()})
-		if err != nil && ctx.Err() == nil {
-			w.Logger.Warn("worker heartbeat", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		err := w.Client.WorkerHeartbeat(ctx, execclient.WorkerHeartbeatRequest{WorkerID: w.WorkerID, ProcessID: w.processID,
+			Hostname: w.Hostname, PID: os.Getpid(), StartedAt: w.startedAt, IntervalSeconds: w.HeartbeatInterval.Seconds(),
+			Holding: w.mine.list()})
+		next := w.HeartbeatInterval
+		if err != nil && ctx.Err() == nil {
+			w.Logger.Warn("worker heartbeat", "err", err)
+			if unanswered(err) {
+				next = w.reportRetryWait()
+			}
+		}
+		t.Reset(next)
 	}
 }

@@ -65,8 +65,12 @@ func (s *Store) ConnectionDelete(ctx context.Context, id string) error {
 // JobHeartbeat records that a process is alive (its start time is kept from
 // the first heartbeat).
 func (s *Store) JobHeartbeat(ctx context.Context, j *core.Job) error {
+	var upSince int64
+	if !j.UpSince.IsZero() {
+		upSince = micros(j.UpSince)
+	}
 	_, err := s.writer().ExecContext(ctx, qJobUpsert, j.ID, j.Role, j.Hostname, j.PID, micros(j.StartedAt),
-		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds())
+		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds(), upSince)
 	return s.wrap(err, "heartbeat job %s (%s)", j.ID, j.Role)
 }
 
@@ -102,11 +106,14 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 	}
 	out, err := collect(rows, func(r *sql.Rows) (core.Job, error) {
 		var (
-			j                       core.Job
-			started, beat, interval int64
+			j                                core.Job
+			started, beat, interval, upSince int64
 		)
-		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval)
+		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &upSince)
 		j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
+		if upSince != 0 {
+			j.UpSince = fromMicros(upSince)
+		}
 		return j, err
 	})
 	return out, s.wrap(err, "list jobs")

@@ -239,11 +239,12 @@ const (
 	qConnCount  = `SELECT COUNT(*) FROM connection%s`
 	qConnDelete = `DELETE FROM connection WHERE conn_id = $1`
 
-	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (id) DO UPDATE SET role = excluded.role, hostname = excluded.hostname, pid = excluded.pid,
-		heartbeat = excluded.heartbeat, worker_id = excluded.worker_id, heartbeat_interval = excluded.heartbeat_interval`
-	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval FROM job ORDER BY role, id`
+		heartbeat = excluded.heartbeat, worker_id = excluded.worker_id, heartbeat_interval = excluded.heartbeat_interval,
+		up_since = excluded.up_since`
+	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since FROM job ORDER BY role, id`
 	// qTIWorkerBeatRunning and qTIWorkerBeatClaimed refresh the running
 	// tries and the unstarted claims a live worker holds (%s: their ids)
 	// with its heartbeat.

@@ -106,16 +106,18 @@ func testPools(t *testing.T, f *fixture) {
 func testJobsAudit(t *testing.T, f *fixture) {
 	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}), "job 1")
 	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now}), "job 2")
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now,
+		UpSince: f.at(30 * time.Second), Heartbeat: f.at(40 * time.Second)}), "job 2 beat after an outage")
 	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1,
 		StartedAt: f.at(time.Hour), Heartbeat: f.at(time.Minute)}), "job 1 beat")
 	jobs, err := f.st.JobList(f.ctx)
 	must(t, err, "list jobs")
 	want := []core.Job{
-		{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, Heartbeat: f.now},
+		{ID: "j2", Role: "api-server", Hostname: "h", PID: 2, StartedAt: f.now, UpSince: f.at(30 * time.Second), Heartbeat: f.at(40 * time.Second)},
 		{ID: "j1", Role: "scheduler", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.at(time.Minute)},
 	}
 	if diff := cmp.Diff(want, jobs); diff != "" {
-		t.Errorf("jobs (-want +got), start time kept from the first heartbeat:\n%s", diff)
+		t.Errorf("jobs (-want +got), start time kept from the first heartbeat, the run of beats from the last:\n%s", diff)
 	}
 
 	for i, action := range []string{"dag.pause", "dag.unpause", "task_instance.clear"} {
