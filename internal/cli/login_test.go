@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/cli"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
@@ -129,8 +130,6 @@ func TestRemoteErrors(t *testing.T) {
 		{"expired says log in", s.srv.URL, expired, []string{"runs", "list"}, "log in again with `weir login --api-url " + s.srv.URL + "`"},
 		{"role", s.srv.URL, viewer, []string{"dags", "trigger", "etl"},
 			`permission denied: user "vic" has role "viewer"; POST /api/v2/dags/{dag_id}/dagRuns needs role "op" or higher`},
-		{"not remote yet", s.srv.URL, s.token, []string{"dags", "show", "etl"},
-			"`weir dags show` works only on the local database so far"},
 		{"bad url", "ftp://x", s.token, []string{"pools", "list"}, `API URL "ftp://x": want http://HOST[:PORT]`},
 		{"state of a whole DAG", s.srv.URL, s.token, []string{"state-store", "list", "--dag", "etl"},
 			"through the REST API state-store list needs --dag, --run and --task (one task instance) or --asset"},
@@ -141,6 +140,13 @@ func TestRemoteErrors(t *testing.T) {
 		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: weir %s: exit %d %q %q, want %q", c.name, strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
+	}
+	// A command with no remote form refuses as a command line this CLI
+	// cannot carry out (exit 2), never falling back to the local database.
+	env := append(append([]string{}, s.env...), "WEIR_API_URL="+s.srv.URL, "WEIR_API_TOKEN="+s.token)
+	out, errOut, code := weirIn(t, env, "", "state-store", "clean", "--dry-run")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "`weir state-store cleanup-task-store` has no remote form: it works only on the local database") {
+		t.Errorf("state-store clean remotely: exit %d %q %q", code, out, errOut)
 	}
 	if n, err := s.st.DagRunCount(ctx, &store.DagRunListParams{}); err != nil || n != 0 {
 		t.Errorf("the refused trigger created %d runs (err %v)", n, err)

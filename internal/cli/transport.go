@@ -12,6 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // backend is what the admin commands call to read and change a deployment
@@ -71,6 +72,17 @@ type backend interface {
 	// existing variable keeps its description.
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
+
+	// DagGet is one DAG.
+	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
+	// BackfillCreate creates a backfill (with r.DryRun only plans it) and
+	// returns what it does at each logical date.
+	BackfillCreate(ctx context.Context, r runs.BackfillRequest) (*service.BackfillResult, error)
+	BackfillList(ctx context.Context, p *store.BackfillListParams) ([]core.Backfill, int, error)
+	BackfillGet(ctx context.Context, id int64) (*core.Backfill, error)
+	// BackfillAction pauses, unpauses or cancels a backfill (action
+	// "pause", "unpause" or "cancel").
+	BackfillAction(ctx context.Context, id int64, action string) (*core.Backfill, error)
 
 	// UserSave creates or updates a user with a password and role.
 	UserSave(ctx context.Context, username, password string, role core.Role) error
@@ -138,10 +150,11 @@ func (a *app) withBackend(cmd *cobra.Command, fn func(backend) error) error {
 	})
 }
 
-// notRemote is the error of a command that has no remote transport yet,
-// run where an API is configured.
+// notRemote is the error of a command that has no remote transport, run
+// where an API is configured: exit ExitUsage, as a command line this CLI
+// cannot carry out, so a ported script stops there.
 func notRemote(cmd *cobra.Command) error {
-	return fmt.Errorf("`%s` works only on the local database so far, and this CLI is set to reach a deployment's "+
+	return &taskcli.ExitError{Code: ExitUsage, Err: fmt.Errorf("`%s` has no remote form: it works only on the local database, and this CLI is set to reach a deployment's "+
 		"REST API (weir login, --api-url or $WEIR_API_URL with $WEIR_API_TOKEN): run it where the database is "+
-		"configured, after `weir logout` (docs/remote.md)", cmd.CommandPath())
+		"configured, after `weir logout` (docs/remote.md)", cmd.CommandPath())}
 }

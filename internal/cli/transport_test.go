@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // weirIn runs the CLI with env and stdin and returns what it printed and
@@ -43,6 +46,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		s.run("variables", "set", "thresholds", `{"rows": 1000}`, "--json")
 		s.run("connections", "add", "dw", "postgres://etl:secret@db:5432/dw?sslmode=require&password=x")
 		orders := seedState(t, s.st) // run r1 of etl (task load), asset orders
+		seedBackfills(t, s)          // DAGs daily (paused) and hourly, a backfill of daily
 		ti := "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store/"
 		for _, k := range []string{"k", "kl", "kr"} {
 			s.rest("PUT", ti+k, map[string]any{"value": map[string]int{"n": 1}, "retention": "never"})
@@ -76,6 +80,13 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"dags", "trigger", "etl", "--run-id", "seed1"}, {"pools", "set", "bad name!", "1"},
 			{"runs", "list", "--dag-id", "nope"},
 			{"users", "create", "--username", "x", "--password", "p", "--role", "boss"},
+			// backfills
+			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--dry-run"},
+			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--reprocess-behavior", "completed", "--dry-run"},
+			{"dags", "backfill", "daily", "-s", "2026-01-05", "-e", "2026-01-01"}, {"dags", "backfill", "etl", "-s", "2026-01-01", "-e", "2026-01-02"},
+			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-03"}, // 409: daily has one not completed
+			{"backfills", "list"}, {"backfills", "list", "-o", "json"}, {"backfills", "list", "--dag-id", "nope"},
+			{"backfills", "get", "1"}, {"backfills", "get", "1", "-o", "yaml"}, {"backfills", "get", "99"}, {"backfills", "cancel", "99"},
 		}
 		for _, args := range cases {
 			lo, le, lc := weirIn(t, s.env, "", args...)
@@ -106,6 +117,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
 			append([]string{"state-store", "delete", "k%s"}, load...),
 			{"users", "create", "--username", "u%s", "--password", "pw", "--role", "op"},
+			{"backfills", "pause", "1"}, {"backfills", "unpause", "1"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
@@ -120,6 +132,15 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		// The remote changes went through the API, as otto.
 		if e := s.lastAudit(); e.User != "otto" || e.Action != "asset_state.clear" {
 			t.Errorf("last audit entry %+v, want otto's asset_state.clear", e)
+		}
+		// A backfill created and cancelled remotely prints what a local one does.
+		bl, be, bc := weirIn(t, s.env, "", "dags", "backfill", "hourly", "-s", "2026-01-01", "-e", "2026-01-01T02:00:00Z", "--max-active-runs", "2")
+		cl, ce, cc := weirIn(t, s.env, "", "backfills", "cancel", "2")
+		br, bre, brc := weirIn(t, s.remoteEnv(), "", "dags", "backfill", "hourly", "-s", "2026-01-02", "-e", "2026-01-02T02:00:00Z", "--max-active-runs", "2")
+		cr, cre, crc := weirIn(t, s.remoteEnv(), "", "backfills", "cancel", "3")
+		dates := strings.NewReplacer("2026-01-02", "2026-01-01", "backfill 3", "backfill 2")
+		if bc != 0 || brc != 0 || cc != 0 || crc != 0 || dates.Replace(br) != bl || bre != be || dates.Replace(cr) != cl || cre != ce {
+			t.Errorf("backfill and cancel differ:\nlocal  %d %q %q, %d %q %q\nremote %d %q %q, %d %q %q", bc, bl, be, cc, cl, ce, brc, br, bre, crc, cr, cre)
 		}
 	})
 }
@@ -138,3 +159,20 @@ var localNames = regexp.MustCompile(`\b([rpvcu])l\b`)
 
 // swap turns the local run's names (rl, pl, vl, cl, ul) into the remote's.
 func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }
+
+// seedBackfills adds the DAGs daily (paused, with a backfill of three
+// days: backfill 1) and hourly (unpaused).
+func seedBackfills(t *testing.T, s *surfaces) {
+	t.Helper()
+	for _, d := range []core.DAG{
+		{DagID: "daily", Schedule: "@daily", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+		{DagID: "hourly", Schedule: "@hourly", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+	} {
+		if _, _, err := s.st.DagSync(t.Context(), &store.DagSyncParams{Spec: d, Hash: d.DagID, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.run("dags", "pause", "daily")
+	s.run("dags", "unpause", "hourly")
+	s.run("dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-03")
+}
