@@ -73,6 +73,13 @@ type backend interface {
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
 
+	// DagDefinition is a DAG's latest version as serialized.
+	DagDefinition(ctx context.Context, dagID string) (*api.DagDefinition, error)
+	// DagNextRuns lists up to n of a DAG's next scheduled runs.
+	DagNextRuns(ctx context.Context, dagID string, n int) (*api.NextRunCollection, error)
+	// DagDelete deletes a DAG's metadata and history and returns how many
+	// runs it had.
+	DagDelete(ctx context.Context, dagID string) (int, error)
 	// DagGet is one DAG.
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	// BackfillCreate creates a backfill (with r.DryRun only plans it) and

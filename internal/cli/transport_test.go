@@ -80,6 +80,10 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"dags", "trigger", "etl", "--run-id", "seed1"}, {"pools", "set", "bad name!", "1"},
 			{"runs", "list", "--dag-id", "nope"},
 			{"users", "create", "--username", "x", "--password", "p", "--role", "boss"},
+			{"dags", "show", "etl"}, {"dags", "show", "etl", "--json"}, {"dags", "show", "nope"},
+			{"dags", "next-execution", "daily"}, {"dags", "next-execution", "hourly", "-n", "3"}, {"dags", "next-execution", "etl"},
+			{"dags", "next-execution", "nope"}, {"dags", "next-execution", "daily", "-n", "0"},
+			{"dags", "delete", "etl"}, {"dags", "delete", "nope", "--yes"}, // asks; no answer deletes nothing
 			// backfills
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--dry-run"},
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--reprocess-behavior", "completed", "--dry-run"},
@@ -117,7 +121,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
 			append([]string{"state-store", "delete", "k%s"}, load...),
 			{"users", "create", "--username", "u%s", "--password", "pw", "--role", "op"},
-			{"backfills", "pause", "1"}, {"backfills", "unpause", "1"},
+			{"backfills", "pause", "1"}, {"backfills", "unpause", "1"}, {"dags", "delete", "d%s", "--yes"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
@@ -155,18 +159,21 @@ func fill(args []string, suffix string) []string {
 }
 
 // localNames are the names the local run of a change uses.
-var localNames = regexp.MustCompile(`\b([rpvcu])l\b`)
+var localNames = regexp.MustCompile(`\b([rpvcud])l\b`)
 
-// swap turns the local run's names (rl, pl, vl, cl, ul) into the remote's.
+// swap turns the local run's names (rl, pl, vl, cl, ul, dl) into the remote's.
 func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }
 
 // seedBackfills adds the DAGs daily (paused, with a backfill of three
-// days: backfill 1) and hourly (unpaused).
+// days: backfill 1) and hourly (unpaused), both from 2026-01-01 with
+// catchup, so their next runs do not depend on the time of day.
 func seedBackfills(t *testing.T, s *surfaces) {
 	t.Helper()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, d := range []core.DAG{
-		{DagID: "daily", Schedule: "@daily", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
-		{DagID: "hourly", Schedule: "@hourly", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+		{DagID: "daily", Schedule: "@daily", StartDate: &start, Catchup: true, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+		{DagID: "hourly", Schedule: "@hourly", StartDate: &start, Catchup: true, Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
+		{DagID: "dl", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}, {DagID: "dr", Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}},
 	} {
 		if _, _, err := s.st.DagSync(t.Context(), &store.DagSyncParams{Spec: d, Hash: d.DagID, Now: time.Now()}); err != nil {
 			t.Fatal(err)
