@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
@@ -80,6 +81,17 @@ type backend interface {
 	// DagDelete deletes a DAG's metadata and history and returns how many
 	// runs it had.
 	DagDelete(ctx context.Context, dagID string) (int, error)
+	// AssetGetByName is the asset named name, with the DAGs scheduled on
+	// it and the tasks producing and consuming it.
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, int, error)
+	// AssetEventCreate records an event of an asset from outside Weir.
+	AssetEventCreate(ctx context.Context, assetID int64, r emission.Request) (*api.CreatedAssetEvent, error)
+	AssetAliasList(ctx context.Context, p *store.AssetAliasListParams) ([]store.AssetAlias, int, error)
+	AssetAliasGet(ctx context.Context, name string) (*store.AssetAlias, error)
+	// CallbackList lists the callbacks a run's state changes fired.
+	CallbackList(ctx context.Context, dagID, runID string, p *store.CallbackListParams) ([]core.Callback, int, error)
+
 	// DagGet is one DAG.
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	// BackfillCreate creates a backfill (with r.DryRun only plans it) and
@@ -91,6 +103,12 @@ type backend interface {
 	// "pause", "unpause" or "cancel").
 	BackfillAction(ctx context.Context, id int64, action string) (*core.Backfill, error)
 
+	UserList(ctx context.Context, p *store.UserListParams) ([]api.UserResponse, int, error)
+	UserGet(ctx context.Context, username string) (*api.UserResponse, error)
+	// UserUpdate changes an existing user's password or role.
+	UserUpdate(ctx context.Context, username string, ch service.UserChange) (*api.UserResponse, error)
+	// UserDelete deletes a user and its API tokens.
+	UserDelete(ctx context.Context, username string) error
 	// UserSave creates or updates a user with a password and role.
 	UserSave(ctx context.Context, username, password string, role core.Role) error
 }

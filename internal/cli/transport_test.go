@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -52,6 +53,9 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			s.rest("PUT", ti+k, map[string]any{"value": map[string]int{"n": 1}, "retention": "never"})
 		}
 		s.rest("PUT", fmt.Sprintf("/api/v2/assets/%d/state-store/w", orders), map[string]any{"value": "2026-01-01"})
+		for _, k := range []string{"2026-01", "2026-02"} {
+			s.rest("POST", "/api/v2/assets/events", map[string]any{"asset_id": orders, "partition_key": k, "extra": map[string]int{"rows": 3}})
+		}
 		load := []string{"--dag", "etl", "--run", "r1", "--task", "load"}
 
 		cases := [][]string{
@@ -84,6 +88,18 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"dags", "next-execution", "daily"}, {"dags", "next-execution", "hourly", "-n", "3"}, {"dags", "next-execution", "etl"},
 			{"dags", "next-execution", "nope"}, {"dags", "next-execution", "daily", "-n", "0"},
 			{"dags", "delete", "etl"}, {"dags", "delete", "nope", "--yes"}, // asks; no answer deletes nothing
+			{"assets", "show", "orders"}, {"assets", "show", "orders", "--json"}, {"assets", "show", "nope"},
+			{"assets", "events"}, {"assets", "events", "--asset", "orders", "-o", "json"}, {"assets", "events", "--partition", "2026-02"},
+			{"assets", "events", "--limit", "1"}, {"assets", "events", "--asset", "nope"},
+			{"assets", "aliases"}, {"assets", "aliases", "-o", "json"}, {"assets", "aliases", "nope"},
+			{"assets", "events", "create", "--name", "nope"}, {"assets", "events", "create"},
+			{"assets", "events", "create", "--name", "orders", "--extra", "[1]"},
+			{"runs", "callbacks", "etl", "seed1"}, {"runs", "callbacks", "etl", "seed1", "-o", "json", "--task", "load"},
+			{"runs", "callbacks", "etl", "nope"},
+			{"users", "list"}, {"users", "list", "-o", "json"}, {"users", "get", "otto"}, {"users", "get", "otto", "-o", "yaml"},
+			{"users", "get", "nope"}, {"users", "update", "-u", "nope", "--role", "op"}, {"users", "update", "-u", "otto"},
+			{"users", "update", "-u", "otto", "--role", "boss"}, {"users", "update", "-u", "otto", "--password", ""},
+			{"users", "delete", "-u", "nope", "--yes"}, {"users", "delete", "-u", "otto"}, // asks; no answer deletes nothing
 			// backfills
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--dry-run"},
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--reprocess-behavior", "completed", "--dry-run"},
@@ -121,6 +137,8 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"connections", "add", "c%s", "https://u:pw@api.example.com"}, {"connections", "delete", "c%s"},
 			append([]string{"state-store", "delete", "k%s"}, load...),
 			{"users", "create", "--username", "u%s", "--password", "pw", "--role", "op"},
+			{"users", "update", "-u", "u%s", "--role", "viewer", "--password", "pw2"},
+			{"users", "delete", "-u", "u%s", "--yes"},
 			{"backfills", "pause", "1"}, {"backfills", "unpause", "1"}, {"dags", "delete", "d%s", "--yes"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
@@ -136,6 +154,25 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		// The remote changes went through the API, as otto.
 		if e := s.lastAudit(); e.User != "otto" || e.Action != "asset_state.clear" {
 			t.Errorf("last audit entry %+v, want otto's asset_state.clear", e)
+		}
+		// An asset event created remotely is the logged-in user's; a repeat
+		// of its idempotency key creates nothing, as locally.
+		for _, c := range []struct {
+			env  []string
+			user string
+		}{{s.env, "cli:tester"}, {s.remoteEnv(), "otto"}} {
+			for i, wantDup := range []bool{false, true} {
+				out, errOut, code := weirIn(t, c.env, "", "assets", "events", "create", "--name", "orders", "--partition-key", "p",
+					"--idempotency-key", "key-"+c.user)
+				var got struct {
+					Event     core.AssetEvent `json:"event"`
+					Duplicate bool            `json:"duplicate"`
+				}
+				if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || got.Duplicate != wantDup ||
+					got.Event.SourceUser != c.user || got.Event.Name != "orders" || *got.Event.PartitionKey != "p" {
+					t.Errorf("assets events create as %s (%d): exit %d %q %q", c.user, i, code, out, errOut)
+				}
+			}
 		}
 		// A backfill created and cancelled remotely prints what a local one does.
 		bl, be, bc := weirIn(t, s.env, "", "dags", "backfill", "hourly", "-s", "2026-01-01", "-e", "2026-01-01T02:00:00Z", "--max-active-runs", "2")

@@ -28,7 +28,7 @@ func (a *app) watchersCmd() *cobra.Command {
 			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
 				var id int64
 				if len(args) == 1 {
-					x, err := assetByName(cmd, svc.Store(), args[0])
+					x, err := assetByName(cmd.Context(), svc.Store(), args[0])
 					if err != nil {
 						return err
 					}
@@ -72,7 +72,7 @@ func (a *app) watchersCmd() *cobra.Command {
 // setCursor sets (raw) or resets (nil) the cursor of watcher of asset.
 func (a *app) setCursor(cmd *cobra.Command, asset, watcher string, raw []byte) error {
 	return a.withService(cmd.Context(), func(cfg *config.Config, svc *service.Service) error {
-		x, err := assetByName(cmd, svc.Store(), asset)
+		x, err := assetByName(cmd.Context(), svc.Store(), asset)
 		if err != nil {
 			return err
 		}
