@@ -73,6 +73,9 @@ type backend interface {
 	// existing variable keeps its description.
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
+	// MasksSecrets is true when secret-named variables' values read "***"
+	// (the REST API), false when they read as stored (the local database).
+	MasksSecrets() bool
 
 	// DagDefinition is a DAG's latest version as serialized.
 	DagDefinition(ctx context.Context, dagID string) (*api.DagDefinition, error)

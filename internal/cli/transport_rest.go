@@ -315,3 +315,6 @@ func (b *restBackend) DagWarningList(ctx context.Context, p *store.DagWarningLis
 	err := b.c.Get(ctx, "/dagWarnings", q, &out)
 	return out.DagWarnings, out.TotalEntries, err
 }
+
+// MasksSecrets implements backend: the API shows a secret's value as ***.
+func (b *restBackend) MasksSecrets() bool { return true }

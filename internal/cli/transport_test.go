@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,7 +79,8 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"pools", "list"}, {"pools", "list", "-o", "json"}, {"pools", "list", "--limit", "1"},
 			{"connections", "list"}, {"connections", "list", "-o", "json"},
 			{"variables", "list"}, {"variables", "get", "region"}, {"variables", "get", "thresholds", "--json"},
-			{"variables", "get", "missing", "--default", "none"},
+			{"variables", "get", "missing", "--default", "none"}, {"variables", "export", "-"},
+			{"variables", "import", "/nonexistent/vars.json"},
 			// errors
 			{"dags", "trigger", "nope"}, {"dags", "pause", "nope"}, {"tasks", "list", "nope"}, {"pools", "delete", "nope"},
 			{"variables", "get", "missing"}, {"variables", "delete", "missing"}, {"connections", "delete", "missing"},
@@ -127,7 +130,15 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			}
 		}
 
+		imports := t.TempDir()
+		for _, side := range []string{"l", "r"} {
+			body := fmt.Sprintf(`{"i%[1]s": "x", "j%[1]s": {"a": [1, 2]}}`, side)
+			if err := os.WriteFile(filepath.Join(imports, side+".json"), []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		changes := [][]string{
+			{"variables", "import", filepath.Join(imports, "%s.json")},
 			{"dags", "trigger", "etl", "--run-id", "r%s", "--conf", `{"n": 2}`},
 			{"tasks", "clear", "etl", "--run-id", "r%s", "-t", "extract", "-d", "--yes"},
 			{"dags", "pause", "etl"}, {"dags", "unpause", "etl"},
@@ -154,6 +165,15 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		// The remote changes went through the API, as otto.
 		if e := s.lastAudit(); e.User != "otto" || e.Action != "asset_state.clear" {
 			t.Errorf("last audit entry %+v, want otto's asset_state.clear", e)
+		}
+		// A remote export leaves out the secrets the API masks, saying so,
+		// rather than writing *** into the file.
+		s.run("variables", "set", "db_password", "hunter2")
+		lo, _, _ := weirIn(t, s.env, "", "variables", "export", "-")
+		ro, re, rc := weirIn(t, s.remoteEnv(), "", "variables", "export", "-")
+		if !strings.Contains(lo, `"db_password": "hunter2"`) || strings.Contains(ro, "db_password") || rc != 0 ||
+			!strings.Contains(re, "1 secret variables left out") || !strings.Contains(ro, `"jr": {`) {
+			t.Errorf("export with a secret:\nlocal  %q\nremote (exit %d) %q %q", lo, rc, ro, re)
 		}
 		// An asset event created remotely is the logged-in user's; a repeat
 		// of its idempotency key creates nothing, as locally.
