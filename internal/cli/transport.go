@@ -95,6 +95,8 @@ type backend interface {
 	// CallbackList lists the callbacks a run's state changes fired.
 	CallbackList(ctx context.Context, dagID, runID string, p *store.CallbackListParams) ([]core.Callback, int, error)
 
+	// Expansion is where a task mapped over a stream stands in one run.
+	Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error)
 	// DagGet is one DAG.
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	// BackfillCreate creates a backfill (with r.DryRun only plans it) and

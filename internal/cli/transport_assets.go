@@ -11,11 +11,13 @@ import (
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // The asset commands' backend methods (weir assets show, events, aliases,
-// events create) and weir runs callbacks', local and REST.
+// events create), weir runs callbacks' and weir tasks expansion's, local
+// and REST.
 
 // noAsset is the error of an asset name nothing defines, the same on both
 // transports.
@@ -154,4 +156,19 @@ func aliasNotFound(name string, err error) error {
 			kind: core.ErrNotFound}
 	}
 	return err
+}
+
+// Expansion implements backend.
+func (b *localBackend) Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error) {
+	return b.svc.Expansion(ctx, dagID, runID, taskID)
+}
+
+// Expansion implements backend (GET .../taskInstances/{task_id}/expansion).
+func (b *restBackend) Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error) {
+	var out service.Expansion
+	path := "/dags/" + seg(dagID) + "/dagRuns/" + seg(runID) + "/taskInstances/" + seg(taskID) + "/expansion"
+	if err := b.c.Get(ctx, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
