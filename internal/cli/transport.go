@@ -97,6 +97,11 @@ type backend interface {
 
 	// Expansion is where a task mapped over a stream stands in one run.
 	Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error)
+	// WatcherList lists the asset watchers (of the asset named asset when
+	// it is not ""; remotely it must be) with their health.
+	WatcherList(ctx context.Context, asset string) ([]core.Watcher, error)
+	// WatcherSetCursor sets (raw) or resets (nil) a watcher's cursor.
+	WatcherSetCursor(ctx context.Context, asset, watcher string, raw []byte) (*core.Watcher, error)
 	// DagGet is one DAG.
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	// BackfillCreate creates a backfill (with r.DryRun only plans it) and

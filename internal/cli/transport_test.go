@@ -103,6 +103,9 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"users", "get", "nope"}, {"users", "update", "-u", "nope", "--role", "op"}, {"users", "update", "-u", "otto"},
 			{"users", "update", "-u", "otto", "--role", "boss"}, {"users", "update", "-u", "otto", "--password", ""},
 			{"users", "delete", "-u", "nope", "--yes"}, {"users", "delete", "-u", "otto"}, // asks; no answer deletes nothing
+			{"assets", "watchers", "feed"}, {"assets", "watchers", "feed", "-o", "json"}, {"assets", "watchers", "nope"},
+			{"assets", "watchers", "set-cursor", "feed", "poll", "{bad"}, {"assets", "watchers", "set-cursor", "feed", "nope", "1"},
+			{"assets", "watchers", "reset-cursor", "nope", "poll"},
 			// backfills
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--dry-run"},
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-05", "--reprocess-behavior", "completed", "--dry-run"},
@@ -151,6 +154,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"users", "update", "-u", "u%s", "--role", "viewer", "--password", "pw2"},
 			{"users", "delete", "-u", "u%s", "--yes"},
 			{"backfills", "pause", "1"}, {"backfills", "unpause", "1"}, {"dags", "delete", "d%s", "--yes"},
+			{"assets", "watchers", "set-cursor", "feed", "poll", `{"offset": 10}`}, {"assets", "watchers", "reset-cursor", "feed", "poll"},
 			{"state-store", "clear", "--asset", "orders"},
 		}
 		for _, tmpl := range changes {
@@ -223,7 +227,8 @@ func swap(s string) string { return localNames.ReplaceAllString(s, "${1}r") }
 
 // seedBackfills adds the DAGs daily (paused, with a backfill of three
 // days: backfill 1) and hourly (unpaused), both from 2026-01-01 with
-// catchup, so their next runs do not depend on the time of day.
+// catchup, so their next runs do not depend on the time of day; dl and
+// dr to delete; watched, whose asset feed has the watcher poll.
 func seedBackfills(t *testing.T, s *surfaces) {
 	t.Helper()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -235,6 +240,15 @@ func seedBackfills(t *testing.T, s *surfaces) {
 		if _, _, err := s.st.DagSync(t.Context(), &store.DagSyncParams{Spec: d, Hash: d.DagID, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	watched := core.DAG{DagID: "watched", Assets: []core.Asset{{Name: "feed", URI: "s3://lake/feed", Watchers: []core.AssetWatcher{
+		{Name: "poll", Trigger: core.TriggerSpec{Type: "command", Kwargs: json.RawMessage(`{"command": "true"}`)}}}}},
+		Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
+	if _, _, err := s.st.DagSync(t.Context(), &store.DagSyncParams{Spec: watched, Hash: "watched", Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.AssetSync(t.Context(), &store.AssetSyncParams{Spec: &watched, Now: time.Now()}); err != nil {
+		t.Fatal(err)
 	}
 	s.run("dags", "pause", "daily")
 	s.run("dags", "unpause", "hourly")
