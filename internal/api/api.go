@@ -149,6 +149,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerBackfills()
 	s.registerDagDelete()
 	s.registerDagInfo()
+	s.registerDagDefinition()
 	s.registerDagSources()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()

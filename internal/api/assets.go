@@ -53,13 +53,17 @@ type listAssetEventsInput struct {
 }
 
 type createAssetEventInput struct {
-	Body struct {
-		AssetID        int64           `json:"asset_id" doc:"the asset that was updated"`
-		Extra          json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event (at most 16 KiB; values of secret-named keys are stored as ***)"`
-		PartitionKey   *string         `json:"partition_key,omitempty" doc:"the partition the event is about"`
-		PartitionDate  string          `json:"partition_date,omitempty" doc:"the partition's date, RFC 3339 with a zone offset; needs partition_key"`
-		IdempotencyKey string          `json:"idempotency_key,omitempty" doc:"names the one event this request creates: a repeat returns that event with duplicate true"`
-	}
+	Body AssetEventBody
+}
+
+// AssetEventBody is the body of POST /assets/events: an event of an asset
+// from outside Weir.
+type AssetEventBody struct {
+	AssetID        int64           `json:"asset_id" doc:"the asset that was updated"`
+	Extra          json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event (at most 16 KiB; values of secret-named keys are stored as ***)"`
+	PartitionKey   *string         `json:"partition_key,omitempty" doc:"the partition the event is about"`
+	PartitionDate  string          `json:"partition_date,omitempty" doc:"the partition's date, RFC 3339 with a zone offset; needs partition_key"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty" doc:"names the one event this request creates: a repeat returns that event with duplicate true"`
 }
 
 // CreatedAssetEvent is the answer to POST /assets/events: the event, and

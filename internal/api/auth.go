@@ -17,6 +17,8 @@ import (
 type Principal struct {
 	Username string
 	Role     core.Role
+	// TokenID is the API token the request bore ("" for a session).
+	TokenID string
 }
 
 type principalKey struct{}
@@ -98,7 +100,11 @@ func (s *server) tokenPrincipal(ctx context.Context, secret string) (*Principal,
 	if t.ExpiresAt != nil && !s.clk.Now().Before(*t.ExpiresAt) {
 		return nil, fmt.Errorf("API token %q expired at %s: %w", t.Name, t.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"), core.ErrUnauthorized)
 	}
-	return s.userPrincipal(ctx, t.Username)
+	p, err := s.userPrincipal(ctx, t.Username)
+	if p != nil {
+		p.TokenID = t.ID
+	}
+	return p, err
 }
 
 // userPrincipal loads a user's current role, so role changes and deleted

@@ -46,6 +46,24 @@ func (s *server) registerAuthToken() {
 		OperationID: "get_auth_me", Method: http.MethodGet, Path: Prefix + "/auth/me", Tags: []string{"Login"},
 		Summary: "Who am I", Description: "Returns the authenticated caller's username and role (`weir login --status`).",
 	}, s.whoAmI)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "revoke_own_token", Method: http.MethodDelete, Path: Prefix + "/auth/token", Tags: []string{"Login"},
+		Summary: "Revoke the API token of this request",
+		Description: "Deletes the bearer API token the request bears, whoever's role (`weir logout` revokes the token its " +
+			"login issued). 400 for a request authenticated by a session cookie. Audited as api_token.revoke.",
+		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusBadRequest},
+	}, s.revokeOwnToken)
+}
+
+func (s *server) revokeOwnToken(ctx context.Context, _ *struct{}) (*struct{}, error) {
+	p := PrincipalFrom(ctx)
+	if p == nil || p.TokenID == "" {
+		return nil, invalid("this request bears no API token to revoke: log out of a session with POST " + Prefix + "/auth/logout")
+	}
+	if err := s.svc.RevokeOwnAPIToken(ctx, actor(ctx), p.TokenID); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return nil, nil
 }
 
 func (s *server) createToken(ctx context.Context, in *LoginInput) (*TokenOutput, error) {

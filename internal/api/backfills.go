@@ -32,9 +32,21 @@ type DryRunBackfill struct {
 
 // DryRunBackfillCollection lists the logical dates a backfill would run
 // (create a run, or clear and rerun the existing one), in start order.
+// Plan, Weir's addition, has every date of the range, skipped ones too.
 type DryRunBackfillCollection struct {
-	Backfills    []DryRunBackfill `json:"backfills"`
-	TotalEntries int              `json:"total_entries"`
+	Backfills    []DryRunBackfill   `json:"backfills"`
+	TotalEntries int                `json:"total_entries"`
+	Plan         []BackfillPlanStep `json:"plan" doc:"every logical date of the range in start order, with what would be done there (Weir's addition; weir dags backfill prints it)"`
+}
+
+// BackfillPlanStep is one logical date of a backfill's plan: the action
+// (create, clear or skip), why a date is skipped, and its existing run.
+type BackfillPlanStep struct {
+	LogicalDate   time.Time           `json:"logical_date"`
+	Action        runs.BackfillAction `json:"action" enum:"create,clear,skip"`
+	Reason        string              `json:"reason,omitempty"`
+	ExistingRunID string              `json:"existing_run_id,omitempty"`
+	ExistingState core.DagRunState    `json:"existing_state,omitempty"`
 }
 
 // BackfillPostBody asks for a backfill (Airflow's BackfillPostBody).
@@ -137,10 +149,14 @@ func (s *server) dryRunBackfill(ctx context.Context, in *struct{ Body BackfillPo
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	out := DryRunBackfillCollection{Backfills: []DryRunBackfill{}}
-	for _, st := range res.Steps {
+	out := DryRunBackfillCollection{Backfills: []DryRunBackfill{}, Plan: make([]BackfillPlanStep, len(res.Steps))}
+	for i, st := range res.Steps {
 		if st.Action != runs.BackfillSkip {
 			out.Backfills = append(out.Backfills, DryRunBackfill{LogicalDate: st.Interval.Start})
+		}
+		out.Plan[i] = BackfillPlanStep{LogicalDate: st.Interval.Start, Action: st.Action, Reason: st.Reason}
+		if st.Existing != nil {
+			out.Plan[i].ExistingRunID, out.Plan[i].ExistingState = st.Existing.RunID, st.Existing.State
 		}
 	}
 	out.TotalEntries = len(out.Backfills)

@@ -44,6 +44,7 @@ type listDagRunsInput struct {
 	RunType        []string  `query:"run_type" doc:"only runs of these types (manual, scheduled, asset_triggered, backfill)"`
 	LogicalDateGTE time.Time `query:"logical_date_gte" doc:"only runs whose logical date is at or after this time"`
 	LogicalDateLTE time.Time `query:"logical_date_lte" doc:"only runs whose logical date is at or before this time"`
+	BackfillID     int64     `query:"backfill_id" minimum:"0" doc:"only the runs of this backfill (Weir's addition)"`
 }
 
 // DagRunParam names a DAG run in the path.
@@ -119,7 +120,7 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states, RunTypes: types, Page: in.store()}
+	p := &store.DagRunListParams{States: states, RunTypes: types, BackfillID: in.BackfillID, Page: in.store()}
 	if !in.LogicalDateGTE.IsZero() {
 		p.LogicalDateGTE = &in.LogicalDateGTE
 	}

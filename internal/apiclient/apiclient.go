@@ -5,13 +5,14 @@
 // without the permission, or the problem+json detail the API answered with,
 // wrapping the core sentinel of its status (core.ErrNotFound for a 404, ...).
 //
-// It imports no store or server package, so it can be linked into any
-// program that talks to a Weir deployment.
+// It imports no store or server package (only execclient's CA loading),
+// so it can be linked into any program that talks to a Weir deployment.
 package apiclient
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 )
 
 // Prefix is the path of the public API under the deployment's URL.
@@ -46,6 +48,23 @@ func New(baseURL, token string, hc *http.Client) (*Client, error) {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
 	return &Client{base: base, token: token, http: hc}, nil
+}
+
+// HTTPClient is a client with a 60 s timeout that verifies https
+// api-servers against the system roots and, when caFile is not "", the CA
+// certificates of that PEM file (a private CA). An unreadable file, or one
+// without a certificate, is an error naming it.
+func HTTPClient(caFile string) (*http.Client, error) {
+	if caFile == "" {
+		return &http.Client{Timeout: 60 * time.Second}, nil
+	}
+	roots, err := execclient.LoadCA(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("CA file for the Weir API: %w", err)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return &http.Client{Timeout: 60 * time.Second, Transport: t}, nil
 }
 
 // NormalizeURL checks a deployment's URL (http or https, with a host) and

@@ -38,6 +38,8 @@ const (
 	VariableUpdate    = "variable.update"
 	VariableDelete    = "variable.delete"
 	UserUpsert        = "user.upsert"
+	UserUpdate        = "user.update"
+	UserDelete        = "user.delete"
 	APITokenCreate    = "api_token.create"
 	APITokenRevoke    = "api_token.revoke"
 	// WorkerRevoke is the revocation of a worker's credentials.

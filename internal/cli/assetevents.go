@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/taskcli"
 )
 
@@ -24,7 +23,7 @@ func (a *app) assetEventCreateCmd() *cobra.Command {
 		Short: "Record an asset event from outside Weir, with partition, extra and idempotency key",
 		Long: `Records an event of the asset NAME as an external system would with POST /api/v2/assets/events:
 DAGs scheduled on the asset are queued, the change is audited as asset_event.create, and the
-event's source is api with the user cli:<os user>. --partition-date (RFC 3339 with a zone offset)
+event's source is api with the user cli:<os user> (remotely, the logged-in user). --partition-date (RFC 3339 with a zone offset)
 needs --partition-key; --extra is a JSON object of at most 16 KiB; an --idempotency-key that
 already names an event of the asset prints that event with "duplicate": true and creates nothing
 (docs/emission.md). Prints the event as JSON.`,
@@ -41,19 +40,19 @@ already names an event of the asset prints that event with "duplicate": true and
 			}
 			r := emission.Request{PartitionKey: req.PartitionKey, PartitionDate: req.PartitionDate, Extra: req.Extra,
 				IdempotencyKey: req.IdempotencyKey}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				x, err := assetByName(cmd, svc.Store(), name)
+			return a.withBackend(cmd, func(b backend) error {
+				x, err := b.AssetGetByName(cmd.Context(), name)
 				if err != nil {
 					return err
 				}
-				ev, dup, err := svc.CreateAssetEvent(cmd.Context(), a.cliActor(), x.ID, r)
+				ev, err := b.AssetEventCreate(cmd.Context(), x.ID, r)
 				if err != nil {
 					return err
 				}
 				return printJSON(cmd.OutOrStdout(), struct {
-					Event     any  `json:"event"`
-					Duplicate bool `json:"duplicate"`
-				}{ev, dup})
+					Event     core.AssetEvent `json:"event"`
+					Duplicate bool            `json:"duplicate"`
+				}{ev.AssetEvent, ev.Duplicate})
 			})
 		},
 	}

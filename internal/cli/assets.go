@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,10 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/taskcli"
 )
 
@@ -64,12 +63,9 @@ func (a *app) assetsCmd() *cobra.Command {
 		Short: "Show an asset: definition, DAGs scheduled on it, tasks producing and consuming it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				x, err := assetByName(cmd, st, args[0])
+			return a.withBackend(cmd, func(b backend) error {
+				x, err := b.AssetGetByName(cmd.Context(), args[0])
 				if err != nil {
-					return err
-				}
-				if x, err = st.AssetGet(cmd.Context(), x.ID); err != nil {
 					return err
 				}
 				if asJSON {
@@ -108,16 +104,17 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 				return err
 			}
 			pg.OrderBy = "-id" // the newest page, reversed below
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+			return a.withBackend(cmd, func(b backend) error {
 				p := &store.AssetEventListParams{Page: pg, PartitionKey: partition}
 				if assetName != "" {
-					x, err := assetByName(cmd, st, assetName)
+					x, err := b.AssetGetByName(cmd.Context(), assetName)
 					if err != nil {
 						return err
 					}
 					p.AssetID = x.ID
 				}
-				evs, err := listPage(cmd, &eventsPF, p, st.AssetEventList, st.AssetEventCount)
+				evs, total, err := b.AssetEventList(cmd.Context(), p)
+				evs, err = shownPage(cmd, &eventsPF, evs, total, err)
 				if err != nil {
 					return err
 				}
@@ -145,7 +142,7 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 		Short: "List asset aliases, or one, with the assets each resolves to",
 		Long: `Lists the asset aliases DAGs declare (or only NAME), one row per alias and asset it
 resolves to, with when a successful try first and last added the asset to the alias; an alias
-that resolves to nothing yet has one row with "-". Reads the database, like weir assets list.`,
+that resolves to nothing yet has one row with "-".`,
 		Example: "  weir assets aliases\n  weir assets aliases exports --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -153,8 +150,8 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				all, err := aliasesOf(cmd, st, argv, &aliasesPF, pg)
+			return a.withBackend(cmd, func(b backend) error {
+				all, err := aliasesOf(cmd, b, argv, &aliasesPF, pg)
 				if err != nil {
 					return err
 				}
@@ -179,26 +176,28 @@ that resolves to nothing yet has one row with "-". Reads the database, like weir
 }
 
 // aliasesOf returns the alias named in argv, or the page pg of aliases.
-func aliasesOf(cmd *cobra.Command, st *sqlstore.Store, argv []string, pf *pageFlags, pg store.Page) ([]store.AssetAlias, error) {
+func aliasesOf(cmd *cobra.Command, b backend, argv []string, pf *pageFlags, pg store.Page) ([]store.AssetAlias, error) {
 	if len(argv) == 0 {
-		return listPage(cmd, pf, &store.AssetAliasListParams{Page: pg}, st.AssetAliasList, st.AssetAliasCount)
+		list, total, err := b.AssetAliasList(cmd.Context(), &store.AssetAliasListParams{Page: pg})
+		return shownPage(cmd, pf, list, total, err)
 	}
-	one, err := st.AssetAliasGet(cmd.Context(), argv[0])
+	one, err := b.AssetAliasGet(cmd.Context(), argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w (see weir assets aliases)", err)
+		return nil, aliasNotFound(argv[0], err)
 	}
 	return []store.AssetAlias{*one}, nil
 }
 
-// assetByName finds an asset, with an error naming it when there is none.
-func assetByName(cmd *cobra.Command, st interface {
+// assetByName finds an asset in the local database, with an error naming
+// it when there is none.
+func assetByName(ctx context.Context, st interface {
 	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
 }, name string) (*core.AssetModel, error) {
-	x, err := st.AssetGetByName(cmd.Context(), name)
-	if err != nil {
-		return nil, fmt.Errorf("asset %q (see weir assets list --all): %w", name, err)
+	x, err := st.AssetGetByName(ctx, name)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, noAsset(name)
 	}
-	return x, nil
+	return x, err
 }
 
 // eventSource is "api USER", "watcher NAME", or "task

@@ -9,12 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // dagsBackfillCmd is `weir dags backfill DAG_ID`, Airflow 3's: it creates
@@ -50,12 +48,12 @@ func (a *app) dagsBackfillCmd() *cobra.Command {
 			if conf != "" {
 				r.DagRunConf = json.RawMessage(conf)
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				res, err := svc.CreateBackfill(cmd.Context(), a.cliActor(), r)
+			return a.withBackend(cmd, func(b backend) error {
+				res, err := b.BackfillCreate(cmd.Context(), r)
 				if err != nil {
 					return err
 				}
-				return printBackfillPlan(cmd, svc, r, res)
+				return printBackfillPlan(cmd, b, r, res)
 			})
 		},
 	}
@@ -83,7 +81,7 @@ func requiredDate(flag, s string) (time.Time, error) {
 }
 
 // printBackfillPlan prints what a backfill did (or would do) per date.
-func printBackfillPlan(cmd *cobra.Command, svc *service.Service, r runs.BackfillRequest, res *service.BackfillResult) error {
+func printBackfillPlan(cmd *cobra.Command, be backend, r runs.BackfillRequest, res *service.BackfillResult) error {
 	out := cmd.OutOrStdout()
 	rows := make([][]string, len(res.Steps))
 	todo := 0
@@ -110,7 +108,7 @@ func printBackfillPlan(cmd *cobra.Command, svc *service.Service, r runs.Backfill
 	}
 	b := res.Backfill
 	fmt.Fprintf(out, "created backfill %d of %s: %d runs to run, at most %d at once\n", b.ID, b.DagID, todo, b.MaxActiveRuns)
-	if d, err := svc.Store().DagGet(cmd.Context(), b.DagID); err == nil && d.IsPaused {
+	if d, err := be.DagGet(cmd.Context(), b.DagID); err == nil && d.IsPaused {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: the backfill's runs start once it is unpaused (weir dags unpause %s)\n", b.DagID, b.DagID)
 	}
 	return nil
@@ -134,8 +132,9 @@ func (a *app) backfillsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				list, err := listPage(cmd, &pf, &store.BackfillListParams{DagID: dagID, Page: pg}, st.BackfillList, st.BackfillCount)
+			return a.withBackend(cmd, func(b backend) error {
+				list, total, err := b.BackfillList(cmd.Context(), &store.BackfillListParams{DagID: dagID, Page: pg})
+				list, err = shownPage(cmd, &pf, list, total, err)
 				if err != nil {
 					return err
 				}
@@ -157,34 +156,28 @@ func (a *app) backfillsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				b, err := st.BackfillGet(cmd.Context(), id)
+			return a.withBackend(cmd, func(be backend) error {
+				b, err := be.BackfillGet(cmd.Context(), id)
 				if err != nil {
 					return err
 				}
 				if err := printBackfills(cmd.OutOrStdout(), &getOut, []core.Backfill{*b}); err != nil || !getOut.isTable() {
 					return err
 				}
-				return printBackfillRuns(cmd, st, id)
+				return printBackfillRuns(cmd, be, id)
 			})
 		},
 	}
 	getOut.add(get)
 	cmd.AddCommand(list, get,
-		a.backfillActionCmd("pause", "Pause a backfill: its queued runs wait, running ones go on", func(svc *service.Service, cmd *cobra.Command, id int64) (*core.Backfill, error) {
-			return svc.PauseBackfill(cmd.Context(), a.cliActor(), id, true)
-		}),
-		a.backfillActionCmd("unpause", "Unpause a backfill: its queued runs start again", func(svc *service.Service, cmd *cobra.Command, id int64) (*core.Backfill, error) {
-			return svc.PauseBackfill(cmd.Context(), a.cliActor(), id, false)
-		}),
-		a.backfillActionCmd("cancel", "Cancel a backfill: its runs not started are marked failed, running ones finish", func(svc *service.Service, cmd *cobra.Command, id int64) (*core.Backfill, error) {
-			return svc.CancelBackfill(cmd.Context(), a.cliActor(), id)
-		}))
+		a.backfillActionCmd("pause", "Pause a backfill: its queued runs wait, running ones go on"),
+		a.backfillActionCmd("unpause", "Unpause a backfill: its queued runs start again"),
+		a.backfillActionCmd("cancel", "Cancel a backfill: its runs not started are marked failed, running ones finish"))
 	return cmd
 }
 
 // backfillActionCmd is one of `weir backfills pause|unpause|cancel ID`.
-func (a *app) backfillActionCmd(name, short string, do func(*service.Service, *cobra.Command, int64) (*core.Backfill, error)) *cobra.Command {
+func (a *app) backfillActionCmd(name, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:   name + " BACKFILL_ID",
 		Short: short,
@@ -194,8 +187,8 @@ func (a *app) backfillActionCmd(name, short string, do func(*service.Service, *c
 			if err != nil {
 				return err
 			}
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				b, err := do(svc, cmd, id)
+			return a.withBackend(cmd, func(be backend) error {
+				b, err := be.BackfillAction(cmd.Context(), id, name)
 				if err != nil {
 					return err
 				}
@@ -237,11 +230,11 @@ func printBackfills(w io.Writer, out *output, list []core.Backfill) error {
 }
 
 // printBackfillRuns prints how many of a backfill's runs are in each state.
-func printBackfillRuns(cmd *cobra.Command, st *sqlstore.Store, id int64) error {
+func printBackfillRuns(cmd *cobra.Command, be backend, id int64) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprint(out, "runs:")
 	for _, s := range []core.DagRunState{core.RunQueued, core.RunRunning, core.RunSuccess, core.RunFailed} {
-		n, err := st.DagRunCount(cmd.Context(), &store.DagRunListParams{BackfillID: id, States: []core.DagRunState{s}})
+		_, n, err := be.DagRunList(cmd.Context(), &store.DagRunListParams{BackfillID: id, States: []core.DagRunState{s}, Page: store.Page{Limit: 1}})
 		if err != nil {
 			return err
 		}

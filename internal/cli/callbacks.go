@@ -26,13 +26,9 @@ func (a *app) runCallbacksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				run, err := st.DagRunGet(cmd.Context(), args[0], args[1])
-				if err != nil {
-					return fmt.Errorf("dag run %s/%s: %w", args[0], args[1], err)
-				}
-				list, err := listPage(cmd, &pf, &store.CallbackListParams{DagRunID: run.ID, TaskID: taskID, Page: pg},
-					st.CallbackList, st.CallbackCount)
+			return a.withBackend(cmd, func(b backend) error {
+				list, total, err := b.CallbackList(cmd.Context(), args[0], args[1], &store.CallbackListParams{TaskID: taskID, Page: pg})
+				list, err = shownPage(cmd, &pf, list, total, err)
 				if err != nil {
 					return err
 				}

@@ -122,7 +122,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.remoteGroup(a.usersCmd()), a.tokensCmd(), a.remoteGroup(a.connectionsCmd()), a.remoteGroup(a.variablesCmd()),
 		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
-		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(), a.backfillsCmd(),
+		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(), a.remoteGroup(a.backfillsCmd()),
 	)
 	strictGroups(root)
 	return root

@@ -20,6 +20,13 @@ type credentials struct {
 	Username  string     `json:"username,omitempty"`
 	Role      string     `json:"role,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// CAFile is the PEM file of the CA that signed the api-server's
+	// certificate (weir login --ca-file), absolute; "" = the system roots
+	// (or [workers] tls_ca_file).
+	CAFile string `json:"ca_file,omitempty"`
+	// Issued is true for a token the login issued (username and
+	// password), which weir logout revokes; a --token is left alone.
+	Issued bool `json:"issued_by_login,omitempty"`
 }
 
 // credentialsPath is where `weir login` keeps its credentials:

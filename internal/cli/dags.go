@@ -11,12 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/api"
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 func (a *app) dagsCmd() *cobra.Command {
@@ -55,22 +52,22 @@ func (a *app) dagsCmd() *cobra.Command {
 		Short: "Show a DAG's latest version: schedule and tasks with their upstreams",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
-				v, err := st.DagVersionLatest(cmd.Context(), args[0])
+			return a.withBackend(cmd, func(b backend) error {
+				v, err := b.DagDefinition(cmd.Context(), args[0])
 				if err != nil {
-					return fmt.Errorf("dag %q: %w", args[0], err)
+					return err
 				}
 				if asJSON {
-					return printJSON(cmd.OutOrStdout(), v.Spec)
+					return printJSON(cmd.OutOrStdout(), v.Definition)
 				}
-				d := v.Spec
+				d := v.Definition
 				out := cmd.OutOrStdout()
-				fmt.Fprintf(out, "dag_id: %s (version %d)\nschedule: %s\nfile: %s\n", d.DagID, v.Version, orDash(d.Schedule), d.FileLoc)
+				fmt.Fprintf(out, "dag_id: %s (version %d)\nschedule: %s\nfile: %s\n", d.DagID, v.VersionNumber, orDash(d.Schedule), d.FileLoc)
 				if d.Description != "" {
 					fmt.Fprintf(out, "description: %s\n", d.Description)
 				}
 				fmt.Fprintln(out)
-				header, rows := taskRows(&d)
+				header, rows := taskResponseRows(api.TaskResponses(&d))
 				return table(out, header, rows)
 			})
 		},
@@ -231,24 +228,20 @@ func (a *app) dagsNextExecutionCmd() *cobra.Command {
 		Short: "Print the logical dates of a DAG's next scheduled runs (none: no schedule, or past its end_date)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				d, err := svc.Store().DagGet(cmd.Context(), args[0])
-				if err != nil {
-					return fmt.Errorf("dag_id %q: %w", args[0], err)
-				}
-				next, err := svc.NextDataIntervals(cmd.Context(), args[0], n)
+			return a.withBackend(cmd, func(b backend) error {
+				next, err := b.DagNextRuns(cmd.Context(), args[0], n)
 				if err != nil {
 					return err
 				}
 				out := cmd.OutOrStdout()
-				if d.IsPaused {
-					fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: these runs start only once it is unpaused\n", d.DagID)
+				if next.IsPaused {
+					fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: these runs start only once it is unpaused\n", next.DagID)
 				}
-				if len(next) == 0 {
+				if len(next.NextRuns) == 0 {
 					fmt.Fprintln(out, "None")
 				}
-				for _, iv := range next {
-					fmt.Fprintln(out, iv.Start.UTC().Format(time.RFC3339))
+				for _, r := range next.NextRuns {
+					fmt.Fprintln(out, r.LogicalDate.UTC().Format(time.RFC3339))
 				}
 				return nil
 			})
@@ -287,15 +280,6 @@ func taskResponseRows(tasks []api.TaskResponse) ([]string, [][]string) {
 	rows := make([][]string, len(tasks))
 	for i, t := range tasks {
 		rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.UpstreamTaskIDs, ",")), t.TriggerRule, strconv.Itoa(t.Retries)}
-	}
-	return []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows
-}
-
-// taskRows is the table of a DAG's tasks (weir dags show, weir tasks list).
-func taskRows(d *core.DAG) ([]string, [][]string) {
-	rows := make([][]string, len(d.Tasks))
-	for i, t := range d.Tasks {
-		rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.DependsOn, ",")), orDash(string(t.TriggerRule)), strconv.Itoa(t.Retries)}
 	}
 	return []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows
 }

@@ -5,8 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -25,14 +23,14 @@ func (a *app) dagsDeleteCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dagID := args[0]
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+			return a.withBackend(cmd, func(b backend) error {
 				out := cmd.OutOrStdout()
-				d, err := svc.Store().DagGet(cmd.Context(), dagID)
+				d, err := b.DagGet(cmd.Context(), dagID)
 				if err != nil {
-					return fmt.Errorf("dag_id %q: %w", dagID, err)
+					return err
 				}
 				if !yes {
-					n, err := svc.Store().DagRunCount(cmd.Context(), &store.DagRunListParams{DagID: dagID})
+					_, n, err := b.DagRunList(cmd.Context(), &store.DagRunListParams{DagID: dagID, Page: store.Page{Limit: 1}})
 					if err != nil {
 						return err
 					}
@@ -41,7 +39,7 @@ func (a *app) dagsDeleteCmd() *cobra.Command {
 						return fmt.Errorf("nothing deleted (answer y, or pass --yes to delete without asking)")
 					}
 				}
-				n, err := svc.DeleteDag(cmd.Context(), a.cliActor(), dagID)
+				n, err := b.DagDelete(cmd.Context(), dagID)
 				if err != nil {
 					return err
 				}

@@ -4,9 +4,6 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-
-	"github.com/weirflow/weir/internal/config"
-	"github.com/weirflow/weir/internal/service"
 )
 
 // tasksExpansionCmd shows where a lazily expanding task (iterate) stands
@@ -18,8 +15,8 @@ func (a *app) tasksExpansionCmd() *cobra.Command {
 		Short: "Show a task mapped over a stream (iterate) as it expands: items and instances so far, open or closed",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				e, err := svc.Expansion(cmd.Context(), args[0], args[1], args[2])
+			return a.withBackend(cmd, func(b backend) error {
+				e, err := b.Expansion(cmd.Context(), args[0], args[1], args[2])
 				if err != nil {
 					return err
 				}

@@ -12,7 +12,7 @@ import (
 
 // `weir tasks expansion` shows a task mapped over a stream as it expands
 // (items and instances so far, open), and refuses a task without iterate
-// naming it.
+// naming it; through the REST API it prints the same.
 func TestTasksExpansion(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, s *surfaces) {
@@ -43,6 +43,14 @@ func TestTasksExpansion(t *testing.T) {
 		code, _, stderr := weir(t, s.env, "tasks", "expansion", "lazy", "r1", "fetch")
 		if code == 0 || !strings.Contains(stderr, `task "fetch" does not iterate over a stream`) {
 			t.Errorf("tasks expansion of the producer: exit %d, stderr %q; want a refusal naming it", code, stderr)
+		}
+		for _, args := range [][]string{{"tasks", "expansion", "lazy", "r1", "insert"}, {"tasks", "expansion", "lazy", "r1", "insert", "-o", "json"},
+			{"tasks", "expansion", "lazy", "r1", "fetch"}, {"tasks", "expansion", "lazy", "nope", "insert"}} {
+			lo, le, lc := weirIn(t, s.env, "", args...)
+			ro, re, rc := weirIn(t, s.remoteEnv(), "", args...)
+			if lo != ro || le != re || lc != rc {
+				t.Errorf("weir %s differs:\nlocal  (exit %d): %q %q\nremote (exit %d): %q %q", strings.Join(args, " "), lc, lo, le, rc, ro, re)
+			}
 		}
 	})
 }

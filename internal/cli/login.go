@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // stores a deployment's URL and an API token, after which the admin
 // commands go through that deployment's REST API.
 func (a *app) loginCmd() *cobra.Command {
-	var apiURL, token, username, password string
+	var apiURL, token, username, password, caFile string
 	var status bool
 	cmd := &cobra.Command{
 		Use:   "login --api-url URL",
@@ -59,13 +60,19 @@ func (a *app) loginCmd() *cobra.Command {
 					return err
 				}
 			}
-			creds := &credentials{APIURL: base, Token: token}
-			if token == "" {
-				if creds, err = a.passwordLogin(cmd, base, username, password); err != nil {
+			if caFile != "" {
+				if caFile, err = filepath.Abs(caFile); err != nil {
 					return err
 				}
 			}
-			me, err := whoAmI(cmd.Context(), base, creds.Token)
+			creds := &credentials{APIURL: base, Token: token}
+			if token == "" {
+				if creds, err = a.passwordLogin(cmd, base, username, password, caFile); err != nil {
+					return err
+				}
+			}
+			creds.CAFile = caFile
+			me, err := a.whoAmI(cmd.Context(), creds)
 			if err != nil {
 				return err
 			}
@@ -82,13 +89,14 @@ func (a *app) loginCmd() *cobra.Command {
 	cmd.Flags().StringVar(&token, "token", "", "store this API token (from `weir tokens create`) instead of logging in with a password")
 	cmd.Flags().StringVar(&username, "username", "", "user to log in as (asked for when not given)")
 	cmd.Flags().StringVar(&password, "password", "", "password (asked for, without echo, when not given)")
+	cmd.Flags().StringVar(&caFile, "ca-file", "", "PEM file of the CA that signed the api-server's https certificate, trusted besides the system roots (default [workers] tls_ca_file)")
 	cmd.Flags().BoolVar(&status, "status", false, "print which deployment and user the stored login is for, and check it is still valid")
 	return cmd
 }
 
 // passwordLogin asks for what the flags do not give and trades the username
 // and password for a token (POST /api/v2/auth/token).
-func (a *app) passwordLogin(cmd *cobra.Command, base, username, password string) (*credentials, error) {
+func (a *app) passwordLogin(cmd *cobra.Command, base, username, password, caFile string) (*credentials, error) {
 	in := bufio.NewReader(cmd.InOrStdin())
 	var err error
 	if username == "" {
@@ -104,7 +112,7 @@ func (a *app) passwordLogin(cmd *cobra.Command, base, username, password string)
 	if username == "" || password == "" {
 		return nil, errors.New("a username and a password are needed to log in (or --token)")
 	}
-	c, err := apiclient.New(base, "", nil)
+	c, err := a.newAPIClient(base, "", caFile)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +128,7 @@ func (a *app) passwordLogin(cmd *cobra.Command, base, username, password string)
 		}
 		return nil, fmt.Errorf("log in to %s: %w", base, err)
 	}
-	return &credentials{APIURL: base, Token: tok.AccessToken, ExpiresAt: &tok.ExpiresAt}, nil
+	return &credentials{APIURL: base, Token: tok.AccessToken, ExpiresAt: &tok.ExpiresAt, Issued: true}, nil
 }
 
 // prompt asks a question on stderr and reads one line of the answer; a
@@ -139,9 +147,9 @@ func (a *app) prompt(cmd *cobra.Command, in *bufio.Reader, question string, secr
 	return strings.TrimSpace(line), nil
 }
 
-// whoAmI asks the API who a token belongs to (GET /api/v2/auth/me).
-func whoAmI(ctx context.Context, base, token string) (*credentials, error) {
-	c, err := apiclient.New(base, token, nil)
+// whoAmI asks the API who the login's token belongs to (GET /api/v2/auth/me).
+func (a *app) whoAmI(ctx context.Context, creds *credentials) (*credentials, error) {
+	c, err := a.newAPIClient(creds.APIURL, creds.Token, creds.CAFile)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +173,7 @@ func (a *app) loginStatus(cmd *cobra.Command, path string) error {
 	if creds == nil {
 		return fmt.Errorf("not logged in (no credentials at %s): the admin commands use the local database; `weir login --api-url URL` logs in", path)
 	}
-	me, err := whoAmI(cmd.Context(), creds.APIURL, creds.Token)
+	me, err := a.whoAmI(cmd.Context(), creds)
 	if err != nil {
 		return err
 	}
@@ -188,8 +196,9 @@ func (a *app) logoutCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
 		Short: "Forget the stored login: the admin commands use the local database again",
-		Long: "Removes the credentials `weir login` stored. The token itself stays valid on the server until it " +
-			"expires (a day for a password login).",
+		Long: "Removes the credentials `weir login` stored. A token the login issued (username and password) is " +
+			"revoked on the server first (DELETE /api/v2/auth/token); when the server cannot be reached it stays valid until " +
+			"it expires (a day), and the logout says so. A token given with `weir login --token` is left valid.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := a.credentialsPath()
@@ -208,7 +217,28 @@ func (a *app) logoutCmd() *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "logged out of %s (removed %s)\n", creds.APIURL, path)
+			if creds.Issued {
+				a.revokeLogin(cmd, creds)
+			}
 			return nil
 		},
+	}
+}
+
+// revokeLogin revokes the token a password login issued, saying on stderr
+// when it could not (the token then lasts until it expires).
+func (a *app) revokeLogin(cmd *cobra.Command, creds *credentials) {
+	c, err := a.newAPIClient(creds.APIURL, creds.Token, creds.CAFile)
+	if err == nil {
+		err = c.Do(cmd.Context(), "DELETE", "/auth/token", nil, nil, nil)
+	}
+	var ae *apiclient.Error
+	switch {
+	case err == nil:
+		fmt.Fprintln(cmd.OutOrStdout(), "the login's token is revoked")
+	case errors.As(err, &ae) && ae.Status == 401:
+		// already expired or revoked: nothing left to revoke
+	default:
+		fmt.Fprintf(cmd.ErrOrStderr(), "the login's token could not be revoked (%v): it stays valid until it expires%s\n", err, expiry(creds))
 	}
 }

@@ -1,12 +1,15 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"encoding/pem"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/cli"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
@@ -129,8 +132,6 @@ func TestRemoteErrors(t *testing.T) {
 		{"expired says log in", s.srv.URL, expired, []string{"runs", "list"}, "log in again with `weir login --api-url " + s.srv.URL + "`"},
 		{"role", s.srv.URL, viewer, []string{"dags", "trigger", "etl"},
 			`permission denied: user "vic" has role "viewer"; POST /api/v2/dags/{dag_id}/dagRuns needs role "op" or higher`},
-		{"not remote yet", s.srv.URL, s.token, []string{"dags", "show", "etl"},
-			"`weir dags show` works only on the local database so far"},
 		{"bad url", "ftp://x", s.token, []string{"pools", "list"}, `API URL "ftp://x": want http://HOST[:PORT]`},
 		{"state of a whole DAG", s.srv.URL, s.token, []string{"state-store", "list", "--dag", "etl"},
 			"through the REST API state-store list needs --dag, --run and --task (one task instance) or --asset"},
@@ -142,7 +143,70 @@ func TestRemoteErrors(t *testing.T) {
 			t.Errorf("%s: weir %s: exit %d %q %q, want %q", c.name, strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
+	// A command with no remote form refuses as a command line this CLI
+	// cannot carry out (exit 2), never falling back to the local database.
+	env := append(append([]string{}, s.env...), "WEIR_API_URL="+s.srv.URL, "WEIR_API_TOKEN="+s.token)
+	out, errOut, code := weirIn(t, env, "", "state-store", "clean", "--dry-run")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "`weir state-store cleanup-task-store` has no remote form: it works only on the local database") {
+		t.Errorf("state-store clean remotely: exit %d %q %q", code, out, errOut)
+	}
 	if n, err := s.st.DagRunCount(ctx, &store.DagRunListParams{}); err != nil || n != 0 {
 		t.Errorf("the refused trigger created %d runs (err %v)", n, err)
+	}
+}
+
+// Remote mode over https with a private CA: without the CA the login fails
+// naming the certificate problem; `weir login --ca-file` stores the CA and
+// the admin commands use it; `[workers] tls_ca_file`
+// (WEIR__WORKERS__TLS_CA_FILE) serves the same with WEIR_API_URL and
+// WEIR_API_TOKEN. `weir logout` revokes the token a password login issued,
+// so it no longer works anywhere.
+func TestRemoteTLSAndLogoutRevokes(t *testing.T) {
+	t.Parallel()
+	s := newSurfaces(t, "sqlite")
+	tlsSrv := httptest.NewTLSServer(s.srv.Config.Handler)
+	t.Cleanup(tlsSrv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgDir := t.TempDir()
+	env := []string{"WEIR_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfgDir, "USER=tester"}
+
+	if _, errOut, code := weirIn(t, env, "", "login", "--api-url", tlsSrv.URL, "--username", "otto", "--password", "pw"); code != 1 ||
+		!strings.Contains(errOut, "cannot reach the Weir API at "+tlsSrv.URL) || !strings.Contains(errOut, "certificate") {
+		t.Errorf("login without the CA: exit %d %q", code, errOut)
+	}
+	if out, errOut, code := weirIn(t, env, "", "login", "--api-url", tlsSrv.URL, "--username", "otto", "--password", "pw", "--ca-file", ca); code != 0 ||
+		!strings.HasPrefix(out, "logged in to "+tlsSrv.URL+" as otto") {
+		t.Fatalf("login --ca-file: exit %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code := weirIn(t, env, "", "dags", "list", "-o", "plain"); code != 0 || !strings.Contains(out, "etl") {
+		t.Errorf("dags list over https with the stored CA: exit %d %q %q", code, out, errOut)
+	}
+	raw, err := os.ReadFile(filepath.Join(cfgDir, "weir", "credentials.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var creds struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(raw, &creds); err != nil {
+		t.Fatal(err)
+	}
+	viaConfig := append([]string{"WEIR_HOME=" + t.TempDir(), "USER=tester", "WEIR_API_URL=" + tlsSrv.URL, "WEIR_API_TOKEN=" + creds.Token},
+		"WEIR__WORKERS__TLS_CA_FILE="+ca)
+	if out, errOut, code := weirIn(t, viaConfig, "", "pools", "list", "-o", "plain"); code != 0 || !strings.Contains(out, "default_pool") {
+		t.Errorf("pools list with [workers] tls_ca_file: exit %d %q %q", code, out, errOut)
+	}
+
+	if out, errOut, code := weirIn(t, env, "", "logout"); code != 0 || !strings.Contains(out, "the login's token is revoked") {
+		t.Errorf("logout: exit %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := weirIn(t, viaConfig, "", "pools", "list"); code != 1 || !strings.Contains(errOut, "refused the credentials") {
+		t.Errorf("the logged-out token still works: exit %d %q", code, errOut)
+	}
+	if e := s.lastAudit(); e.User != "otto" || e.Action != "api_token.revoke" {
+		t.Errorf("last audit entry %+v, want otto's api_token.revoke", e)
 	}
 }

@@ -20,7 +20,7 @@ func (a *app) apiClient() (*apiclient.Client, error) {
 	}
 	token := a.getenv("WEIR_API_TOKEN")
 	if url != "" && token != "" {
-		return apiclient.New(url, token, nil)
+		return a.newAPIClient(url, token, "")
 	}
 	if (a.getenv("WEIR_TASK_TOKEN") != "" || a.getenv("WEIR_TASK_TOKEN_FILE") != "") && flagURL == "" {
 		return nil, nil // inside a task: the in-task commands' API, not a login
@@ -53,5 +53,21 @@ func (a *app) apiClient() (*apiclient.Client, error) {
 	if token == "" {
 		token = creds.Token
 	}
-	return apiclient.New(creds.APIURL, token, nil)
+	return a.newAPIClient(creds.APIURL, token, creds.CAFile)
+}
+
+// newAPIClient is a client of the API at url with token that trusts, for
+// https, the system roots and caFile, else the configuration's [workers]
+// tls_ca_file (WEIR__WORKERS__TLS_CA_FILE) when there is one.
+func (a *app) newAPIClient(url, token, caFile string) (*apiclient.Client, error) {
+	if caFile == "" {
+		if cfg, err := a.config(); err == nil { // remote mode needs no home: a broken or absent one gives no CA
+			caFile = cfg.Workers.TLSCAFile
+		}
+	}
+	hc, err := apiclient.HTTPClient(caFile)
+	if err != nil {
+		return nil, err
+	}
+	return apiclient.New(url, token, hc)
 }

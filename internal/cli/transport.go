@@ -9,9 +9,11 @@ import (
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/taskcli"
 )
 
 // backend is what the admin commands call to read and change a deployment
@@ -71,7 +73,52 @@ type backend interface {
 	// existing variable keeps its description.
 	VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error
 	VariableDelete(ctx context.Context, key string) error
+	// MasksSecrets is true when secret-named variables' values read "***"
+	// (the REST API), false when they read as stored (the local database).
+	MasksSecrets() bool
 
+	// DagDefinition is a DAG's latest version as serialized.
+	DagDefinition(ctx context.Context, dagID string) (*api.DagDefinition, error)
+	// DagNextRuns lists up to n of a DAG's next scheduled runs.
+	DagNextRuns(ctx context.Context, dagID string, n int) (*api.NextRunCollection, error)
+	// DagDelete deletes a DAG's metadata and history and returns how many
+	// runs it had.
+	DagDelete(ctx context.Context, dagID string) (int, error)
+	// AssetGetByName is the asset named name, with the DAGs scheduled on
+	// it and the tasks producing and consuming it.
+	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
+	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, int, error)
+	// AssetEventCreate records an event of an asset from outside Weir.
+	AssetEventCreate(ctx context.Context, assetID int64, r emission.Request) (*api.CreatedAssetEvent, error)
+	AssetAliasList(ctx context.Context, p *store.AssetAliasListParams) ([]store.AssetAlias, int, error)
+	AssetAliasGet(ctx context.Context, name string) (*store.AssetAlias, error)
+	// CallbackList lists the callbacks a run's state changes fired.
+	CallbackList(ctx context.Context, dagID, runID string, p *store.CallbackListParams) ([]core.Callback, int, error)
+
+	// Expansion is where a task mapped over a stream stands in one run.
+	Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error)
+	// WatcherList lists the asset watchers (of the asset named asset when
+	// it is not ""; remotely it must be) with their health.
+	WatcherList(ctx context.Context, asset string) ([]core.Watcher, error)
+	// WatcherSetCursor sets (raw) or resets (nil) a watcher's cursor.
+	WatcherSetCursor(ctx context.Context, asset, watcher string, raw []byte) (*core.Watcher, error)
+	// DagGet is one DAG.
+	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
+	// BackfillCreate creates a backfill (with r.DryRun only plans it) and
+	// returns what it does at each logical date.
+	BackfillCreate(ctx context.Context, r runs.BackfillRequest) (*service.BackfillResult, error)
+	BackfillList(ctx context.Context, p *store.BackfillListParams) ([]core.Backfill, int, error)
+	BackfillGet(ctx context.Context, id int64) (*core.Backfill, error)
+	// BackfillAction pauses, unpauses or cancels a backfill (action
+	// "pause", "unpause" or "cancel").
+	BackfillAction(ctx context.Context, id int64, action string) (*core.Backfill, error)
+
+	UserList(ctx context.Context, p *store.UserListParams) ([]api.UserResponse, int, error)
+	UserGet(ctx context.Context, username string) (*api.UserResponse, error)
+	// UserUpdate changes an existing user's password or role.
+	UserUpdate(ctx context.Context, username string, ch service.UserChange) (*api.UserResponse, error)
+	// UserDelete deletes a user and its API tokens.
+	UserDelete(ctx context.Context, username string) error
 	// UserSave creates or updates a user with a password and role.
 	UserSave(ctx context.Context, username, password string, role core.Role) error
 }
@@ -138,10 +185,11 @@ func (a *app) withBackend(cmd *cobra.Command, fn func(backend) error) error {
 	})
 }
 
-// notRemote is the error of a command that has no remote transport yet,
-// run where an API is configured.
+// notRemote is the error of a command that has no remote transport, run
+// where an API is configured: exit ExitUsage, as a command line this CLI
+// cannot carry out, so a ported script stops there.
 func notRemote(cmd *cobra.Command) error {
-	return fmt.Errorf("`%s` works only on the local database so far, and this CLI is set to reach a deployment's "+
+	return &taskcli.ExitError{Code: ExitUsage, Err: fmt.Errorf("`%s` has no remote form: it works only on the local database, and this CLI is set to reach a deployment's "+
 		"REST API (weir login, --api-url or $WEIR_API_URL with $WEIR_API_TOKEN): run it where the database is "+
-		"configured, after `weir logout` (docs/remote.md)", cmd.CommandPath())
+		"configured, after `weir logout` (docs/remote.md)", cmd.CommandPath())}
 }

@@ -178,3 +178,6 @@ func (b *localBackend) UserSave(ctx context.Context, username, password string, 
 func (b *localBackend) DagWarningList(ctx context.Context, p *store.DagWarningListParams) ([]core.DagWarning, int, error) {
 	return store.List(ctx, p, b.svc.Store().DagWarningList, b.svc.Store().DagWarningCount)
 }
+
+// MasksSecrets implements backend: the database has every value.
+func (b *localBackend) MasksSecrets() bool { return false }

@@ -106,6 +106,9 @@ func (b *restBackend) DagRunList(ctx context.Context, p *store.DagRunListParams)
 	if p.LogicalDateLTE != nil {
 		q.Set("logical_date_lte", p.LogicalDateLTE.UTC().Format(time.RFC3339Nano))
 	}
+	if p.BackfillID != 0 {
+		q.Set("backfill_id", strconv.FormatInt(p.BackfillID, 10))
+	}
 	dagID := p.DagID
 	if dagID == "" {
 		dagID = api.AllDags
@@ -312,3 +315,6 @@ func (b *restBackend) DagWarningList(ctx context.Context, p *store.DagWarningLis
 	err := b.c.Get(ctx, "/dagWarnings", q, &out)
 	return out.DagWarnings, out.TotalEntries, err
 }
+
+// MasksSecrets implements backend: the API shows a secret's value as ***.
+func (b *restBackend) MasksSecrets() bool { return true }

@@ -42,6 +42,7 @@ func (a *app) usersCmd() *cobra.Command {
 	create.Flags().StringVar(&password, "password", "", "password (generated when empty)")
 	create.Flags().StringVar(&role, "role", "viewer", "admin, op or viewer")
 	cmd.AddCommand(create)
+	cmd.AddCommand(a.usersManageCmds()...)
 	return cmd
 }
 

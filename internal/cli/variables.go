@@ -11,11 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/secrets"
-	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -183,7 +181,7 @@ func (a *app) variablesImportCmd() *cobra.Command {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
+			return a.withBackend(cmd, func(be backend) error {
 				for _, k := range keys {
 					var s string
 					if json.Unmarshal(m[k], &s) != nil {
@@ -191,7 +189,7 @@ func (a *app) variablesImportCmd() *cobra.Command {
 						_ = json.Compact(&b, m[k]) // valid: it came out of a decoded object
 						s = b.String()
 					}
-					if err := svc.SaveVariable(cmd.Context(), a.cliActor(), core.Variable{Key: k, Value: s}, service.VariableWrite{KeepDescription: true}); err != nil {
+					if err := be.VariableSet(cmd.Context(), core.Variable{Key: k, Value: s}, true); err != nil {
 						return err
 					}
 				}
@@ -209,9 +207,21 @@ func (a *app) variablesExportCmd() *cobra.Command {
 		Short: "Write every variable to a JSON object of key → value (a value that is JSON is written as JSON); - = stdout",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Local only: through the API a secret's value reads "***".
-			return a.withService(cmd.Context(), func(cfg *config.Config, svc *service.Service) error {
-				return eachVariablePage(cmd, &localBackend{cfg: cfg, svc: svc, actor: a.cliActor()}, func(vs []core.Variable) error {
+			return a.withBackend(cmd, func(be backend) error {
+				return eachVariablePage(cmd, be, func(vs []core.Variable) error {
+					if be.MasksSecrets() { // the API shows a secret's value as ***: leave it out, never export ***
+						kept := vs[:0]
+						for _, v := range vs {
+							if !secrets.SensitiveName(v.Key) {
+								kept = append(kept, v)
+							}
+						}
+						if left := len(vs) - len(kept); left > 0 {
+							fmt.Fprintf(cmd.ErrOrStderr(), "%d secret variables left out: the REST API shows their values as ***; "+
+								"export them where the database is configured\n", left)
+						}
+						vs = kept
+					}
 					m := make(map[string]json.RawMessage, len(vs))
 					for _, v := range vs {
 						if json.Valid([]byte(v.Value)) {

@@ -1,15 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/service"
 )
 
 // aliveThreshold is how old a triggerer's heartbeat may be for the
@@ -25,23 +24,19 @@ func (a *app) watchersCmd() *cobra.Command {
 		Short: "List asset watchers (of one asset) with their health and cursor; set or reset a cursor",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd.Context(), func(_ *config.Config, svc *service.Service) error {
-				var id int64
-				if len(args) == 1 {
-					x, err := assetByName(cmd, svc.Store(), args[0])
-					if err != nil {
-						return err
-					}
-					id = x.ID
-				}
-				ws, err := svc.AssetWatchers(cmd.Context(), id, aliveThreshold)
+			asset := ""
+			if len(args) == 1 {
+				asset = args[0]
+			}
+			return a.withBackend(cmd, func(b backend) error {
+				ws, err := b.WatcherList(cmd.Context(), asset)
 				if err != nil {
 					return err
 				}
 				rows := make([][]string, len(ws))
 				for i, w := range ws {
 					rows[i] = []string{w.AssetName, w.Name, w.Trigger.Type, triggererOf(&w), fmtTime(w.LastPollAt),
-						strconv.FormatInt(w.Events, 10), fmtTime(w.LastEventAt), errorsOf(&w), orDash(string(w.Cursor))}
+						strconv.FormatInt(w.Events, 10), fmtTime(w.LastEventAt), errorsOf(&w), cursorOf(&w)}
 				}
 				return out.print(cmd.OutOrStdout(), nonNilList(ws), []string{"ASSET", "WATCHER", "TYPE", "TRIGGERER", "LAST_POLL", "EVENTS",
 					"LAST_EVENT", "ERRORS", "CURSOR"}, rows)
@@ -54,6 +49,9 @@ func (a *app) watchersCmd() *cobra.Command {
 		Short: "Set a watcher's cursor (its next poll starts there); audited",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !json.Valid([]byte(args[2])) {
+				return fmt.Errorf("cursor %q is not JSON: give a JSON value such as '{\"offset\": 10}' or '\"2026-01-01\"'", args[2])
+			}
 			return a.setCursor(cmd, args[0], args[1], []byte(args[2]))
 		},
 	}
@@ -71,16 +69,12 @@ func (a *app) watchersCmd() *cobra.Command {
 
 // setCursor sets (raw) or resets (nil) the cursor of watcher of asset.
 func (a *app) setCursor(cmd *cobra.Command, asset, watcher string, raw []byte) error {
-	return a.withService(cmd.Context(), func(cfg *config.Config, svc *service.Service) error {
-		x, err := assetByName(cmd, svc.Store(), asset)
+	return a.withBackend(cmd, func(b backend) error {
+		w, err := b.WatcherSetCursor(cmd.Context(), asset, watcher, raw)
 		if err != nil {
 			return err
 		}
-		w, err := svc.SetWatcherCursor(cmd.Context(), newStateService(cfg, svc.Store()), a.cliActor(), x.ID, watcher, raw, aliveThreshold)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "watcher %s of asset %s: cursor %s\n", w.Name, w.AssetName, orDash(string(w.Cursor)))
+		fmt.Fprintf(cmd.OutOrStdout(), "watcher %s of asset %s: cursor %s\n", w.Name, w.AssetName, cursorOf(w))
 		return nil
 	})
 }
@@ -102,4 +96,13 @@ func errorsOf(w *core.Watcher) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d (last at %s: %s)", w.ErrorsInRow, fmtTime(w.LastErrorAt), w.LastError)
+}
+
+// cursorOf is the watcher's cursor, "-" without one (absent, or JSON null
+// as the API answers it).
+func cursorOf(w *core.Watcher) string {
+	if string(w.Cursor) == "null" {
+		return "-"
+	}
+	return orDash(string(w.Cursor))
 }

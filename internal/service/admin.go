@@ -222,7 +222,18 @@ func (s *Service) CreateAPIToken(ctx context.Context, actor core.Actor, username
 // refused from then on. Needs role admin. Errors wrap core.ErrNotFound
 // naming the id.
 func (s *Service) RevokeAPIToken(ctx context.Context, actor core.Actor, id string) error {
-	c := &change{actor: actor, need: core.RoleAdmin, action: audit.APITokenRevoke, target: id}
+	return s.revokeAPIToken(ctx, actor, core.RoleAdmin, id)
+}
+
+// RevokeOwnAPIToken deletes the API token id that actor authenticated
+// with (a logout): any role may revoke its own token. The caller vouches
+// that the token is actor's.
+func (s *Service) RevokeOwnAPIToken(ctx context.Context, actor core.Actor, id string) error {
+	return s.revokeAPIToken(ctx, actor, core.RoleViewer, id)
+}
+
+func (s *Service) revokeAPIToken(ctx context.Context, actor core.Actor, need core.Role, id string) error {
+	c := &change{actor: actor, need: need, action: audit.APITokenRevoke, target: id}
 	return s.do(ctx, c, func(tx store.Store, detail *string) error {
 		if err := tx.APITokenDelete(ctx, id); err != nil {
 			return fmt.Errorf("revoke api token %q: %w", id, err)

@@ -490,6 +490,8 @@ type AuthStore interface {
 	// UserCount counts them.
 	UserList(ctx context.Context, p *UserListParams) ([]core.User, error)
 	UserCount(ctx context.Context, p *UserListParams) (int, error)
+	// UserDelete removes a user and its API tokens; ErrNotFound when absent.
+	UserDelete(ctx context.Context, username string) error
 	APITokenCreate(ctx context.Context, t *core.APIToken) error
 	// APITokenGet finds a token by the hash of its secret.
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)

@@ -49,6 +49,12 @@ func (s *Store) UserCount(ctx context.Context, _ *store.UserListParams) (int, er
 	return s.count(ctx, "count users", qUserCount, &builder{})
 }
 
+// UserDelete removes a user; its API tokens go with it (ON DELETE
+// CASCADE). ErrNotFound when absent.
+func (s *Store) UserDelete(ctx context.Context, username string) error {
+	return s.execOne(ctx, "delete user "+username, qUserDelete, username)
+}
+
 // APITokenCreate stores a token (a new UUID when t.ID is empty, written
 // back); ErrNotFound when the user does not exist, ErrConflict on a
 // duplicate hash.

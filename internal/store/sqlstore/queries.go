@@ -212,6 +212,7 @@ const (
 	qTokenGetByHash = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`
 	qTokenList      = `SELECT ` + tokenCols + ` FROM api_token ORDER BY created_at, id`
 	qTokenDelete    = `DELETE FROM api_token WHERE id = $1`
+	qUserDelete     = `DELETE FROM weir_user WHERE username = $1`
 
 	qRevocationUpsert = `INSERT INTO credential_revocation (scope, subject, revoked_before, revoked_by) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (scope, subject) DO UPDATE SET revoked_before = excluded.revoked_before, revoked_by = excluded.revoked_by`

@@ -61,6 +61,14 @@ func testUsersTokens(t *testing.T, f *fixture) {
 	_, err = f.st.APITokenGet(f.ctx, "sha-1")
 	wantErr(t, err, core.ErrNotFound, "get deleted token")
 	wantErr(t, f.st.APITokenDelete(f.ctx, tok.ID), core.ErrNotFound, "delete twice")
+
+	// Deleting a user deletes its tokens.
+	must(t, f.st.UserDelete(f.ctx, "ada"), "delete user")
+	_, err = f.st.UserGet(f.ctx, "ada")
+	wantErr(t, err, core.ErrNotFound, "get deleted user")
+	_, err = f.st.APITokenGet(f.ctx, "sha-2")
+	wantErr(t, err, core.ErrNotFound, "token of deleted user")
+	wantErr(t, f.st.UserDelete(f.ctx, "ada"), core.ErrNotFound, "delete user twice")
 }
 
 func testConnections(t *testing.T, f *fixture) {

@@ -1,0 +1,86 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weirflow/weir/internal/audit"
+	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// UserChange is what UpdateUser changes: a nil field is kept.
+type UserChange struct {
+	Password *string
+	Role     *core.Role
+}
+
+// UpdateUser changes an existing user's password, role or both. Needs role
+// admin. Errors wrap core.ErrNotFound for an unknown user and
+// core.ErrInvalid for nothing to change, a blank password or an unknown
+// role.
+func (s *Service) UpdateUser(ctx context.Context, actor core.Actor, username string, ch UserChange) (*core.User, error) {
+	if ch.Password == nil && ch.Role == nil {
+		return nil, fmt.Errorf("user %q: nothing to change: give a password, a role or both: %w", username, core.ErrInvalid)
+	}
+	if ch.Role != nil && !ch.Role.Valid() {
+		return nil, fmt.Errorf("role %q: want admin, op or viewer: %w", *ch.Role, core.ErrInvalid)
+	}
+	if ch.Password != nil && *ch.Password == "" {
+		return nil, fmt.Errorf("user %q: the password must not be empty: %w", username, core.ErrInvalid)
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserUpdate, target: username}
+	if err := actor.Authorize(c.need, c.action); err != nil {
+		return nil, err // before the deliberately slow hash
+	}
+	hash := ""
+	if ch.Password != nil {
+		var err error
+		if hash, err = auth.HashPassword(*ch.Password); err != nil {
+			return nil, err
+		}
+	}
+	var out *core.User
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		u, err := tx.UserGet(ctx, username)
+		if err != nil {
+			return userErr(username, err)
+		}
+		var what []string
+		if ch.Role != nil {
+			u.Role = string(*ch.Role)
+			what = append(what, "role="+u.Role)
+		}
+		if hash != "" {
+			u.PasswordHash = hash
+			what = append(what, "password")
+		}
+		*detail = strings.Join(what, " ")
+		out = u
+		return tx.UserUpsert(ctx, u)
+	})
+	return out, err
+}
+
+// DeleteUser deletes a user and its API tokens. Needs role admin; an actor
+// cannot delete itself. Errors wrap core.ErrNotFound for an unknown user.
+func (s *Service) DeleteUser(ctx context.Context, actor core.Actor, username string) error {
+	if actor.Name == username {
+		return fmt.Errorf("user %q cannot delete itself: log in as another admin: %w", username, core.ErrInvalid)
+	}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserDelete, target: username}
+	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		return userErr(username, tx.UserDelete(ctx, username))
+	})
+}
+
+// userErr names an unknown user once (user "x": not found).
+func userErr(username string, err error) error {
+	if errors.Is(err, core.ErrNotFound) {
+		return fmt.Errorf("user %q: %w", username, core.ErrNotFound)
+	}
+	return err
+}
