@@ -14,6 +14,10 @@
 //	idle     -watchers directory watchers (distinct kwargs: one poll loop each) on an
 //	         empty folder, in a triggerer process of their own: its RSS and CPU over
 //	         -idle-window, at poll intervals 5 s (the default) and 1 s
+//	emit     a running bash task emits -items events through the Execution API
+//	         (weir assets emit), 150-450 ms apart; for each, the time from its commit
+//	         to the start of the first task of the consumer run it created
+//	         (asset_runs: per_event) (p50, p99, max)
 //
 // Usage (bench/run.sh WATCH=1):
 //
@@ -65,6 +69,8 @@ func main() {
 			err = burstRate()
 		case "idle":
 			err = idle()
+		case "emit":
+			err = emitLatency()
 		default:
 			err = fmt.Errorf("unknown scenario %q", s)
 		}
