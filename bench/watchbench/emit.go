@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,37 +82,5 @@ func emitLatency() error {
 // emitLatencies pairs each consumer run's event with the run's first task
 // start.
 func emitLatencies(d *deployment) ([]time.Duration, error) {
-	var runs struct {
-		DagRuns []struct {
-			RunID string `json:"dag_run_id"`
-		} `json:"dag_runs"`
-	}
-	if err := d.get("/api/v2/dags/emit_consumer/dagRuns?limit=1000", &runs); err != nil {
-		return nil, err
-	}
-	var out []time.Duration
-	for _, r := range runs.DagRuns {
-		var ti struct {
-			StartDate *time.Time `json:"start_date"`
-		}
-		base := "/api/v2/dags/emit_consumer/dagRuns/" + r.RunID
-		if err := d.get(base+"/taskInstances/first", &ti); err != nil {
-			return nil, err
-		}
-		if ti.StartDate == nil {
-			return nil, errors.New("run " + r.RunID + " has not started")
-		}
-		var evs struct {
-			AssetEvents []struct {
-				Timestamp time.Time `json:"timestamp"`
-			} `json:"asset_events"`
-		}
-		if err := d.get(base+"/upstreamAssetEvents?limit=1000", &evs); err != nil {
-			return nil, err
-		}
-		for _, e := range evs.AssetEvents {
-			out = append(out, ti.StartDate.Sub(e.Timestamp))
-		}
-	}
-	return out, nil
+	return firstTaskDelays(d, "emit_consumer", func(e consumedEvent) time.Time { return e.Timestamp })
 }
