@@ -165,4 +165,3 @@ func webhookHeaders(target *url.URL, connID string) (map[string]string, error) {
 	}
 	return headers, nil
 }
-
