@@ -24,6 +24,8 @@ type DAG struct {
 	defaults []TaskOption
 	tasks    []*Task
 	problems []dagfile.Problem // found while building (paths relative to the DAG)
+	// callbacks are the DAG-level Go callbacks by registered name.
+	callbacks map[string]CallbackFunc
 }
 
 // DAGOption sets a DAG field; pass options to NewDAG.

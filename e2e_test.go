@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -70,6 +71,12 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		t.Parallel()
 		standalone(t, bin)
 	})
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run("go callbacks start go_ops_responder on "+engine, func(t *testing.T) {
+			t.Parallel()
+			goOpsCallbacks(t, bin, engine) // callback_example_test.go
+		})
+	}
 	// The seeds' task-state patterns in Go (sdk_patterns_test.go).
 	for name, fn := range map[string]func(*testing.T, string){
 		"go_checkpoint_resume resumes from its checkpoint":         goCheckpointResume,
@@ -123,13 +130,13 @@ func assertRows(t *testing.T, got, want map[string]string) {
 	}
 }
 
-// standalone starts `bin standalone`, logs in, checks that the Go and YAML
-// DAGs are served, triggers go_etl through the API and waits for success.
-func standalone(t *testing.T, bin string) {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "standalone", "--home", t.TempDir(), "--dags", "examples/dags", "--port", "0")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+// startStandalone starts `bin standalone` with env added to its
+// environment, logs in, and returns the API's URL, a logged-in client and
+// standalone's stderr; it stops standalone when t ends.
+func startStandalone(t *testing.T, bin string, env ...string) (string, *http.Client, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "standalone", "--home", t.TempDir(), "--dags", "examples/dags", "--port", "0")
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -139,18 +146,27 @@ func standalone(t *testing.T, bin string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("standalone did not stop cleanly: %v\n%s", err, stderr.String())
 		}
-	}()
+	})
 	api, password := readBanner(t, out)
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	call(t, c, http.MethodPost, api+"/auth/login", fmt.Sprintf(`{"username":"admin","password":%q}`, password), nil)
+	return api, c, &stderr
+}
+
+// standalone starts `bin standalone`, checks that the Go and YAML DAGs are
+// served, triggers go_etl through the API and waits for success.
+func standalone(t *testing.T, bin string) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	api, c, stderr := startStandalone(t, bin)
 
 	want := []string{"go_etl", "go_retries", "go_mixed", "hello"}
 	poll(ctx, t, "DAGs "+strings.Join(want, ", "), func() bool {

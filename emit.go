@@ -93,26 +93,36 @@ func ThroughAlias(alias AssetRef) EmitOption {
 // field (a date without a key), too large for an oversized extra, conflict
 // for a key that names another asset's event.
 func (tc *TaskContext) Emit(ctx context.Context, asset AssetRef, opts ...EmitOption) (*Receipt, error) {
+	req, err := emitRequestOf(asset, opts)
+	if err != nil {
+		return nil, err
+	}
+	em := operator.TaskContext{}.Emitter()
+	if tc != nil {
+		em = tc.op.Emitter()
+	}
+	return em.Emit(ctx, req)
+}
+
+// emitRequestOf builds the request of an emission of asset with opts
+// (TaskContext.Emit, CallbackContext.Emit).
+func emitRequestOf(asset AssetRef, opts []EmitOption) (execclient.EmitRequest, error) {
 	if asset.def == nil {
-		return nil, fmt.Errorf("Emit: the asset must be concrete (weir.Asset(NAME)), not alias %q; emit through an alias with weir.ThroughAlias", asset.alias)
+		return execclient.EmitRequest{}, fmt.Errorf("Emit: the asset must be concrete (weir.Asset(NAME)), not alias %q; emit through an alias with weir.ThroughAlias", asset.alias)
 	}
 	r := emitRequest{req: execclient.EmitRequest{Asset: core.AssetRef{Name: asset.def.Name}}}
 	for _, o := range opts {
 		o(&r)
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("Emit: %w", r.err)
+		return execclient.EmitRequest{}, fmt.Errorf("Emit: %w", r.err)
 	}
 	if r.extra != nil {
 		b, err := json.Marshal(r.extra)
 		if err != nil {
-			return nil, fmt.Errorf("Emit: encode extra: %w", err)
+			return execclient.EmitRequest{}, fmt.Errorf("Emit: encode extra: %w", err)
 		}
 		r.req.Extra = b
 	}
-	em := operator.TaskContext{}.Emitter()
-	if tc != nil {
-		em = tc.op.Emitter()
-	}
-	return em.Emit(ctx, r.req)
+	return r.req, nil
 }

@@ -81,7 +81,17 @@ func compileAll(dags []*DAG, checks dagfile.Options) ([]core.DAG, *operator.Regi
 			continue
 		}
 		seen[spec.DagID] = true
+		for name, fn := range d.callbacks {
+			if err := funcs.RegisterCallback(name, adaptCallback(fn)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: dag %q: callback %s: %w", spec.FileLoc, spec.DagID, name, err))
+			}
+		}
 		for _, t := range d.tasks {
+			for name, fn := range t.callbacks {
+				if err := funcs.RegisterCallback(name, adaptCallback(fn)); err != nil {
+					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: callback %s: %w", spec.FileLoc, spec.DagID, t.ID(), name, err))
+				}
+			}
 			if t.fn == nil {
 				continue
 			}

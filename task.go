@@ -20,11 +20,13 @@ type TaskFunc func(ctx context.Context, tc *TaskContext) (any, error)
 // Task is one task of a DAG, as returned by the DAG's Go, Bash, HTTP, SQL
 // and Noop methods; pass it to DependsOn or ExpandXCom of later tasks.
 type Task struct {
-	dag      *DAG
-	spec     core.Task
-	fn       TaskFunc
-	resumes  map[string]TaskFunc // OnResume methods
-	problems []dagfile.Problem   // paths relative to the task
+	dag     *DAG
+	spec    core.Task
+	fn      TaskFunc
+	resumes map[string]TaskFunc // OnResume methods
+	// callbacks are the task's Go callbacks by registered name.
+	callbacks map[string]CallbackFunc
+	problems  []dagfile.Problem // paths relative to the task
 	// inDefaults is set while DefaultArgs options are applied.
 	inDefaults bool
 }

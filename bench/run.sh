@@ -34,6 +34,7 @@
 # Asset watchers (bench/watchbench, SQLite) instead of the engine's with WATCH=1:
 #   WATCH=1 bench/run.sh                                  # latency, burst and idle
 #   WATCH=1 WATCH_SCENARIOS=latency WATCH_ARGS="-items 500" bench/run.sh
+#   WATCH=1 WATCH_SCENARIOS=emit bench/run.sh             # emission -> consumer's first task (not in the default list)
 #
 # The micro-benchmarks of the hot paths run with:
 #   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/

@@ -14,6 +14,10 @@
 //	idle     -watchers directory watchers (distinct kwargs: one poll loop each) on an
 //	         empty folder, in a triggerer process of their own: its RSS and CPU over
 //	         -idle-window, at poll intervals 5 s (the default) and 1 s
+//	emit     a running bash task emits -items events through the Execution API
+//	         (weir assets emit), 150-450 ms apart; for each, the time from its commit
+//	         to the start of the first task of the consumer run it created
+//	         (asset_runs: per_event) (p50, p99, max)
 //
 // Usage (bench/run.sh WATCH=1):
 //
@@ -65,6 +69,8 @@ func main() {
 			err = burstRate()
 		case "idle":
 			err = idle()
+		case "emit":
+			err = emitLatency()
 		default:
 			err = fmt.Errorf("unknown scenario %q", s)
 		}
@@ -256,12 +262,26 @@ func latency() error {
 
 // latencies pairs each consumed row with its run's first task start.
 func latencies(d *deployment) ([]time.Duration, error) {
+	return firstTaskDelays(d, "watch_latency", func(e consumedEvent) time.Time { return time.UnixMicro(e.Extra.ArrivedUS) })
+}
+
+// consumedEvent is what the scenarios read of an event a run consumed.
+type consumedEvent struct {
+	Timestamp time.Time `json:"timestamp"`
+	Extra     struct {
+		ArrivedUS int64 `json:"arrived_us"`
+	} `json:"extra"`
+}
+
+// firstTaskDelays returns, for each event each run of dagID consumed,
+// the time from since(event) to the start of the run's task "first".
+func firstTaskDelays(d *deployment, dagID string, since func(consumedEvent) time.Time) ([]time.Duration, error) {
 	var runs struct {
 		DagRuns []struct {
 			RunID string `json:"dag_run_id"`
 		} `json:"dag_runs"`
 	}
-	if err := d.get("/api/v2/dags/watch_latency/dagRuns?limit=1000", &runs); err != nil {
+	if err := d.get("/api/v2/dags/"+dagID+"/dagRuns?limit=1000", &runs); err != nil {
 		return nil, err
 	}
 	var out []time.Duration
@@ -269,7 +289,7 @@ func latencies(d *deployment) ([]time.Duration, error) {
 		var ti struct {
 			StartDate *time.Time `json:"start_date"`
 		}
-		base := "/api/v2/dags/watch_latency/dagRuns/" + r.RunID
+		base := "/api/v2/dags/" + dagID + "/dagRuns/" + r.RunID
 		if err := d.get(base+"/taskInstances/first", &ti); err != nil {
 			return nil, err
 		}
@@ -277,17 +297,13 @@ func latencies(d *deployment) ([]time.Duration, error) {
 			return nil, errors.New("run " + r.RunID + " has not started")
 		}
 		var evs struct {
-			AssetEvents []struct {
-				Extra struct {
-					ArrivedUS int64 `json:"arrived_us"`
-				} `json:"extra"`
-			} `json:"asset_events"`
+			AssetEvents []consumedEvent `json:"asset_events"`
 		}
 		if err := d.get(base+"/upstreamAssetEvents?limit=1000", &evs); err != nil {
 			return nil, err
 		}
 		for _, e := range evs.AssetEvents {
-			out = append(out, ti.StartDate.Sub(time.UnixMicro(e.Extra.ArrivedUS)))
+			out = append(out, ti.StartDate.Sub(since(e)))
 		}
 	}
 	return out, nil

@@ -24,6 +24,10 @@
 //   - go_emit_batches, go_batches_consumer: the batch pipeline (batches.go;
 //     docs/emission.md): an event per batch as it commits, and a consumer
 //     run per batch (RunPerPartition).
+//   - go_ops_failing_load, go_ops_responder: Go callbacks (ops.go;
+//     docs/go-sdk.md#callbacks): a retry logged by an OnRetry callback, and
+//     an operational DAG started by the event a failed run's OnRunFailure
+//     callback emits.
 package main
 
 import (
@@ -46,7 +50,8 @@ func main() {
 		}
 	}
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
-		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG())
+		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG(),
+		opsFailingLoadDAG(), opsResponderDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

@@ -37,6 +37,12 @@ type CallbackSpec struct {
 	Asset        string         `json:"asset,omitempty"`
 	PartitionKey string         `json:"partition_key,omitempty"`
 	Extra        map[string]any `json:"extra,omitempty"`
+	// Function names a Go callback registered in the worker through the
+	// SDK (weir.OnFailure(fn), ...; docs/go-sdk.md#callbacks): the worker
+	// calls it in its own process. Outlets are the assets (by name, of
+	// the DAG's assets) the function may emit events of.
+	Function string   `json:"function,omitempty"`
+	Outlets  []string `json:"outlets,omitempty"`
 }
 
 // The notifiers.

@@ -53,3 +53,35 @@ tasks:
 		t.Errorf("task quiet's callbacks, its own over default_args (-want +got):\n%s", diff)
 	}
 }
+
+// TestValidateGoCallbacks: a Go callback (made by the SDK) takes only its
+// function and outlets, each one of the DAG's assets; outlets belong to
+// Go callbacks only.
+func TestValidateGoCallbacks(t *testing.T) {
+	t.Parallel()
+	d := core.DAG{DagID: "gocb", Assets: []core.Asset{{Name: "alerts", URI: "ops://alerts"}},
+		Callbacks: &core.Callbacks{OnFailure: []core.CallbackSpec{
+			{Function: "gocb#on_failure/0", Outlets: []string{"alerts"}},
+			{Function: "gocb#on_failure/1", Outlets: []string{"nowhere"}},
+			{Function: "gocb#on_failure/2", Command: "echo"},
+			{Command: "echo", Outlets: []string{"alerts"}},
+		}},
+		Tasks: []core.Task{{TaskID: "a", Operator: "noop"}}}
+	ApplyDefaults(&d)
+	err := Validate(&d)
+	if err == nil {
+		t.Fatal("Validate accepted bad Go callbacks")
+	}
+	var got []string
+	for _, p := range err.(*Error).Problems { //nolint:errorlint // Validate returns *Error
+		got = append(got, p.Path+": "+p.Msg)
+	}
+	want := []string{
+		`dag "gocb": on_failure[1].outlets[0]: "nowhere" is not one of the DAG's assets (declared: alerts)`,
+		`dag "gocb": on_failure[2]: a Go callback (function "gocb#on_failure/2") takes only its function and outlets; command, notifier, conn_id, asset, partition_key and extra are not a function's`,
+		`dag "gocb": on_failure[3].outlets: are a Go callback's (the assets its function may emit); a command or notifier takes none`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

@@ -36,6 +36,13 @@ func validateCallbacks(ps *problems, d *core.DAG) {
 var callbackNames = callback.TemplateContext(&core.DagRun{}, nil, &core.Callback{})
 
 func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets []string) {
+	if spec.Function != "" {
+		validateGoCallback(ps, path, spec, assets)
+		return
+	}
+	if len(spec.Outlets) > 0 {
+		ps.add(path+".outlets", "are a Go callback's (the assets its function may emit); a command or notifier takes none")
+	}
 	switch spec.Notifier {
 	case "":
 		if strings.TrimSpace(spec.Command) == "" {
@@ -72,6 +79,20 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 	}
 	if spec.Command != "" {
 		ps.add(path, "has both a command and a notifier; give one")
+	}
+}
+
+// validateGoCallback checks a Go callback (the SDK's weir.OnFailure(fn),
+// ...): a function and the outlets it may emit, each one of the DAG's
+// assets, nothing of a command's or a notifier's.
+func validateGoCallback(ps *problems, path string, spec *core.CallbackSpec, assets []string) {
+	if spec.Command != "" || spec.Notifier != "" || spec.ConnID != "" || spec.Asset != "" || spec.PartitionKey != "" || spec.Extra != nil {
+		ps.add(path, "a Go callback (function %q) takes only its function and outlets; command, notifier, conn_id, asset, partition_key and extra are not a function's", spec.Function)
+	}
+	for i, name := range spec.Outlets {
+		if !slices.Contains(assets, name) {
+			ps.add(fmt.Sprintf("%s.outlets[%d]", path, i), "%q is not one of the DAG's assets (declared: %s)", name, listOrNone(assets))
+		}
 	}
 }
 

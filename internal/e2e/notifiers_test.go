@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ assets:
   - {name: ops_alerts, uri: "file:///tmp/weir-e2e/ops_alerts"}
 on_failure:
   - {notifier: webhook, conn_id: ops_hook}
+  - {notifier: webhook, conn_id: ops_bearer}
   - notifier: asset_event
     asset: ops_alerts
     partition_key: "{{ .dag_id }}/{{ .run_id }}"
@@ -57,10 +59,11 @@ tasks:
 
 // hookServer is a loopback HTTP server recording the webhooks it gets.
 type hookServer struct {
-	mu    sync.Mutex
-	got   []map[string]any
-	auths []string
-	ids   []string
+	mu      sync.Mutex
+	got     []map[string]any
+	auths   []string
+	ids     []string
+	bearers []string // Authorization and X-Team of bearer-token webhooks
 }
 
 func startHookServer(t *testing.T) (*hookServer, string) {
@@ -77,10 +80,15 @@ func startHookServer(t *testing.T) (*hookServer, string) {
 			http.Error(w, "want a JSON POST to /hooks/weir", http.StatusBadRequest)
 			return
 		}
-		user, pass, _ := r.BasicAuth()
 		h.mu.Lock()
+		defer h.mu.Unlock()
+		if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+			h.bearers = append(h.bearers, auth+" team="+r.Header.Get("X-Team")+" query="+r.URL.RawQuery)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		user, pass, _ := r.BasicAuth()
 		h.got, h.auths, h.ids = append(h.got, body), append(h.auths, user+":"+pass), append(h.ids, r.Header.Get("X-Weir-Delivery"))
-		h.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})}
 	go func() { _ = srv.Serve(ln) }()
@@ -104,6 +112,9 @@ func TestNotifiers(t *testing.T) {
 		writeFile(t, filepath.Join(dags, "loop.yaml"), loopDAG)
 		s := startStandalone(t, home, dags, env...)
 		mustWeir(t, env, "connections", "add", "ops_hook", hookURL, "--home", home)
+		// A password without a login is a bearer token; the extra's headers are sent.
+		bearerURL := strings.Replace(hookURL, "ops:s3cret@", ":tok-123@", 1) + "?" + url.Values{"__extra__": {`{"headers": {"x-team": "data"}}`}}.Encode()
+		mustWeir(t, env, "connections", "add", "ops_bearer", bearerURL, "--home", home)
 		api := s.api.with(t)
 		for _, d := range []string{"nightly", "ops_responder", "loop"} {
 			api.WaitDAG(d)
@@ -113,7 +124,7 @@ func TestNotifiers(t *testing.T) {
 		if run := api.WaitRunDone("nightly", "n1"); run.State != core.RunFailed {
 			t.Fatalf("nightly is %s, want failed", run.State)
 		}
-		for _, cb := range api.callbacksOf("nightly", "n1", 2) {
+		for _, cb := range api.callbacksOf("nightly", "n1", 3) {
 			if cb.State != core.CallbackSuccess {
 				t.Errorf("nightly's %s callback #%d is %s: %s", cb.Event, cb.SpecIndex, cb.State, cb.Error)
 			}
@@ -137,8 +148,11 @@ func TestNotifiers(t *testing.T) {
 		}
 
 		hooks.mu.Lock()
-		got, auths, ids := hooks.got, hooks.auths, hooks.ids
+		got, auths, ids, bearers := hooks.got, hooks.auths, hooks.ids, hooks.bearers
 		hooks.mu.Unlock()
+		if fmt.Sprint(bearers) != "[Bearer tok-123 team=data query=]" {
+			t.Errorf("bearer webhooks %q; want one with the connection's token and X-Team header, without the extra in the URL", bearers)
+		}
 		if len(got) != 1 {
 			t.Fatalf("the hook server got %d webhooks, want 1", len(got))
 		}

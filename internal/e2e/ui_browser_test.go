@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
@@ -145,6 +147,35 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`svg.assetgraph`)))
 	b.waitText("asset_producer producing orders in the graph", `svg.assetgraph`, "asset_producer")
 	b.shot("asset-graph.png")
+
+	// A run's callbacks: ops_failing_load fails, firing its retry's and its
+	// failure's command callbacks and the run's asset_event notifier; the
+	// run page lists each with its state and attempts and links its log.
+	sa.API.Trigger("ops_failing_load", "fails", map[string]any{"fail": true})
+	sa.API.WaitRunDone("ops_failing_load", "fails")
+	weirtest.WaitFor(t, "ops_failing_load's three callbacks to succeed", func() (bool, string) {
+		var page api.CallbackCollection
+		sa.API.Get("/api/v2/dags/ops_failing_load/dagRuns/fails/callbacks", &page)
+		done := 0
+		for _, cb := range page.Callbacks {
+			if cb.State == core.CallbackSuccess {
+				done++
+			}
+		}
+		return done == 3, fmt.Sprintf("%+v", page.Callbacks)
+	})
+	b.run("open the failed run", chromedp.Navigate(base+"/dags/ops_failing_load/runs/fails"), chromedp.WaitVisible(chromedp.CSS(`#callbacks`)))
+	b.waitText("the retry's callback", `#callbacks`, "on_retry")
+	b.waitText("the run's notifier", `#callbacks`, "notifier asset_event")
+	if n := value[int](b, "count the callbacks shown as succeeded", chromedp.Evaluate[int](
+		`document.querySelectorAll("#callbacks tbody tr .s-success").length`)); n != 3 {
+		t.Errorf("the run page shows %d succeeded callbacks, want 3", n)
+	}
+	b.checkAccessible("the run's callbacks")
+	b.shot("run-callbacks.png")
+	b.run("open the retry callback's log", chromedp.Click(chromedp.CSS(`#callbacks tbody tr:first-child a[aria-label^="Log of callback"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`body`)))
+	b.waitText("the retry callback's log", `body`, "load failed try 1 of run fails; retrying")
 
 	// Every control of every page has a label, and no state is shown by
 	// colour alone (as the admin, who sees every control).

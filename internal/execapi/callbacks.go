@@ -163,15 +163,19 @@ func (s *server) callbackConnection(w http.ResponseWriter, r *http.Request, id i
 }
 
 // callbackAssetEvent serves POST /execution/callbacks/{id}/asset-events:
-// an asset_event notifier's running attempt emits its event
-// (service.EmitFromCallback): 201 with the receipt, 200 with the first
+// an asset_event notifier's running attempt emits its event, a Go
+// callback's an event of one of its outlets (service.EmitFromCallback): 201 with the receipt, 200 with the first
 // receipt when an earlier attempt emitted it.
 func (s *server) callbackAssetEvent(w http.ResponseWriter, r *http.Request, id int64, attempt int) error {
 	var req execclient.CallbackEmitRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
 		return err
 	}
-	rec, err := s.svc.EmitFromCallback(r.Context(), id, attempt, emission.Request{PartitionKey: req.PartitionKey, Extra: req.Extra})
+	er := emission.Request{PartitionKey: req.PartitionKey, PartitionDate: req.PartitionDate, Extra: req.Extra, IdempotencyKey: req.IdempotencyKey}
+	if req.Asset != nil {
+		er.Asset = *req.Asset
+	}
+	rec, err := s.svc.EmitFromCallback(r.Context(), id, attempt, er)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package execclient
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -55,12 +57,17 @@ func (c *Client) CallbackAppendLog(ctx context.Context, id int64, offset int64, 
 	return out.NextOffset, nil
 }
 
-// CallbackEmitRequest is an asset_event notifier's event: its rendered
-// partition key and extra (the asset and idempotency key are the
-// callback's).
+// CallbackEmitRequest is a callback's event: an asset_event notifier's
+// rendered partition key and extra (the asset and idempotency key are the
+// callback's), or a Go callback's emission, which names the asset (one of
+// its outlets) and the idempotency key too.
 type CallbackEmitRequest struct {
-	PartitionKey *string         `json:"partition_key,omitempty"`
-	Extra        json.RawMessage `json:"extra,omitempty"`
+	Asset         *core.AssetRef  `json:"asset,omitempty"`
+	PartitionKey  *string         `json:"partition_key,omitempty"`
+	PartitionDate string          `json:"partition_date,omitempty"`
+	Extra         json.RawMessage `json:"extra,omitempty"`
+	// IdempotencyKey is a Go callback's (CallbackEmitter fills one in).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // CallbackEmit emits the event of callback id's asset_event notifier and
@@ -71,6 +78,35 @@ func (c *Client) CallbackEmit(ctx context.Context, id int64, r CallbackEmitReque
 		return nil, err
 	}
 	return &out, nil
+}
+
+// CallbackEmitter is a Go callback's emission (an operator.Emitter): the
+// events of callback ID's outlets. An emission without an idempotency key
+// gets "callback/<id>/emit-<n>" for the n-th emission of the attempt, so a
+// callback run again after its worker died, which emits the same events in
+// the same order, gets the first receipts and creates nothing new.
+type CallbackEmitter struct {
+	Client *Client
+	ID     int64
+	n      atomic.Int64
+}
+
+// Emit emits req's event; an alias is refused (a callback emits its
+// outlets, concrete assets).
+func (e *CallbackEmitter) Emit(ctx context.Context, req EmitRequest) (*core.AssetEventReceipt, error) {
+	if req.Alias != "" {
+		return nil, fmt.Errorf("emit an event of asset %s: a callback emits its outlets, not through alias %q: %w", req.Asset, req.Alias, core.ErrInvalid)
+	}
+	n := e.n.Add(1)
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = "callback/" + strconv.FormatInt(e.ID, 10) + "/emit-" + strconv.FormatInt(n, 10)
+	}
+	rec, err := e.Client.CallbackEmit(ctx, e.ID, CallbackEmitRequest{Asset: &req.Asset, PartitionKey: req.PartitionKey,
+		PartitionDate: req.PartitionDate, Extra: req.Extra, IdempotencyKey: req.IdempotencyKey})
+	if err != nil {
+		return nil, fmt.Errorf("emit an event of asset %s: %w", req.Asset, err)
+	}
+	return rec, nil
 }
 
 // CallbackConnections is a webhook notifier's connection lookup (an

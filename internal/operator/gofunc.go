@@ -91,6 +91,7 @@ type TaskContext struct {
 	checkDeferral func(core.Deferral) error
 	xcom          XCom
 	state         State
+	callback      CallbackContext // set when a Go callback runs through callGo
 }
 
 // CheckDeferral validates d against the worker's trigger types.

@@ -152,7 +152,7 @@ func (s *Scheduler) apply(ctx context.Context, run *core.DagRun, g *graph, plan 
 	}
 	for i := range plan.Retry {
 		ti := &plan.Retry[i]
-		err := s.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{
+		err := s.Service.BeginRetry(ctx, g.tasks[ti.TaskID], ti, &store.TaskInstanceNewTryParams{
 			ID: ti.ID, NewID: uuid.NewString(), To: firstState(g.tasks[ti.TaskID]), Now: now,
 			From: core.TIUpForRetry, // a try its worker took back meanwhile runs on
 		})

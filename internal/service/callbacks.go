@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -81,4 +82,33 @@ func (s *Service) FinishRun(ctx context.Context, run *core.DagRun, dag *core.DAG
 		return false, fmt.Errorf("finish run %s/%s as %s: %w", run.DagID, run.RunID, state, err)
 	}
 	return finished, nil
+}
+
+// BeginRetry begins the retry of ti, an up_for_retry try (p moves it to a
+// new try), and fires ti's on_retry callbacks in the same transaction when
+// they have not fired yet: a try failed over for missed heartbeats
+// (FailDeadTry) fires on_retry only here, when its retry is certain,
+// because until then its worker may take it back or report it late — so a
+// failed-over try that ends in success fires on_success alone, never
+// on_retry too (docs/emission.md#callbacks). task is ti's task.
+func (s *Service) BeginRetry(ctx context.Context, task *core.Task, ti *core.TaskInstance, p *store.TaskInstanceNewTryParams) error {
+	fired := callback.FireForTry(task, ti, core.TIUpForRetry)
+	if len(fired) > 0 {
+		done, err := s.st.CallbackList(ctx, &store.CallbackListParams{DagRunID: ti.DagRunID, TaskID: ti.TaskID, Page: store.Page{Limit: 1000}})
+		if err != nil {
+			return fmt.Errorf("read the callbacks of %s: %w", runs.Describe(ti), err)
+		}
+		for _, cb := range done {
+			if cb.Event == core.OnRetry && cb.MapIndex == ti.MapIndex && cb.TryNumber == ti.TryNumber {
+				fired = nil // fired when the try's worker reported it
+				break
+			}
+		}
+	}
+	return s.inTxIf(ctx, len(fired) > 0, func(tx store.Store) error {
+		if err := tx.TaskInstanceNewTry(ctx, p); err != nil {
+			return err
+		}
+		return tx.CallbackInsert(ctx, fired, p.Now)
+	})
 }

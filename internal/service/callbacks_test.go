@@ -88,3 +88,82 @@ func TestCallbacksFireWithTheirStateChange(t *testing.T) {
 		t.Fatalf("fired %s, want %s", got, want)
 	}
 }
+
+// TestFailedOverTryFiresOnRetryOnlyWhenItsRetryBegins: a try failed over
+// for missed heartbeats fires on_retry when its retry begins, not at the
+// failover, so one whose worker reports success late fires on_success
+// alone — never on_retry and on_success both; a try whose worker reported
+// the failure fires on_retry at the report, once.
+func TestFailedOverTryFiresOnRetryOnlyWhenItsRetryBegins(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	svc := newSvc(st, clk)
+	cmd := []core.CallbackSpec{{Command: "echo"}}
+	task := core.Task{TaskID: "a", Operator: "noop", Retries: 2, RetryDelay: core.Duration(time.Minute),
+		Callbacks: &core.Callbacks{OnRetry: cmd, OnSuccess: cmd}}
+	syncDAG(t, st, core.DAG{DagID: "fo", Tasks: []core.Task{task}})
+	trigger := func(id string) *core.DagRun {
+		run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "fo", RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	beginRetry := func(ti core.TaskInstance) error {
+		return svc.BeginRetry(ctx, &task, &ti, &store.TaskInstanceNewTryParams{ID: ti.ID, NewID: ti.ID + "-next",
+			To: core.TIScheduled, Now: t0, From: core.TIUpForRetry})
+	}
+
+	// Failed over, then the worker's late report of success.
+	late := trigger("late")
+	a := startTry(t, st, late, "a")
+	if res, err := svc.FailDeadTry(ctx, a); err != nil || res.State != core.TIUpForRetry {
+		t.Fatalf("fail over: %+v %v", res, err)
+	}
+	if got := firedCallbacks(t, st, late); len(got) != 0 {
+		t.Errorf("the failover fired %v; want nothing until the retry begins", got)
+	}
+	failedOver := listTIs(t, st, late.ID)["a"]
+	if _, err := svc.FinishTry(ctx, &failedOver, core.TISuccess); err != nil {
+		t.Fatalf("late success: %v", err)
+	}
+	if err := beginRetry(failedOver); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("retry of a try that succeeded: %v, want ErrConflict", err)
+	}
+	if got, want := fmt.Sprint(firedCallbacks(t, st, late)), "[a:on_success:1]"; got != want {
+		t.Errorf("fired %s, want %s (on_success alone)", got, want)
+	}
+
+	// Failed over, and its retry begins: on_retry fires then, once.
+	dead := trigger("dead")
+	a = startTry(t, st, dead, "a")
+	if _, err := svc.FailDeadTry(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	failedOver = listTIs(t, st, dead.ID)["a"]
+	if err := beginRetry(failedOver); err != nil {
+		t.Fatalf("begin the retry: %v", err)
+	}
+	if err := beginRetry(failedOver); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("begin the retry of a replaced try: %v, want ErrNotFound", err)
+	}
+	if got, want := fmt.Sprint(firedCallbacks(t, st, dead)), "[a:on_retry:1]"; got != want {
+		t.Errorf("fired %s, want %s", got, want)
+	}
+
+	// Reported failed by its worker: on_retry at the report, not again
+	// when the retry begins.
+	reported := trigger("reported")
+	a = startTry(t, st, reported, "a")
+	if _, err := svc.FinishTry(ctx, a, core.TIFailed); err != nil {
+		t.Fatal(err)
+	}
+	if err := beginRetry(listTIs(t, st, reported.ID)["a"]); err != nil {
+		t.Fatalf("begin the retry: %v", err)
+	}
+	if got, want := fmt.Sprint(firedCallbacks(t, st, reported)), "[a:on_retry:1]"; got != want {
+		t.Errorf("fired %s, want %s", got, want)
+	}
+}

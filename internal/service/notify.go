@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
@@ -18,21 +20,23 @@ const DefaultMaxCallbackChainDepth = 3
 // event, so a callback run again after its worker died emits nothing new.
 func CallbackIdempotencyKey(id int64) string { return "callback/" + strconv.FormatInt(id, 10) }
 
-// EmitFromCallback records the event the asset_event notifier of callback
-// cb (running in attempt) emits, with partition key and extra rendered by
-// the worker (docs/emission.md#notifiers): of the asset the notifier names,
-// with source kind callback and the callback's provenance — a task
-// callback's try, a DAG-level callback's DAG and run only, no task. Its
-// idempotency key is CallbackIdempotencyKey(cb.ID), so a repeat gets the
-// first receipt.
+// EmitFromCallback records an event callback cb (running in attempt)
+// emits, with source kind callback and the callback's provenance — a task
+// callback's try, a DAG-level callback's DAG and run only, no task: its
+// asset_event notifier's, with partition key and extra rendered by the
+// worker (docs/emission.md#notifiers), of the asset the notifier names,
+// with idempotency key CallbackIdempotencyKey(cb.ID) so that a repeat gets
+// the first receipt; or a Go callback's, of one of its outlets, with the
+// idempotency key its worker gave (docs/go-sdk.md#callbacks).
 //
 // The feedback-loop guard: the event's callback depth is 1 + the deepest
 // of the events that created cb's run; beyond MaxCallbackChainDepth the
 // emission is refused (core.ErrConflict, "feedback loop: ...") and nothing
 // is created. Other errors, with nothing created: core.ErrConflict when cb
-// is not running in attempt, core.ErrInvalid when it is not an asset_event
-// notifier or the fields are bad (emission.Check), core.ErrNotFound when
-// its asset is gone or inactive.
+// is not running in attempt, core.ErrInvalid when it is neither an
+// asset_event notifier nor a Go callback or the fields are bad
+// (emission.Check), core.ErrForbidden when a Go callback's asset is not one
+// of its outlets, core.ErrNotFound when the asset is gone or inactive.
 func (s *Service) EmitFromCallback(ctx context.Context, id int64, attempt int, r emission.Request) (*core.AssetEventReceipt, error) {
 	rec, err := s.emitFromCallback(ctx, id, attempt, r)
 	if err != nil {
@@ -49,10 +53,9 @@ func (s *Service) emitFromCallback(ctx context.Context, id int64, attempt int, r
 	if cb.State != core.CallbackRunning || cb.Attempts != attempt {
 		return nil, fmt.Errorf("its attempt %d is not running (it is %s in attempt %d): %w", attempt, cb.State, cb.Attempts, core.ErrConflict)
 	}
-	if cb.Spec.Notifier != core.NotifierAssetEvent {
-		return nil, fmt.Errorf("it is not an asset_event notifier: %w", core.ErrInvalid)
+	if r, err = callbackRequest(cb, r); err != nil {
+		return nil, err
 	}
-	r.Asset, r.Alias, r.IdempotencyKey = core.AssetRef{Name: cb.Spec.Asset}, "", CallbackIdempotencyKey(cb.ID)
 	c, err := emission.Check(r, s.maxExtra)
 	if err != nil {
 		return nil, err
@@ -63,7 +66,7 @@ func (s *Service) emitFromCallback(ctx context.Context, id int64, attempt int, r
 	}
 	if depth > s.maxChainDepth {
 		return nil, fmt.Errorf("feedback loop: this event of asset %q would be callback depth %d, beyond [callbacks] max_chain_depth %d "+
-			"(callback events that led here: %s); no event was made: %w", cb.Spec.Asset, depth, s.maxChainDepth, chain, core.ErrConflict)
+			"(callback events that led here: %s); no event was made: %w", r.Asset.Name, depth, s.maxChainDepth, chain, core.ErrConflict)
 	}
 	a, err := s.activeAsset(ctx, r.Asset)
 	if err != nil {
@@ -76,6 +79,37 @@ func (s *Service) emitFromCallback(ctx context.Context, id int64, attempt int, r
 	}
 	p.SourceCallbackID, p.CallbackDepth = cb.ID, depth
 	return s.emitOnce(ctx, p)
+}
+
+// callbackRequest returns what callback cb emits for r: an asset_event
+// notifier's asset under CallbackIdempotencyKey, or one of a Go callback's
+// outlets under the key its worker gave (a Go callback emits only the
+// outlets it declares, by name).
+func callbackRequest(cb *core.Callback, r emission.Request) (emission.Request, error) {
+	r.Alias = ""
+	switch {
+	case cb.Spec.Notifier == core.NotifierAssetEvent:
+		r.Asset, r.IdempotencyKey = core.AssetRef{Name: cb.Spec.Asset}, CallbackIdempotencyKey(cb.ID)
+		return r, nil
+	case cb.Spec.Function == "":
+		return r, fmt.Errorf("it is neither an asset_event notifier nor a Go callback: %w", core.ErrInvalid)
+	case r.Asset.Name == "":
+		return r, fmt.Errorf("a Go callback names the asset it emits by name (one of its outlets: %s): %w", outletList(cb.Spec.Outlets), core.ErrInvalid)
+	case !slices.Contains(cb.Spec.Outlets, r.Asset.Name):
+		return r, fmt.Errorf("the Go callback %s may emit only its outlets (%s), not asset %q; add it to the callback's outlets: %w",
+			cb.Spec.Function, outletList(cb.Spec.Outlets), r.Asset.Name, core.ErrForbidden)
+	case r.IdempotencyKey == "":
+		return r, fmt.Errorf("a Go callback's emission needs an idempotency key: %w", core.ErrInvalid)
+	}
+	r.Asset.URI = ""
+	return r, nil
+}
+
+func outletList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return `"` + strings.Join(names, `", "`) + `"`
 }
 
 // callbackDepth returns the callback depth of an event cb emits (1 + the

@@ -83,8 +83,12 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}
 	// The try's callbacks are fired in the transaction that ends it: both
-	// commit, or neither (ADR 0015).
-	fired := callback.FireForTry(task, ti, state)
+	// commit, or neither (ADR 0015). A try failed over to up_for_retry
+	// fires on_retry when its retry begins (BeginRetry), not now.
+	var fired []core.Callback
+	if !failedOver || state != core.TIUpForRetry {
+		fired = callback.FireForTry(task, ti, state)
+	}
 	err = s.inTxIf(ctx, len(fired) > 0, func(tx store.Store) error {
 		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
 			return err

@@ -19,6 +19,8 @@ type Reader interface {
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
 	AssetLinks(ctx context.Context, assetIDs []int64) ([]store.AssetLink, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
+	CallbackCount(ctx context.Context, p *store.CallbackListParams) (int, error)
+	CallbackList(ctx context.Context, p *store.CallbackListParams) ([]core.Callback, error)
 	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
 	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)
 	ConnectionCount(ctx context.Context, p *store.ConnectionListParams) (int, error)

@@ -17,6 +17,10 @@ import (
 // runPageSize is how many task instances one page of a run shows.
 const runPageSize = 100
 
+// runCallbacksShown is how many of a run's callbacks its page lists, oldest
+// first (the REST API's dagRuns/{run_id}/callbacks pages through all).
+const runCallbacksShown = 50
+
 // runEventsShown is how many of the asset events that triggered a run its
 // page lists (the REST API's dagRuns/{run_id}/upstreamAssetEvents pages
 // through all).
@@ -35,6 +39,10 @@ type runData struct {
 	// runEventsShown of EventsTotal; EventsMore beyond them).
 	Events                  []eventRow
 	EventsTotal, EventsMore int
+	// Callbacks are the run's fired callbacks (its own and its tasks'),
+	// the first runCallbacksShown of CallbacksTotal.
+	Callbacks      []callbackRow
+	CallbacksTotal int
 	// BodyHTML is the page's live part ("runbody"), which the script
 	// refreshes from LiveURL; ETag is its version.
 	BodyHTML      template.HTML
@@ -46,6 +54,13 @@ type tiRow struct {
 	core.TaskInstance
 	Duration string
 	Link     string // the try's log on the task-instance page ("" on the run page)
+}
+
+// callbackRow is one callback of the run page, with the link to its
+// latest attempt's log.
+type callbackRow struct {
+	core.Callback
+	LogURL string // "" before its first attempt
 }
 
 // runPage shows a run: its dates, partition and conf, its task instances
@@ -108,6 +123,20 @@ func (u *UI) runBody(r *http.Request, req *request, page *url.URL) (*runData, []
 	}
 	d.Conf = prettyJSON(run.Conf)
 	d.Gantt = buildGantt(tis, now)
+	cp := &store.CallbackListParams{DagRunID: run.ID, Page: store.Page{Limit: runCallbacksShown}}
+	cbs, cbTotal, err := store.List(ctx, cp, u.st.CallbackList, u.st.CallbackCount)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, cb := range cbs {
+		row := callbackRow{Callback: cb}
+		if cb.Attempts > 0 {
+			row.LogURL = fmt.Sprintf("/api/v2/dags/%s/dagRuns/%s/callbacks/%d/logs?attempt=%d", pathEscape(run.DagID),
+				pathEscape(run.RunID), cb.ID, cb.Attempts)
+		}
+		d.Callbacks = append(d.Callbacks, row)
+	}
+	d.CallbacksTotal = cbTotal
 	live := *page
 	live.Path += "/live"
 	d.LiveURL = live.RequestURI()

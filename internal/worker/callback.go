@@ -118,11 +118,17 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 	}
 }
 
-// execCallback renders the callback's command over the run's context and
-// .callback, and runs it.
+// execCallback runs the callback: a Go callback's function in this
+// process, a notifier, or its command rendered over the run's context and
+// .callback.
 func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkload, cc *execclient.Client, red *operator.Redactor) error {
 	cb := &cw.Callback
 	tctx := callback.TemplateContext(&cw.DagRun, cw.Params, cb)
+	if cb.Spec.Function != "" {
+		return w.runner.RunCallback(ctx, cb.Spec.Function, operator.CallbackContext{Callback: *cb, Run: cw.DagRun, Params: cw.Params,
+			Logger: slog.New(slog.NewTextHandler(red, nil)).With("dag_id", cb.DagID, "run_id", cb.RunID, "callback_id", cb.ID, "event", cb.Event),
+			Log:    red, Emitter: &execclient.CallbackEmitter{Client: cc, ID: cb.ID}})
+	}
 	switch cb.Spec.Notifier {
 	case core.NotifierWebhook:
 		return w.webhook(ctx, cw, cc, red)

@@ -56,8 +56,8 @@ func webhookBody(cw *execclient.CallbackWorkload) WebhookBody {
 	return b
 }
 
-// webhook posts the webhook notifier's body to its connection's URL; the
-// connection's login and password are basic auth. An answer other than
+// webhook posts the webhook notifier's body to its connection's URL with
+// the connection's auth and headers (webhookHeaders). An answer other than
 // 2xx fails the callback.
 func (w *Worker) webhook(ctx context.Context, cw execclient.CallbackWorkload, cc *execclient.Client, red *operator.Redactor) error {
 	cb := &cw.Callback
@@ -73,12 +73,16 @@ func (w *Worker) webhook(ctx context.Context, cw execclient.CallbackWorkload, cc
 	if pw, ok := target.User.Password(); ok {
 		red.Add(pw)
 	}
+	headers, err := webhookHeaders(target, cb.Spec.ConnID)
+	if err != nil {
+		return err
+	}
 	body, err := json.Marshal(webhookBody(&cw))
 	if err != nil {
 		return fmt.Errorf("encode the webhook body: %w", err)
 	}
-	hreq, err := operator.NewHTTPRequest(ctx, http.MethodPost, target, bytes.NewReader(body), map[string]string{
-		"Content-Type": "application/json", DeliveryHeader: strconv.FormatInt(cb.ID, 10), "User-Agent": "weir-webhook/1"})
+	headers["Content-Type"], headers[DeliveryHeader], headers["User-Agent"] = "application/json", strconv.FormatInt(cb.ID, 10), "weir-webhook/1"
+	hreq, err := operator.NewHTTPRequest(ctx, http.MethodPost, target, bytes.NewReader(body), headers)
 	if err != nil {
 		return err
 	}
@@ -126,4 +130,38 @@ func emitNotifierEvent(ctx context.Context, cw execclient.CallbackWorkload, cc *
 	line, _ := json.Marshal(rec)
 	_, _ = fmt.Fprintf(red, "weir: emitted an event of asset %s: %s\n", spec.Asset, line)
 	return nil
+}
+
+// ExtraParam is the query parameter of a connection URI that carries the
+// connection's extra as JSON (Airflow's __extra__); the webhook notifier
+// reads its "headers" and does not send the parameter.
+const ExtraParam = "__extra__"
+
+// webhookHeaders takes the connection's auth and headers out of target
+// (docs/emission.md#notifiers): a password without a login is a bearer
+// token (a login and password stay basic auth, which NewHTTPRequest
+// sets); the extra's "headers" (an object of strings) are added. A bad
+// extra is an error naming the connection.
+func webhookHeaders(target *url.URL, connID string) (map[string]string, error) {
+	headers := map[string]string{}
+	q := target.Query()
+	if raw := q.Get(ExtraParam); raw != "" {
+		var extra struct {
+			Headers map[string]string `json:"headers"`
+		}
+		if err := json.Unmarshal([]byte(raw), &extra); err != nil {
+			return nil, fmt.Errorf("connection %q: its extra (%s) must be a JSON object whose \"headers\" maps names to strings: %v: %w",
+				connID, ExtraParam, err, core.ErrInvalid)
+		}
+		for k, v := range extra.Headers {
+			headers[http.CanonicalHeaderKey(k)] = v
+		}
+		q.Del(ExtraParam)
+		target.RawQuery = q.Encode()
+	}
+	if pw, ok := target.User.Password(); ok && target.User.Username() == "" {
+		headers["Authorization"] = "Bearer " + pw
+		target.User = nil
+	}
+	return headers, nil
 }

@@ -245,31 +245,35 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback, core.ErrInvalid)
 	}
 	s.warm(ctx, qAssetEventInsert, qAssetQueueEnqueue, qAssetEventQueueEnqueue)
-	var ev *core.AssetEvent
-	err := s.inTx(ctx, func(tx *Store) error {
-		var (
-			a       *core.AssetModel
-			err     error
-			assetID = p.AssetID
-		)
-		if assetID == 0 {
-			if a, err = tx.AssetGetByName(ctx, p.AssetName); err != nil {
-				return fmt.Errorf("record asset event: %w", err)
-			}
-			assetID = a.ID
+	if s.tx != nil {
+		return s.eventRecord(ctx, p)
+	}
+	return s.events.insert(ctx, s, p)
+}
+
+// eventRecord records p's event in the caller's transaction (s is bound
+// to it) and returns it.
+func (s *Store) eventRecord(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
+	var (
+		a       *core.AssetModel
+		err     error
+		assetID = p.AssetID
+	)
+	if assetID == 0 {
+		if a, err = s.AssetGetByName(ctx, p.AssetName); err != nil {
+			return nil, fmt.Errorf("record asset event: %w", err)
 		}
-		id, err := tx.eventInsert(ctx, assetID, p)
-		if err != nil {
-			return err
-		}
-		if a != nil { // the asset is known: no read-back
-			ev, err = recordedEvent(id, a, p)
-			return err
-		}
-		ev, err = scanAssetEvent(tx.tx.QueryRowContext(ctx, qAssetEventGet, id))
-		return tx.wrap(err, "record event of asset %d: read back", assetID)
-	})
-	return ev, err
+		assetID = a.ID
+	}
+	id, err := s.eventInsert(ctx, assetID, p)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil { // the asset is known: no read-back
+		return recordedEvent(id, a, p)
+	}
+	ev, err := scanAssetEvent(s.tx.QueryRowContext(ctx, qAssetEventGet, id))
+	return ev, s.wrap(err, "record event of asset %d: read back", assetID)
 }
 
 // recordedEvent returns event id of asset a as eventInsert stored it from

@@ -94,6 +94,7 @@ type Store struct {
 	once   sync.Once
 	stmts  *stmtCache // prepared hot queries, shared with its transaction-bound stores
 	box    *secrets.Box
+	events *eventBatcher // groups concurrent asset-event inserts into one commit
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
 	pending *[]string // channels to publish after commit
@@ -108,7 +109,8 @@ func New(cfg Config) *Store {
 		r = cfg.Write
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
-		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}, box: cfg.Secrets}
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}, box: cfg.Secrets,
+		events: &eventBatcher{}}
 }
 
 // Dialect names the engine.
@@ -187,7 +189,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	pending := []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		stmts: s.stmts, tx: sqlTx, pending: &pending}
+		stmts: s.stmts, events: s.events, tx: sqlTx, pending: &pending}
 	committed := false
 	defer func() {
 		if !committed {

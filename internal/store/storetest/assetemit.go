@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,5 +64,54 @@ func testAssetEventEmissionFields(t *testing.T, f *fixture) {
 	must(t, err, "queue")
 	if len(q) != 1 || q[0].FirstEventID != ev.ID || q[0].LastEventID != api.ID {
 		t.Errorf("queue of cons = %+v, want events %d..%d of orders", q, ev.ID, api.ID)
+	}
+}
+
+// testAssetEventConcurrentInserts: concurrent inserts (which the SQL
+// store groups into shared commits) each record their own event or fail
+// alone: an idempotency key used twice in one burst makes one event and
+// one conflict, and every other insert of the burst is recorded and
+// queued for the consumer.
+func testAssetEventConcurrentInserts(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders), f.now), "sync producer")
+	must(t, f.assetDag(consumer("cons", orders), f.now), "sync consumer")
+	const n = 40
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			key := fmt.Sprintf("burst-%d", i)
+			if i%10 == 9 {
+				key = "burst-0" // a key the burst already uses
+			}
+			part := fmt.Sprintf("p%d", i)
+			if i%10 == 9 {
+				part = "p0"
+			}
+			_, errs[i] = f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "orders", SourceKind: core.AssetSourceTask,
+				PartitionKey: &part, IdempotencyKey: key, SourceDagID: "prod", SourceRunID: "r1", SourceTaskID: "load",
+				SourceMapIndex: core.NoMapIndex, SourceTryNumber: 1, Now: f.now})
+		})
+	}
+	wg.Wait()
+	conflicts := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, core.ErrConflict) && (i == 0 || i%10 == 9):
+			conflicts++
+		default:
+			t.Errorf("insert %d: %v", i, err)
+		}
+	}
+	count, err := f.st.AssetEventCount(f.ctx, &store.AssetEventListParams{})
+	must(t, err, "count")
+	if conflicts != 4 || count != n-4 {
+		t.Errorf("%d events and %d conflicts, want %d events and 4 conflicts (one per reuse of burst-0)", count, conflicts, n-4)
+	}
+	q, err := f.st.AssetQueueList(f.ctx, "cons")
+	must(t, err, "queue")
+	if len(q) != 1 || q[0].LastEventID-q[0].FirstEventID < int64(n-5) {
+		t.Errorf("queue of cons = %+v, want every event of the burst", q)
 	}
 }

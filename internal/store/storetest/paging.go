@@ -134,6 +134,15 @@ func (f *fixture) pagingSeed() {
 		must(t, f.st.AuditLogAdd(f.ctx, &core.AuditEntry{When: f.at(time.Duration(i%2) * time.Second), User: "u" + strconv.Itoa(i%2),
 			Action: "dag.pause", Target: "d1"}), "audit")
 	}
+	r1, err := f.st.DagRunGet(f.ctx, "d1", "r1")
+	must(t, err, "get r1")
+	for i := range 4 { // two at each time: ties in created_at; one claimed: two states
+		cb := core.Callback{Level: core.CallbackTask, Event: core.OnRetry, DagID: "d1", RunID: "r1", DagRunID: r1.ID, TaskID: "a",
+			MapIndex: core.NoMapIndex, TryNumber: i + 1, Spec: core.CallbackSpec{Command: "echo"}, Outcome: string(core.TIUpForRetry)}
+		must(t, f.st.CallbackInsert(f.ctx, []core.Callback{cb}, f.at(time.Duration(i%2)*time.Second)), "callback")
+	}
+	_, err = f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "w", Limit: 1, Now: f.now})
+	must(t, err, "claim a callback")
 	assets := []core.Asset{{Name: "b", URI: "s3://b"}, {Name: "a", URI: "s3://a", Group: "g"}, {Name: "c", URI: "s3://c", Group: "g"}}
 	must(t, f.assetDag(producer("prod", assets...), f.now), "sync assets")
 	ids := make([]int64, len(assets))
@@ -206,9 +215,21 @@ func (f *fixture) pagedLists() []pagedList {
 			l, err := st.BackfillList(ctx, &store.BackfillListParams{Page: pg})
 			return keys(l, err, func(b core.Backfill) string { return itoa(b.ID) })
 		}, func() (int, error) { return st.BackfillCount(ctx, &store.BackfillListParams{}) }},
+		{"callbacks", store.CallbackOrder, func(pg store.Page) ([]string, error) {
+			l, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: f.runID("d1", "r1"), Page: pg})
+			return keys(l, err, func(c core.Callback) string { return itoa(c.ID) })
+		}, func() (int, error) { return st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: f.runID("d1", "r1")}) }},
 		{"asset events", store.AssetEventOrder, func(pg store.Page) ([]string, error) {
 			l, err := st.AssetEventList(ctx, &store.AssetEventListParams{Page: pg})
 			return keys(l, err, func(e core.AssetEvent) string { return itoa(e.ID) })
 		}, func() (int, error) { return st.AssetEventCount(ctx, &store.AssetEventListParams{}) }},
 	}
 }
+
+// runID returns the id of run runID of dagID.
+func (f *fixture) runID(dagID, runID string) int64 {
+	run, err := f.st.DagRunGet(f.ctx, dagID, runID)
+	must(f.t, err, "get run "+runID)
+	return run.ID
+}
+

@@ -90,6 +90,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
+		{"AssetEventConcurrentInserts", testAssetEventConcurrentInserts},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetPartitionRuns", testAssetPartitionRuns},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
