@@ -24,6 +24,7 @@ type Task struct {
 	spec     core.Task
 	fn       TaskFunc
 	resumes  map[string]TaskFunc // OnResume methods
+	handler  StreamHandler       // HandleStream's
 	problems []dagfile.Problem   // paths relative to the task
 	// inDefaults is set while DefaultArgs options are applied.
 	inDefaults bool
