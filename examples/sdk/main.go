@@ -24,6 +24,10 @@
 //   - go_emit_batches, go_batches_consumer: the batch pipeline (batches.go;
 //     docs/emission.md): an event per batch as it commits, and a consumer
 //     run per batch (RunPerPartition).
+//   - go_stream_pages: the streaming pipeline (pages.go; docs/streaming.md):
+//     a paginated API this program serves on 127.0.0.1:8791, its pages
+//     inserted into SQLite by a task mapped lazily over them while later
+//     pages are fetched, and by a streaming operator.
 package main
 
 import (
@@ -45,8 +49,9 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	servePages() // the paginated API of go_stream_pages and stream_pages.yaml
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
-		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG())
+		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG(), streamPagesDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

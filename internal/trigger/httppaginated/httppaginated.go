@@ -8,6 +8,7 @@ package httppaginated
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -186,7 +187,7 @@ func (p *paginated) Run(ctx context.Context, rt *trigger.Runtime) error {
 		if p.pageParam != "" {
 			u = withParam(u, p.pageParam, strconv.Itoa(p.firstPage+pageNo-1))
 		}
-		body, err := p.fetch(ctx, client, u)
+		body, err := p.fetchRetrying(ctx, rt, client, u)
 		if err != nil {
 			return err
 		}
@@ -229,6 +230,36 @@ func (p *paginated) events(pageNo int, u *url.URL, body any, items []any) []any 
 	return []any{pg}
 }
 
+// Attempts at one page: a request that fails in transport or answers a
+// 5xx is tried again after fetchBackoff, doubling, up to fetchAttempts
+// times in all, each failure written to the trigger log.
+const (
+	fetchAttempts = 4
+	fetchBackoff  = 250 * time.Millisecond
+)
+
+// fetchRetrying fetches u, trying again after a transient failure.
+func (p *paginated) fetchRetrying(ctx context.Context, rt *trigger.Runtime, client *http.Client, u *url.URL) (any, error) {
+	wait := fetchBackoff
+	for attempt := 1; ; attempt++ {
+		body, err := p.fetch(ctx, client, u)
+		var te transient
+		if err == nil || !errors.As(err, &te) || attempt == fetchAttempts {
+			return body, err
+		}
+		rt.Logf("attempt %d of %d failed, trying again in %s: %v", attempt, fetchAttempts, wait, err)
+		if err := trigger.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		wait *= 2
+	}
+}
+
+// transient marks a failure that another attempt may not meet.
+type transient struct{ error }
+
+func (t transient) Unwrap() error { return t.error }
+
 // fetch GETs u and returns its JSON body.
 func (p *paginated) fetch(ctx context.Context, client *http.Client, u *url.URL) (any, error) {
 	req, err := operator.NewHTTPRequest(ctx, http.MethodGet, u, nil, p.Headers)
@@ -237,12 +268,15 @@ func (p *paginated) fetch(ctx context.Context, client *http.Client, u *url.URL) 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("http_paginated GET %s: %w", u.Redacted(), err)
+		return nil, transient{fmt.Errorf("http_paginated GET %s: %w", u.Redacted(), err)}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := operator.ReadHTTPBody(resp)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode >= 500 {
+		return nil, transient{fmt.Errorf("http_paginated GET %s answered %s", u.Redacted(), resp.Status)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("http_paginated GET %s answered %s", u.Redacted(), resp.Status)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weirflow/weir/internal/trigger"
@@ -121,5 +122,41 @@ func TestRefusals(t *testing.T) {
 		if _, err := httppaginated.Type.New(json.RawMessage(kwargs)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New(%s) = %v, want an error containing %q", kwargs, err, want)
 		}
+	}
+}
+
+// TestTransientFailuresAreRetried: a page answering 503 once is asked for
+// again (the failure logged), and the stream goes on without a gap; a 404
+// fails the trigger at once naming the page's URL.
+func TestTransientFailuresAreRetried(t *testing.T) {
+	t.Parallel()
+	var failed atomic.Bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("/p", func(w http.ResponseWriter, r *http.Request) {
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if page == 2 && failed.CompareAndSwap(false, true) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		items := []int{}
+		if page <= 3 {
+			items = []int{page}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": items})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	run := triggertest.Start(t, triggertest.New(t, httppaginated.Type, `{"url":"`+srv.URL+`/p","page_param":"page","items":".data","emit":"items"}`), nil)
+	for want := 1; want <= 3; want++ {
+		if got := string(run.Event(t)); got != strconv.Itoa(want) {
+			t.Fatalf("event = %s, want %d", got, want)
+		}
+	}
+	if err := run.Wait(t); err != nil || !strings.Contains(run.Log(), "503") {
+		t.Errorf("run = %v, log:\n%s; want success with the 503 logged", err, run.Log())
+	}
+	run = triggertest.Start(t, triggertest.New(t, httppaginated.Type, `{"url":"`+srv.URL+`/missing","next_link":".next"}`), nil)
+	if err := run.Wait(t); err == nil || !strings.Contains(err.Error(), "/missing answered 404") {
+		t.Errorf("run over a missing page = %v, want a failure naming the 404", err)
 	}
 }
