@@ -67,6 +67,23 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		assertRows(t, dagsTest(t, bin, t.TempDir(), "mapping", "--dags", "examples/dags"),
 			map[string]string{"make_list": "success 1", "square[2]": "success 1"})
 	})
+	t.Run("dags test go_stream_pages", func(t *testing.T) {
+		t.Parallel()
+		home := t.TempDir()
+		conf := `{"db": "` + filepath.Join(home, "pages.db") + `"}`
+		rows := dagsTest(t, bin, home, "go_stream_pages", "--conf", conf)
+		assertRows(t, rows, map[string]string{"fetch": "success 1", "insert[0]": "success 1", "insert[19]": "success 1",
+			"report": "success 1", "load": "success 1"})
+		st := openStore(t, home)
+		// 20 pages of 5 orders: every one inserted by the mapped inserts,
+		// and every page handled once by the streaming operator.
+		if v := returnValue(t, st, "go_stream_pages", "report", -1); v != "100" {
+			t.Errorf("report counted %s orders, want 100", v)
+		}
+		if v := returnValue(t, st, "go_stream_pages", "load", -1); !strings.Contains(v, `"handled":20`) {
+			t.Errorf("load returned %s, want 20 pages handled", v)
+		}
+	})
 	t.Run("standalone", func(t *testing.T) {
 		t.Parallel()
 		standalone(t, bin)

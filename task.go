@@ -24,6 +24,7 @@ type Task struct {
 	spec    core.Task
 	fn      TaskFunc
 	resumes map[string]TaskFunc // OnResume methods
+	handler StreamHandler       // HandleStream's
 	// callbacks are the task's Go callbacks by registered name.
 	callbacks map[string]CallbackFunc
 	problems  []dagfile.Problem // paths relative to the task

@@ -28,6 +28,10 @@
 //     docs/go-sdk.md#callbacks): a retry logged by an OnRetry callback, and
 //     an operational DAG started by the event a failed run's OnRunFailure
 //     callback emits.
+//   - go_stream_pages: the streaming pipeline (pages.go; docs/streaming.md):
+//     a paginated API this program serves on 127.0.0.1:8791, its pages
+//     inserted into SQLite by a task mapped lazily over them while later
+//     pages are fetched, and by a streaming operator.
 package main
 
 import (
@@ -49,9 +53,10 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	servePages() // the paginated API of go_stream_pages and stream_pages.yaml
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
 		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG(),
-		opsFailingLoadDAG(), opsResponderDAG())
+		opsFailingLoadDAG(), opsResponderDAG(), streamPagesDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

@@ -120,6 +120,27 @@ func (t *Task) Mapped() bool { return len(t.Expand) > 0 }
 // Iterates reports whether the task is lazily mapped over a stream.
 func (t *Task) Iterates() bool { return t.Iterate != "" }
 
+// Sensor args naming a streaming operator's handler
+// (docs/streaming.md#streaming-operators).
+const (
+	// ArgHandleCommand is a shell command reading the events as JSON lines.
+	ArgHandleCommand = "handle_command"
+	// ArgHandleFunction is a registered Go handler called once per event.
+	ArgHandleFunction = "handle_function"
+)
+
+// HandlesStream reports whether the task is a streaming operator: a
+// sensor with a handler (handle_command or handle_function) that handles
+// its trigger's events one by one, in order, as they are committed.
+func (t *Task) HandlesStream() bool {
+	if t.Operator != "sensor" {
+		return false
+	}
+	_, cmd := t.Args[ArgHandleCommand]
+	_, fn := t.Args[ArgHandleFunction]
+	return cmd || fn
+}
+
 // Task returns the task with the given id, or nil.
 func (d *DAG) Task(id string) *Task {
 	for i := range d.Tasks {

@@ -87,3 +87,17 @@ type StreamPushResult struct {
 	Pending   int   `json:"pending"`
 	Closed    bool  `json:"closed"`
 }
+
+// HandlerBatch is what a streaming operator's try reads of its stream.
+type HandlerBatch struct {
+	StreamID string `json:"stream_id"`
+	// Handled is the sequence index of the first event not handled yet:
+	// where a try resumes.
+	Handled int64 `json:"handled"`
+	// Events are the envelopes asked for, in order.
+	Events    []StreamEvent `json:"events"`
+	NextIndex int64         `json:"next_index"`
+	Closed    bool          `json:"closed"`
+	// Error is why the trigger failed, once the stream closed.
+	Error string `json:"error,omitempty"`
+}

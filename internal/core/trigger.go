@@ -44,6 +44,12 @@ type Deferral struct {
 // retries follow as for any failure (Airflow's "__fail__").
 const NextMethodFail = "__fail__"
 
+// NextMethodStream is the next method of a handling sensor's first try
+// while it waits deferred on its streaming trigger: the first envelope
+// appended resumes it (not the stream's close), and the worker hands it
+// the stream's events in order (docs/streaming.md#streaming-operators).
+const NextMethodStream = "__stream__"
+
 // CanonicalJSON returns raw compacted with object keys sorted and numbers
 // kept as written, so that equal values compare equal as text (empty and
 // null are {}: no kwargs). Watchers whose triggers are equal this way

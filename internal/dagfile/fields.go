@@ -3,6 +3,8 @@ package dagfile
 import (
 	"slices"
 	"sort"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // dagFields are the top-level fields of a DAG document.
@@ -21,7 +23,8 @@ var taskFields = []string{
 }
 
 // notDefaultable are task fields that default_args may not set.
-var notDefaultable = []string{"task_id", "depends_on", "expand", "inlets", "outlets", "iterate", "stream"}
+var notDefaultable = []string{"task_id", "depends_on", "expand", "inlets", "outlets", "iterate", "stream",
+	core.ArgHandleCommand, core.ArgHandleFunction}
 
 // argKind is the type an operator field takes.
 type argKind int
@@ -49,7 +52,7 @@ var operators = map[string][]argSpec{
 	"go":   {{name: "function", required: true}, {name: "op_kwargs", kind: argMap}},
 	"noop": {},
 	"sensor": {{name: "trigger", kind: argMap, required: true}, {name: "mode"}, {name: "poke_interval"},
-		{name: "timeout"}},
+		{name: "timeout"}, {name: core.ArgHandleCommand}, {name: core.ArgHandleFunction}},
 }
 
 // httpMethods are the methods the http operator accepts.
@@ -106,5 +109,10 @@ func defaultArgFields() []string {
 			out = append(out, f)
 		}
 	}
-	return append(out, allArgNames()...)
+	for _, a := range allArgNames() {
+		if !slices.Contains(notDefaultable, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -31,11 +31,24 @@ func validateIterate(ps *problems, d *core.DAG, streamTypes []string) {
 			ps.add(p, "set either expand or iterate, not both")
 		case prod.Mapped() || prod.Iterates():
 			ps.add(p, "task %q is mapped; a stream producer is one task instance", t.Iterate)
+		case prod.HandlesStream():
+			ps.add(p, "task %q handles its stream itself (handle_command or handle_function): iterate over a producer without a handler", t.Iterate)
 		case !producesStream(prod, streamTypes):
 			ps.add(p, "task %q is not a stream producer: iterate over a task with stream: true (it pushes items with "+
 				"weir stream push) or a deferrable sensor whose trigger streams (%s)", t.Iterate, streamTypesText(streamTypes))
 		case dependsOn(d, t.Iterate, t.TaskID):
 			ps.add(p, "task %q depends on %q: a producer must not wait for the task iterating over it", t.Iterate, t.TaskID)
+		}
+	}
+}
+
+// validateHandlers checks that every streaming operator's trigger streams
+// (docs/streaming.md#streaming-operators).
+func validateHandlers(ps *problems, d *core.DAG, streamTypes []string) {
+	for i := range d.Tasks {
+		if t := &d.Tasks[i]; t.HandlesStream() && t.StartTrigger != nil && !producesStream(t, streamTypes) {
+			ps.add(fmt.Sprintf("tasks[%d].trigger.type", i), "a sensor with a stream handler waits on a trigger that streams (%s), not %q",
+				streamTypesText(streamTypes), t.StartTrigger.Trigger.Type)
 		}
 	}
 }

@@ -59,6 +59,7 @@ func BuildSensor(t *core.Task) []Problem {
 	if mode == "" {
 		mode = SensorDeferrable
 	}
+	handler := sensorHandler(&ps, args, mode)
 	b, err := json.Marshal(kwargs)
 	if err != nil {
 		ps.add("trigger", "kwargs cannot be stored as JSON: %v", err)
@@ -71,6 +72,7 @@ func BuildSensor(t *core.Task) []Problem {
 	case SensorDeferrable:
 		t.StartTrigger = &core.Deferral{Trigger: spec, Timeout: timeout}
 		t.Args = map[string]any{"mode": SensorDeferrable}
+		maps.Copy(t.Args, handler)
 	case SensorPoke:
 		t.Args = map[string]any{"mode": SensorPoke, "trigger": map[string]any{"type": typ, "kwargs": kwargs}}
 		if timeout > 0 && t.ExecutionTimeout == 0 {
@@ -80,6 +82,33 @@ func BuildSensor(t *core.Task) []Problem {
 		ps.add("mode", "must be %s or %s, got %q", SensorDeferrable, SensorPoke, mode)
 	}
 	return ps
+}
+
+// sensorHandler returns a sensor's stream handler args (at most one of
+// handle_command and handle_function, a non-empty string, in deferrable
+// mode only; docs/streaming.md#streaming-operators), reporting problems.
+func sensorHandler(ps *problems, args map[string]any, mode string) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{core.ArgHandleCommand, core.ArgHandleFunction} {
+		v, ok := args[k]
+		if !ok {
+			continue
+		}
+		if s, _ := v.(string); s == "" {
+			ps.add(k, "must be a non-empty string: the %s", map[string]string{
+				core.ArgHandleCommand:  "shell command that reads the events as JSON lines on stdin",
+				core.ArgHandleFunction: "name of a registered Go stream handler"}[k])
+			continue
+		}
+		out[k] = v
+	}
+	switch {
+	case len(out) == 2:
+		ps.add(core.ArgHandleFunction, "set either handle_command or handle_function, not both")
+	case len(out) == 1 && mode == SensorPoke:
+		ps.add("mode", "a sensor with a stream handler waits deferrable (its trigger's events are handled on a worker as they come), not in poke mode")
+	}
+	return out
 }
 
 // SensorTrigger returns the trigger a sensor waits on, whatever its mode.
@@ -105,6 +134,7 @@ func validateSensor(ps *problems, path string, t *core.Task) {
 	_, poke := t.Args["trigger"].(map[string]any)
 	switch {
 	case mode == SensorDeferrable && t.StartTrigger != nil && len(t.Args) == 1:
+	case mode == SensorDeferrable && t.StartTrigger != nil && len(t.Args) == 2 && t.HandlesStream():
 	case mode == SensorPoke && t.StartTrigger == nil && poke && len(t.Args) == 2:
 	default:
 		ps.add(path+".trigger", "a sensor waits on one trigger: in deferrable mode its start trigger, in poke mode args {mode, trigger}")

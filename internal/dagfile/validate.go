@@ -119,6 +119,7 @@ func validate(d *core.DAG, o Options) []Problem {
 	validateCallbacks(&ps, d)
 	depsOK := validateDeps(&ps, d)
 	validateIterate(&ps, d, o.StreamTypes)
+	validateHandlers(&ps, d, o.StreamTypes)
 	if depsOK {
 		if cyc := findCycle(d); cyc != nil {
 			i := slices.IndexFunc(d.Tasks, func(t core.Task) bool { return t.TaskID == cyc[0] })

@@ -101,13 +101,21 @@ func TestLazyExpansionStartsBeforeTheStreamEnds(t *testing.T) {
 // fresh standalone with env, and fails the test unless the run succeeds.
 func runOnce(t *testing.T, env []string, dagID, content string) *standalone {
 	t.Helper()
+	s, run := runToEnd(t, env, dagID, content)
+	if run.State != core.RunSuccess {
+		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun(dagID, "r1", run))
+	}
+	return s
+}
+
+// runToEnd runs the DAG dagID of the DAG file content once (run r1) in a
+// fresh standalone with env and returns the run once it finished.
+func runToEnd(t *testing.T, env []string, dagID, content string) (*standalone, core.DagRun) {
+	t.Helper()
 	dags, home := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dags, dagID+".yaml"), content)
 	s := startStandalone(t, home, dags, env...)
 	s.api.WaitDAG(dagID)
 	s.api.Trigger(dagID, "r1", nil)
-	if run := s.api.WaitRunDone(dagID, "r1"); run.State != core.RunSuccess {
-		t.Fatalf("run = %s, want success:\n%s", run.State, s.api.DescribeRun(dagID, "r1", run))
-	}
-	return s
+	return s, s.api.WaitRunDone(dagID, "r1")
 }

@@ -149,6 +149,8 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST /execution/task-instances/{id}/asset-events", s.execution(s.assetEventEmit))
 	mux.HandleFunc("GET /execution/task-instances/{id}/stream", s.execution(s.streamGet))
 	mux.HandleFunc("POST /execution/task-instances/{id}/stream", s.execution(s.streamPush))
+	mux.HandleFunc("GET /execution/task-instances/{id}/stream/events", s.execution(s.handlerEvents))
+	mux.HandleFunc("POST /execution/task-instances/{id}/stream/handled", s.execution(s.streamHandled))
 	mux.HandleFunc("/execution/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, withStatus(http.StatusNotFound, "", fmt.Errorf("no Execution API route %s %s", r.Method, r.URL.Path)))
 	})

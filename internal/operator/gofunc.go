@@ -144,14 +144,7 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("go task function %q is not registered in this worker: %w", name, core.ErrNotFound)
 	}
-	ti := req.TI
-	logger := slog.New(slog.NewTextHandler(req.Log, nil)).With("dag_id", ti.DagID, "run_id", ti.RunID,
-		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
-	tc := TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
-		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
-		state: stateOf(req), Resume: req.Resume, AssetEvents: req.AssetEvents, PartitionKey: req.PartitionKey,
-		checkDeferral: r.checkDeferral}
-	v, err := r.callGo(ctx, req, name, fn, tc)
+	v, err := r.callGo(ctx, req, name, fn, r.goContext(req))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("go task %s: %w (%w)", name, err, cancelled(ctx))
@@ -166,6 +159,17 @@ func (r *Runner) runGo(ctx context.Context, req *Request) (*Result, error) {
 		return nil, fmt.Errorf("go task %s: return value is not JSON-encodable: %w", name, err)
 	}
 	return &Result{ReturnValue: b}, nil
+}
+
+// goContext is what a Go function called for req sees of its try.
+func (r *Runner) goContext(req *Request) TaskContext {
+	ti := req.TI
+	logger := slog.New(slog.NewTextHandler(req.Log, nil)).With("dag_id", ti.DagID, "run_id", ti.RunID,
+		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
+	return TaskContext{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber,
+		Params: req.Params, MapArgs: req.MapArgs, Args: req.Args, Logger: logger, Log: req.Log, xcom: req.XCom,
+		state: stateOf(req), Resume: req.Resume, AssetEvents: req.AssetEvents, PartitionKey: req.PartitionKey,
+		checkDeferral: r.checkDeferral}
 }
 
 // callGo calls fn on its own goroutine, turning a panic into an error. When

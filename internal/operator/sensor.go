@@ -25,6 +25,9 @@ var errSensorDone = errors.New("sensor: the trigger fired")
 // in the try, until the first event (its execution timeout bounds the
 // wait).
 func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
+	if req.Resume != nil && req.Task.HandlesStream() {
+		return r.handleStream(ctx, req)
+	}
 	if req.Resume != nil {
 		req.logf("the trigger fired: %s", truncate(string(req.Resume.Event), 500))
 		return &Result{ReturnValue: req.Resume.Event}, nil

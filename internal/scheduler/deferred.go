@@ -74,7 +74,10 @@ func (s *Scheduler) startFromTrigger(ctx context.Context, run *core.DagRun, g *g
 		}
 	}
 	start := s.Service.StartFromTrigger
-	if g.producers[ti.TaskID] {
+	switch {
+	case task.HandlesStream():
+		start = s.Service.StartHandler // a streaming operator handles its trigger's events as they come
+	case g.producers[ti.TaskID]:
 		start = s.Service.StartProducer // its trigger's run fills the stream its iterators expand over
 	}
 	if _, err := start(ctx, ti, d); err != nil {

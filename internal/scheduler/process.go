@@ -90,6 +90,9 @@ func (s *Scheduler) plan(ctx context.Context, run *core.DagRun, g *graph, now ti
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := s.closeHandled(ctx, run, g, v.tis); err != nil {
+		return Plan{}, err
+	}
 	plan := g.decide(v.tis, streams, now)
 	if fresh || plan.empty() {
 		return plan, nil

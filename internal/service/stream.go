@@ -102,12 +102,25 @@ func (s *Service) AppendTriggerEvents(ctx context.Context, id int64, triggerer, 
 		return nil, fmt.Errorf("append to stream %s: %w", streamID, err)
 	}
 	var res *store.StreamAppendResult
+	resumed := 0
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		if err := tx.TriggerHold(ctx, id, triggerer); err != nil {
 			return err
 		}
 		var err error
 		res, err = tx.StreamAppend(ctx, &store.StreamAppendParams{StreamID: streamID, Payloads: payloads, Now: s.clock.Now()})
+		if err != nil || res.Accepted == 0 {
+			return err
+		}
+		// A streaming operator waiting on the trigger resumes at the
+		// first event, and handles the rest as they come.
+		ev, err := json.Marshal(streamRef{StreamID: streamID})
+		if err != nil {
+			return err
+		}
+		ids, err := tx.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{TriggerID: id, Method: core.NextMethodStream,
+			Event: ev, Now: s.clock.Now()})
+		resumed = len(ids)
 		return err
 	})
 	if err != nil {
@@ -115,6 +128,9 @@ func (s *Service) AppendTriggerEvents(ctx context.Context, id int64, triggerer, 
 	}
 	if res.Accepted > 0 {
 		s.notify(ctx, store.ChannelStream)
+	}
+	if resumed > 0 {
+		s.notify(ctx, store.ChannelScheduler)
 	}
 	return res, nil
 }

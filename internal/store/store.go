@@ -642,10 +642,15 @@ type TaskInstanceResumeParams struct {
 	// Fail, when set, makes the tries resume into a failure with this
 	// message (next_method __fail__).
 	Fail string
-	// FromNone moves tries in state none instead of deferred ones, into
-	// the failure Fail names: a task that cannot start from its trigger.
+	// FromNone moves tries in state none instead of deferred ones: into
+	// the failure Fail names (a task that cannot start from its trigger),
+	// or with Event (a retry of a streaming operator whose stream exists).
 	FromNone bool
-	Now      time.Time
+	// Method, when set, resumes only the tries whose next_method it is
+	// (core.NextMethodStream: handling sensors resume at their stream's
+	// first event).
+	Method string
+	Now    time.Time
 }
 
 // TriggerListParams filters TriggerList and TriggerCount.

@@ -59,8 +59,8 @@ func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceRes
 	b := builder{args: []any{nullJSON(p.Event), p.Fail != "", core.NextMethodFail, failKwargs(p.Fail), micros(p.Now)}}
 	from := core.TIDeferred
 	if p.FromNone {
-		if p.Fail == "" {
-			return nil, fmt.Errorf("resume task instances: only a failure moves tries that are not deferred: %w", core.ErrInvalid)
+		if p.Fail == "" && p.Event == nil {
+			return nil, fmt.Errorf("resume task instances: only a failure or an event moves tries that are not deferred: %w", core.ErrInvalid)
 		}
 		from = core.TINone
 	}
@@ -73,6 +73,9 @@ func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceRes
 		cond = "id IN (" + list(&b, p.IDs) + ")"
 	default:
 		return nil, fmt.Errorf("resume task instances: give a trigger id or task instance ids: %w", core.ErrInvalid)
+	}
+	if p.Method != "" {
+		cond += " AND next_method = " + b.arg(p.Method)
 	}
 	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTIResume, state, cond), b.args...)
 	if err != nil {

@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ActiveCounts", testActiveCounts},
 		{"DeferResume", testDeferResume},
 		{"DeferTimeoutFailAndNewTry", testDeferTimeoutFailAndNewTry},
+		{"ResumeByMethodAndFromNone", testResumeByMethodAndFromNone},
 		{"TriggerClaimHoldFailover", testTriggerClaimHoldFailover},
 		{"TriggerClaimExclusiveConcurrent", testTriggerClaimExclusiveConcurrent},
 		{"StreamAppendBackpressure", testStreamAppendBackpressure},
