@@ -37,6 +37,9 @@ type CallbackSpec struct {
 	Asset        string         `json:"asset,omitempty"`
 	PartitionKey string         `json:"partition_key,omitempty"`
 	Extra        map[string]any `json:"extra,omitempty"`
+	// TemplateSyntax is the syntax of its templates, the DAG's (the loader
+	// copies it here, so a worker renders a callback without the DAG).
+	TemplateSyntax TemplateSyntax `json:"template_syntax,omitempty"`
 }
 
 // The notifiers.

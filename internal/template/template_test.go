@@ -148,10 +148,10 @@ func TestRenderArgsErrorNamesField(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	if err := Check("bash_command", "echo {{ .ds }} {{ xcom_pull \"a\" | json }}", nil); err != nil {
+	if err := Check(core.TemplateGo, "bash_command", "echo {{ .ds }} {{ xcom_pull \"a\" | json }}", nil); err != nil {
 		t.Fatalf("valid template: %v", err)
 	}
-	err := Check("bash_command", "echo {{ .ds }", nil)
+	err := Check(core.TemplateGo, "bash_command", "echo {{ .ds }", nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "bash_command: invalid template: ") {
 		t.Fatalf("error = %v", err)
 	}
@@ -182,7 +182,7 @@ func TestCheckNames(t *testing.T) {
 		{tmpl: `{{ .triggering_asset_events.asset }}`, want: `.triggering_asset_events is a list (read its items with range): it has no field "asset"`},
 	}
 	for _, tt := range tests {
-		err := Check("f", tt.tmpl, nil)
+		err := Check(core.TemplateGo, "f", tt.tmpl, nil)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want accepted", tt.tmpl, err)
