@@ -19,9 +19,7 @@ func TestRenderJinja(t *testing.T) {
 		}
 		return map[string]any{"task": taskID, "key": key}, nil
 	}}
-	tests := []struct {
-		in, want, errPart string
-	}{
+	tests := []renderCase{
 		{in: "plain text", want: "plain text"},
 		{in: "{{ ds }} {{ ds_nodash }} {{ ts }} {{ ts_nodash }}", want: "2024-03-09 20240309 2024-03-09T00:00:00+00:00 20240309T000000"},
 		{in: "{{ logical_date }} {{ data_interval_end }}", want: "2024-03-09T00:00:00+00:00 2024-03-10T00:00:00+00:00"},
@@ -51,22 +49,7 @@ func TestRenderJinja(t *testing.T) {
 		{in: "{{ ds | ts }}", errPart: "filter ts takes a timestamp"},
 		{in: "{{ logical_date.strftime('%Q') }}", errPart: "unsupported strftime directive %Q"},
 	}
-	for _, tc := range tests {
-		got, err := Render(tc.in, ctx, funcs)
-		if tc.errPart != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.errPart) {
-				t.Errorf("Render(%q) = %q, %v, want an error containing %q", tc.in, got, err, tc.errPart)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("Render(%q): %v", tc.in, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("Render(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
+	assertRenders(t, tests, ctx, funcs)
 }
 
 // A template renders in the syntax it is given: the same text is Jinja in

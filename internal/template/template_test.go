@@ -31,9 +31,7 @@ func TestRender(t *testing.T) {
 		}
 		return map[string]any{"task": taskID, "key": key, "list": []any{1.0, 2.0}}, nil
 	}}
-	tests := []struct {
-		in, want, errPart string
-	}{
+	tests := []renderCase{
 		{in: "plain text", want: "plain text"},
 		{in: "{{ .ds }} {{ .ds_nodash }}", want: "2024-03-09 20240309"},
 		{in: "{{ .ts }}", want: "2024-03-09T00:00:00+00:00"},
@@ -59,11 +57,20 @@ func TestRender(t *testing.T) {
 		{in: "{{ nofunc }}", errPart: `function "nofunc" not defined`},
 		{in: `{{ xcom_pull "missing" }}`, errPart: "no xcom for task missing"},
 	}
+	assertRenders(t, tests, ctx, funcs)
+}
+
+// renderCase is a template, and what it renders to or a part of its error.
+type renderCase struct{ in, want, errPart string }
+
+// assertRenders renders each case over ctx with funcs.
+func assertRenders(t *testing.T, tests []renderCase, ctx map[string]any, funcs Funcs) {
+	t.Helper()
 	for _, tc := range tests {
 		got, err := Render(tc.in, ctx, funcs)
 		if tc.errPart != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.errPart) {
-				t.Errorf("Render(%q) error = %v, want containing %q", tc.in, err, tc.errPart)
+				t.Errorf("Render(%q) = %q, %v, want an error containing %q", tc.in, got, err, tc.errPart)
 			}
 			continue
 		}
