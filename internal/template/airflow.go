@@ -37,20 +37,29 @@ func timeFilter(name, layout string) exec.FilterFunction {
 		}
 		t, ok := in.Interface().(Time)
 		if !ok {
-			return exec.AsValue(fmt.Errorf("filter %s takes a timestamp (logical_date, data_interval_start, ...), not %s", name, in.String()))
+			return exec.AsValue(fmt.Errorf("filter %s takes a timestamp (logical_date, data_interval_start, ...), not a %s", name, kindOf(in)))
 		}
 		return exec.AsValue(t.Format(layout))
 	}
 }
 
-// macros is Airflow's macros namespace, the part Weir has:
-// {{ macros.ds_add(ds, 7) }}, {{ macros.ds_format(ds, "%Y-%m-%d", "%d/%m/%Y") }}.
-var macros = map[string]any{
-	"ds_add":    dsAdd,
-	"ds_format": dsFormat,
+// kindOf names what a value is, for an error.
+func kindOf(v *exec.Value) string {
+	switch {
+	case v.IsString():
+		return "string"
+	case v.IsNumber():
+		return "number"
+	case v.IsList():
+		return "list"
+	case v.IsDict():
+		return "mapping"
+	}
+	return fmt.Sprintf("%T", v.Interface())
 }
 
-// dsAdd adds days (negative: subtracts) to a YYYY-MM-DD date.
+// dsAdd is Airflow's macros.ds_add: ds, a YYYY-MM-DD date, moved by days
+// (negative: back).
 func dsAdd(ds string, days int) (string, error) {
 	t, err := time.Parse("2006-01-02", ds)
 	if err != nil {
@@ -59,7 +68,8 @@ func dsAdd(ds string, days int) (string, error) {
 	return t.AddDate(0, 0, days).Format("2006-01-02"), nil
 }
 
-// dsFormat reads ds in the strftime format in and writes it in out.
+// dsFormat is Airflow's macros.ds_format: ds read in the strftime format
+// in, written in out.
 func dsFormat(ds, in, out string) (string, error) {
 	inLayout, err := goLayout(in)
 	if err != nil {
@@ -97,12 +107,12 @@ func goLayout(format string) (string, error) {
 			continue
 		}
 		if i+1 == len(format) {
-			return "", fmt.Errorf("%w: format %q ends with %%", errDirective, format)
+			return "", fmt.Errorf("%w (format %q ends with %%)", errDirective, format)
 		}
 		i++
 		layout, ok := strftime[format[i]]
 		if !ok {
-			return "", fmt.Errorf("%w %%%c in %q (supported: %%Y %%y %%m %%d %%H %%I %%M %%S %%p %%b %%B %%a %%A %%j %%f %%z %%Z %%%%)", errDirective, format[i], format)
+			return "", fmt.Errorf("%w %%%c in %q (supported are %%Y %%y %%m %%d %%H %%I %%M %%S %%p %%b %%B %%a %%A %%j %%f %%z %%Z %%%%)", errDirective, format[i], format)
 		}
 		b.WriteString(layout)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2"
@@ -103,26 +104,67 @@ func renderJinja(field, s string, ctx map[string]any, funcs Funcs) (string, erro
 	if err != nil {
 		return "", err
 	}
-	out, err := t.ExecuteToString(exec.NewContext(jinjaData(ctx, funcs)))
+	var failed error
+	out, err := t.ExecuteToString(exec.NewContext(jinjaData(ctx, funcs, &failed)))
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "unable to execute template: ")
-		msg = strings.TrimPrefix(msg, "Unable to render expression at ")
-		return "", &renderError{msg: field + ": " + msg, err: err}
+		return "", jinjaRenderError(field, err, failed)
 	}
 	return out, nil
 }
 
+// gonjaLine finds the line gonja names in a render error.
+var gonjaLine = regexp.MustCompile(`at line (\d+)`)
+
+// jinjaRenderError is a render error in the user's terms: the field, the
+// line, and what went wrong once, without gonja's chain of evaluation
+// steps. failed, when set, is the error a Weir function returned
+// (xcom_pull's, a macro's): the error wraps it.
+func jinjaRenderError(field string, err, failed error) error {
+	msg := err.Error()
+	detail := msg[strings.LastIndex(msg, ": ")+2:]
+	if name, ok := strings.CutPrefix(detail, "Unable to evaluate name "); ok {
+		detail = "unknown name " + name
+	}
+	cause := err
+	if failed != nil {
+		detail, cause = failed.Error(), failed
+	}
+	if m := gonjaLine.FindStringSubmatch(msg); m != nil {
+		detail = "line " + m[1] + ": " + detail
+	}
+	return &renderError{msg: field + ": " + detail, err: cause}
+}
+
 // jinjaData is a template context (Context's) as Jinja templates see it,
 // with Airflow's callables: ti.xcom_pull (and task_instance, the same ti)
-// and macros.
-func jinjaData(ctx map[string]any, funcs Funcs) map[string]any {
+// and macros. The first error one of them returns is kept in failed
+// (gonja keeps only its text).
+func jinjaData(ctx map[string]any, funcs Funcs, failed *error) map[string]any {
+	keep := func(err error) error {
+		if err != nil && *failed == nil {
+			*failed = err
+		}
+		return err
+	}
 	data, _ := wholeNumbers(ctx).(map[string]any)
 	if ti, ok := ctx["ti"].(map[string]any); ok {
 		ti = maps.Clone(ti)
-		ti["xcom_pull"] = funcs.jinjaXComPull
+		ti["xcom_pull"] = func(args *exec.VarArgs) (any, error) {
+			v, err := funcs.jinjaXComPull(args)
+			return v, keep(err)
+		}
 		data["ti"], data["task_instance"] = ti, ti
 	}
-	data["macros"] = macros
+	data["macros"] = map[string]any{
+		"ds_add": func(ds string, days int) (string, error) {
+			v, err := dsAdd(ds, days)
+			return v, keep(err)
+		},
+		"ds_format": func(ds, in, out string) (string, error) {
+			v, err := dsFormat(ds, in, out)
+			return v, keep(err)
+		},
+	}
 	return data
 }
 

@@ -44,9 +44,12 @@ func TestRenderJinja(t *testing.T) {
 		{in: "{{ .ds }}", errPart: "looks like Go template syntax"},
 		{in: "{% include '/etc/passwd' %}", errPart: "{% include %} is not allowed"},
 		{in: "{% import 'x' as y %}", errPart: "{% import %} is not allowed"},
-		{in: "{{ ti.xcom_pull(task_ids='missing') }}", errPart: "no xcom for task missing"},
+		{in: "{{ ti.xcom_pull(task_ids='missing') }}", errPart: "template: line 1: no xcom for task missing"},
+		{in: "line 1\n{{ params.nope }}", errPart: "template: line 2: attribute 'nope' not found"},
+		{in: "{{ nope }}", errPart: `template: line 1: unknown name "nope"`},
+		{in: "{{ macros.ds_add('x', 1) }}", errPart: `template: line 1: macros.ds_add: "x" is not a YYYY-MM-DD date`},
 		{in: "{{ ti.xcom_pull(dag_id='x') }}", errPart: "unsupported argument dag_id"},
-		{in: "{{ ds | ts }}", errPart: "filter ts takes a timestamp"},
+		{in: "{{ ds | ts }}", errPart: "filter ts takes a timestamp (logical_date, data_interval_start, ...), not a string"},
 		{in: "{{ logical_date.strftime('%Q') }}", errPart: "unsupported strftime directive %Q"},
 	}
 	assertRenders(t, tests, ctx, funcs)
@@ -104,6 +107,9 @@ func TestCheckJinja(t *testing.T) {
 		{tmpl: "{% for x in nope %}{% endfor %}", want: "unknown name nope"},
 		{tmpl: "{{ macros.ds_ad(ds, 1) }}", want: "unknown name macros.ds_ad"},
 		{tmpl: "{{ params[nope] }}", want: "unknown name nope"},
+		{tmpl: "{{ ds | nofilter }}", want: `unknown filter "nofilter" at line 1`},
+		{tmpl: "{% if ds is nottest %}{% endif %}", want: `unknown test "nottest"`},
+		{tmpl: "{{ ds | upper | shquote }} {% if params.x is defined %}{% endif %} {{ logical_date | ds }}"},
 	}
 	for _, tc := range tests {
 		err := Check(core.TemplateJinja, "f", tc.tmpl, nil)
@@ -124,5 +130,15 @@ func TestUnquotedTriggerDataJinja(t *testing.T) {
 	want := []string{"{{ params.a }} at line 1, column 6", "{{ dag_run.conf.y }} at line 2, column 16"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("UnquotedTriggerData = %q, want %q", got, want)
+	}
+}
+
+// A Weir function's error is the render error's cause, as in Go syntax.
+func TestJinjaErrorWrapsCause(t *testing.T) {
+	t.Parallel()
+	run, ti := testRun()
+	_, err := Render("{{ ti.xcom_pull(task_ids='a') }}", Context(run, ti, nil), Funcs{Syntax: core.TemplateJinja})
+	if !errors.Is(err, errNoXCom) || err.Error() != "template: line 1: "+errNoXCom.Error() {
+		t.Fatalf("error = %v, want %v at line 1", err, errNoXCom)
 	}
 }

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -13,7 +14,7 @@ import (
 
 // jinjaSchema is schema (a task's context with every name) as Jinja
 // templates see it (jinjaData): with ti.xcom_pull, task_instance and macros.
-var jinjaSchema = jinjaData(schema, Funcs{})
+var jinjaSchema = jinjaData(schema, Funcs{}, new(error))
 
 // jinjaBuiltins are names every Jinja template has besides the context:
 // gonja's global functions, and the names for, macro and call bind.
@@ -25,7 +26,10 @@ var jinjaBuiltins = []string{"loop", "caller", "varargs", "kwargs", "self", "tru
 func checkJinjaNames(field, src string, t *exec.Template, names map[string]any) error {
 	ctx := jinjaSchema
 	if names != nil {
-		ctx = jinjaData(names, Funcs{})
+		ctx = jinjaData(names, Funcs{}, new(error))
+	}
+	if err := checkFilters(field, t.Root()); err != nil {
+		return err
 	}
 	bound := boundNames(src)
 	var err error
@@ -33,6 +37,28 @@ func checkJinjaNames(field, src string, t *exec.Template, names map[string]any) 
 		if err == nil && !bound[ident[0]] && !jinjaEnv.Context.Has(ident[0]) && !slices.Contains(jinjaBuiltins, ident[0]) {
 			err = lookupJinja(field, ident, ctx)
 		}
+	})
+	return err
+}
+
+// checkFilters reports the first filter ({{ x | f }}) or test
+// ({% if x is t %}) under root that Jinja does not have.
+func checkFilters(field string, root nodes.Node) error {
+	var err error
+	walkNodes(root, func(n nodes.Node) bool {
+		switch x := n.(type) {
+		case *nodes.FilteredExpression:
+			for _, f := range x.Filters {
+				if err == nil && !jinjaEnv.Filters.Exists(f.Name) {
+					err = fmt.Errorf("%s: unknown filter %q at line %d (docs/templates.md#filters lists them)", field, f.Name, f.Token.Line)
+				}
+			}
+		case *nodes.TestExpression:
+			if err == nil && !jinjaEnv.Tests.Exists(x.Test.Name) {
+				err = fmt.Errorf("%s: unknown test %q at line %d", field, x.Test.Name, x.Test.Token.Line)
+			}
+		}
+		return err == nil
 	})
 	return err
 }
