@@ -38,6 +38,7 @@ func TestRenderJinja(t *testing.T) {
 		{in: "{{ params | tojson }}", want: `{"extra":1,"limit":10,"name":"it\u0027s","region":"eu"}`},
 		{in: "{% for k in ['a', 'b'] %}{{ k | upper }}{% if not loop.last %},{% endif %}{% endfor %}", want: "A,B"},
 		{in: "{% set n = params.limit * 2 %}{{ n }}", want: "20"},
+		{in: "{{ params.nope | default('eu') }} {{ params.get('nope', 'x') }} {% if params.nope is defined %}y{% else %}n{% endif %}", want: "eu x n"},
 		{in: "{{ params.nope }}", errPart: "nope"},
 		{in: "{{ nope }}", errPart: "nope"},
 		{in: "{{ ds ", errPart: "invalid template"},
