@@ -28,10 +28,17 @@ var jinjaConfig = func() *config.Config {
 	return c
 }()
 
-// refusedStatements are the statements a DAG's template may not use: they
-// read other templates (on the worker's filesystem), which a DAG file has
-// no business doing, or need an i18n setup Weir does not have.
-var refusedStatements = []string{"include", "import", "from", "extends", "block", "trans"}
+// refusedStatements are the statements a DAG's template may not use, and
+// why: most read other templates (on the worker's filesystem), which a DAG
+// file has no business doing.
+var refusedStatements = map[string]string{
+	"include": "a DAG's template cannot read other templates",
+	"import":  "a DAG's template cannot read other templates",
+	"from":    "a DAG's template cannot read other templates",
+	"extends": "a DAG's template cannot read other templates",
+	"block":   "a DAG's template has no parent template to fill",
+	"trans":   "Weir has no translations",
+}
 
 // jinjaEnv is the environment every Jinja template renders in: gonja's
 // filters, tests and methods plus Airflow's filters (ds, ts, ...) and
@@ -39,17 +46,12 @@ var refusedStatements = []string{"include", "import", "from", "extends", "block"
 // once and never changed.
 var jinjaEnv = func() *exec.Environment {
 	statements := map[string]parser.ControlStructureParser{}
-	all := builtins.ControlStructures
 	for _, name := range []string{"autoescape", "filter", "for", "if", "macro", "raw", "set", "with", "do", "break", "continue", "call"} {
-		if p, ok := all.Get(name); ok {
+		if p, ok := builtins.ControlStructures.Get(name); ok {
 			statements[name] = p
 		}
 	}
-	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
-	for name, f := range airflowFilters {
-		_ = filters.Replace(name, f)
-		_ = filters.Register(name, f)
-	}
+	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters).Update(exec.NewFilterSet(maps.Clone(airflowFilters)))
 	return &exec.Environment{
 		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
 		Filters:           filters,
@@ -84,9 +86,9 @@ func parseJinja(field, s string) (*exec.Template, error) {
 			err = cause
 		}
 		msg := err.Error()
-		for _, name := range refusedStatements {
+		for name, why := range refusedStatements {
 			if strings.Contains(msg, "'"+name+"'") && strings.Contains(s, name) {
-				msg = fmt.Sprintf("{%% %s %%} is not allowed: a DAG's template cannot read other templates", name)
+				msg = fmt.Sprintf("{%% %s %%} is not allowed: %s", name, why)
 			}
 		}
 		hint := ""

@@ -45,6 +45,8 @@ func TestRenderJinja(t *testing.T) {
 		{in: "{{ .ds }}", errPart: "looks like Go template syntax"},
 		{in: "{% include '/etc/passwd' %}", errPart: "{% include %} is not allowed"},
 		{in: "{% import 'x' as y %}", errPart: "{% import %} is not allowed"},
+		{in: "{% extends 'base' %}", errPart: "{% extends %} is not allowed"},
+		{in: "{% trans %}hi{% endtrans %}", errPart: "{% trans %} is not allowed: Weir has no translations"},
 		{in: "{{ ti.xcom_pull(task_ids='missing') }}", errPart: "template: line 1: no xcom for task missing"},
 		{in: "line 1\n{{ params.nope }}", errPart: "template: line 2: attribute 'nope' not found"},
 		{in: "{{ nope }}", errPart: `template: line 1: unknown name "nope"`},
