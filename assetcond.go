@@ -56,7 +56,7 @@ func AssetsOrTime() DAGOption { return func(d *DAG) { d.spec.AssetOrTime = true 
 // RunPerPartition makes an asset-scheduled DAG run once per partition key
 // instead of coalescing: the run for key k takes the queued events with key
 // k once they meet the schedule on their own, and carries k
-// (TaskContext.PartitionKey, {{ .partition_key }}). YAML's
+// (TaskContext.PartitionKey, {{ partition_key }}). YAML's
 // asset_runs: per_partition (docs/emission.md#consumers).
 func RunPerPartition() DAGOption {
 	return func(d *DAG) { d.spec.AssetRuns = core.AssetRunsPerPartition }

@@ -108,6 +108,14 @@ func Tags(tags ...string) DAGOption {
 // evaluated in; the default is UTC.
 func Timezone(name string) DAGOption { return func(d *DAG) { d.spec.Timezone = name } }
 
+// TemplateSyntax is the language of the DAG's templates (its tasks'
+// string fields and its callbacks): "jinja", Airflow's ({{ ds }},
+// {{ params.x }}), or "go" ({{ .ds }}). Without it the syntax is detected:
+// Go when a template is Go syntax, else Jinja (docs/dag-files.md#templates).
+func TemplateSyntax(syntax string) DAGOption {
+	return func(d *DAG) { d.spec.TemplateSyntax = core.TemplateSyntax(syntax) }
+}
+
 // DefaultArgs are task options applied to every task before its own
 // options, like YAML's default_args: a task's own option replaces the
 // default. An operator option (such as Method) applies only to tasks of its

@@ -18,6 +18,31 @@ func nop(context.Context, *TaskContext) (any, error) { return nil, nil }
 // fileLoc is what SDK DAGs are named after in this test binary.
 var fileLoc = NewDAG("x").spec.FileLoc
 
+// A Go DAG says its template syntax as a YAML file does, and its
+// templates are checked in it.
+func TestTemplateSyntaxOption(t *testing.T) {
+	t.Parallel()
+	d := NewDAG("jinja", TemplateSyntax("jinja"))
+	d.Bash("greet", "echo {{ params.who | shquote }} on {{ macros.ds_add(ds, 1) }}")
+	got, err := d.compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TemplateSyntax != core.TemplateJinja {
+		t.Errorf("template_syntax = %q, want jinja", got.TemplateSyntax)
+	}
+	d = NewDAG("go", TemplateSyntax("go"))
+	d.Bash("greet", "echo {{ params.who }}")
+	if _, err := d.compile(); err == nil || !strings.Contains(err.Error(), "tasks.greet.bash_command") {
+		t.Errorf("compile of a Jinja template in a Go-syntax DAG = %v, want an error naming tasks.greet.bash_command", err)
+	}
+	d = NewDAG("typo")
+	d.Bash("greet", "echo {{ parms.who }}")
+	if _, err := d.compile(); err == nil || !strings.Contains(err.Error(), `did you mean "params"`) {
+		t.Errorf("compile of a Jinja typo = %v, want did you mean params", err)
+	}
+}
+
 func TestCompileBuildsTheDefinition(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2024, 1, 1, 6, 0, 0, 0, time.UTC)
@@ -51,6 +76,7 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 	want := core.DAG{DagID: "etl", Description: "Load orders.", Schedule: "@daily", StartDate: &start, EndDate: &end,
 		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 4, Params: map[string]any{"region": "eu"},
 		Tags: []string{"a", "b"}, Timezone: "Europe/Amsterdam", FileLoc: fileLoc,
+		TemplateSyntax: core.TemplateGo, // detected from op_kwargs' {{ .ds }}
 		Tasks: []core.Task{
 			task("extract", "go", func(c *core.Task) {
 				c.RetryExponentialBackoff, c.MaxRetryDelay = true, core.Duration(time.Minute)

@@ -13,7 +13,7 @@ import (
 // deferred in the triggerer, holding no worker slot, and the trigger's
 // event becomes its return_value XCom. PokeMode waits on a worker
 // instead; PokeInterval and SensorTimeout tune the wait. String kwargs are
-// templates rendered when each try starts ({{ .ds }}, params, conf).
+// templates rendered when each try starts ({{ ds }}, params, conf).
 //
 //	files, err := weir.NewTrigger("file", map[string]any{"path": "/data/in/*.csv"})
 //	...

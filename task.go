@@ -56,7 +56,7 @@ func (d *DAG) Go(id string, fn TaskFunc, opts ...TaskOption) *Task {
 
 // Bash adds a task that runs command with bash (operator "bash"); the exit
 // code decides success and exit code 99 skips. The command is a template
-// ({{ .ds }}, {{ xcom_pull "task" }}, ...). To map the command itself, pass
+// ({{ ds }}, {{ ti.xcom_pull(task_ids="task") }}, ...). To map the command itself, pass
 // "" and Expand("bash_command", ...).
 func (d *DAG) Bash(id, command string, opts ...TaskOption) *Task {
 	return d.add(id, operator.Bash, map[string]any{"bash_command": command}, opts)

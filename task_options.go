@@ -105,7 +105,7 @@ func Headers(h map[string]string) TaskOption {
 func Cwd(dir string) TaskOption { return arg(operator.Bash, "cwd", "Cwd", dir) }
 
 // OpKwargs are named values for a Go task, rendered as templates before
-// each try (so "{{ .ds }}" becomes the run's date) and read with OpKwarg.
+// each try (so "{{ ds }}" becomes the run's date) and read with OpKwarg.
 func OpKwargs(kw map[string]any) TaskOption {
 	return arg(operator.Go, "op_kwargs", "OpKwargs", maps.Clone(kw))
 }
@@ -129,7 +129,7 @@ func arg(op, field, option string, v any) TaskOption {
 
 // Expand maps the task over a literal list: it runs once per value
 // (map_index 0, 1, ...), with the value as its mapped argument name (a Go
-// task reads it with MapArg; templates with {{ .map_args.<name> }}).
+// task reads it with MapArg; templates with {{ map_args.<name> }}).
 // Several Expand options give the cross product; an empty list skips the
 // task. A name equal to an operator field (such as "bash_command") replaces
 // that field in each instance.

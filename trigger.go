@@ -216,7 +216,7 @@ func OnResume(method string, fn TaskFunc) TaskOption {
 // triggerer, without a first worker step; it runs on a worker once the
 // trigger fires, calling the resume method (or, with "", its function)
 // with the event. String kwargs are templates rendered when each try
-// starts ({{ .ds }}, params, conf).
+// starts ({{ ds }}, params, conf).
 func StartFromTrigger(spec TriggerSpec, resume string, opts ...DeferOption) TaskOption {
 	return func(t *Task) {
 		d, err := newDeferral(spec, resume, opts)

@@ -8,7 +8,7 @@
 //		greet := dag.Go("greet", func(ctx context.Context, tc *weir.TaskContext) (any, error) {
 //			return "hello from " + tc.RunID, nil
 //		})
-//		dag.Bash("echo", `echo '{{ xcom_pull "greet" }}'`, weir.DependsOn(greet))
+//		dag.Bash("echo", `echo {{ ti.xcom_pull(task_ids="greet") | shquote }}`, weir.DependsOn(greet))
 //		weir.Main(dag)
 //	}
 //

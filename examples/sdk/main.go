@@ -132,8 +132,8 @@ func mixedDAG() *weir.DAG {
 			return nil, err
 		}
 		return fmt.Sprintf("hello, %v (run of %s)", tc.Param("name"), day), nil
-	}, weir.OpKwargs(map[string]any{"day": "{{ .ds }}"}))
-	dag.Bash("echo", `echo '{{ xcom_pull "greet" }}'`, weir.DependsOn(greet))
+	}, weir.OpKwargs(map[string]any{"day": "{{ ds }}"}))
+	dag.Bash("echo", `echo {{ ti.xcom_pull(task_ids="greet") | shquote }}`, weir.DependsOn(greet))
 	dag.Go("publish", func(_ context.Context, tc *weir.TaskContext) (any, error) {
 		publish, err := weir.ParamAs[bool](tc, "publish")
 		if err != nil {

@@ -88,7 +88,7 @@ func customTriggerDAG() *weir.DAG {
 		weir.Tags("example", "go", "deferral"),
 		weir.Params(map[string]any{"address": "127.0.0.1:8080"}))
 	// String kwargs are templates, rendered when each try starts.
-	waitForService := weir.TriggerSpec{Type: "tcp_port", Kwargs: json.RawMessage(`{"address": "{{ .params.address }}"}`)}
+	waitForService := weir.TriggerSpec{Type: "tcp_port", Kwargs: json.RawMessage(`{"address": "{{ params.address }}"}`)}
 	dag.Go("wait_for_service", func(_ context.Context, tc *weir.TaskContext) (any, error) {
 		event, err := weir.TriggerEvent[map[string]string](tc)
 		if err != nil {

@@ -43,6 +43,9 @@ type CallbackSpec struct {
 	// the DAG's assets) the function may emit events of.
 	Function string   `json:"function,omitempty"`
 	Outlets  []string `json:"outlets,omitempty"`
+	// TemplateSyntax is the syntax of its templates, the DAG's (the loader
+	// copies it here, so a worker renders a callback without the DAG).
+	TemplateSyntax TemplateSyntax `json:"template_syntax,omitempty"`
 }
 
 // The notifiers.

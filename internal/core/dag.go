@@ -24,8 +24,12 @@ type DAG struct {
 	ParamDescriptions map[string]string `json:"param_descriptions,omitempty"`
 	Tags              []string          `json:"tags,omitempty"`
 	Timezone          string            `json:"timezone,omitempty"` // IANA name; "" = UTC
-	Tasks             []Task            `json:"tasks"`
-	FileLoc           string            `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
+	// TemplateSyntax is the language of the DAG's templates: jinja or go
+	// ("" = go, for DAGs stored before the choice existed). The loader
+	// always sets it, detecting it when the file does not say.
+	TemplateSyntax TemplateSyntax `json:"template_syntax,omitempty"`
+	Tasks          []Task         `json:"tasks"`
+	FileLoc        string         `json:"fileloc,omitempty"` // source file, or "go:<binary>" for SDK DAGs
 	// AssetSchedule makes the DAG run when every listed asset has a new
 	// event since its last asset-triggered run (Airflow's schedule=[a, b]).
 	// A DAG has a time Schedule or an AssetSchedule, not both, unless

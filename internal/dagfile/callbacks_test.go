@@ -36,7 +36,7 @@ tasks:
 	cmds := func(specs ...string) []core.CallbackSpec {
 		out := make([]core.CallbackSpec, len(specs))
 		for i, s := range specs {
-			out[i] = core.CallbackSpec{Command: s}
+			out[i] = core.CallbackSpec{Command: s, TemplateSyntax: core.TemplateGo} // detected: the DAG has Go templates
 		}
 		return out
 	}

@@ -66,6 +66,10 @@ func (d *decoder) dag(n *node) core.DAG {
 	if v := n.get("tags"); v != nil {
 		dag.Tags = d.strList(v, root.key("tags"))
 	}
+	if v := n.get("template_syntax"); v != nil {
+		syntax, _ := d.str(v, root.key("template_syntax"))
+		dag.TemplateSyntax = core.TemplateSyntax(syntax)
+	}
 	if v := n.get("params"); v != nil {
 		dag.Params, dag.ParamDescriptions = d.params(v, root.key("params"))
 	}

@@ -144,12 +144,14 @@ func (d *decoder) decodeFailed(disp string) bool {
 	return false
 }
 
-// ApplyDefaults fills in what an unset field means: retry_delay 5m, queue
+// ApplyDefaults fills in what an unset field means: the template syntax
+// (detected: applyTemplateSyntax), retry_delay 5m, queue
 // "default", pool "default_pool", pool_slots 1, priority_weight 1, and for
 // http tasks method GET and http_conn_id "http_default". The loader calls
 // it; the Go SDK should too.
 func ApplyDefaults(d *core.DAG) {
 	applyAssetDefaults(d)
+	applyTemplateSyntax(d)
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
 		if t.RetryDelay == 0 {

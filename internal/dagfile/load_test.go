@@ -103,7 +103,7 @@ func TestLoadFullDAG(t *testing.T) {
 	end := time.Date(2024, 12, 31, 23, 0, 0, 0, time.UTC)
 	want := core.DAG{
 		DagID: "full", Description: "Every field.", Schedule: "0 6 * * 1-5", StartDate: &start, EndDate: &end,
-		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 8, Timezone: "Europe/Amsterdam",
+		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 8, Timezone: "Europe/Amsterdam", TemplateSyntax: core.TemplateGo,
 		Params:            map[string]any{"limit": uint64(10), "region": "eu", "opts": map[string]any{"a": true}, "empty": nil},
 		ParamDescriptions: map[string]string{"empty": "No default.", "region": "Region to load."},
 		Tags:              []string{"etl", "daily"},

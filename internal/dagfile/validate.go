@@ -104,6 +104,7 @@ func validate(d *core.DAG, o Options) []Problem {
 	if len(d.Tasks) == 0 {
 		ps.add("tasks", "at least one task is required")
 	}
+	syntax := validateTemplateSyntax(&ps, d)
 	first := map[string]int{}
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
@@ -113,10 +114,10 @@ func validate(d *core.DAG, o Options) []Problem {
 		} else {
 			first[t.TaskID] = i
 		}
-		validateTask(&ps, path, t)
+		validateTask(&ps, path, t, syntax)
 		checkTriggers(&ps, path, t, o.CheckTrigger)
 	}
-	validateCallbacks(&ps, d)
+	validateCallbacks(&ps, d, syntax)
 	depsOK := validateDeps(&ps, d)
 	validateIterate(&ps, d, o.StreamTypes)
 	validateHandlers(&ps, d, o.StreamTypes)
@@ -140,7 +141,7 @@ func checkID(ps *problems, path, id string) {
 	}
 }
 
-func validateTask(ps *problems, path string, t *core.Task) {
+func validateTask(ps *problems, path string, t *core.Task, syntax core.TemplateSyntax) {
 	checkID(ps, path+".task_id", t.TaskID)
 	if !t.TriggerRule.Valid() {
 		ps.add(path+".trigger_rule", "unknown trigger rule %q; allowed: %s", t.TriggerRule, triggerRuleList())
@@ -183,10 +184,10 @@ func validateTask(ps *problems, path string, t *core.Task) {
 		validateSensor(ps, path, t)
 		return
 	}
-	validateArgs(ps, path, t)
+	validateArgs(ps, path, t, syntax)
 }
 
-func validateArgs(ps *problems, path string, t *core.Task) {
+func validateArgs(ps *problems, path string, t *core.Task, syntax core.TemplateSyntax) {
 	for _, spec := range operators[t.Operator] {
 		_, mapped := t.Expand[spec.name]
 		v, set := t.Args[spec.name]
@@ -211,7 +212,7 @@ func validateArgs(ps *problems, path string, t *core.Task) {
 			ps.add(p, "must be %s", kindName(spec.kind))
 			continue
 		}
-		checkTemplates(ps, p, v)
+		checkTemplates(ps, syntax, p, v)
 	}
 	if m, ok := t.Args["method"].(string); ok && !slices.Contains(httpMethods, m) {
 		ps.add(path+".method", "unknown HTTP method %q; allowed: %s", m, strings.Join(httpMethods, ", "))
@@ -256,16 +257,18 @@ func kindName(k argKind) string {
 }
 
 // checkTemplates reports malformed templates in v (strings, nested in maps
-// and lists) and names a task's context does not have, at load time rather
-// than at run time.
-func checkTemplates(ps *problems, path string, v any) { checkTemplatesIn(ps, path, v, nil) }
+// and lists, in syntax) and names a task's context does not have, at load
+// time rather than at run time.
+func checkTemplates(ps *problems, syntax core.TemplateSyntax, path string, v any) {
+	checkTemplatesIn(ps, syntax, path, v, nil)
+}
 
 // checkTemplatesIn is checkTemplates against the context names
 // (template.Check's).
-func checkTemplatesIn(ps *problems, path string, v any, names map[string]any) {
+func checkTemplatesIn(ps *problems, syntax core.TemplateSyntax, path string, v any, names map[string]any) {
 	switch x := v.(type) {
 	case string:
-		err := template.Check(path, x, names)
+		err := template.Check(syntax, path, x, names)
 		var unknown *template.UnknownNameError
 		switch {
 		case errors.As(err, &unknown) && unknown.Parent == "":
@@ -276,15 +279,15 @@ func checkTemplatesIn(ps *problems, path string, v any, names map[string]any) {
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			checkTemplatesIn(ps, path+"."+k, x[k], names)
+			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names)
 		}
 	case map[string]string:
 		for _, k := range sortedKeys(x) {
-			checkTemplatesIn(ps, path+"."+k, x[k], names)
+			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names)
 		}
 	case []any:
 		for i, e := range x {
-			checkTemplatesIn(ps, fmt.Sprintf("%s[%d]", path, i), e, names)
+			checkTemplatesIn(ps, syntax, fmt.Sprintf("%s[%d]", path, i), e, names)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // (docs/emission.md#callbacks): each is a command or a notifier, with the
 // fields its notifier takes; an asset_event notifier names an asset of
 // the DAG's assets; templates parse.
-func validateCallbacks(ps *problems, d *core.DAG) {
+func validateCallbacks(ps *problems, d *core.DAG, syntax core.TemplateSyntax) {
 	assets := make([]string, 0, len(d.Assets))
 	for _, a := range d.Assets {
 		assets = append(assets, a.Name)
@@ -21,7 +21,7 @@ func validateCallbacks(ps *problems, d *core.DAG) {
 	check := func(prefix string, cbs *core.Callbacks, events []core.CallbackEvent) {
 		for _, ev := range events {
 			for i, spec := range cbs.For(ev) {
-				validateCallback(ps, fmt.Sprintf("%s%s[%d]", prefix, ev, i), &spec, assets)
+				validateCallback(ps, fmt.Sprintf("%s%s[%d]", prefix, ev, i), &spec, assets, syntax)
 			}
 		}
 	}
@@ -35,7 +35,7 @@ func validateCallbacks(ps *problems, d *core.DAG) {
 // of its templates' names.
 var callbackNames = callback.TemplateContext(&core.DagRun{}, nil, &core.Callback{})
 
-func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets []string) {
+func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets []string, syntax core.TemplateSyntax) {
 	if spec.Function != "" {
 		validateGoCallback(ps, path, spec, assets)
 		return
@@ -49,7 +49,7 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 			ps.add(path, "needs a command (a shell command) or a notifier (%s, %s)", core.NotifierWebhook, core.NotifierAssetEvent)
 			return
 		}
-		checkTemplatesIn(ps, path+".command", spec.Command, callbackNames)
+		checkTemplatesIn(ps, syntax, path+".command", spec.Command, callbackNames)
 		if spec.ConnID != "" || spec.Asset != "" || spec.PartitionKey != "" || spec.Extra != nil {
 			ps.add(path, "a command callback takes only command; conn_id, asset, partition_key and extra are a notifier's")
 		}
@@ -71,8 +71,8 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 		if spec.ConnID != "" {
 			ps.add(path+".conn_id", "is the webhook notifier's; the asset_event notifier takes asset, partition_key and extra")
 		}
-		checkTemplatesIn(ps, path+".partition_key", spec.PartitionKey, callbackNames)
-		checkTemplatesIn(ps, path+".extra", spec.Extra, callbackNames)
+		checkTemplatesIn(ps, syntax, path+".partition_key", spec.PartitionKey, callbackNames)
+		checkTemplatesIn(ps, syntax, path+".extra", spec.Extra, callbackNames)
 	default:
 		ps.add(path+".notifier", "unknown notifier %q; allowed: %s, %s", spec.Notifier, core.NotifierWebhook, core.NotifierAssetEvent)
 		return

@@ -18,6 +18,7 @@ const WarningUnquotedTriggerData = "unquoted trigger data"
 // (the op role) can inject shell commands. A warning never stops the DAG
 // from loading.
 func Warnings(d *core.DAG) []string {
+	quoted := map[bool]string{false: "{{ .params.<name> | shquote }}", true: "{{ params.<name> | shquote }}"}
 	var out []string
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
@@ -25,14 +26,14 @@ func Warnings(d *core.DAG) []string {
 			continue
 		}
 		cmd, _ := t.Args["bash_command"].(string)
-		found := template.UnquotedTriggerData(cmd)
+		found := template.UnquotedTriggerData(d.TemplateSyntax, cmd)
 		if len(found) == 0 {
 			continue
 		}
 		out = append(out, fmt.Sprintf("task %q: bash_command prints trigger data without shquote: %s; "+
 			"a run's conf could inject shell commands. Read the value from the environment "+
-			"(\"$WEIR_PARAM_<NAME>\", \"$WEIR_CONF\") or quote it ({{ .params.<name> | shquote }})",
-			t.TaskID, strings.Join(found, ", ")))
+			"(\"$WEIR_PARAM_<NAME>\", \"$WEIR_CONF\") or quote it (%s)",
+			t.TaskID, strings.Join(found, ", "), quoted[d.TemplateSyntax.IsJinja()]))
 	}
 	return out
 }

@@ -128,7 +128,8 @@ func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]exec
 		}
 		out = append(out, execclient.Workload{
 			TI: ti, Task: *task, DagRun: *run, Token: tok,
-			Dag: execclient.DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc},
+			Dag: execclient.DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc,
+				TemplateSyntax: v.Spec.TemplateSyntax},
 		})
 	}
 	return out, nil

@@ -84,6 +84,8 @@ type DagInfo struct {
 	DagID   string         `json:"dag_id"`
 	Params  map[string]any `json:"params,omitempty"`
 	FileLoc string         `json:"fileloc,omitempty"`
+	// TemplateSyntax is the syntax the task's templates are in ("" = go).
+	TemplateSyntax core.TemplateSyntax `json:"template_syntax,omitempty"`
 }
 
 // RunRequest starts a claimed try (PATCH .../run).

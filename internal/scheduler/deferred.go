@@ -65,7 +65,7 @@ func (s *Scheduler) startFromTrigger(ctx context.Context, run *core.DagRun, g *g
 		if err := json.Unmarshal(d.Trigger.Kwargs, &kwargs); err != nil {
 			return fmt.Errorf("start %s from its trigger: kwargs: %w", runs.Describe(ti), err)
 		}
-		rendered, err := template.RenderArgs(kwargs, template.Context(run, ti, g.spec.Params), template.Funcs{})
+		rendered, err := template.RenderArgs(kwargs, template.Context(run, ti, g.spec.Params), template.Funcs{Syntax: g.spec.TemplateSyntax})
 		if err != nil {
 			return s.failStart(ctx, ti, fmt.Errorf("render the trigger's kwargs: %w", err))
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	tparse "text/template/parse"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // ShellQuote returns v as one POSIX shell word: v in single quotes, each
@@ -37,10 +39,14 @@ const quoteFunc = "shquote"
 // trigger controls (.params, .conf, .dag_run.conf, and values taken from
 // them with with, range or a variable) without passing it through shquote
 // last, each as "{{ .params.name }} at line L, column C". A malformed
-// template has none (Check reports it).
-func UnquotedTriggerData(s string) []string {
+// template has none (Check reports it). In Jinja (syntax), it is each
+// {{ }} that reads params, conf or dag_run.conf without | shquote last.
+func UnquotedTriggerData(syntax core.TemplateSyntax, s string) []string {
 	if !strings.Contains(s, "{{") {
 		return nil
+	}
+	if syntax.IsJinja() {
+		return unquotedJinja(s)
 	}
 	t, err := parse("bash_command", s, Funcs{})
 	if err != nil {

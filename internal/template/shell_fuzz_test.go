@@ -3,6 +3,8 @@ package template
 import (
 	"strings"
 	"testing"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // FuzzUnquotedTriggerData: any template text, well-formed or not, is
@@ -16,7 +18,7 @@ func FuzzUnquotedTriggerData(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		found := UnquotedTriggerData(s)
+		found := UnquotedTriggerData(core.TemplateGo, s)
 		if len(found) == 0 || !strings.Contains(s, "{{") {
 			return
 		}

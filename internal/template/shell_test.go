@@ -102,7 +102,7 @@ func TestUnquotedTriggerData(t *testing.T) {
 			want: []string{"{{.conf.y}} at line 1, column 65", "{{.params.x}} at line 1, column 20"}},
 	}
 	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, UnquotedTriggerData(tc.in)); diff != "" {
+		if diff := cmp.Diff(tc.want, UnquotedTriggerData(core.TemplateGo, tc.in)); diff != "" {
 			t.Errorf("UnquotedTriggerData(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}

@@ -1,9 +1,13 @@
 // Package template renders the templated fields of a task (bash_command,
-// sql, endpoint, ...) over the run context, with Go's text/template and
-// Airflow's variable names: {{ .ds }}, {{ .params.x }}, {{ .ti.try_number }},
-// {{ xcom_pull "task_id" }}. A missing key is an error, never an empty
-// string. {{ .params.x | shquote }} quotes a value for a shell command, and
-// UnquotedTriggerData finds where a command prints trigger data unquoted.
+// sql, endpoint, ...) and of a callback over the run context, with
+// Airflow's names, in the DAG's syntax (ADR 0023): Jinja through gonja
+// ({{ ds }}, {{ params.x }}, {{ ti.xcom_pull(task_ids='a') }},
+// {{ macros.ds_add(ds, 1) }}) or Go's text/template ({{ .ds }},
+// {{ .params.x }}, {{ xcom_pull "a" }}). A missing key is an error, never an
+// empty string. {{ params.x | shquote }} quotes a value for a shell
+// command, and UnquotedTriggerData finds where a command prints trigger
+// data unquoted. Check finds a malformed template or an unknown name when
+// the DAG is loaded.
 package template
 
 import (
@@ -18,9 +22,12 @@ import (
 	"github.com/weirflow/weir/internal/core"
 )
 
-// Funcs supplies the functions that need the outside world. The worker
-// fills XComPull with a call to the Execution API.
+// Funcs says how to render: the DAG's template syntax, and the functions
+// that need the outside world (the worker fills XComPull with a call to
+// the Execution API).
 type Funcs struct {
+	// Syntax is the DAG's template syntax ("" = Go).
+	Syntax core.TemplateSyntax
 	// XComPull returns the value an upstream task pushed under key (the
 	// decoded JSON value). Nil makes xcom_pull an error.
 	XComPull func(taskID, key string) (any, error)
@@ -53,14 +60,18 @@ func toJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// Render renders s over ctx. Strings without "{{" are returned unchanged.
+// Render renders s over ctx in funcs.Syntax. A string that is not a
+// template (no "{{", nor "{%" in Jinja) is returned unchanged.
 func Render(s string, ctx map[string]any, funcs Funcs) (string, error) {
 	return render("template", s, ctx, funcs)
 }
 
 func render(name, s string, ctx map[string]any, funcs Funcs) (string, error) {
-	if !strings.Contains(s, "{{") {
+	if !isTemplate(funcs.Syntax, s) {
 		return s, nil
+	}
+	if funcs.Syntax.IsJinja() {
+		return renderJinja(name, s, ctx, funcs)
 	}
 	t, err := parse(name, s, funcs)
 	if err != nil {
@@ -93,14 +104,27 @@ type renderError struct {
 func (e *renderError) Error() string { return e.msg }
 func (e *renderError) Unwrap() error { return e.err }
 
-// Check parses s without rendering it, so that DAG validation reports a
-// malformed template at load time, and reports a name the context does
-// not have (*UnknownNameError). field names it in the error. names is a
-// sample of the context the template is rendered over (a callback's, say);
-// nil means a task's, as the worker builds it.
-func Check(field, s string, names map[string]any) error {
-	if !strings.Contains(s, "{{") {
+// isTemplate reports whether s is a template in syntax (Jinja's
+// statements need no "{{").
+func isTemplate(syntax core.TemplateSyntax, s string) bool {
+	return strings.Contains(s, "{{") || (syntax.IsJinja() && strings.Contains(s, "{%"))
+}
+
+// Check parses s (in syntax) without rendering it, so that DAG validation
+// reports a malformed template at load time, and reports a name the
+// context does not have (*UnknownNameError). field names it in the error.
+// names is a sample of the context the template is rendered over (a
+// callback's, say); nil means a task's, as the worker builds it.
+func Check(syntax core.TemplateSyntax, field, s string, names map[string]any) error {
+	if !isTemplate(syntax, s) {
 		return nil
+	}
+	if syntax.IsJinja() {
+		t, err := parseJinja(field, s)
+		if err != nil {
+			return err
+		}
+		return checkJinjaNames(field, s, t, names)
 	}
 	t, err := parse(field, s, Funcs{})
 	if err != nil {

@@ -31,9 +31,7 @@ func TestRender(t *testing.T) {
 		}
 		return map[string]any{"task": taskID, "key": key, "list": []any{1.0, 2.0}}, nil
 	}}
-	tests := []struct {
-		in, want, errPart string
-	}{
+	tests := []renderCase{
 		{in: "plain text", want: "plain text"},
 		{in: "{{ .ds }} {{ .ds_nodash }}", want: "2024-03-09 20240309"},
 		{in: "{{ .ts }}", want: "2024-03-09T00:00:00+00:00"},
@@ -59,11 +57,20 @@ func TestRender(t *testing.T) {
 		{in: "{{ nofunc }}", errPart: `function "nofunc" not defined`},
 		{in: `{{ xcom_pull "missing" }}`, errPart: "no xcom for task missing"},
 	}
+	assertRenders(t, tests, ctx, funcs)
+}
+
+// renderCase is a template, and what it renders to or a part of its error.
+type renderCase struct{ in, want, errPart string }
+
+// assertRenders renders each case over ctx with funcs.
+func assertRenders(t *testing.T, tests []renderCase, ctx map[string]any, funcs Funcs) {
+	t.Helper()
 	for _, tc := range tests {
 		got, err := Render(tc.in, ctx, funcs)
 		if tc.errPart != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.errPart) {
-				t.Errorf("Render(%q) error = %v, want containing %q", tc.in, err, tc.errPart)
+				t.Errorf("Render(%q) = %q, %v, want an error containing %q", tc.in, got, err, tc.errPart)
 			}
 			continue
 		}
@@ -148,10 +155,10 @@ func TestRenderArgsErrorNamesField(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	if err := Check("bash_command", "echo {{ .ds }} {{ xcom_pull \"a\" | json }}", nil); err != nil {
+	if err := Check(core.TemplateGo, "bash_command", "echo {{ .ds }} {{ xcom_pull \"a\" | json }}", nil); err != nil {
 		t.Fatalf("valid template: %v", err)
 	}
-	err := Check("bash_command", "echo {{ .ds }", nil)
+	err := Check(core.TemplateGo, "bash_command", "echo {{ .ds }", nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "bash_command: invalid template: ") {
 		t.Fatalf("error = %v", err)
 	}
@@ -182,7 +189,7 @@ func TestCheckNames(t *testing.T) {
 		{tmpl: `{{ .triggering_asset_events.asset }}`, want: `.triggering_asset_events is a list (read its items with range): it has no field "asset"`},
 	}
 	for _, tt := range tests {
-		err := Check("f", tt.tmpl, nil)
+		err := Check(core.TemplateGo, "f", tt.tmpl, nil)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want accepted", tt.tmpl, err)

@@ -9,17 +9,20 @@ import (
 )
 
 // VariableRefs lists the variables the templates in args (at any depth,
-// as RenderArgs walks them) read as {{ .var.value.KEY }} (the string) or
-// {{ .var.json.KEY }} (its value decoded as JSON): the worker fetches
-// exactly these before rendering (WithVariables). Each key once, sorted.
+// as RenderArgs walks them) read as {{ var.value.KEY }} (the string) or
+// {{ var.json.KEY }} (its value decoded as JSON), in Jinja or Go syntax
+// ({{ .var.value.KEY }}: a template parses in at most one of them): the
+// worker fetches exactly these before rendering (WithVariables). Each key
+// once, sorted.
 func VariableRefs(args any) (values, jsons []string) {
 	found := map[string]map[string]bool{"value": {}, "json": {}}
 	var visit func(v any)
 	visit = func(v any) {
 		switch x := v.(type) {
 		case string:
-			if strings.Contains(x, ".var.") {
+			if strings.Contains(x, "var.") {
 				scanVars(x, found)
+				jinjaVarRefs(x, found)
 			}
 		case map[string]any:
 			for _, e := range x {

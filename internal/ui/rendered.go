@@ -62,7 +62,7 @@ func (u *UI) renderedPage(w http.ResponseWriter, r *http.Request, req *request) 
 		}
 		tctx = template.WithEvents(tctx, events, total)
 	}
-	funcs := template.Funcs{XComPull: func(taskID, xkey string) (any, error) {
+	funcs := template.Funcs{Syntax: v.Spec.TemplateSyntax, XComPull: func(taskID, xkey string) (any, error) {
 		x, err := u.st.XComGet(ctx, key.DagID, key.RunID, taskID, core.NoMapIndex, xkey)
 		if err != nil {
 			return nil, err

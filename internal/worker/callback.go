@@ -135,7 +135,7 @@ func (w *Worker) execCallback(ctx context.Context, cw execclient.CallbackWorkloa
 	case core.NotifierAssetEvent:
 		return emitNotifierEvent(ctx, cw, cc, tctx, red)
 	}
-	command, err := template.Render(cb.Spec.Command, tctx, template.Funcs{})
+	command, err := template.Render(cb.Spec.Command, tctx, template.Funcs{Syntax: cb.Spec.TemplateSyntax})
 	if err != nil {
 		return fmt.Errorf("render the callback's command: %w", err)
 	}

@@ -108,14 +108,14 @@ func emitNotifierEvent(ctx context.Context, cw execclient.CallbackWorkload, cc *
 	spec := &cw.Callback.Spec
 	var req execclient.CallbackEmitRequest
 	if spec.PartitionKey != "" {
-		key, err := template.Render(spec.PartitionKey, tctx, template.Funcs{})
+		key, err := template.Render(spec.PartitionKey, tctx, template.Funcs{Syntax: spec.TemplateSyntax})
 		if err != nil {
 			return fmt.Errorf("render partition_key: %w", err)
 		}
 		req.PartitionKey = &key
 	}
 	if spec.Extra != nil {
-		extra, err := template.RenderArgs(spec.Extra, tctx, template.Funcs{})
+		extra, err := template.RenderArgs(spec.Extra, tctx, template.Funcs{Syntax: spec.TemplateSyntax})
 		if err != nil {
 			return fmt.Errorf("render extra: %w", err)
 		}

@@ -164,7 +164,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 			return core.TIFailed, fmt.Errorf("decode map_args: %w", err)
 		}
 	}
-	funcs := template.Funcs{XComPull: func(taskID, key string) (any, error) {
+	funcs := template.Funcs{Syntax: wl.Dag.TemplateSyntax, XComPull: func(taskID, key string) (any, error) {
 		raw, err := tc.XComPull(ctx, taskID, key, core.NoMapIndex)
 		if err != nil {
 			return nil, err
