@@ -50,6 +50,8 @@ type Job struct {
 	WorkerID string
 	// Interval is how often the process heartbeats; 0 = not recorded.
 	Interval time.Duration
+	// Version is the Weir version the process runs; "" = not recorded.
+	Version string
 }
 
 // AuditEntry records one administrative action.

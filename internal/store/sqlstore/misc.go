@@ -66,7 +66,7 @@ func (s *Store) ConnectionDelete(ctx context.Context, id string) error {
 // the first heartbeat).
 func (s *Store) JobHeartbeat(ctx context.Context, j *core.Job) error {
 	_, err := s.writer().ExecContext(ctx, qJobUpsert, j.ID, j.Role, j.Hostname, j.PID, micros(j.StartedAt),
-		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds())
+		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds(), j.Version)
 	return s.wrap(err, "heartbeat job %s (%s)", j.ID, j.Role)
 }
 
@@ -105,11 +105,22 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 			j                       core.Job
 			started, beat, interval int64
 		)
-		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval)
+		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &j.Version)
 		j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
 		return j, err
 	})
 	return out, s.wrap(err, "list jobs")
+}
+
+// JobPrune deletes the job rows of processes whose latest heartbeat is
+// older than before and returns how many it deleted.
+func (s *Store) JobPrune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.writer().ExecContext(ctx, qJobPrune, micros(before))
+	if err != nil {
+		return 0, s.wrap(err, "prune job rows silent since %s", before.UTC().Format(time.RFC3339))
+	}
+	n, err := res.RowsAffected()
+	return n, s.wrap(err, "prune job rows")
 }
 
 // AuditLogAdd appends an entry and writes its id back into e.
