@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 )
 
 // Health statuses.
@@ -33,11 +34,38 @@ type TriggererHealth struct {
 	LatestTriggererHeartbeat *time.Time `json:"latest_triggerer_heartbeat"`
 }
 
-// HealthInfo is the body of GET /api/v2/monitor/health, as Airflow shapes it.
+// DagProcessorHealth is the DAG processors' status and latest heartbeat
+// (Airflow 3's dag_processor); the status is null when none ever ran.
+type DagProcessorHealth struct {
+	Status                      *string    `json:"status" enum:"healthy,unhealthy"`
+	LatestDagProcessorHeartbeat *time.Time `json:"latest_dag_processor_heartbeat"`
+}
+
+// RoleInstance is one process of a role, as its job row tells it.
+type RoleInstance struct {
+	Role     string `json:"role" doc:"scheduler, dag-processor, triggerer, api-server or worker"`
+	ID       string `json:"id" doc:"the process's job row id (a worker process's id per start)"`
+	Hostname string `json:"hostname"`
+	PID      int    `json:"pid"`
+	// WorkerID is a worker process's worker name.
+	WorkerID        string    `json:"worker_id,omitempty" doc:"a worker process's worker name (its credential's subject)"`
+	Version         string    `json:"version" doc:"the Weir version the process runs; empty when it did not say"`
+	StartedAt       time.Time `json:"started_at"`
+	LatestHeartbeat time.Time `json:"latest_heartbeat"`
+	// HeartbeatIntervalSeconds is how often the process beats; 0 = unknown.
+	HeartbeatIntervalSeconds float64 `json:"heartbeat_interval_seconds"`
+	State                    string  `json:"state" enum:"healthy,stale" doc:"healthy: its latest heartbeat is within two of its intervals (and never less than the health threshold); stale: it stopped beating (stopped, dead or cut off from the database). Stale rows are pruned after [core] job_retention"`
+}
+
+// HealthInfo is the body of GET /api/v2/monitor/health, as Airflow shapes
+// it, with every role instance listed.
 type HealthInfo struct {
-	Metadatabase ComponentHealth `json:"metadatabase"`
-	Scheduler    SchedulerHealth `json:"scheduler"`
-	Triggerer    TriggererHealth `json:"triggerer"`
+	Metadatabase ComponentHealth    `json:"metadatabase"`
+	Scheduler    SchedulerHealth    `json:"scheduler"`
+	Triggerer    TriggererHealth    `json:"triggerer"`
+	DagProcessor DagProcessorHealth `json:"dag_processor"`
+	// Instances lists every process with a job row, by role.
+	Instances []RoleInstance `json:"instances" doc:"every process of every role with its latest heartbeat, host, version and state, ordered scheduler, dag-processor, triggerer, api-server, worker"`
 }
 
 // HealthOutput wraps HealthInfo.
@@ -56,8 +84,9 @@ func (s *server) registerMonitor() {
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "get_health", Method: http.MethodGet, Path: Prefix + "/monitor/health", Tags: []string{"Monitor"},
 		Summary: "Get health",
-		Description: "Reports whether the metadata database answers and whether the latest scheduler and triggerer " +
-			"heartbeats are recent. Needs no authentication.",
+		Description: "Reports whether the metadata database answers, whether the latest scheduler, triggerer and DAG " +
+			"processor heartbeats are recent, and lists every role instance (schedulers, DAG processors, triggerers, " +
+			"api-servers, workers) with its last heartbeat, host, version and state. Needs no authentication.",
 	}, s.health)
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "get_health_short", Method: http.MethodGet, Path: Prefix + "/health", Tags: []string{"Monitor"},
@@ -73,6 +102,7 @@ func (s *server) health(ctx context.Context, _ *struct{}) (*HealthOutput, error)
 	out := &HealthOutput{Body: HealthInfo{
 		Metadatabase: ComponentHealth{Status: StatusHealthy},
 		Scheduler:    SchedulerHealth{Status: StatusUnhealthy},
+		Instances:    []RoleInstance{},
 	}}
 	jobs, err := s.st.JobList(ctx)
 	if err != nil {
@@ -81,35 +111,33 @@ func (s *server) health(ctx context.Context, _ *struct{}) (*HealthOutput, error)
 		return out, nil
 	}
 	h := &out.Body
-	h.Scheduler.LatestSchedulerHeartbeat = latestBeat(jobs, "scheduler")
-	if s.recent(h.Scheduler.LatestSchedulerHeartbeat) {
+	judged := job.Judge(jobs, s.clk.Now(), s.cfg.SchedulerHealthThreshold)
+	sched := judged.Role(job.SchedulerRole)
+	h.Scheduler.LatestSchedulerHeartbeat = sched.Latest
+	if sched.Healthy > 0 {
 		h.Scheduler.Status = StatusHealthy
 	}
-	if h.Triggerer.LatestTriggererHeartbeat = latestBeat(jobs, "triggerer"); h.Triggerer.LatestTriggererHeartbeat != nil {
-		status := StatusUnhealthy
-		if s.recent(h.Triggerer.LatestTriggererHeartbeat) {
-			status = StatusHealthy
-		}
-		h.Triggerer.Status = &status
+	h.Triggerer.Status, h.Triggerer.LatestTriggererHeartbeat = roleStatus(judged.Role(job.TriggererRole))
+	h.DagProcessor.Status, h.DagProcessor.LatestDagProcessorHeartbeat = roleStatus(judged.Role(job.DagProcessorRole))
+	for _, in := range judged.Instances {
+		h.Instances = append(h.Instances, RoleInstance{Role: in.Role, ID: in.ID, Hostname: in.Hostname, PID: in.PID,
+			WorkerID: in.WorkerID, Version: in.Version, StartedAt: in.StartedAt.UTC(), LatestHeartbeat: in.Heartbeat.UTC(),
+			HeartbeatIntervalSeconds: in.Interval.Seconds(), State: in.State})
 	}
 	return out, nil
 }
 
-// latestBeat returns the latest heartbeat of a job of role, or nil.
-func latestBeat(jobs []core.Job, role string) *time.Time {
-	var latest *time.Time
-	for _, j := range jobs {
-		if j.Role == role && (latest == nil || j.Heartbeat.After(*latest)) {
-			t := j.Heartbeat.UTC()
-			latest = &t
-		}
+// roleStatus is an optional role's status (nil when it never ran, as
+// Airflow reports a triggerer) and its latest heartbeat.
+func roleStatus(r job.RoleHealth) (*string, *time.Time) {
+	if r.Latest == nil {
+		return nil, nil
 	}
-	return latest
-}
-
-// recent reports whether a heartbeat is within the health threshold.
-func (s *server) recent(hb *time.Time) bool {
-	return hb != nil && s.clk.Now().Sub(*hb) <= s.cfg.SchedulerHealthThreshold
+	status := StatusUnhealthy
+	if r.Healthy > 0 {
+		status = StatusHealthy
+	}
+	return &status, r.Latest
 }
 
 func (s *server) version(_ context.Context, _ *struct{}) (*VersionOutput, error) {

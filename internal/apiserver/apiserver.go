@@ -44,6 +44,8 @@ type Server struct {
 	UI http.Handler
 	// HeartbeatInterval is how often the job heartbeat is written; 0 = 10s.
 	HeartbeatInterval time.Duration
+	// Version is the Weir version written into the job row.
+	Version string
 	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
 	ShutdownTimeout time.Duration
 	// Metrics serves GET /metrics and times every request; nil = neither.
@@ -147,7 +149,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go func() {
 		defer close(hbDone)
 		if s.Store != nil {
-			_ = (&job.Heartbeat{Store: s.Store, Role: Role, Clock: s.Clock, Interval: s.HeartbeatInterval, Logger: log}).Start(hbCtx)
+			_ = (&job.Heartbeat{Store: s.Store, Role: Role, Clock: s.Clock, Interval: s.HeartbeatInterval, Logger: log, Version: s.Version}).Start(hbCtx)
 		}
 	}()
 	defer func() { stopHB(); <-hbDone }()

@@ -123,6 +123,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
 		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
 		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(), a.remoteGroup(a.backfillsCmd()),
+		a.remoteGroup(a.healthCmd()),
 	)
 	strictGroups(root)
 	return root

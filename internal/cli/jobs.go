@@ -14,7 +14,7 @@ import (
 
 // jobsCmd checks which Weir processes are alive, as `airflow jobs check`.
 func (a *app) jobsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "jobs", Short: "Check which Weir processes (scheduler, triggerer, api-server) are alive"}
+	cmd := &cobra.Command{Use: "jobs", Short: "Check which Weir processes (scheduler, dag-processor, triggerer, api-server, worker) are alive"}
 	var role string
 	var threshold time.Duration
 	check := &cobra.Command{
@@ -47,7 +47,7 @@ func (a *app) jobsCmd() *cobra.Command {
 			})
 		},
 	}
-	check.Flags().StringVar(&role, "role", "", "only processes of this role: scheduler, triggerer or api-server")
+	check.Flags().StringVar(&role, "role", "", "only processes of this role: scheduler, dag-processor, triggerer, api-server or worker")
 	check.Flags().DurationVar(&threshold, "threshold", 30*time.Second, "a heartbeat older than this is dead")
 	cmd.AddCommand(check)
 	return cmd

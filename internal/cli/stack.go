@@ -80,7 +80,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
 		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
-		HeartbeatInterval: apiServerBeat(cfg),
+		HeartbeatInterval: apiServerBeat(cfg), Version: version,
 	}
 	if _, err := srv.Listen(); err != nil {
 		return nil, err
@@ -101,8 +101,12 @@ func apiServerBeat(cfg *config.Config) time.Duration {
 func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []runner {
 	return []runner{
 		newSchedulerLoop(cfg, st, opts, logger, ""),
-		&job.Heartbeat{Store: st, Role: "scheduler", Interval: cfg.Scheduler.PollInterval.D(), Logger: logger},
+		&job.Heartbeat{Store: st, Role: job.SchedulerRole, Interval: cfg.Scheduler.PollInterval.D(), Logger: logger, Version: version},
 		newProcessor(cfg, st, opts, logger),
+		// The DAG processor runs in the scheduler's process; its own row
+		// lists it in the health listing as a role of its own.
+		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
+		&job.Pruner{Store: st, Retention: cfg.Core.JobRetention.D(), Logger: logger},
 		newStateCleaner(cfg, st, logger),
 	}
 }
@@ -176,6 +180,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		RunDir:             filepath.Join(cfg.Home, "run"),
 		Clock:              core.SystemClock{},
 		Logger:             logger,
+		Version:            version,
 	}
 	if sharedLogs {
 		w.LogFolder = cfg.Logging.BaseLogFolder
@@ -321,7 +326,7 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
-		Clock:       core.SystemClock{}, Logger: logger, LogFolder: cfg.Logging.BaseLogFolder,
+		Clock:       core.SystemClock{}, Logger: logger, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D()},
 	}

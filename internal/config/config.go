@@ -57,6 +57,8 @@ type Core struct {
 	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone for DAGs that name none (their cron schedules are evaluated in it)"`
 	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs and variable values in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
 	AllowAnyConnection      bool   `toml:"allow_any_connection" comment:"let a running task read any connection through the Execution API, as in Airflow; false: only the connections it declares (conn_id, http_conn_id or its connections list; docs/adr/0011-task-connection-access.md)"`
+	// JobRetention is how long the job row of a silent process is kept.
+	JobRetention Duration `toml:"job_retention" comment:"how long the job row (health listing entry) of a process that stopped heartbeating is kept before the scheduler deletes it (at least 10m; 0s = kept forever)"`
 }
 
 // Database says where the metadata database lives.
@@ -152,8 +154,9 @@ type Logging struct {
 // or environment is read.
 func Defaults(home string) *Config {
 	return &Config{
-		Home:     home,
-		Core:     Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key")},
+		Home: home,
+		Core: Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
+			JobRetention: Duration(time.Hour)},
 		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db")},
 		API:      API{Host: "127.0.0.1", Port: 8080},
 		APIAuth: APIAuth{

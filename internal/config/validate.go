@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/job"
 )
 
 // Validate returns every problem at once, each naming the option at fault.
@@ -50,6 +51,9 @@ func (c *Config) Validate() error {
 		if d <= 0 {
 			bad("%s: must be a positive duration such as \"5s\", got %s", name, d)
 		}
+	}
+	if r := c.Core.JobRetention.D(); r != 0 && r < job.MinRetention {
+		bad("[core] job_retention: %s is shorter than the minimum %s (0s keeps rows forever)", c.Core.JobRetention, Duration(job.MinRetention))
 	}
 	if c.Workers.ShutdownGracePeriod < 0 {
 		bad("[workers] shutdown_grace_period: must not be negative, got %s", c.Workers.ShutdownGracePeriod)

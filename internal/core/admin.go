@@ -54,6 +54,8 @@ type Job struct {
 	// began: a write that failed or came more than two intervals after
 	// the last starts a new run (zero = none recorded: StartedAt).
 	UpSince time.Time
+	// Version is the Weir version the process runs; "" = not recorded.
+	Version string
 }
 
 // AuditEntry records one administrative action.

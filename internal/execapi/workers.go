@@ -12,6 +12,9 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
+// maxVersionLen bounds the version a worker tells in its heartbeat.
+const maxVersionLen = 64
+
 // workerHeartbeat serves POST /execution/workers/heartbeat (worker
 // credential): the worker process's job row, and the heartbeat of the
 // tries it holds, in one write. The scheduler fails a worker's tries over
@@ -29,6 +32,8 @@ func (s *server) workerHeartbeat(w http.ResponseWriter, r *http.Request, c *auth
 		return fmt.Errorf("process_id is required (one id per worker process): %w", core.ErrInvalid)
 	case req.IntervalSeconds <= 0:
 		return fmt.Errorf("interval_seconds must be positive, got %v: %w", req.IntervalSeconds, core.ErrInvalid)
+	case len(req.Version) > maxVersionLen:
+		return fmt.Errorf("version is %d bytes long, at most %d are allowed: %w", len(req.Version), maxVersionLen, core.ErrInvalid)
 	case len(req.Holding) > maxHolding:
 		return fmt.Errorf("holding lists %d tries, at most %d are allowed: %w", len(req.Holding), maxHolding, core.ErrInvalid)
 	}
@@ -39,7 +44,7 @@ func (s *server) workerHeartbeat(w http.ResponseWriter, r *http.Request, c *auth
 	}
 	err := s.st.WorkerHeartbeat(r.Context(), &store.WorkerHeartbeatParams{Job: core.Job{
 		ID: req.ProcessID, Role: job.WorkerRole, Hostname: req.Hostname, PID: req.PID, StartedAt: started, Heartbeat: now,
-		WorkerID: req.WorkerID, Interval: time.Duration(req.IntervalSeconds * float64(time.Second)),
+		WorkerID: req.WorkerID, Interval: time.Duration(req.IntervalSeconds * float64(time.Second)), Version: req.Version,
 	}, Holding: req.Holding})
 	if err != nil {
 		return fmt.Errorf("worker heartbeat of %s: %w", req.WorkerID, err)

@@ -184,6 +184,9 @@ type WorkerHeartbeatRequest struct {
 	StartedAt time.Time `json:"started_at"`
 	// IntervalSeconds is how often the worker sends this heartbeat.
 	IntervalSeconds float64 `json:"interval_seconds"`
+	// Version is the Weir version the worker runs (the health listing
+	// shows it); "" = not told.
+	Version string `json:"version,omitempty"`
 	// Holding lists the ids of the tries the worker holds: claimed,
 	// starting or running.
 	Holding []string `json:"holding"`

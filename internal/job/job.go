@@ -1,6 +1,8 @@
 // Package job records that a Weir process is alive: a row per process in the
 // job table with its role, host, pid and a heartbeat refreshed periodically.
-// Health checks (GET /api/v2/health) read these rows.
+// Health checks (GET /api/v2/monitor/health, weir health, the UI's admin
+// page) read these rows through Judge; a Pruner deletes the rows of
+// processes long stopped.
 package job
 
 import (
@@ -23,9 +25,12 @@ const DefaultInterval = 10 * time.Second
 type Heartbeat struct {
 	// ID is the job row's id; "" = a new UUID (a triggerer names its row
 	// itself, since its triggers point at it).
-	ID       string
-	Store    Store
-	Role     string // "scheduler", "api-server", ...
+	ID    string
+	Store Store
+	Role  string // "scheduler", "api-server", ...
+	// Version is the Weir version the process runs, shown by the health
+	// listing.
+	Version  string
 	Clock    core.Clock
 	Interval time.Duration
 	Logger   *slog.Logger
@@ -50,7 +55,7 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now(), Interval: interval}
+	row := &core.Job{ID: id, Role: h.Role, Hostname: host, PID: os.Getpid(), StartedAt: clk.Now(), Interval: interval, Version: h.Version}
 	var run upRun
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -533,6 +533,10 @@ type MiscStore interface {
 	// JobHeartbeat records that a process of a role is alive.
 	JobHeartbeat(ctx context.Context, j *core.Job) error
 	JobList(ctx context.Context) ([]core.Job, error)
+	// JobPrune deletes the rows of processes whose latest heartbeat is
+	// older than before (stale rows of stopped processes) and returns how
+	// many it deleted.
+	JobPrune(ctx context.Context, before time.Time) (int64, error)
 	// WorkerHeartbeat records that a worker process is alive (p.Job, with
 	// its WorkerID) and, in the same transaction, refreshes the heartbeat
 	// of the running tries and the claim time of the unstarted claims of

@@ -67,6 +67,8 @@ type Triggerer struct {
 	// api-server, as in standalone): a trigger's log lines are appended to
 	// the log of each try waiting on it, until it fires.
 	LogFolder string
+	// Version is the Weir version written into the job row.
+	Version string
 
 	id      string
 	mu      sync.Mutex
@@ -147,10 +149,10 @@ func (t *Triggerer) Start(ctx context.Context) error {
 	// The first heartbeat is written before any claim, so that no other
 	// triggerer takes this one's triggers for dead.
 	if err := t.Store.JobHeartbeat(ctx, &core.Job{ID: t.id, Role: Role, Hostname: host, PID: os.Getpid(),
-		StartedAt: t.Clock.Now(), Heartbeat: t.Clock.Now()}); err != nil && ctx.Err() == nil {
+		StartedAt: t.Clock.Now(), Heartbeat: t.Clock.Now(), Interval: hb, Version: t.Version}); err != nil && ctx.Err() == nil {
 		t.Logger.Warn("triggerer heartbeat", "err", err)
 	}
-	beat := &job.Heartbeat{ID: t.id, Store: t.Store, Role: Role, Clock: t.Clock, Interval: hb, Logger: t.Logger}
+	beat := &job.Heartbeat{ID: t.id, Store: t.Store, Role: Role, Clock: t.Clock, Interval: hb, Logger: t.Logger, Version: t.Version}
 	var beats sync.WaitGroup
 	beats.Add(1)
 	go func() { defer beats.Done(); _ = beat.Start(ctx) }()

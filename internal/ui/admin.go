@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -50,11 +51,11 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	now := u.clk.Now()
 	var d adminData
-	for _, j := range jobs {
-		age := now.Sub(j.Heartbeat)
-		d.Jobs = append(d.Jobs, jobRow{Job: j, Age: roundDur(max(age, 0)), Healthy: age <= healthyWithin})
+	judged := job.Judge(jobs, now, healthyWithin)
+	for _, in := range judged.Instances {
+		d.Jobs = append(d.Jobs, jobRow{Job: in.Job, Age: roundDur(in.Age), Healthy: in.State == job.StateHealthy})
 	}
-	d.Roles = summarizeHealth(jobs, now, healthyWithin)
+	d.Roles = summarizeHealth(&judged, now)
 	if d.Pools, err = u.st.PoolList(ctx, &store.PoolListParams{WithOccupancy: true, Page: store.Page{Limit: 200}}); err != nil {
 		u.failErr(w, r, req, err)
 		return

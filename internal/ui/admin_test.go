@@ -23,7 +23,8 @@ func TestAdminPage(t *testing.T) {
 		now := e.clk.Now()
 		for _, j := range []core.Job{
 			{ID: "s1", Role: "scheduler", Hostname: "h1", PID: 10, StartedAt: now.Add(-time.Hour), Heartbeat: now.Add(-5 * time.Second)},
-			{ID: "w1", Role: "worker", Hostname: "h2", PID: 20, StartedAt: now.Add(-time.Hour), Heartbeat: now.Add(-10 * time.Minute)},
+			{ID: "w1", Role: "worker", Hostname: "h2", PID: 20, StartedAt: now.Add(-time.Hour), Heartbeat: now.Add(-10 * time.Minute),
+				WorkerID: "wk-1", Version: "1.2.3"},
 		} {
 			if err := st.JobHeartbeat(ctx, &j); err != nil {
 				t.Fatal(err)
@@ -41,9 +42,11 @@ func TestAdminPage(t *testing.T) {
 			t.Fatalf("admin page: %d\n%s", r.status, r.body)
 		}
 		for _, want := range []string{"<th scope=\"row\">scheduler</th>", "5 s ago",
-			`<tr><th scope="row">scheduler <small class="muted">and DAG processor</small></th><td><span class="badge s-success"><span aria-hidden="true">✓</span> healthy</span></td><td>1 of 1</td><td>5 s ago</td></tr>`,
+			`<tr><th scope="row">scheduler</th><td><span class="badge s-success"><span aria-hidden="true">✓</span> healthy</span></td><td>1 of 1</td><td>5 s ago</td></tr>`,
 			`<tr><th scope="row">worker</th><td><span class="badge s-failed"><span aria-hidden="true">✗</span> unhealthy</span></td><td>0 of 1</td><td>10 min ago</td></tr>`,
-			`<tr><th scope="row">triggerer</th><td><span class="badge s-none"><span aria-hidden="true">·</span> none reported</span></td>`, "✓</span> healthy", "10 min ago", "✗</span> no heartbeat",
+			`<tr><th scope="row">triggerer</th><td><span class="badge s-none"><span aria-hidden="true">·</span> none reported</span></td>`, "✓</span> healthy", "10 min ago", "✗</span> stale",
+			`<tr><th scope="row">dag-processor</th><td><span class="badge s-none">`,
+			`<tr><th scope="row">worker <small class="muted">wk-1</small></th><td>h2</td><td>20</td><td>1.2.3</td>`,
 			"<th scope=\"row\">db</th><td>4</td>", "<code>warehouse</code>", "db.internal/dw", `href="/admin"`} {
 			if !strings.Contains(r.body, want) {
 				t.Errorf("admin page lacks %s", want)

@@ -70,7 +70,7 @@ func (w *Worker) beat(ctx context.Context) {
 		}
 		err := w.Client.WorkerHeartbeat(ctx, execclient.WorkerHeartbeatRequest{WorkerID: w.WorkerID, ProcessID: w.processID,
 			Hostname: w.Hostname, PID: os.Getpid(), StartedAt: w.startedAt, IntervalSeconds: w.HeartbeatInterval.Seconds(),
-			Holding: w.mine.list()})
+			Holding: w.mine.list(), Version: w.Version})
 		next := w.HeartbeatInterval
 		if err != nil && ctx.Err() == nil {
 			w.Logger.Warn("worker heartbeat", "err", err)

@@ -48,6 +48,8 @@ type Worker struct {
 	KillGrace         time.Duration // SIGTERM → SIGKILL of a killed bash task; 0 = 5 s
 	Clock             core.Clock
 	Logger            *slog.Logger
+	// Version is the Weir version the worker tells in its heartbeats.
+	Version string
 
 	// CallbackSlots is how many fired callbacks run at once beside the
 	// task slots ([callbacks] max_active); 0 = 4.

@@ -70,7 +70,7 @@ func (s *Store) JobHeartbeat(ctx context.Context, j *core.Job) error {
 		upSince = micros(j.UpSince)
 	}
 	_, err := s.writer().ExecContext(ctx, qJobUpsert, j.ID, j.Role, j.Hostname, j.PID, micros(j.StartedAt),
-		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds(), upSince)
+		micros(j.Heartbeat), j.WorkerID, j.Interval.Microseconds(), upSince, j.Version)
 	return s.wrap(err, "heartbeat job %s (%s)", j.ID, j.Role)
 }
 
@@ -109,7 +109,7 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 			j                                core.Job
 			started, beat, interval, upSince int64
 		)
-		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &upSince)
+		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &upSince, &j.Version)
 		j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
 		if upSince != 0 {
 			j.UpSince = fromMicros(upSince)
@@ -117,6 +117,17 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 		return j, err
 	})
 	return out, s.wrap(err, "list jobs")
+}
+
+// JobPrune deletes the job rows of processes whose latest heartbeat is
+// older than before and returns how many it deleted.
+func (s *Store) JobPrune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.writer().ExecContext(ctx, qJobPrune, micros(before))
+	if err != nil {
+		return 0, s.wrap(err, "prune job rows silent since %s", before.UTC().Format(time.RFC3339))
+	}
+	n, err := res.RowsAffected()
+	return n, s.wrap(err, "prune job rows")
 }
 
 // AuditLogAdd appends an entry and writes its id back into e.

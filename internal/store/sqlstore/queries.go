@@ -240,12 +240,15 @@ const (
 	qConnCount  = `SELECT COUNT(*) FROM connection%s`
 	qConnDelete = `DELETE FROM connection WHERE conn_id = $1`
 
-	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	qJobUpsert = `INSERT INTO job (id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (id) DO UPDATE SET role = excluded.role, hostname = excluded.hostname, pid = excluded.pid,
 		heartbeat = excluded.heartbeat, worker_id = excluded.worker_id, heartbeat_interval = excluded.heartbeat_interval,
-		up_since = excluded.up_since`
-	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since FROM job ORDER BY role, id`
+		up_since = excluded.up_since, version = excluded.version`
+	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since, version
+		FROM job ORDER BY role, id`
+	// qJobPrune deletes the rows of processes silent since before $1.
+	qJobPrune = `DELETE FROM job WHERE heartbeat < $1`
 	// qTIWorkerBeatRunning and qTIWorkerBeatClaimed refresh the running
 	// tries and the unstarted claims a live worker holds (%s: their ids)
 	// with its heartbeat.

@@ -87,6 +87,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Pools", testPools},
 		{"JobsAudit", testJobsAudit},
 		{"WorkerHeartbeat", testWorkerHeartbeat},
+		{"JobPrune", testJobPrune},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},

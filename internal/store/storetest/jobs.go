@@ -1,0 +1,46 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
+// testJobPrune: a job row keeps the version its process wrote; pruning
+// deletes exactly the rows silent since before the cut-off (stopped
+// processes), counts them, and leaves the live ones as they were.
+func testJobPrune(t *testing.T, f *fixture) {
+	rows := []core.Job{
+		{ID: "old-sched", Role: "scheduler", Hostname: "h1", PID: 1, StartedAt: f.now, Heartbeat: f.now, Version: "1.0.0"},
+		{ID: "old-worker", Role: "worker", Hostname: "h2", PID: 2, StartedAt: f.now, Heartbeat: f.at(time.Minute),
+			WorkerID: "w1", Interval: 5 * time.Second, Version: "1.0.0"},
+		{ID: "live-api", Role: "api-server", Hostname: "h3", PID: 3, StartedAt: f.now, Heartbeat: f.at(time.Hour),
+			Interval: 2 * time.Second, Version: "1.1.0"},
+	}
+	for i := range rows {
+		must(t, f.st.JobHeartbeat(f.ctx, &rows[i]), "heartbeat "+rows[i].ID)
+	}
+	n, err := f.st.JobPrune(f.ctx, f.at(time.Minute))
+	must(t, err, "prune before 1m")
+	if n != 1 {
+		t.Errorf("pruned %d rows before 1m, want 1 (old-sched; old-worker beat at exactly 1m)", n)
+	}
+	n, err = f.st.JobPrune(f.ctx, f.at(30*time.Minute))
+	must(t, err, "prune before 30m")
+	if n != 1 {
+		t.Errorf("pruned %d rows before 30m, want 1 (old-worker)", n)
+	}
+	jobs, err := f.st.JobList(f.ctx)
+	must(t, err, "list jobs")
+	if diff := cmp.Diff([]core.Job{rows[2]}, jobs); diff != "" {
+		t.Errorf("jobs after pruning (-want +got), the live row with its version:\n%s", diff)
+	}
+	n, err = f.st.JobPrune(f.ctx, f.at(30*time.Minute))
+	must(t, err, "prune again")
+	if n != 0 {
+		t.Errorf("pruning again deleted %d rows, want 0", n)
+	}
+}
