@@ -218,7 +218,9 @@ func (f *fixture) pagedLists() []pagedList {
 		{"callbacks", store.CallbackOrder, func(pg store.Page) ([]string, error) {
 			l, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: f.runID("d1", "r1"), Page: pg})
 			return keys(l, err, func(c core.Callback) string { return itoa(c.ID) })
-		}, func() (int, error) { return st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: f.runID("d1", "r1")}) }},
+		}, func() (int, error) {
+			return st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: f.runID("d1", "r1")})
+		}},
 		{"asset events", store.AssetEventOrder, func(pg store.Page) ([]string, error) {
 			l, err := st.AssetEventList(ctx, &store.AssetEventListParams{Page: pg})
 			return keys(l, err, func(e core.AssetEvent) string { return itoa(e.ID) })
@@ -232,4 +234,3 @@ func (f *fixture) runID(dagID, runID string) int64 {
 	must(f.t, err, "get run "+runID)
 	return run.ID
 }
-
