@@ -99,25 +99,18 @@ func (a *app) assetsCmd() *cobra.Command {
 SOURCE is the task try that emitted or produced the event, or api and the user who posted it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pg, err := eventsPF.page()
-			if err != nil {
-				return err
-			}
-			pg.OrderBy = "-id" // the newest page, reversed below
-			return a.withBackend(cmd, func(b backend) error {
+			return listThrough(a, cmd, &eventsPF, func(ctx context.Context, b backend, pg store.Page) ([]core.AssetEvent, int, error) {
+				pg.OrderBy = "-id" // the newest page, reversed below
 				p := &store.AssetEventListParams{Page: pg, PartitionKey: partition}
 				if assetName != "" {
-					x, err := b.AssetGetByName(cmd.Context(), assetName)
+					x, err := b.AssetGetByName(ctx, assetName)
 					if err != nil {
-						return err
+						return nil, 0, err
 					}
 					p.AssetID = x.ID
 				}
-				evs, total, err := b.AssetEventList(cmd.Context(), p)
-				evs, err = shownPage(cmd, &eventsPF, evs, total, err)
-				if err != nil {
-					return err
-				}
+				return b.AssetEventList(ctx, p)
+			}, func(evs []core.AssetEvent) error {
 				slices.Reverse(evs)
 				rows := make([][]string, len(evs))
 				for i, e := range evs {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -128,18 +129,9 @@ func (a *app) backfillsCmd() *cobra.Command {
 		Short: "List backfills, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pg, err := pf.page()
-			if err != nil {
-				return err
-			}
-			return a.withBackend(cmd, func(b backend) error {
-				list, total, err := b.BackfillList(cmd.Context(), &store.BackfillListParams{DagID: dagID, Page: pg})
-				list, err = shownPage(cmd, &pf, list, total, err)
-				if err != nil {
-					return err
-				}
-				return printBackfills(cmd.OutOrStdout(), &out, list)
-			})
+			return listThrough(a, cmd, &pf, func(ctx context.Context, b backend, pg store.Page) ([]core.Backfill, int, error) {
+				return b.BackfillList(ctx, &store.BackfillListParams{DagID: dagID, Page: pg})
+			}, func(list []core.Backfill) error { return printBackfills(cmd.OutOrStdout(), &out, list) })
 		},
 	}
 	list.Flags().StringVarP(&dagID, "dag-id", "d", "", "only the backfills of this DAG")

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
@@ -22,16 +24,9 @@ func (a *app) runCallbacksCmd() *cobra.Command {
 		Short: "List the callbacks a run's state changes fired, with their state, attempts and error",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pg, err := pf.page()
-			if err != nil {
-				return err
-			}
-			return a.withBackend(cmd, func(b backend) error {
-				list, total, err := b.CallbackList(cmd.Context(), args[0], args[1], &store.CallbackListParams{TaskID: taskID, Page: pg})
-				list, err = shownPage(cmd, &pf, list, total, err)
-				if err != nil {
-					return err
-				}
+			return listThrough(a, cmd, &pf, func(ctx context.Context, b backend, pg store.Page) ([]core.Callback, int, error) {
+				return b.CallbackList(ctx, args[0], args[1], &store.CallbackListParams{TaskID: taskID, Page: pg})
+			}, func(list []core.Callback) error {
 				rows := make([][]string, len(list))
 				for i, cb := range list {
 					task, try := "-", "-"

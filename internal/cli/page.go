@@ -53,6 +53,24 @@ func shownPage[T any](cmd *cobra.Command, f *pageFlags, items []T, total int, er
 	return items, nil
 }
 
+// listThrough is the action of a list command with a remote transport:
+// the page of f, read through the command's backend with list, the hint
+// for the rest on stderr, then show.
+func listThrough[T any](a *app, cmd *cobra.Command, f *pageFlags,
+	list func(context.Context, backend, store.Page) ([]T, int, error), show func([]T) error) error {
+	pg, err := f.page()
+	if err != nil {
+		return err
+	}
+	return a.withBackend(cmd, func(b backend) error {
+		items, total, err := list(cmd.Context(), b, pg)
+		if items, err = shownPage(cmd, f, items, total, err); err != nil {
+			return err
+		}
+		return show(items)
+	})
+}
+
 // listPage reads the page p holds (from f.page) with list and count
 // (store.List) and tells stderr how to see the rest.
 func listPage[P, T any](cmd *cobra.Command, f *pageFlags, p *P,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -29,18 +30,9 @@ func (a *app) usersManageCmds() []*cobra.Command {
 		Short: "List users by username, with their role",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pg, err := pf.page()
-			if err != nil {
-				return err
-			}
-			return a.withBackend(cmd, func(b backend) error {
-				users, total, err := b.UserList(cmd.Context(), &store.UserListParams{Page: pg})
-				users, err = shownPage(cmd, &pf, users, total, err)
-				if err != nil {
-					return err
-				}
-				return printUsers(cmd, &out, users)
-			})
+			return listThrough(a, cmd, &pf, func(ctx context.Context, b backend, pg store.Page) ([]api.UserResponse, int, error) {
+				return b.UserList(ctx, &store.UserListParams{Page: pg})
+			}, func(users []api.UserResponse) error { return printUsers(cmd, &out, users) })
 		},
 	}
 	pf.add(list, "users", 100)

@@ -12,6 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/postgrestest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
+	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -49,37 +50,6 @@ func (h *harness) backfillRuns(id int64) []core.DagRun {
 	return list
 }
 
-// maxOverlap is the most runs running at one instant, from their start
-// and end dates (a run not ended counts until the end of time).
-func maxOverlap(list []core.DagRun) int {
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
-	for _, r := range list {
-		if r.StartDate == nil {
-			continue
-		}
-		edges = append(edges, edge{*r.StartDate, 1})
-		if r.EndDate != nil {
-			edges = append(edges, edge{*r.EndDate, -1})
-		}
-	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].at.Equal(edges[j].at) {
-			return edges[i].delta < edges[j].delta // an end before a start at one instant
-		}
-		return edges[i].at.Before(edges[j].at)
-	})
-	cur, most := 0, 0
-	for _, e := range edges {
-		cur += e.delta
-		most = max(most, cur)
-	}
-	return most
-}
-
 // TestBackfillRunsWithinMaxActiveRuns: a backfill over 30 days with
 // max_active_runs 3 runs 30 backfill runs, never more than 3 at once (by
 // their start and end dates), oldest first, and then completes.
@@ -109,7 +79,7 @@ func TestBackfillRunsWithinMaxActiveRuns(t *testing.T) {
 				t.Errorf("run %s: %s %s, want a successful backfill run", r.RunID, r.RunType, r.State)
 			}
 		}
-		if got := maxOverlap(list); got != 3 {
+		if got := weirtest.MostAtOnce(list); got != 3 {
 			t.Errorf("at most %d backfill runs ran at once, want 3 (max_active_runs)", got)
 		}
 		sort.Slice(list, func(i, j int) bool { // by start, then (runs started together) by logical date
@@ -184,7 +154,7 @@ func TestBackfillCancelMidway(t *testing.T) {
 		if succeeded == 0 || notStarted == 0 || succeeded+notStarted != 30 {
 			t.Errorf("%d succeeded and %d never started, want some of each (30 in all)", succeeded, notStarted)
 		}
-		if got := maxOverlap(list); got > 3 {
+		if got := weirtest.MostAtOnce(list); got > 3 {
 			t.Errorf("%d backfill runs ran at once, want at most 3", got)
 		}
 	})
