@@ -58,7 +58,7 @@ func TestStreamHandlerRefusals(t *testing.T) {
     operator: sensor
     trigger: {type: timedelta, delta: 1s}
     handle_command: cat
-`, `tasks[0].trigger.type: a sensor with a stream handler waits on a trigger that streams (types that stream: command), not "timedelta"`},
+`, `tasks[0].trigger.type: a sensor with a stream handler waits on a trigger that streams (types that stream: command, http_paginated, sql_cursor), not "timedelta"`},
 		"iterated over": {`  - task_id: w
     operator: sensor
     trigger: {type: command, command: "seq 3"}

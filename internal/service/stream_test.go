@@ -44,8 +44,8 @@ func TestOpenStreamRefusesBadInputAndCreatesNothing(t *testing.T) {
 		{service.StreamOpen{ID: "a\nb"}, "holds a control character"},
 		{service.StreamOpen{ID: "s", MaxPending: -1}, "max_pending must be between 1 and 1000000"},
 		{service.StreamOpen{ID: "s", Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"1s"}`)}},
-			`trigger type "timedelta" does not produce a stream of events (types that stream: command, pages)`},
-		{service.StreamOpen{ID: "s", Trigger: core.TriggerSpec{Type: "nope"}}, `unknown trigger type "nope" (types that stream: command, pages)`},
+			`trigger type "timedelta" does not produce a stream of events (types that stream: command, http_paginated, pages, sql_cursor)`},
+		{service.StreamOpen{ID: "s", Trigger: core.TriggerSpec{Type: "nope"}}, `unknown trigger type "nope" (types that stream: command, http_paginated, pages, sql_cursor)`},
 	}
 	for _, c := range cases {
 		_, err := svc.OpenStream(ctx, c.open)
