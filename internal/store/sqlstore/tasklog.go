@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-
 	"github.com/weirflow/weir/internal/store"
 )
 
