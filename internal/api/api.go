@@ -26,6 +26,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // Prefix is the path under which the public API is served.
@@ -51,8 +52,12 @@ type Config struct {
 	// (https: a Secure cookie) and X-Forwarded-For (the client the login
 	// throttle counts) are believed; nil = none.
 	TrustedProxies auth.TrustedProxies
-	// LogFolder is [logging] base_log_folder, where task logs are read.
+	// LogFolder is [logging] base_log_folder, where task logs are read
+	// when Logs is nil.
 	LogFolder string
+	// Logs is where task logs are read ([logging] log_store); nil =
+	// tasklog.Folder(LogFolder).
+	Logs tasklog.Logs
 	// DagsFolder is [core] dags_folder, where dagSources reads DAG files
 	// ("" = no source is served).
 	DagsFolder string
@@ -107,6 +112,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Logs == nil {
+		cfg.Logs = tasklog.Folder(cfg.LogFolder)
 	}
 	if cfg.SchedulerHealthThreshold == 0 {
 		cfg.SchedulerHealthThreshold = 30 * time.Second

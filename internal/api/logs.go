@@ -76,7 +76,7 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 // LogChunk (by accept), with the next offset as continuation token. A log
 // not written (or shipped) yet is empty.
 func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string) (*logOutput, error) {
-	data, next, err := tasklog.Read(s.cfg.LogFolder, key, offset)
+	data, next, err := s.cfg.Logs.Read(ctx, key, offset)
 	if errors.Is(err, core.ErrNotFound) {
 		data, next = nil, offset
 	} else if err != nil {

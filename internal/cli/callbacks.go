@@ -74,7 +74,7 @@ func (a *app) runCallbackLogsCmd() *cobra.Command {
 				if n < 1 || n > cb.Attempts {
 					return fmt.Errorf("--attempt %d: callback %d has had %d attempts", attempt, id, cb.Attempts)
 				}
-				return tailLog(cmd, st, cfg.Logging.BaseLogFolder, tasklog.CallbackKey(cb, n), false)
+				return tailLog(cmd, st, taskLogs(cfg, st), tasklog.CallbackKey(cb, n), false)
 			})
 		},
 	}

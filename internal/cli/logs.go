@@ -15,7 +15,8 @@ import (
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
-// taskLogsCmd prints a try's log from the api-server's log folder, and with
+// taskLogsCmd prints a try's log from where the api-servers keep logs
+// ([logging] log_store: the log folder or the database), and with
 // --follow keeps printing while the task runs.
 func (a *app) taskLogsCmd() *cobra.Command {
 	var try, mapIndex int
@@ -37,7 +38,7 @@ func (a *app) taskLogsCmd() *cobra.Command {
 					}
 					key.TryNumber = try
 				}
-				return tailLog(cmd, st, cfg.Logging.BaseLogFolder, key, follow && key.TryNumber == ti.TryNumber)
+				return tailLog(cmd, st, taskLogs(cfg, st), key, follow && key.TryNumber == ti.TryNumber)
 			})
 		},
 	}
@@ -49,11 +50,11 @@ func (a *app) taskLogsCmd() *cobra.Command {
 
 // tailLog copies the log to stdout; with follow it polls until the try is
 // no longer queued or running and the log is drained.
-func tailLog(cmd *cobra.Command, st store.Store, base string, key tasklog.Key, follow bool) error {
+func tailLog(cmd *cobra.Command, st store.Store, logs tasklog.Logs, key tasklog.Key, follow bool) error {
 	ctx := cmd.Context()
 	var offset int64
 	for {
-		data, next, err := tasklog.Read(base, key, offset)
+		data, next, err := logs.Read(ctx, key, offset)
 		if err != nil && (!follow || !errors.Is(err, core.ErrNotFound)) {
 			return err
 		}
@@ -70,7 +71,7 @@ func tailLog(cmd *cobra.Command, st store.Store, base string, key tasklog.Key, f
 		active, err := tryActive(ctx, st, key)
 		if err != nil || !active {
 			// One more read: the worker flushes before reporting the state.
-			if data, _, rerr := tasklog.Read(base, key, offset); rerr == nil {
+			if data, _, rerr := logs.Read(ctx, key, offset); rerr == nil {
 				_, _ = cmd.OutOrStdout().Write(data)
 			}
 			return err

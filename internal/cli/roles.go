@@ -58,7 +58,9 @@ func (a *app) standaloneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, err := newWorker(cfg, srv.URL(), "standalone", "", a.opts, logger, true)
+			// The worker writes the log folder itself unless logs live in
+			// the database: then it ships them as a remote worker does.
+			w, err := newWorker(cfg, srv.URL(), "standalone", "", a.opts, logger, cfg.Logging.LogStore == config.LogStoreFolder)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
@@ -60,21 +61,22 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, fmt.Errorf("[api] trusted_proxies: %w", err)
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
+	logs := taskLogs(cfg, st)
 	rest, err := api.NewHandler(api.Config{
-		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, DagsFolder: cfg.Core.DagsFolder, Version: version,
+		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
 		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 		TrustedProxies: proxies,
 	})
 	if err != nil {
 		return nil, err
 	}
-	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder,
+	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder, Logs: logs,
 		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, PreviousSecretKeys: previous, LoginThrottle: throttle, Logger: logger,
 		SecureCookie: cfg.API.SecureCookie, TrustedProxies: proxies, Settings: cfg.List()})
 	if err != nil {
 		return nil, err
 	}
-	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logger: logger,
+	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
 		State: newStateService(cfg, st), Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished,
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
@@ -86,6 +88,35 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	return srv, nil
+}
+
+// taskLogs is where the api-server keeps and every reader finds task
+// logs, as [logging] log_store says.
+func taskLogs(cfg *config.Config, st store.Store) tasklog.Logs {
+	if cfg.Logging.LogStore == config.LogStoreDatabase {
+		return tasklog.Database{Store: st}
+	}
+	return tasklog.Folder(cfg.Logging.BaseLogFolder)
+}
+
+// logRetention is how long the scheduler keeps task logs kept in the
+// database: [logging] log_retention, or 0 (never pruned) with the folder
+// store, whose files are the operator's to rotate.
+func logRetention(cfg *config.Config) time.Duration {
+	if cfg.Logging.LogStore != config.LogStoreDatabase {
+		return 0
+	}
+	return cfg.Logging.LogRetention.D()
+}
+
+// triggererLogFolder is the task log folder a triggerer appends its
+// triggers' lines to (the waiting tries' logs): none when logs live in the
+// database (docs/deployment.md#task-logs).
+func triggererLogFolder(cfg *config.Config) string {
+	if cfg.Logging.LogStore == config.LogStoreDatabase {
+		return ""
+	}
+	return cfg.Logging.BaseLogFolder
 }
 
 // apiServerBeat is how often an api-server writes its job row: half the
@@ -106,7 +137,8 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		// The DAG processor runs in the scheduler's process; its own row
 		// lists it in the health listing as a role of its own.
 		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
-		&job.Pruner{Store: st, Retention: cfg.Core.JobRetention.D(), Logger: logger},
+		&job.Pruner{What: "job rows of stopped processes", Prune: st.JobPrune, Retention: cfg.Core.JobRetention.D(), Logger: logger},
+		&job.Pruner{What: "task logs kept in the database", Prune: st.TaskLogPrune, Retention: logRetention(cfg), Logger: logger},
 		newStateCleaner(cfg, st, logger),
 	}
 }
@@ -326,7 +358,7 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
-		Clock:       core.SystemClock{}, Logger: logger, LogFolder: cfg.Logging.BaseLogFolder, Version: version,
+		Clock:       core.SystemClock{}, Logger: logger, LogFolder: triggererLogFolder(cfg), Version: version,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D()},
 	}

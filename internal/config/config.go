@@ -147,8 +147,18 @@ type Metrics struct {
 // Logging configures task logs.
 type Logging struct {
 	BaseLogFolder string `toml:"base_log_folder" comment:"folder of task logs (one file per try), kept and served by the api-server"`
-	Level         string `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
+	// LogStore says where api-servers keep the task logs workers ship.
+	// LogRetention is how long task logs kept in the database are kept.
+	LogRetention Duration `toml:"log_retention" comment:"with log_store = database: how long after its last line a try's log is kept before the scheduler deletes it (0s = kept forever)"`
+	LogStore     string   `toml:"log_store" comment:"where api-servers keep the task logs workers ship: folder (base_log_folder; several api-servers must share it) or database (chunks in the metadata database: every api-server and the CLI read every try's log, live and after; docs/deployment.md#task-logs)"`
+	Level        string   `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
 }
+
+// The places [logging] log_store names.
+const (
+	LogStoreFolder   = "folder"
+	LogStoreDatabase = "database"
+)
 
 // Defaults returns the configuration for a home directory before any file
 // or environment is read.
@@ -178,7 +188,8 @@ func Defaults(home string) *Config {
 			ShutdownGracePeriod: Duration(30 * time.Second),
 			StateSweepInterval:  Duration(30 * time.Second),
 		},
-		Logging:     Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info"},
+		Logging: Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info", LogStore: LogStoreFolder,
+			LogRetention: Duration(30 * 24 * time.Hour)},
 		StateStore:  defaultStateStore(),
 		Connections: map[string]string{},
 

@@ -57,6 +57,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		"bad database":     {env: []string{"WEIR__DATABASE__CONN=mysql://x"}, want: []string{"[database] conn"}},
 		"several problems": {env: []string{"WEIR__WORKERS__CONCURRENCY=0", "WEIR__LOGGING__LEVEL=loud"}, want: []string{"concurrency", "[logging] level"}},
 		"negative grace":   {env: []string{"WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=-1s"}, want: []string{"shutdown_grace_period"}},
+		"bad log store": {env: []string{"WEIR__LOGGING__LOG_STORE=s3"},
+			want: []string{"[logging] log_store", `"s3" is not one of folder, database`}},
 		"short job retention": {env: []string{"WEIR__CORE__JOB_RETENTION=1m"},
 			want: []string{"[core] job_retention", "1m", "shorter than the minimum 10m"}},
 		"bad trusted proxy": {file: "[api]\ntrusted_proxies = [\"10.0.0.0/8\", \"proxy.local\"]\n",

@@ -77,6 +77,12 @@ func (c *Config) Validate() error {
 	if _, err := time.LoadLocation(c.Core.DefaultTimezone); err != nil {
 		bad("[core] default_timezone: unknown timezone %q", c.Core.DefaultTimezone)
 	}
+	if c.Logging.LogRetention.D() < 0 {
+		bad("[logging] log_retention: must not be negative, got %s", c.Logging.LogRetention)
+	}
+	if c.Logging.LogStore != LogStoreFolder && c.Logging.LogStore != LogStoreDatabase {
+		bad("[logging] log_store: %q is not one of %s, %s", c.Logging.LogStore, LogStoreFolder, LogStoreDatabase)
+	}
 	switch c.Logging.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -36,7 +36,7 @@ func (s *server) appendLog(w http.ResponseWriter, r *http.Request, c *auth.Claim
 // offset is checked) and answers the next offset. whose names the log in
 // errors: "the try's".
 func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose string, keyOf func() (tasklog.Key, error)) error {
-	if s.logs == "" {
+	if s.logs == nil {
 		return fmt.Errorf("the api-server has no log folder configured: %w", core.ErrConflict)
 	}
 	raw := r.URL.Query().Get("offset")
@@ -57,7 +57,7 @@ func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose strin
 	if err != nil {
 		return fmt.Errorf("read log chunk: %w", err)
 	}
-	next, err := tasklog.AppendAt(s.logs, key, offset, body)
+	next, err := s.logs.AppendAt(r.Context(), key, offset, body)
 	var gap *tasklog.GapError
 	if errors.As(err, &gap) {
 		return withStatus(http.StatusConflict, execclient.ReasonLogGap, err)

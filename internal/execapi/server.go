@@ -33,6 +33,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // Config tunes the server; zero fields take the defaults below.
@@ -66,10 +67,13 @@ func (c Config) withDefaults() Config {
 type Deps struct {
 	Store     store.Store
 	Tokens    *auth.Tokens
-	Clock     core.Clock   // nil = core.SystemClock
-	LogFolder string       // base folder of task logs (package tasklog layout)
-	Logger    *slog.Logger // nil = discard
-	Config    Config
+	Clock     core.Clock // nil = core.SystemClock
+	LogFolder string     // base folder of task logs (package tasklog layout), used when Logs is nil
+	// Logs is where shipped task logs are kept ([logging] log_store); nil
+	// = tasklog.Folder(LogFolder), or none when LogFolder is "" too.
+	Logs   tasklog.Logs
+	Logger *slog.Logger // nil = discard
+	Config Config
 	// State serves task and asset state; nil = statestore.New(Store, Clock, defaults).
 	State *statestore.Service
 	// Service carries out changes (finishing a try); nil = service.New
@@ -87,7 +91,7 @@ type server struct {
 	st     storePort
 	tokens *auth.Tokens
 	clock  core.Clock
-	logs   string
+	logs   tasklog.Logs // nil = no log store
 	log    *slog.Logger
 	cfg    Config
 	states *statestore.Service
@@ -108,7 +112,10 @@ const deferralBody = 3 * smallBody
 // NewHandler returns the Execution API. Its patterns include the /execution
 // prefix, so mount it as mux.Handle("/execution/", h).
 func NewHandler(d Deps) http.Handler {
-	s := &server{st: d.Store, tokens: d.Tokens, clock: d.Clock, logs: d.LogFolder, log: d.Logger, cfg: d.Config.withDefaults()}
+	s := &server{st: d.Store, tokens: d.Tokens, clock: d.Clock, logs: d.Logs, log: d.Logger, cfg: d.Config.withDefaults()}
+	if s.logs == nil && d.LogFolder != "" {
+		s.logs = tasklog.Folder(d.LogFolder)
+	}
 	if s.clock == nil {
 		s.clock = core.SystemClock{}
 	}

@@ -68,8 +68,8 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 			return fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 		}
 	}
-	if operator.ResumeOf(ti) != nil && s.logs != "" {
-		if rc.LogSize, err = tasklog.Size(s.logs, tasklog.KeyOf(ti)); err != nil {
+	if operator.ResumeOf(ti) != nil && s.logs != nil {
+		if rc.LogSize, err = s.logs.Size(ctx, tasklog.KeyOf(ti)); err != nil {
 			return err
 		}
 	}

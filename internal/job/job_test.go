@@ -53,11 +53,11 @@ func TestPrunerDeletesOnlyLongSilentRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := (&job.Pruner{Store: st, Retention: 0}).Start(ctx); err != nil {
+	if err := (&job.Pruner{What: "job rows", Prune: st.JobPrune, Retention: 0}).Start(ctx); err != nil {
 		t.Fatalf("retention 0: Start = %v, want nil at once", err)
 	}
-	if err := (&job.Pruner{Store: st, Retention: time.Hour}).PruneOnce(ctx, now); err != nil {
-		t.Fatal(err)
+	if n, err := (&job.Pruner{What: "job rows", Prune: st.JobPrune, Retention: time.Hour}).PruneOnce(ctx, now); err != nil || n != 1 {
+		t.Fatalf("PruneOnce = %d, %v; want 1 row", n, err)
 	}
 	jobs, err := st.JobList(ctx)
 	if err != nil {

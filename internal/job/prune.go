@@ -17,22 +17,20 @@ const MinRetention = 10 * time.Minute
 // PruneEvery is how often a Pruner deletes stale rows.
 const PruneEvery = time.Minute
 
-// Pruner is a service that deletes the job rows of processes silent for
-// longer than Retention, at start and every PruneEvery, so that the
-// health listing shows the deployment as it is, not every process that
-// ever ran. The scheduler role runs it; pruning from several schedulers
-// at once is harmless.
+// Pruner is a service that deletes what was last written longer than
+// Retention ago, at start and every PruneEvery: the job rows of stopped
+// processes (so that the health listing shows the deployment as it is,
+// not every process that ever ran) or old task logs. The scheduler role
+// runs it; pruning from several schedulers at once is harmless.
 type Pruner struct {
-	Store     PruneStore
+	// What names what is pruned in the logs: "job rows", "task logs".
+	What string
+	// Prune deletes what was last written before before and counts it
+	// (store.JobPrune, store.TaskLogPrune).
+	Prune     func(ctx context.Context, before time.Time) (int64, error)
 	Retention time.Duration // 0 = never prune
 	Clock     core.Clock
 	Logger    *slog.Logger
-}
-
-// PruneStore is what a Pruner needs of the store; *sqlstore.Store and
-// every store.Store satisfy it.
-type PruneStore interface {
-	JobPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Start prunes until ctx is done; it returns nil then. A failed prune is
@@ -52,8 +50,12 @@ func (p *Pruner) Start(ctx context.Context) error {
 	t := time.NewTicker(PruneEvery)
 	defer t.Stop()
 	for {
-		if err := p.PruneOnce(ctx, clk.Now()); err != nil && ctx.Err() == nil {
-			log.WarnContext(ctx, "prune job rows", "err", err)
+		n, err := p.PruneOnce(ctx, clk.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.WarnContext(ctx, "prune "+p.What, "err", err)
+		case n > 0:
+			log.InfoContext(ctx, "pruned "+p.What, "count", n, "retention", p.Retention.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -63,11 +65,8 @@ func (p *Pruner) Start(ctx context.Context) error {
 	}
 }
 
-// PruneOnce deletes the rows silent since before now minus Retention.
-func (p *Pruner) PruneOnce(ctx context.Context, now time.Time) error {
-	n, err := p.Store.JobPrune(ctx, now.Add(-p.Retention))
-	if err == nil && n > 0 && p.Logger != nil {
-		p.Logger.InfoContext(ctx, "pruned job rows of stopped processes", "rows", n, "retention", p.Retention.String())
-	}
-	return err
+// PruneOnce deletes what was last written before now minus Retention and
+// returns how much it deleted.
+func (p *Pruner) PruneOnce(ctx context.Context, now time.Time) (int64, error) {
+	return p.Prune(ctx, now.Add(-p.Retention))
 }

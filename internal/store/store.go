@@ -533,6 +533,19 @@ type MiscStore interface {
 	// JobHeartbeat records that a process of a role is alive.
 	JobHeartbeat(ctx context.Context, j *core.Job) error
 	JobList(ctx context.Context) ([]core.Job, error)
+	// TaskLogAppend stores a chunk of a task log kept in the database
+	// ([logging] log_store = database), appending only the bytes the log
+	// does not hold yet (a chunk sent again changes nothing), and returns
+	// the log's length; a chunk past the end wraps ErrConflict (the
+	// length returned is where it must start).
+	TaskLogAppend(ctx context.Context, p *TaskLogAppendParams) (int64, error)
+	// TaskLogRead returns up to limit bytes of a log from offset and the
+	// offset to continue from; a log without any byte wraps ErrNotFound.
+	TaskLogRead(ctx context.Context, key string, offset int64, limit int) ([]byte, int64, error)
+	// TaskLogSize returns a log's length (0 when it has none).
+	TaskLogSize(ctx context.Context, key string) (int64, error)
+	// TaskLogPrune deletes the logs last written before before, whole.
+	TaskLogPrune(ctx context.Context, before time.Time) (int64, error)
 	// JobPrune deletes the rows of processes whose latest heartbeat is
 	// older than before (stale rows of stopped processes) and returns how
 	// many it deleted.

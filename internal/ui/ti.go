@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -59,7 +60,7 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	if err := u.readLog(&d, ti, key); err != nil {
+	if err := u.readLog(r.Context(), &d, ti, key); err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
@@ -84,15 +85,15 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 
 // readLog reads the start of the shown try's log and, while that try may
 // still write, where to tail it from.
-func (u *UI) readLog(d *tiData, ti *core.TaskInstance, key core.TIKey) error {
+func (u *UI) readLog(ctx context.Context, d *tiData, ti *core.TaskInstance, key core.TIKey) error {
 	lk := tasklog.KeyOf(ti)
 	lk.TryNumber = d.Try
-	data, next, err := tasklog.Read(u.cfg.LogFolder, lk, 0)
+	data, next, err := u.cfg.Logs.Read(ctx, lk, 0)
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
 		return err
 	}
 	d.Log = string(data)
-	size, err := tasklog.Size(u.cfg.LogFolder, lk)
+	size, err := u.cfg.Logs.Size(ctx, lk)
 	if err != nil {
 		return err
 	}

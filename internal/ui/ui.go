@@ -25,6 +25,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // Config is what the UI needs. Store, Service and SecretKey are required.
@@ -36,8 +37,12 @@ type Config struct {
 	// State reads task and asset state and makes the audited admin edits
 	// of the state panels; nil = statestore.New over Store with defaults.
 	State *statestore.Service
-	// LogFolder is [logging] base_log_folder, where task logs are read.
+	// LogFolder is [logging] base_log_folder, where task logs are read
+	// when Logs is nil.
 	LogFolder string
+	// Logs is where task logs are read ([logging] log_store); nil =
+	// tasklog.Folder(LogFolder).
+	Logs tasklog.Logs
 	// DagsFolder is [core] dags_folder: the source view shows a DAG's file
 	// only from inside it; "" = no source view.
 	DagsFolder string
@@ -93,6 +98,9 @@ func New(cfg Config) (*UI, error) {
 	}
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Logs == nil {
+		cfg.Logs = tasklog.Folder(cfg.LogFolder)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = core.SystemClock{}

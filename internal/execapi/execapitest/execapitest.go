@@ -19,6 +19,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
@@ -47,16 +48,23 @@ func New(t testing.TB, cfg execapi.Config) *Env {
 // either engine.
 func NewOn(t testing.TB, st *sqlstore.Store, cfg execapi.Config) *Env {
 	t.Helper()
+	return NewWithLogs(t, st, cfg, nil)
+}
+
+// NewWithLogs is NewOn keeping shipped logs in logs (nil = the Env's
+// LogDir), as an api-server with [logging] log_store = database does.
+func NewWithLogs(t testing.TB, st *sqlstore.Store, cfg execapi.Config, logs tasklog.Logs) *Env {
+	t.Helper()
 	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	tk, err := auth.NewTokens(auth.Config{Key: Key}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := filepath.Join(t.TempDir(), "logs")
-	h := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tk, Clock: clk, LogFolder: logs, Config: cfg})
+	dir := filepath.Join(t.TempDir(), "logs")
+	h := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tk, Clock: clk, LogFolder: dir, Logs: logs, Config: cfg})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &Env{Store: st, Tokens: tk, Clock: clk, Server: srv, URL: srv.URL + "/execution", LogDir: logs}
+	return &Env{Store: st, Tokens: tk, Clock: clk, Server: srv, URL: srv.URL + "/execution", LogDir: dir}
 }
 
 // WorkerClient returns a client holding a worker credential for name.

@@ -88,6 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"JobsAudit", testJobsAudit},
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
+		{"TaskLog", testTaskLog},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},

@@ -1,0 +1,115 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+const (
+	qTaskLogSize = `SELECT COALESCE(MAX(end_at), 0) FROM task_log_chunk WHERE log_key = $1`
+	// qTaskLogInsert stores a chunk at the log's end; a chunk already
+	// stored there (a concurrent append of the same bytes) wins.
+	qTaskLogInsert = `INSERT INTO task_log_chunk (log_key, start_at, end_at, data, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (log_key, start_at) DO NOTHING`
+	// qTaskLogRead lists the chunks holding bytes at or after $2, in order.
+	qTaskLogRead = `SELECT start_at, data FROM task_log_chunk WHERE log_key = $1 AND end_at > $2
+		ORDER BY start_at LIMIT $3`
+	// qTaskLogPrune deletes whole logs whose last chunk is older than $1.
+	qTaskLogPrune = `DELETE FROM task_log_chunk WHERE log_key IN (
+		SELECT log_key FROM task_log_chunk GROUP BY log_key HAVING MAX(created_at) < $1)`
+)
+
+// appendTries bounds TaskLogAppend's retries when concurrent appends of
+// the same log keep moving its end.
+const appendTries = 5
+
+// TaskLogAppend stores p.Data as the bytes of the log p.Key from p.Offset
+// on, appending only what the log does not hold yet, and returns the log's
+// length afterwards. A chunk that starts past the end is refused with
+// core.ErrConflict and the length it must start at.
+func (s *Store) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams) (int64, error) {
+	end := p.Offset + int64(len(p.Data))
+	for range appendTries {
+		size, err := s.TaskLogSize(ctx, p.Key)
+		switch {
+		case err != nil:
+			return 0, err
+		case p.Offset > size:
+			return size, fmt.Errorf("log chunk of %s starts at byte %d, past the log's end at byte %d: %w", p.Key, p.Offset, size, core.ErrConflict)
+		case end <= size:
+			return size, nil
+		}
+		res, err := s.writer().ExecContext(ctx, qTaskLogInsert, p.Key, size, end, p.Data[size-p.Offset:], micros(p.Now))
+		if err != nil {
+			return size, s.wrap(err, "append to task log %s", p.Key)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return end, s.wrap(err, "append to task log %s", p.Key)
+		}
+	}
+	return 0, fmt.Errorf("append to task log %s: its end kept moving under concurrent appends", p.Key)
+}
+
+// TaskLogSize returns how many bytes the log key holds (0 when none).
+func (s *Store) TaskLogSize(ctx context.Context, key string) (int64, error) {
+	var size int64
+	err := s.reader().QueryRowContext(ctx, qTaskLogSize, key).Scan(&size)
+	return size, s.wrap(err, "size of task log %s", key)
+}
+
+// TaskLogRead returns up to limit bytes of the log key from offset and the
+// offset to continue from; a log without any chunk wraps core.ErrNotFound.
+func (s *Store) TaskLogRead(ctx context.Context, key string, offset int64, limit int) ([]byte, int64, error) {
+	rows, err := s.reader().QueryContext(ctx, qTaskLogRead, key, offset, 64)
+	if err != nil {
+		return nil, offset, s.wrap(err, "read task log %s", key)
+	}
+	type chunk struct {
+		start int64
+		data  []byte
+	}
+	chunks, err := collect(rows, func(r *sql.Rows) (chunk, error) {
+		var c chunk
+		err := r.Scan(&c.start, &c.data)
+		return c, err
+	})
+	if err != nil {
+		return nil, offset, s.wrap(err, "read task log %s", key)
+	}
+	if len(chunks) == 0 {
+		size, err := s.TaskLogSize(ctx, key)
+		if err == nil && size == 0 {
+			err = fmt.Errorf("task log %s: %w", key, core.ErrNotFound)
+		}
+		return nil, offset, err
+	}
+	var out []byte
+	next := offset
+	for _, c := range chunks {
+		if c.start > next || len(out) >= limit {
+			break
+		}
+		piece := c.data[next-c.start:]
+		piece = piece[:min(len(piece), limit-len(out))]
+		out = append(out, piece...)
+		next += int64(len(piece))
+	}
+	return out, next, nil
+}
+
+// TaskLogPrune deletes the logs last written before before (every chunk
+// of each: a log is kept or deleted whole) and returns how many chunks it
+// deleted.
+func (s *Store) TaskLogPrune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.writer().ExecContext(ctx, qTaskLogPrune, micros(before))
+	if err != nil {
+		return 0, s.wrap(err, "prune task logs")
+	}
+	n, err := res.RowsAffected()
+	return n, s.wrap(err, "prune task logs")
+}
