@@ -99,7 +99,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	}
 	trigger.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object (overrides params)")
 	trigger.Flags().StringVar(&runID, "run-id", "", "run id (default manual__<logical date>)")
-	trigger.Flags().StringVar(&partition, "partition-key", "", "the partition the run is for ({{ .partition_key }}, $WEIR_PARTITION_KEY)")
+	trigger.Flags().StringVar(&partition, "partition-key", "", "the partition the run is for ({{ partition_key }}, $WEIR_PARTITION_KEY)")
 
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
 		a.importErrorsCmd(), a.dagWarningsCmd(), localOnly(a.dagsTestCmd()), a.dagsStateCmd(), a.dagsNextExecutionCmd(), a.dagsBackfillCmd(), a.dagsDeleteCmd())

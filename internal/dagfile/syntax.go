@@ -70,15 +70,18 @@ func templateTexts(d *core.DAG) []templateText {
 
 // applyTemplateSyntax settles d's template syntax when d does not say:
 // Go when one of its templates is Go syntax ({{ .ds }}), else Jinja
-// (Airflow's). It copies the syntax into every callback, which a worker
-// renders without the DAG.
+// (Airflow's). It copies the syntax into every callback with templates
+// (a command or notifier: a Go function has none), which a worker renders
+// without the DAG.
 func applyTemplateSyntax(d *core.DAG) {
 	d.TemplateSyntax = syntaxOf(d)
 	stamp := func(cbs *core.Callbacks, events []core.CallbackEvent) {
 		for _, ev := range events {
 			specs := cbs.For(ev)
 			for i := range specs {
-				specs[i].TemplateSyntax = d.TemplateSyntax
+				if specs[i].Function == "" {
+					specs[i].TemplateSyntax = d.TemplateSyntax
+				}
 			}
 		}
 	}
