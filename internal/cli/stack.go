@@ -31,6 +31,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/tasklog/dblog"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
@@ -94,7 +95,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // logs, as [logging] log_store says.
 func taskLogs(cfg *config.Config, st store.Store) tasklog.Logs {
 	if cfg.Logging.LogStore == config.LogStoreDatabase {
-		return tasklog.Database{Store: st}
+		return dblog.Database{Store: st}
 	}
 	return tasklog.Folder(cfg.Logging.BaseLogFolder)
 }

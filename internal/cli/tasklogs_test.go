@@ -13,7 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/tasklog/dblog"
 )
 
 // With [logging] log_store = database, a try's log shipped in chunks to
@@ -25,7 +25,7 @@ func TestTaskLogsInTheDatabase(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, s *surfaces) {
 		ctx := t.Context()
-		logs := tasklog.Database{Store: s.st}
+		logs := dblog.Database{Store: s.st}
 		first := execapitest.NewWithLogs(t, s.st, execapi.Config{}, logs)
 		second := execapitest.NewWithLogs(t, s.st, execapi.Config{}, logs)
 		first.SeedRun(t, core.DAG{DagID: "ship", Tasks: []core.Task{{TaskID: "talk", Operator: "noop"}}}, "r1", "")
