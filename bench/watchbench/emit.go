@@ -71,7 +71,7 @@ func emitLatency() error {
 		return err == nil && len(lat) == *items
 	})
 	if err != nil {
-		return fmt.Errorf("%w (%d of %d events measured; last error %v)", err, len(lat), *items, err)
+		return fmt.Errorf("%w (%d of %d events measured)", err, len(lat), *items)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	fmt.Printf("emit: %d events from a running task: event committed -> consumer's first task started p50 %s p99 %s max %s\n",

@@ -30,7 +30,7 @@ const handleBatch = 500
 // Waits between reads of a stream that has no new event: from the first
 // to the last, doubling.
 const (
-	handlePollMin = 5 * time.Millisecond
+	minHandlePoll = 5 * time.Millisecond
 	handlePollMax = 200 * time.Millisecond
 )
 
@@ -72,7 +72,7 @@ func (r *Runner) handleStream(ctx context.Context, req *Request) (*Result, error
 		return nil, err
 	}
 	defer h.stop()
-	wait := handlePollMin
+	wait := minHandlePoll
 	for {
 		for i := range b.Events {
 			ev := &b.Events[i]
@@ -88,7 +88,7 @@ func (r *Runner) handleStream(ctx context.Context, req *Request) (*Result, error
 			break
 		}
 		if len(b.Events) > 0 {
-			wait = handlePollMin
+			wait = minHandlePoll
 		} else {
 			if err := trigger.Sleep(ctx, wait); err != nil {
 				return nil, fmt.Errorf("wait for events of stream %s: %w", b.StreamID, cancelled(ctx))

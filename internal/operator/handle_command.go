@@ -139,7 +139,7 @@ func (h *commandHandler) record(ctx context.Context, through int64) {
 	h.saved = through + 1
 }
 
-func (h *commandHandler) give(ctx context.Context, ev *core.StreamEvent) error {
+func (h *commandHandler) give(_ context.Context, ev *core.StreamEvent) error {
 	var line bytes.Buffer
 	if err := json.Compact(&line, ev.Payload); err != nil {
 		return fmt.Errorf("event %d is not JSON: %w", ev.SequenceIndex, err)

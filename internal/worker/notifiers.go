@@ -150,7 +150,7 @@ func webhookHeaders(target *url.URL, connID string) (map[string]string, error) {
 			Headers map[string]string `json:"headers"`
 		}
 		if err := json.Unmarshal([]byte(raw), &extra); err != nil {
-			return nil, fmt.Errorf("connection %q: its extra (%s) must be a JSON object whose \"headers\" maps names to strings: %v: %w",
+			return nil, fmt.Errorf("connection %q: its extra (%s) must be a JSON object whose \"headers\" maps names to strings: %w: %w",
 				connID, ExtraParam, err, core.ErrInvalid)
 		}
 		for k, v := range extra.Headers {

@@ -94,7 +94,7 @@ func (c *cursorTrigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 	defer func() { _ = rows.Close() }()
 	cols, err := rows.Columns()
 	if err != nil || len(cols) == 0 {
-		return trigger.Permanent(fmt.Errorf("sql_cursor on connection %q: the statement must be a query returning columns (%v)", c.connID, err))
+		return trigger.Permanent(fmt.Errorf("sql_cursor on connection %q: the statement must be a query returning columns (%w)", c.connID, err))
 	}
 	skip := int64(0)
 	if rt.Stream != nil {
