@@ -164,7 +164,7 @@ func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
 		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout")
 		return
 	}
-	if s.due(&s.unjudgedLog, s.Clock.Now(), time.Minute, &passResult{next: s.Clock.Now()}) {
+	if due, _ := s.take(&s.unjudgedLog, s.Clock.Now(), time.Minute); due {
 		s.Logger.Info("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over for a missed heartbeat yet",
 			"api_servers_up_since", up.Since)
 	}
@@ -180,7 +180,10 @@ func (s *Scheduler) logUnjudged(jobs []core.Job, cutoffs map[string]time.Time, u
 			left = append(left, j.WorkerID)
 		}
 	}
-	if len(left) == 0 || !s.due(&s.unjudgedLog, now, time.Minute, &passResult{next: now}) {
+	if len(left) == 0 {
+		return
+	}
+	if due, _ := s.take(&s.unjudgedLog, now, time.Minute); !due {
 		return
 	}
 	s.Logger.Info("workers not judged dead or alive yet: the api-servers have been heard up only since a moment within two of their heartbeat intervals",
