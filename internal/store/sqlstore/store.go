@@ -92,7 +92,6 @@ type Store struct {
 	mig    *Migrations
 	close  func()
 	once   sync.Once
-	stmts  *stmtCache // prepared hot queries, shared with its transaction-bound stores
 	box    *secrets.Box
 	events *eventBatcher // groups concurrent asset-event inserts into one commit
 
@@ -109,7 +108,7 @@ func New(cfg Config) *Store {
 		r = cfg.Write
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
-		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}, box: cfg.Secrets,
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, box: cfg.Secrets,
 		events: &eventBatcher{}}
 }
 
@@ -130,7 +129,7 @@ func (s *Store) Close() error {
 			s.close()
 		}
 		s.hub.closeAll()
-		err = errors.Join(s.stmts.close(), s.w.Close())
+		err = s.w.Close()
 		if s.r != s.w {
 			err = errors.Join(err, s.r.Close())
 		}
@@ -189,7 +188,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	pending := []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		stmts: s.stmts, events: s.events, tx: sqlTx, pending: &pending}
+		events: s.events, tx: sqlTx, pending: &pending}
 	committed := false
 	defer func() {
 		if !committed {
