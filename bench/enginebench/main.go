@@ -190,6 +190,10 @@ type result struct {
 	handoff    time.Duration // median upstream end → downstream start (chains)
 	handoffP90 time.Duration
 	perTask    time.Duration // wall / tasks
+	// cpuPerTask is the standalone's CPU time (every role, user + system)
+	// from the trigger request to the run's end seen, per task: less
+	// sensitive to other load on the machine than wall time.
+	cpuPerTask time.Duration
 	peakRSSKB  int64
 	load       float64 // 1-minute load average at the end
 	// Deferral scenarios: the recorded latencies (fire → resumed, or
@@ -204,6 +208,9 @@ type result struct {
 func (r result) String() string {
 	s := fmt.Sprintf("tasks=%d wall=%.3fs ti/s=%.0f per_task=%.2fms", r.tasks, r.wall.Seconds(),
 		float64(r.tasks)/r.wall.Seconds(), ms(r.perTask))
+	if r.cpuPerTask > 0 {
+		s += fmt.Sprintf(" cpu_per_task=%.2fms", ms(r.cpuPerTask))
+	}
 	if r.handoff > 0 {
 		s += fmt.Sprintf(" handoff_median=%.2fms handoff_p90=%.2fms", ms(r.handoff), ms(r.handoffP90))
 	}
@@ -230,6 +237,7 @@ func median(rs []result) result {
 		handoff:    dur(func(r result) time.Duration { return r.handoff }),
 		handoffP90: dur(func(r result) time.Duration { return r.handoffP90 }),
 		perTask:    dur(func(r result) time.Duration { return r.perTask }),
+		cpuPerTask: dur(func(r result) time.Duration { return r.cpuPerTask }),
 		peakRSSKB:  int64(pick(rs, func(r result) float64 { return float64(r.peakRSSKB) })),
 		load:       pick(rs, func(r result) float64 { return r.load }),
 		lat: latencies{p50: dur(func(r result) time.Duration { return r.lat.p50 }), p90: dur(func(r result) time.Duration { return r.lat.p90 }),
@@ -277,11 +285,20 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 		return res, err
 	}
 
+	cpu0, err := s.cpu()
+	if err != nil {
+		return res, err
+	}
 	t0 := time.Now()
 	tis, runEnd, err := s.runOnce(ctx, dag, n, 20*time.Millisecond)
 	if err != nil {
 		return res, err
 	}
+	cpu1, err := s.cpu()
+	if err != nil {
+		return res, err
+	}
+	res.cpuPerTask = (cpu1 - cpu0) / time.Duration(n)
 	res.tasks = n
 	res.wall = runEnd.Sub(t0)
 	res.perTask = res.wall / time.Duration(n)
