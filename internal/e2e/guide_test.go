@@ -171,10 +171,14 @@ func (f *fleet) restartAPIs() {
 	}
 }
 
-// stop sends a process SIGTERM and waits for it to exit.
+// stop sends a process SIGTERM and waits for it to exit, which a
+// graceful shutdown does with status 0 (systemd would otherwise mark the
+// unit failed), its workers' long-poll claims answered at once.
 func (f *fleet) stop(name string) {
 	f.t.Helper()
 	p := f.procs[name]
 	p.Signal(f.t, syscall.SIGTERM)
-	p.WaitExit(f.t)
+	if code := p.WaitExit(f.t); code != 0 {
+		f.t.Errorf("%s exited %d on SIGTERM, want 0:\n%s", name, code, p.Output())
+	}
 }
