@@ -62,10 +62,10 @@ func guideDAG(script string) string {
 
 // TestDeploymentGuide follows docs/deployment.md on the built binary and
 // PostgreSQL: the guide's weir.env (with this test's database, ports and
-// load balancer), its key, migration, first-admin and worker-credential
-// blocks run in bash, and two api-servers (behind a round-robin load
-// balancer), two schedulers, a triggerer and two workers started from its
-// systemd units. Then: a worker SIGKILLed fails over within two worker
+// load balancer), its key, TLS, migration, first-admin and
+// worker-credential blocks run in bash, and two api-servers serving HTTPS
+// (behind a round-robin load balancer), two schedulers, a triggerer and
+// two workers started from its systemd units. Then: a worker SIGKILLed fails over within two worker
 // heartbeats (the time is printed); a rolling restart of both api-servers
 // and a 30 s outage of both lose nothing and rerun nothing (each command's
 // executions counted); every task log reads the same from both
@@ -78,6 +78,7 @@ func TestDeploymentGuide(t *testing.T) {
 	f := newFleet(t)
 	f.writeEnv(pgtest.DSN(t))
 	f.sh("keys", false)
+	f.sh("tls", false)
 	f.sh("migrate", false)
 	f.sh("admin", true)
 	f.sh("worker.env", false)
@@ -100,7 +101,7 @@ func TestDeploymentGuide(t *testing.T) {
 	for _, w := range workers {
 		f.start("weir-worker@.service", w, w)
 	}
-	admin := login(t, f.lb.URL(), "admin", f.passwd)
+	admin := f.login(f.lbURL())
 	admin.WaitDAG("guide")
 	admin.WaitDAG("handover")
 	t.Logf("the guide's deployment is up after %s", time.Since(began).Round(time.Second))
@@ -165,7 +166,7 @@ func TestDeploymentGuide(t *testing.T) {
 		t.Errorf("after the guide's rotation new credentials are still signed with key %s", keyID(t, probe))
 	}
 	for _, api := range []string{"api-a", "api-b"} {
-		if status, body := claim(t, f.apiURL(api), probe); status != http.StatusOK {
+		if status, body := f.claim(api, probe); status != http.StatusOK {
 			t.Errorf("%s refused a credential of the old key after the rotation: %d %s", api, status, body)
 		}
 	}
@@ -175,7 +176,7 @@ func TestDeploymentGuide(t *testing.T) {
 	f.sh("revoke", true, "worker-1", "worker-2")
 	for _, api := range []string{"api-a", "api-b"} {
 		waitFor(t, "worker-2's credential to be refused by "+api, func() (bool, string) {
-			status, body := claim(t, f.apiURL(api), cred)
+			status, body := f.claim(api, cred)
 			return status == http.StatusUnauthorized, fmt.Sprintf("%d %s", status, body)
 		})
 	}
@@ -197,7 +198,7 @@ func TestDeploymentGuide(t *testing.T) {
 	// The old key's credential is refused once it expires, by both.
 	for _, api := range []string{"api-a", "api-b"} {
 		weirtest.WaitWithin(t, 2*weirtest.WaitLong, "the old key's credential to expire on "+api, func() (bool, string) {
-			status, body := claim(t, f.apiURL(api), probe)
+			status, body := f.claim(api, probe)
 			return status == http.StatusUnauthorized && strings.Contains(string(body), "expired"), fmt.Sprintf("%d %s", status, body)
 		})
 	}
@@ -233,7 +234,7 @@ func checkExecutions(t *testing.T, log string, runs []string) {
 // tail lost), and `weir tasks logs` on the admin machine prints it.
 func checkTaskLogs(t *testing.T, f *fleet, admin *client, runs []string) {
 	t.Helper()
-	a, b := login(t, f.apiURL("api-a"), "admin", f.passwd), login(t, f.apiURL("api-b"), "admin", f.passwd)
+	a, b := f.login(f.apiURL("api-a")), f.login(f.apiURL("api-b"))
 	env := append(f.env(filepath.Join(f.etc, "weir.env")), "WEIR_HOME="+f.admin)
 	for _, run := range runs {
 		dag := "guide"
@@ -263,14 +264,14 @@ func (f *fleet) mint(worker string, args ...string) string {
 	return strings.TrimSpace(mustWeir(f.t, env, append([]string{"tokens", "create", "--worker", worker}, args...)...))
 }
 
-// claim asks base for no queue's work with a worker credential, returning
-// the status and body: 200 accepted, 401 refused.
-func claim(t *testing.T, base, cred string) (int, []byte) {
-	t.Helper()
-	status, body, err := newClient(t, base, cred).Try(http.MethodPost, "/execution/workloads/claim",
+// claim asks an api-server for no queue's work with a worker credential,
+// returning the status and body: 200 accepted, 401 refused.
+func (f *fleet) claim(api, cred string) (int, []byte) {
+	f.t.Helper()
+	status, body, err := f.client(f.apiURL(api), cred).Try(http.MethodPost, "/execution/workloads/claim",
 		execclient.ClaimRequest{Queues: []string{"nothing-queued-here"}, Limit: 1})
 	if err != nil {
-		t.Fatalf("claim on %s: %v", base, err)
+		f.t.Fatalf("claim on %s: %v", api, err)
 	}
 	return status, body
 }

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +43,8 @@ type fleet struct {
 	path   string // PATH with the built weir first
 	homes  string // a home per machine under it
 	lb     *lbtest.LB
-	api    map[string]int // api-server name → its port
+	tls    *http.Transport // trusts the test's CA, which signed the api-servers' certificate
+	api    map[string]int  // api-server name → its port
 	procs  map[string]*proc
 	admin  string // the admin machine's home
 	passwd string // the first admin's password
@@ -58,11 +62,39 @@ func newFleet(t *testing.T) *fleet {
 		api: map[string]int{"api-a": weirtest.FreePort(t), "api-b": weirtest.FreePort(t)}, procs: map[string]*proc{},
 		admin: t.TempDir(), passwd: "guide-admin-secret"}
 	f.lb = lbtest.Start(t, f.apiURL("api-a"), f.apiURL("api-b"))
+	ca, cert, key := testCertificates(t) // for 127.0.0.1, the load balancer's and the api-servers' address
+	if err := os.Mkdir(filepath.Join(f.etc, "tls"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"ca.pem": ca, "server.pem": cert, "server.key": key} {
+		weirtest.WriteFile(t, filepath.Join(f.etc, "tls", name), string(b))
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	f.tls = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	return f
 }
 
 // apiURL is an api-server's own address, bypassing the load balancer.
-func (f *fleet) apiURL(name string) string { return "http://127.0.0.1:" + strconv.Itoa(f.api[name]) }
+func (f *fleet) apiURL(name string) string { return "https://127.0.0.1:" + strconv.Itoa(f.api[name]) }
+
+// lbURL is the load balancer's address, where the guide's base_url points.
+func (f *fleet) lbURL() string { return strings.Replace(f.lb.URL(), "http://", "https://", 1) }
+
+// client returns a client of base (https) sending token, trusting the CA.
+func (f *fleet) client(base, token string) *client {
+	return &client{weirtest.NewClient(f.t, base, token).WithTransport(f.tls)}
+}
+
+// login returns a client of base holding the first admin's session.
+func (f *fleet) login(base string) *client {
+	f.t.Helper()
+	c := f.client(base, "")
+	if status, body := c.Do(http.MethodPost, "/api/v2/auth/login", map[string]string{"username": "admin", "password": f.passwd}); status != http.StatusOK {
+		f.t.Fatalf("login on %s: %d %s", base, status, body)
+	}
+	return c
+}
 
 // block returns a guide block with the guide's paths mapped to the test's.
 func (f *fleet) block(name string) string {
@@ -79,7 +111,7 @@ func (f *fleet) block(name string) string {
 // setting the test replaces must be in the guide's block.
 func (f *fleet) writeEnv(dsn string) {
 	f.t.Helper()
-	replace := map[string]string{"WEIR__DATABASE__CONN": dsn, "WEIR__API__BASE_URL": f.lb.URL()}
+	replace := map[string]string{"WEIR__DATABASE__CONN": dsn, "WEIR__API__BASE_URL": f.lbURL()}
 	var out []string
 	for _, line := range strings.Split(f.block("weir.env"), "\n") {
 		if k, _, ok := strings.Cut(line, "="); ok && replace[k] != "" {
@@ -158,7 +190,7 @@ func (f *fleet) start(unit, instance, name string, extra ...string) *proc {
 func (f *fleet) startAPI(name string) {
 	f.t.Helper()
 	f.start("weir-api-server.service", "", name, "WEIR__API__PORT="+strconv.Itoa(f.api[name]))
-	newClient(f.t, f.apiURL(name), "").WaitHealthy()
+	f.client(f.apiURL(name), "").WaitHealthy()
 }
 
 // restartAPIs stops (SIGTERM) and starts each api-server in turn, as the
