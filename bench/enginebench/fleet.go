@@ -37,32 +37,36 @@ func serveRole(args []string) int {
 // on a fresh PostgreSQL database, the signing keys shared through the
 // environment (docs/deployment.md). The returned standalone's process is
 // the api-server; the scheduler and workers are stopped by close.
-func startFleet(ctx context.Context, o *options, rep int, extraEnv ...string) (s *standalone, err error) {
+func startFleet(ctx context.Context, o *options, rep int, extraEnv ...string) (*standalone, error) {
 	if o.engine != "postgres" {
 		return nil, fmt.Errorf("-workers needs -engine postgres (several processes share one database)")
 	}
-	s = &standalone{}
-	defer func() {
-		if err != nil {
-			s.close()
-			s = nil
-		}
-	}()
-	if s.home, err = os.MkdirTemp("", "enginebench-fleet-"); err != nil {
-		return s, err
+	s := &standalone{}
+	if err := s.launchFleet(ctx, o, rep, extraEnv); err != nil {
+		s.close() // what started is stopped, the home and database removed
+		return nil, err
 	}
+	return s, nil
+}
+
+// launchFleet fills s: its home, database, processes and logged-in client.
+func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extraEnv []string) error {
+	home, err := os.MkdirTemp("", "enginebench-fleet-")
+	if err != nil {
+		return err
+	}
+	s.home = home
 	if !o.keep {
-		home := s.home
 		s.drops = append(s.drops, func() { _ = os.RemoveAll(home) })
 	}
 	dsn, drop, err := freshDatabase(o.dsn, fmt.Sprintf("enginebench_%d_%d", os.Getpid(), rep))
 	if err != nil {
-		return s, err
+		return err
 	}
 	s.drops = append(s.drops, drop)
 	port, err := freePort()
 	if err != nil {
-		return s, err
+		return err
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	env := append(os.Environ(), "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION=false", "WEIR__DATABASE__CONN="+dsn,
@@ -74,36 +78,36 @@ func startFleet(ctx context.Context, o *options, rep int, extraEnv ...string) (s
 	}
 	f := &fleetProcs{dir: s.home, dags: filepath.Join(s.home, "dags"), env: env, verbose: o.verbose}
 	if err := os.MkdirAll(f.dags, 0o750); err != nil { // no YAML DAGs: the Go ones are compiled in
-		return s, err
+		return err
 	}
 	const password = "enginebench"
 	for _, args := range [][]string{{"db", "migrate"}, {"users", "create", "--username", "admin", "--role", "admin", "--password", password}} {
 		if err := f.run("admin", args...); err != nil {
-			return s, err
+			return err
 		}
 	}
 	if s.cmd, err = f.start("api-server", "api-server"); err != nil {
-		return s, err
+		return err
 	}
 	s.log = f.logOf("api-server")
 	s.drops = append(s.drops, f.stopAll) // runs before the database is dropped
 	if _, err := f.start("scheduler", "scheduler"); err != nil {
-		return s, err
+		return err
 	}
 	for i := 1; i <= o.workers; i++ {
 		name := fmt.Sprintf("w%d", i)
 		if _, err := f.start(name, "worker", "--api-url", base, "--name", name); err != nil {
-			return s, err
+			return err
 		}
 	}
 	s.c = &client{base: base + "/api/v2"}
 	if err := s.c.waitHealthy(ctx); err != nil {
-		return s, fmt.Errorf("api-server did not become healthy (log: %s): %w", s.log, err)
+		return fmt.Errorf("api-server did not become healthy (log: %s): %w", s.log, err)
 	}
 	if err := s.c.login(ctx, "admin", password); err != nil {
-		return s, err
+		return err
 	}
-	return s, waitWorkers(ctx, s.c, o.workers)
+	return waitWorkers(ctx, s.c, o.workers)
 }
 
 // waitWorkers waits until n workers have heartbeated, so that a run does
