@@ -57,6 +57,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(serve(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "role" { // a process of -workers N (fleet.go)
+		os.Exit(serveRole(os.Args[2:]))
+	}
 	if err := drive(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench:", err)
 		os.Exit(1)
@@ -141,6 +144,7 @@ func benchDAGs() []core.DAG {
 type options struct {
 	engine, dsn, kind, scenario, env string
 	reps                             int
+	workers                          int // > 0: separate processes, this many workers (fleet.go)
 	keep, verbose                    bool
 	timeout                          time.Duration
 	deferLead, deferWindow           time.Duration
@@ -155,6 +159,7 @@ func drive(args []string) error {
 	fs.StringVar(&o.scenario, "scenario", "wide", "wide, chain40, chain300, defer10k or deferrt (comma-separated for several)")
 	fs.StringVar(&o.env, "env", "", "extra WEIR__SECTION__KEY=V settings for the standalone, comma-separated")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per scenario (the median is reported)")
+	fs.IntVar(&o.workers, "workers", 0, "PostgreSQL: run an api-server, a scheduler and this many worker processes instead of one standalone (0)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
 	fs.BoolVar(&o.verbose, "v", false, "print the standalone's output")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
@@ -167,7 +172,7 @@ func drive(args []string) error {
 		return errors.New("-engine postgres needs -dsn or WEIR_BENCH_POSTGRES_DSN")
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("# enginebench engine=%s kind=%s reps=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, numCPU(), host, goVersion())
+	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion())
 	for _, sc := range strings.Split(o.scenario, ",") {
 		var results []result
 		for rep := range o.reps {
@@ -275,7 +280,11 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	s, err := startStandalone(ctx, o, rep)
+	start := startStandalone
+	if o.workers > 0 {
+		start = startFleet
+	}
+	s, err := start(ctx, o, rep)
 	if err != nil {
 		return res, err
 	}

@@ -61,9 +61,15 @@ type Core struct {
 	JobRetention Duration `toml:"job_retention" comment:"how long the job row (health listing entry) of a process that stopped heartbeating is kept before the scheduler deletes it (at least 10m; 0s = kept forever)"`
 }
 
+// MinPoolSize is the smallest [database] pool_size: a role runs several
+// loops that each hold a connection at times.
+const MinPoolSize = 4
+
 // Database says where the metadata database lives.
 type Database struct {
 	Conn string `toml:"conn" comment:"sqlite:////absolute/path/weir.db (sqlite:/// then the path) or postgres://user:pass@host:5432/db"`
+	// PoolSize bounds each process's PostgreSQL connection pool.
+	PoolSize int `toml:"pool_size" comment:"PostgreSQL only: most connections one process (api-server, scheduler, triggerer, a CLI command) holds open to the database, besides one LISTEN connection; every process that opens the database must fit in the server's max_connections (at least 4; docs/deployment.md#pool-sizing)"`
 }
 
 // API configures the api-server.
@@ -167,7 +173,7 @@ func Defaults(home string) *Config {
 		Home: home,
 		Core: Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
 			JobRetention: Duration(time.Hour)},
-		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db")},
+		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db"), PoolSize: 16},
 		API:      API{Host: "127.0.0.1", Port: 8080},
 		APIAuth: APIAuth{
 			JWTSecretFile:     filepath.Join(home, "secrets", "jwt_secret"),

@@ -61,6 +61,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 			want: []string{"[logging] log_store", `"s3" is not one of folder, database`}},
 		"short job retention": {env: []string{"WEIR__CORE__JOB_RETENTION=1m"},
 			want: []string{"[core] job_retention", "1m", "shorter than the minimum 10m"}},
+		"small pool": {env: []string{"WEIR__DATABASE__POOL_SIZE=2"},
+			want: []string{"[database] pool_size", "2 is below the minimum 4"}},
 		"bad trusted proxy": {file: "[api]\ntrusted_proxies = [\"10.0.0.0/8\", \"proxy.local\"]\n",
 			want: []string{"[api] trusted_proxies", `"proxy.local"`, "CIDR"}},
 	}

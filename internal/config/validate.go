@@ -18,6 +18,9 @@ func (c *Config) Validate() error {
 	if _, _, err := c.Database.Parse(); err != nil {
 		bad("[database] conn: %v", err)
 	}
+	if c.Database.PoolSize < MinPoolSize {
+		bad("[database] pool_size: %d is below the minimum %d (a role runs several loops at once)", c.Database.PoolSize, MinPoolSize)
+	}
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
 	}
