@@ -71,3 +71,52 @@ func testTaskInstanceIterate(t *testing.T, f *fixture) {
 		t.Fatalf("the refused producer = %+v, %v; want unchanged (none)", ti, err)
 	}
 }
+
+// testTriggerRetireProducer: a producer's trigger goes once no try waits
+// on it (timed out, or marked while deferred), its stream still open (and
+// left open, for the producer's next try); not while its try waits, and
+// never a trigger without a stream.
+func testTriggerRetireProducer(t *testing.T, f *fixture) {
+	prod := newTI("fetch", core.TINone)
+	plain := newTI("wait", core.TINone)
+	run := f.run("etl", "r1", prod, plain)
+	sid := core.TaskStreamID(run.ID, "fetch")
+	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
+	must(t, err, "defer the producer with its stream")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || gone {
+		t.Fatalf("retire while the producer waits = %t, %v; want it kept", gone, err)
+	}
+	other, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: plain.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "timedelta"}, Now: f.now})
+	must(t, err, "defer a plain try")
+	_, err = f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{prod.ID, plain.ID}, Fail: "timed out", Now: f.now})
+	must(t, err, "time the tries out")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, other); err != nil || gone {
+		t.Fatalf("retire a trigger without a stream = %t, %v; want it kept (TriggerDeleteUnused's)", gone, err)
+	}
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || !gone {
+		t.Fatalf("retire once no try waits = %t, %v; want it gone", gone, err)
+	}
+	_, err = f.st.TriggerGet(f.ctx, trig)
+	wantErr(t, err, core.ErrNotFound, "the retired trigger")
+	if st, err := f.st.StreamGet(f.ctx, sid); err != nil || st.Closed || st.TriggerID != 0 {
+		t.Fatalf("the stream after its trigger retired = %+v, %v; want it open, without a trigger", st, err)
+	}
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || gone {
+		t.Errorf("retire again = %t, %v; want nothing", gone, err)
+	}
+
+	// A producer marked failed while deferred keeps the trigger's id but
+	// no longer waits on it.
+	marked := newTI("fetch", core.TINone)
+	run2 := f.run("etl", "r2", marked)
+	trig2, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: marked.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: core.TaskStreamID(run2.ID, "fetch"), MaxPending: 10, Now: f.now})
+	must(t, err, "defer the second producer")
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{marked.ID}, To: core.TIFailed, Now: f.now})
+	must(t, err, "mark it failed")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig2); err != nil || !gone {
+		t.Errorf("retire the trigger of a producer marked failed = %t, %v; want it gone", gone, err)
+	}
+}
