@@ -16,10 +16,7 @@ import (
 // calls the handler with each event's position and payload.
 func TestHandleStreamRegistersTheHandler(t *testing.T) {
 	t.Parallel()
-	pages, err := NewTrigger("command", map[string]any{"command": "seq 3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pages := seqTrigger(t)
 	var got []StreamEvent
 	d := NewDAG("pages")
 	d.Sensor("load", pages, HandleStream(func(_ context.Context, _ *TaskContext, ev StreamEvent) error {
@@ -78,10 +75,7 @@ func TestHandleStreamRefusals(t *testing.T) {
 // order with their positions; a sensor given both handlers is a problem.
 func TestHandleStreamBatchRegistersABatchHandler(t *testing.T) {
 	t.Parallel()
-	pages, err := NewTrigger("command", map[string]any{"command": "seq 3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pages := seqTrigger(t)
 	var got []StreamEvent
 	d := NewDAG("pages")
 	d.Sensor("load", pages, HandleStreamBatch(func(_ context.Context, _ *TaskContext, evs []StreamEvent) error {
@@ -117,4 +111,14 @@ func TestHandleStreamBatchRegistersABatchHandler(t *testing.T) {
 	if err := both.Validate(); err == nil || !strings.Contains(err.Error(), "one of HandleStream and HandleStreamBatch") {
 		t.Errorf("both handlers: validate = %v, want a problem naming the two options", err)
 	}
+}
+
+// seqTrigger is a command trigger whose command prints 1, 2 and 3.
+func seqTrigger(t *testing.T) TriggerSpec {
+	t.Helper()
+	tr, err := NewTrigger("command", map[string]any{"command": "seq 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

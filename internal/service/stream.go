@@ -151,8 +151,15 @@ func (s *Service) CloseTriggerStream(ctx context.Context, id int64, triggerer, s
 		resumed, err = s.closeStreamTx(ctx, tx, id, streamID, msg)
 		return err
 	})
+	return s.afterClose(ctx, "close", streamID, resumed, err)
+}
+
+// afterClose ends a close of streamID (what: "close" or "stop") that
+// resumed tries and returned err: the error named, or the stream's
+// waiters — and the scheduler, for the resumed tries — told.
+func (s *Service) afterClose(ctx context.Context, what, streamID string, resumed int, err error) error {
 	if err != nil {
-		return fmt.Errorf("close stream %s: %w", streamID, err)
+		return fmt.Errorf("%s stream %s: %w", what, streamID, err)
 	}
 	s.notify(ctx, store.ChannelStream)
 	if resumed > 0 {
@@ -199,14 +206,7 @@ func (s *Service) StopStream(ctx context.Context, streamID, msg string) error {
 		resumed, err = s.closeStreamTx(ctx, tx, st.TriggerID, streamID, msg)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("stop stream %s: %w", streamID, err)
-	}
-	s.notify(ctx, store.ChannelStream)
-	if resumed > 0 {
-		s.notify(ctx, store.ChannelScheduler)
-	}
-	return nil
+	return s.afterClose(ctx, "stop", streamID, resumed, err)
 }
 
 // streamEnd is the event a producer task resumes with when its stream

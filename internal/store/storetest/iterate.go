@@ -13,13 +13,8 @@ import (
 // repeat or an overlap changes nothing, and closing deletes the
 // placeholder.
 func testTaskInstanceIterate(t *testing.T, f *fixture) {
-	prod := newTI("fetch", core.TINone)
 	ph := newTI("insert", core.TINone)
-	run := f.run("etl", "r1", prod, ph)
-	sid := core.TaskStreamID(run.ID, "fetch")
-	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
-		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
-	must(t, err, "defer the producer with its stream")
+	run, sid, trig := f.producerRun(t, "r1", ph)
 	st, err := f.st.StreamGet(f.ctx, sid)
 	if err != nil || st.TriggerID != trig || st.MaxPending != 10 || st.Closed {
 		t.Fatalf("the producer's stream = %+v, %v; want open, max_pending 10, produced by trigger %d", st, err, trig)
@@ -77,13 +72,9 @@ func testTaskInstanceIterate(t *testing.T, f *fixture) {
 // left open, for the producer's next try); not while its try waits, and
 // never a trigger without a stream.
 func testTriggerRetireProducer(t *testing.T, f *fixture) {
-	prod := newTI("fetch", core.TINone)
 	plain := newTI("wait", core.TINone)
-	run := f.run("etl", "r1", prod, plain)
-	sid := core.TaskStreamID(run.ID, "fetch")
-	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
-		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
-	must(t, err, "defer the producer with its stream")
+	run, sid, trig := f.producerRun(t, "r1", plain)
+	prod := f.ti(t, run, "fetch")
 	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || gone {
 		t.Fatalf("retire while the producer waits = %t, %v; want it kept", gone, err)
 	}
@@ -109,14 +100,34 @@ func testTriggerRetireProducer(t *testing.T, f *fixture) {
 
 	// A producer marked failed while deferred keeps the trigger's id but
 	// no longer waits on it.
-	marked := newTI("fetch", core.TINone)
-	run2 := f.run("etl", "r2", marked)
-	trig2, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: marked.ID, From: []core.TIState{core.TINone},
-		Trigger: core.TriggerSpec{Type: "command"}, StreamID: core.TaskStreamID(run2.ID, "fetch"), MaxPending: 10, Now: f.now})
-	must(t, err, "defer the second producer")
+	run2, _, trig2 := f.producerRun(t, "r2")
+	marked := f.ti(t, run2, "fetch")
 	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{marked.ID}, To: core.TIFailed, Now: f.now})
 	must(t, err, "mark it failed")
 	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig2); err != nil || !gone {
 		t.Errorf("retire the trigger of a producer marked failed = %t, %v; want it gone", gone, err)
 	}
+}
+
+// producerRun creates run runID of dag etl with a producer "fetch" and
+// others, defers fetch on a command trigger producing its stream
+// (max_pending 10), and returns the run, the stream's id and the
+// trigger's id.
+func (f *fixture) producerRun(t *testing.T, runID string, others ...store.NewTaskInstance) (*core.DagRun, string, int64) {
+	t.Helper()
+	prod := newTI("fetch", core.TINone)
+	run := f.run("etl", runID, append([]store.NewTaskInstance{prod}, others...)...)
+	sid := core.TaskStreamID(run.ID, "fetch")
+	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
+	must(t, err, "defer the producer with its stream")
+	return run, sid, trig
+}
+
+// ti is the current try of taskID (unmapped) in run.
+func (f *fixture) ti(t *testing.T, run *core.DagRun, taskID string) *core.TaskInstance {
+	t.Helper()
+	ti, err := f.st.TaskInstanceGetByKey(f.ctx, run.DagID, run.RunID, taskID, core.NoMapIndex)
+	must(t, err, "get "+taskID)
+	return ti
 }
