@@ -107,6 +107,7 @@ type Scheduler struct {
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
 	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`
 	AllowedRunIDPattern          string   `toml:"allowed_run_id_pattern" comment:"regular expression every run id chosen by a trigger (REST, CLI) must match; generated ids such as manual__2026-01-02T03:04:05Z are always allowed"`
+	MaxMapLength                 int      `toml:"max_map_length" comment:"most instances one mapped task gets (Airflow's [core] max_map_length): an expand over more fails the task; an iterate expansion whose stream grows past it runs its first max_map_length items, then fails the task and stops its producer (docs/streaming.md#the-cap-on-an-expansion)"`
 }
 
 // RunIDRegexp compiles AllowedRunIDPattern.
@@ -185,6 +186,7 @@ func Defaults(home string) *Config {
 			DagDirListInterval:           Duration(5 * time.Second),
 			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
 			MaxDagrunsToCreatePerLoop:    10,
+			MaxMapLength:                 1024,
 			AllowedRunIDPattern:          core.DefaultRunIDPattern,
 		},
 		Workers: Workers{

@@ -57,6 +57,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		"bad database":     {env: []string{"WEIR__DATABASE__CONN=mysql://x"}, want: []string{"[database] conn"}},
 		"several problems": {env: []string{"WEIR__WORKERS__CONCURRENCY=0", "WEIR__LOGGING__LEVEL=loud"}, want: []string{"concurrency", "[logging] level"}},
 		"negative grace":   {env: []string{"WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=-1s"}, want: []string{"shutdown_grace_period"}},
+		"no max_map_length": {env: []string{"WEIR__SCHEDULER__MAX_MAP_LENGTH=0"},
+			want: []string{"[scheduler] max_map_length: must be between 1 and 10000000, got 0"}},
 		"bad log store": {env: []string{"WEIR__LOGGING__LOG_STORE=s3"},
 			want: []string{"[logging] log_store", `"s3" is not one of folder, database`}},
 		"short job retention": {env: []string{"WEIR__CORE__JOB_RETENTION=1m"},

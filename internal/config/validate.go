@@ -12,6 +12,9 @@ import (
 )
 
 // Validate returns every problem at once, each naming the option at fault.
+// maxMaxMapLength bounds [scheduler] max_map_length.
+const maxMaxMapLength = 10_000_000
+
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -67,6 +70,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Scheduler.MaxDagrunsToCreatePerLoop < 1 {
 		bad("[scheduler] max_dagruns_to_create_per_loop: must be at least 1")
+	}
+	if c.Scheduler.MaxMapLength < 1 || c.Scheduler.MaxMapLength > maxMaxMapLength {
+		bad("[scheduler] max_map_length: must be between 1 and %d, got %d", maxMaxMapLength, c.Scheduler.MaxMapLength)
 	}
 	if _, err := c.Scheduler.RunIDRegexp(); err != nil {
 		errs = append(errs, err)

@@ -644,6 +644,13 @@ type TriggerStore interface {
 	// that no deferred try waits on and no running watcher
 	// (WatcherListParams.Running) uses, and returns how many went.
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+	// TriggerRetireProducer deletes trigger id, which produces a stream,
+	// when no try waits (is deferred) on it any more, its stream open or not (the
+	// stream stays for a new trigger of the producer's next try to
+	// resume); its triggerer stops running it at its next reconcile. It
+	// reports whether the trigger went (false for a trigger that is
+	// gone, produces no stream, or that a try still waits on).
+	TriggerRetireProducer(ctx context.Context, id int64) (bool, error)
 }
 
 // TaskInstanceDeferParams describes a deferral.
