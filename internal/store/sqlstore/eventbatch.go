@@ -78,7 +78,9 @@ func (b *eventBatcher) lead(ctx context.Context, s *Store) {
 }
 
 // recordGroup begins a transaction, takes the queued events and records
-// them in it; when one of several fails, it records each in its own.
+// them in it; when one of several fails, it records each in its own. Each
+// transaction wakes the scheduler once, with its commit (on PostgreSQL one
+// NOTIFY a group, sent by the commit, instead of a statement an event).
 func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 	var group []*eventRequest
 	defer func() {
@@ -94,7 +96,7 @@ func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 				return r.err
 			}
 		}
-		return nil
+		return tx.Notify(ctx, store.ChannelScheduler)
 	})
 	if group == nil { // the transaction did not begin: every queued event fails with it
 		group = b.take()
@@ -113,8 +115,10 @@ func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 	for _, r := range group {
 		r.err = s.inTx(ctx, func(tx *Store) error {
 			var err error
-			r.ev, err = tx.eventRecord(ctx, r.p)
-			return err
+			if r.ev, err = tx.eventRecord(ctx, r.p); err != nil {
+				return err
+			}
+			return tx.Notify(ctx, store.ChannelScheduler)
 		})
 		if r.err != nil {
 			r.ev = nil
