@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -287,4 +288,30 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// serverCPU is the CPU time (user and system) the api-server has used so
+// far: the child's from /proc/PID/stat, or this whole process's with
+// -inprocess (the clients' too). Zero when it cannot be read.
+func (e *env) serverCPU() time.Duration {
+	if e.cmd == nil || e.cmd.Process == nil {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+			return 0
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which ends with the last ')'): state
+	// is field 3, utime 14 and stime 15, in clock ticks (USER_HZ, 100 on Linux).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }

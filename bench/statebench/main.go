@@ -161,6 +161,11 @@ type stats struct {
 	errs          int
 	wall          time.Duration
 	p50, p99, max time.Duration
+	// calls counts every call, the warm-up's too, and cpu is the server's
+	// CPU time (user and system) over all of them: cpu/calls does not
+	// depend on how loaded the machine is, as ops/s and latencies do.
+	calls int
+	cpu   time.Duration
 }
 
 func summarize(lat []time.Duration, errs int, wall time.Duration) stats {
@@ -175,7 +180,16 @@ func summarize(lat []time.Duration, errs int, wall time.Duration) stats {
 func (s stats) rate() float64 { return float64(s.ops) / s.wall.Seconds() }
 
 func (s stats) String() string {
-	return fmt.Sprintf("ops=%d ops/s=%.0f p50=%.2fms p99=%.2fms max=%.2fms errors=%d", s.ops, s.rate(), ms(s.p50), ms(s.p99), ms(s.max), s.errs)
+	return fmt.Sprintf("ops=%d ops/s=%.0f p50=%.2fms p99=%.2fms max=%.2fms errors=%d server-cpu/op=%.0fµs", s.ops, s.rate(), ms(s.p50), ms(s.p99),
+		ms(s.max), s.errs, s.cpuPerCall())
+}
+
+// cpuPerCall is the server's CPU time per call, in microseconds.
+func (s stats) cpuPerCall() float64 {
+	if s.calls == 0 {
+		return 0
+	}
+	return float64(s.cpu.Microseconds()) / float64(s.calls)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -205,7 +219,9 @@ func opsScenario(ctx context.Context, o *options) error {
 			}
 			for _, w := range o.writers {
 				for _, op := range o.ops {
+					cpu0 := e.serverCPU()
 					s := hammer(ctx, clients, w, op, o.keys, o.duration)
+					s.cpu = e.serverCPU() - cpu0
 					fmt.Printf("rep %d: %s %s writers=%d %s load=%s\n", rep+1, o.engine, op, w, s, loadAvg())
 					res[cell{op, w}] = append(res[cell{op, w}], s)
 				}
@@ -220,9 +236,10 @@ func opsScenario(ctx context.Context, o *options) error {
 	for _, w := range o.writers {
 		for _, op := range o.ops {
 			rs := res[cell{op, w}]
-			fmt.Printf("MEDIAN %s %s writers=%d: ops/s=%.0f p50=%.2fms p99=%.2fms max=%.2fms\n", o.engine, op, w,
+			fmt.Printf("MEDIAN %s %s writers=%d: ops/s=%.0f p50=%.2fms p99=%.2fms max=%.2fms server-cpu/op=%.0fµs\n", o.engine, op, w,
 				med(rs, func(s stats) float64 { return s.rate() }), med(rs, func(s stats) float64 { return ms(s.p50) }),
-				med(rs, func(s stats) float64 { return ms(s.p99) }), med(rs, func(s stats) float64 { return ms(s.max) }))
+				med(rs, func(s stats) float64 { return ms(s.p99) }), med(rs, func(s stats) float64 { return ms(s.max) }),
+				med(rs, stats.cpuPerCall))
 		}
 	}
 	return nil
@@ -238,10 +255,11 @@ func value(n int) json.RawMessage {
 // short warm-up is not counted.
 func hammer(ctx context.Context, clients []*execclient.Client, w int, op string, keys int, d time.Duration) stats {
 	var (
-		mu   sync.Mutex
-		all  []time.Duration
-		errs int
-		wg   sync.WaitGroup
+		mu    sync.Mutex
+		all   []time.Duration
+		errs  int
+		calls int
+		wg    sync.WaitGroup
 	)
 	start := time.Now()
 	warm := start.Add(d / 10)
@@ -251,7 +269,7 @@ func hammer(ctx context.Context, clients []*execclient.Client, w int, op string,
 		go func() {
 			defer wg.Done()
 			var lat []time.Duration
-			ne := 0
+			ne, mine := 0, 0
 			for n := 0; ; n++ {
 				c := clients[(i+w*(n%max(1, len(clients)/w)))%len(clients)]
 				key := "k" + strconv.Itoa(n%keys)
@@ -270,6 +288,7 @@ func hammer(ctx context.Context, clients []*execclient.Client, w int, op string,
 				default:
 					_, err = c.StateGet(ctx, taskScope, key)
 				}
+				mine++
 				if t0.Before(warm) {
 					continue
 				}
@@ -282,11 +301,14 @@ func hammer(ctx context.Context, clients []*execclient.Client, w int, op string,
 			mu.Lock()
 			all = append(all, lat...)
 			errs += ne
+			calls += mine
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return summarize(all, errs, d)
+	s := summarize(all, errs, d)
+	s.calls = calls
+	return s
 }
 
 func med[T any](xs []T, f func(T) float64) float64 {

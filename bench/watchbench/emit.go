@@ -65,22 +65,35 @@ func emitLatency() error {
 	if out, err := d.run("dags", "trigger", "emit_producer"); err != nil {
 		return fmt.Errorf("trigger: %w: %s", err, out)
 	}
-	var lat []time.Duration
+	var st []stages
 	err = waitFor(time.Duration(*items)*time.Second+2*time.Minute, "every event's run to start", func() bool {
-		lat, err = emitLatencies(d)
-		return err == nil && len(lat) == *items
+		st, err = firstTaskStages(d, "emit_consumer", func(e consumedEvent) time.Time { return e.Timestamp })
+		return err == nil && len(st) == *items
 	})
 	if err != nil {
-		return fmt.Errorf("%w (%d of %d events measured)", err, len(lat), *items)
+		return fmt.Errorf("%w (%d of %d events measured)", err, len(st), *items)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	lat := stageOf(st, stages.total)
 	fmt.Printf("emit: %d events from a running task: event committed -> consumer's first task started p50 %s p99 %s max %s\n",
 		len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), ms(lat[len(lat)-1]))
+	for _, s := range []struct {
+		name string
+		of   func(stages) time.Duration
+	}{{"event committed -> run created", func(s stages) time.Duration { return s.run }},
+		{"run created -> first task queued", func(s stages) time.Duration { return s.queue }},
+		{"task queued -> task started", func(s stages) time.Duration { return s.start }}} {
+		d := stageOf(st, s.of)
+		fmt.Printf("  %s: p50 %s p99 %s max %s\n", s.name, ms(pct(d, 50)), ms(pct(d, 99)), ms(d[len(d)-1]))
+	}
 	return nil
 }
 
-// emitLatencies pairs each consumer run's event with the run's first task
-// start.
-func emitLatencies(d *deployment) ([]time.Duration, error) {
-	return firstTaskDelays(d, "emit_consumer", func(e consumedEvent) time.Time { return e.Timestamp })
+// stageOf returns one stage of every event's delay, sorted.
+func stageOf(st []stages, of func(stages) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(st))
+	for i, s := range st {
+		out[i] = of(s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

@@ -276,24 +276,43 @@ type consumedEvent struct {
 // firstTaskDelays returns, for each event each run of dagID consumed,
 // the time from since(event) to the start of the run's task "first".
 func firstTaskDelays(d *deployment, dagID string, since func(consumedEvent) time.Time) ([]time.Duration, error) {
+	st, err := firstTaskStages(d, dagID, since)
+	out := make([]time.Duration, len(st))
+	for i, s := range st {
+		out[i] = s.total()
+	}
+	return out, err
+}
+
+// stages splits one event's delay to its consumer's first task: since the
+// event to the run's creation (queued_at), to the task's queueing
+// (queued_dttm), to its start (start_date).
+type stages struct{ run, queue, start time.Duration }
+
+func (s stages) total() time.Duration { return s.run + s.queue + s.start }
+
+// firstTaskStages is firstTaskDelays split into stages.
+func firstTaskStages(d *deployment, dagID string, since func(consumedEvent) time.Time) ([]stages, error) {
 	var runs struct {
 		DagRuns []struct {
-			RunID string `json:"dag_run_id"`
+			RunID    string    `json:"dag_run_id"`
+			QueuedAt time.Time `json:"queued_at"`
 		} `json:"dag_runs"`
 	}
 	if err := d.get("/api/v2/dags/"+dagID+"/dagRuns?limit=1000", &runs); err != nil {
 		return nil, err
 	}
-	var out []time.Duration
+	var out []stages
 	for _, r := range runs.DagRuns {
 		var ti struct {
+			QueuedAt  *time.Time `json:"queued_dttm"`
 			StartDate *time.Time `json:"start_date"`
 		}
 		base := "/api/v2/dags/" + dagID + "/dagRuns/" + r.RunID
 		if err := d.get(base+"/taskInstances/first", &ti); err != nil {
 			return nil, err
 		}
-		if ti.StartDate == nil {
+		if ti.StartDate == nil || ti.QueuedAt == nil {
 			return nil, errors.New("run " + r.RunID + " has not started")
 		}
 		var evs struct {
@@ -303,7 +322,8 @@ func firstTaskDelays(d *deployment, dagID string, since func(consumedEvent) time
 			return nil, err
 		}
 		for _, e := range evs.AssetEvents {
-			out = append(out, ti.StartDate.Sub(since(e)))
+			out = append(out, stages{run: r.QueuedAt.Sub(since(e)), queue: ti.QueuedAt.Sub(r.QueuedAt),
+				start: ti.StartDate.Sub(*ti.QueuedAt)})
 		}
 	}
 	return out, nil

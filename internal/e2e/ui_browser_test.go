@@ -173,9 +173,16 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	b.checkAccessible("the run's callbacks")
 	b.shot("run-callbacks.png")
-	b.run("open the retry callback's log", chromedp.Click(chromedp.CSS(`#callbacks tbody tr:first-child a[aria-label^="Log of callback"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`body`)))
-	b.waitText("the retry callback's log", `body`, "load failed try 1 of run fails; retrying")
+	// Its page shows the callback's log beside the log of the try that
+	// fired it, which links to the try's page.
+	b.run("open the retry callback's page", chromedp.Click(chromedp.CSS(`#callbacks tbody tr:first-child a[aria-label^="Log of callback"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#callback-log`)))
+	b.waitText("the retry callback's log", `#callback-log`, "load failed try 1 of run fails; retrying")
+	b.waitText("the failed try's log beside it", `#try-log`, "loading")
+	b.checkAccessible("the callback's page")
+	b.shot("callback.png")
+	b.run("open the try from the callback's page", chromedp.Click(chromedp.CSS(`#try-log-title a`)), chromedp.WaitVisible(chromedp.CSS(`pre.log`)))
+	b.waitText("the try's page", `h2#log`, "Log of try 1")
 
 	// Every control of every page has a label, and no state is shown by
 	// colour alone (as the admin, who sees every control).

@@ -24,7 +24,7 @@ func twoTaskDAG(id string) core.DAG {
 }
 
 // claimAll claims every queued workload of env with a fresh worker.
-func claimAll(t *testing.T, env *execapitest.Env, n int) map[string]execclient.Workload {
+func claimAll(t testing.TB, env *execapitest.Env, n int) map[string]execclient.Workload {
 	t.Helper()
 	wls, err := env.WorkerClient(t, "w1").Claim(context.Background(), execclient.ClaimRequest{Limit: n, WaitSeconds: 5})
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // openEngine opens a migrated store of engine ("sqlite" or "postgres").
-func openEngine(t *testing.T, engine string) *sqlstore.Store {
+func openEngine(t testing.TB, engine string) *sqlstore.Store {
 	t.Helper()
 	if engine == "sqlite" {
 		return sqlitetest.Open(t)

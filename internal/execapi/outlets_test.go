@@ -53,7 +53,7 @@ func TestSuccessRecordsOutletEvents(t *testing.T) {
 // runAssetDags seeds run r1 of dag (every task queued), records the
 // consumer DAG cons, records both DAGs' assets, and claims and starts every
 // task of r1; it returns the workloads by task id.
-func runAssetDags(t *testing.T, env *execapitest.Env, dag, cons core.DAG) map[string]execclient.Workload {
+func runAssetDags(t testing.TB, env *execapitest.Env, dag, cons core.DAG) map[string]execclient.Workload {
 	t.Helper()
 	ctx := t.Context()
 	env.SeedRun(t, dag, "r1", "")

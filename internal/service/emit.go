@@ -71,15 +71,12 @@ func (s *Service) emitFromTry(ctx context.Context, ti *core.TaskInstance, r emis
 }
 
 // emitOnce records an emitted event (recordOnce: a repeated idempotency
-// key returns the first event), wakes the scheduler and returns the
-// receipt.
+// key returns the first event) and returns the receipt. The store's
+// insert wakes the scheduler with its commit (one notification for a
+// group of concurrent emissions).
 func (s *Service) emitOnce(ctx context.Context, p *store.AssetEventParams) (*core.AssetEventReceipt, error) {
 	ev, dup, err := s.recordOnce(ctx, p, func() (*core.AssetEvent, error) {
-		ev, err := s.st.AssetEventInsert(ctx, p)
-		if err == nil {
-			s.notify(ctx, store.ChannelScheduler)
-		}
-		return ev, err
+		return s.st.AssetEventInsert(ctx, p)
 	})
 	if err != nil {
 		return nil, err

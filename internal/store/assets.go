@@ -33,7 +33,9 @@ type AssetStore interface {
 	AssetCount(ctx context.Context, p *AssetListParams) (int, error)
 
 	// AssetEventInsert records an event and, in the same transaction,
-	// queues it for every active DAG scheduled on the asset.
+	// queues it for every active DAG scheduled on the asset. Called outside
+	// a transaction, it also wakes the scheduler (ChannelScheduler) with
+	// the commit; inside one, notifying is the caller's.
 	AssetEventInsert(ctx context.Context, p *AssetEventParams) (*core.AssetEvent, error)
 	// AssetEventList lists events (store.AssetEventOrder, oldest first by
 	// default); AssetEventCount counts them with the same filters (the

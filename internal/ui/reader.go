@@ -20,6 +20,7 @@ type Reader interface {
 	AssetLinks(ctx context.Context, assetIDs []int64) ([]store.AssetLink, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	CallbackCount(ctx context.Context, p *store.CallbackListParams) (int, error)
+	CallbackGet(ctx context.Context, id int64) (*core.Callback, error)
 	CallbackList(ctx context.Context, p *store.CallbackListParams) ([]core.Callback, error)
 	AuditLogCount(ctx context.Context, p *store.AuditLogListParams) (int, error)
 	AuditLogList(ctx context.Context, p *store.AuditLogListParams) ([]core.AuditEntry, error)

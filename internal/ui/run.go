@@ -56,8 +56,8 @@ type tiRow struct {
 	Link     string // the try's log on the task-instance page ("" on the run page)
 }
 
-// callbackRow is one callback of the run page, with the link to its
-// latest attempt's log.
+// callbackRow is one callback of the run page, with the link to its page
+// (its latest attempt's log beside the try's or the run's).
 type callbackRow struct {
 	core.Callback
 	LogURL string // "" before its first attempt
@@ -131,8 +131,7 @@ func (u *UI) runBody(r *http.Request, req *request, page *url.URL) (*runData, []
 	for _, cb := range cbs {
 		row := callbackRow{Callback: cb}
 		if cb.Attempts > 0 {
-			row.LogURL = fmt.Sprintf("/api/v2/dags/%s/dagRuns/%s/callbacks/%d/logs?attempt=%d", pathEscape(run.DagID),
-				pathEscape(run.RunID), cb.ID, cb.Attempts)
+			row.LogURL = fmt.Sprintf("%s/callbacks/%d", runPath(run.DagID, run.RunID), cb.ID)
 		}
 		d.Callbacks = append(d.Callbacks, row)
 	}

@@ -165,6 +165,7 @@ func (u *UI) routes() {
 	m.HandleFunc("POST /dags/{dag_id}/trigger", u.form(core.RoleOp, u.trigger))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}", u.page(core.RoleViewer, u.runPage))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/live", u.page(core.RoleViewer, u.runFragment))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/callbacks/{callback_id}", u.page(core.RoleViewer, u.callbackPage))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/clear", u.form(core.RoleOp, u.clearRun))
 	m.HandleFunc("POST /dags/{dag_id}/runs/{run_id}/mark", u.form(core.RoleOp, u.markRun))
 	m.HandleFunc("POST /dags/{dag_id}/actions", u.form(core.RoleOp, u.gridAction))

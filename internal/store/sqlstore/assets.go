@@ -330,8 +330,10 @@ func eventExtra(raw json.RawMessage) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", nil
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+	// A JSON object: valid JSON whose first token is '{' (checked without
+	// decoding it into a map: an emission's extra was decoded and masked
+	// once already, in package emission).
+	if t := bytes.TrimSpace(raw); t[0] != '{' || !json.Valid(t) {
 		return "", fmt.Errorf("record asset event: extra must be a JSON object such as {\"rows\": 10}, got %.40s: %w",
 			raw, core.ErrInvalid)
 	}

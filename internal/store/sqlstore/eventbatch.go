@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/weirflow/weir/internal/core"
@@ -12,13 +13,17 @@ import (
 const maxEventBatch = 128
 
 // eventBatcher groups concurrent asset-event inserts into one write
-// transaction (a group commit; docs/benchmarks.md, emission): the first
-// caller leads and records its own event at once; callers that arrive
-// while a transaction runs wait for the next one, which records all of
-// them and commits once. A lone emission waits for nothing. When any
-// event of a group fails (an idempotency key already used, say), the
-// group's transaction is rolled back and each of its events is recorded
-// in a transaction of its own, so one event's error is never another's.
+// transaction (a group commit; docs/benchmarks.md, emission). The first
+// caller leads: it begins a transaction, lets the goroutines that are
+// ready to run have the processor once (runtime.Gosched: concurrent
+// requests a few microseconds from their insert reach the queue), and only
+// then takes every event queued so far — its own and those of the callers
+// that arrived while it waited for the writer —, records them and commits
+// once; callers that arrive meanwhile wait for the next transaction. A
+// lone emission waits for nothing but the writer; no timer is involved. When any event of a group fails (an
+// idempotency key already used, say), the group's transaction is rolled
+// back and each of its events is recorded in a transaction of its own, so
+// one event's error is never another's.
 type eventBatcher struct {
 	mu      sync.Mutex
 	queue   []*eventRequest
@@ -48,16 +53,21 @@ func (b *eventBatcher) insert(ctx context.Context, s *Store, p *store.AssetEvent
 	return r.ev, r.err
 }
 
+// take removes up to maxEventBatch events from the front of the queue.
+func (b *eventBatcher) take() []*eventRequest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(len(b.queue), maxEventBatch)
+	group := append([]*eventRequest(nil), b.queue[:n]...)
+	b.queue = b.queue[n:]
+	return group
+}
+
 // lead records the queued events, a group per transaction, until the
 // queue is empty; after its first group it hands the rest to a goroutine,
 // so that its caller returns as soon as its own event is committed.
 func (b *eventBatcher) lead(ctx context.Context, s *Store) {
-	b.mu.Lock()
-	n := min(len(b.queue), maxEventBatch)
-	group := append([]*eventRequest(nil), b.queue[:n]...)
-	b.queue = b.queue[n:]
-	b.mu.Unlock()
-	s.recordGroup(ctx, group)
+	s.recordGroup(ctx, b)
 	b.mu.Lock()
 	more := len(b.queue) > 0
 	b.leading = more
@@ -67,32 +77,48 @@ func (b *eventBatcher) lead(ctx context.Context, s *Store) {
 	}
 }
 
-// recordGroup records group's events in one transaction, or, when one of
-// them fails, each in its own.
-func (s *Store) recordGroup(ctx context.Context, group []*eventRequest) {
+// recordGroup begins a transaction, takes the queued events and records
+// them in it; when one of several fails, it records each in its own. Each
+// transaction wakes the scheduler once, with its commit (on PostgreSQL one
+// NOTIFY a group, sent by the commit, instead of a statement an event).
+func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
+	var group []*eventRequest
 	defer func() {
 		for _, r := range group {
 			close(r.done)
 		}
 	}()
-	if len(group) > 1 {
-		err := s.inTx(ctx, func(tx *Store) error {
-			for _, r := range group {
-				if r.ev, r.err = tx.eventRecord(ctx, r.p); r.err != nil {
-					return r.err
-				}
+	err := s.inTx(ctx, func(tx *Store) error {
+		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
+		group = b.take()
+		for _, r := range group {
+			if r.ev, r.err = tx.eventRecord(ctx, r.p); r.err != nil {
+				return r.err
 			}
-			return nil
-		})
-		if err == nil {
-			return
 		}
+		return tx.Notify(ctx, store.ChannelScheduler)
+	})
+	if group == nil { // the transaction did not begin: every queued event fails with it
+		group = b.take()
+		for _, r := range group {
+			r.err = err
+		}
+		return
+	}
+	if err == nil {
+		return
+	}
+	if len(group) == 1 { // the one event's own error
+		group[0].ev, group[0].err = nil, err
+		return
 	}
 	for _, r := range group {
 		r.err = s.inTx(ctx, func(tx *Store) error {
 			var err error
-			r.ev, err = tx.eventRecord(ctx, r.p)
-			return err
+			if r.ev, err = tx.eventRecord(ctx, r.p); err != nil {
+				return err
+			}
+			return tx.Notify(ctx, store.ChannelScheduler)
 		})
 		if r.err != nil {
 			r.ev = nil

@@ -115,3 +115,23 @@ func testAssetEventConcurrentInserts(t *testing.T, f *fixture) {
 		t.Errorf("queue of cons = %+v, want every event of the burst", q)
 	}
 }
+
+// testAssetEventInsertWakesScheduler: an event recorded outside a
+// transaction wakes the scheduler with its commit (the consumer's run is
+// created at once, not at the next poll); an insert that creates nothing
+// (a key already used) wakes nobody.
+func testAssetEventInsertWakesScheduler(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders), f.now), "sync producer")
+	must(t, f.assetDag(consumer("cons", orders), f.now), "sync consumer")
+	sub := f.st.Subscribe(f.ctx, store.ChannelScheduler)
+	p := &store.AssetEventParams{AssetName: "orders", SourceKind: core.AssetSourceTask, IdempotencyKey: "wake-1",
+		SourceDagID: "prod", SourceRunID: "r1", SourceTaskID: "load", SourceMapIndex: core.NoMapIndex, SourceTryNumber: 1, Now: f.now}
+	_, err := f.st.AssetEventInsert(f.ctx, p)
+	must(t, err, "insert")
+	WaitSignal(t, sub, "scheduler wake-up after an event's commit")
+	_, err = f.st.AssetEventInsert(f.ctx, p)
+	wantErr(t, err, core.ErrConflict, "insert with a used key")
+	if received(sub) {
+		t.Error("the scheduler was woken by an insert that created nothing")
+	}
+}

@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetEventConcurrentInserts", testAssetEventConcurrentInserts},
+		{"AssetEventInsertWakesScheduler", testAssetEventInsertWakesScheduler},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetPartitionRuns", testAssetPartitionRuns},
 		{"AssetAliasAssociate", testAssetAliasAssociate},

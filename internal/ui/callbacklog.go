@@ -1,0 +1,125 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// callbackRunTasksShown is how many of the run's task instances a DAG-level
+// callback's page lists beside its log.
+const callbackRunTasksShown = 100
+
+// callbackData is the callback page's model: one attempt's log of the
+// callback and, beside it, what it was fired for — the try's log for a
+// task's callback, the run's task instances for the run's.
+type callbackData struct {
+	CB       core.Callback
+	Attempt  int   // the attempt whose log is shown (0: none yet)
+	Attempts []int // every attempt, for the links between them
+	Log      string
+	LogMore  bool
+	RunURL   string
+	// A task's callback: its try's log and page.
+	TryLog     string
+	TryLogMore bool
+	TryURL     string
+	// The run's callback: the run's task instances (the first
+	// callbackRunTasksShown of RunTasksTotal).
+	RunTasks      []tiRow
+	RunTasksTotal int
+}
+
+// callbackPage shows one callback of a run (?attempt= picks the attempt,
+// the latest by default): its event, state and error, its log, and beside
+// it the log of the try it was fired for (a task's callback) or the run's
+// task instances (the run's). The run page's Callbacks panel links here.
+func (u *UI) callbackPage(w http.ResponseWriter, r *http.Request, req *request) {
+	d, err := u.readCallback(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "callback", req, fmt.Sprintf("callback %d", d.CB.ID), d)
+}
+
+// readCallback reads the path's callback, the chosen attempt's log and what
+// is shown beside it.
+func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
+	ctx := r.Context()
+	dagID, runID, raw := r.PathValue("dag_id"), r.PathValue("run_id"), r.PathValue("callback_id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return nil, fmt.Errorf("%w: %w", &badParam{name: "callback id", value: raw, want: "a callback's number"}, core.ErrInvalid)
+	}
+	cb, err := u.st.CallbackGet(ctx, id)
+	if err == nil && (cb.DagID != dagID || cb.RunID != runID) {
+		err = fmt.Errorf("callback %d is not one of run %q of dag_id %q: %w", id, runID, dagID, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &callbackData{CB: *cb, Attempt: cb.Attempts, RunURL: runPath(dagID, runID)}
+	if s := r.URL.Query().Get("attempt"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > cb.Attempts {
+			return nil, fmt.Errorf("%w: %w", &badParam{name: "attempt", value: s,
+				want: fmt.Sprintf("an attempt of callback %d, 1 to %d", id, cb.Attempts)}, core.ErrInvalid)
+		}
+		d.Attempt = n
+	}
+	for n := 1; n <= cb.Attempts; n++ {
+		d.Attempts = append(d.Attempts, n)
+	}
+	if d.Attempt > 0 {
+		if d.Log, d.LogMore, err = u.logHead(ctx, tasklog.CallbackKey(cb, d.Attempt)); err != nil {
+			return nil, err
+		}
+	}
+	if cb.Level == core.CallbackTask {
+		key := core.TIKey{DagID: dagID, RunID: runID, TaskID: cb.TaskID, MapIndex: cb.MapIndex}
+		q := "?try=" + strconv.Itoa(cb.TryNumber)
+		if cb.MapIndex >= 0 {
+			q += "&map_index=" + strconv.Itoa(cb.MapIndex)
+		}
+		d.TryURL = tiPath(key) + q
+		d.TryLog, d.TryLogMore, err = u.logHead(ctx, tasklog.Key{DagID: dagID, RunID: runID, TaskID: cb.TaskID,
+			MapIndex: cb.MapIndex, TryNumber: cb.TryNumber})
+		return d, err
+	}
+	p := &store.TaskInstanceListParams{DagRunID: cb.DagRunID, Page: store.Page{Limit: callbackRunTasksShown}}
+	tis, total, err := store.List(ctx, p, u.st.TaskInstanceList, u.st.TaskInstanceCount)
+	if err != nil {
+		return nil, err
+	}
+	now := u.clk.Now()
+	for _, ti := range tis {
+		d.RunTasks = append(d.RunTasks, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now),
+			Link: tiURL(core.TIKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex})})
+	}
+	d.RunTasksTotal = total
+	return d, nil
+}
+
+// logHead reads the first chunk of a log (empty when none was written) and
+// whether there is more.
+func (u *UI) logHead(ctx context.Context, key tasklog.Key) (string, bool, error) {
+	data, next, err := u.cfg.Logs.Read(ctx, key, 0)
+	if errors.Is(err, core.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	size, err := u.cfg.Logs.Size(ctx, key)
+	if err != nil {
+		return "", false, err
+	}
+	return string(data), size > next, nil
+}
