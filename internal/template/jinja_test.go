@@ -113,6 +113,17 @@ func TestCheckJinja(t *testing.T) {
 		{tmpl: "{{ ds | nofilter }}", want: `unknown filter "nofilter" at line 1`},
 		{tmpl: "{% if ds is nottest %}{% endif %}", want: `unknown test "nottest"`},
 		{tmpl: "{{ ds | upper | shquote }} {% if params.x is defined %}{% endif %} {{ logical_date | ds }}"},
+		// The statements gonja keeps unexported: set's value and block body,
+		// with's values and body, a filter section's filters and body.
+		{tmpl: "{% set x %}{{ ds }}-{{ params.a }}{% endset %}{% with y = ds %}{{ x }}{{ y }}{{ run_id }}{% endwith %}" +
+			"{% filter upper %}{{ ds_nodash }}{% endfilter %}{% set z = macros.ds_add(ds, 1) %}{{ z }}"},
+		{tmpl: "{% set x %}{{ dss }}{% endset %}{{ x }}", want: "unknown name dss"},
+		{tmpl: "{% set x = parms.a %}{{ x }}", want: "unknown name parms"},
+		{tmpl: "{% with y = ti.try %}{{ y }}{% endwith %}", want: "unknown name ti.try"},
+		{tmpl: "{% with y = 1 %}{{ y }}{{ ts_nodsh }}{% endwith %}", want: "unknown name ts_nodsh"},
+		{tmpl: "{% filter upper %}{{ logical_date.yr }}{% endfilter %}", want: "unknown name logical_date.yr"},
+		{tmpl: "{% filter upcase %}{{ ds }}{% endfilter %}", want: `unknown filter "upcase" at line 1`},
+		{tmpl: "{% set x %}{% with y = 1 %}{% filter upper %}{{ nope }}{% endfilter %}{% endwith %}{% endset %}", want: "unknown name nope"},
 	}
 	for _, tc := range tests {
 		err := Check(core.TemplateJinja, "f", tc.tmpl, nil)
