@@ -96,7 +96,7 @@ func TestResolveCustomBackend(t *testing.T) {
 	}
 	for want, r := range map[string]stateref.Registry{
 		`state backend "nosuch" is not registered (this program registers archive, journal)`: reg,
-		`state backend "nosuch" is not registered (this program registers none)`:              nil,
+		`state backend "nosuch" is not registered (this program registers none)`:             nil,
 	} {
 		_, rerr := stateref.Resolve("nosuch", r)
 		for _, err := range []error{rerr, stateref.Check("nosuch", r)} {
