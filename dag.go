@@ -67,6 +67,13 @@ func EndDate(t time.Time) DAGOption { return func(d *DAG) { d.spec.EndDate = &t 
 // the latest complete interval (false, the default).
 func Catchup(on bool) DAGOption { return func(d *DAG) { d.spec.Catchup = on } }
 
+// PausedUponCreation says whether the DAG starts paused the first time it
+// is recorded (Airflow's is_paused_upon_creation), whatever [core]
+// dags_are_paused_at_creation says.
+func PausedUponCreation(paused bool) DAGOption {
+	return func(d *DAG) { d.spec.IsPausedUponCreation = &paused }
+}
+
 // MaxActiveRuns limits the DAG's running runs (default 16; at least 1).
 func MaxActiveRuns(n int) DAGOption {
 	return func(d *DAG) {

@@ -248,3 +248,22 @@ func containsPrefix(lines []string, prefix string) bool {
 	}
 	return false
 }
+
+// weir.PausedUponCreation sets the DAG's is_paused_upon_creation; without
+// it the deployment's default decides.
+func TestPausedUponCreation(t *testing.T) {
+	t.Parallel()
+	for _, want := range []bool{true, false} {
+		d := NewDAG("p", PausedUponCreation(want))
+		d.Noop("a")
+		spec, err := d.compile()
+		if err != nil || spec.IsPausedUponCreation == nil || *spec.IsPausedUponCreation != want {
+			t.Errorf("PausedUponCreation(%v): %v, %v", want, spec.IsPausedUponCreation, err)
+		}
+	}
+	d := NewDAG("q")
+	d.Noop("a")
+	if spec, err := d.compile(); err != nil || spec.IsPausedUponCreation != nil {
+		t.Errorf("without the option: %v, %v; want unset", spec.IsPausedUponCreation, err)
+	}
+}

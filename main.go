@@ -30,19 +30,31 @@ const ExitInvalid = 2
 // dag_id) Main prints every problem and exits with ExitInvalid before
 // anything runs. SIGINT and SIGTERM shut down gracefully.
 func Main(dags ...*DAG) {
+	MainWith(dags)
+}
+
+// MainWith is Main with options: custom state backends
+// (WithStateBackend). An invalid option stops it with ExitInvalid, as an
+// invalid DAG does.
+func MainWith(dags []*DAG, opts ...Option) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, dags)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, dags, opts...)
 	stop()
 	os.Exit(code)
 }
 
-// run is Main without the process: it returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG) int {
-	return runWith(ctx, args, stdout, stderr, dags, customTriggers)
+// run is MainWith without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG, opts ...Option) int {
+	return runWith(ctx, args, stdout, stderr, dags, customTriggers, opts...)
 }
 
 // runWith is run with the custom trigger types given.
-func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG, triggers []TriggerType) int {
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags []*DAG, triggers []TriggerType, opts ...Option) int {
+	o, err := collect(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return ExitInvalid
+	}
 	reg, err := triggerTypes(triggers)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -53,7 +65,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dags 
 		fmt.Fprintf(stderr, "Error: invalid DAGs:\n%v\n", err)
 		return ExitInvalid
 	}
-	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: triggers, Stdout: stdout, Stderr: stderr})
+	return cli.Run(ctx, args, cli.Options{DAGs: specs, Functions: funcs, Triggers: triggers, StateBackends: o.backends,
+		Stdout: stdout, Stderr: stderr})
 }
 
 // compileAll validates the DAGs, their triggers with checkTrigger, and

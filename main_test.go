@@ -24,19 +24,27 @@ func TestRunRejectsInvalidDAGsBeforeRunning(t *testing.T) {
 		name string
 		dags []*DAG
 		want []string
+		opts []Option
 	}{
 		{"invalid dag", []*DAG{good("fine"), bad}, []string{
-			`dag "bad": tasks.b.trigger_rule: unknown trigger rule "sometimes"`}},
+			`dag "bad": tasks.b.trigger_rule: unknown trigger rule "sometimes"`}, nil},
 		{"duplicate dag id", []*DAG{good("twice"), good("twice")}, []string{
-			`dag "twice": dag_id: defined twice in weir.Main`}},
-		{"nil dag", []*DAG{nil}, []string{"weir.Main argument 0 is a nil DAG"}},
+			`dag "twice": dag_id: defined twice in weir.Main`}, nil},
+		{"nil dag", []*DAG{nil}, []string{"weir.Main argument 0 is a nil DAG"}, nil},
+		{"bad state backends", []*DAG{good("fine")}, []string{
+			`weir.WithStateBackend: state backend name "metastore" is the built-in default`,
+			`weir.WithStateBackend: state backend name "a b": want a letter`,
+			`weir.WithStateBackend("empty"): the backend is nil`,
+			`weir.WithStateBackend("twice"): registered twice`,
+		}, []Option{WithStateBackend("metastore", nopBackend{}), WithStateBackend("a b", nopBackend{}),
+			WithStateBackend("empty", nil), WithStateBackend("twice", nopBackend{}), WithStateBackend("twice", nopBackend{})}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			home := t.TempDir()
-			code := run(t.Context(), []string{"db", "migrate", "--home", home}, &stdout, &stderr, c.dags)
+			code := run(t.Context(), []string{"db", "migrate", "--home", home}, &stdout, &stderr, c.dags, c.opts...)
 			if code != ExitInvalid {
 				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, ExitInvalid, stderr.String())
 			}
@@ -51,6 +59,15 @@ func TestRunRejectsInvalidDAGsBeforeRunning(t *testing.T) {
 		})
 	}
 }
+
+// nopBackend is a StateBackend that keeps nothing.
+type nopBackend struct{}
+
+func (nopBackend) Serialize(context.Context, string, []byte) error { return nil }
+func (nopBackend) Deserialize(context.Context, string) ([]byte, error) {
+	return nil, ErrNotFound
+}
+func (nopBackend) Cleanup(context.Context, string) error { return nil }
 
 // TestGoTasksRunInTheEngine runs a DAG of Go tasks in-process (`dags test`
 // on real SQLite, api-server, scheduler and worker) and checks what the

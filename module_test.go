@@ -17,18 +17,8 @@ func TestSDKFromAnotherModule(t *testing.T) {
 		t.Skip("builds a program")
 	}
 	t.Parallel()
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("main.go", `package main
+	bin := buildModule(t, dir, `package main
 
 import (
 	"context"
@@ -44,18 +34,42 @@ func main() {
 	weir.Main(dag)
 }
 `)
-	run := func(name string, args ...string) string {
+	cmd := exec.CommandContext(t.Context(), bin, "dags", "test", "hello_module", "--home", filepath.Join(dir, "home"))
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if err != nil {
+		t.Fatalf("dags test: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^greet\s+-1\s+success\s+1`).MatchString(out) || !regexp.MustCompile(`of hello_module: success`).MatchString(out) {
+		t.Errorf("dags test of the other module's DAG:\n%s\nwant greet succeeded and the run succeeded", out)
+	}
+}
+
+// buildModule writes mainGo as the program of a new module in dir that
+// requires the SDK through a replace directive to this checkout, with the
+// commands docs/go-sdk.md gives, builds it and returns the binary.
+func buildModule(t *testing.T, dir, mainGo string) string {
+	t.Helper()
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", mainGo)
+	run := func(name string, args ...string) {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), name, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 		}
-		return string(out)
 	}
-	// The commands docs/go-sdk.md gives.
 	run("go", "mod", "init", "example.com/mydags")
 	run("go", "mod", "edit", "-require", "github.com/weirflow/weir@v0.0.0", "-replace", "github.com/weirflow/weir="+root)
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
@@ -65,8 +79,5 @@ func main() {
 	write("go.sum", string(sum))
 	run("go", "mod", "tidy")
 	run("go", "build", "-o", "mydags", ".")
-	out := run(filepath.Join(dir, "mydags"), "dags", "test", "hello_module", "--home", filepath.Join(dir, "home"))
-	if !regexp.MustCompile(`(?m)^greet\s+-1\s+success\s+1`).MatchString(out) || !regexp.MustCompile(`of hello_module: success`).MatchString(out) {
-		t.Errorf("dags test of the other module's DAG:\n%s\nwant greet succeeded and the run succeeded", out)
-	}
+	return filepath.Join(dir, "mydags")
 }

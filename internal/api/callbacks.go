@@ -10,7 +10,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // CallbackCollection is a page of a run's fired callbacks.
@@ -48,7 +47,8 @@ func (s *server) registerCallbacks() {
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/callbacks/{callback_id}/logs", Tags: tags,
 		Summary: "Get a callback's log",
 		Description: "Up to 1 MiB of one attempt's log from `token` on, as the try log route answers it: JSON " +
-			"`{\"content\", \"continuation_token\"}` by default, the raw text with `Accept: text/plain`.",
+			"`{\"content\", \"continuation_token\"}` by default, the raw text with `Accept: text/plain`. " +
+			"`~` as both dag_id and dag_run_id finds the callback by its id alone.",
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.getCallbackLog)
 }
@@ -74,20 +74,9 @@ func (s *server) getCallbackLog(ctx context.Context, in *callbackLogInput) (*log
 			return nil, invalid(fmt.Sprintf("token: %q is not a continuation_token returned by this endpoint", in.Token))
 		}
 	}
-	cb, err := s.st.CallbackGet(ctx, in.CallbackID)
-	if err == nil && (cb.DagID != in.DagID || cb.RunID != in.RunID) {
-		err = fmt.Errorf("callback %d is not one of dag run %s/%s: %w", in.CallbackID, in.DagID, in.RunID, core.ErrNotFound)
-	}
+	key, err := s.svc.CallbackLogKey(ctx, in.DagID, in.RunID, in.CallbackID, in.Attempt)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	attempt := in.Attempt
-	if attempt == 0 {
-		attempt = cb.Attempts
-	}
-	if attempt > cb.Attempts || attempt == 0 {
-		return nil, huma.NewError(http.StatusNotFound, fmt.Sprintf("callback %d has had %d attempts; attempt %d has no log",
-			cb.ID, cb.Attempts, attempt))
-	}
-	return s.logChunk(ctx, tasklog.CallbackKey(cb, attempt), offset, in.Accept)
+	return s.logChunk(ctx, key, offset, in.Accept)
 }

@@ -27,7 +27,7 @@ const LogTokenHeader = "Weir-Log-Continuation-Token" //nolint:gosec // a header 
 
 type logInput struct {
 	TaskInstanceParam
-	TryNumber int    `path:"try_number" minimum:"0" doc:"try number"`
+	TryNumber int    `path:"try_number" minimum:"0" doc:"try number; 0 = the current try"`
 	Token     string `query:"token" doc:"continuation_token of an earlier response: read on from there"`
 	Accept    string `header:"Accept" doc:"text/plain for the raw log; JSON otherwise"`
 }
@@ -59,16 +59,10 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 			return nil, invalid(fmt.Sprintf("token: %q is not a continuation_token returned by this endpoint", in.Token))
 		}
 	}
-	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
+	key, _, err := s.svc.TaskLogKey(ctx, core.TIKey{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, MapIndex: in.MapIndex}, in.TryNumber)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	if in.TryNumber > ti.TryNumber {
-		return nil, huma.NewError(http.StatusNotFound, fmt.Sprintf("try_number %d of task_id %q (dag_id %q dag_run_id %q map_index %d) does not exist; the current try is %d",
-			in.TryNumber, in.TaskID, in.DagID, in.RunID, in.MapIndex, ti.TryNumber))
-	}
-	key := tasklog.KeyOf(ti)
-	key.TryNumber = in.TryNumber
 	return s.logChunk(ctx, key, offset, in.Accept)
 }
 

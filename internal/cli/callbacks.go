@@ -7,11 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
-	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // runCallbacksCmd lists a run's fired callbacks (docs/emission.md#callbacks).
@@ -62,19 +59,15 @@ func (a *app) runCallbackLogsCmd() *cobra.Command {
 			if err != nil || id <= 0 {
 				return fmt.Errorf("CALLBACK_ID must be a callback's id (weir runs callbacks lists them), got %q", args[0])
 			}
-			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
-				cb, err := st.CallbackGet(cmd.Context(), id)
+			if attempt < 0 {
+				return fmt.Errorf("--attempt must be 1 or more (0 = the latest), got %d", attempt)
+			}
+			return a.withBackend(cmd, func(b backend) error {
+				key, err := b.CallbackLogKey(cmd.Context(), id, attempt)
 				if err != nil {
-					return fmt.Errorf("callback %d: %w", id, err)
+					return err
 				}
-				n := attempt
-				if n == 0 {
-					n = cb.Attempts
-				}
-				if n < 1 || n > cb.Attempts {
-					return fmt.Errorf("--attempt %d: callback %d has had %d attempts", attempt, id, cb.Attempts)
-				}
-				return tailLog(cmd, st, taskLogs(cfg, st), tasklog.CallbackKey(cb, n), false)
+				return tailLog(cmd, b, key, false)
 			})
 		},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/taskcli"
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/builtin"
@@ -33,10 +34,14 @@ type Options struct {
 	// Triggers are the program's own trigger types, next to the built-in
 	// ones (weir.RegisterTrigger).
 	Triggers []trigger.Type
-	Stdin    io.Reader // answers to questions (weir tasks clear); nil = os.Stdin
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Environ  []string
+	// StateBackends are the program's custom state backends by name
+	// (weir.WithStateBackend), which [state_store] backend or [workers]
+	// state_backend may name.
+	StateBackends stateref.Registry
+	Stdin         io.Reader // answers to questions (weir tasks clear); nil = os.Stdin
+	Stdout        io.Writer
+	Stderr        io.Writer
+	Environ       []string
 
 	triggerTypes *trigger.Registry // built-in + Triggers
 	metrics      *metrics.Metrics  // this process's Prometheus series
@@ -121,7 +126,7 @@ func newRoot(opts *Options) *cobra.Command {
 		a.dbCmd(), a.configCmd(), a.remoteGroup(a.dagsCmd()), a.remoteGroup(a.tasksCmd()), a.remoteGroup(a.runsCmd()),
 		a.remoteGroup(a.usersCmd()), a.tokensCmd(), a.remoteGroup(a.connectionsCmd()), a.remoteGroup(a.variablesCmd()),
 		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(), taskcli.AssetStateCmd(), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
+		taskcli.TaskStateCmd(opts.StateBackends), taskcli.AssetStateCmd(opts.StateBackends), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
 		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(), a.remoteGroup(a.backfillsCmd()),
 		a.remoteGroup(a.healthCmd()),
 	)

@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
-// taskLogsCmd prints a try's log from where the api-servers keep logs
-// ([logging] log_store: the log folder or the database), and with
-// --follow keeps printing while the task runs.
+// taskLogsCmd prints a try's log through the command's transport: from
+// where the api-servers keep logs ([logging] log_store: the log folder or
+// the database) locally, from the REST API's log route remotely; with
+// --follow it keeps printing while the task runs.
 func (a *app) taskLogsCmd() *cobra.Command {
 	var try, mapIndex int
 	var follow bool
@@ -26,19 +28,16 @@ func (a *app) taskLogsCmd() *cobra.Command {
 		Short: "Print a task try's log (default: the current try); --follow tails it while the task runs",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store) error {
-				ti, err := st.TaskInstanceGetByKey(cmd.Context(), args[0], args[1], args[2], mapIndex)
+			if try < 0 || mapIndex < core.NoMapIndex {
+				return fmt.Errorf("--try must be 1 or more (0 = the current try) and --map-index -1 or more, got %d and %d", try, mapIndex)
+			}
+			return a.withBackend(cmd, func(b backend) error {
+				k := core.TIKey{DagID: args[0], RunID: args[1], TaskID: args[2], MapIndex: mapIndex}
+				key, ti, err := b.TaskLogKey(cmd.Context(), k, try)
 				if err != nil {
-					return fmt.Errorf("task instance %s/%s/%s (map index %d): %w", args[0], args[1], args[2], mapIndex, err)
+					return err
 				}
-				key := tasklog.KeyOf(ti)
-				if try > 0 {
-					if try > ti.TryNumber {
-						return fmt.Errorf("--try %d: the task instance is at try %d", try, ti.TryNumber)
-					}
-					key.TryNumber = try
-				}
-				return tailLog(cmd, st, taskLogs(cfg, st), key, follow && key.TryNumber == ti.TryNumber)
+				return tailLog(cmd, b, key, follow && key.TryNumber == ti.TryNumber)
 			})
 		},
 	}
@@ -48,14 +47,19 @@ func (a *app) taskLogsCmd() *cobra.Command {
 	return cmd
 }
 
-// tailLog copies the log to stdout; with follow it polls until the try is
-// no longer queued or running and the log is drained.
-func tailLog(cmd *cobra.Command, st store.Store, logs tasklog.Logs, key tasklog.Key, follow bool) error {
+// followPoll is how often a followed log is read again when it has
+// nothing new.
+const followPoll = 500 * time.Millisecond
+
+// tailLog copies key's log to stdout; with follow (a task try's log) it
+// polls until the try is no longer queued or running and the log is
+// drained.
+func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, follow bool) error {
 	ctx := cmd.Context()
 	var offset int64
 	for {
-		data, next, err := logs.Read(ctx, key, offset)
-		if err != nil && (!follow || !errors.Is(err, core.ErrNotFound)) {
+		data, next, err := b.LogRead(ctx, key, offset)
+		if err != nil {
 			return err
 		}
 		if len(data) > 0 {
@@ -68,10 +72,11 @@ func tailLog(cmd *cobra.Command, st store.Store, logs tasklog.Logs, key tasklog.
 		if !follow {
 			return nil
 		}
-		active, err := tryActive(ctx, st, key)
-		if err != nil || !active {
+		k := core.TIKey{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: key.MapIndex}
+		_, ti, err := b.TaskLogKey(ctx, k, key.TryNumber)
+		if err != nil || !tryActive(ti, key) {
 			// One more read: the worker flushes before reporting the state.
-			if data, _, rerr := logs.Read(ctx, key, offset); rerr == nil {
+			if data, _, rerr := b.LogRead(ctx, key, offset); rerr == nil {
 				_, _ = cmd.OutOrStdout().Write(data)
 			}
 			return err
@@ -79,24 +84,83 @@ func tailLog(cmd *cobra.Command, st store.Store, logs tasklog.Logs, key tasklog.
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(followPoll):
 		}
 	}
 }
 
-// tryActive reports whether key's try is still waiting or running.
-func tryActive(ctx context.Context, st store.Store, key tasklog.Key) (bool, error) {
-	ti, err := st.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
-	if err != nil {
-		return false, err
-	}
+// tryActive reports whether key's try of ti is still waiting or running.
+func tryActive(ti *core.TaskInstance, key tasklog.Key) bool {
 	if ti.TryNumber != key.TryNumber {
-		return false, nil
+		return false
 	}
 	switch ti.State {
 	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning:
-		return true, nil
+		return true
 	default: // finished, waiting to retry, or deferred: no more output from this try
-		return false, nil
+		return false
 	}
+}
+
+// TaskLogKey implements backend.
+func (b *localBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error) {
+	return b.svc.TaskLogKey(ctx, k, try)
+}
+
+// CallbackLogKey implements backend: the callback is found by its id alone.
+func (b *localBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, error) {
+	return b.svc.CallbackLogKey(ctx, service.AnyRun, service.AnyRun, id, attempt)
+}
+
+// LogRead implements backend, as the REST API's log routes read: a log not
+// written yet reads empty.
+func (b *localBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
+	data, next, err := taskLogs(b.cfg, b.svc.Store()).Read(ctx, key, offset)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, offset, nil
+	}
+	return data, next, err
+}
+
+// TaskLogKey implements backend: the task instance from the API, the try
+// picked as the API's log route picks it.
+func (b *restBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error) {
+	var ti core.TaskInstance
+	q := url.Values{"map_index": {strconv.Itoa(k.MapIndex)}}
+	if err := b.c.Get(ctx, "/dags/"+seg(k.DagID)+"/dagRuns/"+seg(k.RunID)+"/taskInstances/"+seg(k.TaskID), q, &ti); err != nil {
+		return tasklog.Key{}, nil, err
+	}
+	key, err := tasklog.TryKey(&ti, try)
+	return key, &ti, err
+}
+
+// CallbackLogKey implements backend. The API finds the callback by its id
+// (under the "~" run) and picks the attempt on each read, so the key only
+// carries the id and the attempt asked for.
+func (b *restBackend) CallbackLogKey(_ context.Context, id int64, attempt int) (tasklog.Key, error) {
+	return tasklog.Key{DagID: service.AnyRun, RunID: service.AnyRun, MapIndex: core.NoMapIndex, TryNumber: attempt, Callback: id}, nil
+}
+
+// LogRead implements backend with the log route of a try or of a callback.
+func (b *restBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
+	q := url.Values{"token": {strconv.FormatInt(offset, 10)}}
+	run := "/dags/" + seg(key.DagID) + "/dagRuns/" + seg(key.RunID)
+	var path string
+	if key.Callback > 0 {
+		path = run + "/callbacks/" + strconv.FormatInt(key.Callback, 10) + "/logs"
+		q.Set("attempt", strconv.Itoa(key.TryNumber))
+	} else {
+		path = run + "/taskInstances/" + seg(key.TaskID) + "/logs/" + strconv.Itoa(key.TryNumber)
+		q.Set("map_index", strconv.Itoa(key.MapIndex))
+	}
+	var chunk api.LogChunk
+	if err := b.c.Get(ctx, path, q, &chunk); err != nil {
+		return nil, offset, err
+	}
+	next, err := strconv.ParseInt(chunk.ContinuationToken, 10, 64)
+	if err != nil {
+		return nil, offset, fmt.Errorf("the answer of GET %s has continuation_token %q, not an offset: is it a Weir api-server of the same version?",
+			path, chunk.ContinuationToken)
+	}
+	return []byte(chunk.Content), next, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
@@ -192,6 +193,9 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 			return nil, err
 		}
 	}
+	if err := stateref.Check(cfg.Workers.StateBackend, opts.StateBackends); err != nil {
+		return nil, fmt.Errorf("[state_store] backend / [workers] state_backend: %w", err)
+	}
 	if ca := cfg.Workers.TLSCAFile; ca != "" {
 		if _, err := execclient.LoadCA(ca); err != nil {
 			return nil, fmt.Errorf("[workers] tls_ca_file: %w", err)
@@ -208,6 +212,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		HeartbeatInterval:  cfg.Workers.HeartbeatInterval.D(),
 		ShutdownGrace:      cfg.Workers.ShutdownGracePeriod.D(),
 		StateBackend:       cfg.Workers.StateBackend,
+		StateBackends:      opts.StateBackends,
 		StateSweepInterval: cfg.Workers.StateSweepInterval.D(),
 		CallbackSlots:      cfg.Callbacks.MaxActive,
 		CallbackTimeout:    cfg.Callbacks.Timeout.D(),

@@ -36,7 +36,8 @@ type surfaces struct {
 	env     []string
 	srv     *httptest.Server
 	token   string
-	crossPC bool // notifications cross processes (PostgreSQL)
+	crossPC bool   // notifications cross processes (PostgreSQL)
+	logs    string // the task log folder of both transports
 }
 
 func newSurfaces(t *testing.T, engine string) *surfaces {
@@ -77,7 +78,10 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 	if s.token, err = svc.CreateAPIToken(ctx, core.System, "otto", "test", 0); err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), Service: svc})
+	// The api-server reads the logs the local CLI does (a shared folder,
+	// as in standalone).
+	s.logs = filepath.Join(home, "logs")
+	h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), Service: svc, LogFolder: s.logs})
 	if err != nil {
 		t.Fatal(err)
 	}

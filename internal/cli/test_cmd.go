@@ -104,12 +104,16 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
+		// A service that fails (a worker that cannot start) ends the
+		// wait for the run, with its error.
+		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
+		stop()
+		done <- err
 	}()
 	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
 	final, err := waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) })
 	stop()
-	if serr := <-done; err == nil {
+	if serr := <-done; serr != nil {
 		err = serr
 	}
 	if err != nil {

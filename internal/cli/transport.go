@@ -14,6 +14,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/taskcli"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // backend is what the admin commands call to read and change a deployment
@@ -121,6 +122,16 @@ type backend interface {
 	UserDelete(ctx context.Context, username string) error
 	// UserSave creates or updates a user with a password and role.
 	UserSave(ctx context.Context, username, password string, role core.Role) error
+
+	// TaskLogKey finds the log of try (0 = the current try) of a task
+	// instance, and returns it with the instance.
+	TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error)
+	// CallbackLogKey finds the log of attempt (0 = the latest) of the
+	// callback id.
+	CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, error)
+	// LogRead reads key's log from offset (up to a chunk) and returns the
+	// offset to continue from; a log not written yet reads empty.
+	LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error)
 }
 
 // remoteAnnotation marks a command group whose commands reach the

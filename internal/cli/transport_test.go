@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,9 @@ func TestTransportsPrintTheSame(t *testing.T) {
 		s.run("variables", "set", "region", "eu-west-1", "--description", "where we run")
 		s.run("variables", "set", "thresholds", `{"rows": 1000}`, "--json")
 		s.run("connections", "add", "dw", "postgres://etl:secret@db:5432/dw?sslmode=require&password=x")
-		orders := seedState(t, s.st) // run r1 of etl (task load), asset orders
-		seedBackfills(t, s)          // DAGs daily (paused) and hourly, a backfill of daily
+		orders := seedState(t, s.st)                // run r1 of etl (task load), asset orders
+		seedBackfills(t, s)                         // DAGs daily (paused) and hourly, a backfill of daily
+		cb := strconv.FormatInt(seedLogs(t, s), 10) // logs of etl/r1/load and of a callback of r1
 		ti := "/api/v2/dags/etl/dagRuns/r1/taskInstances/load/state-store/"
 		for _, k := range []string{"k", "kl", "kr"} {
 			s.rest("PUT", ti+k, map[string]any{"value": map[string]int{"n": 1}, "retention": "never"})
@@ -113,6 +115,13 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"dags", "backfill", "daily", "-s", "2026-01-01", "-e", "2026-01-03"}, // 409: daily has one not completed
 			{"backfills", "list"}, {"backfills", "list", "-o", "json"}, {"backfills", "list", "--dag-id", "nope"},
 			{"backfills", "get", "1"}, {"backfills", "get", "1", "-o", "yaml"}, {"backfills", "get", "99"}, {"backfills", "cancel", "99"},
+			// logs
+			{"tasks", "logs", "etl", "r1", "load"}, {"tasks", "logs", "etl", "r1", "load", "--follow"},
+			{"tasks", "logs", "etl", "seed1", "extract"}, // nothing written yet
+			{"tasks", "logs", "etl", "r1", "load", "--try", "9"}, {"tasks", "logs", "etl", "r1", "nope"},
+			{"tasks", "logs", "etl", "r1", "load", "--map-index", "3"}, {"tasks", "logs", "etl", "r1", "load", "--try", "-1"},
+			{"runs", "callback-logs", cb}, {"runs", "callback-logs", cb, "--attempt", "1"}, {"runs", "callback-logs", cb, "--attempt", "2"},
+			{"runs", "callback-logs", "999"}, {"runs", "callback-logs", "x"},
 		}
 		for _, args := range cases {
 			lo, le, lc := weirIn(t, s.env, "", args...)
@@ -120,6 +129,16 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			if lo != ro || le != re || lc != rc {
 				t.Errorf("weir %s differs:\nlocal  (exit %d): %q %q\nremote (exit %d): %q %q",
 					strings.Join(args, " "), lc, lo, le, rc, ro, re)
+			}
+		}
+
+		// The logs read are the ones written, in both transports (the
+		// comparison above holds for errors too).
+		for _, env := range [][]string{s.env, s.remoteEnv()} {
+			for args, want := range map[string]string{"tasks logs etl r1 load": "loading 3 rows\nloaded\n", "runs callback-logs " + cb: "paged the on-call\n"} {
+				if out, errOut, code := weirIn(t, env, "", strings.Fields(args)...); code != 0 || out != want {
+					t.Errorf("weir %s: exit %d, %q %q; want %q", args, code, out, errOut, want)
+				}
 			}
 		}
 

@@ -126,7 +126,7 @@ type Workers struct {
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats, as a worker and for each running task instance; a worker silent for two intervals has its tries failed over (api-servers beat every half interval)"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
 	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
-	StateBackend        string   `toml:"state_backend" comment:"worker-side object-store backend for task and asset state (docs/requirements.md#be-2): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables)"`
+	StateBackend        string   `toml:"state_backend" comment:"worker-side backend for task and asset state (docs/state-backends.md): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables); or the name of a backend the program registers with weir.WithStateBackend"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
 	// StateStoreBackend is Airflow 3.3's name of StateBackend; Validate
 	// makes the two equal (setting both to different values is an error).
@@ -135,7 +135,7 @@ type Workers struct {
 
 // StateStore configures task state (the task store of AIP-103; docs/task-state.md).
 type StateStore struct {
-	Backend                       string   `toml:"backend" comment:"where task state values are kept: metastore (Weir's database)"`
+	Backend                       string   `toml:"backend" comment:"where task and asset state values are kept: metastore (Weir's database), or the name of a backend the program registers with weir.WithStateBackend (the workers run it; the same as [workers] state_backend = name)"`
 	DefaultRetentionDays          int      `toml:"default_retention_days" comment:"a key written without a retention expires this many days after the write (0 = no expiry); changing it leaves written keys alone"`
 	ClearOnSuccess                bool     `toml:"clear_on_success" comment:"delete a task instance's task state when it succeeds"`
 	StateCleanupBatchSize         int      `toml:"state_cleanup_batch_size" comment:"rows one cleanup statement deletes, with a commit per batch (0 = all in one statement)"`

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/weirflow/weir/internal/objstore"
@@ -12,8 +13,10 @@ import (
 func (c *Config) validateStateStore() []error {
 	var errs []error
 	s := c.StateStore
-	if s.Backend != "metastore" {
-		errs = append(errs, fmt.Errorf("[state_store] backend: %q is not a known backend; the only one is \"metastore\"", s.Backend))
+	if s.Backend != MetastoreBackend {
+		if err := CheckStateBackendName(s.Backend); err != nil {
+			errs = append(errs, fmt.Errorf("[state_store] backend: %w (\"metastore\" = Weir's database, the default)", err))
+		}
 	}
 	for name, v := range map[string]int{
 		"default_retention_days":            s.DefaultRetentionDays,
@@ -46,16 +49,56 @@ func (c *Config) validateStateStore() []error {
 		errs = append(errs, fmt.Errorf("[workers] state_store_backend %q and state_backend %q differ: they are one option (Airflow's name and Weir's); set one",
 			w.StateStoreBackend, w.StateBackend))
 	}
-	if c.Workers.StateBackend != "" {
-		if err := objstore.CheckURL(c.Workers.StateBackend); err != nil {
-			errs = append(errs, fmt.Errorf("[workers] state_backend: %w (empty = values in the database)", err))
+	switch b := w.StateBackend; {
+	case b == "":
+	case backendName.MatchString(b):
+		if err := CheckStateBackendName(b); err != nil {
+			errs = append(errs, fmt.Errorf("[workers] state_backend: %w; leave it empty for values in the database", err))
+		}
+	default:
+		if err := objstore.CheckURL(b); err != nil {
+			errs = append(errs, fmt.Errorf("[workers] state_backend: %w (empty = values in the database; a name = a backend the program registers)", err))
+		}
+	}
+	// A custom [state_store] backend runs where [workers] state_backend
+	// does: the workers take it from there.
+	if s.Backend != MetastoreBackend {
+		switch w.StateBackend {
+		case "":
+			w.StateBackend, w.StateStoreBackend = s.Backend, s.Backend
+		case s.Backend:
+		default:
+			errs = append(errs, fmt.Errorf("[state_store] backend %q and [workers] state_backend %q differ: both say where task and asset state values are kept; set one",
+				s.Backend, w.StateBackend))
 		}
 	}
 	return errs
 }
 
+// MetastoreBackend is [state_store] backend's default: values in Weir's
+// database.
+const MetastoreBackend = "metastore"
+
+// backendName is the form of a custom state backend's name.
+var backendName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
+
+// CheckStateBackendName reports whether name can name a custom state
+// backend (weir.WithStateBackend): a letter, then up to 62 letters,
+// digits, "_", "-" or "."; "metastore" is taken by the default. Whether a
+// program registers it is checked where it is used (the worker and the
+// in-task CLI), since every process reads the same configuration.
+func CheckStateBackendName(name string) error {
+	if name == MetastoreBackend {
+		return fmt.Errorf("state backend name %q is the built-in default, not a custom backend's", name)
+	}
+	if !backendName.MatchString(name) {
+		return fmt.Errorf("state backend name %q: want a letter, then up to 62 letters, digits, \"_\", \"-\" or \".\"", name)
+	}
+	return nil
+}
+
 // defaultStateStore is [state_store] before any file or environment.
 func defaultStateStore() StateStore {
-	return StateStore{Backend: "metastore", DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30,
+	return StateStore{Backend: MetastoreBackend, DefaultRetentionDays: 30, MaxValueBytes: 65536, AssetStateOrphanRetentionDays: 30,
 		ObjectGrace: Duration(time.Hour)}
 }

@@ -41,7 +41,7 @@ func TestStateStoreConfig(t *testing.T) {
 		"WEIR__STATE_STORE__ASSET_STATE_ORPHAN_RETENTION_DAYS=-2",
 		"WEIR__STATE_STORE__MAX_VALUE_BYTES=0",
 		"WEIR__STATE_STORE__CLEANUP_INTERVAL=-1m",
-		"WEIR__STATE_STORE__BACKEND=redis",
+		"WEIR__STATE_STORE__BACKEND=redis://cache",
 		"WEIR__WORKERS__STATE_BACKEND=ftp://host/state",
 		"WEIR__STATE_STORE__OBJECT_GRACE=10s",
 		"WEIR__WORKERS__STATE_SWEEP_INTERVAL=0s",
@@ -52,7 +52,7 @@ func TestStateStoreConfig(t *testing.T) {
 		"[state_store] asset_state_orphan_retention_days: must not be negative, got -2",
 		"[state_store] max_value_bytes: must be at least 1, got 0",
 		"[state_store] cleanup_interval: must not be negative",
-		`[state_store] backend: "redis" is not a known backend`,
+		`[state_store] backend: state backend name "redis://cache": want a letter`,
 		`[workers] state_backend: invalid input: object store URL "ftp://host/state" has unsupported scheme "ftp"`,
 		"[state_store] object_grace: must be at least 1m, got 10s",
 		"[workers] state_sweep_interval: must be at least 1s, got 0s",
@@ -93,6 +93,37 @@ func TestWorkersStateBackend(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "[workers] state_backend") || !strings.Contains(err.Error(), want) ||
 			strings.Contains(err.Error(), "hunter22") {
 			t.Errorf("state_backend %s: error %v, want one naming the option and saying %q without the secret", url, err, want)
+		}
+	}
+}
+
+// docs/state-backends.md#custom-backends-in-go: [state_store] backend (or
+// [workers] state_backend, or Airflow's state_store_backend) may name a
+// custom backend; the workers take it from [workers] state_backend. A name
+// of the wrong form, "metastore" as a worker backend, or two keys naming
+// different backends are refused with the keys named.
+func TestCustomStateBackendConfig(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{
+		{"WEIR__STATE_STORE__BACKEND=journal"},
+		{"WEIR__WORKERS__STATE_BACKEND=journal"},
+		{"WEIR__WORKERS__STATE_STORE_BACKEND=journal"},
+		{"WEIR__STATE_STORE__BACKEND=journal", "WEIR__WORKERS__STATE_STORE_BACKEND=journal"},
+	} {
+		cfg, err := Load(t.TempDir(), env)
+		if err != nil || cfg.Workers.StateBackend != "journal" {
+			t.Errorf("%v: %v, workers take %q; want journal", env, err, cfg.Workers.StateBackend)
+		}
+	}
+	for want, env := range map[string][]string{
+		`[state_store] backend "journal" and [workers] state_backend "file:///tmp/s" differ`: {
+			"WEIR__STATE_STORE__BACKEND=journal", "WEIR__WORKERS__STATE_BACKEND=file:///tmp/s"},
+		`[state_store] backend: state backend name "9lives": want a letter`: {"WEIR__STATE_STORE__BACKEND=9lives"},
+		`[workers] state_backend: state backend name "metastore" is the built-in default`: {
+			"WEIR__WORKERS__STATE_BACKEND=metastore"},
+	} {
+		if _, err := Load(t.TempDir(), env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want %q", env, err, want)
 		}
 	}
 }

@@ -10,15 +10,19 @@ import (
 // loader or the Go SDK. It is what a dag_version stores (as JSON) and what
 // the scheduler and workers read; it never holds code.
 type DAG struct {
-	DagID          string         `json:"dag_id"`
-	Description    string         `json:"description,omitempty"`
-	Schedule       string         `json:"schedule,omitempty"` // "" = none; preset, cron or duration
-	StartDate      *time.Time     `json:"start_date,omitempty"`
-	EndDate        *time.Time     `json:"end_date,omitempty"`
-	Catchup        bool           `json:"catchup,omitempty"`
-	MaxActiveRuns  int            `json:"max_active_runs,omitempty"`  // 0 = default (16)
-	MaxActiveTasks int            `json:"max_active_tasks,omitempty"` // 0 = default (16)
-	Params         map[string]any `json:"params,omitempty"`
+	DagID       string     `json:"dag_id"`
+	Description string     `json:"description,omitempty"`
+	Schedule    string     `json:"schedule,omitempty"` // "" = none; preset, cron or duration
+	StartDate   *time.Time `json:"start_date,omitempty"`
+	EndDate     *time.Time `json:"end_date,omitempty"`
+	Catchup     bool       `json:"catchup,omitempty"`
+	// IsPausedUponCreation, when set, is whether the DAG starts paused the
+	// first time it is recorded (Airflow's DAG argument); nil = [core]
+	// dags_are_paused_at_creation.
+	IsPausedUponCreation *bool          `json:"is_paused_upon_creation,omitempty"`
+	MaxActiveRuns        int            `json:"max_active_runs,omitempty"`  // 0 = default (16)
+	MaxActiveTasks       int            `json:"max_active_tasks,omitempty"` // 0 = default (16)
+	Params               map[string]any `json:"params,omitempty"`
 	// ParamDescriptions documents params (name → text), shown by the web
 	// UI's trigger form.
 	ParamDescriptions map[string]string `json:"param_descriptions,omitempty"`

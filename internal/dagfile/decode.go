@@ -50,6 +50,10 @@ func (d *decoder) dag(n *node) core.DAG {
 	if v := n.get("catchup"); v != nil {
 		dag.Catchup = d.boolean(v, root.key("catchup"))
 	}
+	if v := n.get("is_paused_upon_creation"); v != nil {
+		paused := d.boolean(v, root.key("is_paused_upon_creation"))
+		dag.IsPausedUponCreation = &paused
+	}
 	for _, name := range []string{"max_active_runs", "max_active_tasks"} {
 		if v := n.get(name); v != nil {
 			i := d.integer(v, root.key(name))

@@ -11,7 +11,7 @@ import (
 var dagFields = []string{
 	"dag_id", "description", "schedule", "start_date", "end_date", "catchup", "max_active_runs",
 	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets", "asset_runs",
-	"on_success", "on_failure", "template_syntax",
+	"on_success", "on_failure", "template_syntax", "is_paused_upon_creation",
 }
 
 // taskFields are the fields every task accepts, whatever its operator.

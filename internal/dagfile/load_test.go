@@ -73,6 +73,27 @@ func TestExamplesLoad(t *testing.T) {
 	}
 }
 
+// Issue 12: the examples are written in Airflow's template syntax, Jinja
+// (none is detected as Go's text/template).
+func TestExamplesUseJinja(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../../examples/dags/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v, %d files", err, len(files))
+	}
+	for _, file := range files {
+		dags, err := LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dags {
+			if d.TemplateSyntax != core.TemplateJinja {
+				t.Errorf("%s: dag %s uses template syntax %q, want jinja", file, d.DagID, d.TemplateSyntax)
+			}
+		}
+	}
+}
+
 func exampleFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string

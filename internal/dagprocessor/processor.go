@@ -197,7 +197,7 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 	)
 	err := p.Store.WithTx(ctx, func(tx store.Store) error {
 		var err error
-		version, created, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: p.PauseNew, Now: now})
+		version, created, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew), Now: now})
 		if err != nil {
 			return err
 		}
@@ -327,4 +327,13 @@ type Store interface {
 	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
 	Notify(ctx context.Context, channel string) error
 	WithTx(ctx context.Context, fn func(tx store.Store) error) error
+}
+
+// pausedAtCreation is whether d starts paused when first recorded: its
+// is_paused_upon_creation, else the deployment's pauseNew.
+func pausedAtCreation(d *core.DAG, pauseNew bool) bool {
+	if d.IsPausedUponCreation != nil {
+		return *d.IsPausedUponCreation
+	}
+	return pauseNew
 }

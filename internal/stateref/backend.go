@@ -1,11 +1,14 @@
 package stateref
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/objstore"
 )
 
@@ -20,11 +23,30 @@ const (
 	EnvSessionToken    = "WEIR_STATE_BACKEND_SESSION_TOKEN"     //nolint:gosec // G101: a variable's name, not a secret
 )
 
+// Objects is what a backend does with the values: keep one under a
+// reference (serialize), return it (deserialize), and remove it once its
+// row is gone (cleanup, from the sweep). An objstore.Store is one; a custom
+// backend a Go program registers (weir.WithStateBackend) is another.
+type Objects interface {
+	// Put keeps data under ref, replacing any previous value.
+	Put(ctx context.Context, ref string, data []byte) error
+	// Get returns the value under ref, or an error wrapping
+	// core.ErrNotFound when there is none.
+	Get(ctx context.Context, ref string) ([]byte, error)
+	// Delete removes the value under ref; an absent one is not an error.
+	Delete(ctx context.Context, ref string) error
+}
+
+// Registry holds the custom backends of a program by name
+// (weir.WithStateBackend); nil holds none.
+type Registry map[string]Objects
+
 // Backend is an opened [workers] state_backend.
 type Backend struct {
 	// Store keeps the values.
-	Store objstore.Store
-	// URL is the backend's URL without credentials.
+	Store Objects
+	// URL is the backend's URL without credentials, or a custom backend's
+	// name.
 	URL string
 	s3  *objstore.S3Config // nil for file://
 }
@@ -37,13 +59,68 @@ func Open(rawURL string) (*Backend, error) {
 	return open(rawURL, nil)
 }
 
+// Resolve opens the backend spec names: nil for "" (values in the
+// database), the object store of a URL (file://, s3://; see Open), or the
+// custom backend reg holds under a name. An unknown name is an error that
+// lists the names reg holds.
+func Resolve(spec string, reg Registry) (*Backend, error) {
+	switch {
+	case spec == "":
+		return nil, nil
+	case strings.Contains(spec, "://"):
+		return Open(spec)
+	}
+	if o, ok := reg[spec]; ok {
+		return &Backend{Store: o, URL: spec}, nil
+	}
+	return nil, unknownName(spec, reg)
+}
+
+// Check reports, without opening anything, whether Resolve would refuse
+// spec: a URL objstore.CheckURL refuses, or a name reg does not hold.
+func Check(spec string, reg Registry) error {
+	switch {
+	case spec == "":
+		return nil
+	case strings.Contains(spec, "://"):
+		return objstore.CheckURL(spec)
+	case reg[spec] != nil:
+		return nil
+	}
+	return unknownName(spec, reg)
+}
+
+// unknownName is the error for a backend name reg does not hold.
+func unknownName(name string, reg Registry) error {
+	have := "this program registers none"
+	if len(reg) > 0 {
+		names := make([]string, 0, len(reg))
+		for n := range reg {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		have = "this program registers " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%w: state backend %q is not registered (%s); name a backend the program registers with weir.WithStateBackend, or give a file:// or s3:// URL",
+		core.ErrInvalid, name, have)
+}
+
 // FromEnv opens the backend a task's environment names (EnvBackend and the
-// credential variables); nil, nil when EnvBackend is unset: task state
-// then goes to the database as is.
-func FromEnv() (*Backend, error) {
+// credential variables): a URL, or the name of a custom backend in reg
+// (the worker's own program runs the in-task CLI, so it holds the same
+// ones); nil, nil when EnvBackend is unset: task state then goes to the
+// database as is.
+func FromEnv(reg Registry) (*Backend, error) {
 	raw := strings.TrimSpace(os.Getenv(EnvBackend))
 	if raw == "" {
 		return nil, nil
+	}
+	if !strings.Contains(raw, "://") {
+		b, err := Resolve(raw, reg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvBackend, err)
+		}
+		return b, nil
 	}
 	b, err := open(raw, func(c *objstore.S3Config) {
 		if key := os.Getenv(EnvAccessKeyID); key != "" {

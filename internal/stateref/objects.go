@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/stateobj"
 )
 
@@ -21,7 +20,7 @@ var ErrMissingObject = errors.New("state reference has no object")
 // value before its reference is stored (put) and follows a stored
 // reference (get). Objects are deleted by the sweep (Sweeper), never here.
 type objects struct {
-	store objstore.Store
+	store Objects
 	what  string // "task state" or "asset state", for messages
 }
 
@@ -62,7 +61,7 @@ func (o objects) follow(ctx context.Context, key string, raw json.RawMessage, ow
 }
 
 // storeName names st for messages (never with credentials).
-func storeName(st objstore.Store) string {
+func storeName(st Objects) string {
 	if s, ok := st.(fmt.Stringer); ok {
 		return s.String()
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/objstore"
 	"github.com/weirflow/weir/internal/statevalue"
 )
 
@@ -28,13 +27,13 @@ import (
 // satisfies operator.State.
 type State struct {
 	client *execclient.Client
-	store  objstore.Store
+	store  Objects
 }
 
 // New wraps c, a client holding a try's identity, so that the state values
 // it writes live in st. Task state needs the identity's dag, run and task:
 // New refuses a client without them.
-func New(c *execclient.Client, st objstore.Store) (*State, error) {
+func New(c *execclient.Client, st Objects) (*State, error) {
 	id := c.Identity
 	if id.DagID == "" || id.RunID == "" || id.TaskID == "" {
 		return nil, fmt.Errorf("state backend: the client does not name its task instance (dag %q, run %q, task %q; set %s, %s and %s)",

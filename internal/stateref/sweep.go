@@ -9,7 +9,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
-	"github.com/weirflow/weir/internal/objstore"
 )
 
 // DefaultSweepInterval is [workers] state_sweep_interval's default.
@@ -26,7 +25,7 @@ const sweepBatch = 200
 // is claimed again once its lease lapses.
 type Sweeper struct {
 	Client   *execclient.Client // holds the worker credential
-	Store    objstore.Store
+	Store    Objects
 	Logger   *slog.Logger
 	Interval time.Duration // 0 = DefaultSweepInterval
 }

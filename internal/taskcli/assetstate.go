@@ -7,22 +7,26 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 )
 
 // AssetStateCmd is `weir asset-state`: the state of an asset the task
 // declares, named with --name or --uri, or the only one it declares.
-func AssetStateCmd() *cobra.Command {
+// backends are the program's custom state backends (weir.WithStateBackend).
+func AssetStateCmd(backends stateref.Registry) *cobra.Command {
 	var name, uri string
 	return stateCmd(stateCLI{
-		use:   "asset-state",
-		short: "Read and write the state of an asset this task declares, from inside a running task",
+		backends: backends,
+		use:      "asset-state",
+		short:    "Read and write the state of an asset this task declares, from inside a running task",
 		long: `Asset state is a key/value store of JSON values scoped to one asset, independent of runs and
 without retention: a watermark or cursor that the next run reads. A task reaches the state of
 the concrete assets it declares as inlets or outlets; name the asset with --name or --uri, or
 leave both out when the task declares exactly one. Reads WEIR_API_URL, WEIR_TASK_TOKEN (or
 WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the worker sets for every task. When the worker
-has a [workers] state_backend it also sets WEIR_STATE_BACKEND: values then go to that object
-store (under the asset's name) and only a reference to the API.
+has a state backend ([workers] state_backend, or a custom [state_store] backend) it also sets
+WEIR_STATE_BACKEND: values then go to that backend (under the asset's name) and only a
+reference to the API.
 
 Exit codes: 0 success; 1 get found no key and no --default was given; 2 bad input (not
 JSON, null, NaN or Infinity, a bad key, a value over [state_store] max_value_bytes, or no

@@ -73,6 +73,9 @@ type stateCLI struct {
 	scope func(cmd *cobra.Command, st operator.State) (core.StateScope, error)
 	// absent describes the scope in the message of an absent key.
 	absent func(scope core.StateScope) string
+	// backends are the program's custom state backends, which
+	// WEIR_STATE_BACKEND may name.
+	backends stateref.Registry
 }
 
 // stateCmd builds a kind's in-task command: it runs inside a task (any
@@ -84,7 +87,7 @@ func stateCmd(k stateCLI) *cobra.Command {
 	k.flags(cmd)
 	// open returns the state access and the scope of a subcommand.
 	open := func(cmd *cobra.Command) (operator.State, core.StateScope, error) {
-		st, err := inState()
+		st, err := inState(k.backends)
 		if err != nil {
 			return nil, core.StateScope{}, err
 		}
@@ -191,13 +194,13 @@ func stateCmd(k stateCLI) *cobra.Command {
 
 // inState returns the running task's state: its Execution API client from
 // the environment, wrapped by the worker-side backend when
-// WEIR_STATE_BACKEND is set.
-func inState() (operator.State, error) {
+// WEIR_STATE_BACKEND is set (a URL, or a name among backends).
+func inState(backends stateref.Registry) (operator.State, error) {
 	c, err := execclient.ClientFromEnv()
 	if err != nil {
 		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
-	b, err := stateref.FromEnv()
+	b, err := stateref.FromEnv(backends)
 	if err != nil {
 		return nil, &ExitError{Code: exitFailed, Err: err}
 	}

@@ -5,18 +5,22 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/stateref"
 )
 
 // TaskStateCmd is `weir task-state`: the try's own task instance's state.
-func TaskStateCmd() *cobra.Command {
+// backends are the program's custom state backends (weir.WithStateBackend).
+func TaskStateCmd(backends stateref.Registry) *cobra.Command {
 	return stateCmd(stateCLI{
-		use:   "task-state",
-		short: "Read and write this task instance's task state from inside a running task",
+		backends: backends,
+		use:      "task-state",
+		short:    "Read and write this task instance's task state from inside a running task",
 		long: `Task state is a key/value store of JSON values scoped to one task instance (dag, run,
 task, map index) and shared by all its tries: a retry reads what an earlier try wrote.
 Reads WEIR_API_URL, WEIR_TASK_TOKEN (or WEIR_TASK_TOKEN_FILE) and WEIR_TI_ID, which the
-worker sets for every task. When the worker has a [workers] state_backend it also sets
-WEIR_STATE_BACKEND: values then go to that object store and only a reference to the API.
+worker sets for every task. When the worker has a state backend ([workers] state_backend,
+or a custom [state_store] backend) it also sets WEIR_STATE_BACKEND: values then go to that
+backend and only a reference to the API.
 
 Exit codes: 0 success; 1 get found no key and no --default was given; 2 bad input (not
 JSON, null, NaN or Infinity, a bad retention or key, a value over [state_store]

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nikolalohinski/gonja/v2"
 	"github.com/nikolalohinski/gonja/v2/builtins"
@@ -157,7 +158,9 @@ func jinjaData(ctx map[string]any, funcs Funcs, failed *error) map[string]any {
 		}
 		data["ti"], data["task_instance"] = ti, ti
 	}
-	data["macros"] = map[string]any{
+	macros := moreMacros(time.Now, keep)
+	data["macros"] = macros
+	maps.Copy(macros, map[string]any{
 		"ds_add": func(ds string, days int) (string, error) {
 			v, err := dsAdd(ds, days)
 			return v, keep(err)
@@ -166,7 +169,7 @@ func jinjaData(ctx map[string]any, funcs Funcs, failed *error) map[string]any {
 			v, err := dsFormat(ds, in, out)
 			return v, keep(err)
 		},
-	}
+	})
 	return data
 }
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -54,6 +56,16 @@ func TestRenderJinja(t *testing.T) {
 		{in: "{{ ti.xcom_pull(dag_id='x') }}", errPart: "unsupported argument dag_id"},
 		{in: "{{ ds | ts }}", errPart: "filter ts takes a timestamp (logical_date, data_interval_start, ...), not a string"},
 		{in: "{{ logical_date.strftime('%Q') }}", errPart: "unsupported strftime directive %Q"},
+		// More of Airflow's macros, and pendulum's add and subtract.
+		{in: "{{ logical_date.add(days=1) | ds }} {{ logical_date.subtract(weeks=1, hours=2) }} {{ data_interval_end.add(months=1, minutes=5) | ts }}",
+			want: "2024-03-10 2024-03-01T22:00:00+00:00 2024-04-10T00:05:00+00:00"},
+		{in: "{{ macros.datetime_diff_for_humans(data_interval_end, data_interval_start) }}, {{ macros.datetime_diff_for_humans(logical_date, since=data_interval_end.add(days=20)) }}",
+			want: "1 day after, 3 weeks before"},
+		{in: "{{ macros.uuid.uuid4() | length }} {% if 0 <= macros.random() < 1 %}ok{% endif %} {{ macros.time.time() > 1700000000 }}", want: "36 ok True"},
+		{in: "{{ logical_date.add(day=1) }}", errPart: "add has no unit day (years, months, weeks, days, hours, minutes, seconds are)"},
+		{in: "{{ logical_date.subtract(1) }}", errPart: "subtract takes keyword arguments only"},
+		{in: "{{ logical_date.add(days='x') }}", errPart: "add takes a whole number of days, not x"},
+		{in: "{{ macros.datetime_diff_for_humans(ds) }}", errPart: "dt must be a timestamp"},
 	}
 	assertRenders(t, tests, ctx, funcs)
 }
@@ -113,6 +125,20 @@ func TestCheckJinja(t *testing.T) {
 		{tmpl: "{{ ds | nofilter }}", want: `unknown filter "nofilter" at line 1`},
 		{tmpl: "{% if ds is nottest %}{% endif %}", want: `unknown test "nottest"`},
 		{tmpl: "{{ ds | upper | shquote }} {% if params.x is defined %}{% endif %} {{ logical_date | ds }}"},
+		// The statements gonja keeps unexported: set's value and block body,
+		// with's values and body, a filter section's filters and body.
+		{tmpl: "{% set x %}{{ ds }}-{{ params.a }}{% endset %}{% with y = ds %}{{ x }}{{ y }}{{ run_id }}{% endwith %}" +
+			"{% filter upper %}{{ ds_nodash }}{% endfilter %}{% set z = macros.ds_add(ds, 1) %}{{ z }}"},
+		{tmpl: "{{ logical_date.add(days=1) }} {{ macros.uuid.uuid4() }} {{ macros.random() }} {{ macros.time.time() }} {{ macros.datetime_diff_for_humans(logical_date) }}"},
+		{tmpl: "{{ macros.uuid.uuid5() }}", want: "unknown name macros.uuid.uuid5"},
+		{tmpl: "{{ logical_date.plus(days=1) }}", want: "unknown name logical_date.plus"},
+		{tmpl: "{% set x %}{{ dss }}{% endset %}{{ x }}", want: "unknown name dss"},
+		{tmpl: "{% set x = parms.a %}{{ x }}", want: "unknown name parms"},
+		{tmpl: "{% with y = ti.try %}{{ y }}{% endwith %}", want: "unknown name ti.try"},
+		{tmpl: "{% with y = 1 %}{{ y }}{{ ts_nodsh }}{% endwith %}", want: "unknown name ts_nodsh"},
+		{tmpl: "{% filter upper %}{{ logical_date.yr }}{% endfilter %}", want: "unknown name logical_date.yr"},
+		{tmpl: "{% filter upcase %}{{ ds }}{% endfilter %}", want: `unknown filter "upcase" at line 1`},
+		{tmpl: "{% set x %}{% with y = 1 %}{% filter upper %}{{ nope }}{% endfilter %}{% endwith %}{% endset %}", want: "unknown name nope"},
 	}
 	for _, tc := range tests {
 		err := Check(core.TemplateJinja, "f", tc.tmpl, nil)
@@ -143,5 +169,29 @@ func TestJinjaErrorWrapsCause(t *testing.T) {
 	_, err := Render("{{ ti.xcom_pull(task_ids='a') }}", Context(run, ti, nil), Funcs{Syntax: core.TemplateJinja})
 	if !errors.Is(err, errNoXCom) || err.Error() != "template: line 1: "+errNoXCom.Error() {
 		t.Fatalf("error = %v, want %v at line 1", err, errNoXCom)
+	}
+}
+
+// macros.datetime_diff_for_humans words the distance from now (ago, in)
+// or from since (before, after) in its largest whole unit, as pendulum.
+func TestDiffForHumans(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *exec.Value { return exec.AsValue(Time{now.Add(d)}) }
+	for _, c := range []struct {
+		args *exec.VarArgs
+		want string
+	}{
+		{&exec.VarArgs{Args: []*exec.Value{at(-3 * 24 * time.Hour)}}, "3 days ago"},
+		{&exec.VarArgs{Args: []*exec.Value{at(2*time.Hour + 5*time.Minute)}}, "in 2 hours"},
+		{&exec.VarArgs{Args: []*exec.Value{at(-5 * time.Second)}}, "a few seconds ago"},
+		{&exec.VarArgs{Args: []*exec.Value{at(-400 * 24 * time.Hour)}}, "1 year ago"},
+		{&exec.VarArgs{KwArgs: map[string]*exec.Value{"dt": at(0), "since": at(-90 * time.Second)}}, "1 minute after"},
+		{&exec.VarArgs{Args: []*exec.Value{at(0), at(45 * 24 * time.Hour)}}, "1 month before"},
+		{&exec.VarArgs{Args: []*exec.Value{at(-8 * 24 * time.Hour), exec.AsValue(nil)}}, "1 week ago"},
+	} {
+		if got, err := diffForHumans(c.args, now); err != nil || got != c.want {
+			t.Errorf("diffForHumans(%v) = %q, %v; want %q", c.args, got, err, c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/nodes"
@@ -45,13 +46,11 @@ func checkJinjaNames(field, src string, t *exec.Template, names map[string]any) 
 // ({% if x is t %}) under root that Jinja does not have.
 func checkFilters(field string, root nodes.Node) error {
 	var err error
-	walkNodes(root, func(n nodes.Node) bool {
+	walkAllNodes(root, func(n nodes.Node) bool {
 		switch x := n.(type) {
-		case *nodes.FilteredExpression:
-			for _, f := range x.Filters {
-				if err == nil && !jinjaEnv.Filters.Exists(f.Name) {
-					err = fmt.Errorf("%s: unknown filter %q at line %d (docs/templates.md#filters lists them)", field, f.Name, f.Token.Line)
-				}
+		case filterCall: // {{ x | f }}, {% filter f %}
+			if !jinjaEnv.Filters.Exists(x.Name) {
+				err = fmt.Errorf("%s: unknown filter %q at line %d (docs/templates.md#filters lists them)", field, x.Name, x.Token.Line)
 			}
 		case *nodes.TestExpression:
 			if err == nil && !jinjaEnv.Tests.Exists(x.Test.Name) {
@@ -131,9 +130,10 @@ func lookupJinja(field string, ident []string, ctx map[string]any) error {
 }
 
 // visitNames calls visit with every name path a template reads from its
-// context: {{ a.b['c'] }} is [a b c].
+// context: {{ a.b['c'] }} is [a b c], in every statement (the bodies of
+// set and with blocks and filter sections too: walkAllNodes).
 func visitNames(root nodes.Node, visit func(ident []string)) {
-	walkNodes(root, func(n nodes.Node) bool {
+	walkAllNodes(root, func(n nodes.Node) bool {
 		ident, rest := namePath(n)
 		if ident == nil {
 			return true
@@ -149,9 +149,22 @@ func visitNames(root nodes.Node, visit func(ident []string)) {
 // walkNodes calls f with each node under root, depth first, and descends
 // into a node when f returns true. It walks the exported parts of the
 // syntax tree, which hold every expression of the statements Weir allows
-// except the bodies of set and with blocks and filter sections (checked
-// when the task runs).
+// except those of set, with and filter statements (kept in unexported
+// fields: walkAllNodes reaches them).
 func walkNodes(root nodes.Node, f func(nodes.Node) bool) {
+	walkTree(root, false, f)
+}
+
+// walkAllNodes is walkNodes into every statement: it also reads the
+// unexported fields gonja keeps the target, value and body of a set, the
+// names and body of a with, and the filters and body of a filter section
+// in, so the load-time check sees every name a template reads.
+func walkAllNodes(root nodes.Node, f func(nodes.Node) bool) {
+	walkTree(root, true, f)
+}
+
+// walkTree is walkNodes, and with private walkAllNodes.
+func walkTree(root nodes.Node, private bool, f func(nodes.Node) bool) {
 	seen := map[uintptr]bool{}
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
@@ -165,14 +178,28 @@ func walkNodes(root nodes.Node, f func(nodes.Node) bool) {
 				return
 			}
 			seen[v.Pointer()] = true
-			if n, ok := v.Interface().(nodes.Node); ok && !f(n) {
+			var n nodes.Node
+			switch x := v.Interface().(type) {
+			case nodes.Node:
+				n = x
+			case *nodes.FilterCall:
+				n = filterCall{x}
+			}
+			if n != nil && !f(n) {
 				return
 			}
 			walk(v.Elem())
 		case reflect.Struct:
 			for i := range v.NumField() {
-				if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "Parent" {
-					walk(v.Field(i))
+				field, fv := v.Type().Field(i), v.Field(i)
+				switch {
+				case field.Name == "Parent":
+				case field.IsExported():
+					walk(fv)
+				case private && fv.CanAddr():
+					// The field read as the syntax tree holds it; nothing is
+					// written through it.
+					walk(reflect.NewAt(field.Type, unsafe.Pointer(fv.UnsafeAddr())).Elem()) //nolint:gosec // G103: reads gonja's unexported syntax-tree fields
 				}
 			}
 		case reflect.Slice:
@@ -272,3 +299,13 @@ func bindHead(head []*tokens.Token, bound map[string]bool) {
 		}
 	}
 }
+
+// filterCall is a filter applied to an expression or a filter section, as
+// a node of the walk (gonja's FilterCall is not a nodes.Node).
+type filterCall struct{ *nodes.FilterCall }
+
+// Position is where the filter is named.
+func (c filterCall) Position() *tokens.Token { return c.Token }
+
+// String names the filter.
+func (c filterCall) String() string { return "filter " + c.Name }

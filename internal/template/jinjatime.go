@@ -6,7 +6,8 @@ import (
 
 // timeAttrs are the attributes a timestamp has in a Jinja template, a
 // subset of pendulum's DateTime (Airflow's): {{ logical_date.year }},
-// {{ data_interval_end.strftime('%Y/%m') }}, {{ logical_date.isoformat() }}.
+// {{ data_interval_end.strftime('%Y/%m') }}, {{ logical_date.isoformat() }},
+// {{ logical_date.add(days=1) | ds }}.
 var timeAttrs = map[string]func(t Time) any{
 	"year":        func(t Time) any { return t.Year() },
 	"month":       func(t Time) any { return int(t.Month()) },
@@ -18,6 +19,8 @@ var timeAttrs = map[string]func(t Time) any{
 	"isoformat":   func(t Time) any { return t.String },
 	"timestamp":   func(t Time) any { return func() float64 { return float64(t.UnixMicro()) / 1e6 } },
 	"date":        func(t Time) any { return func() string { return t.Format("2006-01-02") } },
+	"add":         func(t Time) any { return func(args *exec.VarArgs) (Time, error) { return shift(t, 1, args) } },
+	"subtract":    func(t Time) any { return func(args *exec.VarArgs) (Time, error) { return shift(t, -1, args) } },
 	"strftime": func(t Time) any {
 		return func(format string) (string, error) {
 			layout, err := goLayout(format)

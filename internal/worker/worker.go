@@ -58,10 +58,16 @@ type Worker struct {
 	// ([callbacks] timeout); 0 = 5 min.
 	CallbackTimeout time.Duration
 
-	// StateBackend is [workers] state_backend: an object-store URL where
-	// tasks keep task state values, only references going to the database
-	// (docs/requirements.md#be-2); "" = values in the database.
+	// StateBackend is [workers] state_backend (or [state_store] backend):
+	// an object-store URL, or the name of a custom backend in
+	// StateBackends, where tasks keep task state values, only references
+	// going to the database (docs/state-backends.md); "" = values in the
+	// database. An unknown name stops Start with an error listing the
+	// registered ones.
 	StateBackend string
+	// StateBackends are the program's custom backends by name
+	// (weir.WithStateBackend).
+	StateBackends stateref.Registry
 	// StateSweepInterval is [workers] state_sweep_interval: how often the
 	// worker deletes the objects of removed state (with StateBackend).
 	StateSweepInterval time.Duration
@@ -115,9 +121,9 @@ func (w *Worker) init() error {
 		w.Logger = slog.New(slog.DiscardHandler)
 	}
 	if w.StateBackend != "" {
-		b, err := stateref.Open(w.StateBackend)
+		b, err := stateref.Resolve(w.StateBackend, w.StateBackends)
 		if err != nil {
-			return fmt.Errorf("worker: [workers] state_backend: %w", err)
+			return fmt.Errorf("worker: [state_store] backend / [workers] state_backend: %w", err)
 		}
 		w.stateBackend = b
 	}
