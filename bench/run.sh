@@ -129,6 +129,6 @@ for engine in $ENGINES; do
 		fi
 		echo "== $engine $kind logs=${LOGS:-home} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
 		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" | tee -a "$log"
-		[[ -n "$env" ]] && rm -rf "${env#*=}"
+		if [[ -n "$env" ]]; then rm -rf "${env#*=}"; fi
 	done
 done

@@ -173,6 +173,15 @@ func drive(args []string) error {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion())
+	var spawns *spawnBaseline
+	if o.kind == "bash" {
+		b, err := measureSpawns(300)
+		if err != nil {
+			return err
+		}
+		fmt.Println("BASELINE", b)
+		spawns = &b
+	}
 	for _, sc := range strings.Split(o.scenario, ",") {
 		var results []result
 		for rep := range o.reps {
@@ -183,7 +192,11 @@ func drive(args []string) error {
 			fmt.Printf("rep %d: %s\n", rep+1, r)
 			results = append(results, r)
 		}
-		fmt.Printf("MEDIAN %s %s %s: %s\n", o.engine, o.kind, sc, median(results))
+		m := median(results)
+		fmt.Printf("MEDIAN %s %s %s: %s\n", o.engine, o.kind, sc, m)
+		if spawns != nil && !deferScenarios[sc] {
+			fmt.Println(spawns.ratio(sc, m))
+		}
 	}
 	return nil
 }

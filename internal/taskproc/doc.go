@@ -1,19 +1,23 @@
 // Package taskproc keeps a worker's task processes from outliving it, so
 // that no task command runs to completion twice after a crash.
 //
-// Each task runs in a process group of its own, led by a guard: a tiny
-// shell that holds the read end of the worker process's lifeline pipe and,
-// when the pipe reaches end of file (the worker process died, however it
-// died, SIGKILL included), kills its whole group. The guard starts before
-// the task, so there is no moment when the task runs unguarded. The task's
-// own process also gets the Linux parent-death signal (SIGKILL), forked from
-// one dedicated locked OS thread that never exits, as the signal fires when
-// the forking thread ends.
+// Each task runs in a process group of its own, led by its first process.
+// One guard per worker process, a tiny shell holding the read end of the
+// worker process's lifeline pipe, learns each group as it starts (a line on
+// the pipe) and, when the pipe reaches end of file (the worker process
+// died, however it died, SIGKILL included), kills every group it knows. The
+// task's first process also gets the Linux parent-death signal (SIGKILL),
+// forked from one dedicated locked OS thread that never exits, as the
+// signal fires when the forking thread ends: it dies with the worker even
+// before the guard has read its group, and a shell starts no child that
+// soon. One guard per worker rather than per task saves a process start
+// per task (a third of a bash task's cost); a guard killed by someone else
+// is started again, learning every live group, at the next task.
 //
-// A Ledger records each running group (its id, its guard's start time and
+// A Ledger records each running group (its id, its leader's start time and
 // the boot) in a file under the worker's run folder; KillLeftovers, called
 // by a starting worker, kills the groups of workers that are no longer
-// alive (a guard killed by someone else leaves its task behind) before the
+// alive (a guard killed by someone else leaves its tasks behind) before the
 // worker claims any work, and leaves the groups of live workers alone.
 //
 // The Ledger also keeps each try's Outcome until its worker has reported

@@ -6,39 +6,54 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 )
 
-// guardScript leads a task's process group, run by /bin/sh (cheaper to
-// start than bash). It ignores the signals a cancelled task's group gets
-// (the worker, alive, SIGKILLs the group after the grace period), reads fd
-// 3 until end of file, which comes when every write end of the lifeline is
-// closed, that is when the worker process is gone, and then kills its
-// whole group, itself included.
+// guardScript is the guard of a worker process's task groups, run by
+// /bin/sh (cheaper to start than bash), one per worker process. It reads
+// lines from fd 3, the read end of the process's lifeline pipe: "PGID"
+// registers a task group, "-PGID" forgets one. End of file comes when
+// every write end is closed, that is when the worker process is gone
+// (however it died, SIGKILL included); it then kills every group still
+// registered. It runs no other program while it waits (builtins only), and
+// ignores the signals a task's group gets.
 const guardScript = `trap '' TERM INT HUP QUIT
-while read -r _ <&3; do :; done
-kill -9 0`
+g=' '
+while read -r p <&3; do
+	case $p in
+	-*) q=${p#-}
+		case $g in *" $q "*) g="${g%% $q *} ${g#* $q }" ;; esac ;;
+	*) case $g in *" $p "*) ;; *) g="$g$p " ;; esac ;;
+	esac
+done
+for p in $g; do kill -9 -"$p" 2>/dev/null; done`
 
 // lifeline is this process's: its write end stays open, never inherited
-// (close-on-exec), until the process ends; each guard inherits the read end.
-// It and the forking thread are per process because what they signal, the
-// death of the process and of a thread, are.
+// (close-on-exec), until the process ends; the guard holds the read end.
+// It, the guard and the forking thread are per process because what they
+// signal, the death of the process and of a thread, are.
 var lifeline = sync.OnceValues(func() (*forker, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("create the task lifeline pipe: %w", err)
 	}
-	f := &forker{read: r, write: w, reqs: make(chan func())}
+	f := &forker{read: r, write: w, reqs: make(chan func()), live: map[int]bool{}}
 	go f.loop()
 	return f, nil
 })
 
 // forker starts processes from one locked OS thread that never exits, so a
-// child's parent-death signal fires only when the whole process dies.
+// child's parent-death signal fires only when the whole process dies, and
+// keeps the guard of the groups it started.
 type forker struct {
 	read, write *os.File
 	reqs        chan func()
+
+	mu    sync.Mutex
+	live  map[int]bool // the registered task groups
+	guard *exec.Cmd    // nil until started, and after it died
 }
 
 func (f *forker) loop() {
@@ -55,48 +70,105 @@ func (f *forker) start(cmd *exec.Cmd) error {
 	return <-done
 }
 
+// register tells the guard of a new task group, starting the guard first
+// when none runs (the first group, or the guard was killed: the new guard
+// learns every live group).
+func (f *forker) register(pgid int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.live[pgid] = true
+	if f.guard == nil {
+		guard := exec.Command("/bin/sh", "-c", guardScript)
+		guard.ExtraFiles = []*os.File{f.read}
+		guard.Env = []string{} // builtins only: it needs no variables, and gets none of the worker's secrets
+		guard.Dir = "/"        // holds no task folder busy
+		guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := f.start(guard); err != nil {
+			return fmt.Errorf("start the task groups' guard: %w", err)
+		}
+		f.guard = guard
+		go f.reap(guard)
+		for p := range f.live {
+			if err := f.tell(strconv.Itoa(p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return f.tell(strconv.Itoa(pgid))
+}
+
+// reap waits for a guard that died while this process lives (someone
+// killed it), so that the next group starts another.
+func (f *forker) reap(guard *exec.Cmd) {
+	_ = guard.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.guard == guard {
+		f.guard = nil
+	}
+}
+
+// forget tells the guard a task group ended.
+func (f *forker) forget(pgid int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, pgid)
+	if f.guard != nil {
+		_ = f.tell("-" + strconv.Itoa(pgid)) // a guard that died forgets everything
+	}
+}
+
+// tell writes one line to the guard; a line is shorter than PIPE_BUF, so
+// lines never interleave.
+func (f *forker) tell(line string) error {
+	if _, err := f.write.WriteString(line + "\n"); err != nil {
+		return fmt.Errorf("tell the task groups' guard: %w", err)
+	}
+	return nil
+}
+
 // Group is a running task's process group.
 type Group struct {
-	// PGID is the group's id (its guard's pid).
+	// PGID is the group's id (its leader, the task's first process).
 	PGID   int
-	guard  *exec.Cmd
+	f      *forker
 	ledger *Ledger
 	record string
 }
 
-// Start starts cmd as a task in a new process group led by a guard that
-// kills the group when this process dies, and records the group in l (nil:
-// not recorded). It sets cmd.SysProcAttr and, for a cmd made by
+// Start starts cmd as a task in a new process group that this process's
+// guard kills when this process dies, and records the group in l (nil: not
+// recorded). It sets cmd.SysProcAttr and, for a cmd made by
 // exec.CommandContext, cmd.Cancel to SIGTERM the whole group when the
-// context ends (cmd.WaitDelay then bounds the wait for it). The caller ends the group with Close once cmd has been waited
-// for.
+// context ends (cmd.WaitDelay then bounds the wait for it). The caller ends
+// the group with Close once cmd has been waited for.
+//
+// The task's first process gets the parent-death signal, so it cannot
+// outlive this process even before the guard has read its group; it
+// starts no other process that soon (a shell takes milliseconds to start).
 func Start(cmd *exec.Cmd, l *Ledger) (*Group, error) {
 	f, err := lifeline()
 	if err != nil {
 		return nil, err
 	}
-	guard := exec.Command("/bin/sh", "-c", guardScript)
-	guard.ExtraFiles = []*os.File{f.read}
-	guard.Env = []string{} // builtins only: it needs no variables, and gets none of the worker's secrets
-	guard.Dir = "/"        // holds no task folder busy
-	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := f.start(guard); err != nil {
-		return nil, fmt.Errorf("start the task's process group guard: %w", err)
-	}
-	g := &Group{PGID: guard.Process.Pid, guard: guard}
-	if l != nil {
-		if g.record, err = l.add(g.PGID); err != nil {
-			g.Close()
-			return nil, err
-		}
-		g.ledger = l
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.PGID, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	g := &Group{f: f}
 	if cmd.Cancel != nil { // made by exec.CommandContext
 		cmd.Cancel = func() error { return g.Signal(syscall.SIGTERM) }
 	}
 	if err := f.start(cmd); err != nil {
+		return nil, err
+	}
+	g.PGID = cmd.Process.Pid
+	err = f.register(g.PGID)
+	if err == nil && l != nil {
+		g.record, err = l.add(g.PGID)
+		g.ledger = l
+	}
+	if err != nil {
 		g.Close()
+		_ = cmd.Wait() // reaps the killed task; the error is err's
 		return nil, err
 	}
 	return g, nil
@@ -110,11 +182,13 @@ func (g *Group) Signal(sig syscall.Signal) error {
 	return nil
 }
 
-// Close kills whatever is left of the group, guard included, reaps the
-// guard and removes the group's record.
+// Close kills whatever is left of the group (processes its task left
+// running in the background), tells the guard and removes the group's
+// record. Call it right after cmd was waited for: until then the group's
+// id cannot be another group's.
 func (g *Group) Close() {
 	_ = g.Signal(syscall.SIGKILL)
-	_ = g.guard.Wait()
+	g.f.forget(g.PGID)
 	if g.ledger != nil {
 		g.ledger.remove(g.record)
 	}

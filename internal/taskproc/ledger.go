@@ -15,7 +15,7 @@ const recordExt = ".group"
 
 // record is the file kept for one running task group.
 type record struct {
-	Group  process `json:"group"`  // the guard, whose pid is the group id
+	Group  process `json:"group"`  // the group's leader (the task's first process), whose pid is the group id
 	Worker process `json:"worker"` // the worker process that started it
 }
 
@@ -75,8 +75,8 @@ type Leftover struct {
 // KillLeftovers kills the recorded task groups of workers no longer alive
 // that still run, and removes their records; records of live workers (a
 // sibling sharing the folder) stay. A group is killed only while it is the
-// recorded one: its guard still runs with the recorded start time, or, the
-// guard gone, members started after it keep its id (a group id is not
+// recorded one: its leader still runs with the recorded start time, or, the
+// leader gone, members started after it keep its id (a group id is not
 // reused while any member lives).
 func KillLeftovers(dir string) ([]Leftover, error) {
 	var out []Leftover

@@ -2,10 +2,12 @@ package taskproc
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +43,11 @@ func fakeWorker(dir string) int {
 		cmd := exec.Command("bash", "-c", taskScript)
 		cmd.Dir = dir
 		if _, err = Start(cmd, l); err == nil {
+			f, _ := lifeline()
+			f.mu.Lock()
+			guard := f.guard.Process.Pid
+			f.mu.Unlock()
+			_ = os.WriteFile(filepath.Join(dir, "guard.pid"), []byte(strconv.Itoa(guard)), 0o600)
 			_ = cmd.Wait()
 			return 0
 		}
@@ -51,9 +58,9 @@ func fakeWorker(dir string) int {
 
 // worker is a fake worker process running taskScript.
 type worker struct {
-	dir                string
-	cmd                *exec.Cmd
-	shell, child, pgid int
+	dir                       string
+	cmd                       *exec.Cmd
+	shell, child, pgid, guard int
 }
 
 func startWorker(t *testing.T) *worker {
@@ -68,7 +75,7 @@ func startWorker(t *testing.T) *worker {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		for _, pid := range []int{w.pgid, w.shell, w.child} {
+		for _, pid := range []int{w.pgid, w.shell, w.child, w.guard} {
 			if pid > 0 {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -83,7 +90,10 @@ func startWorker(t *testing.T) *worker {
 		if !ok {
 			return false
 		}
-		w.child, ok = proctest.ReadPID(filepath.Join(dir, "child.pid"))
+		if w.child, ok = proctest.ReadPID(filepath.Join(dir, "child.pid")); !ok {
+			return false
+		}
+		w.guard, ok = proctest.ReadPID(filepath.Join(dir, "guard.pid"))
 		return ok
 	})
 	pgid, err := syscall.Getpgid(w.child)
@@ -91,8 +101,8 @@ func startWorker(t *testing.T) *worker {
 		t.Fatal(err)
 	}
 	w.pgid = pgid
-	if pgid == w.cmd.Process.Pid || pgid == w.shell {
-		t.Fatalf("task process group %d: want its own group led by the guard, not the worker's (%d) or the shell's (%d)", pgid, w.cmd.Process.Pid, w.shell)
+	if pgid != w.shell {
+		t.Fatalf("task process group %d: want its own group led by the task's shell (%d), not the worker's (%d)", pgid, w.shell, w.cmd.Process.Pid)
 	}
 	return w
 }
@@ -139,8 +149,8 @@ func TestTaskGroupDiesWithWorker(t *testing.T) {
 	}
 }
 
-// A restarted worker kills what a previous life left running (here the
-// guard was killed first, so the child escaped the worker's death) and
+// A restarted worker kills what a previous life left running (here its
+// guard was killed first, so the shell's child escaped the worker's death) and
 // leaves a live worker's groups alone.
 func TestKillLeftoversOfPreviousLife(t *testing.T) {
 	t.Parallel()
@@ -153,10 +163,10 @@ func TestKillLeftoversOfPreviousLife(t *testing.T) {
 		t.Fatal("KillLeftovers touched a live worker's task group")
 	}
 
-	if err := syscall.Kill(w.pgid, syscall.SIGKILL); err != nil { // the guard alone
+	if err := syscall.Kill(w.guard, syscall.SIGKILL); err != nil { // the guard alone
 		t.Fatal(err)
 	}
-	wait.Until(t, time.Minute, "the guard to die", func() bool { return !proctest.Alive(w.pgid) })
+	wait.Until(t, time.Minute, "the guard to die", func() bool { return !proctest.Alive(w.guard) })
 	w.sigkill(t)
 	wait.Until(t, time.Minute, "the task's shell to die by its parent-death signal", func() bool { return !proctest.Alive(w.shell) })
 	if !proctest.Alive(w.child) {
@@ -202,5 +212,52 @@ func TestKillLeftoversIgnoresReusedPID(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("stale record kept: %v", err)
+	}
+}
+
+// The guard kills, when its pipe ends, exactly the groups registered and
+// not forgotten: a repeated registration counts once, forgetting a group
+// it does not know changes nothing.
+func TestGuardKillsTheGroupsItKnows(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := exec.Command("/bin/sh", "-c", guardScript)
+	guard.ExtraFiles = []*os.File{r}
+	if err := guard.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Close()
+	start := func() *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _, _ = c.Process.Wait() })
+		return c
+	}
+	a, b, c := start(), start(), start()
+	pa, pb, pc := a.Process.Pid, b.Process.Pid, c.Process.Pid
+	fmt.Fprintf(w, "%d\n%d\n%d\n%d\n-%d\n-%d\n-%d\n", pa, pb, pa, pc, pb, pa+pb+pc, pa)
+	fmt.Fprintf(w, "%d\n", pa) // registered again after forgotten
+	_ = w.Close()
+	if err := guard.Wait(); err != nil {
+		t.Fatalf("guard: %v", err)
+	}
+	for _, k := range []struct {
+		cmd    *exec.Cmd
+		killed bool
+	}{{a, true}, {b, false}, {c, true}} {
+		if k.killed {
+			st, _ := k.cmd.Process.Wait()
+			if ws, ok := st.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+				t.Errorf("process %d: %v, want killed by the guard", k.cmd.Process.Pid, st)
+			}
+		} else if !proctest.Alive(k.cmd.Process.Pid) {
+			t.Errorf("process %d of a forgotten group died", k.cmd.Process.Pid)
+		}
 	}
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// Worker slots of the standalone (the default [workers] concurrency): the
+// parallel spawn baseline runs as many at once.
+const spawnParallel = 16
+
+// spawnBaseline is the floor of a bash task on this machine, measured in
+// the same run as the engine: starting `bash -c true` from Go and waiting
+// for it, one after the other (time per spawn) and spawnParallel at a time
+// (spawns per second).
+type spawnBaseline struct {
+	seq  time.Duration // per spawn, sequential
+	rate float64       // spawns/s, spawnParallel at a time
+}
+
+// measureSpawns starts n shells sequentially, then n spawnParallel at a
+// time.
+func measureSpawns(n int) (spawnBaseline, error) {
+	spawn := func() error { return exec.Command("bash", "-c", "true").Run() }
+	var b spawnBaseline
+	t0 := time.Now()
+	for range n {
+		if err := spawn(); err != nil {
+			return b, fmt.Errorf("spawn bash: %w", err)
+		}
+	}
+	b.seq = time.Since(t0) / time.Duration(n)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	jobs := make(chan struct{})
+	t0 = time.Now()
+	for range spawnParallel {
+		wg.Go(func() {
+			for range jobs {
+				if err := spawn(); err != nil {
+					mu.Lock()
+					first = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for range n {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	b.rate = float64(n) / time.Since(t0).Seconds()
+	return b, first
+}
+
+func (b spawnBaseline) String() string {
+	return fmt.Sprintf("raw bash -c true: sequential %.2fms per spawn, %d at a time %.0f spawns/s", ms(b.seq), spawnParallel, b.rate)
+}
+
+// ratio prints how a scenario's median compares with the raw spawns: a
+// chain's time per task over one sequential spawn (target ≤ 1.5), a wide
+// run's task instances/s over the parallel spawn rate (target ≥ 0.8).
+func (b spawnBaseline) ratio(scenario string, r result) string {
+	if scenario == "wide" {
+		return fmt.Sprintf("RATIO %s: ti/s / raw parallel spawns/s = %.2f (target >= 0.80)", scenario,
+			float64(r.tasks)/r.wall.Seconds()/b.rate)
+	}
+	return fmt.Sprintf("RATIO %s: per task / raw sequential spawn = %.2f (target <= 1.50)", scenario,
+		float64(r.perTask)/float64(b.seq))
+}
