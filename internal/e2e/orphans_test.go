@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,19 +108,20 @@ func TestStandaloneSIGKILLTakesItsTasks(t *testing.T) {
 }
 
 // TestRestartKillsLeftoverTasks: when a task's process group outlives its
-// worker anyway (here its guard was killed first, so only the shell's
-// parent-death signal fired and its child lived on), the restarted
+// worker anyway (here the worker's guard was killed first, so only the
+// shell's parent-death signal fired and its child lived on), the restarted
 // standalone kills the leftover before the retry runs.
 func TestRestartKillsLeftoverTasks(t *testing.T) {
 	t.Parallel()
 	c := startOrphanRun(t, "leftover")
-	guard, err := syscall.Getpgid(c.child)
+	pgid, err := syscall.Getpgid(c.child)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guard == c.shell || guard == c.s.PID() {
-		t.Fatalf("the task runs in process group %d; want a group of its own, led by its guard", guard)
+	if pgid != c.shell {
+		t.Fatalf("the task runs in process group %d; want a group of its own, led by its shell %d", pgid, c.shell)
 	}
+	guard := guardOf(t, c.s.PID())
 	if err := syscall.Kill(guard, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -130,4 +133,28 @@ func TestRestartKillsLeftoverTasks(t *testing.T) {
 	c.restart(t)
 	waitFor(t, "the restarted standalone to kill try 1's leftover child", func() (bool, string) { return processGone(c.child), "" })
 	c.checkOneCompletion(t, "leftover")
+}
+
+// guardOf returns the pid of the task guard of the worker process pid: its
+// child running the guard's shell script (taskproc).
+func guardOf(t *testing.T, pid int) int {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, stat := range procs {
+		b, err := os.ReadFile(stat) //nolint:gosec // /proc
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue // not a child of pid
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+		if strings.Contains(string(cmdline), "kill -9 -") {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+			return child
+		}
+	}
+	t.Fatalf("worker process %d has no task guard", pid)
+	return 0
 }
