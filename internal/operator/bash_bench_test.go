@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkBashTrue measures one bash try of `true`: the process group and
-// its guard, the subprocess, the wait and the cleanup.
+// the worker's guard, the subprocess, the wait and the cleanup.
 func BenchmarkBashTrue(b *testing.B) {
 	r := &Runner{}
 	ctx := context.Background()

@@ -40,9 +40,10 @@ func OpenLedger(dir string) (*Ledger, error) {
 	return &Ledger{dir: dir, owner: owner}, nil
 }
 
-// add records the group led by pgid and returns its file.
+// add records the group led by pgid, a child of this process not yet
+// waited for (it may have exited), and returns its file.
 func (l *Ledger) add(pgid int) (string, error) {
-	g, err := identify(pgid)
+	g, err := identifyChild(pgid)
 	if err != nil {
 		return "", fmt.Errorf("identify task process group %d: %w", pgid, err)
 	}

@@ -21,29 +21,36 @@ type process struct {
 // procStat reads the process group and start time of a live (not zombie)
 // process from /proc/<pid>/stat.
 func procStat(pid int) (pgrp int, start uint64, err error) {
+	state, pgrp, start, err := procFields(pid)
+	if err == nil && (state == "Z" || state == "X") {
+		return 0, 0, fmt.Errorf("process %d has exited: %w", pid, os.ErrNotExist)
+	}
+	return pgrp, start, err
+}
+
+// procFields reads the state, process group and start time of a process
+// from /proc/<pid>/stat (a zombie's included).
+func procFields(pid int) (state string, pgrp int, start uint64, err error) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, 0, err
+		return "", 0, 0, err
 	}
 	// "pid (comm) state ppid pgrp ... starttime ...": comm may hold spaces.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+		return "", 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return 0, 0, fmt.Errorf("process %d has exited: %w", pid, os.ErrNotExist)
+		return "", 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	if pgrp, err = strconv.Atoi(f[2]); err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
+		return "", 0, 0, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
 	}
 	if start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
+		return "", 0, 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
 	}
-	return pgrp, start, nil
+	return f[0], pgrp, start, nil
 }
 
 // identify returns the identity of a live process.
@@ -52,6 +59,20 @@ func identify(pid int) (process, error) {
 	if err != nil {
 		return process{}, err
 	}
+	return identified(pid, start)
+}
+
+// identifyChild returns the identity of a child of this process not yet
+// waited for, which may have exited already (a zombie keeps its start time).
+func identifyChild(pid int) (process, error) {
+	_, _, start, err := procFields(pid)
+	if err != nil {
+		return process{}, err
+	}
+	return identified(pid, start)
+}
+
+func identified(pid int, start uint64) (process, error) {
 	boot, err := bootID()
 	if err != nil {
 		return process{}, err

@@ -261,3 +261,40 @@ func TestGuardKillsTheGroupsItKnows(t *testing.T) {
 		}
 	}
 }
+
+// A task's first process may exit before its group is recorded: the record
+// is made from the unreaped child all the same (a zombie keeps its start
+// time), so a command as quick as `true` runs.
+func TestQuickTaskIsRecorded(t *testing.T) {
+	t.Parallel()
+	c := exec.Command("true")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, time.Minute, "the child to exit", func() bool {
+		state, _, _, err := procFields(c.Process.Pid)
+		return err == nil && state == "Z"
+	})
+	if _, err := identify(c.Process.Pid); err == nil {
+		t.Error("identify took an exited process for a live one")
+	}
+	p, err := identifyChild(c.Process.Pid)
+	if err != nil || p.Start == 0 {
+		t.Errorf("identifyChild of an unreaped child = %+v, %v; want its identity", p, err)
+	}
+	_ = c.Wait()
+
+	l, err := OpenLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		cmd := exec.Command("true")
+		g, err := Start(cmd, l)
+		if err != nil {
+			t.Fatalf("start a quick task: %v", err)
+		}
+		_ = cmd.Wait()
+		g.Close()
+	}
+}

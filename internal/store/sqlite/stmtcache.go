@@ -13,7 +13,7 @@ import (
 // store's SQL is mostly constant text (a few hundred statements); list
 // queries with optional filters add some variants, the rare one-off
 // (a multi-row INSERT of an unusual size) evicts the least recently used.
-const stmtCacheSize = 512
+const stmtCacheSize = 256
 
 // cachingConnector opens modernc SQLite connections that keep their
 // compiled statements. database/sql hands a driver that cannot execute
