@@ -18,7 +18,7 @@ func TestStateRetryDecision(t *testing.T) {
 	ctx := context.Background()
 	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
 	wls := claimAll(t, env, 2)
-	wake := env.Store.Subscribe(ctx, store.ChannelScheduler)
+	wake := env.Store.Subscribe(ctx, store.ChannelTasks) // a try of a task without outlets ended
 	for _, name := range []string{"a", "b"} {
 		c := taskClient(env, wls[name])
 		if _, err := c.Run(ctx, wls[name].TI.ID, execclient.RunRequest{}); err != nil {

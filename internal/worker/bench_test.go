@@ -29,7 +29,7 @@ func BenchmarkWorkerGoNoop(b *testing.B) {
 		HeartbeatInterval: time.Minute, Clock: env.Clock}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	wake := env.Store.Subscribe(ctx, store.ChannelScheduler)
+	wake := env.Store.Subscribe(ctx, store.ChannelTasks) // tries ended
 	b.ResetTimer()
 	go func() { errc <- w.Start(ctx) }()
 	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{To: core.TIQueued, From: []core.TIState{core.TIScheduled},
