@@ -76,6 +76,9 @@ type Scheduler struct {
 	// OnLoop, when set, is told how long each wake-up's passes took and
 	// whether they failed (metrics).
 	OnLoop func(took time.Duration, err error)
+	// OnPass, when set, is told after each pass how many DAG runs it
+	// created and how many task instances it queued (metrics).
+	OnPass func(runsCreated, tasksQueued int)
 
 	mu          sync.Mutex
 	graphs      map[int64]*graph   // per dag_version id; versions never change
@@ -87,6 +90,7 @@ type Scheduler struct {
 	heardFrom   time.Time          // start of the unbroken run of checks finding an api-server up
 	unjudgedLog periodic           // the last log of workers left unjudged
 	timeouts    periodic           // the look for deferral timeouts
+	tally       passTally          // what the current pass did (guarded by passMu)
 	stop        context.CancelFunc
 }
 
@@ -158,7 +162,11 @@ func (s *Scheduler) wake(ctx context.Context) (time.Time, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
 	for range maxPassesPerWake {
+		s.tally = passTally{}
 		res, err := s.pass(ctx)
+		if s.OnPass != nil {
+			s.OnPass(s.tally.runsCreated, s.tally.queued)
+		}
 		if err != nil {
 			return s.Clock.Now().Add(s.Config.PollInterval), err
 		}
@@ -174,6 +182,11 @@ func (s *Scheduler) wake(ctx context.Context) (time.Time, error) {
 type passResult struct {
 	again bool
 	next  time.Time
+}
+
+// passTally counts what one pass did, for OnPass.
+type passTally struct {
+	runsCreated, queued int
 }
 
 // earliest lowers r.next to t.

@@ -94,6 +94,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetEventConcurrentInserts", testAssetEventConcurrentInserts},
+		{"AssetEventObserved", testAssetEventObserved},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetPartitionRuns", testAssetPartitionRuns},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
