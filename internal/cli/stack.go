@@ -63,6 +63,10 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	logs := taskLogs(cfg, st)
+	traces, err := tryTracer(cfg, opts, logger)
+	if err != nil {
+		return nil, err
+	}
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
@@ -79,7 +83,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
-		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished,
+		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: traces,
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
@@ -316,8 +320,12 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 }
 
 // withMetrics adds the [metrics] listen server to a process's runners when
-// the option is set.
+// the option is set, and the trace exporter's flush at shutdown when the
+// process exports traces.
 func (a *app) withMetrics(cfg *config.Config, logger *slog.Logger, runners []runner) []runner {
+	if a.opts.traces != nil {
+		runners = append(runners, a.opts.traces)
+	}
 	if cfg.Metrics.Listen == "" {
 		return runners
 	}
