@@ -93,10 +93,7 @@ func openPool(ctx context.Context, path string, opts Options, writer bool) (*sql
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite database %s: %w", path, err)
-	}
+	db := sql.OpenDB(cachingConnector{dsn: "file:" + path + "?" + q.Encode(), drv: &sqlite.Driver{}})
 	if writer {
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)

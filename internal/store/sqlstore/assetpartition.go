@@ -79,14 +79,14 @@ func (s *Store) syncAssetRuns(ctx context.Context, d *core.DAG) error {
 // enqueueEvent queues a new event for its consumers (in its transaction):
 // a range widened for coalescing DAGs, a row for partitioned ones.
 func (s *Store) enqueueEvent(ctx context.Context, assetID, eventID int64, p *store.AssetEventParams) error {
-	if _, err := s.hotWrite(qAssetQueueEnqueue).exec(ctx, assetID, eventID, micros(p.Now)); err != nil {
+	if _, err := s.writer().ExecContext(ctx, qAssetQueueEnqueue, assetID, eventID, micros(p.Now)); err != nil {
 		return s.wrap(err, "record event of asset %d: queue for consumers", assetID)
 	}
 	key := ""
 	if p.PartitionKey != nil {
 		key = *p.PartitionKey
 	}
-	if _, err := s.hotWrite(qAssetEventQueueEnqueue).exec(ctx, assetID, eventID, micros(p.Now), key); err != nil {
+	if _, err := s.writer().ExecContext(ctx, qAssetEventQueueEnqueue, assetID, eventID, micros(p.Now), key); err != nil {
 		return s.wrap(err, "record event of asset %d: queue for partitioned consumers", assetID)
 	}
 	return nil

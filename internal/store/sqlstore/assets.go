@@ -244,7 +244,6 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 		return nil, fmt.Errorf("record asset event: source kind %q is not %s, %s, %s or %s: %w",
 			p.SourceKind, core.AssetSourceTask, core.AssetSourceAPI, core.AssetSourceWatcher, core.AssetSourceCallback, core.ErrInvalid)
 	}
-	s.warm(ctx, qAssetEventInsert, qAssetQueueEnqueue, qAssetEventQueueEnqueue)
 	if s.tx != nil {
 		return s.eventRecord(ctx, p)
 	}
@@ -314,7 +313,7 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 		}
 	}
 	var id int64
-	if err := s.hotWrite(qAssetEventInsert).queryRow(ctx, assetID, extra, p.PartitionKey, p.SourceKind,
+	if err := s.writer().QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
 		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
 		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
 		nullStr(p.SourceUser), nullID(p.SourceCallbackID), p.CallbackDepth).Scan(&id); err != nil {

@@ -75,7 +75,7 @@ func (s *Store) StateSet(ctx context.Context, p *store.StateSetParams) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if p.Object == "" {
-		res, err := s.hotWrite(query).exec(ctx, args...)
+		res, err := s.writer().ExecContext(ctx, query, args...)
 		return s.affectedOne(res, err, what)
 	}
 	return s.inTx(ctx, func(tx *Store) error {
@@ -101,7 +101,7 @@ func (s *Store) StateGet(ctx context.Context, sc core.StateScope, key string) (*
 	if err != nil {
 		return nil, fmt.Errorf("get %s state %q of %s: %w", sc.Kind, key, sc, err)
 	}
-	e, err := t.scan(s.hotRead(t.get).queryRow(ctx, append(args, key)...))
+	e, err := t.scan(s.reader().QueryRowContext(ctx, t.get, append(args, key)...))
 	if err != nil {
 		return nil, s.wrap(err, "get %s state %q of %s", sc.Kind, key, sc)
 	}
@@ -205,7 +205,7 @@ func (s *Store) StateDeleteStale(ctx context.Context, p *store.StateStaleParams)
 func (s *Store) StateTry(ctx context.Context, id string) (*store.StateTry, error) {
 	t := store.StateTry{Scope: core.StateScope{Kind: core.StateTask}}
 	var state string
-	err := s.hotRead(qStateTry).queryRow(ctx, id).Scan(&t.Scope.DagID, &t.Scope.RunID, &t.Scope.TaskID,
+	err := s.reader().QueryRowContext(ctx, qStateTry, id).Scan(&t.Scope.DagID, &t.Scope.RunID, &t.Scope.TaskID,
 		&t.Scope.MapIndex, &t.TryNumber, &state, &t.DagVersionID)
 	if err != nil {
 		return nil, s.wrap(err, "get task instance %s", id)

@@ -92,7 +92,6 @@ type Store struct {
 	mig    *Migrations
 	close  func()
 	once   sync.Once
-	stmts  *stmtCache // prepared hot queries, shared with its transaction-bound stores
 	box    *secrets.Box
 	events *eventBatcher // groups concurrent asset-event inserts into one commit
 	obs    *observers    // what the process hears of commits (observe.go)
@@ -113,7 +112,7 @@ func New(cfg Config) *Store {
 		r = cfg.Write
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
-		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, stmts: &stmtCache{}, box: cfg.Secrets,
+		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, box: cfg.Secrets,
 		events: &eventBatcher{}, obs: &observers{}}
 }
 
@@ -134,7 +133,7 @@ func (s *Store) Close() error {
 			s.close()
 		}
 		s.hub.closeAll()
-		err = errors.Join(s.stmts.close(), s.w.Close())
+		err = s.w.Close()
 		if s.r != s.w {
 			err = errors.Join(err, s.r.Close())
 		}
@@ -193,7 +192,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	pending, inserted := []string{}, []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		stmts: s.stmts, events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted}
+		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted}
 	committed := false
 	defer func() {
 		if !committed {

@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"container/list"
+	"context"
+	"database/sql/driver"
+	"errors"
+
+	sqlite "modernc.org/sqlite"
+)
+
+// stmtCacheSize bounds the statements each connection keeps compiled. The
+// store's SQL is mostly constant text (a few hundred statements); list
+// queries with optional filters add some variants, the rare one-off
+// (a multi-row INSERT of an unusual size) evicts the least recently used.
+const stmtCacheSize = 512
+
+// cachingConnector opens modernc SQLite connections that keep their
+// compiled statements. database/sql hands a driver that cannot execute
+// text directly (no ExecerContext/QueryerContext) a prepare → run → close
+// sequence for every statement; this driver answers the prepare from the
+// connection's cache and the close leaves the statement compiled. Without
+// it every statement is parsed and planned again on every call: about a
+// quarter of the engine's CPU in a chain of Go tasks (docs/benchmarks.md).
+type cachingConnector struct {
+	dsn string
+	drv *sqlite.Driver
+}
+
+func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &cachingConn{conn: conn, byQuery: map[string]*list.Element{}, lru: list.New()}, nil
+}
+
+func (c cachingConnector) Driver() driver.Driver { return c.drv }
+
+// sqliteConn is what the cache needs of modernc's connection.
+type sqliteConn interface {
+	driver.Conn
+	driver.ConnPrepareContext
+	driver.ConnBeginTx
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+}
+
+// cachingConn is one connection and its compiled statements, most recently
+// used first. database/sql uses a connection from one goroutine at a time,
+// so it needs no lock.
+type cachingConn struct {
+	conn    driver.Conn
+	byQuery map[string]*list.Element // → *cachedStmt
+	lru     *list.List
+}
+
+// cachedStmt is a compiled statement and the number of handles database/sql
+// holds on it. A statement is handed out again only when no handle is open:
+// the rows of a query still being read keep theirs, so the same text run
+// again meanwhile (a nested query) gets a statement of its own.
+type cachedStmt struct {
+	driver.Stmt
+	query   string
+	refs    int
+	evicted bool // out of the cache: closed when its last handle is
+}
+
+func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if el, ok := c.byQuery[query]; ok {
+		st := el.Value.(*cachedStmt)
+		if st.refs == 0 {
+			c.lru.MoveToFront(el)
+			st.refs++
+			return &stmtHandle{st: st}, nil
+		}
+		return c.prepare(ctx, query) // busy: a one-off statement
+	}
+	inner, err := c.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st := &cachedStmt{Stmt: inner, query: query, refs: 1}
+	c.byQuery[query] = c.lru.PushFront(st)
+	if c.lru.Len() > stmtCacheSize {
+		c.evict(c.lru.Back())
+	}
+	return &stmtHandle{st: st}, nil
+}
+
+func (c *cachingConn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
+	if p, ok := c.conn.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, query)
+	}
+	return c.conn.Prepare(query)
+}
+
+// evict drops a statement from the cache, closing it unless a handle is
+// still open (then its last handle closes it).
+func (c *cachingConn) evict(el *list.Element) {
+	st := el.Value.(*cachedStmt)
+	c.lru.Remove(el)
+	delete(c.byQuery, st.query)
+	st.evicted = true
+	if st.refs == 0 {
+		_ = st.Stmt.Close() // a statement failing to finalize has nothing left to release
+	}
+}
+
+func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+// Close closes every cached statement, then the connection.
+func (c *cachingConn) Close() error {
+	var errs []error
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		errs = append(errs, el.Value.(*cachedStmt).Stmt.Close())
+	}
+	c.lru.Init()
+	clear(c.byQuery)
+	return errors.Join(append(errs, c.conn.Close())...)
+}
+
+func (c *cachingConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.conn.(sqliteConn).BeginTx(ctx, opts)
+}
+
+func (c *cachingConn) Ping(ctx context.Context) error { return c.conn.(sqliteConn).Ping(ctx) }
+
+func (c *cachingConn) ResetSession(ctx context.Context) error {
+	return c.conn.(sqliteConn).ResetSession(ctx)
+}
+
+func (c *cachingConn) IsValid() bool { return c.conn.(sqliteConn).IsValid() }
+
+// stmtHandle is one handle on a cached statement; closing it releases the
+// handle and leaves the statement compiled.
+type stmtHandle struct {
+	st     *cachedStmt
+	closed bool
+}
+
+func (h *stmtHandle) Close() error {
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	h.st.refs--
+	if h.st.evicted && h.st.refs == 0 {
+		return h.st.Stmt.Close()
+	}
+	return nil
+}
+
+func (h *stmtHandle) NumInput() int { return h.st.NumInput() }
+
+func (h *stmtHandle) Exec(args []driver.Value) (driver.Result, error) {
+	return h.st.Exec(args) //nolint:staticcheck // database/sql calls ExecContext; this completes driver.Stmt
+}
+
+func (h *stmtHandle) Query(args []driver.Value) (driver.Rows, error) {
+	return h.st.Query(args) //nolint:staticcheck // database/sql calls QueryContext; this completes driver.Stmt
+}
+
+func (h *stmtHandle) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return h.st.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (h *stmtHandle) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return h.st.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
