@@ -63,10 +63,6 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	logs := taskLogs(cfg, st)
-	traces, err := tryTracer(cfg, opts, logger)
-	if err != nil {
-		return nil, err
-	}
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
@@ -83,7 +79,7 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
-		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: traces,
+		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
@@ -153,7 +149,9 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
 	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
-		OnLoop: opts.metrics.ObserveSchedulerLoop, OnPass: opts.metrics.ObserveSchedulerPass, Config: scheduler.Config{
+		OnLoop: opts.metrics.ObserveSchedulerLoop, OnPass: opts.metrics.ObserveSchedulerPass, OnRunFinished: runTracer(opts),
+		OnTryFailedOver: failoverTracer(opts),
+		Config: scheduler.Config{
 			PollInterval:               cfg.Scheduler.PollInterval.D(),
 			HeartbeatTimeout:           cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 			WorkerCheckInterval:        cfg.Workers.HeartbeatInterval.D() / 2,

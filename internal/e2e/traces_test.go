@@ -13,9 +13,10 @@ import (
 // TestTraces runs a task that fails its first try and succeeds its second
 // on a standalone (the built binary) exporting to an in-process OTLP/HTTP
 // receiver, on each engine: the receiver gets the task's life in the run's
-// trace, each try a span (with its state, and the retry event on the
-// first) whose children are its queued and running phases, every span
-// naming the dag, run, task, map index and try. SQLite finds the collector
+// trace, under the run's span (sent by the scheduler as the run ends):
+// each try a span (with its state, and the retry event on the first)
+// whose children are its queued and running phases, every span naming
+// the dag, run, task, map index and try. SQLite finds the collector
 // through the standard OTEL_EXPORTER_OTLP_ENDPOINT, PostgreSQL through
 // [traces] otlp_endpoint.
 func TestTraces(t *testing.T) {
@@ -48,6 +49,15 @@ tasks:
 			spans := rcv.Where(task)
 			return len(spans) >= 6, fmt.Sprintf("%d spans, decode errors %v:\n%s", len(spans), rcv.Errors(), otlptest.Describe(spans))
 		})
+		runSpan := tracing.RunSpanID("traced", "r1").String()
+		waitFor(t, "the receiver to get the run's span", func() (bool, string) {
+			for _, s := range rcv.Spans() {
+				if s.SpanID == runSpan {
+					return s.Attrs["state"] == "success" && s.ParentID == "", otlptest.Describe([]otlptest.Span{s})
+				}
+			}
+			return false, "not yet:\n" + otlptest.Describe(rcv.Spans())
+		})
 		spans := rcv.Where(task)
 		wantTrace := tracing.RunTraceID("traced", "r1").String()
 		tries := map[string]otlptest.Span{}
@@ -57,6 +67,9 @@ tasks:
 			}
 			if s.Name == "flaky" {
 				tries[s.Attrs["try_number"]] = s
+				if s.ParentID != runSpan {
+					t.Errorf("try %s's span has parent %s, not the run's span %s", s.Attrs["try_number"], s.ParentID, runSpan)
+				}
 			}
 		}
 		first, second := tries["1"], tries["2"]

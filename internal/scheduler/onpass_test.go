@@ -1,7 +1,9 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -35,4 +37,44 @@ func TestOnPassCountsRunsCreatedAndTasksQueued(t *testing.T) {
 			t.Errorf("an idle wake-up reported %d runs and %d queued", runs, queued)
 		}
 	})
+}
+
+// OnRunFinished hears the run the scheduler ended, once, with its state
+// (a run's trace span).
+func TestOnRunFinishedHearsTheEndedRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "one", Tasks: []core.Task{{TaskID: "a"}}})
+	var heard []string
+	h.s.OnRunFinished = func(run *core.DagRun, state core.DagRunState, _ time.Time) {
+		heard = append(heard, run.RunID+" "+string(state))
+	}
+	run := h.trigger("one")
+	if _, state := h.drive(run, succeed); state != core.RunSuccess {
+		t.Fatalf("run = %s, want success", state)
+	}
+	h.step()
+	if len(heard) != 1 || heard[0] != run.RunID+" success" {
+		t.Errorf("OnRunFinished heard %q, want [%s success]", heard, run.RunID)
+	}
+}
+
+// OnTryFailedOver hears the try of a worker that stopped heartbeating,
+// as it was, with the state the failover gave it (its trace spans).
+func TestOnTryFailedOverHearsTheDeadWorkersTry(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "dead", Tasks: []core.Task{{TaskID: "a", Retries: 1, RetryDelay: core.Duration(10 * time.Second)}}})
+	var heard []string
+	h.s.OnTryFailedOver = func(ti *core.TaskInstance, state core.TIState, next *time.Time, _ time.Time) {
+		heard = append(heard, fmt.Sprintf("%s try %d %s by %s, retry set %v", ti.TaskID, ti.TryNumber, state, ti.WorkerID, next != nil))
+	}
+	h.trigger("dead")
+	h.step()
+	if tis := h.claim("w1", 1); len(tis) != 1 {
+		t.Fatalf("claimed %d, want 1", len(tis))
+	}
+	h.clk.Advance(2 * time.Minute) // past the one-minute heartbeat timeout
+	h.step()
+	if want := "a try 1 up_for_retry by w1, retry set true"; len(heard) != 1 || heard[0] != want {
+		t.Errorf("OnTryFailedOver heard %q, want [%s]", heard, want)
+	}
 }

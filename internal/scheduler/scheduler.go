@@ -79,6 +79,13 @@ type Scheduler struct {
 	// OnPass, when set, is told after each pass how many DAG runs it
 	// created and how many task instances it queued (metrics).
 	OnPass func(runsCreated, tasksQueued int)
+	// OnRunFinished, when set, is told of each run this scheduler ended,
+	// as it was before (traces).
+	OnRunFinished func(run *core.DagRun, state core.DagRunState, at time.Time)
+	// OnTryFailedOver, when set, is told of each running try this
+	// scheduler ended because its worker stopped heartbeating (ti as it
+	// was before; state failed or up_for_retry), for traces.
+	OnTryFailedOver func(ti *core.TaskInstance, state core.TIState, nextRetry *time.Time, at time.Time)
 
 	mu          sync.Mutex
 	graphs      map[int64]*graph   // per dag_version id; versions never change

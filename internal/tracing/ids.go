@@ -16,6 +16,12 @@ func RunTraceID(dagID, runID string) trace.TraceID {
 	return id
 }
 
+// RunSpanID is the span id of a DAG run's own span, the root of its trace
+// and the parent of its tries' spans.
+func RunSpanID(dagID, runID string) trace.SpanID {
+	return spanID("run", dagID, runID)
+}
+
 // TrySpanID is the span id of one try (tiID names the try: a retry is a
 // new task instance row id), the parent of its phases.
 func TrySpanID(tiID string) trace.SpanID {

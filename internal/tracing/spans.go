@@ -30,7 +30,7 @@ const (
 
 // TryFinished records the life of a try that ended in state at end, as
 // the database recorded it (ti is the try as it was before the report):
-// a span of the try, from its run's creation (runCreated, for a first
+// a span of the try (a child of its run's span), from its run's creation (runCreated, for a first
 // try; zero = unknown) or its queueing until end, with the events
 // created, queued, running, finished (and retry, with next_retry_at, for
 // up_for_retry); and its phases as child spans, queued (queued until
@@ -39,7 +39,24 @@ func (t *Tracer) TryFinished(ti *core.TaskInstance, runCreated time.Time, state 
 	if t == nil {
 		return
 	}
-	tid, sid := RunTraceID(ti.DagID, ti.RunID), TrySpanID(ti.ID)
+	t.tryEnded(ti, runCreated, state, end, nextRetry, nil)
+}
+
+// TryFailedOver records a running try the scheduler ended at end because
+// its worker stopped heartbeating: as TryFinished, with the event
+// failed_over (naming the worker) before finished.
+func (t *Tracer) TryFailedOver(ti *core.TaskInstance, state core.TIState, nextRetry *time.Time, end time.Time) {
+	if t == nil {
+		return
+	}
+	t.tryEnded(ti, time.Time{}, state, end, nextRetry, func(s trace.Span) {
+		s.AddEvent("failed_over", trace.WithTimestamp(end), trace.WithAttributes(attribute.String("worker_id", ti.WorkerID)))
+	})
+}
+
+// tryEnded sends a try's span and phases (TryFinished); before, when set,
+// adds to the try's span before its finished event.
+func (t *Tracer) tryEnded(ti *core.TaskInstance, runCreated time.Time, state core.TIState, end time.Time, nextRetry *time.Time, before func(trace.Span)) {
 	begin := end
 	for _, at := range []*time.Time{ti.StartDate, ti.QueuedAt} {
 		if at != nil && at.Before(begin) {
@@ -54,7 +71,7 @@ func (t *Tracer) TryFinished(ti *core.TaskInstance, runCreated time.Time, state 
 	if ti.Hostname != "" {
 		attrs = append(attrs, attribute.String("hostname", ti.Hostname))
 	}
-	ctx, span := t.tr.Start(withIDs(context.Background(), tid, sid), ti.TaskID,
+	ctx, span := t.tr.Start(withIDs(runContext(ti.DagID, ti.RunID), trace.TraceID{}, TrySpanID(ti.ID)), ti.TaskID,
 		trace.WithTimestamp(begin), trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
 	if ti.TryNumber <= 1 && !runCreated.IsZero() {
 		span.AddEvent("created", trace.WithTimestamp(runCreated))
@@ -68,6 +85,9 @@ func (t *Tracer) TryFinished(ti *core.TaskInstance, runCreated time.Time, state 
 	if ti.StartDate != nil {
 		span.AddEvent(PhaseRunning, trace.WithTimestamp(*ti.StartDate))
 		t.phase(ctx, ti, PhaseRunning, *ti.StartDate, end, nil)
+	}
+	if before != nil {
+		before(span)
 	}
 	span.AddEvent("finished", trace.WithTimestamp(end), trace.WithAttributes(attribute.String(KeyState, string(state))))
 	if state == core.TIUpForRetry && nextRetry != nil {
@@ -93,6 +113,35 @@ func (t *Tracer) TryDeferred(ti *core.TaskInstance, trigger string, at time.Time
 	t.phase(ctx, ti, PhaseRunning, *ti.StartDate, at, func(s trace.Span) {
 		s.AddEvent("deferred", trace.WithTimestamp(at), trace.WithAttributes(attribute.String("trigger", trigger)))
 	})
+}
+
+// RunFinished records a DAG run that ended in state at end: its span, the
+// root of the run's trace, from its creation (queued) to end, with the
+// events queued, running (when it started) and finished.
+func (t *Tracer) RunFinished(run *core.DagRun, state core.DagRunState, end time.Time) {
+	if t == nil {
+		return
+	}
+	ctx := withIDs(context.Background(), RunTraceID(run.DagID, run.RunID), RunSpanID(run.DagID, run.RunID))
+	_, span := t.tr.Start(ctx, run.DagID, trace.WithTimestamp(run.QueuedAt), trace.WithAttributes(
+		attribute.String(KeyDagID, run.DagID), attribute.String(KeyRunID, run.RunID),
+		attribute.String("run_type", string(run.RunType)), attribute.String(KeyState, string(state))))
+	span.AddEvent(PhaseQueued, trace.WithTimestamp(run.QueuedAt))
+	if run.StartDate != nil {
+		span.AddEvent(PhaseRunning, trace.WithTimestamp(*run.StartDate))
+	}
+	span.AddEvent("finished", trace.WithTimestamp(end), trace.WithAttributes(attribute.String(KeyState, string(state))))
+	if state == core.RunFailed {
+		span.SetStatus(codes.Error, "the run failed")
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+// runContext is a context whose span is the run's (remote: sent by the
+// scheduler that ends the run), the parent of its tries' spans.
+func runContext(dagID, runID string) context.Context {
+	return trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: RunTraceID(dagID, runID), SpanID: RunSpanID(dagID, runID), TraceFlags: trace.FlagsSampled, Remote: true}))
 }
 
 // phase sends one phase of ti (a child of the span in parent) from begin

@@ -1,6 +1,7 @@
-// Package tracing exports OpenTelemetry traces of task tries over OTLP
-// (HTTP/protobuf): each try's life — queued, running, deferred, finished,
-// retried — as spans built from the times the database recorded, with
+// Package tracing exports OpenTelemetry traces of DAG runs and task tries
+// over OTLP (HTTP/protobuf): a run's span, and each try's life — queued,
+// running, deferred, finished, retried — as spans built from the times the
+// database recorded, with
 // trace and span ids derived from the run and the try, so that spans made
 // by different processes (and machines) join one trace per DAG run
 // (docs/adr/0025-traces-from-recorded-times.md). A nil *Tracer records
@@ -68,9 +69,6 @@ type Config struct {
 	// Endpoint is the OTLP/HTTP traces URL (Endpoint's answer); "" = New
 	// returns nil.
 	Endpoint string
-	// Role names the process's roles in the service.instance resource
-	// (e.g. "api-server"); the service is "weir".
-	Role string
 	// Version is Weir's version (service.version).
 	Version string
 	// BatchTimeout is how long spans wait to be sent together; 0 = 2 s.
@@ -107,8 +105,7 @@ func New(cfg Config) (*Tracer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	res := resource.NewSchemaless(attribute.String("service.name", "weir"),
-		attribute.String("service.version", cfg.Version), attribute.String("weir.role", cfg.Role))
+	res := resource.NewSchemaless(attribute.String("service.name", "weir"), attribute.String("service.version", cfg.Version))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithIDGenerator(derivedIDs{}),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(cfg.BatchTimeout)))

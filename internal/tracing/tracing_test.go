@@ -59,7 +59,7 @@ func TestNoEndpointNoTracer(t *testing.T) {
 func TestTrySpans(t *testing.T) {
 	t.Parallel()
 	rcv := otlptest.Start(t)
-	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL(), Role: "api-server", Version: "test"})
+	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL(), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +84,9 @@ func TestTrySpans(t *testing.T) {
 	}
 	root := try[0]
 	wantTrace := tracing.RunTraceID("etl", "manual__1").String()
-	if root.TraceID != wantTrace || root.ParentID != "" || root.Name != "load" || !root.Start.Equal(t0) || !root.End.Equal(*at(12)) ||
-		!root.StatusError || root.Resource["service.name"] != "weir" || root.Resource["weir.role"] != "api-server" {
-		t.Errorf("try span = %+v; want trace %s, no parent, named load, 0..12 s, an error, from weir's api-server", root, wantTrace)
+	if root.TraceID != wantTrace || root.ParentID != tracing.RunSpanID("etl", "manual__1").String() || root.Name != "load" || !root.Start.Equal(t0) || !root.End.Equal(*at(12)) ||
+		!root.StatusError || root.Resource["service.name"] != "weir" {
+		t.Errorf("try span = %+v; want trace %s, the run span as parent, named load, 0..12 s, an error, from weir", root, wantTrace)
 	}
 	var events []string
 	for _, e := range root.Events {
@@ -115,5 +115,62 @@ func TestTrySpans(t *testing.T) {
 		if !phases[want] {
 			t.Errorf("no phase %s; phases %v", want, phases)
 		}
+	}
+}
+
+// A run's span is the root of its trace, with the id its tries' spans name
+// as their parent.
+func TestRunSpan(t *testing.T) {
+	t.Parallel()
+	rcv := otlptest.Start(t)
+	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	started := t0.Add(time.Second)
+	tr.RunFinished(&core.DagRun{DagID: "etl", RunID: "r1", RunType: core.RunManual, QueuedAt: t0, StartDate: &started},
+		core.RunFailed, t0.Add(time.Minute))
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("received %d spans, want the run's:\n%s", len(spans), otlptest.Describe(spans))
+	}
+	s := spans[0]
+	if s.TraceID != tracing.RunTraceID("etl", "r1").String() || s.SpanID != tracing.RunSpanID("etl", "r1").String() ||
+		s.ParentID != "" || s.Name != "etl" || s.Attrs["run_id"] != "r1" || s.Attrs["state"] != "failed" ||
+		s.Attrs["run_type"] != "manual" || !s.StatusError || !s.Start.Equal(t0) || !s.End.Equal(t0.Add(time.Minute)) || len(s.Events) != 3 {
+		t.Errorf("run span:\n%s", otlptest.Describe(spans))
+	}
+}
+
+// A try failed over by the scheduler is sent as a finished try, its span
+// saying so with a failed_over event naming the worker.
+func TestTryFailedOver(t *testing.T) {
+	t.Parallel()
+	rcv := otlptest.Start(t)
+	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	started := t0.Add(time.Second)
+	tr.TryFailedOver(&core.TaskInstance{ID: "ti-9", DagID: "etl", RunID: "r1", TaskID: "load", MapIndex: -1, TryNumber: 1,
+		WorkerID: "w1", QueuedAt: &t0, StartDate: &started}, core.TIFailed, nil, t0.Add(time.Minute))
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	try := rcv.Where(map[string]string{"task_id": "load", "state": "failed"})
+	if len(try) != 1 {
+		t.Fatalf("no span of the failed-over try:\n%s", otlptest.Describe(rcv.Spans()))
+	}
+	var events []string
+	for _, e := range try[0].Events {
+		events = append(events, e.Name+"="+e.Attrs["worker_id"])
+	}
+	if got := strings.Join(events, " "); got != "queued= running= failed_over=w1 finished=" || !try[0].StatusError {
+		t.Errorf("failed-over try's events = %s (error status %v)", got, try[0].StatusError)
 	}
 }
