@@ -55,16 +55,16 @@ func seriesValue(text, sample string) float64 {
 	return -1
 }
 
-// waitAtLeast scrapes url until sample's value reaches min.
-func waitAtLeast(t *testing.T, what, url, sample string, min float64) {
+// waitAtLeast scrapes url until sample's value reaches least.
+func waitAtLeast(t *testing.T, what, url, sample string, least float64) {
 	t.Helper()
-	waitFor(t, what+" to export "+sample+" >= "+strconv.FormatFloat(min, 'g', -1, 64), func() (bool, string) {
+	waitFor(t, what+" to export "+sample+" >= "+strconv.FormatFloat(least, 'g', -1, 64), func() (bool, string) {
 		text, err := scrape(t, url)
 		if err != nil {
 			return false, err.Error()
 		}
 		v := seriesValue(text, sample)
-		return v >= min, "value " + strconv.FormatFloat(v, 'g', -1, 64)
+		return v >= least, "value " + strconv.FormatFloat(v, 'g', -1, 64)
 	})
 }
 

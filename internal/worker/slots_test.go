@@ -19,7 +19,7 @@ func TestSlotsCountRunningTries(t *testing.T) {
 	env := execapitest.New(t, execapi.Config{})
 	reg := operator.NewRegistry()
 	release, started := make(chan struct{}), make(chan struct{})
-	_ = reg.Register("hold", func(ctx context.Context, _ operator.TaskContext) (any, error) {
+	_ = reg.Register("hold", func(context.Context, operator.TaskContext) (any, error) {
 		close(started)
 		<-release
 		return nil, nil
