@@ -103,7 +103,8 @@ tasks:
 
 // TestMetrics scrapes /metrics of each role: standalone's api-server
 // port (every role of the process), then a scheduler, a triggerer and a
-// worker that serve them on [metrics] listen.
+// worker that serve them on [metrics] listen, and an api-server on its
+// own port.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	home, dags := t.TempDir(), t.TempDir()
@@ -157,6 +158,14 @@ func TestMetrics(t *testing.T) {
 	tport := weirtest.FreePort(t)
 	startProc(t, "triggerer", []string{"WEIR__METRICS__LISTEN=127.0.0.1:" + strconv.Itoa(tport)}, "triggerer", "--home", schedHome)
 	waitSeries(t, "the triggerer", "http://127.0.0.1:"+strconv.Itoa(tport)+"/metrics", `weir_triggers 0`, `go_goroutines`)
+
+	// An api-server on its own serves them on its port.
+	aport := strconv.Itoa(weirtest.FreePort(t))
+	startProc(t, "api-server", []string{"WEIR__API__PORT=" + aport}, "api-server", "--home", schedHome)
+	abase := "http://127.0.0.1:" + aport
+	newClient(t, abase, "").WaitHealthy()
+	waitSeries(t, "the api-server", abase+"/metrics",
+		`weir_http_request_duration_seconds_count{code="200",handler="`, `weir_triggers 0`, `go_sql_open_connections{db_name="weir"}`)
 
 	// A worker: its slots.
 	cred := strings.TrimSpace(mustWeir(t, nil, "tokens", "create", "--worker", "wm", "--home", home))
