@@ -122,18 +122,12 @@ func TestTrySpans(t *testing.T) {
 // as their parent.
 func TestRunSpan(t *testing.T) {
 	t.Parallel()
-	rcv := otlptest.Start(t)
-	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, rcv := exporting(t)
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
 	started := t0.Add(time.Second)
 	tr.RunFinished(&core.DagRun{DagID: "etl", RunID: "r1", RunType: core.RunManual, QueuedAt: t0, StartDate: &started},
 		core.RunFailed, t0.Add(time.Minute))
-	if err := tr.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flush(t, tr)
 	spans := rcv.Spans()
 	if len(spans) != 1 {
 		t.Fatalf("received %d spans, want the run's:\n%s", len(spans), otlptest.Describe(spans))
@@ -150,18 +144,12 @@ func TestRunSpan(t *testing.T) {
 // saying so with a failed_over event naming the worker.
 func TestTryFailedOver(t *testing.T) {
 	t.Parallel()
-	rcv := otlptest.Start(t)
-	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, rcv := exporting(t)
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
 	started := t0.Add(time.Second)
 	tr.TryFailedOver(&core.TaskInstance{ID: "ti-9", DagID: "etl", RunID: "r1", TaskID: "load", MapIndex: -1, TryNumber: 1,
 		WorkerID: "w1", QueuedAt: &t0, StartDate: &started}, core.TIFailed, nil, t0.Add(time.Minute))
-	if err := tr.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flush(t, tr)
 	try := rcv.Where(map[string]string{"task_id": "load", "state": "failed"})
 	if len(try) != 1 {
 		t.Fatalf("no span of the failed-over try:\n%s", otlptest.Describe(rcv.Spans()))
@@ -172,5 +160,24 @@ func TestTryFailedOver(t *testing.T) {
 	}
 	if got := strings.Join(events, " "); got != "queued= running= failed_over=w1 finished=" || !try[0].StatusError {
 		t.Errorf("failed-over try's events = %s (error status %v)", got, try[0].StatusError)
+	}
+}
+
+// exporting returns a tracer exporting to a fresh in-process receiver.
+func exporting(t *testing.T) (*tracing.Tracer, *otlptest.Receiver) {
+	t.Helper()
+	rcv := otlptest.Start(t)
+	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, rcv
+}
+
+// flush sends the spans tr holds.
+func flush(t *testing.T, tr *tracing.Tracer) {
+	t.Helper()
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
