@@ -164,7 +164,7 @@ func TestTryFailedOver(t *testing.T) {
 }
 
 // exporting returns a tracer exporting to a fresh in-process receiver.
-func exporting(t *testing.T) (*tracing.Tracer, *otlptest.Receiver) {
+func exporting(t testing.TB) (*tracing.Tracer, *otlptest.Receiver) {
 	t.Helper()
 	rcv := otlptest.Start(t)
 	tr, err := tracing.New(tracing.Config{Endpoint: rcv.URL()})
@@ -175,7 +175,7 @@ func exporting(t *testing.T) (*tracing.Tracer, *otlptest.Receiver) {
 }
 
 // flush sends the spans tr holds.
-func flush(t *testing.T, tr *tracing.Tracer) {
+func flush(t testing.TB, tr *tracing.Tracer) {
 	t.Helper()
 	if err := tr.Flush(context.Background()); err != nil {
 		t.Fatal(err)
