@@ -93,6 +93,10 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 			t.Parallel()
 			goOpsCallbacks(t, bin, engine) // callback_example_test.go
 		})
+		t.Run("go_stream_batches retries a failed batch from its first event on "+engine, func(t *testing.T) {
+			t.Parallel()
+			goStreamBatches(t, bin, engine) // streambatch_example_test.go
+		})
 	}
 	// The seeds' task-state patterns in Go (sdk_patterns_test.go).
 	for name, fn := range map[string]func(*testing.T, string){
@@ -114,7 +118,14 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 // "task" or "task[map_index]" → "state try".
 func dagsTest(t *testing.T, bin, home, dagID string, extra ...string) map[string]string {
 	t.Helper()
+	return dagsTestEnv(t, bin, home, nil, dagID, extra...)
+}
+
+// dagsTestEnv is dagsTest with env added to the command's environment.
+func dagsTestEnv(t *testing.T, bin, home string, env []string, dagID string, extra ...string) map[string]string {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"dags", "test", dagID, "--home", home}, extra...)...)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -92,10 +92,8 @@ func compileAll(dags []*DAG, checks dagfile.Options) ([]core.DAG, *operator.Regi
 					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: callback %s: %w", spec.FileLoc, spec.DagID, t.ID(), name, err))
 				}
 			}
-			if t.handler != nil {
-				if err := funcs.Register(HandlerFunctionName(spec.DagID, t.ID()), adaptHandler(t.handler)); err != nil {
-					errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: handle_function: %w", spec.FileLoc, spec.DagID, t.ID(), err))
-				}
+			if err := registerHandler(funcs, spec.DagID, t); err != nil {
+				errs = append(errs, fmt.Errorf("%s: dag %q: tasks.%s: handle_function: %w", spec.FileLoc, spec.DagID, t.ID(), err))
 			}
 			if t.fn == nil {
 				continue

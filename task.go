@@ -25,6 +25,8 @@ type Task struct {
 	fn      TaskFunc
 	resumes map[string]TaskFunc // OnResume methods
 	handler StreamHandler       // HandleStream's
+	// batchHandler is HandleStreamBatch's.
+	batchHandler StreamBatchHandler
 	// callbacks are the task's Go callbacks by registered name.
 	callbacks map[string]CallbackFunc
 	problems  []dagfile.Problem // paths relative to the task

@@ -36,6 +36,11 @@
 #   WATCH=1 WATCH_SCENARIOS=latency WATCH_ARGS="-items 500" bench/run.sh
 #   WATCH=1 WATCH_SCENARIOS=emit bench/run.sh             # emission -> consumer's first task (not in the default list)
 #
+# Several worker processes (enginebench -workers N: an api-server, a scheduler and N
+# workers, each its own process, on PostgreSQL; docs/benchmarks.md, "Worker processes")
+# instead of the standalone with WORKERS:
+#   WORKERS="1 2 4" ENGINES=postgres KINDS=go SCENARIOS=wide bench/run.sh
+#
 # The micro-benchmarks of the hot paths run with:
 #   go test -run '^$' -bench . -benchtime 3x ./internal/scheduler/ ./internal/worker/ ./internal/execapi/
 set -euo pipefail
@@ -103,6 +108,17 @@ for engine in $ENGINES; do
 		echo "== state $engine ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
 		# shellcheck disable=SC2086 # STATE_ARGS is a list of flags
 		"$(dirname "$BIN")/statebench" -engine "$engine" -scenario "${STATE_SCENARIOS:-ops,cleanup}" -reps "$REPS" ${STATE_ARGS:-} | tee -a "$log"
+		continue
+	fi
+	if [[ -n "${WORKERS:-}" ]]; then
+		log="$OUT/$engine-workers.txt"
+		: >"$log"
+		for n in $WORKERS; do
+			for kind in $KINDS; do
+				echo "== $engine $kind workers=$n ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
+				"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -workers "$n" | tee -a "$log"
+			done
+		done
 		continue
 	fi
 	for kind in $KINDS; do

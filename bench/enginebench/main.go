@@ -57,6 +57,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(serve(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "role" { // a process of -workers N (fleet.go)
+		os.Exit(serveRole(os.Args[2:]))
+	}
 	if err := drive(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench:", err)
 		os.Exit(1)
@@ -141,6 +144,7 @@ func benchDAGs() []core.DAG {
 type options struct {
 	engine, dsn, kind, scenario, env string
 	reps                             int
+	workers                          int // > 0: separate processes, this many workers (fleet.go)
 	keep, verbose                    bool
 	timeout                          time.Duration
 	deferLead, deferWindow           time.Duration
@@ -155,6 +159,7 @@ func drive(args []string) error {
 	fs.StringVar(&o.scenario, "scenario", "wide", "wide, chain40, chain300, defer10k or deferrt (comma-separated for several)")
 	fs.StringVar(&o.env, "env", "", "extra WEIR__SECTION__KEY=V settings for the standalone, comma-separated")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per scenario (the median is reported)")
+	fs.IntVar(&o.workers, "workers", 0, "PostgreSQL: run an api-server, a scheduler and this many worker processes instead of one standalone (0)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
 	fs.BoolVar(&o.verbose, "v", false, "print the standalone's output")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
@@ -167,7 +172,7 @@ func drive(args []string) error {
 		return errors.New("-engine postgres needs -dsn or WEIR_BENCH_POSTGRES_DSN")
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("# enginebench engine=%s kind=%s reps=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, numCPU(), host, goVersion())
+	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion())
 	for _, sc := range strings.Split(o.scenario, ",") {
 		var results []result
 		for rep := range o.reps {
@@ -190,6 +195,10 @@ type result struct {
 	handoff    time.Duration // median upstream end → downstream start (chains)
 	handoffP90 time.Duration
 	perTask    time.Duration // wall / tasks
+	// cpuPerTask is the standalone's CPU time (every role, user + system)
+	// from the trigger request to the run's end seen, per task: less
+	// sensitive to other load on the machine than wall time.
+	cpuPerTask time.Duration
 	peakRSSKB  int64
 	load       float64 // 1-minute load average at the end
 	// Deferral scenarios: the recorded latencies (fire → resumed, or
@@ -204,6 +213,9 @@ type result struct {
 func (r result) String() string {
 	s := fmt.Sprintf("tasks=%d wall=%.3fs ti/s=%.0f per_task=%.2fms", r.tasks, r.wall.Seconds(),
 		float64(r.tasks)/r.wall.Seconds(), ms(r.perTask))
+	if r.cpuPerTask > 0 {
+		s += fmt.Sprintf(" cpu_per_task=%.2fms", ms(r.cpuPerTask))
+	}
 	if r.handoff > 0 {
 		s += fmt.Sprintf(" handoff_median=%.2fms handoff_p90=%.2fms", ms(r.handoff), ms(r.handoffP90))
 	}
@@ -230,6 +242,7 @@ func median(rs []result) result {
 		handoff:    dur(func(r result) time.Duration { return r.handoff }),
 		handoffP90: dur(func(r result) time.Duration { return r.handoffP90 }),
 		perTask:    dur(func(r result) time.Duration { return r.perTask }),
+		cpuPerTask: dur(func(r result) time.Duration { return r.cpuPerTask }),
 		peakRSSKB:  int64(pick(rs, func(r result) float64 { return float64(r.peakRSSKB) })),
 		load:       pick(rs, func(r result) float64 { return r.load }),
 		lat: latencies{p50: dur(func(r result) time.Duration { return r.lat.p50 }), p90: dur(func(r result) time.Duration { return r.lat.p90 }),
@@ -267,7 +280,11 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	s, err := startStandalone(ctx, o, rep)
+	start := startStandalone
+	if o.workers > 0 {
+		start = startFleet
+	}
+	s, err := start(ctx, o, rep)
 	if err != nil {
 		return res, err
 	}
@@ -277,11 +294,20 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 		return res, err
 	}
 
+	cpu0, err := s.cpu()
+	if err != nil {
+		return res, err
+	}
 	t0 := time.Now()
 	tis, runEnd, err := s.runOnce(ctx, dag, n, 20*time.Millisecond)
 	if err != nil {
 		return res, err
 	}
+	cpu1, err := s.cpu()
+	if err != nil {
+		return res, err
+	}
+	res.cpuPerTask = (cpu1 - cpu0) / time.Duration(n)
 	res.tasks = n
 	res.wall = runEnd.Sub(t0)
 	res.perTask = res.wall / time.Duration(n)

@@ -105,6 +105,29 @@ func (s *standalone) ready(ctx context.Context, dag string) error {
 	return nil
 }
 
+// cpu returns the CPU time (user + system, every thread) the child has
+// used so far, from /proc/PID/stat (clock ticks of 10 ms).
+func (s *standalone) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name (in parentheses, which may hold
+	// spaces): state is field 3, utime and stime are fields 14 and 15.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", s.cmd.Process.Pid)
+	}
+	var user, sys int64
+	if _, err := fmt.Sscan(f[11], &user); err != nil {
+		return 0, err
+	}
+	if _, err := fmt.Sscan(f[12], &sys); err != nil {
+		return 0, err
+	}
+	return time.Duration(user+sys) * 10 * time.Millisecond, nil
+}
+
 // rss returns the child's resident set size now, in KiB (VmRSS).
 func (s *standalone) rss() (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))

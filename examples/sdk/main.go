@@ -32,6 +32,9 @@
 //     a paginated API this program serves on 127.0.0.1:8791, its pages
 //     inserted into SQLite by a task mapped lazily over them while later
 //     pages are fetched, and by a streaming operator.
+//   - go_stream_batches: a streaming operator whose Go handler takes
+//     batches (streambatch.go): the events committed since its previous
+//     call, inserted into SQLite in one transaction.
 package main
 
 import (
@@ -56,7 +59,7 @@ func main() {
 	servePages() // the paginated API of go_stream_pages and stream_pages.yaml
 	weir.Main(etlDAG(), retriesDAG(), mixedDAG(), resumeExternalJobDAG(), checkpointDAG(), progressDAG(), watermarkDAG(),
 		deferralDAG(), customTriggerDAG(), watcherDAG(), batchesDAG(), batchesConsumerDAG(),
-		opsFailingLoadDAG(), opsResponderDAG(), streamPagesDAG())
+		opsFailingLoadDAG(), opsResponderDAG(), streamPagesDAG(), streamBatchesDAG())
 }
 
 // etlDAG maps transform over extract's list and sums the results in load.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/metrics"
 )
@@ -134,12 +135,14 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	drain := make(chan struct{})
 	srv := &http.Server{
 		Handler:           s.Metrics.InstrumentHTTP(s.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return execapi.WithDrain(context.WithoutCancel(ctx), drain) },
 	}
+	srv.RegisterOnShutdown(func() { close(drain) }) // long-poll claims answer at once
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(s.ln) }()
 	log.InfoContext(ctx, "api-server listening", "addr", addr.String(), "tls", s.tls != nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/testutil/lbtest"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
@@ -109,12 +110,12 @@ func fillDisk(t *testing.T, dir string) (free func()) {
 // heartbeat intervals counts as dead, docs/state-machines.md#dead-workers).
 func TestWorkerCutOffFromAPI(t *testing.T) {
 	t.Parallel()
-	var px *proxy
+	var px *lbtest.LB
 	d := deploy(t, "api unreachable", deploymentOptions{postgres: pgtest.DSN(t),
 		env: []string{"WEIR__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=" + (2 * *outageFlag).String(),
 			"WEIR__WORKERS__HEARTBEAT_INTERVAL=" + outageFlag.String()},
 		workerURL: func(base string) string {
-			px = startProxy(t, base)
+			px = lbtest.Start(t, base)
 			return px.URL()
 		}})
 	defer d.finish()
@@ -128,9 +129,9 @@ func TestWorkerCutOffFromAPI(t *testing.T) {
 		return false, "none running"
 	})
 	d.snapshot()
-	px.setCut(true)
+	px.SetCut(true)
 	d.fig.faults++
 	time.Sleep(*outageFlag) // the fault lasts this long
-	px.setCut(false)
+	px.SetCut(false)
 	d.check()
 }

@@ -157,6 +157,7 @@ func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger 
 			WorkerCheckInterval:        cfg.Workers.HeartbeatInterval.D() / 2,
 			APIServerHeartbeatInterval: apiServerBeat(cfg),
 			MaxRunsToCreatePerLoop:     cfg.Scheduler.MaxDagrunsToCreatePerLoop,
+			MaxMapLength:               cfg.Scheduler.MaxMapLength,
 			CallbackMaxAttempts:        cfg.Callbacks.MaxAttempts,
 			OnlyDagID:                  onlyDagID,
 		}}

@@ -37,7 +37,7 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 		}
 		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box})
 	default:
-		st, err = postgres.Open(ctx, target, postgres.Options{Secrets: box})
+		st, err = postgres.Open(ctx, target, postgres.Options{Secrets: box, MaxConns: cfg.Database.PoolSize})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", engine, err)

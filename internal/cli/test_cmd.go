@@ -152,7 +152,8 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 // notifications (with a poll as a fallback) and calling each at every
 // wake-up (streaming the logs).
 func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
-	wake := st.Subscribe(ctx, store.ChannelScheduler)
+	wake := st.Subscribe(ctx, store.ChannelScheduler) // a run finished
+	ended := st.Subscribe(ctx, store.ChannelTasks)    // a try ended
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -170,6 +171,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		case <-ctx.Done():
 			return nil, fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
 		case <-wake:
+		case <-ended:
 		case <-tick.C:
 		}
 	}

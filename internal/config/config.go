@@ -63,9 +63,15 @@ type Core struct {
 	JobRetention Duration `toml:"job_retention" comment:"how long the job row (health listing entry) of a process that stopped heartbeating is kept before the scheduler deletes it (at least 10m; 0s = kept forever)"`
 }
 
+// MinPoolSize is the smallest [database] pool_size: a role runs several
+// loops that each hold a connection at times.
+const MinPoolSize = 4
+
 // Database says where the metadata database lives.
 type Database struct {
 	Conn string `toml:"conn" comment:"sqlite:////absolute/path/weir.db (sqlite:/// then the path) or postgres://user:pass@host:5432/db"`
+	// PoolSize bounds each process's PostgreSQL connection pool.
+	PoolSize int `toml:"pool_size" comment:"PostgreSQL only: most connections one process (api-server, scheduler, triggerer, a CLI command) holds open to the database, besides one LISTEN connection; every process that opens the database must fit in the server's max_connections (at least 4; docs/deployment.md#pool-sizing)"`
 }
 
 // API configures the api-server.
@@ -103,6 +109,7 @@ type Scheduler struct {
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
 	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`
 	AllowedRunIDPattern          string   `toml:"allowed_run_id_pattern" comment:"regular expression every run id chosen by a trigger (REST, CLI) must match; generated ids such as manual__2026-01-02T03:04:05Z are always allowed"`
+	MaxMapLength                 int      `toml:"max_map_length" comment:"most instances one mapped task gets (Airflow's [core] max_map_length): an expand over more fails the task; an iterate expansion whose stream grows past it runs its first max_map_length items, then fails the task and stops its producer (docs/streaming.md#the-cap-on-an-expansion)"`
 }
 
 // RunIDRegexp compiles AllowedRunIDPattern.
@@ -174,7 +181,7 @@ func Defaults(home string) *Config {
 		Home: home,
 		Core: Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
 			JobRetention: Duration(time.Hour)},
-		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db")},
+		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db"), PoolSize: 16},
 		API:      API{Host: "127.0.0.1", Port: 8080},
 		APIAuth: APIAuth{
 			JWTSecretFile:     filepath.Join(home, "secrets", "jwt_secret"),
@@ -186,6 +193,7 @@ func Defaults(home string) *Config {
 			DagDirListInterval:           Duration(5 * time.Second),
 			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
 			MaxDagrunsToCreatePerLoop:    10,
+			MaxMapLength:                 1024,
 			AllowedRunIDPattern:          core.DefaultRunIDPattern,
 		},
 		Workers: Workers{

@@ -12,11 +12,17 @@ import (
 )
 
 // Validate returns every problem at once, each naming the option at fault.
+// maxMaxMapLength bounds [scheduler] max_map_length.
+const maxMaxMapLength = 10_000_000
+
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if _, _, err := c.Database.Parse(); err != nil {
 		bad("[database] conn: %v", err)
+	}
+	if c.Database.PoolSize < MinPoolSize {
+		bad("[database] pool_size: %d is below the minimum %d (a role runs several loops at once)", c.Database.PoolSize, MinPoolSize)
 	}
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
@@ -64,6 +70,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Scheduler.MaxDagrunsToCreatePerLoop < 1 {
 		bad("[scheduler] max_dagruns_to_create_per_loop: must be at least 1")
+	}
+	if c.Scheduler.MaxMapLength < 1 || c.Scheduler.MaxMapLength > maxMaxMapLength {
+		bad("[scheduler] max_map_length: must be between 1 and %d, got %d", maxMaxMapLength, c.Scheduler.MaxMapLength)
 	}
 	if _, err := c.Scheduler.RunIDRegexp(); err != nil {
 		errs = append(errs, err)

@@ -90,6 +90,9 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		case <-timer.C:
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
 			return nil
+		case <-draining(ctx): // the api-server shuts down: no more waiting
+			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+			return nil
 		case <-ctx.Done():
 			return nil // client gone
 		}

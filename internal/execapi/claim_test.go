@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -128,5 +129,38 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	wls := <-got
 	if len(wls) != 1 || wls[0].TI.ID != tis[0].ID || wls[0].Token == "" {
 		t.Fatalf("woken claim = %+v", wls)
+	}
+}
+
+// TestClaimLongPollEndsWhenTheServerDrains: once the api-server begins to
+// shut down (the drain channel of its requests' base context closes), a
+// claim waiting in its long poll answers at once with no work, so the
+// graceful shutdown need not outwait it.
+func TestClaimLongPollEndsWhenTheServerDrains(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 1)}
+	drain := make(chan struct{})
+	srv := httptest.NewUnstartedServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
+	srv.Config.BaseContext = func(net.Listener) context.Context { return execapi.WithDrain(context.Background(), drain) }
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tok, _ := env.Tokens.IssueWorker("w1", 0)
+	c := execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
+
+	type answer struct {
+		wls []execclient.Workload
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		// Waits far longer than the test takes unless drained.
+		wls, err := c.Claim(context.Background(), execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		got <- answer{wls, err}
+	}()
+	<-sig.subscribed // the claim is waiting
+	close(drain)
+	if a := <-got; a.err != nil || len(a.wls) != 0 {
+		t.Fatalf("drained claim = %+v, %v; want no work and no error", a.wls, a.err)
 	}
 }

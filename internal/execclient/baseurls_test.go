@@ -17,7 +17,7 @@ func TestBaseURLsForTasks(t *testing.T) {
 	}
 	env := map[string]string{EnvAPIURL: c.BaseURLs(), EnvToken: "tok"}
 	tc, err := clientFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil || tc.BaseURL() != "http://b/execution" || tc.opts.Retries != inTaskRetries {
-		t.Errorf("in-task client: %v, base %q, retries %d", err, tc.BaseURL(), tc.opts.Retries)
+	if err != nil || tc.BaseURL() != "http://b/execution" || tc.opts.Retries != inTaskRetries || tc.opts.RetryFor != inTaskRetryFor {
+		t.Errorf("in-task client: %v, base %q, retries %d for %s", err, tc.BaseURL(), tc.opts.Retries, tc.opts.RetryFor)
 	}
 }

@@ -26,6 +26,11 @@ type ClientOptions struct {
 	Retries      int           // extra attempts on 5xx and transport errors; default 3; <0 = none
 	RetryWaitMin time.Duration // default 100 ms
 	RetryWaitMax time.Duration // default 5 s
+	// RetryFor keeps retrying 5xx and transport errors, beyond Retries,
+	// until this long has passed since the first attempt (0 = Retries
+	// alone decide): an outage is ridden out by its length, whatever
+	// the random back-off drew.
+	RetryFor time.Duration
 	// CAFile is a PEM file of CA certificates trusted, besides the
 	// system roots, to verify an https api-server ([workers] tls_ca_file);
 	// used when HTTPClient is nil, and passed on to tasks (TLSEnv). Load it
@@ -195,7 +200,8 @@ type call struct {
 
 func (c *Client) do(ctx context.Context, k call) error {
 	var lastErr error
-	for attempt := 0; attempt <= max(c.opts.Retries, 0); attempt++ {
+	first := time.Now()
+	for attempt := 0; attempt <= max(c.opts.Retries, 0) || time.Since(first) < c.opts.RetryFor; attempt++ {
 		if attempt > 0 {
 			if err := c.backoff(ctx, attempt); err != nil {
 				return fmt.Errorf("%s %s: %w (last error: %w)", k.method, k.path, err, lastErr)

@@ -43,6 +43,29 @@ func TestClientRetriesServerErrors(t *testing.T) {
 	}
 }
 
+// TestClientRetriesForAWhile: with RetryFor, a client whose Retries are
+// spent keeps trying until the server answers (an outage longer than
+// the retries' random back-off happened to last).
+func TestClientRetriesForAWhile(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) <= 20 {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"healthy"}`))
+	}))
+	t.Cleanup(srv.Close)
+	opts := execclient.ClientOptions{Retries: 2, RetryFor: time.Hour, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond}
+	if err := execclient.NewClient(srv.URL, "t", opts).Health(context.Background()); err != nil {
+		t.Fatalf("with RetryFor an hour: %v, want the answer after 20 failures", err)
+	}
+	if n := calls.Load(); n != 21 {
+		t.Fatalf("calls = %d, want 21", n)
+	}
+}
+
 func TestClientDoesNotRetryClientErrors(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32

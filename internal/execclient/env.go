@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Environment variables a worker gives a task (and the in-task CLI reads).
@@ -39,9 +40,16 @@ func TaskEnv(apiURL, token, tokenFile string, id TaskIdentity) []string {
 	return env
 }
 
-// inTaskRetries is how many extra attempts the in-task CLI makes (with
-// back-off capped at 5 s: about a minute).
-const inTaskRetries = 14
+// inTaskRetries is how many extra attempts the in-task CLI makes at least
+// (with back-off capped at 5 s), and inTaskRetryFor how long it keeps
+// trying at least: a random back-off of 14 attempts averaged under 30 s,
+// so a 30 s outage of every api-server failed the tasks that called the
+// API meanwhile, and their retries ran the commands again
+// (TestDeploymentGuide).
+const (
+	inTaskRetries  = 14
+	inTaskRetryFor = 2 * time.Minute
+)
 
 // ClientFromEnv builds the client of the in-task CLI (weir xcom push|pull,
 // weir task-state ...) from the variables the worker set.
@@ -79,8 +87,8 @@ func clientFromLookup(lookup func(string) (string, bool)) (*Client, error) {
 			*v.dst = n
 		}
 	}
-	// The in-task CLI rides out an api-server restart or a short outage
-	// (about a minute of retries on no answer or 5xx), moving between the
+	// The in-task CLI rides out an api-server restart or an outage of up
+	// to inTaskRetryFor (retries on no answer or 5xx), moving between the
 	// api-servers the worker listed, rather than failing the task.
 	ca := get(EnvCAFile)
 	if ca != "" {
@@ -88,7 +96,7 @@ func clientFromLookup(lookup func(string) (string, bool)) (*Client, error) {
 			return nil, fmt.Errorf("%s: %w", EnvCAFile, err)
 		}
 	}
-	c := NewClient(base, token, ClientOptions{Retries: inTaskRetries, CAFile: ca})
+	c := NewClient(base, token, ClientOptions{Retries: inTaskRetries, RetryFor: inTaskRetryFor, CAFile: ca})
 	c.Identity = id
 	return c, nil
 }

@@ -22,8 +22,9 @@ type GoFunc func(ctx context.Context, tc TaskContext) (any, error)
 // Registry holds Go task functions by name. It is safe for concurrent use;
 // the SDK registers functions before the worker starts.
 type Registry struct {
-	mu    sync.RWMutex
-	funcs map[string]GoFunc
+	mu      sync.RWMutex
+	funcs   map[string]GoFunc
+	batches map[string]bool // the batch stream handlers among funcs
 }
 
 // NewRegistry returns an empty registry.

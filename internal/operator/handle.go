@@ -74,16 +74,15 @@ func (r *Runner) handleStream(ctx context.Context, req *Request) (*Result, error
 	defer h.stop()
 	wait := minHandlePoll
 	for {
-		for i := range b.Events {
-			ev := &b.Events[i]
-			if ev.SequenceIndex != pos {
-				return nil, fmt.Errorf("stream %s: read event %d where %d was expected", b.StreamID, ev.SequenceIndex, pos)
+		for i, ev := range b.Events {
+			if ev.SequenceIndex != pos+int64(i) {
+				return nil, fmt.Errorf("stream %s: read event %d where %d was expected", b.StreamID, ev.SequenceIndex, pos+int64(i))
 			}
-			if err := h.give(ctx, ev); err != nil {
-				return nil, handlerFailed(b.StreamID, h.stop(), err)
-			}
-			pos++
 		}
+		if err := giveEvents(ctx, h, b.Events); err != nil {
+			return nil, handlerFailed(b.StreamID, h.stop(), err)
+		}
+		pos += int64(len(b.Events))
 		if b.Closed && pos >= b.NextIndex {
 			break
 		}
@@ -126,7 +125,11 @@ func (r *Runner) newStreamHandler(ctx context.Context, req *Request, src StreamS
 		if !ok {
 			return nil, fmt.Errorf("go stream handler %q is not registered in this worker: %w", name, core.ErrNotFound)
 		}
-		return &goHandler{r: r, req: req, src: src, name: name, fn: fn, next: from}, nil
+		g := goHandler{r: r, req: req, src: src, name: name, fn: fn, next: from}
+		if r.Registry.TakesStreamBatches(name) {
+			return &goBatchHandler{g}, nil
+		}
+		return &g, nil
 	}
 	command, err := stringArg(req.Args, core.ArgHandleCommand, true)
 	if err != nil {

@@ -188,26 +188,82 @@ func TestGoHandlerResumesAtTheFailedEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	failThenRetry(t, reg, 36, &seen)
+}
+
+// failThenRetry runs two tries of the Go handler registered in reg as
+// d.load#__stream__ over a fakeStream of 100 events: the first must fail
+// with the handler's error on event 37 (n), naming sequence index handled
+// and having recorded the events before it; the second must handle the
+// rest. seen, the n of the events the handler's successful calls handled,
+// must then hold every event once, in order.
+func failThenRetry(t *testing.T, reg *Registry, handled int64, seen *[]int64) {
+	t.Helper()
 	src := &fakeStream{n: 100}
 	r := &Runner{Registry: reg}
 	args := map[string]any{core.ArgHandleFunction: "d.load#__stream__"}
 	req, _ := handlerReq(src, args, 1)
-	if _, err := r.Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "cannot insert 37") {
-		t.Fatalf("first try = %v, want the handler's error", err)
+	if _, err := r.Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "cannot insert 37") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("sequence index %d ", handled)) {
+		t.Fatalf("first try = %v, want the handler's error naming sequence index %d", err, handled)
 	}
-	if src.handled != 36 || len(seen) != 36 {
-		t.Fatalf("handled %d, called for %d events; want 36", src.handled, len(seen))
+	if src.handled != handled || int64(len(*seen)) != handled {
+		t.Fatalf("handled %d, %d events by successful calls; want %d", src.handled, len(*seen), handled)
 	}
 	req, _ = handlerReq(src, args, 2)
 	if _, err := r.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	for i, n := range seen {
+	for i, n := range *seen {
 		if n != int64(i+1) {
-			t.Fatalf("call %d got event %d: want every event once, in order", i, n)
+			t.Fatalf("event %d is %d: want every event once by a successful call, in order", i, n)
 		}
 	}
-	if len(seen) != 100 || src.handled != 100 {
-		t.Errorf("handled %d, %d calls; want 100", src.handled, len(seen))
+	if len(*seen) != 100 || src.handled != 100 {
+		t.Errorf("handled %d, %d events by successful calls; want 100", src.handled, len(*seen))
+	}
+}
+
+// TestGoBatchHandlerRetriesTheFailedBatch: a Go batch handler gets the
+// events committed since its previous call, in order; its error on the
+// batch holding event 37 fails the try with only the batches before it
+// recorded, and the next try calls it again from that batch's first
+// event, so no event is handled twice by a successful call.
+func TestGoBatchHandlerRetriesTheFailedBatch(t *testing.T) {
+	t.Parallel()
+	var seen, firsts []int64
+	failed := false
+	reg := NewRegistry()
+	err := reg.RegisterStreamBatch("d.load#__stream__", func(_ context.Context, tc TaskContext) (any, error) {
+		var kw HandleBatchKwargs
+		var evs []core.StreamEvent
+		if err := json.Unmarshal(tc.Resume.Kwargs, &kw); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(tc.Resume.Event, &evs); err != nil || len(evs) != kw.Count || evs[0].SequenceIndex != kw.SequenceIndex {
+			return nil, fmt.Errorf("batch %s with %+v", tc.Resume.Event, kw)
+		}
+		firsts = append(firsts, kw.SequenceIndex)
+		var ns []int64
+		for _, ev := range evs {
+			var p struct{ N int64 }
+			if err := json.Unmarshal(ev.Payload, &p); err != nil || p.N != ev.SequenceIndex+1 {
+				return nil, fmt.Errorf("event %s at %d", ev.Payload, ev.SequenceIndex)
+			}
+			if p.N == 37 && !failed {
+				failed = true
+				return nil, errors.New("cannot insert 37")
+			}
+			ns = append(ns, p.N)
+		}
+		seen = append(seen, ns...)
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failThenRetry(t, reg, 30, &seen) // each read adds 10 events: batches of 10
+	if firsts[3] != 30 || firsts[4] != 30 || len(firsts) >= 100 {
+		t.Errorf("batches started at %v: want the retry's first batch to start at 30, and batches of several events", firsts)
 	}
 }

@@ -12,6 +12,10 @@ type StreamHead struct {
 	Next   int64
 	Closed bool
 	Failed bool
+	// Max caps the task's instances ([scheduler] max_map_length; 0 = no
+	// cap): a stream holding more items gets instances for its first Max,
+	// then the task fails and its producer is stopped.
+	Max int64
 }
 
 // IterateStep is what one pass does to an iterating task's placeholder
@@ -27,6 +31,11 @@ type IterateStep struct {
 	// without any item skips the placeholder instead, through Plan.Skip,
 	// as an expansion over an empty list does.)
 	Close bool
+	// Overflow is set when the stream holds more items than the cap
+	// (StreamHead.Max): Through stops at the cap's last item, and once the
+	// step landed the placeholder fails and the producer's stream is
+	// closed with the reason, which stops the producer.
+	Overflow bool
 }
 
 // tiGone marks, within one decide pass, a placeholder its plan deletes: it
@@ -54,6 +63,13 @@ func decideIterate(plan *Plan, ti *core.TaskInstance, have int64, head *StreamHe
 	}
 	step := IterateStep{Placeholder: *ti, From: have, Through: head.Next - 1}
 	switch {
+	case head.Max > 0 && head.Next > head.Max:
+		// Over the cap: the items within it run, the task fails (so its
+		// downstream is upstream_failed) and its producer is stopped.
+		step.Through, step.Overflow = head.Max-1, true
+		plan.Iterate = append(plan.Iterate, step)
+		state[i] = core.TIFailed
+		return
 	case head.Failed:
 		// The items so far run; the placeholder stands for the rest.
 		if step.From <= step.Through {

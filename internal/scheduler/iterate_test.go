@@ -26,6 +26,9 @@ func TestDecideIterate(t *testing.T) {
 	head := func(next int64, closed, failed bool) map[string]StreamHead {
 		return map[string]StreamHead{"insert": {Next: next, Closed: closed, Failed: failed}}
 	}
+	capped := func(next, max int64, closed bool) map[string]StreamHead {
+		return map[string]StreamHead{"insert": {Next: next, Closed: closed, Max: max}}
+	}
 	// run builds setup, fetch, the insert placeholder and after, then the
 	// mapped insert instances in the given states.
 	run := func(setup, fetch, placeholder core.TIState, mapped ...core.TIState) []core.TaskInstance {
@@ -73,6 +76,14 @@ func TestDecideIterate(t *testing.T) {
 			iterWant{UpFailed: []string{"insert", "after"}, RunState: core.RunFailed}},
 		{"the producer succeeded without a stream: nothing to iterate", run(S, S, N), nil,
 			iterWant{Skip: []string{"insert", "after"}, RunState: core.RunSuccess}},
+		{"within the cap: items become instances as usual", run(S, D, N, S), capped(3, 3, false),
+			iterWant{Iterate: []string{"insert 1..2"}}},
+		{"closed at exactly the cap: the expansion completes", run(S, S, N, S, S, S), capped(3, 3, true),
+			iterWant{Iterate: []string{"insert 3..2 close"}, Schedule: []string{"after"}}},
+		{"past the cap: instances up to it, the task fails and its downstream is upstream_failed", run(S, D, N, S), capped(5, 3, false),
+			iterWant{Iterate: []string{"insert 1..2 overflow"}, UpFailed: []string{"after"}}},
+		{"past the cap with every instance made: it fails, nothing more is created", run(S, D, N, S, S, S), capped(9, 3, true),
+			iterWant{Iterate: []string{"insert 3..2 overflow"}, UpFailed: []string{"after"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +97,9 @@ func TestDecideIterate(t *testing.T) {
 				d := fmt.Sprintf("%s %d..%d", s.Placeholder.ID, s.From, s.Through)
 				if s.Close {
 					d += " close"
+				}
+				if s.Overflow {
+					d += " overflow"
 				}
 				got.Iterate = append(got.Iterate, d)
 			}

@@ -44,7 +44,7 @@ func (s *Scheduler) streamHeads(ctx context.Context, run *core.DagRun, g *graph,
 				return nil, err
 			}
 		}
-		heads[t.TaskID] = StreamHead{Next: st.NextIndex, Closed: st.Closed, Failed: st.Error != ""}
+		heads[t.TaskID] = StreamHead{Next: st.NextIndex, Closed: st.Closed, Failed: st.Error != "", Max: int64(s.Config.MaxMapLength)}
 	}
 	return heads, nil
 }
@@ -103,13 +103,18 @@ func (s *Scheduler) iterate(ctx context.Context, run *core.DagRun, g *graph, ste
 		}
 	}
 	closing := step.Close && through == step.Through
-	err := s.Store.TaskInstanceIterate(ctx, &store.TaskInstanceIterateParams{DagRunID: run.ID, TaskID: ph.TaskID,
-		StreamID: streamID, Instances: instances, From: step.From, Through: through, Close: closing, Now: now})
-	switch {
-	case benign(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("expand %s over stream %s: %w", runs.Describe(ph), streamID, err)
+	if len(instances) > 0 || closing {
+		err := s.Store.TaskInstanceIterate(ctx, &store.TaskInstanceIterateParams{DagRunID: run.ID, TaskID: ph.TaskID,
+			StreamID: streamID, Instances: instances, From: step.From, Through: through, Close: closing, Now: now})
+		switch {
+		case benign(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("expand %s over stream %s: %w", runs.Describe(ph), streamID, err)
+		}
+	}
+	if step.Overflow && through == step.Through {
+		return true, s.overflow(ctx, run, task, ph, streamID)
 	}
 	if len(instances) > 0 {
 		// Room for the producer, waiting while max_pending events are
@@ -132,4 +137,20 @@ func mappedInstance(ph *core.TaskInstance, task *core.Task, i int, args json.Raw
 		Queue: ph.Queue, Pool: ph.Pool, PoolSlots: ph.PoolSlots, PriorityWeight: ph.PriorityWeight,
 		Operator: ph.Operator, MapArgs: args, State: firstState(task),
 	}
+}
+
+// overflow ends the expansion of placeholder ph, whose producer's stream
+// grew past [scheduler] max_map_length (its first items have their
+// instances): the placeholder fails, so its downstream tasks are
+// upstream_failed, and the producer is stopped with the reason
+// (service.StopStream).
+func (s *Scheduler) overflow(ctx context.Context, run *core.DagRun, task *core.Task, ph *core.TaskInstance, streamID string) error {
+	msg := fmt.Sprintf("task %q iterates over more than %d items ([scheduler] max_map_length %d): its first %d run, the rest are refused and the producer %q is stopped",
+		task.TaskID, s.Config.MaxMapLength, s.Config.MaxMapLength, s.Config.MaxMapLength, task.Iterate)
+	s.Logger.Error("expansion over its cap; failing the task and stopping its producer", "dag_id", run.DagID, "run_id", run.RunID,
+		"task_id", task.TaskID, "stream_id", streamID, "err", msg)
+	if err := s.failNone(ctx, ph); err != nil {
+		return err
+	}
+	return s.Service.StopStream(ctx, streamID, msg)
 }

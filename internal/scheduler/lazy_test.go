@@ -217,3 +217,56 @@ func TestLazyExpansionAcrossSchedulers(t *testing.T) {
 		t.Fatalf("report is %s while the stream is open, want none", got.State)
 	}
 }
+
+// An expansion whose stream grows past [scheduler] max_map_length gets
+// instances for the items within the cap only: the task fails, its
+// downstream is upstream_failed, and its producer is stopped — the stream
+// closed naming the cap (a later append is refused), the producer sensor
+// failed with the same reason and its trigger deleted, so its triggerer
+// stops running it — on each engine.
+func TestLazyExpansionStopsAtItsCap(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, st store.Store) {
+		h := newHarnessOn(t, st, lazyDAG())
+		h.s.Config.MaxMapLength = 3
+		run := h.trigger("lazy")
+		h.step()
+		h.produce(run, []any{0, 1}, false, "")
+		h.step()
+		h.produce(run, []any{2, 3, 4}, false, "")
+		h.step()
+		if got := h.mapped(run, "insert"); len(got) != 3 {
+			t.Fatalf("insert instances = %v, want the first 3 (the cap)", got)
+		}
+		states := h.states(run)
+		if states["insert"] != "failed" || states["report"] != "upstream_failed" {
+			t.Fatalf("states %v: want the placeholder failed and report upstream_failed", states)
+		}
+		sid := core.TaskStreamID(run.ID, "fetch")
+		s, err := h.st.StreamGet(h.ctx, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const want = `task "insert" iterates over more than 3 items ([scheduler] max_map_length 3)`
+		if !s.Closed || !strings.Contains(s.Error, want) {
+			t.Fatalf("stream = %+v, want it closed with an error naming the cap", s)
+		}
+		if _, err := h.st.StreamAppend(h.ctx, &store.StreamAppendParams{StreamID: sid, Payloads: []json.RawMessage{[]byte("5")}, Now: h.clk.Now()}); err == nil {
+			t.Error("an append after the cap was accepted")
+		}
+		fetch := h.ti(run, "fetch")
+		if fetch.State == core.TIDeferred || fetch.TriggerID != nil {
+			t.Errorf("the producer is %s on trigger %v, want it resumed into its failure", fetch.State, fetch.TriggerID)
+		}
+		if _, err := h.st.TriggerGet(h.ctx, s.TriggerID); err == nil {
+			t.Errorf("the producer's trigger %d is still there: its triggerer would keep running it", s.TriggerID)
+		}
+		rounds, state := h.drive(run, succeed)
+		if state != core.RunFailed {
+			t.Fatalf("run ended %s (%v), want failed", state, rounds)
+		}
+		if got := h.mapped(run, "insert"); len(got) != 3 {
+			t.Errorf("insert instances = %v after the run, want 3", got)
+		}
+	})
+}

@@ -15,7 +15,8 @@ import (
 // A pass reads only the instances whose updated_at is at or after the start
 // of its previous read minus changeSlack (every change of state, claim or
 // try stamps updated_at; index task_instance_run_updated), so its cost
-// follows what changed rather than the run's size. The slack covers writers
+// follows what changed rather than the run's size: their ids and states
+// first, then whole the rows whose try or state the view does not hold. The slack covers writers
 // that stamped a row before that read but committed after it. The view is
 // a hint, never the source of truth:
 //
@@ -48,10 +49,11 @@ func keyOf(ti *core.TaskInstance) tiKey { return tiKey{ti.TaskID, ti.MapIndex} }
 // runView is the scheduler's copy of one running run's task instances.
 type runView struct {
 	tis    []core.TaskInstance
-	index  map[tiKey]int // position in tis
-	read   time.Time     // scheduler clock when the last read started
-	loaded time.Time     // ... when the last full load started
-	reads  int           // incremental reads since the last full load
+	index  map[tiKey]int  // position in tis
+	ids    map[string]int // position in tis by try id
+	read   time.Time      // scheduler clock when the last read started
+	loaded time.Time      // ... when the last full load started
+	reads  int            // incremental reads since the last full load
 }
 
 // newRunView builds a view from a full load started at now.
@@ -63,9 +65,23 @@ func newRunView(tis []core.TaskInstance, now time.Time) *runView {
 
 func (v *runView) reindex() {
 	v.index = make(map[tiKey]int, len(v.tis))
+	v.ids = make(map[string]int, len(v.tis))
 	for i := range v.tis {
 		v.index[keyOf(&v.tis[i])] = i
+		v.ids[v.tis[i].ID] = i
 	}
+}
+
+// stale returns the ids among states (a run's recently changed rows) whose
+// try the view does not hold in that state: the rows to read whole.
+func (v *runView) stale(states []store.TaskInstanceState) []string {
+	var ids []string
+	for _, st := range states {
+		if at, ok := v.ids[st.ID]; !ok || v.tis[at].State != st.State {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids
 }
 
 // due reports whether the next read must be a full load: the view is old,
@@ -93,10 +109,13 @@ func (v *runView) merge(changed []core.TaskInstance, lazy map[string]bool) {
 	for i := range changed {
 		ti := &changed[i]
 		if at, ok := v.index[keyOf(ti)]; ok {
+			delete(v.ids, v.tis[at].ID)
 			v.tis[at] = *ti
+			v.ids[ti.ID] = at
 			continue
 		}
 		v.index[keyOf(ti)] = len(v.tis)
+		v.ids[ti.ID] = len(v.tis)
 		v.tis = append(v.tis, *ti)
 		if ti.MapIndex >= 0 && !lazy[ti.TaskID] {
 			_, ph := v.index[tiKey{ti.TaskID, core.NoMapIndex}]
@@ -124,13 +143,22 @@ func (s *Scheduler) view(ctx context.Context, run *core.DagRun, g *graph, now ti
 		v, err = s.loadView(ctx, run, now)
 		return v, true, err
 	}
-	changed, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{
-		DagRunID: run.ID, UpdatedSince: v.read.Add(-changeSlack), Unordered: true,
+	// The window of changed rows spans changeSlack of rows already seen:
+	// their ids and states are read first, and whole only the rows that
+	// differ from the view.
+	states, err := s.Store.TaskInstanceStates(ctx, &store.TaskInstanceListParams{
+		DagRunID: run.ID, UpdatedSince: v.read.Add(-changeSlack),
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list changed task instances: %w", err)
 	}
-	v.merge(changed, g.lazy)
+	if ids := v.stale(states); len(ids) > 0 {
+		changed, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, IDs: ids, Unordered: true})
+		if err != nil {
+			return nil, false, fmt.Errorf("list changed task instances: %w", err)
+		}
+		v.merge(changed, g.lazy)
+	}
 	v.read = now
 	v.reads++
 	return v, false, nil

@@ -98,7 +98,11 @@ type Scheduler struct {
 	unjudgedLog periodic           // the last log of workers left unjudged
 	timeouts    periodic           // the look for deferral timeouts
 	tally       passTally          // what the current pass did (guarded by passMu)
-	stop        context.CancelFunc
+	// Kept by the last whole pass for the light passes (guarded by passMu):
+	running   []core.DagRun // the running runs; nil = the next pass is whole
+	paused    held          // the DAGs' pause flags
+	wholeNext time.Time     // when the whole pass wanted the next one at the latest
+	stop      context.CancelFunc
 }
 
 // Start runs the scheduling loop until ctx is done or Stop is called, and
@@ -115,18 +119,23 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// Envelopes landing in a stream a task iterates over wake it too
 	// (lazy expansion creates their instances at once).
 	streams := s.Store.Subscribe(ctx, store.ChannelStream)
+	// A try's end needs only a look at the running runs (a light pass).
+	tasks := s.Store.Subscribe(ctx, store.ChannelTasks)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		full := true
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
 		case <-streams:
 		case <-timer.C:
+		case <-tasks:
+			full = false
 		}
 		began := time.Now()
-		next, err := s.wake(ctx)
+		next, err := s.wake(ctx, full)
 		if s.OnLoop != nil {
 			s.OnLoop(time.Since(began), err)
 		}
@@ -159,35 +168,41 @@ func (s *Scheduler) Stop() {
 // wake-up of Start does. Tests and single-shot tools call it directly.
 func (s *Scheduler) RunOnce(ctx context.Context) error {
 	s.init()
-	_, err := s.wake(ctx)
+	_, err := s.wake(ctx, true)
 	return err
 }
 
 // wake runs passes back to back while they unblock more work and returns
-// when the loop should wake next at the latest.
-func (s *Scheduler) wake(ctx context.Context) (time.Time, error) {
+// when the loop should wake next at the latest. A light wake's passes look
+// only at the runs the last whole pass found running, until one of them
+// asks for a whole pass (a run finished).
+func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
 	for range maxPassesPerWake {
+		full = full || s.running == nil
 		s.tally = passTally{}
-		res, err := s.pass(ctx)
+		res, err := s.pass(ctx, full)
 		if s.OnPass != nil {
 			s.OnPass(s.tally.runsCreated, s.tally.queued)
 		}
 		if err != nil {
+			s.running = nil // the next pass is whole
 			return s.Clock.Now().Add(s.Config.PollInterval), err
 		}
 		if !res.again {
 			return res.next, nil
 		}
+		full = full || res.full
 	}
 	return s.Clock.Now(), nil
 }
 
-// passResult says whether another pass is due at once, and otherwise when
-// the next one is.
+// passResult says whether another pass is due at once (and whether it
+// must be whole), and otherwise when the next one is.
 type passResult struct {
 	again bool
+	full  bool
 	next  time.Time
 }
 
@@ -205,7 +220,14 @@ func (r *passResult) earliest(t time.Time) {
 
 // pass is one scheduling pass: dead workers, scheduled runs, queued runs,
 // running runs, then queueing.
-func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
+//
+// A light pass (full false) skips what only a run's creation or end, a
+// DAG's change or time can call for (listing DAGs, creating runs, starting
+// queued ones, completing backfills): it decides the runs the last whole
+// pass found running, with the pause flags it read, then queues. A try's
+// end wakes one (ChannelTasks); everything else, and the timer, wakes a
+// whole pass, and a light pass that finishes a run asks for one.
+func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 	now := s.Clock.Now()
 	res := passResult{next: now.Add(s.Config.PollInterval)}
 	if err := s.checkStale(ctx, now, &res); err != nil {
@@ -217,33 +239,17 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 	if err := s.timeOutDeferred(ctx, now, &res); err != nil {
 		return res, err
 	}
-	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
-	if err != nil {
-		return res, fmt.Errorf("list dags: %w", err)
-	}
-	paused := held{only: s.Config.OnlyDagID, paused: make(map[string]bool, len(dags))}
-	for i := range dags {
-		paused.paused[dags[i].DagID] = dags[i].IsPaused
-	}
-	if s.Config.OnlyDagID == "" {
-		if err := s.createScheduledRuns(ctx, dags, now, &res); err != nil {
+	if full {
+		if err := s.wholePass(ctx, now, &res); err != nil {
 			return res, err
 		}
-		if err := s.createAssetRuns(ctx); err != nil {
-			return res, err
-		}
-		if err := s.createPartitionRuns(ctx, now, &res); err != nil {
-			return res, err
-		}
+	} else {
+		res.earliest(s.wholeNext)
 	}
-	running, err := s.startQueuedRuns(ctx, paused, now)
-	if err != nil {
-		return res, err
-	}
-	processed := make(map[int64]bool, len(running))
-	for i := range running {
-		run := &running[i]
-		if paused.holds(run.DagID) {
+	processed := make(map[int64]bool, len(s.running))
+	for i := range s.running {
+		run := &s.running[i]
+		if s.paused.holds(run.DagID) {
 			continue
 		}
 		processed[run.ID] = true
@@ -256,13 +262,48 @@ func (s *Scheduler) pass(ctx context.Context) (passResult, error) {
 		}
 	}
 	s.forget(processed)
-	if _, err := s.Service.CompleteBackfills(ctx); err != nil {
-		s.Logger.Error("complete backfills", "err", err)
+	if full {
+		if _, err := s.Service.CompleteBackfills(ctx); err != nil {
+			s.Logger.Error("complete backfills", "err", err)
+		}
+		s.wholeNext = res.next
 	}
 	if err := s.queueScheduled(ctx, now); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// wholePass is the part of a whole pass before the running runs are
+// decided: it reads the DAGs' pause flags, creates the runs that are due
+// and starts queued ones, and keeps the running runs for the light passes
+// that follow.
+func (s *Scheduler) wholePass(ctx context.Context, now time.Time, res *passResult) error {
+	dags, err := s.Store.DagList(ctx, &store.DagListParams{OnlyActive: true})
+	if err != nil {
+		return fmt.Errorf("list dags: %w", err)
+	}
+	paused := held{only: s.Config.OnlyDagID, paused: make(map[string]bool, len(dags))}
+	for i := range dags {
+		paused.paused[dags[i].DagID] = dags[i].IsPaused
+	}
+	if s.Config.OnlyDagID == "" {
+		if err := s.createScheduledRuns(ctx, dags, now, res); err != nil {
+			return err
+		}
+		if err := s.createAssetRuns(ctx); err != nil {
+			return err
+		}
+		if err := s.createPartitionRuns(ctx, now, res); err != nil {
+			return err
+		}
+	}
+	running, err := s.startQueuedRuns(ctx, paused, now)
+	if err != nil {
+		return err
+	}
+	s.paused, s.running = paused, running
+	return nil
 }
 
 func (s *Scheduler) init() {
@@ -391,6 +432,7 @@ type Store interface {
 	StreamClose(ctx context.Context, p *store.StreamCloseParams) (*core.Stream, error)
 	StreamEventList(ctx context.Context, p *store.StreamEventListParams) ([]core.StreamEvent, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
+	TaskInstanceStates(ctx context.Context, p *store.TaskInstanceListParams) ([]store.TaskInstanceState, error)
 	TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error
 	TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error)
 	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)

@@ -189,6 +189,41 @@ func TestStartWakesOnNotifyAndStops(t *testing.T) {
 	}
 }
 
+// A light pass (the wake-up of a try's end) queues the next task; the
+// pass that finishes a run asks for a whole one within the same wake-up,
+// which starts the DAG's queued run (max_active_runs 1).
+func TestLightPassesFinishRunsAndStartTheNext(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "chain", MaxActiveRuns: 1,
+		Tasks: []core.Task{{TaskID: "a"}, {TaskID: "b", DependsOn: []string{"a"}}}})
+	light := func() {
+		t.Helper()
+		if err := scheduler.WakeLight(h.ctx, h.s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := h.trigger("chain")
+	h.clk.Advance(time.Second)
+	second := h.trigger("chain")
+	h.step() // a whole pass: the first run starts, its a is queued
+	h.finish(h.claim("w", 1)[0], succeed)
+	light()
+	if got := h.states(first)["b"]; got != "queued" {
+		t.Fatalf("after a light pass b is %s, want queued", got)
+	}
+	h.finish(h.claim("w", 1)[0], succeed)
+	light()
+	if got := h.run(first).State; got != core.RunSuccess {
+		t.Fatalf("first run is %s, want success", got)
+	}
+	if got := h.run(second).State; got != core.RunRunning {
+		t.Fatalf("second run is %s after the first finished, want running", got)
+	}
+	if got := h.states(second)["a"]; got != "queued" {
+		t.Fatalf("second run's a is %s, want queued", got)
+	}
+}
+
 // waitFor waits until cond holds, re-checking whenever signal fires (or
 // every few milliseconds); it fails the test after a generous deadline.
 func waitFor(t *testing.T, signal <-chan struct{}, cond func() bool) {

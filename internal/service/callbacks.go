@@ -81,6 +81,9 @@ func (s *Service) FinishRun(ctx context.Context, run *core.DagRun, dag *core.DAG
 	if err != nil {
 		return false, fmt.Errorf("finish run %s/%s as %s: %w", run.DagID, run.RunID, state, err)
 	}
+	if finished {
+		s.notify(ctx, store.ChannelScheduler) // a slot for the DAG's next run opened
+	}
 	return finished, nil
 }
 

@@ -167,6 +167,11 @@ func (s *Service) TimeoutDeferred(ctx context.Context, limit int) (int, error) {
 			return failed, fmt.Errorf("time out %s: %w", runs.Describe(ti), err)
 		}
 		failed += len(moved)
+		if len(moved) > 0 {
+			if err := retireProducer(ctx, s.st, ti); err != nil {
+				return failed, err
+			}
+		}
 	}
 	if failed > 0 {
 		if _, err := s.st.TriggerDeleteUnused(ctx); err != nil {

@@ -163,6 +163,9 @@ func (s *Service) clearSelected(ctx context.Context, tx store.Store, selected []
 		if err := s.clearOne(ctx, tx, ti, now, keepState); err != nil {
 			return nil, err
 		}
+		if err := retireProducer(ctx, tx, ti); err != nil {
+			return nil, err
+		}
 		reopen[ti.DagRunID] = true
 	}
 	for runID := range reopen {
@@ -358,6 +361,9 @@ func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key co
 		now := s.clock.Now()
 		if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{ti.ID}, To: state, Now: now}); err != nil {
 			return fmt.Errorf("mark %s %s: %w", runs.Describe(ti), state, err)
+		}
+		if err := retireProducer(ctx, tx, ti); err != nil {
+			return err
 		}
 		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
 			ID: ti.DagRunID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunRunning, Now: now,

@@ -147,32 +147,66 @@ func (s *Service) CloseTriggerStream(ctx context.Context, id int64, triggerer, s
 		if err := tx.TriggerHold(ctx, id, triggerer); err != nil {
 			return err
 		}
-		st, err := tx.StreamClose(ctx, &store.StreamCloseParams{StreamID: streamID, Error: msg, Now: s.clock.Now()})
-		if err != nil {
-			return err
-		}
-		p := &store.TaskInstanceResumeParams{TriggerID: id, Fail: msg, Now: s.clock.Now()}
-		if msg == "" {
-			if p.Event, err = json.Marshal(streamEnd{StreamID: streamID, Events: st.NextIndex}); err != nil {
-				return err
-			}
-		}
-		ids, err := tx.TaskInstanceResume(ctx, p)
-		if err != nil {
-			return err
-		}
-		resumed = len(ids)
-		_, err = tx.TriggerDeleteUnused(ctx, id)
+		var err error
+		resumed, err = s.closeStreamTx(ctx, tx, id, streamID, msg)
 		return err
 	})
+	return s.afterClose(ctx, "close", streamID, resumed, err)
+}
+
+// afterClose ends a close of streamID (what: "close" or "stop") that
+// resumed tries and returned err: the error named, or the stream's
+// waiters — and the scheduler, for the resumed tries — told.
+func (s *Service) afterClose(ctx context.Context, what, streamID string, resumed int, err error) error {
 	if err != nil {
-		return fmt.Errorf("close stream %s: %w", streamID, err)
+		return fmt.Errorf("%s stream %s: %w", what, streamID, err)
 	}
 	s.notify(ctx, store.ChannelStream)
 	if resumed > 0 {
 		s.notify(ctx, store.ChannelScheduler)
 	}
 	return nil
+}
+
+// closeStreamTx closes streamID with msg in tx, resumes the producer
+// task deferred on its trigger id (with the stream's end, or failing
+// with msg) and deletes the trigger if nothing uses it any more. It
+// returns how many tries resumed.
+func (s *Service) closeStreamTx(ctx context.Context, tx store.Store, id int64, streamID, msg string) (int, error) {
+	st, err := tx.StreamClose(ctx, &store.StreamCloseParams{StreamID: streamID, Error: msg, Now: s.clock.Now()})
+	if err != nil || id == 0 {
+		return 0, err
+	}
+	p := &store.TaskInstanceResumeParams{TriggerID: id, Fail: msg, Now: s.clock.Now()}
+	if msg == "" {
+		if p.Event, err = json.Marshal(streamEnd{StreamID: streamID, Events: st.NextIndex}); err != nil {
+			return 0, err
+		}
+	}
+	ids, err := tx.TaskInstanceResume(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.TriggerDeleteUnused(ctx, id)
+	return len(ids), err
+}
+
+// StopStream closes streamID with the reason msg on behalf of its
+// consumers (an expansion over it grew past its cap): a producer task
+// deferred on its trigger fails with msg, the trigger is deleted, so its
+// triggerer stops it at its next reconcile, and a producer that pushes
+// has its next push refused. A closed stream changes nothing.
+func (s *Service) StopStream(ctx context.Context, streamID, msg string) error {
+	resumed := 0
+	err := s.st.WithTx(ctx, func(tx store.Store) error {
+		st, err := tx.StreamGet(ctx, streamID)
+		if err != nil || st.Closed {
+			return err
+		}
+		resumed, err = s.closeStreamTx(ctx, tx, st.TriggerID, streamID, msg)
+		return err
+	})
+	return s.afterClose(ctx, "stop", streamID, resumed, err)
 }
 
 // streamEnd is the event a producer task resumes with when its stream

@@ -98,8 +98,19 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
-	s.notify(ctx, store.ChannelScheduler)
+	s.notify(ctx, finishedChannel(task))
 	return &FinishResult{State: state, NextRetryAt: next}, nil
+}
+
+// finishedChannel is whom the end of a try of task concerns: the
+// scheduler's next pass over the running runs (ChannelTasks), or, when the
+// task has outlets (its success may start asset-triggered runs), a whole
+// pass (ChannelScheduler).
+func finishedChannel(task *core.Task) string {
+	if task != nil && len(task.Outlets) == 0 {
+		return store.ChannelTasks
+	}
+	return store.ChannelScheduler
 }
 
 // outletEvents returns one asset event per concrete outlet task declares

@@ -55,7 +55,8 @@ type Store interface {
 
 // Notification channels.
 const (
-	ChannelScheduler = "weir_scheduler" // a task finished or a run was created: schedule now
+	ChannelScheduler = "weir_scheduler" // a run was created, finished or changed, a DAG or asset changed: schedule now
+	ChannelTasks     = "weir_tasks"     // a try of a task without outlets ended: schedule its run's next tasks
 	ChannelQueued    = "weir_queued"    // task instances were queued: workers, claim now
 	ChannelTrigger   = "weir_trigger"   // a trigger was created: triggerers, claim now
 	ChannelStream    = "weir_stream"    // stream events were appended or consumed: waiting producers and consumers, look
@@ -242,6 +243,11 @@ type TaskInstanceStore interface {
 	// TaskInstanceList lists current tries (store.TaskInstanceOrder);
 	// TaskInstanceCount counts them with the same filters.
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
+	// TaskInstanceStates lists the id and state of the tries
+	// TaskInstanceList would list (unordered): what the scheduler reads
+	// first to find which of a run's recently changed rows it must read
+	// whole.
+	TaskInstanceStates(ctx context.Context, p *TaskInstanceListParams) ([]TaskInstanceState, error)
 	// TaskInstanceStateCounts counts the current tries of the given runs
 	// per (run, task, state), with each group's earliest start and latest
 	// end: a grid of runs × tasks in one query, however many map indices a
@@ -313,7 +319,9 @@ type TaskInstanceListParams struct {
 	TaskID   string // "" = any
 	// TaskIDs keeps the instances of these tasks only (empty = any).
 	TaskIDs []string
-	States  []core.TIState // empty = all
+	// IDs keeps these tries only (empty = any).
+	IDs    []string
+	States []core.TIState // empty = all
 	// TriggerID keeps the tries deferred on this trigger (0 = any).
 	TriggerID int64
 	// UpdatedSince keeps the instances whose updated_at (stamped by every
@@ -330,6 +338,12 @@ type TaskInstanceListParams struct {
 	// index instead of walking the run in key order).
 	Unordered bool
 	Page
+}
+
+// TaskInstanceState is a try's id and state (TaskInstanceStates).
+type TaskInstanceState struct {
+	ID    string
+	State core.TIState
 }
 
 // TaskInstanceTotal is one group of TaskInstanceTotals.
@@ -630,6 +644,13 @@ type TriggerStore interface {
 	// that no deferred try waits on and no running watcher
 	// (WatcherListParams.Running) uses, and returns how many went.
 	TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, error)
+	// TriggerRetireProducer deletes trigger id, which produces a stream,
+	// when no try waits (is deferred) on it any more, its stream open or not (the
+	// stream stays for a new trigger of the producer's next try to
+	// resume); its triggerer stops running it at its next reconcile. It
+	// reports whether the trigger went (false for a trigger that is
+	// gone, produces no stream, or that a try still waits on).
+	TriggerRetireProducer(ctx context.Context, id int64) (bool, error)
 }
 
 // TaskInstanceDeferParams describes a deferral.

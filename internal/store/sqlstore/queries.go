@@ -107,6 +107,7 @@ const (
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
 	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
 	qTICount    = `SELECT COUNT(*) FROM task_instance%s`
+	qTIStates   = `SELECT id, state FROM task_instance%s`
 	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
 		queued_at = CASE WHEN $4 THEN $2 ELSE queued_at END,
 		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,

@@ -42,6 +42,10 @@ const (
 	// qTriggerInsertProducer creates the trigger of a producer task's
 	// stream $4 and returns its id.
 	qTriggerInsertProducer = `INSERT INTO trigger (type, kwargs, created_at, stream_id) VALUES ($1, $2, $3, $4) RETURNING id`
+	// qTriggerRetireProducer deletes trigger $1 of a stream when no try
+	// waits on it (deferred on it: a try marked meanwhile keeps the id).
+	qTriggerRetireProducer = `DELETE FROM trigger WHERE id = $1 AND stream_id IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM task_instance ti WHERE ti.trigger_id = trigger.id AND ti.state = 'deferred')`
 	// qTriggerDeleteOtherProducers deletes the triggers of stream $1 other
 	// than $2 (an earlier try's) that no try waits on.
 	qTriggerDeleteOtherProducers = `DELETE FROM trigger WHERE stream_id = $1 AND id <> $2

@@ -92,6 +92,22 @@ func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListP
 	return listPage(ctx, s, "list task instances", qTIList, tiFilter(p), order, page, scanTI)
 }
 
+// TaskInstanceStates lists the id and state of the tries TaskInstanceList
+// would list, unordered and unpaged.
+func (s *Store) TaskInstanceStates(ctx context.Context, p *store.TaskInstanceListParams) ([]store.TaskInstanceState, error) {
+	b := tiFilter(p)
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStates, b.clause()), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "list task instance states")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.TaskInstanceState, error) {
+		var st store.TaskInstanceState
+		err := r.Scan(&st.ID, &st.State)
+		return st, err
+	})
+	return out, s.wrap(err, "list task instance states")
+}
+
 // TaskInstanceCount counts the task instances TaskInstanceList would list
 // without paging.
 func (s *Store) TaskInstanceCount(ctx context.Context, p *store.TaskInstanceListParams) (int, error) {
@@ -114,6 +130,7 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 		b.where("task_id = ?", p.TaskID)
 	}
 	in(&b, "task_id", p.TaskIDs)
+	in(&b, "id", p.IDs)
 	in(&b, "state", p.States)
 	if p.TriggerID != 0 {
 		b.where("trigger_id = ?", p.TriggerID)

@@ -174,6 +174,17 @@ func (s *Store) TriggerDeleteUnused(ctx context.Context, ids ...int64) (int, err
 	return int(n), s.wrap(err, "delete unused triggers")
 }
 
+// TriggerRetireProducer deletes the stream trigger id when no try waits
+// on it.
+func (s *Store) TriggerRetireProducer(ctx context.Context, id int64) (bool, error) {
+	res, err := s.writer().ExecContext(ctx, qTriggerRetireProducer, id)
+	if err != nil {
+		return false, s.wrap(err, "retire the producer trigger %d", id)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.wrap(err, "retire the producer trigger %d", id)
+}
+
 func scanTrigger(r scanner) (*core.Trigger, error) {
 	var (
 		t         core.Trigger

@@ -13,13 +13,8 @@ import (
 // repeat or an overlap changes nothing, and closing deletes the
 // placeholder.
 func testTaskInstanceIterate(t *testing.T, f *fixture) {
-	prod := newTI("fetch", core.TINone)
 	ph := newTI("insert", core.TINone)
-	run := f.run("etl", "r1", prod, ph)
-	sid := core.TaskStreamID(run.ID, "fetch")
-	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
-		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
-	must(t, err, "defer the producer with its stream")
+	run, sid, trig := f.producerRun(t, "r1", ph)
 	st, err := f.st.StreamGet(f.ctx, sid)
 	if err != nil || st.TriggerID != trig || st.MaxPending != 10 || st.Closed {
 		t.Fatalf("the producer's stream = %+v, %v; want open, max_pending 10, produced by trigger %d", st, err, trig)
@@ -70,4 +65,69 @@ func testTaskInstanceIterate(t *testing.T, f *fixture) {
 	if ti, err := f.st.TaskInstanceGet(f.ctx, other.ID); err != nil || ti.State != core.TINone || run2 == nil {
 		t.Fatalf("the refused producer = %+v, %v; want unchanged (none)", ti, err)
 	}
+}
+
+// testTriggerRetireProducer: a producer's trigger goes once no try waits
+// on it (timed out, or marked while deferred), its stream still open (and
+// left open, for the producer's next try); not while its try waits, and
+// never a trigger without a stream.
+func testTriggerRetireProducer(t *testing.T, f *fixture) {
+	plain := newTI("wait", core.TINone)
+	run, sid, trig := f.producerRun(t, "r1", plain)
+	prod := f.ti(t, run, "fetch")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || gone {
+		t.Fatalf("retire while the producer waits = %t, %v; want it kept", gone, err)
+	}
+	other, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: plain.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "timedelta"}, Now: f.now})
+	must(t, err, "defer a plain try")
+	_, err = f.st.TaskInstanceResume(f.ctx, &store.TaskInstanceResumeParams{IDs: []string{prod.ID, plain.ID}, Fail: "timed out", Now: f.now})
+	must(t, err, "time the tries out")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, other); err != nil || gone {
+		t.Fatalf("retire a trigger without a stream = %t, %v; want it kept (TriggerDeleteUnused's)", gone, err)
+	}
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || !gone {
+		t.Fatalf("retire once no try waits = %t, %v; want it gone", gone, err)
+	}
+	_, err = f.st.TriggerGet(f.ctx, trig)
+	wantErr(t, err, core.ErrNotFound, "the retired trigger")
+	if st, err := f.st.StreamGet(f.ctx, sid); err != nil || st.Closed || st.TriggerID != 0 {
+		t.Fatalf("the stream after its trigger retired = %+v, %v; want it open, without a trigger", st, err)
+	}
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig); err != nil || gone {
+		t.Errorf("retire again = %t, %v; want nothing", gone, err)
+	}
+
+	// A producer marked failed while deferred keeps the trigger's id but
+	// no longer waits on it.
+	run2, _, trig2 := f.producerRun(t, "r2")
+	marked := f.ti(t, run2, "fetch")
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{marked.ID}, To: core.TIFailed, Now: f.now})
+	must(t, err, "mark it failed")
+	if gone, err := f.st.TriggerRetireProducer(f.ctx, trig2); err != nil || !gone {
+		t.Errorf("retire the trigger of a producer marked failed = %t, %v; want it gone", gone, err)
+	}
+}
+
+// producerRun creates run runID of dag etl with a producer "fetch" and
+// others, defers fetch on a command trigger producing its stream
+// (max_pending 10), and returns the run, the stream's id and the
+// trigger's id.
+func (f *fixture) producerRun(t *testing.T, runID string, others ...store.NewTaskInstance) (*core.DagRun, string, int64) {
+	t.Helper()
+	prod := newTI("fetch", core.TINone)
+	run := f.run("etl", runID, append([]store.NewTaskInstance{prod}, others...)...)
+	sid := core.TaskStreamID(run.ID, "fetch")
+	trig, err := f.st.TaskInstanceDefer(f.ctx, &store.TaskInstanceDeferParams{ID: prod.ID, From: []core.TIState{core.TINone},
+		Trigger: core.TriggerSpec{Type: "command"}, StreamID: sid, MaxPending: 10, Now: f.now})
+	must(t, err, "defer the producer with its stream")
+	return run, sid, trig
+}
+
+// ti is the current try of taskID (unmapped) in run.
+func (f *fixture) ti(t *testing.T, run *core.DagRun, taskID string) *core.TaskInstance {
+	t.Helper()
+	ti, err := f.st.TaskInstanceGetByKey(f.ctx, run.DagID, run.RunID, taskID, core.NoMapIndex)
+	must(t, err, "get "+taskID)
+	return ti
 }

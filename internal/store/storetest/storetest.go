@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"StreamTriggerClose", testStreamTriggerClose},
 		{"StreamCleanup", testStreamCleanup},
 		{"TaskInstanceIterate", testTaskInstanceIterate},
+		{"TriggerRetireProducer", testTriggerRetireProducer},
 		{"XComRoundTrip", testXComRoundTrip},
 		{"XComUpsertListClear", testXComUpsertListClear},
 		{"StateRoundTrip", testStateRoundTrip},

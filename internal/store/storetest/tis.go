@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -210,12 +211,34 @@ func testTaskInstanceUpdatedSince(t *testing.T, f *fixture) {
 		t.Helper()
 		tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, UpdatedSince: at})
 		must(t, err, what)
-		var got []string
+		var got, ids []string
 		for _, ti := range tis {
 			got = append(got, fmt.Sprintf("%s[%d]", ti.TaskID, ti.MapIndex))
+			ids = append(ids, ti.ID)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("after %s: changed %v, want %v", what, got, want)
+		}
+		// The narrow read of the same rows, and the read by their ids.
+		states, err := f.st.TaskInstanceStates(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, UpdatedSince: at})
+		must(t, err, what+": states")
+		wantStates := map[string]core.TIState{}
+		for _, ti := range tis {
+			wantStates[ti.ID] = ti.State
+		}
+		gotStates := map[string]core.TIState{}
+		for _, st := range states {
+			gotStates[st.ID] = st.State
+		}
+		if !maps.Equal(gotStates, wantStates) {
+			t.Errorf("after %s: states %v, want %v", what, gotStates, wantStates)
+		}
+		if len(ids) > 0 {
+			byID, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{IDs: ids})
+			must(t, err, what+": by id")
+			if len(byID) != len(ids) {
+				t.Errorf("after %s: %d rows by id, want %d", what, len(byID), len(ids))
+			}
 		}
 	}
 	step := func(i int) time.Time { return f.at(time.Duration(i) * time.Second) }

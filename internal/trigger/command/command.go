@@ -10,6 +10,7 @@ package command
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -217,10 +218,30 @@ func killAfterGrace(ctx context.Context, finished <-chan struct{}, group *taskpr
 }
 
 // relay emits each JSON line of stdout in order until end of file, and
-// returns how many it emitted; an Emit error stops it.
+// returns how many it emitted; an Emit error stops it. For a stream, the
+// complete lines already read together go in one EmitBatch (one
+// transaction, up to relayBatch events), so a fast command is not held
+// to one commit per line; a line is never held back waiting for more.
 func (c *commandTrigger) relay(ctx context.Context, rt *trigger.Runtime, stdout io.Reader) (int, error) {
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	events := 0
+	var batch []any
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var err error
+		if len(batch) == 1 {
+			err = rt.Emit(ctx, batch[0])
+		} else {
+			err = rt.EmitBatch(ctx, batch...)
+		}
+		if err == nil {
+			events += len(batch)
+		}
+		batch = batch[:0]
+		return err
+	}
 	for {
 		line, tooLong, err := readLine(r)
 		switch text := strings.TrimSpace(string(line)); {
@@ -228,17 +249,30 @@ func (c *commandTrigger) relay(ctx context.Context, rt *trigger.Runtime, stdout 
 			rt.Logf("WARNING: a stdout line longer than %d bytes was skipped", MaxLine)
 		case text == "":
 		case json.Valid([]byte(text)):
-			if err := rt.Emit(ctx, json.RawMessage(text)); err != nil {
-				return events, err
-			}
-			events++
+			batch = append(batch, json.RawMessage(text))
 		default:
 			rt.Logf("WARNING: a stdout line is not JSON, so not an event: %s", clip(text))
+		}
+		if err == nil && rt.Stream != nil && len(batch) < relayBatch && lineBuffered(r) {
+			continue // more complete lines are here already: same batch
+		}
+		if ferr := flush(); ferr != nil {
+			return events, ferr
 		}
 		if err != nil {
 			return events, nil // end of file, or the pipe closed
 		}
 	}
+}
+
+// relayBatch bounds the events of one EmitBatch of a stream.
+const relayBatch = 500
+
+// lineBuffered reports whether r holds a complete line already, which a
+// read returns without waiting.
+func lineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // exitError is the result of a command that ended by itself: done after at

@@ -1,14 +1,17 @@
 package command_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weirflow/weir/internal/testutil/proctest"
 	"github.com/weirflow/weir/internal/testutil/wait"
+	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/command"
 	"github.com/weirflow/weir/internal/trigger/triggertest"
 )
@@ -92,4 +95,44 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 	})
 	run.Cancel(t)
 	wait.Until(t, triggertest.Bound, "child "+strconv.Itoa(pid)+" to die", func() bool { return !proctest.Alive(pid) })
+}
+
+// TestAStreamCommitsTheLinesReadTogetherInBatches: on a stream, lines
+// the command printed faster than they were committed go in batches (one
+// transaction each, at most 500 events), every one once and in order.
+func TestAStreamCommitsTheLinesReadTogetherInBatches(t *testing.T) {
+	t.Parallel()
+	kwargs, _ := json.Marshal(map[string]any{"command": `seq 1 5000 | awk '{printf "{\"n\": %d}\n", $1}'`})
+	var mu sync.Mutex
+	var got []int
+	commits, biggest := 0, 0
+	rt := &trigger.Runtime{Stream: &trigger.StreamPosition{ID: "s", LastIndex: -1}}
+	rt.EmitBatchFunc = func(_ context.Context, es []trigger.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		commits, biggest = commits+1, max(biggest, len(es))
+		for _, e := range es {
+			var ev struct{ N int }
+			if err := json.Unmarshal(e.Payload, &ev); err != nil {
+				return err
+			}
+			got = append(got, ev.N)
+		}
+		return nil
+	}
+	rt.EmitFunc = func(ctx context.Context, e trigger.Event) error { return rt.EmitBatchFunc(ctx, []trigger.Event{e}) }
+	run := triggertest.Start(t, triggertest.New(t, command.Type, string(kwargs)), rt)
+	if err := run.Wait(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range got {
+		if n != i+1 {
+			t.Fatalf("event %d is n %d: want 1..5000 once each, in order", i, n)
+		}
+	}
+	if len(got) != 5000 || commits >= 5000 || biggest > 500 {
+		t.Errorf("%d events in %d commits (largest %d): want 5000 in batches of at most 500", len(got), commits, biggest)
+	}
 }
