@@ -22,6 +22,7 @@ import (
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/taskcli"
+	"github.com/weirflow/weir/internal/tracing"
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/builtin"
 )
@@ -45,6 +46,7 @@ type Options struct {
 
 	triggerTypes *trigger.Registry // built-in + Triggers
 	metrics      *metrics.Metrics  // this process's Prometheus series
+	traces       *tracing.Tracer   // this process's trace exporter; nil = none (traces.go)
 }
 
 // Run executes the command line and returns the process exit code.

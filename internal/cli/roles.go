@@ -49,6 +49,10 @@ func (a *app) standaloneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := startTracing(cfg, a.opts, logger); err != nil {
+				st.Close()
+				return err
+			}
 			defer st.Close()
 			password, err := ensureAdmin(ctx, cfg, st)
 			if err != nil {
@@ -141,6 +145,9 @@ func (a *app) withServer(ctx context.Context, fn func(*config.Config, *sqlstore.
 		return err
 	}
 	defer st.Close()
+	if err := startTracing(cfg, a.opts, logger); err != nil {
+		return err
+	}
 	return fn(cfg, st, logger)
 }
 

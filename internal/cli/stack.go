@@ -64,22 +64,23 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	logs := taskLogs(cfg, st)
+	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
-		State: newStateService(cfg, st), Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
+		State: state, Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 		TrustedProxies: proxies,
 	})
 	if err != nil {
 		return nil, err
 	}
-	web, err := ui.New(ui.Config{Store: st, Service: svc, State: newStateService(cfg, st), LogFolder: cfg.Logging.BaseLogFolder, Logs: logs,
+	web, err := ui.New(ui.Config{Store: st, Service: svc, State: state, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs,
 		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, PreviousSecretKeys: previous, LoginThrottle: throttle, Logger: logger,
 		SecureCookie: cfg.API.SecureCookie, TrustedProxies: proxies, Settings: cfg.List()})
 	if err != nil {
 		return nil, err
 	}
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
-		State: newStateService(cfg, st), Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished,
+		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
@@ -149,7 +150,9 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 // DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
 	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
-		OnLoop: opts.metrics.ObserveSchedulerLoop, Config: scheduler.Config{
+		OnLoop: opts.metrics.ObserveSchedulerLoop, OnPass: opts.metrics.ObserveSchedulerPass, OnRunFinished: runTracer(opts),
+		OnTryFailedOver: failoverTracer(opts),
+		Config: scheduler.Config{
 			PollInterval:               cfg.Scheduler.PollInterval.D(),
 			HeartbeatTimeout:           cfg.Scheduler.TaskInstanceHeartbeatTimeout.D(),
 			WorkerCheckInterval:        cfg.Workers.HeartbeatInterval.D() / 2,
@@ -224,6 +227,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 	if sharedLogs {
 		w.LogFolder = cfg.Logging.BaseLogFolder
 	}
+	opts.metrics.AddWorker(w.Slots)
 	return w, nil
 }
 
@@ -315,12 +319,17 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 	}
 	a.opts.metrics.AddDB("weir", st.DB())
 	a.opts.metrics.AddStore(st)
+	st.ObserveAssetEvents(a.opts.metrics.AssetEventCreated)
 	return cfg, st, logger, nil
 }
 
 // withMetrics adds the [metrics] listen server to a process's runners when
-// the option is set.
+// the option is set, and the trace exporter's flush at shutdown when the
+// process exports traces.
 func (a *app) withMetrics(cfg *config.Config, logger *slog.Logger, runners []runner) []runner {
+	if a.opts.traces != nil {
+		runners = append(runners, a.opts.traces)
+	}
 	if cfg.Metrics.Listen == "" {
 		return runners
 	}
@@ -365,7 +374,7 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
-		Clock:       core.SystemClock{}, Logger: logger, LogFolder: triggererLogFolder(cfg), Version: version,
+		Clock:       core.SystemClock{}, Logger: logger, LogFolder: triggererLogFolder(cfg), Version: version, Observer: opts.metrics,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D()},
 	}

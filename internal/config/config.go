@@ -45,6 +45,8 @@ type Config struct {
 	// Metrics configures the Prometheus endpoint of roles without an
 	// api-server.
 	Metrics Metrics `toml:"metrics"`
+	// Traces configures OpenTelemetry traces of task tries.
+	Traces Traces `toml:"traces"`
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
@@ -149,6 +151,11 @@ type StateStore struct {
 // Metrics configures where a process serves its Prometheus metrics.
 type Metrics struct {
 	Listen string `toml:"listen" comment:"address (host:port) where a scheduler, triggerer or worker serves GET /metrics (Prometheus); empty = not served. The api-server always serves /metrics on its own port (and, in one process such as standalone, every role's series)"`
+}
+
+// Traces configures where a process exports OpenTelemetry traces.
+type Traces struct {
+	OTLPEndpoint string `toml:"otlp_endpoint" comment:"OTLP/HTTP (protobuf) traces URL of an OpenTelemetry collector, e.g. http://collector:4318/v1/traces: api-servers then export each task try's life (queued, running, deferred, finished, retried) and schedulers each run's as spans, one trace per DAG run (docs/tracing.md). Empty = OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; none of them = no traces"`
 }
 
 // Logging configures task logs.

@@ -85,6 +85,9 @@ type Deps struct {
 	// OnTryFinished, when set, is told of each try a worker reports
 	// finished: the reported state and how long it ran (metrics).
 	OnTryFinished func(state core.TIState, ran time.Duration)
+	// Traces, when set, records each try a worker reports finished or
+	// deferred as spans (internal/tracing); nil = no tracing, no cost.
+	Traces TryTracer
 }
 
 type server struct {
@@ -100,6 +103,7 @@ type server struct {
 	versions store.VersionCache
 	revoked  *auth.Revocations
 	finished func(core.TIState, time.Duration)
+	traces   TryTracer // nil = off
 }
 
 // smallBody bounds JSON bodies other than XCom values and log chunks.
@@ -124,6 +128,7 @@ func NewHandler(d Deps) http.Handler {
 	}
 	s.revoked = d.Revocations
 	s.finished = d.OnTryFinished
+	s.traces = d.Traces
 	if s.revoked == nil {
 		s.revoked = auth.NewRevocations(storeRevocations(d.Store), 0, s.clock)
 	}

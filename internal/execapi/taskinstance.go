@@ -141,6 +141,9 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if s.finished != nil && ti.StartDate != nil {
 		s.finished(req.State, s.clock.Now().Sub(*ti.StartDate))
 	}
+	if s.traces != nil {
+		s.traceFinished(r.Context(), ti, res.State, res.NextRetryAt)
+	}
 	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
 	return nil
 }
@@ -158,6 +161,8 @@ func (s *server) deferTry(w http.ResponseWriter, r *http.Request, c *auth.Claims
 		return notRunning(ti)
 	} else if err != nil {
 		return err
+	} else if s.traces != nil {
+		s.traces.TryDeferred(ti, d.Trigger.Type, s.clock.Now())
 	}
 	writeJSON(w, http.StatusOK, execclient.StateResponse{State: core.TIDeferred})
 	return nil

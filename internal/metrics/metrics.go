@@ -1,6 +1,8 @@
 // Package metrics exposes a Weir process's Prometheus metrics: HTTP
-// latency, scheduler passes, task-instance states, queue depth and run
-// durations, triggers, the database pools, and the Go runtime. One Metrics
+// latency, scheduler passes (runs created, tasks queued), task-instance
+// states, queue depth, finished tries and their run times, triggers and
+// their events and failures, asset events by source, state-store
+// operations, worker slots, the database pools, and the Go runtime. One Metrics
 // per process; every role of the process records into it and its Handler
 // serves /metrics (on the api-server's port, or [metrics] listen).
 package metrics
@@ -24,6 +26,7 @@ type Metrics struct {
 	http     *prometheus.HistogramVec
 	pass     *prometheus.HistogramVec
 	finished *prometheus.HistogramVec
+	series
 }
 
 // New returns a registry with the Go runtime and process collectors and
@@ -43,9 +46,11 @@ func New() *Metrics {
 			Name: "weir_task_instance_duration_seconds", Help: "Run time of task tries (start to the worker's final report), by reported state.",
 			Buckets: []float64{.1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600},
 		}, []string{"state"}),
+		series: newSeries(),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.http, m.pass, m.finished)
+	m.reg.MustRegister(m.collectors()...)
 	return m
 }
 
@@ -88,12 +93,13 @@ func (m *Metrics) ObserveSchedulerLoop(d time.Duration, err error) {
 }
 
 // ObserveTryFinished records a try's run time as its worker reported its
-// final state.
+// final state, and counts it under that state.
 func (m *Metrics) ObserveTryFinished(state core.TIState, ran time.Duration) {
 	if m == nil {
 		return
 	}
 	m.finished.WithLabelValues(string(state)).Observe(ran.Seconds())
+	m.tiFinished.WithLabelValues(string(state)).Inc()
 }
 
 // AddDB exports the connection pool statistics of db (go_sql_* series with

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -82,4 +83,74 @@ func grepLines(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The per-role series carry bounded labels: states, types, sources,
+// operations and outcomes read from the error's sentinel.
+func TestRoleSeries(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.ObserveSchedulerPass(2, 5)
+	m.ObserveSchedulerPass(0, 0)
+	m.ObserveTryFinished(core.TISuccess, time.Second)
+	m.ObserveTryFinished(core.TISuccess, time.Second)
+	m.TriggerFired("timedelta", 3)
+	m.TriggerFailed("http")
+	m.AssetEventCreated(core.AssetSourceWatcher)
+	m.ObserveStateOp("get", core.StateAsset, time.Millisecond, fmt.Errorf("get key: %w", core.ErrNotFound))
+	m.ObserveStateOp("set", core.StateTask, time.Millisecond, nil)
+	m.AddWorker(func() (int, int) { return 4, 1 })
+	m.AddWorker(func() (int, int) { return 2, 2 })
+	var none *Metrics
+	none.ObserveSchedulerPass(1, 1)
+	none.TriggerFired("x", 1)
+	none.TriggerFailed("x")
+	none.AssetEventCreated("api")
+	none.ObserveStateOp("get", core.StateTask, 0, nil)
+	none.AddWorker(func() (int, int) { return 1, 0 })
+	text := scrape(t, m.Handler())
+	for _, want := range []string{
+		"weir_scheduler_pass_dag_runs_created_sum 2",
+		"weir_scheduler_pass_dag_runs_created_count 2",
+		"weir_scheduler_pass_task_instances_queued_sum 5",
+		`weir_scheduler_pass_task_instances_queued_bucket{le="0"} 1`,
+		`weir_task_instances_finished_total{state="success"} 2`,
+		`weir_trigger_events_total{type="timedelta"} 3`,
+		`weir_trigger_failures_total{type="http"} 1`,
+		`weir_asset_events_created_total{source="watcher"} 1`,
+		`weir_state_store_operations_total{kind="asset",operation="get",outcome="not_found"} 1`,
+		`weir_state_store_operations_total{kind="task",operation="set",outcome="ok"} 1`,
+		`weir_state_store_operation_duration_seconds_count{kind="task",operation="set"} 1`,
+		"weir_worker_slots 6", "weir_worker_free_slots 3", "weir_worker_running_tries 3",
+	} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// A process without a worker exports no worker series.
+func TestNoWorkerNoWorkerSeries(t *testing.T) {
+	t.Parallel()
+	if text := scrape(t, New().Handler()); strings.Contains(text, "weir_worker_") {
+		t.Errorf("a process without workers exports %s", grepLines(text, "weir_worker_"))
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]string{
+		nil:                                   "ok",
+		fmt.Errorf("x: %w", core.ErrNotFound): "not_found",
+		fmt.Errorf("x: %w", core.ErrInvalid):  "invalid",
+		core.ErrConflict:                      "conflict",
+		core.ErrTooLarge:                      "too_large",
+		core.ErrForbidden:                     "forbidden",
+		core.ErrUnavailable:                   "unavailable",
+		errors.New("disk full"):               "error",
+	} {
+		if got := Outcome(err); got != want {
+			t.Errorf("Outcome(%v) = %s, want %s", err, got, want)
+		}
+	}
 }

@@ -97,6 +97,7 @@ func (s *Scheduler) assetRun(ctx context.Context, p runs.TriggerParams,
 		s.Logger.Error("create asset-triggered run", "dag_id", p.DagID, "partition_key", partition, "err", err)
 		return false, nil
 	}
+	s.tally.runsCreated++
 	s.Logger.Info("created asset-triggered dag run", "dag_id", p.DagID, "run_id", run.RunID,
 		"partition_key", partition, "events", len(events))
 	return true, nil

@@ -138,6 +138,7 @@ func (s *Scheduler) createRun(ctx context.Context, d *core.DagModel, spec *core.
 	case err != nil:
 		return fmt.Errorf("dag %q: create run %q: %w", d.DagID, runID, err)
 	}
+	s.tally.runsCreated++
 	s.Logger.Info("created scheduled dag run", "dag_id", d.DagID, "run_id", runID)
 	return nil
 }

@@ -68,6 +68,9 @@ func (s *Scheduler) processRun(ctx context.Context, run *core.DagRun, now time.T
 		return err
 	}
 	if ok {
+		if s.OnRunFinished != nil {
+			s.OnRunFinished(run, plan.RunState, now)
+		}
 		s.Logger.Info("dag run finished", "dag_id", run.DagID, "run_id", run.RunID, "state", plan.RunState)
 		res.again, res.full = true, true // a slot for queued or scheduled runs opened
 	}

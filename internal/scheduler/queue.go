@@ -24,7 +24,12 @@ import (
 // Several schedulers queue one at a time (store.WithQueueLock), so the
 // limits computed here hold across them.
 func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
-	return s.Store.WithQueueLock(ctx, func(st store.Store) error { return s.queueLocked(ctx, st, now) })
+	before := s.tally.queued
+	err := s.Store.WithQueueLock(ctx, func(st store.Store) error { return s.queueLocked(ctx, st, now) })
+	if err != nil {
+		s.tally.queued = before // rolled back: nothing was queued
+	}
+	return err
 }
 
 // queueLocked is queueScheduled's work, reading and writing through st.
@@ -103,6 +108,7 @@ func (s *Scheduler) queueLocked(ctx context.Context, st store.Store, now time.Ti
 	if len(moved) == 0 {
 		return nil
 	}
+	s.tally.queued += len(moved)
 	if err := st.Notify(ctx, store.ChannelQueued); err != nil {
 		return fmt.Errorf("notify workers: %w", err)
 	}

@@ -76,6 +76,16 @@ type Scheduler struct {
 	// OnLoop, when set, is told how long each wake-up's passes took and
 	// whether they failed (metrics).
 	OnLoop func(took time.Duration, err error)
+	// OnPass, when set, is told after each pass how many DAG runs it
+	// created and how many task instances it queued (metrics).
+	OnPass func(runsCreated, tasksQueued int)
+	// OnRunFinished, when set, is told of each run this scheduler ended,
+	// as it was before (traces).
+	OnRunFinished func(run *core.DagRun, state core.DagRunState, at time.Time)
+	// OnTryFailedOver, when set, is told of each running try this
+	// scheduler ended because its worker stopped heartbeating (ti as it
+	// was before; state failed or up_for_retry), for traces.
+	OnTryFailedOver func(ti *core.TaskInstance, state core.TIState, nextRetry *time.Time, at time.Time)
 
 	mu          sync.Mutex
 	graphs      map[int64]*graph   // per dag_version id; versions never change
@@ -87,6 +97,7 @@ type Scheduler struct {
 	heardFrom   time.Time          // start of the unbroken run of checks finding an api-server up
 	unjudgedLog periodic           // the last log of workers left unjudged
 	timeouts    periodic           // the look for deferral timeouts
+	tally       passTally          // what the current pass did (guarded by passMu)
 	// Kept by the last whole pass for the light passes (guarded by passMu):
 	running   []core.DagRun // the running runs; nil = the next pass is whole
 	paused    held          // the DAGs' pause flags
@@ -170,7 +181,11 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 	defer s.passMu.Unlock()
 	for range maxPassesPerWake {
 		full = full || s.running == nil
+		s.tally = passTally{}
 		res, err := s.pass(ctx, full)
+		if s.OnPass != nil {
+			s.OnPass(s.tally.runsCreated, s.tally.queued)
+		}
 		if err != nil {
 			s.running = nil // the next pass is whole
 			return s.Clock.Now().Add(s.Config.PollInterval), err
@@ -189,6 +204,11 @@ type passResult struct {
 	again bool
 	full  bool
 	next  time.Time
+}
+
+// passTally counts what one pass did, for OnPass.
+type passTally struct {
+	runsCreated, queued int
 }
 
 // earliest lowers r.next to t.

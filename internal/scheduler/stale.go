@@ -131,6 +131,9 @@ func (s *Scheduler) failOver(ctx context.Context, stale []core.TaskInstance, now
 				return fmt.Errorf("end the try of a dead worker: %w", err)
 			default:
 				s.logDead(ti, res.State)
+				if s.OnTryFailedOver != nil {
+					s.OnTryFailedOver(ti, res.State, res.NextRetryAt, now)
+				}
 			}
 		default: // the store lists only queued and running instances
 		}

@@ -50,6 +50,7 @@ func (t *Triggerer) runStream(ctx context.Context, stop context.CancelFunc, row 
 	if err != nil {
 		msg = fmt.Sprintf("the %s trigger failed: %v", row.Type, err)
 		log.Warn("stream trigger failed", "reason", msg)
+		t.failed(row.Type)
 	}
 	if err := t.Service.CloseTriggerStream(ctx, row.ID, t.id, row.StreamID, msg); err != nil && !errors.Is(err, core.ErrConflict) {
 		// Not closed: run it again at the next reconcile, which resumes
@@ -77,6 +78,7 @@ func (t *Triggerer) appendAll(ctx context.Context, stop context.CancelFunc, row 
 			}
 			return fmt.Errorf("commit events of trigger %d: %w", row.ID, err)
 		}
+		t.fired(row.Type, accepted)
 		payloads = payloads[accepted:]
 		if len(payloads) == 0 {
 			return nil
@@ -155,6 +157,7 @@ func (t *Triggerer) cleanStreams(ctx context.Context) {
 func (t *Triggerer) closeUnbuilt(ctx context.Context, log *slog.Logger, row *core.Trigger, cause error) {
 	msg := fmt.Sprintf("the trigger cannot be built: %v", cause)
 	log.Warn("stream trigger failed", "reason", msg)
+	t.failed(row.Type)
 	if err := t.Service.CloseTriggerStream(ctx, row.ID, t.id, row.StreamID, msg); err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrConflict) {
 		log.Warn("close the trigger's stream", "err", err)
 	}

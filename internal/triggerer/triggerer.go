@@ -69,6 +69,9 @@ type Triggerer struct {
 	LogFolder string
 	// Version is the Weir version written into the job row.
 	Version string
+	// Observer, when set, is told of every event a trigger commits and
+	// every failed trigger run (metrics).
+	Observer Observer
 
 	id      string
 	mu      sync.Mutex
@@ -331,6 +334,7 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 				return fmt.Errorf("commit event of trigger %d: %w", row.ID, err)
 			}
 			events++
+			t.fired(row.Type, 1)
 			if !waiting {
 				stop()
 			}
@@ -353,6 +357,7 @@ func (t *Triggerer) run(ctx context.Context, stop context.CancelFunc, row *core.
 // deferred behind a trigger no one runs.
 func (t *Triggerer) fail(ctx context.Context, stop context.CancelFunc, log *slog.Logger, row *core.Trigger, msg string) {
 	log.Warn("trigger failed", "reason", msg)
+	t.failed(row.Type)
 	t.logWriter(ctx, log, row).line("trigger failed: " + msg)
 	err := untilCommitted(ctx, log, "fail the trigger's waiters", func() error {
 		return t.Service.FailTrigger(ctx, row.ID, t.id, msg)

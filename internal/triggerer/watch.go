@@ -29,6 +29,7 @@ const maxRestartDelay = 5 * time.Minute
 type watch struct {
 	t    *Triggerer
 	id   int64
+	typ  string // the trigger's type
 	stop context.CancelFunc
 	log  *slog.Logger
 
@@ -75,6 +76,7 @@ func (w *watch) Commit(ctx context.Context, b trigger.Batch) error {
 	if err != nil {
 		return fmt.Errorf("commit poll of trigger %d: %w", w.id, err)
 	}
+	w.t.fired(w.typ, len(b.Events))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, c := range p.Cursors {
@@ -197,6 +199,7 @@ func (w *watch) Polled(start time.Time, took time.Duration, err error) {
 	if err != nil {
 		w.errorsInRow++
 		p.Err = err.Error()
+		w.t.failed(w.typ)
 	} else {
 		w.errorsInRow = 0
 	}
@@ -219,7 +222,7 @@ func (w *watch) takeReport() *store.WatcherPoll {
 // watched asset.
 func (t *Triggerer) runWatcher(ctx context.Context, stop context.CancelFunc, row *core.Trigger, tr trigger.Trigger, ws []core.Watcher) {
 	log := t.Logger.With("trigger_id", row.ID, "type", row.Type, "watcher", ws[0].Name)
-	w := &watch{t: t, id: row.ID, stop: stop, log: log, watchers: ws}
+	w := &watch{t: t, id: row.ID, typ: row.Type, stop: stop, log: log, watchers: ws}
 	t.mu.Lock()
 	t.watches[row.ID] = w
 	t.mu.Unlock()

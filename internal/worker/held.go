@@ -40,6 +40,20 @@ func (h *held) remove(id string) {
 	delete(h.ids, id)
 }
 
+// count returns how many tries are held.
+func (h *held) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ids)
+}
+
+// Slots returns the worker's task slots ([workers] concurrency) and how
+// many of them hold a try now (claimed, until its run ends): the
+// process's worker gauges, read at each scrape.
+func (w *Worker) Slots() (total, running int) {
+	return w.Concurrency, w.mine.count()
+}
+
 // list returns the held tries' ids, sorted.
 func (h *held) list() []string {
 	h.mu.Lock()

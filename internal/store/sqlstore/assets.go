@@ -322,6 +322,7 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
 		return 0, err
 	}
+	s.noteEvent(p.SourceKind)
 	return id, nil
 }
 

@@ -94,9 +94,13 @@ type Store struct {
 	once   sync.Once
 	box    *secrets.Box
 	events *eventBatcher // groups concurrent asset-event inserts into one commit
+	obs    *observers    // what the process hears of commits (observe.go)
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
 	pending *[]string // channels to publish after commit
+	// inserted are the source kinds of the asset events recorded in the
+	// transaction, for the observers after commit.
+	inserted *[]string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,7 +113,7 @@ func New(cfg Config) *Store {
 	}
 	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
 		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, box: cfg.Secrets,
-		events: &eventBatcher{}}
+		events: &eventBatcher{}, obs: &observers{}}
 }
 
 // Dialect names the engine.
@@ -186,9 +190,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	if err != nil {
 		return s.wrap(err, "begin transaction")
 	}
-	pending := []string{}
+	pending, inserted := []string{}, []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		events: s.events, tx: sqlTx, pending: &pending}
+		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted}
 	committed := false
 	defer func() {
 		if !committed {
@@ -204,6 +208,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	committed = true
 	for _, ch := range pending {
 		s.hub.publish(ch)
+	}
+	if len(inserted) > 0 {
+		s.obs.committed(inserted)
 	}
 	return nil
 }

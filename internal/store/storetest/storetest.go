@@ -96,6 +96,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetEventConcurrentInserts", testAssetEventConcurrentInserts},
 		{"AssetEventInsertWakesScheduler", testAssetEventInsertWakesScheduler},
+		{"AssetEventObserved", testAssetEventObserved},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
 		{"AssetPartitionRuns", testAssetPartitionRuns},
 		{"AssetAliasAssociate", testAssetAliasAssociate},
