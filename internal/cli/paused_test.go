@@ -69,3 +69,17 @@ func TestNewDAGsStartPaused(t *testing.T) {
 		})
 	}
 }
+
+// Through the REST API (after `weir login`), `weir dags trigger` of a
+// paused DAG says the same as against the database.
+func TestTriggerOfPausedDAGRemote(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		s.run("dags", "pause", "etl")
+		out, errOut, code := weirIn(t, s.remoteEnv(), "", "dags", "trigger", "etl", "--run-id", "remote")
+		hint := "dag etl is paused: the run stays queued until it is unpaused (weir dags unpause etl)\n"
+		if code != 0 || !strings.Contains(out, "(state queued)") || errOut != hint {
+			t.Errorf("remote dags trigger of a paused DAG: exit %d, stdout %q, stderr %q; want a queued run and on stderr %q", code, out, errOut, hint)
+		}
+	})
+}
