@@ -158,13 +158,17 @@ func assertRows(t *testing.T, got, want map[string]string) {
 	}
 }
 
+// unpausedNew lets the tests trigger the DAGs they load without unpausing
+// them first (new DAGs start paused by default, as in Airflow).
+const unpausedNew = "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION=false"
+
 // startStandalone starts `bin standalone` with env added to its
 // environment, logs in, and returns the API's URL, a logged-in client and
 // standalone's stderr; it stops standalone when t ends.
 func startStandalone(t *testing.T, bin string, env ...string) (string, *http.Client, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "standalone", "--home", t.TempDir(), "--dags", "examples/dags", "--port", "0")
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), unpausedNew), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -102,7 +102,7 @@ func startSDK(t *testing.T, bin, home string, env ...string) *sdkStack {
 	t.Helper()
 	s := &sdkStack{t: t, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, "standalone", "--home", home, "--dags", t.TempDir(), "--port", "0")
-	s.cmd.Env = append(os.Environ(), env...)
+	s.cmd.Env = append(append(os.Environ(), unpausedNew), env...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	logPath := filepath.Join(t.TempDir(), "standalone.log")
 	logFile, err := os.Create(logPath)

@@ -109,9 +109,7 @@ func printBackfillPlan(cmd *cobra.Command, be backend, r runs.BackfillRequest, r
 	}
 	b := res.Backfill
 	fmt.Fprintf(out, "created backfill %d of %s: %d runs to run, at most %d at once\n", b.ID, b.DagID, todo, b.MaxActiveRuns)
-	if d, err := be.DagGet(cmd.Context(), b.DagID); err == nil && d.IsPaused {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: the backfill's runs start once it is unpaused (weir dags unpause %s)\n", b.DagID, b.DagID)
-	}
+	warnPaused(cmd, be, b.DagID, "the backfill's runs wait")
 	return nil
 }
 

@@ -77,7 +77,7 @@ func (a *app) dagsCmd() *cobra.Command {
 	var conf, runID, partition string
 	trigger := &cobra.Command{
 		Use:   "trigger DAG_ID",
-		Short: "Create a manual run (the scheduler starts it)",
+		Short: "Create a manual run (the scheduler starts it; a paused DAG's run stays queued until it is unpaused)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], runID, conf)
@@ -93,6 +93,7 @@ func (a *app) dagsCmd() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "created run %s of %s (state %s)\n", run.RunID, run.DagID, run.State)
+				warnPaused(cmd, b, run.DagID, "the run stays queued")
 				return nil
 			})
 		},
@@ -104,6 +105,16 @@ func (a *app) dagsCmd() *cobra.Command {
 	cmd.AddCommand(list, show, trigger, a.pauseCmd("pause", true), a.pauseCmd("unpause", false),
 		a.importErrorsCmd(), a.dagWarningsCmd(), localOnly(a.dagsTestCmd()), a.dagsStateCmd(), a.dagsNextExecutionCmd(), a.dagsBackfillCmd(), a.dagsDeleteCmd())
 	return cmd
+}
+
+// warnPaused tells, on stderr, that dagID is paused and so what waits (held
+// says what, such as "the run stays queued") until it is unpaused, as
+// Airflow 3 holds a paused DAG's runs. New DAGs start paused by default
+// ([core] dags_are_paused_at_creation), so a newcomer's first trigger meets it.
+func warnPaused(cmd *cobra.Command, b backend, dagID, held string) {
+	if d, err := b.DagGet(cmd.Context(), dagID); err == nil && d.IsPaused {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dag %s is paused: %s until it is unpaused (weir dags unpause %s)\n", dagID, held, dagID)
+	}
 }
 
 // triggerParams validates --conf before anything is written.

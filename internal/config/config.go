@@ -55,7 +55,7 @@ type Config struct {
 // Core holds general options.
 type Core struct {
 	DagsFolder              string `toml:"dags_folder" comment:"folder scanned for YAML DAG files"`
-	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused"`
+	DagsArePausedAtCreation bool   `toml:"dags_are_paused_at_creation" comment:"new DAGs start paused (as in Airflow); a DAG file's is_paused_upon_creation overrides it per DAG; dags test runs its DAG either way"`
 	DefaultTimezone         string `toml:"default_timezone" comment:"IANA timezone for DAGs that name none (their cron schedules are evaluated in it)"`
 	SecretsKeyFile          string `toml:"secrets_key_file" comment:"file of the AES-256 keys that encrypt connection URIs and variable values in the database, one hex key per line: the first encrypts, every one decrypts (created 0600 if missing; every node that opens the database needs the same file; weir connections rotate-key replaces the key)"`
 	AllowAnyConnection      bool   `toml:"allow_any_connection" comment:"let a running task read any connection through the Execution API, as in Airflow; false: only the connections it declares (conn_id, http_conn_id or its connections list; docs/adr/0011-task-connection-access.md)"`
@@ -179,7 +179,7 @@ const (
 func Defaults(home string) *Config {
 	return &Config{
 		Home: home,
-		Core: Core{DagsFolder: filepath.Join(home, "dags"), DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
+		Core: Core{DagsFolder: filepath.Join(home, "dags"), DagsArePausedAtCreation: true, DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
 			JobRetention: Duration(time.Hour)},
 		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db"), PoolSize: 16},
 		API:      API{Host: "127.0.0.1", Port: 8080},

@@ -28,6 +28,9 @@ type triggerData struct {
 	Fields []paramField
 	RunID  string
 	Error  string
+	// Unpause is the "unpause on trigger" checkbox a paused DAG's form
+	// shows (checked at first, as Airflow's trigger dialog offers).
+	Unpause bool
 }
 
 // paramFields builds the trigger form's fields from a DAG's params (by
@@ -105,23 +108,32 @@ func (u *UI) triggerPage(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	u.render(w, r, http.StatusOK, "trigger", req, "Trigger "+dag.DagID,
-		triggerData{Dag: *dag, Fields: paramFields(spec, nil)})
+		triggerData{Dag: *dag, Fields: paramFields(spec, nil), Unpause: true})
 }
 
 // trigger starts a run with the form's conf through the service and shows
-// the run; a bad value shows the form again with the error, and nothing
-// is created.
+// the run, then unpauses a paused DAG when the form's "unpause on trigger"
+// is checked (else the run stays queued until the DAG is unpaused); a bad
+// value shows the form again with the error, and nothing is created or
+// unpaused.
 func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
 	dag, spec, err := u.dagSpec(r)
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
 	}
-	d := triggerData{Dag: *dag, Fields: paramFields(spec, r.PostForm), RunID: r.PostFormValue("run_id")}
+	d := triggerData{Dag: *dag, Fields: paramFields(spec, r.PostForm), RunID: r.PostFormValue("run_id"),
+		Unpause: r.PostFormValue("unpause") == "true"}
 	conf, err := confFromForm(spec, r.PostForm)
 	if err == nil {
 		var run *core.DagRun
 		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf})
+		if err == nil && dag.IsPaused && d.Unpause {
+			if _, err := u.svc.SetDagPaused(r.Context(), actor(req), dag.DagID, false); err != nil {
+				u.failErr(w, r, req, fmt.Errorf("unpause %s after triggering run %s: %w", dag.DagID, run.RunID, err))
+				return
+			}
+		}
 		if err == nil {
 			http.Redirect(w, r, "/dags/"+pathEscape(dag.DagID)+"/runs/"+pathEscape(run.RunID), http.StatusSeeOther) //nolint:gosec // a path on this site, escaped
 			return

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,12 +18,28 @@ import (
 // because the machine is shared and slow; a passing test never waits it out.
 const WaitLong = 90 * time.Second
 
-// FastSettings make the scheduler and workers react quickly in tests.
+// FastSettings make the scheduler and workers react quickly in tests, and
+// let a test trigger the DAGs it writes without unpausing them first (new
+// DAGs start paused by default, as in Airflow; a test of that default
+// passes Unset(PausedAtCreation)).
 var FastSettings = []string{
 	"WEIR__SCHEDULER__POLL_INTERVAL=200ms",
 	"WEIR__SCHEDULER__DAG_DIR_LIST_INTERVAL=500ms",
 	"WEIR__WORKERS__HEARTBEAT_INTERVAL=1s",
+	PausedAtCreation + "=false",
 }
+
+// PausedAtCreation is the variable of [core] dags_are_paused_at_creation,
+// which FastSettings sets to false.
+const PausedAtCreation = "WEIR__CORE__DAGS_ARE_PAUSED_AT_CREATION"
+
+// unsetPrefix marks an entry of Env's extra that removes a variable.
+const unsetPrefix = "\x00unset:"
+
+// Unset is an entry of Env's extra (or of any env a process of this package
+// starts with) that removes the variable name set before it, such as one of
+// FastSettings, so the process sees the product's default.
+func Unset(name string) string { return unsetPrefix + name }
 
 // Build builds ./cmd/weir of the module rooted at root into a new temporary
 // folder and returns the binary's path and a function removing the folder.
@@ -49,7 +66,8 @@ func BuildPackage(root, pkg string) (bin string, cleanup func(), err error) {
 }
 
 // Env is the test's environment without any WEIR_* variable of the caller,
-// plus FastSettings, plus extra (later entries win).
+// plus FastSettings, plus extra (later entries win; an Unset(name) entry
+// removes name as set before it).
 func Env(extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -58,5 +76,13 @@ func Env(extra []string) []string {
 		}
 	}
 	env = append(env, FastSettings...)
-	return append(env, extra...)
+	for _, kv := range extra {
+		name, ok := strings.CutPrefix(kv, unsetPrefix)
+		if !ok {
+			env = append(env, kv)
+			continue
+		}
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+	}
+	return env
 }
