@@ -26,8 +26,8 @@ func TestDecideIterate(t *testing.T) {
 	head := func(next int64, closed, failed bool) map[string]StreamHead {
 		return map[string]StreamHead{"insert": {Next: next, Closed: closed, Failed: failed}}
 	}
-	capped := func(next, max int64, closed bool) map[string]StreamHead {
-		return map[string]StreamHead{"insert": {Next: next, Closed: closed, Max: max}}
+	capped := func(next, limit int64, closed bool) map[string]StreamHead {
+		return map[string]StreamHead{"insert": {Next: next, Closed: closed, Max: limit}}
 	}
 	// run builds setup, fetch, the insert placeholder and after, then the
 	// mapped insert instances in the given states.

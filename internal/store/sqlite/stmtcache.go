@@ -61,7 +61,7 @@ type cachingConn struct {
 // the rows of a query still being read keep theirs, so the same text run
 // again meanwhile (a nested query) gets a statement of its own.
 type cachedStmt struct {
-	driver.Stmt
+	inner   driver.Stmt
 	query   string
 	refs    int
 	evicted bool // out of the cache: closed when its last handle is
@@ -81,7 +81,7 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 	if err != nil {
 		return nil, err
 	}
-	st := &cachedStmt{Stmt: inner, query: query, refs: 1}
+	st := &cachedStmt{inner: inner, query: query, refs: 1}
 	c.byQuery[query] = c.lru.PushFront(st)
 	if c.lru.Len() > stmtCacheSize {
 		c.evict(c.lru.Back())
@@ -104,7 +104,7 @@ func (c *cachingConn) evict(el *list.Element) {
 	delete(c.byQuery, st.query)
 	st.evicted = true
 	if st.refs == 0 {
-		_ = st.Stmt.Close() // a statement failing to finalize has nothing left to release
+		_ = st.inner.Close() // a statement failing to finalize has nothing left to release
 	}
 }
 
@@ -116,7 +116,7 @@ func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
 func (c *cachingConn) Close() error {
 	var errs []error
 	for el := c.lru.Front(); el != nil; el = el.Next() {
-		errs = append(errs, el.Value.(*cachedStmt).Stmt.Close())
+		errs = append(errs, el.Value.(*cachedStmt).inner.Close())
 	}
 	c.lru.Init()
 	clear(c.byQuery)
@@ -153,25 +153,25 @@ func (h *stmtHandle) Close() error {
 	h.closed = true
 	h.st.refs--
 	if h.st.evicted && h.st.refs == 0 {
-		return h.st.Stmt.Close()
+		return h.st.inner.Close()
 	}
 	return nil
 }
 
-func (h *stmtHandle) NumInput() int { return h.st.NumInput() }
+func (h *stmtHandle) NumInput() int { return h.st.inner.NumInput() }
 
 func (h *stmtHandle) Exec(args []driver.Value) (driver.Result, error) {
-	return h.st.Exec(args) //nolint:staticcheck // database/sql calls ExecContext; this completes driver.Stmt
+	return h.st.inner.Exec(args) //nolint:staticcheck // database/sql calls ExecContext; this completes driver.Stmt
 }
 
 func (h *stmtHandle) Query(args []driver.Value) (driver.Rows, error) {
-	return h.st.Query(args) //nolint:staticcheck // database/sql calls QueryContext; this completes driver.Stmt
+	return h.st.inner.Query(args) //nolint:staticcheck // database/sql calls QueryContext; this completes driver.Stmt
 }
 
 func (h *stmtHandle) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return h.st.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+	return h.st.inner.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (h *stmtHandle) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return h.st.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+	return h.st.inner.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
