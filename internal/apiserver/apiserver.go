@@ -58,6 +58,9 @@ type Server struct {
 	mu  sync.Mutex
 	ln  net.Listener
 	tls *tls.Config // loaded by Listen when TLSCertFile is set
+
+	inProcessOnce sync.Once
+	inProcess     http.RoundTripper
 }
 
 // Listen binds Addr without serving yet, so a caller (or test) can learn the
