@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,5 +220,58 @@ func TestLostClaimAnswerIsReclaimed(t *testing.T) {
 	defer lose.mu.Unlock()
 	if !lose.lost {
 		t.Error("no claim answer was lost: the test proved nothing")
+	}
+}
+
+// An in-process try writes no outcome record while its report is answered
+// at once, but one whose report goes unanswered (every api-server away)
+// is recorded with its state, for the worker's next life to report; once
+// an api-server answers, the record is removed and the try has succeeded
+// on its first try, its function having run once.
+func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := &cutOff{next: http.DefaultTransport}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	var calls atomic.Int32
+	reg := operator.NewRegistry()
+	_ = reg.Register("f", func(context.Context, operator.TaskContext) (any, error) { calls.Add(1); return nil, nil })
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "f", Operator: operator.Go, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"function": "f"}}}}
+	env.SeedRun(t, dag, "r1", "")
+	runDir := t.TempDir()
+	records := func() []string {
+		left, _ := filepath.Glob(filepath.Join(runDir, "task-groups", "*.outcome"))
+		return left
+	}
+	startWorker(t, env, reg, func(w *Worker) { w.Client, w.RunDir = client, runDir })
+
+	wait.Until(t, 30*time.Second, "the unanswered try's outcome to be recorded", func() bool { return len(records()) == 1 })
+	if b, err := os.ReadFile(records()[0]); err != nil || !strings.Contains(string(b), `"state":"success"`) {
+		t.Fatalf("the record: %s, %v; want the try's state", b, err)
+	}
+	outage.mend()
+	wait.Until(t, 30*time.Second, "f to be reported", func() bool { return stateOf(t, env, "r1", "f") == core.TISuccess })
+	wait.Until(t, 30*time.Second, "the record to be removed", func() bool { return len(records()) == 0 })
+	if n := calls.Load(); n != 1 {
+		t.Errorf("f ran %d times, want once", n)
+	}
+
+	// An answered try leaves nothing behind and writes no record at all:
+	// the folder's modification time does not move.
+	dir := filepath.Join(runDir, "task-groups")
+	before, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.SeedRun(t, dag, "r2", "")
+	wait.Until(t, 30*time.Second, "f of r2 to succeed", func() bool { return stateOf(t, env, "r2", "f") == core.TISuccess })
+	if after, err := os.Stat(dir); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the run folder changed while an answered in-process try ran: %v → %v (%v)", before.ModTime(), after.ModTime(), err)
 	}
 }

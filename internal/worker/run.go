@@ -77,23 +77,31 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		tryCtx, stop = context.WithTimeoutCause(tryCtx, d, operator.ErrTimeout)
 		defer stop()
 	}
-	hbDone := make(chan struct{})
-	go func() { defer close(hbDone); w.heartbeat(tryCtx, tc, ti.ID, cancel, log) }()
+	// The heartbeat stops with tryCtx; the try does not wait for it to
+	// return (a beat cut short by the cancellation logs nothing).
+	go w.heartbeat(tryCtx, tc, ti.ID, cancel, log)
 
 	_, _ = fmt.Fprintf(red, "[%s] weir: %s try %d of %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
 	pending := w.pendingOutcome(wl, id, tc.Token(), log)
 	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitFile)
 	pending.State = string(state)
-	reported := w.recordOutcome(pending, tc.Token(), log)
+	// A shell try's record exists since its start and now gets its state.
+	// An in-process try is recorded only when its report is not answered
+	// at once: a worker killed before that reports nothing, and the try
+	// runs again (at least once), without a file write per try.
+	reported := func() {}
+	record := func() { reported = w.recordOutcome(pending, tc.Token(), log) }
+	if pending.ExitFile != "" {
+		record()
+	}
 	defer func() { reported() }()
 	sink.held = func(offset int64, tail []byte) {
 		// The record now carries the log's tail too, for the next life.
 		pending.LogOffset, pending.LogTail = offset, tail
-		reported = w.recordOutcome(pending, tc.Token(), log)
+		record()
 	}
 	cancel(nil)
-	<-hbDone
 	if err != nil {
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s: %v\n", w.Clock.Now().Format(time.RFC3339), state, err)
 	} else {
@@ -121,7 +129,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	sr, rerr := w.report(ctx, tc, ti.ID, state, log)
+	sr, rerr := w.report(ctx, tc, ti.ID, state, log, record)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {
@@ -222,12 +230,15 @@ func (w *Worker) heartbeat(ctx context.Context, tc *execclient.Client, tiID stri
 		case <-t.C:
 		}
 		err := tc.Heartbeat(ctx, tiID, execclient.HeartbeatRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		if ctx.Err() != nil {
+			return // the try ended meanwhile: a refusal now is its report's doing
+		}
 		switch {
 		case errors.Is(err, core.ErrConflict):
 			log.Warn("heartbeat refused: killing the try", "err", err)
 			kill(errNotRunning)
 			return
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
 			log.Warn("heartbeat failed", "err", err)
 		}
 	}
