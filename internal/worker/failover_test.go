@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,12 +43,27 @@ func (c *cutOff) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errors.New("every api-server is unreachable")
 	}
 	resp, err := c.next.RoundTrip(r)
-	if err == nil && r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/run") {
+	if err == nil && started(r, resp) {
 		c.mu.Lock()
 		c.cut = !c.mended
 		c.mu.Unlock()
 	}
 	return resp, err
+}
+
+// started reports whether resp answers a request that started a try: a
+// run call, or a claim that returned a started workload.
+func started(r *http.Request, resp *http.Response) bool {
+	if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/run") {
+		return true
+	}
+	if !strings.HasSuffix(r.URL.Path, "/workloads/claim") {
+		return false
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return bytes.Contains(b, []byte(`"run":{`))
 }
 
 func (c *cutOff) mend() {

@@ -30,7 +30,7 @@ const reportTimeout = 30 * time.Second
 // unstarted until the heartbeat timeout failed it and its retry ran.
 func (w *Worker) start(ctx context.Context, tc *execclient.Client, tiID string, log *slog.Logger) (*execclient.RunContext, error) {
 	for {
-		rc, err := tc.Run(ctx, tiID, execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		rc, err := tc.Run(ctx, tiID, *w.runRequest())
 		if err == nil || !unanswered(err) || ctx.Err() != nil {
 			return rc, err
 		}
@@ -41,16 +41,24 @@ func (w *Worker) start(ctx context.Context, tc *execclient.Client, tiID string, 
 	}
 }
 
+// runRequest says which process starts a try: this one.
+func (w *Worker) runRequest() *execclient.RunRequest {
+	return &execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()}
+}
+
 // runTry runs one claimed workload to its end.
 func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	ti := wl.TI
 	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	id := execclient.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
 	tc := w.Client.WithToken(wl.Token, id)
-	rc, err := w.start(ctx, tc, ti.ID, log)
-	if err != nil {
-		log.Warn("could not start try", "err", err)
-		return
+	rc := wl.Run // started by the claim
+	if rc == nil {
+		var err error
+		if rc, err = w.start(ctx, tc, ti.ID, log); err != nil {
+			log.Warn("could not start try", "err", err)
+			return
+		}
 	}
 
 	sink := newLogSink(ctx, w, tc, &rc.TI, rc.LogSize, log)

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimOrderAndQueues", testClaimOrderAndQueues},
 		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
 		{"ClaimReclaim", testClaimReclaim},
+		{"ClaimReclaimStarted", testClaimReclaimStarted},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
