@@ -57,7 +57,11 @@ func TestInProcessAnswersAsOverTCP(t *testing.T) {
 		t.Errorf("health: %d %v %s", resp.StatusCode, resp.Header, b)
 	}
 
-	if _, err := client.Get("http://weir.invalid/execution/x?panic=1"); err == nil || !strings.Contains(err.Error(), "panicked") {
+	resp, err = client.Get("http://weir.invalid/execution/x?panic=1")
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "panicked") {
 		t.Errorf("a panicking handler: err = %v, want the request to fail", err)
 	}
 }
