@@ -298,6 +298,17 @@ func recordedEvent(id int64, a *core.AssetModel, p *store.AssetEventParams) (*co
 // and queues it for the DAGs scheduled on it (or on the aliases), in the
 // caller's transaction; it returns the event's id.
 func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEventParams) (int64, error) {
+	id, err := s.eventRow(ctx, assetID, p)
+	if err != nil {
+		return 0, err
+	}
+	return id, s.enqueueEvent(ctx, assetID, id, p)
+}
+
+// eventRow associates p's aliases with asset assetID and inserts the
+// event's row, in the caller's transaction, without queueing it; it
+// returns the event's id.
+func (s *Store) eventRow(ctx context.Context, assetID int64, p *store.AssetEventParams) (int64, error) {
 	what := fmt.Sprintf("record event of asset %d", assetID)
 	extra, err := eventExtra(p.Extra)
 	if err != nil {
@@ -318,9 +329,6 @@ func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEv
 		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
 		nullStr(p.SourceUser), nullID(p.SourceCallbackID), p.CallbackDepth).Scan(&id); err != nil {
 		return 0, s.wrap(err, "%s", what)
-	}
-	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
-		return 0, err
 	}
 	s.noteEvent(p.SourceKind)
 	return id, nil

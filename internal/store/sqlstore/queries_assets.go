@@ -98,11 +98,11 @@ const (
 		JOIN asset_event e ON e.id = r.event_id JOIN asset a ON a.id = e.asset_id
 		WHERE r.dag_run_id = $1 ORDER BY e.id`
 
-	// qAssetQueueEnqueue queues event $2 of asset $1 for every active,
+	// qAssetQueueEnqueue queues events $2..$3 of asset $1 for every active,
 	// coalescing DAG scheduled on the asset or on an alias that resolves to it, widening an
 	// existing entry's event range.
 	qAssetQueueEnqueue = `INSERT INTO asset_dag_run_queue (asset_id, target_dag_id, first_event_id, event_id, created_at)
-		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM (` + qConsumersOfAsset + `) c JOIN dag d ON d.dag_id = c.dag_id
+		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($3 AS BIGINT), CAST($4 AS BIGINT) FROM (` + qConsumersOfAsset + `) c JOIN dag d ON d.dag_id = c.dag_id
 		WHERE d.is_active = TRUE AND d.asset_runs IS NULL ` + qWidenQueueRange
 	// qAssetQueueReady finds the DAGs without a conditional schedule with
 	// queued events whose every scheduled asset is queued and every scheduled alias has a queued event
