@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"time"
@@ -128,13 +130,14 @@ func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 
 // recordEvents records a group's events in the caller's transaction (s is
 // bound to it) with fewer statements than an eventRecord each: each asset
-// is looked up once; after every event's insert, one statement queues an
-// asset's events for its coalescing consumers (the range that a statement
-// per event would have widened the queue to); and an asset whose first
-// event found no partitioned consumer is not asked again. A group with an
-// emission through an alias, which changes the asset's consumers inside the
-// transaction, is recorded an event at a time. On an error the group's
-// events are left unrecorded (the caller rolls back).
+// is looked up once; the rows go in by multi-row INSERTs (insertRows);
+// one statement an asset queues its events for its coalescing consumers
+// (the range a statement per event would have widened the queue to); and
+// an asset whose first event found no partitioned consumer is not asked
+// again. A group with an emission through an alias, which changes the
+// asset's consumers inside the transaction, is recorded an event at a
+// time. On an error the group's events are left unrecorded (the caller
+// rolls back).
 func (s *Store) recordEvents(ctx context.Context, group []*eventRequest) error {
 	for _, r := range group {
 		if r.p.AssetID != 0 || len(r.p.Aliases) > 0 {
@@ -150,8 +153,9 @@ func (s *Store) recordEvents(ctx context.Context, group []*eventRequest) error {
 	var (
 		byName = map[string]*assetEvents{}
 		assets []*assetEvents
+		of     = make([]*assetEvents, len(group))
 	)
-	for _, r := range group {
+	for i, r := range group {
 		q := byName[r.p.AssetName]
 		if q == nil {
 			a, err := s.AssetGetByName(ctx, r.p.AssetName)
@@ -162,10 +166,14 @@ func (s *Store) recordEvents(ctx context.Context, group []*eventRequest) error {
 			byName[r.p.AssetName] = q
 			assets = append(assets, q)
 		}
-		id, err := s.eventRow(ctx, q.a.ID, r.p)
-		if err != nil {
-			return err
-		}
+		of[i] = q
+	}
+	ids, err := s.insertRows(ctx, group, func(i int) int64 { return of[i].a.ID })
+	if err != nil {
+		return err
+	}
+	for i, r := range group {
+		q, id := of[i], ids[i]
 		if q.first == 0 || id < q.first {
 			q.first = id
 		}
@@ -185,6 +193,81 @@ func (s *Store) recordEvents(ctx context.Context, group []*eventRequest) error {
 		if err := s.enqueueRange(ctx, q.a.ID, q.first, q.last, q.queuedAt); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// insertRows inserts the rows of a group's events (assetID(i) is the
+// asset of the i-th) and returns their ids in the group's order. When
+// every event has an idempotency key of its own — the clients make one
+// up for each call — the rows go in by multi-row INSERTs of 2^k rows (a
+// few statement texts to keep compiled), each id matched by its key;
+// otherwise a statement an event.
+func (s *Store) insertRows(ctx context.Context, group []*eventRequest, assetID func(i int) int64) ([]int64, error) {
+	ids := make([]int64, len(group))
+	at := make(map[string]int, len(group))
+	for i, r := range group {
+		if _, dup := at[r.p.IdempotencyKey]; r.p.IdempotencyKey == "" || dup {
+			for i, r := range group {
+				var err error
+				if ids[i], err = s.eventRow(ctx, assetID(i), r.p); err != nil {
+					return nil, err
+				}
+			}
+			return ids, nil
+		}
+		at[r.p.IdempotencyKey] = i
+	}
+	for start := 0; start < len(group); {
+		n := 1 << (bits.Len(uint(len(group)-start)) - 1) // the largest power of two that fits
+		if err := s.insertChunk(ctx, group[start:start+n], start, assetID, at, ids); err != nil {
+			return nil, err
+		}
+		start += n
+	}
+	return ids, nil
+}
+
+// insertChunk inserts chunk (the group's events from offset start) in one
+// statement and sets each one's id in ids through its key's index in at.
+func (s *Store) insertChunk(ctx context.Context, chunk []*eventRequest, start int, assetID func(i int) int64,
+	at map[string]int, ids []int64) error {
+	const what = "record a group of asset events"
+	args := make([]any, 0, len(chunk)*assetEventArgs)
+	for i, r := range chunk {
+		a, err := eventArgs(assetID(start+i), r.p)
+		if err != nil {
+			return err
+		}
+		args = append(args, a...)
+	}
+	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qAssetEventInsertRows, s.tuples(len(chunk), assetEventArgs)), args...)
+	if err != nil {
+		return s.wrap(err, what)
+	}
+	got, err := collect(rows, func(r *sql.Rows) (int, error) {
+		var (
+			id  int64
+			key string
+		)
+		if err := r.Scan(&id, &key); err != nil {
+			return 0, err
+		}
+		i, ok := at[key]
+		if !ok {
+			return 0, fmt.Errorf("the insert returned key %q, which the group does not hold", key)
+		}
+		ids[i] = id
+		return i, nil
+	})
+	if err == nil && len(got) != len(chunk) {
+		err = fmt.Errorf("the insert returned %d rows for %d events", len(got), len(chunk))
+	}
+	if err != nil {
+		return s.wrap(err, what)
+	}
+	for _, r := range chunk {
+		s.noteEvent(r.p.SourceKind)
 	}
 	return nil
 }

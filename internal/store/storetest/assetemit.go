@@ -118,8 +118,9 @@ func testAssetEventConcurrentInserts(t *testing.T, f *fixture) {
 }
 
 // testAssetEventBurstQueued: a burst of concurrent inserts of two assets
-// (recorded in shared commits, an asset looked up and queued once a
-// commit) queues every event for the consumers of its own asset: each
+// (recorded in shared commits by multi-row INSERTs, an asset looked up
+// and queued once a commit) returns each insert its own event as stored,
+// and queues every event for the consumers of its own asset: each
 // coalescing DAG's range spans exactly its asset's events, and the
 // per-event DAG of one asset gets a group for each of that asset's events
 // and none for the other's.
@@ -152,6 +153,13 @@ func testAssetEventBurstQueued(t *testing.T, f *fixture) {
 	wg.Wait()
 	if t.Failed() {
 		return
+	}
+	for i, ev := range events {
+		stored, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{PartitionKey: fmt.Sprintf("p%d", i)})
+		must(t, err, "list by partition")
+		if len(stored) != 1 || stored[0].ID != ev.ID || stored[0].Name != ev.Name || stored[0].IdempotencyKey != ev.IdempotencyKey {
+			t.Errorf("insert %d: receipt says event %d of %s, stored %+v", i, ev.ID, ev.Name, stored)
+		}
 	}
 	span := map[string][2]int64{}
 	var want []store.AssetRunGroup
