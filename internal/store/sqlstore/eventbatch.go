@@ -130,7 +130,8 @@ func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 
 // recordEvents records a group's events in the caller's transaction (s is
 // bound to it) with fewer statements than an eventRecord each: each asset
-// is looked up once; the rows go in by multi-row INSERTs (insertRows);
+// is looked up once; on PostgreSQL the rows go in by multi-row INSERTs
+// (insertRows);
 // one statement an asset queues its events for its coalescing consumers
 // (the range a statement per event would have widened the queue to); and
 // an asset whose first event found no partitioned consumer is not asked
@@ -198,16 +199,16 @@ func (s *Store) recordEvents(ctx context.Context, group []*eventRequest) error {
 }
 
 // insertRows inserts the rows of a group's events (assetID(i) is the
-// asset of the i-th) and returns their ids in the group's order. When
-// every event has an idempotency key of its own — the clients make one
-// up for each call — the rows go in by multi-row INSERTs of 2^k rows (a
-// few statement texts to keep compiled), each id matched by its key;
-// otherwise a statement an event.
+// asset of the i-th) and returns their ids in the group's order. When the
+// dialect groups inserts and every event has an idempotency key of its
+// own — the clients make one up for each call — the rows go in by
+// multi-row INSERTs of 2^k rows (a few statement texts to keep compiled),
+// each id matched by its key; otherwise a statement an event.
 func (s *Store) insertRows(ctx context.Context, group []*eventRequest, assetID func(i int) int64) ([]int64, error) {
 	ids := make([]int64, len(group))
 	at := make(map[string]int, len(group))
 	for i, r := range group {
-		if _, dup := at[r.p.IdempotencyKey]; r.p.IdempotencyKey == "" || dup {
+		if _, dup := at[r.p.IdempotencyKey]; !s.d.GroupInserts || r.p.IdempotencyKey == "" || dup {
 			for i, r := range group {
 				var err error
 				if ids[i], err = s.eventRow(ctx, assetID(i), r.p); err != nil {
