@@ -131,11 +131,10 @@ func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
 // recordEvents records a group's events in the caller's transaction (s is
 // bound to it) with fewer statements than an eventRecord each: each asset
 // is looked up once; on PostgreSQL the rows go in by multi-row INSERTs
-// (insertRows);
-// one statement an asset queues its events for its coalescing consumers
-// (the range a statement per event would have widened the queue to); and
-// an asset whose first event found no partitioned consumer is not asked
-// again. A group with an emission through an alias, which changes the
+// (insertRows); one statement an asset queues its events for its
+// coalescing consumers (the range a statement per event would have
+// widened the queue to); and an asset whose first event found no
+// partitioned consumer is not asked again. A group with an emission through an alias, which changes the
 // asset's consumers inside the transaction, is recorded an event at a
 // time. On an error the group's events are left unrecorded (the caller
 // rolls back).
