@@ -96,6 +96,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},
 		{"AssetEventEmissionFields", testAssetEventEmissionFields},
 		{"AssetEventConcurrentInserts", testAssetEventConcurrentInserts},
+		{"AssetEventBurstQueued", testAssetEventBurstQueued},
 		{"AssetEventInsertWakesScheduler", testAssetEventInsertWakesScheduler},
 		{"AssetEventObserved", testAssetEventObserved},
 		{"AssetConditionSchedule", testAssetConditionSchedule},
