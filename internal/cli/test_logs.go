@@ -23,16 +23,20 @@ type logStream struct {
 	offsets map[tasklog.Key]int64
 	partial map[tasklog.Key][]byte
 	labels  map[tasklog.Key]string
-	seen    []tasklog.Key // in the order first seen, for Flush
+	seen    []tasklog.Key        // in the order first seen, for Flush
+	read    map[tasklog.Key]bool // tries that ended and were read to the end
 }
 
 func newLogStream(base string, out io.Writer) *logStream {
 	return &logStream{base: base, out: out, offsets: map[tasklog.Key]int64{}, partial: map[tasklog.Key][]byte{},
-		labels: map[tasklog.Key]string{}}
+		labels: map[tasklog.Key]string{}, read: map[tasklog.Key]bool{}}
 }
 
 // Poll prints the new complete lines of every try of the run's task
-// instances.
+// instances. A try that had ended when its log was read to the end is not
+// read again: the worker sends a try's last lines before it reports its
+// end, so the log cannot grow after that (re-reading every finished try
+// on every wake-up made a chain's cost grow with the square of its length).
 func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error {
 	tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: runID})
 	if err != nil {
@@ -43,9 +47,13 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		key := tasklog.KeyOf(ti)
 		for try := 1; try <= ti.TryNumber; try++ {
 			key.TryNumber = try
-			if err := l.read(key, logLabel(ti, try)); err != nil {
+			if l.read[key] {
+				continue
+			}
+			if err := l.readTry(key, logLabel(ti, try)); err != nil {
 				return err
 			}
+			l.read[key] = try < ti.TryNumber || ti.State.Terminal()
 		}
 	}
 	return nil
@@ -63,8 +71,8 @@ func logLabel(ti *core.TaskInstance, try int) string {
 	return label
 }
 
-// read prints the complete lines key's log has gained.
-func (l *logStream) read(key tasklog.Key, label string) error {
+// readTry prints the complete lines key's log has gained.
+func (l *logStream) readTry(key tasklog.Key, label string) error {
 	if _, ok := l.labels[key]; !ok {
 		l.labels[key] = label
 		l.seen = append(l.seen, key)
