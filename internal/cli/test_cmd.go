@@ -120,7 +120,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	// The worker sends a try's last lines before it reports the state.
-	if err := logs.Poll(ctx, st, run.ID); err != nil {
+	if err := logs.PollAll(ctx, st, run.ID); err != nil {
 		return err
 	}
 	if err := logs.Flush(); err != nil {
