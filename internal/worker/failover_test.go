@@ -292,3 +292,30 @@ func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 		t.Errorf("the run folder changed while an answered in-process try ran: %v → %v (%v)", before.ModTime(), after.ModTime(), err)
 	}
 }
+
+// A shell try's subprocesses read its token from the environment until the
+// token is first refreshed; the worker then writes the fresh one where
+// WEIR_TASK_TOKEN_FILE points, so a long task keeps API access. A try that
+// ends before any refresh writes no token file.
+func TestTokenFileWrittenAtTheFirstRefresh(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	checked := filepath.Join(t.TempDir(), "checked")
+	script := `test ! -e "$WEIR_TASK_TOKEN_FILE" || exit 3
+touch ` + checked + `
+for i in $(seq 400); do [ -s "$WEIR_TASK_TOKEN_FILE" ] && break; sleep 0.05; done
+t=$(cat "$WEIR_TASK_TOKEN_FILE") && [ -n "$t" ] && [ "$t" != "$WEIR_TASK_TOKEN" ] && echo refreshed`
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, Args: map[string]any{"bash_command": script}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, nil, nil)
+	wait.Until(t, 30*time.Second, "the script to find no token file", func() bool { _, err := os.Stat(checked); return err == nil })
+	env.Clock.Advance(auth.DefaultExecutionTTL - 10*time.Second)
+	wait.Until(t, 30*time.Second, "long to end", func() bool { return stateOf(t, env, "r1", "long").Terminal() })
+	ti := env.TI(t, tis[0].ID)
+	if ti.State != core.TISuccess {
+		t.Fatalf("long = %s, want success (its log: %s)", ti.State, readLog(t, env, ti))
+	}
+	if log := readLog(t, env, ti); !strings.Contains(log, "refreshed") {
+		t.Errorf("the task did not read a refreshed token from the file:\n%s", log)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -64,17 +65,24 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	sink := newLogSink(ctx, w, tc, &rc.TI, rc.LogSize, log)
 	red := operator.NewRedactor(sink, wl.Token)
 	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
-	// operators use the client, whose token refreshes itself. Skipping the
-	// file for them saves a write, a rename and a remove per try.
-	tokenFile := ""
+	// operators use the client, whose token refreshes itself. The file is
+	// written at the first refresh: until then the token in the
+	// subprocesses' environment is current (execclient.ClientFromEnv), so
+	// a try shorter than a token's refresh time writes no file.
+	tokenFile, written := "", new(atomic.Bool)
 	if usesTokenFile(wl.Task.Operator) {
-		tokenFile = w.writeTokenFile(ti.ID, wl.Token, log)
-		defer func() { _ = os.Remove(tokenFile) }()
+		tokenFile = w.tokenFile(ti.ID)
+		defer func() {
+			if written.Load() {
+				_ = os.Remove(tokenFile)
+			}
+		}()
 	}
 	tc.OnTokenRefresh(func(tok string) {
 		red.Add(tok)
 		if tokenFile != "" {
-			w.writeTokenFile(ti.ID, tok, log)
+			w.writeTokenFile(tokenFile, tok, log)
+			written.Store(true)
 		}
 	})
 
@@ -252,19 +260,21 @@ func (w *Worker) heartbeat(ctx context.Context, tc *execclient.Client, tiID stri
 	}
 }
 
-// writeTokenFile keeps the try's current token where its subprocesses read
-// it (WEIR_TASK_TOKEN_FILE), so long tasks keep API access after a refresh.
-func (w *Worker) writeTokenFile(tiID, token string, log *slog.Logger) string {
-	p := filepath.Join(w.tokenDir, tiID+".token")
+// tokenFile is where a try's subprocesses read its current token
+// (WEIR_TASK_TOKEN_FILE) once it has been refreshed.
+func (w *Worker) tokenFile(tiID string) string { return filepath.Join(w.tokenDir, tiID+".token") }
+
+// writeTokenFile keeps the try's current token at p, so long tasks keep
+// API access after a refresh.
+func (w *Worker) writeTokenFile(p, token string, log *slog.Logger) {
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, []byte(token), 0o600); err != nil {
 		log.Warn("write token file", "err", err)
-		return p
+		return
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		log.Warn("write token file", "err", err)
 	}
-	return p
 }
 
 // usesTokenFile reports whether an operator starts subprocesses that read
