@@ -32,7 +32,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
-	"github.com/weirflow/weir/internal/tasklog/dblog"
+	"github.com/weirflow/weir/internal/logstore"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
@@ -63,7 +63,10 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		return nil, fmt.Errorf("[api] trusted_proxies: %w", err)
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
-	logs := taskLogs(cfg, st)
+	logs, _, err := taskLogs(cfg, st)
+	if err != nil {
+		return nil, err
+	}
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
@@ -94,17 +97,16 @@ func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 }
 
 // taskLogs is where the api-server keeps and every reader finds task
-// logs, as [logging] log_store says.
-func taskLogs(cfg *config.Config, st store.Store) tasklog.Logs {
-	if cfg.Logging.LogStore == config.LogStoreDatabase {
-		return dblog.Database{Store: st}
-	}
-	return tasklog.Folder(cfg.Logging.BaseLogFolder)
+// logs, as [logging] log_store and remote_base_log_folder say, and the
+// remote store the scheduler uploads ended tries' logs to (nil = none).
+func taskLogs(cfg *config.Config, st store.Store) (tasklog.Logs, *logstore.Remote, error) {
+	return logstore.Open(logstore.Options{Database: cfg.Logging.LogStore == config.LogStoreDatabase,
+		Folder: cfg.Logging.BaseLogFolder, Remote: cfg.Logging.RemoteBaseLogFolder}, st, nil)
 }
 
 // logRetention is how long the scheduler keeps task logs kept in the
-// database: [logging] log_retention, or 0 (never pruned) with the folder
-// store, whose files are the operator's to rotate.
+// database or uploaded: [logging] log_retention, or 0 (never pruned) with
+// the folder store, whose files are the operator's to rotate.
 func logRetention(cfg *config.Config) time.Duration {
 	if cfg.Logging.LogStore != config.LogStoreDatabase {
 		return 0
@@ -142,8 +144,27 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
 		&job.Pruner{What: "job rows of stopped processes", Prune: st.JobPrune, Retention: cfg.Core.JobRetention.D(), Logger: logger},
 		&job.Pruner{What: "task logs kept in the database", Prune: st.TaskLogPrune, Retention: logRetention(cfg), Logger: logger},
+		logUploader{cfg: cfg, st: st, logger: logger},
 		newStateCleaner(cfg, st, logger),
 	}
+}
+
+// logUploader is the scheduler's logstore.Uploader when [logging]
+// remote_base_log_folder is set: it opens the remote store at start.
+type logUploader struct {
+	cfg    *config.Config
+	st     store.Store
+	logger *slog.Logger
+}
+
+// Start runs the uploader until ctx is done; without a remote store it
+// returns at once.
+func (l logUploader) Start(ctx context.Context) error {
+	_, remote, err := taskLogs(l.cfg, l.st)
+	if err != nil || remote == nil {
+		return err
+	}
+	return (&logstore.Uploader{Remote: remote, Retention: logRetention(l.cfg), Logger: l.logger}).Start(ctx)
 }
 
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
