@@ -34,7 +34,7 @@ type Store interface {
 	TaskLogStored(ctx context.Context, key, location string, size int64, now time.Time) error
 	TaskLogUploadFailed(ctx context.Context, key, reason string, retryAt time.Time) error
 	TaskLogsStoredBefore(ctx context.Context, before time.Time, limit int) ([]store.TaskLog, error)
-	TaskLogDelete(ctx context.Context, key string) error
+	TaskLogPruned(ctx context.Context, key string, now time.Time) error
 }
 
 // Options says where logs go: [logging] of the configuration.

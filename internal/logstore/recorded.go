@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -89,6 +90,9 @@ func (r Recorded) reason(rec *store.TaskLog) string {
 		return fmt.Sprintf("was stored in this log folder (%s) but is no longer there: deleted or moved by hand", rec.Location)
 	case rec.Kind == store.TaskLogFolder:
 		return fmt.Sprintf("was stored in the log folder %s (while [logging] log_store was folder); read it there", rec.Location)
+	case rec.PrunedAt != nil:
+		return fmt.Sprintf("was deleted from %s on %s, [logging] log_retention after its upload", rec.Location,
+			rec.PrunedAt.UTC().Format(time.RFC3339))
 	case rec.Kind == store.TaskLogRemote && rec.StoredAt != nil:
 		return fmt.Sprintf("was uploaded whole to %s, but the object is not there: deleted from the store", rec.Location)
 	case rec.Attempts > 0:

@@ -123,8 +123,9 @@ func (u *Uploader) upload(ctx context.Context, rec *store.TaskLog) error {
 	return u.Remote.Store.TaskLogStored(ctx, rec.Key, u.Remote.ObjectURL(rec.Key), int64(len(data)), u.clock().Now())
 }
 
-// Prune deletes the uploaded logs stored before before (object and
-// record), a page at a time, and returns how many it deleted.
+// Prune deletes the uploaded logs stored before before (the object; the
+// record says it was pruned), a page at a time, and returns how many it
+// deleted.
 func (u *Uploader) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	for {
@@ -136,7 +137,7 @@ func (u *Uploader) Prune(ctx context.Context, before time.Time) (int64, error) {
 			if err := u.Remote.Objects.Delete(ctx, rec.Key); err != nil {
 				return n, fmt.Errorf("delete %s: %w", rec.Location, err)
 			}
-			if err := u.Remote.Store.TaskLogDelete(ctx, rec.Key); err != nil {
+			if err := u.Remote.Store.TaskLogPruned(ctx, rec.Key, u.clock().Now()); err != nil {
 				return n, err
 			}
 			n++

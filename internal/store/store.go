@@ -579,10 +579,11 @@ type MiscStore interface {
 	// leaves the next attempt to after retryAt.
 	TaskLogUploadFailed(ctx context.Context, key, reason string, retryAt time.Time) error
 	// TaskLogsStoredBefore lists up to limit remote logs uploaded before
-	// before, oldest first (retention).
+	// before and not pruned, oldest first (retention).
 	TaskLogsStoredBefore(ctx context.Context, before time.Time, limit int) ([]TaskLog, error)
-	// TaskLogDelete deletes a log's record and any chunks of it.
-	TaskLogDelete(ctx context.Context, key string) error
+	// TaskLogPruned records that retention deleted a log at now (its
+	// record stays, to say so) and deletes any chunks of it.
+	TaskLogPruned(ctx context.Context, key string, now time.Time) error
 	// JobPrune deletes the rows of processes whose latest heartbeat is
 	// older than before (stale rows of stopped processes) and returns how
 	// many it deleted.

@@ -37,4 +37,5 @@ type TaskLog struct {
 	Error     string
 	CreatedAt time.Time
 	StoredAt  *time.Time // when a remote log was uploaded whole; nil = not yet
+	PrunedAt  *time.Time // when retention deleted an uploaded log; nil = kept
 }

@@ -10,11 +10,11 @@ import (
 
 const (
 	taskLogCols = `l.log_key, l.dag_id, l.run_id, l.task_id, l.map_index, l.try_number, l.kind, l.location,
-		l.size, l.attempts, l.error, l.created_at, l.stored_at`
+		l.size, l.attempts, l.error, l.created_at, l.stored_at, l.pruned_at`
 	qTaskLogRecord = `INSERT INTO task_log (log_key, dag_id, run_id, task_id, map_index, try_number, kind, location, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (log_key) DO UPDATE SET kind = excluded.kind, location = excluded.location,
-			size = 0, attempts = 0, error = '', lease_until = 0, stored_at = NULL`
+			size = 0, attempts = 0, error = '', lease_until = 0, stored_at = NULL, pruned_at = NULL`
 	qTaskLogGet = `SELECT ` + taskLogCols + ` FROM task_log l WHERE l.log_key = $1`
 	// qTaskLogsToUpload: remote logs not uploaded, not leased, whose try
 	// has ended: its task instance moved to a later try, or is in a state
@@ -34,9 +34,9 @@ const (
 	qTaskLogChunksDelete = `DELETE FROM task_log_chunk WHERE log_key = $1`
 	qTaskLogFailed       = `UPDATE task_log SET attempts = attempts + 1, error = $2, lease_until = $3 WHERE log_key = $1`
 	qTaskLogsStored      = `SELECT ` + taskLogCols + ` FROM task_log l
-		WHERE l.kind = 'remote' AND l.stored_at IS NOT NULL AND l.stored_at < $1
+		WHERE l.kind = 'remote' AND l.stored_at IS NOT NULL AND l.pruned_at IS NULL AND l.stored_at < $1
 		ORDER BY l.stored_at, l.log_key LIMIT $2`
-	qTaskLogDelete = `DELETE FROM task_log WHERE log_key = $1`
+	qTaskLogPruned = `UPDATE task_log SET pruned_at = $2 WHERE log_key = $1`
 )
 
 // TaskLogRecord implements store.Store.
@@ -102,14 +102,14 @@ func (s *Store) TaskLogsStoredBefore(ctx context.Context, before time.Time, limi
 	return out, s.wrap(err, "list uploaded task logs")
 }
 
-// TaskLogDelete implements store.Store.
-func (s *Store) TaskLogDelete(ctx context.Context, key string) error {
+// TaskLogPruned implements store.Store.
+func (s *Store) TaskLogPruned(ctx context.Context, key string, now time.Time) error {
 	return s.inTx(ctx, func(tx *Store) error {
 		if _, err := tx.writer().ExecContext(ctx, qTaskLogChunksDelete, key); err != nil {
 			return tx.wrap(err, "delete the chunks of task log %s", key)
 		}
-		_, err := tx.writer().ExecContext(ctx, qTaskLogDelete, key)
-		return tx.wrap(err, "delete task log record %s", key)
+		_, err := tx.writer().ExecContext(ctx, qTaskLogPruned, key, micros(now))
+		return tx.wrap(err, "mark task log %s pruned", key)
 	})
 }
 
@@ -117,9 +117,9 @@ func (s *Store) TaskLogDelete(ctx context.Context, key string) error {
 func scanTaskLog(r interface{ Scan(...any) error }) (store.TaskLog, error) {
 	var l store.TaskLog
 	var created int64
-	var stored sql.NullInt64
+	var stored, pruned sql.NullInt64
 	err := r.Scan(&l.Key, &l.DagID, &l.RunID, &l.TaskID, &l.MapIndex, &l.TryNumber, &l.Kind, &l.Location,
-		&l.Size, &l.Attempts, &l.Error, &created, &stored)
-	l.CreatedAt, l.StoredAt = fromMicros(created), ptrMicros(stored)
+		&l.Size, &l.Attempts, &l.Error, &created, &stored, &pruned)
+	l.CreatedAt, l.StoredAt, l.PrunedAt = fromMicros(created), ptrMicros(stored), ptrMicros(pruned)
 	return l, err
 }

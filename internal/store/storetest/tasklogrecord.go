@@ -15,7 +15,7 @@ import (
 // or retrying state, a task instance gone; not a running or deferred
 // one), one uploader at a time (the lease), after a failure's retry time;
 // marking one uploaded deletes its chunks; retention lists uploaded logs
-// by upload time; deleting removes the record.
+// by upload time, once.
 func testTaskLogRecord(t *testing.T, f *fixture) {
 	tis := []store.NewTaskInstance{newTI("done", core.TISuccess), newTI("busy", core.TIRunning),
 		newTI("waiting", core.TIDeferred), newTI("retrying", core.TIUpForRetry)}
@@ -93,9 +93,15 @@ func testTaskLogRecord(t *testing.T, f *fixture) {
 			t.Errorf("uploaded before +%s: %d logs, want %d", c.before, len(old), c.want)
 		}
 	}
-	must(t, f.st.TaskLogDelete(f.ctx, keyOf("done")), "delete record")
-	_, err = f.st.TaskLogGet(f.ctx, keyOf("done"))
-	wantErr(t, err, core.ErrNotFound, "get a deleted record")
+	must(t, f.st.TaskLogPruned(f.ctx, keyOf("done"), f.at(2*time.Hour)), "mark pruned")
+	rec, err = f.st.TaskLogGet(f.ctx, keyOf("done"))
+	must(t, err, "get a pruned record")
+	if rec.PrunedAt == nil || !rec.PrunedAt.Equal(f.at(2*time.Hour)) {
+		t.Errorf("pruned record = %+v", rec)
+	}
+	if old, err := f.st.TaskLogsStoredBefore(f.ctx, f.at(3*time.Hour), 10); err != nil || len(old) != 0 {
+		t.Errorf("a pruned log is listed for pruning again: %v, %v", old, err)
+	}
 	_, err = f.st.TaskLogGet(f.ctx, keyOf("never"))
 	wantErr(t, err, core.ErrNotFound, "get a record never written")
 }

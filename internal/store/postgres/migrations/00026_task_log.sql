@@ -6,7 +6,8 @@
 -- the api-server's host and log folder), database (chunks in
 -- task_log_chunk) or remote (chunks while the try runs, then the whole log
 -- as one object at location, uploaded when stored_at is set; attempts,
--- error and lease_until track its upload).
+-- error and lease_until track its upload; pruned_at is when retention
+-- deleted it, the row kept to say so).
 CREATE TABLE task_log (
     log_key     TEXT PRIMARY KEY,
     dag_id      TEXT NOT NULL,
@@ -21,7 +22,8 @@ CREATE TABLE task_log (
     error       TEXT NOT NULL DEFAULT '',
     lease_until BIGINT NOT NULL DEFAULT 0,
     created_at  BIGINT NOT NULL,
-    stored_at   BIGINT
+    stored_at   BIGINT,
+    pruned_at   BIGINT
 );
 CREATE INDEX task_log_stored ON task_log (kind, stored_at);
 
