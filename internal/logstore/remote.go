@@ -34,18 +34,28 @@ func (r *Remote) AppendAt(ctx context.Context, key tasklog.Key, offset int64, da
 // from the database before. A log uploaded but missing from the store
 // reads as not found (Recorded explains it).
 func (r *Remote) Read(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
-	data, uploaded, err := r.object(ctx, key)
-	if err != nil || !uploaded {
-		if err == nil {
-			return r.Live.Read(ctx, key, offset)
+	obj, uploaded, err := r.object(ctx, key)
+	if err == nil && !uploaded {
+		data, next, err := r.Live.Read(ctx, key, offset)
+		if !errors.Is(err, core.ErrNotFound) {
+			return data, next, err
 		}
+		// Uploaded since the record was read? The uploader deletes the
+		// chunks as it marks the log uploaded.
+		var again error
+		if obj, uploaded, again = r.object(ctx, key); !uploaded {
+			return data, next, err
+		}
+		err = again
+	}
+	if err != nil {
 		return nil, offset, err
 	}
-	if offset >= int64(len(data)) {
+	if offset >= int64(len(obj)) {
 		return nil, offset, nil
 	}
-	end := min(int64(len(data)), offset+tasklog.MaxReadChunk)
-	return data[offset:end], end, nil
+	end := min(int64(len(obj)), offset+tasklog.MaxReadChunk)
+	return obj[offset:end], end, nil
 }
 
 // Size implements tasklog.Logs.
