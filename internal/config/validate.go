@@ -12,10 +12,10 @@ import (
 	"github.com/weirflow/weir/internal/objstore"
 )
 
-// Validate returns every problem at once, each naming the option at fault.
 // maxMaxMapLength bounds [scheduler] max_map_length.
 const maxMaxMapLength = 10_000_000
 
+// Validate returns every problem at once, each naming the option at fault.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

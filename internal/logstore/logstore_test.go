@@ -290,3 +290,47 @@ func mustLocation(t *testing.T, raw string) string {
 	}
 	return u
 }
+
+// staleOnce answers the first TaskLogGet with the record as it was before
+// the upload, as a reader that looked just before the uploader did.
+type staleOnce struct {
+	logstore.Store
+	once sync.Once
+}
+
+func (s *staleOnce) TaskLogGet(ctx context.Context, key string) (*store.TaskLog, error) {
+	rec, err := s.Store.TaskLogGet(ctx, key)
+	s.once.Do(func() {
+		if rec != nil {
+			stale := *rec
+			stale.StoredAt = nil
+			rec = &stale
+		}
+	})
+	return rec, err
+}
+
+// A read that saw the log not uploaded yet and then finds its chunks gone
+// (the uploader stored it in between) reads the uploaded object, not a
+// missing log.
+func TestRemoteReadRacingTheUpload(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, id, key := try(t)
+	logs, remote, err := logstore.Open(logstore.Options{Database: true, Remote: filepath.Join(t.TempDir(), "shared")}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := logs.AppendAt(ctx, key, 0, []byte("whole\n")); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, st, id)
+	if n, err := (&logstore.Uploader{Remote: remote}).UploadOnce(ctx); err != nil || n != 1 {
+		t.Fatalf("upload: %d, %v", n, err)
+	}
+	racing := *remote
+	racing.Store = &staleOnce{Store: st}
+	if data, _, err := racing.Read(ctx, key, 0); err != nil || string(data) != "whole\n" {
+		t.Errorf("read racing the upload = %q, %v; want the uploaded log", data, err)
+	}
+}

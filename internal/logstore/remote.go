@@ -36,17 +36,15 @@ func (r *Remote) AppendAt(ctx context.Context, key tasklog.Key, offset int64, da
 func (r *Remote) Read(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
 	obj, uploaded, err := r.object(ctx, key)
 	if err == nil && !uploaded {
-		data, next, err := r.Live.Read(ctx, key, offset)
-		if !errors.Is(err, core.ErrNotFound) {
-			return data, next, err
+		data, next, lerr := r.Live.Read(ctx, key, offset)
+		if !errors.Is(lerr, core.ErrNotFound) {
+			return data, next, lerr
 		}
 		// Uploaded since the record was read? The uploader deletes the
 		// chunks as it marks the log uploaded.
-		var again error
-		if obj, uploaded, again = r.object(ctx, key); !uploaded {
-			return data, next, err
+		if obj, uploaded, err = r.object(ctx, key); err == nil && !uploaded {
+			return data, next, lerr
 		}
-		err = again
 	}
 	if err != nil {
 		return nil, offset, err
