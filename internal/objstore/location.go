@@ -27,15 +27,16 @@ func Location(raw string) (string, error) {
 	return u, nil
 }
 
-// Redact returns an object store URL without the credentials an s3:// URL
-// may carry as user info.
+// Redact returns a store URL without the credentials it may carry as user
+// info (s3://KEY:SECRET@bucket/prefix).
 func Redact(u string) string {
-	rest, ok := strings.CutPrefix(u, "s3://")
-	if !ok {
+	i := strings.Index(u, "://")
+	if i < 0 {
 		return u
 	}
+	scheme, rest := u[:i+3], u[i+3:]
 	if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/?") {
 		rest = rest[at+1:]
 	}
-	return "s3://" + rest
+	return scheme + rest
 }
