@@ -21,7 +21,7 @@ type Recorded struct {
 	Store    Store
 	Kind     string // store.TaskLogFolder, TaskLogDatabase or TaskLogRemote
 	Location string // where Logs keeps logs (FolderLocation, a remote URL)
-	Clock    core.Clock
+	Clock    core.Clock // nil = the system clock
 }
 
 // AppendAt implements tasklog.Logs: the first bytes of a try's log are
@@ -36,8 +36,12 @@ func (r Recorded) AppendAt(ctx context.Context, key tasklog.Key, offset int64, d
 	if err != nil {
 		return next, err
 	}
+	clk := r.Clock
+	if clk == nil {
+		clk = core.SystemClock{}
+	}
 	rec := &store.TaskLog{Key: name, DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: key.MapIndex,
-		TryNumber: key.TryNumber, Kind: r.Kind, Location: r.Location, CreatedAt: r.Clock.Now()}
+		TryNumber: key.TryNumber, Kind: r.Kind, Location: r.Location, CreatedAt: clk.Now()}
 	if err := r.Store.TaskLogRecord(ctx, rec); err != nil {
 		return next, fmt.Errorf("record where the task log went: %w", err)
 	}
