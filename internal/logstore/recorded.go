@@ -19,8 +19,8 @@ import (
 type Recorded struct {
 	Logs     tasklog.Logs
 	Store    Store
-	Kind     string // store.TaskLogFolder, TaskLogDatabase or TaskLogRemote
-	Location string // where Logs keeps logs (FolderLocation, a remote URL)
+	Kind     string     // store.TaskLogFolder, TaskLogDatabase or TaskLogRemote
+	Location string     // where Logs keeps logs (FolderLocation, a remote URL)
 	Clock    core.Clock // nil = the system clock
 }
 
