@@ -35,7 +35,9 @@ type Server struct {
 	Clock core.Clock
 	// Logger receives the server's logs; nil = discard.
 	Logger *slog.Logger
-	// API serves /api/v2/ (see api.NewHandler); required.
+	// API serves /api/v2/ (see api.NewHandler); nil leaves the REST API and
+	// the UI unmounted (a server for the process's own worker, `dags test`).
+	// API or Exec is required.
 	API http.Handler
 	// Exec serves /execution/ with the full path (see execapi); nil leaves
 	// the Execution API unmounted.
@@ -58,6 +60,9 @@ type Server struct {
 	mu  sync.Mutex
 	ln  net.Listener
 	tls *tls.Config // loaded by Listen when TLSCertFile is set
+
+	inProcessOnce sync.Once
+	inProcess     http.RoundTripper
 }
 
 // Listen binds Addr without serving yet, so a caller (or test) can learn the
@@ -106,10 +111,13 @@ func (s *Server) Handler() http.Handler {
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics.Handler())
 	}
-	mux.Handle("/api/v2/", s.API)
 	if s.Exec != nil {
 		mux.Handle("/execution/", s.Exec)
 	}
+	if s.API == nil {
+		return mux
+	}
+	mux.Handle("/api/v2/", s.API)
 	if s.UI != nil {
 		mux.Handle("/", s.UI)
 		return mux
@@ -124,8 +132,8 @@ func (s *Server) Handler() http.Handler {
 // requests finish within ShutdownTimeout) and returns nil; it returns an
 // error when the server cannot listen or serve.
 func (s *Server) Start(ctx context.Context) error {
-	if s.API == nil {
-		return errors.New("api-server: Server.API is required")
+	if s.API == nil && s.Exec == nil {
+		return errors.New("api-server: Server.API or Server.Exec is required")
 	}
 	log := s.Logger
 	if log == nil {

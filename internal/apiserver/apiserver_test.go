@@ -88,11 +88,42 @@ func TestServerMountsAndShutsDown(t *testing.T) {
 	}
 }
 
-func TestStartRequiresAPI(t *testing.T) {
+func TestStartRequiresAHandler(t *testing.T) {
 	t.Parallel()
 	srv := &apiserver.Server{Addr: "127.0.0.1:0"}
-	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "API") {
-		t.Errorf("Start without API: %v", err)
+	if err := srv.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "Server.API or Server.Exec") {
+		t.Errorf("Start without API and Exec: %v", err)
+	}
+}
+
+// A server with only the Execution API (`dags test`) serves its worker
+// over real HTTP and nothing else: no REST API, no UI, no redirect to a
+// health endpoint it does not have.
+func TestExecutionOnlyServer(t *testing.T) {
+	t.Parallel()
+	exec := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "exec "+r.URL.Path) })
+	srv := &apiserver.Server{Addr: "127.0.0.1:0", Exec: exec}
+	if _, err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for path, want := range map[string]int{"/execution/health": http.StatusOK, "/api/v2/health": http.StatusNotFound, "/": http.StatusNotFound} {
+		resp, err := client.Get(srv.URL() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusOK && string(b) != "exec "+path) {
+			t.Errorf("GET %s: %d %q, want %d", path, resp.StatusCode, b, want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start returned %v after ctx done, want nil", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,9 @@ import (
 	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/stateref"
+	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
@@ -46,54 +49,76 @@ type runner interface {
 	Start(ctx context.Context) error
 }
 
-// newAPIServer builds the api-server role (REST API + Execution API).
+// newAPIServer builds the api-server role (REST API, Execution API and UI).
 func newAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) (*apiserver.Server, error) {
+	return buildAPIServer(cfg, st, opts, logger, true)
+}
+
+// newExecutionServer builds an api-server that serves only the Execution
+// API, for a process whose own worker is its only client (`dags test`):
+// building the REST API and parsing the UI's templates was a fifth of a
+// one-task test's CPU.
+func newExecutionServer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) (*apiserver.Server, error) {
+	return buildAPIServer(cfg, st, opts, logger, false)
+}
+
+func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, public bool) (*apiserver.Server, error) {
 	tok, err := tokensFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := sessionKeys(cfg)
-	if err != nil {
-		return nil, err
-	}
-	key, previous := keys[0], keys[1:]
 	svc := newService(cfg, st, logger, opts)
-	proxies, err := auth.ParseTrustedProxies(cfg.API.TrustedProxies)
-	if err != nil {
-		return nil, fmt.Errorf("[api] trusted_proxies: %w", err)
-	}
-	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	logs, _, err := taskLogs(cfg, st)
 	if err != nil {
 		return nil, err
 	}
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
+	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
+		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
+		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
+	srv := &apiserver.Server{
+		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, Exec: exec,
+		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
+		HeartbeatInterval: apiServerBeat(cfg), Version: version,
+	}
+	if public {
+		if srv.API, srv.UI, err = publicHandlers(cfg, st, svc, logs, state, logger); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := srv.Listen(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// publicHandlers builds the REST API and the UI of an api-server.
+func publicHandlers(cfg *config.Config, st store.Store, svc *service.Service, logs tasklog.Logs, state *statestore.Service, logger *slog.Logger) (http.Handler, http.Handler, error) {
+	keys, err := sessionKeys(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, previous := keys[0], keys[1:]
+	proxies, err := auth.ParseTrustedProxies(cfg.API.TrustedProxies)
+	if err != nil {
+		return nil, nil, fmt.Errorf("[api] trusted_proxies: %w", err)
+	}
+	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
 		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
 		State: state, Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 		TrustedProxies: proxies,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	web, err := ui.New(ui.Config{Store: st, Service: svc, State: state, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs,
 		DagsFolder: cfg.Core.DagsFolder, SecretKey: key, PreviousSecretKeys: previous, LoginThrottle: throttle, Logger: logger,
 		SecureCookie: cfg.API.SecureCookie, TrustedProxies: proxies, Settings: cfg.List()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
-		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
-		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
-	srv := &apiserver.Server{
-		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, API: rest, Exec: exec, UI: web,
-		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
-		HeartbeatInterval: apiServerBeat(cfg), Version: version,
-	}
-	if _, err := srv.Listen(); err != nil {
-		return nil, err
-	}
-	return srv, nil
+	return rest, web, nil
 }
 
 // taskLogs is where the api-server keeps and every reader finds task

@@ -59,7 +59,7 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // runInProcess records the DAG from the DAG folder (only that one), creates a run (keeping only one task when
-// only is set), runs api-server, worker, triggerer (for tasks that defer or
+// only is set), runs an api-server serving only the Execution API, worker, triggerer (for tasks that defer or
 // start from a trigger) and a scheduler confined to that run's DAG (paused
 // or not; other DAGs are left alone) in this process until the run
 // finishes, and prints the outcome.
@@ -92,7 +92,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
 	cfg.API.Port = 0
-	srv, err := newAPIServer(cfg, st, a.opts, logger)
+	srv, err := newExecutionServer(cfg, st, a.opts, logger)
 	if err != nil {
 		return err
 	}
@@ -100,6 +100,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err != nil {
 		return err
 	}
+	w.Client = w.Client.Via(srv.InProcess()) // as standalone's: no loopback connection
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
@@ -120,7 +121,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	// The worker sends a try's last lines before it reports the state.
-	if err := logs.Poll(ctx, st, run.ID); err != nil {
+	if err := logs.PollAll(ctx, st, run.ID); err != nil {
 		return err
 	}
 	if err := logs.Flush(); err != nil {

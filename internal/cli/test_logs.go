@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -23,32 +24,66 @@ type logStream struct {
 	offsets map[tasklog.Key]int64
 	partial map[tasklog.Key][]byte
 	labels  map[tasklog.Key]string
-	seen    []tasklog.Key // in the order first seen, for Flush
+	seen    []tasklog.Key        // in the order first seen, for Flush
+	ended   map[tasklog.Key]bool // tries that have ended: read once more, then done
+	done    map[tasklog.Key]bool // tries that had ended when read to the end
+	since   time.Time            // list instances changed since; zero = all
 }
+
+// listSlack is how far before its last listing the stream lists changed
+// task instances again: a change stamped before a listing may commit
+// after it.
+const listSlack = time.Second
 
 func newLogStream(base string, out io.Writer) *logStream {
 	return &logStream{base: base, out: out, offsets: map[tasklog.Key]int64{}, partial: map[tasklog.Key][]byte{},
-		labels: map[tasklog.Key]string{}}
+		labels: map[tasklog.Key]string{}, ended: map[tasklog.Key]bool{}, done: map[tasklog.Key]bool{}}
 }
 
 // Poll prints the new complete lines of every try of the run's task
-// instances.
+// instances. It lists only the instances changed since its last listing
+// (a try starts, ends or is retried: each stamps updated_at) and reads the
+// tries it knows of that are not done. A try that had ended when its log
+// was read to the end is done: the worker sends a try's last lines before
+// it reports its end, so the log cannot grow after that. Listing and
+// reading every try on every wake-up made a chain's cost grow with the
+// square of its length.
 func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error {
-	tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: runID})
+	start := time.Now()
+	tis, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: runID, UpdatedSince: l.since})
 	if err != nil {
 		return fmt.Errorf("list task instances to stream their logs: %w", err)
 	}
+	l.since = start.Add(-listSlack)
 	for i := range tis {
 		ti := &tis[i]
 		key := tasklog.KeyOf(ti)
 		for try := 1; try <= ti.TryNumber; try++ {
 			key.TryNumber = try
-			if err := l.read(key, logLabel(ti, try)); err != nil {
-				return err
+			if _, ok := l.labels[key]; !ok {
+				l.labels[key] = logLabel(ti, try)
+				l.seen = append(l.seen, key)
 			}
+			l.ended[key] = try < ti.TryNumber || ti.State.Terminal()
 		}
 	}
+	for _, key := range l.seen {
+		if l.done[key] {
+			continue
+		}
+		if err := l.readTry(key); err != nil {
+			return err
+		}
+		l.done[key] = l.ended[key]
+	}
 	return nil
+}
+
+// PollAll is Poll listing every task instance of the run: the last poll,
+// once the run has finished.
+func (l *logStream) PollAll(ctx context.Context, st store.Store, runID int64) error {
+	l.since = time.Time{}
+	return l.Poll(ctx, st, runID)
 }
 
 // logLabel is the prefix of a try's lines.
@@ -63,12 +98,9 @@ func logLabel(ti *core.TaskInstance, try int) string {
 	return label
 }
 
-// read prints the complete lines key's log has gained.
-func (l *logStream) read(key tasklog.Key, label string) error {
-	if _, ok := l.labels[key]; !ok {
-		l.labels[key] = label
-		l.seen = append(l.seen, key)
-	}
+// readTry prints the complete lines key's log has gained.
+func (l *logStream) readTry(key tasklog.Key) error {
+	label := l.labels[key]
 	for {
 		data, next, err := tasklog.Read(l.base, key, l.offsets[key])
 		if errors.Is(err, core.ErrNotFound) {

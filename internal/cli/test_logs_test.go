@@ -51,3 +51,27 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 		t.Errorf("tasks test first: want only first's lines:\n%s", out)
 	}
 }
+
+// Every try's lines are printed once, under its own label, whether the
+// stream met the try running or already ended: a retried task's first try
+// ("flaky"), its second ("flaky (try 2)") and the task after it.
+func TestDagsTestPrintsEachTryOnce(t *testing.T) {
+	t.Parallel()
+	home, dags := t.TempDir(), t.TempDir()
+	dag := "dag_id: retried\nschedule: null\ndefault_args:\n  retries: 1\n  retry_delay: 100ms\ntasks:\n" +
+		"  - task_id: flaky\n    operator: bash\n    bash_command: echo \"try $WEIR_TRY_NUMBER\"; sleep 0.3; [ \"$WEIR_TRY_NUMBER\" -ge 2 ]\n" +
+		"  - task_id: after\n    operator: bash\n    depends_on: [flaky]\n    bash_command: echo done\n"
+	if err := os.WriteFile(filepath.Join(dags, "retried.yaml"), []byte(dag), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := cli.Run(t.Context(), []string{"dags", "test", "retried", "--dags", dags}, cli.Options{Stdout: &out, Stderr: &errOut,
+		Environ: []string{"WEIR_HOME=" + home, "USER=tester"}}); code != 0 {
+		t.Fatalf("dags test: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	for _, line := range []string{"flaky | try 1\n", "flaky (try 2) | try 2\n", "after | done\n"} {
+		if n := strings.Count(out.String(), line); n != 1 {
+			t.Errorf("dags test printed %q %d times, want once:\n%s", line, n, out.String())
+		}
+	}
+}

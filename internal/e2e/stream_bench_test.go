@@ -27,6 +27,7 @@ tasks:
   - task_id: insert
     operator: bash
     iterate: fetch
+    pool: table_writers
     bash_command: sleep 0.05
   - task_id: report
     operator: bash
@@ -45,6 +46,7 @@ tasks:
     operator: bash
     expand:
       item: {xcom: fetch}
+    pool: table_writers
     bash_command: sleep 0.05
   - task_id: report
     operator: bash
@@ -57,6 +59,8 @@ tasks:
 // "Streaming vs classic"), and reports each one's wall time (run start to
 // end), their ratio, and — for the streaming runs — the time from the
 // first event's commit to the first insert's start (p50 over the runs).
+// The inserts share the pool table_writers: one slot (a table loaded by
+// one writer at a time) and 16 (the worker's slots, inserts in parallel).
 //
 //	go test -run '^$' -bench StreamingPipeline -benchtime 5x ./internal/e2e/
 func BenchmarkStreamingPipeline(b *testing.B) {
@@ -66,18 +70,36 @@ func BenchmarkStreamingPipeline(b *testing.B) {
 	api := s.API
 	api.WaitDAG("streaming")
 	api.WaitDAG("classic")
+	if code, body := api.Do("POST", "/api/v2/pools", map[string]any{"name": "table_writers", "slots": 1}); code != 201 {
+		b.Fatalf("create pool: %d %s", code, body)
+	}
+	runs := 0 // run ids stay unique across the calibration run and the measured ones
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			if code, body := api.Do("PATCH", "/api/v2/pools/table_writers", map[string]any{"slots": writers}); code != 200 {
+				b.Fatalf("set pool slots: %d %s", code, body)
+			}
+			runPipeline(b, api, &runs)
+		})
+	}
+}
+
+// runPipeline triggers classic then streaming b.N times and reports the
+// p50 wall times, their ratio and the first insert's start.
+func runPipeline(b *testing.B, api *weirtest.Client, runs *int) {
 	var walls = map[string][]time.Duration{}
 	var firsts []time.Duration
 	b.ResetTimer()
-	for i := range b.N {
+	for range b.N {
 		for _, dag := range []string{"classic", "streaming"} {
-			runID := fmt.Sprintf("b%03d", i)
+			runID := fmt.Sprintf("b%03d", *runs)
 			run := api.Trigger(dag, runID, nil)
 			done := api.WaitRunDone(dag, runID)
 			if done.State != core.RunSuccess || done.StartDate == nil || done.EndDate == nil {
 				b.Fatalf("%s %s = %s", dag, runID, done.State)
 			}
 			walls[dag] = append(walls[dag], done.EndDate.Sub(*done.StartDate))
+			*runs++
 			if dag == "streaming" {
 				firsts = append(firsts, firstStartAfterFirstEvent(b, api, run, runID))
 			}

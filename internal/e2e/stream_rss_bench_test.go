@@ -48,7 +48,7 @@ func BenchmarkStreamRSS(b *testing.B) {
 	api := s.API
 	api.WaitDAG("rss_warm")
 	api.WaitDAG("rss_million")
-	pid := s.Proc.PID()
+	pid := s.PID()
 	fresh := rssKiB(b, pid)
 	runStream := func(dagID, runID string, sample func()) time.Duration {
 		api.Trigger(dagID, runID, nil)

@@ -65,11 +65,14 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	wake := s.st.Subscribe(ctx, store.ChannelQueued)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
+		Reclaim: req.Reclaim, Holding: req.Holding}
+	if req.Start != nil {
+		claim.Hostname, claim.PID = req.Start.Hostname, req.Start.PID
+	}
 	for {
-		tis, err := s.st.TaskInstanceClaim(ctx, &store.TaskInstanceClaimParams{
-			WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit, Now: s.clock.Now(),
-			Reclaim: req.Reclaim, Holding: req.Holding,
-		})
+		claim.Now = s.clock.Now()
+		tis, err := s.st.TaskInstanceClaim(ctx, &claim)
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
 		}
@@ -81,6 +84,11 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			wls, err := s.workloads(ctx, tis)
 			if err != nil {
 				return err
+			}
+			if req.Start != nil {
+				for i := range wls {
+					s.startClaimed(ctx, &wls[i], req.WorkerID, req.Start)
+				}
 			}
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
 			return nil
@@ -97,6 +105,27 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			return nil // client gone
 		}
 	}
+}
+
+// startClaimed starts a claimed try for the process that claimed it and
+// gives the workload its run context. A try that does not start here (it
+// changed meanwhile, or the database failed) is left for the worker's run
+// call, which answers why. A running try comes from a reclaim: this
+// process started it and lost the answer.
+func (s *server) startClaimed(ctx context.Context, wl *execclient.Workload, workerID string, by *execclient.RunRequest) {
+	ti := &wl.TI
+	if ti.State != core.TIRunning {
+		var err error
+		if ti, err = s.svc.StartTry(ctx, &store.TaskInstanceStartParams{ID: wl.TI.ID, WorkerID: workerID,
+			Hostname: by.Hostname, PID: by.PID, Now: s.clock.Now()}, wl.TI.DagVersionID); err != nil {
+			return
+		}
+	}
+	rc, err := s.runContext(ctx, ti, &wl.DagRun)
+	if err != nil {
+		return
+	}
+	wl.TI, wl.Run = *ti, rc
 }
 
 // workloads builds the workload of every claimed instance.

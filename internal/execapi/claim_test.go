@@ -164,3 +164,51 @@ func TestClaimLongPollEndsWhenTheServerDrains(t *testing.T) {
 		t.Fatalf("drained claim = %+v, %v; want no work and no error", a.wls, a.err)
 	}
 }
+
+// A claim with start starts every claimed try for the claiming process and
+// hands over its run context, as the run call would; the try's own run
+// call is then answered from the same process only (its answer was lost),
+// and a claim whose answer was lost comes back, started, to the process
+// that made it.
+func TestClaimStartsTries(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	env.SeedRun(t, manyTasks("d", 3), "r1", "")
+	c := env.WorkerClient(t, "w1")
+	by := &execclient.RunRequest{Hostname: "h1", PID: 4242}
+	wls, err := c.Claim(t.Context(), execclient.ClaimRequest{Limit: 2, Start: by})
+	if err != nil || len(wls) != 2 {
+		t.Fatalf("claim: %v %v", wls, err)
+	}
+	for _, wl := range wls {
+		ti := env.TI(t, wl.TI.ID)
+		if wl.Run == nil || wl.Run.TI.State != core.TIRunning || wl.Run.DagRun.RunID != "r1" || wl.Run.MaxTries != ti.MaxTries ||
+			ti.State != core.TIRunning || ti.Hostname != "h1" || ti.PID != 4242 || ti.StartDate == nil {
+			t.Fatalf("claimed %s: run context %+v, stored %+v; want both running, started by h1/4242", wl.TI.TaskID, wl.Run, ti)
+		}
+		tc := c.WithToken(wl.Token, execclient.TaskIdentity{TIID: wl.TI.ID})
+		if _, err := tc.Run(t.Context(), wl.TI.ID, execclient.RunRequest{Hostname: "h1", PID: 1}); err == nil {
+			t.Errorf("another process started %s, already started by the claim", wl.TI.TaskID)
+		}
+		if rc, err := tc.Run(t.Context(), wl.TI.ID, *by); err != nil || rc.TI.State != core.TIRunning {
+			t.Errorf("the claiming process's run call: %v %v", rc, err)
+		}
+	}
+	// The answer was lost: the same process, holding nothing, gets both
+	// back as they are, then the third, claimed and started.
+	again, err := c.Claim(t.Context(), execclient.ClaimRequest{Limit: 3, Reclaim: true, Start: by})
+	if err != nil || len(again) != 3 {
+		t.Fatalf("reclaim: %d workloads, %v; want 3", len(again), err)
+	}
+	for i, wl := range again {
+		if wl.Run == nil || wl.Run.TI.State != core.TIRunning || (i < 2 && wl.TI.ID != wls[i].TI.ID && wl.TI.ID != wls[1-i].TI.ID) {
+			t.Errorf("reclaimed %d: %s run %+v", i, wl.TI.TaskID, wl.Run)
+		}
+	}
+	// Without start, a claim starts nothing.
+	env.SeedRun(t, manyTasks("d", 1), "r2", "")
+	plain, err := c.Claim(t.Context(), execclient.ClaimRequest{Limit: 1})
+	if err != nil || len(plain) != 1 || plain[0].Run != nil || env.TI(t, plain[0].TI.ID).State != core.TIQueued {
+		t.Errorf("claim without start: %+v %v; want a queued claim without run context", plain, err)
+	}
+}

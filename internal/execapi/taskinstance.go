@@ -52,29 +52,38 @@ func (s *server) run(w http.ResponseWriter, r *http.Request, c *auth.Claims) err
 	if err != nil {
 		return fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 	}
+	rc, err := s.runContext(ctx, ti, run)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rc)
+	return nil
+}
+
+// runContext is what a started try ti of run needs to run.
+func (s *server) runContext(ctx context.Context, ti *core.TaskInstance, run *core.DagRun) (*execclient.RunContext, error) {
 	v, err := s.versions.Get(ctx, s.st, ti.DagVersionID)
 	if err != nil {
-		return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
+		return nil, fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
 	}
 	params, err := mergeParams(v.Spec.Params, run.Conf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rc := execclient.RunContext{DagRun: *run, TI: *ti, MaxTries: ti.MaxTries, Params: params}
 	if run.RunType == core.RunAssetTriggered {
 		p := &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: store.Page{Limit: MaxTriggeringEvents}}
 		rc.TriggeringAssetEvents, rc.TriggeringAssetEventsTotal, err = store.List(ctx, p, s.st.AssetEventList, s.st.AssetEventCount)
 		if err != nil {
-			return fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
+			return nil, fmt.Errorf("load the asset events of dag run %s/%s: %w", ti.DagID, ti.RunID, err)
 		}
 	}
 	if operator.ResumeOf(ti) != nil && s.logs != nil {
 		if rc.LogSize, err = s.logs.Size(ctx, tasklog.KeyOf(ti)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	writeJSON(w, http.StatusOK, rc)
-	return nil
+	return &rc, nil
 }
 
 // startedBy answers a start repeated by the worker process that made it:

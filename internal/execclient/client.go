@@ -95,6 +95,15 @@ func NewClient(baseURL, token string, opts ClientOptions) *Client {
 	return &Client{ep: newEndpoints(baseURL), opts: opts, token: token}
 }
 
+// Via returns a client like c whose requests go through rt instead of
+// the network (standalone's worker and its api-server share a process:
+// apiserver.Server.InProcess); the URLs stay what tasks' processes use.
+func (c *Client) Via(rt http.RoundTripper) *Client {
+	opts := c.opts
+	opts.HTTPClient = &http.Client{Transport: rt}
+	return &Client{ep: c.ep, opts: opts, token: c.Token()}
+}
+
 // WithToken returns a client sharing c's connection pool and options that
 // authenticates with token (a try's execution token) on behalf of id.
 // When the API refuses that token (401: it expired while no api-server

@@ -104,6 +104,19 @@ func TestClientFromEnv(t *testing.T) {
 	if c.Identity != want || c.Token() != "from-file" {
 		t.Fatalf("identity %+v token %q", c.Identity, c.Token())
 	}
+	// Until the worker writes the file (the token's first refresh), the
+	// environment's token is current; without either, no client.
+	if err := os.Remove(tokFile); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := execclient.ClientFromEnv(); err != nil || c.Token() != "from-env" {
+		t.Fatalf("no token file yet: token %v, %v; want the environment's", c, err)
+	}
+	t.Setenv(execclient.EnvToken, "")
+	if _, err := execclient.ClientFromEnv(); err == nil {
+		t.Fatal("a client without any token")
+	}
+	t.Setenv(execclient.EnvToken, "from-env")
 	t.Setenv(execclient.EnvMapIndex, "x")
 	if _, err := execclient.ClientFromEnv(); err == nil {
 		t.Fatal("bad WEIR_MAP_INDEX accepted")

@@ -1,6 +1,7 @@
 package execclient
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -65,11 +66,14 @@ func clientFromLookup(lookup func(string) (string, bool)) (*Client, error) {
 	}
 	token := get(EnvToken)
 	if f := get(EnvTokenFile); f != "" {
-		b, err := os.ReadFile(f) //nolint:gosec // path given by the worker
-		if err != nil {
+		// The worker writes the file once it has refreshed the token;
+		// until then the token in the environment is current.
+		switch b, err := os.ReadFile(f); { //nolint:gosec // path given by the worker
+		case err == nil:
+			token = strings.TrimSpace(string(b))
+		case !errors.Is(err, os.ErrNotExist) || token == "":
 			return nil, fmt.Errorf("read %s: %w", EnvTokenFile, err)
 		}
-		token = strings.TrimSpace(string(b))
 	}
 	if token == "" {
 		return nil, fmt.Errorf("%s is not set: run this inside a Weir task", EnvToken)

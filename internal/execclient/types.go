@@ -62,6 +62,14 @@ type ClaimRequest struct {
 	// (its free callback slots); 0 = none (a worker that predates
 	// callbacks).
 	CallbackLimit int `json:"callback_limit,omitempty"`
+	// Start, when set, starts every claimed try at once for this process
+	// (its host and pid, as RunRequest says them): each workload then
+	// carries its run context (Workload.Run) and the worker skips the
+	// run call, one round trip less per try. With Reclaim, the worker's
+	// running tries that this process started and does not hold (a claim
+	// whose answer was lost) come back too. An api-server that predates it
+	// ignores it: the workloads then have no Run.
+	Start *RunRequest `json:"start,omitempty"`
 }
 
 // ClaimResponse lists the claimed workloads (possibly none).
@@ -77,6 +85,9 @@ type Workload struct {
 	Dag    DagInfo           `json:"dag"`
 	DagRun core.DagRun       `json:"dag_run"`
 	Token  string            `json:"token"` // execution token for this try
+	// Run is the started try's run context when the claim asked to start
+	// it (ClaimRequest.Start) and it started; nil = call Run first.
+	Run *RunContext `json:"run,omitempty"`
 }
 
 // DagInfo is the part of a DAG's definition a worker needs.

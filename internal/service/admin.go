@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -116,16 +115,13 @@ func poolGet(ctx context.Context, st store.Store, name string) (*core.Pool, erro
 	return &pools[0], nil
 }
 
-// connectionIDPattern is what a connection id may be (Airflow's conn_id).
-var connectionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,250}$`)
-
 // SaveConnection stores a connection. With replace an existing one is
 // overwritten (`weir connections add`); without, it is a conflict (POST
 // /connections, as Airflow). Needs role admin. Errors wrap core.ErrInvalid
 // for a bad id or URI (the message never echoes the URI: it may hold a
 // password) and core.ErrConflict.
 func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn core.Connection, replace bool) error {
-	if !connectionIDPattern.MatchString(conn.ID) {
+	if !validKey(conn.ID) {
 		return fmt.Errorf("connection_id %q must be 1 to 250 letters, digits, '_', '-' or '.': %w", conn.ID, core.ErrInvalid)
 	}
 	if u, err := url.Parse(conn.URI); err != nil || u.Scheme == "" {

@@ -4,16 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// variableKeyPattern is what a variable key may be (Airflow's: at most 250
-// characters).
-var variableKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,250}$`)
+// validKey says whether s may be a variable key or a connection id
+// (Airflow's: 1 to 250 letters, digits, '_', '-' or '.'). A loop, not
+// `^[A-Za-z0-9_.\-]{1,250}$`: compiling that regexp (250 repeats) cost every
+// weir process 2 ms at start.
+func validKey(s string) bool {
+	if s == "" || len(s) > 250 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (c < '0' || c > '9') && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // MaxVariableBytes bounds a variable's value.
 const MaxVariableBytes = 64 << 10
@@ -30,7 +42,7 @@ type VariableWrite struct {
 // message never echoes the value: it may be a secret), core.ErrConflict
 // and core.ErrNotFound.
 func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Variable, w VariableWrite) error {
-	if !variableKeyPattern.MatchString(v.Key) {
+	if !validKey(v.Key) {
 		return fmt.Errorf("variable key %q must be 1 to 250 letters, digits, '_', '-' or '.': %w", v.Key, core.ErrInvalid)
 	}
 	if len(v.Value) > MaxVariableBytes {

@@ -431,6 +431,13 @@ type TaskInstanceClaimParams struct {
 	Reclaim bool
 	// Holding lists the ids of the tries the worker holds (with Reclaim).
 	Holding []string
+	// Hostname and PID, with Reclaim, also return first the worker's
+	// running tries that this process started (hostname and pid as
+	// recorded at the start) and does not hold: a claim that started its
+	// tries and whose answer was lost. They are returned as they are
+	// (running), not claimed again; PID 0 = none.
+	Hostname string
+	PID      int
 }
 
 // TaskInstanceStartParams starts a claimed try.

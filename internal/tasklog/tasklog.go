@@ -143,7 +143,16 @@ func Read(base string, key Key, offset int64) ([]byte, int64, error) {
 		return nil, offset, fmt.Errorf("open task log: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	buf := make([]byte, MaxReadChunk)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, offset, fmt.Errorf("stat task log: %w", err)
+	}
+	if offset >= fi.Size() {
+		return nil, offset, nil
+	}
+	// Sized to what there is: `dags test` reads every try's log on every
+	// wake-up, and a chunk allocated whole each time was most of its CPU.
+	buf := make([]byte, min(MaxReadChunk, fi.Size()-offset))
 	n, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, offset, fmt.Errorf("read task log %s: %w", p, err)

@@ -3,6 +3,7 @@ package tasklog
 import (
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -107,5 +108,30 @@ func TestCallbackPath(t *testing.T) {
 	}
 	if _, err := Path("/logs", CallbackKey(cb, 0)); err == nil {
 		t.Error("attempt 0 has a path, want an error")
+	}
+}
+
+// Reading a short log costs what it holds, not a whole MaxReadChunk: `dags
+// test` reads every try's log on each wake-up, and a 40-task chain spent
+// most of its CPU allocating and clearing 1 MiB buffers.
+func TestReadOfAShortLogAllocatesLittle(t *testing.T) {
+	base := t.TempDir()
+	k := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: -1, TryNumber: 1}
+	if err := Append(base, k, []byte("one line\n")); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		if b, _, err := Read(base, k, 0); err != nil || string(b) != "one line\n" {
+			t.Fatalf("read = %q, %v", b, err)
+		}
+		if b, _, err := Read(base, k, 9); err != nil || len(b) != 0 {
+			t.Fatalf("read at the end = %q, %v", b, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("200 reads of a 9-byte log allocated %d bytes, want under 1 MiB", got)
 	}
 }

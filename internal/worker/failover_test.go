@@ -1,14 +1,18 @@
 package worker
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,12 +43,27 @@ func (c *cutOff) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errors.New("every api-server is unreachable")
 	}
 	resp, err := c.next.RoundTrip(r)
-	if err == nil && r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/run") {
+	if err == nil && started(r, resp) {
 		c.mu.Lock()
 		c.cut = !c.mended
 		c.mu.Unlock()
 	}
 	return resp, err
+}
+
+// started reports whether resp answers a request that started a try: a
+// run call, or a claim that returned a started workload.
+func started(r *http.Request, resp *http.Response) bool {
+	if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/run") {
+		return true
+	}
+	if !strings.HasSuffix(r.URL.Path, "/workloads/claim") {
+		return false
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return bytes.Contains(b, []byte(`"run":{`))
 }
 
 func (c *cutOff) mend() {
@@ -218,5 +237,85 @@ func TestLostClaimAnswerIsReclaimed(t *testing.T) {
 	defer lose.mu.Unlock()
 	if !lose.lost {
 		t.Error("no claim answer was lost: the test proved nothing")
+	}
+}
+
+// An in-process try writes no outcome record while its report is answered
+// at once, but one whose report goes unanswered (every api-server away)
+// is recorded with its state, for the worker's next life to report; once
+// an api-server answers, the record is removed and the try has succeeded
+// on its first try, its function having run once.
+func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := &cutOff{next: http.DefaultTransport}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	var calls atomic.Int32
+	reg := operator.NewRegistry()
+	_ = reg.Register("f", func(context.Context, operator.TaskContext) (any, error) { calls.Add(1); return nil, nil })
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "f", Operator: operator.Go, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"function": "f"}}}}
+	env.SeedRun(t, dag, "r1", "")
+	runDir := t.TempDir()
+	records := func() []string {
+		left, _ := filepath.Glob(filepath.Join(runDir, "task-groups", "*.outcome"))
+		return left
+	}
+	startWorker(t, env, reg, func(w *Worker) { w.Client, w.RunDir = client, runDir })
+
+	wait.Until(t, 30*time.Second, "the unanswered try's outcome to be recorded", func() bool { return len(records()) == 1 })
+	if b, err := os.ReadFile(records()[0]); err != nil || !strings.Contains(string(b), `"state":"success"`) {
+		t.Fatalf("the record: %s, %v; want the try's state", b, err)
+	}
+	outage.mend()
+	wait.Until(t, 30*time.Second, "f to be reported", func() bool { return stateOf(t, env, "r1", "f") == core.TISuccess })
+	wait.Until(t, 30*time.Second, "the record to be removed", func() bool { return len(records()) == 0 })
+	if n := calls.Load(); n != 1 {
+		t.Errorf("f ran %d times, want once", n)
+	}
+
+	// An answered try leaves nothing behind and writes no record at all:
+	// the folder's modification time does not move.
+	dir := filepath.Join(runDir, "task-groups")
+	before, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.SeedRun(t, dag, "r2", "")
+	wait.Until(t, 30*time.Second, "f of r2 to succeed", func() bool { return stateOf(t, env, "r2", "f") == core.TISuccess })
+	if after, err := os.Stat(dir); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the run folder changed while an answered in-process try ran: %v → %v (%v)", before.ModTime(), after.ModTime(), err)
+	}
+}
+
+// A shell try's subprocesses read its token from the environment until the
+// token is first refreshed; the worker then writes the fresh one where
+// WEIR_TASK_TOKEN_FILE points, so a long task keeps API access. A try that
+// ends before any refresh writes no token file.
+func TestTokenFileWrittenAtTheFirstRefresh(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	checked := filepath.Join(t.TempDir(), "checked")
+	script := `test ! -e "$WEIR_TASK_TOKEN_FILE" || exit 3
+touch ` + checked + `
+for i in $(seq 400); do [ -s "$WEIR_TASK_TOKEN_FILE" ] && break; sleep 0.05; done
+t=$(cat "$WEIR_TASK_TOKEN_FILE") && [ -n "$t" ] && [ "$t" != "$WEIR_TASK_TOKEN" ] && echo refreshed`
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, Args: map[string]any{"bash_command": script}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, nil, nil)
+	wait.Until(t, 30*time.Second, "the script to find no token file", func() bool { _, err := os.Stat(checked); return err == nil })
+	env.Clock.Advance(auth.DefaultExecutionTTL - 10*time.Second)
+	wait.Until(t, 30*time.Second, "long to end", func() bool { return stateOf(t, env, "r1", "long").Terminal() })
+	ti := env.TI(t, tis[0].ID)
+	if ti.State != core.TISuccess {
+		t.Fatalf("long = %s, want success (its log: %s)", ti.State, readLog(t, env, ti))
+	}
+	if log := readLog(t, env, ti); !strings.Contains(log, "refreshed") {
+		t.Errorf("the task did not read a refreshed token from the file:\n%s", log)
 	}
 }

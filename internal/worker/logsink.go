@@ -38,36 +38,39 @@ const logPendingMax = 8 << 20
 // not be shipped is kept and sent again with the next one. At Close the
 // tail is sent until an api-server acknowledges it, as the try's final
 // state is (Worker.report): an outage loses no line.
+//
+// A timer, not a goroutine of its own, ships while the try runs, and Close
+// ships the tail in the caller: a short try's log costs no goroutine
+// wake-ups, only the write of its tail.
 type logSink struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer // written, not yet taken by flush
 	ship func(offset int64, b []byte) (int64, error)
 	end  func() error // after the last chunk
 	log  *slog.Logger
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
 	// ctx bounds the retries of the tail at Close (the worker's task
 	// context; nil for a local log folder: one try); retryWait is the
 	// pause between two.
-	ctx       context.Context //nolint:containedctx // the sink's loop outlives the call that starts it
+	ctx       context.Context //nolint:containedctx // the sink outlives the call that starts it
 	retryWait time.Duration
 	// held, if set, is called once when the tail could not be stored at
 	// Close, with its offset and bytes, before the sink waits to send it
 	// again (the worker records it for its next life).
-	held func(offset int64, tail []byte)
+	held  func(offset int64, tail []byte)
+	timer *time.Timer // the next periodic (or early, when large) flush
 
-	// Owned by the loop goroutine.
-	pending []byte // taken from buf, not yet stored by the destination
-	offset  int64  // bytes of the log the destination holds: where pending starts
+	// Guarded by shipping: one flush at a time.
+	shipping sync.Mutex
+	closed   bool
+	pending  []byte // taken from buf, not yet stored by the destination
+	offset   int64  // bytes of the log the destination holds: where pending starts
 }
 
 // newLogSink ships ti's log from byte offset on (non-zero when a resumed
 // try continues its log); ctx bounds the retries of its tail as it bounds
 // the try's state report.
 func newLogSink(ctx context.Context, w *Worker, tc *execclient.Client, ti *core.TaskInstance, offset int64, log *slog.Logger) *logSink {
-	s := &logSink{log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), offset: offset,
-		ctx: ctx, retryWait: w.reportRetryWait()}
+	s := &logSink{log: log, offset: offset, ctx: ctx, retryWait: w.reportRetryWait()}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
 		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))
@@ -79,7 +82,7 @@ func newLogSink(ctx context.Context, w *Worker, tc *execclient.Client, ti *core.
 			return tc.AppendLog(ctx, ti.ID, offset, b)
 		}
 	}
-	go s.loop()
+	s.timer = time.AfterFunc(logFlushEvery, s.tick)
 	return s
 }
 
@@ -90,28 +93,20 @@ func (s *logSink) Write(p []byte) (int, error) {
 	big := s.buf.Len() >= logFlushSize
 	s.mu.Unlock()
 	if big {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.timer.Reset(0)
 	}
 	return len(p), nil
 }
 
-func (s *logSink) loop() {
-	defer close(s.done)
-	t := time.NewTicker(logFlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-		case <-s.kick:
-		case <-s.stop:
-			s.flushTail()
-			return
-		}
-		s.flush()
+// tick is the periodic flush; it stops once the sink is closed.
+func (s *logSink) tick() {
+	s.shipping.Lock()
+	defer s.shipping.Unlock()
+	if s.closed {
+		return
 	}
+	s.flush()
+	s.timer.Reset(logFlushEvery)
 }
 
 // flushTail ships what is left until it is stored or refused, or the
@@ -187,8 +182,11 @@ func (s *logSink) trimPending() {
 
 // Close ships what is left and stops the sink.
 func (s *logSink) Close() {
-	close(s.stop)
-	<-s.done
+	s.timer.Stop()
+	s.shipping.Lock()
+	defer s.shipping.Unlock()
+	s.closed = true
+	s.flushTail()
 	if len(s.pending) > 0 {
 		s.log.Warn("the end of the task log could not be shipped; it is lost", "bytes", len(s.pending))
 	}

@@ -17,13 +17,20 @@ import (
 // leave the try running on the server, unreported, until its heartbeat
 // timeout failed it and its retry ran the command a second time. Once ctx
 // ends (the worker stops), report gives up after reportTimeout.
-func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger) (*execclient.StateResponse, error) {
+// onUnanswered, if set, is called once when the first attempt goes
+// unanswered (the worker then records the outcome for its next life).
+func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger,
+	onUnanswered func()) (*execclient.StateResponse, error) {
 	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
 	for {
 		sr, err := tc.SetState(rctx, tiID, state)
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
 			return sr, err
+		}
+		if onUnanswered != nil {
+			onUnanswered()
+			onUnanswered = nil
 		}
 		log.Warn("report try state: the server did not answer; trying again", "state", state, "err", err)
 		if !pause(rctx, w.reportRetryWait()) {
@@ -107,7 +114,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			_, _ = tail.Write(o.LogTail)
 			tail.Close()
 		}
-		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log)
+		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log, nil)
 		switch {
 		case err == nil:
 			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -30,7 +31,7 @@ const reportTimeout = 30 * time.Second
 // unstarted until the heartbeat timeout failed it and its retry ran.
 func (w *Worker) start(ctx context.Context, tc *execclient.Client, tiID string, log *slog.Logger) (*execclient.RunContext, error) {
 	for {
-		rc, err := tc.Run(ctx, tiID, execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		rc, err := tc.Run(ctx, tiID, *w.runRequest())
 		if err == nil || !unanswered(err) || ctx.Err() != nil {
 			return rc, err
 		}
@@ -41,32 +42,47 @@ func (w *Worker) start(ctx context.Context, tc *execclient.Client, tiID string, 
 	}
 }
 
+// runRequest says which process starts a try: this one.
+func (w *Worker) runRequest() *execclient.RunRequest {
+	return &execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()}
+}
+
 // runTry runs one claimed workload to its end.
 func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	ti := wl.TI
 	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	id := execclient.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
 	tc := w.Client.WithToken(wl.Token, id)
-	rc, err := w.start(ctx, tc, ti.ID, log)
-	if err != nil {
-		log.Warn("could not start try", "err", err)
-		return
+	rc := wl.Run // started by the claim
+	if rc == nil {
+		var err error
+		if rc, err = w.start(ctx, tc, ti.ID, log); err != nil {
+			log.Warn("could not start try", "err", err)
+			return
+		}
 	}
 
 	sink := newLogSink(ctx, w, tc, &rc.TI, rc.LogSize, log)
 	red := operator.NewRedactor(sink, wl.Token)
 	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
-	// operators use the client, whose token refreshes itself. Skipping the
-	// file for them saves a write, a rename and a remove per try.
-	tokenFile := ""
+	// operators use the client, whose token refreshes itself. The file is
+	// written at the first refresh: until then the token in the
+	// subprocesses' environment is current (execclient.ClientFromEnv), so
+	// a try shorter than a token's refresh time writes no file.
+	tokenFile, written := "", new(atomic.Bool)
 	if usesTokenFile(wl.Task.Operator) {
-		tokenFile = w.writeTokenFile(ti.ID, wl.Token, log)
-		defer func() { _ = os.Remove(tokenFile) }()
+		tokenFile = w.tokenFile(ti.ID)
+		defer func() {
+			if written.Load() {
+				_ = os.Remove(tokenFile)
+			}
+		}()
 	}
 	tc.OnTokenRefresh(func(tok string) {
 		red.Add(tok)
 		if tokenFile != "" {
-			w.writeTokenFile(ti.ID, tok, log)
+			w.writeTokenFile(tokenFile, tok, log)
+			written.Store(true)
 		}
 	})
 
@@ -77,23 +93,31 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		tryCtx, stop = context.WithTimeoutCause(tryCtx, d, operator.ErrTimeout)
 		defer stop()
 	}
-	hbDone := make(chan struct{})
-	go func() { defer close(hbDone); w.heartbeat(tryCtx, tc, ti.ID, cancel, log) }()
+	// The heartbeat stops with tryCtx; the try does not wait for it to
+	// return (a beat cut short by the cancellation logs nothing).
+	go w.heartbeat(tryCtx, tc, ti.ID, cancel, log)
 
 	_, _ = fmt.Fprintf(red, "[%s] weir: %s try %d of %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
 	pending := w.pendingOutcome(wl, id, tc.Token(), log)
 	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitFile)
 	pending.State = string(state)
-	reported := w.recordOutcome(pending, tc.Token(), log)
+	// A shell try's record exists since its start and now gets its state.
+	// An in-process try is recorded only when its report is not answered
+	// at once: a worker killed before that reports nothing, and the try
+	// runs again (at least once), without a file write per try.
+	reported := func() {}
+	record := func() { reported = w.recordOutcome(pending, tc.Token(), log) }
+	if pending.ExitFile != "" {
+		record()
+	}
 	defer func() { reported() }()
 	sink.held = func(offset int64, tail []byte) {
 		// The record now carries the log's tail too, for the next life.
 		pending.LogOffset, pending.LogTail = offset, tail
-		reported = w.recordOutcome(pending, tc.Token(), log)
+		record()
 	}
 	cancel(nil)
-	<-hbDone
 	if err != nil {
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s: %v\n", w.Clock.Now().Format(time.RFC3339), state, err)
 	} else {
@@ -121,7 +145,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	sr, rerr := w.report(ctx, tc, ti.ID, state, log)
+	sr, rerr := w.report(ctx, tc, ti.ID, state, log, record)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {
@@ -222,30 +246,35 @@ func (w *Worker) heartbeat(ctx context.Context, tc *execclient.Client, tiID stri
 		case <-t.C:
 		}
 		err := tc.Heartbeat(ctx, tiID, execclient.HeartbeatRequest{Hostname: w.Hostname, PID: os.Getpid()})
+		if ctx.Err() != nil {
+			return // the try ended meanwhile: a refusal now is its report's doing
+		}
 		switch {
 		case errors.Is(err, core.ErrConflict):
 			log.Warn("heartbeat refused: killing the try", "err", err)
 			kill(errNotRunning)
 			return
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
 			log.Warn("heartbeat failed", "err", err)
 		}
 	}
 }
 
-// writeTokenFile keeps the try's current token where its subprocesses read
-// it (WEIR_TASK_TOKEN_FILE), so long tasks keep API access after a refresh.
-func (w *Worker) writeTokenFile(tiID, token string, log *slog.Logger) string {
-	p := filepath.Join(w.tokenDir, tiID+".token")
+// tokenFile is where a try's subprocesses read its current token
+// (WEIR_TASK_TOKEN_FILE) once it has been refreshed.
+func (w *Worker) tokenFile(tiID string) string { return filepath.Join(w.tokenDir, tiID+".token") }
+
+// writeTokenFile keeps the try's current token at p, so long tasks keep
+// API access after a refresh.
+func (w *Worker) writeTokenFile(p, token string, log *slog.Logger) {
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, []byte(token), 0o600); err != nil {
 		log.Warn("write token file", "err", err)
-		return p
+		return
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		log.Warn("write token file", "err", err)
 	}
-	return p
 }
 
 // usesTokenFile reports whether an operator starts subprocesses that read

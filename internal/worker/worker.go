@@ -231,9 +231,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		// Reclaim: a claim whose answer was lost (its api-server died
 		// before answering) comes back now rather than after the heartbeat
-		// timeout released it.
+		// timeout released it. Start: the claimed tries start at once,
+		// saving each a run call.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: w.mine.list()})
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: w.mine.list(),
+			Start: w.runRequest()})
 		for range free - len(wls) {
 			<-slots
 		}

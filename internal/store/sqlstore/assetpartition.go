@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -79,17 +80,35 @@ func (s *Store) syncAssetRuns(ctx context.Context, d *core.DAG) error {
 // enqueueEvent queues a new event for its consumers (in its transaction):
 // a range widened for coalescing DAGs, a row for partitioned ones.
 func (s *Store) enqueueEvent(ctx context.Context, assetID, eventID int64, p *store.AssetEventParams) error {
-	if _, err := s.writer().ExecContext(ctx, qAssetQueueEnqueue, assetID, eventID, micros(p.Now)); err != nil {
+	if err := s.enqueueRange(ctx, assetID, eventID, eventID, p.Now); err != nil {
+		return err
+	}
+	_, err := s.enqueuePartitioned(ctx, assetID, eventID, p)
+	return err
+}
+
+// enqueueRange queues events first..last of asset assetID for its
+// coalescing consumers, widening the range already queued.
+func (s *Store) enqueueRange(ctx context.Context, assetID, first, last int64, now time.Time) error {
+	if _, err := s.writer().ExecContext(ctx, qAssetQueueEnqueue, assetID, first, last, micros(now)); err != nil {
 		return s.wrap(err, "record event of asset %d: queue for consumers", assetID)
 	}
+	return nil
+}
+
+// enqueuePartitioned queues event eventID of asset assetID for its
+// partitioned consumers and returns how many it was queued for.
+func (s *Store) enqueuePartitioned(ctx context.Context, assetID, eventID int64, p *store.AssetEventParams) (int64, error) {
 	key := ""
 	if p.PartitionKey != nil {
 		key = *p.PartitionKey
 	}
-	if _, err := s.writer().ExecContext(ctx, qAssetEventQueueEnqueue, assetID, eventID, micros(p.Now), key); err != nil {
-		return s.wrap(err, "record event of asset %d: queue for partitioned consumers", assetID)
+	res, err := s.writer().ExecContext(ctx, qAssetEventQueueEnqueue, assetID, eventID, micros(p.Now), key)
+	if err != nil {
+		return 0, s.wrap(err, "record event of asset %d: queue for partitioned consumers", assetID)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return n, s.wrap(err, "record event of asset %d: queue for partitioned consumers", assetID)
 }
 
 // queuedEvent is one row of asset_event_queue.

@@ -298,32 +298,50 @@ func recordedEvent(id int64, a *core.AssetModel, p *store.AssetEventParams) (*co
 // and queues it for the DAGs scheduled on it (or on the aliases), in the
 // caller's transaction; it returns the event's id.
 func (s *Store) eventInsert(ctx context.Context, assetID int64, p *store.AssetEventParams) (int64, error) {
-	what := fmt.Sprintf("record event of asset %d", assetID)
-	extra, err := eventExtra(p.Extra)
+	id, err := s.eventRow(ctx, assetID, p)
 	if err != nil {
 		return 0, err
 	}
-	mapIndex := p.SourceMapIndex
-	if p.SourceTaskID == "" {
-		mapIndex = core.NoMapIndex // no task, no map index
-	}
+	return id, s.enqueueEvent(ctx, assetID, id, p)
+}
+
+// eventRow associates p's aliases with asset assetID and inserts the
+// event's row, in the caller's transaction, without queueing it; it
+// returns the event's id.
+func (s *Store) eventRow(ctx context.Context, assetID int64, p *store.AssetEventParams) (int64, error) {
+	what := fmt.Sprintf("record event of asset %d", assetID)
 	for _, alias := range p.Aliases {
 		if err := s.AssetAliasAssociate(ctx, &store.AssetAliasAssociateParams{Alias: alias, AssetID: assetID, Now: p.Now}); err != nil {
 			return 0, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	var id int64
-	if err := s.writer().QueryRowContext(ctx, qAssetEventInsert, assetID, extra, p.PartitionKey, p.SourceKind,
-		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
-		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
-		nullStr(p.SourceUser), nullID(p.SourceCallbackID), p.CallbackDepth).Scan(&id); err != nil {
-		return 0, s.wrap(err, "%s", what)
-	}
-	if err := s.enqueueEvent(ctx, assetID, id, p); err != nil {
+	args, err := eventArgs(assetID, p)
+	if err != nil {
 		return 0, err
+	}
+	var id int64
+	if err := s.writer().QueryRowContext(ctx, qAssetEventInsert, args...).Scan(&id); err != nil {
+		return 0, s.wrap(err, "%s", what)
 	}
 	s.noteEvent(p.SourceKind)
 	return id, nil
+}
+
+// eventArgs returns the arguments of qAssetEventInsert for an event of
+// asset assetID.
+func eventArgs(assetID int64, p *store.AssetEventParams) ([]any, error) {
+	extra, err := eventExtra(p.Extra)
+	if err != nil {
+		return nil, err
+	}
+	mapIndex := p.SourceMapIndex
+	if p.SourceTaskID == "" {
+		mapIndex = core.NoMapIndex // no task, no map index
+	}
+	return []any{assetID, extra, p.PartitionKey, p.SourceKind,
+		nullStr(p.SourceDagID), nullStr(p.SourceRunID), nullStr(p.SourceTaskID), mapIndex,
+		p.SourceTryNumber, nullStr(p.SourceWatcher), micros(p.Now), nullMicros(p.PartitionDate), nullStr(p.IdempotencyKey),
+		nullStr(p.SourceUser), nullID(p.SourceCallbackID), p.CallbackDepth}, nil
 }
 
 // eventExtra checks that extra is a JSON object and returns it compacted.

@@ -18,7 +18,9 @@ import (
 // candidate rows are locked with SKIP LOCKED, so concurrent claimers take
 // disjoint rows; on SQLite the single writer serializes claims. With
 // p.Reclaim the worker's own queued claims that it does not hold (the
-// answer to an earlier claim was lost) come first, claimed again.
+// answer to an earlier claim was lost) come first, claimed again; with
+// p.PID too, before them, the running tries that process started and does
+// not hold, as they are.
 func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -30,7 +32,23 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 	if len(queues) == 0 {
 		queues = []string{core.DefaultQueue}
 	}
-	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit}}
+	var started []core.TaskInstance
+	if p.Reclaim && p.PID != 0 {
+		b := builder{args: []any{p.WorkerID, p.Hostname, p.PID, p.Limit}}
+		held := ""
+		if len(p.Holding) > 0 {
+			held = " AND id NOT IN (" + list(&b, p.Holding) + ")"
+		}
+		var err error
+		if started, err = s.queryTIs(ctx, s.writer(), "find the started, unheld tries of worker "+p.WorkerID,
+			fmt.Sprintf(qTIStartedUnheld, held), b.args...); err != nil {
+			return nil, err
+		}
+		if len(started) == p.Limit {
+			return started, nil
+		}
+	}
+	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit - len(started)}}
 	reclaim, first := "", ""
 	if p.Reclaim {
 		held := ""
@@ -45,7 +63,7 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		return nil, err
 	}
 	sort.Slice(tis, func(i, j int) bool { return claimOrder(&tis[i], &tis[j]) })
-	return tis, nil
+	return append(started, tis...), nil
 }
 
 // claimOrder is the order claims are handed out in (RETURNING has none).

@@ -61,16 +61,10 @@ func (s *Store) insertTIs(ctx context.Context, run *core.DagRun, tis []store.New
 	for start := 0; start < len(tis); start += tiBatch {
 		chunk := tis[start:min(start+tiBatch, len(tis))]
 		args := make([]any, 0, len(chunk)*tiInsertArgs)
-		tuples := make([]string, len(chunk))
-		for i, ti := range chunk {
-			ph := make([]string, tiInsertArgs)
-			for j := range ph {
-				ph[j] = s.param(i*tiInsertArgs + j + 1)
-			}
-			tuples[i] = "(" + strings.Join(ph, ", ") + ")"
+		for _, ti := range chunk {
 			args = append(args, tiInsertValues(run, &ti, now)...)
 		}
-		if _, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTIInsert, strings.Join(tuples, ", ")), args...); err != nil {
+		if _, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTIInsert, s.tuples(len(chunk), tiInsertArgs)), args...); err != nil {
 			return s.wrap(err, "insert task instances of run %s of dag %s", run.RunID, run.DagID)
 		}
 	}
@@ -84,6 +78,20 @@ func (s *Store) param(n int) string {
 		return "?"
 	}
 	return "$" + strconv.Itoa(n)
+}
+
+// tuples returns the VALUES list of a generated multi-row INSERT: rows
+// tuples of cols placeholders each, numbered in order.
+func (s *Store) tuples(rows, cols int) string {
+	tuples := make([]string, rows)
+	ph := make([]string, cols)
+	for i := range tuples {
+		for j := range ph {
+			ph[j] = s.param(i*cols + j + 1)
+		}
+		tuples[i] = "(" + strings.Join(ph, ", ") + ")"
+	}
+	return strings.Join(tuples, ", ")
 }
 
 // tiInsertValues returns one row's values in tiInsertCols order.

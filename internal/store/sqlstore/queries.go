@@ -145,6 +145,11 @@ const (
 	// qTIReclaim adds the worker's own unstarted claims, except those it
 	// holds (%s: ` AND id NOT IN (their ids)`, or nothing).
 	qTIReclaim = ` OR (worker_id = $1%s)`
+	// qTIStartedUnheld finds the running tries a worker process started
+	// and does not hold (%s: ` AND id NOT IN (their ids)`, or nothing).
+	qTIStartedUnheld = `SELECT ` + tiCols + ` FROM task_instance
+		WHERE state = 'running' AND worker_id = $1 AND hostname = $2 AND pid = $3%s
+		ORDER BY id LIMIT $4`
 	// qTIStart keeps the start_date of a try resuming after a deferral (its
 	// duration includes the wait, as in Airflow).
 	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4,

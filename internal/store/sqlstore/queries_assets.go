@@ -74,6 +74,9 @@ const qScheduledAssetsOf = `SELECT asset_id FROM dag_schedule_asset WHERE dag_id
 	UNION SELECT aa.asset_id FROM dag_schedule_asset_alias s
 	JOIN asset_alias_asset aa ON aa.alias_id = s.alias_id WHERE s.dag_id = $1`
 
+// assetEventArgs is how many arguments qAssetEventInsert takes.
+const assetEventArgs = 16
+
 const assetEventCols = `e.id, e.asset_id, a.name, a.uri, a."group", e.extra, e.partition_key, e.source_kind,
 	e.source_dag_id, e.source_run_id, e.source_task_id, e.source_map_index, e.source_try_number, e.source_watcher, e.timestamp,
 	e.partition_date, e.idempotency_key, e.source_user, e.source_callback_id, e.callback_depth`
@@ -83,6 +86,13 @@ const (
 		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp,
 		partition_date, idempotency_key, source_user, source_callback_id, callback_depth)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`
+	// qAssetEventInsertRows inserts several events (%s: a VALUES tuple of
+	// assetEventArgs placeholders an event, as for qAssetEventInsert) and returns each one's id by its
+	// idempotency key.
+	qAssetEventInsertRows = `INSERT INTO asset_event (asset_id, extra, partition_key, source_kind, source_dag_id,
+		source_run_id, source_task_id, source_map_index, source_try_number, source_watcher, timestamp,
+		partition_date, idempotency_key, source_user, source_callback_id, callback_depth)
+		VALUES %s RETURNING id, idempotency_key`
 	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
 	qAssetEventByKey = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id
 		WHERE e.idempotency_key = $1`
@@ -98,11 +108,11 @@ const (
 		JOIN asset_event e ON e.id = r.event_id JOIN asset a ON a.id = e.asset_id
 		WHERE r.dag_run_id = $1 ORDER BY e.id`
 
-	// qAssetQueueEnqueue queues event $2 of asset $1 for every active,
+	// qAssetQueueEnqueue queues events $2..$3 of asset $1 for every active,
 	// coalescing DAG scheduled on the asset or on an alias that resolves to it, widening an
 	// existing entry's event range.
 	qAssetQueueEnqueue = `INSERT INTO asset_dag_run_queue (asset_id, target_dag_id, first_event_id, event_id, created_at)
-		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM (` + qConsumersOfAsset + `) c JOIN dag d ON d.dag_id = c.dag_id
+		SELECT CAST($1 AS BIGINT), c.dag_id, CAST($2 AS BIGINT), CAST($3 AS BIGINT), CAST($4 AS BIGINT) FROM (` + qConsumersOfAsset + `) c JOIN dag d ON d.dag_id = c.dag_id
 		WHERE d.is_active = TRUE AND d.asset_runs IS NULL ` + qWidenQueueRange
 	// qAssetQueueReady finds the DAGs without a conditional schedule with
 	// queued events whose every scheduled asset is queued and every scheduled alias has a queued event

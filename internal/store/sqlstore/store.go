@@ -50,6 +50,12 @@ type Dialect struct {
 	// before it, which makes a 9,000-parameter INSERT quadratic (15 % of a
 	// 1,000-task trigger's CPU); "?" is not looked up at all.
 	AnonymousParams bool
+	// GroupInserts inserts a group commit's asset events by multi-row
+	// INSERTs (eventbatch.go): on PostgreSQL each statement is a round trip
+	// the whole group waits for. SQLite runs statements in-process, and a
+	// multi-row INSERT that may abort costs it a statement journal (a copy
+	// of each page it changes), more than the single-row INSERTs it saves.
+	GroupInserts bool
 	// Classify maps a driver error to core.ErrConflict (unique violation),
 	// core.ErrNotFound (missing referenced row), core.ErrInvalid (malformed
 	// value), or nil when the error is none of these.

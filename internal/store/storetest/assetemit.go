@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -113,6 +114,80 @@ func testAssetEventConcurrentInserts(t *testing.T, f *fixture) {
 	must(t, err, "queue")
 	if len(q) != 1 || q[0].LastEventID-q[0].FirstEventID < int64(n-5) {
 		t.Errorf("queue of cons = %+v, want every event of the burst", q)
+	}
+}
+
+// testAssetEventBurstQueued: a burst of concurrent inserts of two assets
+// (recorded in shared commits by multi-row INSERTs, an asset looked up
+// and queued once a commit) returns each insert its own event as stored,
+// and queues every event for the consumers of its own asset: each
+// coalescing DAG's range spans exactly its asset's events, and the
+// per-event DAG of one asset gets a group for each of that asset's events
+// and none for the other's.
+func testAssetEventBurstQueued(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	must(t, f.assetDag(consumer("cons_orders", orders), f.now), "sync cons_orders")
+	must(t, f.assetDag(consumer("cons_customers", customers), f.now), "sync cons_customers")
+	perEvent := consumer("per_event", orders)
+	perEvent.AssetRuns = core.AssetRunsPerEvent
+	must(t, f.assetDag(perEvent, f.now), "sync per_event")
+	const n = 40
+	events := make([]*core.AssetEvent, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			asset, part := []string{"customers", "orders"}[i%2], fmt.Sprintf("p%d", i)
+			ev, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: asset, SourceKind: core.AssetSourceTask,
+				PartitionKey: &part, IdempotencyKey: fmt.Sprintf("burst-%d", i), SourceDagID: "prod", SourceRunID: "r1",
+				SourceTaskID: "load", SourceMapIndex: core.NoMapIndex, SourceTryNumber: 1, Now: f.now})
+			if err != nil {
+				t.Errorf("insert %d: %v", i, err)
+				return
+			}
+			if ev.Name != asset || ev.PartitionKey == nil || *ev.PartitionKey != part {
+				t.Errorf("insert %d: event %+v, want asset %s, partition %s", i, ev, asset, part)
+			}
+			events[i] = ev
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, ev := range events {
+		stored, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{PartitionKey: fmt.Sprintf("p%d", i)})
+		must(t, err, "list by partition")
+		if len(stored) != 1 || stored[0].ID != ev.ID || stored[0].Name != ev.Name || stored[0].IdempotencyKey != ev.IdempotencyKey {
+			t.Errorf("insert %d: receipt says event %d of %s, stored %+v", i, ev.ID, ev.Name, stored)
+		}
+	}
+	span := map[string][2]int64{}
+	var want []store.AssetRunGroup
+	for i, ev := range events {
+		s, ok := span[ev.Name]
+		if !ok {
+			s = [2]int64{ev.ID, ev.ID}
+		}
+		span[ev.Name] = [2]int64{min(s[0], ev.ID), max(s[1], ev.ID)}
+		if ev.Name == "orders" {
+			want = append(want, store.AssetRunGroup{DagID: "per_event", Mode: core.AssetRunsPerEvent,
+				PartitionKey: fmt.Sprintf("p%d", i), EventID: ev.ID})
+		}
+	}
+	for dagID, asset := range map[string]string{"cons_orders": "orders", "cons_customers": "customers"} {
+		q, err := f.st.AssetQueueList(f.ctx, dagID)
+		must(t, err, "queue of "+dagID)
+		if len(q) != 1 || q[0].FirstEventID != span[asset][0] || q[0].LastEventID != span[asset][1] {
+			t.Errorf("queue of %s = %+v, want events %d..%d of %s", dagID, q, span[asset][0], span[asset][1], asset)
+		}
+	}
+	got, err := f.st.AssetPartitionReady(f.ctx, 1000)
+	must(t, err, "partition ready")
+	sortGroups := func(a, b store.AssetRunGroup) int { return int(a.EventID - b.EventID) }
+	slices.SortFunc(want, sortGroups)
+	slices.SortFunc(got, sortGroups)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("per-event groups ready (-want +got):\n%s", diff)
 	}
 }
 

@@ -331,3 +331,53 @@ func testClaimReclaim(t *testing.T, f *fixture) {
 		t.Errorf("w3 reclaim = %v, want [other] (never another worker's claims)", taskIDs(got))
 	}
 }
+
+// testClaimReclaimStarted: with Reclaim and its process (hostname, pid), a
+// worker also gets back, first and as they are (running), the tries that
+// process started and does not hold — a claim that started its tries and
+// whose answer was lost — counted against the limit; never a try another
+// process of the same worker started (its next life: that try's retry is
+// right), nor one it holds, nor another worker's.
+func testClaimReclaimStarted(t *testing.T, f *fixture) {
+	mine, held, lifeBefore, other, free := newTI("mine", core.TIQueued), newTI("held", core.TIQueued),
+		newTI("life_before", core.TIQueued), newTI("other", core.TIQueued), newTI("free", core.TIQueued)
+	for i, ti := range []*store.NewTaskInstance{&mine, &held, &lifeBefore, &other, &free} {
+		ti.PriorityWeight = 10 - i // the claim order below
+	}
+	f.run("etl", "r1", mine, held, lifeBefore, other, free)
+	start := func(ti store.NewTaskInstance, worker, host string, pid int) {
+		t.Helper()
+		got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: worker, Limit: 1, Now: f.now})
+		must(t, err, "claim")
+		if len(got) != 1 || got[0].ID != ti.ID {
+			t.Fatalf("claim = %v, want %s", taskIDs(got), ti.TaskID)
+		}
+		_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: ti.ID, WorkerID: worker, Hostname: host, PID: pid, Now: f.now})
+		must(t, err, "start")
+	}
+	start(mine, "w1", "h1", 100)
+	start(held, "w1", "h1", 100)
+	start(lifeBefore, "w1", "h1", 99)
+	start(other, "w2", "h1", 100)
+
+	p := store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 1, Reclaim: true, Holding: []string{held.ID}, Hostname: "h1", PID: 100, Now: f.now}
+	got, err := f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "reclaim")
+	if len(got) != 1 || got[0].TaskID != "mine" || got[0].State != core.TIRunning {
+		t.Fatalf("reclaim with limit 1 = %v, want [mine] running", taskIDs(got))
+	}
+	p.Limit = 5
+	got, err = f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "reclaim")
+	if ids := taskIDs(got); len(got) != 2 || got[0].TaskID != "mine" || got[1].TaskID != "free" || got[1].State != core.TIQueued {
+		t.Errorf("reclaim with limit 5 = %v, want [mine free]: the started try first, then a claim", ids)
+	}
+	p.PID = 0 // without its process, no started try comes back
+	got, err = f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "reclaim")
+	for _, ti := range got {
+		if ti.State == core.TIRunning {
+			t.Errorf("reclaim without a pid returned the running %s", ti.TaskID)
+		}
+	}
+}
