@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -68,10 +67,11 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 
 // logChunk answers the log under key from offset, as text or as a JSON
 // LogChunk (by accept), with the next offset as continuation token. A log
-// not written (or shipped) yet is empty.
+// not written (or shipped) yet is empty; one stored where this api-server
+// cannot read it is a 404 saying where it is (tasklog.MissingError).
 func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string) (*logOutput, error) {
 	data, next, err := s.cfg.Logs.Read(ctx, key, offset)
-	if errors.Is(err, core.ErrNotFound) {
+	if tasklog.WroteNothing(err) {
 		data, next = nil, offset
 	} else if err != nil {
 		return nil, s.problem(ctx, err)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -115,8 +114,12 @@ func (b *localBackend) CallbackLogKey(ctx context.Context, id int64, attempt int
 // LogRead implements backend, as the REST API's log routes read: a log not
 // written yet reads empty.
 func (b *localBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
-	data, next, err := taskLogs(b.cfg, b.svc.Store()).Read(ctx, key, offset)
-	if errors.Is(err, core.ErrNotFound) {
+	logs, _, err := taskLogs(b.cfg, b.svc.Store())
+	if err != nil {
+		return nil, offset, err
+	}
+	data, next, err := logs.Read(ctx, key, offset)
+	if tasklog.WroteNothing(err) {
 		return nil, offset, nil
 	}
 	return data, next, err

@@ -26,6 +26,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/logstore"
 	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/scheduler"
@@ -35,7 +36,6 @@ import (
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
-	"github.com/weirflow/weir/internal/tasklog/dblog"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
@@ -68,7 +68,10 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 		return nil, err
 	}
 	svc := newService(cfg, st, logger, opts)
-	logs := taskLogs(cfg, st)
+	logs, _, err := taskLogs(cfg, st)
+	if err != nil {
+		return nil, err
+	}
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
 		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
@@ -119,17 +122,16 @@ func publicHandlers(cfg *config.Config, st store.Store, svc *service.Service, lo
 }
 
 // taskLogs is where the api-server keeps and every reader finds task
-// logs, as [logging] log_store says.
-func taskLogs(cfg *config.Config, st store.Store) tasklog.Logs {
-	if cfg.Logging.LogStore == config.LogStoreDatabase {
-		return dblog.Database{Store: st}
-	}
-	return tasklog.Folder(cfg.Logging.BaseLogFolder)
+// logs, as [logging] log_store and remote_base_log_folder say, and the
+// remote store the scheduler uploads ended tries' logs to (nil = none).
+func taskLogs(cfg *config.Config, st store.Store) (tasklog.Logs, *logstore.Remote, error) {
+	return logstore.Open(logstore.Options{Database: cfg.Logging.LogStore == config.LogStoreDatabase,
+		Folder: cfg.Logging.BaseLogFolder, Remote: cfg.Logging.RemoteBaseLogFolder}, st, nil)
 }
 
 // logRetention is how long the scheduler keeps task logs kept in the
-// database: [logging] log_retention, or 0 (never pruned) with the folder
-// store, whose files are the operator's to rotate.
+// database or uploaded: [logging] log_retention, or 0 (never pruned) with
+// the folder store, whose files are the operator's to rotate.
 func logRetention(cfg *config.Config) time.Duration {
 	if cfg.Logging.LogStore != config.LogStoreDatabase {
 		return 0
@@ -167,8 +169,27 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
 		&job.Pruner{What: "job rows of stopped processes", Prune: st.JobPrune, Retention: cfg.Core.JobRetention.D(), Logger: logger},
 		&job.Pruner{What: "task logs kept in the database", Prune: st.TaskLogPrune, Retention: logRetention(cfg), Logger: logger},
+		logUploader{cfg: cfg, st: st, logger: logger},
 		newStateCleaner(cfg, st, logger),
 	}
+}
+
+// logUploader is the scheduler's logstore.Uploader when [logging]
+// remote_base_log_folder is set: it opens the remote store at start.
+type logUploader struct {
+	cfg    *config.Config
+	st     store.Store
+	logger *slog.Logger
+}
+
+// Start runs the uploader until ctx is done; without a remote store it
+// returns at once.
+func (l logUploader) Start(ctx context.Context) error {
+	_, remote, err := taskLogs(l.cfg, l.st)
+	if err != nil || remote == nil {
+		return err
+	}
+	return (&logstore.Uploader{Remote: remote, Retention: logRetention(l.cfg), Logger: l.logger}).Start(ctx)
 }
 
 // newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
@@ -326,7 +347,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		return nil, nil, nil, err
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
-	st, err := openStore(ctx, cfg, migrate, logger)
+	st, err := openStore(ctx, cfg, migrate, true, logger)
 	// A role started while the database restarts waits for it (a bounded
 	// while) instead of exiting: deployments start roles and the database
 	// in any order.
@@ -337,7 +358,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 			return nil, nil, nil, err
 		case <-time.After(wait):
 		}
-		st, err = openStore(ctx, cfg, migrate, logger)
+		st, err = openStore(ctx, cfg, migrate, true, logger)
 	}
 	if err != nil {
 		return nil, nil, nil, err

@@ -19,8 +19,10 @@ import (
 
 // openStore opens the configured database. With migrate it applies pending
 // migrations; otherwise it refuses a database whose schema is behind. log
-// notes SQLite files whose modes were tightened.
-func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.Logger) (*sqlstore.Store, error) {
+// notes SQLite files whose modes were tightened and, with checkRoom (a
+// role's start), a PostgreSQL pool that does not fit in what the server
+// has left (postgres.Room).
+func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool, log *slog.Logger) (*sqlstore.Store, error) {
 	engine, target, err := cfg.Database.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)
@@ -37,7 +39,11 @@ func openStore(ctx context.Context, cfg *config.Config, migrate bool, log *slog.
 		}
 		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box})
 	default:
-		st, err = postgres.Open(ctx, target, postgres.Options{Secrets: box, MaxConns: cfg.Database.PoolSize})
+		opts := postgres.Options{Secrets: box, MaxConns: cfg.Database.PoolSize}
+		if checkRoom {
+			opts.CheckRoom, opts.Logger = true, log
+		}
+		st, err = postgres.Open(ctx, target, opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", engine, err)
@@ -90,7 +96,7 @@ func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.S
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
+	st, err := openStore(ctx, cfg, false, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
 	if err != nil {
 		return err
 	}

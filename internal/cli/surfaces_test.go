@@ -22,9 +22,10 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlite"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(s3test.Wrap(m))) }
 
 // surfaces is one database reached from the admin CLI (cli.Run, with its
 // own store, as a separate `weir` process would) and from the REST API (a

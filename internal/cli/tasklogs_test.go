@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
@@ -13,7 +15,10 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/logstore"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/tasklog/dblog"
+	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
 // With [logging] log_store = database, a try's log shipped in chunks to
@@ -96,4 +101,148 @@ func getText(ctx context.Context, t *testing.T, url, token string) string {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// With [logging] remote_base_log_folder (a SeaweedFS bucket, or a shared
+// folder), a try's log shipped to one api-server reads live from another
+// that shares only the database and the remote store; once the try has
+// ended and the scheduler's uploader has stored it, it reads complete from
+// both api-servers' REST API and from `weir tasks logs`, on SQLite and
+// PostgreSQL.
+func TestRemoteTaskLogs(t *testing.T) {
+	t.Parallel()
+	for name, remote := range map[string]func(t *testing.T) string{
+		"s3":     func(t *testing.T) string { return s3test.URL(t, "weir/logs") },
+		"folder": func(t *testing.T) string { return filepath.Join(t.TempDir(), "shared-logs") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			onEachEngine(t, func(t *testing.T, s *surfaces) {
+				ctx := t.Context()
+				url := remote(t)
+				open := func() (tasklog.Logs, *logstore.Remote) {
+					logs, r, err := logstore.Open(logstore.Options{Database: true, Folder: t.TempDir(), Remote: url}, s.st, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return logs, r
+				}
+				firstLogs, remoteStore := open()
+				secondLogs, _ := open()
+				first := execapitest.NewWithLogs(t, s.st, execapi.Config{}, firstLogs)
+				first.SeedRun(t, core.DAG{DagID: "ship", Tasks: []core.Task{{TaskID: "talk", Operator: "noop"}}}, "r1", "")
+				wls, err := first.WorkerClient(t, "w1").Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 5})
+				if err != nil || len(wls) != 1 {
+					t.Fatalf("claim: %v, %d workloads", err, len(wls))
+				}
+				wl := wls[0]
+				c := execclient.NewClient(first.URL, wl.Token, execclient.ClientOptions{Retries: -1}).WithToken(wl.Token,
+					execclient.TaskIdentity{TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex})
+				if _, err := c.Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.AppendLog(ctx, wl.TI.ID, 0, []byte("line 1\n")); err != nil {
+					t.Fatal(err)
+				}
+				path := fmt.Sprintf("/api/v2/dags/ship/dagRuns/r1/taskInstances/talk/logs/%d", wl.TI.TryNumber)
+				servers := make([]string, 2)
+				for i, logs := range []tasklog.Logs{firstLogs, secondLogs} {
+					h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), LogFolder: t.TempDir(), Logs: logs})
+					if err != nil {
+						t.Fatal(err)
+					}
+					srv := httptest.NewServer(h)
+					t.Cleanup(srv.Close)
+					servers[i] = srv.URL
+				}
+				if got := getText(ctx, t, servers[1]+path, s.token); got != "line 1\n" {
+					t.Errorf("the other api-server serves the running try's log %q, want line 1", got)
+				}
+				if _, err := c.AppendLog(ctx, wl.TI.ID, 7, []byte("line 2\n")); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.SetState(ctx, wl.TI.ID, core.TISuccess); err != nil {
+					t.Fatal(err)
+				}
+				up := &logstore.Uploader{Remote: remoteStore}
+				if n, err := up.UploadOnce(ctx); err != nil || n != 1 {
+					t.Fatalf("the scheduler's uploader stored %d logs (%v), want the ended try's", n, err)
+				}
+				const want = "line 1\nline 2\n"
+				for i, u := range servers {
+					if got := getText(ctx, t, u+path, s.token); got != want {
+						t.Errorf("api-server %d serves the uploaded log %q, want %q", i+1, got, want)
+					}
+				}
+				env := append(s.env, "WEIR__LOGGING__LOG_STORE=database", "WEIR__LOGGING__REMOTE_BASE_LOG_FOLDER="+url)
+				out, errOut, code := weirIn(t, env, "", "tasks", "logs", "ship", "r1", "talk")
+				if code != 0 || out != want {
+					t.Errorf("weir tasks logs: exit %d, %q %s; want %q", code, out, errOut, want)
+				}
+			})
+		})
+	}
+}
+
+// Behind two api-servers with log_store = folder and folders not shared,
+// the log route of the server without the file answers 404 naming the
+// other's folder and the settings that fix it (it used to answer 200 and
+// an empty log), and so does `weir tasks logs` on a machine without the
+// file; a try that wrote nothing still reads empty.
+func TestUnsharedFolderLogSaysWhere(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		ctx := t.Context()
+		folderA := t.TempDir()
+		logsA, _, err := logstore.Open(logstore.Options{Folder: folderA}, s.st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logsB, _, err := logstore.Open(logstore.Options{Folder: t.TempDir()}, s.st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := execapitest.NewWithLogs(t, s.st, execapi.Config{}, logsA)
+		a.SeedRun(t, core.DAG{DagID: "ship", Tasks: []core.Task{{TaskID: "talk", Operator: "noop"}, {TaskID: "mute", Operator: "noop"}}}, "r1", "")
+		wls, err := a.WorkerClient(t, "w1").Claim(ctx, execclient.ClaimRequest{Limit: 2, WaitSeconds: 5})
+		if err != nil || len(wls) != 2 {
+			t.Fatalf("claim: %v, %d workloads", err, len(wls))
+		}
+		for _, wl := range wls {
+			c := execclient.NewClient(a.URL, wl.Token, execclient.ClientOptions{Retries: -1}).WithToken(wl.Token,
+				execclient.TaskIdentity{TIID: wl.TI.ID, DagID: wl.TI.DagID, RunID: wl.TI.RunID, TaskID: wl.TI.TaskID, MapIndex: wl.TI.MapIndex})
+			if _, err := c.Run(ctx, wl.TI.ID, execclient.RunRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if wl.TI.TaskID == "talk" {
+				if _, err := c.AppendLog(ctx, wl.TI.ID, 0, []byte("on a only\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), LogFolder: t.TempDir(), Logs: logsB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := httptest.NewServer(h)
+		t.Cleanup(b.Close)
+		if got := getText(ctx, t, b.URL+"/api/v2/dags/ship/dagRuns/r1/taskInstances/mute/logs/0", s.token); got != "" {
+			t.Errorf("a try that wrote nothing reads %q, want empty", got)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.URL+"/api/v2/dags/ship/dagRuns/r1/taskInstances/talk/logs/0", nil)
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), folderA) || !strings.Contains(string(body), "log_store = database") {
+			t.Errorf("the other api-server's log: %d %s; want 404 naming %s and the setting to fix", resp.StatusCode, body, folderA)
+		}
+		_, errOut, code := weirIn(t, s.env, "", "tasks", "logs", "ship", "r1", "talk")
+		if code == 0 || !strings.Contains(errOut, folderA) {
+			t.Errorf("weir tasks logs without the file: exit %d, %s; want an error naming %s", code, errOut, folderA)
+		}
+	})
 }

@@ -163,9 +163,11 @@ type Logging struct {
 	BaseLogFolder string `toml:"base_log_folder" comment:"folder of task logs (one file per try), kept and served by the api-server"`
 	// LogStore says where api-servers keep the task logs workers ship.
 	// LogRetention is how long task logs kept in the database are kept.
-	LogRetention Duration `toml:"log_retention" comment:"with log_store = database: how long after its last line a try's log is kept before the scheduler deletes it (0s = kept forever)"`
+	LogRetention Duration `toml:"log_retention" comment:"with log_store = database: how long after its last line a try's log is kept before the scheduler deletes it; with remote_base_log_folder: how long after its upload (0s = kept forever)"`
 	LogStore     string   `toml:"log_store" comment:"where api-servers keep the task logs workers ship: folder (base_log_folder; several api-servers must share it) or database (chunks in the metadata database: every api-server and the CLI read every try's log, live and after; docs/deployment.md#task-logs)"`
-	Level        string   `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
+	// RemoteBaseLogFolder is where ended tries' logs are stored whole.
+	RemoteBaseLogFolder string `toml:"remote_base_log_folder" comment:"where each try's whole log is stored once the try has ended: an s3://bucket/prefix URL (?endpoint=, credentials as [state_store] backend takes them) or the absolute path of a folder every api-server and scheduler shares; needs log_store = database, which holds the log while the try runs. Empty = none (docs/deployment.md#task-logs)"`
+	Level               string `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
 }
 
 // The places [logging] log_store names.

@@ -9,12 +9,13 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/job"
+	"github.com/weirflow/weir/internal/objstore"
 )
 
-// Validate returns every problem at once, each naming the option at fault.
 // maxMaxMapLength bounds [scheduler] max_map_length.
 const maxMaxMapLength = 10_000_000
 
+// Validate returns every problem at once, each naming the option at fault.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -91,6 +92,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Logging.LogStore != LogStoreFolder && c.Logging.LogStore != LogStoreDatabase {
 		bad("[logging] log_store: %q is not one of %s, %s", c.Logging.LogStore, LogStoreFolder, LogStoreDatabase)
+	}
+	if r := c.Logging.RemoteBaseLogFolder; r != "" {
+		if _, err := objstore.Location(r); err != nil {
+			bad("[logging] remote_base_log_folder: %v", err)
+		} else if c.Logging.LogStore != LogStoreDatabase {
+			bad("[logging] remote_base_log_folder needs log_store = %s (running tries' logs are kept there until they end), got %q",
+				LogStoreDatabase, c.Logging.LogStore)
+		}
 	}
 	switch c.Logging.Level {
 	case "debug", "info", "warn", "error":

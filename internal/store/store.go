@@ -567,6 +567,30 @@ type MiscStore interface {
 	TaskLogSize(ctx context.Context, key string) (int64, error)
 	// TaskLogPrune deletes the logs last written before before, whole.
 	TaskLogPrune(ctx context.Context, before time.Time) (int64, error)
+	// TaskLogRecord records where a try's log is stored (p.Key's row is
+	// replaced: the last api-server to store its first bytes wins).
+	TaskLogRecord(ctx context.Context, p *TaskLog) error
+	// TaskLogGet returns the record of a log, or ErrNotFound.
+	TaskLogGet(ctx context.Context, key string) (*TaskLog, error)
+	// TaskLogsToUpload lists up to limit remote logs not uploaded yet whose
+	// try has ended (or whose task instance is gone) and that no uploader
+	// holds a lease on at now, oldest first.
+	TaskLogsToUpload(ctx context.Context, now time.Time, limit int) ([]TaskLog, error)
+	// TaskLogLease takes the upload of key until until, if no one holds
+	// it at now and it is not uploaded yet; it reports whether it did.
+	TaskLogLease(ctx context.Context, key string, now, until time.Time) (bool, error)
+	// TaskLogStored marks a remote log uploaded whole (size bytes at
+	// location) and deletes its chunks, in one transaction.
+	TaskLogStored(ctx context.Context, key, location string, size int64, now time.Time) error
+	// TaskLogUploadFailed counts a failed upload, keeps its error and
+	// leaves the next attempt to after retryAt.
+	TaskLogUploadFailed(ctx context.Context, key, reason string, retryAt time.Time) error
+	// TaskLogsStoredBefore lists up to limit remote logs uploaded before
+	// before and not pruned, oldest first (retention).
+	TaskLogsStoredBefore(ctx context.Context, before time.Time, limit int) ([]TaskLog, error)
+	// TaskLogPruned records that retention deleted a log at now (its
+	// record stays, to say so) and deletes any chunks of it.
+	TaskLogPruned(ctx context.Context, key string, now time.Time) error
 	// JobPrune deletes the rows of processes whose latest heartbeat is
 	// older than before (stale rows of stopped processes) and returns how
 	// many it deleted.

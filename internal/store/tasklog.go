@@ -12,3 +12,30 @@ type TaskLogAppendParams struct {
 	Data   []byte
 	Now    time.Time
 }
+
+// Kinds of task log record (TaskLog.Kind): where a try's log was stored.
+const (
+	TaskLogFolder   = "folder"   // a file in an api-server's log folder
+	TaskLogDatabase = "database" // chunks in the metadata database
+	TaskLogRemote   = "remote"   // chunks while the try runs, then one object
+)
+
+// TaskLog records where a try's log was stored (docs/deployment.md#task-logs).
+type TaskLog struct {
+	Key       string // the log's name (tasklog.Name)
+	DagID     string
+	RunID     string
+	TaskID    string
+	MapIndex  int
+	TryNumber int
+	Kind      string // TaskLogFolder, TaskLogDatabase or TaskLogRemote
+	// Location is where the log is: "host:folder" for a folder, the
+	// object's URL (without credentials) for a remote log.
+	Location  string
+	Size      int64 // a stored remote log's length
+	Attempts  int   // failed uploads of a remote log
+	Error     string
+	CreatedAt time.Time
+	StoredAt  *time.Time // when a remote log was uploaded whole; nil = not yet
+	PrunedAt  *time.Time // when retention deleted an uploaded log; nil = kept
+}

@@ -111,7 +111,11 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 // whether there is more.
 func (u *UI) logHead(ctx context.Context, key tasklog.Key) (string, bool, error) {
 	data, next, err := u.cfg.Logs.Read(ctx, key, 0)
-	if errors.Is(err, core.ErrNotFound) {
+	var missing *tasklog.MissingError
+	if errors.As(err, &missing) {
+		return missing.Error(), false, nil // where the log is, rather than an empty log
+	}
+	if tasklog.WroteNothing(err) {
 		return "", false, nil
 	}
 	if err != nil {

@@ -89,7 +89,12 @@ func (u *UI) readLog(ctx context.Context, d *tiData, ti *core.TaskInstance, key 
 	lk := tasklog.KeyOf(ti)
 	lk.TryNumber = d.Try
 	data, next, err := u.cfg.Logs.Read(ctx, lk, 0)
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
+	var missing *tasklog.MissingError
+	switch {
+	case errors.As(err, &missing):
+		d.Log = missing.Error() // say where the log is instead of showing it empty
+		return nil
+	case err != nil && !tasklog.WroteNothing(err):
 		return err
 	}
 	d.Log = string(data)

@@ -44,6 +44,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Secrets encrypts connection URIs at rest (sqlstore.Config.Secrets).
 	Secrets *secrets.Box
+	// CheckRoom makes Open warn through Logger when the pool (MaxConns)
+	// and the LISTEN connection do not fit in what the server has left
+	// (Room): a role's start, not an admin command's.
+	CheckRoom bool
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or
@@ -66,6 +70,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close() // the ping error is the one to report
 		return nil, fmt.Errorf("open postgres database %s@%s/%s: %w", cfg.User, cfg.Host, cfg.Database, err)
+	}
+	if opts.CheckRoom {
+		// Now, before the LISTEN connection: the pool holds the one
+		// connection of the ping, so every other is another process's.
+		room, err := roomFor(ctx, db, opts.MaxConns)
+		switch {
+		case err != nil:
+			opts.Logger.WarnContext(ctx, "could not check that the connection pool fits in PostgreSQL's max_connections", "err", err)
+		case !room.Fits():
+			opts.Logger.WarnContext(ctx, "the connection pool does not fit in what PostgreSQL has left: "+room.String(),
+				"pool_size", opts.MaxConns, "max_connections", room.MaxConnections, "reserved_connections", room.Reserved,
+				"connections_in_use", room.InUse)
+		}
 	}
 	mig, err := migrations()
 	if err != nil {

@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
 		{"TaskLog", testTaskLog},
+		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},
 		{"AssetOutletEventsWithSuccess", testAssetOutletEventsWithSuccess},

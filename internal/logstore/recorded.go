@@ -1,0 +1,108 @@
+package logstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
+)
+
+// Recorded is a log store that records in the database where each try's
+// log went when its first bytes are stored, and explains a read of a log
+// it does not hold from that record: a try without a record wrote nothing
+// (an empty log); one with a record is a *tasklog.MissingError naming
+// where the log went. Callbacks' logs are not recorded.
+type Recorded struct {
+	Logs     tasklog.Logs
+	Store    Store
+	Kind     string     // store.TaskLogFolder, TaskLogDatabase or TaskLogRemote
+	Location string     // where Logs keeps logs (FolderLocation, a remote URL)
+	Clock    core.Clock // nil = the system clock
+}
+
+// AppendAt implements tasklog.Logs: the first bytes of a try's log are
+// recorded once stored (again when sent again: the last api-server to
+// store them wins).
+func (r Recorded) AppendAt(ctx context.Context, key tasklog.Key, offset int64, data []byte) (int64, error) {
+	next, err := r.Logs.AppendAt(ctx, key, offset, data)
+	if err != nil || offset != 0 || len(data) == 0 || key.Callback != 0 {
+		return next, err
+	}
+	name, err := tasklog.Name(key)
+	if err != nil {
+		return next, err
+	}
+	clk := r.Clock
+	if clk == nil {
+		clk = core.SystemClock{}
+	}
+	rec := &store.TaskLog{Key: name, DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: key.MapIndex,
+		TryNumber: key.TryNumber, Kind: r.Kind, Location: r.Location, CreatedAt: clk.Now()}
+	if err := r.Store.TaskLogRecord(ctx, rec); err != nil {
+		return next, fmt.Errorf("record where the task log went: %w", err)
+	}
+	return next, nil
+}
+
+// Read implements tasklog.Logs.
+func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
+	data, next, err := r.Logs.Read(ctx, key, offset)
+	if !tasklog.WroteNothing(err) || key.Callback != 0 {
+		return data, next, err
+	}
+	return nil, offset, r.explain(ctx, key, err)
+}
+
+// Size implements tasklog.Logs.
+func (r Recorded) Size(ctx context.Context, key tasklog.Key) (int64, error) {
+	return r.Logs.Size(ctx, key)
+}
+
+// explain turns a read that found no log into a *tasklog.MissingError
+// when the database records that the log was stored, or returns
+// notFound (the try wrote nothing).
+func (r Recorded) explain(ctx context.Context, key tasklog.Key, notFound error) error {
+	name, err := tasklog.Name(key)
+	if err != nil {
+		return err
+	}
+	rec, err := r.Store.TaskLogGet(ctx, name)
+	if errors.Is(err, core.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	return &tasklog.MissingError{Key: key, Reason: r.reason(rec)}
+}
+
+// fix is the advice every missing log ends with.
+const fix = "; to read every try's log from every api-server and the CLI, set [logging] log_store = database " +
+	"or remote_base_log_folder (docs/deployment.md#task-logs)"
+
+// reason says where a recorded log went and why it is not here.
+func (r Recorded) reason(rec *store.TaskLog) string {
+	switch {
+	case rec.Kind == store.TaskLogFolder && rec.Location != r.Location:
+		return fmt.Sprintf("was stored in the log folder %s of another api-server, which this one (%s) does not read: "+
+			"read it there, or share [logging] base_log_folder between api-servers", rec.Location, r.Location) + fix
+	case rec.Kind == store.TaskLogFolder && r.Kind == store.TaskLogFolder:
+		return fmt.Sprintf("was stored in this log folder (%s) but is no longer there: deleted or moved by hand", rec.Location)
+	case rec.Kind == store.TaskLogFolder:
+		return fmt.Sprintf("was stored in the log folder %s (while [logging] log_store was folder); read it there", rec.Location)
+	case rec.PrunedAt != nil:
+		return fmt.Sprintf("was deleted from %s on %s, [logging] log_retention after its upload", rec.Location,
+			rec.PrunedAt.UTC().Format(time.RFC3339))
+	case rec.Kind == store.TaskLogRemote && rec.StoredAt != nil:
+		return fmt.Sprintf("was uploaded whole to %s, but the object is not there: deleted from the store", rec.Location)
+	case rec.Attempts > 0:
+		return fmt.Sprintf("could not be uploaded to %s (%d attempts; the last failed with: %s) and its chunks are no longer in the database",
+			rec.Location, rec.Attempts, rec.Error)
+	default:
+		return "was stored in the database, but its chunks are no longer there: deleted after [logging] log_retention"
+	}
+}
