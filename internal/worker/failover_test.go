@@ -66,6 +66,19 @@ func started(r *http.Request, resp *http.Response) bool {
 	return bytes.Contains(b, []byte(`"run":{`))
 }
 
+// cutOffClient is worker w1's client, cut off by the returned cutOff once
+// a try has started, retrying little.
+func cutOffClient(t *testing.T, env *execapitest.Env) (*execclient.Client, *cutOff) {
+	t.Helper()
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := &cutOff{next: http.DefaultTransport}
+	return execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond}), outage
+}
+
 func (c *cutOff) mend() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -82,13 +95,7 @@ func (c *cutOff) mend() {
 func TestWorkerOutlastsAnOutageLongerThanTheHeartbeatTimeout(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
-	tok, err := env.Tokens.IssueWorker("w1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outage := &cutOff{next: http.DefaultTransport}
-	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	client, outage := cutOffClient(t, env)
 	runs := filepath.Join(t.TempDir(), "runs")
 	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash, Retries: 3,
 		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"bash_command": "echo ran >> " + runs + "; echo last line"}}}}
@@ -248,13 +255,7 @@ func TestLostClaimAnswerIsReclaimed(t *testing.T) {
 func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
-	tok, err := env.Tokens.IssueWorker("w1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outage := &cutOff{next: http.DefaultTransport}
-	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-		HTTPClient: &http.Client{Transport: outage}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	client, outage := cutOffClient(t, env)
 	var calls atomic.Int32
 	reg := operator.NewRegistry()
 	_ = reg.Register("f", func(context.Context, operator.TaskContext) (any, error) { calls.Add(1); return nil, nil })
