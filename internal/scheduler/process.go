@@ -208,14 +208,14 @@ const (
 // two small queries that return at most one row each, so that an idle run
 // costs nothing in proportion to its size.
 func (s *Scheduler) runActivity(ctx context.Context, run *core.DagRun) (activity, error) {
-	pending, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: pendingStates, Unordered: true, Page: store.Page{Limit: 1}})
+	pending, err := s.Store.TaskInstanceStates(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: pendingStates, Page: store.Page{Limit: 1}})
 	if err != nil {
 		return runWaits, fmt.Errorf("look for pending task instances: %w", err)
 	}
 	if len(pending) > 0 {
 		return runWaits, nil
 	}
-	active, err := s.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: activeStates, Unordered: true, Page: store.Page{Limit: 1}})
+	active, err := s.Store.TaskInstanceStates(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, States: activeStates, Page: store.Page{Limit: 1}})
 	if err != nil {
 		return runWaits, fmt.Errorf("look for active task instances: %w", err)
 	}

@@ -244,9 +244,10 @@ type TaskInstanceStore interface {
 	// TaskInstanceCount counts them with the same filters.
 	TaskInstanceList(ctx context.Context, p *TaskInstanceListParams) ([]core.TaskInstance, error)
 	// TaskInstanceStates lists the id and state of the tries
-	// TaskInstanceList would list (unordered): what the scheduler reads
-	// first to find which of a run's recently changed rows it must read
-	// whole.
+	// TaskInstanceList would list (unordered; at most p.Limit when set,
+	// the rest of p.Page ignored): what the scheduler reads first to find
+	// which of a run's recently changed rows it must read whole, and to
+	// learn whether a run has a try in some states at all.
 	TaskInstanceStates(ctx context.Context, p *TaskInstanceListParams) ([]TaskInstanceState, error)
 	// TaskInstanceStateCounts counts the current tries of the given runs
 	// per (run, task, state), with each group's earliest start and latest

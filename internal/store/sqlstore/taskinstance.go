@@ -93,10 +93,11 @@ func (s *Store) TaskInstanceList(ctx context.Context, p *store.TaskInstanceListP
 }
 
 // TaskInstanceStates lists the id and state of the tries TaskInstanceList
-// would list, unordered and unpaged.
+// would list, unordered, at most p.Limit of them when it is set.
 func (s *Store) TaskInstanceStates(ctx context.Context, p *store.TaskInstanceListParams) ([]store.TaskInstanceState, error) {
 	b := tiFilter(p)
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStates, b.clause()), b.args...)
+	where := b.clause()
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStates, where+b.page(p.Limit, 0)), b.args...)
 	if err != nil {
 		return nil, s.wrap(err, "list task instance states")
 	}

@@ -233,6 +233,12 @@ func testTaskInstanceUpdatedSince(t *testing.T, f *fixture) {
 		if !maps.Equal(gotStates, wantStates) {
 			t.Errorf("after %s: states %v, want %v", what, gotStates, wantStates)
 		}
+		// With a limit, at most that many of the same rows.
+		one, err := f.st.TaskInstanceStates(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, UpdatedSince: at, Page: store.Page{Limit: 1}})
+		must(t, err, what+": one state")
+		if len(one) != min(len(tis), 1) || (len(one) == 1 && wantStates[one[0].ID] != one[0].State) {
+			t.Errorf("after %s: states with limit 1 = %v, want one of %v", what, one, wantStates)
+		}
 		if len(ids) > 0 {
 			byID, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{IDs: ids})
 			must(t, err, what+": by id")
