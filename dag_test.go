@@ -267,3 +267,26 @@ func TestPausedUponCreation(t *testing.T) {
 		t.Errorf("without the option: %v, %v; want unset", spec.IsPausedUponCreation, err)
 	}
 }
+
+// RetryDelay defaults to 5m; RetryDelay(0), on a task or in DefaultArgs,
+// retries at once (it is not taken for "unset").
+func TestRetryDelayZeroIsKept(t *testing.T) {
+	t.Parallel()
+	d := NewDAG("d")
+	d.Bash("unset", "true", Retries(1))
+	d.Bash("zero", "true", Retries(1), RetryDelay(0))
+	z := NewDAG("z", DefaultArgs(RetryDelay(0)))
+	z.Bash("from_defaults", "true", Retries(1))
+	want := map[string]time.Duration{"unset": 5 * time.Minute, "zero": 0, "from_defaults": 0}
+	for _, dag := range []*DAG{d, z} {
+		spec, err := dag.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range spec.Tasks {
+			if got := task.RetryDelay.D(); got != want[task.TaskID] {
+				t.Errorf("%s: retry delay %v, want %v", task.TaskID, got, want[task.TaskID])
+			}
+		}
+	}
+}

@@ -88,7 +88,9 @@ func (d *DAG) Noop(id string, opts ...TaskOption) *Task {
 }
 
 func (d *DAG) add(id, op string, args map[string]any, opts []TaskOption) *Task {
-	t := &Task{dag: d, spec: core.Task{TaskID: id, Operator: op, Args: args}}
+	// Defaults whose zero means something are set here, before the
+	// options, so RetryDelay(0) retries at once.
+	t := &Task{dag: d, spec: core.Task{TaskID: id, Operator: op, Args: args, RetryDelay: core.Duration(dagfile.DefaultRetryDelay)}}
 	t.inDefaults = true
 	for _, o := range d.defaults {
 		o(t)

@@ -37,7 +37,7 @@ func TriggerRule(r Rule) TaskOption {
 // Retries is the number of tries after the first (default 0).
 func Retries(n int) TaskOption { return func(t *Task) { t.spec.Retries = n } }
 
-// RetryDelay is the wait before a retry (default 5m).
+// RetryDelay is the wait before a retry (default 5m; 0 retries at once).
 func RetryDelay(d time.Duration) TaskOption {
 	return func(t *Task) { t.spec.RetryDelay = core.Duration(d) }
 }

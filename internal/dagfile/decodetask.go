@@ -18,7 +18,9 @@ type entry struct {
 
 // task decodes one task; id is its key in the mapping form ("" in a list).
 func (d *decoder) task(n *node, f field, id string, defaults *node) core.Task {
-	t := core.Task{TaskID: id}
+	// A default whose zero means something is set before the fields, so
+	// an explicit `retry_delay: 0s` retries at once.
+	t := core.Task{TaskID: id, RetryDelay: core.Duration(DefaultRetryDelay)}
 	d.at(f, n)
 	if n.kind != kMap {
 		d.fail(n, f, "a task must be a mapping of fields (task_id, operator, ...), not %s", describe(n))

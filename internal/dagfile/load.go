@@ -145,18 +145,16 @@ func (d *decoder) decodeFailed(disp string) bool {
 }
 
 // ApplyDefaults fills in what an unset field means: the template syntax
-// (detected: applyTemplateSyntax), retry_delay 5m, queue
-// "default", pool "default_pool", pool_slots 1, priority_weight 1, and for
-// http tasks method GET and http_conn_id "http_default". The loader calls
-// it; the Go SDK should too.
+// (detected: applyTemplateSyntax), queue "default", pool "default_pool",
+// pool_slots 1, priority_weight 1, and for http tasks method GET and
+// http_conn_id "http_default". The loader calls it; the Go SDK should too.
+// retry_delay's default (DefaultRetryDelay) is set where a task is built
+// (the decoder, the SDK), since its zero is a valid value: retry at once.
 func ApplyDefaults(d *core.DAG) {
 	applyAssetDefaults(d)
 	applyTemplateSyntax(d)
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
-		if t.RetryDelay == 0 {
-			t.RetryDelay = core.Duration(DefaultRetryDelay)
-		}
 		if t.Queue == "" {
 			t.Queue = core.DefaultQueue
 		}

@@ -143,11 +143,40 @@ func TestApplyDefaults(t *testing.T) {
 	d := core.DAG{Tasks: []core.Task{{Operator: "http"}, {Operator: "bash", Queue: "q", PoolSlots: 3, RetryDelay: core.Duration(time.Second)}}}
 	ApplyDefaults(&d)
 	h, b := d.Tasks[0], d.Tasks[1]
-	if h.RetryDelay.D() != 5*time.Minute || h.Queue != "default" || h.Pool != "default_pool" || h.PoolSlots != 1 ||
+	if h.RetryDelay != 0 || h.Queue != "default" || h.Pool != "default_pool" || h.PoolSlots != 1 ||
 		h.PriorityWeight != 1 || h.Args["method"] != "GET" || h.Args["http_conn_id"] != "http_default" {
 		t.Errorf("http task defaults: %+v", h)
 	}
 	if b.Queue != "q" || b.PoolSlots != 3 || b.RetryDelay.D() != time.Second || b.Args != nil {
 		t.Errorf("explicit values overwritten: %+v", b)
+	}
+}
+
+// retry_delay defaults to 5m where a task is written without one (its own
+// field or default_args); an explicit 0s is kept: retry at once.
+func TestRetryDelayZeroIsKept(t *testing.T) {
+	t.Parallel()
+	dags, err := Load("d.yaml", []byte(`dag_id: d
+default_args: {retries: 1}
+tasks:
+  - {task_id: unset, operator: bash, bash_command: "true"}
+  - {task_id: zero, operator: bash, bash_command: "true", retry_delay: 0s}
+  - {task_id: ten, operator: bash, bash_command: "true", retry_delay: 10s}
+---
+dag_id: e
+default_args: {retry_delay: 0s}
+tasks:
+  - {task_id: from_defaults, operator: bash, bash_command: "true"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{"unset": DefaultRetryDelay, "zero": 0, "ten": 10 * time.Second, "from_defaults": 0}
+	for _, d := range dags {
+		for _, task := range d.Tasks {
+			if got := task.RetryDelay.D(); got != want[task.TaskID] {
+				t.Errorf("%s.%s: retry_delay %v, want %v", d.DagID, task.TaskID, got, want[task.TaskID])
+			}
+		}
 	}
 }
