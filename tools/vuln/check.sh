@@ -14,7 +14,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 mod="$here/go.mod"
+# go list names a module's folder only once it is in the module cache: on
+# a fresh machine, download it first.
+(cd "$here" && go mod download golang.org/x/vulndb)
 vulndb="$(cd "$here" && go list -m -f '{{.Dir}}' golang.org/x/vulndb)"
+if [ ! -d "$vulndb/data/osv" ]; then
+  echo "golang.org/x/vulndb's OSV files are not at '$vulndb/data/osv'" >&2
+  exit 1
+fi
 key="$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)"
 cache="${WEIR_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/weir-tools}"
 db="$cache/vulndb-$key"
