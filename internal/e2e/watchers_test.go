@@ -158,7 +158,13 @@ func seenItems(t *testing.T, path, field string) map[string]seenRecord {
 		t.Fatal(err)
 	}
 	out := map[string]seenRecord{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	// Only complete lines: a consumer's shell opens the file (>>) before it
+	// writes its line, so a read in between sees an empty or partial one.
+	complete := string(b[:max(bytes.LastIndexByte(b, '\n'), 0)])
+	for line := range strings.SplitSeq(complete, "\n") {
+		if line == "" {
+			continue
+		}
 		var events []struct {
 			Extra        map[string]any `json:"extra"`
 			PartitionKey string         `json:"partition_key"`
