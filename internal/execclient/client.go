@@ -205,6 +205,9 @@ type call struct {
 	contentType  string
 	out          any           // decoded from a 2xx JSON body when non-nil
 	extra        time.Duration // added to the per-attempt timeout (long polls)
+	// retryBody, when set, replaces body from the second attempt on: an
+	// attempt whose answer was lost may have taken effect (a claim).
+	retryBody []byte
 }
 
 func (c *Client) do(ctx context.Context, k call) error {
@@ -214,6 +217,9 @@ func (c *Client) do(ctx context.Context, k call) error {
 		if attempt > 0 {
 			if err := c.backoff(ctx, attempt); err != nil {
 				return fmt.Errorf("%s %s: %w (last error: %w)", k.method, k.path, err, lastErr)
+			}
+			if k.retryBody != nil {
+				k.body = k.retryBody
 			}
 		}
 		retry, err := c.attempt(ctx, k)
@@ -361,6 +367,12 @@ func (c *Client) ClaimAll(ctx context.Context, req ClaimRequest) (*ClaimResponse
 	k, err := jsonCall(http.MethodPost, "/workloads/claim", req, new(ClaimResponse))
 	if err != nil {
 		return nil, err
+	}
+	if !req.Reclaim { // a retry reclaims what an attempt whose answer was lost claimed
+		req.Reclaim = true
+		if k.retryBody, err = json.Marshal(req); err != nil {
+			return nil, fmt.Errorf("encode claim: %w", err)
+		}
 	}
 	k.extra = time.Duration(req.WaitSeconds * float64(time.Second))
 	if err := c.do(ctx, k); err != nil {

@@ -54,9 +54,11 @@ type ClaimRequest struct {
 	Limit       int      `json:"limit"`
 	WaitSeconds float64  `json:"wait_seconds"`
 	// Reclaim asks for the worker's own claims it never started and does
-	// not hold (an earlier claim's answer was lost) first, again.
+	// not hold (an earlier claim's answer was lost) first, again. A worker
+	// sets it on its first claim and after a failed one; the client sets
+	// it on its retries of a claim.
 	Reclaim bool `json:"reclaim,omitempty"`
-	// Holding lists the ids of the tries the worker holds (with Reclaim).
+	// Holding lists the ids of the tries the worker holds (used with Reclaim).
 	Holding []string `json:"holding,omitempty"`
 	// CallbackLimit is how many fired callbacks the worker takes besides
 	// (its free callback slots); 0 = none (a worker that predates

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -190,60 +191,86 @@ func TestRestartShipsTheDeadWorkersLogTail(t *testing.T) {
 	}
 }
 
-// loseFirstClaim loses the answer to the worker's first claim, as when
-// its api-server dies after committing the claim and before answering.
-type loseFirstClaim struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	lost bool
+// loseClaim loses the answer to the first claim that hands out work once
+// armed, as when its api-server dies after committing the claim and
+// before answering.
+type loseClaim struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	armed bool
+	lost  bool
 }
 
-func (l *loseFirstClaim) RoundTrip(r *http.Request) (*http.Response, error) {
+func (l *loseClaim) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
 	if err != nil || !strings.HasSuffix(r.URL.Path, "/workloads/claim") {
 		return resp, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost {
+	if !l.armed || l.lost {
 		return resp, nil
 	}
-	l.lost = true
+	body, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
+	var answer execclient.ClaimResponse
+	if err != nil || json.Unmarshal(body, &answer) != nil || len(answer.Workloads) == 0 {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, err
+	}
+	l.lost = true
 	return nil, errors.New("the api-server died before answering the claim")
 }
 
 // docs/state-machines.md#dead-workers: a claim whose answer was lost is
-// returned to its worker by its next claim, so the try starts at once
-// (nothing here releases stale claims: without the reclaim it would wait
-// for the heartbeat timeout) and runs once.
+// returned to its worker by its next claim (the client's retry), so the
+// try starts at once (nothing here releases stale claims: without the
+// reclaim it would wait for the heartbeat timeout) and runs once — whether
+// the lost claim is the worker's first (which always reclaims: a previous
+// life's claims) or a later one.
 func TestLostClaimAnswerIsReclaimed(t *testing.T) {
 	t.Parallel()
-	env := execapitest.New(t, execapi.Config{})
-	tok, err := env.Tokens.IssueWorker("w1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lose := &loseFirstClaim{next: http.DefaultTransport}
-	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-		HTTPClient: &http.Client{Transport: lose}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
-	runs := filepath.Join(t.TempDir(), "runs")
-	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash,
-		Args: map[string]any{"bash_command": "echo ran >> " + runs}}}}
-	_, tis := env.SeedRun(t, dag, "r1", "")
-	startWorker(t, env, nil, func(w *Worker) { w.Client = client })
+	for _, later := range []bool{false, true} {
+		t.Run(fmt.Sprintf("later=%v", later), func(t *testing.T) {
+			t.Parallel()
+			env := execapitest.New(t, execapi.Config{})
+			tok, err := env.Tokens.IssueWorker("w1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lose := &loseClaim{next: http.DefaultTransport, armed: !later}
+			client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+				HTTPClient: &http.Client{Transport: lose}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+			runs := filepath.Join(t.TempDir(), "runs")
+			dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash,
+				Args: map[string]any{"bash_command": "echo ran >> " + runs}}}}
+			startWorker(t, env, nil, func(w *Worker) { w.Client = client })
+			if later { // a first run whose claim is answered, then the loss
+				env.SeedRun(t, dag, "r0", "")
+				wait.Until(t, 30*time.Second, "r0's task to succeed", func() bool { return stateOf(t, env, "r0", "once") == core.TISuccess })
+				lose.mu.Lock()
+				lose.armed = true
+				lose.mu.Unlock()
+			}
+			_, tis := env.SeedRun(t, dag, "r1", "")
 
-	wait.Until(t, 30*time.Second, "once to succeed", func() bool { return stateOf(t, env, "r1", "once") == core.TISuccess })
-	if ti := env.TI(t, tis[0].ID); ti.TryNumber != 1 || ti.WorkerID != "w1" {
-		t.Errorf("once ended on try %d by %q, want its first by w1", ti.TryNumber, ti.WorkerID)
-	}
-	if b, err := os.ReadFile(runs); err != nil || string(b) != "ran\n" {
-		t.Errorf("the command's runs: %q, %v; want one", b, err)
-	}
-	lose.mu.Lock()
-	defer lose.mu.Unlock()
-	if !lose.lost {
-		t.Error("no claim answer was lost: the test proved nothing")
+			wait.Until(t, 30*time.Second, "once to succeed", func() bool { return stateOf(t, env, "r1", "once") == core.TISuccess })
+			if ti := env.TI(t, tis[0].ID); ti.TryNumber != 1 || ti.WorkerID != "w1" {
+				t.Errorf("once ended on try %d by %q, want its first by w1", ti.TryNumber, ti.WorkerID)
+			}
+			want := "ran\n"
+			if later {
+				want += "ran\n"
+			}
+			if b, err := os.ReadFile(runs); err != nil || string(b) != want {
+				t.Errorf("the command's runs: %q, %v; want %q", b, err, want)
+			}
+			lose.mu.Lock()
+			defer lose.mu.Unlock()
+			if !lose.lost {
+				t.Error("no claim answer was lost: the test proved nothing")
+			}
+		})
 	}
 }
 

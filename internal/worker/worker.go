@@ -224,18 +224,23 @@ func (w *Worker) Start(ctx context.Context) error {
 	claimCtx, stopClaims := context.WithCancel(ctx)
 	wg.Go(func() { w.claimCallbacks(claimCtx, taskCtx, &wg) })
 	var refused error // the api-server refused the worker's credential: no retry helps
+	// Reclaim: a claim whose answer was lost (its api-server died before
+	// answering, the connection broke) comes back at the next claim rather
+	// than after the heartbeat timeout released it, and so do the claims of
+	// this worker's previous life. Only the first claim and one after a
+	// failed claim can have lost an answer (the client's own retries of a
+	// claim reclaim too): the others skip the look-up.
+	reclaim := true
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
 			break
 		}
-		// Reclaim: a claim whose answer was lost (its api-server died
-		// before answering) comes back now rather than after the heartbeat
-		// timeout released it. Start: the claimed tries start at once,
-		// saving each a run call.
+		// Start: the claimed tries start at once, saving each a run call.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: true, Holding: w.mine.list(),
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
+		reclaim = err != nil
 		for range free - len(wls) {
 			<-slots
 		}
