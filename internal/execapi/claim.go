@@ -28,8 +28,8 @@ func ownWorker(workerID *string, c *auth.Claims) error {
 const maxHolding = 10000
 
 // claim serves POST /execution/workloads/claim: it claims up to limit queued
-// task instances for the worker, long-polling (woken by ChannelQueued, never
-// a busy loop) until one is available or wait_seconds pass. With reclaim,
+// task instances for the worker, long-polling (woken by ChannelQueued, and
+// ChannelCallbacks when it claims callbacks too; never a busy loop) until one is available or wait_seconds pass. With reclaim,
 // the worker's own unstarted claims it does not list as holding come
 // first (docs/state-machines.md#dead-workers).
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
@@ -62,7 +62,15 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	defer cancel()
 	// Subscribe before the first attempt so that a notify between the
 	// attempt and the wait is not lost.
-	wake := s.st.Subscribe(ctx, store.ChannelQueued)
+	// A worker's task loop and its callback loop claim apart: each is woken
+	// by its own kind of work only.
+	var wake, callbacks <-chan struct{}
+	if req.Limit > 0 {
+		wake = s.st.Subscribe(ctx, store.ChannelQueued)
+	}
+	if req.CallbackLimit > 0 {
+		callbacks = s.st.Subscribe(ctx, store.ChannelCallbacks)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
@@ -95,6 +103,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		}
 		select {
 		case <-wake:
+		case <-callbacks:
 		case <-timer.C:
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
 			return nil

@@ -132,6 +132,59 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	}
 }
 
+// A worker's callback loop waits for callbacks only: its claim is woken by
+// a fired callback and not subscribed to the queued task instances (each
+// task queued would otherwise wake it for nothing), and a task claim is
+// not woken by callbacks.
+func TestCallbackClaimWakesOnCallbacks(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 2)}
+	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	tok, _ := env.Tokens.IssueWorker("w1", 0)
+	c := execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
+
+	run, _ := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := make(chan *execclient.ClaimResponse, 1)
+	go func() {
+		// Waits far longer than the test takes unless woken by the notify.
+		res, err := c.ClaimAll(ctx, execclient.ClaimRequest{CallbackLimit: 1, WaitSeconds: 3600})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res
+	}()
+	if ch := <-sig.subscribed; ch != store.ChannelCallbacks {
+		t.Fatalf("a callback claim subscribed to %s, want %s only", ch, store.ChannelCallbacks)
+	}
+	cb := core.Callback{Level: core.CallbackDag, Event: core.OnFailure, DagID: "d", RunID: "r1", DagRunID: run.ID,
+		MapIndex: core.NoMapIndex, Spec: core.CallbackSpec{Command: "notify"}, Outcome: "failed", State: core.CallbackQueued}
+	if err := env.Store.CallbackInsert(ctx, []core.Callback{cb}, env.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-got; res == nil || len(res.Callbacks) != 1 || len(res.Workloads) != 0 {
+		t.Fatalf("woken callback claim = %+v, want the callback", res)
+	}
+	select {
+	case ch := <-sig.subscribed:
+		t.Fatalf("a callback claim also subscribed to %s", ch)
+	default:
+	}
+	if _, err := c.ClaimAll(ctx, execclient.ClaimRequest{Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ch := <-sig.subscribed; ch != store.ChannelQueued {
+		t.Fatalf("a task claim subscribed to %s, want %s", ch, store.ChannelQueued)
+	}
+	select {
+	case ch := <-sig.subscribed:
+		t.Fatalf("a task claim also subscribed to %s", ch)
+	default:
+	}
+}
+
 // TestClaimLongPollEndsWhenTheServerDrains: once the api-server begins to
 // shut down (the drain channel of its requests' base context closes), a
 // claim waiting in its long poll answers at once with no work, so the

@@ -12,7 +12,7 @@ import (
 type CallbackStore interface {
 	// CallbackInsert records fired callbacks as queued. Call it in the
 	// transaction of the compare-and-set state change that fires them (a
-	// replayed change then fires nothing); it notifies ChannelQueued.
+	// replayed change then fires nothing); it notifies ChannelCallbacks.
 	CallbackInsert(ctx context.Context, cbs []core.Callback, now time.Time) error
 	// CallbackClaim marks up to p.Limit queued callbacks, oldest first, as
 	// running for p.WorkerID and counts an attempt for each; concurrent

@@ -58,6 +58,7 @@ const (
 	ChannelScheduler = "weir_scheduler" // a run was created, finished or changed, a DAG or asset changed: schedule now
 	ChannelTasks     = "weir_tasks"     // a try of a task without outlets ended: schedule its run's next tasks
 	ChannelQueued    = "weir_queued"    // task instances were queued: workers, claim now
+	ChannelCallbacks = "weir_callbacks" // fired callbacks were queued: workers' callback loops, claim now
 	ChannelTrigger   = "weir_trigger"   // a trigger was created: triggerers, claim now
 	ChannelStream    = "weir_stream"    // stream events were appended or consumed: waiting producers and consumers, look
 )

@@ -61,7 +61,7 @@ func (s *Store) CallbackInsert(ctx context.Context, cbs []core.Callback, now tim
 			return s.wrap(err, "record %s callback of %s/%s", cb.Event, cb.DagID, cb.RunID)
 		}
 	}
-	return s.Notify(ctx, store.ChannelQueued)
+	return s.Notify(ctx, store.ChannelCallbacks)
 }
 
 // CallbackClaim marks up to p.Limit queued callbacks as running for
@@ -143,7 +143,7 @@ func (s *Store) CallbackRequeueStale(ctx context.Context, p *store.CallbackStale
 		n, _ = res.RowsAffected()
 		failed = int(n)
 		if requeued > 0 {
-			return tx.Notify(ctx, store.ChannelQueued)
+			return tx.Notify(ctx, store.ChannelCallbacks)
 		}
 		return nil
 	})
