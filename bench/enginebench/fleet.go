@@ -51,7 +51,7 @@ func startFleet(ctx context.Context, o *options, rep int, extraEnv ...string) (*
 
 // launchFleet fills s: its home, database, processes and logged-in client.
 func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extraEnv []string) error {
-	home, err := os.MkdirTemp("", "enginebench-fleet-")
+	home, err := os.MkdirTemp(o.homes, "enginebench-fleet-")
 	if err != nil {
 		return err
 	}

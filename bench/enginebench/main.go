@@ -40,6 +40,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -97,6 +98,16 @@ func serve(args []string) int {
 	return cli.Run(ctx, append([]string{"standalone"}, args...), cli.Options{DAGs: dags, Functions: reg})
 }
 
+// defaultHomes is where the repetitions' homes go unless -homes says: a
+// folder under the user's home, as weir's default home ($HOME/weir), not
+// /tmp.
+func defaultHomes() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "weir-enginebench")
+	}
+	return os.TempDir()
+}
+
 // Sizes of the scenarios.
 const (
 	wideTasks = 1000
@@ -146,6 +157,7 @@ type options struct {
 	reps                             int
 	workers                          int // > 0: separate processes, this many workers (fleet.go)
 	keep, verbose                    bool
+	homes                            string // the folder the repetitions' homes are made in
 	timeout                          time.Duration
 	deferLead, deferWindow           time.Duration
 }
@@ -161,6 +173,9 @@ func drive(args []string) error {
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per scenario (the median is reported)")
 	fs.IntVar(&o.workers, "workers", 0, "PostgreSQL: run an api-server, a scheduler and this many worker processes instead of one standalone (0)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
+	fs.StringVar(&o.homes, "homes", defaultHomes(), "make each repetition's home (database, logs, run folder) in this folder; "+
+		"the default is under $HOME, where weir's own default home is (on some file systems creating a file costs "+
+		"several times more in /tmp: docs/benchmarks.md)")
 	fs.BoolVar(&o.verbose, "v", false, "print the standalone's output")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
 	fs.DurationVar(&o.deferLead, "defer-lead", 60*time.Second, "defer10k: the smallest delta (time for all 10,000 triggers to be created and claimed)")
@@ -171,8 +186,11 @@ func drive(args []string) error {
 	if o.engine == "postgres" && o.dsn == "" {
 		return errors.New("-engine postgres needs -dsn or WEIR_BENCH_POSTGRES_DSN")
 	}
+	if err := os.MkdirAll(o.homes, 0o750); err != nil {
+		return fmt.Errorf("-homes: %w", err)
+	}
 	host, _ := os.Hostname()
-	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion())
+	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s homes=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion(), o.homes)
 	var spawns *spawnBaseline
 	if o.kind == "bash" {
 		b, err := measureSpawns(300)

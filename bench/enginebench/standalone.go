@@ -35,7 +35,7 @@ func startStandalone(ctx context.Context, o *options, rep int, extraEnv ...strin
 			s = nil
 		}
 	}()
-	if s.home, err = os.MkdirTemp("", "enginebench-"); err != nil {
+	if s.home, err = os.MkdirTemp(o.homes, "enginebench-"); err != nil {
 		return s, err
 	}
 	if !o.keep {
