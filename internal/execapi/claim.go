@@ -76,11 +76,11 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
 		Reclaim: req.Reclaim, Holding: req.Holding}
 	if req.Start != nil {
-		claim.Hostname, claim.PID = req.Start.Hostname, req.Start.PID
+		claim.Hostname, claim.PID, claim.Start = req.Start.Hostname, req.Start.PID, true
 	}
 	for {
 		claim.Now = s.clock.Now()
-		tis, err := s.st.TaskInstanceClaim(ctx, &claim)
+		tis, err := s.svc.ClaimTries(ctx, &claim)
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
 		}
@@ -95,7 +95,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			}
 			if req.Start != nil {
 				for i := range wls {
-					s.startClaimed(ctx, &wls[i], req.WorkerID, req.Start)
+					s.startedRun(ctx, &wls[i])
 				}
 			}
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
@@ -116,25 +116,19 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	}
 }
 
-// startClaimed starts a claimed try for the process that claimed it and
-// gives the workload its run context. A try that does not start here (it
-// changed meanwhile, or the database failed) is left for the worker's run
-// call, which answers why. A running try comes from a reclaim: this
-// process started it and lost the answer.
-func (s *server) startClaimed(ctx context.Context, wl *execclient.Workload, workerID string, by *execclient.RunRequest) {
-	ti := &wl.TI
-	if ti.State != core.TIRunning {
-		var err error
-		if ti, err = s.svc.StartTry(ctx, &store.TaskInstanceStartParams{ID: wl.TI.ID, WorkerID: workerID,
-			Hostname: by.Hostname, PID: by.PID, Now: s.clock.Now()}, wl.TI.DagVersionID); err != nil {
-			return
-		}
+// startedRun gives the workload of a try the claim started (or a reclaim
+// returned running: this process started it and lost the answer) its run
+// context. A workload left without one (the database failed) makes the
+// worker call run, which answers with the try it started.
+func (s *server) startedRun(ctx context.Context, wl *execclient.Workload) {
+	if wl.TI.State != core.TIRunning {
+		return
 	}
-	rc, err := s.runContext(ctx, ti, &wl.DagRun)
+	rc, err := s.runContext(ctx, &wl.TI, &wl.DagRun)
 	if err != nil {
 		return
 	}
-	wl.TI, wl.Run = *ti, rc
+	wl.Run = rc
 }
 
 // workloads builds the workload of every claimed instance.

@@ -9,9 +9,9 @@ import (
 )
 
 // storePort is what the Execution API's handlers use of the store (package store
-// documents each method): the worker's own steps (claim, start, heartbeat,
-// XCom, alias additions) and reads; finishing a try and state go through
-// their services. *sqlstore.Store and every store.Store satisfy it.
+// documents each method): the worker's own steps (heartbeat, XCom, alias
+// additions) and reads; claiming, starting and finishing a try and state go
+// through their services. *sqlstore.Store and every store.Store satisfy it.
 type storePort interface {
 	AssetAliasEventAdd(ctx context.Context, p *store.AssetAliasEventParams) error
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
@@ -25,11 +25,9 @@ type storePort interface {
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	StateTry(ctx context.Context, id string) (*store.StateTry, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
-	TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error)
 	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
 	VariableGet(ctx context.Context, key string) (*core.Variable, error)
 	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
-	TaskInstanceStart(ctx context.Context, p *store.TaskInstanceStartParams) (*core.TaskInstance, error)
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 	XComSet(ctx context.Context, x *core.XCom) error

@@ -48,6 +48,42 @@ func (s *Service) StartTry(ctx context.Context, p *store.TaskInstanceStartParams
 	return started, nil
 }
 
+// ClaimTries claims work for a worker (store.TaskInstanceClaim). With
+// p.Start the claimed tries start in the claim's statement and, as
+// StartTry does, the on_execute callbacks of those that begin (not a
+// resumption after a deferral) are fired in its transaction.
+func (s *Service) ClaimTries(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
+	if !p.Start {
+		return s.st.TaskInstanceClaim(ctx, p)
+	}
+	var claimed []core.TaskInstance
+	err := s.st.WithTx(ctx, func(tx store.Store) error {
+		q := *p
+		q.Started = func(started []core.TaskInstance) error {
+			var fired []core.Callback
+			for i := range started {
+				ti := &started[i]
+				if resuming(ti) {
+					continue
+				}
+				v, err := s.DagVersion(ctx, ti.DagVersionID)
+				if err != nil {
+					return err
+				}
+				fired = append(fired, callback.FireForTry(v.Spec.Task(ti.TaskID), ti, core.TIRunning)...)
+			}
+			if len(fired) == 0 {
+				return nil
+			}
+			return tx.CallbackInsert(ctx, fired, p.Now)
+		}
+		var err error
+		claimed, err = tx.TaskInstanceClaim(ctx, &q)
+		return err
+	})
+	return claimed, err
+}
+
 // resuming reports whether a started try resumes after a deferral.
 func resuming(ti *core.TaskInstance) bool {
 	return ti.NextMethod != "" || ti.NextEvent != nil || ti.NextKwargs != nil

@@ -89,6 +89,45 @@ func TestCallbacksFireWithTheirStateChange(t *testing.T) {
 	}
 }
 
+// TestClaimTriesFiresOnExecuteWithTheStart: a claim that starts its tries
+// fires their on_execute callbacks in its transaction, once: a reclaim that
+// returns the started tries (a lost answer) fires nothing again.
+func TestClaimTriesFiresOnExecuteWithTheStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	svc := newSvc(st, clk)
+	cmd := []core.CallbackSpec{{Command: "echo"}}
+	dag := core.DAG{DagID: "cb", Tasks: []core.Task{
+		{TaskID: "a", Operator: "noop", Callbacks: &core.Callbacks{OnExecute: cmd}},
+		{TaskID: "b", Operator: "noop"},
+	}}
+	syncDAG(t, st, dag)
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tis := listTIs(t, st, run.ID)
+	if _, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis["a"].ID, tis["b"].ID}, To: core.TIQueued, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	claim := store.TaskInstanceClaimParams{WorkerID: "w", Limit: 2, Hostname: "h", PID: 7, Start: true, Now: t0}
+	for range 2 { // the second is the worker's reclaim after a lost answer
+		got, err := svc.ClaimTries(ctx, &claim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].State != core.TIRunning || got[1].State != core.TIRunning {
+			t.Fatalf("claimed %v, want a and b running", got)
+		}
+		claim.Reclaim = true
+	}
+	if got, want := fmt.Sprint(firedCallbacks(t, st, run)), "[a:on_execute:1]"; got != want {
+		t.Fatalf("fired %s, want %s", got, want)
+	}
+}
+
 // TestFailedOverTryFiresOnRetryOnlyWhenItsRetryBegins: a try failed over
 // for missed heartbeats fires on_retry when its retry begins, not at the
 // failover, so one whose worker reports success late fires on_success

@@ -440,6 +440,14 @@ type TaskInstanceClaimParams struct {
 	// (running), not claimed again; PID 0 = none.
 	Hostname string
 	PID      int
+	// Start starts every try the statement claims for the process
+	// Hostname and PID, as TaskInstanceStart would, in the same statement
+	// (they are returned running), and then calls Started, if set, with
+	// them (not with the running tries a reclaim returns as they are): run
+	// in a transaction, it fires their on_execute callbacks with the start
+	// (service.ClaimTries).
+	Start   bool
+	Started func(started []core.TaskInstance) error
 }
 
 // TaskInstanceStartParams starts a claimed try.

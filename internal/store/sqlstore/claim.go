@@ -20,7 +20,8 @@ import (
 // p.Reclaim the worker's own queued claims that it does not hold (the
 // answer to an earlier claim was lost) come first, claimed again; with
 // p.PID too, before them, the running tries that process started and does
-// not hold, as they are.
+// not hold, as they are. With p.Start the claimed tries are started in the
+// same statement.
 func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -49,6 +50,11 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		}
 	}
 	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit - len(started)}}
+	start := ""
+	if p.Start {
+		b.args = append(b.args, p.Hostname, p.PID) // $4, $5
+		start = qTIClaimStart
+	}
 	reclaim, first := "", ""
 	if p.Reclaim {
 		held := ""
@@ -57,12 +63,17 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		}
 		reclaim, first = fmt.Sprintf(qTIReclaim, held), "worker_id IS NULL, "
 	}
-	query := fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock)
+	query := fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock, start)
 	tis, err := s.queryTIs(ctx, s.writer(), "claim task instances for worker "+p.WorkerID, query, b.args...)
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(tis, func(i, j int) bool { return claimOrder(&tis[i], &tis[j]) })
+	if p.Start && p.Started != nil && len(tis) > 0 {
+		if err := p.Started(tis); err != nil {
+			return nil, err
+		}
+	}
 	return append(started, tis...), nil
 }
 
@@ -86,7 +97,7 @@ func claimOrder(a, b *core.TaskInstance) bool {
 
 // TaskInstanceStart moves a queued instance claimed by p.WorkerID to running.
 func (s *Store) TaskInstanceStart(ctx context.Context, p *store.TaskInstanceStartParams) (*core.TaskInstance, error) {
-	ti, err := scanTI(s.writer().QueryRowContext(ctx, qTIStart, p.ID, p.WorkerID, p.Hostname, p.PID, micros(p.Now)))
+	ti, err := scanTI(s.writer().QueryRowContext(ctx, qTIStart, p.ID, micros(p.Now), p.WorkerID, p.Hostname, p.PID))
 	if err == nil {
 		return ti, nil
 	}

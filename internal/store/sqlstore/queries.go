@@ -133,13 +133,13 @@ const (
 	// LIMIT may be re-evaluated by PostgreSQL and exceed the limit); the
 	// outer conditions re-check each row after a concurrent update.
 	// The first %s is the reclaim condition (qTIReclaim or nothing), the
-	// second the queues, the third the order's reclaim key, the last the
-	// dialect's row lock.
+	// second the queues, the third the order's reclaim key, the fourth the
+	// dialect's row lock, the last the start (qTIClaimStart or nothing).
 	qTIClaim = `WITH picked AS MATERIALIZED (
 			SELECT id FROM task_instance
 			WHERE state = 'queued' AND (worker_id IS NULL%s) AND queue IN (%s)
 			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)
-		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2
+		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
 		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols
 	// qTIReclaim adds the worker's own unstarted claims, except those it
@@ -152,11 +152,16 @@ const (
 		ORDER BY id LIMIT $4`
 	// qTIStart keeps the start_date of a try resuming after a deferral (its
 	// duration includes the wait, as in Airflow).
-	qTIStart = `UPDATE task_instance SET state = 'running', hostname = $3, pid = $4,
-		start_date = CASE WHEN next_method <> '' OR next_event IS NOT NULL THEN COALESCE(start_date, $5) ELSE $5 END,
-		last_heartbeat = $5, end_date = NULL, updated_at = $5
-		WHERE id = $1 AND state = 'queued' AND worker_id = $2
+	qTIStart = `UPDATE task_instance SET ` + tiStartSet + `, updated_at = $2
+		WHERE id = $1 AND state = 'queued' AND worker_id = $3
 		RETURNING ` + tiCols
+	// qTIClaimStart starts what qTIClaim claims ($4, $5: hostname, pid).
+	qTIClaimStart = `, ` + tiStartSet
+	// tiStartSet moves a try to running for a process: $2 the time, $4
+	// the hostname, $5 the pid.
+	tiStartSet = `state = 'running', hostname = $4, pid = $5,
+		start_date = CASE WHEN next_method <> '' OR next_event IS NOT NULL THEN COALESCE(start_date, $2) ELSE $2 END,
+		last_heartbeat = $2, end_date = NULL`
 	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
 	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
 		failed_over = $6 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)`

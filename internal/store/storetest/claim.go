@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/google/go-cmp/cmp"
@@ -379,5 +380,63 @@ func testClaimReclaimStarted(t *testing.T, f *fixture) {
 		if ti.State == core.TIRunning {
 			t.Errorf("reclaim without a pid returned the running %s", ti.TaskID)
 		}
+	}
+}
+
+// testClaimStarts: a claim with Start starts what it claims for the
+// process in the same statement (running, its host and pid, started and
+// heartbeating now), tells Started exactly those (not the running tries a
+// reclaim returns as they are), and an error from Started fails the claim:
+// in a transaction nothing is claimed or started.
+func testClaimStarts(t *testing.T, f *fixture) {
+	first, second, later := newTI("first", core.TIQueued), newTI("second", core.TIQueued), newTI("later", core.TIQueued)
+	first.PriorityWeight, second.PriorityWeight = 2, 1
+	f.run("etl", "r1", first, second, later)
+	var told []string
+	p := store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 1, Hostname: "h1", PID: 100, Start: true, Now: f.now,
+		Started: func(tis []core.TaskInstance) error {
+			told = append(told, taskIDs(tis)...)
+			return nil
+		}}
+	got, err := f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "claim and start")
+	if len(got) != 1 || got[0].TaskID != "first" {
+		t.Fatalf("claim = %v, want [first]", taskIDs(got))
+	}
+	ti := f.get(first.ID)
+	if ti.State != core.TIRunning || ti.WorkerID != "w1" || ti.Hostname != "h1" || ti.PID != 100 ||
+		ti.StartDate == nil || !ti.StartDate.Equal(f.now) || ti.LastHeartbeat == nil || !ti.LastHeartbeat.Equal(f.now) || ti.EndDate != nil {
+		t.Errorf("started try = %s by %q on %s/%d, start %v, heartbeat %v, end %v; want running by w1 on h1/100 started and beating now",
+			ti.State, ti.WorkerID, ti.Hostname, ti.PID, ti.StartDate, ti.LastHeartbeat, ti.EndDate)
+	}
+	if got[0].State != core.TIRunning || got[0].Hostname != "h1" {
+		t.Errorf("the claim returned %s on %q, want the try as started", got[0].State, got[0].Hostname)
+	}
+
+	// A reclaim returns first, as it is, the try this process started: it
+	// is not started again nor told.
+	told = nil
+	p.Reclaim, p.Limit = true, 2
+	got, err = f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "reclaim and start")
+	if ids := taskIDs(got); len(got) != 2 || got[0].TaskID != "first" || got[1].TaskID != "second" || got[1].State != core.TIRunning {
+		t.Fatalf("reclaim = %v, want [first second], second started", ids)
+	}
+	if len(told) != 1 || told[0] != "second" {
+		t.Errorf("Started was told %v, want [second] only", told)
+	}
+
+	// Started fails: the claim fails, and its transaction rolls back.
+	p.Reclaim, p.Limit = false, 1
+	p.Started = func([]core.TaskInstance) error { return errors.New("boom") }
+	err = f.st.WithTx(f.ctx, func(tx store.Store) error {
+		_, err := tx.TaskInstanceClaim(f.ctx, &p)
+		return err
+	})
+	if err == nil {
+		t.Fatal("a claim whose Started failed succeeded")
+	}
+	if ti := f.get(later.ID); ti.State != core.TIQueued || ti.WorkerID != "" || ti.StartDate != nil {
+		t.Errorf("after a failed claim later is %s by %q started %v, want queued, unclaimed", ti.State, ti.WorkerID, ti.StartDate)
 	}
 }

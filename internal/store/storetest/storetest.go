@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimExclusiveConcurrent", testClaimExclusiveConcurrent},
 		{"ClaimReclaim", testClaimReclaim},
 		{"ClaimReclaimStarted", testClaimReclaimStarted},
+		{"ClaimStarts", testClaimStarts},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
