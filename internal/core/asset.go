@@ -39,6 +39,17 @@ type AssetRef struct {
 // Concrete reports whether the reference names an asset rather than an alias.
 func (r AssetRef) Concrete() bool { return r.Alias == "" }
 
+// HasAliasOutlet reports whether the task declares an alias among its
+// outlets (only then can its tries add events to aliases).
+func (t *Task) HasAliasOutlet() bool {
+	for _, r := range t.Outlets {
+		if !r.Concrete() {
+			return true
+		}
+	}
+	return false
+}
+
 // String formats the reference as written in a DAG file: the name, uri:U or
 // alias:A.
 func (r AssetRef) String() string {

@@ -78,7 +78,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
 	}
 	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next,
-		ClearTaskState: clearState, FailedOver: failedOver}
+		ClearTaskState: clearState, FailedOver: failedOver, NoAliases: task != nil && !task.HasAliasOutlet()}
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}

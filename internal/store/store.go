@@ -480,6 +480,10 @@ type TaskInstanceFinishParams struct {
 	// transaction when State is success ([state_store] clear_on_success,
 	// docs/requirements.md#ts-4).
 	ClearTaskState bool
+	// NoAliases says the try's task declares no alias outlet, so the try
+	// has no alias additions to record or drop: their look-up is skipped
+	// (and, with nothing else to record, the transaction).
+	NoAliases bool
 }
 
 // ActiveCounts are the occupied slots used by the scheduler's limits.

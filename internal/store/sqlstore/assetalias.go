@@ -192,9 +192,12 @@ func (s *Store) AssetAliasEventList(ctx context.Context, tiID string) ([]store.A
 // dropped.
 func (s *Store) finishOutletEvents(ctx context.Context, p *store.TaskInstanceFinishParams) error {
 	what := fmt.Sprintf("record outlet events of task instance %s", p.ID)
-	pending, err := s.AssetAliasEventList(ctx, p.ID)
-	if err != nil {
-		return err
+	var pending []store.AssetAliasEvent
+	if !p.NoAliases {
+		var err error
+		if pending, err = s.AssetAliasEventList(ctx, p.ID); err != nil {
+			return err
+		}
 	}
 	if len(pending) > 0 {
 		if _, err := s.tx.ExecContext(ctx, qAliasEventDelete, p.ID); err != nil {

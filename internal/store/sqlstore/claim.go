@@ -146,12 +146,18 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 			return tx.TaskInstanceFinish(ctx, &rest)
 		})
 	}
+	finish := func(s *Store) error {
+		return s.inStateOnly(ctx, what, p.ID, from, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from),
+			p.FailedOver && p.State == core.TIUpForRetry)
+	}
+	if p.NoAliases && (p.State != core.TISuccess || len(p.OutletEvents) == 0) {
+		return finish(s) // nothing to record with the end
+	}
 	// Outlet events (declared outlets and the try's additions to alias
 	// outlets) commit with the success transition, or not at all; any other
 	// end drops the additions (docs/assets.md).
 	return s.inTx(ctx, func(tx *Store) error {
-		if err := tx.inStateOnly(ctx, what, p.ID, from, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from),
-			p.FailedOver && p.State == core.TIUpForRetry); err != nil {
+		if err := finish(tx); err != nil {
 			return err
 		}
 		return tx.finishOutletEvents(ctx, p)

@@ -131,6 +131,8 @@ func testStartHeartbeatFinish(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrConflict, "start unclaimed")
 	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess, Now: f.now}),
 		core.ErrConflict, "finish before start")
+	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess, Now: f.now, NoAliases: true}),
+		core.ErrConflict, "finish before start (a task without alias outlets: no transaction)")
 	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, f.now), core.ErrConflict, "heartbeat before start")
 
 	ti, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w1", Hostname: "host1",
@@ -150,13 +152,15 @@ func testStartHeartbeatFinish(t *testing.T, f *fixture) {
 	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIRunning, Now: f.now}),
 		core.ErrInvalid, "finish as running")
 	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TISuccess,
-		Now: f.at(2 * time.Minute)}), "finish")
+		Now: f.at(2 * time.Minute), NoAliases: true}), "finish")
 	got := f.get(a.ID)
 	if got.State != core.TISuccess || got.EndDate == nil || got.Duration() != 2*time.Minute-time.Second {
 		t.Errorf("finished = state %s end %v duration %v", got.State, got.EndDate, got.Duration())
 	}
 	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIFailed, Now: f.now}),
 		core.ErrConflict, "finish twice")
+	wantErr(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIFailed, Now: f.now, NoAliases: true}),
+		core.ErrConflict, "finish twice (no aliases)")
 	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, f.now), core.ErrConflict, "heartbeat after finish")
 	wantErr(t, f.st.TaskInstanceHeartbeat(f.ctx, unknownID, f.now), core.ErrNotFound, "heartbeat unknown")
 	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: unknownID, WorkerID: "w1", Now: f.now})
