@@ -1,10 +1,15 @@
 package scheduler_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // wide returns a DAG of n independent tasks with the given task settings.
@@ -167,4 +172,31 @@ func TestOnlyDagIDConfinesTheScheduler(t *testing.T) {
 	if ids := h.runIDs("other"); len(ids) != 1 {
 		t.Errorf("other DAG has runs %v, want only the manual one (no scheduled runs)", ids)
 	}
+}
+
+// A pool resized while the scheduler runs takes effect at once: the
+// change wakes a whole pass, which reads the pools again (the light passes
+// of tries' ends use what the last whole pass read).
+func TestPoolResizeTakesEffectAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, wide("pooled", 3, core.Task{Pool: "p"}))
+	svc := h.svc(core.SystemClock{})
+	slots := 1
+	if _, err := svc.SavePool(h.ctx, core.System, service.PoolChange{Name: "p", Slots: &slots, Mode: service.PoolCreate}); err != nil {
+		t.Fatal(err)
+	}
+	// A long poll interval: only a notification can wake the loop in time.
+	s := &scheduler.Scheduler{Store: h.st, Clock: core.SystemClock{}, Config: scheduler.Config{PollInterval: time.Hour}}
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	go func() { _ = s.Start(ctx) }()
+	queued := h.st.Subscribe(ctx, store.ChannelQueued)
+	run := h.trigger("pooled")
+	waitFor(t, queued, func() bool { n, _ := h.active(run); return n == 1 })
+
+	slots = 3
+	if _, err := svc.SavePool(h.ctx, core.System, service.PoolChange{Name: "p", Slots: &slots, Mode: service.PoolUpdate}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, queued, func() bool { n, _ := h.active(run); return n == 3 })
 }

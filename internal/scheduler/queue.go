@@ -23,9 +23,22 @@ import (
 //
 // Several schedulers queue one at a time (store.WithQueueLock), so the
 // limits computed here hold across them.
-func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
+//
+// A whole pass reads the pools and keeps them for the light passes that
+// follow (a pool's change or removal wakes a whole pass, as the pause
+// flags' do).
+func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time, full bool) error {
 	before := s.tally.queued
-	err := s.Store.WithQueueLock(ctx, func(st store.Store) error { return s.queueLocked(ctx, st, now) })
+	err := s.Store.WithQueueLock(ctx, func(st store.Store) error {
+		if full || s.pools == nil {
+			pools, err := st.PoolList(ctx, &store.PoolListParams{})
+			if err != nil {
+				return fmt.Errorf("list pools: %w", err)
+			}
+			s.pools = pools
+		}
+		return s.queueLocked(ctx, st, now)
+	})
 	if err != nil {
 		s.tally.queued = before // rolled back: nothing was queued
 	}
@@ -34,12 +47,8 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time) error {
 
 // queueLocked is queueScheduled's work, reading and writing through st.
 func (s *Scheduler) queueLocked(ctx context.Context, st store.Store, now time.Time) error {
-	pools, err := st.PoolList(ctx, &store.PoolListParams{})
-	if err != nil {
-		return fmt.Errorf("list pools: %w", err)
-	}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
-	for _, p := range pools {
+	for _, p := range s.pools {
 		slots[p.Name] = p.Slots
 	}
 	active, err := st.TaskInstanceActiveCounts(ctx)

@@ -101,6 +101,7 @@ type Scheduler struct {
 	// Kept by the last whole pass for the light passes (guarded by passMu):
 	running   []core.DagRun // the running runs; nil = the next pass is whole
 	paused    held          // the DAGs' pause flags
+	pools     []core.Pool   // the pools (queueScheduled)
 	wholeNext time.Time     // when the whole pass wanted the next one at the latest
 	stop      context.CancelFunc
 }
@@ -268,7 +269,7 @@ func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 		}
 		s.wholeNext = res.next
 	}
-	if err := s.queueScheduled(ctx, now); err != nil {
+	if err := s.queueScheduled(ctx, now, full); err != nil {
 		return res, err
 	}
 	return res, nil

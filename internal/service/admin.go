@@ -91,7 +91,8 @@ func (s *Service) DeletePool(ctx context.Context, actor core.Actor, name string)
 	if name == core.DefaultPool {
 		return fmt.Errorf("pool %q cannot be deleted: tasks that name no pool use it: %w", core.DefaultPool, core.ErrInvalid)
 	}
-	c := &change{actor: actor, need: core.RoleAdmin, action: audit.PoolDelete, target: name}
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.PoolDelete, target: name,
+		notify: []string{store.ChannelScheduler}} // the schedulers read the pools again
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
 		if _, err := poolGet(ctx, tx, name); err != nil {
 			return err
