@@ -3,35 +3,20 @@ package dagfile
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
-// compiledSchema is Schema, compiled once.
-var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("dag-file.schema.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("dag-file.schema.json")
-})
+// schemaRules is Schema, compiled once.
+var schemaRules = sync.OnceValues(func() (*rule, error) { return compileRules(Schema) })
 
 // schemaProblems validates a document against the published JSON Schema.
 // The loader's own checks run first and give the precise messages; this
 // pass makes the schema binding, so a file an editor flags is never loaded.
 func schemaProblems(file string, doc *node) []Problem {
-	s, err := compiledSchema()
+	s, err := schemaRules()
 	if err != nil {
 		return []Problem{{File: file, Msg: fmt.Sprintf("the DAG file schema does not compile: %v", err)}}
 	}
@@ -40,38 +25,33 @@ func schemaProblems(file string, doc *node) []Problem {
 	if !ok {
 		return nil // too large: the decoder has reported it
 	}
-	b, err := json.Marshal(v)
+	inst, err := jsonValue(v)
 	if err != nil {
 		return []Problem{{File: file, Line: doc.pos.line, Col: doc.pos.col, Msg: err.Error()}}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return []Problem{{File: file, Line: doc.pos.line, Col: doc.pos.col, Msg: err.Error()}}
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(s.Validate(inst), &ve) {
+	var out []Problem
+	if s.matches(inst) {
 		return nil
 	}
-	printer := message.NewPrinter(language.English)
-	var out []Problem
-	for _, leaf := range leaves(ve) {
-		n, path := locateInstance(doc, leaf.InstanceLocation)
+	for _, bad := range (checker{}).check(s, inst, nil) {
+		n, path := locateInstance(doc, bad.at)
 		out = append(out, Problem{File: file, Line: n.pos.line, Col: n.pos.col, Path: path,
-			Msg: "does not match the DAG file schema: " + leaf.ErrorKind.LocalizedString(printer)})
+			Msg: "does not match the DAG file schema: " + bad.msg()})
 	}
 	return out
 }
 
-// leaves returns the innermost causes of a validation error.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
+// jsonValue returns v as JSON gives it back (numbers as json.Number), the
+// form the schema is checked on.
+func jsonValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	return out, dec.Decode(&out)
 }
 
 // locateInstance follows a JSON pointer's tokens through the YAML tree and
