@@ -280,7 +280,7 @@ func mutations(doc any) []any {
 		switch v := v.(type) {
 		case map[string]any:
 			out = append(out, set(withKey(v, "unknown_field", "x")))
-			for _, k := range sortedNames(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				out = append(out, set(withoutKey(v, k)))
 				walk(v[k], func(nv any) any { return set(withKey(v, k, nv)) })
 			}

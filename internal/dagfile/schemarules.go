@@ -3,10 +3,11 @@ package dagfile
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"math/big"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -238,7 +239,7 @@ func (c checker) check(r *rule, v any, at []string) []violation {
 			return out
 		}
 		for i, item := range v {
-			if r.items != nil && add(c.check(r.items, item, appendAt(at, strconv.Itoa(i)))...) {
+			if r.items != nil && add(c.check(r.items, item, c.appendAt(at, i))...) {
 				return out
 			}
 		}
@@ -293,7 +294,7 @@ func (c checker) checkObject(r *rule, obj map[string]any, at []string) []violati
 		}})
 	}
 	var extra []string
-	for _, name := range sortedNames(obj) {
+	for name := range c.names(obj) {
 		if c.quick && len(out) > 0 {
 			return out
 		}
@@ -306,7 +307,7 @@ func (c checker) checkObject(r *rule, obj map[string]any, at []string) []violati
 		case p.never && r.properties[name] == nil:
 			extra = append(extra, quote(name))
 		default:
-			out = append(out, c.check(p, obj[name], appendAt(at, name))...)
+			out = append(out, c.check(p, obj[name], c.appendAt(at, name))...)
 		}
 		if r.propertyNames != nil && !r.propertyNames.matches(name) {
 			out = append(out, violation{at, func() string { return "invalid propertyName " + quote(name) }})
@@ -385,18 +386,21 @@ func (r *rule) enumMessage() string {
 	return "value must be one of " + strings.Join(want, ", ")
 }
 
-// appendAt returns at with tok added, never sharing at's array.
-func appendAt(at []string, tok string) []string {
-	return append(at[:len(at):len(at)], tok)
+// appendAt returns at with a name or index added, never sharing at's
+// array; a quick check locates nothing.
+func (c checker) appendAt(at []string, tok any) []string {
+	if c.quick {
+		return nil
+	}
+	return append(at[:len(at):len(at)], fmt.Sprint(tok))
 }
 
-func sortedNames(obj map[string]any) []string {
-	names := make([]string, 0, len(obj))
-	for name := range obj {
-		names = append(names, name)
+// names yields obj's names, sorted for a full check's messages.
+func (c checker) names(obj map[string]any) iter.Seq[string] {
+	if c.quick {
+		return maps.Keys(obj)
 	}
-	slices.Sort(names)
-	return names
+	return slices.Values(slices.Sorted(maps.Keys(obj)))
 }
 
 // typeRank orders type names as validators list them in messages.
