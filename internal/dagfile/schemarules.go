@@ -67,9 +67,12 @@ func compileRules(src []byte) (*rule, error) {
 }
 
 func (c *ruleCompiler) compile(v any, at string) (*rule, error) {
-	r := &rule{minLength: -1, maxLength: -1, minItems: -1, minProperties: -1}
+	r := newRule()
 	return r, c.fill(r, v, at)
 }
+
+// newRule returns a rule without bounds.
+func newRule() *rule { return &rule{minLength: -1, maxLength: -1, minItems: -1, minProperties: -1} }
 
 // fill compiles the subschema v (at the JSON pointer at, for errors) into r.
 func (c *ruleCompiler) fill(r *rule, v any, at string) error {
@@ -166,12 +169,13 @@ func (c *ruleCompiler) resolve(val any, at string) (*rule, error) {
 	target := c.doc
 	for tok := range strings.SplitSeq(ref[2:], "/") {
 		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		m, ok := target.(map[string]any)
+		m, _ := target.(map[string]any)
+		var ok bool
 		if target, ok = m[tok]; !ok {
 			return nil, fmt.Errorf("%s: $ref %q names nothing", at, ref)
 		}
 	}
-	r := &rule{minLength: -1, maxLength: -1, minItems: -1, minProperties: -1}
+	r := newRule()
 	c.refs[ref] = r // before filling: a recursive reference finds it
 	return r, c.fill(r, target, ref)
 }
