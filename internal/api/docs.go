@@ -40,7 +40,9 @@ type docsTag struct {
 	Ops  []docsOp
 }
 
-var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
+// docsPage is parsed when first served, not at every weir process's start.
+var docsPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}} {{.Version}}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
@@ -68,6 +70,7 @@ Authenticate with <code>Authorization: Bearer weir_...</code> or the session coo
 <div class="muted">answers: {{range $i, $r := .Responses}}{{if $i}}, {{end}}{{$r}}{{end}}</div></section>{{end}}{{end}}
 </body></html>
 `))
+})
 
 // docsHandler serves the docs page, rendered once from the API's OpenAPI
 // document.
@@ -120,7 +123,7 @@ func renderDocs(doc *huma.OpenAPI) ([]byte, error) {
 		data.Tags = append(data.Tags, tags[t])
 	}
 	var b bytes.Buffer
-	err := docsPage.Execute(&b, data)
+	err := docsPage().Execute(&b, data)
 	return b.Bytes(), err
 }
 

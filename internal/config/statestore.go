@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/weirflow/weir/internal/objstore"
@@ -51,7 +52,7 @@ func (c *Config) validateStateStore() []error {
 	}
 	switch b := w.StateBackend; {
 	case b == "":
-	case backendName.MatchString(b):
+	case backendName().MatchString(b):
 		if err := CheckStateBackendName(b); err != nil {
 			errs = append(errs, fmt.Errorf("[workers] state_backend: %w; leave it empty for values in the database", err))
 		}
@@ -80,7 +81,7 @@ func (c *Config) validateStateStore() []error {
 const MetastoreBackend = "metastore"
 
 // backendName is the form of a custom state backend's name.
-var backendName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
+var backendName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`) })
 
 // CheckStateBackendName reports whether name can name a custom state
 // backend (weir.WithStateBackend): a letter, then up to 62 letters,
@@ -91,7 +92,7 @@ func CheckStateBackendName(name string) error {
 	if name == MetastoreBackend {
 		return fmt.Errorf("state backend name %q is the built-in default, not a custom backend's", name)
 	}
-	if !backendName.MatchString(name) {
+	if !backendName().MatchString(name) {
 		return fmt.Errorf("state backend name %q: want a letter, then up to 62 letters, digits, \"_\", \"-\" or \".\"", name)
 	}
 	return nil

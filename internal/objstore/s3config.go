@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -53,7 +54,7 @@ type S3Config struct {
 }
 
 // bucketName is S3's rule for new buckets.
-var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+var bucketName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`) })
 
 // Validate returns every problem in c at once; the error wraps
 // core.ErrInvalid.
@@ -62,7 +63,7 @@ func (c S3Config) Validate() error {
 	if c.Endpoint == "" || strings.ContainsAny(c.Endpoint, "/?#@ ") {
 		errs = append(errs, fmt.Errorf("endpoint %q must be host[:port]", c.Endpoint))
 	}
-	if !bucketName.MatchString(c.Bucket) || strings.Contains(c.Bucket, "..") {
+	if !bucketName().MatchString(c.Bucket) || strings.Contains(c.Bucket, "..") {
 		errs = append(errs, fmt.Errorf("bucket name %q must be 3 to 63 lowercase letters, digits, '.' or '-', "+
 			"starting and ending with a letter or digit", c.Bucket))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -34,11 +35,13 @@ type TriggerParams struct {
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
 const maxRunIDLen = 250
 
-var defaultRunIDPattern = regexp.MustCompile(core.DefaultRunIDPattern)
+var defaultRunIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(core.DefaultRunIDPattern) })
 
 // generatedRunID matches the run ids RunID makes, which are accepted
 // whatever the configured pattern (as Airflow accepts its own).
-var generatedRunID = regexp.MustCompile(`^[a-z_]+__\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z(__e\d+)?$`)
+var generatedRunID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z_]+__\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z(__e\d+)?$`)
+})
 
 // NewRun is a validated trigger: every default applied.
 type NewRun struct {
@@ -143,7 +146,7 @@ func normalizeConf(raw json.RawMessage) (json.RawMessage, error) {
 func (r TriggerRules) validateRunID(id string) error {
 	pattern := r.RunIDPattern
 	if pattern == nil {
-		pattern = defaultRunIDPattern
+		pattern = defaultRunIDPattern()
 	}
 	switch {
 	case strings.TrimSpace(id) == "":
@@ -154,7 +157,7 @@ func (r TriggerRules) validateRunID(id string) error {
 		return fmt.Errorf("run_id %q must not contain '/' or '\\': %w", id, core.ErrInvalid)
 	case strings.IndexFunc(id, unicode.IsControl) >= 0:
 		return fmt.Errorf("run_id %q must not contain control characters: %w", id, core.ErrInvalid)
-	case !pattern.MatchString(id) && !generatedRunID.MatchString(id):
+	case !pattern.MatchString(id) && !generatedRunID().MatchString(id):
 		return fmt.Errorf("run_id %q does not match the allowed pattern %s ([scheduler] allowed_run_id_pattern): %w",
 			id, pattern, core.ErrInvalid)
 	}

@@ -47,7 +47,7 @@ func TestRunIDPattern(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run id %q refused: %v", tc.runID, err)
 				}
-				if tc.runID == "" && !defaultRunIDPattern.MatchString(nr.RunID) {
+				if tc.runID == "" && !defaultRunIDPattern().MatchString(nr.RunID) {
 					t.Errorf("generated run id %q does not match the default pattern", nr.RunID)
 				}
 				return
