@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(outcomesEnv); dir != "" {
 		os.Exit(recordOutcomes(dir))
 	}
+	if arg := os.Getenv(crashEnv); arg != "" {
+		os.Exit(crashingWorker(arg))
+	}
 	os.Exit(m.Run())
 }
 
