@@ -2,8 +2,6 @@ package taskproc
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,11 +38,7 @@ func recordOutcomes(dir string) int {
 			err = os.WriteFile(o.ExitFile, []byte(c.exit), 0o600)
 		}
 	}
-	if err != nil {
-		_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
-		return 1
-	}
-	return 0
+	return helperExit(dir, err)
 }
 
 // A dead worker's outcomes are reported by its next life: those it had
@@ -54,11 +48,8 @@ func recordOutcomes(dir string) int {
 func TestUnreportedOutcomes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), outcomesEnv+"="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b, _ := os.ReadFile(filepath.Join(dir, "error"))
-		t.Fatalf("recording worker: %v: %s%s", err, out, b)
+	if out, err := helper(outcomesEnv, dir).CombinedOutput(); err != nil {
+		t.Fatalf("recording worker: %v: %s%s", err, out, helperError(dir))
 	}
 	live, err := OpenLedger(dir)
 	if err != nil {
@@ -72,16 +63,7 @@ func TestUnreportedOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := next.Unreported()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, o := range outs {
-		got = append(got, o.TIID+" "+o.State+" "+o.Token)
-		next.Forget(o)
-	}
-	slices.Sort(got)
+	got := reportAll(t, next)
 	want := []string{"pending-exit-0 success token-pending-exit-0", "reported-failed failed token-reported-failed",
 		"reported-success success token-reported-success"}
 	if !slices.Equal(got, want) {
@@ -109,4 +91,22 @@ func inUse(t *testing.T, dir string) []string {
 		}
 	}
 	return names
+}
+
+// reportAll forgets, as a worker does once they are reported, the
+// outcomes l.Unreported returns, and returns them as sorted
+// "ti state token" lines.
+func reportAll(t *testing.T, l *Ledger) []string {
+	t.Helper()
+	outs, err := l.Unreported()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, o.TIID+" "+o.State+" "+o.Token)
+		l.Forget(o)
+	}
+	slices.Sort(got)
+	return got
 }

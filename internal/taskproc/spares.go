@@ -60,10 +60,10 @@ func (l *Ledger) place(path string, b []byte) error {
 		}
 	}
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) { // a file system without renameat2's flags
-		err = os.Rename(spare, path)
+		err = os.Rename(spare, path) //nolint:gosec // G703: names the ledger made in its own run folder
 	}
 	if err != nil {
-		_ = os.Remove(spare)
+		_ = os.Remove(spare) //nolint:gosec // G703: as above
 		return err
 	}
 	l.step("placed")
@@ -87,7 +87,7 @@ func (l *Ledger) fill(b []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(name)
+		_ = os.Remove(name) //nolint:gosec // G703: a spare of the ledger's own run folder
 		return "", fmt.Errorf("write %s: %w", name, err)
 	}
 	return name, nil
@@ -129,7 +129,7 @@ func (l *Ledger) release(spare string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.spares) >= maxSpares {
-		_ = os.Remove(spare)
+		_ = os.Remove(spare) //nolint:gosec // G703: a spare of the ledger's own run folder
 		return
 	}
 	l.spares = append(l.spares, spare)
@@ -144,19 +144,19 @@ func (l *Ledger) retire(path string) {
 	l.mu.Lock()
 	full := len(l.spares) >= maxSpares
 	l.mu.Unlock()
-	if full || filepath.Dir(path) != l.dir {
-		_ = os.Remove(path)
-		return
-	}
-	spare := l.spareName()
-	if err := unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, spare, unix.RENAME_NOREPLACE); err != nil {
-		if !errors.Is(err, unix.ENOENT) {
-			_ = os.Remove(path)
+	if !full && filepath.Dir(path) == l.dir {
+		spare := l.spareName()
+		err := unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, spare, unix.RENAME_NOREPLACE)
+		if err == nil {
+			l.step("retired")
+			l.release(spare)
+			return
 		}
-		return
+		if errors.Is(err, unix.ENOENT) {
+			return
+		}
 	}
-	l.step("retired")
-	l.release(spare)
+	_ = os.Remove(path) //nolint:gosec // G703: a record of the ledger's folder, or the exit file a record of it names
 }
 
 // adoptSpares takes into l's pool the spares of ledgers whose process is

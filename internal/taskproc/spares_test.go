@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,11 +72,7 @@ func crashingWorker(arg string) int {
 			}
 		}
 	}
-	if err != nil {
-		_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
-		return 1
-	}
-	return 0
+	return helperExit(dir, err)
 }
 
 // A worker killed between any two steps of its record keeping leaves a
@@ -104,11 +99,9 @@ func TestCrashBetweenSteps(t *testing.T) {
 		t.Run(fmt.Sprint(step), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashEnv+"="+dir+":"+strconv.Itoa(step))
-			err := cmd.Run()
-			if b, rerr := os.ReadFile(filepath.Join(dir, "error")); rerr == nil {
-				t.Fatalf("worker failed: %s", b)
+			err := helper(crashEnv, dir+":"+strconv.Itoa(step)).Run()
+			if e := helperError(dir); e != "" {
+				t.Fatalf("worker failed: %s", e)
 			}
 			if killed := err != nil; killed != (step <= 2*perTry) {
 				t.Fatalf("worker ended with %v at step %d", err, step)
@@ -121,18 +114,10 @@ func TestCrashBetweenSteps(t *testing.T) {
 			if _, err := KillLeftovers(dir); err != nil {
 				t.Fatal(err)
 			}
-			outs, err := next.Unreported()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, o := range outs {
-				got = append(got, o.TIID+" "+o.State)
-				next.Forget(o)
-			}
+			got := reportAll(t, next)
 			var want []string
 			if ti := reportedAt(step); ti != "" {
-				want = []string{ti + " success"}
+				want = []string{ti + " success token-" + ti}
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("reported %q, want %q", got, want)
