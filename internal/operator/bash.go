@@ -113,12 +113,14 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 
 // exitTrap is a line that makes bash write its exit status to path when
 // it exits, whatever ends the command (but SIGKILL), and exit with that
-// status whether or not the file could be written (set -e included). A
-// command that sets its own EXIT trap or execs another program replaces
-// it: its status is then known to the worker alone.
+// status whether or not the file could be written (set -e included). It
+// writes over the file the worker placed (`<>` neither truncates nor
+// replaces it: its inode is reused, see taskproc.Ledger.Record). A command
+// that sets its own EXIT trap or execs another program replaces it: its
+// status is then known to the worker alone.
 func exitTrap(path string) string {
 	return "__weir_exit_file='" + strings.ReplaceAll(path, "'", `'\''`) + "'; " +
-		`trap '__weir_exit=$?; { echo "$__weir_exit" > "$__weir_exit_file"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
+		`trap '__weir_exit=$?; { echo "$__weir_exit" 1<> "$__weir_exit_file"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
 }
 
 // bashEnv is the worker env + task env + arg env + the API variables, with

@@ -28,4 +28,11 @@
 // it (Unreported), so that a command that finished is not run again by a
 // retry. What remains is the moment between a command's last act and its
 // shell's exit-status write, a few instructions of one process.
+//
+// The ledger reuses its files' inodes (creating a file costs ext4 far more
+// than rewriting one): a record is written into a spare file and moved into
+// place in one rename, a retired one becomes a spare, and the exit file is
+// placed before the shell writes over it. A worker killed between two steps
+// leaves records that read as before the step or after it, and spares,
+// which the next ledger opened in the folder adopts.
 package taskproc

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -25,11 +27,19 @@ type record struct {
 type Ledger struct {
 	dir   string
 	owner process
+
+	sparePrefix string       // of its spares' names (spares.go)
+	spareSeq    atomic.Int64 // the last spare name's number
+	mu          sync.Mutex
+	spares      []string          // the free spares
+	crashAt     func(step string) // called after each step of place and retire by crash tests; nil otherwise
 }
 
 // OpenLedger opens (creating it 0700) the folder of group records for this
-// process.
+// process, and takes the spare files of dead processes' ledgers there into
+// its pool.
 func OpenLedger(dir string) (*Ledger, error) {
+	dir = filepath.Clean(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil { //nolint:gosec // G703: the worker's own run folder, from its configuration
 		return nil, fmt.Errorf("create task group folder: %w", err)
 	}
@@ -37,7 +47,11 @@ func OpenLedger(dir string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("identify the worker process: %w", err)
 	}
-	return &Ledger{dir: dir, owner: owner}, nil
+	l := &Ledger{dir: dir, owner: owner, sparePrefix: fmt.Sprintf("%d-%d-%d", owner.PID, owner.Start, ledgers.Add(1))}
+	if err := l.adoptSpares(); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // add records the group led by pgid, a child of this process not yet
@@ -52,18 +66,14 @@ func (l *Ledger) add(pgid int) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(l.dir, fmt.Sprintf("%d-%d%s", g.PID, g.Start, recordExt))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // G703: a name made of two numbers in the run folder
-		return "", fmt.Errorf("record task process group: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil { //nolint:gosec // G703: as above
+	if err := l.place(path, b); err != nil {
 		return "", fmt.Errorf("record task process group: %w", err)
 	}
 	return path, nil
 }
 
 // remove forgets a finished group.
-func (l *Ledger) remove(path string) { _ = os.Remove(path) }
+func (l *Ledger) remove(path string) { l.retire(path) }
 
 // Leftover is a task process group of a dead worker that KillLeftovers
 // killed.
@@ -99,8 +109,8 @@ func KillLeftovers(dir string) ([]Leftover, error) {
 }
 
 // readRecords calls each with the path and content of every record named
-// *ext in dir, removing those a worker died writing (*ext.tmp); each
-// error names its file.
+// *ext in dir, removing the temporary files (*ext.tmp) of earlier versions'
+// workers that died writing one; each error names its file.
 func readRecords(dir, ext string, each func(path string, b []byte) error) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {

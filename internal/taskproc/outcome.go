@@ -51,32 +51,38 @@ func (l *Ledger) ExitFile(tiID string, try int) string {
 	return filepath.Join(l.dir, fmt.Sprintf("%s-%d.exit", filepath.Base(tiID), try))
 }
 
+// noStatus is what a pending try's exit file holds until its shell writes
+// its exit status over it (a status line is never shorter).
+const noStatus = "-\n"
+
 // Record writes o to the ledger's folder, replacing the try's earlier
 // record, and returns a function to call once the server has answered its
-// report, which removes the record and the exit file.
+// report, which retires the record and the exit file. Recording a pending
+// outcome also places its exit file, holding noStatus, for the shell to
+// write over.
 func (l *Ledger) Record(o Outcome) (reported func(), err error) {
 	b, err := json.Marshal(outcomeRecord{Outcome: o, Worker: l.owner})
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(l.dir, fmt.Sprintf("%s-%d%s", filepath.Base(o.TIID), o.TryNumber, outcomeExt))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // G703: a task instance id and a number in the run folder
-		return nil, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
+	err = l.place(path, b)
+	if err == nil && o.State == "" && o.ExitFile != "" {
+		err = l.place(o.ExitFile, []byte(noStatus))
 	}
-	if err := os.Rename(tmp, path); err != nil { //nolint:gosec // G703: as above
+	if err != nil {
 		return nil, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
 	}
 	o.path = path
-	return func() { Forget(o) }, nil
+	return func() { l.Forget(o) }, nil
 }
 
 // Unreported returns the outcomes that workers no longer alive recorded in
-// dir and did not report, oldest first by name; those of live workers stay.
-// Call Forget once an outcome's report is answered.
-func Unreported(dir string) ([]Outcome, error) {
+// the ledger's folder and did not report, oldest first by name; those of
+// live workers stay. Call Forget once an outcome's report is answered.
+func (l *Ledger) Unreported() ([]Outcome, error) {
 	var out []Outcome
-	err := readRecords(dir, outcomeExt, func(path string, b []byte) error {
+	err := readRecords(l.dir, outcomeExt, func(path string, b []byte) error {
 		var rec outcomeRecord
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return err
@@ -86,7 +92,7 @@ func Unreported(dir string) ([]Outcome, error) {
 		}
 		rec.path = path
 		if rec.State == "" && !exitedZero(rec.ExitFile) {
-			Forget(rec.Outcome) // the command did not finish, or failed: its retry is right
+			l.Forget(rec.Outcome) // the command did not finish, or failed: its retry is right
 			return nil
 		}
 		if rec.State == "" {
@@ -98,7 +104,8 @@ func Unreported(dir string) ([]Outcome, error) {
 	return out, err
 }
 
-// exitedZero reports whether a shell wrote exit status 0 to path.
+// exitedZero reports whether a shell wrote exit status 0 to path (over
+// noStatus).
 func exitedZero(path string) bool {
 	if path == "" {
 		return false
@@ -107,11 +114,11 @@ func exitedZero(path string) bool {
 	return err == nil && strings.TrimSpace(string(b)) == "0"
 }
 
-// Forget removes the record of an outcome Unreported returned, and its
-// exit file.
-func Forget(o Outcome) {
-	_ = os.Remove(o.path)
-	if o.ExitFile != "" {
-		_ = os.Remove(o.ExitFile)
-	}
+// Forget retires the record of an outcome Unreported returned, and its
+// exit file first: a record outliving it is at worst reported again (and
+// refused, the try no longer running), while an exit file outliving its
+// record would stay forever.
+func (l *Ledger) Forget(o Outcome) {
+	l.retire(o.ExitFile)
+	l.retire(o.path)
 }

@@ -2,9 +2,8 @@ package taskproc
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,11 +38,7 @@ func recordOutcomes(dir string) int {
 			err = os.WriteFile(o.ExitFile, []byte(c.exit), 0o600)
 		}
 	}
-	if err != nil {
-		_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
-		return 1
-	}
-	return 0
+	return helperExit(dir, err)
 }
 
 // A dead worker's outcomes are reported by its next life: those it had
@@ -53,11 +48,8 @@ func recordOutcomes(dir string) int {
 func TestUnreportedOutcomes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), outcomesEnv+"="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b, _ := os.ReadFile(filepath.Join(dir, "error"))
-		t.Fatalf("recording worker: %v: %s%s", err, out, b)
+	if out, err := helper(outcomesEnv, dir).CombinedOutput(); err != nil {
+		t.Fatalf("recording worker: %v: %s%s", err, out, helperError(dir))
 	}
 	live, err := OpenLedger(dir)
 	if err != nil {
@@ -67,32 +59,54 @@ func TestUnreportedOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	outs, err := Unreported(dir)
+	next, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reportAll(t, next)
+	want := []string{"pending-exit-0 success token-pending-exit-0", "reported-failed failed token-reported-failed",
+		"reported-success success token-reported-success"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unreported = %q, want %q", got, want)
+	}
+	if left := inUse(t, dir); !slices.Equal(left, []string{"live-1.outcome"}) {
+		t.Errorf("files left: %q, want only the live worker's record", left)
+	}
+	if again, err := next.Unreported(); err != nil || len(again) != 0 {
+		t.Errorf("Unreported after Forget = %+v, %v; want nothing", again, err)
+	}
+}
+
+// inUse lists the files of dir but spares, by name.
+func inUse(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), spareExt) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// reportAll forgets, as a worker does once they are reported, the
+// outcomes l.Unreported returns, and returns them as sorted
+// "ti state token" lines.
+func reportAll(t *testing.T, l *Ledger) []string {
+	t.Helper()
+	outs, err := l.Unreported()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, o := range outs {
 		got = append(got, o.TIID+" "+o.State+" "+o.Token)
-		Forget(o)
+		l.Forget(o)
 	}
 	slices.Sort(got)
-	want := []string{"pending-exit-0 success token-pending-exit-0", "reported-failed failed token-reported-failed",
-		"reported-success success token-reported-success"}
-	if !slices.Equal(got, want) {
-		t.Errorf("Unreported = %q, want %q", got, want)
-	}
-	left, err := filepath.Glob(filepath.Join(dir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range left {
-		left[i] = filepath.Base(left[i])
-	}
-	if !slices.Equal(left, []string{"live-1.outcome"}) {
-		t.Errorf("files left: %q, want only the live worker's record", left)
-	}
-	if again, err := Unreported(dir); err != nil || len(again) != 0 {
-		t.Errorf("Unreported after Forget = %+v, %v; want nothing", again, err)
-	}
+	return got
 }

@@ -32,7 +32,34 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(outcomesEnv); dir != "" {
 		os.Exit(recordOutcomes(dir))
 	}
+	if arg := os.Getenv(crashEnv); arg != "" {
+		os.Exit(crashingWorker(arg))
+	}
 	os.Exit(m.Run())
+}
+
+// helper is the test binary acting as the helper process that the
+// variable env set to value selects (TestMain).
+func helper(env, value string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+value)
+	return cmd
+}
+
+// helperExit is a helper process's exit status: 1 after writing err to
+// dir/error for the test to show (helperError), or 0.
+func helperExit(dir string, err error) int {
+	if err == nil {
+		return 0
+	}
+	_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
+	return 1
+}
+
+// helperError returns what a helper wrote to dir/error, or "".
+func helperError(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "error"))
+	return string(b)
 }
 
 // fakeWorker starts taskScript in dir and waits for it; a failure goes to
@@ -52,8 +79,7 @@ func fakeWorker(dir string) int {
 			return 0
 		}
 	}
-	_ = os.WriteFile(filepath.Join(dir, "error"), []byte(err.Error()), 0o600)
-	return 1
+	return helperExit(dir, err)
 }
 
 // worker is a fake worker process running taskScript.
@@ -66,8 +92,7 @@ type worker struct {
 func startWorker(t *testing.T) *worker {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	cmd := helper(helperEnv, dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +108,8 @@ func startWorker(t *testing.T) *worker {
 	})
 	var ok bool
 	wait.Until(t, time.Minute, "the task to write its pids", func() bool {
-		if b, err := os.ReadFile(filepath.Join(dir, "error")); err == nil {
-			t.Fatalf("the fake worker could not start its task: %s", b)
+		if e := helperError(dir); e != "" {
+			t.Fatalf("the fake worker could not start its task: %s", e)
 		}
 		w.shell, ok = proctest.ReadPID(filepath.Join(dir, "shell.pid"))
 		if !ok {

@@ -87,7 +87,7 @@ func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logge
 	done, err := w.runner.Groups.Record(o)
 	if err != nil {
 		log.Warn("record the try's outcome before reporting it", "err", err)
-		return func() { taskproc.Forget(o) }
+		return func() { w.runner.Groups.Forget(o) }
 	}
 	return done
 }
@@ -102,7 +102,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 	if w.runner.Groups == nil {
 		return
 	}
-	outs, err := taskproc.Unreported(w.groupDir())
+	outs, err := w.runner.Groups.Unreported()
 	if err != nil {
 		w.Logger.Warn("read unreported try outcomes", "err", err)
 	}
@@ -124,6 +124,6 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 		default:
 			log.Warn("the server refused the outcome of a dead worker's try", "err", err)
 		}
-		taskproc.Forget(o)
+		w.runner.Groups.Forget(o)
 	}
 }
