@@ -97,15 +97,22 @@ func (s subscribeSignal) Subscribe(ctx context.Context, ch string) <-chan struct
 	return c
 }
 
+// signalledServer serves env's Execution API over a store that tells sig
+// each channel a handler subscribes to, and returns a worker w1's client.
+func signalledServer(t *testing.T, env *execapitest.Env) (subscribeSignal, *execclient.Client) {
+	t.Helper()
+	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 2)}
+	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	tok, _ := env.Tokens.IssueWorker("w1", 0)
+	return sig, execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
+}
+
 func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	ctx := context.Background()
-	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 1)}
-	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
-	t.Cleanup(srv.Close)
-	tok, _ := env.Tokens.IssueWorker("w1", 0)
-	c := execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
+	sig, c := signalledServer(t, env)
 
 	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
 	got := make(chan []execclient.Workload, 1)
@@ -140,11 +147,7 @@ func TestCallbackClaimWakesOnCallbacks(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	ctx := context.Background()
-	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 2)}
-	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
-	t.Cleanup(srv.Close)
-	tok, _ := env.Tokens.IssueWorker("w1", 0)
-	c := execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
+	sig, c := signalledServer(t, env)
 
 	run, _ := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
 	got := make(chan *execclient.ClaimResponse, 1)
