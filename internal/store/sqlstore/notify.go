@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -94,22 +95,20 @@ func (s *Store) Subscribe(ctx context.Context, channel string) <-chan struct{} {
 // Notify wakes channel's subscribers in this process and, when the dialect
 // has NotifySQL, in other processes. Inside a transaction nothing is sent
 // before commit, and nothing at all on rollback.
+//
+// Outside a transaction this process's subscribers are woken first: they
+// need not wait for the round trip that tells the others.
 func (s *Store) Notify(ctx context.Context, channel string) error {
+	if s.tx == nil {
+		s.hub.publish(channel)
+	} else if !slices.Contains(*s.pending, channel) {
+		*s.pending = append(*s.pending, channel)
+	}
 	if s.d.NotifySQL != "" {
 		if _, err := s.writer().ExecContext(ctx, s.d.NotifySQL, encodePayload(channel, s.origin)); err != nil {
 			return s.wrap(err, "notify %s", channel)
 		}
 	}
-	if s.tx != nil {
-		for _, ch := range *s.pending {
-			if ch == channel {
-				return nil
-			}
-		}
-		*s.pending = append(*s.pending, channel)
-		return nil
-	}
-	s.hub.publish(channel)
 	return nil
 }
 

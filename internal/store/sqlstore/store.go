@@ -221,6 +221,16 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	return nil
 }
 
+// inTxIf is inTx when fn runs several statements (many), and fn on s
+// otherwise: one statement is atomic by itself, and a transaction would cost
+// two more round trips (BEGIN, COMMIT) on PostgreSQL.
+func (s *Store) inTxIf(ctx context.Context, many bool, fn func(tx *Store) error) error {
+	if !many {
+		return fn(s)
+	}
+	return s.inTx(ctx, fn)
+}
+
 // wrap turns a driver error into one naming what was being done, mapped to
 // a core sentinel where one applies. The driver error's text is kept, its
 // type is not.

@@ -178,7 +178,7 @@ const idBatch = 500
 // end date. next_retry_at becomes p.NextRetryAt.
 func (s *Store) TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceSetStateParams) ([]string, error) {
 	var moved []string
-	err := s.inTx(ctx, func(tx *Store) error {
+	err := s.inTxIf(ctx, len(p.IDs) > idBatch, func(tx *Store) error {
 		for start := 0; start < len(p.IDs); start += idBatch {
 			ids := p.IDs[start:min(start+idBatch, len(p.IDs))]
 			b := builder{args: []any{string(p.To), micros(p.Now), nullMicros(p.NextRetryAt),
@@ -188,7 +188,7 @@ func (s *Store) TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceS
 			if len(p.From) > 0 {
 				cond = " AND state IN (" + list(&b, p.From) + ")"
 			}
-			rows, err := tx.tx.QueryContext(ctx, fmt.Sprintf(qTISetState, idList, cond), b.args...)
+			rows, err := tx.writer().QueryContext(ctx, fmt.Sprintf(qTISetState, idList, cond), b.args...)
 			if err != nil {
 				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
 			}
