@@ -89,7 +89,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 		return nil, errors.Join(err, db.Close())
 	}
 	var l *listener
-	scfg := sqlstore.Config{Dialect: Dialect(), Write: db, Migrations: mig, Secrets: opts.Secrets}
+	scfg := sqlstore.Config{Dialect: Dialect(), Write: db, Migrations: mig, Secrets: opts.Secrets, Logger: opts.Logger}
 	if !opts.NoListen {
 		l = &listener{cfg: cfg, log: opts.Logger}
 		scfg.OnClose = l.stop

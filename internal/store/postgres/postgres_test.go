@@ -99,6 +99,31 @@ func TestNotifyAcrossProcesses(t *testing.T) {
 	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, a, "weir_test_after_reconnect", after), "notify after reconnect")
 }
 
+// TestNotifyBeforeClose: a process that notifies and exits at once (a CLI
+// command that triggers a run) still tells the others: Close sends what the
+// notifier holds before the pool closes.
+func TestNotifyBeforeClose(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := open(t, dsn)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	sched := a.Subscribe(ctx, store.ChannelScheduler)
+	ready := a.Subscribe(ctx, "weir_test_listening")
+	cli := open(t, dsn)
+	// a's listener is connected once one of cli's notifications reaches it.
+	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, cli, "weir_test_listening", ready), "listener connected")
+	drain(sched)
+	if err := cli.Notify(ctx, store.ChannelScheduler); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Close(); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WaitSignal(t, sched, "a notification sent just before Close")
+}
+
 func drain(c <-chan struct{}) {
 	select {
 	case <-c:

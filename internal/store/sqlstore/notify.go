@@ -93,23 +93,26 @@ func (s *Store) Subscribe(ctx context.Context, channel string) <-chan struct{} {
 }
 
 // Notify wakes channel's subscribers in this process and, when the dialect
-// has NotifySQL, in other processes. Inside a transaction nothing is sent
-// before commit, and nothing at all on rollback.
-//
-// Outside a transaction this process's subscribers are woken first: they
-// need not wait for the round trip that tells the others.
-func (s *Store) Notify(ctx context.Context, channel string) error {
-	if s.tx == nil {
-		s.hub.publish(channel)
-	} else if !slices.Contains(*s.pending, channel) {
-		*s.pending = append(*s.pending, channel)
-	}
-	if s.d.NotifySQL != "" {
-		if _, err := s.writer().ExecContext(ctx, s.d.NotifySQL, encodePayload(channel, s.origin)); err != nil {
-			return s.wrap(err, "notify %s", channel)
+// has NotifySQL, in other processes (notifier.go). Inside a transaction
+// nothing is sent before commit, and nothing at all on rollback.
+func (s *Store) Notify(_ context.Context, channel string) error {
+	if s.tx != nil {
+		if !slices.Contains(*s.pending, channel) {
+			*s.pending = append(*s.pending, channel)
 		}
+		return nil
 	}
+	s.published(channel)
 	return nil
+}
+
+// published wakes channel's subscribers once what they are told of is
+// committed: this process's at once, the others' through the notifier.
+func (s *Store) published(channel string) {
+	s.hub.publish(channel)
+	if s.notifier != nil {
+		s.notifier.add(channel)
+	}
 }
 
 // Deliver handles a notification payload received from the database (see

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -36,8 +37,8 @@ type Dialect struct {
 	// writer already serializes claims.
 	ClaimLock string
 	// NotifySQL is run (with $1 = payload) to tell other processes about a
-	// notification, inside the writing transaction when there is one; ""
-	// when notifications stay in this process.
+	// notification, after the change it tells of is committed (notifier.go);
+	// "" when notifications stay in this process.
 	NotifySQL string
 	// QueueLockSQL takes a transaction-scoped lock that serializes the
 	// queueing of task instances across schedulers (PostgreSQL: an advisory
@@ -78,6 +79,9 @@ type Config struct {
 	// it connections cannot be saved, and only rows stored in plain text
 	// before encryption existed can be read.
 	Secrets *secrets.Box
+	// Logger receives failures to tell other processes of a notification
+	// (default: discarded).
+	Logger *slog.Logger
 }
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -101,6 +105,9 @@ type Store struct {
 	box    *secrets.Box
 	events *eventBatcher // groups concurrent asset-event inserts into one commit
 	obs    *observers    // what the process hears of commits (observe.go)
+	// notifier tells other processes of notifications (nil without
+	// Dialect.NotifySQL).
+	notifier *notifier
 
 	tx      *sql.Tx   // non-nil when bound to a transaction
 	pending *[]string // channels to publish after commit
@@ -117,9 +124,17 @@ func New(cfg Config) *Store {
 	if r == nil {
 		r = cfg.Write
 	}
-	return &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
+	s := &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
 		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, box: cfg.Secrets,
 		events: &eventBatcher{}, obs: &observers{}}
+	if cfg.Dialect.NotifySQL != "" {
+		log := cfg.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		s.notifier = newNotifier(cfg.Write, cfg.Dialect.NotifySQL, s.origin, log)
+	}
+	return s
 }
 
 // Dialect names the engine.
@@ -135,6 +150,9 @@ func (s *Store) Close() error {
 	}
 	var err error
 	s.once.Do(func() {
+		if s.notifier != nil {
+			s.notifier.stop()
+		}
 		if s.close != nil {
 			s.close()
 		}
@@ -198,7 +216,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	pending, inserted := []string{}, []string{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted}
+		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted, notifier: s.notifier}
 	committed := false
 	defer func() {
 		if !committed {
@@ -213,7 +231,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}
 	committed = true
 	for _, ch := range pending {
-		s.hub.publish(ch)
+		s.published(ch)
 	}
 	if len(inserted) > 0 {
 		s.obs.committed(inserted)
