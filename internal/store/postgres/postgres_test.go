@@ -142,3 +142,26 @@ func TestInvalidUUIDIsInvalid(t *testing.T) {
 func BenchmarkClaimStartFinish(b *testing.B) {
 	storetest.RunBenchClaimStartFinish(b, func(b *testing.B) store.Store { return openTest(b) })
 }
+
+// BenchmarkNotifyAcrossProcesses measures a notification from one process
+// to another: Notify on one store until the other's subscriber wakes (the
+// sender's notifier, pg_notify, the receiver's LISTEN connection and hub).
+func BenchmarkNotifyAcrossProcesses(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	from := open(b, dsn)
+	if err := from.Migrate(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	to := open(b, dsn)
+	ctx := b.Context()
+	woken := to.Subscribe(ctx, store.ChannelQueued)
+	storetest.WaitSignal(b, storetest.NotifyUntil(ctx, b, from, store.ChannelQueued, woken), "listener connected")
+	drain(woken)
+	b.ResetTimer()
+	for range b.N {
+		if err := from.Notify(ctx, store.ChannelQueued); err != nil {
+			b.Fatal(err)
+		}
+		storetest.WaitSignal(b, woken, "notification")
+	}
+}
