@@ -49,21 +49,35 @@ func TestMigrations(t *testing.T) {
 	storetest.RunMigrations(t, func(t *testing.T) *sqlstore.Store { return open(t, pgtest.DSN(t)) })
 }
 
-// TestNotifyAcrossProcesses uses two stores (two pools, two LISTEN
-// connections) on one database, as two processes would.
-func TestNotifyAcrossProcesses(t *testing.T) {
+// twoProcesses opens two stores (two pools, two LISTEN connections) on one
+// migrated database, as two processes would.
+func twoProcesses(t testing.TB) (a, b *sqlstore.Store) {
+	t.Helper()
 	dsn := pgtest.DSN(t)
-	a := open(t, dsn)
+	a = open(t, dsn)
 	if err := a.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	b := open(t, dsn)
+	return a, open(t, dsn)
+}
+
+// listening subscribes to channel on to and returns once a notification
+// from from reached it, with nothing pending. The LISTEN connection may
+// connect after the first notification: retrying until one lands is a
+// wait for a signal, not a timing assumption.
+func listening(t testing.TB, from, to *sqlstore.Store, channel string) <-chan struct{} {
+	t.Helper()
+	sub := to.Subscribe(t.Context(), channel)
+	storetest.WaitSignal(t, storetest.NotifyUntil(t.Context(), t, from, channel, sub), "listener connected")
+	drain(sub)
+	return sub
+}
+
+func TestNotifyAcrossProcesses(t *testing.T) {
+	a, b := twoProcesses(t)
 	ctx := t.Context()
-	queued := b.Subscribe(ctx, store.ChannelQueued)
 	sched := b.Subscribe(ctx, store.ChannelScheduler)
-	// The listener may connect after the first notification; retrying
-	// until it lands is a wait for a signal, not a timing assumption.
-	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, a, store.ChannelQueued, queued), "cross-process notify")
+	queued := listening(t, a, b, store.ChannelQueued)
 	drain(sched)
 
 	boom := errors.New("boom")
@@ -103,19 +117,11 @@ func TestNotifyAcrossProcesses(t *testing.T) {
 // command that triggers a run) still tells the others: Close sends what the
 // notifier holds before the pool closes.
 func TestNotifyBeforeClose(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	a := open(t, dsn)
-	if err := a.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	sched := a.Subscribe(ctx, store.ChannelScheduler)
-	ready := a.Subscribe(ctx, "weir_test_listening")
-	cli := open(t, dsn)
-	// a's listener is connected once one of cli's notifications reaches it.
-	storetest.WaitSignal(t, storetest.NotifyUntil(ctx, t, cli, "weir_test_listening", ready), "listener connected")
+	a, cli := twoProcesses(t)
+	sched := a.Subscribe(t.Context(), store.ChannelScheduler)
+	listening(t, cli, a, "weir_test_listening")
 	drain(sched)
-	if err := cli.Notify(ctx, store.ChannelScheduler); err != nil {
+	if err := cli.Notify(t.Context(), store.ChannelScheduler); err != nil {
 		t.Fatal(err)
 	}
 	if err := cli.Close(); err != nil {
@@ -147,19 +153,11 @@ func BenchmarkClaimStartFinish(b *testing.B) {
 // to another: Notify on one store until the other's subscriber wakes (the
 // sender's notifier, pg_notify, the receiver's LISTEN connection and hub).
 func BenchmarkNotifyAcrossProcesses(b *testing.B) {
-	dsn := pgtest.DSN(b)
-	from := open(b, dsn)
-	if err := from.Migrate(b.Context()); err != nil {
-		b.Fatal(err)
-	}
-	to := open(b, dsn)
-	ctx := b.Context()
-	woken := to.Subscribe(ctx, store.ChannelQueued)
-	storetest.WaitSignal(b, storetest.NotifyUntil(ctx, b, from, store.ChannelQueued, woken), "listener connected")
-	drain(woken)
+	from, to := twoProcesses(b)
+	woken := listening(b, from, to, store.ChannelQueued)
 	b.ResetTimer()
 	for range b.N {
-		if err := from.Notify(ctx, store.ChannelQueued); err != nil {
+		if err := from.Notify(b.Context(), store.ChannelQueued); err != nil {
 			b.Fatal(err)
 		}
 		storetest.WaitSignal(b, woken, "notification")
