@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// notifyTimeout bounds one cross-process notification.
+// notifyTimeout bounds one send of the pending notifications.
 const notifyTimeout = 5 * time.Second
 
 // notifier tells other processes of this process's notifications
@@ -64,17 +64,17 @@ func (n *notifier) run() {
 	}
 }
 
-// send sends every pending channel.
+// send sends every pending channel, within notifyTimeout in all (a Close
+// while the database is unreachable waits no longer).
 func (n *notifier) send() {
 	n.mu.Lock()
 	channels := n.pending
 	n.pending = nil
 	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
 	for _, ch := range channels {
-		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		_, err := n.db.ExecContext(ctx, n.query, encodePayload(ch, n.origin))
-		cancel()
-		if err != nil {
+		if _, err := n.db.ExecContext(ctx, n.query, encodePayload(ch, n.origin)); err != nil {
 			n.log.Warn("tell other processes of a change; they see it at their next poll", "channel", ch, "err", err)
 		}
 	}
