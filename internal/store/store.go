@@ -43,7 +43,8 @@ type Store interface {
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
 	// Notify wakes every subscriber of channel, in this process and (on
 	// PostgreSQL) in every other process sharing the database. Sent after
-	// commit when called inside WithTx.
+	// commit when called inside WithTx; other processes are told without
+	// the caller waiting (ADR 0028).
 	Notify(ctx context.Context, channel string) error
 	// Subscribe returns a channel that receives a value (coalesced) whenever
 	// channel is notified, until ctx is done.
