@@ -321,6 +321,63 @@ func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 	}
 }
 
+// dropStates loses the first n state reports (PATCH .../state) on their way
+// to the api-server, as when it dies while they are sent.
+type dropStates struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    int
+}
+
+func (d *dropStates) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/state") {
+		d.mu.Lock()
+		drop := d.n > 0
+		d.n--
+		d.mu.Unlock()
+		if drop {
+			return nil, errors.New("the api-server died while the state report was sent")
+		}
+	}
+	return d.next.RoundTrip(r)
+}
+
+// A deferral whose report goes unanswered is sent again until an
+// api-server answers, as a final state is: the try is then deferred, its
+// function having run once — not given up and left running on the server
+// for the worker's reclaim or the try's retry to run a second time.
+func TestUnansweredDeferralIsSentAgain(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := &dropStates{next: http.DefaultTransport, n: 3} // more than the client's own retry
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: drop}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	var calls atomic.Int32
+	reg := operator.NewRegistry()
+	_ = reg.Register("f", func(context.Context, operator.TaskContext) (any, error) {
+		calls.Add(1)
+		return nil, operator.Defer(core.Deferral{Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"1h"}`)}})
+	})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "f", Operator: operator.Go, Retries: 3,
+		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"function": "f"}}}}
+	env.SeedRun(t, dag, "r1", "")
+	startWorker(t, env, reg, func(w *Worker) { w.Client = client })
+
+	wait.Until(t, 30*time.Second, "f to be deferred", func() bool { return stateOf(t, env, "r1", "f") == core.TIDeferred })
+	if n := calls.Load(); n != 1 {
+		t.Errorf("f ran %d times, want once", n)
+	}
+	drop.mu.Lock()
+	defer drop.mu.Unlock()
+	if drop.n > 0 {
+		t.Errorf("%d state reports were still to be lost: the test proved nothing", drop.n)
+	}
+}
+
 // A shell try's subprocesses read its token from the environment until the
 // token is first refreshed; the worker then writes the fresh one where
 // WEIR_TASK_TOKEN_FILE points, so a long task keeps API access. A try that

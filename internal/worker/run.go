@@ -131,9 +131,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		return
 	}
 	if de := (*operator.DeferError)(nil); errors.As(err, &de) {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
-		refused := w.reportDeferral(rctx, tc, ti.ID, de, log)
-		rcancel()
+		refused := w.reportDeferral(ctx, tc, ti.ID, de, log)
 		if refused == nil {
 			return
 		}
@@ -156,21 +154,34 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 	log.Info("try finished", "state", sr.State, "err", err)
 }
 
-// reportDeferral reports a try's deferral. It returns the server's
-// refusal of the deferral itself (a bad or forbidden trigger: the try then
-// fails), or nil.
+// reportDeferral reports a try's deferral, until the server answers it as
+// report does a final state: given up during an outage, the try would stay
+// running on the server and its command would run again (its worker's
+// reclaim, or its retry after the heartbeat timeout). It returns the
+// server's refusal of the deferral itself (a bad or forbidden trigger: the
+// try then fails), or nil.
 func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID string, de *operator.DeferError, log *slog.Logger) error {
-	_, err := tc.Defer(ctx, tiID, de.Deferral)
-	switch {
-	case err == nil:
-		log.Info("try deferred: its slot is free until the trigger fires", "trigger", de.Deferral.Trigger.Type)
+	rctx, cancel := untilAnswered(ctx)
+	defer cancel()
+	for {
+		_, err := tc.Defer(rctx, tiID, de.Deferral)
+		switch {
+		case err == nil:
+			log.Info("try deferred: its slot is free until the trigger fires", "trigger", de.Deferral.Trigger.Type)
+			return nil
+		case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrForbidden):
+			log.Error("deferral refused: failing the try", "err", err)
+			return err
+		case unanswered(err) && rctx.Err() == nil:
+			log.Warn("report deferral: the server did not answer; trying again", "err", err)
+			if pause(rctx, w.reportRetryWait()) {
+				continue
+			}
+		}
+		// Answered otherwise (409: an earlier attempt deferred it, or the
+		// try ended meanwhile), or the worker stopped: nothing more to do.
+		log.Warn("report deferral", "err", err)
 		return nil
-	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrForbidden):
-		log.Error("deferral refused: failing the try", "err", err)
-		return err
-	default:
-		log.Error("report deferral", "err", err)
-		return nil // as for a lost state report: the scheduler handles the silent try
 	}
 }
 
