@@ -37,10 +37,7 @@ func (s *Service) StartTry(ctx context.Context, p *store.TaskInstanceStartParams
 			return err
 		}
 		started = ti
-		if resuming(ti) {
-			return nil
-		}
-		return tx.CallbackInsert(ctx, callback.FireForTry(v.Spec.Task(ti.TaskID), ti, core.TIRunning), p.Now)
+		return tx.CallbackInsert(ctx, executeCallbacks(v, ti), p.Now)
 	}
 	if err := s.inTxIf(ctx, hasCallbacks(&v.Spec, core.OnExecute), start); err != nil {
 		return nil, err
@@ -62,18 +59,11 @@ func (s *Service) ClaimTries(ctx context.Context, p *store.TaskInstanceClaimPara
 		q.Started = func(started []core.TaskInstance) error {
 			var fired []core.Callback
 			for i := range started {
-				ti := &started[i]
-				if resuming(ti) {
-					continue
-				}
-				v, err := s.DagVersion(ctx, ti.DagVersionID)
+				v, err := s.DagVersion(ctx, started[i].DagVersionID)
 				if err != nil {
 					return err
 				}
-				fired = append(fired, callback.FireForTry(v.Spec.Task(ti.TaskID), ti, core.TIRunning)...)
-			}
-			if len(fired) == 0 {
-				return nil
+				fired = append(fired, executeCallbacks(v, &started[i])...)
 			}
 			return tx.CallbackInsert(ctx, fired, p.Now)
 		}
@@ -82,6 +72,16 @@ func (s *Service) ClaimTries(ctx context.Context, p *store.TaskInstanceClaimPara
 		return err
 	})
 	return claimed, err
+}
+
+// executeCallbacks returns the on_execute callbacks a try of v fires as it
+// starts: none when it resumes after a deferral (its execution began
+// before).
+func executeCallbacks(v *core.DagVersion, ti *core.TaskInstance) []core.Callback {
+	if resuming(ti) {
+		return nil
+	}
+	return callback.FireForTry(v.Spec.Task(ti.TaskID), ti, core.TIRunning)
 }
 
 // resuming reports whether a started try resumes after a deferral.

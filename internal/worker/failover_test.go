@@ -321,27 +321,6 @@ func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 	}
 }
 
-// dropStates loses the first n state reports (PATCH .../state) on their way
-// to the api-server, as when it dies while they are sent.
-type dropStates struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	n    int
-}
-
-func (d *dropStates) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/state") {
-		d.mu.Lock()
-		drop := d.n > 0
-		d.n--
-		d.mu.Unlock()
-		if drop {
-			return nil, errors.New("the api-server died while the state report was sent")
-		}
-	}
-	return d.next.RoundTrip(r)
-}
-
 // A deferral whose report goes unanswered is sent again until an
 // api-server answers, as a final state is: the try is then deferred, its
 // function having run once — not given up and left running on the server
@@ -353,7 +332,7 @@ func TestUnansweredDeferralIsSentAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drop := &dropStates{next: http.DefaultTransport, n: 3} // more than the client's own retry
+	drop := &stateOutage{next: http.DefaultTransport, down: 3} // more than the client's own retry
 	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
 		HTTPClient: &http.Client{Transport: drop}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
 	var calls atomic.Int32
@@ -373,8 +352,8 @@ func TestUnansweredDeferralIsSentAgain(t *testing.T) {
 	}
 	drop.mu.Lock()
 	defer drop.mu.Unlock()
-	if drop.n > 0 {
-		t.Errorf("%d state reports were still to be lost: the test proved nothing", drop.n)
+	if drop.down > 0 {
+		t.Errorf("%d state reports were still to be lost: the test proved nothing", drop.down)
 	}
 }
 
