@@ -65,6 +65,7 @@ func (a *app) tasksCmd() *cobra.Command {
 // finishes, and prints the outcome.
 func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
 	ctx := cmd.Context()
+	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	go func() {
 		// A service that fails (a worker that cannot start) ends the
 		// wait for the run, with its error.
-		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
+		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger), newTriggerer(cfg, st, a.opts, logger)})
 		stop()
 		done <- err
 	}()

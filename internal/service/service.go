@@ -59,6 +59,10 @@ type Config struct {
 	// in a chain of callback events (docs/emission.md#feedback-loops); 0 =
 	// DefaultMaxCallbackChainDepth.
 	MaxCallbackChainDepth int
+	// OnlyDagID, when set, is the one DAG this process runs, paused or
+	// not (weir dags test): only its instances are queued, and only its
+	// try ends schedule their successors.
+	OnlyDagID string
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -75,6 +79,7 @@ type Service struct {
 	maxExtra       int
 	maxPending     int
 	maxChainDepth  int
+	onlyDagID      string
 }
 
 // New returns a Service.
@@ -96,7 +101,8 @@ func New(cfg Config) *Service {
 	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
-		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth}
+		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth,
+		onlyDagID: cfg.OnlyDagID}
 }
 
 // Triggers returns the trigger types deferrals may name.
