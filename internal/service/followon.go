@@ -15,8 +15,9 @@ import (
 // downstream instances whose trigger rule now says run are scheduled and,
 // when any is, the free slots are filled as the scheduler's queueing would
 // fill them (queueLocked), so that a chain's next task is queued, and a
-// worker woken, with the end of the one before. It reports whether the
-// scheduler has nothing left to do for this end; when it has — something
+// worker woken, with the end of the one before. It reports how many
+// instances it queued and whether the scheduler has nothing left to do for
+// this end; when it has — something
 // DecideFollowOn leaves to it, or nothing was scheduled (a slot this end
 // freed is filled by the scheduler's next pass, with the other ends of that
 // pass) — the caller wakes it.
@@ -25,37 +26,38 @@ import (
 // (the scheduler does not decide those either), and the queueing is left to
 // the scheduler when another process holds the queueing lock (TryQueueLock:
 // a try's end never waits for it).
-func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (bool, error) {
+func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (settled bool, queued int, err error) {
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
-		return false, nil
+		return false, 0, nil
 	}
 	f, err := s.decideFollowOn(ctx, tx, spec, done)
 	if err != nil || f.NeedsScheduler {
-		return false, err
+		return false, 0, err
 	}
 	if len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
-		return false, nil
+		return false, 0, nil
 	}
 	if ok, err := s.runsFreely(ctx, tx, done); err != nil || !ok {
-		return false, err
+		return false, 0, err
 	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
 	if err != nil {
-		return false, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
+		return false, 0, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
 	}
 	if len(moved) < len(f.Schedule) {
-		return false, nil
+		return false, 0, nil
 	}
 	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
-		return false, err
+		return false, 0, err
 	}
-	if _, err := s.queueLocked(ctx, tx, nil, now); err != nil {
-		return false, err
+	res, err := s.queueLocked(ctx, tx, nil, now)
+	if err != nil {
+		return false, 0, err
 	}
-	return true, nil
+	return true, res.Queued, nil
 }
 
 // decideFollowOn reads what runs.DecideFollowOn needs and decides.

@@ -59,7 +59,21 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	if err != nil {
 		return QueueResult{}, err
 	}
+	s.queued(QueuedByScheduler, res.Queued)
 	return res, nil
+}
+
+// Who queued task instances (Config.OnQueued).
+const (
+	QueuedByScheduler = "scheduler" // QueueScheduled: a scheduler's pass
+	QueuedByTryEnd    = "try_end"   // a try's success, queueing what follows it
+)
+
+// queued tells Config.OnQueued of n committed queueings by by.
+func (s *Service) queued(by string, n int) {
+	if s.onQueued != nil && n > 0 {
+		s.onQueued(by, n)
+	}
 }
 
 // queueLocked is QueueScheduled's work in tx, which holds the queueing lock.

@@ -63,6 +63,9 @@ type Config struct {
 	// not (weir dags test): only its instances are queued, and only its
 	// try ends schedule their successors.
 	OnlyDagID string
+	// OnQueued, if set, is told of the task instances each committed
+	// queueing queued, and who queued them (QueuedBy*).
+	OnQueued func(by string, n int)
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -80,6 +83,7 @@ type Service struct {
 	maxPending     int
 	maxChainDepth  int
 	onlyDagID      string
+	onQueued       func(by string, n int)
 }
 
 // New returns a Service.
@@ -102,7 +106,7 @@ func New(cfg Config) *Service {
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
 		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth,
-		onlyDagID: cfg.OnlyDagID}
+		onlyDagID: cfg.OnlyDagID, onQueued: cfg.OnQueued}
 }
 
 // Triggers returns the trigger types deferrals may name.

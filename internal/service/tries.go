@@ -92,7 +92,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	// A success schedules and queues what follows it in the same
 	// transaction (followOn); the scheduler is woken for the rest.
 	follows := state == core.TISuccess && task != nil && runs.HasDownstream(&v.Spec, task.TaskID)
-	settled := false
+	settled, queued := false, 0
 	err = s.inTxIf(ctx, len(fired) > 0 || follows, func(tx store.Store) error {
 		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
 			return err
@@ -101,12 +101,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 			return err
 		}
 		var ferr error
-		settled, ferr = s.followOn(ctx, tx, &v.Spec, ti, now)
+		settled, queued, ferr = s.followOn(ctx, tx, &v.Spec, ti, now)
 		return ferr
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
+	s.queued(QueuedByTryEnd, queued)
 	if ch := finishedChannel(task, settled); ch != "" {
 		s.notify(ctx, ch)
 	}
