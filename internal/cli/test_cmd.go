@@ -160,6 +160,7 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
 	wake := st.Subscribe(ctx, store.ChannelScheduler) // a run finished
 	ended := st.Subscribe(ctx, store.ChannelTasks)    // a try ended
+	queued := st.Subscribe(ctx, store.ChannelQueued)  // or ended and queued what follows it
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -178,6 +179,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 			return nil, fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
 		case <-wake:
 		case <-ended:
+		case <-queued:
 		case <-tick.C:
 		}
 	}

@@ -10,14 +10,19 @@ import (
 // downstream of it in its run, in the transaction that records the success
 // (Airflow's "mini scheduler"; docs/adr/0029-try-ends-schedule-their-successors.md).
 // It decides only what the scheduler would decide the same way: instances
-// whose trigger rule now says run. Everything else is left to the scheduler.
+// whose trigger rule now says run (a decision no later end can change: a
+// rule that says run goes on saying it as more upstreams end). Everything
+// else is left to the scheduler.
 type FollowOn struct {
 	// Schedule lists the none-state instances of downstream tasks whose
 	// trigger rule now says run (none → scheduled).
 	Schedule []string
 	// NeedsScheduler reports a decision left to the scheduler: a
 	// downstream instance to skip, to fail upstream, to expand or to start
-	// from a trigger, or a stream the task produced.
+	// from a trigger, a stream the task produced — or an instance that
+	// waits on another upstream: that one's end, committing at the same
+	// time, may have read this try as unfinished and decided to wait too,
+	// so the scheduler, woken by both after their commits, looks again.
 	NeedsScheduler bool
 }
 
@@ -89,8 +94,7 @@ func DecideFollowOn(spec *core.DAG, done *core.TaskInstance, downs []core.TaskIn
 		switch task.TriggerRule.Evaluate(c) {
 		case core.Run:
 			f.Schedule = append(f.Schedule, ti.ID)
-		case core.Wait:
-		case core.SkipTask, core.UpstreamFailed:
+		case core.Wait, core.SkipTask, core.UpstreamFailed:
 			f.NeedsScheduler = true
 		}
 	}

@@ -55,7 +55,8 @@ type Config struct {
 	MaxMapLength int
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
 	// runs, whether or not the DAG is paused, and creates no scheduled runs
-	// (what `weir dags test` needs).
+	// (what `weir dags test` needs). A Service given to the scheduler
+	// must have the same service.Config.OnlyDagID (it queues).
 	OnlyDagID string
 }
 

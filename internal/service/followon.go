@@ -31,13 +31,10 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return false, 0, nil
 	}
 	f, err := s.decideFollowOn(ctx, tx, spec, done)
-	if err != nil || f.NeedsScheduler {
-		return false, 0, err
-	}
-	if len(f.Schedule) == 0 {
+	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
-		return false, 0, nil
+		return false, 0, err
 	}
 	if ok, err := s.runsFreely(ctx, tx, done); err != nil || !ok {
 		return false, 0, err
@@ -57,7 +54,7 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	if err != nil {
 		return false, 0, err
 	}
-	return true, res.Queued, nil
+	return !f.NeedsScheduler, res.Queued, nil
 }
 
 // decideFollowOn reads what runs.DecideFollowOn needs and decides.

@@ -65,11 +65,14 @@ func states(t *testing.T, st store.Store, run *core.DagRun) map[string]core.TISt
 }
 
 // The success of a try queues the next task of its chain in its own
-// transaction and wakes the workers, not the scheduler; a join waits for
-// its other upstream, and is queued by that one's success.
+// transaction and wakes the workers, and not the scheduler when it left it
+// nothing to do; an end after which a join still waits wakes it (another
+// upstream's end, committing at the same time, may have read this try
+// unfinished), and the join's last upstream queues it.
 func TestSuccessQueuesWhatFollows(t *testing.T) {
 	t.Parallel()
 	ctx, st, svc, run, sched, workers := followRun(t)
+	whole := st.Subscribe(ctx, store.ChannelScheduler)
 	a := startTry(t, st, run, "a")
 	if _, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil {
 		t.Fatal(err)
@@ -81,8 +84,22 @@ func TestSuccessQueuesWhatFollows(t *testing.T) {
 	if !heard(workers) {
 		t.Error("the workers were not woken for b")
 	}
-	if heard(sched) {
-		t.Error("the scheduler was woken for an end that left it nothing to do")
+	if !heard(sched) {
+		t.Error("the scheduler was not woken while join waits on side")
+	}
+
+	b := startTry(t, st, run, "b")
+	if _, err := svc.FinishTry(ctx, b, core.TISuccess); err != nil {
+		t.Fatal(err)
+	}
+	if got := states(t, st, run)["c"]; got != core.TIQueued {
+		t.Errorf("c after b's success = %s, want queued", got)
+	}
+	if !heard(workers) {
+		t.Error("the workers were not woken for c")
+	}
+	if heard(sched) || heard(whole) {
+		t.Error("the scheduler was woken for a chain's step, which left it nothing to do")
 	}
 
 	side := startTry(t, st, run, "side")

@@ -140,7 +140,13 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 				}
 				continue
 			}
-			if except.has(ti) || active.PoolSlots[ti.Pool]+need > total {
+			if except.has(ti) {
+				continue
+			}
+			if active.PoolSlots[ti.Pool]+need > total {
+				if active.PoolSlots[ti.Pool] >= total {
+					except.pools = appendNew(except.pools, ti.Pool)
+				}
 				continue
 			}
 			v, err := s.DagVersion(ctx, ti.DagVersionID)

@@ -100,9 +100,18 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 		if err := tx.CallbackInsert(ctx, fired, now); err != nil || !follows {
 			return err
 		}
-		var ferr error
-		settled, queued, ferr = s.followOn(ctx, tx, &v.Spec, ti, now)
-		return ferr
+		// What follows is the scheduler's when deciding it here fails
+		// (a deadlock, a lost DAG version): the success stands.
+		err := tx.Savepoint(ctx, func(sp store.Store) error {
+			var err error
+			settled, queued, err = s.followOn(ctx, sp, &v.Spec, ti, now)
+			return err
+		})
+		if err != nil {
+			settled, queued = false, 0
+			s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)

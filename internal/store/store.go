@@ -41,6 +41,10 @@ type Store interface {
 	// limits computed in fn hold across schedulers and the try ends that
 	// queue their successors (TryQueueLock).
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
+	// Savepoint, on a Store bound to a transaction (WithTx), runs fn so
+	// that when fn fails its changes are undone and the transaction goes
+	// on without them (SQL SAVEPOINT); fn's error is returned.
+	Savepoint(ctx context.Context, fn func(tx Store) error) error
 	// TryQueueLock, on a Store bound to a transaction (WithTx), takes the
 	// queueing lock for the rest of the transaction when no one else
 	// holds it and reports whether it did; it never waits for it.

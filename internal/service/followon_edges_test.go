@@ -1,0 +1,144 @@
+package service_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/postgrestest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// pausingStore calls after once a transaction has counted the upstream
+// instances of a try's successors, so that a test can interleave two try
+// ends the way two api-servers may.
+type pausingStore struct {
+	store.Store
+	after func(ctx context.Context)
+}
+
+func (p *pausingStore) WithTx(ctx context.Context, fn func(tx store.Store) error) error {
+	return p.Store.WithTx(ctx, func(tx store.Store) error { return fn(&pausingTx{Store: tx, p: p}) })
+}
+
+type pausingTx struct {
+	store.Store
+	p *pausingStore
+}
+
+func (x *pausingTx) Savepoint(ctx context.Context, fn func(tx store.Store) error) error {
+	return x.Store.Savepoint(ctx, func(sp store.Store) error { return fn(&pausingTx{Store: sp, p: x.p}) })
+}
+
+func (x *pausingTx) TaskInstanceStateCounts(ctx context.Context, ids []int64, tasks ...string) ([]store.TaskInstanceStateCount, error) {
+	counts, err := x.Store.TaskInstanceStateCounts(ctx, ids, tasks...)
+	x.p.after(ctx)
+	return counts, err
+}
+
+type endOf struct{}
+
+// On PostgreSQL the successes of a join's two upstreams can commit at the
+// same time, each reading the other still running: both decide the join
+// waits. Neither may then leave the scheduler asleep (the join would wait
+// for the fallback poll), whatever else each queued.
+func TestConcurrentEndsBeforeAJoinWakeTheScheduler(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pg := postgrestest.Open(t)
+	aRead, cRead, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	st := &pausingStore{Store: pg, after: func(ctx context.Context) {
+		switch ctx.Value(endOf{}) {
+		case "a": // a read c running; c reads a running before a commits
+			close(aRead)
+			<-cRead
+		case "c":
+			close(cRead)
+			<-aDone
+		}
+	}}
+	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0)})
+	syncDAG(t, pg, core.DAG{DagID: "j", Tasks: []core.Task{
+		{TaskID: "a", Operator: "noop"}, {TaskID: "c", Operator: "noop"},
+		{TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
+		{TaskID: "e", Operator: "noop", DependsOn: []string{"c"}},
+		{TaskID: "d", Operator: "noop", DependsOn: []string{"a", "c"}},
+	}})
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "j"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	a, c := startTry(t, pg, run, "a"), startTry(t, pg, run, "c")
+	sched := pg.Subscribe(ctx, store.ChannelTasks)
+	errs := make(chan error, 2)
+	go func() {
+		_, err := svc.FinishTry(context.WithValue(ctx, endOf{}, "a"), a, core.TISuccess)
+		close(aDone)
+		errs <- err
+	}()
+	<-aRead
+	go func() {
+		_, err := svc.FinishTry(context.WithValue(ctx, endOf{}, "c"), c, core.TISuccess)
+		errs <- err
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := states(t, pg, run)
+	if got["b"] != core.TIQueued || got["e"] != core.TIQueued {
+		t.Errorf("b %s, e %s; want both queued by their upstream's end", got["b"], got["e"])
+	}
+	if got["d"] == core.TINone && !heard(sched) {
+		t.Error("d waits with a and c succeeded, and neither end woke the scheduler")
+	}
+}
+
+// failingStore fails every attempt to take the queueing lock, after a
+// try's end has scheduled what follows it.
+type failingStore struct{ store.Store }
+
+func (f failingStore) WithTx(ctx context.Context, fn func(tx store.Store) error) error {
+	return f.Store.WithTx(ctx, func(tx store.Store) error { return fn(failingTx{tx}) })
+}
+
+type failingTx struct{ store.Store }
+
+func (x failingTx) Savepoint(ctx context.Context, fn func(tx store.Store) error) error {
+	return x.Store.Savepoint(ctx, func(sp store.Store) error { return fn(failingTx{sp}) })
+}
+
+func (x failingTx) TryQueueLock(context.Context) (bool, error) {
+	return false, core.ErrConflict // as a deadlock's victim would
+}
+
+// When scheduling what follows a success fails half-way, the success
+// stands, what the follow-on changed is undone, and the scheduler is woken
+// to decide it instead.
+func TestSuccessStandsWhenWhatFollowsFails(t *testing.T) {
+	t.Parallel()
+	ctx, st, _, run, sched, _ := followRun(t)
+	svc := service.New(service.Config{Store: failingStore{st}, Clock: clocktest.New(t0)})
+	a := startTry(t, st, run, "a")
+	if res, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil || res.State != core.TISuccess {
+		t.Fatalf("finish = %+v (err %v), want success", res, err)
+	}
+	got := states(t, st, run)
+	if got["a"] != core.TISuccess || got["b"] != core.TINone {
+		t.Errorf("a %s, b %s; want a success and b back to none, left to the scheduler", got["a"], got["b"])
+	}
+	if !heard(sched) {
+		t.Error("the scheduler was not woken")
+	}
+}
