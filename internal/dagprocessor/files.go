@@ -25,7 +25,9 @@ type fileState struct {
 // refreshAll re-reads files whose size or modification time changed and
 // re-parses those whose content changed; it forgets vanished files.
 func (p *Processor) refreshAll(ctx context.Context, paths []string) error {
+	present := make(map[string]bool, len(paths))
 	for _, path := range paths {
+		present[path] = true
 		st := p.files[path]
 		if st == nil {
 			st = &fileState{}
@@ -36,15 +38,17 @@ func (p *Processor) refreshAll(ctx context.Context, paths []string) error {
 		}
 	}
 	for path := range p.files {
-		if !slices.Contains(paths, path) {
+		if !present[path] {
 			delete(p.files, path)
 		}
 	}
+	p.forgetParsed(ctx, present)
 	return nil
 }
 
-// refresh re-reads and re-parses one file if it changed, within the
-// loader's limits: a file over a limit is an import error like any other.
+// refresh re-reads and re-parses one file if it changed (unless its bytes
+// were parsed by the same Parser before: reuse), within the loader's
+// limits: a file over a limit is an import error like any other.
 // It returns an error only when ctx ended (the file is then read again at
 // the next scan).
 func (p *Processor) refresh(ctx context.Context, path string, st *fileState) error {
@@ -66,14 +70,17 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 	if st.loaded && sum == st.sum {
 		return nil
 	}
-	p.parses++
-	dags, err := p.loader.Load(ctx, path, data)
-	if ctx.Err() != nil {
-		st.loaded = false
-		return fmt.Errorf("parse %s: %w", path, ctx.Err())
+	if !p.reuse(path, sum[:], st) {
+		p.parses++
+		dags, err := p.loader.Load(ctx, path, data)
+		if ctx.Err() != nil {
+			st.loaded = false
+			return fmt.Errorf("parse %s: %w", path, ctx.Err())
+		}
+		st.dags, st.err = dags, err
+		p.record(ctx, path, sum[:], dags, err)
 	}
 	st.sum, st.loaded = sum, true
-	st.dags, st.err = dags, err
 	return nil
 }
 

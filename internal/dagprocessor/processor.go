@@ -55,13 +55,19 @@ type Processor struct {
 	// Loader reads and parses DAG files within the [dag_processor] limits;
 	// nil = dagfile.NewLoader(0, 0), the default limits.
 	Loader *dagfile.Loader
+	// Parser names the program and loader options that parse the files:
+	// a file whose bytes were parsed by the same Parser before (recorded
+	// with DagFileSet by any process) is not parsed again, its recorded
+	// DAGs or error are used. "" = every file is parsed, nothing recorded.
+	Parser string
 
 	mu     sync.Mutex
-	files  map[string]*fileState // by path
-	owner  map[string]string     // dag_id → file path or Extra FileLoc that defines it
-	synced map[string]string     // dag_id → hash last recorded with DagSync
-	parses int                   // files parsed, for tests
-	loader *dagfile.Loader       // Loader, or the default one
+	files  map[string]*fileState    // by path
+	owner  map[string]string        // dag_id → file path or Extra FileLoc that defines it
+	synced map[string]string        // dag_id → hash last recorded with DagSync
+	parsed map[string]store.DagFile // file path → its recorded parse, when Parser is set
+	parses int                      // files parsed, for tests
+	loader *dagfile.Loader          // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -179,7 +185,7 @@ func (p *Processor) init(ctx context.Context) error {
 			p.owner[d.DagID] = d.FileLoc
 		}
 	}
-	return nil
+	return p.initParsed(ctx)
 }
 
 // sync records one DAG unless the same definition was already recorded.
@@ -322,6 +328,9 @@ type Store interface {
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
+	DagFileSet(ctx context.Context, f *store.DagFile) error
+	DagFileList(ctx context.Context) ([]store.DagFile, error)
+	DagFileDelete(ctx context.Context, fileloc string) error
 	ImportErrorDelete(ctx context.Context, filename string) error
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
 	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error
