@@ -3,6 +3,7 @@ package dagprocessor
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -18,8 +19,36 @@ type fileState struct {
 	size    int64
 	sum     [sha256.Size]byte
 	loaded  bool       // sum is the content last parsed
-	dags    []core.DAG // DAGs of the last parse, when err is nil
+	dags    []*fileDAG // DAGs of the last parse, when err is nil
 	err     error      // why the file does not load
+}
+
+// fileDAG is one DAG a source defines: parsed, or recorded (reuse) and
+// decoded only when it is synced.
+type fileDAG struct {
+	id  string
+	dag *core.DAG       // nil until a recorded DAG is decoded
+	raw json.RawMessage // the recorded JSON
+}
+
+func parsedDAGs(dags []core.DAG) []*fileDAG {
+	out := make([]*fileDAG, len(dags))
+	for i := range dags {
+		out[i] = &fileDAG{id: dags[i].DagID, dag: &dags[i]}
+	}
+	return out
+}
+
+// DAG returns a copy of the DAG to sync, decoding a recorded one once.
+func (f *fileDAG) DAG() (core.DAG, error) {
+	if f.dag == nil {
+		var d core.DAG
+		if err := json.Unmarshal(f.raw, &d); err != nil {
+			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
+		}
+		f.dag, f.raw = &d, nil
+	}
+	return *f.dag, nil
 }
 
 // refreshAll re-reads files whose size or modification time changed and
@@ -77,7 +106,7 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 			st.loaded = false
 			return fmt.Errorf("parse %s: %w", path, ctx.Err())
 		}
-		st.dags, st.err = dags, err
+		st.dags, st.err = parsedDAGs(dags), err
 		p.record(ctx, path, sum[:], dags, err)
 	}
 	st.sum, st.loaded = sum, true
@@ -88,7 +117,7 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 // dag_id (including the last good DAGs of broken files, which stay active),
 // and the import errors.
 type plan struct {
-	dags         []core.DAG
+	dags         []*fileDAG
 	owner        map[string]string // dag_id → source
 	importErrors map[string]string // filename → message
 }
@@ -117,7 +146,7 @@ func (p *Processor) plan(paths []string) *plan {
 			continue
 		}
 		pl.owner[d.DagID] = loc
-		pl.dags = append(pl.dags, d)
+		pl.dags = append(pl.dags, &fileDAG{id: d.DagID, dag: &d})
 	}
 	ordered := slices.Clone(paths)
 	slices.SortStableFunc(ordered, func(a, b string) int { return boolRank(p.ownedBefore(b)) - boolRank(p.ownedBefore(a)) })
@@ -138,17 +167,17 @@ func (p *Processor) plan(paths []string) *plan {
 			continue
 		}
 		for _, d := range st.dags {
-			pl.owner[d.DagID] = path
+			pl.owner[d.id] = path
 			pl.dags = append(pl.dags, d)
 		}
 	}
 	return pl
 }
 
-func (pl *plan) conflict(dags []core.DAG) string {
+func (pl *plan) conflict(dags []*fileDAG) string {
 	for _, d := range dags {
-		if other, taken := pl.owner[d.DagID]; taken {
-			return fmt.Sprintf("dag_id %q is already defined in %s; dag ids must be unique", d.DagID, other)
+		if other, taken := pl.owner[d.id]; taken {
+			return fmt.Sprintf("dag_id %q is already defined in %s; dag ids must be unique", d.id, other)
 		}
 	}
 	return ""

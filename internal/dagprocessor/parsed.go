@@ -42,11 +42,20 @@ func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
 		st.dags, st.err = nil, errors.New(f.Error)
 		return true
 	}
-	var dags []core.DAG
+	var dags []json.RawMessage
 	if err := json.Unmarshal([]byte(f.DAGs), &dags); err != nil {
 		return false // parsed again, and recorded anew
 	}
-	st.dags, st.err = dags, nil
+	st.dags, st.err = make([]*fileDAG, len(dags)), nil
+	for i, raw := range dags {
+		var head struct {
+			DagID string `json:"dag_id"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return false
+		}
+		st.dags[i] = &fileDAG{id: head.DagID, raw: raw}
+	}
 	return true
 }
 

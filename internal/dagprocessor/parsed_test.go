@@ -131,11 +131,15 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 			t.Fatalf("%s: recorded %d dags, %v; want %d", path, len(got.dags), got.err, len(dags))
 		}
 		for i := range dags {
-			want, have := &dags[i], &got.dags[i]
+			want := &dags[i]
+			have, err := got.dags[i].DAG()
+			if err != nil || got.dags[i].id != want.DagID {
+				t.Fatalf("%s: recorded dag %d is %q (%v), want %s", path, i, got.dags[i].id, err, want.DagID)
+			}
 			wj, _ := json.Marshal(want)
-			hj, _ := json.Marshal(have)
-			if dagfile.Hash(want) != dagfile.Hash(have) || string(wj) != string(hj) ||
-				strings.Join(dagfile.Warnings(want), "\n") != strings.Join(dagfile.Warnings(have), "\n") {
+			hj, _ := json.Marshal(&have)
+			if dagfile.Hash(want) != dagfile.Hash(&have) || string(wj) != string(hj) ||
+				strings.Join(dagfile.Warnings(want), "\n") != strings.Join(dagfile.Warnings(&have), "\n") {
 				t.Errorf("%s: dag %s differs once recorded:\n%s\n%s", path, want.DagID, wj, hj)
 			}
 		}

@@ -111,10 +111,14 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 
 	var errs []error
 	changed := false
-	for i := range plan.dags {
-		d := &plan.dags[i]
+	for _, fd := range plan.dags {
+		d, err := fd.DAG()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		before := p.synced[d.DagID]
-		if err := p.sync(ctx, d, now); errors.Is(err, core.ErrConflict) {
+		if err := p.sync(ctx, &d, now); errors.Is(err, core.ErrConflict) {
 			// Another DAG defines one of its assets differently: the DAG
 			// keeps its last good version and its file shows why.
 			plan.importErrors[d.FileLoc] = joinMsg(plan.importErrors[d.FileLoc], err.Error())
