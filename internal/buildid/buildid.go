@@ -30,7 +30,7 @@ func Read(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sec := f.Section(".note.go.buildid")
 	if sec == nil {
 		return "", nil
@@ -44,8 +44,8 @@ func Read(path string) (string, error) {
 	if len(note) < 16 || !bytes.Equal(note[12:16], []byte("Go\x00\x00")) {
 		return "", nil
 	}
-	size := f.ByteOrder.Uint32(note[4:8])
-	if uint32(len(note)-16) < size {
+	size := int64(f.ByteOrder.Uint32(note[4:8]))
+	if int64(len(note)-16) < size {
 		return "", nil
 	}
 	return string(note[16 : 16+size]), nil
