@@ -27,8 +27,16 @@ type fileState struct {
 // decoded only when it is synced.
 type fileDAG struct {
 	id  string
-	dag *core.DAG       // nil until a recorded DAG is decoded
-	raw json.RawMessage // the recorded JSON
+	dag *core.DAG // nil until a recorded DAG is decoded
+	rec *recorded // the file's recorded DAGs, of which this is the i-th
+	i   int
+}
+
+// recorded is the JSON of a file's recorded DAGs, split when one of them
+// is first decoded.
+type recorded struct {
+	json  string
+	split []json.RawMessage
 }
 
 func parsedDAGs(dags []core.DAG) []*fileDAG {
@@ -42,11 +50,19 @@ func parsedDAGs(dags []core.DAG) []*fileDAG {
 // DAG returns a copy of the DAG to sync, decoding a recorded one once.
 func (f *fileDAG) DAG() (core.DAG, error) {
 	if f.dag == nil {
+		if f.rec.split == nil {
+			if err := json.Unmarshal([]byte(f.rec.json), &f.rec.split); err != nil {
+				return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
+			}
+		}
 		var d core.DAG
-		if err := json.Unmarshal(f.raw, &d); err != nil {
+		if f.i >= len(f.rec.split) {
+			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: it holds %d dags", f.id, len(f.rec.split))
+		}
+		if err := json.Unmarshal(f.rec.split[f.i], &d); err != nil {
 			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
 		}
-		f.dag, f.raw = &d, nil
+		f.dag = &d
 	}
 	return *f.dag, nil
 }

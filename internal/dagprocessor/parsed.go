@@ -42,19 +42,10 @@ func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
 		st.dags, st.err = nil, errors.New(f.Error)
 		return true
 	}
-	var dags []json.RawMessage
-	if err := json.Unmarshal([]byte(f.DAGs), &dags); err != nil {
-		return false // parsed again, and recorded anew
-	}
-	st.dags, st.err = make([]*fileDAG, len(dags)), nil
-	for i, raw := range dags {
-		var head struct {
-			DagID string `json:"dag_id"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return false
-		}
-		st.dags[i] = &fileDAG{id: head.DagID, raw: raw}
+	rec := &recorded{json: f.DAGs}
+	st.dags, st.err = make([]*fileDAG, len(f.DagIDs)), nil
+	for i, id := range f.DagIDs {
+		st.dags[i] = &fileDAG{id: id, rec: rec, i: i}
 	}
 	return true
 }
@@ -75,6 +66,9 @@ func (p *Processor) record(ctx context.Context, path string, sum []byte, dags []
 			return
 		}
 		f.DAGs = string(b)
+		for i := range dags {
+			f.DagIDs = append(f.DagIDs, dags[i].DagID)
+		}
 	}
 	if err := p.Store.DagFileSet(ctx, &f); err != nil {
 		p.logger().Warn("record the parse of a dag file", "file", path, "err", err)

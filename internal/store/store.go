@@ -124,6 +124,7 @@ type DagFile struct {
 	Fileloc  string    // the file's path
 	Parser   string    // the parser that gave it: the build and its trigger types
 	Sum      string    // hex SHA-256 of the bytes parsed
+	DagIDs   []string  // ids of the DAGs the file defines, in order, when Error is ""
 	DAGs     string    // JSON of the []core.DAG the file defines, when Error is ""
 	Error    string    // why the file does not load, or ""
 	ParsedAt time.Time // when it was parsed
