@@ -12,10 +12,10 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// initParsed learns the recorded parses of the folder's files, when
-// Parser is set; p.mu must be held.
+// initParsed reads the recorded parses of the folder's files, when Parser
+// is set; p.mu must be held.
 func (p *Processor) initParsed(ctx context.Context) error {
-	p.parsed = map[string]store.DagFile{}
+	p.unused, p.recorded = map[string]store.DagFile{}, map[string]bool{}
 	if p.Parser == "" {
 		return nil
 	}
@@ -25,16 +25,19 @@ func (p *Processor) initParsed(ctx context.Context) error {
 	}
 	for _, f := range files {
 		if p.ours(f.Fileloc) {
-			p.parsed[f.Fileloc] = f
+			p.unused[f.Fileloc], p.recorded[f.Fileloc] = f, true
 		}
 	}
 	return nil
 }
 
 // reuse gives st what the recorded parse of path gave, if it parsed the
-// same bytes with the same Parser, and reports whether it did.
+// same bytes with the same Parser, and reports whether it did. A record is
+// used at most once, at the file's first read: later reads of a changed
+// file find the record of the bytes parsed last, by this processor.
 func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
-	f, ok := p.parsed[path]
+	f, ok := p.unused[path]
+	delete(p.unused, path)
 	if !ok || f.Parser != p.Parser || f.Sum != hex.EncodeToString(sum) {
 		return false
 	}
@@ -74,13 +77,13 @@ func (p *Processor) record(ctx context.Context, path string, sum []byte, dags []
 		p.logger().Warn("record the parse of a dag file", "file", path, "err", err)
 		return
 	}
-	p.parsed[path] = f
+	p.recorded[path] = true
 }
 
 // forgetParsed deletes the recorded parses of files no longer in the
 // folder.
 func (p *Processor) forgetParsed(ctx context.Context, present map[string]bool) {
-	for path := range p.parsed {
+	for path := range p.recorded {
 		if present[path] {
 			continue
 		}
@@ -88,6 +91,7 @@ func (p *Processor) forgetParsed(ctx context.Context, present map[string]bool) {
 			p.logger().Warn("forget the parse of a removed dag file", "file", path, "err", err)
 			continue
 		}
-		delete(p.parsed, path)
+		delete(p.recorded, path)
+		delete(p.unused, path)
 	}
 }

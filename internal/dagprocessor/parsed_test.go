@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 // A processor that starts (a `weir dags test`, a restarted scheduler)
@@ -58,6 +61,21 @@ func TestRecordedParsesAreReused(t *testing.T) {
 		t.Errorf("RecordOne from the recorded parses: %v", err)
 	}
 
+	write(t, a, dagYAML("alpha", "echo 1"))
+	running := restart("build-1")
+	// A running processor parses a file changed after its start, and again
+	// when it changes back to the bytes it had read from a record.
+	for i, cmd := range []string{"echo 2", "echo 1"} {
+		write(t, a, dagYAML("alpha", cmd))
+		later := time.Now().Add(time.Duration(i+1) * time.Hour)
+		if err := os.Chtimes(a, later, later); err != nil {
+			t.Fatal(err)
+		}
+		syncOnce(t, running)
+		if running.parses != i+1 {
+			t.Errorf("a running processor, a.yaml changed to %s: parses = %d, want %d", cmd, running.parses, i+1)
+		}
+	}
 	write(t, a, dagYAML("alpha", "echo 2"))
 	if q := restart("build-1"); q.parses != 1 {
 		t.Errorf("after a.yaml changed: parses = %d, want 1", q.parses)
@@ -95,19 +113,25 @@ func TestRecordedParsesAreReused(t *testing.T) {
 func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	t.Parallel()
 	var paths []string
-	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "../dagfile/testdata/*/*.yaml"} {
+	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "../../internal/dagfile/testdata/*/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, m...)
 	}
-	p, _ := newProcessor(t)
-	p.Parser = "build-1"
+	// One processor parses and records every file, another reuses them.
+	p := &Processor{Store: sqlitetest.Open(t), Dir: "../..", Parser: "build-1"}
+	q := &Processor{Store: p.Store, Dir: "../..", Parser: "build-1"}
 	if err := p.initParsed(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	loaded := 0
+	type parse struct {
+		dags    []core.DAG
+		loadErr error
+		sum     [sha256.Size]byte
+	}
+	parses := map[string]parse{}
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -115,9 +139,17 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 		}
 		dags, loadErr := dagfile.Load(path, data)
 		sum := sha256.Sum256(data)
+		parses[path] = parse{dags, loadErr, sum}
 		p.record(t.Context(), path, sum[:], dags, loadErr)
+	}
+	if err := q.initParsed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	for _, path := range paths {
+		dags, loadErr, sum := parses[path].dags, parses[path].loadErr, parses[path].sum
 		var got fileState
-		if !p.reuse(path, sum[:], &got) {
+		if !q.reuse(path, sum[:], &got) {
 			t.Fatalf("%s: the recorded parse is not reused", path)
 		}
 		if loadErr != nil {
@@ -147,7 +179,7 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	if loaded < 20 {
 		t.Errorf("only %d files loaded: the globs miss the examples", loaded)
 	}
-	rows, err := storeOf(p).DagFileList(t.Context())
+	rows, err := p.Store.DagFileList(t.Context())
 	if err != nil || len(rows) != len(paths) {
 		t.Errorf("recorded %d files (%v), want %d", len(rows), err, len(paths))
 	}

@@ -61,13 +61,14 @@ type Processor struct {
 	// DAGs or error are used. "" = every file is parsed, nothing recorded.
 	Parser string
 
-	mu     sync.Mutex
-	files  map[string]*fileState    // by path
-	owner  map[string]string        // dag_id → file path or Extra FileLoc that defines it
-	synced map[string]string        // dag_id → hash last recorded with DagSync
-	parsed map[string]store.DagFile // file path → its recorded parse, when Parser is set
-	parses int                      // files parsed, for tests
-	loader *dagfile.Loader          // Loader, or the default one
+	mu       sync.Mutex
+	files    map[string]*fileState    // by path
+	owner    map[string]string        // dag_id → file path or Extra FileLoc that defines it
+	synced   map[string]string        // dag_id → hash last recorded with DagSync
+	unused   map[string]store.DagFile // file path → its recorded parse, until its first read
+	recorded map[string]bool          // file paths with a recorded parse
+	parses   int                      // files parsed, for tests
+	loader   *dagfile.Loader          // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
