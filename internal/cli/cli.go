@@ -47,6 +47,7 @@ type Options struct {
 	triggerTypes *trigger.Registry // built-in + Triggers
 	metrics      *metrics.Metrics  // this process's Prometheus series
 	traces       *tracing.Tracer   // this process's trace exporter; nil = none (traces.go)
+	onlyDagID    string            // the one DAG this process runs (dags test): its scheduler's and service's
 }
 
 // Run executes the command line and returns the process exit code.

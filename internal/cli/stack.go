@@ -165,7 +165,7 @@ func apiServerBeat(cfg *config.Config) time.Duration {
 // processor that keeps the database in step with the DAG folder.
 func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []runner {
 	return []runner{
-		newSchedulerLoop(cfg, st, opts, logger, ""),
+		newSchedulerLoop(cfg, st, opts, logger),
 		&job.Heartbeat{Store: st, Role: job.SchedulerRole, Interval: cfg.Scheduler.PollInterval.D(), Logger: logger, Version: version},
 		newProcessor(cfg, st, opts, logger),
 		// The DAG processor runs in the scheduler's process; its own row
@@ -196,9 +196,9 @@ func (l logUploader) Start(ctx context.Context) error {
 	return (&logstore.Uploader{Remote: remote, Retention: logRetention(l.cfg), Logger: l.logger}).Start(ctx)
 }
 
-// newSchedulerLoop builds the scheduling loop; onlyDagID confines it to one
-// DAG's existing runs (weir dags test).
-func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, onlyDagID string) *scheduler.Scheduler {
+// newSchedulerLoop builds the scheduling loop; opts.onlyDagID confines it
+// to one DAG's existing runs (weir dags test).
+func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) *scheduler.Scheduler {
 	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
 		OnLoop: opts.metrics.ObserveSchedulerLoop, OnPass: opts.metrics.ObserveSchedulerPass, OnRunFinished: runTracer(opts),
 		OnTryFailedOver: failoverTracer(opts),
@@ -210,7 +210,7 @@ func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger 
 			MaxRunsToCreatePerLoop:     cfg.Scheduler.MaxDagrunsToCreatePerLoop,
 			MaxMapLength:               cfg.Scheduler.MaxMapLength,
 			CallbackMaxAttempts:        cfg.Callbacks.MaxAttempts,
-			OnlyDagID:                  onlyDagID,
+			OnlyDagID:                  opts.onlyDagID,
 		}}
 }
 

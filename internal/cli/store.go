@@ -73,8 +73,8 @@ func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *O
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
 	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
 		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
-		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth,
-		Deferrals:             runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
+		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth, OnlyDagID: opts.onlyDagID, OnQueued: opts.metrics.TasksQueued,
+		Deferrals: runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 }
 
 // withService loads the configuration, opens the store and runs fn with

@@ -69,6 +69,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	ctx := cmd.Context()
 	restoreGC := startupGC()
 	defer restoreGC()
+	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	go func() {
 		// A service that fails (a worker that cannot start) ends the
 		// wait for the run, with its error.
-		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger, p.DagID), newTriggerer(cfg, st, a.opts, logger)})
+		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger), newTriggerer(cfg, st, a.opts, logger)})
 		stop()
 		done <- err
 	}()

@@ -44,6 +44,24 @@ type UpstreamCounts struct {
 	Removed        int
 }
 
+// Add counts n upstream instances in state st.
+func (c *UpstreamCounts) Add(st TIState, n int) {
+	c.Total += n
+	switch st {
+	case TISuccess:
+		c.Success += n
+	case TIFailed:
+		c.Failed += n
+	case TIUpstreamFailed:
+		c.UpstreamFailed += n
+	case TISkipped:
+		c.Skipped += n
+	case TIRemoved:
+		c.Removed += n
+	case TINone, TIScheduled, TIQueued, TIRunning, TIUpForRetry, TIRestarting, TIDeferred:
+	}
+}
+
 // Done is the number of upstreams in a terminal state.
 func (c UpstreamCounts) Done() int {
 	return c.Success + c.Failed + c.UpstreamFailed + c.Skipped + c.Removed

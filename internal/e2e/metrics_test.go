@@ -136,12 +136,17 @@ func TestMetrics(t *testing.T) {
 		`go_sql_open_connections{db_name="weir"}`,
 		`go_goroutines`)
 	// say, wait, load and summarize each reported success (the sensor once
-	// resumed) and were queued (the sensor twice: to start, and to resume).
+	// resumed) and were queued (the sensor twice: to start, and to resume),
+	// by the scheduler or by the success of the task before (try_end).
 	waitAtLeast(t, "standalone", url, `weir_task_instances_finished_total{state="success"}`, 4)
-	waitAtLeast(t, "standalone", url, `weir_scheduler_pass_task_instances_queued_sum`, 4)
 	text, err := scrape(t, url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	byScheduler, byTryEnd := seriesValue(text, `weir_task_instances_queued_total{by="scheduler"}`),
+		seriesValue(text, `weir_task_instances_queued_total{by="try_end"}`)
+	if byScheduler < 1 || byTryEnd < 1 || byScheduler+byTryEnd < 4 {
+		t.Errorf("task instances queued by the scheduler %v, by try ends %v; want at least 4, some by each (wait's success queues load)", byScheduler, byTryEnd)
 	}
 	if slots, free := seriesValue(text, "weir_worker_slots"), seriesValue(text, "weir_worker_free_slots"); slots <= 0 || free != slots {
 		t.Errorf("an idle worker has %v slots, %v free; want every slot free", slots, free)

@@ -95,6 +95,8 @@ func TestRoleSeries(t *testing.T) {
 	m.ObserveTryFinished(core.TISuccess, time.Second)
 	m.ObserveTryFinished(core.TISuccess, time.Second)
 	m.TriggerFired("timedelta", 3)
+	m.TasksQueued("try_end", 2)
+	m.TasksQueued("try_end", 1)
 	m.TriggerFailed("http")
 	m.AssetEventCreated(core.AssetSourceWatcher)
 	m.ObserveStateOp("get", core.StateAsset, time.Millisecond, fmt.Errorf("get key: %w", core.ErrNotFound))
@@ -104,6 +106,7 @@ func TestRoleSeries(t *testing.T) {
 	var none *Metrics
 	none.ObserveSchedulerPass(1, 1)
 	none.TriggerFired("x", 1)
+	none.TasksQueued("scheduler", 1)
 	none.TriggerFailed("x")
 	none.AssetEventCreated("api")
 	none.ObserveStateOp("get", core.StateTask, 0, nil)
@@ -113,6 +116,7 @@ func TestRoleSeries(t *testing.T) {
 		"weir_scheduler_pass_dag_runs_created_sum 2",
 		"weir_scheduler_pass_dag_runs_created_count 2",
 		"weir_scheduler_pass_task_instances_queued_sum 5",
+		`weir_task_instances_queued_total{by="try_end"} 3`,
 		`weir_scheduler_pass_task_instances_queued_bucket{le="0"} 1`,
 		`weir_task_instances_finished_total{state="success"} 2`,
 		`weir_trigger_events_total{type="timedelta"} 3`,

@@ -18,6 +18,7 @@ type series struct {
 	tiFinished    *prometheus.CounterVec
 	runsCreated   prometheus.Histogram
 	tisQueued     prometheus.Histogram
+	queuedBy      *prometheus.CounterVec
 	triggerEvents *prometheus.CounterVec
 	triggerFails  *prometheus.CounterVec
 	assetEvents   *prometheus.CounterVec
@@ -43,6 +44,9 @@ func newSeries() series {
 			Name: "weir_scheduler_pass_task_instances_queued", Help: "Task instances one scheduler pass queued for workers; the sum counts them all.",
 			Buckets: perPass,
 		}),
+		queuedBy: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_task_instances_queued_total", Help: "Task instances queued for workers by this process, by who queued them: a scheduler pass, or a try's success queueing what follows it (try_end).",
+		}, []string{"by"}),
 		triggerEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trigger_events_total", Help: "Events triggers committed (deferred tries resumed, stream items appended, watcher events), by trigger type.",
 		}, []string{"type"}),
@@ -68,7 +72,7 @@ func newSeries() series {
 }
 
 func (s *series) collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.tiFinished, s.runsCreated, s.tisQueued, s.triggerEvents, s.triggerFails,
+	return []prometheus.Collector{s.tiFinished, s.runsCreated, s.tisQueued, s.queuedBy, s.triggerEvents, s.triggerFails,
 		s.assetEvents, s.stateOps, s.stateOpTime, s.workers}
 }
 
@@ -80,6 +84,14 @@ func (m *Metrics) ObserveSchedulerPass(runsCreated, tasksQueued int) {
 	}
 	m.runsCreated.Observe(float64(runsCreated))
 	m.tisQueued.Observe(float64(tasksQueued))
+}
+
+// TasksQueued counts n task instances queued by by (service.QueuedBy*).
+func (m *Metrics) TasksQueued(by string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.queuedBy.WithLabelValues(by).Add(float64(n))
 }
 
 // TriggerFired counts n events a trigger of type typ committed.

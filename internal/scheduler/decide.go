@@ -160,21 +160,7 @@ func upstreamCounts(task *core.Task, byTask map[string][]int, state []core.TISta
 			if state[i] == tiGone {
 				continue
 			}
-			c.Total++
-			switch state[i] {
-			case core.TISuccess:
-				c.Success++
-			case core.TIFailed:
-				c.Failed++
-			case core.TIUpstreamFailed:
-				c.UpstreamFailed++
-			case core.TISkipped:
-				c.Skipped++
-			case core.TIRemoved:
-				c.Removed++
-			case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning, core.TIUpForRetry,
-				core.TIRestarting, core.TIDeferred:
-			}
+			c.Add(state[i], 1)
 		}
 	}
 	return c

@@ -8,8 +8,8 @@
 //
 // The loop is event-driven: it wakes on store.ChannelScheduler notifications
 // (a run was triggered or finished, a DAG changed) for a whole pass, on
-// store.ChannelTasks ones (a try ended) for a light pass over the running
-// runs, on a timer for the next due retry or schedule, and on a fallback
+// store.ChannelTasks ones (a try ended and left it work: a success queues
+// what follows it itself, ADR 0029) for a light pass over the running runs, on a timer for the next due retry or schedule, and on a fallback
 // poll. Every state change is conditional on
 // the state it expects (compare-and-set), so several schedulers sharing one
 // PostgreSQL database never double-create runs or double-queue instances.

@@ -21,9 +21,6 @@ const (
 	DefaultCallbackMaxAttempts    = 3
 	DefaultMaxRunsToCreatePerLoop = 10
 	DefaultMaxActiveRuns          = 16
-	DefaultMaxActiveTasks         = 16
-	// DefaultPoolSlots is the size of default_pool when no row defines it.
-	DefaultPoolSlots = 128
 	// maxPassesPerWake bounds the passes one wake-up runs back to back while
 	// each pass unblocks more work.
 	maxPassesPerWake = 100
@@ -324,7 +321,7 @@ func (s *Scheduler) init() {
 		if !ok {
 			panic("scheduler: Scheduler.Service is required when Store is not a whole store.Store")
 		}
-		s.Service = service.New(service.Config{Store: full, Clock: s.Clock, Logger: s.Logger})
+		s.Service = service.New(service.Config{Store: full, Clock: s.Clock, Logger: s.Logger, OnlyDagID: s.Config.OnlyDagID})
 	}
 	c := &s.Config
 	if c.PollInterval <= 0 {

@@ -59,6 +59,13 @@ type Config struct {
 	// in a chain of callback events (docs/emission.md#feedback-loops); 0 =
 	// DefaultMaxCallbackChainDepth.
 	MaxCallbackChainDepth int
+	// OnlyDagID, when set, is the one DAG this process runs, paused or
+	// not (weir dags test): only its instances are queued, and only its
+	// try ends schedule their successors.
+	OnlyDagID string
+	// OnQueued, if set, is told of the task instances each committed
+	// queueing queued, and who queued them (QueuedBy*).
+	OnQueued func(by string, n int)
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -75,6 +82,8 @@ type Service struct {
 	maxExtra       int
 	maxPending     int
 	maxChainDepth  int
+	onlyDagID      string
+	onQueued       func(by string, n int)
 }
 
 // New returns a Service.
@@ -96,7 +105,8 @@ func New(cfg Config) *Service {
 	}
 	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
-		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth}
+		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth,
+		onlyDagID: cfg.OnlyDagID, onQueued: cfg.OnQueued}
 }
 
 // Triggers returns the trigger types deferrals may name.

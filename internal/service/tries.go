@@ -89,28 +89,43 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	if !failedOver || state != core.TIUpForRetry {
 		fired = callback.FireForTry(task, ti, state)
 	}
-	err = s.inTxIf(ctx, len(fired) > 0, func(tx store.Store) error {
+	// A success schedules and queues what follows it in the same
+	// transaction (followOn); the scheduler is woken for the rest.
+	follows := state == core.TISuccess && task != nil && runs.HasDownstream(&v.Spec, task.TaskID)
+	settled, queued := false, 0
+	err = s.inTxIf(ctx, len(fired) > 0 || follows, func(tx store.Store) error {
 		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
 			return err
 		}
-		return tx.CallbackInsert(ctx, fired, now)
+		if err := tx.CallbackInsert(ctx, fired, now); err != nil || !follows {
+			return err
+		}
+		var ferr error
+		settled, queued, ferr = s.followOn(ctx, tx, &v.Spec, ti, now)
+		return ferr
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
-	s.notify(ctx, finishedChannel(task))
+	s.queued(QueuedByTryEnd, queued)
+	if ch := finishedChannel(task, settled); ch != "" {
+		s.notify(ctx, ch)
+	}
 	return &FinishResult{State: state, NextRetryAt: next}, nil
 }
 
-// finishedChannel is whom the end of a try of task concerns: the
-// scheduler's next pass over the running runs (ChannelTasks), or, when the
-// task has outlets (its success may start asset-triggered runs), a whole
-// pass (ChannelScheduler).
-func finishedChannel(task *core.Task) string {
-	if task != nil && len(task.Outlets) == 0 {
-		return store.ChannelTasks
+// finishedChannel is whom the end of a try of task concerns: nobody when
+// followOn settled it, the scheduler's next pass over the running runs
+// (ChannelTasks), or, when the task has outlets (its success may start
+// asset-triggered runs), a whole pass (ChannelScheduler).
+func finishedChannel(task *core.Task, settled bool) string {
+	switch {
+	case task == nil || len(task.Outlets) > 0:
+		return store.ChannelScheduler
+	case settled:
+		return ""
 	}
-	return store.ChannelScheduler
+	return store.ChannelTasks
 }
 
 // outletEvents returns one asset event per concrete outlet task declares

@@ -36,11 +36,15 @@ type Store interface {
 	// WithTx runs fn in one transaction: every Store call made on tx commits
 	// together, or none does when fn returns an error.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
-	// WithQueueLock runs fn while no other process queues task instances,
-	// so that pool and concurrency limits computed in fn hold across
-	// several schedulers (fn's Store is transactional where a lock is
-	// needed). Only the scheduler's queueing step uses it.
+	// WithQueueLock runs fn in one transaction while no other process or
+	// transaction queues task instances, so that pool and concurrency
+	// limits computed in fn hold across schedulers and the try ends that
+	// queue their successors (TryQueueLock).
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
+	// TryQueueLock, on a Store bound to a transaction (WithTx), takes the
+	// queueing lock for the rest of the transaction when no one else
+	// holds it and reports whether it did; it never waits for it.
+	TryQueueLock(ctx context.Context) (bool, error)
 	// Notify wakes every subscriber of channel, in this process and (on
 	// PostgreSQL) in every other process sharing the database. Sent after
 	// commit when called inside WithTx; other processes are told without
@@ -273,8 +277,9 @@ type TaskInstanceStore interface {
 	// TaskInstanceStateCounts counts the current tries of the given runs
 	// per (run, task, state), with each group's earliest start and latest
 	// end: a grid of runs × tasks in one query, however many map indices a
-	// task has. Ordered by run id, task id, state.
-	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]TaskInstanceStateCount, error)
+	// task has; only of the tasks taskIDs names when it names any. Ordered
+	// by run id, task id, state.
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64, taskIDs ...string) ([]TaskInstanceStateCount, error)
 	// TaskInstanceTotals counts the current tries of every run per queue
 	// and state (state "" = not yet scheduled), ordered by queue and state:
 	// one grouped query, for metrics.
@@ -344,6 +349,9 @@ type TaskInstanceListParams struct {
 	// IDs keeps these tries only (empty = any).
 	IDs    []string
 	States []core.TIState // empty = all
+	// ExceptDagIDs and ExceptPools leave out the instances of these DAGs
+	// and of these pools.
+	ExceptDagIDs, ExceptPools []string
 	// TriggerID keeps the tries deferred on this trigger (0 = any).
 	TriggerID int64
 	// UpdatedSince keeps the instances whose updated_at (stamped by every

@@ -43,7 +43,7 @@ type Reader interface {
 	TaskInstanceGetByKey(ctx context.Context, dagID, runID, taskID string, mapIndex int) (*core.TaskInstance, error)
 	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
 	TaskInstanceList(ctx context.Context, p *store.TaskInstanceListParams) ([]core.TaskInstance, error)
-	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error)
+	TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64, taskIDs ...string) ([]store.TaskInstanceStateCount, error)
 	TriggerGet(ctx context.Context, id int64) (*core.Trigger, error)
 	UserGet(ctx context.Context, username string) (*core.User, error)
 	UserCount(ctx context.Context, p *store.UserListParams) (int, error)

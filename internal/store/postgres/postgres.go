@@ -109,9 +109,10 @@ func Dialect() sqlstore.Dialect {
 		NotifySQL: "SELECT pg_notify('" + notifyChannel + "', $1)",
 		// Airflow locks the slot_pool rows; one advisory lock is the same
 		// critical section without a row per pool.
-		QueueLockSQL: "SELECT pg_advisory_xact_lock($1)",
-		GroupInserts: true,
-		Classify:     classify,
+		QueueLockSQL:    "SELECT pg_advisory_xact_lock($1)",
+		TryQueueLockSQL: "SELECT pg_try_advisory_xact_lock($1)",
+		GroupInserts:    true,
+		Classify:        classify,
 	}
 }
 

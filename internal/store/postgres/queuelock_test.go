@@ -54,3 +54,62 @@ func TestQueueLockSerializesSchedulers(t *testing.T) {
 	}
 	<-bIn
 }
+
+// A try's end that would queue its successors never waits for the queueing
+// lock: while a scheduler holds it, TryQueueLock says no at once; once the
+// scheduler's transaction ends, it takes the lock until its own ends.
+func TestTryQueueLockNeverWaits(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a, b := open(t, dsn), open(t, dsn)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := b.TryQueueLock(ctx); err == nil {
+		t.Error("TryQueueLock outside a transaction: no error, want one")
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	aDone := make(chan error, 1)
+	go func() {
+		aDone <- a.WithQueueLock(ctx, func(store.Store) error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	if err := b.WithTx(ctx, func(tx store.Store) error {
+		if ok, err := tx.TryQueueLock(ctx); err != nil || ok {
+			t.Errorf("TryQueueLock while a scheduler holds the lock = %v (err %v), want false at once", ok, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	held, leave := make(chan struct{}), make(chan struct{})
+	bDone := make(chan error, 1)
+	go func() {
+		bDone <- b.WithTx(ctx, func(tx store.Store) error {
+			if ok, err := tx.TryQueueLock(ctx); err != nil || !ok {
+				t.Errorf("TryQueueLock of a free lock = %v (err %v), want true", ok, err)
+			}
+			close(held)
+			<-leave
+			return nil
+		})
+	}()
+	<-held
+	if err := a.WithTx(ctx, func(tx store.Store) error {
+		if ok, err := tx.TryQueueLock(ctx); err != nil || ok {
+			t.Errorf("TryQueueLock while another try end holds it = %v (err %v), want false", ok, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(leave)
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -69,9 +69,10 @@ const (
 	qRunRecent = `SELECT ` + runCols + ` FROM (SELECT ` + runCols + `,
 		ROW_NUMBER() OVER (PARTITION BY dag_id ORDER BY id DESC) AS recent
 		FROM dag_run WHERE dag_id IN (%s)) r WHERE recent <= %s ORDER BY dag_id, id`
-	// qTIStateCounts: %s is the IN list of dag_run ids.
+	// qTIStateCounts: %s is the IN list of dag_run ids, then the condition
+	// on task ids ("" for all).
 	qTIStateCounts = `SELECT dag_run_id, task_id, state, COUNT(*), MAX(map_index), MIN(start_date), MAX(end_date)
-		FROM task_instance WHERE dag_run_id IN (%s) GROUP BY dag_run_id, task_id, state
+		FROM task_instance WHERE dag_run_id IN (%s)%s GROUP BY dag_run_id, task_id, state
 		ORDER BY dag_run_id, task_id, state`
 	qTITotals    = `SELECT queue, state, COUNT(*) FROM task_instance GROUP BY queue, state ORDER BY queue, state`
 	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`

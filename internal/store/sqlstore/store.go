@@ -41,10 +41,11 @@ type Dialect struct {
 	// "" when notifications stay in this process.
 	NotifySQL string
 	// QueueLockSQL takes a transaction-scoped lock that serializes the
-	// queueing of task instances across schedulers (PostgreSQL: an advisory
-	// lock); "" on SQLite, where one process schedules and the single
-	// writer serializes writes anyway.
-	QueueLockSQL string
+	// queueing of task instances across schedulers and try ends
+	// (PostgreSQL: an advisory lock); TryQueueLockSQL takes it only if it
+	// is free, returning whether it did. "" on SQLite, where a write
+	// transaction already excludes every other writer.
+	QueueLockSQL, TryQueueLockSQL string
 	// AnonymousParams writes the placeholders of generated multi-row
 	// statements (task-instance inserts) as "?" bound in order rather than
 	// "$N". SQLite resolves each "$N" name by a linear search of the names
@@ -188,18 +189,32 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Store) error) error
 	return s.inTx(ctx, func(tx *Store) error { return fn(tx) })
 }
 
-// WithQueueLock runs fn holding the queueing lock: in a transaction that
-// first takes Dialect.QueueLockSQL, or directly when the engine needs none.
+// WithQueueLock runs fn in a transaction that first takes
+// Dialect.QueueLockSQL (on SQLite the transaction is the lock).
 func (s *Store) WithQueueLock(ctx context.Context, fn func(tx store.Store) error) error {
-	if s.d.QueueLockSQL == "" {
-		return fn(s)
-	}
 	return s.inTx(ctx, func(tx *Store) error {
-		if _, err := tx.tx.ExecContext(ctx, s.d.QueueLockSQL, queueLockKey); err != nil {
-			return s.wrap(err, "take the queueing lock")
+		if s.d.QueueLockSQL != "" {
+			if _, err := tx.tx.ExecContext(ctx, s.d.QueueLockSQL, queueLockKey); err != nil {
+				return s.wrap(err, "take the queueing lock")
+			}
 		}
 		return fn(tx)
 	})
+}
+
+// TryQueueLock takes Dialect.TryQueueLockSQL in s's transaction.
+func (s *Store) TryQueueLock(ctx context.Context) (bool, error) {
+	if s.tx == nil {
+		return false, fmt.Errorf("take the queueing lock outside a transaction: %w", core.ErrInvalid)
+	}
+	if s.d.TryQueueLockSQL == "" {
+		return true, nil
+	}
+	var ok bool
+	if err := s.tx.QueryRowContext(ctx, s.d.TryQueueLockSQL, queueLockKey).Scan(&ok); err != nil {
+		return false, s.wrap(err, "take the queueing lock")
+	}
+	return ok, nil
 }
 
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.

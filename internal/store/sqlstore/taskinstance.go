@@ -133,6 +133,12 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 	in(&b, "task_id", p.TaskIDs)
 	in(&b, "id", p.IDs)
 	in(&b, "state", p.States)
+	if len(p.ExceptDagIDs) > 0 {
+		b.where("dag_id NOT IN (" + list(&b, p.ExceptDagIDs) + ")")
+	}
+	if len(p.ExceptPools) > 0 {
+		b.where("pool NOT IN (" + list(&b, p.ExceptPools) + ")")
+	}
 	if p.TriggerID != 0 {
 		b.where("trigger_id = ?", p.TriggerID)
 	}
@@ -145,12 +151,16 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 // TaskInstanceStateCounts counts the current tries of the runs per (run,
 // task, state) in one grouped query over the (dag_run_id, task_id,
 // map_index) key.
-func (s *Store) TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64) ([]store.TaskInstanceStateCount, error) {
+func (s *Store) TaskInstanceStateCounts(ctx context.Context, dagRunIDs []int64, taskIDs ...string) ([]store.TaskInstanceStateCount, error) {
 	if len(dagRunIDs) == 0 {
 		return nil, nil
 	}
 	var b builder
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, ints(&b, dagRunIDs)), b.args...)
+	runs, tasks := ints(&b, dagRunIDs), ""
+	if len(taskIDs) > 0 {
+		tasks = " AND task_id IN (" + list(&b, taskIDs) + ")"
+	}
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qTIStateCounts, runs, tasks), b.args...)
 	if err != nil {
 		return nil, s.wrap(err, "count task instance states")
 	}

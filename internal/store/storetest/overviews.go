@@ -121,6 +121,13 @@ func testTaskInstanceStateCounts(t *testing.T, f *fixture) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state counts (-want +got):\n%s", diff)
 	}
+	// Only the named tasks' groups: what a try's end counts of the
+	// upstream tasks of its successors.
+	got, err = f.st.TaskInstanceStateCounts(f.ctx, []int64{c.ID, a.ID}, "m", "absent")
+	must(t, err, "state counts of task m")
+	if diff := cmp.Diff(want[:3], got); diff != "" {
+		t.Errorf("state counts of task m (-want +got):\n%s", diff)
+	}
 	none, err := f.st.TaskInstanceStateCounts(f.ctx, nil)
 	must(t, err, "state counts of no run")
 	if len(none) != 0 {

@@ -52,6 +52,9 @@ func testTaskInstanceGetList(t *testing.T, f *fixture) {
 		{"by one of tasks", store.TaskInstanceListParams{TaskIDs: []string{"b"}}, 1},
 		{"updated since creation", store.TaskInstanceListParams{UpdatedSince: f.now}, 3},
 		{"unordered, by state", store.TaskInstanceListParams{DagRunID: run.ID, States: []core.TIState{core.TINone}, Unordered: true}, 1},
+		{"except a pool", store.TaskInstanceListParams{ExceptPools: []string{"p1", "p2"}}, 2},
+		{"except the dag", store.TaskInstanceListParams{ExceptDagIDs: []string{"etl"}}, 0},
+		{"except another dag", store.TaskInstanceListParams{ExceptDagIDs: []string{"other"}, ExceptPools: []string{"p2"}}, 3},
 		{"updated since later", store.TaskInstanceListParams{UpdatedSince: f.at(time.Microsecond)}, 0},
 	} {
 		tis, err := f.st.TaskInstanceList(f.ctx, &tc.p)

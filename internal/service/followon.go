@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// followOn carries out, in tx (the transaction that records the success of
+// done), what that success decides on its own (runs.DecideFollowOn): its
+// downstream instances whose trigger rule now says run are scheduled and,
+// when any is, the free slots are filled as the scheduler's queueing would
+// fill them (queueLocked), so that a chain's next task is queued, and a
+// worker woken, with the end of the one before. It reports how many
+// instances it queued and whether the scheduler has nothing left to do for
+// this end; when it has — something
+// DecideFollowOn leaves to it, or nothing was scheduled (a slot this end
+// freed is filled by the scheduler's next pass, with the other ends of that
+// pass) — the caller wakes it.
+//
+// Nothing is scheduled for a run that is not running or a paused DAG's
+// (the scheduler does not decide those either), and the queueing is left to
+// the scheduler when another process holds the queueing lock (TryQueueLock:
+// a try's end never waits for it).
+func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (settled bool, queued int, err error) {
+	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
+		return false, 0, nil
+	}
+	f, err := s.decideFollowOn(ctx, tx, spec, done)
+	if err != nil || f.NeedsScheduler {
+		return false, 0, err
+	}
+	if len(f.Schedule) == 0 {
+		// Nothing follows at once: a slot this end freed is the
+		// scheduler's to fill, with the other ends of its pass.
+		return false, 0, nil
+	}
+	if ok, err := s.runsFreely(ctx, tx, done); err != nil || !ok {
+		return false, 0, err
+	}
+	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
+	if err != nil {
+		return false, 0, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
+	}
+	if len(moved) < len(f.Schedule) {
+		return false, 0, nil
+	}
+	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
+		return false, 0, err
+	}
+	res, err := s.queueLocked(ctx, tx, nil, now)
+	if err != nil {
+		return false, 0, err
+	}
+	return true, res.Queued, nil
+}
+
+// decideFollowOn reads what runs.DecideFollowOn needs and decides.
+func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, error) {
+	down, counted := runs.FollowOnReads(spec, done)
+	downs, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: done.DagRunID, TaskIDs: down})
+	if err != nil {
+		return runs.FollowOn{}, fmt.Errorf("read the downstream task instances: %w", err)
+	}
+	counts := map[string]map[core.TIState]int{}
+	if len(counted) > 0 {
+		groups, err := tx.TaskInstanceStateCounts(ctx, []int64{done.DagRunID}, counted...)
+		if err != nil {
+			return runs.FollowOn{}, fmt.Errorf("count the upstream task instances: %w", err)
+		}
+		for _, g := range groups {
+			if counts[g.TaskID] == nil {
+				counts[g.TaskID] = map[core.TIState]int{}
+			}
+			counts[g.TaskID][g.State] += g.Count
+		}
+	}
+	return runs.DecideFollowOn(spec, done, downs, counts), nil
+}
+
+// runsFreely reports whether done's run is running and its DAG is not
+// paused (or is the only DAG this process runs), as the scheduler requires
+// before it decides a run.
+func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance) (bool, error) {
+	run, err := tx.DagRunGetByID(ctx, done.DagRunID)
+	if err != nil {
+		return false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
+	}
+	if run.State != core.RunRunning {
+		return false, nil
+	}
+	if s.onlyDagID == done.DagID {
+		return true, nil
+	}
+	dag, err := tx.DagGet(ctx, done.DagID)
+	if err != nil {
+		return false, fmt.Errorf("read dag %s: %w", done.DagID, err)
+	}
+	return !dag.IsPaused, nil
+}

@@ -1,0 +1,218 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// Queueing limits left unset.
+const (
+	// DefaultPoolSlots is the size of default_pool when no row defines it.
+	DefaultPoolSlots = 128
+	// DefaultMaxActiveTasks is a DAG's max_active_tasks when it sets none.
+	DefaultMaxActiveTasks = 16
+)
+
+// QueueParams says what QueueScheduled works with.
+type QueueParams struct {
+	// Pools are the pools to queue within; nil = read them under the lock
+	// (a scheduler keeps them between its passes: a pool's change wakes a
+	// whole pass, which reads them again).
+	Pools []core.Pool
+	Now   time.Time
+}
+
+// QueueResult is what QueueScheduled did.
+type QueueResult struct {
+	Queued int
+	Pools  []core.Pool // the pools it queued within
+}
+
+// QueueScheduled moves scheduled instances to queued, highest priority
+// weight first (then older runs, then map index), while their pool has free
+// slots and their DAG has fewer than max_active_tasks queued or running
+// instances across its runs; then it wakes the workers.
+//
+// An instance whose pool does not exist (or needs more slots than the pool
+// has) stays scheduled and an error is logged, as in Airflow: creating or
+// resizing the pool lets it run, and nothing is failed by a typo that an
+// operator can fix (while every pool is full nothing is read, so the error
+// comes with the next pass that has free slots). default_pool has
+// DefaultPoolSlots when no row defines it.
+//
+// Schedulers and try ends (followOn) queue one at a time
+// (store.WithQueueLock), so the limits computed here hold across them.
+// With Config.OnlyDagID, only that DAG's instances are queued.
+func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResult, error) {
+	var res QueueResult
+	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
+		var err error
+		res, err = s.queueLocked(ctx, tx, p.Pools, p.Now)
+		return err
+	})
+	if err != nil {
+		return QueueResult{}, err
+	}
+	s.queued(QueuedByScheduler, res.Queued)
+	return res, nil
+}
+
+// Who queued task instances (Config.OnQueued).
+const (
+	QueuedByScheduler = "scheduler" // QueueScheduled: a scheduler's pass
+	QueuedByTryEnd    = "try_end"   // a try's success, queueing what follows it
+)
+
+// queued tells Config.OnQueued of n committed queueings by by.
+func (s *Service) queued(by string, n int) {
+	if s.onQueued != nil && n > 0 {
+		s.onQueued(by, n)
+	}
+}
+
+// queueLocked is QueueScheduled's work in tx, which holds the queueing lock.
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time) (QueueResult, error) {
+	if pools == nil {
+		var err error
+		if pools, err = tx.PoolList(ctx, &store.PoolListParams{}); err != nil {
+			return QueueResult{}, fmt.Errorf("list pools: %w", err)
+		}
+	}
+	res := QueueResult{Pools: pools}
+	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
+	for _, p := range pools {
+		slots[p.Name] = p.Slots
+	}
+	active, err := tx.TaskInstanceActiveCounts(ctx)
+	if err != nil {
+		return res, fmt.Errorf("count active task instances: %w", err)
+	}
+	// Scheduled instances are read in queueing order a page at a time, and
+	// reading stops once every pool is full: a pass costs in proportion to
+	// what it can queue, not to everything that waits. A DAG found at its
+	// max_active_tasks and a pool found full (or missing) are left out of
+	// the pages that follow, so a backlog of one DAG's 1,000 instances costs
+	// one short page, not 1,000 rows.
+	var (
+		ids         []string
+		seen        []*core.TaskInstance // every instance read, in order
+		except      exclusions
+		warnedAbout = map[string]bool{}
+		scheduled   = []core.TIState{core.TIScheduled}
+		free        = freeSlots(slots, active.PoolSlots)
+	)
+	for page := minQueuePage; free > 0; page = min(2*page, maxQueuePage) {
+		// The pages are one order filtered more as the pass learns; the
+		// instances read so far that the filter keeps are its first ones.
+		offset := 0
+		for _, ti := range seen {
+			if !except.has(ti) {
+				offset++
+			}
+		}
+		tis, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{
+			DagID: s.onlyDagID, States: scheduled, ExceptDagIDs: except.dags, ExceptPools: except.pools,
+			OrderByPriority: true, Page: store.Page{Limit: page, Offset: offset},
+		})
+		if err != nil {
+			return res, fmt.Errorf("list scheduled task instances: %w", err)
+		}
+		for i := range tis {
+			ti := &tis[i]
+			seen = append(seen, ti)
+			total, ok := slots[ti.Pool]
+			need := max(ti.PoolSlots, 1)
+			if !ok || need > total {
+				if !warnedAbout[ti.Pool] {
+					warnedAbout[ti.Pool] = true
+					s.log.Error("task instance waits for a pool that does not exist or is too small",
+						"dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex,
+						"pool", ti.Pool, "pool_slots", need, "slots", total)
+				}
+				if !ok {
+					except.pools = appendNew(except.pools, ti.Pool)
+				}
+				continue
+			}
+			if except.has(ti) || active.PoolSlots[ti.Pool]+need > total {
+				continue
+			}
+			v, err := s.DagVersion(ctx, ti.DagVersionID)
+			if err != nil {
+				return res, err
+			}
+			limit := cmp.Or(v.Spec.MaxActiveTasks, DefaultMaxActiveTasks)
+			if active.ByDag[ti.DagID] >= limit {
+				except.dags = appendNew(except.dags, ti.DagID)
+				continue
+			}
+			active.PoolSlots[ti.Pool] += need
+			active.ByDag[ti.DagID]++
+			free -= need
+			ids = append(ids, ti.ID)
+			if active.PoolSlots[ti.Pool] >= total {
+				except.pools = appendNew(except.pools, ti.Pool)
+			}
+			if active.ByDag[ti.DagID] >= limit {
+				except.dags = appendNew(except.dags, ti.DagID)
+			}
+		}
+		if len(tis) < page {
+			break
+		}
+	}
+	if len(ids) == 0 {
+		return res, nil
+	}
+	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now,
+	})
+	if err != nil {
+		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
+	}
+	if res.Queued = len(moved); res.Queued == 0 {
+		return res, nil
+	}
+	if err := tx.Notify(ctx, store.ChannelQueued); err != nil {
+		return res, fmt.Errorf("notify workers: %w", err)
+	}
+	return res, nil
+}
+
+// Bounds of how many scheduled instances queueLocked reads at a time: as
+// many as there are free slots, within these.
+const (
+	minQueuePage = 16
+	maxQueuePage = 256
+)
+
+// exclusions are the DAGs and pools a queueing pass leaves out of the
+// pages it reads next: a DAG at its max_active_tasks (as the first of its
+// instances met found it), a full or missing pool.
+type exclusions struct{ dags, pools []string }
+
+func (e *exclusions) has(ti *core.TaskInstance) bool {
+	return slices.Contains(e.dags, ti.DagID) || slices.Contains(e.pools, ti.Pool)
+}
+
+func appendNew(list []string, v string) []string {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
+}
+
+// freeSlots returns how many slots the known pools have free in all.
+func freeSlots(slots, used map[string]int) int {
+	free := 0
+	for name, total := range slots {
+		free += max(total-used[name], 0)
+	}
+	return free
+}
