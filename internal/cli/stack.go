@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +21,7 @@ import (
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/auth"
+	"github.com/weirflow/weir/internal/buildid"
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
@@ -36,6 +39,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/triggerer"
 	"github.com/weirflow/weir/internal/ui"
 	"github.com/weirflow/weir/internal/worker"
@@ -220,7 +224,23 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Loader: dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()).
 			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher,
 				StreamTypes: opts.triggerTypes.StreamTypes()}),
+		Parser: dagParser(opts.triggerTypes),
 	}
+}
+
+// dagParser names what parses DAG files in this program
+// (dagprocessor.Processor.Parser): its build and the trigger types the
+// loader checks triggers against; "" when the build ID cannot be read.
+func dagParser(types *trigger.Registry) string {
+	id := buildid.Self()
+	if id == "" {
+		return ""
+	}
+	h := sha256.New()
+	for _, t := range types.Types() {
+		fmt.Fprintf(h, "%s %d\n", t.Name, t.Uses)
+	}
+	return id + " " + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // newWorker builds a worker that reaches the api-server at apiURL with a

@@ -37,7 +37,8 @@ func (p Problem) String() string {
 // Error is returned by LoadFile, Load and Validate: every problem found,
 // in file order, one per line.
 type Error struct {
-	Problems []Problem
+	Problems  []Problem
+	transient bool // see Transient
 }
 
 // Error lists the problems, one per line.

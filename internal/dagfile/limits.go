@@ -2,6 +2,7 @@ package dagfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,8 +111,8 @@ func (l *Loader) Load(ctx context.Context, filename string, data []byte) ([]core
 		defer func() { <-l.slot }()
 		defer func() {
 			if v := recover(); v != nil {
-				done <- result{err: newError([]Problem{{File: filename,
-					Msg: fmt.Sprintf("the DAG file loader failed (a bug in Weir; please report it with this file): %v", v)}})}
+				done <- result{err: transientError(Problem{File: filename,
+					Msg: fmt.Sprintf("the DAG file loader failed (a bug in Weir; please report it with this file): %v", v)})}
 			}
 		}()
 		dags, err := l.parse(filename, data)
@@ -123,10 +124,21 @@ func (l *Loader) Load(ctx context.Context, filename string, data []byte) ([]core
 	case r := <-done:
 		return r.dags, r.err
 	case <-timer.C:
-		return nil, newError([]Problem{{File: filename, Msg: fmt.Sprintf(
+		return nil, transientError(Problem{File: filename, Msg: fmt.Sprintf(
 			"parsing took longer than %s, the limit ([dag_processor] dag_file_processor_timeout); simplify the file or raise the limit",
-			l.timeout)}})
+			l.timeout)})
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
+
+// Transient reports whether err, from Load, may not be what loading the
+// same bytes gives again: a parse abandoned at the time limit or stopped by
+// a panic. Any other result depends only on the bytes, the file's name, the
+// program and the loader's options.
+func Transient(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.transient
+}
+
+func transientError(p Problem) error { return &Error{Problems: []Problem{p}, transient: true} }

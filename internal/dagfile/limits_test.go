@@ -63,6 +63,9 @@ func TestLoaderTimeBudget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "slow.yaml: parsing took longer than 1ms, the limit ([dag_processor] dag_file_processor_timeout)") {
 		t.Fatalf("slow parse: %v", err)
 	}
+	if !Transient(err) {
+		t.Error("an abandoned parse is not Transient: its error would be kept for the same bytes")
+	}
 	if got := <-started; got != "slow.yaml" {
 		t.Fatalf("started %s", got)
 	}
@@ -91,8 +94,14 @@ func TestLoaderRecoversPanics(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "p.yaml: the DAG file loader failed") || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("panic: %v", err)
 	}
+	if !Transient(err) {
+		t.Error("a loader panic is not Transient")
+	}
 	l.parse = Load // the slot was released
 	if _, err := l.Load(t.Context(), "ok.yaml", []byte("# empty\n")); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := l.Load(t.Context(), "bad.yaml", []byte("dag_id: [")); err == nil || Transient(err) {
+		t.Errorf("a syntax error: %v, Transient %v; want an error that is not", err, Transient(err))
 	}
 }

@@ -3,6 +3,7 @@ package dagprocessor
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -18,14 +19,60 @@ type fileState struct {
 	size    int64
 	sum     [sha256.Size]byte
 	loaded  bool       // sum is the content last parsed
-	dags    []core.DAG // DAGs of the last parse, when err is nil
+	dags    []*fileDAG // DAGs of the last parse, when err is nil
 	err     error      // why the file does not load
+}
+
+// fileDAG is one DAG a source defines: parsed, or recorded (reuse) and
+// decoded only when it is synced.
+type fileDAG struct {
+	id  string
+	dag *core.DAG // nil until a recorded DAG is decoded
+	rec *recorded // the file's recorded DAGs, of which this is the i-th
+	i   int
+}
+
+// recorded is the JSON of a file's recorded DAGs, split when one of them
+// is first decoded.
+type recorded struct {
+	json  string
+	split []json.RawMessage
+}
+
+func parsedDAGs(dags []core.DAG) []*fileDAG {
+	out := make([]*fileDAG, len(dags))
+	for i := range dags {
+		out[i] = &fileDAG{id: dags[i].DagID, dag: &dags[i]}
+	}
+	return out
+}
+
+// DAG returns a copy of the DAG to sync, decoding a recorded one once.
+func (f *fileDAG) DAG() (core.DAG, error) {
+	if f.dag == nil {
+		if f.rec.split == nil {
+			if err := json.Unmarshal([]byte(f.rec.json), &f.rec.split); err != nil {
+				return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
+			}
+		}
+		var d core.DAG
+		if f.i >= len(f.rec.split) {
+			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: it holds %d dags", f.id, len(f.rec.split))
+		}
+		if err := json.Unmarshal(f.rec.split[f.i], &d); err != nil {
+			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
+		}
+		f.dag = &d
+	}
+	return *f.dag, nil
 }
 
 // refreshAll re-reads files whose size or modification time changed and
 // re-parses those whose content changed; it forgets vanished files.
 func (p *Processor) refreshAll(ctx context.Context, paths []string) error {
+	present := make(map[string]bool, len(paths))
 	for _, path := range paths {
+		present[path] = true
 		st := p.files[path]
 		if st == nil {
 			st = &fileState{}
@@ -36,15 +83,17 @@ func (p *Processor) refreshAll(ctx context.Context, paths []string) error {
 		}
 	}
 	for path := range p.files {
-		if !slices.Contains(paths, path) {
+		if !present[path] {
 			delete(p.files, path)
 		}
 	}
+	p.forgetParsed(ctx, present)
 	return nil
 }
 
-// refresh re-reads and re-parses one file if it changed, within the
-// loader's limits: a file over a limit is an import error like any other.
+// refresh re-reads and re-parses one file if it changed (unless its bytes
+// were parsed by the same Parser before: reuse), within the loader's
+// limits: a file over a limit is an import error like any other.
 // It returns an error only when ctx ended (the file is then read again at
 // the next scan).
 func (p *Processor) refresh(ctx context.Context, path string, st *fileState) error {
@@ -66,14 +115,17 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 	if st.loaded && sum == st.sum {
 		return nil
 	}
-	p.parses++
-	dags, err := p.loader.Load(ctx, path, data)
-	if ctx.Err() != nil {
-		st.loaded = false
-		return fmt.Errorf("parse %s: %w", path, ctx.Err())
+	if !p.reuse(path, sum[:], st) {
+		p.parses++
+		dags, err := p.loader.Load(ctx, path, data)
+		if ctx.Err() != nil {
+			st.loaded = false
+			return fmt.Errorf("parse %s: %w", path, ctx.Err())
+		}
+		st.dags, st.err = parsedDAGs(dags), err
+		p.record(ctx, path, sum[:], dags, err)
 	}
 	st.sum, st.loaded = sum, true
-	st.dags, st.err = dags, err
 	return nil
 }
 
@@ -81,7 +133,7 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 // dag_id (including the last good DAGs of broken files, which stay active),
 // and the import errors.
 type plan struct {
-	dags         []core.DAG
+	dags         []*fileDAG
 	owner        map[string]string // dag_id → source
 	importErrors map[string]string // filename → message
 }
@@ -110,7 +162,7 @@ func (p *Processor) plan(paths []string) *plan {
 			continue
 		}
 		pl.owner[d.DagID] = loc
-		pl.dags = append(pl.dags, d)
+		pl.dags = append(pl.dags, &fileDAG{id: d.DagID, dag: &d})
 	}
 	ordered := slices.Clone(paths)
 	slices.SortStableFunc(ordered, func(a, b string) int { return boolRank(p.ownedBefore(b)) - boolRank(p.ownedBefore(a)) })
@@ -131,17 +183,17 @@ func (p *Processor) plan(paths []string) *plan {
 			continue
 		}
 		for _, d := range st.dags {
-			pl.owner[d.DagID] = path
+			pl.owner[d.id] = path
 			pl.dags = append(pl.dags, d)
 		}
 	}
 	return pl
 }
 
-func (pl *plan) conflict(dags []core.DAG) string {
+func (pl *plan) conflict(dags []*fileDAG) string {
 	for _, d := range dags {
-		if other, taken := pl.owner[d.DagID]; taken {
-			return fmt.Sprintf("dag_id %q is already defined in %s; dag ids must be unique", d.DagID, other)
+		if other, taken := pl.owner[d.id]; taken {
+			return fmt.Sprintf("dag_id %q is already defined in %s; dag ids must be unique", d.id, other)
 		}
 	}
 	return ""

@@ -25,9 +25,13 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 		return fmt.Errorf("dag %q is not defined in %s (%d file(s) there fail to load): %w",
 			dagID, orNone(p.Dir), len(plan.importErrors), core.ErrNotFound)
 	}
-	for i := range plan.dags {
-		if d := &plan.dags[i]; d.DagID == dagID {
-			return p.sync(ctx, d, p.now())
+	for _, fd := range plan.dags {
+		if fd.id == dagID {
+			d, err := fd.DAG()
+			if err != nil {
+				return err
+			}
+			return p.sync(ctx, &d, p.now())
 		}
 	}
 	return fmt.Errorf("dag %q: %s does not load: %s", dagID, src, plan.importErrors[src])

@@ -55,13 +55,20 @@ type Processor struct {
 	// Loader reads and parses DAG files within the [dag_processor] limits;
 	// nil = dagfile.NewLoader(0, 0), the default limits.
 	Loader *dagfile.Loader
+	// Parser names the program and loader options that parse the files:
+	// a file whose bytes were parsed by the same Parser before (recorded
+	// with DagFileSet by any process) is not parsed again, its recorded
+	// DAGs or error are used. "" = every file is parsed, nothing recorded.
+	Parser string
 
-	mu     sync.Mutex
-	files  map[string]*fileState // by path
-	owner  map[string]string     // dag_id → file path or Extra FileLoc that defines it
-	synced map[string]string     // dag_id → hash last recorded with DagSync
-	parses int                   // files parsed, for tests
-	loader *dagfile.Loader       // Loader, or the default one
+	mu       sync.Mutex
+	files    map[string]*fileState    // by path
+	owner    map[string]string        // dag_id → file path or Extra FileLoc that defines it
+	synced   map[string]string        // dag_id → hash last recorded with DagSync
+	unused   map[string]store.DagFile // file path → its recorded parse, until its first read
+	recorded map[string]bool          // file paths with a recorded parse
+	parses   int                      // files parsed, for tests
+	loader   *dagfile.Loader          // Loader, or the default one
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -105,10 +112,14 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 
 	var errs []error
 	changed := false
-	for i := range plan.dags {
-		d := &plan.dags[i]
+	for _, fd := range plan.dags {
+		d, err := fd.DAG()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		before := p.synced[d.DagID]
-		if err := p.sync(ctx, d, now); errors.Is(err, core.ErrConflict) {
+		if err := p.sync(ctx, &d, now); errors.Is(err, core.ErrConflict) {
 			// Another DAG defines one of its assets differently: the DAG
 			// keeps its last good version and its file shows why.
 			plan.importErrors[d.FileLoc] = joinMsg(plan.importErrors[d.FileLoc], err.Error())
@@ -179,7 +190,7 @@ func (p *Processor) init(ctx context.Context) error {
 			p.owner[d.DagID] = d.FileLoc
 		}
 	}
-	return nil
+	return p.initParsed(ctx)
 }
 
 // sync records one DAG unless the same definition was already recorded.
@@ -322,6 +333,9 @@ type Store interface {
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
+	DagFileSet(ctx context.Context, f *store.DagFile) error
+	DagFileList(ctx context.Context) ([]store.DagFile, error)
+	DagFileDelete(ctx context.Context, fileloc string) error
 	ImportErrorDelete(ctx context.Context, filename string) error
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)
 	ImportErrorSet(ctx context.Context, filename, message string, at time.Time) error

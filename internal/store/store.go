@@ -109,6 +109,13 @@ type DagStore interface {
 	ImportErrorList(ctx context.Context, p *ImportErrorListParams) ([]core.ImportError, error)
 	ImportErrorCount(ctx context.Context, p *ImportErrorListParams) (int, error)
 
+	// DagFileSet records (or replaces) what the last parse of one DAG file
+	// gave; DagFileList lists every file's; DagFileDelete removes one (no
+	// error when absent).
+	DagFileSet(ctx context.Context, f *DagFile) error
+	DagFileList(ctx context.Context) ([]DagFile, error)
+	DagFileDelete(ctx context.Context, fileloc string) error
+
 	// DagWarningSet records (or replaces) a DAG's warning of one type;
 	// DagWarningDelete removes it (no error when absent).
 	DagWarningSet(ctx context.Context, w *core.DagWarning) error
@@ -117,6 +124,18 @@ type DagStore interface {
 	// DagWarningCount counts them with the same filters.
 	DagWarningList(ctx context.Context, p *DagWarningListParams) ([]core.DagWarning, error)
 	DagWarningCount(ctx context.Context, p *DagWarningListParams) (int, error)
+}
+
+// DagFile is what one parse of a DAG file gave, kept so that a process
+// parses the same bytes with the same parser once (docs/dag-files.md#parsing-once).
+type DagFile struct {
+	Fileloc  string    // the file's path
+	Parser   string    // the parser that gave it: the build and its trigger types
+	Sum      string    // hex SHA-256 of the bytes parsed
+	DagIDs   []string  // ids of the DAGs the file defines, in order, when Error is ""
+	DAGs     string    // JSON of the []core.DAG the file defines, when Error is ""
+	Error    string    // why the file does not load, or ""
+	ParsedAt time.Time // when it was parsed
 }
 
 // DagWarningListParams filters and pages DagWarningList.

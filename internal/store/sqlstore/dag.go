@@ -21,7 +21,7 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 	if err != nil {
 		return 0, false, fmt.Errorf("sync dag %s: encode spec: %w", dagID, err)
 	}
-	tags, err := json.Marshal(nonNilTags(p.Spec.Tags))
+	tags, err := json.Marshal(nonNilStrings(p.Spec.Tags))
 	if err != nil {
 		return 0, false, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
 	}
@@ -65,7 +65,7 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 	return versionID, created, nil
 }
 
-func nonNilTags(tags []string) []string {
+func nonNilStrings(tags []string) []string {
 	if tags == nil {
 		return []string{}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -52,4 +53,26 @@ func testDagWarnings(t *testing.T, f *fixture) {
 	must(t, f.st.DagWarningDelete(f.ctx, "a", "other"), "delete")
 	must(t, f.st.DagWarningDelete(f.ctx, "a", "never"), "delete absent")
 	check("after delete", list(store.DagWarningListParams{DagID: "a"}), "a/unquoted trigger data: a1 again")
+}
+
+func testDagFiles(t *testing.T, f *fixture) {
+	b := store.DagFile{Fileloc: "/dags/b.yaml", Parser: "p1", Sum: "s1", Error: "b.yaml:1:1: bad", ParsedAt: f.now}
+	a := store.DagFile{Fileloc: "/dags/a.yaml", Parser: "p1", Sum: "s2", DagIDs: []string{"a"}, DAGs: `[{"dag_id":"a"}]`, ParsedAt: f.now}
+	must(t, f.st.DagFileSet(f.ctx, &b), "set b")
+	must(t, f.st.DagFileSet(f.ctx, &a), "set a")
+	a2 := store.DagFile{Fileloc: "/dags/a.yaml", Parser: "p2", Sum: "s3", DagIDs: []string{"a2", "b2"},
+		DAGs: `[{"dag_id":"a2"},{"dag_id":"b2"}]`, ParsedAt: f.at(time.Second)}
+	must(t, f.st.DagFileSet(f.ctx, &a2), "replace a")
+	list, err := f.st.DagFileList(f.ctx)
+	must(t, err, "list")
+	if diff := cmp.Diff([]store.DagFile{a2, b}, list, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dag files after replacing a (-want +got):\n%s", diff)
+	}
+	must(t, f.st.DagFileDelete(f.ctx, "/dags/a.yaml"), "delete a")
+	must(t, f.st.DagFileDelete(f.ctx, "/dags/never.yaml"), "delete absent")
+	list, err = f.st.DagFileList(f.ctx)
+	must(t, err, "list after delete")
+	if diff := cmp.Diff([]store.DagFile{b}, list, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dag files after deleting a (-want +got):\n%s", diff)
+	}
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetLinks", testAssetLinks},
 		{"ImportErrors", testImportErrors},
 		{"DagWarnings", testDagWarnings},
+		{"DagFiles", testDagFiles},
 		{"DagRunCreateGet", testDagRunCreateGet},
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},

@@ -1,0 +1,186 @@
+package dagprocessor
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
+)
+
+// A processor that starts (a `weir dags test`, a restarted scheduler)
+// parses only the files whose bytes no processor of the same parser has
+// parsed: for the others it uses the recorded DAGs or error, with the same
+// outcome (DAG versions, import errors, ownership of a dag_id). A changed
+// file, or another parser (a new weir build), parses again; a removed
+// file's record goes.
+func TestRecordedParsesAreReused(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	p.Parser = "build-1"
+	a, broken, dup := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "broken.yaml"), filepath.Join(dir, "b_dup.yaml")
+	write(t, a, dagYAML("alpha", "echo 1"))
+	write(t, broken, "dag_id: gamma\ntasks:\n  - task_id: t\n    operator: bash\n    retries: -1\n    bash_command: x\n")
+	write(t, dup, dagYAML("alpha", "echo dup")+"---\n"+dagYAML("other", "echo o"))
+	syncOnce(t, p)
+	if p.parses != 3 {
+		t.Fatalf("first processor: parses = %d, want 3", p.parses)
+	}
+	errs := importErrors(t, p)
+	v1, err := storeOf(p).DagVersionLatest(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	restart := func(parser string) *Processor {
+		t.Helper()
+		q := &Processor{Store: p.Store, Dir: dir, Clock: p.Clock, PauseNew: true, Parser: parser}
+		syncOnce(t, q)
+		return q
+	}
+	q := restart("build-1")
+	if q.parses != 0 {
+		t.Errorf("a restarted processor of the same parser parsed %d unchanged files, want 0", q.parses)
+	}
+	if got := importErrors(t, q); !cmp.Equal(got, errs) {
+		t.Errorf("import errors from the recorded parses differ (-first +reused):\n%s", cmp.Diff(errs, got))
+	}
+	if v, err := storeOf(p).DagVersionLatest(t.Context(), "alpha"); err != nil || v.ID != v1.ID || v.Spec.FileLoc != a {
+		t.Errorf("alpha after the reuse: version %+v (%v), want version %d from %s", v, err, v1.ID, a)
+	}
+	if err := (&Processor{Store: p.Store, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "alpha"); err != nil {
+		t.Errorf("RecordOne from the recorded parses: %v", err)
+	}
+
+	write(t, a, dagYAML("alpha", "echo 1"))
+	running := restart("build-1")
+	// A running processor parses a file changed after its start, and again
+	// when it changes back to the bytes it had read from a record.
+	for i, cmd := range []string{"echo 2", "echo 1"} {
+		write(t, a, dagYAML("alpha", cmd))
+		later := time.Now().Add(time.Duration(i+1) * time.Hour)
+		if err := os.Chtimes(a, later, later); err != nil {
+			t.Fatal(err)
+		}
+		syncOnce(t, running)
+		if running.parses != i+1 {
+			t.Errorf("a running processor, a.yaml changed to %s: parses = %d, want %d", cmd, running.parses, i+1)
+		}
+	}
+	write(t, a, dagYAML("alpha", "echo 2"))
+	if q := restart("build-1"); q.parses != 1 {
+		t.Errorf("after a.yaml changed: parses = %d, want 1", q.parses)
+	}
+	if v, _ := storeOf(p).DagVersionLatest(t.Context(), "alpha"); v.Spec.Tasks[0].Args["bash_command"] != "echo 2" {
+		t.Errorf("alpha after its file changed: %v, want echo 2", v.Spec.Tasks[0].Args)
+	}
+	if q := restart("build-2"); q.parses != 3 {
+		t.Errorf("another parser: parses = %d, want 3", q.parses)
+	}
+	if q := restart(""); q.parses != 3 {
+		t.Errorf("no parser: parses = %d, want 3", q.parses)
+	}
+
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	restart("build-2")
+	files, err := storeOf(p).DagFileList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locs []string
+	for _, f := range files {
+		locs = append(locs, f.Fileloc)
+	}
+	if want := []string{a, dup}; !slices.Equal(locs, want) {
+		t.Errorf("recorded files after broken.yaml was removed: %v, want %v", locs, want)
+	}
+}
+
+// What a recorded parse gives back is what the store and the scheduler
+// would get from parsing: the same hash, the same JSON (what a DAG version
+// records) and the same warnings, for every example and test DAG file.
+func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
+	t.Parallel()
+	var paths []string
+	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "../../internal/dagfile/testdata/*/*.yaml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	// One processor parses and records every file, another reuses them.
+	p := &Processor{Store: sqlitetest.Open(t), Dir: "../..", Parser: "build-1"}
+	q := &Processor{Store: p.Store, Dir: "../..", Parser: "build-1"}
+	if err := p.initParsed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	type parse struct {
+		dags    []core.DAG
+		loadErr error
+		sum     [sha256.Size]byte
+	}
+	parses := map[string]parse{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dags, loadErr := dagfile.Load(path, data)
+		sum := sha256.Sum256(data)
+		parses[path] = parse{dags, loadErr, sum}
+		p.record(t.Context(), path, sum[:], dags, loadErr)
+	}
+	if err := q.initParsed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	for _, path := range paths {
+		dags, loadErr, sum := parses[path].dags, parses[path].loadErr, parses[path].sum
+		var got fileState
+		if !q.reuse(path, sum[:], &got) {
+			t.Fatalf("%s: the recorded parse is not reused", path)
+		}
+		if loadErr != nil {
+			if got.err == nil || got.err.Error() != loadErr.Error() {
+				t.Errorf("%s: recorded error %v, want %v", path, got.err, loadErr)
+			}
+			continue
+		}
+		loaded++
+		if got.err != nil || len(got.dags) != len(dags) {
+			t.Fatalf("%s: recorded %d dags, %v; want %d", path, len(got.dags), got.err, len(dags))
+		}
+		for i := range dags {
+			want := &dags[i]
+			have, err := got.dags[i].DAG()
+			if err != nil || got.dags[i].id != want.DagID {
+				t.Fatalf("%s: recorded dag %d is %q (%v), want %s", path, i, got.dags[i].id, err, want.DagID)
+			}
+			wj, _ := json.Marshal(want)
+			hj, _ := json.Marshal(&have)
+			if dagfile.Hash(want) != dagfile.Hash(&have) || string(wj) != string(hj) ||
+				strings.Join(dagfile.Warnings(want), "\n") != strings.Join(dagfile.Warnings(&have), "\n") {
+				t.Errorf("%s: dag %s differs once recorded:\n%s\n%s", path, want.DagID, wj, hj)
+			}
+		}
+	}
+	if loaded < 20 {
+		t.Errorf("only %d files loaded: the globs miss the examples", loaded)
+	}
+	rows, err := p.Store.DagFileList(t.Context())
+	if err != nil || len(rows) != len(paths) {
+		t.Errorf("recorded %d files (%v), want %d", len(rows), err, len(paths))
+	}
+}

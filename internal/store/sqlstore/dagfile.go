@@ -1,0 +1,44 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/weirflow/weir/internal/store"
+)
+
+// DagFileSet records (or replaces) what the last parse of a DAG file gave.
+func (s *Store) DagFileSet(ctx context.Context, f *store.DagFile) error {
+	ids, err := json.Marshal(nonNilStrings(f.DagIDs))
+	if err != nil {
+		return fmt.Errorf("record the parse of %s: encode dag ids: %w", f.Fileloc, err)
+	}
+	_, err = s.writer().ExecContext(ctx, qDagFileSet, f.Fileloc, f.Parser, f.Sum, string(ids), f.DAGs, f.Error, micros(f.ParsedAt))
+	return s.wrap(err, "record the parse of %s", f.Fileloc)
+}
+
+// DagFileList lists what the last parse of every DAG file gave, by path.
+func (s *Store) DagFileList(ctx context.Context) ([]store.DagFile, error) {
+	return queryAll(ctx, s, "list dag files", qDagFileList, func(r scanner) (store.DagFile, error) {
+		var (
+			f   store.DagFile
+			ids string
+			at  int64
+		)
+		if err := r.Scan(&f.Fileloc, &f.Parser, &f.Sum, &ids, &f.DAGs, &f.Error, &at); err != nil {
+			return f, err
+		}
+		f.ParsedAt = fromMicros(at)
+		if err := json.Unmarshal([]byte(ids), &f.DagIDs); err != nil {
+			return f, fmt.Errorf("decode dag ids of %s: %w", f.Fileloc, err)
+		}
+		return f, nil
+	})
+}
+
+// DagFileDelete removes the record of a DAG file (no error when absent).
+func (s *Store) DagFileDelete(ctx context.Context, fileloc string) error {
+	_, err := s.writer().ExecContext(ctx, qDagFileDelete, fileloc)
+	return s.wrap(err, "delete the parse of %s", fileloc)
+}
