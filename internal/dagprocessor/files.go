@@ -1,6 +1,7 @@
 package dagprocessor
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -59,7 +60,11 @@ func (f *fileDAG) DAG() (core.DAG, error) {
 		if f.i >= len(f.rec.split) {
 			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: it holds %d dags", f.id, len(f.rec.split))
 		}
-		if err := json.Unmarshal(f.rec.split[f.i], &d); err != nil {
+		// Numbers stay as written: a float64 would round integers past
+		// 2^53 in params and arguments.
+		dec := json.NewDecoder(bytes.NewReader(f.rec.split[f.i]))
+		dec.UseNumber()
+		if err := dec.Decode(&d); err != nil {
 			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
 		}
 		f.dag = &d

@@ -113,7 +113,8 @@ func TestRecordedParsesAreReused(t *testing.T) {
 func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	t.Parallel()
 	var paths []string
-	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "../../internal/dagfile/testdata/*/*.yaml"} {
+	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "../../internal/dagfile/testdata/*/*.yaml",
+		"../../internal/dagprocessor/testdata/recorded/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
