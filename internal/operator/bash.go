@@ -72,8 +72,11 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	cmd.Env = r.bashEnv(req, argEnv, deferFile)
 	log := &syncWriter{w: req.Log}
 	last := &lastLine{}
+	// One pipe for both, as Airflow's stderr=STDOUT: the log keeps the
+	// order the command wrote its lines in, and the return value is the
+	// last line of either.
 	cmd.Stdout = io.MultiWriter(log, last)
-	cmd.Stderr = log
+	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = r.killGrace()
 
 	// The group dies with the worker process, however it dies; a cancelled

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,30 @@ func TestBashExitCodesAndXCom(t *testing.T) {
 				t.Errorf("%q: value %q, err %v", tc.cmd, res.ReturnValue, err)
 			}
 		}
+	}
+}
+
+// stdout and stderr reach the log in the order the command wrote them (one
+// pipe, as Airflow's stderr=STDOUT), and the last line of both is the
+// return value, as in Airflow.
+func TestBashOutputKeepsItsOrder(t *testing.T) {
+	t.Parallel()
+	var cmd, want strings.Builder
+	for i := range 200 {
+		stream := []string{"", " >&2"}[i%2]
+		cmd.WriteString("echo line" + strconv.Itoa(i) + stream + "; ")
+		want.WriteString("line" + strconv.Itoa(i) + "\n")
+	}
+	req, log := bashReq(cmd.String()+"echo last >&2", map[string]any{"do_xcom_push": true})
+	res, err := (&Runner{}).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), want.String()+"last\n") {
+		t.Errorf("the log does not hold the 200 lines in the order written:\n%s", log.String())
+	}
+	if string(res.ReturnValue) != `"last"` {
+		t.Errorf("return value %s, want the last line written, to stderr: \"last\"", res.ReturnValue)
 	}
 }
 
