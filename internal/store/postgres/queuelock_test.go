@@ -75,14 +75,7 @@ func TestTryQueueLockNeverWaits(t *testing.T) {
 		aDone <- a.WithQueueLock(ctx, func(store.Store) error { close(entered); <-release; return nil })
 	}()
 	<-entered
-	if err := b.WithTx(ctx, func(tx store.Store) error {
-		if ok, err := tx.TryQueueLock(ctx); err != nil || ok {
-			t.Errorf("TryQueueLock while a scheduler holds the lock = %v (err %v), want false at once", ok, err)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	tryLockRefused(t, b, "while a scheduler holds the lock")
 	close(release)
 	if err := <-aDone; err != nil {
 		t.Fatal(err)
@@ -100,16 +93,24 @@ func TestTryQueueLockNeverWaits(t *testing.T) {
 		})
 	}()
 	<-held
-	if err := a.WithTx(ctx, func(tx store.Store) error {
+	tryLockRefused(t, a, "while another try end holds it")
+	close(leave)
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryLockRefused checks that TryQueueLock in a transaction of st says no
+// at once.
+func tryLockRefused(t *testing.T, st store.Store, when string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.WithTx(ctx, func(tx store.Store) error {
 		if ok, err := tx.TryQueueLock(ctx); err != nil || ok {
-			t.Errorf("TryQueueLock while another try end holds it = %v (err %v), want false", ok, err)
+			t.Errorf("TryQueueLock %s = %v (err %v), want false at once", when, ok, err)
 		}
 		return nil
 	}); err != nil {
-		t.Fatal(err)
-	}
-	close(leave)
-	if err := <-bDone; err != nil {
 		t.Fatal(err)
 	}
 }
