@@ -203,6 +203,9 @@ type passResult struct {
 	again bool
 	full  bool
 	next  time.Time
+	// jobs are the job rows this pass read (apiUptime), for its other
+	// check that needs them.
+	jobs *jobsRead
 }
 
 // passTally counts what one pass did, for OnPass.

@@ -32,7 +32,7 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if !s.due(&s.stale, now, s.Config.StaleCheckInterval, res) {
 		return nil
 	}
-	_, up, ok, err := s.apiUptime(ctx, now)
+	_, up, ok, err := s.apiUptime(ctx, now, res)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 	if !s.due(&s.workers, now, s.Config.WorkerCheckInterval, res) {
 		return nil
 	}
-	jobs, up, ok, err := s.apiUptime(ctx, now)
+	jobs, up, ok, err := s.apiUptime(ctx, now, res)
 	if err != nil || !ok {
 		return err
 	}
@@ -82,8 +82,13 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 // start no earlier than this scheduler's unbroken run of checks that found
 // an api-server up (heardSince): a job row spans its process's life even
 // when its heartbeats could not be written meanwhile (the database was
-// down), so the row alone would take an outage for uptime.
-func (s *Scheduler) apiUptime(ctx context.Context, now time.Time) ([]core.Job, job.Uptime, bool, error) {
+// down), so the row alone would take an outage for uptime. A pass reads
+// them once for both of its checks (res.jobs).
+func (s *Scheduler) apiUptime(ctx context.Context, now time.Time, res *passResult) ([]core.Job, job.Uptime, bool, error) {
+	if res.jobs != nil {
+		r := res.jobs
+		return r.jobs, r.up, r.ok, nil
+	}
 	jobs, err := s.Store.JobList(ctx)
 	if err != nil {
 		s.heard(now, false)
@@ -93,7 +98,15 @@ func (s *Scheduler) apiUptime(ctx context.Context, now time.Time) ([]core.Job, j
 	if since := s.heard(now, ok); up.Since.Before(since) {
 		up.Since = since
 	}
+	res.jobs = &jobsRead{jobs: jobs, up: up, ok: ok}
 	return jobs, up, ok, nil
+}
+
+// jobsRead is what apiUptime read in a pass.
+type jobsRead struct {
+	jobs []core.Job
+	up   job.Uptime
+	ok   bool
 }
 
 // heard records one check of the api-servers (up or not) and returns since

@@ -1,11 +1,13 @@
 package scheduler_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 func TestDeadWorkerTryIsRetried(t *testing.T) {
@@ -192,5 +194,30 @@ func TestSilentWorkerFailsOverWithinTwoBeats(t *testing.T) {
 	got := h.states(run)
 	if got[onW1[0].TaskID] != "up_for_retry" || got[onW2[0].TaskID] != "running" || silent > 13*time.Second {
 		t.Errorf("%s after w1's last beat: %v, want w1's try up_for_retry (by 12.5 s) and w2's running", silent, got)
+	}
+}
+
+// jobListCounter counts the reads of the job rows.
+type jobListCounter struct {
+	store.Store
+	n *int
+}
+
+func (c jobListCounter) JobList(ctx context.Context) ([]core.Job, error) {
+	*c.n++
+	return c.Store.JobList(ctx)
+}
+
+// A pass whose two checks both judge by the job rows (the api-servers'
+// uptime, the workers' heartbeats) reads them once: a home where many
+// processes ran keeps an hour of rows, and each read of them was a
+// `weir dags test`'s whole first pass over again.
+func TestAPassReadsTheJobRowsOnce(t *testing.T) {
+	t.Parallel()
+	reads := 0
+	h := newHarnessOn(t, jobListCounter{sqlitetest.Open(t), &reads}, core.DAG{DagID: "j", Tasks: []core.Task{{TaskID: "a"}}})
+	h.step() // a scheduler's first pass: every check is due
+	if reads != 1 {
+		t.Errorf("the first pass read the job rows %d times, want once", reads)
 	}
 }
