@@ -229,8 +229,9 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 }
 
 // dagParser names what parses DAG files in this program
-// (dagprocessor.Processor.Parser): its build and the trigger types the
-// loader checks triggers against; "" when the build ID cannot be read.
+// (dagprocessor.Processor.Parser): its build, the trigger types the
+// loader checks triggers against and the time zone database it reads;
+// "" when the build ID cannot be read.
 func dagParser(types *trigger.Registry) string {
 	id := buildid.Self()
 	if id == "" {
@@ -240,6 +241,7 @@ func dagParser(types *trigger.Registry) string {
 	for _, t := range types.Types() {
 		fmt.Fprintf(h, "%s %d\n", t.Name, t.Uses)
 	}
+	fmt.Fprintln(h, dagfile.ZoneData())
 	return id + " " + hex.EncodeToString(h.Sum(nil)[:8])
 }
 

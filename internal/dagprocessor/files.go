@@ -67,7 +67,7 @@ func (f *fileDAG) DAG() (core.DAG, error) {
 		if err := dec.Decode(&d); err != nil {
 			return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
 		}
-		f.dag = &d
+		f.dag, f.rec = &d, nil // the record's JSON is kept only while a DAG of it is undecoded
 	}
 	return *f.dag, nil
 }
