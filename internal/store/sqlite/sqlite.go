@@ -40,6 +40,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Secrets encrypts connection URIs at rest (sqlstore.Config.Secrets).
 	Secrets *secrets.Box
+	// CheckpointInterval is how long writes gather in the WAL before the
+	// checkpointer copies them into the database file (default
+	// DefaultCheckpointInterval).
+	CheckpointInterval time.Duration
 }
 
 // Open opens (creating if needed) the database file at path. The file and
@@ -59,15 +63,21 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
 	if err := secureFiles(path, opts.Logger); err != nil {
 		return nil, err
 	}
-	w, err := openPool(ctx, path, opts, true)
+	ckpt := startCheckpointer(dsn(path, opts, nil), opts.CheckpointInterval, opts.Logger)
+	w, err := openPool(ctx, path, opts, ckpt)
 	if err != nil {
+		ckpt.stop()
 		return nil, err
 	}
-	r, err := openPool(ctx, path, opts, false)
+	r, err := openPool(ctx, path, opts, nil)
 	if err != nil {
+		ckpt.stop()
 		_ = w.Close() // reporting the read pool's error
 		return nil, err
 	}
@@ -75,25 +85,40 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	r.SetMaxIdleConns(opts.ReadConns)
 	mig, err := migrations()
 	if err != nil {
+		ckpt.stop()
 		return nil, errors.Join(err, w.Close(), r.Close())
 	}
-	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig, Secrets: opts.Secrets}), nil
+	return sqlstore.New(sqlstore.Config{Dialect: Dialect(), Write: w, Read: r, Migrations: mig, Secrets: opts.Secrets,
+		OnClose: ckpt.stop}), nil
 }
 
-// openPool opens the writer (one connection, immediate transactions) or the
-// read-only pool.
-func openPool(ctx context.Context, path string, opts Options, writer bool) (*sql.DB, error) {
+// dsn is a connection string for the file: the pragmas every connection
+// has, and extra (the writer's or a reader's; none for the checkpointer's).
+func dsn(path string, opts Options, extra url.Values) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	if writer {
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Set("_txlock", "immediate")
-	} else {
-		q.Add("_pragma", "query_only(1)")
+	for k, vs := range extra {
+		for _, v := range vs {
+			q.Add(k, v)
+		}
 	}
-	db := sql.OpenDB(cachingConnector{dsn: "file:" + path + "?" + q.Encode(), drv: &sqlite.Driver{}})
+	return "file:" + path + "?" + q.Encode()
+}
+
+// openPool opens the writer (one connection, immediate transactions, its
+// checkpoints left to ckpt) when ckpt is set, else the read-only pool.
+func openPool(ctx context.Context, path string, opts Options, ckpt *checkpointer) (*sql.DB, error) {
+	writer := ckpt != nil
+	extra := url.Values{"_pragma": {"query_only(1)"}}
+	var wrote func()
+	if writer {
+		extra = url.Values{"_pragma": {"journal_mode(WAL)", "wal_autocheckpoint(0)", "journal_size_limit(67108864)"},
+			"_txlock": {"immediate"}}
+		wrote = ckpt.noteWrite
+	}
+	db := sql.OpenDB(cachingConnector{dsn: dsn(path, opts, extra), drv: &sqlite.Driver{}, wrote: wrote})
 	if writer {
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)

@@ -23,8 +23,9 @@ const stmtCacheSize = 256
 // it every statement is parsed and planned again on every call: about a
 // quarter of the engine's CPU in a chain of Go tasks (docs/benchmarks.md).
 type cachingConnector struct {
-	dsn string
-	drv *sqlite.Driver
+	dsn   string
+	drv   *sqlite.Driver
+	wrote func() // the writer's: told of every statement it prepares (checkpointer.noteWrite)
 }
 
 func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
@@ -32,7 +33,7 @@ func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cachingConn{conn: conn, byQuery: map[string]*list.Element{}, lru: list.New()}, nil
+	return &cachingConn{conn: conn, byQuery: map[string]*list.Element{}, lru: list.New(), wrote: c.wrote}, nil
 }
 
 func (c cachingConnector) Driver() driver.Driver { return c.drv }
@@ -54,6 +55,7 @@ type cachingConn struct {
 	conn    driver.Conn
 	byQuery map[string]*list.Element // → *cachedStmt
 	lru     *list.List
+	wrote   func() // nil but on the writer
 }
 
 // cachedStmt is a compiled statement and the number of handles database/sql
@@ -68,6 +70,9 @@ type cachedStmt struct {
 }
 
 func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if c.wrote != nil {
+		c.wrote()
+	}
 	if el, ok := c.byQuery[query]; ok {
 		st := el.Value.(*cachedStmt)
 		if st.refs == 0 {
