@@ -1,6 +1,7 @@
 package execapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,4 +68,36 @@ func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose strin
 	}
 	writeJSON(w, http.StatusOK, execclient.LogAppendResponse{NextOffset: next})
 	return nil
+}
+
+// appendTail stores the end of a try's log that its final state report
+// carries (execclient.StateRequest.Log) and returns the log's length after
+// it. A tail that starts past the end of the stored log (a folder not
+// shared between api-servers, a removed file) is appended at the end, as
+// the worker's log sink goes on after such a gap: the report is not
+// refused for it.
+func (s *server) appendTail(ctx context.Context, ti *core.TaskInstance, tail *execclient.LogTail) (*int64, error) {
+	if s.logs == nil {
+		s.log.Warn("a state report carried the end of a try's log, but this api-server has no log store: it is lost",
+			"ti_id", ti.ID, "bytes", len(tail.Data))
+		return nil, nil
+	}
+	if tail.Offset < 0 {
+		return nil, fmt.Errorf("log.offset must be the tail's byte offset in the try's log (an integer >= 0), got %d: %w",
+			tail.Offset, core.ErrInvalid)
+	}
+	if int64(len(tail.Data)) > s.cfg.MaxLogChunk {
+		return nil, fmt.Errorf("log tail exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
+	}
+	key := tasklog.KeyOf(ti)
+	next, err := s.logs.AppendAt(ctx, key, tail.Offset, tail.Data)
+	if gap := (*tasklog.GapError)(nil); errors.As(err, &gap) {
+		s.log.Warn("the stored task log is shorter than the worker's; its tail is appended at the end",
+			"ti_id", ti.ID, "stored", gap.Size, "tail_offset", tail.Offset)
+		next, err = s.logs.AppendAt(ctx, key, gap.Size, tail.Data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("append to the try's log: %w", err)
+	}
+	return &next, nil
 }

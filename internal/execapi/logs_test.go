@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
@@ -20,7 +21,13 @@ import (
 // the claimed and started (running) try of task a.
 func claimedTry(t *testing.T) (*execapitest.Env, execclient.Workload) {
 	t.Helper()
-	env := execapitest.New(t, execapi.Config{})
+	return claimedTryWith(t, execapi.Config{})
+}
+
+// claimedTryWith is claimedTry with the Execution API's configuration.
+func claimedTryWith(t *testing.T, cfg execapi.Config) (*execapitest.Env, execclient.Workload) {
+	t.Helper()
+	env := execapitest.New(t, cfg)
 	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
 	a := claimAll(t, env, 2)["a"]
 	if _, err := taskClient(env, a).Run(context.Background(), a.TI.ID, execclient.RunRequest{}); err != nil {
@@ -152,4 +159,54 @@ func TestLogsAcrossAPIServersAndRestart(t *testing.T) {
 	if got := readLog(t, env, a); got != "line 1\nline 2\nline 3\n" {
 		t.Fatalf("log = %q, want each line once", got)
 	}
+}
+
+// A final state report may carry the end of the try's log: it is stored
+// before the try ends (the answer says the log's new length). A malformed
+// tail, or a tail with a deferral, is refused with the try still running
+// and its log unchanged; a tail that starts past the stored end (a folder
+// not shared between api-servers) goes on from the end rather than refuse
+// the report.
+func TestStateReportCarriesTheLogsEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("stored before the end", func(t *testing.T) {
+		t.Parallel()
+		env, a := claimedTryWith(t, execapi.Config{MaxLogChunk: 64})
+		c := taskClient(env, a)
+		if _, err := c.AppendLog(ctx, a.TI.ID, 0, []byte("line 1\n")); err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []struct {
+			state  core.TIState
+			tail   execclient.LogTail
+			status int
+			detail string
+		}{
+			{core.TISuccess, execclient.LogTail{Offset: -1, Data: []byte("x\n")}, 400, "log.offset must be"},
+			{core.TISuccess, execclient.LogTail{Offset: 7, Data: []byte(strings.Repeat("x", 65))}, 413, "log tail exceeds 64 bytes"},
+			{core.TIDeferred, execclient.LogTail{Offset: 7, Data: []byte("x\n")}, 400, "a deferral carries no log"},
+		} {
+			_, err := c.Finish(ctx, a.TI.ID, bad.state, &bad.tail)
+			status(t, err, bad.status, bad.detail)
+		}
+		if ti := env.TI(t, a.TI.ID); ti.State != core.TIRunning || readLog(t, env, a) != "line 1\n" {
+			t.Fatalf("after refused reports: %s, log %q; want running with the log as it was", ti.State, readLog(t, env, a))
+		}
+		sr, err := c.Finish(ctx, a.TI.ID, core.TISuccess, &execclient.LogTail{Offset: 7, Data: []byte("line 2\n\xff\n")})
+		if err != nil || sr.State != core.TISuccess || sr.LogNextOffset == nil || *sr.LogNextOffset != 16 {
+			t.Fatalf("Finish = %+v, %v; want success with the log 16 bytes long", sr, err)
+		}
+		if got := readLog(t, env, a); got != "line 1\nline 2\n\xff\n" {
+			t.Fatalf("log = %q", got)
+		}
+	})
+	t.Run("past the stored end", func(t *testing.T) {
+		t.Parallel()
+		env, a := claimedTry(t)
+		sr, err := taskClient(env, a).Finish(ctx, a.TI.ID, core.TIFailed, &execclient.LogTail{Offset: 40, Data: []byte("the end\n")})
+		if err != nil || sr.LogNextOffset == nil || *sr.LogNextOffset != 8 || readLog(t, env, a) != "the end\n" {
+			t.Fatalf("Finish = %+v, %v, log %q; want the tail stored at the log's end", sr, err, readLog(t, env, a))
+		}
+	})
 }

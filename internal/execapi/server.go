@@ -110,7 +110,9 @@ type server struct {
 const smallBody = 64 << 10
 
 // deferralBody bounds a state report, which may carry a deferral's trigger
-// kwargs and next_kwargs (each at most 64 KiB; the service checks).
+// kwargs and next_kwargs (each at most 64 KiB; the service checks) or the
+// end of the try's log (at most execclient.MaxReportedLogTail, 64 KiB:
+// 86 KiB in base64).
 const deferralBody = 3 * smallBody
 
 // NewHandler returns the Execution API. Its patterns include the /execution

@@ -128,6 +128,10 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		return err
 	}
 	if req.State == core.TIDeferred {
+		if req.Log != nil {
+			return fmt.Errorf("a deferral carries no log: ship it with POST .../logs first (the resumed try goes on from its end): %w",
+				core.ErrInvalid)
+		}
 		return s.deferTry(w, r, c, req.Deferral)
 	}
 	if req.Deferral != nil {
@@ -139,6 +143,12 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	ti, err := s.tokenTI(r, c)
 	if err != nil {
 		return err
+	}
+	var logNext *int64
+	if req.Log != nil { // stored first: a try seen ended has its whole log
+		if logNext, err = s.appendTail(r.Context(), ti, req.Log); err != nil {
+			return err
+		}
 	}
 	res, err := s.svc.FinishTry(r.Context(), ti, req.State)
 	if errors.Is(err, core.ErrConflict) {
@@ -153,7 +163,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if s.traces != nil {
 		s.traceFinished(r.Context(), ti, res.State, res.NextRetryAt)
 	}
-	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt})
+	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt, LogNextOffset: logNext})
 	return nil
 }
 

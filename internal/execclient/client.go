@@ -394,8 +394,15 @@ func (c *Client) Run(ctx context.Context, tiID string, req RunRequest) (*RunCont
 
 // SetState ends a running try; the answer says whether it will be retried.
 func (c *Client) SetState(ctx context.Context, tiID string, state core.TIState) (*StateResponse, error) {
+	return c.Finish(ctx, tiID, state, nil)
+}
+
+// Finish is SetState carrying the end of the try's log (nil: none), which
+// the server stores before it ends the try; sent again after a lost
+// answer, the tail is stored once (its offset).
+func (c *Client) Finish(ctx context.Context, tiID string, state core.TIState, tail *LogTail) (*StateResponse, error) {
 	var sr StateResponse
-	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "state"), StateRequest{State: state}, &sr); err != nil {
+	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "state"), StateRequest{State: state, Log: tail}, &sr); err != nil {
 		return nil, err
 	}
 	return &sr, nil

@@ -138,12 +138,30 @@ type StateRequest struct {
 	// to resume (its fields are inlined: trigger, next_method,
 	// next_kwargs, timeout).
 	*core.Deferral
+	// Log, with a final state, is the end of the try's log not shipped
+	// yet: the server appends it (as POST .../logs would) before it ends
+	// the try, so a try's last lines and its end are one request.
+	Log *LogTail `json:"log,omitempty"`
+}
+
+// MaxReportedLogTail is the largest log tail a state report carries; a
+// longer one is shipped with POST .../logs before the report.
+const MaxReportedLogTail = 64 << 10
+
+// LogTail is the end of a try's log: Data from byte Offset on (base64 in
+// JSON: a log need not be UTF-8).
+type LogTail struct {
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
 }
 
 // StateResponse reports the state the try ended in.
 type StateResponse struct {
 	State       core.TIState `json:"state"`
 	NextRetryAt *time.Time   `json:"next_retry_at,omitempty"`
+	// LogNextOffset, when the request carried a log tail, is the stored
+	// log's length after it.
+	LogNextOffset *int64 `json:"log_next_offset,omitempty"`
 }
 
 // HeartbeatRequest records liveness of a running try.

@@ -15,7 +15,7 @@ import (
 // answering an older client correctly (docs/architecture.md#versions).
 const (
 	APIVersionHeader = "Weir-API-Version"
-	APIVersion       = "2026-12-02" // callbacks on the claim (callback_limit), Go callbacks' emissions
+	APIVersion       = "2026-12-03" // a final state report carries the log's tail (StateRequest.Log)
 	OldestAPIVersion = "2026-12-01"
 )
 

@@ -181,11 +181,33 @@ func (s *logSink) trimPending() {
 }
 
 // Close ships what is left and stops the sink.
-func (s *logSink) Close() {
+func (s *logSink) Close() { s.close(false) }
+
+// closeForReport stops the sink as Close does, but hands what is not shipped
+// yet to the caller, for the try's final state report to carry
+// (execclient.StateRequest.Log): one request instead of two at a try's
+// end. It ships the tail itself, and returns nil, when the log goes to a
+// local folder, when nothing is left, or when the tail is longer than a
+// report carries (execclient.MaxReportedLogTail).
+func (s *logSink) closeForReport() *execclient.LogTail { return s.close(true) }
+
+func (s *logSink) close(forReport bool) *execclient.LogTail {
 	s.timer.Stop()
 	s.shipping.Lock()
 	defer s.shipping.Unlock()
 	s.closed = true
+	if forReport && s.ctx != nil { // the api-server's (s.ctx is nil for a local folder)
+		s.mu.Lock()
+		s.pending = append(s.pending, s.buf.Bytes()...)
+		s.buf.Reset()
+		s.mu.Unlock()
+		if n := len(s.pending); n > 0 && n <= execclient.MaxReportedLogTail {
+			tail := &execclient.LogTail{Offset: s.offset, Data: s.pending}
+			s.offset += int64(n)
+			s.pending = nil
+			return tail
+		}
+	}
 	s.flushTail()
 	if len(s.pending) > 0 {
 		s.log.Warn("the end of the task log could not be shipped; it is lost", "bytes", len(s.pending))
@@ -193,6 +215,7 @@ func (s *logSink) Close() {
 	if err := s.end(); err != nil {
 		s.log.Warn("close task log", "err", err)
 	}
+	return nil
 }
 
 // localLog ships chunks to key's log file under base, opened at the first

@@ -105,3 +105,77 @@ func TestWorkerLogShippingIsIdempotent(t *testing.T) {
 		t.Fatalf("the start line appears %d times", n)
 	}
 }
+
+// countLogs counts the requests that ship log chunks, and loses the answer
+// to the first state report after the server has handled it.
+type countLogs struct {
+	next       http.RoundTripper
+	mu         sync.Mutex
+	chunks     int
+	loseAnswer bool
+}
+
+func (c *countLogs) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/logs"):
+		c.chunks++
+	case r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/state") && c.loseAnswer && err == nil:
+		c.loseAnswer = false
+		_ = resp.Body.Close()
+		return nil, errors.New("connection reset after the state report was sent")
+	}
+	return resp, err
+}
+
+// The end of a try's log rides its final state report: a short try ships
+// no log chunk of its own, yet its log is complete once it is seen ended —
+// also when the report's answer is lost and it is sent again (the tail is
+// stored once). A tail longer than a report carries is shipped before it.
+func TestTheLogsEndRidesTheStateReport(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		bytes      int // logged by the task
+		loseAnswer bool
+		chunks     int // POST .../logs requests
+	}{
+		{name: "short", bytes: 100, chunks: 0},
+		{name: "short, the report's answer lost", bytes: 100, loseAnswer: true, chunks: 0},
+		{name: "longer than a report carries", bytes: execclient.MaxReportedLogTail + 1000, chunks: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := execapitest.New(t, execapi.Config{})
+			counter := &countLogs{next: http.DefaultTransport, loseAnswer: tc.loseAnswer}
+			tok, err := env.Tokens.IssueWorker("w1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+				HTTPClient: &http.Client{Transport: counter}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+			body := strings.Repeat("x", tc.bytes-1) + "\n"
+			reg := operator.NewRegistry()
+			_ = reg.Register("say", func(_ context.Context, tc operator.TaskContext) (any, error) {
+				_, _ = fmt.Fprint(tc.Log, body)
+				return nil, nil
+			})
+			dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "say", Operator: operator.Go, Args: map[string]any{"function": "say"}}}}
+			_, tis := env.SeedRun(t, dag, "r1", "")
+			startWorker(t, env, reg, func(w *Worker) { w.Client = client })
+			wait.Until(t, 30*time.Second, "say to succeed", func() bool { return stateOf(t, env, "r1", "say") == core.TISuccess })
+
+			log := readLog(t, env, &tis[0]) // complete as soon as the try is seen ended
+			if strings.Count(log, body) != 1 || !strings.HasSuffix(log, "weir: try ended success\n") || strings.Count(log, "try ended") != 1 {
+				t.Errorf("log (%d bytes) does not hold the task's output once and then its end:\n%.300s", len(log), log)
+			}
+			counter.mu.Lock()
+			defer counter.mu.Unlock()
+			if counter.chunks != tc.chunks {
+				t.Errorf("%d log chunks shipped on their own, want %d", counter.chunks, tc.chunks)
+			}
+		})
+	}
+}

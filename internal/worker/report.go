@@ -12,19 +12,23 @@ import (
 	"github.com/weirflow/weir/internal/taskproc"
 )
 
-// report sends a try's final state until the server answers it. A report
-// given up during an outage of the API server (or of its database) would
-// leave the try running on the server, unreported, until its heartbeat
-// timeout failed it and its retry ran the command a second time. Once ctx
-// ends (the worker stops), report gives up after reportTimeout.
-// onUnanswered, if set, is called once when the first attempt goes
-// unanswered (the worker then records the outcome for its next life).
-func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, log *slog.Logger,
-	onUnanswered func()) (*execclient.StateResponse, error) {
+// report sends a try's final state, with the end of its log (tail, or
+// nil), until the server answers it. A report given up during an outage of
+// the API server (or of its database) would leave the try running on the
+// server, unreported, until its heartbeat timeout failed it and its retry
+// ran the command a second time. Once ctx ends (the worker stops), report
+// gives up after reportTimeout. onUnanswered, if set, is called once when
+// the first attempt goes unanswered (the worker then records the outcome,
+// with the tail, for its next life).
+func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, tail *execclient.LogTail,
+	log *slog.Logger, onUnanswered func()) (*execclient.StateResponse, error) {
 	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
 	for {
-		sr, err := tc.SetState(rctx, tiID, state)
+		sr, err := tc.Finish(rctx, tiID, state, tail)
+		if err == nil && tail != nil && sr.LogNextOffset == nil {
+			log.Warn("the api-server has no log store: the end of the task log is lost", "bytes", len(tail.Data))
+		}
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
 			return sr, err
 		}
@@ -114,7 +118,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			_, _ = tail.Write(o.LogTail)
 			tail.Close()
 		}
-		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), log, nil)
+		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), nil, log, nil)
 		switch {
 		case err == nil:
 			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)

@@ -124,7 +124,15 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s\n", w.Clock.Now().Format(time.RFC3339), state)
 	}
 	_ = red.Flush()
-	sink.Close()
+	// The end of the log rides the final state report; a deferral's log is
+	// closed before it is reported (a deferred try may resume at once, its
+	// log going on from here), and a stopped try's is shipped as it is.
+	var tail *execclient.LogTail
+	if errors.As(err, new(*operator.DeferError)) || errors.Is(context.Cause(tryCtx), errNotRunning) {
+		sink.Close()
+	} else if tail = sink.closeForReport(); tail != nil {
+		pending.LogOffset, pending.LogTail = tail.Offset, tail.Data // recorded with the outcome if unanswered
+	}
 
 	if errors.Is(context.Cause(tryCtx), errNotRunning) {
 		log.Warn("try was stopped: the server says it is no longer running")
@@ -143,7 +151,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	sr, rerr := w.report(ctx, tc, ti.ID, state, log, record)
+	sr, rerr := w.report(ctx, tc, ti.ID, state, tail, log, record)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {
