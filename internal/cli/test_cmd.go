@@ -173,18 +173,32 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 	return err
 }
 
+// eachEvery bounds how often waitForRun streams the logs: a chain of short
+// tasks wakes it two or three times a step, and each poll lists instances
+// and reads log files beside the run's own work (docs/benchmarks.md);
+// twenty times a second is as live as a reader needs.
+const eachEvery = 50 * time.Millisecond
+
 // waitForRun returns the run once it is finished, waking on scheduler
-// notifications (with a poll as a fallback) and calling each at every
-// wake-up (streaming the logs).
+// notifications (with a poll as a fallback), checking the run at every
+// wake-up and calling each (streaming the logs) at most every eachEvery.
 func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
 	wake := st.Subscribe(ctx, store.ChannelScheduler) // a run finished
 	ended := st.Subscribe(ctx, store.ChannelTasks)    // a try ended
 	queued := st.Subscribe(ctx, store.ChannelQueued)  // or ended and queued what follows it
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	due := time.NewTimer(0) // the next call of each
+	defer due.Stop()
+	var last time.Time
 	for {
-		if err := each(); err != nil {
-			return nil, err
+		if wait := eachEvery - time.Since(last); wait <= 0 {
+			if err := each(); err != nil {
+				return nil, err
+			}
+			last = time.Now()
+		} else {
+			due.Reset(wait)
 		}
 		r, err := st.DagRunGetByID(ctx, run.ID)
 		if err != nil {
@@ -199,6 +213,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		case <-wake:
 		case <-ended:
 		case <-queued:
+		case <-due.C:
 		case <-tick.C:
 		}
 	}
