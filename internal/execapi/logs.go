@@ -73,9 +73,10 @@ func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose strin
 // appendTail stores the end of a try's log that its final state report
 // carries (execclient.StateRequest.Log) and returns the log's length after
 // it. A tail that starts past the end of the stored log (a folder not
-// shared between api-servers, a removed file) is appended at the end, as
-// the worker's log sink goes on after such a gap: the report is not
-// refused for it.
+// shared between api-servers, a removed file) is refused with 409 log_gap
+// and the expected offset, the try left running: the worker then ships the
+// tail with POST .../logs, whose gap handling is safe to repeat, and
+// reports again without it.
 func (s *server) appendTail(ctx context.Context, ti *core.TaskInstance, tail *execclient.LogTail) (*int64, error) {
 	if s.logs == nil {
 		s.log.Warn("a state report carried the end of a try's log, but this api-server has no log store: it is lost",
@@ -89,12 +90,9 @@ func (s *server) appendTail(ctx context.Context, ti *core.TaskInstance, tail *ex
 	if int64(len(tail.Data)) > s.cfg.MaxLogChunk {
 		return nil, fmt.Errorf("log tail exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
 	}
-	key := tasklog.KeyOf(ti)
-	next, err := s.logs.AppendAt(ctx, key, tail.Offset, tail.Data)
+	next, err := s.logs.AppendAt(ctx, tasklog.KeyOf(ti), tail.Offset, tail.Data)
 	if gap := (*tasklog.GapError)(nil); errors.As(err, &gap) {
-		s.log.Warn("the stored task log is shorter than the worker's; its tail is appended at the end",
-			"ti_id", ti.ID, "stored", gap.Size, "tail_offset", tail.Offset)
-		next, err = s.logs.AppendAt(ctx, key, gap.Size, tail.Data)
+		return nil, withStatus(http.StatusConflict, execclient.ReasonLogGap, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("append to the try's log: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -177,5 +179,55 @@ func TestTheLogsEndRidesTheStateReport(t *testing.T) {
 				t.Errorf("%d log chunks shipped on their own, want %d", counter.chunks, tc.chunks)
 			}
 		})
+	}
+}
+
+// The api-server's copy of the log lost what the worker shipped (a folder
+// not shared between api-servers, a removed file): the state report's tail
+// is refused (log_gap), so the worker ships it from the stored end and
+// reports the state alone. The try succeeds and its log holds the end once.
+func TestTheLogsEndAfterAGap(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	counter := &countLogs{next: http.DefaultTransport}
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: counter}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	var logPath string
+	reg := operator.NewRegistry()
+	_ = reg.Register("lose", func(ctx context.Context, tc operator.TaskContext) (any, error) {
+		_, _ = fmt.Fprint(tc.Log, "first\n")
+		for { // shipped by the sink's timer, then lost
+			if b, err := os.ReadFile(logPath); err == nil && strings.Contains(string(b), "first\n") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		if err := os.Remove(logPath); err != nil {
+			return nil, err
+		}
+		_, _ = fmt.Fprint(tc.Log, "second\n")
+		return nil, nil
+	})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "lose", Operator: operator.Go, Args: map[string]any{"function": "lose"}}}}
+	_, tis := env.SeedRun(t, dag, "r1", "")
+	ti := tis[0]
+	ti.TryNumber = 1
+	if logPath, err = tasklog.Path(env.LogDir, tasklog.KeyOf(&ti)); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, env, reg, func(w *Worker) { w.Client = client })
+	wait.Until(t, 30*time.Second, "lose to succeed", func() bool { return stateOf(t, env, "r1", "lose") == core.TISuccess })
+
+	log := readLog(t, env, &ti)
+	if !strings.HasPrefix(log, "second\n") || strings.Count(log, "second\n") != 1 || !strings.HasSuffix(log, "weir: try ended success\n") {
+		t.Errorf("log after the gap = %q; want the lines after it once, then the end", log)
 	}
 }

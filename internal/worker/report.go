@@ -29,6 +29,16 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 		if err == nil && tail != nil && sr.LogNextOffset == nil {
 			log.Warn("the api-server has no log store: the end of the task log is lost", "bytes", len(tail.Data))
 		}
+		if _, gap := execclient.LogGap(err); gap {
+			// The stored log is shorter than this worker shipped: the log
+			// sink goes on from its end (safe to repeat), then the state
+			// goes alone.
+			sink := newLogSink(ctx, w, tc, &core.TaskInstance{ID: tiID}, tail.Offset, log)
+			_, _ = sink.Write(tail.Data)
+			sink.Close()
+			tail = nil
+			continue
+		}
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
 			return sr, err
 		}

@@ -13,32 +13,52 @@ import (
 // in the WAL before copying them into the database file.
 const DefaultCheckpointInterval = 200 * time.Millisecond
 
+// restartPages is the WAL's size (16 MiB) past which a checkpoint that the
+// writer's commits overtook is finished on the writer. SQLite starts the
+// WAL over only at a write that finds every frame copied, which a passive
+// checkpoint never leaves behind while commits keep coming (it copies what
+// was there when it began): under writes without a pause the WAL would grow
+// without bound. So when a passive checkpoint leaves frames behind in a WAL
+// this large, the checkpointer copies the rest through the writer's own
+// connection, between two of its transactions (the few frames the commits
+// added meanwhile), and the next write starts the WAL over.
+const restartPages = 4000
+
+// walBackstopPages is the writer's own automatic checkpoint (64 MiB of WAL):
+// a backstop that only a checkpointer far behind lets the WAL reach.
+const walBackstopPages = 16000
+
 // checkpointer copies the WAL into the database file beside the writer
 // instead of inside its commits (ADR 0031). SQLite's default runs that copy,
 // and its fsyncs, in the commit that takes the WAL past 1,000 pages, while
 // that commit holds the one writer: every write queued behind it waits,
 // which was the p99 of emission and of every other write under load
-// (docs/benchmarks.md). The writer runs with wal_autocheckpoint=0 and tells
-// the checkpointer when it runs a statement; an interval after the first such
-// note the checkpointer runs a PASSIVE checkpoint on a connection of its own,
-// which neither waits for nor blocks the writer or readers. So the WAL holds
-// about an interval of writes; frames written after the last note of a burst
-// wait for the next write or for Close, whose last connection checkpoints.
+// (docs/benchmarks.md). The writer tells the checkpointer when it runs a
+// statement; an interval after the first such note the checkpointer runs a
+// PASSIVE checkpoint on a connection of its own, which neither waits for
+// nor blocks the writer or readers. Between bursts the WAL holds about an
+// interval of writes, under writes without a pause about restartPages;
+// frames written after the last note of a burst wait for the next write or
+// for Close, whose last connection checkpoints.
 type checkpointer struct {
 	dsn      string
 	interval time.Duration
 	logger   *slog.Logger
 	wrote    chan struct{}
-	cancel   context.CancelFunc
+	cancel   context.CancelFunc // nil until start
 	done     chan struct{}
 }
 
-func startCheckpointer(dsn string, interval time.Duration, logger *slog.Logger) *checkpointer {
+func newCheckpointer(dsn string, interval time.Duration, logger *slog.Logger) *checkpointer {
+	return &checkpointer{dsn: dsn, interval: interval, logger: logger, wrote: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// start runs the loop; writer is the store's writer pool (one connection),
+// for the end of a checkpoint the commits overtook (restartPages).
+func (c *checkpointer) start(writer *sql.DB) {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{dsn: dsn, interval: interval, logger: logger,
-		wrote: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
-	go c.run(ctx)
-	return c
+	c.cancel = cancel
+	go c.run(ctx, writer)
 }
 
 // noteWrite tells the checkpointer the WAL may have grown; it never blocks.
@@ -52,11 +72,14 @@ func (c *checkpointer) noteWrite() {
 // stop ends the loop (interrupting a checkpoint under way, which SQLite
 // leaves consistent) and closes its connection.
 func (c *checkpointer) stop() {
+	if c.cancel == nil {
+		return
+	}
 	c.cancel()
 	<-c.done
 }
 
-func (c *checkpointer) run(ctx context.Context) {
+func (c *checkpointer) run(ctx context.Context, writer *sql.DB) {
 	defer close(c.done)
 	var db *sql.DB // opened at the first checkpoint: a short-lived process may never need it
 	defer func() {
@@ -82,8 +105,20 @@ func (c *checkpointer) run(ctx context.Context) {
 			db = sql.OpenDB(cachingConnector{dsn: c.dsn, drv: &sqlite.Driver{}})
 			db.SetMaxOpenConns(1)
 		}
-		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && ctx.Err() == nil {
+		log, copied, err := checkpoint(ctx, db)
+		if err == nil && log >= restartPages && copied < log {
+			_, _, err = checkpoint(ctx, writer)
+		}
+		if err != nil && ctx.Err() == nil {
 			c.logger.Warn("sqlite WAL checkpoint failed; retried after the next write", "err", err)
 		}
 	}
+}
+
+// checkpoint runs a passive checkpoint on db and returns the WAL's frames
+// and how many of them are in the database file.
+func checkpoint(ctx context.Context, db *sql.DB) (log, copied int, err error) {
+	var busy int
+	err = db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &copied)
+	return log, copied, err
 }

@@ -69,12 +69,12 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	if err := secureFiles(path, opts.Logger); err != nil {
 		return nil, err
 	}
-	ckpt := startCheckpointer(dsn(path, opts, nil), opts.CheckpointInterval, opts.Logger)
+	ckpt := newCheckpointer(dsn(path, opts, nil), opts.CheckpointInterval, opts.Logger)
 	w, err := openPool(ctx, path, opts, ckpt)
 	if err != nil {
-		ckpt.stop()
 		return nil, err
 	}
+	ckpt.start(w)
 	r, err := openPool(ctx, path, opts, nil)
 	if err != nil {
 		ckpt.stop()
@@ -114,7 +114,7 @@ func openPool(ctx context.Context, path string, opts Options, ckpt *checkpointer
 	extra := url.Values{"_pragma": {"query_only(1)"}}
 	var wrote func()
 	if writer {
-		extra = url.Values{"_pragma": {"journal_mode(WAL)", "wal_autocheckpoint(0)", "journal_size_limit(67108864)"},
+		extra = url.Values{"_pragma": {"journal_mode(WAL)", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages), "journal_size_limit(67108864)"},
 			"_txlock": {"immediate"}}
 		wrote = ckpt.noteWrite
 	}

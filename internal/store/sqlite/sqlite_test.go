@@ -26,7 +26,7 @@ func TestOpenRejectsMemory(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	st := sqlitetest.Open(t)
-	for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1", "wal_autocheckpoint": "0"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1", "wal_autocheckpoint": "16000"} {
 		var got string
 		if err := st.DB().QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
 			t.Fatal(err)
