@@ -93,6 +93,10 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 			t.Parallel()
 			goOpsCallbacks(t, bin, engine) // callback_example_test.go
 		})
+		t.Run("go_emit_batches starts a go_batches_consumer run per batch on "+engine, func(t *testing.T) {
+			t.Parallel()
+			goBatchPipeline(t, bin, engine) // batches_example_test.go
+		})
 		t.Run("go_stream_batches retries a failed batch from its first event on "+engine, func(t *testing.T) {
 			t.Parallel()
 			goStreamBatches(t, bin, engine) // streambatch_example_test.go
