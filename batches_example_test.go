@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
 // goBatchPipeline runs examples/sdk's batch pipeline under `bin standalone`
@@ -20,24 +19,9 @@ import (
 // batch-1..3, each from its own event — and one for the outlet's keyless
 // event of ingest's success; every consumer run succeeds.
 func goBatchPipeline(t *testing.T, bin, engine string) {
-	var env []string
-	if engine == "postgres" {
-		env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	api, c, stderr := startStandalone(t, bin, env...)
-	for _, d := range []string{"go_emit_batches", "go_batches_consumer"} {
-		poll(ctx, t, "dag "+d, func() bool {
-			resp, err := c.Get(api + "/dags/" + d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		})
-		call(t, c, http.MethodPatch, api+"/dags/"+d, `{"is_paused": false}`, nil)
-	}
+	api, c, stderr := standaloneServing(ctx, t, bin, engine, "go_emit_batches", "go_batches_consumer")
 	call(t, c, http.MethodPost, api+"/dags/go_emit_batches/dagRuns", `{"dag_run_id": "batches"}`, nil)
 	poll(ctx, t, "go_emit_batches's run to end", func() bool {
 		var r core.DagRun

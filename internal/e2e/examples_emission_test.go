@@ -47,17 +47,9 @@ func emissionExamples(t *testing.T, s *standalone, home string) {
 			}
 		}
 
-		var page struct {
-			AssetEvents []core.AssetEvent `json:"asset_events"`
-		}
-		api.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d&limit=100", api.asset("batches").ID), &page)
 		var got []string
-		for _, ev := range page.AssetEvents {
-			part := "-"
-			if ev.PartitionKey != nil {
-				part = *ev.PartitionKey
-			}
-			got = append(got, fmt.Sprintf("%s by %s/%s try %d", part, ev.SourceRunID, ev.SourceTaskID, ev.SourceTryNumber))
+		for _, ev := range api.assetEvents("batches") {
+			got = append(got, fmt.Sprintf("%s by %s/%s try %d", partitionOf(ev.PartitionKey), ev.SourceRunID, ev.SourceTaskID, ev.SourceTryNumber))
 		}
 		want := "batch-1 by e2e-batches/ingest try 1, batch-2 by e2e-batches/ingest try 1, batch-3 by e2e-batches/ingest try 1, " +
 			"- by e2e-batches/ingest try 1" // the emissions, then the success's outlet event

@@ -58,10 +58,7 @@ func (c *client) partitionRuns(dagID string, n int) map[string]core.DagRun {
 	out := map[string]core.DagRun{}
 	for i := 1; i <= n; i++ {
 		run, evs := c.waitAssetRun(dagID, i)
-		key := "-"
-		if run.PartitionKey != nil {
-			key = *run.PartitionKey
-		}
+		key := partitionOf(run.PartitionKey)
 		if _, dup := out[key]; dup {
 			c.T.Errorf("two runs of %s for partition %s", dagID, key)
 		}
@@ -118,12 +115,8 @@ func TestPartitionedRuns(t *testing.T) {
 				t.Errorf("partition %s ran again (%s, then %s); want the retry's repeated key to make nothing", key, run.RunID, all[key].RunID)
 			}
 		}
-		var page struct {
-			AssetEvents []core.AssetEvent `json:"asset_events"`
-		}
-		api.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d&limit=100", api.asset("batches").ID), &page)
-		if len(page.AssetEvents) != 6 {
-			t.Errorf("batches has %d events, want 6 (batch-1..5 and the outlet's)", len(page.AssetEvents))
+		if evs := api.assetEvents("batches"); len(evs) != 6 {
+			t.Errorf("batches has %d events, want 6 (batch-1..5 and the outlet's)", len(evs))
 		}
 		log := api.Log("batch_consumer", all["batch-4"].RunID, "load", 1)
 		if !strings.Contains(log, "partition=batch-4 env=batch-4 events=batch-4,\n") {
