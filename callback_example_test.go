@@ -23,24 +23,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // run and no task, and that event starts a run of go_ops_responder, whose
 // task reads the failed run from it.
 func goOpsCallbacks(t *testing.T, bin, engine string) {
-	var env []string
-	if engine == "postgres" {
-		env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	api, c, stderr := startStandalone(t, bin, env...)
-	for _, d := range []string{"go_ops_failing_load", "go_ops_responder"} {
-		poll(ctx, t, "dag "+d, func() bool {
-			resp, err := c.Get(api + "/dags/" + d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		})
-		call(t, c, http.MethodPatch, api+"/dags/"+d, `{"is_paused": false}`, nil)
-	}
+	api, c, stderr := standaloneServing(ctx, t, bin, engine, "go_ops_failing_load", "go_ops_responder")
 	var run struct {
 		RunID string `json:"dag_run_id"`
 	}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
 // TestExampleProgram builds examples/sdk with `go build` and runs the binary
@@ -92,6 +94,10 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		t.Run("go callbacks start go_ops_responder on "+engine, func(t *testing.T) {
 			t.Parallel()
 			goOpsCallbacks(t, bin, engine) // callback_example_test.go
+		})
+		t.Run("go_emit_batches starts a go_batches_consumer run per batch on "+engine, func(t *testing.T) {
+			t.Parallel()
+			goBatchPipeline(t, bin, engine) // batches_example_test.go
 		})
 		t.Run("go_stream_batches retries a failed batch from its first event on "+engine, func(t *testing.T) {
 			t.Parallel()
@@ -191,6 +197,35 @@ func startStandalone(t *testing.T, bin string, env ...string) (string, *http.Cli
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	call(t, c, http.MethodPost, api+"/auth/login", fmt.Sprintf(`{"username":"admin","password":%q}`, password), nil)
 	return api, c, &stderr
+}
+
+// engineEnv is what points `bin standalone` or `bin dags test` at engine:
+// nothing for sqlite, a fresh database for postgres.
+func engineEnv(t *testing.T, engine string) []string {
+	if engine == "postgres" {
+		return []string{"WEIR__DATABASE__CONN=" + pgtest.DSN(t)}
+	}
+	return nil
+}
+
+// standaloneServing starts `bin standalone` on engine (startStandalone),
+// waits until it serves each of dags and unpauses them; ctx bounds the
+// waits.
+func standaloneServing(ctx context.Context, t *testing.T, bin, engine string, dags ...string) (string, *http.Client, *bytes.Buffer) {
+	t.Helper()
+	api, c, stderr := startStandalone(t, bin, engineEnv(t, engine)...)
+	for _, d := range dags {
+		poll(ctx, t, "dag "+d, func() bool {
+			resp, err := c.Get(api + "/dags/" + d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		call(t, c, http.MethodPatch, api+"/dags/"+d, `{"is_paused": false}`, nil)
+	}
+	return api, c, stderr
 }
 
 // standalone starts `bin standalone`, checks that the Go and YAML DAGs are

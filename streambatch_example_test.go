@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-
-	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
 // goStreamBatches runs examples/sdk's go_stream_batches with `bin dags
@@ -18,10 +16,7 @@ import (
 // table's primary key refuses a second insert) and load succeeds on its
 // second try.
 func goStreamBatches(t *testing.T, bin, engine string) {
-	var env []string
-	if engine == "postgres" {
-		env = append(env, "WEIR__DATABASE__CONN="+pgtest.DSN(t))
-	}
+	env := engineEnv(t, engine)
 	home := t.TempDir()
 	path := filepath.Join(home, "batches.db")
 	conf := fmt.Sprintf(`{"db": %q, "fail_at": 37}`, path)

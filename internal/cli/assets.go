@@ -96,7 +96,10 @@ func (a *app) assetsCmd() *cobra.Command {
 		Short: "List the newest asset events, shown oldest first",
 		Long: `Lists the newest --limit asset events (of one asset with --asset, of one partition with
 --partition), shown oldest first; --offset skips that many of the newest, to page back in time.
-SOURCE is the task try that emitted or produced the event, or api and the user who posted it.`,
+SOURCE is the task try that emitted or produced the event ("task DAG/RUN/TASK try N"), the
+callback that emitted it with its run and, for a task's callback, the try that fired it
+("callback ID of task DAG/RUN/TASK try N", "callback ID of run DAG/RUN"), api and the user who
+posted it, or watcher and the watcher's name.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listThrough(a, cmd, &eventsPF, func(ctx context.Context, b backend, pg store.Page) ([]core.AssetEvent, int, error) {
@@ -118,7 +121,7 @@ SOURCE is the task try that emitted or produced the event, or api and the user w
 					if e.PartitionKey != nil {
 						part = *e.PartitionKey
 					}
-					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, part, eventSource(&e), fmtTime(&e.Timestamp), string(e.Extra)}
+					rows[i] = []string{strconv.FormatInt(e.ID, 10), e.Name, part, e.Source().String(), fmtTime(&e.Timestamp), string(e.Extra)}
 				}
 				return out.print(cmd.OutOrStdout(), nonNilList(evs), []string{"ID", "ASSET", "PARTITION", "SOURCE", "TIMESTAMP", "EXTRA"}, rows)
 			})
@@ -191,23 +194,6 @@ func assetByName(ctx context.Context, st interface {
 		return nil, noAsset(name)
 	}
 	return x, err
-}
-
-// eventSource is "api USER", "watcher NAME", or "task
-// dag/run/task[map_index] try N".
-func eventSource(e *core.AssetEvent) string {
-	switch e.SourceKind {
-	case core.AssetSourceWatcher:
-		return "watcher " + e.SourceWatcher
-	case core.AssetSourceTask:
-	default:
-		return strings.TrimSpace(e.SourceKind + " " + e.SourceUser)
-	}
-	s := fmt.Sprintf("task %s/%s/%s", e.SourceDagID, e.SourceRunID, e.SourceTaskID)
-	if e.SourceMapIndex >= 0 {
-		s += fmt.Sprintf("[%d]", e.SourceMapIndex)
-	}
-	return s + fmt.Sprintf(" try %d", e.SourceTryNumber)
 }
 
 func taskRefs(refs []core.TaskRef) string {

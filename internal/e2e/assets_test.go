@@ -61,6 +61,25 @@ func (c *client) asset(name string) core.AssetModel {
 	return core.AssetModel{}
 }
 
+// assetEvents returns the events of the asset named name, oldest first
+// (the first 100).
+func (c *client) assetEvents(name string) []core.AssetEvent {
+	c.T.Helper()
+	var page struct {
+		AssetEvents []core.AssetEvent `json:"asset_events"`
+	}
+	c.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d&limit=100", c.asset(name).ID), &page)
+	return page.AssetEvents
+}
+
+// partitionOf is a partition key as the tests name it: "-" for none.
+func partitionOf(key *string) string {
+	if key == nil {
+		return "-"
+	}
+	return *key
+}
+
 // TestStandaloneAssets runs the asset examples: a successful producer run
 // triggers the consumer, so does an event posted to the API, and removing
 // the DAG files deactivates the assets only they defined.

@@ -112,17 +112,9 @@ func TestEmitFromShellTask(t *testing.T) {
 			strings.Count(log2, `"duplicate":false`) != 2 {
 			t.Errorf("retry's log: want batch-1..3 duplicate and batch-4..5 new:\n%s", log2)
 		}
-		var page struct {
-			AssetEvents []core.AssetEvent `json:"asset_events"`
-		}
-		api.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d&limit=100", api.asset("batches").ID), &page)
 		var got []string
-		for _, ev := range page.AssetEvents {
-			part := "-"
-			if ev.PartitionKey != nil {
-				part = *ev.PartitionKey
-			}
-			got = append(got, fmt.Sprintf("%s@try%d", part, ev.SourceTryNumber))
+		for _, ev := range api.assetEvents("batches") {
+			got = append(got, fmt.Sprintf("%s@try%d", partitionOf(ev.PartitionKey), ev.SourceTryNumber))
 		}
 		want := "batch-1@try1 batch-2@try1 batch-3@try1 batch-4@try2 batch-5@try2 -@try2" // then the success's outlet event
 		if strings.Join(got, " ") != want {

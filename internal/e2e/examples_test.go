@@ -17,7 +17,8 @@ func TestStandaloneExamples(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	s := startStandalone(t, home, examplesDir(), exampleSQLiteEnv(home))
-	sensorExamples(t, s) // examples_sensor_test.go
+	sensorExamples(t, s)         // examples_sensor_test.go
+	emissionExamples(t, s, home) // examples_emission_test.go
 
 	t.Run("hello renders its params and run context into the log", func(t *testing.T) {
 		t.Parallel()

@@ -49,6 +49,28 @@ tasks:
       echo "partition={{ .partition_key }} env=$WEIR_PARTITION_KEY events={{ range .triggering_asset_events }}{{ .partition_key }},{{ end }}"
 `
 
+// partitionRuns waits for the first n asset-triggered runs of a DAG with
+// asset_runs per_partition to succeed and returns them by partition key
+// ("-" for none); each must have consumed the one event of its partition,
+// and no partition may have two runs.
+func (c *client) partitionRuns(dagID string, n int) map[string]core.DagRun {
+	c.T.Helper()
+	out := map[string]core.DagRun{}
+	for i := 1; i <= n; i++ {
+		run, evs := c.waitAssetRun(dagID, i)
+		key := partitionOf(run.PartitionKey)
+		if _, dup := out[key]; dup {
+			c.T.Errorf("two runs of %s for partition %s", dagID, key)
+		}
+		out[key] = run
+		if len(evs) != 1 || (evs[0].PartitionKey == nil) != (run.PartitionKey == nil) ||
+			(run.PartitionKey != nil && *evs[0].PartitionKey != key) {
+			c.T.Errorf("run %s of %s (partition %s) consumed %+v, want the one event of its partition", run.RunID, dagID, key, evs)
+		}
+	}
+	return out
+}
+
 // TestPartitionedRuns is docs/requirements.md#e's first "done when" on
 // both engines: a task emits batch-1..3 and fails, and three consumer runs,
 // one per partition, run and succeed; its retry emits batch-1..5 with the
@@ -68,31 +90,8 @@ func TestPartitionedRuns(t *testing.T) {
 		api.WaitDAG("batch_producer")
 		api.WaitDAG("batch_consumer")
 
-		// partitions returns the consumer's asset-triggered runs by
-		// partition key ("-" for none), once each has succeeded.
-		partitions := func(n int) map[string]core.DagRun {
-			t.Helper()
-			out := map[string]core.DagRun{}
-			for i := 1; i <= n; i++ {
-				run, evs := api.waitAssetRun("batch_consumer", i)
-				key := "-"
-				if run.PartitionKey != nil {
-					key = *run.PartitionKey
-				}
-				if _, dup := out[key]; dup {
-					t.Errorf("two runs for partition %s", key)
-				}
-				out[key] = run
-				if len(evs) != 1 || (evs[0].PartitionKey == nil) != (run.PartitionKey == nil) ||
-					(run.PartitionKey != nil && *evs[0].PartitionKey != key) {
-					t.Errorf("run %s (partition %s) consumed %+v, want the one event of its partition", run.RunID, key, evs)
-				}
-			}
-			return out
-		}
-
 		api.Trigger("batch_producer", "p1", nil)
-		first := partitions(3)
+		first := api.partitionRuns("batch_consumer", 3)
 		if got := slices.Sorted(maps.Keys(first)); strings.Join(got, " ") != "batch-1 batch-2 batch-3" {
 			t.Fatalf("after the first try's emissions, consumer runs for %v; want batch-1..3", got)
 		}
@@ -107,7 +106,7 @@ func TestPartitionedRuns(t *testing.T) {
 			t.Errorf("producer tries %+v; want a failed first try and a retry", tries)
 		}
 
-		all := partitions(6)
+		all := api.partitionRuns("batch_consumer", 6)
 		if got := slices.Sorted(maps.Keys(all)); strings.Join(got, " ") != "- batch-1 batch-2 batch-3 batch-4 batch-5" {
 			t.Errorf("consumer runs for partitions %v; want batch-1..5 once each and the outlet's keyless event", got)
 		}
@@ -116,12 +115,8 @@ func TestPartitionedRuns(t *testing.T) {
 				t.Errorf("partition %s ran again (%s, then %s); want the retry's repeated key to make nothing", key, run.RunID, all[key].RunID)
 			}
 		}
-		var page struct {
-			AssetEvents []core.AssetEvent `json:"asset_events"`
-		}
-		api.Get(fmt.Sprintf("/api/v2/assets/events?asset_id=%d&limit=100", api.asset("batches").ID), &page)
-		if len(page.AssetEvents) != 6 {
-			t.Errorf("batches has %d events, want 6 (batch-1..5 and the outlet's)", len(page.AssetEvents))
+		if evs := api.assetEvents("batches"); len(evs) != 6 {
+			t.Errorf("batches has %d events, want 6 (batch-1..5 and the outlet's)", len(evs))
 		}
 		log := api.Log("batch_consumer", all["batch-4"].RunID, "load", 1)
 		if !strings.Contains(log, "partition=batch-4 env=batch-4 events=batch-4,\n") {

@@ -14,13 +14,19 @@ import (
 // DAG whose scheduled assets all have queued events (Airflow's
 // schedule=[a, b]), consuming those events in the run's transaction: the
 // run records the events it consumed, and a crash leaves either both or
-// neither. A DAG whose queue another scheduler consumed first is skipped.
-func (s *Scheduler) createAssetRuns(ctx context.Context) error {
+// neither. A DAG whose queue another scheduler consumed first is skipped,
+// and so is one whose schedule DecideTriggers says no asset-triggered run
+// of (dags are the pass's active DAGs).
+func (s *Scheduler) createAssetRuns(ctx context.Context, dags []core.DagModel) error {
 	ready, err := s.Store.AssetQueueReady(ctx)
 	if err != nil {
 		return fmt.Errorf("find dags with queued asset events: %w", err)
 	}
+	byID := dagsByID(dags)
 	for _, dagID := range ready {
+		if !s.assetTriggered(ctx, byID, dagID) {
+			continue
+		}
 		p := runs.TriggerParams{DagID: dagID, RunType: core.RunAssetTriggered}
 		if _, err := s.assetRun(ctx, p, func(tx store.Store, run *core.DagRun) ([]core.AssetEvent, error) {
 			return tx.AssetQueueConsume(ctx, dagID, run.ID)
@@ -40,12 +46,14 @@ const partitionScan = 1000
 // schedule, oldest first, consuming the group in the run's transaction;
 // the run carries the group's partition key. At most
 // MaxRunsToCreatePerLoop runs are made per pass; the rest wait for the
-// next pass, which follows at once.
-func (s *Scheduler) createPartitionRuns(ctx context.Context, now time.Time, res *passResult) error {
+// next pass, which follows at once. As in createAssetRuns, a DAG gets runs
+// only when DecideTriggers says its schedule makes them.
+func (s *Scheduler) createPartitionRuns(ctx context.Context, dags []core.DagModel, now time.Time, res *passResult) error {
 	ready, err := s.Store.AssetPartitionReady(ctx, partitionScan)
 	if err != nil {
 		return fmt.Errorf("find partitioned dags with queued asset events: %w", err)
 	}
+	byID := dagsByID(dags)
 	budget := s.Config.MaxRunsToCreatePerLoop
 	for i := range ready {
 		if budget == 0 {
@@ -53,6 +61,9 @@ func (s *Scheduler) createPartitionRuns(ctx context.Context, now time.Time, res 
 			return nil
 		}
 		g := &ready[i]
+		if !s.assetTriggered(ctx, byID, g.DagID) {
+			continue
+		}
 		p := runs.TriggerParams{DagID: g.DagID, RunType: core.RunAssetTriggered,
 			RunID: runs.EventRunID(core.RunAssetTriggered, now, g.EventID), LogicalDate: &now}
 		if g.PartitionKey != "" {
@@ -101,4 +112,29 @@ func (s *Scheduler) assetRun(ctx context.Context, p runs.TriggerParams,
 	s.Logger.Info("created asset-triggered dag run", "dag_id", p.DagID, "run_id", run.RunID,
 		"partition_key", partition, "events", len(events))
 	return true, nil
+}
+
+func dagsByID(dags []core.DagModel) map[string]*core.DagModel {
+	out := make(map[string]*core.DagModel, len(dags))
+	for i := range dags {
+		out[dags[i].DagID] = &dags[i]
+	}
+	return out
+}
+
+// assetTriggered reports whether dagID, whose queued events meet its asset
+// schedule, gets an asset-triggered run by DecideTriggers over its latest
+// version; a DAG this pass did not list (it went inactive meanwhile) or
+// whose version cannot be read gets none this pass.
+func (s *Scheduler) assetTriggered(ctx context.Context, byID map[string]*core.DagModel, dagID string) bool {
+	d, ok := byID[dagID]
+	if !ok {
+		return false
+	}
+	g, err := s.graph(ctx, d.LatestVersion)
+	if err != nil {
+		s.Logger.Error("create asset-triggered run", "dag_id", dagID, "err", err)
+		return false
+	}
+	return DecideTriggers(g.spec, false, true).AssetTriggered
 }

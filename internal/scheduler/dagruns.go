@@ -93,7 +93,7 @@ func (s *Scheduler) createRunsFor(ctx context.Context, d *core.DagModel, now tim
 			s.markExhausted(d)
 			return created, s.setNextRunAfter(ctx, d, nil)
 		}
-		if iv.End.After(now) {
+		if !DecideTriggers(spec, !iv.End.After(now), false).Scheduled {
 			res.earliest(iv.End)
 			return created, s.setNextRunAfter(ctx, d, &iv.End)
 		}

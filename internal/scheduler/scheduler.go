@@ -293,10 +293,10 @@ func (s *Scheduler) wholePass(ctx context.Context, now time.Time, res *passResul
 		if err := s.createScheduledRuns(ctx, dags, now, res); err != nil {
 			return err
 		}
-		if err := s.createAssetRuns(ctx); err != nil {
+		if err := s.createAssetRuns(ctx, dags); err != nil {
 			return err
 		}
-		if err := s.createPartitionRuns(ctx, now, res); err != nil {
+		if err := s.createPartitionRuns(ctx, dags, now, res); err != nil {
 			return err
 		}
 	}

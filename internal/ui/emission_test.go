@@ -14,9 +14,11 @@ import (
 )
 
 // An asset's events say where each came from — the producing task's try,
-// the API user, the watcher — with their receipt (partition key and date,
-// idempotency key); a partitioned run shows its partition in the grid, the
-// runs list and its page, which lists the events that triggered it.
+// the API user, the watcher, the emitting callback with the try that fired
+// it (a DAG-level callback's: its run, no task) — with their receipt
+// (partition key and date, idempotency key); a partitioned run shows its
+// partition in the grid, the runs list and its page, which lists the
+// events that triggered it.
 func TestEventSourcesAndPartitionedRuns(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, st store.Store) {
@@ -37,6 +39,10 @@ func TestEventSourcesAndPartitionedRuns(t *testing.T) {
 			{SourceKind: core.AssetSourceTask, SourceDagID: "shop", SourceRunID: "r7", SourceTaskID: "load", SourceMapIndex: 2, SourceTryNumber: 3},
 			{SourceKind: core.AssetSourceAPI, SourceUser: "ana", IdempotencyKey: "batch-42", PartitionKey: &part, PartitionDate: &day},
 			{SourceKind: core.AssetSourceWatcher, SourceWatcher: "landing"},
+			// A task's on_failure callback and a DAG-level one.
+			{SourceKind: core.AssetSourceCallback, SourceDagID: "shop", SourceRunID: "r7", SourceTaskID: "load", SourceMapIndex: core.NoMapIndex,
+				SourceTryNumber: 2, SourceCallbackID: 41},
+			{SourceKind: core.AssetSourceCallback, SourceDagID: "shop", SourceRunID: "r8", SourceMapIndex: core.NoMapIndex, SourceCallbackID: 42},
 		} {
 			p.AssetID, p.Now = orders.ID, e.clk.Now()
 			if _, err := st.AssetEventInsert(t.Context(), &p); err != nil {
@@ -58,6 +64,8 @@ func TestEventSourcesAndPartitionedRuns(t *testing.T) {
 		for _, want := range []string{
 			`task <a href="/dags/shop/runs/r7/tasks/load?map_index=2">shop.load[2]</a> in r7, try 3`,
 			"API, user <code>ana</code>", "watcher <code>landing</code>",
+			`callback <a href="/dags/shop/runs/r7/callbacks/41">41</a> of task <a href="/dags/shop/runs/r7/tasks/load">shop.load</a> in r7, try 2`,
+			`callback <a href="/dags/shop/runs/r8/callbacks/42">42</a> of run <a href="/dags/shop/runs/r8">r8</a> of shop`,
 			"<code>eu/2026-03-01</code><br><small>2026-03-01 00:00:00Z</small>", "<code>batch-42</code>",
 		} {
 			if !strings.Contains(asset, want) {
