@@ -18,10 +18,10 @@ const DefaultCheckpointInterval = 200 * time.Millisecond
 // WAL over only at a write that finds every frame copied, which a passive
 // checkpoint never leaves behind while commits keep coming (it copies what
 // was there when it began): under writes without a pause the WAL would grow
-// without bound. So when a passive checkpoint leaves frames behind in a WAL
-// this large, the checkpointer copies the rest through the writer's own
-// connection, between two of its transactions (the few frames the commits
-// added meanwhile), and the next write starts the WAL over.
+// without bound. So when a WAL this large is not wholly copied, the
+// checkpointer copies the rest through the writer's own connection, between
+// two of its transactions, once passive checkpoints have left only a few
+// frames (leftPages), and the next write starts the WAL over.
 const restartPages = 4000
 
 // walBackstopPages is the writer's own automatic checkpoint (64 MiB of WAL):
@@ -105,19 +105,43 @@ func (c *checkpointer) run(ctx context.Context, writer *sql.DB) {
 			db = sql.OpenDB(cachingConnector{dsn: c.dsn, drv: &sqlite.Driver{}})
 			db.SetMaxOpenConns(1)
 		}
-		log, copied, err := checkpoint(ctx, db)
-		if err == nil && log >= restartPages && copied < log {
-			_, _, err = checkpoint(ctx, writer)
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := c.checkpoint(ctx, db, writer); err != nil && ctx.Err() == nil {
 			c.logger.Warn("sqlite WAL checkpoint failed; retried after the next write", "err", err)
 		}
 	}
 }
 
-// checkpoint runs a passive checkpoint on db and returns the WAL's frames
-// and how many of them are in the database file.
-func checkpoint(ctx context.Context, db *sql.DB) (log, copied int, err error) {
+// leftPages is how many frames may be left for the writer to copy
+// (restartPages): the frames the commits added during the last passive
+// checkpoint, which reports the WAL as it was when it began. More, and
+// another passive checkpoint copies them, a shorter time each round while
+// the copy outruns the commits.
+const leftPages = 256
+
+// checkpoint runs passive checkpoints beside the writer and, when the WAL
+// is past restartPages and only a few frames came during the last one, one
+// on the writer, so that the next write starts the WAL over.
+func (c *checkpointer) checkpoint(ctx context.Context, db, writer *sql.DB) error {
+	last := -1
+	for range 4 {
+		log, _, err := passive(ctx, db)
+		switch {
+		case err != nil:
+			return err
+		case log < restartPages: // small, or started over since
+			return nil
+		case last >= 0 && log-last <= leftPages:
+			_, _, err = passive(ctx, writer)
+			return err
+		}
+		last = log
+	}
+	return nil // the commits outran the copy: the next round, or the backstop
+}
+
+// passive runs a passive checkpoint on db and returns the WAL's frames and
+// how many of them are in the database file.
+func passive(ctx context.Context, db *sql.DB) (log, copied int, err error) {
 	var busy int
 	err = db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &copied)
 	return log, copied, err
