@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -29,12 +30,20 @@ type EmitRequest struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
-// NewIdempotencyKey returns a fresh random idempotency key ("weir-" and 32
-// hex digits), which the SDK and the CLI give an emission that names none
-// so that their own retries of the request never create a second event.
+// NewIdempotencyKey returns a fresh idempotency key, which the SDK and the
+// CLI give an emission that names none so that their own retries of the
+// request never create a second event: "weir-" and 32 hex digits, the first
+// 12 the milliseconds since the epoch and the other 20 random (80 bits).
+// Keys made later sort later, so the unique index on them grows at its end
+// instead of taking a write on a random page of it for every event (fewer
+// pages of WAL an emission, docs/benchmarks.md).
 func NewIdempotencyKey() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	ms := uint64(time.Now().UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (Go 1.24+)
 	return "weir-" + hex.EncodeToString(b[:])
 }
 
