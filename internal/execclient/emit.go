@@ -3,6 +3,7 @@ package execclient
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -39,11 +40,9 @@ type EmitRequest struct {
 // pages of WAL an emission, docs/benchmarks.md).
 func NewIdempotencyKey() string {
 	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
-	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (Go 1.24+)
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())) //nolint:gosec // the epoch is past: never negative
+	copy(b[:6], b[2:8])                                               // the low 48 bits: good until the year 10889
+	_, _ = rand.Read(b[6:])                                           // crypto/rand.Read never fails (Go 1.24+)
 	return "weir-" + hex.EncodeToString(b[:])
 }
 

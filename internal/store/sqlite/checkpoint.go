@@ -124,11 +124,16 @@ const leftPages = 256
 func (c *checkpointer) checkpoint(ctx context.Context, db, writer *sql.DB) error {
 	last := -1
 	for range 4 {
-		log, _, err := passive(ctx, db)
+		log, copied, err := passive(ctx, db)
 		switch {
 		case err != nil:
 			return err
-		case log < restartPages: // small, or started over since
+		case log < restartPages || log < last: // small, or started over since
+			return nil
+		case log == last && copied == log:
+			// Nothing came during the last round and all is copied: the
+			// next write starts the WAL over (a store gone quiet must not
+			// take the writer every round).
 			return nil
 		case last >= 0 && log-last <= leftPages:
 			_, _, err = passive(ctx, writer)
