@@ -105,7 +105,7 @@ func (c *checkpointer) run(ctx context.Context, writer *sql.DB) {
 			db = sql.OpenDB(cachingConnector{dsn: c.dsn, drv: &sqlite.Driver{}})
 			db.SetMaxOpenConns(1)
 		}
-		if err := c.checkpoint(ctx, db, writer); err != nil && ctx.Err() == nil {
+		if err := checkpoint(ctx, db, writer); err != nil && ctx.Err() == nil {
 			c.logger.Warn("sqlite WAL checkpoint failed; retried after the next write", "err", err)
 		}
 	}
@@ -121,7 +121,7 @@ const leftPages = 256
 // checkpoint runs passive checkpoints beside the writer and, when the WAL
 // is past restartPages and only a few frames came during the last one, one
 // on the writer, so that the next write starts the WAL over.
-func (c *checkpointer) checkpoint(ctx context.Context, db, writer *sql.DB) error {
+func checkpoint(ctx context.Context, db, writer *sql.DB) error {
 	last := -1
 	for range 4 {
 		log, copied, err := passive(ctx, db)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"database/sql"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -38,9 +37,8 @@ func TestQuietStoreLeavesTheWriterAlone(t *testing.T) {
 	var taken atomic.Int32
 	writer := sql.OpenDB(cachingConnector{dsn: dsn(path, opts, nil), drv: &sqlite.Driver{}, wrote: func() { taken.Add(1) }})
 	defer writer.Close()
-	c := newCheckpointer("", time.Hour, slog.New(slog.DiscardHandler))
 	for range 3 {
-		if err := c.checkpoint(t.Context(), side, writer); err != nil {
+		if err := checkpoint(t.Context(), side, writer); err != nil {
 			t.Fatal(err)
 		}
 	}
