@@ -187,13 +187,13 @@ func TestStateReportCarriesTheLogsEnd(t *testing.T) {
 			{core.TISuccess, execclient.LogTail{Offset: 7, Data: []byte(strings.Repeat("x", 65))}, 413, "log tail exceeds 64 bytes"},
 			{core.TIDeferred, execclient.LogTail{Offset: 7, Data: []byte("x\n")}, 400, "a deferral carries no log"},
 		} {
-			_, err := c.Finish(ctx, a.TI.ID, bad.state, &bad.tail)
+			_, err := c.Finish(ctx, a.TI.ID, execclient.StateRequest{State: bad.state, Log: &bad.tail})
 			status(t, err, bad.status, bad.detail)
 		}
 		if ti := env.TI(t, a.TI.ID); ti.State != core.TIRunning || readLog(t, env, a) != "line 1\n" {
 			t.Fatalf("after refused reports: %s, log %q; want running with the log as it was", ti.State, readLog(t, env, a))
 		}
-		sr, err := c.Finish(ctx, a.TI.ID, core.TISuccess, &execclient.LogTail{Offset: 7, Data: []byte("line 2\n\xff\n")})
+		sr, err := c.Finish(ctx, a.TI.ID, execclient.StateRequest{State: core.TISuccess, Log: &execclient.LogTail{Offset: 7, Data: []byte("line 2\n\xff\n")}})
 		if err != nil || sr.State != core.TISuccess || sr.LogNextOffset == nil || *sr.LogNextOffset != 16 {
 			t.Fatalf("Finish = %+v, %v; want success with the log 16 bytes long", sr, err)
 		}
@@ -206,7 +206,7 @@ func TestStateReportCarriesTheLogsEnd(t *testing.T) {
 		env, a := claimedTry(t)
 		c := taskClient(env, a)
 		for range 2 { // sent again, as after a lost answer: refused alike, nothing stored
-			_, err := c.Finish(ctx, a.TI.ID, core.TIFailed, &execclient.LogTail{Offset: 40, Data: []byte("the end\n")})
+			_, err := c.Finish(ctx, a.TI.ID, execclient.StateRequest{State: core.TIFailed, Log: &execclient.LogTail{Offset: 40, Data: []byte("the end\n")}})
 			if want, ok := execclient.LogGap(err); !ok || want != 0 {
 				t.Fatalf("Finish past the end: %v; want 409 log_gap expecting offset 0", err)
 			}

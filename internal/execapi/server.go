@@ -199,10 +199,14 @@ func (s *server) authed(scope string, h authedHandler) http.HandlerFunc {
 }
 
 func (s *server) authenticate(r *http.Request, scope string) (*auth.Claims, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
+	return s.authenticateHeader(r, "Authorization", scope)
+}
+
+// authenticateHeader checks the bearer token in header, of scope.
+func (s *server) authenticateHeader(r *http.Request, header, scope string) (*auth.Claims, error) {
+	tok, ok := strings.CutPrefix(r.Header.Get(header), "Bearer ")
 	if !ok || tok == "" {
-		return nil, fmt.Errorf("missing bearer token in the Authorization header: %w", core.ErrUnauthorized)
+		return nil, fmt.Errorf("missing bearer token in the %s header: %w", header, core.ErrUnauthorized)
 	}
 	c, err := s.tokens.Validate(tok)
 	if err != nil {

@@ -132,6 +132,9 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			return fmt.Errorf("a deferral carries no log: ship it with POST .../logs first (the resumed try goes on from its end): %w",
 				core.ErrInvalid)
 		}
+		if req.Next != nil {
+			return fmt.Errorf("a deferral claims no next try (next): only a final state does: %w", core.ErrInvalid)
+		}
 		return s.deferTry(w, r, c, req.Deferral)
 	}
 	if req.Deferral != nil {
@@ -144,13 +147,17 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
+	claim, err := s.nextClaim(r, req.Next)
+	if err != nil {
+		return err
+	}
 	var logNext *int64
 	if req.Log != nil { // stored first: a try seen ended has its whole log
 		if logNext, err = s.appendTail(r.Context(), ti, req.Log); err != nil {
 			return err
 		}
 	}
-	res, err := s.svc.FinishTry(r.Context(), ti, req.State)
+	res, err := s.svc.FinishTryClaiming(r.Context(), ti, req.State, claim)
 	if errors.Is(err, core.ErrConflict) {
 		return notRunning(ti)
 	}
@@ -163,8 +170,42 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if s.traces != nil {
 		s.traceFinished(r.Context(), ti, res.State, res.NextRetryAt)
 	}
-	writeJSON(w, http.StatusOK, execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt, LogNextOffset: logNext})
+	out := execclient.StateResponse{State: res.State, NextRetryAt: res.NextRetryAt, LogNextOffset: logNext}
+	if len(res.Next) > 0 {
+		// A failure here is answered 500: the worker's retry finds the
+		// try ended, and its next claim reclaims what was claimed.
+		wls, err := s.workloads(r.Context(), res.Next)
+		if err != nil {
+			return err
+		}
+		s.startedRun(r.Context(), &wls[0])
+		out.Next = &wls[0]
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// nextClaim turns a final state report's request for the worker's next
+// try (execclient.StateRequest.Next) into the claim that ends it, for the
+// worker whose credential the request also carries; nil without one.
+func (s *server) nextClaim(r *http.Request, next *execclient.NextClaim) (*store.TaskInstanceClaimParams, error) {
+	if next == nil {
+		return nil, nil
+	}
+	if next.Start.PID <= 0 || next.Start.Hostname == "" {
+		return nil, fmt.Errorf("next.start names the worker process that runs the next try (hostname and pid > 0), got %q and %d: %w",
+			next.Start.Hostname, next.Start.PID, core.ErrInvalid)
+	}
+	c, err := s.authenticateHeader(r, execclient.WorkerAuthorizationHeader, auth.ScopeWorker)
+	if err != nil {
+		return nil, fmt.Errorf("a report that claims the next try (next) needs the worker's credential: %w", err)
+	}
+	queues := next.Queues
+	if len(queues) == 0 {
+		queues = []string{core.DefaultQueue}
+	}
+	return &store.TaskInstanceClaimParams{WorkerID: c.Subject, Queues: queues, Limit: 1, Start: true,
+		Hostname: next.Start.Hostname, PID: next.Start.PID}, nil
 }
 
 // deferTry defers the token's running try on d's trigger.

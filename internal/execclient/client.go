@@ -65,6 +65,10 @@ type Client struct {
 	// renew gets a fresh token when the API refuses this one with 401
 	// (a try's token expired during an outage); nil = no renewal.
 	renew func(ctx context.Context) (string, error)
+	// worker is the worker's client a try's client was made from
+	// (WithToken): its credential authorizes a report's claim of the
+	// worker's next try (StateRequest.Next).
+	worker *Client
 }
 
 // NewClient returns a client for the API at baseURL (ending in /execution,
@@ -110,7 +114,7 @@ func (c *Client) Via(rt http.RoundTripper) *Client {
 // could be reached), the client asks for a fresh one with c's worker
 // credential (TaskToken) once per call, and carries on with it.
 func (c *Client) WithToken(token string, id TaskIdentity) *Client {
-	tc := &Client{ep: c.ep, opts: c.opts, token: token, Identity: id}
+	tc := &Client{ep: c.ep, opts: c.opts, token: token, Identity: id, worker: c}
 	if id.TIID != "" {
 		tc.renew = func(ctx context.Context) (string, error) { return c.TaskToken(ctx, id.TIID) }
 	}
@@ -208,6 +212,9 @@ type call struct {
 	// retryBody, when set, replaces body from the second attempt on: an
 	// attempt whose answer was lost may have taken effect (a claim).
 	retryBody []byte
+	// asWorker also sends the worker's credential
+	// (WorkerAuthorizationHeader).
+	asWorker bool
 }
 
 func (c *Client) do(ctx context.Context, k call) error {
@@ -249,6 +256,9 @@ func (c *Client) attempt(ctx context.Context, k call) (retry bool, err error) {
 		return false, fmt.Errorf("build request %s %s: %w", k.method, k.path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token())
+	if k.asWorker && c.worker != nil {
+		req.Header.Set(WorkerAuthorizationHeader, "Bearer "+c.worker.Token())
+	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(APIVersionHeader, APIVersion)
 	if k.body != nil {
@@ -394,15 +404,24 @@ func (c *Client) Run(ctx context.Context, tiID string, req RunRequest) (*RunCont
 
 // SetState ends a running try; the answer says whether it will be retried.
 func (c *Client) SetState(ctx context.Context, tiID string, state core.TIState) (*StateResponse, error) {
-	return c.Finish(ctx, tiID, state, nil)
+	return c.Finish(ctx, tiID, StateRequest{State: state})
 }
 
-// Finish is SetState carrying the end of the try's log (nil: none), which
-// the server stores before it ends the try; sent again after a lost
-// answer, the tail is stored once (its offset).
-func (c *Client) Finish(ctx context.Context, tiID string, state core.TIState, tail *LogTail) (*StateResponse, error) {
+// Finish is SetState with the rest of a final report: the end of the
+// try's log (req.Log), which the server stores before it ends the try
+// (sent again after a lost answer, the tail is stored once: its offset),
+// and the claim of the worker's next try (req.Next), which a try's client
+// made by a worker's (WithToken) authorizes with the worker's credential.
+// A report with Next whose answer is an error may have claimed a try the
+// worker does not know of: its next claim should reclaim.
+func (c *Client) Finish(ctx context.Context, tiID string, req StateRequest) (*StateResponse, error) {
 	var sr StateResponse
-	if err := c.doJSON(ctx, http.MethodPatch, tiPath(tiID, "state"), StateRequest{State: state, Log: tail}, &sr); err != nil {
+	k, err := jsonCall(http.MethodPatch, tiPath(tiID, "state"), req, &sr)
+	if err != nil {
+		return nil, err
+	}
+	k.asWorker = req.Next != nil
+	if err := c.do(ctx, k); err != nil {
 		return nil, err
 	}
 	return &sr, nil

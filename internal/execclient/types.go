@@ -142,7 +142,27 @@ type StateRequest struct {
 	// yet: the server appends it (as POST .../logs would) before it ends
 	// the try, so a try's last lines and its end are one request.
 	Log *LogTail `json:"log,omitempty"`
+	// Next, with a final state, hands the try's slot on: the server
+	// claims and starts the worker's next try in the transaction that ends
+	// this one and answers it in StateResponse.Next, a claim request less
+	// per try (ADR 0032). The request must then also carry the worker's
+	// credential in WorkerAuthorizationHeader: a try's token alone claims
+	// nothing.
+	Next *NextClaim `json:"next,omitempty"`
 }
+
+// NextClaim is what a final state report asks to claim in the same
+// transaction: one try from the worker's queues, started for the worker
+// process Start names.
+type NextClaim struct {
+	Queues []string   `json:"queues"` // empty = ["default"]
+	Start  RunRequest `json:"start"`
+}
+
+// WorkerAuthorizationHeader carries the worker's credential ("Bearer
+// <token>") on a final state report that claims the worker's next try
+// (StateRequest.Next); Authorization carries the try's token, as always.
+const WorkerAuthorizationHeader = "Weir-Worker-Authorization"
 
 // MaxReportedLogTail is the largest log tail a state report carries; a
 // longer one is shipped with POST .../logs before the report.
@@ -162,6 +182,10 @@ type StateResponse struct {
 	// LogNextOffset, when the request carried a log tail, is the stored
 	// log's length after it.
 	LogNextOffset *int64 `json:"log_next_offset,omitempty"`
+	// Next is the worker's next try, claimed and started with this end
+	// when the request asked for it (StateRequest.Next) and one was
+	// queued; nil = none (the worker claims as usual).
+	Next *Workload `json:"next,omitempty"`
 }
 
 // HeartbeatRequest records liveness of a running try.

@@ -15,7 +15,7 @@ import (
 // answering an older client correctly (docs/architecture.md#versions).
 const (
 	APIVersionHeader = "Weir-API-Version"
-	APIVersion       = "2026-12-03" // a final state report carries the log's tail (StateRequest.Log)
+	APIVersion       = "2026-12-04" // a final state report claims the worker's next try (StateRequest.Next)
 	OldestAPIVersion = "2026-12-01"
 )
 

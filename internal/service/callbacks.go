@@ -55,7 +55,18 @@ func (s *Service) ClaimTries(ctx context.Context, p *store.TaskInstanceClaimPara
 	}
 	var claimed []core.TaskInstance
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
-		q := *p
+		var err error
+		claimed, err = s.claimIn(ctx, tx, p)
+		return err
+	})
+	return claimed, err
+}
+
+// claimIn claims in tx what p asks; the tries it starts (p.Start) fire
+// their on_execute callbacks in tx.
+func (s *Service) claimIn(ctx context.Context, tx store.Store, p *store.TaskInstanceClaimParams) ([]core.TaskInstance, error) {
+	q := *p
+	if q.Start {
 		q.Started = func(started []core.TaskInstance) error {
 			var fired []core.Callback
 			for i := range started {
@@ -67,11 +78,8 @@ func (s *Service) ClaimTries(ctx context.Context, p *store.TaskInstanceClaimPara
 			}
 			return tx.CallbackInsert(ctx, fired, p.Now)
 		}
-		var err error
-		claimed, err = tx.TaskInstanceClaim(ctx, &q)
-		return err
-	})
-	return claimed, err
+	}
+	return tx.TaskInstanceClaim(ctx, &q)
 }
 
 // executeCallbacks returns the on_execute callbacks a try of v fires as it

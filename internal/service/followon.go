@@ -14,9 +14,10 @@ import (
 // done), what that success decides on its own (runs.DecideFollowOn): its
 // downstream instances whose trigger rule now says run are scheduled and,
 // when any is, the free slots are filled as the scheduler's queueing would
-// fill them (queueLocked), so that a chain's next task is queued, and a
-// worker woken, with the end of the one before. It reports how many
-// instances it queued and whether the scheduler has nothing left to do for
+// fill them (queueLocked), so that a chain's next task is queued with the
+// end of the one before (the caller wakes the workers: the reporting
+// worker may take it at once, FinishTry). It reports which instances it
+// queued and whether the scheduler has nothing left to do for
 // this end; when it has — something
 // DecideFollowOn leaves to it, or nothing was scheduled (a slot this end
 // freed is filled by the scheduler's next pass, with the other ends of that
@@ -26,35 +27,35 @@ import (
 // (the scheduler does not decide those either), and the queueing is left to
 // the scheduler when another process holds the queueing lock (TryQueueLock:
 // a try's end never waits for it).
-func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (settled bool, queued int, err error) {
+func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (settled bool, queued []string, err error) {
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
-		return false, 0, nil
+		return false, nil, nil
 	}
 	f, err := s.decideFollowOn(ctx, tx, spec, done)
 	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
-		return false, 0, err
+		return false, nil, err
 	}
 	if ok, err := s.runsFreely(ctx, tx, done); err != nil || !ok {
-		return false, 0, err
+		return false, nil, err
 	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
 	if err != nil {
-		return false, 0, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
+		return false, nil, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
 	}
 	if len(moved) < len(f.Schedule) {
-		return false, 0, nil
+		return false, nil, nil
 	}
 	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
-		return false, 0, err
+		return false, nil, err
 	}
 	res, err := s.queueLocked(ctx, tx, nil, now)
 	if err != nil {
-		return false, 0, err
+		return false, nil, err
 	}
-	return !f.NeedsScheduler, res.Queued, nil
+	return !f.NeedsScheduler, res.IDs, nil
 }
 
 // decideFollowOn reads what runs.DecideFollowOn needs and decides.

@@ -31,6 +31,7 @@ type QueueParams struct {
 // QueueResult is what QueueScheduled did.
 type QueueResult struct {
 	Queued int
+	IDs    []string    // the instances it queued
 	Pools  []core.Pool // the pools it queued within
 }
 
@@ -53,8 +54,10 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		res, err = s.queueLocked(ctx, tx, p.Pools, p.Now)
-		return err
+		if res, err = s.queueLocked(ctx, tx, p.Pools, p.Now); err != nil || res.Queued == 0 {
+			return err
+		}
+		return notifyQueued(ctx, tx)
 	})
 	if err != nil {
 		return QueueResult{}, err
@@ -76,7 +79,8 @@ func (s *Service) queued(by string, n int) {
 	}
 }
 
-// queueLocked is QueueScheduled's work in tx, which holds the queueing lock.
+// queueLocked is QueueScheduled's work in tx, which holds the queueing
+// lock; the caller wakes the workers (notifyQueued) for what it queued.
 func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time) (QueueResult, error) {
 	if pools == nil {
 		var err error
@@ -182,13 +186,16 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	if err != nil {
 		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
 	}
-	if res.Queued = len(moved); res.Queued == 0 {
-		return res, nil
-	}
-	if err := tx.Notify(ctx, store.ChannelQueued); err != nil {
-		return res, fmt.Errorf("notify workers: %w", err)
-	}
+	res.Queued, res.IDs = len(moved), moved
 	return res, nil
+}
+
+// notifyQueued wakes the workers' claims when tx commits.
+func notifyQueued(ctx context.Context, tx store.Store) error {
+	if err := tx.Notify(ctx, store.ChannelQueued); err != nil {
+		return fmt.Errorf("notify workers: %w", err)
+	}
+	return nil
 }
 
 // Bounds of how many scheduled instances queueLocked reads at a time: as

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirflow/weir/internal/callback"
@@ -15,6 +16,9 @@ import (
 type FinishResult struct {
 	State       core.TIState // success, failed, skipped or up_for_retry
 	NextRetryAt *time.Time   // with up_for_retry
+	// Next are the tries FinishTryClaiming claimed for the reporting
+	// worker with the end.
+	Next []core.TaskInstance
 }
 
 // FinishTry ends the running try ti as its worker reported (success,
@@ -34,7 +38,19 @@ type FinishResult struct {
 // or cut-off worker's finished command is not run again. Any other try
 // that is not running is refused with core.ErrConflict.
 func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState) (*FinishResult, error) {
-	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false)
+	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false, nil)
+}
+
+// FinishTryClaiming is FinishTry that also claims, in the transaction that
+// ends the try, what claim asks for the reporting worker (store.TaskInstanceClaim,
+// started with claim.Start as ClaimTries starts them): a finishing try
+// hands its slot on to the next queued try, often the one its success
+// queued, without a claim of its own (FinishResult.Next; ADR 0032). The
+// workers are woken for what the end queued only when the claim did not
+// take it all. A claim that fails leaves the end standing, with no Next.
+func (s *Service) FinishTryClaiming(ctx context.Context, ti *core.TaskInstance, reported core.TIState,
+	claim *store.TaskInstanceClaimParams) (*FinishResult, error) {
+	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false, claim)
 }
 
 // HeartbeatTry records a heartbeat of ti's worker. A try failed over for
@@ -63,10 +79,11 @@ func (s *Service) HeartbeatTry(ctx context.Context, ti *core.TaskInstance) error
 // (HeartbeatTry) and its late report ends it (FinishTry). Errors wrap core.ErrConflict when the try ended
 // meanwhile (its worker reported after all).
 func (s *Service) FailDeadTry(ctx context.Context, ti *core.TaskInstance) (*FinishResult, error) {
-	return s.endTry(ctx, ti, core.TIFailed, false, true)
+	return s.endTry(ctx, ti, core.TIFailed, false, true, nil)
 }
 
-func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState, failedOver bool) (*FinishResult, error) {
+func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState, failedOver bool,
+	claim *store.TaskInstanceClaimParams) (*FinishResult, error) {
 	now := s.clock.Now()
 	v, err := s.DagVersion(ctx, ti.DagVersionID)
 	if err != nil {
@@ -92,35 +109,70 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 	// A success schedules and queues what follows it in the same
 	// transaction (followOn); the scheduler is woken for the rest.
 	follows := state == core.TISuccess && task != nil && runs.HasDownstream(&v.Spec, task.TaskID)
-	settled, queued := false, 0
-	err = s.inTxIf(ctx, len(fired) > 0 || follows, func(tx store.Store) error {
+	var (
+		settled bool
+		queued  []string
+		claimed []core.TaskInstance
+	)
+	err = s.inTxIf(ctx, len(fired) > 0 || follows || claim != nil, func(tx store.Store) error {
+		settled, queued, claimed = false, nil, nil // a retried transaction starts over
 		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
 			return err
 		}
-		if err := tx.CallbackInsert(ctx, fired, now); err != nil || !follows {
+		if err := tx.CallbackInsert(ctx, fired, now); err != nil {
 			return err
 		}
 		// What follows is the scheduler's when deciding it here fails
 		// (a deadlock, a lost DAG version): the success stands.
-		err := tx.Savepoint(ctx, func(sp store.Store) error {
-			var err error
-			settled, queued, err = s.followOn(ctx, sp, &v.Spec, ti, now)
-			return err
-		})
-		if err != nil {
-			settled, queued = false, 0
-			s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
+		if follows {
+			err := tx.Savepoint(ctx, func(sp store.Store) error {
+				var err error
+				settled, queued, err = s.followOn(ctx, sp, &v.Spec, ti, now)
+				return err
+			})
+			if err != nil {
+				settled, queued = false, nil
+				s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
+			}
+		}
+		// So is the slot when the claim fails: the worker claims it.
+		if claim != nil {
+			c := *claim
+			c.Now = now
+			err := tx.Savepoint(ctx, func(sp store.Store) error {
+				var err error
+				claimed, err = s.claimIn(ctx, sp, &c)
+				return err
+			})
+			if err != nil {
+				claimed = nil
+				s.log.Warn("a try's end could not claim the next try for its worker", "ti", runs.Describe(ti), "err", err)
+			}
+		}
+		if !takenAll(queued, claimed) {
+			return notifyQueued(ctx, tx)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
-	s.queued(QueuedByTryEnd, queued)
+	s.queued(QueuedByTryEnd, len(queued))
 	if ch := finishedChannel(task, settled); ch != "" {
 		s.notify(ctx, ch)
 	}
-	return &FinishResult{State: state, NextRetryAt: next}, nil
+	return &FinishResult{State: state, NextRetryAt: next, Next: claimed}, nil
+}
+
+// takenAll reports whether claimed holds every instance of queued: then
+// no other worker need be woken for them.
+func takenAll(queued []string, claimed []core.TaskInstance) bool {
+	for _, id := range queued {
+		if !slices.ContainsFunc(claimed, func(ti core.TaskInstance) bool { return ti.ID == id }) {
+			return false
+		}
+	}
+	return true
 }
 
 // finishedChannel is whom the end of a try of task concerns: nobody when

@@ -12,31 +12,42 @@ import (
 	"github.com/weirflow/weir/internal/taskproc"
 )
 
-// report sends a try's final state, with the end of its log (tail, or
-// nil), until the server answers it. A report given up during an outage of
+// report sends a try's final state req (with the end of its log and the
+// claim of the next try, when it carries them) until the server answers it. A report given up during an outage of
 // the API server (or of its database) would leave the try running on the
 // server, unreported, until its heartbeat timeout failed it and its retry
 // ran the command a second time. Once ctx ends (the worker stops), report
 // gives up after reportTimeout. onUnanswered, if set, is called once when
 // the first attempt goes unanswered (the worker then records the outcome,
 // with the tail, for its next life).
-func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, state core.TIState, tail *execclient.LogTail,
+func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, req execclient.StateRequest,
 	log *slog.Logger, onUnanswered func()) (*execclient.StateResponse, error) {
 	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
 	for {
-		sr, err := tc.Finish(rctx, tiID, state, tail)
-		if err == nil && tail != nil && sr.LogNextOffset == nil {
-			log.Warn("the api-server has no log store: the end of the task log is lost", "bytes", len(tail.Data))
+		sr, err := tc.Finish(rctx, tiID, req)
+		if err == nil && req.Log != nil && sr.LogNextOffset == nil {
+			log.Warn("the api-server has no log store: the end of the task log is lost", "bytes", len(req.Log.Data))
+		}
+		if err != nil && req.Next != nil {
+			// An attempt may have claimed a try whose answer is lost.
+			w.reclaim.Store(true)
+			if errors.Is(err, core.ErrUnauthorized) || errors.Is(err, core.ErrForbidden) {
+				// The worker's credential was refused: the end goes alone
+				// (the claim loop stops on the refusal).
+				log.Warn("report try state: the claim of the next try was refused; reporting without it", "err", err)
+				req.Next = nil
+				continue
+			}
 		}
 		if _, gap := execclient.LogGap(err); gap {
 			// The stored log is shorter than this worker shipped: the log
 			// sink goes on from its end (safe to repeat), then the state
 			// goes alone.
-			sink := newLogSink(ctx, w, tc, &core.TaskInstance{ID: tiID}, tail.Offset, log)
-			_, _ = sink.Write(tail.Data)
+			sink := newLogSink(ctx, w, tc, &core.TaskInstance{ID: tiID}, req.Log.Offset, log)
+			_, _ = sink.Write(req.Log.Data)
 			sink.Close()
-			tail = nil
+			req.Log = nil
 			continue
 		}
 		if err == nil || !unanswered(err) || rctx.Err() != nil {
@@ -46,7 +57,7 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 			onUnanswered()
 			onUnanswered = nil
 		}
-		log.Warn("report try state: the server did not answer; trying again", "state", state, "err", err)
+		log.Warn("report try state: the server did not answer; trying again", "state", req.State, "err", err)
 		if !pause(rctx, w.reportRetryWait()) {
 			return nil, err
 		}
@@ -128,7 +139,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			_, _ = tail.Write(o.LogTail)
 			tail.Close()
 		}
-		sr, err := w.report(ctx, tc, o.TIID, core.TIState(o.State), nil, log, nil)
+		sr, err := w.report(ctx, tc, o.TIID, execclient.StateRequest{State: core.TIState(o.State)}, log, nil)
 		switch {
 		case err == nil:
 			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)

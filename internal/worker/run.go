@@ -47,8 +47,23 @@ func (w *Worker) runRequest() *execclient.RunRequest {
 	return &execclient.RunRequest{Hostname: w.Hostname, PID: os.Getpid()}
 }
 
-// runTry runs one claimed workload to its end.
-func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
+// runSlot runs wl in one of the worker's slots, then each try the end of
+// the one before hands the slot on to (execclient.StateRequest.Next) while
+// claiming() says the worker takes work.
+func (w *Worker) runSlot(ctx context.Context, wl execclient.Workload, claiming func() bool) {
+	for {
+		next := w.runTry(ctx, wl, claiming)
+		w.mine.remove(wl.TI.ID)
+		if next == nil || !w.mine.add(next.TI.ID) {
+			return
+		}
+		wl = *next
+	}
+}
+
+// runTry runs one claimed workload to its end and returns the try its
+// report claimed next, if any (only when claiming() says so then).
+func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming func() bool) *execclient.Workload {
 	ti := wl.TI
 	log := w.Logger.With("dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber)
 	id := execclient.TaskIdentity{TIID: ti.ID, DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex, TryNumber: ti.TryNumber}
@@ -58,7 +73,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		var err error
 		if rc, err = w.start(ctx, tc, ti.ID, log); err != nil {
 			log.Warn("could not start try", "err", err)
-			return
+			return nil
 		}
 	}
 
@@ -136,12 +151,12 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 
 	if errors.Is(context.Cause(tryCtx), errNotRunning) {
 		log.Warn("try was stopped: the server says it is no longer running")
-		return
+		return nil
 	}
 	if de := (*operator.DeferError)(nil); errors.As(err, &de) {
 		refused := w.reportDeferral(ctx, tc, ti.ID, de, log)
 		if refused == nil {
-			return
+			return nil
 		}
 		// The server refused the trigger: the try fails, and its log,
 		// closed before the report (a deferred try may resume at once),
@@ -151,15 +166,20 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload) {
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	sr, rerr := w.report(ctx, tc, ti.ID, state, tail, log, record)
+	req := execclient.StateRequest{State: state, Log: tail}
+	if claiming() {
+		req.Next = &execclient.NextClaim{Queues: w.Queues, Start: *w.runRequest()}
+	}
+	sr, rerr := w.report(ctx, tc, ti.ID, req, log, record)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {
 			reported = func() {} // the worker stops: its next life reports it
 		}
-		return
+		return nil
 	}
 	log.Info("try finished", "state", sr.State, "err", err)
+	return sr.Next
 }
 
 // reportDeferral reports a try's deferral, until the server answers it as

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,8 +83,11 @@ type Worker struct {
 	tokenDir     string
 	stateBackend *stateref.Backend // nil without StateBackend
 	mine         held              // the tries this process holds
-	processID    string            // this process's job row
-	startedAt    time.Time
+	// reclaim makes the next claim reclaim: a report that claimed the
+	// next try was not answered (report).
+	reclaim   atomic.Bool
+	processID string // this process's job row
+	startedAt time.Time
 }
 
 func (w *Worker) init() error {
@@ -231,6 +235,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	// failed claim can have lost an answer (the client's own retries of a
 	// claim reclaim too): the others skip the look-up.
 	reclaim := true
+	claiming := func() bool { return ctx.Err() == nil }
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
@@ -238,7 +243,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		// Start: the claimed tries start at once, saving each a run call.
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
-			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: reclaim, Holding: w.mine.list(),
+			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: w.reclaim.Swap(false) || reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
 		reclaim = err != nil
 		for range free - len(wls) {
@@ -265,8 +270,8 @@ func (w *Worker) Start(ctx context.Context) error {
 				continue
 			}
 			wg.Go(func() {
-				defer func() { w.mine.remove(wl.TI.ID); <-slots }()
-				w.runTry(taskCtx, wl)
+				defer func() { <-slots }()
+				w.runSlot(taskCtx, wl, claiming)
 			})
 		}
 	}

@@ -1,0 +1,65 @@
+package service_test
+
+import (
+	"testing"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// A try's end that claims for its worker (FinishTryClaiming, ADR 0032)
+// takes, in its own transaction, the try its success queued: started for
+// that worker's process, and no worker is woken for it. What the claim
+// does not take (another queue) wakes the workers as before, and a claim
+// that fails leaves the end standing.
+func TestTryEndHandsItsSlotOn(t *testing.T) {
+	t.Parallel()
+	ctx, st, svc, run, _, workers := followRun(t)
+	claim := func(queue, worker string) *store.TaskInstanceClaimParams {
+		return &store.TaskInstanceClaimParams{WorkerID: worker, Queues: []string{queue}, Limit: 1, Start: true, Hostname: "h1", PID: 42}
+	}
+
+	a := startTry(t, st, run, "a")
+	res, err := svc.FinishTryClaiming(ctx, a, core.TISuccess, claim(core.DefaultQueue, "w1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Next) != 1 {
+		t.Fatalf("a's end claimed %d tries, want b", len(res.Next))
+	}
+	b := res.Next[0]
+	if b.TaskID != "b" || b.State != core.TIRunning || b.WorkerID != "w1" || b.Hostname != "h1" || b.PID != 42 ||
+		b.StartDate == nil || !b.StartDate.Equal(t0) {
+		t.Fatalf("a's end claimed %s %s by %q on %s:%d from %v; want b running for w1 on h1:42 from the end",
+			b.TaskID, b.State, b.WorkerID, b.Hostname, b.PID, b.StartDate)
+	}
+	if got := states(t, st, run); got["a"] != core.TISuccess || got["b"] != core.TIRunning {
+		t.Fatalf("after a's end: a %s, b %s; want success and running", got["a"], got["b"])
+	}
+	if heard(workers) {
+		t.Error("the workers were woken for b, which a's end took")
+	}
+
+	res, err = svc.FinishTryClaiming(ctx, &b, core.TISuccess, claim("other", "w1"))
+	if err != nil || len(res.Next) != 0 {
+		t.Fatalf("b's end on queue other = %+v, %v; want nothing claimed", res, err)
+	}
+	if got := states(t, st, run)["c"]; got != core.TIQueued {
+		t.Fatalf("c after b's end = %s, want queued", got)
+	}
+	if !heard(workers) {
+		t.Error("the workers were not woken for c, which no claim took")
+	}
+
+	side := startTry(t, st, run, "side")
+	res, err = svc.FinishTryClaiming(ctx, side, core.TISuccess, claim(core.DefaultQueue, "")) // refused: no worker
+	if err != nil || res.State != core.TISuccess || len(res.Next) != 0 {
+		t.Fatalf("side's end with a failing claim = %+v, %v; want its success, nothing claimed", res, err)
+	}
+	if got := states(t, st, run); got["side"] != core.TISuccess || got["join"] != core.TIQueued {
+		t.Fatalf("after side's end: side %s, join %s; want success and queued", got["side"], got["join"])
+	}
+	if !heard(workers) {
+		t.Error("the workers were not woken for join after the claim failed")
+	}
+}
