@@ -17,20 +17,24 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/logstore"
 	"github.com/weirflow/weir/internal/tasklog"
-	"github.com/weirflow/weir/internal/tasklog/dblog"
 	"github.com/weirflow/weir/internal/testutil/s3test"
 )
 
 // With [logging] log_store = database, a try's log shipped in chunks to
 // two api-servers (the worker moving to the other one after a lost answer,
-// as across an outage) reads whole from the REST API of two api-servers
+// as across an outage), its end riding the final state report (stored in
+// the transaction that ends the try; a tail past the end is refused with
+// the try left running), reads whole from the REST API of two api-servers
 // that share nothing but the database (each its own, empty, log folder)
 // and from the CLI, on SQLite and PostgreSQL.
 func TestTaskLogsInTheDatabase(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, s *surfaces) {
 		ctx := t.Context()
-		logs := dblog.Database{Store: s.st}
+		logs, _, err := logstore.Open(logstore.Options{Database: true, Folder: t.TempDir()}, s.st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		first := execapitest.NewWithLogs(t, s.st, execapi.Config{}, logs)
 		second := execapitest.NewWithLogs(t, s.st, execapi.Config{}, logs)
 		first.SeedRun(t, core.DAG{DagID: "ship", Tasks: []core.Task{{TaskID: "talk", Operator: "noop"}}}, "r1", "")
@@ -65,7 +69,17 @@ func TestTaskLogsInTheDatabase(t *testing.T) {
 		if next, ok := execclient.LogGap(err); !ok || next != 21 {
 			t.Errorf("a chunk past the end: %v, want a log gap naming byte 21", err)
 		}
-		const want = "line 1\nline 2\nline 3\n"
+		_, err = via(second).Finish(ctx, wl.TI.ID, execclient.StateRequest{State: core.TISuccess,
+			Log: &execclient.LogTail{Offset: 40, Data: []byte("lost\n")}})
+		if next, ok := execclient.LogGap(err); !ok || next != 21 || first.TI(t, wl.TI.ID).State != core.TIRunning {
+			t.Errorf("a report whose tail starts past the end: %v, want a log gap naming byte 21 and the try running", err)
+		}
+		sr, err := via(second).Finish(ctx, wl.TI.ID, execclient.StateRequest{State: core.TISuccess,
+			Log: &execclient.LogTail{Offset: 14, Data: []byte("line 3\nline 4\n")}})
+		if err != nil || sr.State != core.TISuccess || sr.LogNextOffset == nil || *sr.LogNextOffset != 28 {
+			t.Fatalf("the final report with the log's end = %+v, %v; want success and 28 bytes", sr, err)
+		}
+		const want = "line 1\nline 2\nline 3\nline 4\n"
 		path := fmt.Sprintf("/api/v2/dags/ship/dagRuns/r1/taskInstances/talk/logs/%d", wl.TI.TryNumber)
 		for i := range 2 {
 			h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), LogFolder: t.TempDir(), Logs: logs})
@@ -158,10 +172,9 @@ func TestRemoteTaskLogs(t *testing.T) {
 				if got := getText(ctx, t, servers[1]+path, s.token); got != "line 1\n" {
 					t.Errorf("the other api-server serves the running try's log %q, want line 1", got)
 				}
-				if _, err := c.AppendLog(ctx, wl.TI.ID, 7, []byte("line 2\n")); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := c.SetState(ctx, wl.TI.ID, core.TISuccess); err != nil {
+				// The end rides the final report, in the transaction that ends the try.
+				if _, err := c.Finish(ctx, wl.TI.ID, execclient.StateRequest{State: core.TISuccess,
+					Log: &execclient.LogTail{Offset: 7, Data: []byte("line 2\n")}}); err != nil {
 					t.Fatal(err)
 				}
 				up := &logstore.Uploader{Remote: remoteStore}

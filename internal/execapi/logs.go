@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
@@ -70,6 +71,38 @@ func (s *server) appendChunk(w http.ResponseWriter, r *http.Request, whose strin
 	return nil
 }
 
+// tailInTx stores the end of a try's log that its final state report
+// carries in the transaction that ends the try (Before, setting *next),
+// where the log store keeps live logs in the database; elsewhere (a
+// folder) it stores it now and returns a nil Before.
+func (s *server) tailInTx(ctx context.Context, ti *core.TaskInstance, tail *execclient.LogTail,
+	next **int64) (func(tx store.Store) error, error) {
+	txl, ok := s.logs.(transactionalLogs)
+	if !ok || !txl.Transactional() {
+		var err error
+		*next, err = s.appendTail(ctx, ti, tail)
+		return nil, err
+	}
+	if err := s.checkTail(tail); err != nil {
+		return nil, err
+	}
+	return func(tx store.Store) error {
+		var err error
+		*next, err = s.storeTail(ctx, txl.InTx(tx), ti, tail)
+		return err
+	}, nil
+}
+
+// transactionalLogs is a log store whose appends can join a transaction
+// (logstore.Recorded).
+type transactionalLogs interface {
+	Transactional() bool
+	InTx(tx store.Store) tasklog.Logs
+}
+
+// isGap reports whether err is a tail's log gap (409 log_gap).
+func isGap(err error) bool { return errors.As(err, new(*tasklog.GapError)) }
+
 // appendTail stores the end of a try's log that its final state report
 // carries (execclient.StateRequest.Log) and returns the log's length after
 // it. A tail that starts past the end of the stored log (a folder not
@@ -83,15 +116,28 @@ func (s *server) appendTail(ctx context.Context, ti *core.TaskInstance, tail *ex
 			"ti_id", ti.ID, "bytes", len(tail.Data))
 		return nil, nil
 	}
+	if err := s.checkTail(tail); err != nil {
+		return nil, err
+	}
+	return s.storeTail(ctx, s.logs, ti, tail)
+}
+
+// checkTail refuses a malformed tail.
+func (s *server) checkTail(tail *execclient.LogTail) error {
 	if tail.Offset < 0 {
-		return nil, fmt.Errorf("log.offset must be the tail's byte offset in the try's log (an integer >= 0), got %d: %w",
+		return fmt.Errorf("log.offset must be the tail's byte offset in the try's log (an integer >= 0), got %d: %w",
 			tail.Offset, core.ErrInvalid)
 	}
 	if int64(len(tail.Data)) > s.cfg.MaxLogChunk {
-		return nil, fmt.Errorf("log tail exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
+		return fmt.Errorf("log tail exceeds %d bytes: %w", s.cfg.MaxLogChunk, core.ErrTooLarge)
 	}
-	next, err := s.logs.AppendAt(ctx, tasklog.KeyOf(ti), tail.Offset, tail.Data)
-	if gap := (*tasklog.GapError)(nil); errors.As(err, &gap) {
+	return nil
+}
+
+// storeTail appends a checked tail to logs and returns the log's length.
+func (s *server) storeTail(ctx context.Context, logs tasklog.Logs, ti *core.TaskInstance, tail *execclient.LogTail) (*int64, error) {
+	next, err := logs.AppendAt(ctx, tasklog.KeyOf(ti), tail.Offset, tail.Data)
+	if isGap(err) {
 		return nil, withStatus(http.StatusConflict, execclient.ReasonLogGap, err)
 	}
 	if err != nil {

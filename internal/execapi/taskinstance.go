@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
 )
@@ -151,14 +152,18 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
+	end := service.TryEnd{State: req.State, Claim: claim}
 	var logNext *int64
 	if req.Log != nil { // stored first: a try seen ended has its whole log
-		if logNext, err = s.appendTail(r.Context(), ti, req.Log); err != nil {
+		if end.Before, err = s.tailInTx(r.Context(), ti, req.Log, &logNext); err != nil {
 			return err
 		}
 	}
-	res, err := s.svc.FinishTryClaiming(r.Context(), ti, req.State, claim)
-	if errors.Is(err, core.ErrConflict) {
+	res, err := s.svc.EndTry(r.Context(), ti, end)
+	if errors.Is(err, core.ErrConflict) && !isGap(err) {
+		if end.Before != nil { // the tail is kept, as the try's own
+			_, _ = s.appendTail(r.Context(), ti, req.Log)
+		}
 		return notRunning(ti)
 	}
 	if err != nil {

@@ -140,7 +140,8 @@ type StateRequest struct {
 	*core.Deferral
 	// Log, with a final state, is the end of the try's log not shipped
 	// yet: the server appends it (as POST .../logs would) before it ends
-	// the try, so a try's last lines and its end are one request.
+	// the try (in the same transaction where logs are kept in the
+	// database), so a try's last lines and its end are one request.
 	Log *LogTail `json:"log,omitempty"`
 	// Next, with a final state, hands the try's slot on: the server
 	// claims and starts the worker's next try in the transaction that ends

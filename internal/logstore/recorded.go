@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/tasklog/dblog"
 )
 
 // Recorded is a log store that records in the database where each try's
@@ -46,6 +47,36 @@ func (r Recorded) AppendAt(ctx context.Context, key tasklog.Key, offset int64, d
 		return next, fmt.Errorf("record where the task log went: %w", err)
 	}
 	return next, nil
+}
+
+// Transactional reports whether the store's appends can join a
+// transaction (InTx): its live logs are rows of the database (log_store =
+// database, or a remote store while the try runs), not files.
+func (r Recorded) Transactional() bool {
+	switch r.Logs.(type) {
+	case dblog.Database, *Remote:
+		return true
+	}
+	return false
+}
+
+// InTx returns the log store with its appends in tx, so that a try's end
+// stores the end of its log and its state in one transaction; a store
+// that is not Transactional is returned as it is.
+func (r Recorded) InTx(tx store.Store) tasklog.Logs {
+	switch l := r.Logs.(type) {
+	case dblog.Database:
+		l.Store = tx
+		r.Logs = l
+	case *Remote:
+		c := *l
+		c.Live.Store, c.Store = tx, tx
+		r.Logs = &c
+	default:
+		return r
+	}
+	r.Store = tx
+	return r
 }
 
 // Read implements tasklog.Logs.

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
-// A try's end that claims for its worker (FinishTryClaiming, ADR 0032)
+// A try's end that claims for its worker (EndTry with a Claim, ADR 0032)
 // takes, in its own transaction, the try its success queued: started for
 // that worker's process, and no worker is woken for it. What the claim
 // does not take (another queue) wakes the workers as before, and a claim
@@ -20,7 +21,7 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 	}
 
 	a := startTry(t, st, run, "a")
-	res, err := svc.FinishTryClaiming(ctx, a, core.TISuccess, claim(core.DefaultQueue, "w1"))
+	res, err := svc.EndTry(ctx, a, service.TryEnd{State: core.TISuccess, Claim: claim(core.DefaultQueue, "w1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 		t.Error("the workers were woken for b, which a's end took")
 	}
 
-	res, err = svc.FinishTryClaiming(ctx, &b, core.TISuccess, claim("other", "w1"))
+	res, err = svc.EndTry(ctx, &b, service.TryEnd{State: core.TISuccess, Claim: claim("other", "w1")})
 	if err != nil || len(res.Next) != 0 {
 		t.Fatalf("b's end on queue other = %+v, %v; want nothing claimed", res, err)
 	}
@@ -52,7 +53,7 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 	}
 
 	side := startTry(t, st, run, "side")
-	res, err = svc.FinishTryClaiming(ctx, side, core.TISuccess, claim(core.DefaultQueue, "")) // refused: no worker
+	res, err = svc.EndTry(ctx, side, service.TryEnd{State: core.TISuccess, Claim: claim(core.DefaultQueue, "")}) // refused: no worker
 	if err != nil || res.State != core.TISuccess || len(res.Next) != 0 {
 		t.Fatalf("side's end with a failing claim = %+v, %v; want its success, nothing claimed", res, err)
 	}

@@ -16,8 +16,8 @@ import (
 type FinishResult struct {
 	State       core.TIState // success, failed, skipped or up_for_retry
 	NextRetryAt *time.Time   // with up_for_retry
-	// Next are the tries FinishTryClaiming claimed for the reporting
-	// worker with the end.
+	// Next are the tries TryEnd.Claim claimed for the reporting worker
+	// with the end.
 	Next []core.TaskInstance
 }
 
@@ -38,19 +38,29 @@ type FinishResult struct {
 // or cut-off worker's finished command is not run again. Any other try
 // that is not running is refused with core.ErrConflict.
 func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState) (*FinishResult, error) {
-	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false, nil)
+	return s.EndTry(ctx, ti, TryEnd{State: reported})
 }
 
-// FinishTryClaiming is FinishTry that also claims, in the transaction that
-// ends the try, what claim asks for the reporting worker (store.TaskInstanceClaim,
-// started with claim.Start as ClaimTries starts them): a finishing try
-// hands its slot on to the next queued try, often the one its success
-// queued, without a claim of its own (FinishResult.Next; ADR 0032). The
-// workers are woken for what the end queued only when the claim did not
-// take it all. A claim that fails leaves the end standing, with no Next.
-func (s *Service) FinishTryClaiming(ctx context.Context, ti *core.TaskInstance, reported core.TIState,
-	claim *store.TaskInstanceClaimParams) (*FinishResult, error) {
-	return s.endTry(ctx, ti, reported, s.clearOnSuccess, false, claim)
+// TryEnd is a worker's report of a try's end and what it carries.
+type TryEnd struct {
+	State core.TIState // as FinishTry's reported
+	// Claim, when set, is claimed for the reporting worker in the
+	// transaction that ends the try (store.TaskInstanceClaim, started
+	// with Claim.Start as ClaimTries starts them): a finishing try hands
+	// its slot on to the next queued try, often the one its success
+	// queued, without a claim of its own (FinishResult.Next; ADR 0032).
+	// The workers are woken for what the end queued only when the claim
+	// did not take it all. A claim that fails leaves the end standing,
+	// with no Next.
+	Claim *store.TaskInstanceClaimParams
+	// Before, when set, runs first in that transaction (the end of the
+	// try's log is stored with its end); its error is the end's.
+	Before func(tx store.Store) error
+}
+
+// EndTry is FinishTry with what the report carries (TryEnd).
+func (s *Service) EndTry(ctx context.Context, ti *core.TaskInstance, end TryEnd) (*FinishResult, error) {
+	return s.endTry(ctx, ti, end, s.clearOnSuccess, false)
 }
 
 // HeartbeatTry records a heartbeat of ti's worker. A try failed over for
@@ -79,11 +89,11 @@ func (s *Service) HeartbeatTry(ctx context.Context, ti *core.TaskInstance) error
 // (HeartbeatTry) and its late report ends it (FinishTry). Errors wrap core.ErrConflict when the try ended
 // meanwhile (its worker reported after all).
 func (s *Service) FailDeadTry(ctx context.Context, ti *core.TaskInstance) (*FinishResult, error) {
-	return s.endTry(ctx, ti, core.TIFailed, false, true, nil)
+	return s.endTry(ctx, ti, TryEnd{State: core.TIFailed}, false, true)
 }
 
-func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported core.TIState, clearState, failedOver bool,
-	claim *store.TaskInstanceClaimParams) (*FinishResult, error) {
+func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd, clearState, failedOver bool) (*FinishResult, error) {
+	reported, claim := end.State, end.Claim
 	now := s.clock.Now()
 	v, err := s.DagVersion(ctx, ti.DagVersionID)
 	if err != nil {
@@ -114,8 +124,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, reported co
 		queued  []string
 		claimed []core.TaskInstance
 	)
-	err = s.inTxIf(ctx, len(fired) > 0 || follows || claim != nil, func(tx store.Store) error {
+	err = s.inTxIf(ctx, len(fired) > 0 || follows || claim != nil || end.Before != nil, func(tx store.Store) error {
 		settled, queued, claimed = false, nil, nil // a retried transaction starts over
+		if end.Before != nil {
+			if err := end.Before(tx); err != nil {
+				return err
+			}
+		}
 		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
 			return err
 		}
