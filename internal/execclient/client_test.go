@@ -122,3 +122,33 @@ func TestClientFromEnv(t *testing.T) {
 		t.Fatal("bad WEIR_MAP_INDEX accepted")
 	}
 }
+
+// A report that claims the worker's next try carries the worker's
+// credential beside the try's token; the client follows no redirect, so
+// neither reaches another host (Go strips only Authorization).
+func TestWorkerCredentialFollowsNoRedirect(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	t.Cleanup(elsewhere.Close)
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	worker := execclient.NewClient(srv.URL+"/execution", "worker-credential", execclient.ClientOptions{Retries: -1})
+	tc := worker.WithToken("try-token", execclient.TaskIdentity{TIID: "ti1"})
+	_, err := tc.Finish(t.Context(), "ti1", execclient.StateRequest{State: core.TISuccess,
+		Next: &execclient.NextClaim{Start: execclient.RunRequest{Hostname: "h", PID: 1}}})
+	if err == nil {
+		t.Fatal("a redirected report succeeded")
+	}
+	if got.Get("Authorization") != "Bearer try-token" || got.Get(execclient.WorkerAuthorizationHeader) != "Bearer worker-credential" {
+		t.Errorf("the report's headers: Authorization %q, %s %q", got.Get("Authorization"),
+			execclient.WorkerAuthorizationHeader, got.Get(execclient.WorkerAuthorizationHeader))
+	}
+	if reached.Load() != 0 {
+		t.Error("the redirect was followed: the worker's credential reached another host")
+	}
+}

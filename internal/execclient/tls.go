@@ -39,7 +39,12 @@ func newHTTPClient(roots *x509.CertPool) *http.Client {
 		Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 0,
 		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-	}}
+	},
+		// The Execution API never redirects, and a redirect would carry
+		// WorkerAuthorizationHeader (not stripped as Authorization is) to
+		// its target: the 3xx is answered as it is, an error.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // TLSEnv returns the variables that give a task's in-task CLI the CA this

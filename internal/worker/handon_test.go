@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -93,5 +95,126 @@ func TestLostHandedOnTryIsReclaimed(t *testing.T) {
 	defer mu.Unlock()
 	if ran["one"] != 1 || ran["two"] != 1 {
 		t.Errorf("runs = %v, want each task once", ran)
+	}
+}
+
+// racingReclaim fails the worker's second claim, so that the client sends
+// it again as a reclaim, and holds that reclaim until gate closes; it then
+// holds the reclaim's answer, when it returns the handed-on try b running,
+// until b's own report was answered: an answer slower than a short try.
+type racingReclaim struct {
+	next      http.RoundTripper
+	claims    atomic.Int32
+	reclaim   chan struct{} // closed when the reclaim is held
+	gate      chan struct{} // closed by the test: the reclaim goes on
+	returned  chan struct{} // closed when its answer holds b
+	bReported chan struct{} // closed when b's report was answered
+	after     chan struct{} // closed when the worker claims after it
+	bID       atomic.Value
+	once      [4]sync.Once
+}
+
+func (r *racingReclaim) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.URL.Path, "/workloads/claim") || !claimsTasks(req) {
+		resp, err := r.next.RoundTrip(req)
+		if id, _ := r.bID.Load().(string); err == nil && id != "" && strings.HasSuffix(req.URL.Path, "/"+id+"/state") {
+			r.once[0].Do(func() { close(r.bReported) })
+		}
+		return resp, err
+	}
+	switch r.claims.Add(1) {
+	case 2:
+		return nil, errors.New("connection reset")
+	case 3:
+		close(r.reclaim)
+		<-r.gate
+	case 4:
+		r.once[1].Do(func() { close(r.after) })
+	}
+	resp, err := r.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var answer execclient.ClaimResponse
+	if json.Unmarshal(body, &answer) == nil {
+		for _, wl := range answer.Workloads {
+			if wl.TI.TaskID == "b" && wl.TI.State == core.TIRunning {
+				r.once[2].Do(func() { close(r.returned) })
+				<-r.bReported
+			}
+		}
+	}
+	return resp, nil
+}
+
+// claimsTasks reports whether a claim asks for tasks (not callbacks alone).
+func claimsTasks(req *http.Request) bool {
+	body, _ := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	var c execclient.ClaimRequest
+	return json.Unmarshal(body, &c) == nil && c.Limit > 0
+}
+
+// A reclaim sent before a try was handed on (a failed claim is sent again
+// as one) answers that try, running and not among the tries it lists as
+// held; when the answer comes after the try's run ended, the worker does
+// not run it a second time.
+func TestReclaimDoesNotRerunAHandedOnTry(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &racingReclaim{next: http.DefaultTransport, reclaim: make(chan struct{}), gate: make(chan struct{}),
+		returned: make(chan struct{}), bReported: make(chan struct{}), after: make(chan struct{})}
+	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: rt}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	releaseA, bStarted, releaseB := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var bRuns atomic.Int32
+	reg := operator.NewRegistry()
+	_ = reg.Register("a", func(context.Context, operator.TaskContext) (any, error) { <-releaseA; return nil, nil })
+	_ = reg.Register("b", func(context.Context, operator.TaskContext) (any, error) {
+		if bRuns.Add(1) == 1 {
+			close(bStarted)
+			<-releaseB
+		}
+		return nil, nil
+	})
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{
+		{TaskID: "a", Operator: operator.Go, Args: map[string]any{"function": "a"}},
+		{TaskID: "b", Operator: operator.Go, Args: map[string]any{"function": "b"}},
+	}}
+	_, tis := env.SeedRun(t, dag, "r1", core.TIScheduled)
+	ids := map[string]string{}
+	for _, ti := range tis {
+		ids[ti.TaskID] = ti.ID
+	}
+	rt.bID.Store(ids["b"])
+	queue := func(task string) {
+		t.Helper()
+		if _, err := env.Store.TaskInstanceSetState(t.Context(), &store.TaskInstanceSetStateParams{IDs: []string{ids[task]},
+			From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queue("a")
+	startWorker(t, env, reg, func(w *Worker) { w.Client, w.Concurrency = client, 2 })
+
+	<-rt.reclaim // a runs; the other slot's claim failed and is sent again as a reclaim, held here
+	queue("b")   // without a wake-up: a's end takes b
+	close(releaseA)
+	<-bStarted
+	close(rt.gate) // the reclaim finds b running, unheld
+	<-rt.returned
+	close(releaseB) // b ends; then the reclaim's answer comes
+	<-rt.after      // the worker handled that answer and claims again
+	wait.Until(t, 10*time.Second, "b to succeed", func() bool { return stateOf(t, env, "r1", "b") == core.TISuccess })
+	if n := bRuns.Load(); n != 1 {
+		t.Errorf("b ran %d times, want once", n)
 	}
 }

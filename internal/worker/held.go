@@ -13,13 +13,22 @@ import (
 // held is the set of tries the worker holds (claimed, from the answer to a
 // claim, until their run ends). Each claim lists them, so that the server
 // returns only the worker's claims whose answer was lost.
+//
+// A try handed on by a report (StateRequest.Next) begins outside the
+// claim loop, so a claim sent before it began does not list it: a reclaim
+// then in flight (sent after a failure) may return it, running, after its
+// run ended. While claims are in flight, the ends of handed-on tries are
+// remembered (ended) so that such an answer does not run them again.
 type held struct {
-	mu  sync.Mutex
-	ids map[string]struct{}
+	mu     sync.Mutex
+	ids    map[string]struct{}
+	claims int                 // claims in flight (claimSent, claimDone)
+	ended  map[string]struct{} // handed-on tries ended while claims were in flight
 }
 
-// add records a try as held; false when it already was (a claim answer
-// repeated a try being run: the caller must not run it twice).
+// add records a try as held; false when it already was, or ended here
+// meanwhile (a claim answer repeated a try: the caller must not run it
+// twice).
 func (h *held) add(id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -29,15 +38,43 @@ func (h *held) add(id string) bool {
 	if _, ok := h.ids[id]; ok {
 		return false
 	}
+	if _, ok := h.ended[id]; ok {
+		return false
+	}
 	h.ids[id] = struct{}{}
 	return true
 }
 
-// remove forgets a try whose run ended.
-func (h *held) remove(id string) {
+// remove forgets a try whose run ended; handedOn says it began from a
+// report's hand-on.
+func (h *held) remove(id string, handedOn bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.ids, id)
+	if handedOn && h.claims > 0 {
+		if h.ended == nil {
+			h.ended = map[string]struct{}{}
+		}
+		h.ended[id] = struct{}{}
+	}
+}
+
+// claimSent notes a claim in flight, until claimDone once its answer's
+// tries are added.
+func (h *held) claimSent() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.claims++
+}
+
+// claimDone ends claimSent; with no claim left in flight, no answer can
+// repeat an ended try.
+func (h *held) claimDone() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.claims--; h.claims == 0 {
+		h.ended = nil
+	}
 }
 
 // count returns how many tries are held.

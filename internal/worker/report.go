@@ -13,18 +13,22 @@ import (
 )
 
 // report sends a try's final state req (with the end of its log and the
-// claim of the next try, when it carries them) until the server answers it. A report given up during an outage of
-// the API server (or of its database) would leave the try running on the
+// claim of the next try, when it carries them; the claim only while
+// claiming() says the worker takes work, and on a first attempt) until the
+// server answers it. A report given up during an outage of the API server (or of its database) would leave the try running on the
 // server, unreported, until its heartbeat timeout failed it and its retry
 // ran the command a second time. Once ctx ends (the worker stops), report
 // gives up after reportTimeout. onUnanswered, if set, is called once when
 // the first attempt goes unanswered (the worker then records the outcome,
 // with the tail, for its next life).
 func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string, req execclient.StateRequest,
-	log *slog.Logger, onUnanswered func()) (*execclient.StateResponse, error) {
+	claiming func() bool, log *slog.Logger, onUnanswered func()) (*execclient.StateResponse, error) {
 	rctx, cancel := untilAnswered(ctx)
 	defer cancel()
 	for {
+		if req.Next != nil && !claiming() {
+			req.Next = nil // the worker stopped claiming meanwhile
+		}
 		sr, err := tc.Finish(rctx, tiID, req)
 		if err == nil && req.Log != nil && sr.LogNextOffset == nil {
 			log.Warn("the api-server has no log store: the end of the task log is lost", "bytes", len(req.Log.Data))
@@ -57,6 +61,9 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 			onUnanswered()
 			onUnanswered = nil
 		}
+		// Sent again, it could only find the try ended by an attempt that
+		// also claimed (the next claim reclaims that), or end it now.
+		req.Next = nil
 		log.Warn("report try state: the server did not answer; trying again", "state", req.State, "err", err)
 		if !pause(rctx, w.reportRetryWait()) {
 			return nil, err
@@ -139,7 +146,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			_, _ = tail.Write(o.LogTail)
 			tail.Close()
 		}
-		sr, err := w.report(ctx, tc, o.TIID, execclient.StateRequest{State: core.TIState(o.State)}, log, nil)
+		sr, err := w.report(ctx, tc, o.TIID, execclient.StateRequest{State: core.TIState(o.State)}, nil, log, nil)
 		switch {
 		case err == nil:
 			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)

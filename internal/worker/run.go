@@ -51,9 +51,9 @@ func (w *Worker) runRequest() *execclient.RunRequest {
 // the one before hands the slot on to (execclient.StateRequest.Next) while
 // claiming() says the worker takes work.
 func (w *Worker) runSlot(ctx context.Context, wl execclient.Workload, claiming func() bool) {
-	for {
+	for handedOn := false; ; handedOn = true {
 		next := w.runTry(ctx, wl, claiming)
-		w.mine.remove(wl.TI.ID)
+		w.mine.remove(wl.TI.ID, handedOn)
 		if next == nil || !w.mine.add(next.TI.ID) {
 			return
 		}
@@ -170,7 +170,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	if claiming() {
 		req.Next = &execclient.NextClaim{Queues: w.Queues, Start: *w.runRequest()}
 	}
-	sr, rerr := w.report(ctx, tc, ti.ID, req, log, record)
+	sr, rerr := w.report(ctx, tc, ti.ID, req, claiming, log, record)
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {

@@ -235,13 +235,16 @@ func (w *Worker) Start(ctx context.Context) error {
 	// failed claim can have lost an answer (the client's own retries of a
 	// claim reclaim too): the others skip the look-up.
 	reclaim := true
-	claiming := func() bool { return ctx.Err() == nil }
+	// Tries hand their slots on (StateRequest.Next) while the loop claims.
+	var stopped atomic.Bool
+	claiming := func() bool { return ctx.Err() == nil && !stopped.Load() }
 	for {
 		free := acquire(ctx, slots)
 		if free == 0 {
 			break
 		}
 		// Start: the claimed tries start at once, saving each a run call.
+		w.mine.claimSent()
 		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
 			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: w.reclaim.Swap(false) || reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
@@ -250,6 +253,7 @@ func (w *Worker) Start(ctx context.Context) error {
 			<-slots
 		}
 		if err != nil {
+			w.mine.claimDone()
 			if ctx.Err() != nil {
 				break
 			}
@@ -274,8 +278,10 @@ func (w *Worker) Start(ctx context.Context) error {
 				w.runSlot(taskCtx, wl, claiming)
 			})
 		}
+		w.mine.claimDone()
 	}
 
+	stopped.Store(true)
 	stopClaims()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -138,16 +138,18 @@ const (
 	// qTIClaim marks queued, unclaimed rows as claimed in one statement. The
 	// candidates are picked once in a materialized CTE (an IN subquery with
 	// LIMIT may be re-evaluated by PostgreSQL and exceed the limit); the
-	// outer conditions re-check each row after a concurrent update.
+	// outer conditions re-check each row after a concurrent update. The
+	// rows are joined by id (UPDATE ... FROM): with "id IN (SELECT ...)"
+	// SQLite scanned every queued row through the state index instead.
 	// The first %s is the reclaim condition (qTIReclaim or nothing), the
 	// second the queues, the third the order's reclaim key, the fourth the
 	// dialect's row lock, the last the start (qTIClaimStart or nothing).
-	qTIClaim = `WITH picked AS MATERIALIZED (
+	qTIClaim = `WITH picked(pick_id) AS MATERIALIZED (
 			SELECT id FROM task_instance
 			WHERE state = 'queued' AND (worker_id IS NULL%s) AND queue IN (%s)
 			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)
 		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
-		WHERE id IN (SELECT id FROM picked) AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
+		FROM picked WHERE id = pick_id AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols
 	// qTIReclaim adds the worker's own unstarted claims, except those it
 	// holds (%s: ` AND id NOT IN (their ids)`, or nothing).
