@@ -12,7 +12,8 @@ import (
 // takes, in its own transaction, the try its success queued: started for
 // that worker's process, and no worker is woken for it. What the claim
 // does not take (another queue) wakes the workers as before, and a claim
-// that fails leaves the end standing.
+// that fails fails the end, which changes nothing (its worker reports it
+// again without the claim).
 func TestTryEndHandsItsSlotOn(t *testing.T) {
 	t.Parallel()
 	ctx, st, svc, run, _, workers := followRun(t)
@@ -53,14 +54,19 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 	}
 
 	side := startTry(t, st, run, "side")
-	res, err = svc.EndTry(ctx, side, service.TryEnd{State: core.TISuccess, Claim: claim(core.DefaultQueue, "")}) // refused: no worker
-	if err != nil || res.State != core.TISuccess || len(res.Next) != 0 {
-		t.Fatalf("side's end with a failing claim = %+v, %v; want its success, nothing claimed", res, err)
+	if _, err := svc.EndTry(ctx, side, service.TryEnd{State: core.TISuccess, Claim: claim(core.DefaultQueue, "")}); err == nil {
+		t.Fatal("side's end with a failing claim (no worker) succeeded")
 	}
-	if got := states(t, st, run); got["side"] != core.TISuccess || got["join"] != core.TIQueued {
-		t.Fatalf("after side's end: side %s, join %s; want success and queued", got["side"], got["join"])
+	if got := states(t, st, run); got["side"] != core.TIRunning || got["join"] != core.TINone {
+		t.Fatalf("after side's refused end: side %s, join %s; want both unchanged", got["side"], got["join"])
+	}
+	if res, err := svc.FinishTry(ctx, side, core.TISuccess); err != nil || res.State != core.TISuccess || len(res.Next) != 0 {
+		t.Fatalf("side's end reported again alone = %+v, %v; want its success", res, err)
+	}
+	if got := states(t, st, run)["join"]; got != core.TIQueued {
+		t.Fatalf("join after side's end = %s, want queued", got)
 	}
 	if !heard(workers) {
-		t.Error("the workers were not woken for join after the claim failed")
+		t.Error("the workers were not woken for join")
 	}
 }

@@ -50,8 +50,8 @@ type TryEnd struct {
 	// its slot on to the next queued try, often the one its success
 	// queued, without a claim of its own (FinishResult.Next; ADR 0032).
 	// The workers are woken for what the end queued only when the claim
-	// did not take it all. A claim that fails leaves the end standing,
-	// with no Next.
+	// did not take it all. A claim that fails fails the end (its worker
+	// reports it again without Claim).
 	Claim *store.TaskInstanceClaimParams
 	// Before, when set, runs first in that transaction (the end of the
 	// try's log is stored with its end); its error is the end's.
@@ -150,18 +150,15 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 				s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
 			}
 		}
-		// So is the slot when the claim fails: the worker claims it.
+		// The claim runs without a savepoint (two round trips less on
+		// PostgreSQL): its failure fails the end, which its worker
+		// reports again without the claim.
 		if claim != nil {
 			c := *claim
 			c.Now = now
-			err := tx.Savepoint(ctx, func(sp store.Store) error {
-				var err error
-				claimed, err = s.claimIn(ctx, sp, &c)
-				return err
-			})
-			if err != nil {
-				claimed = nil
-				s.log.Warn("a try's end could not claim the next try for its worker", "ti", runs.Describe(ti), "err", err)
+			var err error
+			if claimed, err = s.claimIn(ctx, tx, &c); err != nil {
+				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
 			}
 		}
 		if !takenAll(queued, claimed) {
