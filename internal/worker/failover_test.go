@@ -234,13 +234,8 @@ func TestLostClaimAnswerIsReclaimed(t *testing.T) {
 		t.Run(fmt.Sprintf("later=%v", later), func(t *testing.T) {
 			t.Parallel()
 			env := execapitest.New(t, execapi.Config{})
-			tok, err := env.Tokens.IssueWorker("w1", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			lose := &loseClaim{next: http.DefaultTransport, armed: !later}
-			client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-				HTTPClient: &http.Client{Transport: lose}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+			client := workerClientVia(t, env, lose)
 			runs := filepath.Join(t.TempDir(), "runs")
 			dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "once", Operator: operator.Bash,
 				Args: map[string]any{"bash_command": "echo ran >> " + runs}}}}

@@ -48,6 +48,18 @@ func (l *loseHandedOn) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("the api-server died before answering the report")
 }
 
+// workerClientVia is worker w1's client of env through rt, retrying once
+// at once.
+func workerClientVia(t *testing.T, env *execapitest.Env, rt http.RoundTripper) *execclient.Client {
+	t.Helper()
+	tok, err := env.Tokens.IssueWorker("w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return execclient.NewClient(env.URL, tok, execclient.ClientOptions{
+		HTTPClient: &http.Client{Transport: rt}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+}
+
 // A try's end hands its slot on to the next queued try (ADR 0032); when
 // the answer that carried it is lost, the report's retry finds the try
 // ended (409), and the worker's next claim reclaims the try it was given,
@@ -56,13 +68,8 @@ func (l *loseHandedOn) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLostHandedOnTryIsReclaimed(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
-	tok, err := env.Tokens.IssueWorker("w1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lose := &loseHandedOn{next: http.DefaultTransport}
-	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-		HTTPClient: &http.Client{Transport: lose}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	client := workerClientVia(t, env, lose)
 	var mu sync.Mutex
 	ran := map[string]int{}
 	reg := operator.NewRegistry()
@@ -166,14 +173,9 @@ func claimsTasks(req *http.Request) bool {
 func TestReclaimDoesNotRerunAHandedOnTry(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
-	tok, err := env.Tokens.IssueWorker("w1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rt := &racingReclaim{next: http.DefaultTransport, reclaim: make(chan struct{}), gate: make(chan struct{}),
 		returned: make(chan struct{}), bReported: make(chan struct{}), after: make(chan struct{})}
-	client := execclient.NewClient(env.URL, tok, execclient.ClientOptions{
-		HTTPClient: &http.Client{Transport: rt}, Retries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	client := workerClientVia(t, env, rt)
 	releaseA, bStarted, releaseB := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var bRuns atomic.Int32
 	reg := operator.NewRegistry()
