@@ -90,7 +90,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			return fmt.Errorf("claim callbacks for worker %s: %w", req.WorkerID, err)
 		}
 		if len(tis) > 0 || len(cbs) > 0 {
-			wls, err := s.workloads(ctx, tis)
+			wls, err := s.workloads(ctx, tis, nil)
 			if err != nil {
 				return err
 			}
@@ -132,10 +132,14 @@ func (s *server) startedRun(ctx context.Context, wl *execclient.Workload) {
 	wl.Run = rc
 }
 
-// workloads builds the workload of every claimed instance.
-func (s *server) workloads(ctx context.Context, tis []core.TaskInstance) ([]execclient.Workload, error) {
+// workloads builds the workload of every claimed instance; known, when
+// set, is a run already read (a try's end answering the next try).
+func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, known *core.DagRun) ([]execclient.Workload, error) {
 	versions := map[int64]*core.DagVersion{}
 	runs := map[int64]*core.DagRun{}
+	if known != nil {
+		runs[known.ID] = known
+	}
 	out := make([]execclient.Workload, 0, len(tis))
 	for _, ti := range tis {
 		v, ok := versions[ti.DagVersionID]

@@ -420,7 +420,16 @@ func (c *Client) Finish(ctx context.Context, tiID string, req StateRequest) (*St
 	if err != nil {
 		return nil, err
 	}
-	k.asWorker = req.Next != nil
+	if k.asWorker = req.Next != nil; k.asWorker {
+		// A retry may find the try ended by an attempt whose answer was
+		// lost (that attempt's claim is reclaimed), or end it now: it
+		// claims nothing.
+		again := req
+		again.Next = nil
+		if k.retryBody, err = json.Marshal(again); err != nil {
+			return nil, fmt.Errorf("encode state report: %w", err)
+		}
+	}
 	if err := c.do(ctx, k); err != nil {
 		return nil, err
 	}

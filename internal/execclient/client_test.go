@@ -3,6 +3,7 @@ package execclient_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -150,5 +151,34 @@ func TestWorkerCredentialFollowsNoRedirect(t *testing.T) {
 	}
 	if reached.Load() != 0 {
 		t.Error("the redirect was followed: the worker's credential reached another host")
+	}
+}
+
+// A report that claims the next try is sent again, after an attempt left
+// unanswered (a 5xx), without the claim: that attempt may have ended the
+// try and claimed (its try is reclaimed), so the retry only ends it.
+func TestReportRetryClaimsNothing(t *testing.T) {
+	t.Parallel()
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if len(bodies) == 1 {
+			http.Error(w, "the database went away", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"state":"success"}`))
+	}))
+	t.Cleanup(srv.Close)
+	worker := execclient.NewClient(srv.URL+"/execution", "worker-credential", execclient.ClientOptions{
+		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	tc := worker.WithToken("try-token", execclient.TaskIdentity{TIID: "ti1"})
+	sr, err := tc.Finish(t.Context(), "ti1", execclient.StateRequest{State: core.TISuccess,
+		Next: &execclient.NextClaim{Start: execclient.RunRequest{Hostname: "h", PID: 1}}})
+	if err != nil || sr.State != core.TISuccess {
+		t.Fatalf("Finish = %+v, %v", sr, err)
+	}
+	if len(bodies) != 2 || !strings.Contains(bodies[0], `"next"`) || strings.Contains(bodies[1], `"next"`) {
+		t.Fatalf("bodies sent: %q; want the first with next, the retry without", bodies)
 	}
 }

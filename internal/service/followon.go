@@ -27,35 +27,45 @@ import (
 // (the scheduler does not decide those either), and the queueing is left to
 // the scheduler when another process holds the queueing lock (TryQueueLock:
 // a try's end never waits for it).
-func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (settled bool, queued []string, err error) {
+func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (followed, error) {
+	var out followed
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
-		return false, nil, nil
+		return out, nil
 	}
 	f, err := s.decideFollowOn(ctx, tx, spec, done)
 	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
-		return false, nil, err
+		return out, err
 	}
-	if ok, err := s.runsFreely(ctx, tx, done); err != nil || !ok {
-		return false, nil, err
+	ok, err := s.runsFreely(ctx, tx, done, &out.run)
+	if err != nil || !ok {
+		return out, err
 	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
 	if err != nil {
-		return false, nil, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
+		return out, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
 	}
 	if len(moved) < len(f.Schedule) {
-		return false, nil, nil
+		return out, nil
 	}
 	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
-		return false, nil, err
+		return out, err
 	}
 	res, err := s.queueLocked(ctx, tx, nil, now)
 	if err != nil {
-		return false, nil, err
+		return out, err
 	}
-	return !f.NeedsScheduler, res.IDs, nil
+	out.settled, out.queued = !f.NeedsScheduler, res.IDs
+	return out, nil
+}
+
+// followed is what followOn did.
+type followed struct {
+	settled bool         // the scheduler has nothing left to do for this end
+	queued  []string     // the instances it queued
+	run     *core.DagRun // the try's run, when it read it
 }
 
 // decideFollowOn reads what runs.DecideFollowOn needs and decides.
@@ -81,15 +91,16 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 	return runs.DecideFollowOn(spec, done, downs, counts), nil
 }
 
-// runsFreely reports whether done's run is running and its DAG is not
-// paused (or is the only DAG this process runs), as the scheduler requires
-// before it decides a run.
-func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance) (bool, error) {
-	run, err := tx.DagRunGetByID(ctx, done.DagRunID)
+// runsFreely reports whether done's run (read into *run) is running and
+// its DAG is not paused (or is the only DAG this process runs), as the
+// scheduler requires before it decides a run.
+func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance, run **core.DagRun) (bool, error) {
+	r, err := tx.DagRunGetByID(ctx, done.DagRunID)
 	if err != nil {
 		return false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
 	}
-	if run.State != core.RunRunning {
+	*run = r
+	if r.State != core.RunRunning {
 		return false, nil
 	}
 	if s.onlyDagID == done.DagID {

@@ -19,6 +19,9 @@ type FinishResult struct {
 	// Next are the tries TryEnd.Claim claimed for the reporting worker
 	// with the end.
 	Next []core.TaskInstance
+	// Run is the try's run as the end read it (deciding what follows a
+	// success), or nil: who answers with Next need not read it again.
+	Run *core.DagRun
 }
 
 // FinishTry ends the running try ti as its worker reported (success,
@@ -120,12 +123,11 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	// transaction (followOn); the scheduler is woken for the rest.
 	follows := state == core.TISuccess && task != nil && runs.HasDownstream(&v.Spec, task.TaskID)
 	var (
-		settled bool
-		queued  []string
+		f       followed
 		claimed []core.TaskInstance
 	)
 	err = s.inTxIf(ctx, len(fired) > 0 || follows || claim != nil || end.Before != nil, func(tx store.Store) error {
-		settled, queued, claimed = false, nil, nil // a retried transaction starts over
+		f, claimed = followed{}, nil // a retried transaction starts over
 		if end.Before != nil {
 			if err := end.Before(tx); err != nil {
 				return err
@@ -142,26 +144,28 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		if follows {
 			err := tx.Savepoint(ctx, func(sp store.Store) error {
 				var err error
-				settled, queued, err = s.followOn(ctx, sp, &v.Spec, ti, now)
+				f, err = s.followOn(ctx, sp, &v.Spec, ti, now)
 				return err
 			})
 			if err != nil {
-				settled, queued = false, nil
+				f = followed{}
 				s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
 			}
 		}
 		// The claim runs without a savepoint (two round trips less on
 		// PostgreSQL): its failure fails the end, which its worker
-		// reports again without the claim.
+		// reports again without the claim. Its error keeps no sentinel:
+		// a conflict of the claim's must not read as the try's (not
+		// running), nor anything as the report's fault.
 		if claim != nil {
 			c := *claim
 			c.Now = now
 			var err error
 			if claimed, err = s.claimIn(ctx, tx, &c); err != nil {
-				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
+				return fmt.Errorf("claim the next try for worker %s: %v", c.WorkerID, err) //nolint:errorlint // no sentinel (above)
 			}
 		}
-		if !takenAll(queued, claimed) {
+		if !takenAll(f.queued, claimed) {
 			return notifyQueued(ctx, tx)
 		}
 		return nil
@@ -169,11 +173,11 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
-	s.queued(QueuedByTryEnd, len(queued))
-	if ch := finishedChannel(task, settled); ch != "" {
+	s.queued(QueuedByTryEnd, len(f.queued))
+	if ch := finishedChannel(task, f.settled); ch != "" {
 		s.notify(ctx, ch)
 	}
-	return &FinishResult{State: state, NextRetryAt: next, Next: claimed}, nil
+	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Run: f.run}, nil
 }
 
 // takenAll reports whether claimed holds every instance of queued: then
