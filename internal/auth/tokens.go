@@ -69,9 +69,10 @@ type Tokens struct {
 	parser    *jwt.Parser
 	validator *jwt.Validator // the parser's time, audience and issuer checks alone
 
-	// verified remembers the claims of tokens whose signature checked out,
-	// keyed by the whole token text (signature included), so that a try's
-	// repeated calls skip decoding and HMAC. Every hit is re-validated by
+	// verified remembers the claims of tokens signed here or whose
+	// signature checked out, keyed by the whole token text (signature
+	// included), so that a try's calls (its first too, when this process
+	// issued its token) skip decoding and HMAC. Every hit is re-validated by
 	// validator against the clock: an expired token is refused as before.
 	mu       sync.Mutex
 	verified map[string]*Claims
@@ -174,7 +175,18 @@ func (t *Tokens) issue(sub, scope string, ttl time.Duration) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sign %s token for %s: %w", scope, sub, err)
 	}
+	t.remember(s, c) // its first use here (a try's report) parses nothing
 	return s, nil
+}
+
+// remember caches the claims of a token signed here or verified.
+func (t *Tokens) remember(token string, c Claims) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.verified) >= maxVerified {
+		clear(t.verified)
+	}
+	t.verified[token] = &c
 }
 
 // Validate checks signature, algorithm, issuer, audience and times (with
@@ -204,13 +216,7 @@ func (t *Tokens) Validate(token string) (*Claims, error) {
 	if c.Scope == "" {
 		c.Scope = ScopeExecution
 	}
-	keep := c
-	t.mu.Lock()
-	if len(t.verified) >= maxVerified {
-		clear(t.verified)
-	}
-	t.verified[token] = &keep
-	t.mu.Unlock()
+	t.remember(token, c)
 	return &c, nil
 }
 
