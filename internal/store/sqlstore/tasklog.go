@@ -34,6 +34,18 @@ const appendTries = 5
 // core.ErrConflict and the length it must start at.
 func (s *Store) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams) (int64, error) {
 	end := p.Offset + int64(len(p.Data))
+	if p.Offset == 0 && end > 0 {
+		// Every log's first chunk starts at 0: this one is stored unless
+		// the log has one already (then its end is read below), one
+		// statement for a try whose whole log is one report's tail.
+		res, err := s.writer().ExecContext(ctx, qTaskLogInsert, p.Key, 0, end, p.Data, micros(p.Now))
+		if err != nil {
+			return 0, s.wrap(err, "append to task log %s", p.Key)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return end, s.wrap(err, "append to task log %s", p.Key)
+		}
+	}
 	for range appendTries {
 		size, err := s.TaskLogSize(ctx, p.Key)
 		switch {
