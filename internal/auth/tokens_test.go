@@ -84,14 +84,26 @@ func TestValidateRejects(t *testing.T) {
 		}
 	}
 
+	// The issuer remembers its own tokens (no parse); another process
+	// with the same key parses them: both refuse them alike once expired.
+	peer, _ := NewTokens(Config{Key: testKey}, clk)
+	for name, v := range map[string]*Tokens{"issuer": tk, "peer": peer} {
+		if _, err := v.Validate(good); err != nil {
+			t.Fatalf("%s: a fresh token: %v", name, err)
+		}
+	}
 	clk.Advance(DefaultExecutionTTL + 5*time.Second) // within leeway
-	if _, err := tk.Validate(good); err != nil {
-		t.Fatalf("within leeway: %v", err)
+	for name, v := range map[string]*Tokens{"issuer": tk, "peer": peer} {
+		if _, err := v.Validate(good); err != nil {
+			t.Fatalf("%s: within leeway: %v", name, err)
+		}
 	}
 	clk.Advance(10 * time.Second)
-	_, err := tk.Validate(good)
-	if !errors.Is(err, core.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
-		t.Fatalf("expired: err = %v", err)
+	for name, v := range map[string]*Tokens{"issuer": tk, "peer": peer} {
+		_, err := v.Validate(good)
+		if !errors.Is(err, core.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+			t.Fatalf("%s: expired: err = %v", name, err)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,9 +160,14 @@ func TestWorkerCredentialFollowsNoRedirect(t *testing.T) {
 // try and claimed (its try is reclaimed), so the retry only ends it.
 func TestReportRetryClaimsNothing(t *testing.T) {
 	t.Parallel()
-	var bodies []string
+	var (
+		mu     sync.Mutex
+		bodies []string
+	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
 		bodies = append(bodies, string(b))
 		if len(bodies) == 1 {
 			http.Error(w, "the database went away", http.StatusServiceUnavailable)
@@ -178,6 +184,8 @@ func TestReportRetryClaimsNothing(t *testing.T) {
 	if err != nil || sr.State != core.TISuccess {
 		t.Fatalf("Finish = %+v, %v", sr, err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(bodies) != 2 || !strings.Contains(bodies[0], `"next"`) || strings.Contains(bodies[1], `"next"`) {
 		t.Fatalf("bodies sent: %q; want the first with next, the retry without", bodies)
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -154,14 +155,17 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		}
 		// The claim runs without a savepoint (two round trips less on
 		// PostgreSQL): its failure fails the end, which its worker
-		// reports again without the claim. Its error keeps no sentinel:
+		// reports again without the claim. Its error keeps no sentinel
+		// but ErrUnavailable (the client then tries another api-server):
 		// a conflict of the claim's must not read as the try's (not
 		// running), nor anything as the report's fault.
 		if claim != nil {
 			c := *claim
 			c.Now = now
 			var err error
-			if claimed, err = s.claimIn(ctx, tx, &c); err != nil {
+			if claimed, err = s.claimIn(ctx, tx, &c); errors.Is(err, core.ErrUnavailable) {
+				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
+			} else if err != nil {
 				return fmt.Errorf("claim the next try for worker %s: %v", c.WorkerID, err) //nolint:errorlint // no sentinel (above)
 			}
 		}
