@@ -38,10 +38,11 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		// scheduler's to fill, with the other ends of its pass.
 		return out, err
 	}
-	ok, err := s.runsFreely(ctx, tx, done, &out.run)
+	run, ok, err := s.runsFreely(ctx, tx, done)
 	if err != nil || !ok {
 		return out, err
 	}
+	out.run = run
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
 	if err != nil {
@@ -91,24 +92,23 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 	return runs.DecideFollowOn(spec, done, downs, counts), nil
 }
 
-// runsFreely reports whether done's run (read into *run) is running and
-// its DAG is not paused (or is the only DAG this process runs), as the
+// runsFreely reads done's run and reports whether it is running and its
+// DAG is not paused (or is the only DAG this process runs), as the
 // scheduler requires before it decides a run.
-func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance, run **core.DagRun) (bool, error) {
-	r, err := tx.DagRunGetByID(ctx, done.DagRunID)
+func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance) (*core.DagRun, bool, error) {
+	run, err := tx.DagRunGetByID(ctx, done.DagRunID)
 	if err != nil {
-		return false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
+		return nil, false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
 	}
-	*run = r
-	if r.State != core.RunRunning {
-		return false, nil
+	if run.State != core.RunRunning {
+		return run, false, nil
 	}
 	if s.onlyDagID == done.DagID {
-		return true, nil
+		return run, true, nil
 	}
 	dag, err := tx.DagGet(ctx, done.DagID)
 	if err != nil {
-		return false, fmt.Errorf("read dag %s: %w", done.DagID, err)
+		return nil, false, fmt.Errorf("read dag %s: %w", done.DagID, err)
 	}
-	return !dag.IsPaused, nil
+	return run, !dag.IsPaused, nil
 }

@@ -14,10 +14,11 @@ import (
 
 // report sends a try's final state req (with the end of its log and the
 // claim of the next try, when it carries them; the claim only while
-// claiming() says the worker takes work, and on a first attempt) until the
-// server answers it. A report given up during an outage of the API server (or of its database) would leave the try running on the
-// server, unreported, until its heartbeat timeout failed it and its retry
-// ran the command a second time. Once ctx ends (the worker stops), report
+// claiming() says the worker takes work, and never after an unanswered
+// attempt) until the server answers it. A report given up during an
+// outage of the API server (or of its database) would leave the try
+// running on the server, unreported, until its heartbeat timeout failed
+// it and its retry ran the command a second time. Once ctx ends (the worker stops), report
 // gives up after reportTimeout. onUnanswered, if set, is called once when
 // the first attempt goes unanswered (the worker then records the outcome,
 // with the tail, for its next life).
