@@ -96,19 +96,9 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 // DAG is not paused (or is the only DAG this process runs), as the
 // scheduler requires before it decides a run.
 func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance) (*core.DagRun, bool, error) {
-	run, err := tx.DagRunGetByID(ctx, done.DagRunID)
+	run, paused, err := tx.DagRunGetPaused(ctx, done.DagRunID)
 	if err != nil {
 		return nil, false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
 	}
-	if run.State != core.RunRunning {
-		return run, false, nil
-	}
-	if s.onlyDagID == done.DagID {
-		return run, true, nil
-	}
-	dag, err := tx.DagGet(ctx, done.DagID)
-	if err != nil {
-		return nil, false, fmt.Errorf("read dag %s: %w", done.DagID, err)
-	}
-	return run, !dag.IsPaused, nil
+	return run, run.State == core.RunRunning && (!paused || s.onlyDagID == done.DagID), nil
 }

@@ -33,10 +33,6 @@ type pausingTx struct {
 	p *pausingStore
 }
 
-func (x *pausingTx) Savepoint(ctx context.Context, fn func(tx store.Store) error) error {
-	return x.Store.Savepoint(ctx, func(sp store.Store) error { return fn(&pausingTx{Store: sp, p: x.p}) })
-}
-
 func (x *pausingTx) TaskInstanceStateCounts(ctx context.Context, ids []int64, tasks ...string) ([]store.TaskInstanceStateCount, error) {
 	counts, err := x.Store.TaskInstanceStateCounts(ctx, ids, tasks...)
 	x.p.after(ctx)
@@ -114,10 +110,6 @@ func (f failingStore) WithTx(ctx context.Context, fn func(tx store.Store) error)
 }
 
 type failingTx struct{ store.Store }
-
-func (x failingTx) Savepoint(ctx context.Context, fn func(tx store.Store) error) error {
-	return x.Store.Savepoint(ctx, func(sp store.Store) error { return fn(failingTx{sp}) })
-}
 
 func (x failingTx) TryQueueLock(context.Context) (bool, error) {
 	return false, core.ErrConflict // as a deadlock's victim would

@@ -127,7 +127,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		f       followed
 		claimed []core.TaskInstance
 	)
-	err = s.inTxIf(ctx, len(fired) > 0 || follows || claim != nil || end.Before != nil, func(tx store.Store) error {
+	record := func(tx store.Store) error {
 		f, claimed = followed{}, nil // a retried transaction starts over
 		if end.Before != nil {
 			if err := end.Before(tx); err != nil {
@@ -140,24 +140,16 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		if err := tx.CallbackInsert(ctx, fired, now); err != nil {
 			return err
 		}
-		// What follows is the scheduler's when deciding it here fails
-		// (a deadlock, a lost DAG version): the success stands.
 		if follows {
-			err := tx.Savepoint(ctx, func(sp store.Store) error {
-				var err error
-				f, err = s.followOn(ctx, sp, &v.Spec, ti, now)
-				return err
-			})
-			if err != nil {
-				f = followed{}
-				s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
+			var err error
+			if f, err = s.followOn(ctx, tx, &v.Spec, ti, now); err != nil {
+				return followOnError{err}
 			}
 		}
-		// The claim runs without a savepoint (two round trips less on
-		// PostgreSQL): its failure fails the end, which its worker
-		// reports again without the claim. Its error keeps no sentinel
-		// but ErrUnavailable (the client then tries another api-server):
-		// a conflict of the claim's must not read as the try's (not
+		// The claim's failure fails the end, which its worker reports
+		// again without the claim. Its error keeps no sentinel but
+		// ErrUnavailable (the client then tries another api-server): a
+		// conflict of the claim's must not read as the try's (not
 		// running), nor anything as the report's fault.
 		if claim != nil {
 			c := *claim
@@ -173,7 +165,18 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 			return notifyQueued(ctx, tx)
 		}
 		return nil
-	})
+	}
+	inTx := len(fired) > 0 || follows || claim != nil || end.Before != nil
+	err = s.inTxIf(ctx, inTx, record)
+	// What follows is the scheduler's when deciding it here fails (a
+	// deadlock, a lost DAG version): the success stands, ended again
+	// without it. (A savepoint around the follow-on would cost two round
+	// trips on PostgreSQL in every end, not only in a failing one.)
+	if fe := (followOnError{}); errors.As(err, &fe) {
+		s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", fe.err)
+		follows = false
+		err = s.inTxIf(ctx, inTx, record)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)
 	}
@@ -183,6 +186,12 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	}
 	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Run: f.run}, nil
 }
+
+// followOnError is followOn's failure inside a try's end.
+type followOnError struct{ err error }
+
+func (e followOnError) Error() string { return "decide what follows: " + e.err.Error() }
+func (e followOnError) Unwrap() error { return e.err }
 
 // takenAll reports whether claimed holds every instance of queued: then
 // no other worker need be woken for them.

@@ -41,10 +41,6 @@ type Store interface {
 	// limits computed in fn hold across schedulers and the try ends that
 	// queue their successors (TryQueueLock).
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
-	// Savepoint, on a Store bound to a transaction (WithTx), runs fn so
-	// that when fn fails its changes are undone and the transaction goes
-	// on without them (SQL SAVEPOINT); fn's error is returned.
-	Savepoint(ctx context.Context, fn func(tx Store) error) error
 	// TryQueueLock, on a Store bound to a transaction (WithTx), takes the
 	// queueing lock for the rest of the transaction when no one else
 	// holds it and reports whether it did; it never waits for it.
@@ -183,6 +179,10 @@ type DagRunStore interface {
 	DagRunCreate(ctx context.Context, p *DagRunCreateParams) (*core.DagRun, error)
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, error)
+	// DagRunGetPaused is DagRunGetByID that also reports, in the same
+	// statement, whether the run's DAG is paused (true when it has no
+	// row): what a try's end reads before it schedules in the run.
+	DagRunGetPaused(ctx context.Context, id int64) (*core.DagRun, bool, error)
 	// DagRunList lists runs (store.DagRunOrder, newest first by default);
 	// DagRunCount counts them with the same filters.
 	DagRunList(ctx context.Context, p *DagRunListParams) ([]core.DagRun, error)

@@ -134,6 +134,24 @@ func (s *Store) DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, erro
 	return r, nil
 }
 
+// DagRunGetPaused reads a run and whether its DAG is paused.
+func (s *Store) DagRunGetPaused(ctx context.Context, id int64) (*core.DagRun, bool, error) {
+	var paused bool
+	r, err := scanRun(withColumns{s.reader().QueryRowContext(ctx, qRunGetPaused, id), []any{&paused}})
+	if err != nil {
+		return nil, false, s.wrap(err, "get dag run %d", id)
+	}
+	return r, paused, nil
+}
+
+// withColumns scans the columns a scan function reads, then more.
+type withColumns struct {
+	r    scanner
+	more []any
+}
+
+func (w withColumns) Scan(dest ...any) error { return w.r.Scan(append(dest, w.more...)...) }
+
 // DagRunList lists a page of runs (newest first unless p.OrderBy says
 // otherwise).
 func (s *Store) DagRunList(ctx context.Context, p *store.DagRunListParams) ([]core.DagRun, error) {

@@ -61,9 +61,12 @@ const (
 	qRunInsert = `INSERT INTO dag_run (dag_id, run_id, run_type, state, logical_date, data_interval_start,
 		data_interval_end, conf, dag_version_id, queued_at, start_date, partition_key, backfill_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
-	qRunGet     = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
-	qRunGetByID = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
-	qRunList    = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
+	qRunGet       = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
+	qRunGetByID   = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
+	qRunGetPaused = `SELECT ` + runCols + `,
+		COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = dag_run.dag_id), TRUE)
+		FROM dag_run WHERE id = $1`
+	qRunList = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
 	// qRunRecent: %s is the IN list of dag ids; the last placeholder is
 	// the runs per DAG.
 	qRunRecent = `SELECT ` + runCols + ` FROM (SELECT ` + runCols + `,

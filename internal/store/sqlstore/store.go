@@ -202,26 +202,6 @@ func (s *Store) WithQueueLock(ctx context.Context, fn func(tx store.Store) error
 	})
 }
 
-// Savepoint runs fn under a savepoint of s's transaction, rolled back to
-// when fn fails. Notifications fn asked for are still sent at commit (a
-// wake-up too many is harmless).
-func (s *Store) Savepoint(ctx context.Context, fn func(tx store.Store) error) error {
-	if s.tx == nil {
-		return fmt.Errorf("savepoint outside a transaction: %w", core.ErrInvalid)
-	}
-	if _, err := s.tx.ExecContext(ctx, "SAVEPOINT weir_savepoint"); err != nil {
-		return s.wrap(err, "take a savepoint")
-	}
-	if err := fn(s); err != nil {
-		if _, rerr := s.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT weir_savepoint"); rerr != nil {
-			return errors.Join(err, s.wrap(rerr, "roll back to the savepoint"))
-		}
-		return err
-	}
-	_, err := s.tx.ExecContext(ctx, "RELEASE SAVEPOINT weir_savepoint")
-	return s.wrap(err, "release the savepoint")
-}
-
 // TryQueueLock takes Dialect.TryQueueLockSQL in s's transaction.
 func (s *Store) TryQueueLock(ctx context.Context) (bool, error) {
 	if s.tx == nil {

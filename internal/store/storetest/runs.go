@@ -37,6 +37,14 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	if byID.RunID != "scheduled__1" {
 		t.Errorf("by id: run id %q", byID.RunID)
 	}
+	for _, paused := range []bool{true, false} {
+		must(t, f.st.DagSetPaused(f.ctx, "etl", paused), "pause")
+		r, gotPaused, err := f.st.DagRunGetPaused(f.ctx, run.ID)
+		must(t, err, "get run with its dag's pause")
+		if diff := cmp.Diff(got, r); diff != "" || gotPaused != paused {
+			t.Errorf("run and pause read together: paused %v, want %v; (-by key +with pause):\n%s", gotPaused, paused, diff)
+		}
+	}
 	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
 	must(t, err, "list task instances")
 	if len(tis) != 2 || tis[0].TaskID != "a" || tis[1].TaskID != "b" {
@@ -52,6 +60,8 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrNotFound, "get unknown run")
 	_, err = f.st.DagRunGetByID(f.ctx, 999999)
 	wantErr(t, err, core.ErrNotFound, "get unknown run id")
+	_, _, err = f.st.DagRunGetPaused(f.ctx, 999999)
+	wantErr(t, err, core.ErrNotFound, "get unknown run id with its dag's pause")
 	_, err = f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "no_such_dag", RunID: "r",
 		RunType: core.RunManual, State: core.RunQueued, Now: f.now})
 	wantErr(t, err, core.ErrNotFound, "create run of unknown dag")

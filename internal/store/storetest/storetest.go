@@ -32,7 +32,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagListSearchTag", testDagListSearchTag},
 		{"DagRunRecent", testDagRunRecent},
 		{"TaskInstanceStateCounts", testTaskInstanceStateCounts},
-		{"Savepoint", testSavepoint},
 		{"AssetLastEventTimes", testAssetLastEventTimes},
 		{"AssetLinks", testAssetLinks},
 		{"ImportErrors", testImportErrors},

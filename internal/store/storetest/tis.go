@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -278,38 +277,3 @@ func testTaskInstanceUpdatedSince(t *testing.T, f *fixture) {
 	changed(step(1), "everything", "a[-1]", "m[0]")
 }
 
-// testSavepoint: what a failed savepoint changed is undone, what the
-// transaction changed before and after it commits (a try's success stands
-// when scheduling what follows it fails).
-func testSavepoint(t *testing.T, f *fixture) {
-	a, b, c := newTI("a", core.TIRunning), newTI("b", core.TINone), newTI("c", core.TINone)
-	f.run("sp", "r1", a, b, c)
-	failed := errors.New("follow-on failed")
-	err := f.st.WithTx(f.ctx, func(tx store.Store) error {
-		if _, err := tx.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{a.ID}, To: core.TISuccess, Now: f.now}); err != nil {
-			return err
-		}
-		err := tx.Savepoint(f.ctx, func(sp store.Store) error {
-			if _, err := sp.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{b.ID}, To: core.TIScheduled, Now: f.now}); err != nil {
-				return err
-			}
-			return failed
-		})
-		if !errors.Is(err, failed) {
-			t.Errorf("failed savepoint: err = %v, want fn's error", err)
-		}
-		return tx.Savepoint(f.ctx, func(sp store.Store) error {
-			_, err := sp.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{c.ID}, To: core.TIScheduled, Now: f.now})
-			return err
-		})
-	})
-	must(t, err, "transaction with savepoints")
-	for id, want := range map[string]core.TIState{a.ID: core.TISuccess, b.ID: core.TINone, c.ID: core.TIScheduled} {
-		if got := f.get(id).State; got != want {
-			t.Errorf("%s = %s, want %s", f.get(id).TaskID, got, want)
-		}
-	}
-	if err := f.st.Savepoint(f.ctx, func(store.Store) error { return nil }); err == nil {
-		t.Error("a savepoint outside a transaction: no error")
-	}
-}
