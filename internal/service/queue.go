@@ -82,20 +82,22 @@ func (s *Service) queued(by string, n int) {
 // queueLocked is QueueScheduled's work in tx, which holds the queueing
 // lock; the caller wakes the workers (notifyQueued) for what it queued.
 func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time) (QueueResult, error) {
+	var (
+		active *store.ActiveCounts
+		err    error
+	)
 	if pools == nil {
-		var err error
-		if pools, err = tx.PoolList(ctx, &store.PoolListParams{}); err != nil {
-			return QueueResult{}, fmt.Errorf("list pools: %w", err)
-		}
+		pools, active, err = tx.PoolsInUse(ctx)
+	} else {
+		active, err = tx.TaskInstanceActiveCounts(ctx)
+	}
+	if err != nil {
+		return QueueResult{}, fmt.Errorf("read the pools and their use: %w", err)
 	}
 	res := QueueResult{Pools: pools}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
 	for _, p := range pools {
 		slots[p.Name] = p.Slots
-	}
-	active, err := tx.TaskInstanceActiveCounts(ctx)
-	if err != nil {
-		return res, fmt.Errorf("count active task instances: %w", err)
 	}
 	// Scheduled instances are read in queueing order a page at a time, and
 	// reading stops once every pool is full: a pass costs in proportion to

@@ -340,6 +340,10 @@ type TaskInstanceStore interface {
 	// TaskInstanceActiveCounts counts queued+running instances per pool
 	// (slots) and per DAG.
 	TaskInstanceActiveCounts(ctx context.Context) (*ActiveCounts, error)
+	// PoolsInUse is PoolList (every pool, no occupancy) and
+	// TaskInstanceActiveCounts in one statement: what a queueing pass
+	// starts from when it keeps no pools.
+	PoolsInUse(ctx context.Context) ([]core.Pool, *ActiveCounts, error)
 }
 
 // TaskInstanceListParams filters TaskInstanceList and TaskInstanceCount.

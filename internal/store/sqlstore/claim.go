@@ -203,10 +203,22 @@ func (s *Store) TaskInstanceStaleOfWorker(ctx context.Context, workerID string, 
 // TaskInstanceActiveCounts counts queued and running instances per pool
 // (slots), DAG and run.
 func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error) {
-	rows, err := s.reader().QueryContext(ctx, qTIActive)
+	_, counts, err := s.activeCounts(ctx, qTIActive)
+	return counts, err
+}
+
+// PoolsInUse reads the pools and the active counts together.
+func (s *Store) PoolsInUse(ctx context.Context) ([]core.Pool, *store.ActiveCounts, error) {
+	return s.activeCounts(ctx, qPoolsInUse)
+}
+
+// activeCounts runs qTIActive or qPoolsInUse.
+func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *store.ActiveCounts, error) {
+	rows, err := s.reader().QueryContext(ctx, query)
 	if err != nil {
-		return nil, s.wrap(err, "count active task instances")
+		return nil, nil, s.wrap(err, "count active task instances")
 	}
+	var pools []core.Pool
 	out := &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}}
 	defer rows.Close()
 	for rows.Next() {
@@ -216,11 +228,15 @@ func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCoun
 			slots, n  int
 		)
 		if err := rows.Scan(&pool, &dag, &run, &slots, &n); err != nil {
-			return nil, s.wrap(err, "count active task instances")
+			return nil, nil, s.wrap(err, "count active task instances")
+		}
+		if run == -1 { // a pool's row
+			pools = append(pools, core.Pool{Name: pool, Slots: slots, Description: dag})
+			continue
 		}
 		out.PoolSlots[pool] += slots
 		out.ByDag[dag] += n
 		out.ByRun[run] += n
 	}
-	return out, s.wrap(rows.Err(), "count active task instances")
+	return pools, out, s.wrap(rows.Err(), "count active task instances")
 }

@@ -186,6 +186,10 @@ const (
 		ORDER BY id`
 	qTIActive = `SELECT pool, dag_id, dag_run_id, SUM(pool_slots), COUNT(*) FROM task_instance
 		WHERE state IN ('queued', 'running') GROUP BY pool, dag_id, dag_run_id`
+	// qPoolsInUse is qTIActive's rows after the pools' (slots as the sum,
+	// the description as the DAG id, -1 as the run).
+	qPoolsInUse = `SELECT pool, description, -1, slots, 0 FROM slot_pool
+		UNION ALL ` + qTIActive
 )
 
 // qTIArchive copies the current try to history. A try that started but

@@ -3,11 +3,13 @@ package storetest
 import (
 	"errors"
 	"fmt"
-
-	"github.com/google/go-cmp/cmp"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -215,6 +217,18 @@ func testActiveCounts(t *testing.T, f *fixture) {
 		ByDag: map[string]int{"etl": 2, "other": 1}, ByRun: map[int64]int{r1.ID: 2, r2.ID: 1}}
 	if diff := cmp.Diff(want, counts); diff != "" {
 		t.Errorf("active counts (-want +got):\n%s", diff)
+	}
+	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "small", Slots: 2, Description: "two"}), "pool")
+	listed, err := f.st.PoolList(f.ctx, &store.PoolListParams{})
+	must(t, err, "list pools")
+	pools, counts, err := f.st.PoolsInUse(f.ctx)
+	must(t, err, "pools in use")
+	slices.SortFunc(pools, func(a, b core.Pool) int { return strings.Compare(a.Name, b.Name) })
+	if diff := cmp.Diff(listed, pools); diff != "" || len(pools) < 2 {
+		t.Errorf("pools in use: pools (-listed +read with the counts):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("pools in use: counts (-want +got):\n%s", diff)
 	}
 }
 
