@@ -74,6 +74,7 @@ func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *O
 	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
 		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
 		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth, OnlyDagID: opts.onlyDagID, OnQueued: opts.metrics.TasksQueued,
+		GroupTryEnds: st.Dialect() == "sqlite",
 		Deferrals: runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 }
 

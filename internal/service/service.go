@@ -24,6 +24,7 @@ import (
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/groupcommit"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/trigger"
@@ -66,6 +67,10 @@ type Config struct {
 	// OnQueued, if set, is told of the task instances each committed
 	// queueing queued, and who queued them (QueuedBy*).
 	OnQueued func(by string, n int)
+	// GroupTryEnds records concurrent try ends in one transaction
+	// (groupcommit): for a store with one writer (SQLite), where they
+	// wait for it in turn anyway. On PostgreSQL they commit side by side.
+	GroupTryEnds bool
 }
 
 // Service carries out state-changing operations. It is safe for
@@ -84,6 +89,7 @@ type Service struct {
 	maxChainDepth  int
 	onlyDagID      string
 	onQueued       func(by string, n int)
+	ends           *groupcommit.Group[*endRequest] // nil: each end commits alone
 }
 
 // New returns a Service.
@@ -103,10 +109,14 @@ func New(cfg Config) *Service {
 	if cfg.MaxCallbackChainDepth <= 0 {
 		cfg.MaxCallbackChainDepth = DefaultMaxCallbackChainDepth
 	}
-	return &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
+	s := &Service{st: cfg.Store, clock: cfg.Clock, log: cfg.Logger, clearOnSuccess: cfg.ClearTaskStateOnSuccess,
 		triggerRules: runs.TriggerRules{RunIDPattern: cfg.RunIDPattern}, triggers: cfg.Triggers, deferrals: cfg.Deferrals,
 		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth,
 		onlyDagID: cfg.OnlyDagID, onQueued: cfg.OnQueued}
+	if cfg.GroupTryEnds {
+		s.ends = &groupcommit.Group[*endRequest]{Max: maxEndGroup, Commit: s.commitEnds}
+	}
+	return s
 }
 
 // Triggers returns the trigger types deferrals may name.

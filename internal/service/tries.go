@@ -167,7 +167,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		return nil
 	}
 	inTx := len(fired) > 0 || follows || claim != nil || end.Before != nil
-	err = s.inTxIf(ctx, inTx, record)
+	err = s.commitEnd(ctx, inTx, record)
 	// What follows is the scheduler's when deciding it here fails (a
 	// deadlock, a lost DAG version): the success stands, ended again
 	// without it. (A savepoint around the follow-on would cost two round
@@ -175,7 +175,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	if fe := (followOnError{}); errors.As(err, &fe) {
 		s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", fe.err)
 		follows = false
-		err = s.inTxIf(ctx, inTx, record)
+		err = s.commitEnd(ctx, inTx, record)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finish %s as %s: %w", runs.Describe(ti), state, err)

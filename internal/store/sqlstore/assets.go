@@ -247,7 +247,7 @@ func (s *Store) AssetEventInsert(ctx context.Context, p *store.AssetEventParams)
 	if s.tx != nil {
 		return s.eventRecord(ctx, p)
 	}
-	return s.events.insert(ctx, s, p)
+	return s.insertEvent(ctx, p)
 }
 
 // eventRecord records p's event in the caller's transaction (s is bound

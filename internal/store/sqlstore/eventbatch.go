@@ -6,102 +6,55 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/groupcommit"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // maxEventBatch bounds the events one group commit records.
 const maxEventBatch = 128
 
-// eventBatcher groups concurrent asset-event inserts into one write
-// transaction (a group commit; docs/benchmarks.md, emission). The first
-// caller leads: it begins a transaction, lets the goroutines that are
-// ready to run have the processor once (runtime.Gosched: concurrent
-// requests a few microseconds from their insert reach the queue), and only
-// then takes every event queued so far — its own and those of the callers
-// that arrived while it waited for the writer —, records them and commits
-// once; callers that arrive meanwhile wait for the next transaction. A
-// lone emission waits for nothing but the writer; no timer is involved. When any event of a group fails (an
-// idempotency key already used, say), the group's transaction is rolled
-// back and each of its events is recorded in a transaction of its own, so
-// one event's error is never another's.
-type eventBatcher struct {
-	mu      sync.Mutex
-	queue   []*eventRequest
-	leading bool
+// newEventBatcher groups concurrent asset-event inserts into one write
+// transaction (groupcommit; docs/benchmarks.md, emission). When any event
+// of a group fails (an idempotency key already used, say), the group's
+// transaction is rolled back and each of its events is recorded in a
+// transaction of its own, so one event's error is never another's.
+func newEventBatcher(s *Store) *groupcommit.Group[*eventRequest] {
+	return &groupcommit.Group[*eventRequest]{Max: maxEventBatch, Commit: s.recordGroup}
 }
 
 type eventRequest struct {
-	p    *store.AssetEventParams
-	ev   *core.AssetEvent
-	err  error
-	done chan struct{}
+	p   *store.AssetEventParams
+	ev  *core.AssetEvent
+	err error
 }
 
-// insert records p's event through s (not bound to a transaction),
+// insertEvent records p's event through s (not bound to a transaction),
 // grouped with those of concurrent callers, and returns it once committed.
-func (b *eventBatcher) insert(ctx context.Context, s *Store, p *store.AssetEventParams) (*core.AssetEvent, error) {
-	r := &eventRequest{p: p, done: make(chan struct{})}
-	b.mu.Lock()
-	b.queue = append(b.queue, r)
-	lead := !b.leading
-	b.leading = true
-	b.mu.Unlock()
-	if lead {
-		b.lead(context.WithoutCancel(ctx), s)
-	}
-	<-r.done
+func (s *Store) insertEvent(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
+	r := &eventRequest{p: p}
+	s.events.Do(ctx, r)
 	return r.ev, r.err
-}
-
-// take removes up to maxEventBatch events from the front of the queue.
-func (b *eventBatcher) take() []*eventRequest {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := min(len(b.queue), maxEventBatch)
-	group := append([]*eventRequest(nil), b.queue[:n]...)
-	b.queue = b.queue[n:]
-	return group
-}
-
-// lead records the queued events, a group per transaction, until the
-// queue is empty; after its first group it hands the rest to a goroutine,
-// so that its caller returns as soon as its own event is committed.
-func (b *eventBatcher) lead(ctx context.Context, s *Store) {
-	s.recordGroup(ctx, b)
-	b.mu.Lock()
-	more := len(b.queue) > 0
-	b.leading = more
-	b.mu.Unlock()
-	if more {
-		go b.lead(ctx, s)
-	}
 }
 
 // recordGroup begins a transaction, takes the queued events and records
 // them in it; when one of several fails, it records each in its own. Each
 // transaction wakes the scheduler once, with its commit (on PostgreSQL one
 // NOTIFY a group, sent by the commit, instead of a statement an event).
-func (s *Store) recordGroup(ctx context.Context, b *eventBatcher) {
+func (s *Store) recordGroup(ctx context.Context, take func() []*eventRequest) {
 	var group []*eventRequest
-	defer func() {
-		for _, r := range group {
-			close(r.done)
-		}
-	}()
 	err := s.inTx(ctx, func(tx *Store) error {
 		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
-		group = b.take()
+		group = take()
 		if err := tx.recordEvents(ctx, group); err != nil {
 			return err
 		}
 		return tx.Notify(ctx, store.ChannelScheduler)
 	})
 	if group == nil { // the transaction did not begin: every queued event fails with it
-		group = b.take()
+		group = take()
 		for _, r := range group {
 			r.err = err
 		}

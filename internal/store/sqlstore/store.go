@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/groupcommit"
 	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -104,8 +105,8 @@ type Store struct {
 	close  func()
 	once   sync.Once
 	box    *secrets.Box
-	events *eventBatcher // groups concurrent asset-event inserts into one commit
-	obs    *observers    // what the process hears of commits (observe.go)
+	events *groupcommit.Group[*eventRequest] // concurrent asset-event inserts, one commit a group
+	obs    *observers                        // what the process hears of commits (observe.go)
 	// notifier tells other processes of notifications (nil without
 	// Dialect.NotifySQL).
 	notifier *notifier
@@ -127,7 +128,8 @@ func New(cfg Config) *Store {
 	}
 	s := &Store{d: cfg.Dialect, w: cfg.Write, r: r, hub: newHub(),
 		origin: uuid.NewString(), mig: cfg.Migrations, close: cfg.OnClose, box: cfg.Secrets,
-		events: &eventBatcher{}, obs: &observers{}}
+		obs: &observers{}}
+	s.events = newEventBatcher(s)
 	if cfg.Dialect.NotifySQL != "" {
 		log := cfg.Logger
 		if log == nil {

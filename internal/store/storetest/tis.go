@@ -276,4 +276,3 @@ func testTaskInstanceUpdatedSince(t *testing.T, f *fixture) {
 	changed(step(6), "expand", "m[0]")
 	changed(step(1), "everything", "a[-1]", "m[0]")
 }
-

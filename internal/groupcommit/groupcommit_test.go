@@ -1,0 +1,102 @@
+package groupcommit
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder is a Commit that waits for the writer (a channel) before it
+// takes its group, and records the groups it took.
+type recorder struct {
+	writer chan struct{}
+	mu     sync.Mutex
+	groups [][]int
+}
+
+func (r *recorder) commit(_ context.Context, take func() []int) {
+	<-r.writer
+	group := take()
+	r.mu.Lock()
+	r.groups = append(r.groups, group)
+	r.mu.Unlock()
+}
+
+// queued waits until g holds n requests behind its leader's.
+func queued[T any](t *testing.T, g *Group[T], n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		got := len(g.queue)
+		g.mu.Unlock()
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d requests queued", n)
+}
+
+// Requests that arrive while the leader waits for the writer share its
+// transaction, at most Max to one; every caller returns once its own
+// request was committed.
+func TestRequestsWaitingForTheWriterShareATransaction(t *testing.T) {
+	t.Parallel()
+	r := &recorder{writer: make(chan struct{}, 100)}
+	g := &Group[int]{Max: 3, Commit: r.commit}
+	var wg sync.WaitGroup
+	done := make(chan int, 5)
+	do := func(i int) {
+		wg.Go(func() {
+			g.Do(t.Context(), i)
+			done <- i
+		})
+	}
+	do(0) // the leader: waits for the writer with its request taken by none yet
+	queued(t, g, 1)
+	for i := 1; i < 5; i++ {
+		do(i)
+		queued(t, g, i+1)
+	}
+	select {
+	case i := <-done:
+		t.Fatalf("request %d returned before any commit", i)
+	default:
+	}
+	for range 2 {
+		r.writer <- struct{}{}
+	}
+	wg.Wait()
+	close(done)
+	var returned []int
+	for i := range done {
+		returned = append(returned, i)
+	}
+	slices.Sort(returned)
+	if !slices.Equal(returned, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("returned: %v, want every request", returned)
+	}
+	want := [][]int{{0, 1, 2}, {3, 4}}
+	if !slices.EqualFunc(r.groups, want, slices.Equal) {
+		t.Errorf("groups = %v, want %v (in order, at most Max to one)", r.groups, want)
+	}
+}
+
+// A lone request is committed by its own caller, in a group of one, and
+// the next one leads again.
+func TestALoneRequestLeads(t *testing.T) {
+	t.Parallel()
+	r := &recorder{writer: make(chan struct{}, 2)}
+	g := &Group[int]{Max: 8, Commit: r.commit}
+	for i := range 2 {
+		r.writer <- struct{}{}
+		g.Do(t.Context(), i)
+	}
+	if want := [][]int{{0}, {1}}; !slices.EqualFunc(r.groups, want, slices.Equal) {
+		t.Errorf("groups = %v, want %v", r.groups, want)
+	}
+	if g.leading || len(g.queue) > 0 {
+		t.Error("an idle group still has a leader or a queue")
+	}
+}
