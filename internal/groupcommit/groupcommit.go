@@ -8,13 +8,15 @@
 // and those of the callers that arrived while it waited —, does them and
 // commits once; callers that arrive meanwhile wait for the next
 // transaction. A lone request waits for nothing but the writer; no timer is
-// involved. After its first group the leader hands the rest to a
-// goroutine, so that its caller returns as soon as its own request is
-// committed.
+// involved. After its first group (and whatever Commit does when that
+// group fails) the leader hands the rest to a goroutine, so that its
+// caller returns with its own request's outcome.
 package groupcommit
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -22,11 +24,15 @@ import (
 type Group[T any] struct {
 	// Max bounds the requests one transaction takes (at least 1).
 	Max int
-	// Commit does one transaction's worth of requests: it calls take
-	// exactly once — after it holds the writer, or at once when it cannot
-	// begin (the requests take then its error) — and records each taken
-	// request's outcome in it before returning.
+	// Commit does one transaction's worth of requests: it calls take —
+	// after it holds the writer, or at once when it cannot begin (the
+	// requests take then its error); later calls return the same
+	// requests — and records each taken request's outcome in it before
+	// returning.
 	Commit func(ctx context.Context, take func() []T)
+	// Fail records err as the outcome of a request Commit took and could
+	// not give one: it panicked. The group goes on with the next requests.
+	Fail func(req T, err error)
 
 	mu      sync.Mutex
 	queue   []entry[T]
@@ -53,29 +59,52 @@ func (g *Group[T]) Do(ctx context.Context, req T) {
 	<-e.done
 }
 
+// Pending is how many requests wait for a transaction to take them.
+func (g *Group[T]) Pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
 // lead commits one group, then hands what is queued to a goroutine.
 func (g *Group[T]) lead(ctx context.Context) {
-	var taken []entry[T]
+	var (
+		taken []entry[T]
+		reqs  []T
+		once  bool
+	)
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("group commit panicked: %v\n%s", p, debug.Stack())
+			for _, e := range taken {
+				g.Fail(e.req, err)
+			}
+		}
+		for _, e := range taken {
+			close(e.done)
+		}
+		g.mu.Lock()
+		more := len(g.queue) > 0
+		g.leading = more
+		g.mu.Unlock()
+		if more {
+			go g.lead(ctx)
+		}
+	}()
 	g.Commit(ctx, func() []T {
+		if once {
+			return reqs
+		}
+		once = true
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		n := min(len(g.queue), max(g.Max, 1))
-		taken = append(taken[:0], g.queue[:n]...)
+		taken = append(taken, g.queue[:n]...)
 		g.queue = g.queue[n:]
-		reqs := make([]T, n)
+		reqs = make([]T, n)
 		for i, e := range taken {
 			reqs[i] = e.req
 		}
 		return reqs
 	})
-	for _, e := range taken {
-		close(e.done)
-	}
-	g.mu.Lock()
-	more := len(g.queue) > 0
-	g.leading = more
-	g.mu.Unlock()
-	if more {
-		go g.lead(ctx)
-	}
 }

@@ -3,6 +3,7 @@ package groupcommit
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,5 +99,26 @@ func TestALoneRequestLeads(t *testing.T) {
 	}
 	if g.leading || len(g.queue) > 0 {
 		t.Error("an idle group still has a leader or a queue")
+	}
+}
+
+// A Commit that panics fails the requests it took and leaves the group
+// working for the next ones.
+func TestAPanickingCommitFailsItsGroupOnly(t *testing.T) {
+	t.Parallel()
+	failed := map[int]error{}
+	g := &Group[int]{Max: 8, Fail: func(req int, err error) { failed[req] = err }}
+	g.Commit = func(_ context.Context, take func() []int) {
+		if take()[0] == 0 {
+			panic("boom")
+		}
+	}
+	g.Do(t.Context(), 0)
+	if err := failed[0]; err == nil || !strings.Contains(err.Error(), "panicked: boom") {
+		t.Errorf("the request of the panicking commit: %v", err)
+	}
+	g.Do(t.Context(), 1) // returns: the group has no leader stuck
+	if _, ok := failed[1]; ok || g.leading || len(g.queue) > 0 {
+		t.Errorf("after the panic: failed %v, leading %v, queue %d", failed, g.leading, len(g.queue))
 	}
 }

@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/weirflow/weir/internal/store"
 )
@@ -11,8 +13,9 @@ import (
 const maxEndGroup = 64
 
 // endRequest is one try's end waiting for a group commit: record does its
-// changes in the transaction it is given.
+// changes in the transaction it is given, with ctx (its caller's).
 type endRequest struct {
+	ctx    context.Context
 	record func(tx store.Store) error
 	err    error
 }
@@ -25,30 +28,37 @@ func (s *Service) commitEnd(ctx context.Context, many bool, record func(tx store
 	if s.ends == nil {
 		return s.inTxIf(ctx, many, record)
 	}
-	r := &endRequest{record: record}
+	r := &endRequest{ctx: ctx, record: record}
 	s.ends.Do(ctx, r)
 	return r.err
 }
 
 // commitEnds records a group of try ends in one transaction; when one of
 // several fails, the group is rolled back and each is recorded in a
-// transaction of its own, so that one end's error is never another's.
+// transaction of its own, so that one end's error is never another's. An
+// end whose caller gave up while it waited fails alone, before the group.
 func (s *Service) commitEnds(ctx context.Context, take func() []*endRequest) {
 	var group []*endRequest
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
-		group = take()
+		for _, r := range take() {
+			if r.err = r.ctx.Err(); r.err == nil {
+				group = append(group, r)
+			}
+		}
 		for _, r := range group {
-			if err := r.record(tx); err != nil {
+			if err := r.run(tx); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	switch {
-	case group == nil: // the transaction did not begin: the queued ends fail with it
+	case group == nil && err != nil: // the transaction did not begin: the queued ends fail with it
 		for _, r := range take() {
-			r.err = err
+			if r.err == nil {
+				r.err = err
+			}
 		}
 	case err == nil || len(group) == 1:
 		for _, r := range group {
@@ -56,7 +66,18 @@ func (s *Service) commitEnds(ctx context.Context, take func() []*endRequest) {
 		}
 	default:
 		for _, r := range group {
-			r.err = s.st.WithTx(ctx, r.record)
+			r.err = s.st.WithTx(ctx, r.run)
 		}
 	}
+}
+
+// run records r's end in tx; a panic is its error (the group's other ends
+// are then recorded without it).
+func (r *endRequest) run(tx store.Store) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("recording a try's end panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return r.record(tx)
 }

@@ -3,9 +3,11 @@ package service_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -49,52 +51,80 @@ func wideRun(t *testing.T, st store.Store) map[string]*core.TaskInstance {
 	return tis
 }
 
-// A group of try ends commits once; when one of them fails, the group is
-// rolled back and each is recorded alone, so the failure is that end's
-// only.
+// A group of try ends commits once; when one of them fails (a conflict, a
+// panic), the group is rolled back and each is recorded alone, so the
+// failure is that end's only. An end whose caller gave up fails before the
+// group; a transaction that cannot begin fails every end.
 func TestAGroupOfEndsFailsOnlyTheFailingEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := &countingStore{Store: sqlitetest.Open(t)}
 	tis := wideRun(t, st.Store)
 	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0), GroupTryEnds: true})
-	finish := func(task string, from core.TIState) func(tx store.Store) error {
-		return func(tx store.Store) error {
+	finish := func(task string, from core.TIState) service.GroupedEnd {
+		return service.GroupedEnd{Ctx: ctx, Record: func(tx store.Store) error {
 			return tx.TaskInstanceFinish(ctx, &store.TaskInstanceFinishParams{ID: tis[task].ID, State: core.TISuccess, From: from, Now: t0})
-		}
+		}}
 	}
+	panics := service.GroupedEnd{Ctx: ctx, Record: func(store.Store) error { panic("boom") }}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	abandoned := finish("d", "")
+	abandoned.Ctx = gone
 
-	if errs := svc.CommitEndGroup(ctx, finish("a", ""), finish("b", "")); errors.Join(errs...) != nil || st.txs.Load() != 1 {
-		t.Fatalf("a group that succeeds: errors %v in %d transactions, want none in one", errs, st.txs.Load())
+	if errs := svc.CommitEndGroup(ctx, finish("a", ""), abandoned); errs[0] != nil || !errors.Is(errs[1], context.Canceled) || st.txs.Load() != 1 {
+		t.Fatalf("a group with an abandoned end: errors %v in %d transactions, want a's none and d's cancellation in one", errs, st.txs.Load())
 	}
 	st.txs.Store(0)
 	// d is not up_for_retry: its end conflicts.
-	errs := svc.CommitEndGroup(ctx, finish("c", ""), finish("d", core.TIUpForRetry))
-	if errs[0] != nil || !errors.Is(errs[1], core.ErrConflict) {
-		t.Errorf("errors = %v, want c's none and d's conflict", errs)
+	errs := svc.CommitEndGroup(ctx, finish("b", ""), finish("d", core.TIUpForRetry), panics, finish("c", ""))
+	if errs[0] != nil || !errors.Is(errs[1], core.ErrConflict) || errs[2] == nil || !strings.Contains(errs[2].Error(), "panicked: boom") || errs[3] != nil {
+		t.Errorf("errors = %v, want b's and c's none, d's conflict, the panic's", errs)
 	}
-	if got := st.txs.Load(); got != 3 {
-		t.Errorf("%d transactions, want 3 (the group's, then each end's)", got)
+	if got := st.txs.Load(); got != 5 {
+		t.Errorf("%d transactions, want 5 (the group's, then each end's)", got)
 	}
 	for task, want := range map[string]core.TIState{"a": core.TISuccess, "b": core.TISuccess, "c": core.TISuccess, "d": core.TIRunning} {
 		if got := listTIs(t, st, tis[task].DagRunID)[task].State; got != want {
 			t.Errorf("%s is %s, want %s", task, got, want)
 		}
 	}
+	down := service.New(service.Config{Store: beginFails{st.Store}, Clock: clocktest.New(t0), GroupTryEnds: true})
+	for i, err := range down.CommitEndGroup(ctx, finish("d", ""), finish("d", "")) {
+		if err == nil || !strings.Contains(err.Error(), "database is down") {
+			t.Errorf("end %d when no transaction begins: %v", i, err)
+		}
+	}
 }
 
-// Concurrent ends through EndTry with grouping on each get their own
-// outcome.
-func TestConcurrentGroupedEnds(t *testing.T) {
+// beginFails is a store whose transactions cannot begin.
+type beginFails struct{ store.Store }
+
+func (beginFails) WithTx(context.Context, func(tx store.Store) error) error {
+	return errors.New("begin transaction: database is down")
+}
+
+// gatedStore holds its first transaction until gate is closed.
+type gatedStore struct {
+	countingStore
+	gate chan struct{}
+}
+
+func (g *gatedStore) WithTx(ctx context.Context, fn func(tx store.Store) error) error {
+	if g.txs.Load() == 0 {
+		<-g.gate
+	}
+	return g.countingStore.WithTx(ctx, fn)
+}
+
+// Try ends that wait for the writer while another holds it share one
+// transaction, each with its own outcome.
+func TestConcurrentEndsShareACommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := sqlitetest.Open(t)
-	tis := wideRun(t, st)
+	st := &gatedStore{countingStore: countingStore{Store: sqlitetest.Open(t)}, gate: make(chan struct{})}
+	tis := wideRun(t, st.Store)
 	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0), GroupTryEnds: true})
-	stale := *tis["d"]
-	if _, err := svc.FinishTry(ctx, &stale, core.TIFailed); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
 	results := map[string]error{}
 	var mu sync.Mutex
@@ -106,16 +136,24 @@ func TestConcurrentGroupedEnds(t *testing.T) {
 			mu.Unlock()
 		})
 	}
+	for deadline := time.Now().Add(10 * time.Second); svc.PendingEnds() < len(tis); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // the leader's own end waits with the others
+			t.Fatalf("%d ends wait for the writer, want %d", svc.PendingEnds(), len(tis))
+		}
+	}
+	close(st.gate)
 	wg.Wait()
 	for task, err := range results {
-		if wantConflict := task == "d"; wantConflict != errors.Is(err, core.ErrConflict) || (!wantConflict && err != nil) {
+		if err != nil {
 			t.Errorf("end of %s: %v", task, err)
 		}
 	}
-	got := listTIs(t, st, tis["a"].DagRunID)
-	for task, want := range map[string]core.TIState{"a": core.TISuccess, "b": core.TISuccess, "c": core.TISuccess, "d": core.TIFailed} {
-		if got[task].State != want {
-			t.Errorf("%s is %s, want %s", task, got[task].State, want)
+	if got := st.txs.Load(); got != 1 {
+		t.Errorf("%d transactions for %d concurrent ends, want 1", got, len(tis))
+	}
+	for task, ti := range listTIs(t, st, tis["a"].DagRunID) {
+		if ti.State != core.TISuccess {
+			t.Errorf("%s is %s, want success", task, ti.State)
 		}
 	}
 }

@@ -6,12 +6,18 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// CommitEndGroup records the ends records do as one group (commitEnds)
-// and returns each one's error.
-func (s *Service) CommitEndGroup(ctx context.Context, records ...func(tx store.Store) error) []error {
-	group := make([]*endRequest, len(records))
-	for i, record := range records {
-		group[i] = &endRequest{record: record}
+// GroupedEnd is one end for CommitEndGroup: Record in the caller's Ctx.
+type GroupedEnd struct {
+	Ctx    context.Context
+	Record func(tx store.Store) error
+}
+
+// CommitEndGroup records ends as one group (commitEnds) and returns each
+// one's error.
+func (s *Service) CommitEndGroup(ctx context.Context, ends ...GroupedEnd) []error {
+	group := make([]*endRequest, len(ends))
+	for i, e := range ends {
+		group[i] = &endRequest{ctx: e.Ctx, record: e.Record}
 	}
 	s.commitEnds(ctx, func() []*endRequest { return group })
 	errs := make([]error, len(group))
@@ -20,3 +26,6 @@ func (s *Service) CommitEndGroup(ctx context.Context, records ...func(tx store.S
 	}
 	return errs
 }
+
+// PendingEnds is how many try ends wait for a group commit.
+func (s *Service) PendingEnds() int { return s.ends.Pending() }

@@ -120,17 +120,19 @@ func (x failingTx) TryQueueLock(context.Context) (bool, error) {
 // to decide it instead.
 func TestSuccessStandsWhenWhatFollowsFails(t *testing.T) {
 	t.Parallel()
-	ctx, st, _, run, sched, _ := followRun(t)
-	svc := service.New(service.Config{Store: failingStore{st}, Clock: clocktest.New(t0)})
-	a := startTry(t, st, run, "a")
-	if res, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil || res.State != core.TISuccess {
-		t.Fatalf("finish = %+v (err %v), want success", res, err)
-	}
-	got := states(t, st, run)
-	if got["a"] != core.TISuccess || got["b"] != core.TINone {
-		t.Errorf("a %s, b %s; want a success and b back to none, left to the scheduler", got["a"], got["b"])
-	}
-	if !heard(sched) {
-		t.Error("the scheduler was not woken")
+	for _, grouped := range []bool{false, true} {
+		ctx, st, _, run, sched, _ := followRun(t)
+		svc := service.New(service.Config{Store: failingStore{st}, Clock: clocktest.New(t0), GroupTryEnds: grouped})
+		a := startTry(t, st, run, "a")
+		if res, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil || res.State != core.TISuccess {
+			t.Fatalf("grouped %v: finish = %+v (err %v), want success", grouped, res, err)
+		}
+		got := states(t, st, run)
+		if got["a"] != core.TISuccess || got["b"] != core.TINone {
+			t.Errorf("grouped %v: a %s, b %s; want a success and b back to none, left to the scheduler", grouped, got["a"], got["b"])
+		}
+		if !heard(sched) {
+			t.Errorf("grouped %v: the scheduler was not woken", grouped)
+		}
 	}
 }

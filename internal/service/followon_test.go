@@ -146,6 +146,24 @@ func TestSuccessLeavesPausedAndEndedRunsToTheScheduler(t *testing.T) {
 	}
 }
 
+// `weir dags test` runs its one DAG paused or not: a try's success there
+// queues what follows it in a paused DAG too.
+func TestDagsTestFollowsOnInAPausedDag(t *testing.T) {
+	t.Parallel()
+	ctx, st, svc, run, _, _ := followRun(t)
+	if _, err := svc.SetDagPaused(ctx, core.System, "follow", true); err != nil {
+		t.Fatal(err)
+	}
+	a := startTry(t, st, run, "a")
+	only := service.New(service.Config{Store: st, Clock: clocktest.New(t0), OnlyDagID: "follow"})
+	if _, err := only.FinishTry(ctx, a, core.TISuccess); err != nil {
+		t.Fatal(err)
+	}
+	if got := states(t, st, run)["b"]; got != core.TIQueued {
+		t.Errorf("b = %s, want queued by the end of a", got)
+	}
+}
+
 // A successor whose pool is full is scheduled and waits, as the
 // scheduler's queueing would leave it; the end of the try holding the slot
 // wakes the scheduler, which queues it.

@@ -92,7 +92,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		active, err = tx.TaskInstanceActiveCounts(ctx)
 	}
 	if err != nil {
-		return QueueResult{}, fmt.Errorf("read the pools and their use: %w", err)
+		return QueueResult{}, fmt.Errorf("read the slots in use: %w", err)
 	}
 	res := QueueResult{Pools: pools}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}

@@ -114,7 +114,8 @@ func New(cfg Config) *Service {
 		maxExtra: cfg.MaxEventExtraBytes, maxPending: cfg.StreamMaxPending, maxChainDepth: cfg.MaxCallbackChainDepth,
 		onlyDagID: cfg.OnlyDagID, onQueued: cfg.OnQueued}
 	if cfg.GroupTryEnds {
-		s.ends = &groupcommit.Group[*endRequest]{Max: maxEndGroup, Commit: s.commitEnds}
+		s.ends = &groupcommit.Group[*endRequest]{Max: maxEndGroup, Commit: s.commitEnds,
+			Fail: func(r *endRequest, err error) { r.err = err }}
 	}
 	return s
 }

@@ -22,7 +22,8 @@ const maxEventBatch = 128
 // transaction is rolled back and each of its events is recorded in a
 // transaction of its own, so one event's error is never another's.
 func newEventBatcher(s *Store) *groupcommit.Group[*eventRequest] {
-	return &groupcommit.Group[*eventRequest]{Max: maxEventBatch, Commit: s.recordGroup}
+	return &groupcommit.Group[*eventRequest]{Max: maxEventBatch, Commit: s.recordGroup,
+		Fail: func(r *eventRequest, err error) { r.ev, r.err = nil, err }}
 }
 
 type eventRequest struct {
