@@ -75,7 +75,7 @@ func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *O
 		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
 		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth, OnlyDagID: opts.onlyDagID, OnQueued: opts.metrics.TasksQueued,
 		GroupTryEnds: st.Dialect() == "sqlite",
-		Deferrals: runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
+		Deferrals:    runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
 }
 
 // withService loads the configuration, opens the store and runs fn with
