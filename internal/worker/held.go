@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 )
 
@@ -18,44 +19,60 @@ import (
 // claim loop, so a claim sent before it began does not list it: a reclaim
 // then in flight (sent after a failure) may return it, running, after its
 // run ended. While claims are in flight, the ends of handed-on tries are
-// remembered (ended) so that such an answer does not run them again.
+// remembered (ended) so that such an answer does not run them again. A
+// run is told by the try's id and the time it was queued: a try that
+// deferred keeps its id, and its resumption, queued again, is a new run.
 type held struct {
 	mu     sync.Mutex
 	ids    map[string]struct{}
 	claims int                 // claims in flight (claimSent, claimDone)
-	ended  map[string]struct{} // handed-on tries ended while claims were in flight
+	ended  map[tryRun]struct{} // runs of handed-on tries ended while claims were in flight
 }
 
-// add records a try as held; false when it already was, or ended here
-// meanwhile (a claim answer repeated a try: the caller must not run it
-// twice).
-func (h *held) add(id string) bool {
+// tryRun is one run of a try: a deferred try resumes under its id.
+type tryRun struct {
+	id       string
+	queuedAt time.Time
+}
+
+func runOf(ti *core.TaskInstance) tryRun {
+	r := tryRun{id: ti.ID}
+	if ti.QueuedAt != nil {
+		r.queuedAt = *ti.QueuedAt
+	}
+	return r
+}
+
+// add records a try as held; false when it already was, or this run of it
+// ended here meanwhile (a claim answer repeated a try: the caller must not
+// run it twice).
+func (h *held) add(ti *core.TaskInstance) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ids == nil {
 		h.ids = map[string]struct{}{}
 	}
-	if _, ok := h.ids[id]; ok {
+	if _, ok := h.ids[ti.ID]; ok {
 		return false
 	}
-	if _, ok := h.ended[id]; ok {
+	if _, ok := h.ended[runOf(ti)]; ok {
 		return false
 	}
-	h.ids[id] = struct{}{}
+	h.ids[ti.ID] = struct{}{}
 	return true
 }
 
 // remove forgets a try whose run ended; handedOn says it began from a
 // report's hand-on.
-func (h *held) remove(id string, handedOn bool) {
+func (h *held) remove(ti *core.TaskInstance, handedOn bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.ids, id)
+	delete(h.ids, ti.ID)
 	if handedOn && h.claims > 0 {
 		if h.ended == nil {
-			h.ended = map[string]struct{}{}
+			h.ended = map[tryRun]struct{}{}
 		}
-		h.ended[id] = struct{}{}
+		h.ended[runOf(ti)] = struct{}{}
 	}
 }
 

@@ -53,8 +53,8 @@ func (w *Worker) runRequest() *execclient.RunRequest {
 func (w *Worker) runSlot(ctx context.Context, wl execclient.Workload, claiming func() bool) {
 	for handedOn := false; ; handedOn = true {
 		next := w.runTry(ctx, wl, claiming)
-		w.mine.remove(wl.TI.ID, handedOn)
-		if next == nil || !w.mine.add(next.TI.ID) {
+		w.mine.remove(&wl.TI, handedOn)
+		if next == nil || !w.mine.add(&next.TI) {
 			return
 		}
 		wl = *next

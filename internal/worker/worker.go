@@ -269,7 +269,7 @@ func (w *Worker) Start(ctx context.Context) error {
 			continue
 		}
 		for _, wl := range wls {
-			if !w.mine.add(wl.TI.ID) {
+			if !w.mine.add(&wl.TI) {
 				<-slots // already being run here
 				continue
 			}
