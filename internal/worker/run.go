@@ -54,7 +54,12 @@ func (w *Worker) runSlot(ctx context.Context, wl execclient.Workload, claiming f
 	for handedOn := false; ; handedOn = true {
 		next := w.runTry(ctx, wl, claiming)
 		w.mine.remove(&wl.TI, handedOn)
-		if next == nil || !w.mine.add(&next.TI) {
+		if next == nil {
+			return
+		}
+		if !w.mine.add(&next.TI) {
+			w.Logger.Warn("a try handed on by a report's answer is held here already; it is not run twice",
+				"dag_id", next.TI.DagID, "run_id", next.TI.RunID, "task_id", next.TI.TaskID, "try", next.TI.TryNumber)
 			return
 		}
 		wl = *next
