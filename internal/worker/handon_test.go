@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -23,14 +24,22 @@ import (
 )
 
 // loseHandedOn loses the first answer of a state report that claimed the
-// worker's next try (the api-server died after its commit).
+// worker's next try (the api-server died after its commit). With hold, it
+// holds the worker's second task claim (a free slot's long poll) until its
+// context ends.
 type loseHandedOn struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	lost string // the id of the try whose claim was lost
+	next   http.RoundTripper
+	hold   bool
+	claims atomic.Int32
+	mu     sync.Mutex
+	lost   string // the id of the try whose claim was lost
 }
 
 func (l *loseHandedOn) RoundTrip(r *http.Request) (*http.Response, error) {
+	if l.hold && strings.HasSuffix(r.URL.Path, "/workloads/claim") && claimsTasks(r) && l.claims.Add(1) == 2 {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
 	resp, err := l.next.RoundTrip(r)
 	if err != nil || !strings.HasSuffix(r.URL.Path, "/state") {
 		return resp, err
@@ -64,29 +73,60 @@ func workerClientVia(t *testing.T, env *execapitest.Env, rt http.RoundTripper) *
 // the answer that carried it is lost, the report's retry finds the try
 // ended (409), and the worker's next claim reclaims the try it was given,
 // which then runs once, at once (without the reclaim it would wait for the
-// heartbeat timeout).
+// heartbeat timeout). With a free slot, that claim is a long poll already
+// in flight (ClaimWait, a minute here): it is cut short for the reclaim.
 func TestLostHandedOnTryIsReclaimed(t *testing.T) {
 	t.Parallel()
+	for _, slots := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d slots", slots), func(t *testing.T) {
+			t.Parallel()
+			lostHandedOnIsReclaimed(t, slots)
+		})
+	}
+}
+
+func lostHandedOnIsReclaimed(t *testing.T, slots int) {
 	env := execapitest.New(t, execapi.Config{})
-	lose := &loseHandedOn{next: http.DefaultTransport}
+	lose := &loseHandedOn{next: http.DefaultTransport, hold: slots > 1}
 	client := workerClientVia(t, env, lose)
 	var mu sync.Mutex
 	ran := map[string]int{}
+	oneRuns, releaseOne := make(chan struct{}), make(chan struct{})
 	reg := operator.NewRegistry()
 	_ = reg.Register("f", func(_ context.Context, tc operator.TaskContext) (any, error) {
 		mu.Lock()
-		defer mu.Unlock()
 		ran[tc.TaskID]++
+		mu.Unlock()
+		if tc.TaskID == "one" {
+			close(oneRuns)
+			<-releaseOne
+		}
 		return nil, nil
 	})
 	dag := core.DAG{DagID: "d", Tasks: []core.Task{
 		{TaskID: "one", Operator: operator.Go, Args: map[string]any{"function": "f"}},
 		{TaskID: "two", Operator: operator.Go, Args: map[string]any{"function": "f"}},
 	}}
-	env.SeedRun(t, dag, "r1", "")
-	startWorker(t, env, reg, func(w *Worker) { w.Client, w.Concurrency = client, 1 })
+	_, tis := env.SeedRun(t, dag, "r1", core.TIScheduled)
+	queue := func(task string) {
+		t.Helper()
+		for _, ti := range tis {
+			if ti.TaskID != task {
+				continue
+			}
+			if _, err := env.Store.TaskInstanceSetState(t.Context(), &store.TaskInstanceSetStateParams{IDs: []string{ti.ID},
+				From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	queue("one")
+	startWorker(t, env, reg, func(w *Worker) { w.Client, w.Concurrency = client, slots })
+	<-oneRuns
+	queue("two") // without a wake-up: one's end takes it
+	close(releaseOne)
 
-	wait.Until(t, 30*time.Second, "both tasks to succeed", func() bool {
+	wait.Until(t, 20*time.Second, "both tasks to succeed", func() bool {
 		return stateOf(t, env, "r1", "one") == core.TISuccess && stateOf(t, env, "r1", "two") == core.TISuccess
 	})
 	lose.mu.Lock()

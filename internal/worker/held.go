@@ -29,16 +29,17 @@ type held struct {
 	ended  map[tryRun]struct{} // runs of handed-on tries ended while claims were in flight
 }
 
-// tryRun is one run of a try: a deferred try resumes under its id.
+// tryRun is one run of a try: a deferred try resumes under its id, queued
+// again (the time in microseconds, as stored).
 type tryRun struct {
 	id       string
-	queuedAt time.Time
+	queuedAt int64
 }
 
 func runOf(ti *core.TaskInstance) tryRun {
 	r := tryRun{id: ti.ID}
 	if ti.QueuedAt != nil {
-		r.queuedAt = *ti.QueuedAt
+		r.queuedAt = ti.QueuedAt.UnixMicro()
 	}
 	return r
 }

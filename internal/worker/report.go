@@ -36,7 +36,7 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 		}
 		if err != nil && req.Next != nil {
 			// An attempt may have claimed a try whose answer is lost.
-			w.reclaim.Store(true)
+			w.reclaimNow()
 			if errors.Is(err, core.ErrUnauthorized) || errors.Is(err, core.ErrForbidden) {
 				// The worker's credential was refused: the end goes alone
 				// (the claim loop stops on the refusal).
@@ -158,5 +158,15 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			log.Warn("the server refused the outcome of a dead worker's try", "err", err)
 		}
 		w.runner.Groups.Forget(o)
+	}
+}
+
+// reclaimNow makes the next claim reclaim and cuts the claim in flight
+// short: a long poll would hold the reclaim back up to ClaimWait, longer
+// than the heartbeat timeout after which the lost try is failed over.
+func (w *Worker) reclaimNow() {
+	w.reclaim.Store(true)
+	if cut := w.cutClaim.Load(); cut != nil {
+		(*cut)()
 	}
 }

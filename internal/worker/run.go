@@ -59,7 +59,8 @@ func (w *Worker) runSlot(ctx context.Context, wl execclient.Workload, claiming f
 		}
 		if !w.mine.add(&next.TI) {
 			w.Logger.Warn("a try handed on by a report's answer is held here already; it is not run twice",
-				"dag_id", next.TI.DagID, "run_id", next.TI.RunID, "task_id", next.TI.TaskID, "try", next.TI.TryNumber)
+				"dag_id", next.TI.DagID, "run_id", next.TI.RunID, "task_id", next.TI.TaskID, "map_index", next.TI.MapIndex,
+				"try", next.TI.TryNumber)
 			return
 		}
 		wl = *next

@@ -84,8 +84,10 @@ type Worker struct {
 	stateBackend *stateref.Backend // nil without StateBackend
 	mine         held              // the tries this process holds
 	// reclaim makes the next claim reclaim: a report that claimed the
-	// next try was not answered (report).
-	reclaim   atomic.Bool
+	// next try was not answered (reclaimNow).
+	reclaim atomic.Bool
+	// cutClaim cuts the claim in flight short (nil between claims).
+	cutClaim  atomic.Pointer[context.CancelFunc]
 	processID string // this process's job row
 	startedAt time.Time
 }
@@ -245,9 +247,14 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		// Start: the claimed tries start at once, saving each a run call.
 		w.mine.claimSent()
-		wls, err := w.Client.Claim(ctx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
+		claimCtx, cut := context.WithCancel(ctx)
+		w.cutClaim.Store(&cut)
+		wls, err := w.Client.Claim(claimCtx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
 			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: w.reclaim.Swap(false) || reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
+		w.cutClaim.Store(nil)
+		cutShort := claimCtx.Err() != nil && ctx.Err() == nil
+		cut()
 		reclaim = err != nil
 		for range free - len(wls) {
 			<-slots
@@ -256,6 +263,9 @@ func (w *Worker) Start(ctx context.Context) error {
 			w.mine.claimDone()
 			if ctx.Err() != nil {
 				break
+			}
+			if cutShort { // reclaimNow: the next claim reclaims, at once
+				continue
 			}
 			if errors.Is(err, core.ErrUnauthorized) {
 				refused = credentialRefused(w.WorkerID, err)
@@ -270,7 +280,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		for _, wl := range wls {
 			if !w.mine.add(&wl.TI) {
-				<-slots // already being run here
+				w.Logger.Warn("a claimed try is held here already; it is not run twice", "dag_id", wl.TI.DagID,
+					"run_id", wl.TI.RunID, "task_id", wl.TI.TaskID, "map_index", wl.TI.MapIndex, "try", wl.TI.TryNumber)
+				<-slots
 				continue
 			}
 			wg.Go(func() {
