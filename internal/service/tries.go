@@ -20,8 +20,10 @@ type FinishResult struct {
 	// Next are the tries TryEnd.Claim claimed for the reporting worker
 	// with the end.
 	Next []core.TaskInstance
-	// Run is the try's run as the end read it (deciding what follows a
-	// success), or nil: who answers with Next need not read it again.
+	// Run is the run of Next's first try, read in the end's transaction
+	// (on SQLite the writer's warm page cache reads it for a fraction of
+	// a read after the commit), or nil: who answers with Next need not
+	// read it again.
 	Run *core.DagRun
 }
 
@@ -126,9 +128,10 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	var (
 		f       followed
 		claimed []core.TaskInstance
+		nextRun *core.DagRun
 	)
 	record := func(tx store.Store) error {
-		f, claimed = followed{}, nil // a retried transaction starts over
+		f, claimed, nextRun = followed{}, nil, nil // a retried transaction starts over
 		if end.Before != nil {
 			if err := end.Before(tx); err != nil {
 				return err
@@ -160,6 +163,9 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 			} else if err != nil {
 				return fmt.Errorf("claim the next try for worker %s: %v", c.WorkerID, err) //nolint:errorlint // no sentinel (above)
 			}
+			if nextRun, err = s.runOfNext(ctx, tx, claimed, f.run); err != nil {
+				return err
+			}
 		}
 		if !takenAll(f.queued, claimed) {
 			return notifyQueued(ctx, tx)
@@ -184,7 +190,23 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	if ch := finishedChannel(task, f.settled); ch != "" {
 		s.notify(ctx, ch)
 	}
-	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Run: f.run}, nil
+	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Run: nextRun}, nil
+}
+
+// runOfNext returns the run of the first of the tries an end claimed: read
+// is the run the end read already (its follow-on's), or nil.
+func (s *Service) runOfNext(ctx context.Context, tx store.Store, claimed []core.TaskInstance, read *core.DagRun) (*core.DagRun, error) {
+	switch {
+	case len(claimed) == 0:
+		return nil, nil
+	case read != nil && read.ID == claimed[0].DagRunID:
+		return read, nil
+	}
+	run, err := tx.DagRunGetByID(ctx, claimed[0].DagRunID)
+	if err != nil {
+		return nil, fmt.Errorf("read the run of the next try: %w", err)
+	}
+	return run, nil
 }
 
 // followOnError is followOn's failure inside a try's end.
