@@ -24,7 +24,7 @@ import (
 // deferred keeps its id, and its resumption, queued again, is a new run.
 type held struct {
 	mu     sync.Mutex
-	ids    map[string]struct{}
+	ids    map[string]int64    // the held runs: id → queued_at (tryRun)
 	claims int                 // claims in flight (claimSent, claimDone)
 	ended  map[tryRun]struct{} // runs of handed-on tries ended while claims were in flight
 }
@@ -44,36 +44,42 @@ func runOf(ti *core.TaskInstance) tryRun {
 	return r
 }
 
-// add records a try as held; false when it already was, or this run of it
-// ended here meanwhile (a claim answer repeated a try: the caller must not
-// run it twice).
+// add records a run of a try as held; false when it already was, or ended
+// here meanwhile (a claim answer repeated a try: the caller must not run
+// it twice). A try's next run (resumed after a deferral) is taken even
+// while the run that deferred is still winding down.
 func (h *held) add(ti *core.TaskInstance) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ids == nil {
-		h.ids = map[string]struct{}{}
+		h.ids = map[string]int64{}
 	}
-	if _, ok := h.ids[ti.ID]; ok {
+	run := runOf(ti)
+	if q, ok := h.ids[run.id]; ok && q == run.queuedAt {
 		return false
 	}
-	if _, ok := h.ended[runOf(ti)]; ok {
+	if _, ok := h.ended[run]; ok {
 		return false
 	}
-	h.ids[ti.ID] = struct{}{}
+	h.ids[run.id] = run.queuedAt
 	return true
 }
 
-// remove forgets a try whose run ended; handedOn says it began from a
-// report's hand-on.
+// remove forgets a run of a try that ended (not the try's next run, which
+// may have been added meanwhile); handedOn says it began from a report's
+// hand-on.
 func (h *held) remove(ti *core.TaskInstance, handedOn bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.ids, ti.ID)
+	run := runOf(ti)
+	if q, ok := h.ids[run.id]; ok && q == run.queuedAt {
+		delete(h.ids, run.id)
+	}
 	if handedOn && h.claims > 0 {
 		if h.ended == nil {
 			h.ended = map[tryRun]struct{}{}
 		}
-		h.ended[runOf(ti)] = struct{}{}
+		h.ended[run] = struct{}{}
 	}
 }
 

@@ -33,4 +33,16 @@ func TestHeldTellsARepeatFromAResumption(t *testing.T) {
 	if !h.add(run) {
 		t.Error("with no claim in flight, nothing is refused")
 	}
+
+	// The resumption may come while the run that deferred winds down:
+	// it is taken, and that run's end does not forget it.
+	var w held
+	w.add(run)
+	if !w.add(again) {
+		t.Error("the resumption was refused while its deferred run wound down")
+	}
+	w.remove(run, false)
+	if w.add(again) || w.count() != 1 {
+		t.Errorf("the deferred run's end forgot its resumption (held %d)", w.count())
+	}
 }
