@@ -158,13 +158,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 			c := *claim
 			c.Now = now
 			var err error
-			if claimed, err = s.claimIn(ctx, tx, &c); errors.Is(err, core.ErrUnavailable) {
+			if claimed, err = s.claimIn(ctx, tx, &c); err == nil {
+				nextRun, err = s.runOfNext(ctx, tx, claimed, f.run)
+			}
+			if errors.Is(err, core.ErrUnavailable) {
 				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
 			} else if err != nil {
 				return fmt.Errorf("claim the next try for worker %s: %v", c.WorkerID, err) //nolint:errorlint // no sentinel (above)
-			}
-			if nextRun, err = s.runOfNext(ctx, tx, claimed, f.run); err != nil {
-				return err
 			}
 		}
 		if !takenAll(f.queued, claimed) {
