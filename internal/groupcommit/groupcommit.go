@@ -5,7 +5,9 @@
 //
 // The first caller leads: it runs Commit, which begins a transaction and,
 // once it holds the writer, takes every request queued so far — its own
-// and those of the callers that arrived while it waited —, does them and
+// and those of the callers that arrived while it waited, and those a turn
+// of the ready goroutines (runtime.Gosched) adds, concurrent requests a
+// few microseconds from their queueing —, does them and
 // commits once; callers that arrive meanwhile wait for the next
 // transaction. A lone request waits for nothing but the writer; no timer is
 // involved. After its first group (and whatever Commit does when that
@@ -16,6 +18,7 @@ package groupcommit
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 )
@@ -96,6 +99,7 @@ func (g *Group[T]) lead(ctx context.Context) {
 			return reqs
 		}
 		once = true
+		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		n := min(len(g.queue), max(g.Max, 1))

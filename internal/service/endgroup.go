@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 
 	"github.com/weirflow/weir/internal/store"
@@ -40,7 +39,6 @@ func (s *Service) commitEnd(ctx context.Context, many bool, record func(tx store
 func (s *Service) commitEnds(ctx context.Context, take func() []*endRequest) {
 	var group []*endRequest
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
-		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
 		for _, r := range take() {
 			if r.err = r.ctx.Err(); r.err == nil {
 				group = append(group, r)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -47,7 +46,6 @@ func (s *Store) insertEvent(ctx context.Context, p *store.AssetEventParams) (*co
 func (s *Store) recordGroup(ctx context.Context, take func() []*eventRequest) {
 	var group []*eventRequest
 	err := s.inTx(ctx, func(tx *Store) error {
-		runtime.Gosched() // bounded: one turn of the ready goroutines, never a timer
 		group = take()
 		if err := tx.recordEvents(ctx, group); err != nil {
 			return err
