@@ -1,6 +1,9 @@
 package scheduler
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // WakeLight runs one light wake-up of s (what a try's end wakes), as
 // RunOnce runs a whole one.
@@ -9,3 +12,12 @@ func WakeLight(ctx context.Context, s *Scheduler) error {
 	_, err := s.wake(ctx, false)
 	return err
 }
+
+// LightDelay is how long a light pass a try's end asks for waits now.
+func LightDelay(s *Scheduler) time.Duration { return s.lightDelay() }
+
+// Spacing of light passes during a backlog (ADR 0034).
+const (
+	BusyBacklog  = busyBacklog
+	LightPassGap = lightPassGap
+)

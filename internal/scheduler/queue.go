@@ -19,7 +19,7 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time, full bool
 	if err != nil {
 		return err
 	}
-	s.pools = res.Pools
+	s.pools, s.backlog = res.Pools, res.Claimable
 	s.tally.queued += res.Queued
 	return nil
 }

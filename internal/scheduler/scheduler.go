@@ -96,6 +96,8 @@ type Scheduler struct {
 	unjudgedLog periodic           // the last log of workers left unjudged
 	timeouts    periodic           // the look for deferral timeouts
 	tally       passTally          // what the current pass did (guarded by passMu)
+	lastPass    time.Time          // when the last wake-up's passes ended (guarded by passMu)
+	backlog     int                // the queued instances no worker had claimed then (guarded by passMu)
 	// Kept by the last whole pass for the light passes (guarded by passMu):
 	running   []core.DagRun // the running runs; nil = the next pass is whole
 	paused    held          // the DAGs' pause flags
@@ -122,6 +124,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	tasks := s.Store.Subscribe(ctx, store.ChannelTasks)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// light is the light pass a try's end asked for while the workers had
+	// a backlog (lightDelay); lightDue says it is set.
+	light := time.NewTimer(time.Hour)
+	light.Stop()
+	defer light.Stop()
+	lightDue := false
 	for {
 		full := true
 		select {
@@ -131,7 +139,20 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-streams:
 		case <-timer.C:
 		case <-tasks:
+			if d := s.lightDelay(); d > 0 {
+				if !lightDue {
+					light.Reset(d)
+					lightDue = true
+				}
+				continue
+			}
 			full = false
+		case <-light.C:
+			full = false
+		}
+		if lightDue { // this wake-up's passes do what it was due for
+			light.Stop()
+			lightDue = false
 		}
 		began := time.Now()
 		next, err := s.wake(ctx, full)
@@ -178,6 +199,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
+	defer func() { s.lastPass = time.Now() }()
 	for range maxPassesPerWake {
 		full = full || s.running == nil
 		s.tally = passTally{}
@@ -187,6 +209,7 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 		}
 		if err != nil {
 			s.running = nil // the next pass is whole
+			s.backlog = 0   // and no end's light pass waits for it
 			return s.Clock.Now().Add(s.Config.PollInterval), err
 		}
 		if !res.again {
@@ -195,6 +218,35 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 		full = full || res.full
 	}
 	return s.Clock.Now(), nil
+}
+
+// While the workers have a backlog of queued work, the light passes that
+// tries' ends ask for are spaced (ADR 0034): an end within lightPassGap of
+// the last wake-up's passes waits for the gap's end, so that the ends of
+// a wide run share a pass (which refills their slots together) instead of
+// paying one each, while the workers claim from the backlog. Without a
+// backlog a light pass runs at once: the end that frees the only slot of
+// a small pool, or a chain's step the scheduler decides, waits for nothing.
+const (
+	// busyBacklog is the smallest backlog (queued instances no worker has
+	// claimed) a gap waits behind: more than the ends of one gap at the
+	// ~2,000 tries a second one SQLite database ends (40).
+	busyBacklog = 64
+	// lightPassGap is the least time between light passes during a
+	// backlog.
+	lightPassGap = 20 * time.Millisecond
+)
+
+// lightDelay is how long the light pass a try's end asks for waits: until
+// lightPassGap after the last wake-up while the last pass left a backlog
+// of busyBacklog, else not at all.
+func (s *Scheduler) lightDelay() time.Duration {
+	s.passMu.Lock()
+	defer s.passMu.Unlock()
+	if s.backlog < busyBacklog {
+		return 0
+	}
+	return time.Until(s.lastPass.Add(lightPassGap))
 }
 
 // passResult says whether another pass is due at once (and whether it

@@ -33,6 +33,9 @@ type QueueResult struct {
 	Queued int
 	IDs    []string    // the instances it queued
 	Pools  []core.Pool // the pools it queued within
+	// Claimable is how many queued instances no worker had claimed once
+	// it was done, those it queued included: the workers' backlog.
+	Claimable int
 }
 
 // QueueScheduled moves scheduled instances to queued, highest priority
@@ -94,7 +97,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	if err != nil {
 		return QueueResult{}, fmt.Errorf("read the slots in use: %w", err)
 	}
-	res := QueueResult{Pools: pools}
+	res := QueueResult{Pools: pools, Claimable: active.Claimable}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
 	for _, p := range pools {
 		slots[p.Name] = p.Slots
@@ -189,6 +192,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
 	}
 	res.Queued, res.IDs = len(moved), moved
+	res.Claimable += len(moved)
 	return res, nil
 }
 

@@ -85,8 +85,12 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 				byDag[ti.DagID]++
 				want = append(want, ti.ID)
 			}
-			if _, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0}); err != nil {
+			res, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0})
+			if err != nil {
 				t.Fatal(err)
+			}
+			if res.Claimable != len(want) { // no worker claimed any
+				t.Errorf("claimable %d after queueing %d", res.Claimable, len(want))
 			}
 			queued, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{States: []core.TIState{core.TIQueued},
 				Page: store.Page{Limit: 100000}})
@@ -147,8 +151,8 @@ func TestQueueingReadsLittleOfABacklogBehindAFullPool(t *testing.T) {
 	scheduleAll(t, st, svc, "wide", "r1")
 	rows = 0
 	res, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0})
-	if err != nil || res.Queued != 0 {
-		t.Fatalf("queued %d (err %v), want none: the pool is full", res.Queued, err)
+	if err != nil || res.Queued != 0 || res.Claimable != 0 {
+		t.Fatalf("queued %d, %d claimable (err %v), want none: the pool is full, its one try running", res.Queued, res.Claimable, err)
 	}
 	if rows > 16 {
 		t.Errorf("the pass read %d scheduled rows behind a full pool, want one short page", rows)

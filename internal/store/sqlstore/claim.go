@@ -223,11 +223,11 @@ func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *s
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			pool, dag string
-			run       int64
-			slots, n  int
+			pool, dag           string
+			run                 int64
+			slots, n, claimable int
 		)
-		if err := rows.Scan(&pool, &dag, &run, &slots, &n); err != nil {
+		if err := rows.Scan(&pool, &dag, &run, &slots, &n, &claimable); err != nil {
 			return nil, nil, s.wrap(err, "count active task instances")
 		}
 		if run == -1 { // a pool's row
@@ -237,6 +237,7 @@ func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *s
 		out.PoolSlots[pool] += slots
 		out.ByDag[dag] += n
 		out.ByRun[run] += n
+		out.Claimable += claimable
 	}
 	return pools, out, s.wrap(rows.Err(), "count active task instances")
 }
