@@ -67,7 +67,7 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	if req.ExitFile != "" {
 		command = exitTrap(req.ExitFile) + command
 	}
-	cmd := exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
+	cmd := bashCommand(ctx, command)
 	cmd.Dir = cwd
 	cmd.Env = r.bashEnv(req, argEnv, deferFile)
 	log := &syncWriter{w: req.Log}

@@ -55,7 +55,7 @@ func (r *Runner) startCommandHandler(ctx context.Context, req *Request, src Stre
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's handler is the point
+	cmd := bashCommand(ctx, command)
 	env := r.bashEnv(req, argEnv, r.deferFile(req))
 	cmd.Env = append(env, EnvStreamID+"="+stream, EnvStreamFrom+"="+strconv.FormatInt(from, 10))
 	log := &syncWriter{w: req.Log}

@@ -16,6 +16,14 @@ func WakeLight(ctx context.Context, s *Scheduler) error {
 // LightDelay is how long a light pass a try's end asks for waits now.
 func LightDelay(s *Scheduler) time.Duration { return s.lightDelay() }
 
+// Busy reports whether the last queueing found the workers claiming from
+// a backlog a light pass may wait behind.
+func Busy(s *Scheduler) bool {
+	s.passMu.Lock()
+	defer s.passMu.Unlock()
+	return s.busy
+}
+
 // Spacing of light passes during a backlog (ADR 0034).
 const (
 	BusyBacklog  = busyBacklog

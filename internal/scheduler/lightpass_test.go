@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -22,25 +23,45 @@ func wideDAG(id string, n, active int) core.DAG {
 	return d
 }
 
-// A try's end waits for its light pass only while the workers have a
-// backlog of queued work (ADR 0034): after a pass that left 100 instances
-// queued and unclaimed, within the gap; once workers have claimed enough
-// of them that fewer than BusyBacklog wait, not at all.
+// A try's end waits for its light pass only while the workers claim from a
+// backlog of queued work (ADR 0034): not after the pass that queued 100
+// (nobody claimed yet), within the gap once workers claimed some and 90
+// still wait, and not once fewer than BusyBacklog wait; a queue no worker
+// claims from (gpu) does not count.
 func TestLightPassesWaitOnlyBehindABacklog(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, wideDAG("wide", 100, 100))
-	if d := scheduler.LightDelay(h.s); d != 0 {
-		t.Errorf("before any pass a light pass waits %v, want 0", d)
+	gpu := wideDAG("gpu", 100, 100)
+	for i := range gpu.Tasks {
+		gpu.Tasks[i].Queue, gpu.Tasks[i].Pool = "gpu", "gpu"
+	}
+	h := newHarness(t, wideDAG("wide", 100, 100), gpu)
+	slots := 100
+	if _, err := h.svc(h.clk).SavePool(h.ctx, core.System, service.PoolChange{Name: "gpu", Slots: &slots, Mode: service.PoolCreate}); err != nil {
+		t.Fatal(err)
+	}
+	h.trigger("gpu")
+	h.step()
+	h.step()
+	if scheduler.Busy(h.s) {
+		t.Error("100 queued that no worker claims: busy, want not")
 	}
 	h.trigger("wide")
 	h.step()
-	if d := scheduler.LightDelay(h.s); d <= 0 || d > scheduler.LightPassGap {
-		t.Errorf("with 100 queued and unclaimed a light pass waits %v, want (0, %v]", d, scheduler.LightPassGap)
+	if scheduler.Busy(h.s) {
+		t.Error("right after queueing 100: busy, want not (nobody claimed yet)")
 	}
-	h.claim("w", 100-scheduler.BusyBacklog+1)
+	h.claim("w", 10)
 	h.step()
-	if d := scheduler.LightDelay(h.s); d != 0 {
-		t.Errorf("with %d unclaimed a light pass waits %v, want 0", scheduler.BusyBacklog-1, d)
+	if !scheduler.Busy(h.s) {
+		t.Error("workers claimed 10, 90 wait: not busy, want busy")
+	}
+	if d := scheduler.LightDelay(h.s); d > scheduler.LightPassGap {
+		t.Errorf("a light pass waits %v, want at most %v", d, scheduler.LightPassGap)
+	}
+	h.claim("w", 90-scheduler.BusyBacklog+1)
+	h.step()
+	if scheduler.Busy(h.s) || scheduler.LightDelay(h.s) != 0 {
+		t.Errorf("%d wait: busy %v, a light pass waits %v; want neither", scheduler.BusyBacklog-1, scheduler.Busy(h.s), scheduler.LightDelay(h.s))
 	}
 }
 
@@ -81,11 +102,7 @@ func TestStartSpacesLightPassesAndLosesNone(t *testing.T) {
 		return n
 	}
 	waitFor(t, nil, func() bool { return active() == 100 })
-	mu.Lock()
-	from := len(wakes)
-	mu.Unlock()
-	const ends = 12
-	for range ends {
+	end := func() {
 		for _, ti := range h.claim("w", 1) {
 			h.finish(ti, succeed)
 		}
@@ -93,17 +110,34 @@ func TestStartSpacesLightPassesAndLosesNone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, nil, func() bool { return active() == 100+ends })
+	end() // workers claim from the backlog: the pass it wakes sees it
+	waitFor(t, nil, func() bool { return active() == 101 })
+	// Wait out the wake-ups so far (the start's whole passes among them).
+	quiet := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(wakes) > 0 && time.Since(wakes[len(wakes)-1][1]) > 2*scheduler.LightPassGap
+	}
+	waitFor(t, nil, quiet)
+	mu.Lock()
+	from := len(wakes)
+	mu.Unlock()
+	const ends = 12
+	for range ends {
+		end()
+	}
+	waitFor(t, nil, func() bool { return active() == 101+ends })
 
 	mu.Lock()
 	defer mu.Unlock()
 	if len(wakes) == from {
 		t.Fatal("no wake-up after the ends")
 	}
-	for i := max(from, 1); i < len(wakes); i++ {
+	for i := from + 1; i < len(wakes); i++ {
 		// The gap runs from when the last wake-up's passes ended, a hair
-		// before the loop heard of it (OnLoop).
-		if gap := wakes[i][0].Sub(wakes[i-1][1]); gap < scheduler.LightPassGap-2*time.Millisecond {
+		// before the loop heard of it (OnLoop): half the gap is the
+		// slack of a busy machine; without the gap they are µs apart.
+		if gap := wakes[i][0].Sub(wakes[i-1][1]); gap < scheduler.LightPassGap/2 {
 			t.Errorf("wake-up %d began %v after the one before ended, want at least %v", i, gap, scheduler.LightPassGap)
 		}
 	}

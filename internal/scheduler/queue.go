@@ -19,7 +19,29 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time, full bool
 	if err != nil {
 		return err
 	}
-	s.pools, s.backlog = res.Pools, res.Claimable
+	s.pools = res.Pools
+	s.busy = backlogBusy(s.backlog, res.Found, res.Left)
+	s.backlog = res.Left
 	s.tally.queued += res.Queued
 	return nil
+}
+
+// backlogBusy reports whether the workers have a backlog that a light pass
+// can wait behind (ADR 0034): some queue's backlog shrank since the pass
+// before (left then, found now: its workers claim from it), and every queue
+// that shrank still holds busyBacklog once this pass is done. A queue whose
+// backlog did not shrink (no worker serves it, or its workers are all busy)
+// neither counts nor prevents it.
+func backlogBusy(before, found, left map[string]int) bool {
+	claimed := false
+	for q, n := range before {
+		if found[q] >= n {
+			continue
+		}
+		claimed = true
+		if left[q] < busyBacklog {
+			return false
+		}
+	}
+	return claimed
 }

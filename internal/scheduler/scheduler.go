@@ -96,8 +96,10 @@ type Scheduler struct {
 	unjudgedLog periodic           // the last log of workers left unjudged
 	timeouts    periodic           // the look for deferral timeouts
 	tally       passTally          // what the current pass did (guarded by passMu)
-	lastPass    time.Time          // when the last wake-up's passes ended (guarded by passMu)
-	backlog     int                // the queued instances no worker had claimed then (guarded by passMu)
+	// The workers' backlog as the last queueing left it (guarded by passMu):
+	lastPass time.Time      // when the last wake-up's passes ended
+	backlog  map[string]int // per queue, the queued instances no worker had claimed
+	busy     bool           // backlogBusy: a light pass may wait behind it
 	// Kept by the last whole pass for the light passes (guarded by passMu):
 	running   []core.DagRun // the running runs; nil = the next pass is whole
 	paused    held          // the DAGs' pause flags
@@ -135,10 +137,22 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wake:
-		case <-streams:
+		case _, ok := <-wake:
+			if !ok { // the store closed: the timer goes on alone
+				wake = nil
+				continue
+			}
+		case _, ok := <-streams:
+			if !ok {
+				streams = nil
+				continue
+			}
 		case <-timer.C:
-		case <-tasks:
+		case _, ok := <-tasks:
+			if !ok {
+				tasks = nil
+				continue
+			}
 			if d := s.lightDelay(); d > 0 {
 				if !lightDue {
 					light.Reset(d)
@@ -209,7 +223,7 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 		}
 		if err != nil {
 			s.running = nil // the next pass is whole
-			s.backlog = 0   // and no end's light pass waits for it
+			s.busy = false  // and no end's light pass waits for it
 			return s.Clock.Now().Add(s.Config.PollInterval), err
 		}
 		if !res.again {
@@ -220,17 +234,18 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 	return s.Clock.Now(), nil
 }
 
-// While the workers have a backlog of queued work, the light passes that
-// tries' ends ask for are spaced (ADR 0034): an end within lightPassGap of
-// the last wake-up's passes waits for the gap's end, so that the ends of
-// a wide run share a pass (which refills their slots together) instead of
-// paying one each, while the workers claim from the backlog. Without a
-// backlog a light pass runs at once: the end that frees the only slot of
-// a small pool, or a chain's step the scheduler decides, waits for nothing.
+// While the workers claim from a backlog of queued work, the light passes
+// that tries' ends ask for are spaced (ADR 0034): an end within
+// lightPassGap of the end of the last wake-up's passes waits for the gap's
+// end, so that the ends of a wide run share a pass (which refills their
+// slots together) instead of paying one each. Without such a backlog
+// (backlogBusy) a light pass runs at once: the end that frees the only
+// slot of a small pool, or a chain's step the scheduler decides, waits for
+// nothing.
 const (
-	// busyBacklog is the smallest backlog (queued instances no worker has
-	// claimed) a gap waits behind: more than the ends of one gap at the
-	// ~2,000 tries a second one SQLite database ends (40).
+	// busyBacklog is the smallest backlog of a queue (queued instances no
+	// worker has claimed) a gap waits behind: more than the ends of one
+	// gap at the ~2,000 tries a second one SQLite database ends (40).
 	busyBacklog = 64
 	// lightPassGap is the least time between light passes during a
 	// backlog.
@@ -238,12 +253,13 @@ const (
 )
 
 // lightDelay is how long the light pass a try's end asks for waits: until
-// lightPassGap after the last wake-up while the last pass left a backlog
-// of busyBacklog, else not at all.
+// lightPassGap after the end of the last wake-up when its queueing found
+// the workers busy with a backlog (a figure up to lightPassGap old), else
+// not at all.
 func (s *Scheduler) lightDelay() time.Duration {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
-	if s.backlog < busyBacklog {
+	if !s.busy {
 		return 0
 	}
 	return time.Until(s.lastPass.Add(lightPassGap))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -33,9 +34,10 @@ type QueueResult struct {
 	Queued int
 	IDs    []string    // the instances it queued
 	Pools  []core.Pool // the pools it queued within
-	// Claimable is how many queued instances no worker had claimed once
-	// it was done, those it queued included: the workers' backlog.
-	Claimable int
+	// Found and Left are the workers' backlogs, per queue: the queued
+	// instances no worker had claimed when it began, and once it was done
+	// (those it queued included).
+	Found, Left map[string]int
 }
 
 // QueueScheduled moves scheduled instances to queued, highest priority
@@ -97,7 +99,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	if err != nil {
 		return QueueResult{}, fmt.Errorf("read the slots in use: %w", err)
 	}
-	res := QueueResult{Pools: pools, Claimable: active.Claimable}
+	res := QueueResult{Pools: pools, Found: active.Claimable, Left: maps.Clone(active.Claimable)}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
 	for _, p := range pools {
 		slots[p.Name] = p.Slots
@@ -192,7 +194,13 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
 	}
 	res.Queued, res.IDs = len(moved), moved
-	res.Claimable += len(moved)
+	queueOf := make(map[string]string, len(seen))
+	for _, ti := range seen {
+		queueOf[ti.ID] = ti.Queue
+	}
+	for _, id := range moved {
+		res.Left[queueOf[id]]++
+	}
 	return res, nil
 }
 

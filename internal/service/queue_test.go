@@ -89,8 +89,8 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Claimable != len(want) { // no worker claimed any
-				t.Errorf("claimable %d after queueing %d", res.Claimable, len(want))
+			if res.Left[core.DefaultQueue] != len(want) || len(res.Found) != 0 { // no worker claimed any
+				t.Errorf("backlog found %v, left %v after queueing %d", res.Found, res.Left, len(want))
 			}
 			queued, err := st.TaskInstanceList(ctx, &store.TaskInstanceListParams{States: []core.TIState{core.TIQueued},
 				Page: store.Page{Limit: 100000}})
@@ -151,8 +151,8 @@ func TestQueueingReadsLittleOfABacklogBehindAFullPool(t *testing.T) {
 	scheduleAll(t, st, svc, "wide", "r1")
 	rows = 0
 	res, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0})
-	if err != nil || res.Queued != 0 || res.Claimable != 0 {
-		t.Fatalf("queued %d, %d claimable (err %v), want none: the pool is full, its one try running", res.Queued, res.Claimable, err)
+	if err != nil || res.Queued != 0 || len(res.Left) != 0 {
+		t.Fatalf("queued %d, backlog %v (err %v), want none: the pool is full, its one try running", res.Queued, res.Left, err)
 	}
 	if rows > 16 {
 		t.Errorf("the pass read %d scheduled rows behind a full pool, want one short page", rows)

@@ -527,9 +527,9 @@ type ActiveCounts struct {
 	PoolSlots map[string]int // pool → slots of queued+running instances
 	ByDag     map[string]int // dag_id → queued+running instances
 	ByRun     map[int64]int  // dag_run id → queued+running instances
-	// Claimable counts the queued instances no worker has claimed yet:
-	// the work waiting for a free worker slot.
-	Claimable int
+	// Claimable counts, per queue, the queued instances no worker has
+	// claimed yet: the work waiting for a free worker slot.
+	Claimable map[string]int
 }
 
 // XComStore holds cross-task values.

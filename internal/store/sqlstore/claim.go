@@ -219,15 +219,15 @@ func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *s
 		return nil, nil, s.wrap(err, "count active task instances")
 	}
 	var pools []core.Pool
-	out := &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}}
+	out := &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}, Claimable: map[string]int{}}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			pool, dag           string
+			pool, dag, queue    string
 			run                 int64
 			slots, n, claimable int
 		)
-		if err := rows.Scan(&pool, &dag, &run, &slots, &n, &claimable); err != nil {
+		if err := rows.Scan(&pool, &dag, &run, &queue, &slots, &n, &claimable); err != nil {
 			return nil, nil, s.wrap(err, "count active task instances")
 		}
 		if run == -1 { // a pool's row
@@ -237,7 +237,9 @@ func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *s
 		out.PoolSlots[pool] += slots
 		out.ByDag[dag] += n
 		out.ByRun[run] += n
-		out.Claimable += claimable
+		if claimable > 0 {
+			out.Claimable[queue] += claimable
+		}
 	}
 	return pools, out, s.wrap(rows.Err(), "count active task instances")
 }

@@ -184,12 +184,12 @@ const (
 		WHERE (state = 'running' AND COALESCE(last_heartbeat, start_date, updated_at) < $1)
 		   OR (state = 'queued' AND worker_id IS NOT NULL AND claimed_at < $1)
 		ORDER BY id`
-	qTIActive = `SELECT pool, dag_id, dag_run_id, SUM(pool_slots), COUNT(*),
+	qTIActive = `SELECT pool, dag_id, dag_run_id, queue, SUM(pool_slots), COUNT(*),
 		SUM(CASE WHEN state = 'queued' AND worker_id IS NULL THEN 1 ELSE 0 END) FROM task_instance
-		WHERE state IN ('queued', 'running') GROUP BY pool, dag_id, dag_run_id`
+		WHERE state IN ('queued', 'running') GROUP BY pool, dag_id, dag_run_id, queue`
 	// qPoolsInUse is qTIActive's rows after the pools' (slots as the sum,
 	// the description as the DAG id, -1 as the run).
-	qPoolsInUse = `SELECT pool, description, -1, slots, 0, 0 FROM slot_pool
+	qPoolsInUse = `SELECT pool, description, -1, '', slots, 0, 0 FROM slot_pool
 		UNION ALL ` + qTIActive
 )
 

@@ -211,11 +211,14 @@ func testActiveCounts(t *testing.T, f *fixture) {
 	must(t, err, "claim")
 	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: got[0].ID, WorkerID: "w", Now: f.now})
 	must(t, err, "start")
-	r3 := f.run("third", "r1", newTI("e", core.TIQueued), newTI("f", core.TIQueued)) // queued after the claim: claimable
+	e, g := newTI("e", core.TIQueued), newTI("g", core.TIQueued)
+	g.Queue = "gpu"
+	r3 := f.run("third", "r1", e, g) // queued after the claim: claimable, one per queue
 	counts, err := f.st.TaskInstanceActiveCounts(f.ctx)
 	must(t, err, "counts")
 	want := &store.ActiveCounts{PoolSlots: map[string]int{core.DefaultPool: 5, "small": 1},
-		ByDag: map[string]int{"etl": 2, "other": 1, "third": 2}, ByRun: map[int64]int{r1.ID: 2, r2.ID: 1, r3.ID: 2}, Claimable: 2}
+		ByDag: map[string]int{"etl": 2, "other": 1, "third": 2}, ByRun: map[int64]int{r1.ID: 2, r2.ID: 1, r3.ID: 2},
+		Claimable: map[string]int{core.DefaultQueue: 1, "gpu": 1}}
 	if diff := cmp.Diff(want, counts); diff != "" {
 		t.Errorf("active counts (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,46 @@
+package operator
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"sync"
+)
+
+// found remembers where bash is on the worker's PATH, for one value of
+// PATH: exec.Command looks a bare name up anew each time, a stat per folder
+// of PATH, for every try; a remembered bash costs one stat.
+var found struct {
+	mu         sync.Mutex
+	path, bash string
+}
+
+// bashCommand is exec.CommandContext(ctx, "bash", "-c", command), with bash
+// looked up again only when PATH changed or the bash found last is gone.
+// Its argv[0] stays "bash", which the shell shows in its messages
+// ("bash: line 1: ...").
+func bashCommand(ctx context.Context, command string) *exec.Cmd {
+	path := os.Getenv("PATH")
+	found.mu.Lock()
+	bash := found.bash
+	if found.path != path || !executable(bash) {
+		bash, _ = exec.LookPath("bash") // "": exec.Command reports the lookup's error
+		found.path, found.bash = path, bash
+	}
+	found.mu.Unlock()
+	if bash == "" {
+		return exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
+	}
+	cmd := exec.CommandContext(ctx, bash, "-c", command) //nolint:gosec // as above
+	cmd.Args[0] = "bash"
+	return cmd
+}
+
+// executable reports whether path names an executable file.
+func executable(path string) bool {
+	if path == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
