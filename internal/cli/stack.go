@@ -143,6 +143,18 @@ func logRetention(cfg *config.Config) time.Duration {
 	return cfg.Logging.LogRetention.D()
 }
 
+// logPruneBatch is how many logs one batch of the database-kept logs'
+// prune looks at (job.Walk runs up to job.WalkBatches of them a minute).
+const logPruneBatch = 500
+
+// logChunkWalk prunes the database-kept logs a batch at a time.
+func logChunkWalk(st store.Store) *job.Walk {
+	return &job.Walk{Batch: func(ctx context.Context, before time.Time, after string) (int64, string, error) {
+		res, err := st.TaskLogPrune(ctx, &store.TaskLogPruneParams{Before: before, After: after, Limit: logPruneBatch})
+		return res.Chunks, res.Next, err
+	}}
+}
+
 // triggererLogFolder is the task log folder a triggerer appends its
 // triggers' lines to (the waiting tries' logs): none when logs live in the
 // database (docs/deployment.md#task-logs).
@@ -172,7 +184,7 @@ func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		// lists it in the health listing as a role of its own.
 		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
 		&job.Pruner{What: "job rows of stopped processes", Prune: st.JobPrune, Retention: cfg.Core.JobRetention.D(), Logger: logger},
-		&job.Pruner{What: "task logs kept in the database", Prune: st.TaskLogPrune, Retention: logRetention(cfg), Logger: logger},
+		&job.Pruner{What: "task logs kept in the database", Prune: logChunkWalk(st).Prune, Retention: logRetention(cfg), Logger: logger},
 		logUploader{cfg: cfg, st: st, logger: logger},
 		newStateCleaner(cfg, st, logger),
 	}

@@ -70,3 +70,36 @@ func (p *Pruner) Start(ctx context.Context) error {
 func (p *Pruner) PruneOnce(ctx context.Context, now time.Time) (int64, error) {
 	return p.Prune(ctx, now.Add(-p.Retention))
 }
+
+// WalkBatches is how many batches one Walk.Prune call looks at, at most.
+const WalkBatches = 40
+
+// Walk adapts a prune done a batch at a time along keys (a store's
+// TaskLogPrune) to Pruner.Prune: each call goes on from where the last one
+// stopped, for at most WalkBatches batches, and the walk starts over once
+// it reached the end. No call reads everything at once: a table of
+// millions of rows is walked over many calls (a Pruner's minutes), each
+// batch short, instead of held under the database's write lock whole.
+type Walk struct {
+	// Batch prunes, among the keys after after, one batch of what was last
+	// written before before, and returns what it deleted and the key it
+	// stopped at ("" = it reached the end).
+	Batch func(ctx context.Context, before time.Time, after string) (deleted int64, next string, err error)
+	after string
+}
+
+// Prune is Pruner.Prune.
+func (w *Walk) Prune(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	for range WalkBatches {
+		n, next, err := w.Batch(ctx, before, w.after)
+		if err != nil {
+			return total, err
+		}
+		total, w.after = total+n, next
+		if next == "" {
+			break
+		}
+	}
+	return total, nil
+}

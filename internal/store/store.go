@@ -522,6 +522,19 @@ type TaskInstanceFinishParams struct {
 	NoAliases bool
 }
 
+// TaskLogPruneParams is one batch of a walk over the database-kept logs.
+type TaskLogPruneParams struct {
+	Before time.Time // the logs last written before this go
+	After  string    // the key the last batch ended at; "" = from the first log
+	Limit  int       // how many logs the batch looks at
+}
+
+// TaskLogPruned is what one batch of TaskLogPrune did.
+type TaskLogPruned struct {
+	Chunks int64  // the chunks it deleted
+	Next   string // the last key it looked at, the next batch's After; "" = it reached the end
+}
+
 // ActiveCounts are the occupied slots used by the scheduler's limits.
 type ActiveCounts struct {
 	PoolSlots map[string]int // pool → slots of queued+running instances
@@ -618,8 +631,10 @@ type MiscStore interface {
 	TaskLogRead(ctx context.Context, key string, offset int64, limit int) ([]byte, int64, error)
 	// TaskLogSize returns a log's length (0 when it has none).
 	TaskLogSize(ctx context.Context, key string) (int64, error)
-	// TaskLogPrune deletes the logs last written before before, whole.
-	TaskLogPrune(ctx context.Context, before time.Time) (int64, error)
+	// TaskLogPrune looks at the next p.Limit logs after p.After, in key
+	// order, and deletes those last written before p.Before, whole: a walk
+	// a batch at a time, so that no prune reads the whole chunk table.
+	TaskLogPrune(ctx context.Context, p *TaskLogPruneParams) (TaskLogPruned, error)
 	// TaskLogRecord records where a try's log is stored (p.Key's row is
 	// replaced: the last api-server to store its first bytes wins).
 	TaskLogRecord(ctx context.Context, p *TaskLog) error

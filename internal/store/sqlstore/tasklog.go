@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -19,9 +19,14 @@ const (
 	// qTaskLogRead lists the chunks holding bytes at or after $2, in order.
 	qTaskLogRead = `SELECT start_at, data FROM task_log_chunk WHERE log_key = $1 AND end_at > $2
 		ORDER BY start_at LIMIT $3`
-	// qTaskLogPrune deletes whole logs whose last chunk is older than $1.
+	// qTaskLogPruneScan reads the next $2 logs after $1 with when each was
+	// last written: a range of the primary key.
+	qTaskLogPruneScan = `SELECT log_key, MAX(created_at) FROM task_log_chunk WHERE log_key > $1
+		GROUP BY log_key ORDER BY log_key LIMIT $2`
+	// qTaskLogPrune deletes, among the logs it names (from $2 on), those
+	// whose last chunk is still older than $1.
 	qTaskLogPrune = `DELETE FROM task_log_chunk WHERE log_key IN (
-		SELECT log_key FROM task_log_chunk GROUP BY log_key HAVING MAX(created_at) < $1)`
+		SELECT log_key FROM task_log_chunk WHERE log_key IN (%s) GROUP BY log_key HAVING MAX(created_at) < $1)`
 )
 
 // appendTries bounds TaskLogAppend's retries when concurrent appends of
@@ -114,14 +119,47 @@ func (s *Store) TaskLogRead(ctx context.Context, key string, offset int64, limit
 	return out, next, nil
 }
 
-// TaskLogPrune deletes the logs last written before before (every chunk
-// of each: a log is kept or deleted whole) and returns how many chunks it
-// deleted.
-func (s *Store) TaskLogPrune(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.writer().ExecContext(ctx, qTaskLogPrune, micros(before))
+// TaskLogPrune implements store.Store: the batch is read without the
+// writer; the delete checks the last writes again (a log may have grown
+// meanwhile: a try resumed from a long deferral) and deletes each log
+// whole.
+func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (store.TaskLogPruned, error) {
+	var out store.TaskLogPruned
+	rows, err := s.reader().QueryContext(ctx, qTaskLogPruneScan, p.After, p.Limit)
 	if err != nil {
-		return 0, s.wrap(err, "prune task logs")
+		return out, s.wrap(err, "read task logs to prune")
 	}
-	n, err := res.RowsAffected()
-	return n, s.wrap(err, "prune task logs")
+	var (
+		old = []any{micros(p.Before)}
+		n   int
+	)
+	for rows.Next() {
+		var last int64
+		if err := rows.Scan(&out.Next, &last); err != nil {
+			_ = rows.Close()
+			return out, s.wrap(err, "read task logs to prune")
+		}
+		n++
+		if last < micros(p.Before) {
+			old = append(old, out.Next)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return out, s.wrap(err, "read task logs to prune")
+	}
+	if n < p.Limit {
+		out.Next = "" // the walk reached the end
+	}
+	if len(old) == 1 {
+		return out, nil
+	}
+	marks := make([]string, len(old)-1)
+	for i := range marks {
+		marks[i] = fmt.Sprintf("$%d", i+2)
+	}
+	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTaskLogPrune, strings.Join(marks, ", ")), old...)
+	if err == nil {
+		out.Chunks, err = res.RowsAffected()
+	}
+	return out, s.wrap(err, "prune task logs")
 }

@@ -93,6 +93,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
 		{"TaskLog", testTaskLog},
+		{"TaskLogPruneWalk", testTaskLogPruneWalk},
 		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},

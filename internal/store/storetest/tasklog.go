@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,14 +68,67 @@ func testTaskLog(t *testing.T, f *fixture) {
 	const other = "dag_id=etl/run_id=r1/task_id=load/attempt=2.log"
 	_, err = f.st.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: other, Data: []byte("try 2\n"), Now: f.at(time.Hour)})
 	must(t, err, "append to try 2")
-	n, err := f.st.TaskLogPrune(f.ctx, f.at(time.Minute))
+	res, err := f.st.TaskLogPrune(f.ctx, &store.TaskLogPruneParams{Before: f.at(time.Minute), Limit: 10})
 	must(t, err, "prune")
-	if n != 3 {
-		t.Errorf("pruned %d chunks, want try 1's 3", n)
+	if res.Chunks != 3 || res.Next != "" {
+		t.Errorf("pruned %d chunks, walk at %q; want try 1's 3, and the end reached", res.Chunks, res.Next)
 	}
 	_, _, err = f.st.TaskLogRead(f.ctx, key, 0, 100)
 	wantErr(t, err, core.ErrNotFound, "read a pruned log")
 	if data, _, err := f.st.TaskLogRead(f.ctx, other, 0, 100); err != nil || string(data) != "try 2\n" {
 		t.Errorf("try 2's log after pruning = %q, %v", data, err)
+	}
+}
+
+// testTaskLogPruneWalk: the prune walks the logs in key order a batch at
+// a time: each batch looks at Limit logs after the last key and says where
+// it stopped ("" at the end); it deletes, whole, exactly the logs last
+// written before the cut-off, a log with an old and a new chunk among the
+// kept.
+func testTaskLogPruneWalk(t *testing.T, f *fixture) {
+	write := func(key string, at ...time.Duration) {
+		var offset int64
+		for _, a := range at {
+			n, err := f.st.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: key, Offset: offset, Data: []byte("line\n"), Now: f.at(a)})
+			must(t, err, "append to "+key)
+			offset = n
+		}
+	}
+	write("a-old", 0, time.Second)
+	write("b-new", time.Hour)
+	write("c-old", 0)
+	write("d-mixed", 0, time.Hour)
+	write("e-old", time.Second, 2*time.Second, 3*time.Second)
+	var (
+		chunks int64
+		walked []string
+		after  string
+	)
+	for range 10 {
+		res, err := f.st.TaskLogPrune(f.ctx, &store.TaskLogPruneParams{Before: f.at(time.Minute), After: after, Limit: 2})
+		must(t, err, "prune a batch")
+		chunks += res.Chunks
+		walked = append(walked, res.Next)
+		if after = res.Next; after == "" {
+			break
+		}
+	}
+	if want := []string{"b-new", "d-mixed", ""}; !slices.Equal(walked, want) {
+		t.Errorf("the walk stopped at %q, want %q", walked, want)
+	}
+	if chunks != 6 {
+		t.Errorf("pruned %d chunks, want the old logs' 6", chunks)
+	}
+	for key, kept := range map[string]bool{"a-old": false, "b-new": true, "c-old": false, "d-mixed": true, "e-old": false} {
+		data, _, err := f.st.TaskLogRead(f.ctx, key, 0, 100)
+		switch {
+		case kept && (err != nil || len(data) == 0):
+			t.Errorf("%s: read %q, %v; want it kept", key, data, err)
+		case !kept && !errors.Is(err, core.ErrNotFound):
+			t.Errorf("%s: read %q, %v; want it pruned", key, data, err)
+		}
+	}
+	if size, err := f.st.TaskLogSize(f.ctx, "d-mixed"); err != nil || size != 10 {
+		t.Errorf("the mixed log's size = %d, %v; want both its chunks (10 bytes)", size, err)
 	}
 }
