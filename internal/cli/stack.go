@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -147,9 +148,14 @@ func logRetention(cfg *config.Config) time.Duration {
 // prune looks at (job.Walk runs up to job.WalkBatches of them a minute).
 const logPruneBatch = 500
 
-// logChunkWalk prunes the database-kept logs a batch at a time.
+// logChunkWalk prunes the database-kept logs a batch at a time. Its walk
+// starts at a random DAG id's first character (every key begins
+// "dag_id="), not at the first key, so that schedulers restarted more often
+// than one walk takes still reach every log over their lives.
 func logChunkWalk(st store.Store) *job.Walk {
-	return &job.Walk{Batch: func(ctx context.Context, before time.Time, after string) (int64, string, error) {
+	const idChars = "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+	start := "dag_id=" + string(idChars[rand.IntN(len(idChars))]) //nolint:gosec // a starting point, not a secret
+	return &job.Walk{After: start, Batch: func(ctx context.Context, before time.Time, after string) (int64, string, error) {
 		res, err := st.TaskLogPrune(ctx, &store.TaskLogPruneParams{Before: before, After: after, Limit: logPruneBatch})
 		return res.Chunks, res.Next, err
 	}}

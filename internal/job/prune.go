@@ -26,7 +26,7 @@ type Pruner struct {
 	// What names what is pruned in the logs: "job rows", "task logs".
 	What string
 	// Prune deletes what was last written before before and counts it
-	// (store.JobPrune, store.TaskLogPrune).
+	// (store.JobPrune; store.TaskLogPrune through a Walk).
 	Prune     func(ctx context.Context, before time.Time) (int64, error)
 	Retention time.Duration // 0 = never prune
 	Clock     core.Clock
@@ -85,18 +85,21 @@ type Walk struct {
 	// written before before, and returns what it deleted and the key it
 	// stopped at ("" = it reached the end).
 	Batch func(ctx context.Context, before time.Time, after string) (deleted int64, next string, err error)
-	after string
+	// After is the key the walk goes on from ("" = the first): set it to
+	// start a new walk elsewhere; each batch moves it on. A batch that
+	// fails leaves it.
+	After string
 }
 
 // Prune is Pruner.Prune.
 func (w *Walk) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var total int64
 	for range WalkBatches {
-		n, next, err := w.Batch(ctx, before, w.after)
+		n, next, err := w.Batch(ctx, before, w.After)
 		if err != nil {
 			return total, err
 		}
-		total, w.after = total+n, next
+		total, w.After = total+n, next
 		if next == "" {
 			break
 		}

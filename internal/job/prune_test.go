@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -40,5 +41,29 @@ func TestWalkGoesOnWhereItStopped(t *testing.T) {
 	if afters[0] != "" || afters[job.WalkBatches] == "" || afters[keys+1] != "" {
 		t.Errorf("the walk began at %q, the second call at %q, after the end at %q; want \"\", where the first stopped, \"\"",
 			afters[0], afters[job.WalkBatches], afters[keys+1])
+	}
+}
+
+// A batch that fails leaves the walk where it was: the next call looks at
+// the same keys again.
+func TestWalkKeepsItsPlaceAfterAFailure(t *testing.T) {
+	t.Parallel()
+	fail := errors.New("database gone")
+	var afters []string
+	w := &job.Walk{After: "k", Batch: func(_ context.Context, _ time.Time, after string) (int64, string, error) {
+		afters = append(afters, after)
+		if len(afters) == 2 {
+			return 0, "", fail
+		}
+		return 1, after + "+", nil
+	}}
+	if _, err := w.Prune(context.Background(), time.Time{}); !errors.Is(err, fail) {
+		t.Fatalf("prune = %v, want the batch's error", err)
+	}
+	if _, err := w.Prune(context.Background(), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if afters[0] != "k" || afters[1] != "k+" || afters[2] != "k+" {
+		t.Errorf("batches began at %q, want k, k+, then k+ again after the failure", afters[:3])
 	}
 }

@@ -24,7 +24,13 @@ func bashCommand(ctx context.Context, command string) *exec.Cmd {
 	found.mu.Lock()
 	bash := found.bash
 	if found.path != path || !executable(bash) {
-		bash, _ = exec.LookPath("bash") // "": exec.Command reports the lookup's error
+		// On an error (none found, or only in a folder relative to the
+		// current one: exec.ErrDot) bash stays "", and exec.Command
+		// reports it.
+		bash = ""
+		if b, err := exec.LookPath("bash"); err == nil {
+			bash = b
+		}
 		found.path, found.bash = path, bash
 	}
 	found.mu.Unlock()
@@ -36,7 +42,9 @@ func bashCommand(ctx context.Context, command string) *exec.Cmd {
 	return cmd
 }
 
-// executable reports whether path names an executable file.
+// executable reports whether path names an executable file (by its mode
+// bits; exec.LookPath asks the kernel, which a bash made unexecutable for
+// this user alone would fail, at the try's start).
 func executable(path string) bool {
 	if path == "" {
 		return false

@@ -3,7 +3,9 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -43,5 +45,30 @@ func TestBashIsFoundOnTheWorkersPath(t *testing.T) {
 	}
 	if got := run(); got != "bash" {
 		t.Errorf("the bash found first removed, $0 = %q, want bash found again further on PATH", got)
+	}
+}
+
+// A bash found only in a folder relative to the current one (a relative
+// PATH entry) is refused, as exec.Command refuses it (exec.ErrDot): the
+// try fails and the planted script never runs.
+func TestBashFromARelativePathFolderIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("bin", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(dir, "ran")
+	script := "#!/bin/sh\ntouch " + planted + "\n"
+	if err := os.WriteFile(filepath.Join("bin", "bash"), []byte(script), 0o700); err != nil { //nolint:gosec // a test script
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "bin"+string(os.PathListSeparator)+"/nonexistent")
+	req, _ := bashReq("true", map[string]any{"cwd": dir})
+	_, err := (&Runner{}).Run(context.Background(), req)
+	if err == nil || !errors.Is(err, exec.ErrDot) {
+		t.Errorf("run with bash only in a relative PATH folder: err = %v, want exec.ErrDot", err)
+	}
+	if _, statErr := os.Stat(planted); statErr == nil {
+		t.Error("the bash of the relative PATH folder ran")
 	}
 }

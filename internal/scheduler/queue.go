@@ -20,28 +20,39 @@ func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time, full bool
 		return err
 	}
 	s.pools = res.Pools
-	s.busy = backlogBusy(s.backlog, res.Found, res.Left)
+	if s.claimed == nil { // the wake-up's first queueing: what workers claimed since the last wake-up
+		s.claimed = claimedFrom(s.backlog, res.Found)
+	}
+	s.busy = backlogBusy(s.claimed, res.Left)
 	s.backlog = res.Left
 	s.tally.queued += res.Queued
 	return nil
 }
 
-// backlogBusy reports whether the workers have a backlog that a light pass
-// can wait behind (ADR 0034): some queue's backlog shrank since the pass
-// before (left then, found now: its workers claim from it), and every queue
-// that shrank still holds busyBacklog once this pass is done. A queue whose
-// backlog did not shrink (no worker serves it, or its workers are all busy)
-// neither counts nor prevents it.
-func backlogBusy(before, found, left map[string]int) bool {
-	claimed := false
+// claimedFrom returns the queues whose backlog shrank between before (what
+// a queueing left) and found (what the next one found): those whose workers
+// claim from it. Instances cancelled or failed out of the queue count too
+// (a rare, one-pass error).
+func claimedFrom(before, found map[string]int) []string {
+	claimed := []string{}
 	for q, n := range before {
-		if found[q] >= n {
-			continue
+		if found[q] < n {
+			claimed = append(claimed, q)
 		}
-		claimed = true
+	}
+	return claimed
+}
+
+// backlogBusy reports whether the workers have a backlog that a light pass
+// can wait behind (ADR 0034): they claim from some queue, and every queue
+// they claim from still holds busyBacklog (left). A queue whose backlog did
+// not shrink (no worker serves it, or its workers are all busy) neither
+// counts nor prevents it.
+func backlogBusy(claimed []string, left map[string]int) bool {
+	for _, q := range claimed {
 		if left[q] < busyBacklog {
 			return false
 		}
 	}
-	return claimed
+	return len(claimed) > 0
 }

@@ -99,6 +99,7 @@ type Scheduler struct {
 	// The workers' backlog as the last queueing left it (guarded by passMu):
 	lastPass time.Time      // when the last wake-up's passes ended
 	backlog  map[string]int // per queue, the queued instances no worker had claimed
+	claimed  []string       // the queues workers claimed from since the wake-up before (nil until its first queueing)
 	busy     bool           // backlogBusy: a light pass may wait behind it
 	// Kept by the last whole pass for the light passes (guarded by passMu):
 	running   []core.DagRun // the running runs; nil = the next pass is whole
@@ -214,6 +215,7 @@ func (s *Scheduler) wake(ctx context.Context, full bool) (time.Time, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
 	defer func() { s.lastPass = time.Now() }()
+	s.claimed = nil // the wake-up's first queueing compares with the last wake-up's
 	for range maxPassesPerWake {
 		full = full || s.running == nil
 		s.tally = passTally{}

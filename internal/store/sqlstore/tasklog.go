@@ -153,9 +153,18 @@ func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (
 	if len(old) == 1 {
 		return out, nil
 	}
-	marks := make([]string, len(old)-1)
+	// The list is padded with "" (no log's key) to a power of two, so
+	// that a few statement texts serve every batch (each text is compiled
+	// and kept once).
+	marks := make([]string, 8)
+	for len(marks) < len(old)-1 {
+		marks = append(marks, marks...)
+	}
 	for i := range marks {
 		marks[i] = fmt.Sprintf("$%d", i+2)
+		if i+1 >= len(old) {
+			old = append(old, "")
+		}
 	}
 	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTaskLogPrune, strings.Join(marks, ", ")), old...)
 	if err == nil {
