@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -144,7 +145,7 @@ func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (
 			old = append(old, out.Next)
 		}
 	}
-	if err := rows.Close(); err != nil {
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return out, s.wrap(err, "read task logs to prune")
 	}
 	if n < p.Limit {
