@@ -526,7 +526,7 @@ type TaskInstanceFinishParams struct {
 type TaskLogPruneParams struct {
 	Before time.Time // the logs last written before this go
 	After  string    // the key the last batch ended at; "" = from the first log
-	Limit  int       // how many logs the batch looks at
+	Limit  int       // how many logs the batch looks at (1 or more)
 }
 
 // TaskLogPruned is what one batch of TaskLogPrune did.

@@ -126,12 +126,16 @@ func (s *Store) TaskLogRead(ctx context.Context, key string, offset int64, limit
 // whole.
 func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (store.TaskLogPruned, error) {
 	var out store.TaskLogPruned
+	if p.Limit <= 0 {
+		return out, fmt.Errorf("prune task logs: a batch looks at 1 log or more, not %d: %w", p.Limit, core.ErrInvalid)
+	}
 	rows, err := s.reader().QueryContext(ctx, qTaskLogPruneScan, p.After, p.Limit)
 	if err != nil {
 		return out, s.wrap(err, "read task logs to prune")
 	}
+	cut := micros(p.Before)
 	var (
-		old = []any{micros(p.Before)}
+		old []any
 		n   int
 	)
 	for rows.Next() {
@@ -141,7 +145,7 @@ func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (
 			return out, s.wrap(err, "read task logs to prune")
 		}
 		n++
-		if last < micros(p.Before) {
+		if last < cut {
 			old = append(old, out.Next)
 		}
 	}
@@ -151,23 +155,27 @@ func (s *Store) TaskLogPrune(ctx context.Context, p *store.TaskLogPruneParams) (
 	if n < p.Limit {
 		out.Next = "" // the walk reached the end
 	}
-	if len(old) == 1 {
+	if len(old) == 0 {
 		return out, nil
 	}
-	// The list is padded with "" (no log's key) to a power of two, so
-	// that a few statement texts serve every batch (each text is compiled
-	// and kept once).
-	marks := make([]string, 8)
-	for len(marks) < len(old)-1 {
-		marks = append(marks, marks...)
+	// The keys are padded with "" (no log's key) to a power of two of at
+	// least 8, so that a few statement texts serve every batch (each is
+	// compiled and kept once).
+	size := 8
+	for size < len(old) {
+		size *= 2
 	}
+	args := append(make([]any, 0, size+1), cut)
+	marks := make([]string, size)
 	for i := range marks {
 		marks[i] = fmt.Sprintf("$%d", i+2)
-		if i+1 >= len(old) {
-			old = append(old, "")
+		var key any = ""
+		if i < len(old) {
+			key = old[i]
 		}
+		args = append(args, key)
 	}
-	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTaskLogPrune, strings.Join(marks, ", ")), old...)
+	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qTaskLogPrune, strings.Join(marks, ", ")), args...)
 	if err == nil {
 		out.Chunks, err = res.RowsAffected()
 	}

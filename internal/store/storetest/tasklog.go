@@ -131,4 +131,9 @@ func testTaskLogPruneWalk(t *testing.T, f *fixture) {
 	if size, err := f.st.TaskLogSize(f.ctx, "d-mixed"); err != nil || size != 10 {
 		t.Errorf("the mixed log's size = %d, %v; want both its chunks (10 bytes)", size, err)
 	}
+	_, err := f.st.TaskLogPrune(f.ctx, &store.TaskLogPruneParams{Before: f.at(2 * time.Hour), Limit: 0})
+	wantErr(t, err, core.ErrInvalid, "a batch of no logs")
+	if size, err := f.st.TaskLogSize(f.ctx, "b-new"); err != nil || size == 0 {
+		t.Errorf("after a refused batch, b-new's size = %d, %v; want it kept", size, err)
+	}
 }
