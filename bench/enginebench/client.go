@@ -87,8 +87,13 @@ func poll(ctx context.Context, interval time.Duration, f func() (bool, error)) e
 	}
 }
 
-func (c *client) waitHealthy(ctx context.Context) error {
+// waitHealthy waits until the server answers, or died (the server's
+// process exited) returns an error.
+func (c *client) waitHealthy(ctx context.Context, died func() error) error {
 	return poll(ctx, 50*time.Millisecond, func() (bool, error) {
+		if err := died(); err != nil {
+			return false, err
+		}
 		_, err := c.do(ctx, http.MethodGet, "/health", nil, nil)
 		return err == nil, nil
 	})

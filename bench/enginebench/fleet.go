@@ -101,7 +101,7 @@ func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extra
 		}
 	}
 	s.c = &client{base: base + "/api/v2"}
-	if err := s.c.waitHealthy(ctx); err != nil {
+	if err := s.c.waitHealthy(ctx, func() error { return nil }); err != nil { // fleetProcs waits for its processes
 		return fmt.Errorf("api-server did not become healthy (log: %s): %w", s.log, err)
 	}
 	if err := s.c.login(ctx, "admin", password); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,10 @@ type standalone struct {
 	cmd    *exec.Cmd
 	exited bool
 	drops  []func()
+	// done closes when the child started by startStandalone exits, with
+	// waitErr (nil for a -workers api-server, which fleetProcs waits for).
+	done    chan struct{}
+	waitErr error
 }
 
 // startStandalone creates a home (and, on PostgreSQL, a fresh database),
@@ -83,8 +88,10 @@ func startStandalone(ctx context.Context, o *options, rep int, extraEnv ...strin
 	if err := s.cmd.Start(); err != nil {
 		return s, err
 	}
+	s.done = make(chan struct{})
+	go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
 	s.c = &client{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2", port)}
-	if err := s.c.waitHealthy(ctx); err != nil {
+	if err := s.c.waitHealthy(ctx, s.died); err != nil {
 		return s, fmt.Errorf("standalone did not become healthy (log: %s): %w", s.log, err)
 	}
 	pw, err := os.ReadFile(filepath.Join(s.home, "secrets", "admin_password"))
@@ -143,11 +150,47 @@ func (s *standalone) rss() (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
 }
 
+// died returns why the child has exited, or nil while it runs: a child
+// that dies at start (a bad setting in -env) fails the run instead of
+// leaving it waiting.
+func (s *standalone) died() error {
+	select {
+	case <-s.done:
+		why := s.waitErr
+		if why == nil {
+			why = errors.New("exit status 0")
+		}
+		return fmt.Errorf("it exited (%w), saying: %s", why, lastLine(s.log))
+	default:
+		return nil
+	}
+}
+
+// lastLine returns the last line of the file at path (what a process that
+// stopped at start said last), or why it cannot.
+func lastLine(path string) string {
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the child's log, in the bench's own home
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// wait waits for the child to exit.
+func (s *standalone) wait() error {
+	if s.done == nil {
+		return s.cmd.Wait()
+	}
+	<-s.done
+	return s.waitErr
+}
+
 // stop ends the child with SIGTERM (a graceful shutdown) and returns its
 // peak RSS in KiB from getrusage.
 func (s *standalone) stop() (peakRSSKB int64, err error) {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	werr := s.cmd.Wait()
+	werr := s.wait()
 	s.exited = true
 	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		peakRSSKB = ru.Maxrss // kilobytes on Linux
@@ -164,7 +207,7 @@ func (s *standalone) close() {
 	if s.cmd != nil && s.cmd.Process != nil && !s.exited {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		t := time.AfterFunc(10*time.Second, func() { _ = s.cmd.Process.Kill() })
-		_ = s.cmd.Wait()
+		_ = s.wait()
 		t.Stop()
 		s.exited = true
 	}
