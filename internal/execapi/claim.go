@@ -95,8 +95,9 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 				return err
 			}
 			if req.Start != nil {
+				slim := speaks(r, execclient.SlimRunVersion)
 				for i := range wls {
-					s.startedRun(ctx, &wls[i])
+					s.startedRun(ctx, &wls[i], slim)
 				}
 			}
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
@@ -120,14 +121,19 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 // startedRun gives the workload of a try the claim started (or a reclaim
 // returned running: this process started it and lost the answer) its run
 // context. A workload left without one (the database failed) makes the
-// worker call run, which answers with the try it started.
-func (s *server) startedRun(ctx context.Context, wl *execclient.Workload) {
+// worker call run, which answers with the try it started. For a client
+// that speaks execclient.SlimRunVersion (slim) the context leaves out the
+// try and the run, which the workload carries already.
+func (s *server) startedRun(ctx context.Context, wl *execclient.Workload, slim bool) {
 	if wl.TI.State != core.TIRunning {
 		return
 	}
 	rc, err := s.runContext(ctx, &wl.TI, &wl.DagRun)
 	if err != nil {
 		return
+	}
+	if slim {
+		rc.TI, rc.DagRun = core.TaskInstance{}, core.DagRun{}
 	}
 	wl.Run = rc
 }

@@ -1,7 +1,12 @@
 package execapi_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
@@ -79,4 +84,75 @@ func TestStateReportClaimsTheNextTry(t *testing.T) {
 	if ti := env.TI(t, b.TI.ID); ti.State != core.TISuccess {
 		t.Fatalf("%s is %s, want success", other, ti.State)
 	}
+}
+
+// A started workload's run context leaves out the try and the run the
+// workload carries, for a client that speaks execclient.SlimRunVersion:
+// a claim's and a final state report's answers hold each once, where a
+// client of the version before gets them twice, as it expects. The client
+// restores them, so both see the same run context.
+func TestStartedWorkloadsCarryTheirTryOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	by := execclient.RunRequest{Hostname: "h1", PID: 42}
+	for _, version := range []string{"2026-12-04", execclient.SlimRunVersion} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			env := execapitest.New(t, execapi.Config{})
+			env.SeedRun(t, manyTasks("d", 2), "r1", "")
+			var answers []string
+			tok, err := env.Tokens.IssueWorker("w1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worker := execclient.NewClient(env.URL, tok, execclient.ClientOptions{Retries: -1,
+				HTTPClient: &http.Client{Transport: versionAs{version, &answers}}})
+			wls, err := worker.Claim(ctx, execclient.ClaimRequest{Limit: 1, Start: &by})
+			if err != nil || len(wls) != 1 {
+				t.Fatalf("claim = %+v, %v", wls, err)
+			}
+			a := wls[0]
+			id := execclient.TaskIdentity{TIID: a.TI.ID, DagID: "d", RunID: "r1", TaskID: a.TI.TaskID, MapIndex: core.NoMapIndex}
+			sr, err := worker.WithToken(a.Token, id).Finish(ctx, a.TI.ID,
+				execclient.StateRequest{State: core.TISuccess, Next: &execclient.NextClaim{Start: by}})
+			if err != nil || sr.Next == nil {
+				t.Fatalf("report with next = %+v, %v", sr, err)
+			}
+			twice := version < execclient.SlimRunVersion
+			for i, wl := range []execclient.Workload{a, *sr.Next} {
+				if wl.Run == nil || !reflect.DeepEqual(wl.Run.TI, wl.TI) || wl.Run.DagRun.ID != wl.DagRun.ID || wl.Run.DagRun.RunID != "r1" ||
+					wl.Run.TI.State != core.TIRunning {
+					t.Errorf("workload %d: run context %+v; want the workload's own running try %s and run r1", i, wl.Run, wl.TI.ID)
+				}
+				// The answer names the try's id once per copy of it.
+				if n := strings.Count(answers[i], `"id":"`+wl.TI.ID+`"`); n != map[bool]int{true: 2, false: 1}[twice] {
+					t.Errorf("answer %d names the try %d times, want %d (twice: %v): %s", i, n, map[bool]int{true: 2, false: 1}[twice], twice, answers[i])
+				}
+			}
+		})
+	}
+}
+
+// versionAs sends every request as a client of version and keeps each
+// answer's body.
+type versionAs struct {
+	version string
+	answers *[]string
+}
+
+func (v versionAs) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(execclient.APIVersionHeader, v.version)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	*v.answers = append(*v.answers, string(b))
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, nil
 }

@@ -183,7 +183,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		if err != nil {
 			return err
 		}
-		s.startedRun(r.Context(), &wls[0])
+		s.startedRun(r.Context(), &wls[0], speaks(r, execclient.SlimRunVersion))
 		out.Next = &wls[0]
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -46,3 +46,10 @@ func checkVersion(v string) error {
 	}
 	return nil
 }
+
+// speaks reports whether the request's client speaks version v or a later
+// one (a request without the header speaks the server's own).
+func speaks(r *http.Request, v string) bool {
+	c := r.Header.Get(execclient.APIVersionHeader)
+	return c == "" || c >= v // ISO dates compare as strings
+}

@@ -388,7 +388,11 @@ func (c *Client) ClaimAll(ctx context.Context, req ClaimRequest) (*ClaimResponse
 	if err := c.do(ctx, k); err != nil {
 		return nil, err
 	}
-	return k.out.(*ClaimResponse), nil
+	res := k.out.(*ClaimResponse)
+	for i := range res.Workloads {
+		res.Workloads[i].RestoreRun()
+	}
+	return res, nil
 }
 
 func tiPath(id, what string) string { return "/task-instances/" + url.PathEscape(id) + "/" + what }
@@ -432,6 +436,9 @@ func (c *Client) Finish(ctx context.Context, tiID string, req StateRequest) (*St
 	}
 	if err := c.do(ctx, k); err != nil {
 		return nil, err
+	}
+	if sr.Next != nil {
+		sr.Next.RestoreRun()
 	}
 	return &sr, nil
 }

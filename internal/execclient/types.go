@@ -92,6 +92,21 @@ type Workload struct {
 	Run *RunContext `json:"run,omitempty"`
 }
 
+// RestoreRun gives a started workload's run context the try and the run
+// that servers since SlimRunVersion leave out of it (the workload's own);
+// an older server's answer carries them and is left as it is.
+func (w *Workload) RestoreRun() {
+	if w.Run == nil {
+		return
+	}
+	if w.Run.TI.ID == "" {
+		w.Run.TI = w.TI
+	}
+	if w.Run.DagRun.ID == 0 {
+		w.Run.DagRun = w.DagRun
+	}
+}
+
 // DagInfo is the part of a DAG's definition a worker needs.
 type DagInfo struct {
 	DagID   string         `json:"dag_id"`
@@ -107,10 +122,12 @@ type RunRequest struct {
 	PID      int    `json:"pid"`
 }
 
-// RunContext is what PATCH .../run returns.
+// RunContext is what PATCH .../run returns, and a started workload's run
+// context (Workload.Run), where DagRun and TI are left out since
+// SlimRunVersion: they are the workload's own.
 type RunContext struct {
-	DagRun   core.DagRun       `json:"dag_run"`
-	TI       core.TaskInstance `json:"ti"`
+	DagRun   core.DagRun       `json:"dag_run,omitzero"`
+	TI       core.TaskInstance `json:"ti,omitzero"`
 	MaxTries int               `json:"max_tries"`
 	// Params are the DAG's params overridden by the run's conf.
 	Params map[string]any `json:"params"`

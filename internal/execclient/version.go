@@ -15,9 +15,15 @@ import (
 // answering an older client correctly (docs/architecture.md#versions).
 const (
 	APIVersionHeader = "Weir-API-Version"
-	APIVersion       = "2026-12-04" // a final state report claims the worker's next try (StateRequest.Next)
+	APIVersion       = SlimRunVersion // the newest change is its own; the others: docs/architecture.md#versions
 	OldestAPIVersion = "2026-12-01"
 )
+
+// SlimRunVersion is the first version whose started workloads leave out of
+// their run context (Workload.Run) the try and the run the workload carries
+// itself (the client restores them: RestoreRun); servers answer older
+// clients with both.
+const SlimRunVersion = "2026-12-05"
 
 // ReasonUnsupportedVersion is the reason of a request whose client version
 // the server does not support.
