@@ -64,7 +64,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := sql.OpenDB(lazyBeginConnector{base: stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(opts.MaxConns)
 	db.SetMaxIdleConns(opts.MaxConns)
 	if err := db.PingContext(ctx); err != nil {
