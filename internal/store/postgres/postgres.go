@@ -64,7 +64,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db := sql.OpenDB(lazyBeginConnector{base: stdlib.GetConnector(*cfg)})
+	db := sql.OpenDB(pipelineConnector{base: stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(opts.MaxConns)
 	db.SetMaxIdleConns(opts.MaxConns)
 	if err := db.PingContext(ctx); err != nil {

@@ -256,9 +256,28 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	return nil
 }
 
+// deferredKey marks the context of a statement that may wait (Deferred).
+type deferredKey struct{}
+
+// Deferred marks a write run with the returned context as one whose result
+// nobody reads but its error: in a transaction a driver may send it with
+// the transaction's next statement or its commit (PostgreSQL: one round
+// trip for both), which then fails with it; a rollback drops it unsent.
+// Outside a transaction, and on SQLite, it runs at once.
+func Deferred(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferredKey{}, true)
+}
+
+// IsDeferred reports whether ctx marks its statement Deferred.
+func IsDeferred(ctx context.Context) bool {
+	d, _ := ctx.Value(deferredKey{}).(bool)
+	return d
+}
+
 // inTxIf is inTx when fn runs several statements (many), and fn on s
 // otherwise: one statement is atomic by itself, and a transaction would cost
-// two more round trips (BEGIN, COMMIT) on PostgreSQL.
+// a round trip more (COMMIT; BEGIN goes with the first statement) on
+// PostgreSQL.
 func (s *Store) inTxIf(ctx context.Context, many bool, fn func(tx *Store) error) error {
 	if !many {
 		return fn(s)

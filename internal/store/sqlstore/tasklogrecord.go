@@ -39,9 +39,11 @@ const (
 	qTaskLogPruned = `UPDATE task_log SET pruned_at = $2 WHERE log_key = $1`
 )
 
-// TaskLogRecord implements store.Store.
+// TaskLogRecord implements store.Store. In a transaction (a try's end
+// storing its log's tail) the record waits for the next statement
+// (Deferred).
 func (s *Store) TaskLogRecord(ctx context.Context, p *store.TaskLog) error {
-	_, err := s.writer().ExecContext(ctx, qTaskLogRecord, p.Key, p.DagID, p.RunID, p.TaskID, p.MapIndex, p.TryNumber,
+	_, err := s.writer().ExecContext(Deferred(ctx), qTaskLogRecord, p.Key, p.DagID, p.RunID, p.TaskID, p.MapIndex, p.TryNumber,
 		p.Kind, p.Location, micros(p.CreatedAt))
 	return s.wrap(err, "record task log %s", p.Key)
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 )
 
@@ -49,21 +51,25 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-func lazy(cfg pgx.ConnConfig) driver.Connector {
-	return lazyBeginConnector{base: stdlib.GetConnector(cfg)}
+func pipelined(cfg pgx.ConnConfig) driver.Connector {
+	return pipelineConnector{base: stdlib.GetConnector(cfg)}
 }
 
 // insertTwice runs a transaction of two inserts and returns the round
-// trips it took.
-func insertTwice(t *testing.T, db *sql.DB, writes *atomic.Int64, k int) int64 {
+// trips it took; with deferFirst the first is sqlstore.Deferred.
+func insertTwice(t *testing.T, db *sql.DB, writes *atomic.Int64, k int, deferFirst ...bool) int64 {
 	t.Helper()
 	before := writes.Load()
 	tx, err := db.BeginTx(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []int{k, k + 1} {
-		if _, err := tx.ExecContext(t.Context(), `INSERT INTO t (k) VALUES ($1)`, v); err != nil {
+	for i, v := range []int{k, k + 1} {
+		ctx := t.Context()
+		if i == 0 && len(deferFirst) > 0 && deferFirst[0] {
+			ctx = sqlstore.Deferred(ctx)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t (k) VALUES ($1)`, v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,7 +85,7 @@ func insertTwice(t *testing.T, db *sql.DB, writes *atomic.Int64, k int) int64 {
 func TestBeginGoesWithTheFirstStatement(t *testing.T) {
 	t.Parallel()
 	plain, plainWrites := countedDB(t, func(cfg pgx.ConnConfig) driver.Connector { return stdlib.GetConnector(cfg) })
-	db, writes := countedDB(t, lazy)
+	db, writes := countedDB(t, pipelined)
 	insertTwice(t, plain, plainWrites, 1) // the statements are prepared once per connection
 	insertTwice(t, db, writes, 1)
 	if got, was := insertTwice(t, db, writes, 10), insertTwice(t, plain, plainWrites, 10); got != 3 || was != 4 {
@@ -104,9 +110,9 @@ func TestBeginGoesWithTheFirstStatement(t *testing.T) {
 // hold from the first statement on, a rollback undoes it, a failed first
 // statement leaves the transaction to roll back and the connection usable,
 // and a commit after a failure rolls back and says so.
-func TestALazyBeginKeepsTheTransaction(t *testing.T) {
+func TestAWaitingBeginKeepsTheTransaction(t *testing.T) {
 	t.Parallel()
-	db, writes := countedDB(t, lazy)
+	db, writes := countedDB(t, pipelined)
 	ctx := t.Context()
 	count := func() int {
 		var n int
@@ -187,4 +193,91 @@ func TestALazyBeginKeepsTheTransaction(t *testing.T) {
 	if n := count(); n != 3 {
 		t.Errorf("the connection after a failed transaction: %d rows, want 3", n)
 	}
+}
+
+// A deferred statement of a transaction goes with the next one, or with the
+// COMMIT: two inserts, the first deferred, then COMMIT take two round trips;
+// a ROLLBACK drops it unsent. Its failure is the next statement's error,
+// named as an earlier statement's and not mistaken for that statement's own
+// (no PostgreSQL error type), and the transaction then rolls back. Outside a
+// transaction a deferred statement runs at once.
+func TestDeferredStatementsWaitForTheNext(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	count := func(q querier) int {
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insertTwice(t, db, writes, 1, true) // prepares the statements
+	if n := insertTwice(t, db, writes, 10, true); n != 2 {
+		t.Errorf("BEGIN, a deferred insert, an insert, COMMIT took %d round trips, want 2", n)
+	}
+	if n := count(db); n != 4 {
+		t.Fatalf("%d rows, want 4", n)
+	}
+
+	before := writes.Load()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (20)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil || writes.Load() != before || count(db) != 4 {
+		t.Errorf("a rolled-back deferred insert: %v, %d round trips, %d rows; want none sent and 4 rows", err, writes.Load()-before, count(db))
+	}
+
+	// A deferred insert is seen by the transaction's next query.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (30)`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(tx); n != 5 {
+		t.Errorf("the transaction's query after a deferred insert counts %d rows, want 5", n)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A deferred duplicate fails the next statement, then the commit.
+	for _, next := range []string{"insert", "commit"} {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (1)`); err != nil {
+			t.Fatal(err)
+		}
+		if next == "insert" {
+			_, err = tx.ExecContext(ctx, `INSERT INTO t (k) VALUES (40)`)
+			_ = tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		var pe *pgconn.PgError
+		if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "an earlier statement of the transaction (INSERT INTO t (k) VALUES (1)) failed") ||
+			!strings.Contains(err.Error(), "23505") {
+			t.Errorf("%s after a deferred duplicate: %v; want the duplicate named as an earlier statement's, without its type", next, err)
+		}
+		if n := count(db); n != 5 {
+			t.Errorf("%d rows after the failed transaction (%s), want 5", n, next)
+		}
+	}
+
+	if _, err := db.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (50)`); err != nil || count(db) != 6 {
+		t.Errorf("a deferred insert outside a transaction: %v, %d rows; want it run at once (6 rows)", err, count(db))
+	}
+}
+
+// querier is what *sql.DB and *sql.Tx share for a count.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }

@@ -1,0 +1,314 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/weirflow/weir/internal/store/sqlstore"
+)
+
+// pipelineConnector opens pgx connections whose transactions send what
+// need not wait with the next statement that must: pgx's database/sql
+// driver sends every statement on its own and waits for its answer, a
+// round trip of ~170 µs on loopback (docs/benchmarks.md, issue 14's ninth
+// round). Two things wait:
+//
+//   - a transaction's BEGIN, for its first statement: a transaction that
+//     ends before any statement sends nothing at all;
+//   - in a transaction, a statement the store marks sqlstore.Deferred (its
+//     result is not read), for the transaction's next statement or its
+//     COMMIT; a ROLLBACK drops it unsent.
+//
+// What waits goes with the next Exec or COMMIT as one pipelined batch, one
+// round trip; a query (whose rows are read through pgx's own database/sql
+// rows) sends it first as a batch of its own. The first failure of a batch
+// is its error: PostgreSQL skips the rest of it, and the transaction is then
+// to be rolled back.
+type pipelineConnector struct{ base driver.Connector }
+
+func (c pipelineConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := conn.(*stdlib.Conn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("postgres: the pgx driver opened a %T, not a *stdlib.Conn", conn)
+	}
+	return &pipelineConn{Conn: sc}, nil
+}
+
+func (c pipelineConnector) Driver() driver.Driver { return c.base.Driver() }
+
+// pipelineConn is a pgx connection and what waits to be sent with its next
+// statement. database/sql uses a connection from one goroutine at a time,
+// and cancels a transaction through Rollback on the same connection, so it
+// needs no lock.
+type pipelineConn struct {
+	*stdlib.Conn
+	tx      *pipelineTx // the open transaction, nil outside one
+	begin   string      // its BEGIN, until sent
+	waiting []waitingExec
+}
+
+// waitingExec is a deferred statement not sent yet.
+type waitingExec struct {
+	query string
+	args  []any
+}
+
+// BeginTx opens a transaction without a round trip.
+func (c *pipelineConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.Conn.Conn().IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	if c.tx != nil {
+		return nil, errors.New("postgres: a transaction is already open on this connection")
+	}
+	begin, err := beginSQL(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.tx, c.begin = &pipelineTx{c: c, ctx: ctx}, begin
+	return c.tx, nil
+}
+
+// Begin is BeginTx with the default options.
+func (c *pipelineConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// beginSQL is the BEGIN of a transaction of opts, as pgx's driver writes it.
+func beginSQL(opts driver.TxOptions) (string, error) {
+	var o pgx.TxOptions
+	switch sql.IsolationLevel(opts.Isolation) {
+	case sql.LevelDefault:
+	case sql.LevelReadUncommitted:
+		o.IsoLevel = pgx.ReadUncommitted
+	case sql.LevelReadCommitted:
+		o.IsoLevel = pgx.ReadCommitted
+	case sql.LevelRepeatableRead, sql.LevelSnapshot:
+		o.IsoLevel = pgx.RepeatableRead
+	case sql.LevelSerializable:
+		o.IsoLevel = pgx.Serializable
+	default:
+		return "", fmt.Errorf("postgres: unsupported isolation level %v", sql.IsolationLevel(opts.Isolation))
+	}
+	begin := "begin"
+	if o.IsoLevel != "" {
+		begin += " isolation level " + string(o.IsoLevel)
+	}
+	if opts.ReadOnly {
+		begin += " read only"
+	}
+	return begin, nil
+}
+
+// ExecContext runs query with what waits, in one round trip; a deferred
+// statement in a transaction waits itself.
+func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if c.tx != nil && sqlstore.IsDeferred(ctx) {
+		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args)})
+		return deferredResult{}, nil
+	}
+	if c.begin == "" && len(c.waiting) == 0 {
+		return c.Conn.ExecContext(ctx, query, args)
+	}
+	tag, err := c.send(ctx, &waitingExec{query: query, args: values(args)})
+	if err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
+}
+
+// QueryContext sends what waits, then runs query.
+func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if _, err := c.send(ctx, nil); err != nil {
+		return nil, err
+	}
+	return c.Conn.QueryContext(ctx, query, args)
+}
+
+// PrepareContext prepares query; its statement sends what waits first.
+func (c *pipelineConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	s, err := c.Conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &pipelineStmt{Stmt: s.(*stdlib.Stmt), c: c}, nil
+}
+
+// Prepare is PrepareContext without a context.
+func (c *pipelineConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+// send sends, in one batch, the transaction's BEGIN and deferred statements
+// that wait, then last (when not nil), and returns last's command tag.
+func (c *pipelineConn) send(ctx context.Context, last *waitingExec) (pgconn.CommandTag, error) {
+	if c.begin == "" && len(c.waiting) == 0 {
+		if last == nil {
+			return pgconn.CommandTag{}, nil
+		}
+		tag, err := c.Conn.Conn().Exec(ctx, last.query, last.args...)
+		return tag, badConn(err)
+	}
+	if c.Conn.Conn().IsClosed() {
+		return pgconn.CommandTag{}, driver.ErrBadConn
+	}
+	b := &pgx.Batch{}
+	if c.begin != "" {
+		b.Queue(c.begin)
+	}
+	deferred := c.waiting
+	for _, w := range deferred {
+		b.Queue(w.query, w.args...)
+	}
+	if last != nil {
+		b.Queue(last.query, last.args...)
+	}
+	began := c.begin != ""
+	c.begin, c.waiting = "", nil
+	br := c.Conn.Conn().SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var first error
+	for i := range b.Len() {
+		t, err := br.Exec()
+		switch {
+		case first != nil || err == nil:
+		case i == 0 && began:
+			first = err
+		case i-btoi(began) < len(deferred):
+			first = deferredFailure(deferred[i-btoi(began)].query, err)
+		default:
+			first = err
+		}
+		tag = t
+	}
+	if err := br.Close(); first == nil {
+		first = err
+	}
+	return tag, badConn(first)
+}
+
+// badConn is err, or driver.ErrBadConn when nothing was sent (database/sql
+// then tries another connection where it can).
+func badConn(err error) error {
+	if err != nil && pgconn.SafeToRetry(err) {
+		return driver.ErrBadConn
+	}
+	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// end closes the open transaction with command (commit or rollback). What
+// waits goes with a commit and is dropped by a rollback; nothing is sent
+// for a transaction of which nothing was.
+func (c *pipelineConn) end(ctx context.Context, command string) (pgconn.CommandTag, error) {
+	c.tx = nil
+	if command == "rollback" {
+		c.waiting = nil
+	}
+	if c.begin != "" && len(c.waiting) == 0 {
+		c.begin = ""
+		return pgconn.NewCommandTag(command), nil
+	}
+	tag, err := c.send(ctx, &waitingExec{query: command})
+	if err != nil && c.Conn.Conn().PgConn().TxStatus() != 'I' {
+		// Still in the transaction: a deferred statement failed, so
+		// PostgreSQL skipped the commit. Roll it back, or else the
+		// connection is in doubt and not to be used again.
+		if _, rerr := c.Conn.Conn().Exec(ctx, "rollback"); rerr != nil {
+			_ = c.Conn.Conn().Close(ctx)
+		}
+	}
+	return tag, err
+}
+
+// pipelineTx is a pipelineConn's open transaction.
+type pipelineTx struct {
+	c   *pipelineConn
+	ctx context.Context // BeginTx's, as pgx's driver keeps it for Commit and Rollback
+}
+
+// Commit commits; a transaction PostgreSQL had aborted is rolled back and
+// answered pgx.ErrTxCommitRollback, as pgx's driver answers it.
+func (t *pipelineTx) Commit() error {
+	tag, err := t.c.end(t.ctx, "commit")
+	if err == nil && tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return err
+}
+
+func (t *pipelineTx) Rollback() error {
+	_, err := t.c.end(t.ctx, "rollback")
+	return err
+}
+
+// pipelineStmt is a prepared statement of a pipelineConn.
+type pipelineStmt struct {
+	*stdlib.Stmt
+	c *pipelineConn
+}
+
+func (s *pipelineStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if _, err := s.c.send(ctx, nil); err != nil {
+		return nil, err
+	}
+	return s.Stmt.ExecContext(ctx, args)
+}
+
+func (s *pipelineStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if _, err := s.c.send(ctx, nil); err != nil {
+		return nil, err
+	}
+	return s.Stmt.QueryContext(ctx, args)
+}
+
+// deferredResult is a deferred statement's result, not known when it is
+// returned.
+type deferredResult struct{}
+
+var errDeferredResult = errors.New("postgres: a deferred statement's result is not known (sqlstore.Deferred)")
+
+func (deferredResult) LastInsertId() (int64, error) { return 0, errDeferredResult }
+func (deferredResult) RowsAffected() (int64, error) { return 0, errDeferredResult }
+
+// deferredFailure is err, a deferred statement's failure, as the statement
+// it went with returns it. PostgreSQL's own error keeps its text but not
+// its type, so that it is not taken for that statement's failure (a
+// constraint error mapped to a sentinel); an error of the connection or
+// the context is the batch's, and is returned as it is.
+func deferredFailure(query string, err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	q, _, _ := strings.Cut(strings.TrimSpace(query), "\n")
+	return fmt.Errorf("an earlier statement of the transaction (%s) failed: %v", q, err) //nolint:errorlint // its type must not reach the store's Classify
+}
+
+// values are a statement's arguments as pgx takes them.
+func values(args []driver.NamedValue) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
