@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -27,7 +26,11 @@ import (
 // (the scheduler does not decide those either), and the queueing is left to
 // the scheduler when another process holds the queueing lock (TryQueueLock:
 // a try's end never waits for it).
-func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance, now time.Time) (followed, error) {
+//
+// What it schedules and queues is dated after the reads that decided it:
+// an end that committed before them may have read the clock after this
+// end did, and nothing that follows an end is dated before it.
+func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (followed, error) {
 	var out followed
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
 		return out, nil
@@ -43,6 +46,7 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, err
 	}
 	out.run = run
+	now := s.clock.Now()
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
 	if err != nil {

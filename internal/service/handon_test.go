@@ -1,11 +1,17 @@
 package service_test
 
 import (
+	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 // A try's end that claims for its worker (EndTry with a Claim, ADR 0032)
@@ -72,4 +78,70 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 	if !heard(workers) {
 		t.Error("the workers were not woken for join")
 	}
+}
+
+// Nothing that follows an end is dated before it, though two ends commit
+// in another order than they read the clock: side's end reads the time,
+// then a's end (a second later) commits before side's transaction reads
+// a's state. join, which side's end then schedules, queues and claims,
+// is dated no earlier than a's end.
+func TestWhatFollowsIsNotDatedBeforeItsUpstreamsEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := &firstReading{Clock: clocktest.New(t0)}
+	svc := newSvc(st, clk)
+	syncDAG(t, st, followDAG)
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "follow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	a, side := startTry(t, st, run, "a"), startTry(t, st, run, "side")
+	clk.then(func() {
+		clk.Advance(time.Second)
+		if _, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil {
+			t.Error(err)
+		}
+	})
+	res, err := svc.EndTry(ctx, side, service.TryEnd{State: core.TISuccess,
+		Claim: &store.TaskInstanceClaimParams{WorkerID: "w1", Queues: []string{core.DefaultQueue}, Limit: 10, Start: true, Hostname: "h1", PID: 42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aEnd := *listTIs(t, st, run.ID)["a"].EndDate
+	for _, ti := range res.Next {
+		if ti.TaskID != "join" {
+			continue
+		}
+		if ti.QueuedAt == nil || ti.QueuedAt.Before(aEnd) || ti.StartDate == nil || ti.StartDate.Before(aEnd) {
+			t.Fatalf("join queued at %v, started at %v; want neither before a's end at %v", ti.QueuedAt, ti.StartDate, aEnd)
+		}
+		return
+	}
+	t.Fatalf("side's end claimed %+v; want join among them", res.Next)
+}
+
+// firstReading is a clock whose first reading once next is set runs next
+// before it answers with the time it read.
+type firstReading struct {
+	*clocktest.Clock
+	mu   sync.Mutex
+	next func()
+}
+
+func (c *firstReading) then(f func()) { c.mu.Lock(); c.next = f; c.mu.Unlock() }
+
+func (c *firstReading) Now() time.Time {
+	now := c.Clock.Now()
+	c.mu.Lock()
+	f := c.next
+	c.next = nil
+	c.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return now
 }

@@ -145,7 +145,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		}
 		if follows {
 			var err error
-			if f, err = s.followOn(ctx, tx, &v.Spec, ti, now); err != nil {
+			if f, err = s.followOn(ctx, tx, &v.Spec, ti); err != nil {
 				return followOnError{err}
 			}
 		}
@@ -156,7 +156,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		// running), nor anything as the report's fault.
 		if claim != nil {
 			c := *claim
-			c.Now = now
+			c.Now = s.clock.Now() // after followOn's reads, as its own dates (followOn)
 			var err error
 			if claimed, err = s.claimIn(ctx, tx, &c); err == nil {
 				nextRun, err = s.runOfNext(ctx, tx, claimed, f.run)
