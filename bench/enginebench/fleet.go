@@ -90,6 +90,7 @@ func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extra
 		return err
 	}
 	s.log = f.logOf("api-server")
+	s.watch()
 	s.drops = append(s.drops, f.stopAll) // runs before the database is dropped
 	if _, err := f.start("scheduler", "scheduler"); err != nil {
 		return err
@@ -101,7 +102,7 @@ func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extra
 		}
 	}
 	s.c = &client{base: base + "/api/v2"}
-	if err := s.c.waitHealthy(ctx, func() error { return nil }); err != nil { // fleetProcs waits for its processes
+	if err := s.c.waitHealthy(ctx, s.died); err != nil {
 		return fmt.Errorf("api-server did not become healthy (log: %s): %w", s.log, err)
 	}
 	if err := s.c.login(ctx, "admin", password); err != nil {

@@ -22,8 +22,7 @@ type standalone struct {
 	cmd    *exec.Cmd
 	exited bool
 	drops  []func()
-	// done closes when the child started by startStandalone exits, with
-	// waitErr (nil for a -workers api-server, which fleetProcs waits for).
+	// done closes when the child (watch) exits, with waitErr.
 	done    chan struct{}
 	waitErr error
 }
@@ -88,8 +87,7 @@ func startStandalone(ctx context.Context, o *options, rep int, extraEnv ...strin
 	if err := s.cmd.Start(); err != nil {
 		return s, err
 	}
-	s.done = make(chan struct{})
-	go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
+	s.watch()
 	s.c = &client{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2", port)}
 	if err := s.c.waitHealthy(ctx, s.died); err != nil {
 		return s, fmt.Errorf("standalone did not become healthy (log: %s): %w", s.log, err)
@@ -150,6 +148,12 @@ func (s *standalone) rss() (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
 }
 
+// watch waits for the child just started, closing done when it exits.
+func (s *standalone) watch() {
+	s.done = make(chan struct{})
+	go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
+}
+
 // died returns why the child has exited, or nil while it runs: a child
 // that dies at start (a bad setting in -env) fails the run instead of
 // leaving it waiting.
@@ -179,9 +183,6 @@ func lastLine(path string) string {
 
 // wait waits for the child to exit.
 func (s *standalone) wait() error {
-	if s.done == nil {
-		return s.cmd.Wait()
-	}
 	<-s.done
 	return s.waitErr
 }

@@ -27,9 +27,10 @@ import (
 // the scheduler when another process holds the queueing lock (TryQueueLock:
 // a try's end never waits for it).
 //
-// What it schedules and queues is dated after the reads that decided it:
-// an end that committed before them may have read the clock after this
-// end did, and nothing that follows an end is dated before it.
+// What it schedules is dated after the reads that decided it, and what it
+// queues after it holds the queueing lock: an end that committed before
+// them may have read the clock after this end did, and nothing that
+// follows an end is dated before it.
 func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (followed, error) {
 	var out followed
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
@@ -46,9 +47,8 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, err
 	}
 	out.run = run
-	now := s.clock.Now()
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: now})
+		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now()})
 	if err != nil {
 		return out, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
 	}
@@ -58,7 +58,9 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
 		return out, err
 	}
-	res, err := s.queueLocked(ctx, tx, nil, now)
+	// Read again under the lock: the queueing takes what other ends,
+	// committed since, scheduled too.
+	res, err := s.queueLocked(ctx, tx, nil, s.clock.Now())
 	if err != nil {
 		return out, err
 	}

@@ -29,9 +29,10 @@ import (
 //
 // What waits goes with the next Exec or COMMIT as one pipelined batch, one
 // round trip; a query (whose rows are read through pgx's own database/sql
-// rows) sends it first as a batch of its own. The first failure of a batch
-// is its error: PostgreSQL skips the rest of it, and the transaction is then
-// to be rolled back.
+// rows), and a statement without arguments (which keeps pgx's simple
+// protocol, where one text may hold several commands), sends it first as a
+// batch of its own. The first failure of a batch is its error: PostgreSQL
+// skips the rest of it, and the transaction is then to be rolled back.
 type pipelineConnector struct{ base driver.Connector }
 
 func (c pipelineConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -58,7 +59,18 @@ type pipelineConn struct {
 	tx      *pipelineTx // the open transaction, nil outside one
 	begin   string      // its BEGIN, until sent
 	waiting []waitingExec
+	// aborted is set when a batch that carried the transaction's BEGIN
+	// failed before BEGIN took effect (a statement that could not be
+	// prepared or encoded): the server is in no transaction, so the
+	// transaction's later statements fail here, as PostgreSQL fails them
+	// in an aborted one, and its commit rolls back.
+	aborted bool
 }
+
+// errAborted is what a statement of an aborted transaction gets, as
+// PostgreSQL words it.
+var errAborted = &pgconn.PgError{Severity: "ERROR", Code: "25P02",
+	Message: "current transaction is aborted, commands ignored until end of transaction block"}
 
 // waitingExec is a deferred statement not sent yet.
 type waitingExec struct {
@@ -116,11 +128,16 @@ func beginSQL(opts driver.TxOptions) (string, error) {
 // ExecContext runs query with what waits, in one round trip; a deferred
 // statement in a transaction waits itself.
 func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if c.tx != nil && sqlstore.IsDeferred(ctx) {
+	switch {
+	case c.aborted:
+		return nil, errAborted
+	case c.tx != nil && len(args) > 0 && sqlstore.IsDeferred(ctx):
 		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args)})
 		return deferredResult{}, nil
-	}
-	if c.begin == "" && len(c.waiting) == 0 {
+	case len(args) == 0 || c.begin == "" && len(c.waiting) == 0:
+		if _, err := c.send(ctx, nil); err != nil {
+			return nil, err
+		}
 		return c.Conn.ExecContext(ctx, query, args)
 	}
 	tag, err := c.send(ctx, &waitingExec{query: query, args: values(args)})
@@ -132,6 +149,9 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 
 // QueryContext sends what waits, then runs query.
 func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.aborted {
+		return nil, errAborted
+	}
 	if _, err := c.send(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -197,6 +217,9 @@ func (c *pipelineConn) send(ctx context.Context, last *waitingExec) (pgconn.Comm
 	if err := br.Close(); first == nil {
 		first = err
 	}
+	if first != nil && began && c.Conn.Conn().PgConn().TxStatus() == 'I' {
+		c.aborted = true // BEGIN did not take effect
+	}
 	return tag, badConn(first)
 }
 
@@ -221,6 +244,10 @@ func btoi(b bool) int {
 // for a transaction of which nothing was.
 func (c *pipelineConn) end(ctx context.Context, command string) (pgconn.CommandTag, error) {
 	c.tx = nil
+	if c.aborted { // the server is in no transaction: nothing to end
+		c.aborted, c.begin, c.waiting = false, "", nil
+		return pgconn.NewCommandTag("ROLLBACK"), nil
+	}
 	if command == "rollback" {
 		c.waiting = nil
 	}
@@ -229,6 +256,7 @@ func (c *pipelineConn) end(ctx context.Context, command string) (pgconn.CommandT
 		return pgconn.NewCommandTag(command), nil
 	}
 	tag, err := c.send(ctx, &waitingExec{query: command})
+	c.aborted = false // the transaction is over either way
 	if err != nil && c.Conn.Conn().PgConn().TxStatus() != 'I' {
 		// Still in the transaction: a deferred statement failed, so
 		// PostgreSQL skipped the commit. Roll it back, or else the
@@ -268,6 +296,9 @@ type pipelineStmt struct {
 }
 
 func (s *pipelineStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if s.c.aborted {
+		return nil, errAborted
+	}
 	if _, err := s.c.send(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -275,6 +306,9 @@ func (s *pipelineStmt) ExecContext(ctx context.Context, args []driver.NamedValue
 }
 
 func (s *pipelineStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if s.c.aborted {
+		return nil, errAborted
+	}
 	if _, err := s.c.send(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -291,17 +325,22 @@ func (deferredResult) LastInsertId() (int64, error) { return 0, errDeferredResul
 func (deferredResult) RowsAffected() (int64, error) { return 0, errDeferredResult }
 
 // deferredFailure is err, a deferred statement's failure, as the statement
-// it went with returns it. PostgreSQL's own error keeps its text but not
-// its type, so that it is not taken for that statement's failure (a
-// constraint error mapped to a sentinel); an error of the connection or
-// the context is the batch's, and is returned as it is.
+// it went with returns it, naming the deferred statement. A data or
+// constraint error (classes 22 and 23) keeps its text but not its type, so
+// that it is not taken for that statement's own (the store maps those to
+// sentinels: a conflict, a missing row, a bad value); others (the
+// connection, the server shutting down, a deadlock) are the batch's, and
+// keep their type.
 func deferredFailure(query string, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return err
 	}
 	q, _, _ := strings.Cut(strings.TrimSpace(query), "\n")
-	return fmt.Errorf("an earlier statement of the transaction (%s) failed: %v", q, err) //nolint:errorlint // its type must not reach the store's Classify
+	if strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23") {
+		return fmt.Errorf("an earlier statement of the transaction (%s) failed: %v", q, err) //nolint:errorlint // see above
+	}
+	return fmt.Errorf("an earlier statement of the transaction (%s) failed: %w", q, err)
 }
 
 // values are a statement's arguments as pgx takes them.

@@ -193,6 +193,39 @@ func TestAWaitingBeginKeepsTheTransaction(t *testing.T) {
 	if n := count(); n != 3 {
 		t.Errorf("the connection after a failed transaction: %d rows, want 3", n)
 	}
+
+	// A first statement that fails before BEGIN takes effect (it cannot be
+	// prepared): the transaction's later statements fail, as in an aborted
+	// one, and its commit rolls back.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO nosuch (k) VALUES ($1)`, 1); !errors.As(err, &pe) || pe.Code != "42P01" {
+		t.Errorf("an insert into no table first: %v; want undefined_table (42P01)", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t (k) VALUES ($1)`, 30); !errors.As(err, &pe) || pe.Code != "25P02" {
+		t.Errorf("an insert after it: %v; want in_failed_sql_transaction (25P02)", err)
+	}
+	if err := tx.Commit(); !errors.Is(err, pgx.ErrTxCommitRollback) {
+		t.Errorf("its commit: %v; want pgx.ErrTxCommitRollback", err)
+	}
+	if n := count(); n != 3 {
+		t.Errorf("%d rows after a transaction whose BEGIN failed, want 3", n)
+	}
+
+	// A first statement without arguments keeps the simple protocol: one
+	// text may hold several commands.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t (k) VALUES (60); INSERT INTO t (k) VALUES (61)`); err != nil {
+		t.Errorf("two commands in one text first: %v", err)
+	}
+	if err := tx.Commit(); err != nil || count() != 5 {
+		t.Errorf("their commit: %v, %d rows; want 5", err, count())
+	}
 }
 
 // A deferred statement of a transaction goes with the next one, or with the
@@ -200,7 +233,7 @@ func TestAWaitingBeginKeepsTheTransaction(t *testing.T) {
 // a ROLLBACK drops it unsent. Its failure is the next statement's error,
 // named as an earlier statement's and not mistaken for that statement's own
 // (no PostgreSQL error type), and the transaction then rolls back. Outside a
-// transaction a deferred statement runs at once.
+// transaction, or without arguments, a deferred statement runs at once.
 func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 	t.Parallel()
 	db, writes := countedDB(t, pipelined)
@@ -225,7 +258,7 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (20)`); err != nil {
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 20); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(); err != nil || writes.Load() != before || count(db) != 4 {
@@ -237,7 +270,7 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (30)`); err != nil {
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 30); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(tx); n != 5 {
@@ -253,7 +286,7 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (1)`); err != nil {
+		if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 1); err != nil {
 			t.Fatal(err)
 		}
 		if next == "insert" {
@@ -263,7 +296,7 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 			err = tx.Commit()
 		}
 		var pe *pgconn.PgError
-		if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "an earlier statement of the transaction (INSERT INTO t (k) VALUES (1)) failed") ||
+		if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "an earlier statement of the transaction (INSERT INTO t (k) VALUES ($1)) failed") ||
 			!strings.Contains(err.Error(), "23505") {
 			t.Errorf("%s after a deferred duplicate: %v; want the duplicate named as an earlier statement's, without its type", next, err)
 		}
@@ -272,9 +305,17 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 		}
 	}
 
-	if _, err := db.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (50)`); err != nil || count(db) != 6 {
+	if _, err := db.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 50); err != nil || count(db) != 6 {
 		t.Errorf("a deferred insert outside a transaction: %v, %d rows; want it run at once (6 rows)", err, count(db))
 	}
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES (51)`); err != nil || count(tx) != 7 {
+		t.Errorf("a deferred insert without arguments: %v, the transaction counts %d rows; want it run at once (7)", err, count(tx))
+	}
+	_ = tx.Rollback()
 }
 
 // querier is what *sql.DB and *sql.Tx share for a count.

@@ -263,7 +263,9 @@ type deferredKey struct{}
 // nobody reads but its error: in a transaction a driver may send it with
 // the transaction's next statement or its commit (PostgreSQL: one round
 // trip for both), which then fails with it; a rollback drops it unsent.
-// Outside a transaction, and on SQLite, it runs at once.
+// Its arguments are read when it is sent: they must not change after the
+// call. Outside a transaction, without arguments, and on SQLite, it runs at
+// once.
 func Deferred(ctx context.Context) context.Context {
 	return context.WithValue(ctx, deferredKey{}, true)
 }
