@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"time"
 
 	"github.com/weirflow/weir/internal/service"
 )
@@ -11,11 +10,11 @@ import (
 // A whole pass reads the pools and keeps them for the light passes that
 // follow (a pool's change or removal wakes a whole pass, as the pause
 // flags' do).
-func (s *Scheduler) queueScheduled(ctx context.Context, now time.Time, full bool) error {
+func (s *Scheduler) queueScheduled(ctx context.Context, full bool) error {
 	if full {
 		s.pools = nil
 	}
-	res, err := s.Service.QueueScheduled(ctx, service.QueueParams{Pools: s.pools, Now: now})
+	res, err := s.Service.QueueScheduled(ctx, service.QueueParams{Pools: s.pools})
 	if err != nil {
 		return err
 	}

@@ -340,7 +340,7 @@ func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 		}
 		s.wholeNext = res.next
 	}
-	if err := s.queueScheduled(ctx, now, full); err != nil {
+	if err := s.queueScheduled(ctx, full); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -191,7 +191,7 @@ func TestSuccessorWaitsForItsPool(t *testing.T) {
 	if !heard(sched) {
 		t.Error("the end of the try holding the slot did not wake the scheduler")
 	}
-	if _, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0}); err != nil {
+	if _, err := svc.QueueScheduled(ctx, service.QueueParams{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := states(t, st, run)["b"]; got != core.TIQueued {

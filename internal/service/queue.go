@@ -26,7 +26,6 @@ type QueueParams struct {
 	// (a scheduler keeps them between its passes: a pool's change wakes a
 	// whole pass, which reads them again).
 	Pools []core.Pool
-	Now   time.Time
 }
 
 // QueueResult is what QueueScheduled did.
@@ -54,12 +53,14 @@ type QueueResult struct {
 //
 // Schedulers and try ends (followOn) queue one at a time
 // (store.WithQueueLock), so the limits computed here hold across them.
-// With Config.OnlyDagID, only that DAG's instances are queued.
+// With Config.OnlyDagID, only that DAG's instances are queued. They are
+// dated under the lock: a try's end that scheduled one committed before,
+// and nothing that follows an end is dated before it.
 func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResult, error) {
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		if res, err = s.queueLocked(ctx, tx, p.Pools, p.Now); err != nil || res.Queued == 0 {
+		if res, err = s.queueLocked(ctx, tx, p.Pools, s.clock.Now()); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)

@@ -85,7 +85,7 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 				byDag[ti.DagID]++
 				want = append(want, ti.ID)
 			}
-			res, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0})
+			res, err := svc.QueueScheduled(ctx, service.QueueParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestQueueingReadsLittleOfABacklogBehindAFullPool(t *testing.T) {
 	syncDAG(t, st, wide)
 	scheduleAll(t, st, svc, "wide", "r1")
 	rows = 0
-	res, err := svc.QueueScheduled(ctx, service.QueueParams{Now: t0})
+	res, err := svc.QueueScheduled(ctx, service.QueueParams{})
 	if err != nil || res.Queued != 0 || len(res.Left) != 0 {
 		t.Fatalf("queued %d, backlog %v (err %v), want none: the pool is full, its one try running", res.Queued, res.Left, err)
 	}
