@@ -38,9 +38,15 @@ func heard(ch <-chan struct{}) bool {
 // channels.
 func followRun(t *testing.T) (ctx context.Context, st store.Store, svc *service.Service, run *core.DagRun, sched, workers <-chan struct{}) {
 	t.Helper()
+	return followRunAt(t, clocktest.New(t0))
+}
+
+// followRunAt is followRun with the service's clock clk.
+func followRunAt(t *testing.T, clk core.Clock) (ctx context.Context, st store.Store, svc *service.Service, run *core.DagRun, sched, workers <-chan struct{}) {
+	t.Helper()
 	ctx = context.Background()
 	st = sqlitetest.Open(t)
-	svc = newSvc(st, clocktest.New(t0))
+	svc = newSvc(st, clk)
 	syncDAG(t, st, followDAG)
 	if _, err := svc.SavePool(ctx, core.System, service.PoolChange{Name: "one", Slots: ptr(1)}); err != nil {
 		t.Fatal(err)

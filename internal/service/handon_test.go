@@ -1,17 +1,14 @@
 package service_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
-	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 // A try's end that claims for its worker (EndTry with a Claim, ADR 0032)
@@ -87,18 +84,8 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 // is dated no earlier than a's end.
 func TestWhatFollowsIsNotDatedBeforeItsUpstreamsEnds(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	st := sqlitetest.Open(t)
 	clk := &firstReading{Clock: clocktest.New(t0)}
-	svc := newSvc(st, clk)
-	syncDAG(t, st, followDAG)
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "follow"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, st, svc, run, _, _ := followRunAt(t, clk)
 	a, side := startTry(t, st, run, "a"), startTry(t, st, run, "side")
 	clk.then(func() {
 		clk.Advance(time.Second)
