@@ -114,7 +114,7 @@ const (
 	qTIInsert   = `INSERT INTO task_instance (` + tiInsertCols + `) VALUES %s`
 	qTIGet      = `SELECT ` + tiCols + ` FROM task_instance WHERE id = $1`
 	qTIGetByKey = `SELECT ` + tiCols + ` FROM task_instance
-		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4`
+		WHERE dag_run_id = (SELECT id FROM dag_run WHERE dag_id = $1 AND run_id = $2) AND task_id = $3 AND map_index = $4`
 	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
 	qTICount    = `SELECT COUNT(*) FROM task_instance%s`
 	qTIStates   = `SELECT id, state FROM task_instance%s`

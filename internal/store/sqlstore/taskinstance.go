@@ -125,7 +125,7 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 		b.where("dag_id = ?", p.DagID)
 	}
 	if p.RunID != "" {
-		b.where("run_id = ?", p.RunID)
+		b.where("dag_run_id IN (SELECT id FROM dag_run WHERE run_id = ?)", p.RunID)
 	}
 	if p.TaskID != "" {
 		b.where("task_id = ?", p.TaskID)

@@ -21,8 +21,8 @@ const (
 	// in which this try writes no more (not waiting, running or deferred),
 	// or is gone.
 	qTaskLogsToUpload = `SELECT ` + taskLogCols + ` FROM task_log l
-		LEFT JOIN task_instance ti ON ti.dag_id = l.dag_id AND ti.run_id = l.run_id
-			AND ti.task_id = l.task_id AND ti.map_index = l.map_index
+		LEFT JOIN dag_run r ON r.dag_id = l.dag_id AND r.run_id = l.run_id
+		LEFT JOIN task_instance ti ON ti.dag_run_id = r.id AND ti.task_id = l.task_id AND ti.map_index = l.map_index
 		WHERE l.kind = 'remote' AND l.pruned_at IS NULL AND l.stored_at IS NULL AND l.lease_until < $1
 			AND (ti.id IS NULL OR ti.try_number > l.try_number
 				OR ti.state NOT IN ('', 'scheduled', 'queued', 'running', 'deferred', 'restarting'))
