@@ -47,13 +47,12 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, err
 	}
 	out.run = run
-	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now()})
-	if err != nil {
+	// The update is sent with the lock's statement (Unread): one round
+	// trip. An instance another process scheduled first is queued below
+	// all the same; one it moved elsewhere stays out of the queueing.
+	if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now(), Unread: true}); err != nil {
 		return out, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
-	}
-	if len(moved) < len(f.Schedule) {
-		return out, nil
 	}
 	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
 		return out, err

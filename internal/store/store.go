@@ -43,7 +43,8 @@ type Store interface {
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
 	// TryQueueLock, on a Store bound to a transaction (WithTx), takes the
 	// queueing lock for the rest of the transaction when no one else
-	// holds it and reports whether it did; it never waits for it.
+	// holds it and reports whether it did; it never waits for it. What
+	// the transaction's store may still send (Unread updates) goes with it.
 	TryQueueLock(ctx context.Context) (bool, error)
 	// Notify wakes every subscriber of channel, in this process and (on
 	// PostgreSQL) in every other process sharing the database. Sent after
@@ -292,7 +293,10 @@ type TaskInstanceStore interface {
 	// TaskInstanceSetState moves each listed instance to To when its state is
 	// one of From (any when empty) and returns the ids that moved. Moving to
 	// queued clears a worker's claim (the scheduler returns a dead worker's
-	// claims this way); moving to up_for_retry stores NextRetryAt.
+	// claims this way); moving to up_for_retry stores NextRetryAt. With
+	// Unread it returns no ids, and in a transaction the store may send the
+	// update with the transaction's next statement (its failure is then
+	// that statement's).
 	TaskInstanceSetState(ctx context.Context, p *TaskInstanceSetStateParams) ([]string, error)
 	// TaskInstanceExpand replaces a mapped task's placeholder (map_index -1)
 	// with one instance per element, or marks it skipped when there are none.
@@ -411,6 +415,7 @@ type TaskInstanceSetStateParams struct {
 	To          core.TIState
 	Now         time.Time
 	NextRetryAt *time.Time // with up_for_retry
+	Unread      bool       // the ids that moved are not needed (TaskInstanceSetState)
 }
 
 // TaskInstanceExpandParams expands one mapped task in one run.

@@ -322,3 +322,66 @@ func TestDeferredStatementsWaitForTheNext(t *testing.T) {
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
+
+// The queueing lock is tried as an Exec whose row count says whether it was
+// taken (Dialect.TryQueueLockSQL), so that it carries what waits: BEGIN, a
+// deferred update (a try end's Unread scheduling) and the lock take one
+// round trip. A second transaction is refused the lock while the first
+// holds it, and the first's deferred update is in place once it commits.
+func TestTheTriedLockCarriesWhatWaits(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	insertTwice(t, db, writes, 1, true) // prepares the insert
+	db.SetMaxOpenConns(2)
+	tryLock := func(tx *sql.Tx) int64 {
+		t.Helper()
+		res, err := tx.ExecContext(ctx, Dialect().TryQueueLockSQL, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tx, err := db.BeginTx(ctx, nil) // prepares the lock's statement
+	if err != nil {
+		t.Fatal(err)
+	}
+	tryLock(tx)
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	before := writes.Load()
+	if tx, err = db.BeginTx(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := tryLock(tx); n != 1 {
+		t.Errorf("the free lock: %d rows, want 1 (taken)", n)
+	}
+	if n := writes.Load() - before; n != 1 {
+		t.Errorf("BEGIN, a deferred insert and the lock took %d round trips, want 1", n)
+	}
+	other, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tryLock(other); n != 0 {
+		t.Errorf("the held lock: %d rows, want 0 (refused)", n)
+	}
+	if err := other.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var k int
+	if err := db.QueryRowContext(ctx, `SELECT k FROM t WHERE k = 10`).Scan(&k); err != nil {
+		t.Errorf("the deferred insert after commit: %v", err)
+	}
+}

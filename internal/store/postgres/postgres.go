@@ -110,7 +110,7 @@ func Dialect() sqlstore.Dialect {
 		// Airflow locks the slot_pool rows; one advisory lock is the same
 		// critical section without a row per pool.
 		QueueLockSQL:    "SELECT pg_advisory_xact_lock($1)",
-		TryQueueLockSQL: "SELECT pg_try_advisory_xact_lock($1)",
+		TryQueueLockSQL: "SELECT 1 WHERE pg_try_advisory_xact_lock($1)",
 		GroupInserts:    true,
 		Classify:        classify,
 	}

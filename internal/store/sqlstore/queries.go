@@ -123,7 +123,7 @@ const (
 		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,
 		claimed_at = CASE WHEN $4 THEN NULL ELSE claimed_at END,
 		end_date = CASE WHEN $5 THEN $2 ELSE end_date END
-		WHERE id IN (%s)%s RETURNING id`
+		WHERE id IN (%s)%s`
 	qTIPlaceholder = `SELECT id FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index = -1`
 	qTIMappedCount = `SELECT COUNT(*) FROM task_instance WHERE dag_run_id = $1 AND task_id = $2 AND map_index >= 0`
 	qTISkip        = `UPDATE task_instance SET state = 'skipped', start_date = $2, end_date = $2, updated_at = $2

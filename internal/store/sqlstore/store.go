@@ -44,8 +44,10 @@ type Dialect struct {
 	// QueueLockSQL takes a transaction-scoped lock that serializes the
 	// queueing of task instances across schedulers and try ends
 	// (PostgreSQL: an advisory lock); TryQueueLockSQL takes it only if it
-	// is free, returning whether it did. "" on SQLite, where a write
-	// transaction already excludes every other writer.
+	// is free, as a statement whose one row (none) says it did (did not):
+	// run as an Exec, it goes with what the transaction sends later
+	// (Deferred). "" on SQLite, where a write transaction already excludes
+	// every other writer.
 	QueueLockSQL, TryQueueLockSQL string
 	// AnonymousParams writes the placeholders of generated multi-row
 	// statements (task-instance inserts) as "?" bound in order rather than
@@ -212,11 +214,12 @@ func (s *Store) TryQueueLock(ctx context.Context) (bool, error) {
 	if s.d.TryQueueLockSQL == "" {
 		return true, nil
 	}
-	var ok bool
-	if err := s.tx.QueryRowContext(ctx, s.d.TryQueueLockSQL, queueLockKey).Scan(&ok); err != nil {
+	res, err := s.tx.ExecContext(ctx, s.d.TryQueueLockSQL, queueLockKey)
+	if err != nil {
 		return false, s.wrap(err, "take the queueing lock")
 	}
-	return ok, nil
+	n, err := res.RowsAffected()
+	return n == 1, s.wrap(err, "take the queueing lock")
 }
 
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.

@@ -198,7 +198,14 @@ func (s *Store) TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceS
 			if len(p.From) > 0 {
 				cond = " AND state IN (" + list(&b, p.From) + ")"
 			}
-			rows, err := tx.writer().QueryContext(ctx, fmt.Sprintf(qTISetState, idList, cond), b.args...)
+			query := fmt.Sprintf(qTISetState, idList, cond)
+			if p.Unread {
+				if _, err := tx.writer().ExecContext(Deferred(ctx), query, b.args...); err != nil {
+					return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
+				}
+				continue
+			}
+			rows, err := tx.writer().QueryContext(ctx, query+" RETURNING id", b.args...)
 			if err != nil {
 				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
 			}

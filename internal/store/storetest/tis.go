@@ -98,6 +98,26 @@ func testTaskInstanceSetState(t *testing.T, f *fixture) {
 	if len(moved) != 0 {
 		t.Errorf("no ids moved %v", moved)
 	}
+	// Unread: no ids back; in a transaction the update may wait for the
+	// next statement, which sees it, as the commit keeps it.
+	must(t, f.st.WithTx(f.ctx, func(tx store.Store) error {
+		moved, err := tx.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{b.ID, c.ID},
+			From: []core.TIState{core.TIQueued}, To: core.TIScheduled, Now: f.at(2 * time.Minute), Unread: true})
+		if err != nil || moved != nil {
+			return fmt.Errorf("unread update: %v, %v; want no ids, no error", moved, err)
+		}
+		got, err := tx.TaskInstanceGet(f.ctx, b.ID)
+		if err == nil && got.State != core.TIScheduled {
+			err = fmt.Errorf("b = %s in the transaction after the unread update, want scheduled", got.State)
+		}
+		return err
+	}), "unread update in a transaction")
+	if got := f.get(b.ID); got.State != core.TIScheduled {
+		t.Errorf("b = %s after commit, want scheduled", got.State)
+	}
+	if got := f.get(c.ID); got.State != core.TISuccess {
+		t.Errorf("c = %s, want success: the unread update's From left it out", got.State)
+	}
 }
 
 func testTaskInstanceExpand(t *testing.T, f *fixture) {
