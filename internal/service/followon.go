@@ -36,15 +36,16 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
 		return out, nil
 	}
-	f, err := s.decideFollowOn(ctx, tx, spec, done)
+	f, run, paused, err := s.decideFollowOn(ctx, tx, spec, done)
 	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
 		return out, err
 	}
-	run, ok, err := s.runsFreely(ctx, tx, done)
-	if err != nil || !ok {
-		return out, err
+	// As the scheduler requires before it decides a run: the run is
+	// running and its DAG not paused (or the only DAG this process runs).
+	if run.State != core.RunRunning || paused && s.onlyDagID != done.DagID {
+		return out, nil
 	}
 	out.run = run
 	// The update is sent with the lock's statement (Unread): one round
@@ -74,18 +75,20 @@ type followed struct {
 	run     *core.DagRun // the try's run, when it read it
 }
 
-// decideFollowOn reads what runs.DecideFollowOn needs and decides.
-func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, error) {
+// decideFollowOn reads what runs.DecideFollowOn needs and decides; it
+// returns done's run and whether its DAG is paused, read with the
+// downstream instances (nil when there are none).
+func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, *core.DagRun, bool, error) {
 	down, counted := runs.FollowOnReads(spec, done)
-	downs, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: done.DagRunID, TaskIDs: down})
+	run, paused, downs, err := tx.DagRunGetPausedWithTasks(ctx, done.DagRunID, down)
 	if err != nil {
-		return runs.FollowOn{}, fmt.Errorf("read the downstream task instances: %w", err)
+		return runs.FollowOn{}, nil, false, fmt.Errorf("read the downstream task instances: %w", err)
 	}
 	counts := map[string]map[core.TIState]int{}
 	if len(counted) > 0 {
 		groups, err := tx.TaskInstanceStateCounts(ctx, []int64{done.DagRunID}, counted...)
 		if err != nil {
-			return runs.FollowOn{}, fmt.Errorf("count the upstream task instances: %w", err)
+			return runs.FollowOn{}, nil, false, fmt.Errorf("count the upstream task instances: %w", err)
 		}
 		for _, g := range groups {
 			if counts[g.TaskID] == nil {
@@ -94,16 +97,5 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 			counts[g.TaskID][g.State] += g.Count
 		}
 	}
-	return runs.DecideFollowOn(spec, done, downs, counts), nil
-}
-
-// runsFreely reads done's run and reports whether it is running and its
-// DAG is not paused (or is the only DAG this process runs), as the
-// scheduler requires before it decides a run.
-func (s *Service) runsFreely(ctx context.Context, tx store.Store, done *core.TaskInstance) (*core.DagRun, bool, error) {
-	run, paused, err := tx.DagRunGetPaused(ctx, done.DagRunID)
-	if err != nil {
-		return nil, false, fmt.Errorf("read dag run %d: %w", done.DagRunID, err)
-	}
-	return run, run.State == core.RunRunning && (!paused || s.onlyDagID == done.DagID), nil
+	return runs.DecideFollowOn(spec, done, downs, counts), run, paused, nil
 }

@@ -180,10 +180,12 @@ type DagRunStore interface {
 	DagRunCreate(ctx context.Context, p *DagRunCreateParams) (*core.DagRun, error)
 	DagRunGet(ctx context.Context, dagID, runID string) (*core.DagRun, error)
 	DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, error)
-	// DagRunGetPaused is DagRunGetByID that also reports, in the same
-	// statement, whether the run's DAG is paused (true when it has no
-	// row): what a try's end reads before it schedules in the run.
-	DagRunGetPaused(ctx context.Context, id int64) (*core.DagRun, bool, error)
+	// DagRunGetPausedWithTasks reads, in one statement, the run's instances
+	// of taskIDs (by task and map index), the run, and whether its DAG is
+	// paused (true when it has no row): what a try's end reads before it
+	// schedules in the run. The run is nil, and no error, when it has none
+	// of those instances.
+	DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) (*core.DagRun, bool, []core.TaskInstance, error)
 	// DagRunList lists runs (store.DagRunOrder, newest first by default);
 	// DagRunCount counts them with the same filters.
 	DagRunList(ctx context.Context, p *DagRunListParams) ([]core.DagRun, error)

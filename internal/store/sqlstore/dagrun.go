@@ -134,14 +134,42 @@ func (s *Store) DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, erro
 	return r, nil
 }
 
-// DagRunGetPaused reads a run and whether its DAG is paused.
-func (s *Store) DagRunGetPaused(ctx context.Context, id int64) (*core.DagRun, bool, error) {
-	var paused bool
-	r, err := scanRun(withColumns{s.reader().QueryRowContext(ctx, qRunGetPaused, id), []any{&paused}})
-	if err != nil {
-		return nil, false, s.wrap(err, "get dag run %d", id)
+// DagRunGetPausedWithTasks reads a run, whether its DAG is paused and its
+// instances of taskIDs in one statement.
+func (s *Store) DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) (*core.DagRun, bool, []core.TaskInstance, error) {
+	if len(taskIDs) == 0 {
+		return nil, false, nil, nil
 	}
-	return r, paused, nil
+	b := builder{args: []any{id}}
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qRunGetPausedWithTasks, list(&b, taskIDs)), b.args...)
+	if err != nil {
+		return nil, false, nil, s.wrap(err, "get dag run %d with its task instances", id)
+	}
+	var (
+		place  int64
+		run    runRow
+		paused bool
+		first  = append([]any{&place}, append(run.dest(), &paused)...)
+		rest   = make([]any, len(first)) // the NULLs of the rows after the first
+	)
+	for i := range rest {
+		rest[i] = new(any)
+	}
+	tis, err := collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
+		more := rest
+		if place == 0 {
+			more = first
+		}
+		ti, err := scanTI(withColumns{r, more})
+		if err != nil {
+			return core.TaskInstance{}, err
+		}
+		return *ti, nil
+	})
+	if err != nil || len(tis) == 0 {
+		return nil, false, nil, s.wrap(err, "get dag run %d with its task instances", id)
+	}
+	return run.made(), paused, tis, nil
 }
 
 // withColumns scans the columns a scan function reads, then more.
@@ -209,34 +237,47 @@ func runFilter(p *store.DagRunListParams) *builder {
 	return &b
 }
 
-func scanRun(r scanner) (*core.DagRun, error) {
-	var (
-		run                 core.DagRun
-		logical, dis, die   sql.NullInt64
-		conf                sql.NullString
-		version, start, end sql.NullInt64
-		queued              int64
-		runType, state      string
-		partition           sql.NullString
-		backfill            sql.NullInt64
-	)
-	if err := r.Scan(&run.ID, &run.DagID, &run.RunID, &runType, &state, &logical, &dis, &die,
-		&conf, &version, &queued, &start, &end, &partition, &backfill); err != nil {
+func scanRun(s scanner) (*core.DagRun, error) {
+	var r runRow
+	if err := s.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	run.RunType, run.State = core.RunType(runType), core.DagRunState(state)
-	run.LogicalDate, run.DataIntervalStart, run.DataIntervalEnd = ptrMicros(logical), ptrMicros(dis), ptrMicros(die)
-	run.Conf = rawJSON(conf)
-	run.DagVersionID = version.Int64
-	run.QueuedAt = fromMicros(queued)
-	run.StartDate, run.EndDate = ptrMicros(start), ptrMicros(end)
-	if partition.Valid {
-		run.PartitionKey = &partition.String
+	return r.made(), nil
+}
+
+// runRow is where a row's columns in runCols order are scanned to.
+type runRow struct {
+	run                 core.DagRun
+	logical, dis, die   sql.NullInt64
+	conf                sql.NullString
+	version, start, end sql.NullInt64
+	queued              int64
+	runType, state      string
+	partition           sql.NullString
+	backfill            sql.NullInt64
+}
+
+func (r *runRow) dest() []any {
+	return []any{&r.run.ID, &r.run.DagID, &r.run.RunID, &r.runType, &r.state, &r.logical, &r.dis, &r.die,
+		&r.conf, &r.version, &r.queued, &r.start, &r.end, &r.partition, &r.backfill}
+}
+
+// made is the run once dest was scanned.
+func (r *runRow) made() *core.DagRun {
+	run := &r.run
+	run.RunType, run.State = core.RunType(r.runType), core.DagRunState(r.state)
+	run.LogicalDate, run.DataIntervalStart, run.DataIntervalEnd = ptrMicros(r.logical), ptrMicros(r.dis), ptrMicros(r.die)
+	run.Conf = rawJSON(r.conf)
+	run.DagVersionID = r.version.Int64
+	run.QueuedAt = fromMicros(r.queued)
+	run.StartDate, run.EndDate = ptrMicros(r.start), ptrMicros(r.end)
+	if r.partition.Valid {
+		run.PartitionKey = &r.partition.String
 	}
-	if backfill.Valid {
-		run.BackfillID = &backfill.Int64
+	if r.backfill.Valid {
+		run.BackfillID = &r.backfill.Int64
 	}
-	return &run, nil
+	return run
 }
 
 // DagRunSetState moves a run to p.To when its state is one of p.From. Entering

@@ -61,11 +61,17 @@ const (
 	qRunInsert = `INSERT INTO dag_run (dag_id, run_id, run_type, state, logical_date, data_interval_start,
 		data_interval_end, conf, dag_version_id, queued_at, start_date, partition_key, backfill_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
-	qRunGet       = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
-	qRunGetByID   = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
-	qRunGetPaused = `SELECT ` + runCols + `,
-		COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = dag_run.dag_id), TRUE)
-		FROM dag_run WHERE id = $1`
+	qRunGet     = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
+	qRunGetByID = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
+	// qRunGetPausedWithTasks: %s is the IN list of task ids. Each row is an
+	// instance (tiCols) and its place in the order; the first also holds
+	// the run (runCols) and whether the DAG is paused, the others NULLs (a
+	// run's conf is not repeated for each of a mapped task's instances).
+	qRunGetPausedWithTasks = `SELECT t.*, r.*, COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = r.dag_id), TRUE)
+		FROM (SELECT ` + tiCols + `, ROW_NUMBER() OVER (ORDER BY task_id, map_index) AS place
+			FROM task_instance WHERE dag_run_id = $1 AND task_id IN (%s)) t
+		LEFT JOIN (SELECT ` + runCols + ` FROM dag_run WHERE id = $1) r ON t.place = 1
+		ORDER BY t.place`
 	qRunList = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
 	// qRunRecent: %s is the IN list of dag ids; the last placeholder is
 	// the runs per DAG.

@@ -39,16 +39,24 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	}
 	for _, paused := range []bool{true, false} {
 		must(t, f.st.DagSetPaused(f.ctx, "etl", paused), "pause")
-		r, gotPaused, err := f.st.DagRunGetPaused(f.ctx, run.ID)
-		must(t, err, "get run with its dag's pause")
+		r, gotPaused, withTasks, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"b", "nope", "a"})
+		must(t, err, "get run with its dag's pause and tasks")
 		if diff := cmp.Diff(got, r); diff != "" || gotPaused != paused {
 			t.Errorf("run and pause read together: paused %v, want %v; (-by key +with pause):\n%s", gotPaused, paused, diff)
+		}
+		listed, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+		must(t, err, "list task instances")
+		if diff := cmp.Diff(listed, withTasks); diff != "" {
+			t.Errorf("instances read with the run (-listed +with the run):\n%s", diff)
 		}
 	}
 	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
 	must(t, err, "list task instances")
 	if len(tis) != 2 || tis[0].TaskID != "a" || tis[1].TaskID != "b" {
 		t.Fatalf("task instances = %+v, want a and b", tis)
+	}
+	if r, _, none, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"nope"}); err != nil || r != nil || none != nil {
+		t.Errorf("a run without the tasks asked for: %v, %v, %v; want nothing, no error", r, none, err)
 	}
 	ti := tis[0]
 	if ti.State != core.TINone || ti.TryNumber != 1 || ti.MaxTries != 1 || ti.Queue != core.DefaultQueue ||
@@ -60,8 +68,9 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrNotFound, "get unknown run")
 	_, err = f.st.DagRunGetByID(f.ctx, 999999)
 	wantErr(t, err, core.ErrNotFound, "get unknown run id")
-	_, _, err = f.st.DagRunGetPaused(f.ctx, 999999)
-	wantErr(t, err, core.ErrNotFound, "get unknown run id with its dag's pause")
+	if r, _, none, err := f.st.DagRunGetPausedWithTasks(f.ctx, 999999, []string{"a"}); err != nil || r != nil || none != nil {
+		t.Errorf("an unknown run id with its tasks: %v, %v, %v; want nothing, no error", r, none, err)
+	}
 	_, err = f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "no_such_dag", RunID: "r",
 		RunType: core.RunManual, State: core.RunQueued, Now: f.now})
 	wantErr(t, err, core.ErrNotFound, "create run of unknown dag")
