@@ -146,19 +146,18 @@ func (s *Store) DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs 
 		return nil, false, nil, s.wrap(err, "get dag run %d with its task instances", id)
 	}
 	var (
-		place  int64
 		run    runRow
 		paused bool
-		first  = append([]any{&place}, append(run.dest(), &paused)...)
-		rest   = make([]any, len(first)) // the NULLs of the rows after the first
+		first  = append(run.dest(), &paused)
+		rest   = make([]any, len(first)) // the rows after the first: the run again, or NULLs
 	)
 	for i := range rest {
 		rest[i] = new(any)
 	}
 	tis, err := collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
-		more := rest
-		if place == 0 {
-			more = first
+		more := first
+		if run.run.ID != 0 {
+			more = rest
 		}
 		ti, err := scanTI(withColumns{r, more})
 		if err != nil {

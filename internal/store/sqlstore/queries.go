@@ -64,14 +64,14 @@ const (
 	qRunGet     = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
 	qRunGetByID = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
 	// qRunGetPausedWithTasks: %s is the IN list of task ids. Each row is an
-	// instance (tiCols) and its place in the order; the first also holds
-	// the run (runCols) and whether the DAG is paused, the others NULLs (a
-	// run's conf is not repeated for each of a mapped task's instances).
+	// instance (tiCols), then its run (runCols) and whether the DAG is
+	// paused, or NULLs past map index 0: a run's conf is not repeated for
+	// each of a mapped task's instances. (Every task has an instance of map
+	// index -1 or 0: its placeholder or the first of its expansion.)
 	qRunGetPausedWithTasks = `SELECT t.*, r.*, COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = r.dag_id), TRUE)
-		FROM (SELECT ` + tiCols + `, ROW_NUMBER() OVER (ORDER BY task_id, map_index) AS place
-			FROM task_instance WHERE dag_run_id = $1 AND task_id IN (%s)) t
-		LEFT JOIN (SELECT ` + runCols + ` FROM dag_run WHERE id = $1) r ON t.place = 1
-		ORDER BY t.place`
+		FROM (SELECT ` + tiCols + ` FROM task_instance WHERE dag_run_id = $1 AND task_id IN (%s)) t
+		LEFT JOIN (SELECT ` + runCols + ` FROM dag_run WHERE id = $1) r ON t.map_index <= 0
+		ORDER BY t.task_id, t.map_index`
 	qRunList = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
 	// qRunRecent: %s is the IN list of dag ids; the last placeholder is
 	// the runs per DAG.

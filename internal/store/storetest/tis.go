@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
@@ -142,6 +143,15 @@ func testTaskInstanceExpand(t *testing.T, f *fixture) {
 		if ti.MapIndex != i || string(ti.MapArgs) != string(kids[i].MapArgs) || ti.DagID != "etl" || ti.RunID != "r1" {
 			t.Errorf("instance %d = map index %d args %s, want %d %s", i, ti.MapIndex, ti.MapArgs, i, kids[i].MapArgs)
 		}
+	}
+	// A try's end reads a mapped successor's instances with their run
+	// (whose conf only the first row of each task carries).
+	got, _, withRun, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"other", "mapped"})
+	must(t, err, "read the mapped instances with their run")
+	all, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: []string{"mapped", "other"}})
+	must(t, err, "list mapped and other")
+	if diff := cmp.Diff(all, withRun); diff != "" || got == nil || got.ID != run.ID || got.RunID != "r1" {
+		t.Errorf("with their run %+v (-listed +read with it):\n%s", got, diff)
 	}
 	_, err = f.st.TaskInstanceGet(f.ctx, ph.ID)
 	wantErr(t, err, core.ErrNotFound, "placeholder after expansion")
