@@ -172,6 +172,9 @@ func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, known *
 		if err != nil {
 			return nil, err
 		}
+		if ti.State == core.TIRunning {
+			s.handed.put(tok, ti)
+		}
 		out = append(out, execclient.Workload{
 			TI: ti, Task: *task, DagRun: *run, Token: tok,
 			Dag: execclient.DagInfo{DagID: v.Spec.DagID, Params: v.Spec.Params, FileLoc: v.Spec.FileLoc,

@@ -102,6 +102,7 @@ type server struct {
 
 	versions store.VersionCache
 	revoked  *auth.Revocations
+	handed   handedOut
 	finished func(core.TIState, time.Duration)
 	traces   TryTracer // nil = off
 }
@@ -141,7 +142,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("POST /execution/workloads/claim", s.worker(s.claim))
 	mux.HandleFunc("POST /execution/workers/heartbeat", s.worker(s.workerHeartbeat))
 	mux.HandleFunc("PATCH /execution/task-instances/{id}/run", s.starting(s.run))
-	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.lifecycle(s.state))
+	mux.HandleFunc("PATCH /execution/task-instances/{id}/state", s.ending(s.state))
 	mux.HandleFunc("PUT /execution/task-instances/{id}/heartbeat", s.lifecycle(s.heartbeat))
 	mux.HandleFunc("POST /execution/task-instances/{id}/token", s.worker(s.renewToken))
 	mux.HandleFunc("POST /execution/task-instances/{id}/logs", s.logging(s.appendLog))
@@ -202,10 +203,16 @@ func (s *server) authenticate(r *http.Request, scope string) (*auth.Claims, erro
 	return s.authenticateHeader(r, "Authorization", scope)
 }
 
+// bearer returns the bearer token in header.
+func bearer(r *http.Request, header string) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get(header), "Bearer ")
+	return tok, ok && tok != ""
+}
+
 // authenticateHeader checks the bearer token in header, of scope.
 func (s *server) authenticateHeader(r *http.Request, header, scope string) (*auth.Claims, error) {
-	tok, ok := strings.CutPrefix(r.Header.Get(header), "Bearer ")
-	if !ok || tok == "" {
+	tok, ok := bearer(r, header)
+	if !ok {
 		return nil, fmt.Errorf("missing bearer token in the %s header: %w", header, core.ErrUnauthorized)
 	}
 	c, err := s.tokens.Validate(tok)

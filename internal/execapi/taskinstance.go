@@ -136,6 +136,10 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		if req.Next != nil {
 			return fmt.Errorf("a deferral claims no next try (next): only a final state does: %w", core.ErrInvalid)
 		}
+		r, _, err := s.gateAgain(r, c)
+		if err != nil {
+			return err
+		}
 		return s.deferTry(w, r, c, req.Deferral)
 	}
 	if req.Deferral != nil {
@@ -160,6 +164,14 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		}
 	}
 	res, err := s.svc.EndTry(r.Context(), ti, end)
+	if errors.Is(err, core.ErrConflict) && !isGap(err) && r.Context().Value(handedKey{}) != nil {
+		// The try handed out left the state it was in: judged as the
+		// gate judges it, it may still end (failed over) or not.
+		if r, ti, err = s.gateAgain(r, c); err != nil {
+			return err
+		}
+		res, err = s.svc.EndTry(r.Context(), ti, end)
+	}
 	if errors.Is(err, core.ErrConflict) && !isGap(err) {
 		if end.Before != nil { // the tail is kept, as the try's own
 			_, _ = s.appendTail(r.Context(), ti, req.Log)

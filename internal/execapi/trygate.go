@@ -22,12 +22,14 @@ const (
 	// the try must be running; otherwise 403 not_running (or invalid_state
 	// when the try is no longer current).
 	needRunning tryNeed = iota
-	// needLifecycle is heartbeat and the final state report: the try must
-	// be running, or failed over for missed heartbeats with its retry not
-	// begun (up_for_retry: its worker's late heartbeat takes it back, its
-	// late report ends it); otherwise 409 not_running, the worker's signal
-	// to stop.
+	// needLifecycle is heartbeat: the try must be running, or failed over
+	// for missed heartbeats with its retry not begun (up_for_retry: its
+	// worker's late heartbeat takes it back, its late report ends it);
+	// otherwise 409 not_running, the worker's signal to stop.
 	needLifecycle
+	// needEnd is the state report: as needLifecycle, but a try this server
+	// handed out with the report's token is not read (handedOut).
+	needEnd
 	// needLog is a log chunk: the try must be running or failed over, as
 	// for needLifecycle (the worker ships its log's tail before its late
 	// report); otherwise 403 not_running.
@@ -45,7 +47,7 @@ func (need tryNeed) allows(st core.TIState) bool {
 	case core.TIQueued:
 		return need == needStart
 	case core.TIUpForRetry:
-		return need == needLifecycle || need == needLog
+		return need == needLifecycle || need == needEnd || need == needLog
 	default:
 		return false
 	}
@@ -54,9 +56,14 @@ func (need tryNeed) allows(st core.TIState) bool {
 // tiKey is the request-context key of the try tryGate loaded.
 type tiKey struct{}
 
-// lifecycle wraps heartbeat and state: an execution token whose try runs.
+// lifecycle wraps heartbeat: an execution token whose try runs.
 func (s *server) lifecycle(h authedHandler) http.HandlerFunc {
 	return s.tryGate(needLifecycle, h)
+}
+
+// ending wraps the state report: an execution token whose try runs.
+func (s *server) ending(h authedHandler) http.HandlerFunc {
+	return s.tryGate(needEnd, h)
 }
 
 // logging wraps the log route: an execution token whose try runs or was
@@ -83,8 +90,18 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 			}
 		}
 		var ti *core.TaskInstance
-		if err == nil {
-			ti, err = s.liveTry(r.Context(), c.Subject, need)
+		ctx := r.Context()
+		if err == nil && need == needEnd {
+			if tok, _ := bearer(r, "Authorization"); tok != "" {
+				if ti = s.handed.take(tok); ti != nil && ti.ID == c.Subject {
+					ctx = context.WithValue(ctx, handedKey{}, true)
+				} else {
+					ti = nil
+				}
+			}
+		}
+		if err == nil && ti == nil {
+			ti, err = s.liveTry(ctx, c.Subject, need)
 		}
 		if err == nil && s.tokens.NeedsRefresh(c) {
 			var fresh string
@@ -93,7 +110,7 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 			}
 		}
 		if err == nil {
-			err = h(w, r.WithContext(context.WithValue(r.Context(), tiKey{}, ti)), c)
+			err = h(w, r.WithContext(context.WithValue(ctx, tiKey{}, ti)), c)
 		}
 		if err != nil {
 			writeError(w, r, s.log, err)
@@ -104,7 +121,7 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 // liveTry loads the try id (a token's subject) and checks it against need.
 func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.TaskInstance, error) {
 	status := http.StatusForbidden
-	if need == needLifecycle || need == needStart {
+	if need == needLifecycle || need == needEnd || need == needStart {
 		status = http.StatusConflict
 	}
 	ti, err := s.st.TaskInstanceGet(ctx, id)

@@ -55,13 +55,25 @@ func NewOn(t testing.TB, st *sqlstore.Store, cfg execapi.Config) *Env {
 // LogDir), as an api-server with [logging] log_store = database does.
 func NewWithLogs(t testing.TB, st *sqlstore.Store, cfg execapi.Config, logs tasklog.Logs) *Env {
 	t.Helper()
+	return newEnv(t, st, st, cfg, logs)
+}
+
+// NewServing is NewOn whose server works through serving, a store over st
+// (one that counts some calls, say); the Env seeds and reads st.
+func NewServing(t testing.TB, st *sqlstore.Store, serving store.Store, cfg execapi.Config) *Env {
+	t.Helper()
+	return newEnv(t, st, serving, cfg, nil)
+}
+
+func newEnv(t testing.TB, st *sqlstore.Store, serving store.Store, cfg execapi.Config, logs tasklog.Logs) *Env {
+	t.Helper()
 	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	tk, err := auth.NewTokens(auth.Config{Key: Key}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "logs")
-	h := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tk, Clock: clk, LogFolder: dir, Logs: logs, Config: cfg})
+	h := execapi.NewHandler(execapi.Deps{Store: serving, Tokens: tk, Clock: clk, LogFolder: dir, Logs: logs, Config: cfg})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &Env{Store: st, Tokens: tk, Clock: clk, Server: srv, URL: srv.URL + "/execution", LogDir: dir}
