@@ -105,7 +105,7 @@ func testTaskInstanceSetState(t *testing.T, f *fixture) {
 		moved, err := tx.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{b.ID, c.ID},
 			From: []core.TIState{core.TIQueued}, To: core.TIScheduled, Now: f.at(2 * time.Minute), Unread: true})
 		if err != nil || moved != nil {
-			return fmt.Errorf("unread update: %v, %v; want no ids, no error", moved, err)
+			return fmt.Errorf("unread update: ids %v, want none; error: %w", moved, err)
 		}
 		got, err := tx.TaskInstanceGet(f.ctx, b.ID)
 		if err == nil && got.State != core.TIScheduled {
