@@ -3,6 +3,7 @@ package execapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -29,8 +30,9 @@ func (c *tiReads) TaskInstanceGet(ctx context.Context, id string) (*core.TaskIns
 // the token handed with it, without the try gate's read of it. A try that
 // left running meanwhile is judged as the gate judges it, on both engines:
 // marked failed, its report is refused 409 not_running and it stays
-// failed; failed over for missed heartbeats, its late success ends it; and
-// it may defer, and then ends from its resumed start.
+// failed; cleared (a new try replaced it), 409 invalid_state and the new
+// try stands; failed over for missed heartbeats, its late success ends it;
+// and it may defer, and then ends from its resumed start.
 func TestHandedOutTriesEndAsTheGateWouldHaveThem(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
@@ -47,13 +49,13 @@ func TestHandedOutTriesEndAsTheGateWouldHaveThem(t *testing.T) {
 func testHandedOut(t *testing.T, env *execapitest.Env, reads *tiReads) {
 	ctx := t.Context()
 	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop"},
-		{TaskID: "c", Operator: "noop", Retries: 1}, {TaskID: "d", Operator: "noop"}}}
+		{TaskID: "c", Operator: "noop", Retries: 1}, {TaskID: "d", Operator: "noop"}, {TaskID: "e", Operator: "noop"}}}
 	env.SeedRun(t, dag, "r1", "")
 	worker := env.WorkerClient(t, "w1")
 	start := &execclient.RunRequest{Hostname: "h1", PID: 42}
-	claimed, err := worker.Claim(ctx, execclient.ClaimRequest{Limit: 4, Start: start})
-	if err != nil || len(claimed) != 4 {
-		t.Fatalf("claim = %d workloads, %v; want 4", len(claimed), err)
+	claimed, err := worker.Claim(ctx, execclient.ClaimRequest{Limit: 5, Start: start})
+	if err != nil || len(claimed) != 5 {
+		t.Fatalf("claim = %d workloads, %v; want 5", len(claimed), err)
 	}
 	wls := map[string]execclient.Workload{}
 	for _, wl := range claimed {
@@ -87,6 +89,19 @@ func testHandedOut(t *testing.T, env *execapitest.Env, reads *tiReads) {
 	}
 
 	svc := service.New(service.Config{Store: env.Store, Clock: env.Clock})
+	if _, err := svc.Clear(ctx, core.System, service.ClearParams{DagID: "d", RunID: "r1", TaskIDs: []string{"e"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = finish("e", wls["e"])
+	status(t, err, 409, "no longer current")
+	var ae *execclient.Error
+	if errors.As(err, &ae); ae == nil || ae.Problem.Reason != execclient.ReasonInvalidState {
+		t.Errorf("e's report after a clear: %v, want reason %s", err, execclient.ReasonInvalidState)
+	}
+	if cur, err := env.Store.TaskInstanceGetByKey(ctx, "d", "r1", "e", core.NoMapIndex); err != nil || cur.ID == wls["e"].TI.ID || cur.State.Terminal() {
+		t.Errorf("e after its old try's report: %+v, %v; want the clear's new try, not ended", cur, err)
+	}
+
 	if res, err := svc.FailDeadTry(ctx, env.TI(t, wls["c"].TI.ID)); err != nil || res.State != core.TIUpForRetry {
 		t.Fatalf("fail over c: %+v, %v", res, err)
 	}

@@ -164,12 +164,18 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		}
 	}
 	res, err := s.svc.EndTry(r.Context(), ti, end)
-	if errors.Is(err, core.ErrConflict) && !isGap(err) && r.Context().Value(handedKey{}) != nil {
-		// The try handed out left the state it was in: judged as the
-		// gate judges it, it may still end (failed over) or not.
-		if r, ti, err = s.gateAgain(r, c); err != nil {
+	if handed(r) && (errors.Is(err, core.ErrConflict) && !isGap(err) || errors.Is(err, core.ErrNotFound)) {
+		// The try handed out left the state it was in, or a retry or a
+		// clear replaced it: judged as the gate judges it, it may still
+		// end (failed over) or not (its tail kept, as below).
+		var again *core.TaskInstance
+		if r, again, err = s.gateAgain(r, c); err != nil {
+			if end.Before != nil {
+				_, _ = s.appendTail(r.Context(), ti, req.Log)
+			}
 			return err
 		}
+		ti = again
 		res, err = s.svc.EndTry(r.Context(), ti, end)
 	}
 	if errors.Is(err, core.ErrConflict) && !isGap(err) {

@@ -103,7 +103,10 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 		if err == nil && ti == nil {
 			ti, err = s.liveTry(ctx, c.Subject, need)
 		}
-		if err == nil && s.tokens.NeedsRefresh(c) {
+		// A try taken from handedOut is not known to run yet: its token is
+		// not refreshed (a final report needs none; a client whose token
+		// expired renews it with its worker's credential).
+		if err == nil && ctx.Value(handedKey{}) == nil && s.tokens.NeedsRefresh(c) {
 			var fresh string
 			if fresh, err = s.tokens.Refresh(c); err == nil {
 				w.Header().Set(execclient.RefreshedTokenHeader, fresh)

@@ -68,9 +68,10 @@ const (
 	// paused, or NULLs past map index 0: a run's conf is not repeated for
 	// each of a mapped task's instances. (Every task has an instance of map
 	// index -1 or 0: its placeholder or the first of its expansion.)
-	qRunGetPausedWithTasks = `SELECT t.*, r.*, COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = r.dag_id), TRUE)
+	qRunGetPausedWithTasks = `SELECT t.*, r.*
 		FROM (SELECT ` + tiCols + ` FROM task_instance WHERE dag_run_id = $1 AND task_id IN (%s)) t
-		LEFT JOIN (SELECT ` + runCols + ` FROM dag_run WHERE id = $1) r ON t.map_index <= 0
+		LEFT JOIN (SELECT ` + runCols + `, COALESCE((SELECT dag.is_paused FROM dag WHERE dag.dag_id = dag_run.dag_id), TRUE)
+			FROM dag_run WHERE id = $1) r ON t.map_index <= 0
 		ORDER BY t.task_id, t.map_index`
 	qRunList = `SELECT ` + runCols + ` FROM dag_run%s%s%s`
 	// qRunRecent: %s is the IN list of dag ids; the last placeholder is

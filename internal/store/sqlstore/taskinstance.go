@@ -121,10 +121,12 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 	if p.DagRunID != 0 {
 		b.where("dag_run_id = ?", p.DagRunID)
 	}
-	if p.DagID != "" {
+	switch {
+	case p.DagID != "" && p.RunID != "":
+		b.where("dag_run_id = (SELECT id FROM dag_run WHERE dag_id = ? AND run_id = ?)", p.DagID, p.RunID)
+	case p.DagID != "":
 		b.where("dag_id = ?", p.DagID)
-	}
-	if p.RunID != "" {
+	case p.RunID != "": // runs of that id across DAGs
 		b.where("dag_run_id IN (SELECT id FROM dag_run WHERE run_id = ?)", p.RunID)
 	}
 	if p.TaskID != "" {
