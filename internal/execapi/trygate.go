@@ -80,7 +80,9 @@ func (s *server) starting(h authedHandler) http.HandlerFunc {
 // tryGate authenticates an execution token, checks that a path's {id} is
 // the token's subject (403), loads the token's try and refuses it unless
 // it is in a state need allows; only then does it reissue a token near
-// expiry and call h, which finds the try with tokenTI.
+// expiry and call h, which finds the try with tokenTI. A state report's
+// try this server handed out with its token is taken from handedOut
+// instead of loaded (the report's end then checks it: gateAgain).
 func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.authenticate(r, auth.ScopeExecution)
