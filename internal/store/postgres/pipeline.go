@@ -149,13 +149,20 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 
 // QueryContext sends what waits, then runs query.
 func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if c.aborted {
-		return nil, errAborted
-	}
-	if _, err := c.send(ctx, nil); err != nil {
+	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
 	return c.Conn.QueryContext(ctx, query, args)
+}
+
+// flush sends what waits, before a statement that cannot go with it; in an
+// aborted transaction it fails as the statement would.
+func (c *pipelineConn) flush(ctx context.Context) error {
+	if c.aborted {
+		return errAborted
+	}
+	_, err := c.send(ctx, nil)
+	return err
 }
 
 // PrepareContext prepares query; its statement sends what waits first.
@@ -296,20 +303,14 @@ type pipelineStmt struct {
 }
 
 func (s *pipelineStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if s.c.aborted {
-		return nil, errAborted
-	}
-	if _, err := s.c.send(ctx, nil); err != nil {
+	if err := s.c.flush(ctx); err != nil {
 		return nil, err
 	}
 	return s.Stmt.ExecContext(ctx, args)
 }
 
 func (s *pipelineStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if s.c.aborted {
-		return nil, errAborted
-	}
-	if _, err := s.c.send(ctx, nil); err != nil {
+	if err := s.c.flush(ctx); err != nil {
 		return nil, err
 	}
 	return s.Stmt.QueryContext(ctx, args)
