@@ -114,6 +114,11 @@ func Open(base string, key Key) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openPath(p)
+}
+
+// openPath opens the log file p for appending, creating folders and file.
+func openPath(p string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		return nil, fmt.Errorf("create task log folder: %w", err)
 	}

@@ -73,7 +73,7 @@ func newLogSink(ctx context.Context, w *Worker, tc *execclient.Client, ti *core.
 	s := &logSink{log: log, offset: offset, ctx: ctx, retryWait: w.reportRetryWait()}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
-		s.ship, s.end = localLog(w.LogFolder, tasklog.KeyOf(ti))
+		s.ship, s.end = localLog(w.logSpares, tasklog.KeyOf(ti))
 		s.ctx = nil // a local disk is not waited for
 	} else {
 		s.ship = func(offset int64, b []byte) (int64, error) {
@@ -218,14 +218,15 @@ func (s *logSink) close(forReport bool) *execclient.LogTail {
 	return nil
 }
 
-// localLog ships chunks to key's log file under base, opened at the first
-// chunk (a try that logs nothing creates no file) and kept open until end.
-func localLog(base string, key tasklog.Key) (ship func(int64, []byte) (int64, error), end func() error) {
+// localLog ships chunks to key's log file in the folder of logs, opened
+// at the first chunk (a try that logs nothing creates no file) and kept
+// open until end.
+func localLog(logs *tasklog.Spares, key tasklog.Key) (ship func(int64, []byte) (int64, error), end func() error) {
 	var f *os.File
 	ship = func(offset int64, b []byte) (int64, error) {
 		if f == nil {
 			var err error
-			if f, err = tasklog.Open(base, key); err != nil {
+			if f, err = logs.Open(key); err != nil {
 				return offset, err
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/stateref"
+	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/taskproc"
 	"github.com/weirflow/weir/internal/trigger"
 )
@@ -80,6 +81,7 @@ type Worker struct {
 	RunDir string
 
 	runner       *operator.Runner
+	logSpares    *tasklog.Spares // LogFolder's log folders made ahead of need
 	tokenDir     string
 	stateBackend *stateref.Backend // nil without StateBackend
 	mine         held              // the tries this process holds
@@ -138,6 +140,9 @@ func (w *Worker) init() error {
 		return fmt.Errorf("worker: create token folder: %w", err)
 	}
 	w.tokenDir = dir
+	if w.LogFolder != "" {
+		w.logSpares = tasklog.NewSpares(w.LogFolder)
+	}
 	w.processID, w.startedAt = uuid.NewString(), w.Clock.Now()
 	pathDir, err := weirOnPath(dir)
 	if err != nil {
@@ -205,6 +210,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	if w.logSpares != nil {
+		defer w.logSpares.Close()
+	}
 	if err := w.Client.Health(ctx); execclient.IsVersionMismatch(err) {
 		return fmt.Errorf("worker: %w", err) // no retry helps: one side must be upgraded
 	}
