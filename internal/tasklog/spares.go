@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,10 +33,10 @@ const SparesDir = ".spares"
 // callback's first attempt.
 const spareLog = "attempt=1.log"
 
-// sparesKept is how many spares a pool keeps ready: a chain needs one at
+// sparesKept is how many spares a pool keeps made: a chain places one at
 // a time; a burst of tries is bound by the CPU, which making more ahead
-// would not spare.
-const sparesKept = 4
+// would not spare, and a process that ends removes what it did not place.
+const sparesKept = 2
 
 // staleSpare is the age past which a spare found in SparesDir when a pool
 // starts is removed: one a dead process left (a live process's idle spare
@@ -51,6 +52,7 @@ type Spares struct {
 	stop  chan struct{}
 	done  chan struct{}
 	close sync.Once
+	off   atomic.Bool   // spares cannot be placed in this folder
 	name  func() string // a new spare's path
 }
 
@@ -94,6 +96,9 @@ func (s *Spares) Open(key Key) (*os.File, error) {
 // place renames a ready spare to dir and returns its log, or nil when no
 // spare is ready or dir exists (the caller then creates the log).
 func (s *Spares) place(dir string) *os.File {
+	if s.off.Load() {
+		return nil
+	}
 	s.start.Do(func() { go s.refill() })
 	var sp spare
 	select {
@@ -114,7 +119,10 @@ func (s *Spares) place(dir string) *os.File {
 		default:
 			discard(sp)
 		}
-	default: // taken by a stale-spare sweep, or a file system without renameat2's flags
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EXDEV):
+		s.off.Store(true) // a file system without renameat2's flags (NFS): spares never place
+		discard(sp)
+	default: // taken away by a stale-spare sweep
 		discard(sp)
 	}
 	return nil
@@ -130,7 +138,7 @@ func rename(from, dir string) error {
 func (s *Spares) refill() {
 	defer close(s.done)
 	s.sweep()
-	for {
+	for !s.off.Load() {
 		sp, err := s.make()
 		if err != nil {
 			return // the openers create their logs; Open's own error will say why
