@@ -147,12 +147,18 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 	return driver.RowsAffected(tag.RowsAffected()), nil
 }
 
-// QueryContext sends what waits, then runs query.
+// QueryContext runs query with what waits, in one round trip.
 func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.flush(ctx); err != nil {
-		return nil, err
+	if c.aborted {
+		return nil, errAborted
 	}
-	return c.Conn.QueryContext(ctx, query, args)
+	if len(args) == 0 || c.begin == "" && len(c.waiting) == 0 {
+		if err := c.flush(ctx); err != nil {
+			return nil, err
+		}
+		return c.Conn.QueryContext(ctx, query, args)
+	}
+	return c.sendQuery(ctx, waitingExec{query: query, args: values(args)})
 }
 
 // flush sends what waits, before a statement that cannot go with it; in an
@@ -192,42 +198,95 @@ func (c *pipelineConn) send(ctx context.Context, last *waitingExec) (pgconn.Comm
 	if c.Conn.Conn().IsClosed() {
 		return pgconn.CommandTag{}, driver.ErrBadConn
 	}
+	sent := c.sendWaiting(ctx, last)
+	first := sent.readWaiting()
+	var tag pgconn.CommandTag
+	if last != nil {
+		t, err := sent.br.Exec()
+		if first == nil {
+			first = err
+		}
+		tag = t
+	}
+	return tag, c.closeBatch(sent, first)
+}
+
+// sentBatch is a batch sent: the transaction's BEGIN (began) and the
+// deferred statements that waited, then the statement that took them.
+type sentBatch struct {
+	br       pgx.BatchResults
+	began    bool
+	deferred []waitingExec
+}
+
+// sendWaiting sends what waits and then last (when not nil) as one batch.
+func (c *pipelineConn) sendWaiting(ctx context.Context, last *waitingExec) sentBatch {
 	b := &pgx.Batch{}
 	if c.begin != "" {
 		b.Queue(c.begin)
 	}
-	deferred := c.waiting
-	for _, w := range deferred {
+	sent := sentBatch{began: c.begin != "", deferred: c.waiting}
+	for _, w := range sent.deferred {
 		b.Queue(w.query, w.args...)
 	}
 	if last != nil {
 		b.Queue(last.query, last.args...)
 	}
-	began := c.begin != ""
 	c.begin, c.waiting = "", nil
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	var tag pgconn.CommandTag
+	sent.br = c.Conn.Conn().SendBatch(ctx, b)
+	return sent
+}
+
+// readWaiting reads the results of what waited and returns the first
+// failure, a deferred statement's naming it (deferredFailure).
+func (sent sentBatch) readWaiting() error {
 	var first error
-	for i := range b.Len() {
-		t, err := br.Exec()
-		switch {
-		case first != nil || err == nil:
-		case i == 0 && began:
-			first = err
-		case i-btoi(began) < len(deferred):
-			first = deferredFailure(deferred[i-btoi(began)].query, err)
-		default:
-			first = err
-		}
-		tag = t
+	if sent.began {
+		_, first = sent.br.Exec()
 	}
-	if err := br.Close(); first == nil {
+	for _, w := range sent.deferred {
+		if _, err := sent.br.Exec(); first == nil && err != nil {
+			first = deferredFailure(w.query, err)
+		}
+	}
+	return first
+}
+
+// closeBatch closes a sent batch whose first failure was first, and
+// returns the batch's error.
+func (c *pipelineConn) closeBatch(sent sentBatch, first error) error {
+	if err := sent.br.Close(); first == nil {
 		first = err
 	}
-	if first != nil && began && c.Conn.Conn().PgConn().TxStatus() == 'I' {
+	if first != nil && sent.began && c.Conn.Conn().PgConn().TxStatus() == 'I' {
 		c.aborted = true // BEGIN did not take effect
 	}
-	return tag, badConn(first)
+	return badConn(first)
+}
+
+// sendQuery sends what waits and then the query q as one batch, and
+// returns q's rows.
+func (c *pipelineConn) sendQuery(ctx context.Context, q waitingExec) (driver.Rows, error) {
+	if c.Conn.Conn().IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	sent := c.sendWaiting(ctx, &q)
+	if err := sent.readWaiting(); err != nil {
+		return nil, c.closeBatch(sent, err)
+	}
+	rows, err := sent.br.Query()
+	if err != nil {
+		return nil, c.closeBatch(sent, err)
+	}
+	// As pgx's driver does: the first row is read now, so that the
+	// columns are known and the query's own failure is its error.
+	more := rows.Next()
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, c.closeBatch(sent, err)
+	}
+	return &batchRows{rows: rows, close: func() error { return c.closeBatch(sent, nil) },
+		types: c.Conn.Conn().TypeMap(), more: more}, nil
 }
 
 // badConn is err, or driver.ErrBadConn when nothing was sent (database/sql
@@ -237,13 +296,6 @@ func badConn(err error) error {
 		return driver.ErrBadConn
 	}
 	return err
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // end closes the open transaction with command (commit or rollback). What

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -383,5 +384,88 @@ func TestTheTriedLockCarriesWhatWaits(t *testing.T) {
 	var k int
 	if err := db.QueryRowContext(ctx, `SELECT k FROM t WHERE k = 10`).Scan(&k); err != nil {
 		t.Errorf("the deferred insert after commit: %v", err)
+	}
+}
+
+// A query with arguments carries what waits: BEGIN, a deferred insert and
+// the query take one round trip, the query sees the insert, and its
+// columns come out as pgx's driver gives them (the same query run alone
+// scans the same). A deferred statement's failure is the query's error,
+// naming it, and the transaction then commits nothing.
+func TestAQueryCarriesWhatWaits(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	const typed = `SELECT COUNT(*) FILTER (WHERE k >= $1), $2::uuid, 1.5::float8, 2.5::float4, 7::int2, 8::int4,
+		'2026-12-03 10:00:00+00'::timestamptz, '2026-12-03 10:00:00'::timestamp, '2026-12-03'::date, TRUE,
+		'{"a": [1]}'::jsonb, '{"b": 2}'::json, '\x0102'::bytea, 'text', NULL::int8, 3.25::numeric FROM t`
+	const id = "8b0d3c4e-2f1a-4c5b-9d6e-7f8091a2b3c4"
+	scan := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}) []any {
+		t.Helper()
+		rows, err := q.QueryContext(ctx, typed, 100, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = rows.Close() }()
+		if !rows.Next() {
+			t.Fatalf("no row: %v", rows.Err())
+		}
+		vals := make([]any, 16)
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if rows.Next() {
+			t.Fatal("a second row")
+		}
+		return vals
+	}
+	insertTwice(t, db, writes, 1, true) // prepares the insert
+	want := scan(db)                    // pgx's driver: nothing waits
+	want[0] = int64(1)                  // the deferred insert below is counted
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 100); err != nil {
+		t.Fatal(err)
+	}
+	before := writes.Load()
+	got := scan(tx)
+	if n := writes.Load() - before; n != 1 {
+		t.Errorf("BEGIN, a deferred insert and the query took %d round trips, want 1", n)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("columns with what waited:\n got %#v\nwant %#v", got, want)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 200); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 1); err != nil { // a duplicate
+		t.Fatal(err)
+	}
+	_, err = tx.QueryContext(ctx, `SELECT k FROM t WHERE k > $1`, 0)
+	if err == nil || !strings.Contains(err.Error(), "an earlier statement of the transaction (INSERT INTO t (k) VALUES ($1)) failed") {
+		t.Errorf("a query after a deferred duplicate: %v; want the duplicate named", err)
+	}
+	if err := tx.Commit(); err == nil {
+		t.Error("the transaction of a failed deferred insert committed")
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t WHERE k = $1`, 200).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the failed transaction's other insert: %d rows (%v), want 0", n, err)
 	}
 }
