@@ -59,8 +59,9 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, err
 	}
 	// Read again under the lock: the queueing takes what other ends,
-	// committed since, scheduled too.
-	res, err := s.queueLocked(ctx, tx, nil, s.clock.Now())
+	// committed since, scheduled too. Its update goes with the end's next
+	// statement (the claim of the next try, or the commit).
+	res, err := s.queueLocked(ctx, tx, nil, s.clock.Now(), true)
 	if err != nil {
 		return out, err
 	}

@@ -136,3 +136,57 @@ func TestSuccessStandsWhenWhatFollowsFails(t *testing.T) {
 		}
 	}
 }
+
+// On PostgreSQL the queueing of what follows a success goes with the
+// claim of the worker's next try (queueLocked's unread update). When that
+// update fails, the claim's statement fails with it: the success stands
+// all the same, what follows is left to the scheduler, and the claim is
+// made again without it.
+func TestSuccessStandsWhenTheQueueingCarriedByTheClaimFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pg := postgrestest.Open(t)
+	// Queueing b fails once, as a deadlock's victim would.
+	for _, q := range []string{
+		`CREATE SEQUENCE fail_once`,
+		`CREATE FUNCTION fail_once() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.task_id = 'b' AND NEW.state = 'queued' AND nextval('fail_once') = 1 THEN
+				RAISE EXCEPTION 'injected: queueing b fails';
+			END IF;
+			RETURN NEW;
+		END $$`,
+		`CREATE TRIGGER fail_once BEFORE UPDATE ON task_instance FOR EACH ROW EXECUTE FUNCTION fail_once()`,
+	} {
+		if _, err := pg.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := service.New(service.Config{Store: pg, Clock: clocktest.New(t0)})
+	syncDAG(t, pg, core.DAG{DagID: "q", Tasks: []core.Task{
+		{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
+	}})
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	a := startTry(t, pg, run, "a")
+	sched := pg.Subscribe(ctx, store.ChannelTasks)
+	res, err := svc.EndTry(ctx, a, service.TryEnd{State: core.TISuccess,
+		Claim: &store.TaskInstanceClaimParams{WorkerID: "w1", Queues: []string{core.DefaultQueue}, Limit: 1, Start: true, Hostname: "h1", PID: 42}})
+	if err != nil || res.State != core.TISuccess {
+		t.Fatalf("end = %+v, %v; want success", res, err)
+	}
+	if len(res.Next) != 0 {
+		t.Errorf("the end claimed %d tries, want none (b is the scheduler's)", len(res.Next))
+	}
+	if got := states(t, pg, run); got["a"] != core.TISuccess || got["b"] != core.TINone {
+		t.Errorf("a %s, b %s; want a success and b none, left to the scheduler", got["a"], got["b"])
+	}
+	if !heard(sched) {
+		t.Error("the scheduler was not woken")
+	}
+}

@@ -60,7 +60,7 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		if res, err = s.queueLocked(ctx, tx, p.Pools, s.clock.Now()); err != nil || res.Queued == 0 {
+		if res, err = s.queueLocked(ctx, tx, p.Pools, s.clock.Now(), false); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)
@@ -87,7 +87,12 @@ func (s *Service) queued(by string, n int) {
 
 // queueLocked is QueueScheduled's work in tx, which holds the queueing
 // lock; the caller wakes the workers (notifyQueued) for what it queued.
-func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time) (QueueResult, error) {
+// With unread the queueing update is not read back (Unread: on PostgreSQL
+// it goes with the transaction's next statement) and every instance it
+// picked counts as queued; one that another process moved out of
+// scheduled since the read (a clear, a mark) is then counted but stays
+// where it is.
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time, unread bool) (QueueResult, error) {
 	var (
 		active *store.ActiveCounts
 		err    error
@@ -189,10 +194,13 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		return res, nil
 	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now,
+		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now, Unread: unread,
 	})
 	if err != nil {
 		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
+	}
+	if unread {
+		moved = ids
 	}
 	res.Queued, res.IDs = len(moved), moved
 	queueOf := make(map[string]string, len(seen))

@@ -177,9 +177,12 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	// What follows is the scheduler's when deciding it here fails (a
 	// deadlock, a lost DAG version): the success stands, ended again
 	// without it. (A savepoint around the follow-on would cost two round
-	// trips on PostgreSQL in every end, not only in a failing one.)
-	if fe := (followOnError{}); errors.As(err, &fe) {
-		s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", fe.err)
+	// trips on PostgreSQL in every end, not only in a failing one.) Its
+	// queueing update goes with the statement after it (the claim, the
+	// notification or the commit; queueLocked's unread), so any failure
+	// after a follow-on that queued may be that update's: the same.
+	if fe := (followOnError{}); errors.As(err, &fe) || err != nil && len(f.queued) > 0 {
+		s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
 		follows = false
 		err = s.commitEnd(ctx, inTx, record)
 	}
