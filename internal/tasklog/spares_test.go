@@ -23,6 +23,15 @@ func ready(t *testing.T, s *Spares) {
 	}
 }
 
+// newSpares returns a log folder and its pool, closed at the test's end.
+func newSpares(t *testing.T) (string, *Spares) {
+	t.Helper()
+	base := t.TempDir()
+	s := NewSpares(base)
+	t.Cleanup(s.Close)
+	return base, s
+}
+
 // spareInodes returns the inodes of the logs the spares of base hold.
 func spareInodes(t *testing.T, base string) map[uint64]bool {
 	t.Helper()
@@ -117,9 +126,7 @@ func TestSparesPlaceFirstTriesLogs(t *testing.T) {
 // before: appended to, never replaced by a spare.
 func TestSparesNeverReplaceALog(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	s := NewSpares(base)
-	defer s.Close()
+	base, s := newSpares(t)
 	first := Key{DagID: "d", RunID: "r", TaskID: "t", MapIndex: core.NoMapIndex, TryNumber: 1}
 	ready(t, s)
 	write(t, s, first, "started\n")
@@ -143,9 +150,7 @@ func TestSparesNeverReplaceALog(t *testing.T) {
 // placed: the opener creates the log, which holds what was written.
 func TestSparesTakenAwayFallBack(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	s := NewSpares(base)
-	defer s.Close()
+	base, s := newSpares(t)
 	ready(t, s)
 	entries, err := os.ReadDir(filepath.Join(base, SparesDir))
 	if err != nil {
