@@ -27,12 +27,13 @@ import (
 //     result is not read), for the transaction's next statement or its
 //     COMMIT; a ROLLBACK drops it unsent.
 //
-// What waits goes with the next Exec or COMMIT as one pipelined batch, one
-// round trip; a query (whose rows are read through pgx's own database/sql
-// rows), and a statement without arguments (which keeps pgx's simple
-// protocol, where one text may hold several commands), sends it first as a
-// batch of its own. The first failure of a batch is its error: PostgreSQL
-// skips the rest of it, and the transaction is then to be rolled back.
+// What waits goes with the next Exec, query or COMMIT as one pipelined
+// batch, one round trip (a query's rows are then read from the batch,
+// batchRows); a statement without arguments (which keeps pgx's simple
+// protocol, where one text may hold several commands), and a prepared
+// statement's, send it first as a batch of its own. The first failure of a
+// batch is its error: PostgreSQL skips the rest of it, and the transaction
+// is then to be rolled back.
 type pipelineConnector struct{ base driver.Connector }
 
 func (c pipelineConnector) Connect(ctx context.Context) (driver.Conn, error) {
