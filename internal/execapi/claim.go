@@ -75,7 +75,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
-		Reclaim: req.Reclaim, Holding: req.Holding}
+		Reclaim: req.Reclaim, Holding: req.Holding, Runs: map[int64]*core.DagRun{}}
 	if req.Start != nil {
 		claim.Hostname, claim.PID, claim.Start = req.Start.Hostname, req.Start.PID, true
 	}
@@ -90,7 +90,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			return fmt.Errorf("claim callbacks for worker %s: %w", req.WorkerID, err)
 		}
 		if len(tis) > 0 || len(cbs) > 0 {
-			wls, err := s.workloads(ctx, tis, nil)
+			wls, err := s.workloads(ctx, tis, claim.Runs)
 			if err != nil {
 				return err
 			}
@@ -138,13 +138,13 @@ func (s *server) startedRun(ctx context.Context, wl *execclient.Workload, slim b
 	wl.Run = rc
 }
 
-// workloads builds the workload of every claimed instance; known, when
-// set, is a run already read (a try's end answering the next try).
-func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, known *core.DagRun) ([]execclient.Workload, error) {
+// workloads builds the workload of every claimed instance; runs are the
+// runs read with the claim (store.TaskInstanceClaimParams.Runs), a run
+// missing there is read.
+func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, runs map[int64]*core.DagRun) ([]execclient.Workload, error) {
 	versions := map[int64]*core.DagVersion{}
-	runs := map[int64]*core.DagRun{}
-	if known != nil {
-		runs[known.ID] = known
+	if runs == nil {
+		runs = map[int64]*core.DagRun{}
 	}
 	out := make([]execclient.Workload, 0, len(tis))
 	for _, ti := range tis {

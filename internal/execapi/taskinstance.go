@@ -197,7 +197,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if len(res.Next) > 0 {
 		// A failure here is answered 500: the worker's retry finds the
 		// try ended, and its next claim reclaims what was claimed.
-		wls, err := s.workloads(r.Context(), res.Next, res.Run)
+		wls, err := s.workloads(r.Context(), res.Next, res.Runs)
 		if err != nil {
 			return err
 		}

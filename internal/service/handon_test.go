@@ -41,8 +41,8 @@ func TestTryEndHandsItsSlotOn(t *testing.T) {
 	if got := states(t, st, run); got["a"] != core.TISuccess || got["b"] != core.TIRunning {
 		t.Fatalf("after a's end: a %s, b %s; want success and running", got["a"], got["b"])
 	}
-	if res.Run == nil || res.Run.ID != b.DagRunID || res.Run.State != core.RunRunning {
-		t.Errorf("the end's run of b = %+v, want b's run, running", res.Run)
+	if run := res.Runs[b.DagRunID]; run == nil || run.State != core.RunRunning || len(res.Runs) != 1 {
+		t.Errorf("the end's runs = %+v, want b's run, running", res.Runs)
 	}
 	if heard(workers) {
 		t.Error("the workers were woken for b, which a's end took")

@@ -20,11 +20,11 @@ type FinishResult struct {
 	// Next are the tries TryEnd.Claim claimed for the reporting worker
 	// with the end.
 	Next []core.TaskInstance
-	// Run is the run of Next's first try, read in the end's transaction
-	// (on SQLite the writer's warm page cache reads it for a fraction of
-	// a read after the commit), or nil: who answers with Next need not
-	// read it again.
-	Run *core.DagRun
+	// Runs are the runs of Next's tries by id, read in the end's
+	// transaction (by the claim's statement on PostgreSQL; on SQLite the
+	// writer's warm page cache reads them for a fraction of a read after
+	// the commit): who answers with Next need not read them again.
+	Runs map[int64]*core.DagRun
 }
 
 // FinishTry ends the running try ti as its worker reported (success,
@@ -126,12 +126,12 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	// transaction (followOn); the scheduler is woken for the rest.
 	follows := state == core.TISuccess && task != nil && runs.HasDownstream(&v.Spec, task.TaskID)
 	var (
-		f       followed
-		claimed []core.TaskInstance
-		nextRun *core.DagRun
+		f        followed
+		claimed  []core.TaskInstance
+		nextRuns map[int64]*core.DagRun // of claimed
 	)
 	record := func(tx store.Store) error {
-		f, claimed, nextRun = followed{}, nil, nil // a retried transaction starts over
+		f, claimed, nextRuns = followed{}, nil, nil // a retried transaction starts over
 		if end.Before != nil {
 			if err := end.Before(tx); err != nil {
 				return err
@@ -157,10 +157,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		if claim != nil {
 			c := *claim
 			c.Now = s.clock.Now() // after followOn's reads, as its own dates (followOn)
-			var err error
-			if claimed, err = s.claimIn(ctx, tx, &c); err == nil {
-				nextRun, err = s.runOfNext(ctx, tx, claimed, f.run)
+			nextRuns = map[int64]*core.DagRun{}
+			if f.run != nil {
+				nextRuns[f.run.ID] = f.run
 			}
+			c.Runs = nextRuns
+			var err error
+			claimed, err = s.claimIn(ctx, tx, &c)
 			if errors.Is(err, core.ErrUnavailable) {
 				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
 			} else if err != nil {
@@ -193,23 +196,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	if ch := finishedChannel(task, f.settled); ch != "" {
 		s.notify(ctx, ch)
 	}
-	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Run: nextRun}, nil
-}
-
-// runOfNext returns the run of the first of the tries an end claimed: read
-// is the run the end read already (its follow-on's), or nil.
-func (s *Service) runOfNext(ctx context.Context, tx store.Store, claimed []core.TaskInstance, read *core.DagRun) (*core.DagRun, error) {
-	switch {
-	case len(claimed) == 0:
-		return nil, nil
-	case read != nil && read.ID == claimed[0].DagRunID:
-		return read, nil
-	}
-	run, err := tx.DagRunGetByID(ctx, claimed[0].DagRunID)
-	if err != nil {
-		return nil, fmt.Errorf("read the run of the next try: %w", err)
-	}
-	return run, nil
+	return &FinishResult{State: state, NextRetryAt: next, Next: claimed, Runs: nextRuns}, nil
 }
 
 // followOnError is followOn's failure inside a try's end.

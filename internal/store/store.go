@@ -491,6 +491,11 @@ type TaskInstanceClaimParams struct {
 	// (service.ClaimTries).
 	Start   bool
 	Started func(started []core.TaskInstance) error
+	// Runs, when not nil, gets the run of every try returned that it does
+	// not hold yet, keyed by id (on PostgreSQL read by the claim's own
+	// statement): a caller that answers with the tries' workloads need
+	// not read them again.
+	Runs map[int64]*core.DagRun
 }
 
 // TaskInstanceStartParams starts a claimed try.

@@ -112,6 +112,7 @@ func Dialect() sqlstore.Dialect {
 		QueueLockSQL:    "SELECT pg_advisory_xact_lock($1)",
 		TryQueueLockSQL: "SELECT 1 WHERE pg_try_advisory_xact_lock($1)",
 		GroupInserts:    true,
+		ClaimJoinsRuns:  true,
 		Classify:        classify,
 	}
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -46,7 +47,7 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 			return nil, err
 		}
 		if len(started) == p.Limit {
-			return started, nil
+			return started, s.readRuns(ctx, started, p.Runs)
 		}
 	}
 	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit - len(started)}}
@@ -63,8 +64,14 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		}
 		reclaim, first = fmt.Sprintf(qTIReclaim, held), "worker_id IS NULL, "
 	}
-	query := fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock, start)
-	tis, err := s.queryTIs(ctx, s.writer(), "claim task instances for worker "+p.WorkerID, query, b.args...)
+	what := "claim task instances for worker " + p.WorkerID
+	var tis []core.TaskInstance
+	var err error
+	if p.Runs != nil && s.d.ClaimJoinsRuns {
+		tis, err = s.queryTIsWithRuns(ctx, what, fmt.Sprintf(qTIClaimWithRuns, reclaim, list(&b, queues), first, s.d.ClaimLock, start), b.args, p.Runs)
+	} else {
+		tis, err = s.queryTIs(ctx, s.writer(), what, fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock, start), b.args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +81,52 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 			return nil, err
 		}
 	}
-	return append(started, tis...), nil
+	tis = append(started, tis...)
+	if err := s.readRuns(ctx, tis, p.Runs); err != nil {
+		return nil, err
+	}
+	return tis, nil
+}
+
+// queryTIsWithRuns runs a query whose rows are a try's columns and then
+// its run's (qTIClaimWithRuns), adding the runs to runs.
+func (s *Store) queryTIsWithRuns(ctx context.Context, what, query string, args []any, runs map[int64]*core.DagRun) ([]core.TaskInstance, error) {
+	rows, err := s.writer().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	tis, err := collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
+		var run runRow
+		ti, err := scanTI(withColumns{r, run.dest()})
+		if err != nil {
+			return core.TaskInstance{}, err
+		}
+		if _, ok := runs[run.run.ID]; !ok {
+			runs[run.run.ID] = run.made()
+		}
+		return *ti, nil
+	})
+	return tis, s.wrap(err, "%s", what)
+}
+
+// readRuns adds to runs the run of each of tis it does not hold (nothing
+// when runs is nil).
+func (s *Store) readRuns(ctx context.Context, tis []core.TaskInstance, runs map[int64]*core.DagRun) error {
+	if runs == nil {
+		return nil
+	}
+	for i := range tis {
+		id := tis[i].DagRunID
+		if _, ok := runs[id]; ok {
+			continue
+		}
+		run, err := s.DagRunGetByID(ctx, id)
+		if err != nil {
+			return err
+		}
+		runs[id] = run
+	}
+	return nil
 }
 
 // claimOrder is the order claims are handed out in (RETURNING has none).

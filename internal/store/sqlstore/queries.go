@@ -154,13 +154,18 @@ const (
 	// The first %s is the reclaim condition (qTIReclaim or nothing), the
 	// second the queues, the third the order's reclaim key, the fourth the
 	// dialect's row lock, the last the start (qTIClaimStart or nothing).
-	qTIClaim = `WITH picked(pick_id) AS MATERIALIZED (
+	qTIClaim  = qTIPicked + "\n" + qTIClaimUpdate
+	qTIPicked = `WITH picked(pick_id) AS MATERIALIZED (
 			SELECT id FROM task_instance
 			WHERE state = 'queued' AND (worker_id IS NULL%s) AND queue IN (%s)
-			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)
-		UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
+			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)`
+	qTIClaimUpdate = `UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
 		FROM picked WHERE id = pick_id AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols
+	// qTIClaimWithRuns is qTIClaim returning each claimed try's run after
+	// it (Dialect.ClaimJoinsRuns).
+	qTIClaimWithRuns = qTIPicked + `, claimed AS (` + qTIClaimUpdate + `)
+		SELECT claimed.*, r.* FROM claimed JOIN (SELECT ` + runCols + ` FROM dag_run) r ON r.id = claimed.dag_run_id`
 	// qTIReclaim adds the worker's own unstarted claims, except those it
 	// holds (%s: ` AND id NOT IN (their ids)`, or nothing).
 	qTIReclaim = ` OR (worker_id = $1%s)`

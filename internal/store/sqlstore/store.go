@@ -61,6 +61,11 @@ type Dialect struct {
 	// multi-row INSERT that may abort costs it a statement journal (a copy
 	// of each page it changes), more than the single-row INSERTs it saves.
 	GroupInserts bool
+	// ClaimJoinsRuns reads the runs of the tries a claim takes in the
+	// claim's statement (an UPDATE in a CTE, joined to dag_run:
+	// PostgreSQL, where a statement more is a round trip); SQLite, whose
+	// RETURNING reads only the table it changes, reads them after.
+	ClaimJoinsRuns bool
 	// Classify maps a driver error to core.ErrConflict (unique violation),
 	// core.ErrNotFound (missing referenced row), core.ErrInvalid (malformed
 	// value), or nil when the error is none of these.

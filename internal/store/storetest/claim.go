@@ -462,3 +462,40 @@ func testClaimStarts(t *testing.T, f *fixture) {
 		t.Errorf("after a failed claim later is %s by %q started %v, want queued, unclaimed", ti.State, ti.WorkerID, ti.StartDate)
 	}
 }
+
+// testClaimRuns: a claim with Runs adds the run of every try it returns
+// (claimed, started, or returned running by a reclaim) as DagRunGetByID
+// reads it, and keeps a run the caller put there already.
+func testClaimRuns(t *testing.T, f *fixture) {
+	a, b, c := newTI("a", core.TIQueued), newTI("b", core.TIQueued), newTI("c", core.TIQueued)
+	a.PriorityWeight, b.PriorityWeight = 3, 2
+	r1 := f.run("etl", "r1", a)
+	r2 := f.run("etl", "r2", b)
+	r3 := f.run("etl", "r3", c)
+	known := &core.DagRun{ID: r3.ID, RunID: "as the caller read it"}
+	p := store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 2, Hostname: "h1", PID: 100, Start: true, Now: f.now,
+		Runs: map[int64]*core.DagRun{r3.ID: known}}
+	got, err := f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "claim with runs")
+	if len(got) != 2 || got[0].TaskID != "a" || got[1].TaskID != "b" {
+		t.Fatalf("claim = %v, want [a b]", taskIDs(got))
+	}
+	for _, run := range []*core.DagRun{r1, r2} {
+		want, err := f.st.DagRunGetByID(f.ctx, run.ID)
+		must(t, err, "get run")
+		if diff := cmp.Diff(want, p.Runs[run.ID]); diff != "" {
+			t.Errorf("run %s of the claim (-read +claim):\n%s", run.RunID, diff)
+		}
+	}
+	if len(p.Runs) != 3 || p.Runs[r3.ID] != known {
+		t.Errorf("runs = %v; want r1, r2 and the caller's r3 as it was", p.Runs)
+	}
+
+	// A reclaim's running tries come with their runs too.
+	p.Reclaim, p.Limit, p.Runs = true, 1, map[int64]*core.DagRun{}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &p)
+	must(t, err, "reclaim with runs")
+	if len(got) != 1 || got[0].State != core.TIRunning || p.Runs[got[0].DagRunID] == nil || len(p.Runs) != 1 {
+		t.Errorf("reclaim = %v with runs %v; want a started try and its run", taskIDs(got), p.Runs)
+	}
+}

@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimReclaim", testClaimReclaim},
 		{"ClaimReclaimStarted", testClaimReclaimStarted},
 		{"ClaimStarts", testClaimStarts},
+		{"ClaimRuns", testClaimRuns},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
