@@ -93,17 +93,18 @@ func (s *Service) queued(by string, n int) {
 // scheduled since the read (a clear, a mark) is then counted but stays
 // where it is.
 func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time, unread bool) (QueueResult, error) {
-	var (
-		active *store.ActiveCounts
-		err    error
-	)
-	if pools == nil {
-		pools, active, err = tx.PoolsInUse(ctx)
-	} else {
-		active, err = tx.TaskInstanceActiveCounts(ctx)
+	// The first page comes with the slots in use (one statement).
+	scheduled := []core.TIState{core.TIScheduled}
+	listed := func(page, offset int, except exclusions) *store.TaskInstanceListParams {
+		return &store.TaskInstanceListParams{DagID: s.onlyDagID, States: scheduled, ExceptDagIDs: except.dags,
+			ExceptPools: except.pools, OrderByPriority: true, Page: store.Page{Limit: page, Offset: offset}}
 	}
+	read, active, first, err := tx.QueueingReads(ctx, pools == nil, listed(minQueuePage, 0, exclusions{}))
 	if err != nil {
 		return QueueResult{}, fmt.Errorf("read the slots in use: %w", err)
+	}
+	if pools == nil {
+		pools = read
 	}
 	res := QueueResult{Pools: pools, Found: active.Claimable, Left: maps.Clone(active.Claimable)}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
@@ -121,24 +122,22 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		seen        []*core.TaskInstance // every instance read, in order
 		except      exclusions
 		warnedAbout = map[string]bool{}
-		scheduled   = []core.TIState{core.TIScheduled}
 		free        = freeSlots(slots, active.PoolSlots)
 	)
 	for page := minQueuePage; free > 0; page = min(2*page, maxQueuePage) {
 		// The pages are one order filtered more as the pass learns; the
 		// instances read so far that the filter keeps are its first ones.
-		offset := 0
-		for _, ti := range seen {
-			if !except.has(ti) {
-				offset++
+		tis := first // read with the slots in use
+		if page > minQueuePage {
+			offset := 0
+			for _, ti := range seen {
+				if !except.has(ti) {
+					offset++
+				}
 			}
-		}
-		tis, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{
-			DagID: s.onlyDagID, States: scheduled, ExceptDagIDs: except.dags, ExceptPools: except.pools,
-			OrderByPriority: true, Page: store.Page{Limit: page, Offset: offset},
-		})
-		if err != nil {
-			return res, fmt.Errorf("list scheduled task instances: %w", err)
+			if tis, err = tx.TaskInstanceList(ctx, listed(page, offset, except)); err != nil {
+				return res, fmt.Errorf("list scheduled task instances: %w", err)
+			}
 		}
 		for i := range tis {
 			ti := &tis[i]

@@ -126,6 +126,12 @@ func (c readCounter) TaskInstanceList(ctx context.Context, p *store.TaskInstance
 	return tis, err
 }
 
+func (c readCounter) QueueingReads(ctx context.Context, withPools bool, first *store.TaskInstanceListParams) ([]core.Pool, *store.ActiveCounts, []core.TaskInstance, error) {
+	pools, active, tis, err := c.Store.QueueingReads(ctx, withPools, first)
+	*c.rows += len(tis)
+	return pools, active, tis, err
+}
+
 // A backlog behind a full pool costs a queueing pass one short page, not
 // every waiting row (the pass runs at every try end that queues).
 func TestQueueingReadsLittleOfABacklogBehindAFullPool(t *testing.T) {

@@ -346,10 +346,12 @@ type TaskInstanceStore interface {
 	// TaskInstanceActiveCounts counts queued+running instances per pool
 	// (slots) and per DAG.
 	TaskInstanceActiveCounts(ctx context.Context) (*ActiveCounts, error)
-	// PoolsInUse is PoolList (every pool, no occupancy) and
-	// TaskInstanceActiveCounts in one statement: what a queueing pass
-	// starts from when it keeps no pools.
-	PoolsInUse(ctx context.Context) ([]core.Pool, *ActiveCounts, error)
+	// QueueingReads is what a queueing pass starts from, in one statement:
+	// TaskInstanceActiveCounts, with withPools PoolList too (every pool, no
+	// occupancy), and the first page of the instances first lists, in
+	// TaskInstanceList's OrderByPriority order (first.OrderByPriority is
+	// implied).
+	QueueingReads(ctx context.Context, withPools bool, first *TaskInstanceListParams) ([]core.Pool, *ActiveCounts, []core.TaskInstance, error)
 }
 
 // TaskInstanceListParams filters TaskInstanceList and TaskInstanceCount.

@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -259,39 +261,92 @@ func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCoun
 	return counts, err
 }
 
-// PoolsInUse reads the pools and the active counts together.
-func (s *Store) PoolsInUse(ctx context.Context) ([]core.Pool, *store.ActiveCounts, error) {
-	return s.activeCounts(ctx, qPoolsInUse)
+// QueueingReads reads the active counts (the pools too, with withPools)
+// and the first page of the scheduled instances first lists, in one
+// statement: each side's rows joined to none of the other's.
+func (s *Store) QueueingReads(ctx context.Context, withPools bool, first *store.TaskInstanceListParams) ([]core.Pool, *store.ActiveCounts, []core.TaskInstance, error) {
+	counts := qTIActive
+	if withPools {
+		counts = qPoolsInUse
+	}
+	b := tiFilter(first)
+	page := fmt.Sprintf(qTIList, b.clause(), " ORDER BY "+tiPriorityOrder.def, b.page(first.Page.Limit, first.Page.Offset))
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qQueueingReads, counts, page), b.args...)
+	if err != nil {
+		return nil, nil, nil, s.wrap(err, "read the slots in use and the scheduled task instances")
+	}
+	pools, out, tis, err := scanActive(rows, true)
+	return pools, out, tis, s.wrap(err, "read the slots in use and the scheduled task instances")
 }
 
-// activeCounts runs qTIActive or qPoolsInUse.
+// activeCounts runs qTIActive.
 func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *store.ActiveCounts, error) {
 	rows, err := s.reader().QueryContext(ctx, query)
 	if err != nil {
 		return nil, nil, s.wrap(err, "count active task instances")
 	}
-	var pools []core.Pool
-	out := &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}, Claimable: map[string]int{}}
-	defer rows.Close()
+	pools, out, _, err := scanActive(rows, false)
+	return pools, out, s.wrap(err, "count active task instances")
+}
+
+// tiColumns is how many columns tiCols names.
+var tiColumns = strings.Count(tiCols, ",") + 1
+
+// scanActive reads the rows of qTIActive, qPoolsInUse, or with scheduled
+// qQueueingReads: a pool's row (run -1), an active count's, or (its
+// first columns NULL) a scheduled instance's.
+func scanActive(rows *sql.Rows, scheduled bool) ([]core.Pool, *store.ActiveCounts, []core.TaskInstance, error) {
+	defer func() { _ = rows.Close() }()
+	var (
+		pools []core.Pool
+		tis   []core.TaskInstance
+		out   = &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}, Claimable: map[string]int{}}
+	)
 	for rows.Next() {
 		var (
-			pool, dag, queue    string
-			run                 int64
-			slots, n, claimable int
+			pool, dag, queue         sql.NullString
+			run, slots, n, claimable sql.NullInt64
 		)
-		if err := rows.Scan(&pool, &dag, &run, &queue, &slots, &n, &claimable); err != nil {
-			return nil, nil, s.wrap(err, "count active task instances")
+		head := []any{&pool, &dag, &run, &queue, &slots, &n, &claimable}
+		dest := head
+		if scheduled {
+			dest = make([]any, len(head), len(head)+tiColumns)
+			copy(dest, head)
+			for range tiColumns {
+				dest = append(dest, new(any))
+			}
 		}
-		if run == -1 { // a pool's row
-			pools = append(pools, core.Pool{Name: pool, Slots: slots, Description: dag})
-			continue
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, nil, err
 		}
-		out.PoolSlots[pool] += slots
-		out.ByDag[dag] += n
-		out.ByRun[run] += n
-		if claimable > 0 {
-			out.Claimable[queue] += claimable
+		switch {
+		case !run.Valid: // a scheduled instance's row: scanned again, as one
+			ti, err := scanTI(afterColumns{rows, dest[:len(head)]})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			tis = append(tis, *ti)
+		case run.Int64 == -1: // a pool's row
+			pools = append(pools, core.Pool{Name: pool.String, Slots: int(slots.Int64), Description: dag.String})
+		default:
+			out.PoolSlots[pool.String] += int(slots.Int64)
+			out.ByDag[dag.String] += int(n.Int64)
+			out.ByRun[run.Int64] += int(n.Int64)
+			if claimable.Int64 > 0 {
+				out.Claimable[queue.String] += int(claimable.Int64)
+			}
 		}
 	}
-	return pools, out, s.wrap(rows.Err(), "count active task instances")
+	return pools, out, tis, rows.Err()
+}
+
+// afterColumns scans a row's columns after the first ones, which go to
+// skip.
+type afterColumns struct {
+	r    scanner
+	skip []any
+}
+
+func (a afterColumns) Scan(dest ...any) error {
+	return a.r.Scan(append(slices.Clone(a.skip), dest...)...)
 }

@@ -225,14 +225,31 @@ func testActiveCounts(t *testing.T, f *fixture) {
 	must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: "small", Slots: 2, Description: "two"}), "pool")
 	listed, err := f.st.PoolList(f.ctx, &store.PoolListParams{})
 	must(t, err, "list pools")
-	pools, counts, err := f.st.PoolsInUse(f.ctx)
-	must(t, err, "pools in use")
-	slices.SortFunc(pools, func(a, b core.Pool) int { return strings.Compare(a.Name, b.Name) })
-	if diff := cmp.Diff(listed, pools); diff != "" || len(pools) < 2 {
-		t.Errorf("pools in use: pools (-listed +read with the counts):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, counts); diff != "" {
-		t.Errorf("pools in use: counts (-want +got):\n%s", diff)
+	// The queueing pass's first read: the same counts, the pools with
+	// withPools, and a page of scheduled instances in priority order.
+	s1, s2, s3 := newTI("s1", core.TIScheduled), newTI("s2", core.TIScheduled), newTI("s3", core.TIScheduled)
+	s2.PriorityWeight, s3.PriorityWeight = 5, 3
+	f.run("fourth", "r1", s1, s2, s3)
+	first := &store.TaskInstanceListParams{States: []core.TIState{core.TIScheduled}, OrderByPriority: true,
+		Page: store.Page{Limit: 2}}
+	listedTIs, err := f.st.TaskInstanceList(f.ctx, first)
+	must(t, err, "list scheduled")
+	for _, withPools := range []bool{true, false} {
+		pools, counts, page, err := f.st.QueueingReads(f.ctx, withPools, first)
+		must(t, err, "queueing reads")
+		slices.SortFunc(pools, func(a, b core.Pool) int { return strings.Compare(a.Name, b.Name) })
+		if !withPools {
+			listed = nil
+		}
+		if diff := cmp.Diff(listed, pools); diff != "" || withPools && len(pools) < 2 {
+			t.Errorf("queueing reads (pools %v): pools (-listed +read with the counts):\n%s", withPools, diff)
+		}
+		if diff := cmp.Diff(want, counts); diff != "" {
+			t.Errorf("queueing reads (pools %v): counts (-want +got):\n%s", withPools, diff)
+		}
+		if diff := cmp.Diff(listedTIs, page); diff != "" || len(page) != 2 || page[0].TaskID != "s2" || page[1].TaskID != "s3" {
+			t.Errorf("queueing reads (pools %v): page %v, want [s2 s3] as TaskInstanceList reads them:\n%s", withPools, taskIDs(page), diff)
+		}
 	}
 }
 
