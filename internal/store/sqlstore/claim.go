@@ -270,7 +270,7 @@ func (s *Store) QueueingReads(ctx context.Context, withPools bool, first *store.
 		counts = qPoolsInUse
 	}
 	b := tiFilter(first)
-	page := fmt.Sprintf(qTIList, b.clause(), " ORDER BY "+tiPriorityOrder.def, b.page(first.Page.Limit, first.Page.Offset))
+	page := fmt.Sprintf(qTIList, b.clause(), " ORDER BY "+tiPriorityOrder.def, b.page(first.Limit, first.Offset))
 	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qQueueingReads, counts, page), b.args...)
 	if err != nil {
 		return nil, nil, nil, s.wrap(err, "read the slots in use and the scheduled task instances")
