@@ -38,6 +38,10 @@ const spareLog = "attempt=1.log"
 // would not spare, and a process that ends removes what it did not place.
 const sparesKept = 2
 
+// burstPause is how long a pool's refill waits, when logs are opened
+// faster than it makes spares, before it looks again.
+const burstPause = 20 * time.Millisecond
+
 // staleSpare is the age past which a spare found in SparesDir when a pool
 // starts is removed: one a dead process left (a live process's idle spare
 // may go too; its opener then creates its log instead).
@@ -46,14 +50,15 @@ const staleSpare = time.Hour
 // Spares is a pool of spare log folders under a log folder, refilled by a
 // goroutine of its own from the first Open until Close.
 type Spares struct {
-	base  string
-	ready chan spare
-	start sync.Once
-	stop  chan struct{}
-	done  chan struct{}
-	close sync.Once
-	off   atomic.Bool   // spares cannot be placed in this folder
-	name  func() string // a new spare's path
+	base   string
+	ready  chan spare
+	start  sync.Once
+	stop   chan struct{}
+	done   chan struct{}
+	close  sync.Once
+	off    atomic.Bool   // spares cannot be placed in this folder
+	misses atomic.Int32  // openers that found no spare ready since the last was made
+	name   func() string // a new spare's path
 }
 
 type spare struct {
@@ -104,6 +109,7 @@ func (s *Spares) place(dir string) *os.File {
 	select {
 	case sp = <-s.ready:
 	default:
+		s.misses.Add(1)
 		return nil
 	}
 	err := rename(sp.dir, dir)
@@ -134,11 +140,22 @@ func rename(from, dir string) error {
 }
 
 // refill keeps sparesKept spares made until Close: one in hand and the
-// rest in ready.
+// rest in ready. It pauses while logs are opened faster than it makes
+// spares (more than one opener found none since its last): in such a
+// burst, bound by the CPU, each spare would only add a rename to the
+// inodes its opener would have created anyway.
 func (s *Spares) refill() {
 	defer close(s.done)
 	s.sweep()
 	for !s.off.Load() {
+		if s.misses.Swap(0) > 1 {
+			select {
+			case <-time.After(burstPause):
+				continue
+			case <-s.stop:
+				return
+			}
+		}
 		sp, err := s.make()
 		if err != nil {
 			return // the openers create their logs; Open's own error will say why
