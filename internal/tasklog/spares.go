@@ -140,22 +140,15 @@ func rename(from, dir string) error {
 }
 
 // refill keeps sparesKept spares made until Close: one in hand and the
-// rest in ready. It pauses while logs are opened faster than it makes
-// spares (more than one opener found none since its last): in such a
-// burst, bound by the CPU, each spare would only add a rename to the
-// inodes its opener would have created anyway.
+// rest in ready. It pauses when logs were opened faster than it made a
+// spare (more than one opener found none meanwhile): in such a burst,
+// bound by the CPU, each spare would only add a rename to the inodes its
+// opener creates anyway. A chain opens one log at a time and never
+// pauses it.
 func (s *Spares) refill() {
 	defer close(s.done)
 	s.sweep()
 	for !s.off.Load() {
-		if s.misses.Swap(0) > 1 {
-			select {
-			case <-time.After(burstPause):
-				continue
-			case <-s.stop:
-				return
-			}
-		}
 		sp, err := s.make()
 		if err != nil {
 			return // the openers create their logs; Open's own error will say why
@@ -165,6 +158,14 @@ func (s *Spares) refill() {
 		case <-s.stop:
 			discard(sp)
 			return
+		}
+		if s.misses.Swap(0) > 1 {
+			select {
+			case <-time.After(burstPause):
+				s.misses.Store(0) // the pause's own
+			case <-s.stop:
+				return
+			}
 		}
 	}
 }
