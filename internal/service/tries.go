@@ -21,9 +21,9 @@ type FinishResult struct {
 	// with the end.
 	Next []core.TaskInstance
 	// Runs are the runs of Next's tries by id, read in the end's
-	// transaction (by the claim's statement on PostgreSQL; on SQLite the
-	// writer's warm page cache reads them for a fraction of a read after
-	// the commit): who answers with Next need not read them again.
+	// transaction (by the claim's statement on PostgreSQL; on SQLite from
+	// the writer's warm page cache): who answers with Next need not read
+	// them again.
 	Runs map[int64]*core.DagRun
 }
 
@@ -181,10 +181,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	// deadlock, a lost DAG version): the success stands, ended again
 	// without it. (A savepoint around the follow-on would cost two round
 	// trips on PostgreSQL in every end, not only in a failing one.) Its
-	// queueing update goes with the statement after it (the claim, the
-	// notification or the commit; queueLocked's unread), so any failure
-	// after a follow-on that queued may be that update's: the same.
-	if fe := (followOnError{}); errors.As(err, &fe) || err != nil && len(f.queued) > 0 {
+	// queueing update goes with the statement after it (the claim, or
+	// the commit; in a group commit the next end's first statement:
+	// queueLocked's unread), so a failure after a follow-on that queued
+	// may be that update's: the same, unless the database is out of
+	// reach or the caller gone (ending again would fail as well).
+	if fe := (followOnError{}); errors.As(err, &fe) || err != nil && len(f.queued) > 0 &&
+		ctx.Err() == nil && !errors.Is(err, core.ErrUnavailable) {
 		s.log.Warn("what follows a try's success is left to the scheduler", "ti", runs.Describe(ti), "err", err)
 		follows = false
 		err = s.commitEnd(ctx, inTx, record)

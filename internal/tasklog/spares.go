@@ -16,9 +16,11 @@ import (
 // and creating an inode costs ext4 from tens of microseconds to a
 // millisecond of kernel time (docs/benchmarks.md, "Machine"): on a chain
 // of short tries, more than the rest of a step's orchestration. Spares
-// makes them ahead of need, off the try's path: a spare is a folder in
-// the log folder's SparesDir holding an empty first-try log, opened, and
-// a first try's log is placed by renaming its spare to the try's folder.
+// makes them ahead of need, off the try's path (as taskproc's ledger
+// keeps spare files for its records, for the same reason): a spare is a
+// folder in the log folder's SparesDir holding an empty first-try log,
+// opened, and a first try's log is placed by renaming its spare to the
+// try's folder.
 //
 // A spare is never a log: its name is under SparesDir, which no key maps
 // to (every key's path starts with dag_id=), and readers, pruning and the
@@ -120,11 +122,7 @@ func (s *Spares) place(dir string) *os.File {
 	case err == nil:
 		return sp.file
 	case errors.Is(err, unix.EEXIST), errors.Is(err, unix.ENOTEMPTY):
-		select { // dir is there already (a resumed try): keep the spare
-		case s.ready <- sp:
-		default:
-			discard(sp)
-		}
+		s.keep(sp) // dir is there already (a resumed try)
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EXDEV):
 		s.off.Store(true) // a file system without renameat2's flags (NFS): spares never place
 		discard(sp)
@@ -132,6 +130,22 @@ func (s *Spares) place(dir string) *os.File {
 		discard(sp)
 	}
 	return nil
+}
+
+// keep puts a spare not placed back in ready, or discards it when ready
+// is full or the pool closed.
+func (s *Spares) keep(sp spare) {
+	select {
+	case <-s.stop:
+		discard(sp)
+		return
+	default:
+	}
+	select {
+	case s.ready <- sp:
+	default:
+		discard(sp)
+	}
 }
 
 // rename moves a spare to dir, never over an existing one.
@@ -204,8 +218,8 @@ func (s *Spares) sweep() {
 		if err != nil || time.Since(info.ModTime()) < staleSpare {
 			continue
 		}
-		taken := s.name()
-		if rename(filepath.Join(dir, e.Name()), taken) == nil {
+		taken := s.name()                                          // a new name: no renameat2 flag needed (NFS has none)
+		if os.Rename(filepath.Join(dir, e.Name()), taken) == nil { //nolint:gosec // G703: names under the pool's own folder
 			_ = os.RemoveAll(taken)
 		}
 	}

@@ -101,6 +101,19 @@ func columnValue(m *pgtype.Map, fd pgconn.FieldDescription) valueFunc {
 	case pgtype.TimestamptzOID:
 		return scanned(m, fd, func(d pgtype.Timestamptz) (driver.Value, error) { return d.Value() })
 	}
+	// pgx's driver asks for every other type in text and gives the text;
+	// a batch cannot ask, so a type pgx reads in binary (uuid, numeric,
+	// interval, arrays) is decoded and written as text by its codec.
+	if t, ok := m.TypeForOID(fd.DataTypeOID); ok && fd.Format == pgtype.BinaryFormatCode {
+		return func(src []byte) (driver.Value, error) {
+			v, err := t.Codec.DecodeValue(m, fd.DataTypeOID, fd.Format, src)
+			if err != nil {
+				return nil, err
+			}
+			text, err := m.Encode(fd.DataTypeOID, pgtype.TextFormatCode, v, nil)
+			return string(text), err
+		}
+	}
 	return scanned(m, fd, func(d string) (driver.Value, error) { return d, nil })
 }
 

@@ -398,7 +398,8 @@ func TestAQueryCarriesWhatWaits(t *testing.T) {
 	ctx := t.Context()
 	const typed = `SELECT COUNT(*) FILTER (WHERE k >= $1), $2::uuid, 1.5::float8, 2.5::float4, 7::int2, 8::int4,
 		'2026-12-03 10:00:00+00'::timestamptz, '2026-12-03 10:00:00'::timestamp, '2026-12-03'::date, TRUE,
-		'{"a": [1]}'::jsonb, '{"b": 2}'::json, '\x0102'::bytea, 'text', NULL::int8, 3.25::numeric FROM t`
+		'{"a": [1]}'::jsonb, '{"b": 2}'::json, '\x0102'::bytea, 'text', NULL::int8, 3.25::numeric,
+		'1 day 02:03:04'::interval, ARRAY[1, 2]::int8[], ARRAY['a', 'b c']::text[] FROM t`
 	const id = "8b0d3c4e-2f1a-4c5b-9d6e-7f8091a2b3c4"
 	scan := func(q interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
@@ -412,7 +413,7 @@ func TestAQueryCarriesWhatWaits(t *testing.T) {
 		if !rows.Next() {
 			t.Fatalf("no row: %v", rows.Err())
 		}
-		vals := make([]any, 16)
+		vals := make([]any, 19)
 		ptrs := make([]any, len(vals))
 		for i := range vals {
 			ptrs[i] = &vals[i]

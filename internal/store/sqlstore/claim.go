@@ -49,7 +49,10 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 			return nil, err
 		}
 		if len(started) == p.Limit {
-			return started, s.readRuns(ctx, started, p.Runs)
+			if err := s.readRuns(ctx, started, p.Runs); err != nil {
+				return nil, err
+			}
+			return started, nil
 		}
 	}
 	b := builder{args: []any{p.WorkerID, micros(p.Now), p.Limit - len(started)}}
@@ -270,8 +273,10 @@ func (s *Store) QueueingReads(ctx context.Context, withPools bool, first *store.
 		counts = qPoolsInUse
 	}
 	b := tiFilter(first)
-	page := fmt.Sprintf(qTIList, b.clause(), " ORDER BY "+tiPriorityOrder.def, b.page(first.Limit, first.Offset))
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qQueueingReads, counts, page), b.args...)
+	order := tiPriorityOrder.def // TaskInstanceList's, which reads the pages after this one
+	page := fmt.Sprintf(qTIList, b.clause(), " ORDER BY "+order, b.page(first.Limit, first.Offset))
+	outer := "t." + strings.ReplaceAll(order, ", ", ", t.")
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qQueueingReads, counts, page, outer), b.args...)
 	if err != nil {
 		return nil, nil, nil, s.wrap(err, "read the slots in use and the scheduled task instances")
 	}
@@ -298,30 +303,26 @@ var tiColumns = strings.Count(tiCols, ",") + 1
 func scanActive(rows *sql.Rows, scheduled bool) ([]core.Pool, *store.ActiveCounts, []core.TaskInstance, error) {
 	defer func() { _ = rows.Close() }()
 	var (
-		pools []core.Pool
-		tis   []core.TaskInstance
-		out   = &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}, Claimable: map[string]int{}}
+		pools                    []core.Pool
+		tis                      []core.TaskInstance
+		out                      = &store.ActiveCounts{PoolSlots: map[string]int{}, ByDag: map[string]int{}, ByRun: map[int64]int{}, Claimable: map[string]int{}}
+		pool, dag, queue         sql.NullString
+		run, slots, n, claimable sql.NullInt64
+		head                     = []any{&pool, &dag, &run, &queue, &slots, &n, &claimable}
+		dest                     = head
 	)
-	for rows.Next() {
-		var (
-			pool, dag, queue         sql.NullString
-			run, slots, n, claimable sql.NullInt64
-		)
-		head := []any{&pool, &dag, &run, &queue, &slots, &n, &claimable}
-		dest := head
-		if scheduled {
-			dest = make([]any, len(head), len(head)+tiColumns)
-			copy(dest, head)
-			for range tiColumns {
-				dest = append(dest, new(any))
-			}
+	if scheduled { // the instance's columns are scanned again, as one, when they are not NULL
+		for range tiColumns {
+			dest = append(dest, new(any))
 		}
+	}
+	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, err
 		}
 		switch {
-		case !run.Valid: // a scheduled instance's row: scanned again, as one
-			ti, err := scanTI(afterColumns{rows, dest[:len(head)]})
+		case !run.Valid: // a scheduled instance's row
+			ti, err := scanTI(afterColumns{rows, head})
 			if err != nil {
 				return nil, nil, nil, err
 			}

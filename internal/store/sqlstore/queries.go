@@ -204,10 +204,10 @@ const (
 	qPoolsInUse = `SELECT pool, description, -1, '', slots, 0, 0 FROM slot_pool
 		UNION ALL ` + qTIActive
 	// qQueueingReads returns the rows of a count (qTIActive or
-	// qPoolsInUse, the first %s) and then those of a page of task
-	// instances (the second), each with NULLs in the other's columns.
-	qQueueingReads = `SELECT a.*, t.* FROM (%s) a FULL JOIN (%s) t ON 1 = 0
-		ORDER BY t.priority_weight DESC, t.dag_run_id, t.map_index, t.task_id`
+	// qPoolsInUse, the first %s) and those of a page of task instances
+	// (the second), each with NULLs in the other's columns; the page's
+	// in its own order (the last %s), the count's before or after them.
+	qQueueingReads = `SELECT a.*, t.* FROM (%s) a FULL JOIN (%s) t ON 1 = 0 ORDER BY %s`
 )
 
 // qTIArchive copies the current try to history. A try that started but
