@@ -139,13 +139,10 @@ func (s *server) startedRun(ctx context.Context, wl *execclient.Workload, slim b
 }
 
 // workloads builds the workload of every claimed instance; runs are the
-// runs read with the claim (store.TaskInstanceClaimParams.Runs), a run
-// missing there is read.
+// runs the claim read (store.TaskInstanceClaimParams.Runs), which hold
+// every claimed instance's.
 func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, runs map[int64]*core.DagRun) ([]execclient.Workload, error) {
 	versions := map[int64]*core.DagVersion{}
-	if runs == nil {
-		runs = map[int64]*core.DagRun{}
-	}
 	out := make([]execclient.Workload, 0, len(tis))
 	for _, ti := range tis {
 		v, ok := versions[ti.DagVersionID]
@@ -156,13 +153,9 @@ func (s *server) workloads(ctx context.Context, tis []core.TaskInstance, runs ma
 			}
 			versions[ti.DagVersionID] = v
 		}
-		run, ok := runs[ti.DagRunID]
-		if !ok {
-			var err error
-			if run, err = s.st.DagRunGet(ctx, ti.DagID, ti.RunID); err != nil {
-				return nil, fmt.Errorf("load dag run %s/%s: %w", ti.DagID, ti.RunID, err)
-			}
-			runs[ti.DagRunID] = run
+		run := runs[ti.DagRunID]
+		if run == nil {
+			return nil, fmt.Errorf("the claim of task instance %s did not read its dag run %s/%s", ti.ID, ti.DagID, ti.RunID)
 		}
 		task := v.Spec.Task(ti.TaskID)
 		if task == nil {

@@ -135,7 +135,7 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 	case c.tx != nil && len(args) > 0 && sqlstore.IsDeferred(ctx):
 		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args)})
 		return deferredResult{}, nil
-	case len(args) == 0 || c.begin == "" && len(c.waiting) == 0:
+	case !c.carries(args):
 		if _, err := c.send(ctx, nil); err != nil {
 			return nil, err
 		}
@@ -153,13 +153,20 @@ func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []dr
 	if c.aborted {
 		return nil, errAborted
 	}
-	if len(args) == 0 || c.begin == "" && len(c.waiting) == 0 {
+	if !c.carries(args) {
 		if err := c.flush(ctx); err != nil {
 			return nil, err
 		}
 		return c.Conn.QueryContext(ctx, query, args)
 	}
 	return c.sendQuery(ctx, waitingExec{query: query, args: values(args)})
+}
+
+// carries reports whether a statement of args goes in one batch with what
+// waits: there is something waiting, and the statement has arguments (one
+// without keeps pgx's simple protocol).
+func (c *pipelineConn) carries(args []driver.NamedValue) bool {
+	return len(args) > 0 && (c.begin != "" || len(c.waiting) > 0)
 }
 
 // flush sends what waits, before a statement that cannot go with it; in an

@@ -260,8 +260,12 @@ func (s *Store) TaskInstanceStaleOfWorker(ctx context.Context, workerID string, 
 // TaskInstanceActiveCounts counts queued and running instances per pool
 // (slots), DAG and run.
 func (s *Store) TaskInstanceActiveCounts(ctx context.Context) (*store.ActiveCounts, error) {
-	_, counts, err := s.activeCounts(ctx, qTIActive)
-	return counts, err
+	rows, err := s.reader().QueryContext(ctx, qTIActive)
+	if err != nil {
+		return nil, s.wrap(err, "count active task instances")
+	}
+	_, counts, _, err := scanActive(rows, false)
+	return counts, s.wrap(err, "count active task instances")
 }
 
 // QueueingReads reads the active counts (the pools too, with withPools)
@@ -282,16 +286,6 @@ func (s *Store) QueueingReads(ctx context.Context, withPools bool, first *store.
 	}
 	pools, out, tis, err := scanActive(rows, true)
 	return pools, out, tis, s.wrap(err, "read the slots in use and the scheduled task instances")
-}
-
-// activeCounts runs qTIActive.
-func (s *Store) activeCounts(ctx context.Context, query string) ([]core.Pool, *store.ActiveCounts, error) {
-	rows, err := s.reader().QueryContext(ctx, query)
-	if err != nil {
-		return nil, nil, s.wrap(err, "count active task instances")
-	}
-	pools, out, _, err := scanActive(rows, false)
-	return pools, out, s.wrap(err, "count active task instances")
 }
 
 // tiColumns is how many columns tiCols names.
