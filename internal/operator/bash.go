@@ -62,33 +62,36 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 
+	if cwd != "" {
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("argument \"cwd\": %q is not a folder here: %w", cwd, core.ErrInvalid)
+		}
+	}
 	deferFile := r.deferFile(req)
 	defer func() { _ = os.Remove(deferFile) }()
 	if req.ExitFile != "" {
 		command = exitTrap(req.ExitFile) + command
 	}
-	cmd := bashCommand(ctx, command)
-	cmd.Dir = cwd
-	cmd.Env = r.bashEnv(req, argEnv, deferFile)
-	log := &syncWriter{w: req.Log}
 	last := &lastLine{}
 	// One pipe for both, as Airflow's stderr=STDOUT: the log keeps the
 	// order the command wrote its lines in, and the return value is the
 	// last line of either.
-	cmd.Stdout = io.MultiWriter(log, last)
-	cmd.Stderr = cmd.Stdout
-	cmd.WaitDelay = r.killGrace()
-
+	out := io.MultiWriter(&syncWriter{w: req.Log}, last)
 	// The group dies with the worker process, however it dies; a cancelled
 	// ctx sends it SIGTERM.
-	group, err := taskproc.Start(cmd, r.Groups)
+	cmd, group, release, err := r.startBash(ctx, command, cwd, r.bashEnvMap(req, argEnv, deferFile), out)
 	if err != nil {
 		return nil, fmt.Errorf("start bash: %w", err)
 	}
-	req.logf("started bash, pid %d, process group %d", cmd.Process.Pid, group.PGID)
+	how := "started bash"
+	if cmd.Args[len(cmd.Args)-1] == spareLoader {
+		how = "bash started ahead (a spare shell)"
+	}
+	req.logf("%s, pid %d, process group %d", how, cmd.Process.Pid, group.PGID)
 	err = cmd.Wait()
 	// Whatever happened, nothing of the group outlives the try.
 	group.Close()
+	release()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("bash command killed: %w", cancelled(ctx))
 	}
@@ -122,21 +125,49 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 // that sets its own EXIT trap or execs another program replaces it: its
 // status is then known to the worker alone.
 func exitTrap(path string) string {
-	return "__weir_exit_file='" + strings.ReplaceAll(path, "'", `'\''`) + "'; " +
+	return "__weir_exit_file=" + shellQuote(path) + "; " +
 		`trap '__weir_exit=$?; { echo "$__weir_exit" 1<> "$__weir_exit_file"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
+}
+
+// startBash starts a try's shell: the spare shell when it can run the
+// try, else one of its own. release, called once cmd was waited for, ends
+// what watches ctx.
+func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[string]string, out io.Writer) (cmd *exec.Cmd, group *taskproc.Group, release func(), err error) {
+	var script string
+	fits := func(sh *spareShell) (ok bool) { script, ok = spareScript(sh.env, env, cwd, command); return ok }
+	if sh := r.takeSpare(fits); sh != nil {
+		if release, ok := sh.run(ctx, script, out); ok {
+			return sh.cmd, sh.group, release, nil
+		}
+	}
+	cmd = bashCommand(ctx, command)
+	cmd.Dir = cwd
+	cmd.Env = envList(env)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = r.killGrace()
+	group, err = taskproc.Start(cmd, r.Groups)
+	return cmd, group, func() {}, err
 }
 
 // bashEnv is the worker env + task env + arg env + the API variables, with
 // PathDir first on PATH.
 func (r *Runner) bashEnv(req *Request, argEnv map[string]string, deferFile string) []string {
+	return envList(r.bashEnvMap(req, argEnv, deferFile))
+}
+
+// bashEnvMap is bashEnv as a map; a nil req gives the worker env alone
+// (with PathDir first on PATH), a spare shell's.
+func (r *Runner) bashEnvMap(req *Request, argEnv map[string]string, deferFile string) map[string]string {
 	m := map[string]string{}
 	addEnv(m, r.baseEnv())
-	maps.Copy(m, req.Task.Env)
-	maps.Copy(m, argEnv)
-	addEnv(m, req.Env)
-	m[EnvDeferFile] = deferFile
-	if rs := req.Resume; rs != nil {
-		m[EnvResumeMethod], m[EnvTriggerEvent], m[EnvNextKwargs] = rs.Method, string(rs.Event), string(rs.Kwargs)
+	if req != nil {
+		maps.Copy(m, req.Task.Env)
+		maps.Copy(m, argEnv)
+		addEnv(m, req.Env)
+		m[EnvDeferFile] = deferFile
+		if rs := req.Resume; rs != nil {
+			m[EnvResumeMethod], m[EnvTriggerEvent], m[EnvNextKwargs] = rs.Method, string(rs.Event), string(rs.Kwargs)
+		}
 	}
 	if r.PathDir != "" {
 		if p := m["PATH"]; p != "" {
@@ -145,6 +176,11 @@ func (r *Runner) bashEnv(req *Request, argEnv map[string]string, deferFile strin
 			m["PATH"] = r.PathDir + ":/usr/local/bin:/usr/bin:/bin"
 		}
 	}
+	return m
+}
+
+// envList is m as an environment, sorted by name.
+func envList(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, k+"="+m[k])

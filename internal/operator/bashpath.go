@@ -20,26 +20,31 @@ var found struct {
 // Its argv[0] stays "bash", which the shell shows in its messages
 // ("bash: line 1: ...").
 func bashCommand(ctx context.Context, command string) *exec.Cmd {
-	path := os.Getenv("PATH")
-	found.mu.Lock()
-	bash := found.bash
-	if found.path != path || !executable(bash) {
-		// On an error (none found, or only in a folder relative to the
-		// current one: exec.ErrDot) bash stays "", and exec.Command
-		// reports it.
-		bash = ""
-		if b, err := exec.LookPath("bash"); err == nil {
-			bash = b
-		}
-		found.path, found.bash = path, bash
-	}
-	found.mu.Unlock()
+	bash := bashPath()
 	if bash == "" {
 		return exec.CommandContext(ctx, "bash", "-c", command) //nolint:gosec // running the task's command is the point
 	}
 	cmd := exec.CommandContext(ctx, bash, "-c", command) //nolint:gosec // as above
 	cmd.Args[0] = "bash"
 	return cmd
+}
+
+// bashPath is the bash PATH finds, "" when none is (exec.Command then
+// reports why).
+func bashPath() string {
+	path := os.Getenv("PATH")
+	found.mu.Lock()
+	defer found.mu.Unlock()
+	if found.path != path || !executable(found.bash) {
+		// On an error (none found, or only in a folder relative to the
+		// current one: exec.ErrDot) bash stays "".
+		found.bash = ""
+		if b, err := exec.LookPath("bash"); err == nil {
+			found.bash = b
+		}
+		found.path = path
+	}
+	return found.bash
 }
 
 // executable reports whether path names an executable file (by its mode

@@ -123,6 +123,11 @@ type Runner struct {
 	// Groups, when set, records each running bash task's process group so
 	// that the worker's next life can kill it (taskproc.KillLeftovers).
 	Groups *taskproc.Ledger
+	// SpareShell keeps a bash shell started ahead of the next bash try
+	// (ADR 0036); Close ends it.
+	SpareShell bool
+
+	spares spareShells
 }
 
 // Run runs one try. It returns ErrSkipped (wrapped) for a skipped try and

@@ -153,7 +153,7 @@ func (w *Worker) init() error {
 		return err
 	}
 	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
-		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers}
+		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers, SpareShell: true}
 	return nil
 }
 
@@ -210,6 +210,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	defer w.runner.Close()
 	if w.logSpares != nil {
 		defer w.logSpares.Close()
 	}

@@ -1,0 +1,298 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/weirflow/weir/internal/taskproc"
+)
+
+// A spare shell is a bash started before the try that runs in it, so that
+// a try does not wait for bash to start (loading and linking it, reading
+// its locale: most of what a `bash -c true` costs). It waits in a process
+// group of its own (taskproc: it dies with the worker, and its ledger
+// record lets the worker's next life kill it), with the worker's
+// environment, for a script: the try's variables exported over its own,
+// its folder, the exit-file trap and the command, evaluated as `bash -c`
+// would run the command (ADR 0036 lists what differs: the text of a
+// syntax error, $BASH_EXECUTION_STRING). A try whose variables bash reads
+// only as it starts, or whose command or folder a script cannot carry,
+// starts its shell as before.
+//
+// The shell reads the script from fd 3, a file in memory (memfd) the
+// worker writes at offset 0 (bash reads a pipe a byte at a time, a file in blocks), once
+// a line arrives on fd 4; fd 4 at end of file (the spare thrown away)
+// makes it exit. The loader and the script's preamble are one line each
+// joined to the command's first, so that bash numbers the command's lines
+// (in its messages, $LINENO) as it numbers them in `bash -c`.
+const spareLoader = `read -r __weir_begin <&4 || exit 0; exec 4<&-; IFS= read -r -d '' __weir_script <&3; exec 3<&-; eval "$__weir_script"`
+
+// spareShell is a shell waiting for its try.
+type spareShell struct {
+	cmd    *exec.Cmd
+	group  *taskproc.Group
+	stop   context.CancelFunc // its context: SIGTERM to the group, SIGKILL after KillGrace
+	begin  *os.File           // the write end of its fd 4
+	script *os.File           // its fd 3
+	out    *heldWriter
+	env    map[string]string // the environment it started with
+	bash   string            // the bash it runs
+}
+
+// spareShells keeps up to maxSpareShells spare shells, made one at a time
+// after each take (a worker's first bash try starts its shell itself).
+// Two, so that the one a try takes has had a whole try's time to start.
+type spareShells struct {
+	mu     sync.Mutex
+	ready  []*spareShell // oldest first
+	making bool
+	closed bool
+	maker  sync.WaitGroup // the goroutine making spares
+}
+
+const maxSpareShells = 2
+
+// Close ends the spare shells, waiting for one being made; the runner
+// starts no other.
+func (r *Runner) Close() {
+	s := &r.spares
+	s.mu.Lock()
+	ready := s.ready
+	s.ready, s.closed = nil, true
+	s.mu.Unlock()
+	for _, sh := range ready {
+		sh.discard()
+	}
+	s.maker.Wait()
+}
+
+// takeSpare returns the oldest spare shell if fits accepts it (nil: none
+// ready, it does not fit, or spares are off), and has the spares made up
+// again. A spare that does not fit this try stays for the next.
+func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
+	if !r.SpareShell {
+		return nil
+	}
+	s := &r.spares
+	s.mu.Lock()
+	var sh *spareShell
+	if len(s.ready) > 0 && fits(s.ready[0]) {
+		sh = s.ready[0]
+		s.ready = slices.Delete(s.ready, 0, 1)
+	}
+	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed
+	s.making = s.making || refill
+	s.mu.Unlock()
+	if refill {
+		s.maker.Go(r.makeSpares)
+	}
+	return sh
+}
+
+// makeSpares starts shells until maxSpareShells are ready.
+func (r *Runner) makeSpares() {
+	s := &r.spares
+	for {
+		sh, err := r.startSpare()
+		s.mu.Lock()
+		if err == nil && !s.closed {
+			s.ready, sh = append(s.ready, sh), nil
+		}
+		more := err == nil && !s.closed && len(s.ready) < maxSpareShells
+		s.making = more
+		s.mu.Unlock()
+		if sh != nil {
+			sh.discard()
+		}
+		if !more {
+			// An error leaves the spares short: the next try starts its
+			// shell itself, and meets the error there if it lasts.
+			return
+		}
+	}
+}
+
+// startSpare starts a shell with the environment a try would have before
+// its own variables.
+func (r *Runner) startSpare() (sh *spareShell, err error) {
+	env := r.bashEnvMap(nil, nil, "")
+	fd, err := unix.MemfdCreate("weir-shell-script", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	script := os.NewFile(uintptr(fd), "weir-shell-script")
+	waitR, begin, err := os.Pipe()
+	if err != nil {
+		_ = script.Close()
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	cmd := bashCommand(ctx, spareLoader)
+	cmd.Env = envList(env)
+	cmd.ExtraFiles = []*os.File{script, waitR}
+	out := &heldWriter{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = r.killGrace()
+	group, err := taskproc.Start(cmd, r.Groups)
+	_ = waitR.Close()
+	if err != nil {
+		stop()
+		_ = begin.Close()
+		_ = script.Close()
+		return nil, err
+	}
+	return &spareShell{cmd: cmd, group: group, stop: stop, begin: begin, script: script, out: out, env: env, bash: cmd.Path}, nil
+}
+
+// discard ends a spare shell that runs no try.
+func (sh *spareShell) discard() {
+	_ = sh.begin.Close()
+	_ = sh.group.Signal(syscall.SIGKILL)
+	_ = sh.cmd.Wait()
+	sh.group.Close()
+	sh.stop()
+	_ = sh.script.Close()
+}
+
+// run hands the shell its try, script (spareScript's), its output to out,
+// SIGTERM to its group when ctx ends (release, once the shell was waited
+// for, ends that). ok is false when the shell cannot take it (the spare
+// is then discarded).
+func (sh *spareShell) run(ctx context.Context, script string, out io.Writer) (release func(), ok bool) {
+	ok = sh.bash == bashPath() // else PATH now finds another bash
+	if ok {
+		_, err := sh.script.WriteAt([]byte(script), 0)
+		ok = err == nil
+	}
+	if ok {
+		sh.out.give(out)
+		_, err := sh.begin.WriteString("\n")
+		ok = err == nil // the shell died while it waited
+	}
+	_ = sh.begin.Close()
+	_ = sh.script.Close()
+	if !ok {
+		sh.discard()
+		return nil, false
+	}
+	unhook := context.AfterFunc(ctx, sh.stop)
+	return func() { unhook(); sh.stop() }, true
+}
+
+// spareScript is the script that turns a shell started with environment
+// from into one running command in folder cwd with environment to, as
+// `bash -c command` there would; ok is false when none can.
+func spareScript(from, to map[string]string, cwd, command string) (script string, ok bool) {
+	if strings.IndexByte(command, 0) >= 0 {
+		return "", false // bash -c refuses it (the shell reads up to a NUL)
+	}
+	var b strings.Builder
+	b.WriteString("unset __weir_begin __weir_script; ")
+	for _, k := range slices.Sorted(maps.Keys(to)) {
+		if v, had := from[k]; had && v == to[k] {
+			continue
+		}
+		if !plainShellVariable(k) {
+			return "", false
+		}
+		b.WriteString("export " + k + "=" + shellLineQuote(to[k]) + "; ")
+	}
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		if _, kept := to[k]; kept {
+			continue
+		}
+		if !plainShellVariable(k) {
+			return "", false
+		}
+		b.WriteString("unset " + k + "; ")
+	}
+	if cwd != "" {
+		// -P: PWD names the folder as getcwd does, as a shell started
+		// there finds it; OLDPWD is what the shell started with.
+		b.WriteString("cd -P -- " + shellLineQuote(cwd) + " || exit 1; ")
+		if v, had := from["OLDPWD"]; had {
+			b.WriteString("OLDPWD=" + shellLineQuote(v) + "; ")
+		} else {
+			b.WriteString("unset OLDPWD; ")
+		}
+	}
+	b.WriteString("SECONDS=0; ")
+	b.WriteString(command)
+	return b.String(), true
+}
+
+// shellVariable matches the names a script can export.
+var shellVariable = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// plainShellVariable reports whether bash treats variable k like any
+// other when it changes after start-up: not one it reads only as it
+// starts (BASH_ENV, SHELLOPTS, exported functions…), sets itself, or
+// refuses to have set.
+func plainShellVariable(k string) bool {
+	if !shellVariable.MatchString(k) || strings.HasPrefix(k, "BASH") || strings.HasPrefix(k, "COMP_") ||
+		strings.HasPrefix(k, "HIST") {
+		return false
+	}
+	switch k {
+	case "ENV", "SHELLOPTS", "POSIXLY_CORRECT", "IFS", "PS4", "SHLVL", "PWD", "OLDPWD", "UID", "EUID",
+		"PPID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "SECONDS", "RANDOM", "SRANDOM",
+		"LINENO", "FUNCNAME", "DIRSTACK", "PIPESTATUS", "EPOCHSECONDS", "EPOCHREALTIME", "OPTIND", "OPTERR",
+		"TERM", "LINES", "COLUMNS", "MAILCHECK", "PS1", "PS2", "PROMPT_COMMAND", "INPUTRC", "SHELL":
+		return false
+	}
+	return true
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// shellLineQuote quotes s for bash on one line: $'…' when s holds a line
+// break.
+func shellLineQuote(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return shellQuote(s)
+	}
+	return "$'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`).Replace(s) + "'"
+}
+
+// heldWriter holds what a spare shell writes before its try (bash's own
+// warnings as it starts) and passes it on, with what follows, to the
+// try's output.
+type heldWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held []byte
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.w == nil {
+		if len(h.held) < 64<<10 {
+			h.held = append(h.held, p...)
+		}
+		return len(p), nil
+	}
+	return h.w.Write(p)
+}
+
+func (h *heldWriter) give(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.w = w
+	if len(h.held) > 0 {
+		_, _ = w.Write(h.held)
+		h.held = nil
+	}
+}

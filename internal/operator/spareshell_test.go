@@ -1,0 +1,235 @@
+package operator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/testutil/proctest"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+const spareLogLine = "bash started ahead (a spare shell)"
+
+// spareReady waits until r holds a spare shell and returns its pid.
+func spareReady(t *testing.T, r *Runner) int {
+	t.Helper()
+	var pid int
+	wait.Until(t, 20*time.Second, "a spare shell", func() bool {
+		r.spares.mu.Lock()
+		defer r.spares.mu.Unlock()
+		if len(r.spares.ready) > 0 {
+			pid = r.spares.ready[0].cmd.Process.Pid
+		}
+		return pid != 0
+	})
+	return pid
+}
+
+// runWith runs cmd (args as bashReq's extra) on r and returns the log
+// without weir's own lines, the return value and the error's text with
+// what the shell wrote to its exit file.
+func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, value, errText string) {
+	t.Helper()
+	req, buf := bashReq(cmd, args)
+	req.Args["do_xcom_push"] = true
+	req.ExitFile = filepath.Join(t.TempDir(), "exit")
+	res, err := r.Run(context.Background(), req)
+	if err != nil {
+		errText = err.Error()
+	} else {
+		value = string(res.ReturnValue)
+	}
+	exit, _ := os.ReadFile(req.ExitFile)
+	errText += " (exit file: " + string(exit) + ")"
+	var kept []string
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if !strings.Contains(l, "started bash, pid") && !strings.Contains(l, spareLogLine) &&
+			!strings.Contains(l, "bash command exited with code") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, ""), value, errText
+}
+
+// A command run in a spare shell sees what it sees in a shell of its own:
+// variables (the try's, the task's, the worker's, bash's own), folder,
+// options, traps, file descriptors, its process and group, and ends the
+// same way.
+func TestASpareShellRunsWhatAShellOfItsOwnRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	base := append(os.Environ(), "WORKER_ONLY=w", "OVERRIDDEN=worker", "LC_ALL=xx_XX.UTF-8")
+	const probe = `env | grep -v '^_=' | sort
+echo "line $LINENO, \$0=$0, SHLVL=$SHLVL, seconds<=1: $(( SECONDS <= 1 )), PWD=$PWD, pwd=$(pwd)"
+declare -p OLDPWD 2>&1 || :
+umask; trap -p; set +o; shopt -p
+echo "pid==group leader: $(( $$ == $(ps -o pgid= $$) ))"
+for f in /proc/$$/fd/*; do l=$(readlink "$f") && echo "fd ${f##*/} -> ${l%%:*}"; done
+readlink /proc/$$/fd/0
+echo last`
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		args map[string]any
+	}{
+		{name: "probe", cmd: probe, args: map[string]any{"env": map[string]any{"OVERRIDDEN": "task's", "QUOTED": "it's \"x\"\n$HOME"}}},
+		{name: "probe in a folder", cmd: probe, args: map[string]any{"cwd": dir}},
+		{name: "probe in a linked folder", cmd: probe, args: map[string]any{"cwd": link}},
+		{name: "exit code", cmd: "echo out; echo err >&2; exit 3"},
+		{name: "skip", cmd: "exit 99"},
+		{name: "set -e", cmd: "set -e\nfalse\necho not reached"},
+		{name: "own exit trap", cmd: "trap 'echo bye' EXIT; echo hi"},
+		{name: "command not found", cmd: "no-such-command-here"},
+		{name: "stdin", cmd: "cat; echo read $?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			own := &Runner{BaseEnv: base}
+			spare := &Runner{BaseEnv: base, SpareShell: true}
+			defer spare.Close()
+			runWith(t, spare, "true", nil) // has the spare made
+			spareReady(t, spare)
+			wantLog, wantValue, wantErr := runWith(t, own, tc.cmd, tc.args)
+			log, value, errText := runWith(t, spare, tc.cmd, tc.args)
+			if log != wantLog || value != wantValue || errText != wantErr {
+				t.Errorf("in a spare shell:\nlog %s\nvalue %s err %q\nin a shell of its own:\nlog %s\nvalue %s err %q",
+					log, value, errText, wantLog, wantValue, wantErr)
+			}
+		})
+	}
+}
+
+// The spare shell actually runs the try, and is made again for the next.
+func TestASpareShellRunsTheNextTry(t *testing.T) {
+	t.Parallel()
+	r := &Runner{SpareShell: true}
+	defer r.Close()
+	req, log := bashReq("echo first", nil)
+	if _, err := r.Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), spareLogLine) {
+		t.Fatalf("the first try found a spare: %s", log)
+	}
+	for i := range 3 {
+		pid := spareReady(t, r)
+		if i == 0 {
+			time.Sleep(1100 * time.Millisecond) // $SECONDS counts from the try, not from the spare's start
+		}
+		req, log := bashReq("echo $$ $SECONDS", map[string]any{"do_xcom_push": true})
+		res, err := r.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), spareLogLine) || string(res.ReturnValue) != `"`+strconv.Itoa(pid)+` 0"` {
+			t.Fatalf("try %d ran in pid and $SECONDS %s, the spare was %d: %s", i, res.ReturnValue, pid, log)
+		}
+	}
+}
+
+// A try whose variables bash reads only as it starts starts a shell of its
+// own, and leaves the spare for the next; a cwd that is not a folder fails
+// the try, naming it.
+func TestATryBashMustStartItselfSkipsTheSpare(t *testing.T) {
+	t.Parallel()
+	r := &Runner{SpareShell: true}
+	defer r.Close()
+	runWith(t, r, "true", nil)
+	pid := spareReady(t, r)
+	for _, args := range []map[string]any{
+		{"env": map[string]any{"BASH_ENV": "/dev/null"}},
+		{"env": map[string]any{"SHELLOPTS": "errexit"}},
+		{"cwd": "/no/such/folder"},
+		{"cwd": "/etc/hostname"},
+	} {
+		req, log := bashReq("echo ran", args)
+		_, err := r.Run(context.Background(), req)
+		if strings.Contains(log.String(), spareLogLine) {
+			t.Errorf("%v ran in the spare: %s", args, log)
+		}
+		if cwd, _ := args["cwd"].(string); cwd != "" && (err == nil || !strings.Contains(err.Error(), strconv.Quote(cwd)+" is not a folder")) {
+			t.Errorf("missing folder: err = %v", err)
+		}
+		if args["cwd"] == nil && (err != nil || !strings.Contains(log.String(), "ran\n")) {
+			t.Errorf("%v: err = %v, log %s", args, err, log)
+		}
+	}
+	if spareReady(t, r) != pid {
+		t.Error("a try that could not use the spare threw it away")
+	}
+}
+
+// A cancelled try's spare shell gets SIGTERM, as a shell of its own does,
+// and nothing of its group outlives the try.
+func TestACancelledTryInASpareShellIsKilled(t *testing.T) {
+	t.Parallel()
+	r := &Runner{SpareShell: true, KillGrace: time.Second}
+	defer r.Close()
+	runWith(t, r, "true", nil)
+	spareReady(t, r)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	req, log := bashReq("trap 'echo got TERM; exit 7' TERM; sleep 60 & echo $! > "+pidFile+"; wait", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx, req); done <- err }()
+	var child int
+	wait.Until(t, 20*time.Second, "the background sleep", func() bool { var ok bool; child, ok = proctest.ReadPID(pidFile); return ok })
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "killed") || !strings.Contains(log.String(), "got TERM") {
+			t.Fatalf("err = %v, log %s", err, log)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled try did not end")
+	}
+	if !strings.Contains(log.String(), spareLogLine) {
+		t.Fatalf("not run in the spare: %s", log)
+	}
+	wait.Until(t, 20*time.Second, "the background sleep to die", func() bool { return !proctest.Alive(child) })
+}
+
+// A spare shell someone killed is not used: the try starts its own. Close
+// leaves no spare running.
+func TestADeadSpareIsReplacedAndCloseEndsTheSpare(t *testing.T) {
+	t.Parallel()
+	r := &Runner{SpareShell: true}
+	runWith(t, r, "true", nil)
+	pid := spareReady(t, r)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, 20*time.Second, "the spare to die", func() bool { return !proctest.Alive(pid) })
+	log, value, errText := runWith(t, r, "echo fine", nil)
+	if errText != " (exit file: 0\n)" || value != `"fine"` {
+		t.Fatalf("after the spare died: err %q, value %s, log %s", errText, value, log)
+	}
+	spareReady(t, r)
+	r.spares.mu.Lock()
+	var pids []int
+	for _, sh := range r.spares.ready {
+		pids = append(pids, sh.cmd.Process.Pid)
+	}
+	r.spares.mu.Unlock()
+	r.Close()
+	for _, pid := range pids {
+		if proctest.Alive(pid) {
+			t.Errorf("spare %d outlived Close", pid)
+		}
+	}
+	r.spares.mu.Lock()
+	defer r.spares.mu.Unlock()
+	if len(r.spares.ready) > 0 || r.spares.making {
+		t.Fatal("a spare was made after Close")
+	}
+}
