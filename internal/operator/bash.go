@@ -131,13 +131,14 @@ func exitTrap(path string) string {
 
 // startBash starts a try's shell: the spare shell when it can run the
 // try, else one of its own. release, called once cmd was waited for, ends
-// what watches ctx.
+// what watches ctx and counts the try ended.
 func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[string]string, out io.Writer) (cmd *exec.Cmd, group *taskproc.Group, release func(), err error) {
+	ended := r.bashStarted()
 	var script string
 	fits := func(sh *spareShell) (ok bool) { script, ok = spareScript(sh.env, env, cwd, command); return ok }
 	if sh := r.takeSpare(fits); sh != nil {
-		if release, ok := sh.run(ctx, script, out); ok {
-			return sh.cmd, sh.group, release, nil
+		if unhook, ok := sh.run(ctx, script, out); ok {
+			return sh.cmd, sh.group, func() { unhook(); ended() }, nil
 		}
 	}
 	cmd = bashCommand(ctx, command)
@@ -146,7 +147,11 @@ func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[str
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = r.killGrace()
 	group, err = taskproc.Start(cmd, r.Groups)
-	return cmd, group, func() {}, err
+	if err != nil {
+		ended()
+		return nil, nil, nil, err
+	}
+	return cmd, group, ended, nil
 }
 
 // bashEnv is the worker env + task env + arg env + the API variables, with

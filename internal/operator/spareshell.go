@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -31,9 +32,9 @@ import (
 // starts its shell as before.
 //
 // The shell reads the script from fd 3, a file in memory (memfd) the
-// worker writes at offset 0 (bash reads a pipe a byte at a time, a file in blocks), once
-// a line arrives on fd 4; fd 4 at end of file (the spare thrown away)
-// makes it exit. The loader and the script's preamble are one line each
+// worker writes at offset 0 (bash reads a pipe a byte at a time, a file in
+// blocks), once a line arrives on fd 4; fd 4 at end of file (the spare
+// thrown away) makes it exit. The loader and the script's preamble are one line each
 // joined to the command's first, so that bash numbers the command's lines
 // (in its messages, $LINENO) as it numbers them in `bash -c`.
 const spareLoader = `read -r __weir_begin <&4 || exit 0; exec 4<&-; IFS= read -r -d '' __weir_script <&3; exec 3<&-; eval "$__weir_script"`
@@ -53,15 +54,22 @@ type spareShell struct {
 // spareShells keeps up to maxSpareShells spare shells, made one at a time
 // after each take (a worker's first bash try starts its shell itself).
 // Two, so that the one a try takes has had a whole try's time to start.
+// None is made while as many bash tries run as the machine has cores: a
+// spare's start then overlaps no idle time, it takes the CPU from them.
 type spareShells struct {
-	mu     sync.Mutex
-	ready  []*spareShell // oldest first
-	making bool
-	closed bool
-	maker  sync.WaitGroup // the goroutine making spares
+	mu      sync.Mutex
+	ready   []*spareShell // oldest first
+	making  bool
+	closed  bool
+	running int            // bash tries between startBash and their release
+	maker   sync.WaitGroup // the goroutine making spares
 }
 
 const maxSpareShells = 2
+
+// busyTries is how many bash tries running make the spares wait: as many
+// as the machine has cores, at least two (one try alone leaves room).
+func busyTries() int { return max(runtime.NumCPU(), 2) }
 
 // Close ends the spare shells, waiting for one being made; the runner
 // starts no other.
@@ -79,7 +87,8 @@ func (r *Runner) Close() {
 
 // takeSpare returns the oldest spare shell if fits accepts it (nil: none
 // ready, it does not fit, or spares are off), and has the spares made up
-// again. A spare that does not fit this try stays for the next.
+// again. A spare that does not fit this try stays for the next. The caller
+// counts among the running tries (bashStarted).
 func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
 	if !r.SpareShell {
 		return nil
@@ -91,13 +100,27 @@ func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
 		sh = s.ready[0]
 		s.ready = slices.Delete(s.ready, 0, 1)
 	}
-	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed
+	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && s.running < busyTries()
 	s.making = s.making || refill
 	s.mu.Unlock()
 	if refill {
 		s.maker.Go(r.makeSpares)
 	}
 	return sh
+}
+
+// bashStarted counts a bash try running until the returned func is
+// called.
+func (r *Runner) bashStarted() (ended func()) {
+	s := &r.spares
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.running--
+	}
 }
 
 // makeSpares starts shells until maxSpareShells are ready.
@@ -109,7 +132,7 @@ func (r *Runner) makeSpares() {
 		if err == nil && !s.closed {
 			s.ready, sh = append(s.ready, sh), nil
 		}
-		more := err == nil && !s.closed && len(s.ready) < maxSpareShells
+		more := err == nil && !s.closed && len(s.ready) < maxSpareShells && s.running < busyTries()
 		s.making = more
 		s.mu.Unlock()
 		if sh != nil {

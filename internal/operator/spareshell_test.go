@@ -233,3 +233,25 @@ func TestADeadSpareIsReplacedAndCloseEndsTheSpare(t *testing.T) {
 		t.Fatal("a spare was made after Close")
 	}
 }
+
+// No spare is made while as many bash tries run as the machine has cores
+// (its start would take the CPU from them); one is once fewer run.
+func TestNoSpareIsMadeWhileTheCoresAreBusy(t *testing.T) {
+	t.Parallel()
+	r := &Runner{SpareShell: true}
+	defer r.Close()
+	r.spares.mu.Lock()
+	r.spares.running = busyTries() - 1 // this many others run; the next try makes the cores busy
+	r.spares.mu.Unlock()
+	runWith(t, r, "true", nil)
+	time.Sleep(300 * time.Millisecond)
+	r.spares.mu.Lock()
+	made := len(r.spares.ready) > 0 || r.spares.making
+	r.spares.running = 0
+	r.spares.mu.Unlock()
+	if made {
+		t.Fatal("a spare was made while the cores were busy")
+	}
+	runWith(t, r, "true", nil)
+	spareReady(t, r)
+}
