@@ -55,14 +55,16 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now(), Unread: true}); err != nil {
 		return out, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
 	}
-	if locked, err := tx.TryQueueLock(ctx); err != nil || !locked {
+	held, err := tx.TryQueueLock(ctx)
+	if err != nil {
 		return out, err
 	}
-	// Read again under the lock: the queueing takes what other ends,
-	// committed since, scheduled too. Its update goes with the end's next
-	// statement (the claim of the next try, or the commit).
-	res, err := s.queueLocked(ctx, tx, nil, s.clock.Now(), true)
-	if err != nil {
+	// Read again under the lock (its statement goes with the reads, which
+	// run after it): the queueing takes what other ends, committed since,
+	// scheduled too. Its update goes with the end's next statement (the
+	// claim of the next try, or the commit).
+	res, locked, err := s.queueLocked(ctx, tx, nil, held, true)
+	if err != nil || !locked {
 		return out, err
 	}
 	out.settled, out.queued = !f.NeedsScheduler, res.IDs

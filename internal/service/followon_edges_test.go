@@ -111,8 +111,8 @@ func (f failingStore) WithTx(ctx context.Context, fn func(tx store.Store) error)
 
 type failingTx struct{ store.Store }
 
-func (x failingTx) TryQueueLock(context.Context) (bool, error) {
-	return false, core.ErrConflict // as a deadlock's victim would
+func (x failingTx) TryQueueLock(context.Context) (func() (bool, error), error) {
+	return nil, core.ErrConflict // as a deadlock's victim would
 }
 
 // When scheduling what follows a success fails half-way, the success

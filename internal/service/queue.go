@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -60,7 +59,7 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		if res, err = s.queueLocked(ctx, tx, p.Pools, s.clock.Now(), false); err != nil || res.Queued == 0 {
+		if res, _, err = s.queueLocked(ctx, tx, p.Pools, nil, false); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)
@@ -86,13 +85,16 @@ func (s *Service) queued(by string, n int) {
 }
 
 // queueLocked is QueueScheduled's work in tx, which holds the queueing
-// lock; the caller wakes the workers (notifyQueued) for what it queued.
+// lock, or, with held (TryQueueLock's), has asked for it: the reads go
+// with the lock's statement, and when held says no, nothing is queued
+// (locked false). What it queues is dated once the lock is held. The
+// caller wakes the workers (notifyQueued) for what it queued.
 // With unread the queueing update is not read back (Unread: on PostgreSQL
 // it goes with the transaction's next statement) and every instance it
 // picked counts as queued; one that another process moved out of
 // scheduled since the read (a clear, a mark) is then counted but stays
 // where it is.
-func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, now time.Time, unread bool) (QueueResult, error) {
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error), unread bool) (res QueueResult, locked bool, err error) {
 	// The first page comes with the slots in use (one statement).
 	scheduled := []core.TIState{core.TIScheduled}
 	listed := func(page, offset int, except exclusions) *store.TaskInstanceListParams {
@@ -101,12 +103,18 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	}
 	read, active, first, err := tx.QueueingReads(ctx, pools == nil, listed(minQueuePage, 0, exclusions{}))
 	if err != nil {
-		return QueueResult{}, fmt.Errorf("read the slots in use: %w", err)
+		return QueueResult{}, false, fmt.Errorf("read the slots in use: %w", err)
 	}
+	if held != nil {
+		if locked, err := held(); err != nil || !locked {
+			return QueueResult{}, false, err
+		}
+	}
+	now := s.clock.Now()
 	if pools == nil {
 		pools = read
 	}
-	res := QueueResult{Pools: pools, Found: active.Claimable, Left: maps.Clone(active.Claimable)}
+	res = QueueResult{Pools: pools, Found: active.Claimable, Left: maps.Clone(active.Claimable)}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
 	for _, p := range pools {
 		slots[p.Name] = p.Slots
@@ -136,7 +144,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 				}
 			}
 			if tis, err = tx.TaskInstanceList(ctx, listed(page, offset, except)); err != nil {
-				return res, fmt.Errorf("list scheduled task instances: %w", err)
+				return res, true, fmt.Errorf("list scheduled task instances: %w", err)
 			}
 		}
 		for i := range tis {
@@ -167,7 +175,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 			}
 			v, err := s.DagVersion(ctx, ti.DagVersionID)
 			if err != nil {
-				return res, err
+				return res, true, err
 			}
 			limit := cmp.Or(v.Spec.MaxActiveTasks, DefaultMaxActiveTasks)
 			if active.ByDag[ti.DagID] >= limit {
@@ -190,13 +198,13 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		}
 	}
 	if len(ids) == 0 {
-		return res, nil
+		return res, true, nil
 	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now, Unread: unread,
 	})
 	if err != nil {
-		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
+		return res, true, fmt.Errorf("queue %d task instances: %w", len(ids), err)
 	}
 	if unread {
 		moved = ids
@@ -209,7 +217,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	for _, id := range moved {
 		res.Left[queueOf[id]]++
 	}
-	return res, nil
+	return res, true, nil
 }
 
 // notifyQueued wakes the workers' claims when tx commits.

@@ -43,9 +43,13 @@ type Store interface {
 	WithQueueLock(ctx context.Context, fn func(tx Store) error) error
 	// TryQueueLock, on a Store bound to a transaction (WithTx), takes the
 	// queueing lock for the rest of the transaction when no one else
-	// holds it and reports whether it did; it never waits for it. What
-	// the transaction's store may still send (Unread updates) goes with it.
-	TryQueueLock(ctx context.Context) (bool, error)
+	// holds it; it never waits for it. held reports whether it did: on
+	// PostgreSQL the lock's statement goes, with what the transaction's
+	// store may still send (Unread updates), with the transaction's next
+	// statement, one round trip (held sends it when none did yet). Call
+	// held before acting on the lock: what ran before held said yes may
+	// have run without it (reads only, then).
+	TryQueueLock(ctx context.Context) (held func() (bool, error), err error)
 	// Notify wakes every subscriber of channel, in this process and (on
 	// PostgreSQL) in every other process sharing the database. Sent after
 	// commit when called inside WithTx; other processes are told without

@@ -77,6 +77,7 @@ var errAborted = &pgconn.PgError{Severity: "ERROR", Code: "25P02",
 type waitingExec struct {
 	query string
 	args  []any
+	count *int64 // where its row count goes once it ran (sqlstore.DeferredCounted), or nil
 }
 
 // BeginTx opens a transaction without a round trip.
@@ -133,7 +134,7 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 	case c.aborted:
 		return nil, errAborted
 	case c.tx != nil && len(args) > 0 && sqlstore.IsDeferred(ctx):
-		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args)})
+		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args), count: sqlstore.DeferredCount(ctx)})
 		return deferredResult{}, nil
 	case !c.carries(args):
 		if _, err := c.send(ctx, nil); err != nil {
@@ -253,8 +254,12 @@ func (sent sentBatch) readWaiting() error {
 		_, first = sent.br.Exec()
 	}
 	for _, w := range sent.deferred {
-		if _, err := sent.br.Exec(); first == nil && err != nil {
+		tag, err := sent.br.Exec()
+		if first == nil && err != nil {
 			first = deferredFailure(w.query, err)
+		}
+		if err == nil && w.count != nil {
+			*w.count = tag.RowsAffected()
 		}
 	}
 	return first

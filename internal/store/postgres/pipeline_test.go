@@ -324,11 +324,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// The queueing lock is tried as an Exec whose row count says whether it was
-// taken (Dialect.TryQueueLockSQL), so that it carries what waits: BEGIN, a
-// deferred update (a try end's Unread scheduling) and the lock take one
-// round trip. A second transaction is refused the lock while the first
-// holds it, and the first's deferred update is in place once it commits.
+// The queueing lock is tried as a deferred Exec whose row count says
+// whether it was taken (Dialect.TryQueueLockSQL, sqlstore.DeferredCounted),
+// so that it waits, with what waits, for the transaction's next query:
+// BEGIN, a deferred update (a try end's Unread scheduling), the lock and
+// the query (the queueing reads) take one round trip, and the count is
+// known once the query returns. A second transaction is refused the lock
+// while the first holds it, and the first's deferred update is in place
+// once it commits.
 func TestTheTriedLockCarriesWhatWaits(t *testing.T) {
 	t.Parallel()
 	db, writes := countedDB(t, pipelined)
@@ -337,12 +340,15 @@ func TestTheTriedLockCarriesWhatWaits(t *testing.T) {
 	db.SetMaxOpenConns(2)
 	tryLock := func(tx *sql.Tx) int64 {
 		t.Helper()
-		res, err := tx.ExecContext(ctx, Dialect().TryQueueLockSQL, 42)
-		if err != nil {
+		n := int64(-1)
+		if _, err := tx.ExecContext(sqlstore.DeferredCounted(ctx, &n), Dialect().TryQueueLockSQL, 42); err != nil {
 			t.Fatal(err)
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
+		if n != -1 {
+			t.Errorf("the lock's count is %d before any statement carried it", n)
+		}
+		var rows int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE k >= $1`, 0).Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -84,7 +84,7 @@ func TestTryQueueLockNeverWaits(t *testing.T) {
 	bDone := make(chan error, 1)
 	go func() {
 		bDone <- b.WithTx(ctx, func(tx store.Store) error {
-			if ok, err := tx.TryQueueLock(ctx); err != nil || !ok {
+			if ok, err := tryLock(ctx, tx); err != nil || !ok {
 				t.Errorf("TryQueueLock of a free lock = %v (err %v), want true", ok, err)
 			}
 			close(held)
@@ -106,11 +106,21 @@ func tryLockRefused(t *testing.T, st store.Store, when string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.WithTx(ctx, func(tx store.Store) error {
-		if ok, err := tx.TryQueueLock(ctx); err != nil || ok {
+		if ok, err := tryLock(ctx, tx); err != nil || ok {
 			t.Errorf("TryQueueLock %s = %v (err %v), want false at once", when, ok, err)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// tryLock is TryQueueLock and its answer (held sends the lock's statement,
+// nothing having carried it).
+func tryLock(ctx context.Context, tx store.Store) (bool, error) {
+	held, err := tx.TryQueueLock(ctx)
+	if err != nil {
+		return false, err
+	}
+	return held()
 }

@@ -211,20 +211,34 @@ func (s *Store) WithQueueLock(ctx context.Context, fn func(tx store.Store) error
 	})
 }
 
-// TryQueueLock takes Dialect.TryQueueLockSQL in s's transaction.
-func (s *Store) TryQueueLock(ctx context.Context) (bool, error) {
+// TryQueueLock takes Dialect.TryQueueLockSQL in s's transaction, as a
+// Deferred statement whose answer held reads once it ran.
+func (s *Store) TryQueueLock(ctx context.Context) (held func() (bool, error), err error) {
 	if s.tx == nil {
-		return false, fmt.Errorf("take the queueing lock outside a transaction: %w", core.ErrInvalid)
+		return nil, fmt.Errorf("take the queueing lock outside a transaction: %w", core.ErrInvalid)
 	}
 	if s.d.TryQueueLockSQL == "" {
-		return true, nil
+		return func() (bool, error) { return true, nil }, nil
 	}
-	res, err := s.tx.ExecContext(ctx, s.d.TryQueueLockSQL, queueLockKey)
+	n := int64(-1) // rows: 1 when the lock was taken, 0 when not
+	res, err := s.tx.ExecContext(DeferredCounted(ctx, &n), s.d.TryQueueLockSQL, queueLockKey)
 	if err != nil {
-		return false, s.wrap(err, "take the queueing lock")
+		return nil, s.wrap(err, "take the queueing lock")
 	}
-	n, err := res.RowsAffected()
-	return n == 1, s.wrap(err, "take the queueing lock")
+	if rows, err := res.RowsAffected(); err == nil {
+		n = rows // sent at once
+	}
+	return func() (bool, error) {
+		if n < 0 { // nothing carried it yet: a statement of its own sends it
+			if _, err := s.tx.ExecContext(ctx, "SELECT 1"); err != nil {
+				return false, s.wrap(err, "take the queueing lock")
+			}
+		}
+		if n < 0 {
+			return false, errors.New("take the queueing lock: its statement ran but its answer is not known")
+		}
+		return n == 1, nil
+	}, nil
 }
 
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.
@@ -282,6 +296,23 @@ func Deferred(ctx context.Context) context.Context {
 func IsDeferred(ctx context.Context) bool {
 	d, _ := ctx.Value(deferredKey{}).(bool)
 	return d
+}
+
+// deferredCountKey holds where a Deferred statement's row count goes.
+type deferredCountKey struct{}
+
+// DeferredCounted is Deferred, and the driver writes the statement's row
+// count to *n once it ran (a statement sent at once returns it instead;
+// one never sent leaves *n as it was).
+func DeferredCounted(ctx context.Context, n *int64) context.Context {
+	return context.WithValue(Deferred(ctx), deferredCountKey{}, n)
+}
+
+// DeferredCount is where ctx's Deferred statement's row count goes (nil:
+// nowhere).
+func DeferredCount(ctx context.Context) *int64 {
+	n, _ := ctx.Value(deferredCountKey{}).(*int64)
+	return n
 }
 
 // inTxIf is inTx when fn runs several statements (many), and fn on s
