@@ -2,11 +2,13 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -62,6 +64,7 @@ type spareShells struct {
 	making  bool
 	closed  bool
 	running int            // bash tries between startBash and their release
+	refused bool           // the worker's environment rules spares out (errSparesRefused)
 	maker   sync.WaitGroup // the goroutine making spares
 }
 
@@ -100,12 +103,16 @@ func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
 		sh = s.ready[0]
 		s.ready = slices.Delete(s.ready, 0, 1)
 	}
-	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && s.running < busyTries()
-	s.making = s.making || refill
-	s.mu.Unlock()
+	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && !s.refused && s.running < busyTries()
 	if refill {
-		s.maker.Go(r.makeSpares)
+		s.making = true
+		s.maker.Add(1) // before Close can wait for it
+		go func() {
+			defer s.maker.Done()
+			r.makeSpares()
+		}()
 	}
+	s.mu.Unlock()
 	return sh
 }
 
@@ -129,6 +136,7 @@ func (r *Runner) makeSpares() {
 	for {
 		sh, err := r.startSpare()
 		s.mu.Lock()
+		s.refused = s.refused || errors.Is(err, errSparesRefused)
 		if err == nil && !s.closed {
 			s.ready, sh = append(s.ready, sh), nil
 		}
@@ -146,10 +154,21 @@ func (r *Runner) makeSpares() {
 	}
 }
 
+// errSparesRefused: the worker's environment holds a variable bash acts
+// on as it starts (a file it runs, options such as xtrace): a spare would
+// act on it before its try, where the try's own shell acts on it in the
+// try's folder, with the try's variables.
+var errSparesRefused = errors.New("no spare shells")
+
 // startSpare starts a shell with the environment a try would have before
 // its own variables.
 func (r *Runner) startSpare() (sh *spareShell, err error) {
 	env := r.bashEnvMap(nil, nil, "")
+	for _, k := range []string{"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS"} {
+		if _, set := env[k]; set {
+			return nil, fmt.Errorf("%w: the worker's environment sets %s", errSparesRefused, k)
+		}
+	}
 	fd, err := unix.MemfdCreate("weir-shell-script", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
@@ -193,7 +212,9 @@ func (sh *spareShell) discard() {
 // for, ends that). ok is false when the shell cannot take it (the spare
 // is then discarded).
 func (sh *spareShell) run(ctx context.Context, script string, out io.Writer) (release func(), ok bool) {
-	ok = sh.bash == bashPath() // else PATH now finds another bash
+	// Another bash on PATH now, or a try already cancelled (a shell of
+	// its own would not start).
+	ok = sh.bash == bashPath() && ctx.Err() == nil
 	if ok {
 		_, err := sh.script.WriteAt([]byte(script), 0)
 		ok = err == nil
@@ -241,18 +262,38 @@ func spareScript(from, to map[string]string, cwd, command string) (script string
 		b.WriteString("unset " + k + "; ")
 	}
 	if cwd != "" {
-		// -P: PWD names the folder as getcwd does, as a shell started
-		// there finds it; OLDPWD is what the shell started with.
-		b.WriteString("cd -P -- " + shellLineQuote(cwd) + " || exit 1; ")
-		if v, had := from["OLDPWD"]; had {
-			b.WriteString("OLDPWD=" + shellLineQuote(v) + "; ")
-		} else {
-			b.WriteString("unset OLDPWD; ")
+		cd, ok := spareCd(from["PWD"], cwd)
+		if !ok {
+			return "", false
 		}
+		// OLDPWD stays what the shell made of it as it started (exported
+		// without a value when the environment had none, or no folder).
+		b.WriteString("if [[ -v OLDPWD ]]; then __weir_o=$OLDPWD; " + cd + "; OLDPWD=$__weir_o; unset __weir_o; " +
+			"else " + cd + "; unset OLDPWD; declare -x OLDPWD; fi; ")
 	}
 	b.WriteString("SECONDS=0; ")
 	b.WriteString(command)
 	return b.String(), true
+}
+
+// spareCd is the command that takes a spare to folder cwd as a shell
+// started there with PWD pwd in its environment finds itself: PWD kept when
+// it is absolute and names that folder, else the folder as getcwd names it.
+// The folder is made absolute first (a relative one is the worker's, and
+// CDPATH or "-" must not change it).
+func spareCd(pwd, cwd string) (string, bool) {
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", false
+	}
+	if filepath.IsAbs(pwd) {
+		if a, err := os.Stat(pwd); err == nil {
+			if b, err := os.Stat(dir); err == nil && os.SameFile(a, b) {
+				return "cd -L -- " + shellLineQuote(pwd) + " || exit 1", true
+			}
+		}
+	}
+	return "cd -P -- " + shellLineQuote(dir) + " || exit 1", true
 }
 
 // shellVariable matches the names a script can export.
@@ -271,7 +312,10 @@ func plainShellVariable(k string) bool {
 	case "ENV", "SHELLOPTS", "POSIXLY_CORRECT", "IFS", "PS4", "SHLVL", "PWD", "OLDPWD", "UID", "EUID",
 		"PPID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "SECONDS", "RANDOM", "SRANDOM",
 		"LINENO", "FUNCNAME", "DIRSTACK", "PIPESTATUS", "EPOCHSECONDS", "EPOCHREALTIME", "OPTIND", "OPTERR",
-		"TERM", "LINES", "COLUMNS", "MAILCHECK", "PS1", "PS2", "PROMPT_COMMAND", "INPUTRC", "SHELL":
+		"TERM", "LINES", "COLUMNS", "MAILCHECK", "PS1", "PS2", "PROMPT_COMMAND", "INPUTRC", "SHELL",
+		// ignored in the environment, acted on when assigned
+		"GLOBIGNORE", "IGNOREEOF", "CHILD_MAX", "MAIL", "MAILPATH", "TERMCAP", "TERMINFO",
+		"TEXTDOMAIN", "TEXTDOMAINDIR", "HOSTFILE":
 		return false
 	}
 	return true

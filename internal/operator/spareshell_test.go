@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,9 +33,9 @@ func spareReady(t *testing.T, r *Runner) int {
 }
 
 // runWith runs cmd (args as bashReq's extra) on r and returns the log
-// without weir's own lines, the return value and the error's text with
-// what the shell wrote to its exit file.
-func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, value, errText string) {
+// without weir's own lines, the return value, the error's text with what
+// the shell wrote to its exit file, and whether a spare shell ran it.
+func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, value, errText string, spared bool) {
 	t.Helper()
 	req, buf := bashReq(cmd, args)
 	req.Args["do_xcom_push"] = true
@@ -47,6 +48,7 @@ func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, val
 	}
 	exit, _ := os.ReadFile(req.ExitFile)
 	errText += " (exit file: " + string(exit) + ")"
+	spared = strings.Contains(buf.String(), spareLogLine)
 	var kept []string
 	for _, l := range strings.SplitAfter(buf.String(), "\n") {
 		if !strings.Contains(l, "started bash, pid") && !strings.Contains(l, spareLogLine) &&
@@ -54,13 +56,29 @@ func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, val
 			kept = append(kept, l)
 		}
 	}
-	return strings.Join(kept, ""), value, errText
+	return strings.Join(kept, ""), value, errText, spared
+}
+
+// envWith is env without the variables unset, and with set.
+func envWith(env []string, set map[string]string, unset ...string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, replaced := set[k]; !replaced && !slices.Contains(unset, k) {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 // A command run in a spare shell sees what it sees in a shell of its own:
 // variables (the try's, the task's, the worker's, bash's own), folder,
 // options, traps, file descriptors, its process and group, and ends the
-// same way.
+// same way. A try whose variables a spare cannot take on, or a worker
+// whose environment bash acts on as it starts, runs in a shell of its own.
 func TestASpareShellRunsWhatAShellOfItsOwnRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -68,7 +86,12 @@ func TestASpareShellRunsWhatAShellOfItsOwnRuns(t *testing.T) {
 	if err := os.Symlink(dir, link); err != nil {
 		t.Fatal(err)
 	}
-	base := append(os.Environ(), "WORKER_ONLY=w", "OVERRIDDEN=worker", "LC_ALL=xx_XX.UTF-8")
+	bashEnv := filepath.Join(t.TempDir(), "bash_env")
+	if err := os.WriteFile(bashEnv, []byte("echo sourced in $PWD with X=$X\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := envWith(os.Environ(), map[string]string{"WORKER_ONLY": "w", "OVERRIDDEN": "worker",
+		"LC_ALL": "xx_XX.UTF-8", "OLDPWD": os.TempDir()})
 	const probe = `env | grep -v '^_=' | sort
 echo "line $LINENO, \$0=$0, SHLVL=$SHLVL, seconds<=1: $(( SECONDS <= 1 )), PWD=$PWD, pwd=$(pwd)"
 declare -p OLDPWD 2>&1 || :
@@ -77,30 +100,60 @@ echo "pid==group leader: $(( $$ == $(ps -o pgid= $$) ))"
 for f in /proc/$$/fd/*; do l=$(readlink "$f") && echo "fd ${f##*/} -> ${l%%:*}"; done
 readlink /proc/$$/fd/0
 echo last`
+	const globs = `cd "$(mktemp -d)" && touch .hidden seen ignored && echo * && set -o | grep ignoreeof`
 	for _, tc := range []struct {
 		name string
 		cmd  string
 		args map[string]any
+		base     []string // the worker's environment (nil: base)
+		own      bool     // the try starts a shell of its own
+		noSpares bool     // the worker makes no spares
 	}{
-		{name: "probe", cmd: probe, args: map[string]any{"env": map[string]any{"OVERRIDDEN": "task's", "QUOTED": "it's \"x\"\n$HOME"}}},
+		{name: "probe", cmd: probe, args: map[string]any{"env": map[string]any{"OVERRIDDEN": "task's", "QUOTED": "it's \"x\"\n$HOME\\\r"}}},
 		{name: "probe in a folder", cmd: probe, args: map[string]any{"cwd": dir}},
 		{name: "probe in a linked folder", cmd: probe, args: map[string]any{"cwd": link}},
+		{name: "probe in a relative folder", cmd: probe, args: map[string]any{"cwd": "..", "env": map[string]any{"CDPATH": os.TempDir()}}},
+		{name: "probe in a folder, no OLDPWD", cmd: probe, args: map[string]any{"cwd": dir}, base: envWith(base, nil, "OLDPWD")},
+		{name: "probe in a folder, OLDPWD no folder", cmd: probe, args: map[string]any{"cwd": dir},
+			base: envWith(base, map[string]string{"OLDPWD": "/no/such/folder"})},
+		{name: "probe in the folder PWD links to", cmd: probe, args: map[string]any{"cwd": dir},
+			base: envWith(base, map[string]string{"PWD": link})},
 		{name: "exit code", cmd: "echo out; echo err >&2; exit 3"},
 		{name: "skip", cmd: "exit 99"},
 		{name: "set -e", cmd: "set -e\nfalse\necho not reached"},
 		{name: "own exit trap", cmd: "trap 'echo bye' EXIT; echo hi"},
 		{name: "command not found", cmd: "no-such-command-here"},
 		{name: "stdin", cmd: "cat; echo read $?"},
+		{name: "GLOBIGNORE and IGNOREEOF", cmd: globs, args: map[string]any{"env": map[string]any{"GLOBIGNORE": "ignored", "IGNOREEOF": "3"}}, own: true},
+		{name: "BASH_ENV in the worker's environment", cmd: "echo X=$X", args: map[string]any{"cwd": dir, "env": map[string]any{"X": "try's"}},
+			base: envWith(base, map[string]string{"BASH_ENV": bashEnv}), own: true, noSpares: true},
+		{name: "options in the worker's environment", cmd: "echo /*; shopt extglob", base: envWith(base,
+			map[string]string{"SHELLOPTS": "noglob", "BASHOPTS": "extglob"}), own: true, noSpares: true}, // xtrace would print the try's variables
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			own := &Runner{BaseEnv: base}
-			spare := &Runner{BaseEnv: base, SpareShell: true}
+			env := base
+			if tc.base != nil {
+				env = tc.base
+			}
+			own := &Runner{BaseEnv: env}
+			spare := &Runner{BaseEnv: env, SpareShell: true}
 			defer spare.Close()
 			runWith(t, spare, "true", nil) // has the spare made
-			spareReady(t, spare)
-			wantLog, wantValue, wantErr := runWith(t, own, tc.cmd, tc.args)
-			log, value, errText := runWith(t, spare, tc.cmd, tc.args)
+			if tc.noSpares {
+				wait.Until(t, 20*time.Second, "the spares refused", func() bool {
+					spare.spares.mu.Lock()
+					defer spare.spares.mu.Unlock()
+					return spare.spares.refused && !spare.spares.making && len(spare.spares.ready) == 0
+				})
+			} else {
+				spareReady(t, spare)
+			}
+			wantLog, wantValue, wantErr, _ := runWith(t, own, tc.cmd, tc.args)
+			log, value, errText, spared := runWith(t, spare, tc.cmd, tc.args)
+			if spared == tc.own {
+				t.Errorf("ran in a spare shell: %v, want %v", spared, !tc.own)
+			}
 			if log != wantLog || value != wantValue || errText != wantErr {
 				t.Errorf("in a spare shell:\nlog %s\nvalue %s err %q\nin a shell of its own:\nlog %s\nvalue %s err %q",
 					log, value, errText, wantLog, wantValue, wantErr)
@@ -210,7 +263,7 @@ func TestADeadSpareIsReplacedAndCloseEndsTheSpare(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(t, 20*time.Second, "the spare to die", func() bool { return !proctest.Alive(pid) })
-	log, value, errText := runWith(t, r, "echo fine", nil)
+	log, value, errText, _ := runWith(t, r, "echo fine", nil)
 	if errText != " (exit file: 0\n)" || value != `"fine"` {
 		t.Fatalf("after the spare died: err %q, value %s, log %s", errText, value, log)
 	}
