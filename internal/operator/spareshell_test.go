@@ -102,9 +102,9 @@ readlink /proc/$$/fd/0
 echo last`
 	const globs = `cd "$(mktemp -d)" && touch .hidden seen ignored && echo * && set -o | grep ignoreeof`
 	for _, tc := range []struct {
-		name string
-		cmd  string
-		args map[string]any
+		name     string
+		cmd      string
+		args     map[string]any
 		base     []string // the worker's environment (nil: base)
 		own      bool     // the try starts a shell of its own
 		noSpares bool     // the worker makes no spares
