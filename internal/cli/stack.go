@@ -300,6 +300,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		Connections:        configConnections(cfg.Connections),
 		HeartbeatInterval:  cfg.Workers.HeartbeatInterval.D(),
 		ShutdownGrace:      cfg.Workers.ShutdownGracePeriod.D(),
+		NoSpareShells:      !cfg.Workers.SpareShells,
 		StateBackend:       cfg.Workers.StateBackend,
 		StateBackends:      opts.StateBackends,
 		StateSweepInterval: cfg.Workers.StateSweepInterval.D(),

@@ -127,6 +127,7 @@ type Workers struct {
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats, as a worker and for each running task instance; a worker silent for two intervals has its tries failed over (api-servers beat every half interval)"`
 	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+	SpareShells         bool     `toml:"spare_shells" comment:"keep up to two bash shells started ahead of the next bash tries, so that a try does not wait for bash to start (docs/adr/0036-bash-tries-run-in-shells-started-ahead.md); false = each try starts its own"`
 	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side backend for task and asset state (docs/state-backends.md): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables); or the name of a backend the program registers with weir.WithStateBackend"`
 	StateSweepInterval  Duration `toml:"state_sweep_interval" comment:"with state_backend: how often a worker deletes the objects of state that was removed, overwritten or never stored (docs/state-backends.md#sweeping)"`
@@ -203,6 +204,7 @@ func Defaults(home string) *Config {
 			Queues:              []string{"default"},
 			HeartbeatInterval:   Duration(5 * time.Second),
 			ShutdownGracePeriod: Duration(30 * time.Second),
+			SpareShells:         true,
 			StateSweepInterval:  Duration(30 * time.Second),
 		},
 		Logging: Logging{BaseLogFolder: filepath.Join(home, "logs"), Level: "info", LogStore: LogStoreFolder,

@@ -21,15 +21,21 @@ func TestLoadLayers(t *testing.T) {
 	if got, want := cfg.Workers.HeartbeatInterval.D(), 5*time.Second; got != want {
 		t.Errorf("heartbeat_interval = %v, want %v", got, want)
 	}
+	if !cfg.Workers.SpareShells {
+		t.Error("spare_shells = false by default, want true")
+	}
 	// File over defaults, env over file.
 	file := "[workers]\nconcurrency = 4\nqueues = [\"a\", \"b\"]\n[api]\nport = 9000\n"
 	if err := os.WriteFile(filepath.Join(home, FileName), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err = Load(home, []string{"WEIR__API__PORT=9100", "WEIR_CONN_MY_DB=postgres://u:s3cr3tpw@h/db", "HOME=/x",
-		"WEIR__DATABASE__CONN=postgres://weir:s3cr3tpw@db/weir"})
+		"WEIR__DATABASE__CONN=postgres://weir:s3cr3tpw@db/weir", "WEIR__WORKERS__SPARE_SHELLS=false"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Workers.SpareShells {
+		t.Error("WEIR__WORKERS__SPARE_SHELLS=false left spare_shells on")
 	}
 	if cfg.Workers.Concurrency != 4 || cfg.API.Port != 9100 || strings.Join(cfg.Workers.Queues, ",") != "a,b" {
 		t.Errorf("layers not applied: concurrency=%d port=%d queues=%v", cfg.Workers.Concurrency, cfg.API.Port, cfg.Workers.Queues)

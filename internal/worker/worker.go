@@ -48,6 +48,7 @@ type Worker struct {
 	ShutdownGrace     time.Duration // running tries get this long after Start's ctx ends; 0 = 30 s
 	ClaimWait         time.Duration // long-poll of one claim; 0 = 30 s
 	KillGrace         time.Duration // SIGTERM → SIGKILL of a killed bash task; 0 = 5 s
+	NoSpareShells     bool          // each bash try starts its own shell ([workers] spare_shells = false)
 	Clock             core.Clock
 	Logger            *slog.Logger
 	// Version is the Weir version the worker tells in its heartbeats.
@@ -153,7 +154,7 @@ func (w *Worker) init() error {
 		return err
 	}
 	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
-		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers, SpareShell: true}
+		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers, SpareShell: !w.NoSpareShells}
 	return nil
 }
 
