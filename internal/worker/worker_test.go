@@ -202,3 +202,30 @@ func TestWorkerRequiresIdentity(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A worker runs its bash tries in spare shells started ahead (from its
+// second try on), and each in a shell of its own with NoSpareShells
+// ([workers] spare_shells = false).
+func TestWorkerRunsBashTriesInSpareShells(t *testing.T) {
+	t.Parallel()
+	for _, off := range []bool{false, true} {
+		env := execapitest.New(t, execapi.Config{})
+		dag := core.DAG{DagID: "d", Tasks: []core.Task{
+			{TaskID: "first", Operator: operator.Bash, Args: map[string]any{"bash_command": "sleep 0.5"}},
+			{TaskID: "second", Operator: operator.Bash, Args: map[string]any{"bash_command": "echo second"}},
+		}}
+		env.SeedRun(t, dag, "r1", core.TIScheduled)
+		stop := startWorker(t, env, nil, func(w *Worker) { w.NoSpareShells = off })
+		for _, task := range []string{"first", "second"} {
+			ti, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", task, -1)
+			queue(t, env, ti.ID)
+			wait.Until(t, 30*time.Second, task+" to succeed", func() bool { return stateOf(t, env, "r1", task) == core.TISuccess })
+		}
+		stop()
+		second, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "second", -1)
+		s := readLog(t, env, second)
+		if spared := strings.Contains(s, "bash started ahead (a spare shell)"); spared == off || !strings.Contains(s, "second\n") {
+			t.Errorf("spare shells off: %v; the second try's log: %q", off, s)
+		}
+	}
+}
