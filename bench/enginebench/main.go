@@ -191,16 +191,18 @@ func drive(args []string) error {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s homes=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion(), o.homes)
-	var spawns *spawnBaseline
-	if o.kind == "bash" {
-		b, err := measureSpawns(300)
-		if err != nil {
-			return err
-		}
-		fmt.Println("BASELINE", b)
-		spawns = &b
-	}
 	for _, sc := range strings.Split(o.scenario, ",") {
+		// The raw spawns are measured right before each scenario's runs:
+		// this host's speed drifts by tens of percent within a minute.
+		var spawns *spawnBaseline
+		if o.kind == "bash" && !deferScenarios[sc] {
+			b, err := measureSpawns(300)
+			if err != nil {
+				return err
+			}
+			fmt.Println("BASELINE", b)
+			spawns = &b
+		}
 		var results []result
 		for rep := range o.reps {
 			r, err := once(&o, sc, rep)
@@ -212,7 +214,7 @@ func drive(args []string) error {
 		}
 		m := median(results)
 		fmt.Printf("MEDIAN %s %s %s: %s\n", o.engine, o.kind, sc, m)
-		if spawns != nil && !deferScenarios[sc] {
+		if spawns != nil {
 			fmt.Println(spawns.ratio(sc, m))
 		}
 	}
