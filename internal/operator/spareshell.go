@@ -54,8 +54,9 @@ type spareShell struct {
 }
 
 // spareShells keeps up to maxSpareShells spare shells, made one at a time
-// after each take (a worker's first bash try starts its shell itself).
-// Two, so that the one a try takes has had a whole try's time to start.
+// after each take from a worker's second bash try on (a worker that runs
+// one bash task, `weir dags test` of one, makes none). Two, so that the
+// one a try takes has had a whole try's time to start.
 // None is made while as many bash tries run as the machine has cores: a
 // spare's start then overlaps no idle time, it takes the CPU from them.
 type spareShells struct {
@@ -64,6 +65,7 @@ type spareShells struct {
 	making  bool
 	closed  bool
 	running int            // bash tries between startBash and their release
+	started int            // bash tries started in all
 	refused bool           // the worker's environment rules spares out (errSparesRefused)
 	maker   sync.WaitGroup // the goroutine making spares
 }
@@ -103,7 +105,8 @@ func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
 		sh = s.ready[0]
 		s.ready = slices.Delete(s.ready, 0, 1)
 	}
-	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && !s.refused && s.running < busyTries()
+	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && !s.refused && s.started > 1 &&
+		s.running < busyTries()
 	if refill {
 		s.making = true
 		s.maker.Add(1) // before Close can wait for it
@@ -123,6 +126,7 @@ func (r *Runner) bashStarted() (ended func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.running++
+	s.started++
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()

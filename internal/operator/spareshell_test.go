@@ -32,6 +32,13 @@ func spareReady(t *testing.T, r *Runner) int {
 	return pid
 }
 
+// warmUp runs the two tries after which r makes spare shells.
+func warmUp(t *testing.T, r *Runner) {
+	t.Helper()
+	runWith(t, r, "true", nil)
+	runWith(t, r, "true", nil)
+}
+
 // runWith runs cmd (args as bashReq's extra) on r and returns the log
 // without weir's own lines, the return value, the error's text with what
 // the shell wrote to its exit file, and whether a spare shell ran it.
@@ -139,7 +146,7 @@ echo last`
 			own := &Runner{BaseEnv: env}
 			spare := &Runner{BaseEnv: env, SpareShell: true}
 			defer spare.Close()
-			runWith(t, spare, "true", nil) // has the spare made
+			warmUp(t, spare) // has the spares made
 			if tc.noSpares {
 				wait.Until(t, 20*time.Second, "the spares refused", func() bool {
 					spare.spares.mu.Lock()
@@ -162,17 +169,29 @@ echo last`
 	}
 }
 
-// The spare shell actually runs the try, and is made again for the next.
+// Spares are made from a worker's second bash try on; the spare shell
+// actually runs the try, and is made again for the next.
 func TestASpareShellRunsTheNextTry(t *testing.T) {
 	t.Parallel()
 	r := &Runner{SpareShell: true}
 	defer r.Close()
-	req, log := bashReq("echo first", nil)
-	if _, err := r.Run(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(log.String(), spareLogLine) {
-		t.Fatalf("the first try found a spare: %s", log)
+	for _, try := range []string{"first", "second"} {
+		req, log := bashReq("echo "+try, nil)
+		if _, err := r.Run(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(log.String(), spareLogLine) {
+			t.Fatalf("the %s try found a spare: %s", try, log)
+		}
+		if try == "first" {
+			time.Sleep(200 * time.Millisecond)
+			r.spares.mu.Lock()
+			made := len(r.spares.ready) > 0 || r.spares.making
+			r.spares.mu.Unlock()
+			if made {
+				t.Fatal("a spare was made after one bash try (a one-task `weir dags test` would waste it)")
+			}
+		}
 	}
 	for i := range 3 {
 		pid := spareReady(t, r)
@@ -197,7 +216,7 @@ func TestATryBashMustStartItselfSkipsTheSpare(t *testing.T) {
 	t.Parallel()
 	r := &Runner{SpareShell: true}
 	defer r.Close()
-	runWith(t, r, "true", nil)
+	warmUp(t, r)
 	pid := spareReady(t, r)
 	for _, args := range []map[string]any{
 		{"env": map[string]any{"BASH_ENV": "/dev/null"}},
@@ -228,7 +247,7 @@ func TestACancelledTryInASpareShellIsKilled(t *testing.T) {
 	t.Parallel()
 	r := &Runner{SpareShell: true, KillGrace: time.Second}
 	defer r.Close()
-	runWith(t, r, "true", nil)
+	warmUp(t, r)
 	spareReady(t, r)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	req, log := bashReq("trap 'echo got TERM; exit 7' TERM; sleep 60 & echo $! > "+pidFile+"; wait", nil)
@@ -257,7 +276,7 @@ func TestACancelledTryInASpareShellIsKilled(t *testing.T) {
 func TestADeadSpareIsReplacedAndCloseEndsTheSpare(t *testing.T) {
 	t.Parallel()
 	r := &Runner{SpareShell: true}
-	runWith(t, r, "true", nil)
+	warmUp(t, r)
 	pid := spareReady(t, r)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -296,7 +315,7 @@ func TestNoSpareIsMadeWhileTheCoresAreBusy(t *testing.T) {
 	r.spares.mu.Lock()
 	r.spares.running = busyTries() - 1 // this many others run; the next try makes the cores busy
 	r.spares.mu.Unlock()
-	runWith(t, r, "true", nil)
+	warmUp(t, r)
 	time.Sleep(300 * time.Millisecond)
 	r.spares.mu.Lock()
 	made := len(r.spares.ready) > 0 || r.spares.making
@@ -305,6 +324,6 @@ func TestNoSpareIsMadeWhileTheCoresAreBusy(t *testing.T) {
 	if made {
 		t.Fatal("a spare was made while the cores were busy")
 	}
-	runWith(t, r, "true", nil)
+	warmUp(t, r)
 	spareReady(t, r)
 }

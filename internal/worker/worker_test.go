@@ -204,28 +204,29 @@ func TestWorkerRequiresIdentity(t *testing.T) {
 }
 
 // A worker runs its bash tries in spare shells started ahead (from its
-// second try on), and each in a shell of its own with NoSpareShells
-// ([workers] spare_shells = false).
+// third try on: the second has them made), and each in a shell of its
+// own with NoSpareShells ([workers] spare_shells = false).
 func TestWorkerRunsBashTriesInSpareShells(t *testing.T) {
 	t.Parallel()
 	for _, off := range []bool{false, true} {
 		env := execapitest.New(t, execapi.Config{})
 		dag := core.DAG{DagID: "d", Tasks: []core.Task{
-			{TaskID: "first", Operator: operator.Bash, Args: map[string]any{"bash_command": "sleep 0.5"}},
-			{TaskID: "second", Operator: operator.Bash, Args: map[string]any{"bash_command": "echo second"}},
+			{TaskID: "first", Operator: operator.Bash, Args: map[string]any{"bash_command": "true"}},
+			{TaskID: "second", Operator: operator.Bash, Args: map[string]any{"bash_command": "sleep 0.5"}},
+			{TaskID: "third", Operator: operator.Bash, Args: map[string]any{"bash_command": "echo third"}},
 		}}
 		env.SeedRun(t, dag, "r1", core.TIScheduled)
 		stop := startWorker(t, env, nil, func(w *Worker) { w.NoSpareShells = off })
-		for _, task := range []string{"first", "second"} {
+		for _, task := range []string{"first", "second", "third"} {
 			ti, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", task, -1)
 			queue(t, env, ti.ID)
 			wait.Until(t, 30*time.Second, task+" to succeed", func() bool { return stateOf(t, env, "r1", task) == core.TISuccess })
 		}
 		stop()
-		second, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "second", -1)
-		s := readLog(t, env, second)
-		if spared := strings.Contains(s, "bash started ahead (a spare shell)"); spared == off || !strings.Contains(s, "second\n") {
-			t.Errorf("spare shells off: %v; the second try's log: %q", off, s)
+		third, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "third", -1)
+		s := readLog(t, env, third)
+		if spared := strings.Contains(s, "bash started ahead (a spare shell)"); spared == off || !strings.Contains(s, "third\n") {
+			t.Errorf("spare shells off: %v; the third try's log: %q", off, s)
 		}
 	}
 }
