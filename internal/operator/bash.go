@@ -144,7 +144,8 @@ func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[str
 	cmd = bashCommand(ctx, command)
 	cmd.Dir = cwd
 	cmd.Env = envList(env)
-	cmd.Stdout, cmd.Stderr = out, out
+	w := pooledCopy{out}
+	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = r.killGrace()
 	group, err = taskproc.Start(cmd, r.Groups)
 	if err != nil {
@@ -199,6 +200,19 @@ func addEnv(m map[string]string, kvs []string) {
 			m[k] = v
 		}
 	}
+}
+
+// pooledCopy is the writer of a shell's output: exec copies the output
+// pipe into it with ReadFrom, through a buffer from a pool, where io.Copy
+// would allocate 32 KiB a try (a sixth of what a wide bash run allocates).
+type pooledCopy struct{ io.Writer }
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (p pooledCopy) ReadFrom(r io.Reader) (int64, error) {
+	b := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(b)
+	return io.CopyBuffer(p.Writer, r, *b)
 }
 
 // lastLine remembers the last non-empty line written to it.

@@ -188,7 +188,8 @@ func (r *Runner) startSpare() (sh *spareShell, err error) {
 	cmd.Env = envList(env)
 	cmd.ExtraFiles = []*os.File{script, waitR}
 	out := &heldWriter{}
-	cmd.Stdout, cmd.Stderr = out, out
+	w := pooledCopy{out}
+	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = r.killGrace()
 	group, err := taskproc.Start(cmd, r.Groups)
 	_ = waitR.Close()
