@@ -30,6 +30,7 @@
 #   DEFER=1 DEFER_SCENARIOS=deferrt ENGINES=sqlite bench/run.sh
 #   DEFER=1 DEFER_ARGS="-defer-window 60s" bench/run.sh    # extra enginebench flags (defaults: -defer-lead 60s -defer-window 120s)
 #   WEIR_BENCH_CPUPROFILE=/tmp/p.prof ...                 # a CPU profile of the standalone (last repetition)
+#   WEIR_BENCH_TRACE=/tmp/t.out ...                       # an execution trace of it (go tool trace -pprof=sched|sync|syscall)
 #
 # Asset watchers (bench/watchbench, SQLite) instead of the engine's with WATCH=1:
 #   WATCH=1 bench/run.sh                                  # latency, burst and idle
@@ -58,13 +59,20 @@ if [[ -n "${STATE:-}" ]]; then
 	go build -o "$(dirname "$BIN")/statebench" ./bench/statebench
 fi
 
+# Every run's home (and LOGS folder) is removed at the end, not after its
+# run: on ext4 without a journal, files deleted in the last minutes make
+# each new file cost up to several times more (docs/benchmarks.md,
+# fourteenth round), which would fall on the next runs.
+mkdir -p "$HOME/.cache/weir-enginebench"
+HOMES=$(mktemp -d "$HOME/.cache/weir-enginebench/bench-XXXXXX")
+LOGDIRS=()
 PGDIR=""
 cleanup() {
 	if [[ -n "$PGDIR" ]]; then
 		as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1 || true
 		rm -rf "$PGDIR"
 	fi
-	rm -rf "$(dirname "$BIN")"
+	rm -rf "$(dirname "$BIN")" "$HOMES" "${LOGDIRS[@]}"
 }
 trap cleanup EXIT
 
@@ -100,7 +108,7 @@ for engine in $ENGINES; do
 		log="$OUT/$engine-defer.txt"
 		echo "== defer $engine ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
 		# shellcheck disable=SC2086 # DEFER_ARGS is a list of flags
-		"$BIN" -engine "$engine" -kind go -scenario "${DEFER_SCENARIOS:-defer10k,deferrt}" -reps "$REPS" ${DEFER_ARGS:-} | tee -a "$log"
+		"$BIN" -engine "$engine" -kind go -scenario "${DEFER_SCENARIOS:-defer10k,deferrt}" -reps "$REPS" -homes "$HOMES" -keep ${DEFER_ARGS:-} | tee -a "$log"
 		continue
 	fi
 	if [[ -n "${STATE:-}" ]]; then
@@ -116,7 +124,7 @@ for engine in $ENGINES; do
 		for n in $WORKERS; do
 			for kind in $KINDS; do
 				echo "== $engine $kind workers=$n ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
-				"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -workers "$n" | tee -a "$log"
+				"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -workers "$n" -homes "$HOMES" -keep | tee -a "$log"
 			done
 		done
 		continue
@@ -125,10 +133,10 @@ for engine in $ENGINES; do
 		log="$OUT/$engine-$kind${LOGS:+-logs$(echo "$LOGS" | tr / _)}.txt"
 		env=""
 		if [[ -n "${LOGS:-}" ]]; then
-			env="WEIR__LOGGING__BASE_LOG_FOLDER=$(mktemp -d "$LOGS/enginebench-logs-XXXXXX")"
+			LOGDIRS+=("$(mktemp -d "$LOGS/enginebench-logs-XXXXXX")")
+			env="WEIR__LOGGING__BASE_LOG_FOLDER=${LOGDIRS[-1]}"
 		fi
 		echo "== $engine $kind logs=${LOGS:-home} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
-		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" | tee -a "$log"
-		if [[ -n "$env" ]]; then rm -rf "${env#*=}"; fi
+		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" -homes "$HOMES" -keep | tee -a "$log"
 	done
 done

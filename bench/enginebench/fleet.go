@@ -43,7 +43,7 @@ func startFleet(ctx context.Context, o *options, rep int, extraEnv ...string) (*
 	}
 	s := &standalone{}
 	if err := s.launchFleet(ctx, o, rep, extraEnv); err != nil {
-		s.close() // what started is stopped, the home and database removed
+		s.close() // what started is stopped, the database dropped
 		return nil, err
 	}
 	return s, nil
@@ -56,9 +56,6 @@ func (s *standalone) launchFleet(ctx context.Context, o *options, rep int, extra
 		return err
 	}
 	s.home = home
-	if !o.keep {
-		s.drops = append(s.drops, func() { _ = os.RemoveAll(home) })
-	}
 	dsn, drop, err := freshDatabase(o.dsn, fmt.Sprintf("enginebench_%d_%d", os.Getpid(), rep))
 	if err != nil {
 		return err

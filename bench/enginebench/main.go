@@ -42,6 +42,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strings"
 	"syscall"
@@ -75,6 +76,12 @@ func serve(args []string) int {
 		f, err := os.Create(path) //nolint:gosec // the path is the operator's own environment variable
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	if path := os.Getenv("WEIR_BENCH_TRACE"); path != "" { // an execution trace of the standalone
+		f, err := os.Create(path) //nolint:gosec // the path is the operator's own environment variable
+		if err == nil && trace.Start(f) == nil {
+			defer func() { trace.Stop(); f.Close() }()
 		}
 	}
 	reg := operator.NewRegistry()
@@ -172,7 +179,7 @@ func drive(args []string) error {
 	fs.StringVar(&o.env, "env", "", "extra WEIR__SECTION__KEY=V settings for the standalone, comma-separated")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per scenario (the median is reported)")
 	fs.IntVar(&o.workers, "workers", 0, "PostgreSQL: run an api-server, a scheduler and this many worker processes instead of one standalone (0)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temporary homes")
+	fs.BoolVar(&o.keep, "keep", false, "keep the repetitions' homes (by default they are removed together at the end)")
 	fs.StringVar(&o.homes, "homes", defaultHomes(), "make each repetition's home (database, logs, run folder) in this folder; "+
 		"the default is under $HOME, where weir's own default home is (on some file systems creating a file costs "+
 		"several times more in /tmp: docs/benchmarks.md)")
@@ -189,6 +196,21 @@ func drive(args []string) error {
 	if err := os.MkdirAll(o.homes, 0o750); err != nil {
 		return fmt.Errorf("-homes: %w", err)
 	}
+	// The repetitions' homes are removed together when the benchmark
+	// ends, not each after its repetition: on ext4 without a journal (this
+	// VM's disk) every inode allocation skips, one buffer lookup each, the
+	// inodes freed in the last 60-360 s, so a repetition run after its
+	// predecessor's thousands of log files were deleted paid up to twice
+	// the CPU a task (docs/benchmarks.md, fourteenth round). -keep keeps
+	// them for a caller (bench/run.sh) that removes its homes at its end.
+	homes, err := os.MkdirTemp(o.homes, "run-")
+	if err != nil {
+		return fmt.Errorf("-homes: %w", err)
+	}
+	if !o.keep {
+		defer os.RemoveAll(homes) //nolint:errcheck // best effort, at exit
+	}
+	o.homes = homes
 	host, _ := os.Hostname()
 	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s homes=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion(), o.homes)
 	for _, sc := range strings.Split(o.scenario, ",") {
@@ -232,8 +254,10 @@ type result struct {
 	// from the trigger request to the run's end seen, per task: less
 	// sensitive to other load on the machine than wall time.
 	cpuPerTask time.Duration
-	peakRSSKB  int64
-	load       float64 // 1-minute load average at the end
+	// childCPUPerTask is that of the tasks' processes (bash), per task.
+	childCPUPerTask time.Duration
+	peakRSSKB       int64
+	load            float64 // 1-minute load average at the end
 	// Deferral scenarios: the recorded latencies (fire → resumed, or
 	// Defer → resumed), and for defer10k the RSS once all triggers waited
 	// and how long after the trigger request that was.
@@ -248,6 +272,9 @@ func (r result) String() string {
 		float64(r.tasks)/r.wall.Seconds(), ms(r.perTask))
 	if r.cpuPerTask > 0 {
 		s += fmt.Sprintf(" cpu_per_task=%.2fms", ms(r.cpuPerTask))
+	}
+	if r.childCPUPerTask > 0 {
+		s += fmt.Sprintf(" child_cpu_per_task=%.2fms", ms(r.childCPUPerTask))
 	}
 	if r.handoff > 0 {
 		s += fmt.Sprintf(" handoff_median=%.2fms handoff_p90=%.2fms", ms(r.handoff), ms(r.handoffP90))
@@ -270,14 +297,15 @@ func median(rs []result) result {
 		return time.Duration(pick(rs, func(r result) float64 { return float64(f(r)) }))
 	}
 	return result{
-		tasks:      rs[0].tasks,
-		wall:       dur(func(r result) time.Duration { return r.wall }),
-		handoff:    dur(func(r result) time.Duration { return r.handoff }),
-		handoffP90: dur(func(r result) time.Duration { return r.handoffP90 }),
-		perTask:    dur(func(r result) time.Duration { return r.perTask }),
-		cpuPerTask: dur(func(r result) time.Duration { return r.cpuPerTask }),
-		peakRSSKB:  int64(pick(rs, func(r result) float64 { return float64(r.peakRSSKB) })),
-		load:       pick(rs, func(r result) float64 { return r.load }),
+		tasks:           rs[0].tasks,
+		wall:            dur(func(r result) time.Duration { return r.wall }),
+		handoff:         dur(func(r result) time.Duration { return r.handoff }),
+		handoffP90:      dur(func(r result) time.Duration { return r.handoffP90 }),
+		perTask:         dur(func(r result) time.Duration { return r.perTask }),
+		cpuPerTask:      dur(func(r result) time.Duration { return r.cpuPerTask }),
+		childCPUPerTask: dur(func(r result) time.Duration { return r.childCPUPerTask }),
+		peakRSSKB:       int64(pick(rs, func(r result) float64 { return float64(r.peakRSSKB) })),
+		load:            pick(rs, func(r result) float64 { return r.load }),
 		lat: latencies{p50: dur(func(r result) time.Duration { return r.lat.p50 }), p90: dur(func(r result) time.Duration { return r.lat.p90 }),
 			p99: dur(func(r result) time.Duration { return r.lat.p99 }), max: dur(func(r result) time.Duration { return r.lat.max })},
 		waitRSSKB:    int64(pick(rs, func(r result) float64 { return float64(r.waitRSSKB) })),
@@ -327,7 +355,7 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 		return res, err
 	}
 
-	cpu0, err := s.cpu()
+	cpu0, child0, err := s.cpu()
 	if err != nil {
 		return res, err
 	}
@@ -336,11 +364,12 @@ func once(o *options, scenario string, rep int) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	cpu1, err := s.cpu()
+	cpu1, child1, err := s.cpu()
 	if err != nil {
 		return res, err
 	}
 	res.cpuPerTask = (cpu1 - cpu0) / time.Duration(n)
+	res.childCPUPerTask = (child1 - child0) / time.Duration(n)
 	res.tasks = n
 	res.wall = runEnd.Sub(t0)
 	res.perTask = res.wall / time.Duration(n)

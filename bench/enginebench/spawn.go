@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -18,6 +19,9 @@ const spawnParallel = 16
 type spawnBaseline struct {
 	seq  time.Duration // per spawn, sequential
 	rate float64       // spawns/s, spawnParallel at a time
+	// CPU per spawn, spawnParallel at a time: the shell's (bash, children)
+	// and this program's (self, which starts and waits for it).
+	childCPU, selfCPU time.Duration
 }
 
 // measureSpawns starts n shells sequentially, then n spawnParallel at a
@@ -38,6 +42,7 @@ func measureSpawns(n int) (spawnBaseline, error) {
 		first error
 	)
 	jobs := make(chan struct{})
+	self0, child0 := rusage()
 	t0 = time.Now()
 	for range spawnParallel {
 		wg.Go(func() {
@@ -56,11 +61,27 @@ func measureSpawns(n int) (spawnBaseline, error) {
 	close(jobs)
 	wg.Wait()
 	b.rate = float64(n) / time.Since(t0).Seconds()
+	self1, child1 := rusage()
+	b.selfCPU, b.childCPU = (self1-self0)/time.Duration(n), (child1-child0)/time.Duration(n)
 	return b, first
 }
 
 func (b spawnBaseline) String() string {
-	return fmt.Sprintf("raw bash -c true: sequential %.2fms per spawn, %d at a time %.0f spawns/s", ms(b.seq), spawnParallel, b.rate)
+	return fmt.Sprintf("raw bash -c true: sequential %.2fms per spawn, %d at a time %.0f spawns/s (cpu per spawn: bash %.2fms, Go %.2fms)",
+		ms(b.seq), spawnParallel, b.rate, ms(b.childCPU), ms(b.selfCPU))
+}
+
+// rusage returns the CPU time (user + system) this process has used, and
+// that of its children it has waited for.
+func rusage() (self, children time.Duration) {
+	cpu := func(who int) time.Duration {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) != nil {
+			return 0
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return cpu(syscall.RUSAGE_SELF), cpu(syscall.RUSAGE_CHILDREN)
 }
 
 // ratio prints how a scenario's median compares with the raw spawns: a

@@ -42,10 +42,6 @@ func startStandalone(ctx context.Context, o *options, rep int, extraEnv ...strin
 	if s.home, err = os.MkdirTemp(o.homes, "enginebench-"); err != nil {
 		return s, err
 	}
-	if !o.keep {
-		home := s.home
-		s.drops = append(s.drops, func() { _ = os.RemoveAll(home) })
-	}
 	dags := filepath.Join(s.home, "dags")
 	if err := os.MkdirAll(dags, 0o750); err != nil {
 		return s, err
@@ -111,26 +107,28 @@ func (s *standalone) ready(ctx context.Context, dag string) error {
 }
 
 // cpu returns the CPU time (user + system, every thread) the child has
-// used so far, from /proc/PID/stat (clock ticks of 10 ms).
-func (s *standalone) cpu() (time.Duration, error) {
+// used so far, and that of its children it has waited for (the tasks'
+// processes), from /proc/PID/stat (clock ticks of 10 ms).
+func (s *standalone) cpu() (self, children time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The fields after the command name (in parentheses, which may hold
-	// spaces): state is field 3, utime and stime are fields 14 and 15.
+	// spaces): state is field 3, utime, stime, cutime and cstime are
+	// fields 14 to 17.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", s.cmd.Process.Pid)
+	if len(f) < 15 {
+		return 0, 0, fmt.Errorf("short /proc/%d/stat", s.cmd.Process.Pid)
 	}
-	var user, sys int64
-	if _, err := fmt.Sscan(f[11], &user); err != nil {
-		return 0, err
+	var ticks [4]int64
+	for i := range ticks {
+		if _, err := fmt.Sscan(f[11+i], &ticks[i]); err != nil {
+			return 0, 0, err
+		}
 	}
-	if _, err := fmt.Sscan(f[12], &sys); err != nil {
-		return 0, err
-	}
-	return time.Duration(user+sys) * 10 * time.Millisecond, nil
+	const tick = 10 * time.Millisecond
+	return time.Duration(ticks[0]+ticks[1]) * tick, time.Duration(ticks[2]+ticks[3]) * tick, nil
 }
 
 // rss returns the child's resident set size now, in KiB (VmRSS).
