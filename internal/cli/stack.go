@@ -72,7 +72,19 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 	if err != nil {
 		return nil, err
 	}
-	svc := newService(cfg, st, logger, opts)
+	sc := serviceConfig(cfg, st, logger, opts)
+	var why string
+	sc.GroupTryEnds, why = service.GroupTryEnds(cfg.Database.GroupTryEnds, st.Dialect(), func() (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return st.RoundTrip(ctx, 5)
+	})
+	level := slog.LevelInfo // a choice on PostgreSQL: say it
+	if st.Dialect() == "sqlite" {
+		level = slog.LevelDebug
+	}
+	logger.Log(context.Background(), level, "concurrent try ends share a transaction (group commit)", "group", sc.GroupTryEnds, "because", why)
+	svc := service.New(sc)
 	logs, _, err := taskLogs(cfg, st)
 	if err != nil {
 		return nil, err

@@ -70,12 +70,19 @@ func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool,
 
 // newService builds the service layer over st from the configuration.
 func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) *service.Service {
+	return service.New(serviceConfig(cfg, st, logger, opts))
+}
+
+// serviceConfig is the service layer's configuration. Try ends share
+// transactions where they wait for one writer (SQLite); an api-server
+// decides it for PostgreSQL too (buildAPIServer).
+func serviceConfig(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) service.Config {
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
-	return service.New(service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
+	return service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
 		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
 		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth, OnlyDagID: opts.onlyDagID, OnQueued: opts.metrics.TasksQueued,
-		GroupTryEnds: st.Dialect() == "sqlite",
-		Deferrals:    runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}})
+		GroupTryEnds: st.Dialect() == "sqlite" && cfg.Database.GroupTryEnds != config.GroupTryEndsNever,
+		Deferrals:    runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}}
 }
 
 // withService loads the configuration, opens the store and runs fn with

@@ -72,7 +72,17 @@ type Database struct {
 	Conn string `toml:"conn" comment:"sqlite:////absolute/path/weir.db (sqlite:/// then the path) or postgres://user:pass@host:5432/db"`
 	// PoolSize bounds each process's PostgreSQL connection pool.
 	PoolSize int `toml:"pool_size" comment:"PostgreSQL only: most connections one process (api-server, scheduler, triggerer, a CLI command) holds open to the database, besides one LISTEN connection; every process that opens the database must fit in the server's max_connections (at least 4; docs/deployment.md#pool-sizing)"`
+	// GroupTryEnds says whether an api-server records the try ends that
+	// arrive together in one transaction.
+	GroupTryEnds string `toml:"group_try_ends" comment:"whether an api-server records the try ends that arrive together in one transaction (a group commit): auto (on SQLite always; on PostgreSQL when the database answers a ping within 100 µs at start-up, i.e. runs on the same machine), always or never (docs/adr/0037-try-ends-share-a-commit-on-a-near-postgresql.md)"`
 }
+
+// The settings of [database] group_try_ends.
+const (
+	GroupTryEndsAuto   = "auto"
+	GroupTryEndsAlways = "always"
+	GroupTryEndsNever  = "never"
+)
 
 // API configures the api-server.
 type API struct {
@@ -184,7 +194,7 @@ func Defaults(home string) *Config {
 		Home: home,
 		Core: Core{DagsFolder: filepath.Join(home, "dags"), DagsArePausedAtCreation: true, DefaultTimezone: "UTC", SecretsKeyFile: filepath.Join(home, "secrets", "connections_key"),
 			JobRetention: Duration(time.Hour)},
-		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db"), PoolSize: 16},
+		Database: Database{Conn: "sqlite:///" + filepath.Join(home, "weir.db"), PoolSize: 16, GroupTryEnds: GroupTryEndsAuto},
 		API:      API{Host: "127.0.0.1", Port: 8080},
 		APIAuth: APIAuth{
 			JWTSecretFile:     filepath.Join(home, "secrets", "jwt_secret"),

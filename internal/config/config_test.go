@@ -73,6 +73,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 			want: []string{"[logging] remote_base_log_folder needs log_store = database", `got "folder"`}},
 		"short job retention": {env: []string{"WEIR__CORE__JOB_RETENTION=1m"},
 			want: []string{"[core] job_retention", "1m", "shorter than the minimum 10m"}},
+		"bad end grouping": {env: []string{"WEIR__DATABASE__GROUP_TRY_ENDS=yes"},
+			want: []string{"[database] group_try_ends", `"yes" is not one of auto, always, never`}},
 		"small pool": {env: []string{"WEIR__DATABASE__POOL_SIZE=2"},
 			want: []string{"[database] pool_size", "2 is below the minimum 4"}},
 		"bad trusted proxy": {file: "[api]\ntrusted_proxies = [\"10.0.0.0/8\", \"proxy.local\"]\n",

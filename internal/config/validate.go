@@ -25,6 +25,11 @@ func (c *Config) Validate() error {
 	if c.Database.PoolSize < MinPoolSize {
 		bad("[database] pool_size: %d is below the minimum %d (a role runs several loops at once)", c.Database.PoolSize, MinPoolSize)
 	}
+	switch c.Database.GroupTryEnds {
+	case GroupTryEndsAuto, GroupTryEndsAlways, GroupTryEndsNever:
+	default:
+		bad("[database] group_try_ends: %q is not one of %s, %s, %s", c.Database.GroupTryEnds, GroupTryEndsAuto, GroupTryEndsAlways, GroupTryEndsNever)
+	}
 	if c.API.Port < 0 || c.API.Port > 65535 {
 		bad("[api] port: %d is not a TCP port (0-65535)", c.API.Port)
 	}

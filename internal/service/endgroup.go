@@ -4,12 +4,48 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
+	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // maxEndGroup bounds the try ends one group commit records.
 const maxEndGroup = 64
+
+// NearRoundTrip is the longest database round trip at which try ends on
+// PostgreSQL share transactions by default: a database on the same
+// machine (30-60 µs a ping on loopback here). A group runs its ends'
+// statements one after another on one connection, so each end's ~4
+// round trips add up: at 100 µs a group still records ~1,800 ends/s; at
+// a network's 0.25 ms it would cap an api-server near 900. Beside the
+// api-server, a group saves what 16 backends updating the same index
+// pages side by side cost the shared cores: +35 % ti/s in a wide run on
+// loopback; 2.4 ms away, grouping cost two thirds of it
+// (docs/adr/0037-try-ends-share-a-commit-on-a-near-postgresql.md).
+const NearRoundTrip = 100 * time.Microsecond
+
+// GroupTryEnds decides Config.GroupTryEnds for an api-server from
+// [database] group_try_ends (mode): always, never, or auto — on SQLite,
+// whose one writer takes the ends in turn anyway, always; on PostgreSQL
+// when roundTrip, measured only then, is at most NearRoundTrip. why says
+// what decided it, for the log.
+func GroupTryEnds(mode, dialect string, roundTrip func() (time.Duration, error)) (group bool, why string) {
+	switch {
+	case mode == config.GroupTryEndsAlways || mode == config.GroupTryEndsNever:
+		return mode == config.GroupTryEndsAlways, "[database] group_try_ends = " + mode
+	case dialect == "sqlite":
+		return true, "SQLite has one writer"
+	}
+	rt, err := roundTrip()
+	if err != nil {
+		return false, fmt.Sprintf("the database's round trip could not be measured: %v", err)
+	}
+	if rt <= NearRoundTrip {
+		return true, fmt.Sprintf("the database answers in %v, within %v", rt.Round(time.Microsecond), NearRoundTrip)
+	}
+	return false, fmt.Sprintf("the database answers in %v, beyond %v: each end commits on its own connection", rt.Round(time.Microsecond), NearRoundTrip)
+}
 
 // endRequest is one try's end waiting for a group commit: record does its
 // changes in the transaction it is given, with ctx (its caller's).

@@ -14,6 +14,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/postgrestest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
@@ -57,8 +58,26 @@ func wideRun(t *testing.T, st store.Store) map[string]*core.TaskInstance {
 // group; a transaction that cannot begin fails every end.
 func TestAGroupOfEndsFailsOnlyTheFailingEnd(t *testing.T) {
 	t.Parallel()
+	forEachEngine(t, testAGroupOfEndsFailsOnlyTheFailingEnd)
+}
+
+// forEachEngine runs test on SQLite and on PostgreSQL, where try ends
+// share transactions too (GroupTryEnds).
+func forEachEngine(t *testing.T, test func(t *testing.T, open func(testing.TB) store.Store)) {
+	for name, open := range map[string]func(testing.TB) store.Store{
+		"sqlite":   func(t testing.TB) store.Store { return sqlitetest.Open(t) },
+		"postgres": func(t testing.TB) store.Store { return postgrestest.Open(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, open)
+		})
+	}
+}
+
+func testAGroupOfEndsFailsOnlyTheFailingEnd(t *testing.T, open func(testing.TB) store.Store) {
 	ctx := context.Background()
-	st := &countingStore{Store: sqlitetest.Open(t)}
+	st := &countingStore{Store: open(t)}
 	tis := wideRun(t, st.Store)
 	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0), GroupTryEnds: true})
 	finish := func(task string, from core.TIState) service.GroupedEnd {
@@ -121,8 +140,12 @@ func (g *gatedStore) WithTx(ctx context.Context, fn func(tx store.Store) error) 
 // transaction, each with its own outcome.
 func TestConcurrentEndsShareACommit(t *testing.T) {
 	t.Parallel()
+	forEachEngine(t, testConcurrentEndsShareACommit)
+}
+
+func testConcurrentEndsShareACommit(t *testing.T, open func(testing.TB) store.Store) {
 	ctx := context.Background()
-	st := &gatedStore{countingStore: countingStore{Store: sqlitetest.Open(t)}, gate: make(chan struct{})}
+	st := &gatedStore{countingStore: countingStore{Store: open(t)}, gate: make(chan struct{})}
 	tis := wideRun(t, st.Store)
 	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0), GroupTryEnds: true})
 	var wg sync.WaitGroup
@@ -155,5 +178,36 @@ func TestConcurrentEndsShareACommit(t *testing.T) {
 		if ti.State != core.TISuccess {
 			t.Errorf("%s is %s, want success", task, ti.State)
 		}
+	}
+}
+
+// TestGroupTryEndsRule: SQLite groups unless told never; PostgreSQL groups
+// when told always, or on auto when the database answers within
+// NearRoundTrip — the round trip measured only then.
+func TestGroupTryEndsRule(t *testing.T) {
+	near, far := service.NearRoundTrip, service.NearRoundTrip+time.Microsecond
+	for name, c := range map[string]struct {
+		mode, dialect string
+		rt            time.Duration
+		rtErr         error
+		want, probed  bool
+		why           string
+	}{
+		"sqlite auto":         {mode: "auto", dialect: "sqlite", want: true, why: "one writer"},
+		"sqlite never":        {mode: "never", dialect: "sqlite", want: false, why: "= never"},
+		"sqlite always":       {mode: "always", dialect: "sqlite", want: true, why: "= always"},
+		"postgres always":     {mode: "always", dialect: "postgres", want: true, why: "= always"},
+		"postgres never":      {mode: "never", dialect: "postgres", want: false, why: "= never"},
+		"postgres near":       {mode: "auto", dialect: "postgres", rt: near, want: true, probed: true, why: "within 100µs"},
+		"postgres far":        {mode: "auto", dialect: "postgres", rt: far, want: false, probed: true, why: "beyond 100µs"},
+		"postgres unmeasured": {mode: "auto", dialect: "postgres", rtErr: errors.New("connection refused"), probed: true, want: false, why: "connection refused"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			probed := false
+			got, why := service.GroupTryEnds(c.mode, c.dialect, func() (time.Duration, error) { probed = true; return c.rt, c.rtErr })
+			if got != c.want || probed != c.probed || !strings.Contains(why, c.why) {
+				t.Errorf("GroupTryEnds = %v (%q), probed %v; want %v (…%s…), probed %v", got, why, probed, c.want, c.why, c.probed)
+			}
+		})
 	}
 }

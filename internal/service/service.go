@@ -68,8 +68,7 @@ type Config struct {
 	// queueing queued, and who queued them (QueuedBy*).
 	OnQueued func(by string, n int)
 	// GroupTryEnds records concurrent try ends in one transaction
-	// (groupcommit): for a store with one writer (SQLite), where they
-	// wait for it in turn anyway. On PostgreSQL they commit side by side.
+	// (groupcommit; GroupTryEnds decides it for an api-server).
 	GroupTryEnds bool
 }
 

@@ -60,6 +60,8 @@ type Store interface {
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	// Dialect names the engine: "sqlite" or "postgres".
 	Dialect() string
+	// RoundTrip returns the median time of n pings of the database.
+	RoundTrip(ctx context.Context, n int) (time.Duration, error)
 	Close() error
 }
 

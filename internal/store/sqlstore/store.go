@@ -17,9 +17,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -152,6 +154,29 @@ func (s *Store) Dialect() string { return s.d.Name }
 
 // DB returns the pool used for writes, for administration and tests.
 func (s *Store) DB() *sql.DB { return s.w }
+
+// RoundTrip returns the median time of n pings of the database on one
+// connection (the first, which may open it, not counted): what a
+// statement's round trip costs beside its work.
+func (s *Store) RoundTrip(ctx context.Context, n int) (time.Duration, error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	times := make([]time.Duration, 0, n)
+	for i := -1; i < n; i++ {
+		t0 := time.Now()
+		if err := conn.PingContext(ctx); err != nil {
+			return 0, err
+		}
+		if i >= 0 {
+			times = append(times, time.Since(t0))
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
+}
 
 // Close stops notification delivery and closes the pools.
 func (s *Store) Close() error {

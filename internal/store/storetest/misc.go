@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -145,5 +146,20 @@ func testJobsAudit(t *testing.T, f *fixture) {
 	must(t, err, "list all")
 	if len(all) != 3 {
 		t.Errorf("audit with no limit: %d entries, want 3", len(all))
+	}
+}
+
+// testRoundTrip: the median ping is a positive duration, and a cancelled
+// context is an error, not a time.
+func testRoundTrip(t *testing.T, f *fixture) {
+	rt, err := f.st.RoundTrip(f.ctx, 5)
+	must(t, err, "round trip")
+	if rt <= 0 || rt > 5*time.Second {
+		t.Errorf("round trip = %v, want a positive duration of a ping", rt)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel()
+	if rt, err := f.st.RoundTrip(ctx, 5); err == nil {
+		t.Errorf("round trip with a cancelled context = %v, nil error; want the cancellation", rt)
 	}
 }

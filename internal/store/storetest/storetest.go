@@ -81,6 +81,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AssetStateNoRetentionListAll", testAssetStateNoRetentionListAll},
 		{"AssetStateOrphansCascade", testAssetStateOrphansCascade},
 		{"TxCommitRollback", testTxCommitRollback},
+		{"RoundTrip", testRoundTrip},
 		{"NotifySubscribe", testNotifySubscribe},
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
