@@ -100,6 +100,36 @@ func TestALoneRequestLeads(t *testing.T) {
 	if g.leading || len(g.queue) > 0 {
 		t.Error("an idle group still has a leader or a queue")
 	}
+	if g.shared {
+		t.Error("after groups of one, the next leader would yield to the other goroutines")
+	}
+}
+
+// A group that took several requests makes the next leader give the
+// ready goroutines a turn before it takes its group; one that took one
+// does not.
+func TestALeaderYieldsOnlyAfterAGroupOfSeveral(t *testing.T) {
+	t.Parallel()
+	r := &recorder{writer: make(chan struct{}, 100)}
+	g := &Group[int]{Max: 8, Commit: r.commit}
+	var wg sync.WaitGroup
+	wg.Go(func() { g.Do(t.Context(), 0) })
+	queued(t, g, 1)
+	wg.Go(func() { g.Do(t.Context(), 1) })
+	queued(t, g, 2)
+	r.writer <- struct{}{}
+	wg.Wait()
+	g.mu.Lock()
+	shared := g.shared
+	g.mu.Unlock()
+	if !shared {
+		t.Errorf("groups %v: after a group of two the next leader would not yield", r.groups)
+	}
+	r.writer <- struct{}{}
+	g.Do(t.Context(), 2)
+	if g.shared {
+		t.Errorf("groups %v: after a group of one the next leader would yield", r.groups)
+	}
 }
 
 // A Commit that panics fails the requests it took and leaves the group
