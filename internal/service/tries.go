@@ -137,7 +137,11 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 				return err
 			}
 		}
-		if err := tx.TaskInstanceFinish(ctx, p); err != nil {
+		// The end's update goes with the next statement (on PostgreSQL
+		// one round trip with the follow-on's reads); whether it applied
+		// is known before anything of the end is decided on it (ended).
+		ended, err := tx.TaskInstanceFinishLater(ctx, p)
+		if err != nil {
 			return err
 		}
 		if err := tx.CallbackInsert(ctx, fired, now); err != nil {
@@ -146,6 +150,9 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		if follows {
 			var err error
 			if f, err = s.followOn(ctx, tx, &v.Spec, ti); err != nil {
+				if endErr := ended(); endErr != nil {
+					return endErr // the end's own failure, not its follow-on's
+				}
 				return followOnError{err}
 			}
 		}
@@ -164,11 +171,19 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 			c.Runs = nextRuns
 			var err error
 			claimed, err = s.claimIn(ctx, tx, &c)
+			if err != nil {
+				if endErr := ended(); endErr != nil {
+					return endErr // the end's own failure, not the claim's
+				}
+			}
 			if errors.Is(err, core.ErrUnavailable) {
 				return fmt.Errorf("claim the next try for worker %s: %w", c.WorkerID, err)
 			} else if err != nil {
 				return fmt.Errorf("claim the next try for worker %s: %v", c.WorkerID, err) //nolint:errorlint // no sentinel (above)
 			}
+		}
+		if err := ended(); err != nil {
+			return err
 		}
 		if !takenAll(f.queued, claimed) {
 			return notifyQueued(ctx, tx)

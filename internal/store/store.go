@@ -341,6 +341,14 @@ type TaskInstanceStore interface {
 	// terminal state or up_for_retry; ErrConflict when it is not in that
 	// state.
 	TaskInstanceFinish(ctx context.Context, p *TaskInstanceFinishParams) error
+	// TaskInstanceFinishLater is TaskInstanceFinish in a transaction whose
+	// engine pipelines statements (PostgreSQL): the update goes with the
+	// transaction's next statement, and check — called before the
+	// transaction commits — returns what TaskInstanceFinish would have,
+	// sending the update first if nothing carried it. Elsewhere, and for
+	// an end that records more with it (task state cleared, outlet
+	// events), it is TaskInstanceFinish and check returns its error.
+	TaskInstanceFinishLater(ctx context.Context, p *TaskInstanceFinishParams) (check func() error, err error)
 	// TaskInstanceHistory returns earlier tries, oldest first.
 	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
 	// TaskInstanceStale lists running instances whose heartbeat (or start)

@@ -183,13 +183,9 @@ func (s *Store) TaskInstanceTakeBack(ctx context.Context, id string, at time.Tim
 // TaskInstanceFinish moves a running instance (or one in p.From) to
 // success, failed, skipped or up_for_retry.
 func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFinishParams) error {
-	what := fmt.Sprintf("finish task instance %s as %s", p.ID, p.State)
-	from := cmp.Or(p.From, core.TIRunning)
-	switch p.State {
-	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
-	default:
-		return fmt.Errorf("%s: a try can only finish as success, failed, skipped or up_for_retry: %w",
-			what, core.ErrInvalid)
+	what, from, err := finishing(p)
+	if err != nil {
+		return err
 	}
 	if p.State == core.TISuccess && p.ClearTaskState {
 		// docs/requirements.md#ts-4: the task state goes in the success transition's
@@ -204,10 +200,9 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 		})
 	}
 	finish := func(s *Store) error {
-		return s.inStateOnly(ctx, what, p.ID, from, qTIFinish, p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from),
-			p.FailedOver && p.State == core.TIUpForRetry)
+		return s.inStateOnly(ctx, what, p.ID, from, qTIFinish, finishArgs(p, from)...)
 	}
-	if p.NoAliases && (p.State != core.TISuccess || len(p.OutletEvents) == 0) {
+	if finishesAlone(p) {
 		return finish(s) // nothing to record with the end
 	}
 	// Outlet events (declared outlets and the try's additions to alias
@@ -219,6 +214,79 @@ func (s *Store) TaskInstanceFinish(ctx context.Context, p *store.TaskInstanceFin
 		}
 		return tx.finishOutletEvents(ctx, p)
 	})
+}
+
+// finishing checks a finish's target state, and returns what it does (for
+// errors) and the state it leaves.
+func finishing(p *store.TaskInstanceFinishParams) (what string, from core.TIState, err error) {
+	what = fmt.Sprintf("finish task instance %s as %s", p.ID, p.State)
+	switch p.State {
+	case core.TISuccess, core.TIFailed, core.TISkipped, core.TIUpForRetry:
+		return what, cmp.Or(p.From, core.TIRunning), nil
+	default:
+		return what, "", fmt.Errorf("%s: a try can only finish as success, failed, skipped or up_for_retry: %w", what, core.ErrInvalid)
+	}
+}
+
+// finishesAlone reports whether a finish is its one update: no task state
+// to clear, no outlet events to record with it.
+func finishesAlone(p *store.TaskInstanceFinishParams) bool {
+	if p.State != core.TISuccess {
+		return p.NoAliases
+	}
+	return !p.ClearTaskState && p.NoAliases && len(p.OutletEvents) == 0
+}
+
+// finishArgs are qTIFinish's arguments.
+func finishArgs(p *store.TaskInstanceFinishParams, from core.TIState) []any {
+	return []any{p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from), p.FailedOver && p.State == core.TIUpForRetry}
+}
+
+// TaskInstanceFinishLater is TaskInstanceFinish with its update deferred
+// to the transaction's next statement (sqlstore.DeferredCounted): on
+// PostgreSQL a try's end and the reads of its follow-on are one round
+// trip. A finish that does more than its update, or one outside a
+// transaction, runs at once.
+func (s *Store) TaskInstanceFinishLater(ctx context.Context, p *store.TaskInstanceFinishParams) (check func() error, err error) {
+	what, from, err := finishing(p)
+	if err != nil {
+		return nil, err
+	}
+	if s.tx == nil || !finishesAlone(p) {
+		err := s.TaskInstanceFinish(ctx, p)
+		return func() error { return err }, err
+	}
+	n := int64(-1) // rows changed: 1, or 0 when the try is not in state from
+	res, err := s.tx.ExecContext(DeferredCounted(ctx, &n), qTIFinish, finishArgs(p, from)...)
+	if err != nil {
+		return nil, s.wrap(err, "%s", what)
+	}
+	if rows, err := res.RowsAffected(); err == nil {
+		n = rows // sent at once
+	}
+	var (
+		checked bool
+		outcome error
+	)
+	return func() error {
+		if checked {
+			return outcome
+		}
+		checked = true
+		if n < 0 { // nothing carried it yet: a statement of its own sends it
+			if _, err := s.tx.ExecContext(ctx, "SELECT 1"); err != nil {
+				outcome = s.wrap(err, "%s", what)
+				return outcome
+			}
+		}
+		switch {
+		case n < 0:
+			outcome = fmt.Errorf("%s: its statement ran but its answer is not known", what)
+		case n == 0:
+			outcome = s.stateConflict(ctx, what, p.ID, from)
+		}
+		return outcome
+	}, nil
 }
 
 // runningOnly runs an update conditioned on state running; when no row
@@ -234,6 +302,12 @@ func (s *Store) inStateOnly(ctx context.Context, what, id string, want core.TISt
 	if !errors.Is(err, core.ErrNotFound) {
 		return err
 	}
+	return s.stateConflict(ctx, what, id, want)
+}
+
+// stateConflict is the error of an update conditioned on state want that
+// changed no row: ErrNotFound, or ErrConflict with the current state.
+func (s *Store) stateConflict(ctx context.Context, what, id string, want core.TIState) error {
 	cur, err := s.TaskInstanceGet(ctx, id)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

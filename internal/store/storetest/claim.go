@@ -171,6 +171,52 @@ func testStartHeartbeatFinish(t *testing.T, f *fixture) {
 
 const unknownID = "00000000-0000-4000-8000-000000000000"
 
+// testFinishLater: a deferred finish in a transaction applies with the
+// statements after it (a read sees it) and check says so; one of a try
+// not running is a conflict by check, which a rolled back transaction
+// leaves unapplied; outside a transaction it is TaskInstanceFinish.
+func testFinishLater(t *testing.T, f *fixture) {
+	a, b, c := newTI("a", core.TIRunning), newTI("b", core.TIQueued), newTI("c", core.TIRunning)
+	f.run("etl", "r1", a, b, c)
+	finish := func(id string) *store.TaskInstanceFinishParams {
+		return &store.TaskInstanceFinishParams{ID: id, State: core.TISuccess, Now: f.at(time.Minute), NoAliases: true}
+	}
+	must(t, f.st.WithTx(f.ctx, func(tx store.Store) error {
+		check, err := tx.TaskInstanceFinishLater(f.ctx, finish(a.ID))
+		if err != nil {
+			return err
+		}
+		if got, err := tx.TaskInstanceGet(f.ctx, a.ID); err != nil || got.State != core.TISuccess {
+			t.Errorf("read after the deferred finish: %v, %v; want it success", got, err)
+		}
+		return errors.Join(check(), check()) // checked twice: the same answer
+	}), "finish later, then read")
+
+	conflict := f.st.WithTx(f.ctx, func(tx store.Store) error {
+		check, err := tx.TaskInstanceFinishLater(f.ctx, finish(b.ID))
+		if err != nil {
+			return err
+		}
+		return check() // nothing carried it: check sends it
+	})
+	wantErr(t, conflict, core.ErrConflict, "finish later a queued try")
+	if !strings.Contains(fmt.Sprint(conflict), "it is queued, not running") {
+		t.Errorf("conflict = %v, want the try's state named", conflict)
+	}
+	wantErr(t, f.st.WithTx(f.ctx, func(tx store.Store) error {
+		_, err := tx.TaskInstanceFinishLater(f.ctx, &store.TaskInstanceFinishParams{ID: c.ID, State: core.TIQueued, Now: f.now})
+		return err
+	}), core.ErrInvalid, "finish later as queued")
+
+	check, err := f.st.TaskInstanceFinishLater(f.ctx, finish(c.ID))
+	must(t, errors.Join(err, check()), "finish later outside a transaction")
+	for id, want := range map[string]core.TIState{a.ID: core.TISuccess, b.ID: core.TIQueued, c.ID: core.TISuccess} {
+		if got := f.get(id).State; got != want {
+			t.Errorf("%s is %s, want %s", id, got, want)
+		}
+	}
+}
+
 func testStale(t *testing.T, f *fixture) {
 	fresh, old, claimedOld, claimedFresh, idle := newTI("fresh", core.TIQueued), newTI("old", core.TIQueued),
 		newTI("claimed_old", core.TIQueued), newTI("claimed_fresh", core.TIQueued), newTI("idle", core.TIQueued)

@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimStarts", testClaimStarts},
 		{"ClaimRuns", testClaimRuns},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
+		{"FinishLater", testFinishLater},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
 		{"ActiveCounts", testActiveCounts},
