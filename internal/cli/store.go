@@ -73,15 +73,16 @@ func newService(cfg *config.Config, st store.Store, logger *slog.Logger, opts *O
 	return service.New(serviceConfig(cfg, st, logger, opts))
 }
 
-// serviceConfig is the service layer's configuration. Try ends share
-// transactions where they wait for one writer (SQLite); an api-server
-// decides it for PostgreSQL too (buildAPIServer).
+// serviceConfig is the service layer's configuration. Whether try ends
+// share transactions is service.GroupTryEnds's, without measuring the
+// database's round trip: an api-server measures it (buildAPIServer).
 func serviceConfig(cfg *config.Config, st store.Store, logger *slog.Logger, opts *Options) service.Config {
 	runIDs, _ := cfg.Scheduler.RunIDRegexp() // Validate refused a bad pattern; nil = the default
+	group, _ := service.GroupTryEnds(cfg.Database.GroupTryEnds, st.Dialect(), nil)
 	return service.Config{Store: st, Logger: logger, ClearTaskStateOnSuccess: cfg.StateStore.ClearOnSuccess,
 		RunIDPattern: runIDs, Triggers: opts.triggerTypes, StreamMaxPending: cfg.Triggerer.StreamMaxPending,
 		MaxCallbackChainDepth: cfg.Callbacks.MaxChainDepth, OnlyDagID: opts.onlyDagID, OnQueued: opts.metrics.TasksQueued,
-		GroupTryEnds: st.Dialect() == "sqlite" && cfg.Database.GroupTryEnds != config.GroupTryEndsNever,
+		GroupTryEnds: group,
 		Deferrals:    runs.DeferralRules{TaskTriggerTypes: cfg.Triggerer.TaskTriggerTypes, AllowAnyConnection: cfg.Core.AllowAnyConnection}}
 }
 

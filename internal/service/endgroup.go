@@ -28,14 +28,17 @@ const NearRoundTrip = 100 * time.Microsecond
 // GroupTryEnds decides Config.GroupTryEnds for an api-server from
 // [database] group_try_ends (mode): always, never, or auto — on SQLite,
 // whose one writer takes the ends in turn anyway, always; on PostgreSQL
-// when roundTrip, measured only then, is at most NearRoundTrip. why says
-// what decided it, for the log.
+// when roundTrip, measured only then, is at most NearRoundTrip (nil, for
+// a process other than an api-server, which records few ends: not). why
+// says what decided it, for the log.
 func GroupTryEnds(mode, dialect string, roundTrip func() (time.Duration, error)) (group bool, why string) {
 	switch {
 	case mode == config.GroupTryEndsAlways || mode == config.GroupTryEndsNever:
 		return mode == config.GroupTryEndsAlways, "[database] group_try_ends = " + mode
 	case dialect == "sqlite":
 		return true, "SQLite has one writer"
+	case roundTrip == nil:
+		return false, "not measured outside an api-server"
 	}
 	rt, err := roundTrip()
 	if err != nil {

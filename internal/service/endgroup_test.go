@@ -191,6 +191,7 @@ func TestGroupTryEndsRule(t *testing.T) {
 		rt            time.Duration
 		rtErr         error
 		want, probed  bool
+		noProbe       bool // a process other than an api-server
 		why           string
 	}{
 		"sqlite auto":         {mode: "auto", dialect: "sqlite", want: true, why: "one writer"},
@@ -201,10 +202,17 @@ func TestGroupTryEndsRule(t *testing.T) {
 		"postgres near":       {mode: "auto", dialect: "postgres", rt: near, want: true, probed: true, why: "within 100µs"},
 		"postgres far":        {mode: "auto", dialect: "postgres", rt: far, want: false, probed: true, why: "beyond 100µs"},
 		"postgres unmeasured": {mode: "auto", dialect: "postgres", rtErr: errors.New("connection refused"), probed: true, want: false, why: "connection refused"},
+		"postgres, no probe":  {mode: "auto", dialect: "postgres", noProbe: true, want: false, why: "not measured"},
+		"sqlite, no probe":    {mode: "auto", dialect: "sqlite", noProbe: true, want: true, why: "one writer"},
+		"always, no probe":    {mode: "always", dialect: "postgres", noProbe: true, want: true, why: "= always"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			probed := false
-			got, why := service.GroupTryEnds(c.mode, c.dialect, func() (time.Duration, error) { probed = true; return c.rt, c.rtErr })
+			probe := func() (time.Duration, error) { probed = true; return c.rt, c.rtErr }
+			if c.noProbe {
+				probe = nil
+			}
+			got, why := service.GroupTryEnds(c.mode, c.dialect, probe)
 			if got != c.want || probed != c.probed || !strings.Contains(why, c.why) {
 				t.Errorf("GroupTryEnds = %v (%q), probed %v; want %v (…%s…), probed %v", got, why, probed, c.want, c.why, c.probed)
 			}
