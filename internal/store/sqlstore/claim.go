@@ -273,8 +273,8 @@ func (s *Store) TaskInstanceFinishLater(ctx context.Context, p *store.TaskInstan
 			return outcome
 		}
 		checked = true
-		if n < 0 { // nothing carried it yet: a statement of its own sends it
-			if _, err := s.tx.ExecContext(ctx, "SELECT 1"); err != nil {
+		if n < 0 {
+			if err := s.sendDeferred(ctx); err != nil {
 				outcome = s.wrap(err, "%s", what)
 				return outcome
 			}

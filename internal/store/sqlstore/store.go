@@ -254,8 +254,8 @@ func (s *Store) TryQueueLock(ctx context.Context) (held func() (bool, error), er
 		n = rows // sent at once
 	}
 	return func() (bool, error) {
-		if n < 0 { // nothing carried it yet: a statement of its own sends it
-			if _, err := s.tx.ExecContext(ctx, "SELECT 1"); err != nil {
+		if n < 0 {
+			if err := s.sendDeferred(ctx); err != nil {
 				return false, s.wrap(err, "take the queueing lock")
 			}
 		}
@@ -264,6 +264,13 @@ func (s *Store) TryQueueLock(ctx context.Context) (held func() (bool, error), er
 		}
 		return n == 1, nil
 	}, nil
+}
+
+// sendDeferred sends the transaction's Deferred statements that no
+// statement has carried yet, with one of its own.
+func (s *Store) sendDeferred(ctx context.Context) error {
+	_, err := s.tx.ExecContext(ctx, "SELECT 1")
+	return err
 }
 
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.
