@@ -256,34 +256,22 @@ func (s *Store) TaskInstanceFinishLater(ctx context.Context, p *store.TaskInstan
 		err := s.TaskInstanceFinish(ctx, p)
 		return func() error { return err }, err
 	}
-	n := int64(-1) // rows changed: 1, or 0 when the try is not in state from
-	res, err := s.tx.ExecContext(DeferredCounted(ctx, &n), qTIFinish, finishArgs(p, from)...)
+	rows, err := s.execCounted(ctx, qTIFinish, finishArgs(p, from)...) // 1, or 0 when the try is not in state from
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
-	}
-	if rows, err := res.RowsAffected(); err == nil {
-		n = rows // sent at once
 	}
 	var (
 		checked bool
 		outcome error
 	)
 	return func() error {
-		if checked {
-			return outcome
-		}
-		checked = true
-		if n < 0 {
-			if err := s.sendDeferred(ctx); err != nil {
+		if !checked {
+			checked = true
+			if n, err := rows(); err != nil {
 				outcome = s.wrap(err, "%s", what)
-				return outcome
+			} else if n == 0 {
+				outcome = s.stateConflict(ctx, what, p.ID, from)
 			}
-		}
-		switch {
-		case n < 0:
-			outcome = fmt.Errorf("%s: its statement ran but its answer is not known", what)
-		case n == 0:
-			outcome = s.stateConflict(ctx, what, p.ID, from)
 		}
 		return outcome
 	}, nil

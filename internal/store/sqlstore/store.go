@@ -245,32 +245,40 @@ func (s *Store) TryQueueLock(ctx context.Context) (held func() (bool, error), er
 	if s.d.TryQueueLockSQL == "" {
 		return func() (bool, error) { return true, nil }, nil
 	}
-	n := int64(-1) // rows: 1 when the lock was taken, 0 when not
-	res, err := s.tx.ExecContext(DeferredCounted(ctx, &n), s.d.TryQueueLockSQL, queueLockKey)
+	rows, err := s.execCounted(ctx, s.d.TryQueueLockSQL, queueLockKey) // 1 when the lock was taken, 0 when not
 	if err != nil {
 		return nil, s.wrap(err, "take the queueing lock")
 	}
-	if rows, err := res.RowsAffected(); err == nil {
-		n = rows // sent at once
-	}
 	return func() (bool, error) {
-		if n < 0 {
-			if err := s.sendDeferred(ctx); err != nil {
-				return false, s.wrap(err, "take the queueing lock")
-			}
-		}
-		if n < 0 {
-			return false, errors.New("take the queueing lock: its statement ran but its answer is not known")
-		}
-		return n == 1, nil
+		n, err := rows()
+		return n == 1, s.wrap(err, "take the queueing lock")
 	}, nil
 }
 
-// sendDeferred sends the transaction's Deferred statements that no
-// statement has carried yet, with one of its own.
-func (s *Store) sendDeferred(ctx context.Context) error {
-	_, err := s.tx.ExecContext(ctx, "SELECT 1")
-	return err
+// execCounted runs query in s's transaction as a DeferredCounted
+// statement: it goes with the transaction's next statement where the
+// engine pipelines them. rows returns its row count, sending it with a
+// statement of its own when nothing carried it yet.
+func (s *Store) execCounted(ctx context.Context, query string, args ...any) (rows func() (int64, error), err error) {
+	n := int64(-1)
+	res, err := s.tx.ExecContext(DeferredCounted(ctx, &n), query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if sent, err := res.RowsAffected(); err == nil {
+		n = sent // sent at once
+	}
+	return func() (int64, error) {
+		if n < 0 {
+			if _, err := s.tx.ExecContext(ctx, "SELECT 1"); err != nil {
+				return 0, err
+			}
+		}
+		if n < 0 {
+			return 0, errors.New("its statement ran but its answer is not known")
+		}
+		return n, nil
+	}, nil
 }
 
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.
