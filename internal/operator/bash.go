@@ -144,6 +144,7 @@ func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[str
 	cmd = bashCommand(ctx, command)
 	cmd.Dir = cwd
 	cmd.Env = envList(env)
+	cmd.Stdin = nullStdin()
 	w := pooledCopy{out}
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = r.killGrace()

@@ -2,9 +2,12 @@ package operator
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
+
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // found remembers where bash is on the worker's PATH, for one value of
@@ -28,6 +31,18 @@ func bashCommand(ctx context.Context, command string) *exec.Cmd {
 	cmd.Args[0] = "bash"
 	return cmd
 }
+
+// nullStdin is a task shell's standard input, the null device, opened once
+// for the process: os/exec would open and close it at every start (with
+// os.Open's poller registration, seven system calls a try). Nil when it
+// cannot be opened (os/exec then opens it, and reports why).
+var nullStdin = sync.OnceValue(func() io.Reader {
+	f, err := sysfile.OpenFile(os.DevNull, os.O_RDONLY, 0)
+	if err != nil {
+		return nil
+	}
+	return f
+})
 
 // bashPath is the bash PATH finds, "" when none is (exec.Command then
 // reports why).

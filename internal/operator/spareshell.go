@@ -186,6 +186,7 @@ func (r *Runner) startSpare() (sh *spareShell, err error) {
 	ctx, stop := context.WithCancel(context.Background())
 	cmd := bashCommand(ctx, spareLoader)
 	cmd.Env = envList(env)
+	cmd.Stdin = nullStdin()
 	cmd.ExtraFiles = []*os.File{script, waitR}
 	out := &heldWriter{}
 	w := pooledCopy{out}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // A try's log is a new folder and a new file (task_id=…/attempt=1.log),
@@ -187,10 +189,14 @@ func (s *Spares) refill() {
 // make creates a spare: its folder, and its log opened for appending.
 func (s *Spares) make() (spare, error) {
 	dir := s.name()
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	err := os.Mkdir(dir, 0o750) // SparesDir exists but for the first: no MkdirAll stats
+	if errors.Is(err, os.ErrNotExist) {
+		err = os.MkdirAll(dir, 0o750)
+	}
+	if err != nil {
 		return spare{}, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, spareLog), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640) //nolint:gosec // the pool's own name
+	f, err := sysfile.OpenFile(filepath.Join(dir, spareLog), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		_ = os.Remove(dir)
 		return spare{}, err

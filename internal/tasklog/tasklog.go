@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // MaxReadChunk is the most Read returns in one call; callers tail by calling
@@ -122,7 +123,7 @@ func openPath(p string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		return nil, fmt.Errorf("create task log folder: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640) //nolint:gosec // path built by Path
+	f, err := sysfile.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("open task log: %w", err)
 	}
@@ -140,7 +141,7 @@ func Read(base string, key Key, offset int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	f, err := os.Open(p) //nolint:gosec // path built by Path
+	f, err := sysfile.OpenFile(p, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, offset, fmt.Errorf("task log of %s/%s/%s try %d: %w", key.DagID, key.RunID, key.TaskID, key.TryNumber, core.ErrNotFound)
 	}

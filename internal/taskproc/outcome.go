@@ -3,11 +3,11 @@ package taskproc
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // outcomeExt ends the name of an outcome record.
@@ -110,7 +110,7 @@ func exitedZero(path string) bool {
 	if path == "" {
 		return false
 	}
-	b, err := os.ReadFile(path) //nolint:gosec // G304: a file of the worker's own run folder
+	b, err := sysfile.ReadFile(path)
 	return err == nil && strings.TrimSpace(string(b)) == "0"
 }
 

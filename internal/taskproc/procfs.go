@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // process identifies a process across pid reuse: its pid, its start time in
@@ -31,7 +33,7 @@ func procStat(pid int) (pgrp int, start uint64, err error) {
 // procFields reads the state, process group and start time of a process
 // from /proc/<pid>/stat (a zombie's included).
 func procFields(pid int) (state string, pgrp int, start uint64, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return "", 0, 0, err
 	}
