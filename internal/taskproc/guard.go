@@ -13,21 +13,23 @@ import (
 
 // guardScript is the guard of a worker process's task groups, run by
 // /bin/sh (cheaper to start than bash), one per worker process. It reads
-// lines from fd 3, the read end of the process's lifeline pipe: "PGID"
-// registers a task group, "-PGID" forgets one. End of file comes when
+// lines from fd 3, the read end of the process's lifeline pipe (the
+// loop's standard input, redirected once: a redirection at each read costs
+// four system calls a line): "PGID" registers a task group, "-PGID"
+// forgets one. End of file comes when
 // every write end is closed, that is when the worker process is gone
 // (however it died, SIGKILL included); it then kills every group still
 // registered. It runs no other program while it waits (builtins only), and
 // ignores the signals a task's group gets.
 const guardScript = `trap '' TERM INT HUP QUIT
 g=' '
-while read -r p <&3; do
+while read -r p; do
 	case $p in
 	-*) q=${p#-}
 		case $g in *" $q "*) g="${g%% $q *} ${g#* $q }" ;; esac ;;
 	*) case $g in *" $p "*) ;; *) g="$g$p " ;; esac ;;
 	esac
-done
+done <&3
 for p in $g; do kill -9 -"$p" 2>/dev/null; done`
 
 // lifeline is this process's: its write end stays open, never inherited
