@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -10,14 +11,14 @@ import (
 )
 
 // followOn carries out, in tx (the transaction that records the success of
-// done), what that success decides on its own (runs.DecideFollowOn): its
-// downstream instances whose trigger rule now says run are scheduled and,
-// when any is, the free slots are filled as the scheduler's queueing would
-// fill them (queueLocked), so that a chain's next task is queued with the
-// end of the one before (the caller wakes the workers: the reporting
-// worker may take it at once, FinishTry). It reports which instances it
-// queued and whether the scheduler has nothing left to do for
-// this end; when it has — something
+// done), what that success decides on its own (runs.DecideFollowOn): the
+// free slots are filled as the scheduler's queueing would fill them
+// (queueLocked), its downstream instances whose trigger rule now says run
+// among the scheduled ones (queued straight from none), so that a chain's
+// next task is queued with the end of the one before (the caller wakes the
+// workers: the reporting worker may take it at once, FinishTry); those
+// left are scheduled. It reports which instances it queued and whether the
+// scheduler has nothing left to do for this end; when it has — something
 // DecideFollowOn leaves to it, or nothing was scheduled (a slot this end
 // freed is filled by the scheduler's next pass, with the other ends of that
 // pass) — the caller wakes it.
@@ -36,7 +37,7 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
 		return out, nil
 	}
-	f, run, paused, err := s.decideFollowOn(ctx, tx, spec, done)
+	f, run, paused, downs, err := s.decideFollowOn(ctx, tx, spec, done)
 	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
@@ -48,24 +49,39 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, nil
 	}
 	out.run = run
-	// The update is sent with the lock's statement (Unread): one round
-	// trip. An instance another process scheduled first is queued below
-	// all the same; one it moved elsewhere stays out of the queueing.
-	if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: f.Schedule, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now(), Unread: true}); err != nil {
-		return out, fmt.Errorf("schedule %d downstream task instances: %w", len(f.Schedule), err)
-	}
 	held, err := tx.TryQueueLock(ctx)
 	if err != nil {
 		return out, err
 	}
-	// Read again under the lock (its statement goes with the reads, which
-	// run after it): the queueing takes what other ends, committed since,
-	// scheduled too. Its update goes with the end's next statement (the
+	// The queueing reads again under the lock (its statement goes with
+	// the reads, which run after it) and takes what other ends, committed
+	// since, scheduled too; the instances this end schedules are queued
+	// with them, in their place in the order, none → queued in one update
+	// rather than two. Its update goes with the end's next statement (the
 	// claim of the next try, or the commit).
-	res, locked, err := s.queueLocked(ctx, tx, nil, held, true)
-	if err != nil || !locked {
+	fresh := make([]core.TaskInstance, 0, len(f.Schedule))
+	for _, ti := range downs {
+		if slices.Contains(f.Schedule, ti.ID) {
+			fresh = append(fresh, ti)
+		}
+	}
+	slices.SortFunc(fresh, func(a, b core.TaskInstance) int { return queueOrder(&a, &b) })
+	res, locked, err := s.queueLocked(ctx, tx, nil, held, true, fresh)
+	if err != nil {
 		return out, err
+	}
+	// Those left (no room, or another process holds the queueing lock)
+	// are scheduled, dated after the reads that decided them; the update
+	// goes with the next statement too. One another process scheduled or
+	// moved elsewhere first stays where it is.
+	if rest := slices.DeleteFunc(slices.Clone(f.Schedule), func(id string) bool { return slices.Contains(res.IDs, id) }); len(rest) > 0 {
+		if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
+			IDs: rest, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now(), Unread: true}); err != nil {
+			return out, fmt.Errorf("schedule %d downstream task instances: %w", len(rest), err)
+		}
+	}
+	if !locked {
+		return out, nil
 	}
 	out.settled, out.queued = !f.NeedsScheduler, res.IDs
 	return out, nil
@@ -80,18 +96,18 @@ type followed struct {
 
 // decideFollowOn reads what runs.DecideFollowOn needs and decides; it
 // returns done's run and whether its DAG is paused, read with the
-// downstream instances (nil when there are none).
-func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, *core.DagRun, bool, error) {
+// downstream instances (nil when there are none), and those instances.
+func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, *core.DagRun, bool, []core.TaskInstance, error) {
 	down, counted := runs.FollowOnReads(spec, done)
 	run, paused, downs, err := tx.DagRunGetPausedWithTasks(ctx, done.DagRunID, down)
 	if err != nil {
-		return runs.FollowOn{}, nil, false, fmt.Errorf("read the downstream task instances: %w", err)
+		return runs.FollowOn{}, nil, false, nil, fmt.Errorf("read the downstream task instances: %w", err)
 	}
 	counts := map[string]map[core.TIState]int{}
 	if len(counted) > 0 {
 		groups, err := tx.TaskInstanceStateCounts(ctx, []int64{done.DagRunID}, counted...)
 		if err != nil {
-			return runs.FollowOn{}, nil, false, fmt.Errorf("count the upstream task instances: %w", err)
+			return runs.FollowOn{}, nil, false, nil, fmt.Errorf("count the upstream task instances: %w", err)
 		}
 		for _, g := range groups {
 			if counts[g.TaskID] == nil {
@@ -100,5 +116,5 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 			counts[g.TaskID][g.State] += g.Count
 		}
 	}
-	return runs.DecideFollowOn(spec, done, downs, counts), run, paused, nil
+	return runs.DecideFollowOn(spec, done, downs, counts), run, paused, downs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -59,7 +60,7 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		if res, _, err = s.queueLocked(ctx, tx, p.Pools, nil, false); err != nil || res.Queued == 0 {
+		if res, _, err = s.queueLocked(ctx, tx, p.Pools, nil, false, nil); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)
@@ -94,7 +95,12 @@ func (s *Service) queued(by string, n int) {
 // picked counts as queued; one that another process moved out of
 // scheduled since the read (a clear, a mark) is then counted but stays
 // where it is.
-func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error), unread bool) (res QueueResult, locked bool, err error) {
+//
+// fresh are instances a try's end is about to schedule, still in state
+// none, in queueing order (queueOrder): they are queued with the
+// scheduled ones, in their place in the order, and go none → queued in one
+// update; the caller schedules those left (followOn).
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error), unread bool, fresh []core.TaskInstance) (res QueueResult, locked bool, err error) {
 	// The first page comes with the slots in use (one statement).
 	scheduled := []core.TIState{core.TIScheduled}
 	listed := func(page, offset int, except exclusions) *store.TaskInstanceListParams {
@@ -127,11 +133,63 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 	// one short page, not 1,000 rows.
 	var (
 		ids         []string
-		seen        []*core.TaskInstance // every instance read, in order
+		seen        []*core.TaskInstance // every scheduled instance read, in order
 		except      exclusions
 		warnedAbout = map[string]bool{}
 		free        = freeSlots(slots, active.PoolSlots)
+		queueOf     = map[string]string{}
+		freshIDs    = make(map[string]bool, len(fresh))
 	)
+	for i := range fresh {
+		freshIDs[fresh[i].ID] = true
+	}
+	// consider queues ti when its pool and its DAG have room.
+	consider := func(ti *core.TaskInstance) error {
+		queueOf[ti.ID] = ti.Queue
+		total, ok := slots[ti.Pool]
+		need := max(ti.PoolSlots, 1)
+		if !ok || need > total {
+			if !warnedAbout[ti.Pool] {
+				warnedAbout[ti.Pool] = true
+				s.log.Error("task instance waits for a pool that does not exist or is too small",
+					"dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex,
+					"pool", ti.Pool, "pool_slots", need, "slots", total)
+			}
+			if !ok {
+				except.pools = appendNew(except.pools, ti.Pool)
+			}
+			return nil
+		}
+		if except.has(ti) {
+			return nil
+		}
+		if active.PoolSlots[ti.Pool]+need > total {
+			if active.PoolSlots[ti.Pool] >= total {
+				except.pools = appendNew(except.pools, ti.Pool)
+			}
+			return nil
+		}
+		v, err := s.DagVersion(ctx, ti.DagVersionID)
+		if err != nil {
+			return err
+		}
+		limit := cmp.Or(v.Spec.MaxActiveTasks, DefaultMaxActiveTasks)
+		if active.ByDag[ti.DagID] >= limit {
+			except.dags = appendNew(except.dags, ti.DagID)
+			return nil
+		}
+		active.PoolSlots[ti.Pool] += need
+		active.ByDag[ti.DagID]++
+		free -= need
+		ids = append(ids, ti.ID)
+		if active.PoolSlots[ti.Pool] >= total {
+			except.pools = appendNew(except.pools, ti.Pool)
+		}
+		if active.ByDag[ti.DagID] >= limit {
+			except.dags = appendNew(except.dags, ti.DagID)
+		}
+		return nil
+	}
 	for page := minQueuePage; free > 0; page = min(2*page, maxQueuePage) {
 		// The pages are one order filtered more as the pass learns; the
 		// instances read so far that the filter keeps are its first ones.
@@ -147,61 +205,41 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 				return res, true, fmt.Errorf("list scheduled task instances: %w", err)
 			}
 		}
+		last := len(tis) < page
 		for i := range tis {
 			ti := &tis[i]
 			seen = append(seen, ti)
-			total, ok := slots[ti.Pool]
-			need := max(ti.PoolSlots, 1)
-			if !ok || need > total {
-				if !warnedAbout[ti.Pool] {
-					warnedAbout[ti.Pool] = true
-					s.log.Error("task instance waits for a pool that does not exist or is too small",
-						"dag_id", ti.DagID, "run_id", ti.RunID, "task_id", ti.TaskID, "map_index", ti.MapIndex,
-						"pool", ti.Pool, "pool_slots", need, "slots", total)
+			for len(fresh) > 0 && queueOrder(&fresh[0], ti) < 0 {
+				if err := consider(&fresh[0]); err != nil {
+					return res, true, err
 				}
-				if !ok {
-					except.pools = appendNew(except.pools, ti.Pool)
-				}
+				fresh = fresh[1:]
+			}
+			if freshIDs[ti.ID] { // scheduled by another process since the end read it: considered as fresh
 				continue
 			}
-			if except.has(ti) {
-				continue
-			}
-			if active.PoolSlots[ti.Pool]+need > total {
-				if active.PoolSlots[ti.Pool] >= total {
-					except.pools = appendNew(except.pools, ti.Pool)
-				}
-				continue
-			}
-			v, err := s.DagVersion(ctx, ti.DagVersionID)
-			if err != nil {
+			if err := consider(ti); err != nil {
 				return res, true, err
 			}
-			limit := cmp.Or(v.Spec.MaxActiveTasks, DefaultMaxActiveTasks)
-			if active.ByDag[ti.DagID] >= limit {
-				except.dags = appendNew(except.dags, ti.DagID)
-				continue
-			}
-			active.PoolSlots[ti.Pool] += need
-			active.ByDag[ti.DagID]++
-			free -= need
-			ids = append(ids, ti.ID)
-			if active.PoolSlots[ti.Pool] >= total {
-				except.pools = appendNew(except.pools, ti.Pool)
-			}
-			if active.ByDag[ti.DagID] >= limit {
-				except.dags = appendNew(except.dags, ti.DagID)
-			}
 		}
-		if len(tis) < page {
+		if last {
+			for i := range fresh {
+				if err := consider(&fresh[i]); err != nil {
+					return res, true, err
+				}
+			}
 			break
 		}
 	}
 	if len(ids) == 0 {
 		return res, true, nil
 	}
+	from := []core.TIState{core.TIScheduled}
+	if len(freshIDs) > 0 {
+		from = append(from, core.TINone)
+	}
 	moved, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
-		IDs: ids, From: []core.TIState{core.TIScheduled}, To: core.TIQueued, Now: now, Unread: unread,
+		IDs: ids, From: from, To: core.TIQueued, Now: now, Unread: unread,
 	})
 	if err != nil {
 		return res, true, fmt.Errorf("queue %d task instances: %w", len(ids), err)
@@ -210,14 +248,17 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		moved = ids
 	}
 	res.Queued, res.IDs = len(moved), moved
-	queueOf := make(map[string]string, len(seen))
-	for _, ti := range seen {
-		queueOf[ti.ID] = ti.Queue
-	}
 	for _, id := range moved {
 		res.Left[queueOf[id]]++
 	}
 	return res, true, nil
+}
+
+// queueOrder is the queueing order of the store's OrderByPriority: highest
+// priority weight first, then older runs, then map index and task id.
+func queueOrder(a, b *core.TaskInstance) int {
+	return cmp.Or(cmp.Compare(b.PriorityWeight, a.PriorityWeight), cmp.Compare(a.DagRunID, b.DagRunID),
+		cmp.Compare(a.MapIndex, b.MapIndex), strings.Compare(a.TaskID, b.TaskID))
 }
 
 // notifyQueued wakes the workers' claims when tx commits.

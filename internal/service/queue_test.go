@@ -38,9 +38,14 @@ func scheduleAll(t *testing.T, st store.Store, svc *service.Service, dagID, runI
 // pages it reads next, queues exactly what the rule read row by row over
 // every scheduled instance in queueing order would: random DAGs, pools
 // (one missing), slots and priorities.
+//
+// With fresh instances (a try's end's successors, still in state none,
+// read with the scheduled ones and queued straight from none) the pass
+// queues what the rule would over both in queueing order.
 func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 	t.Parallel()
-	for seed := range int64(8) {
+	for seed := range int64(16) {
+		withFresh := seed >= 8
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewSource(seed)) //nolint:gosec // a reproducible test input
@@ -73,6 +78,21 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var fresh []core.TaskInstance
+			if withFresh { // a random few back to none, as an end's successors
+				for i := range all {
+					if rng.Intn(8) == 0 {
+						fresh = append(fresh, all[i])
+					}
+				}
+				ids := make([]string, len(fresh))
+				for i := range fresh {
+					ids[i], fresh[i].State = fresh[i].ID, core.TINone
+				}
+				if _, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: ids, To: core.TINone, Now: t0}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			used, byDag := map[string]int{}, map[string]int{}
 			var want []string
 			for _, ti := range all {
@@ -85,7 +105,12 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 				byDag[ti.DagID]++
 				want = append(want, ti.ID)
 			}
-			res, err := svc.QueueScheduled(ctx, service.QueueParams{})
+			var res service.QueueResult
+			if withFresh {
+				res, err = svc.QueueWithFresh(ctx, fresh)
+			} else {
+				res, err = svc.QueueScheduled(ctx, service.QueueParams{})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +129,7 @@ func TestQueueingMatchesTheRowByRowRule(t *testing.T) {
 			slices.Sort(got)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
-				t.Errorf("queued %d of %d scheduled, the row-by-row rule %d", len(got), len(all), len(want))
+				t.Errorf("queued %d of %d scheduled (%d of them fresh), the row-by-row rule %d", len(got), len(all), len(fresh), len(want))
 			}
 		})
 	}
