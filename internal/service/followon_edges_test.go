@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
@@ -67,13 +66,7 @@ func TestConcurrentEndsBeforeAJoinWakeTheScheduler(t *testing.T) {
 		{TaskID: "e", Operator: "noop", DependsOn: []string{"c"}},
 		{TaskID: "d", Operator: "noop", DependsOn: []string{"a", "c"}},
 	}})
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "j"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pg.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run := runningRun(t, pg, svc, "j")
 	a, c := startTry(t, pg, run, "a"), startTry(t, pg, run, "c")
 	sched := pg.Subscribe(ctx, store.ChannelTasks)
 	errs := make(chan error, 2)
@@ -166,13 +159,7 @@ func TestSuccessStandsWhenTheQueueingCarriedByTheClaimFails(t *testing.T) {
 	syncDAG(t, pg, core.DAG{DagID: "q", Tasks: []core.Task{
 		{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
 	}})
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "q"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pg.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run := runningRun(t, pg, svc, "q")
 	a := startTry(t, pg, run, "a")
 	sched := pg.Subscribe(ctx, store.ChannelTasks)
 	res, err := svc.EndTry(ctx, a, service.TryEnd{State: core.TISuccess,

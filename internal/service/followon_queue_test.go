@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/postgrestest"
@@ -26,13 +25,7 @@ func TestSuccessorIsQueuedStraightFromNone(t *testing.T) {
 	syncDAG(t, st, core.DAG{DagID: "chain", Tasks: []core.Task{
 		{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
 	}})
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run := runningRun(t, st, svc, "chain")
 	a := startTry(t, st, run, "a")
 	counter.Reset()
 	if _, err := svc.FinishTry(ctx, a, core.TISuccess); err != nil {
@@ -73,13 +66,7 @@ func TestSuccessorTakesItsPlaceInTheQueueingOrder(t *testing.T) {
 				{TaskID: "b", Operator: "noop", DependsOn: []string{"a"}, Pool: "one", PriorityWeight: tc.after},
 				{TaskID: "w", Operator: "noop", Pool: "one", PriorityWeight: tc.waiting},
 			}})
-			run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "order"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-				t.Fatal(err)
-			}
+			run := runningRun(t, st, svc, "order")
 			w := listTIs(t, st, run.ID)["w"]
 			if _, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{w.ID}, To: core.TIScheduled, Now: t0}); err != nil {
 				t.Fatal(err)
@@ -105,13 +92,7 @@ func TestSuccessorIsScheduledWhileTheQueueingLockIsHeld(t *testing.T) {
 	st := postgrestest.Open(t)
 	svc := newSvc(st, clocktest.New(t0))
 	syncDAG(t, st, followDAG)
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "follow"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run := runningRun(t, st, svc, "follow")
 	a := startTry(t, st, run, "a")
 	sched := st.Subscribe(ctx, store.ChannelTasks)
 	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -119,7 +100,7 @@ func TestSuccessorIsScheduledWhileTheQueueingLockIsHeld(t *testing.T) {
 		done <- st.WithQueueLock(ctx, func(store.Store) error { close(holding); <-release; return nil })
 	}()
 	<-holding
-	_, err = svc.FinishTry(ctx, a, core.TISuccess)
+	_, err := svc.FinishTry(ctx, a, core.TISuccess)
 	close(release)
 	if err != nil {
 		t.Fatal(err)

@@ -51,13 +51,7 @@ func followRunAt(t *testing.T, clk core.Clock) (ctx context.Context, st store.St
 	if _, err := svc.SavePool(ctx, core.System, service.PoolChange{Name: "one", Slots: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "follow"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run = runningRun(t, st, svc, "follow")
 	return ctx, st, svc, run, st.Subscribe(ctx, store.ChannelTasks), st.Subscribe(ctx, store.ChannelQueued)
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
-	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
@@ -29,13 +28,7 @@ func TestGoCallbackEmits(t *testing.T) {
 		Callbacks: &core.Callbacks{OnFailure: []core.CallbackSpec{{Function: "gocb#on_failure/0", Outlets: []string{"alerts"}}}},
 		Tasks:     []core.Task{{TaskID: "a", Operator: "noop"}}}
 	syncDAG(t, st, dag)
-	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "gocb"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
+	run := runningRun(t, st, svc, "gocb")
 	if ok, err := svc.FinishRun(ctx, run, &dag, core.RunFailed, t0); err != nil || !ok {
 		t.Fatalf("finish run: %v %v", ok, err)
 	}

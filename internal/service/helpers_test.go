@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -53,6 +54,21 @@ func clearTasks(ctx context.Context, st store.Store, clk core.Clock, run *core.D
 // keyOf names a task instance.
 func keyOf(ti *core.TaskInstance) core.TIKey {
 	return core.TIKey{DagID: ti.DagID, RunID: ti.RunID, TaskID: ti.TaskID, MapIndex: ti.MapIndex}
+}
+
+// runningRun triggers a run of dagID through svc and sets it running, as
+// the scheduler starts a queued run.
+func runningRun(t *testing.T, st store.Store, svc *service.Service, dagID string) *core.DagRun {
+	t.Helper()
+	ctx := context.Background()
+	run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: dagID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // startTry queues, claims and starts the current try of task in run, as a
