@@ -214,30 +214,37 @@ func drive(args []string) error {
 	host, _ := os.Hostname()
 	fmt.Printf("# enginebench engine=%s kind=%s reps=%d workers=%d cores=%d host=%s go=%s homes=%s\n", o.engine, o.kind, o.reps, o.workers, numCPU(), host, goVersion(), o.homes)
 	for _, sc := range strings.Split(o.scenario, ",") {
-		// The raw spawns are measured right before each scenario's runs:
-		// this host's speed drifts by tens of percent within a minute.
-		var spawns *spawnBaseline
-		if o.kind == "bash" && !deferScenarios[sc] {
-			b, err := measureSpawns(300)
-			if err != nil {
-				return err
-			}
-			fmt.Println("BASELINE", b)
-			spawns = &b
-		}
-		var results []result
+		var (
+			results []result
+			ratios  []float64
+		)
 		for rep := range o.reps {
+			// The raw spawns are measured right before each repetition,
+			// and the repetition compared with them: this host's speed
+			// drifts by tens of percent within a minute.
+			var spawns *spawnBaseline
+			if o.kind == "bash" && !deferScenarios[sc] {
+				b, err := measureSpawns(300)
+				if err != nil {
+					return err
+				}
+				fmt.Println("BASELINE", b)
+				spawns = &b
+			}
 			r, err := once(&o, sc, rep)
 			if err != nil {
 				return fmt.Errorf("%s %s %s rep %d: %w", o.engine, o.kind, sc, rep+1, err)
 			}
 			fmt.Printf("rep %d: %s\n", rep+1, r)
 			results = append(results, r)
+			if spawns != nil {
+				ratios = append(ratios, spawns.ratio(sc, r))
+			}
 		}
 		m := median(results)
 		fmt.Printf("MEDIAN %s %s %s: %s\n", o.engine, o.kind, sc, m)
-		if spawns != nil {
-			fmt.Println(spawns.ratio(sc, m))
+		if len(ratios) > 0 {
+			fmt.Println(ratioLine(sc, ratios))
 		}
 	}
 	return nil
@@ -320,6 +327,12 @@ func pick(rs []result, f func(result) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
+	return medianOf(v)
+}
+
+// medianOf is the median of v (the mean of the middle two for an even
+// count); it sorts v.
+func medianOf(v []float64) float64 {
 	sort.Float64s(v)
 	if len(v)%2 == 1 {
 		return v[len(v)/2]

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,14 +86,29 @@ func rusage() (self, children time.Duration) {
 	return cpu(syscall.RUSAGE_SELF), cpu(syscall.RUSAGE_CHILDREN)
 }
 
-// ratio prints how a scenario's median compares with the raw spawns: a
-// chain's time per task over one sequential spawn (target ≤ 1.5), a wide
-// run's task instances/s over the parallel spawn rate (target ≥ 0.8).
-func (b spawnBaseline) ratio(scenario string, r result) string {
+// ratio is how a repetition compares with the raw spawns measured right
+// before it: a chain's time per task over one sequential spawn (target
+// ≤ 1.5), a wide run's task instances/s over the parallel spawn rate
+// (target ≥ 0.8).
+func (b spawnBaseline) ratio(scenario string, r result) float64 {
 	if scenario == "wide" {
-		return fmt.Sprintf("RATIO %s: ti/s / raw parallel spawns/s = %.2f (target >= 0.80)", scenario,
-			float64(r.tasks)/r.wall.Seconds()/b.rate)
+		return float64(r.tasks) / r.wall.Seconds() / b.rate
 	}
-	return fmt.Sprintf("RATIO %s: per task / raw sequential spawn = %.2f (target <= 1.50)", scenario,
-		float64(r.perTask)/float64(b.seq))
+	return float64(r.perTask) / float64(b.seq)
+}
+
+// ratioLine prints the median of a scenario's repetitions' ratios, and
+// each.
+func ratioLine(scenario string, ratios []float64) string {
+	each := make([]string, len(ratios))
+	for i, r := range ratios {
+		each[i] = fmt.Sprintf("%.2f", r)
+	}
+	m := medianOf(slices.Clone(ratios))
+	what, target := "per task / raw sequential spawn", "<= 1.50"
+	if scenario == "wide" {
+		what, target = "ti/s / raw parallel spawns/s", ">= 0.80"
+	}
+	return fmt.Sprintf("RATIO %s: %s = %.2f (target %s; median of the repetitions, each against the spawns measured right before it: %s)",
+		scenario, what, m, target, strings.Join(each, " "))
 }
