@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/weirflow/weir/internal/core"
@@ -59,9 +60,13 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	// with them, in their place in the order, none → queued in one update
 	// rather than two. Its update goes with the end's next statement (the
 	// claim of the next try, or the commit).
+	decided := make(map[string]bool, len(f.Schedule))
+	for _, id := range f.Schedule {
+		decided[id] = true
+	}
 	fresh := make([]core.TaskInstance, 0, len(f.Schedule))
 	for _, ti := range downs {
-		if slices.Contains(f.Schedule, ti.ID) {
+		if decided[ti.ID] {
 			fresh = append(fresh, ti)
 		}
 	}
@@ -74,7 +79,10 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	// are scheduled, dated after the reads that decided them; the update
 	// goes with the next statement too. One another process scheduled or
 	// moved elsewhere first stays where it is.
-	if rest := slices.DeleteFunc(slices.Clone(f.Schedule), func(id string) bool { return slices.Contains(res.IDs, id) }); len(rest) > 0 {
+	for _, id := range res.IDs {
+		delete(decided, id)
+	}
+	if rest := slices.Sorted(maps.Keys(decided)); len(rest) > 0 {
 		if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{
 			IDs: rest, From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: s.clock.Now(), Unread: true}); err != nil {
 			return out, fmt.Errorf("schedule %d downstream task instances: %w", len(rest), err)
