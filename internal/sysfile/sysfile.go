@@ -25,7 +25,7 @@ import (
 // ReadFile reads the whole file at path, as os.ReadFile does: an open, the
 // reads and a close.
 func ReadFile(path string) ([]byte, error) {
-	fd, err := open(path, os.O_RDONLY, 0)
+	fd, err := Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -52,14 +52,17 @@ func ReadFile(path string) ([]byte, error) {
 // OpenFile opens the regular file at path as os.OpenFile does (close on
 // exec included), without offering it to the poller.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	fd, err := open(path, flag, perm)
+	fd, err := Open(path, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-func open(path string, flag int, perm fs.FileMode) (int, error) {
+// Open opens path close on exec and returns the descriptor itself, for a
+// caller that writes with pwrite and closes it alone (the process ledger's
+// records); its error is os.OpenFile's.
+func Open(path string, flag int, perm fs.FileMode) (int, error) {
 	for {
 		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
 		if errors.Is(err, unix.EINTR) {

@@ -3,7 +3,6 @@ package taskproc
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/weirflow/weir/internal/sysfile"
 )
 
 // A ledger recycles the inodes of its files. Creating a file costs ext4 far
@@ -105,22 +106,15 @@ func (l *Ledger) take() (string, int, error) {
 		name := l.spares[n-1]
 		l.spares = l.spares[:n-1]
 		l.mu.Unlock()
-		fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		fd, err := sysfile.Open(name, unix.O_WRONLY, 0)
 		if !errors.Is(err, unix.ENOENT) {
-			return name, fd, wrapOpen(name, err)
+			return name, fd, err
 		}
 		// removed by someone else: take another
 	}
 	name := l.spareName()
-	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	return name, fd, wrapOpen(name, err)
-}
-
-func wrapOpen(name string, err error) error {
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return nil
+	fd, err := sysfile.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	return name, fd, err
 }
 
 // release returns spare, a file of the pool's naming, to the pool, or
