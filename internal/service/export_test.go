@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"slices"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -35,7 +34,6 @@ func (s *Service) PendingEnds() int { return s.ends.Pending() }
 // QueueWithFresh runs a queueing pass as a try's end does (queueLocked)
 // with fresh, instances still in state none, read as scheduled.
 func (s *Service) QueueWithFresh(ctx context.Context, fresh []core.TaskInstance) (QueueResult, error) {
-	slices.SortFunc(fresh, func(a, b core.TaskInstance) int { return queueOrder(&a, &b) })
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error

@@ -70,7 +70,6 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 			fresh = append(fresh, ti)
 		}
 	}
-	slices.SortFunc(fresh, func(a, b core.TaskInstance) int { return queueOrder(&a, &b) })
 	res, locked, err := s.queueLocked(ctx, tx, nil, held, true, fresh)
 	if err != nil {
 		return out, err

@@ -97,9 +97,9 @@ func (s *Service) queued(by string, n int) {
 // where it is.
 //
 // fresh are instances a try's end is about to schedule, still in state
-// none, in queueing order (queueOrder): they are queued with the
-// scheduled ones, in their place in the order, and go none → queued in one
-// update; the caller schedules those left (followOn).
+// none (sorted here in queueing order, queueOrder): they are queued with
+// the scheduled ones, in their place in the order, and go none → queued in
+// one update; the caller schedules those left (followOn).
 func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error), unread bool, fresh []core.TaskInstance) (res QueueResult, locked bool, err error) {
 	// The first page comes with the slots in use (one statement).
 	scheduled := []core.TIState{core.TIScheduled}
@@ -140,6 +140,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 		queueOf     = map[string]string{}
 		freshIDs    = make(map[string]bool, len(fresh))
 	)
+	slices.SortFunc(fresh, func(a, b core.TaskInstance) int { return queueOrder(&a, &b) })
 	for i := range fresh {
 		freshIDs[fresh[i].ID] = true
 	}
