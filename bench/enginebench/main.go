@@ -29,6 +29,7 @@
 //	enginebench -engine sqlite -kind go -scenario wide -reps 3
 //	enginebench -engine sqlite -kind go -scenario defer10k,deferrt -defer-window 60s
 //	enginebench -engine postgres -dsn postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable ...
+//	enginebench spawns -n 300 -par 1,2,4,16   # raw `bash -c true` starts alone, at each concurrency
 package main
 
 import (
@@ -61,6 +62,13 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "role" { // a process of -workers N (fleet.go)
 		os.Exit(serveRole(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "spawns" { // raw shell starts alone (spawn.go)
+		if err := spawns(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "enginebench spawns:", err)
+			os.Exit(2)
+		}
+		return
 	}
 	if err := drive(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench:", err)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
+	"flag"
 	"fmt"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,15 +32,25 @@ type spawnBaseline struct {
 // measureSpawns starts n shells sequentially, then n spawnParallel at a
 // time.
 func measureSpawns(n int) (spawnBaseline, error) {
-	spawn := func() error { return exec.Command("bash", "-c", "true").Run() }
 	var b spawnBaseline
-	t0 := time.Now()
-	for range n {
-		if err := spawn(); err != nil {
-			return b, fmt.Errorf("spawn bash: %w", err)
-		}
+	seq, err := spawnAt(n, 1)
+	if err != nil {
+		return b, err
 	}
-	b.seq = time.Since(t0) / time.Duration(n)
+	par, err := spawnAt(n, spawnParallel)
+	b.seq, b.rate, b.childCPU, b.selfCPU = seq.wall/time.Duration(n), float64(n)/par.wall.Seconds(),
+		par.childCPU/time.Duration(n), par.selfCPU/time.Duration(n)
+	return b, err
+}
+
+// spawnCost is what n starts of `bash -c true`, par at a time, took: the
+// wall time and the CPU of the shells and of this program.
+type spawnCost struct {
+	wall, childCPU, selfCPU time.Duration
+}
+
+// spawnAt starts n `bash -c true`, par at a time, waiting for each.
+func spawnAt(n, par int) (spawnCost, error) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -45,13 +58,13 @@ func measureSpawns(n int) (spawnBaseline, error) {
 	)
 	jobs := make(chan struct{})
 	self0, child0 := rusage()
-	t0 = time.Now()
-	for range spawnParallel {
+	t0 := time.Now()
+	for range par {
 		wg.Go(func() {
 			for range jobs {
-				if err := spawn(); err != nil {
+				if err := exec.Command("bash", "-c", "true").Run(); err != nil {
 					mu.Lock()
-					first = err
+					first = cmp.Or(first, fmt.Errorf("spawn bash: %w", err))
 					mu.Unlock()
 				}
 			}
@@ -62,10 +75,40 @@ func measureSpawns(n int) (spawnBaseline, error) {
 	}
 	close(jobs)
 	wg.Wait()
-	b.rate = float64(n) / time.Since(t0).Seconds()
+	wall := time.Since(t0)
 	self1, child1 := rusage()
-	b.selfCPU, b.childCPU = (self1-self0)/time.Duration(n), (child1-child0)/time.Duration(n)
-	return b, first
+	return spawnCost{wall: wall, childCPU: child1 - child0, selfCPU: self1 - self0}, first
+}
+
+// spawns is the "spawns" mode: what `bash -c true` costs this machine at
+// each degree of concurrency, the floor under a bash task's cost there
+// (docs/benchmarks.md, issue 14's fifteenth round): on a VM whose page
+// faults and system calls cost more when both vCPUs take them, two
+// starts at a time cost each shell far more CPU than one.
+func spawns(args []string) error {
+	fs := flag.NewFlagSet("enginebench spawns", flag.ContinueOnError)
+	n := fs.Int("n", 300, "starts per degree of concurrency")
+	pars := fs.String("par", "1,2,4,16", "degrees of concurrency (comma-separated)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *n < 1 {
+		return fmt.Errorf("-n %d: want at least 1", *n)
+	}
+	for _, p := range strings.Split(*pars, ",") {
+		par, err := strconv.Atoi(p)
+		if err != nil || par < 1 {
+			return fmt.Errorf("-par %q: want positive integers, comma-separated", p)
+		}
+		c, err := spawnAt(*n, par)
+		if err != nil {
+			return err
+		}
+		per := time.Duration(*n)
+		fmt.Printf("SPAWNS par=%d starts=%d rate=%.0f/s wall_per_start=%.2fms bash_cpu_per_start=%.2fms go_cpu_per_start=%.2fms\n",
+			par, *n, float64(*n)/c.wall.Seconds(), ms(c.wall/per), ms(c.childCPU/per), ms(c.selfCPU/per))
+	}
+	return nil
 }
 
 func (b spawnBaseline) String() string {
