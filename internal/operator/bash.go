@@ -88,7 +88,7 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 		how = "bash started ahead (a spare shell)"
 	}
 	req.logf("%s, pid %d, process group %d", how, cmd.Process.Pid, group.PGID)
-	err = cmd.Wait()
+	err = taskproc.Wait(cmd)
 	// Whatever happened, nothing of the group outlives the try.
 	group.Close()
 	release()

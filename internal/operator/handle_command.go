@@ -163,7 +163,7 @@ func (h *commandHandler) give(_ context.Context, ev *core.StreamEvent) error {
 func (h *commandHandler) wait() error {
 	if !h.waited {
 		h.waited = true
-		err := h.cmd.Wait()
+		err := taskproc.Wait(h.cmd)
 		h.group.Close()
 		<-h.acksDone
 		var exitErr *exec.ExitError

@@ -191,7 +191,7 @@ func (c *commandTrigger) start(ctx context.Context, rt *trigger.Runtime, extra m
 // and leaves nothing of its group behind.
 func (p *proc) wait() error {
 	<-p.stderrDone
-	err := p.cmd.Wait()
+	err := taskproc.Wait(p.cmd)
 	close(p.finished)
 	p.group.Close()
 	p.stop()
