@@ -133,7 +133,9 @@ func (s *Scheduler) assetTriggered(ctx context.Context, byID map[string]*core.Da
 	}
 	g, err := s.graph(ctx, d.LatestVersion)
 	if err != nil {
-		s.Logger.Error("create asset-triggered run", "dag_id", dagID, "err", err)
+		if ctx.Err() == nil { // stopping is no error; the pass ends at its next read
+			s.Logger.Error("create asset-triggered run", "dag_id", dagID, "err", err)
+		}
 		return false
 	}
 	return DecideTriggers(g.spec, false, true).AssetTriggered

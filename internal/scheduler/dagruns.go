@@ -189,6 +189,9 @@ func (s *Scheduler) startQueuedRuns(ctx context.Context, paused held, now time.T
 		}
 		limit, err := s.runLimit(ctx, &r, backfills)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			s.Logger.Error("start dag run", "dag_id", r.DagID, "run_id", r.RunID, "err", err)
 			continue
 		}

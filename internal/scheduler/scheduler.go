@@ -336,6 +336,9 @@ func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 	s.forget(processed)
 	if full {
 		if _, err := s.Service.CompleteBackfills(ctx); err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
 			s.Logger.Error("complete backfills", "err", err)
 		}
 		s.wholeNext = res.next

@@ -1,7 +1,11 @@
 package scheduler_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +15,8 @@ import (
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/clocktest"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 func TestLinearChainSucceeds(t *testing.T) {
@@ -238,5 +244,36 @@ func waitFor(t *testing.T, signal <-chan struct{}, cond func() bool) {
 		case <-deadline:
 			t.Fatal("condition not reached")
 		}
+	}
+}
+
+// stoppingBackfills is a store on which listing the backfills finds the
+// caller's context ended: the scheduler stopped in the middle of a pass.
+type stoppingBackfills struct {
+	store.Store
+	stop context.CancelFunc
+}
+
+func (s stoppingBackfills) BackfillList(ctx context.Context, _ *store.BackfillListParams) ([]core.Backfill, error) {
+	s.stop()
+	return nil, ctx.Err()
+}
+
+// TestStoppingInAPassIsNoError: a scheduler stopped while its pass
+// completes backfills (the end of every `weir dags test`) ends the pass
+// with the context's error and logs no error.
+func TestStoppingInAPassIsNoError(t *testing.T) {
+	st := sqlitetest.Open(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var logs bytes.Buffer
+	s := &scheduler.Scheduler{Store: st, Clock: clocktest.New(t0), Config: scheduler.Config{HeartbeatTimeout: time.Minute},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+		Service: service.New(service.Config{Store: stoppingBackfills{Store: st, stop: stop}, Clock: clocktest.New(t0)})}
+	if err := s.RunOnce(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunOnce = %v, want context.Canceled", err)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("a stop logged an error:\n%s", logs.String())
 	}
 }
