@@ -93,7 +93,9 @@ type Scheduler struct {
 	stale       periodic           // the look for dead workers' tries
 	workers     periodic           // the look for silent workers' tries
 	heardFrom   time.Time          // start of the unbroken run of checks finding an api-server up
+	downSince   time.Time          // start of the unbroken run of checks finding none (zero while one is up)
 	unjudgedLog periodic           // the last log of workers left unjudged
+	downLog     periodic           // the last warning that no api-server is up
 	timeouts    periodic           // the look for deferral timeouts
 	tally       passTally          // what the current pass did (guarded by passMu)
 	// The workers' backlog as the last queueing left it (guarded by passMu):

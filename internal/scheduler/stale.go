@@ -38,7 +38,7 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	}
 	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
 	if !ok || up.Since.After(cutoff) {
-		s.logUnreachable(up, ok)
+		s.logUnreachable(now, up, ok)
 		return nil
 	}
 	stale, err := s.Store.TaskInstanceStale(ctx, cutoff)
@@ -116,6 +116,12 @@ type jobsRead struct {
 func (s *Scheduler) heard(now time.Time, up bool) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch {
+	case up:
+		s.downSince = time.Time{}
+	case s.downSince.IsZero():
+		s.downSince = now
+	}
 	if !up || s.heardFrom.IsZero() {
 		s.heardFrom = now
 	}
@@ -174,13 +180,26 @@ func (s *Scheduler) logDead(ti *core.TaskInstance, to core.TIState) {
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber, "worker_id", ti.WorkerID, "state", to)
 }
 
-// logUnreachable says why no try was failed over in a check.
-func (s *Scheduler) logUnreachable(up job.Uptime, ok bool) {
+// logUnreachable says why no try was failed over in a check. That no
+// api-server is up is a warning, at most once a minute, once none has been
+// for two of their heartbeat intervals: an api-server starting beside this
+// scheduler (standalone, `weir dags test`) writes its job row a moment
+// after the first check.
+func (s *Scheduler) logUnreachable(now time.Time, up job.Uptime, ok bool) {
 	if !ok {
-		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout")
+		s.mu.Lock()
+		since := s.downSince
+		s.mu.Unlock()
+		if now.Sub(since) < 2*s.Config.APIServerHeartbeatInterval {
+			return
+		}
+		if due, _ := s.take(&s.downLog, now, time.Minute); due {
+			s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout",
+				"since", since)
+		}
 		return
 	}
-	if due, _ := s.take(&s.unjudgedLog, s.Clock.Now(), time.Minute); due {
+	if due, _ := s.take(&s.unjudgedLog, now, time.Minute); due {
 		s.Logger.Info("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over for a missed heartbeat yet",
 			"api_servers_up_since", up.Since)
 	}

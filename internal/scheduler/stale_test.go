@@ -1,7 +1,10 @@
 package scheduler_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +222,47 @@ func TestAPassReadsTheJobRowsOnce(t *testing.T) {
 	h.step() // a scheduler's first pass: every check is due
 	if reads != 1 {
 		t.Errorf("the first pass read the job rows %d times, want once", reads)
+	}
+}
+
+// An api-server starting beside the scheduler (standalone, `weir dags
+// test`) writes its job row a moment after the scheduler's first check:
+// no warning. One missing for two of its heartbeat intervals is warned
+// of, once a minute.
+func TestNoAPIServerIsWarnedOfOnceItIsReallyDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var logs bytes.Buffer
+	h.s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	warnings := func() int { return strings.Count(logs.String(), "no api-server is up") }
+
+	h.apiDown = true // not started yet
+	h.step()
+	h.apiDown = false // up a moment later
+	h.clk.Advance(15 * time.Second)
+	h.step()
+	if n := warnings(); n != 0 {
+		t.Fatalf("%d warnings for an api-server that started with the scheduler:\n%s", n, logs.String())
+	}
+
+	h.apiDown = true
+	h.clk.Advance(time.Minute) // its last heartbeat too old: down from this check on
+	h.step()
+	h.clk.Advance(15 * time.Second)
+	h.step()
+	if n := warnings(); n != 0 {
+		t.Fatalf("%d warnings 15 s into an outage, want none before 20 s", n)
+	}
+	for range 4 { // 75 s in
+		h.clk.Advance(15 * time.Second)
+		h.step()
+	}
+	if n := warnings(); n != 1 {
+		t.Fatalf("%d warnings 75 s into an outage, want 1 (once a minute):\n%s", n, logs.String())
+	}
+	h.clk.Advance(15 * time.Second)
+	h.step()
+	if n := warnings(); n != 2 {
+		t.Fatalf("%d warnings 90 s into an outage, want 2", n)
 	}
 }
