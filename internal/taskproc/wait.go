@@ -22,7 +22,7 @@ import (
 // cmd.Wait then reaps an exited process at once. Without pidfds (Linux
 // before 5.3, or a filter refusing pidfd_open) it is cmd.Wait alone.
 func Wait(cmd *exec.Cmd) error {
-	if cmd.Process != nil {
+	if cmd.Process != nil && cmd.ProcessState == nil { // started, not reaped: its pid is still its own
 		awaitExit(cmd.Process.Pid)
 	}
 	return cmd.Wait()
