@@ -101,9 +101,10 @@ func (f *forker) register(pgid int) error {
 }
 
 // reap waits for a guard that died while this process lives (someone
-// killed it), so that the next group starts another.
+// killed it), so that the next group starts another; on the poller, as
+// for a task (Wait), not with a thread blocked for the worker's life.
 func (f *forker) reap(guard *exec.Cmd) {
-	_ = guard.Wait()
+	_ = Wait(guard)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.guard == guard {

@@ -162,3 +162,20 @@ func threadsIn(t *testing.T, nr int) int {
 	}
 	return n
 }
+
+// The guard is awaited as a task is: no thread waits for it either.
+func TestNoThreadWaitsForTheGuard(t *testing.T) {
+	cmd := exec.Command("true")
+	g, err := Start(cmd, nil) // starts the guard when none runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Wait(cmd); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	time.Sleep(300 * time.Millisecond) // the guard's reaper in its wait
+	if n := threadsIn(t, unix.SYS_WAITID); n > 0 {
+		t.Fatalf("%d threads wait in waitid with the guard running, want none", n)
+	}
+}
