@@ -94,17 +94,35 @@ func (c *orphanCase) checkOneCompletion(t *testing.T, dagID string) {
 
 // TestStandaloneSIGKILLTakesItsTasks: a task's processes, the shell and
 // its children, die with a SIGKILLed standalone, so the retry after the
-// restart is the only try whose command completes.
+// restart is the only try whose command completes; the dead worker's
+// private folder (its tries' tokens) is removed by the restarted one.
 func TestStandaloneSIGKILLTakesItsTasks(t *testing.T) {
 	t.Parallel()
 	c := startOrphanRun(t, "orphan")
+	dead := c.s.PID()
 	c.crash(t)
 	waitFor(t, "try 1's shell and its child to die with standalone", func() (bool, string) {
 		return processGone(c.shell) && processGone(c.child), fmt.Sprintf("shell %d gone: %t, child %d gone: %t",
 			c.shell, processGone(c.shell), c.child, processGone(c.child))
 	})
+	if left := workerFolders(t, c.home, dead); len(left) != 1 {
+		t.Fatalf("private folders of the killed worker: %v; want its one folder left by the crash", left)
+	}
 	c.restart(t)
 	c.checkOneCompletion(t, "orphan")
+	if left := workerFolders(t, c.home, dead); len(left) != 0 {
+		t.Errorf("the killed worker's private folder outlived the restart: %v", left)
+	}
+}
+
+// workerFolders lists the private folders of worker process pid under home.
+func workerFolders(t *testing.T, home string, pid int) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(home, "run", "workers", strconv.Itoa(pid)+"-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }
 
 // TestRestartKillsLeftoverTasks: when a task's process group outlives its

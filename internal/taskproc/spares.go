@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -161,28 +160,12 @@ func (l *Ledger) adoptSpares() error {
 		return fmt.Errorf("read task group folder: %w", err)
 	}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), spareExt) || spareOwnerAlive(e.Name()) {
+		if !strings.HasSuffix(e.Name(), spareExt) || ownerAlive(e.Name()) {
 			continue
 		}
 		l.retire(filepath.Join(l.dir, e.Name()))
 	}
 	return nil
-}
-
-// spareOwnerAlive reports whether the process named by a spare's name
-// still runs.
-func spareOwnerAlive(name string) bool {
-	f := strings.SplitN(name, "-", 3)
-	if len(f) < 3 {
-		return false
-	}
-	pid, err1 := strconv.Atoi(f[0])
-	start, err2 := strconv.ParseUint(f[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	boot, err := bootID()
-	return err == nil && process{PID: pid, Start: start, Boot: boot}.alive()
 }
 
 // step marks the end of a step of place, where a crash test kills the

@@ -78,7 +78,9 @@ type Worker struct {
 	// RunDir is the folder of the worker's records ($WEIR_HOME/run): the
 	// process groups of running bash tasks are recorded in its
 	// task-groups folder, and Start first kills those a dead worker left
-	// running; "" = no records.
+	// running; its workers folder holds each worker's private folder (tries'
+	// tokens), which a dead worker's successor removes; "" = no records,
+	// the private folder in the temporary directory.
 	RunDir string
 
 	runner       *operator.Runner
@@ -136,7 +138,7 @@ func (w *Worker) init() error {
 		}
 		w.stateBackend = b
 	}
-	dir, err := os.MkdirTemp("", "weir-worker-")
+	dir, err := w.privateDir()
 	if err != nil {
 		return fmt.Errorf("worker: create token folder: %w", err)
 	}
@@ -179,6 +181,17 @@ func (w *Worker) killLeftovers() (*taskproc.Ledger, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	return groups, nil
+}
+
+// privateDir makes the worker's folder for its tries' tokens, its link to
+// weir and bash tasks' deferral requests: in RunDir's workers folder, where
+// the next worker started removes it if this one is killed (taskproc.OwnDir),
+// or, without a RunDir, a temporary folder.
+func (w *Worker) privateDir() (string, error) {
+	if w.RunDir == "" {
+		return os.MkdirTemp("", "weir-worker-")
+	}
+	return taskproc.OwnDir(filepath.Join(w.RunDir, "workers"))
 }
 
 // groupDir is the folder of the worker's task group and outcome records.
