@@ -54,7 +54,7 @@ SCENARIOS=${SCENARIOS:-wide,chain40,chain300}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 BIN=$(mktemp -d)/enginebench
-go build -o "$BIN" ./bench/enginebench
+CGO_ENABLED=0 go build -o "$BIN" ./bench/enginebench
 if [[ -n "${STATE:-}" ]]; then
 	go build -o "$(dirname "$BIN")/statebench" ./bench/statebench
 fi
@@ -77,7 +77,7 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ -n "${WATCH:-}" ]]; then
-	go build -o "$(dirname "$BIN")/weir" ./cmd/weir
+	CGO_ENABLED=0 go build -o "$(dirname "$BIN")/weir" ./cmd/weir
 	# shellcheck disable=SC2086 # WATCH_ARGS is a list of flags
 	go run ./bench/watchbench -weir "$(dirname "$BIN")/weir" -scenario "${WATCH_SCENARIOS:-latency,burst,idle}" ${WATCH_ARGS:-} |
 		tee "$OUT/sqlite-watch.txt"

@@ -49,7 +49,7 @@ func Build(root string) (bin string, cleanup func(), err error) {
 
 // BuildPackage builds the program pkg (such as "./examples/sdk", a weir
 // binary with Go-defined DAGs and trigger types) of the module rooted at
-// root as Build does.
+// root as Build does: a static binary, as `make build` builds weir.
 func BuildPackage(root, pkg string) (bin string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "weir-test-bin-")
 	if err != nil {
@@ -58,6 +58,7 @@ func BuildPackage(root, pkg string) (bin string, cleanup func(), err error) {
 	bin = filepath.Join(dir, "weir")
 	build := exec.Command("go", "build", "-o", bin, pkg)
 	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as `make build` ships it
 	if out, err := build.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
