@@ -3,7 +3,6 @@ package taskproc
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,7 @@ import (
 func TestOwnDirRemovesOnlyDeadProcessesFolders(t *testing.T) {
 	t.Parallel()
 	parent := filepath.Join(t.TempDir(), "workers")
-	self, err := identify(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	self, dead := selfAndDead(t)
 	mkdir := func(name string) string {
 		p := filepath.Join(parent, name)
 		if err := os.MkdirAll(filepath.Join(p, "bin"), 0o700); err != nil {
@@ -33,11 +25,11 @@ func TestOwnDirRemovesOnlyDeadProcessesFolders(t *testing.T) {
 		}
 		return p
 	}
-	killed := mkdir(fmt.Sprintf("%d-%d-1", dead.Process.Pid, 1))
+	killed := mkdir(fmt.Sprintf("%d-%d-1", dead, 1))
 	reused := mkdir(fmt.Sprintf("%d-%d-2", self.PID, self.Start-1)) // this pid, an earlier process
 	sibling := mkdir(fmt.Sprintf("%d-%d-3", self.PID, self.Start))
 	other := mkdir("notes")
-	file := filepath.Join(parent, fmt.Sprintf("%d-%d-4", dead.Process.Pid, 1))
+	file := filepath.Join(parent, fmt.Sprintf("%d-%d-4", dead, 1))
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

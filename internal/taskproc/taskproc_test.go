@@ -211,22 +211,30 @@ func TestKillLeftoversOfPreviousLife(t *testing.T) {
 	}
 }
 
+// selfAndDead returns this process's identity and the pid of a process
+// that has exited.
+func selfAndDead(t *testing.T) (self process, dead int) {
+	t.Helper()
+	self, err := identify(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return self, cmd.Process.Pid
+}
+
 // A record whose group id now belongs to another process (pid reuse) kills
 // nothing; the record goes.
 func TestKillLeftoversIgnoresReusedPID(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	self, err := identify(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	self, dead := selfAndDead(t)
 	stale := self
 	stale.Start-- // this pid, but an earlier process
-	b, _ := json.Marshal(record{Group: stale, Worker: process{PID: dead.Process.Pid, Start: 1, Boot: self.Boot}})
+	b, _ := json.Marshal(record{Group: stale, Worker: process{PID: dead, Start: 1, Boot: self.Boot}})
 	path := filepath.Join(dir, "stale"+recordExt)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
