@@ -8,6 +8,11 @@
 #   SCENARIOS=wide bench/run.sh  # wide, chain40, chain300 (comma-separated)
 #   LOGS=/dev/shm bench/run.sh   # task logs on another filesystem (default: under the
 #                                # temporary $WEIR_HOME, i.e. on the disk holding /tmp)
+#   DAGSTEST=0 bench/run.sh      # without `weir dags test` (bench/dagstestbench, SQLite, run
+#                                # after the engines; DAGSTEST_REPS=7 runs of each case)
+#
+# It ends with issue 14's targets judged on this run's figures (bench/targets):
+# each target, the figure measured, ✔ or ✗; the exit status is 0 either way.
 #
 # PostgreSQL: set WEIR_BENCH_POSTGRES_DSN to a server's maintenance DSN
 # (a fresh database is created per repetition), or leave it unset and this
@@ -66,6 +71,7 @@ fi
 mkdir -p "$HOME/.cache/weir-enginebench"
 HOMES=$(mktemp -d "$HOME/.cache/weir-enginebench/bench-XXXXXX")
 LOGDIRS=()
+RUNLOGS=() # this run's output files, judged against the targets at the end
 PGDIR=""
 cleanup() {
 	if [[ -n "$PGDIR" ]]; then
@@ -138,5 +144,18 @@ for engine in $ENGINES; do
 		fi
 		echo "== $engine $kind logs=${LOGS:-home} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
 		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" -homes "$HOMES" -keep | tee -a "$log"
+		RUNLOGS+=("$log")
 	done
 done
+[[ -n "${DEFER:-}${STATE:-}${WORKERS:-}" ]] && exit 0
+
+# `weir dags test` as a user runs it (the static binary, the whole process),
+# right after the standalone's figures, for the start-up and per-step targets.
+if [[ " $ENGINES " == *" sqlite "* && "${DAGSTEST:-1}" != 0 ]]; then
+	log="$OUT/sqlite-dagstest.txt"
+	CGO_ENABLED=0 go build -o "$(dirname "$BIN")/weir" ./cmd/weir
+	go run ./bench/dagstestbench -weir "$(dirname "$BIN")/weir" -scenario one,chain40 -reps "${DAGSTEST_REPS:-7}" | tee "$log"
+	RUNLOGS+=("$log")
+fi
+echo
+go run ./bench/targets "${RUNLOGS[@]}"
