@@ -37,13 +37,17 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 		return err
 	}
 	cutoff := up.Until.Add(-s.Config.HeartbeatTimeout)
-	if !ok || up.Since.After(cutoff) {
-		s.logUnreachable(now, up, ok)
+	if !ok {
+		s.logUnreachable(now)
 		return nil
 	}
 	stale, err := s.Store.TaskInstanceStale(ctx, cutoff)
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
+	}
+	if up.Since.After(cutoff) {
+		s.logUnjudgedTries(now, up, len(stale))
+		return nil
 	}
 	if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
 		return err
@@ -180,28 +184,35 @@ func (s *Scheduler) logDead(ti *core.TaskInstance, to core.TIState) {
 		"task_id", ti.TaskID, "map_index", ti.MapIndex, "try", ti.TryNumber, "worker_id", ti.WorkerID, "state", to)
 }
 
-// logUnreachable says why no try was failed over in a check. That no
-// api-server is up is a warning, at most once a minute, once none has been
-// for two of their heartbeat intervals: an api-server starting beside this
-// scheduler (standalone, `weir dags test`) writes its job row a moment
-// after the first check.
-func (s *Scheduler) logUnreachable(now time.Time, up job.Uptime, ok bool) {
-	if !ok {
-		s.mu.Lock()
-		since := s.downSince
-		s.mu.Unlock()
-		if now.Sub(since) < 2*s.Config.APIServerHeartbeatInterval {
-			return
-		}
-		if due, _ := s.take(&s.downLog, now, time.Minute); due {
-			s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout",
-				"since", since)
-		}
+// logUnreachable says, as a warning at most once a minute, that no try is
+// failed over because no api-server is up, once none has been for two of
+// their heartbeat intervals: an api-server starting beside this scheduler
+// (standalone, `weir dags test`) writes its job row a moment after the
+// first check.
+func (s *Scheduler) logUnreachable(now time.Time) {
+	s.mu.Lock()
+	since := s.downSince
+	s.mu.Unlock()
+	if now.Sub(since) < 2*s.Config.APIServerHeartbeatInterval {
+		return
+	}
+	if due, _ := s.take(&s.downLog, now, time.Minute); due {
+		s.Logger.Warn("no api-server is up: no try is failed over for missed heartbeats until one has been up for task_instance_heartbeat_timeout",
+			"since", since)
+	}
+}
+
+// logUnjudgedTries says, at most once a minute, that tries whose
+// heartbeats are older than the timeout are not failed over yet because
+// the api-servers have been up for less than it; a check with no such try
+// says nothing (every start of a scheduler is such a moment).
+func (s *Scheduler) logUnjudgedTries(now time.Time, up job.Uptime, stale int) {
+	if stale == 0 {
 		return
 	}
 	if due, _ := s.take(&s.unjudgedLog, now, time.Minute); due {
-		s.Logger.Info("an api-server has been up only since a moment within the heartbeat timeout: no try is failed over for a missed heartbeat yet",
-			"api_servers_up_since", up.Since)
+		s.Logger.Info("tries without a heartbeat for task_instance_heartbeat_timeout are not failed over yet: the api-servers have been up only since a moment within it",
+			"tries", stale, "api_servers_up_since", up.Since)
 	}
 }
 

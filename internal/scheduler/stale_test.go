@@ -115,6 +115,8 @@ func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
 		}
 	}
 
+	var logs bytes.Buffer
+	h.s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h.apiDown = true // every api-server is down for five minutes
 	for range 20 {
 		h.clk.Advance(15 * time.Second)
@@ -131,6 +133,9 @@ func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
 	h.clk.Advance(14 * time.Second)
 	h.step()
 	check("59 s after the api-server came back")
+	if n := strings.Count(logs.String(), "are not failed over yet"); n != 1 {
+		t.Errorf("%d notes that silent tries wait for the api-server's uptime in its first minute, want 1 (once a minute):\n%s", n, logs.String())
+	}
 
 	// No word from the worker for a whole timeout while the scheduler saw
 	// the api-server up (from its first check after the return, within
@@ -243,6 +248,9 @@ func TestNoAPIServerIsWarnedOfOnceItIsReallyDown(t *testing.T) {
 	h.step()
 	if n := warnings(); n != 0 {
 		t.Fatalf("%d warnings for an api-server that started with the scheduler:\n%s", n, logs.String())
+	}
+	if strings.Contains(logs.String(), "up only since") {
+		t.Fatalf("a scheduler starting with no try running explains why none is failed over:\n%s", logs.String())
 	}
 
 	h.apiDown = true
