@@ -44,7 +44,7 @@ for side in old new; do
 	rev=$1
 	[[ $side == new ]] && rev=$2
 	git worktree add --quiet --detach "$work/$side" "$rev"
-	(cd "$work/$side" && go build -o "$work/enginebench-$side" ./bench/enginebench)
+	(cd "$work/$side" && CGO_ENABLED=0 go build -o "$work/enginebench-$side" ./bench/enginebench)
 done
 
 field=per_task

@@ -9,7 +9,8 @@
 #   LOGS=/dev/shm bench/run.sh   # task logs on another filesystem (default: under the
 #                                # temporary $WEIR_HOME, i.e. on the disk holding /tmp)
 #   DAGSTEST=0 bench/run.sh      # without `weir dags test` (bench/dagstestbench, run right
-#                                # after SQLite's figures; DAGSTEST_REPS=7 runs of each case)
+#                                # after SQLite's figures when bash tasks are measured and
+#                                # LOGS is unset; DAGSTEST_REPS=7 runs of each case)
 #
 # It ends with issue 14's targets judged on this run's figures (bench/targets):
 # each target, the figure measured, ✔ or ✗; the exit status is 0 either way.
@@ -149,12 +150,12 @@ for engine in $ENGINES; do
 	# `weir dags test` as a user runs it (the static binary, the whole
 	# process), right after the standalone's SQLite figures and with its
 	# homes in the same folder, for the start-up and per-step targets.
-	if [[ $engine == sqlite && "${DAGSTEST:-1}" != 0 ]]; then
+	if [[ $engine == sqlite && "${DAGSTEST:-1}" != 0 && -z "${LOGS:-}" && " $KINDS " == *" bash "* ]]; then
 		log="$OUT/sqlite-dagstest.txt"
 		CGO_ENABLED=0 go build -o "$(dirname "$BIN")/weir" ./cmd/weir
 		go build -o "$(dirname "$BIN")/dagstestbench" ./bench/dagstestbench
 		TMPDIR=$HOMES "$(dirname "$BIN")/dagstestbench" -weir "$(dirname "$BIN")/weir" -scenario one,chain40 \
-			-reps "${DAGSTEST_REPS:-7}" | tee "$log"
+			-reps "${DAGSTEST_REPS:-7}" -keep | tee "$log"
 		RUNLOGS+=("$log")
 	fi
 done

@@ -202,17 +202,18 @@ func (s *Scheduler) logUnreachable(now time.Time) {
 	}
 }
 
-// logUnjudgedTries says, at most once a minute, that tries whose
-// heartbeats are older than the timeout are not failed over yet because
-// the api-servers have been up for less than it; a check with no such try
-// says nothing (every start of a scheduler is such a moment).
+// logUnjudgedTries says, at most once a minute, that tries (and claims)
+// without word from their worker for longer than the timeout are not
+// failed over (released) yet because the api-servers have been up for less
+// than it; a check with none says nothing (every start of a scheduler is
+// such a moment).
 func (s *Scheduler) logUnjudgedTries(now time.Time, up job.Uptime, stale int) {
 	if stale == 0 {
 		return
 	}
 	if due, _ := s.take(&s.unjudgedLog, now, time.Minute); due {
-		s.Logger.Info("tries without a heartbeat for task_instance_heartbeat_timeout are not failed over yet: the api-servers have been up only since a moment within it",
-			"tries", stale, "api_servers_up_since", up.Since)
+		s.Logger.Info("tries and claims without word from their worker for task_instance_heartbeat_timeout are not failed over or released yet: the api-servers have been up only since a moment within it",
+			"task_instances", stale, "api_servers_up_since", up.Since)
 	}
 }
 

@@ -133,7 +133,7 @@ func TestNoFailoverUntilAnAPIServerWasUpForTheTimeout(t *testing.T) {
 	h.clk.Advance(14 * time.Second)
 	h.step()
 	check("59 s after the api-server came back")
-	if n := strings.Count(logs.String(), "are not failed over yet"); n != 1 {
+	if n := strings.Count(logs.String(), "are not failed over or released yet"); n != 1 {
 		t.Errorf("%d notes that silent tries wait for the api-server's uptime in its first minute, want 1 (once a minute):\n%s", n, logs.String())
 	}
 

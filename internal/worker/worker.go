@@ -138,6 +138,12 @@ func (w *Worker) init() error {
 		}
 		w.stateBackend = b
 	}
+	// Dead workers' leftover tasks are killed before their private folders
+	// (tokens, the weir on their PATH) are removed.
+	groups, err := w.killLeftovers()
+	if err != nil {
+		return err
+	}
 	dir, err := w.privateDir()
 	if err != nil {
 		return fmt.Errorf("worker: create token folder: %w", err)
@@ -148,10 +154,6 @@ func (w *Worker) init() error {
 	}
 	w.processID, w.startedAt = uuid.NewString(), w.Clock.Now()
 	pathDir, err := weirOnPath(dir)
-	if err != nil {
-		return err
-	}
-	groups, err := w.killLeftovers()
 	if err != nil {
 		return err
 	}

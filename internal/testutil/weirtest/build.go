@@ -58,7 +58,9 @@ func BuildPackage(root, pkg string) (bin string, cleanup func(), err error) {
 	bin = filepath.Join(dir, "weir")
 	build := exec.Command("go", "build", "-o", bin, pkg)
 	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as `make build` ships it
+	if os.Getenv("CGO_ENABLED") == "" && !strings.Contains(os.Getenv("GOFLAGS"), "-race") {
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as `make build` ships it (-race needs cgo)
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
