@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	var figs figures
+	figs := figures{}
 	for _, path := range os.Args[1:] {
 		f, err := os.Open(path) //nolint:gosec // the files the operator names
 		if err != nil {
@@ -55,10 +55,7 @@ var (
 // read takes the figures of one output file. A RATIO line belongs to the
 // engine and kind of the MEDIAN line before it (enginebench prints it
 // after the scenario's median).
-func (f *figures) read(r io.Reader) error {
-	if *f == nil {
-		*f = figures{}
-	}
+func (f figures) read(r io.Reader) error {
 	var engine, kind string
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -68,23 +65,23 @@ func (f *figures) read(r io.Reader) error {
 			for _, kv := range field.FindAllStringSubmatch(m[4], -1) {
 				v, err := strconv.ParseFloat(kv[2], 64)
 				if err == nil {
-					(*f)[fmt.Sprintf("%s %s %s %s", engine, kind, m[3], kv[1])] = v
+					f[fmt.Sprintf("%s %s %s %s", engine, kind, m[3], kv[1])] = v
 				}
 			}
 			continue
 		}
 		if m := engineRatio.FindStringSubmatch(line); m != nil && engine != "" {
 			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
-				(*f)[fmt.Sprintf("%s %s %s ratio", engine, kind, m[1])] = v
+				f[fmt.Sprintf("%s %s %s ratio", engine, kind, m[1])] = v
 			}
 			continue
 		}
 		if m := dagsTestMedian.FindStringSubmatch(line); m != nil {
 			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
-				(*f)["dags test "+m[1]+" wall"] = v
+				f["dags test "+m[1]+" wall"] = v
 			}
 			if v, err := strconv.ParseFloat(m[3], 64); err == nil {
-				(*f)["dags test "+m[1]+" per step"] = v
+				f["dags test "+m[1]+" per step"] = v
 			}
 		}
 	}

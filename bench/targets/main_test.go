@@ -30,7 +30,7 @@ MEDIAN /tmp/x/weir chain40: wall 471.4ms cpu 744.5ms rss 41.0MiB per step 9.29ms
 
 func judge(t *testing.T, outputs ...string) string {
 	t.Helper()
-	var f figures
+	f := figures{}
 	for _, o := range outputs {
 		if err := f.read(strings.NewReader(o)); err != nil {
 			t.Fatal(err)
