@@ -166,7 +166,7 @@ type Metrics struct {
 
 // Traces configures where a process exports OpenTelemetry traces.
 type Traces struct {
-	OTLPEndpoint string `toml:"otlp_endpoint" comment:"OTLP/HTTP (protobuf) traces URL of an OpenTelemetry collector, e.g. http://collector:4318/v1/traces: api-servers then export each task try's life (queued, running, deferred, finished, retried) and schedulers each run's as spans, one trace per DAG run (docs/tracing.md). Empty = OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; none of them = no traces"`
+	OTLPEndpoint string `toml:"otlp_endpoint" comment:"OTLP/HTTP (protobuf) traces URL of an OpenTelemetry collector, e.g. http://collector:4318/v1/traces: api-servers then export each task try's life (queued, running, deferred, finished, retried) and schedulers each run's as spans, one trace per DAG run (docs/tracing.md). Empty = OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; none of them = no traces. Headers, timeout, compression and certificates come from the standard OTEL_EXPORTER_OTLP_* variables (docs/tracing.md)"`
 }
 
 // Logging configures task logs.

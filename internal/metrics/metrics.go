@@ -8,13 +8,12 @@
 package metrics
 
 import (
+	"bytes"
+	"compress/gzip"
 	"database/sql"
 	"net/http"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -22,43 +21,47 @@ import (
 // Metrics holds one process's registry and the series its roles record.
 // Its methods are safe for concurrent use; a nil *Metrics records nothing.
 type Metrics struct {
-	reg      *prometheus.Registry
-	http     *prometheus.HistogramVec
-	pass     *prometheus.HistogramVec
-	finished *prometheus.HistogramVec
+	reg      registry
+	http     histogramVec
+	pass     histogramVec
+	finished histogramVec
 	series
 }
 
-// New returns a registry with the Go runtime and process collectors and
-// Weir's own series.
+// New returns a registry with the Go runtime and process series and
+// Weir's own.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		http: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "weir_http_request_duration_seconds", Help: "Latency of HTTP requests served, by route pattern, method and status code.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"handler", "method", "code"}),
-		pass: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "weir_scheduler_loop_duration_seconds", Help: "Duration of one scheduler wake-up (its passes back to back), by outcome (ok or error).",
-			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"outcome"}),
-		finished: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "weir_task_instance_duration_seconds", Help: "Run time of task tries (start to the worker's final report), by reported state.",
-			Buckets: []float64{.1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600},
-		}, []string{"state"}),
+		http: newHistogramVec("weir_http_request_duration_seconds", "Latency of HTTP requests served, by route pattern, method and status code.",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "handler", "method", "code"),
+		pass: newHistogramVec("weir_scheduler_loop_duration_seconds", "Duration of one scheduler wake-up (its passes back to back), by outcome (ok or error).",
+			[]float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "outcome"),
+		finished: newHistogramVec("weir_task_instance_duration_seconds", "Run time of task tries (start to the worker's final report), by reported state.",
+			[]float64{.1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600}, "state"),
 		series: newSeries(),
 	}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.http, m.pass, m.finished)
-	m.reg.MustRegister(m.collectors()...)
+	m.reg.add(collectorFunc(goFamilies), collectorFunc(processFamilies), m.http, m.pass, m.finished)
+	m.reg.add(m.collectors()...)
 	return m
 }
 
-// Handler serves the metrics in the Prometheus text format. A collector
-// that fails (the database is down) leaves its series out and the rest is
-// still served.
+// Handler serves the metrics in the Prometheus text format (gzipped when
+// the scraper accepts it). A series that cannot be read (the database is
+// down) is left out and the rest is still served.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		m.reg.write(&buf)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			_, _ = w.Write(buf.Bytes())
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(buf.Bytes())
+		_ = zw.Close()
+	})
 }
 
 // InstrumentHTTP wraps h so every request's latency is recorded under the
@@ -76,7 +79,7 @@ func (m *Metrics) InstrumentHTTP(h http.Handler) http.Handler {
 		if pattern == "" {
 			pattern = "other"
 		}
-		m.http.WithLabelValues(pattern, r.Method, statusText(sw.code)).Observe(time.Since(start).Seconds())
+		m.http.observe(time.Since(start).Seconds(), pattern, r.Method, statusText(sw.code))
 	})
 }
 
@@ -89,7 +92,7 @@ func (m *Metrics) ObserveSchedulerLoop(d time.Duration, err error) {
 	if err != nil {
 		outcome = "error"
 	}
-	m.pass.WithLabelValues(outcome).Observe(d.Seconds())
+	m.pass.observe(d.Seconds(), outcome)
 }
 
 // ObserveTryFinished records a try's run time as its worker reported its
@@ -98,8 +101,8 @@ func (m *Metrics) ObserveTryFinished(state core.TIState, ran time.Duration) {
 	if m == nil {
 		return
 	}
-	m.finished.WithLabelValues(string(state)).Observe(ran.Seconds())
-	m.tiFinished.WithLabelValues(string(state)).Inc()
+	m.finished.observe(ran.Seconds(), string(state))
+	m.tiFinished.add(1, string(state))
 }
 
 // AddDB exports the connection pool statistics of db (go_sql_* series with
@@ -108,7 +111,7 @@ func (m *Metrics) AddDB(name string, db *sql.DB) {
 	if m == nil || db == nil {
 		return
 	}
-	m.reg.MustRegister(collectors.NewDBStatsCollector(db, name))
+	m.reg.add(collectorFunc(func() []family { return dbFamilies(name, db.Stats()) }))
 }
 
 // statusWriter remembers the status code a handler wrote.

@@ -1,14 +1,23 @@
 package metrics
 
 import (
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -155,6 +164,108 @@ func TestOutcome(t *testing.T) {
 	} {
 		if got := Outcome(err); got != want {
 			t.Errorf("Outcome(%v) = %s, want %s", err, got, want)
+		}
+	}
+}
+
+// The whole scrape is valid Prometheus text, as Prometheus's own parser
+// reads it: one family per name (two database pools included), the types
+// and help Weir gives, label values escaped, histograms whose count is
+// their +Inf bucket, and the Go runtime, process and pool series
+// dashboards expect. A scraper that accepts gzip gets it.
+func TestScrapeIsValidPrometheusText(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.ObserveStateOp("get", core.StateTask, 2*time.Millisecond, nil)
+	m.ObserveStateOp("get", core.StateTask, 30*time.Second, nil) // past the last bucket
+	m.TriggerFired("quote\"back\\slash\nline", 2)
+	m.AddWorker(func() (int, int) { return 4, 1 })
+	db := sql.OpenDB(noDriver{})
+	m.AddDB("weir", db)
+	m.AddDB("other", db)
+	text := scrape(t, m.Handler())
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("Prometheus cannot parse the scrape: %v\n%s", err, text)
+	}
+	for name, typ := range map[string]dto.MetricType{
+		"weir_state_store_operation_duration_seconds": dto.MetricType_HISTOGRAM, "weir_trigger_events_total": dto.MetricType_COUNTER,
+		"weir_worker_slots": dto.MetricType_GAUGE, "go_gc_duration_seconds": dto.MetricType_SUMMARY, "go_goroutines": dto.MetricType_GAUGE,
+		"go_memstats_alloc_bytes_total": dto.MetricType_COUNTER, "process_cpu_seconds_total": dto.MetricType_COUNTER,
+		"process_resident_memory_bytes": dto.MetricType_GAUGE, "process_start_time_seconds": dto.MetricType_GAUGE,
+		"process_open_fds": dto.MetricType_GAUGE, "go_sql_open_connections": dto.MetricType_GAUGE,
+	} {
+		f := fams[name]
+		if f == nil || f.GetType() != typ || f.GetHelp() == "" {
+			t.Errorf("family %s = %v, want a %v with help", name, f, typ)
+		}
+	}
+	if n := len(fams["go_sql_open_connections"].GetMetric()); n != 2 {
+		t.Errorf("go_sql_open_connections has %d series, want one per pool", n)
+	}
+	h := fams["weir_state_store_operation_duration_seconds"].GetMetric()[0].GetHistogram()
+	buckets := h.GetBucket()
+	if h.GetSampleCount() != 2 || h.GetSampleSum() != 30.002 || buckets[0].GetCumulativeCount() != 0 ||
+		buckets[len(buckets)-2].GetCumulativeCount() != 1 || buckets[len(buckets)-1].GetCumulativeCount() != 2 {
+		t.Errorf("histogram = %v; want 2 observations summing to 30.002, one within 2.5 s, both within +Inf", h)
+	}
+	trig := fams["weir_trigger_events_total"].GetMetric()[0]
+	if trig.GetLabel()[0].GetValue() != "quote\"back\\slash\nline" || trig.GetCounter().GetValue() != 2 {
+		t.Errorf("escaped label read back as %v", trig)
+	}
+	start := fams["process_start_time_seconds"].GetMetric()[0].GetGauge().GetValue()
+	if since := time.Since(time.Unix(int64(start), 0)); since < -2*time.Second || since > time.Hour {
+		t.Errorf("process_start_time_seconds %v is %v ago", start, since)
+	}
+
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, req)
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, _ := io.ReadAll(zr)
+	if rec.Header().Get("Content-Encoding") != "gzip" || !strings.Contains(string(unzipped), "# TYPE weir_worker_slots gauge") ||
+		!strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Errorf("gzip scrape: headers %v, body %.200s", rec.Header(), unzipped)
+	}
+}
+
+// noDriver is a database/sql connector that never connects: a pool whose
+// statistics are all zero.
+type noDriver struct{}
+
+func (noDriver) Connect(context.Context) (driver.Conn, error) { return nil, errors.New("no database") }
+func (noDriver) Driver() driver.Driver                        { return nil }
+
+// Series recorded while scrapes run (go test -race) count every event.
+func TestRecordingWhileScraping(t *testing.T) {
+	t.Parallel()
+	m := New()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				m.TasksQueued("scheduler", 1)
+				m.ObserveStateOp("set", core.StateTask, time.Duration(i)*time.Microsecond, nil)
+				m.TriggerFired(fmt.Sprint("t", g), 1)
+			}
+		}()
+	}
+	for range 20 {
+		scrape(t, m.Handler())
+	}
+	wg.Wait()
+	text := scrape(t, m.Handler())
+	for _, want := range []string{`weir_task_instances_queued_total{by="scheduler"} 2000`, `weir_trigger_events_total{type="t3"} 500`,
+		`weir_state_store_operation_duration_seconds_count{kind="task",operation="set"} 2000`} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("metrics lack %s", want)
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -15,15 +13,15 @@ import (
 // set (states, sources, operations, outcomes, registered trigger types):
 // never a DAG, run or task id.
 type series struct {
-	tiFinished    *prometheus.CounterVec
-	runsCreated   prometheus.Histogram
-	tisQueued     prometheus.Histogram
-	queuedBy      *prometheus.CounterVec
-	triggerEvents *prometheus.CounterVec
-	triggerFails  *prometheus.CounterVec
-	assetEvents   *prometheus.CounterVec
-	stateOps      *prometheus.CounterVec
-	stateOpTime   *prometheus.HistogramVec
+	tiFinished    counterVec
+	runsCreated   histogramVec
+	tisQueued     histogramVec
+	queuedBy      counterVec
+	triggerEvents counterVec
+	triggerFails  counterVec
+	assetEvents   counterVec
+	stateOps      counterVec
+	stateOpTime   histogramVec
 	workers       *workerCollector
 }
 
@@ -33,46 +31,28 @@ var perPass = []float64{0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000}
 
 func newSeries() series {
 	return series{
-		tiFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_task_instances_finished_total", Help: "Task tries whose worker reported a final state, by that state.",
-		}, []string{"state"}),
-		runsCreated: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "weir_scheduler_pass_dag_runs_created", Help: "DAG runs one scheduler pass created (scheduled, asset-triggered and partition runs); the sum counts them all.",
-			Buckets: perPass,
-		}),
-		tisQueued: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "weir_scheduler_pass_task_instances_queued", Help: "Task instances one scheduler pass queued for workers; the sum counts them all.",
-			Buckets: perPass,
-		}),
-		queuedBy: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_task_instances_queued_total", Help: "Task instances queued for workers by this process, by who queued them: a scheduler pass, or a try's success queueing what follows it (try_end).",
-		}, []string{"by"}),
-		triggerEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_trigger_events_total", Help: "Events triggers committed (deferred tries resumed, stream items appended, watcher events), by trigger type.",
-		}, []string{"type"}),
-		triggerFails: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_trigger_failures_total", Help: "Trigger runs that failed (an error, a panic, ending without an event, a type that cannot be built, a failed watcher poll), by trigger type.",
-		}, []string{"type"}),
-		assetEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_asset_events_created_total", Help: "Asset events committed by this process, by source (task, callback, api, watcher).",
-		}, []string{"source"}),
-		stateOps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_state_store_operations_total", Help: "State-store operations (task and asset state), by operation, kind and outcome.",
-		}, []string{"operation", "kind", "outcome"}),
-		stateOpTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "weir_state_store_operation_duration_seconds", Help: "Latency of state-store operations in their backend, by operation and kind.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"operation", "kind"}),
-		workers: &workerCollector{
-			slots:   prometheus.NewDesc("weir_worker_slots", "Task slots of the workers of this process ([workers] concurrency).", nil, nil),
-			free:    prometheus.NewDesc("weir_worker_free_slots", "Task slots of the workers of this process that hold no try.", nil, nil),
-			running: prometheus.NewDesc("weir_worker_running_tries", "Tries the workers of this process hold (claimed until their run ends).", nil, nil),
-		},
+		tiFinished: newCounterVec("weir_task_instances_finished_total", "Task tries whose worker reported a final state, by that state.", "state"),
+		runsCreated: newHistogramVec("weir_scheduler_pass_dag_runs_created",
+			"DAG runs one scheduler pass created (scheduled, asset-triggered and partition runs); the sum counts them all.", perPass),
+		tisQueued: newHistogramVec("weir_scheduler_pass_task_instances_queued",
+			"Task instances one scheduler pass queued for workers; the sum counts them all.", perPass),
+		queuedBy: newCounterVec("weir_task_instances_queued_total",
+			"Task instances queued for workers by this process, by who queued them: a scheduler pass, or a try's success queueing what follows it (try_end).", "by"),
+		triggerEvents: newCounterVec("weir_trigger_events_total",
+			"Events triggers committed (deferred tries resumed, stream items appended, watcher events), by trigger type.", "type"),
+		triggerFails: newCounterVec("weir_trigger_failures_total",
+			"Trigger runs that failed (an error, a panic, ending without an event, a type that cannot be built, a failed watcher poll), by trigger type.", "type"),
+		assetEvents: newCounterVec("weir_asset_events_created_total", "Asset events committed by this process, by source (task, callback, api, watcher).", "source"),
+		stateOps: newCounterVec("weir_state_store_operations_total", "State-store operations (task and asset state), by operation, kind and outcome.",
+			"operation", "kind", "outcome"),
+		stateOpTime: newHistogramVec("weir_state_store_operation_duration_seconds", "Latency of state-store operations in their backend, by operation and kind.",
+			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}, "operation", "kind"),
+		workers: &workerCollector{},
 	}
 }
 
-func (s *series) collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.tiFinished, s.runsCreated, s.tisQueued, s.queuedBy, s.triggerEvents, s.triggerFails,
+func (s *series) collectors() []collector {
+	return []collector{s.tiFinished, s.runsCreated, s.tisQueued, s.queuedBy, s.triggerEvents, s.triggerFails,
 		s.assetEvents, s.stateOps, s.stateOpTime, s.workers}
 }
 
@@ -82,8 +62,8 @@ func (m *Metrics) ObserveSchedulerPass(runsCreated, tasksQueued int) {
 	if m == nil {
 		return
 	}
-	m.runsCreated.Observe(float64(runsCreated))
-	m.tisQueued.Observe(float64(tasksQueued))
+	m.runsCreated.observe(float64(runsCreated))
+	m.tisQueued.observe(float64(tasksQueued))
 }
 
 // TasksQueued counts n task instances queued by by (service.QueuedBy*).
@@ -91,7 +71,7 @@ func (m *Metrics) TasksQueued(by string, n int) {
 	if m == nil || n <= 0 {
 		return
 	}
-	m.queuedBy.WithLabelValues(by).Add(float64(n))
+	m.queuedBy.add(uint64(n), by)
 }
 
 // TriggerFired counts n events a trigger of type typ committed.
@@ -99,7 +79,7 @@ func (m *Metrics) TriggerFired(typ string, n int) {
 	if m == nil || n <= 0 {
 		return
 	}
-	m.triggerEvents.WithLabelValues(typ).Add(float64(n))
+	m.triggerEvents.add(uint64(n), typ)
 }
 
 // TriggerFailed counts a failed run of a trigger of type typ.
@@ -107,7 +87,7 @@ func (m *Metrics) TriggerFailed(typ string) {
 	if m == nil {
 		return
 	}
-	m.triggerFails.WithLabelValues(typ).Inc()
+	m.triggerFails.add(1, typ)
 }
 
 // AssetEventCreated counts one committed asset event of source (a
@@ -116,7 +96,7 @@ func (m *Metrics) AssetEventCreated(source string) {
 	if m == nil {
 		return
 	}
-	m.assetEvents.WithLabelValues(source).Inc()
+	m.assetEvents.add(1, source)
 }
 
 // ObserveStateOp records one state-store operation (get, set, delete,
@@ -125,8 +105,8 @@ func (m *Metrics) ObserveStateOp(op string, kind core.StateKind, took time.Durat
 	if m == nil {
 		return
 	}
-	m.stateOps.WithLabelValues(op, string(kind), Outcome(err)).Inc()
-	m.stateOpTime.WithLabelValues(op, string(kind)).Observe(took.Seconds())
+	m.stateOps.add(1, op, string(kind), Outcome(err))
+	m.stateOpTime.observe(took.Seconds(), op, string(kind))
 }
 
 // Outcome names an operation's result by the sentinel its error wraps:
@@ -165,8 +145,6 @@ func (m *Metrics) AddWorker(slots func() (total, running int)) {
 
 // workerCollector reads the workers' slots at each scrape.
 type workerCollector struct {
-	slots, free, running *prometheus.Desc
-
 	mu      sync.Mutex
 	sources []func() (total, running int)
 }
@@ -177,26 +155,22 @@ func (c *workerCollector) add(f func() (int, int)) {
 	c.sources = append(c.sources, f)
 }
 
-func (c *workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.slots
-	ch <- c.free
-	ch <- c.running
-}
-
-// Collect reports nothing in a process that runs no worker.
-func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
+// collect reports nothing in a process that runs no worker.
+func (c *workerCollector) collect() []family {
 	c.mu.Lock()
 	sources := c.sources
 	c.mu.Unlock()
 	if len(sources) == 0 {
-		return
+		return nil
 	}
 	var total, running int
 	for _, f := range sources {
 		t, r := f()
 		total, running = total+t, running+r
 	}
-	ch <- prometheus.MustNewConstMetric(c.slots, prometheus.GaugeValue, float64(total))
-	ch <- prometheus.MustNewConstMetric(c.free, prometheus.GaugeValue, float64(max(total-running, 0)))
-	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(running))
+	return []family{
+		gauge("weir_worker_slots", "Task slots of the workers of this process ([workers] concurrency).", float64(total)),
+		gauge("weir_worker_free_slots", "Task slots of the workers of this process that hold no try.", float64(max(total-running, 0))),
+		gauge("weir_worker_running_tries", "Tries the workers of this process hold (claimed until their run ends).", float64(running)),
+	}
 }

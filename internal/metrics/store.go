@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -26,53 +24,42 @@ func (m *Metrics) AddStore(src Source) {
 	if m == nil {
 		return
 	}
-	m.reg.MustRegister(&storeCollector{src: src,
-		tis:      prometheus.NewDesc("weir_task_instances", "Task instances (current tries) per queue and state (state \"none\": not yet scheduled).", []string{"queue", "state"}, nil),
-		depth:    prometheus.NewDesc("weir_queue_depth", "Task instances queued and waiting for a worker, per queue.", []string{"queue"}, nil),
-		triggers: prometheus.NewDesc("weir_triggers", "Triggers that deferred task instances or sensors wait on.", nil, nil),
-	})
+	m.reg.add(storeCollector{src})
 }
 
-type storeCollector struct {
-	src                  Source
-	tis, depth, triggers *prometheus.Desc
-}
+type storeCollector struct{ src Source }
 
-func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.tis
-	ch <- c.depth
-	ch <- c.triggers
-}
-
-func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+// collect leaves out the series whose query failed.
+func (c storeCollector) collect() []family {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	totals, err := c.src.TaskInstanceTotals(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.tis, err)
-	} else {
+	var fams []family
+	if totals, err := c.src.TaskInstanceTotals(ctx); err == nil {
+		tis := family{name: "weir_task_instances", typ: typeGauge,
+			help: "Task instances (current tries) per queue and state (state \"none\": not yet scheduled)."}
 		depth := map[string]int{}
 		for _, t := range totals {
 			state := string(t.State)
 			if state == "" {
 				state = "none"
 			}
-			ch <- prometheus.MustNewConstMetric(c.tis, prometheus.GaugeValue, float64(t.Count), t.Queue, state)
-			if _, ok := depth[t.Queue]; !ok {
-				depth[t.Queue] = 0
-			}
+			tis.samples = append(tis.samples, sample{labels: []label{{"queue", t.Queue}, {"state", state}}, value: float64(t.Count)})
+			queued := 0
 			if t.State == core.TIQueued {
-				depth[t.Queue] += t.Count
+				queued = t.Count
 			}
+			depth[t.Queue] += queued // every queue seen has a depth, 0 included
 		}
+		sortSamples(tis.samples)
+		queues := family{name: "weir_queue_depth", typ: typeGauge, help: "Task instances queued and waiting for a worker, per queue."}
 		for q, n := range depth {
-			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(n), q)
+			queues.samples = append(queues.samples, sample{labels: []label{{"queue", q}}, value: float64(n)})
 		}
+		sortSamples(queues.samples)
+		fams = append(fams, tis, queues)
 	}
-	n, err := c.src.TriggerCount(ctx, &store.TriggerListParams{})
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.triggers, err)
-		return
+	if n, err := c.src.TriggerCount(ctx, &store.TriggerListParams{}); err == nil {
+		fams = append(fams, gauge("weir_triggers", "Triggers that deferred task instances or sensors wait on.", float64(n)))
 	}
-	ch <- prometheus.MustNewConstMetric(c.triggers, prometheus.GaugeValue, float64(n))
+	return fams
 }

@@ -1,15 +1,13 @@
 package taskproc
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/weirflow/weir/internal/sysfile"
+	"github.com/weirflow/weir/internal/procstat"
 )
 
 // process identifies a process across pid reuse: its pid, its start time in
@@ -33,26 +31,8 @@ func procStat(pid int) (pgrp int, start uint64, err error) {
 // procFields reads the state, process group and start time of a process
 // from /proc/<pid>/stat (a zombie's included).
 func procFields(pid int) (state string, pgrp int, start uint64, err error) {
-	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", 0, 0, err
-	}
-	// "pid (comm) state ppid pgrp ... starttime ...": comm may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return "", 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	if pgrp, err = strconv.Atoi(f[2]); err != nil {
-		return "", 0, 0, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
-	}
-	if start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
-		return "", 0, 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
-	}
-	return f[0], pgrp, start, nil
+	st, err := procstat.Read(strconv.Itoa(pid))
+	return st.State, st.Pgrp, st.Start, err
 }
 
 // identify returns the identity of a live process.

@@ -1,5 +1,5 @@
 // Package tracing exports OpenTelemetry traces of DAG runs and task tries
-// over OTLP (HTTP/protobuf): a run's span, and each try's life — queued,
+// over OTLP (HTTP/protobuf, export.go and wire.go): a run's span, and each try's life — queued,
 // running, deferred, finished, retried — as spans built from the times the
 // database recorded, with
 // trace and span ids derived from the run and the try, so that spans made
@@ -14,11 +14,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -74,6 +74,9 @@ type Config struct {
 	// BatchTimeout is how long spans wait to be sent together; 0 = 2 s.
 	BatchTimeout time.Duration
 	Logger       *slog.Logger
+	// Environ holds the OTEL_EXPORTER_OTLP_* variables the exporter reads
+	// (headers, timeout, compression, certificates); nil = os.Environ().
+	Environ []string
 }
 
 // Tracer builds and exports the spans of tries. Its methods are safe for
@@ -94,7 +97,10 @@ func New(cfg Config) (*Tracer, error) {
 	if err := CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, fmt.Errorf("[traces] otlp_endpoint: %w", err)
 	}
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	exp, err := newExporter(cfg.Endpoint, cfg.Environ)
 	if err != nil {
 		return nil, fmt.Errorf("[traces] otlp_endpoint %s: %w", cfg.Endpoint, err)
 	}
