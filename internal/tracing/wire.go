@@ -201,27 +201,27 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 
 // sliceValues returns the elements of a slice attribute as values.
 func sliceValues(v attribute.Value) []attribute.Value {
-	var out []attribute.Value
 	switch v.Type() {
 	case attribute.BOOLSLICE:
-		for _, x := range v.AsBoolSlice() {
-			out = append(out, attribute.BoolValue(x))
-		}
+		return each(v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		for _, x := range v.AsInt64Slice() {
-			out = append(out, attribute.Int64Value(x))
-		}
+		return each(v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		for _, x := range v.AsFloat64Slice() {
-			out = append(out, attribute.Float64Value(x))
-		}
+		return each(v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		for _, x := range v.AsStringSlice() {
-			out = append(out, attribute.StringValue(x))
-		}
+		return each(v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		out = v.AsSlice()
+		return v.AsSlice()
 	default:
+		return nil
+	}
+}
+
+// each returns f of every element of xs.
+func each[T any](xs []T, f func(T) attribute.Value) []attribute.Value {
+	out := make([]attribute.Value, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
 }
