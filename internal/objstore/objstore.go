@@ -1,6 +1,6 @@
 // Package objstore is the worker-side object store behind the state
 // store's object-store backend (docs/requirements.md#be-2): opaque keys mapped to byte
-// values, kept either in an S3-compatible bucket (minio-go) or under a
+// values, kept either in an S3-compatible bucket (s3client) or under a
 // directory on the local filesystem.
 //
 // A Store is chosen by URL with Open:

@@ -1,26 +1,21 @@
 package objstore
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
-
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/s3client"
 )
 
 // S3 is a Store in a bucket of an S3-compatible server (AWS S3, MinIO,
-// SeaweedFS, …), reached with minio-go. Each key is stored as the object
-// Prefix+key; a Put is a single PUT of the whole value (multipart above
-// 16 MiB), which S3 makes visible atomically.
+// SeaweedFS, …), reached with s3client. Each key is stored as the object
+// Prefix+key; a Put is a single PUT of the whole value, which S3 makes
+// visible atomically.
 type S3 struct {
-	client *minio.Client
+	client *s3client.Client
 	cfg    S3Config
 }
 
@@ -34,29 +29,24 @@ func NewS3(cfg S3Config) (*S3, error) {
 	return &S3{client: client, cfg: cfg}, nil
 }
 
-// NewS3Client returns a minio-go client for cfg's server after checking
-// cfg, for code that reads a bucket directly (the s3_key trigger); it does
-// not contact the server.
-func NewS3Client(cfg S3Config) (*minio.Client, error) {
+// NewS3Client returns a client for cfg's server after checking cfg, for
+// code that reads a bucket directly (the s3_key trigger); it does not
+// contact the server.
+func NewS3Client(cfg S3Config) (*s3client.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	lookup := minio.BucketLookupAuto
+	var pathStyle *bool
 	switch cfg.Addressing {
-	case AddressingPath:
-		lookup = minio.BucketLookupPath
-	case AddressingVirtualHost:
-		lookup = minio.BucketLookupDNS
+	case AddressingPath, AddressingVirtualHost:
+		path := cfg.Addressing == AddressingPath
+		pathStyle = &path
 	case AddressingAuto:
 	}
-	client, err := minio.New(cfg.Endpoint, &minio.Options{
-		Creds:        credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken),
-		Secure:       cfg.Secure,
-		Region:       cfg.Region,
-		BucketLookup: lookup,
-	})
+	client, err := s3client.New(s3client.Config{Endpoint: cfg.Endpoint, Secure: cfg.Secure, Region: cfg.Region, PathStyle: pathStyle,
+		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, SessionToken: cfg.SessionToken}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: S3 client for %s: %w", core.ErrInvalid, cfg.Endpoint, err)
+		return nil, fmt.Errorf("%w: S3 client: %w", core.ErrInvalid, err)
 	}
 	return client, nil
 }
@@ -70,9 +60,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutObject(ctx, s.cfg.Bucket, name, bytes.NewReader(data), int64(len(data)),
-		minio.PutObjectOptions{ContentType: "application/octet-stream"})
-	if err != nil {
+	if err := s.client.Put(ctx, s.cfg.Bucket, name, data, "application/octet-stream"); err != nil {
 		return fmt.Errorf("put object %q in %s: %w", key, s.cfg, s.mapError(err))
 	}
 	return nil
@@ -84,14 +72,9 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, name, minio.GetObjectOptions{})
+	data, err := s.client.Get(ctx, s.cfg.Bucket, name)
 	if err == nil {
-		var data []byte
-		data, err = io.ReadAll(obj)
-		_ = obj.Close() // a read object has nothing left to flush
-		if err == nil {
-			return data, nil
-		}
+		return data, nil
 	}
 	return nil, fmt.Errorf("get object %q from %s: %w", key, s.cfg, s.mapError(err))
 }
@@ -103,10 +86,8 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.client.RemoveObject(ctx, s.cfg.Bucket, name, minio.RemoveObjectOptions{}); err != nil {
-		if err := s.mapError(err); !errors.Is(err, core.ErrNotFound) {
-			return fmt.Errorf("delete object %q from %s: %w", key, s.cfg, err)
-		}
+	if err := s.client.Delete(ctx, s.cfg.Bucket, name); err != nil {
+		return fmt.Errorf("delete object %q from %s: %w", key, s.cfg, s.mapError(err))
 	}
 	return nil
 }
@@ -116,21 +97,15 @@ func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops minio-go's listing goroutine on an early return
 	var keys []string
-	for obj := range s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{
-		Prefix:    s.cfg.Prefix + prefix,
-		Recursive: true,
-	}) {
-		if obj.Err != nil {
-			return nil, fmt.Errorf("list objects with prefix %q in %s: %w", prefix, s.cfg, s.mapError(obj.Err))
+	err := s.client.List(ctx, s.cfg.Bucket, s.cfg.Prefix+prefix, func(obj s3client.Object) bool {
+		if key := strings.TrimPrefix(obj.Key, s.cfg.Prefix); ValidateKey(key) == nil { // not a folder marker or an object some other tool wrote
+			keys = append(keys, key)
 		}
-		key := strings.TrimPrefix(obj.Key, s.cfg.Prefix)
-		if ValidateKey(key) != nil {
-			continue // a folder marker or an object some other tool wrote
-		}
-		keys = append(keys, key)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list objects with prefix %q in %s: %w", prefix, s.cfg, s.mapError(err))
 	}
 	// S3 lists in UTF-8 binary order already; this is a guard for servers
 	// that do not.
@@ -154,11 +129,10 @@ func (s *S3) objectName(key string) (string, error) {
 // mapError turns an absent object into core.ErrNotFound and explains the
 // configuration errors a user can fix; other errors pass through.
 func (s *S3) mapError(err error) error {
-	resp := minio.ToErrorResponse(err)
-	switch resp.Code {
-	case minio.NoSuchKey:
+	switch s3client.Code(err) {
+	case "NoSuchKey":
 		return fmt.Errorf("%w: %w", core.ErrNotFound, err)
-	case minio.NoSuchBucket:
+	case "NoSuchBucket":
 		return fmt.Errorf("bucket %q does not exist (create it, or fix the URL): %w", s.cfg.Bucket, err)
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
 		return fmt.Errorf("the server refused the credentials (set them in the URL or in "+

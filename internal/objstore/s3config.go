@@ -18,8 +18,8 @@ type Addressing string
 
 // Addressing styles.
 const (
-	// AddressingAuto lets minio-go choose: virtual-host style for AWS and
-	// a few known clouds, path style elsewhere.
+	// AddressingAuto chooses: virtual-host style for AWS (when the bucket
+	// name allows it), path style elsewhere.
 	AddressingAuto Addressing = ""
 	// AddressingPath puts the bucket in the path: http://host/bucket/key.
 	AddressingPath Addressing = "path"

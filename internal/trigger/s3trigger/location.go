@@ -6,9 +6,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/s3client"
 	"github.com/weirflow/weir/internal/trigger"
 )
 
@@ -62,7 +61,7 @@ func (k *LocationKwargs) Location(required bool) (Location, error) {
 // credentials and region, its bucket unless loc names one, and its prefix,
 // which goes before loc's prefix or glob. A connection that is not defined
 // or not an S3 URL is a Permanent error.
-func Connect(ctx context.Context, rt *trigger.Runtime, loc Location) (objstore.S3Config, *minio.Client, error) {
+func Connect(ctx context.Context, rt *trigger.Runtime, loc Location) (objstore.S3Config, *s3client.Client, error) {
 	u, err := rt.Connection(ctx, loc.ConnID)
 	if err != nil {
 		return objstore.S3Config{}, nil, err
@@ -84,24 +83,20 @@ func Connect(ctx context.Context, rt *trigger.Runtime, loc Location) (objstore.S
 // List calls fn with each object of loc in cfg's bucket (Connect's), in
 // key order, until fn returns false. S3 lists in key order only: finding
 // what is new means listing the whole prefix.
-func List(ctx context.Context, client *minio.Client, cfg objstore.S3Config, loc Location, fn func(minio.ObjectInfo) bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops minio-go's listing goroutine on an early return
+func List(ctx context.Context, client *s3client.Client, cfg objstore.S3Config, loc Location, fn func(s3client.Object) bool) error {
 	listPrefix, glob := cfg.Prefix+loc.Prefix, ""
 	if loc.Glob != "" {
 		glob = cfg.Prefix + loc.Glob
 		listPrefix = glob[:strings.IndexAny(glob+"*", `*?[\`)] // the glob's literal start
 	}
-	for obj := range client.ListObjects(ctx, cfg.Bucket, minio.ListObjectsOptions{Prefix: listPrefix, Recursive: true}) {
-		if obj.Err != nil {
-			return fmt.Errorf("list bucket %q under %q: %w", cfg.Bucket, listPrefix, obj.Err)
-		}
+	err := client.List(ctx, cfg.Bucket, listPrefix, func(obj s3client.Object) bool {
 		if ok, _ := path.Match(glob, obj.Key); glob != "" && !ok {
-			continue
+			return true
 		}
-		if !fn(obj) {
-			return nil
-		}
+		return fn(obj)
+	})
+	if err != nil {
+		return fmt.Errorf("list bucket %q under %q: %w", cfg.Bucket, listPrefix, err)
 	}
 	return nil
 }

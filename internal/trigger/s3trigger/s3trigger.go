@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/s3client"
 	"github.com/weirflow/weir/internal/trigger"
 )
 
@@ -73,7 +72,7 @@ type Payload struct {
 }
 
 func (s *s3Trigger) Run(ctx context.Context, rt *trigger.Runtime) error {
-	var client *minio.Client
+	var client *s3client.Client
 	var cfg objstore.S3Config
 	return trigger.Poll(ctx, rt, s.interval, func(ctx context.Context) (any, bool, error) {
 		if client == nil {
@@ -87,9 +86,9 @@ func (s *s3Trigger) Run(ctx context.Context, rt *trigger.Runtime) error {
 }
 
 // check lists the matching objects, stopping once enough are listed.
-func (s *s3Trigger) check(ctx context.Context, client *minio.Client, cfg objstore.S3Config) (any, bool, error) {
+func (s *s3Trigger) check(ctx context.Context, client *s3client.Client, cfg objstore.S3Config) (any, bool, error) {
 	p := Payload{Bucket: cfg.Bucket, Keys: []Object{}}
-	err := List(ctx, client, cfg, s.loc, func(obj minio.ObjectInfo) bool {
+	err := List(ctx, client, cfg, s.loc, func(obj s3client.Object) bool {
 		p.Keys = append(p.Keys, Object{Key: obj.Key, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), LastModified: obj.LastModified.UTC()})
 		return len(p.Keys) < max(s.minCount, trigger.MaxListed)
 	})

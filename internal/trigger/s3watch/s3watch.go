@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/s3client"
 	"github.com/weirflow/weir/internal/trigger"
 	"github.com/weirflow/weir/internal/trigger/listwatch"
 	"github.com/weirflow/weir/internal/trigger/s3trigger"
@@ -70,7 +69,7 @@ func newWatcher(raw json.RawMessage) (trigger.Trigger, error) {
 }
 
 func (w *s3Watcher) Run(ctx context.Context, rt *trigger.Runtime) error {
-	var client *minio.Client
+	var client *s3client.Client
 	var cfg objstore.S3Config
 	return listwatch.Run(ctx, rt, w.interval, w.opt, func(ctx context.Context, emit func(*listwatch.Item)) error {
 		if client == nil {
@@ -85,8 +84,8 @@ func (w *s3Watcher) Run(ctx context.Context, rt *trigger.Runtime) error {
 
 // list lists the objects under the prefix (S3 lists in key order, whole:
 // it cannot filter by time) and emits those the glob matches.
-func (w *s3Watcher) list(ctx context.Context, client *minio.Client, cfg objstore.S3Config, emit func(*listwatch.Item)) error {
-	return s3trigger.List(ctx, client, cfg, w.loc, func(obj minio.ObjectInfo) bool {
+func (w *s3Watcher) list(ctx context.Context, client *s3client.Client, cfg objstore.S3Config, emit func(*listwatch.Item)) error {
+	return s3trigger.List(ctx, client, cfg, w.loc, func(obj s3client.Object) bool {
 		emit(&listwatch.Item{
 			Key:      strings.TrimPrefix(obj.Key, cfg.Prefix), // as prefix, glob and route name it
 			Modified: obj.LastModified,

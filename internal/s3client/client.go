@@ -1,0 +1,405 @@
+// Package s3client is the small S3 client Weir needs: put, get and delete
+// an object, and list a bucket, against AWS S3 or any S3-compatible server
+// (MinIO, SeaweedFS, Ceph, R2, Garage), signed with AWS Signature Version 4.
+// It replaced minio-go, whose package initialisation cost every weir
+// process several milliseconds of its start (docs/adr/0038-no-protobuf-runtime.md).
+package s3client
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Config locates a server.
+type Config struct {
+	Endpoint string // host[:port], no scheme
+	Secure   bool   // https
+	// Region signs the requests; "" = ask the server for each bucket's
+	// (GET ?location), us-east-1 when it will not say.
+	Region string
+	// PathStyle puts the bucket in the path (http://host/bucket/key); false
+	// in the host name (http://bucket.host/key); nil chooses: the host name
+	// for AWS (s3.amazonaws.com and its regional endpoints) when the bucket
+	// name allows it, the path elsewhere.
+	PathStyle   *bool
+	Credentials Credentials
+	// HTTPClient sends the requests; nil = a client of its own.
+	HTTPClient *http.Client
+}
+
+// Client sends S3 requests. Safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http *http.Client
+
+	mu      sync.Mutex
+	regions map[string]string // bucket → region, asked of the server
+}
+
+// New returns a client for cfg; it does not contact the server.
+func New(cfg Config) (*Client, error) {
+	if cfg.Endpoint == "" || strings.ContainsAny(cfg.Endpoint, "/?#@ ") {
+		return nil, fmt.Errorf("S3 endpoint %q must be host[:port]", cfg.Endpoint)
+	}
+	c := &Client{cfg: cfg, http: cfg.HTTPClient, regions: map[string]string{}}
+	if c.http == nil {
+		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	return c, nil
+}
+
+// Object is one entry of a listing.
+type Object struct {
+	Key          string
+	Size         int64
+	ETag         string // as the server sent it, quotes included
+	LastModified time.Time
+}
+
+// Error is a refusal from the server: its HTTP status and S3 error code
+// (NoSuchKey, NoSuchBucket, AccessDenied, …).
+type Error struct {
+	Status    int
+	Code      string
+	Message   string
+	Region    string // the bucket's region, when the server says the request named another
+	RequestID string
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	return e.Code + ": " + msg
+}
+
+// Code returns the S3 error code err carries, or "".
+func Code(err error) string {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+// Put stores data as the object key of bucket, in one request (S3 takes up
+// to 5 GiB so).
+func (c *Client) Put(ctx context.Context, bucket, key string, data []byte, contentType string) error {
+	h := http.Header{}
+	h.Set("Content-Type", contentType)
+	resp, err := c.do(ctx, request{method: http.MethodPut, bucket: bucket, key: key, header: h, body: data})
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// Get returns the object key of bucket.
+func (c *Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
+	resp, err := c.do(ctx, request{method: http.MethodGet, bucket: bucket, key: key})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read object %q: %w", key, err)
+	}
+	return data, nil
+}
+
+// Delete removes the object key of bucket; an absent object is no error.
+func (c *Client) Delete(ctx context.Context, bucket, key string) error {
+	resp, err := c.do(ctx, request{method: http.MethodDelete, bucket: bucket, key: key})
+	if err != nil {
+		if Code(err) == "NoSuchKey" {
+			return nil
+		}
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// List calls fn with each object of bucket whose key starts with prefix,
+// in key order (the server's), page after page, until fn returns false.
+func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Object) bool) error {
+	token := ""
+	for {
+		q := map[string]string{"list-type": "2", "encoding-type": "url", "prefix": prefix}
+		if token != "" {
+			q["continuation-token"] = token
+		}
+		resp, err := c.do(ctx, request{method: http.MethodGet, bucket: bucket, query: q})
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Contents []struct {
+				Key          string
+				Size         int64
+				ETag         string
+				LastModified time.Time
+			}
+			IsTruncated           bool
+			NextContinuationToken string
+			EncodingType          string
+		}
+		err = xml.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("list bucket %q: read the answer: %w", bucket, err)
+		}
+		for _, o := range page.Contents {
+			key := o.Key
+			if page.EncodingType == "url" {
+				if key, err = url.QueryUnescape(o.Key); err != nil {
+					return fmt.Errorf("list bucket %q: key %q: %w", bucket, o.Key, err)
+				}
+			}
+			if !fn(Object{Key: key, Size: o.Size, ETag: o.ETag, LastModified: o.LastModified}) {
+				return nil
+			}
+		}
+		if !page.IsTruncated || page.NextContinuationToken == "" {
+			return nil
+		}
+		token = page.NextContinuationToken
+	}
+}
+
+// request is one S3 call: a bucket (and key) to address, a query, headers
+// and a body.
+type request struct {
+	method      string
+	bucket, key string
+	query       map[string]string
+	header      http.Header
+	body        []byte
+}
+
+// attempts and firstWait bound the retries of a request the server could
+// not serve for the moment (5xx, SlowDown) or that found no connection.
+const (
+	attempts  = 4
+	firstWait = 200 * time.Millisecond
+)
+
+// do sends r signed for its bucket's region, retrying what may pass, and
+// returns the answer of a request that succeeded; its body is the
+// caller's to close. A refusal is an *Error.
+func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
+	region, err := c.region(ctx, r.bucket)
+	if err != nil {
+		return nil, err
+	}
+	wait := firstWait
+	for attempt := 1; ; attempt++ {
+		resp, err := c.send(ctx, r, region)
+		if err == nil {
+			return resp, nil
+		}
+		if e, ok := errors.AsType[*Error](err); ok && e.Region != "" && e.Region != region && attempt == 1 {
+			c.setRegion(r.bucket, e.Region) // the server named the bucket's region: sign for it
+			region = e.Region
+			continue
+		}
+		if attempt == attempts || !retryable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// send makes one request.
+func (c *Client) send(ctx context.Context, r request, region string) (*http.Response, error) {
+	u := c.url(r.bucket, r.key, region)
+	u.RawQuery = encodeQuery(r.query)
+	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	if len(r.body) == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	hash := emptySHA256
+	if len(r.body) > 0 {
+		hash = hexSHA256(r.body)
+	}
+	c.cfg.Credentials.sign(req, "s3", region, hash, time.Now())
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, readError(resp, r.key)
+}
+
+// readError reads the server's XML error; a bodiless 404 (an answer to
+// HEAD, or a server that sends none) is NoSuchKey for an object and
+// NoSuchBucket for a bucket.
+func readError(resp *http.Response, key string) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
+	var x struct {
+		Code, Message, Region, RequestID string
+	}
+	if xml.Unmarshal(body, &x) == nil {
+		e.Code, e.Message, e.Region = x.Code, x.Message, x.Region
+		if x.RequestID != "" {
+			e.RequestID = x.RequestID
+		}
+	}
+	if r := resp.Header.Get("X-Amz-Bucket-Region"); e.Region == "" && r != "" && (resp.StatusCode == http.StatusMovedPermanently ||
+		e.Code == "AuthorizationHeaderMalformed" || e.Code == "PermanentRedirect") {
+		e.Region = r
+	}
+	if e.Code == "" {
+		switch {
+		case resp.StatusCode == http.StatusNotFound && key != "":
+			e.Code = "NoSuchKey"
+		case resp.StatusCode == http.StatusNotFound:
+			e.Code = "NoSuchBucket"
+		default:
+			e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
+		}
+	}
+	return e
+}
+
+// retryable says whether a request that failed with err may pass later:
+// the server was busy or failing (5xx, SlowDown, RequestTimeout), or the
+// connection was refused, reset or timed out.
+func retryable(err error) bool {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Status >= 500 || e.Code == "SlowDown" || e.Code == "RequestTimeout" || e.Status == http.StatusTooManyRequests
+	}
+	var nerr net.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &nerr) && nerr.Timeout())
+}
+
+// url addresses bucket (and key) in the path or in the host name.
+func (c *Client) url(bucket, key, region string) *url.URL {
+	scheme := "http"
+	if c.cfg.Secure {
+		scheme = "https"
+	}
+	host := c.cfg.Endpoint
+	if host == awsGlobal && region != "" && region != "us-east-1" {
+		host = "s3." + region + ".amazonaws.com" // the global endpoint redirects other regions' buckets
+	}
+	u := &url.URL{Scheme: scheme, Host: host, Path: "/", RawPath: "/"}
+	if bucket == "" {
+		return u
+	}
+	if c.pathStyle(bucket) {
+		u.Path, u.RawPath = "/"+bucket+"/", "/"+bucket+"/"
+	} else {
+		u.Host = bucket + "." + host
+	}
+	u.Path += key
+	u.RawPath += uriEncode(key, false)
+	return u
+}
+
+// awsGlobal is AWS S3's global endpoint.
+const awsGlobal = "s3.amazonaws.com"
+
+// pathStyle says whether requests to bucket name it in the path.
+func (c *Client) pathStyle(bucket string) bool {
+	if c.cfg.PathStyle != nil {
+		return *c.cfg.PathStyle
+	}
+	host, _, err := net.SplitHostPort(c.cfg.Endpoint)
+	if err != nil {
+		host = c.cfg.Endpoint
+	}
+	aws := host == awsGlobal || (strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) && strings.HasSuffix(host, ".amazonaws.com")
+	// A bucket name with dots breaks the certificate of bucket.s3.amazonaws.com.
+	return !aws || (c.cfg.Secure && strings.Contains(bucket, "."))
+}
+
+// region returns the region to sign bucket's requests for: the
+// configured one, else the server's answer to GET ?location (cached),
+// else us-east-1.
+func (c *Client) region(ctx context.Context, bucket string) (string, error) {
+	if c.cfg.Region != "" || bucket == "" {
+		return cmp.Or(c.cfg.Region, "us-east-1"), nil
+	}
+	c.mu.Lock()
+	r, ok := c.regions[bucket]
+	c.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	loc := request{method: http.MethodGet, bucket: bucket, query: map[string]string{"location": ""}}
+	var resp *http.Response
+	var err error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if resp, err = c.send(ctx, loc, "us-east-1"); err == nil || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		var x struct {
+			Location string `xml:",chardata"`
+		}
+		derr := xml.NewDecoder(resp.Body).Decode(&x)
+		resp.Body.Close()
+		r = "us-east-1"
+		switch strings.TrimSpace(x.Location) {
+		case "":
+		case "EU":
+			r = "eu-west-1"
+		default:
+			if derr == nil {
+				r = strings.TrimSpace(x.Location)
+			}
+		}
+	case Code(err) == "NoSuchBucket":
+		return "", err
+	default:
+		// Refused (anonymous requests, a policy without GetBucketLocation)
+		// or not implemented: sign for us-east-1, and follow the region a
+		// refusal names (do).
+		var e *Error
+		if !errors.As(err, &e) {
+			return "", err // no answer at all
+		}
+		r = cmp.Or(e.Region, "us-east-1")
+	}
+	c.setRegion(bucket, r)
+	return r, nil
+}
+
+func (c *Client) setRegion(bucket, region string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.regions[bucket] = region
+}
