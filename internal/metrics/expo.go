@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -167,11 +168,18 @@ func newVec[S any](name, help string, names []string, newSeries func() *S) *vec[
 		order[i] = i
 	}
 	sort.Slice(order, func(i, j int) bool { return names[order[i]] < names[order[j]] })
-	return &vec[S]{name: name, help: help, names: names, order: order, newSeries: newSeries, series: map[labelValues]*S{}}
+	v := &vec[S]{name: name, help: help, names: names, order: order, newSeries: newSeries, series: map[labelValues]*S{}}
+	if len(names) == 0 {
+		v.with() // exported from the start, at zero
+	}
+	return v
 }
 
 // with returns the series of values (one per label name), made on first use.
 func (v *vec[S]) with(values ...string) *S {
+	if len(values) != len(v.names) {
+		panic(fmt.Sprintf("metrics: %s takes %d label values, got %d", v.name, len(v.names), len(values)))
+	}
 	var key labelValues
 	copy(key[:], values)
 	v.mu.RLock()

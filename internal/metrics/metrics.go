@@ -53,7 +53,8 @@ func (m *Metrics) Handler() http.Handler {
 		var buf bytes.Buffer
 		m.reg.write(&buf)
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Vary", "Accept-Encoding")
+		if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			_, _ = w.Write(buf.Bytes())
 			return
 		}
@@ -62,6 +63,20 @@ func (m *Metrics) Handler() http.Handler {
 		_, _ = zw.Write(buf.Bytes())
 		_ = zw.Close()
 	})
+}
+
+// acceptsGzip says whether an Accept-Encoding header takes gzip (named
+// without q=0).
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(coding) != "gzip" {
+			continue
+		}
+		q := strings.ReplaceAll(params, " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
 
 // InstrumentHTTP wraps h so every request's latency is recorded under the

@@ -195,6 +195,7 @@ func TestScrapeIsValidPrometheusText(t *testing.T) {
 		"go_memstats_alloc_bytes_total": dto.MetricType_COUNTER, "process_cpu_seconds_total": dto.MetricType_COUNTER,
 		"process_resident_memory_bytes": dto.MetricType_GAUGE, "process_start_time_seconds": dto.MetricType_GAUGE,
 		"process_open_fds": dto.MetricType_GAUGE, "go_sql_open_connections": dto.MetricType_GAUGE,
+		"process_network_receive_bytes_total": dto.MetricType_COUNTER,
 	} {
 		f := fams[name]
 		if f == nil || f.GetType() != typ || f.GetHelp() == "" {
@@ -228,7 +229,7 @@ func TestScrapeIsValidPrometheusText(t *testing.T) {
 		t.Fatal(err)
 	}
 	unzipped, _ := io.ReadAll(zr)
-	if rec.Header().Get("Content-Encoding") != "gzip" || !strings.Contains(string(unzipped), "# TYPE weir_worker_slots gauge") ||
+	if rec.Header().Get("Content-Encoding") != "gzip" || rec.Header().Get("Vary") != "Accept-Encoding" || !strings.Contains(string(unzipped), "# TYPE weir_worker_slots gauge") ||
 		!strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Errorf("gzip scrape: headers %v, body %.200s", rec.Header(), unzipped)
 	}
@@ -268,4 +269,39 @@ func TestRecordingWhileScraping(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+}
+
+// The unlabelled series are exported from the start, at zero (an alert on
+// their absence means the process is down, not idle).
+func TestUnlabelledSeriesStartAtZero(t *testing.T) {
+	t.Parallel()
+	text := scrape(t, New().Handler())
+	for _, want := range []string{"weir_scheduler_pass_dag_runs_created_count 0", "weir_scheduler_pass_task_instances_queued_sum 0",
+		`weir_scheduler_pass_task_instances_queued_bucket{le="+Inf"} 0`} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("a fresh registry lacks %s", want)
+		}
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	t.Parallel()
+	for header, want := range map[string]bool{"": false, "gzip": true, "br, gzip;q=0.5": true, "gzip;q=0": false,
+		"gzip; q=0.0, identity": false, "deflate": false, "x-gzip": false} {
+		if got := acceptsGzip(header); got != want {
+			t.Errorf("acceptsGzip(%q) = %v", header, got)
+		}
+	}
+}
+
+// A series asked for with the wrong number of label values is a bug in
+// the caller, caught at once rather than recorded under a wrong key.
+func TestWrongLabelCountPanics(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	New().stateOps.add(1, "get", "task")
 }

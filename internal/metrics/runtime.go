@@ -1,9 +1,9 @@
 package metrics
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
 	"database/sql"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -121,27 +121,41 @@ var bootTime = sync.OnceValues(func() (uint64, error) {
 	return 0, os.ErrNotExist
 })
 
-// netBytes sums the bytes received and sent over every interface of the
-// process's network namespace (/proc/self/net/dev).
+// netBytes reads the IP bytes the process's network namespace received
+// and sent (/proc/self/net/netstat, IpExt InOctets and OutOctets), as the
+// Prometheus client library does.
 func netBytes() (rx, tx uint64, err error) {
-	b, err := sysfile.ReadFile("/proc/self/net/dev")
+	b, err := sysfile.ReadFile("/proc/self/net/netstat")
 	if err != nil {
 		return 0, 0, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		_, counters, ok := strings.Cut(sc.Text(), ":")
-		f := strings.Fields(counters)
-		if !ok || len(f) < 9 {
-			continue // the two header lines
+	var names []string
+	for line := range strings.Lines(string(b)) {
+		fields, ok := strings.CutPrefix(strings.TrimSpace(line), "IpExt:")
+		if !ok {
+			continue
 		}
-		r, err1 := strconv.ParseUint(f[0], 10, 64)
-		t, err2 := strconv.ParseUint(f[8], 10, 64)
-		if err1 == nil && err2 == nil {
-			rx, tx = rx+r, tx+t
+		if names == nil { // the first IpExt line names the columns, the second holds them
+			names = strings.Fields(fields)
+			continue
 		}
+		values := strings.Fields(fields)
+		in, out := os.ErrNotExist, os.ErrNotExist
+		for i, n := range names {
+			switch {
+			case i >= len(values):
+			case n == "InOctets":
+				rx, in = strconv.ParseUint(values[i], 10, 64)
+			case n == "OutOctets":
+				tx, out = strconv.ParseUint(values[i], 10, 64)
+			}
+		}
+		if in != nil || out != nil {
+			return 0, 0, fmt.Errorf("/proc/self/net/netstat: IpExt InOctets, OutOctets: %w", cmp.Or(in, out))
+		}
+		return rx, tx, nil
 	}
-	return rx, tx, nil
+	return 0, 0, fmt.Errorf("/proc/self/net/netstat: no IpExt: %w", os.ErrNotExist)
 }
 
 // dbFamilies are the go_sql_* series of a connection pool, db_name=name.

@@ -53,11 +53,21 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Endpoint == "" || strings.ContainsAny(cfg.Endpoint, "/?#@ ") {
 		return nil, fmt.Errorf("S3 endpoint %q must be host[:port]", cfg.Endpoint)
 	}
-	c := &Client{cfg: cfg, http: cfg.HTTPClient, regions: map[string]string{}}
-	if c.http == nil {
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = time.Minute // a server that takes a request and never answers
+		tr.MaxIdleConnsPerHost = 16
+		tr.DisableCompression = true // an object stored gzipped comes back as stored
+		hc.Transport = tr
 	}
-	return c, nil
+	// A redirect would be followed without the signature (another host) or
+	// as a GET without the body: the answer is read as a refusal instead,
+	// whose region do follows.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{cfg: cfg, http: hc, regions: map[string]string{}}, nil
 }
 
 // Object is one entry of a listing.
@@ -83,7 +93,7 @@ func (e *Error) Error() string {
 	if msg == "" {
 		msg = http.StatusText(e.Status)
 	}
-	return e.Code + ": " + msg
+	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, msg)
 }
 
 // Code returns the S3 error code err carries, or "".
@@ -172,8 +182,12 @@ func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Object
 				return nil
 			}
 		}
-		if !page.IsTruncated || page.NextContinuationToken == "" {
+		if !page.IsTruncated {
 			return nil
+		}
+		if page.NextContinuationToken == "" {
+			return fmt.Errorf("list bucket %q: the server says the listing goes on but gives no continuation token "+
+				"(does it implement ListObjectsV2?)", bucket)
 		}
 		token = page.NextContinuationToken
 	}
@@ -187,6 +201,9 @@ type request struct {
 	query       map[string]string
 	header      http.Header
 	body        []byte
+	// endpointOnly sends the request to the configured endpoint whatever
+	// region it is signed for (the question of a bucket's region).
+	endpointOnly bool
 }
 
 // attempts and firstWait bound the retries of a request the server could
@@ -204,34 +221,44 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	wait := firstWait
+	wait, corrected := firstWait, false
 	for attempt := 1; ; attempt++ {
 		resp, err := c.send(ctx, r, region)
 		if err == nil {
 			return resp, nil
 		}
-		if e, ok := errors.AsType[*Error](err); ok && e.Region != "" && e.Region != region && attempt == 1 {
-			c.setRegion(r.bucket, e.Region) // the server named the bucket's region: sign for it
-			region = e.Region
+		if e, ok := errors.AsType[*Error](err); ok && e.Region != "" && e.Region != region && !corrected {
+			c.setRegion(r.bucket, e.Region) // the server named the bucket's region: sign for it (and send there)
+			region, corrected = e.Region, true
+			attempt--
 			continue
 		}
-		if attempt == attempts || !retryable(err) || ctx.Err() != nil {
+		if attempt == attempts || !retryable(err) || !sleep(ctx, wait) {
 			return nil, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
 		}
 		wait *= 2
 	}
 }
 
+// sleep waits d, or less when ctx ends first: then it returns false.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // send makes one request.
 func (c *Client) send(ctx context.Context, r request, region string) (*http.Response, error) {
-	u := c.url(r.bucket, r.key, region)
+	hostRegion := region
+	if r.endpointOnly {
+		hostRegion = ""
+	}
+	u := c.url(r.bucket, r.key, hostRegion)
 	u.RawQuery = encodeQuery(r.query)
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), bytes.NewReader(r.body))
 	if err != nil {
@@ -274,8 +301,9 @@ func readError(resp *http.Response, key string) error {
 			e.RequestID = x.RequestID
 		}
 	}
-	if r := resp.Header.Get("X-Amz-Bucket-Region"); e.Region == "" && r != "" && (resp.StatusCode == http.StatusMovedPermanently ||
-		e.Code == "AuthorizationHeaderMalformed" || e.Code == "PermanentRedirect") {
+	redirect := resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusTemporaryRedirect ||
+		e.Code == "AuthorizationHeaderMalformed" || e.Code == "PermanentRedirect" || e.Code == "TemporaryRedirect"
+	if r := resp.Header.Get("X-Amz-Bucket-Region"); e.Region == "" && r != "" && redirect {
 		e.Region = r
 	}
 	if e.Code == "" {
@@ -284,9 +312,14 @@ func readError(resp *http.Response, key string) error {
 			e.Code = "NoSuchKey"
 		case resp.StatusCode == http.StatusNotFound:
 			e.Code = "NoSuchBucket"
+		case resp.StatusCode == http.StatusForbidden:
+			e.Code = "AccessDenied"
 		default:
 			e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
 		}
+	}
+	if redirect && e.Region == "" {
+		e.Message += " (redirected to " + resp.Header.Get("Location") + ": set the bucket's region, or the endpoint it names)"
 	}
 	return e
 }
@@ -296,23 +329,26 @@ func readError(resp *http.Response, key string) error {
 // connection was refused, reset or timed out.
 func retryable(err error) bool {
 	if e, ok := errors.AsType[*Error](err); ok {
-		return e.Status >= 500 || e.Code == "SlowDown" || e.Code == "RequestTimeout" || e.Status == http.StatusTooManyRequests
+		switch e.Status {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+			http.StatusTooManyRequests:
+			return true
+		}
+		return e.Code == "SlowDown" || e.Code == "RequestTimeout"
 	}
 	var nerr net.Error
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &nerr) && nerr.Timeout())
 }
 
-// url addresses bucket (and key) in the path or in the host name.
+// url addresses bucket (and key) in the path or in the host name, at the
+// endpoint of region ("" = the configured endpoint).
 func (c *Client) url(bucket, key, region string) *url.URL {
 	scheme := "http"
 	if c.cfg.Secure {
 		scheme = "https"
 	}
-	host := c.cfg.Endpoint
-	if host == awsGlobal && region != "" && region != "us-east-1" {
-		host = "s3." + region + ".amazonaws.com" // the global endpoint redirects other regions' buckets
-	}
+	host := awsRegionalHost(c.cfg.Endpoint, region)
 	u := &url.URL{Scheme: scheme, Host: host, Path: "/", RawPath: "/"}
 	if bucket == "" {
 		return u
@@ -327,71 +363,91 @@ func (c *Client) url(bucket, key, region string) *url.URL {
 	return u
 }
 
-// awsGlobal is AWS S3's global endpoint.
-const awsGlobal = "s3.amazonaws.com"
+// awsEndpoint says whether endpoint (host[:port]) is AWS S3's: the global
+// s3.amazonaws.com or a regional s3.REGION.amazonaws.com (s3-REGION of old).
+func awsEndpoint(endpoint string) bool {
+	host, _, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		host = endpoint
+	}
+	return host == "s3.amazonaws.com" || (strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) && strings.HasSuffix(host, ".amazonaws.com")
+}
+
+// awsRegionalHost is the endpoint to send region's requests to: an AWS
+// endpoint of another region is replaced by region's own (its port kept),
+// since AWS redirects requests for a bucket to the bucket's region; other
+// endpoints are kept.
+func awsRegionalHost(endpoint, region string) string {
+	if !awsEndpoint(endpoint) || region == "" {
+		return endpoint
+	}
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		host, port = endpoint, ""
+	}
+	want := "s3." + region + ".amazonaws.com"
+	if region == "us-east-1" && host == "s3.amazonaws.com" || host == want || host == "s3-"+region+".amazonaws.com" {
+		return endpoint
+	}
+	if port != "" {
+		return net.JoinHostPort(want, port)
+	}
+	return want
+}
 
 // pathStyle says whether requests to bucket name it in the path.
 func (c *Client) pathStyle(bucket string) bool {
 	if c.cfg.PathStyle != nil {
 		return *c.cfg.PathStyle
 	}
-	host, _, err := net.SplitHostPort(c.cfg.Endpoint)
-	if err != nil {
-		host = c.cfg.Endpoint
-	}
-	aws := host == awsGlobal || (strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) && strings.HasSuffix(host, ".amazonaws.com")
 	// A bucket name with dots breaks the certificate of bucket.s3.amazonaws.com.
-	return !aws || (c.cfg.Secure && strings.Contains(bucket, "."))
+	return !awsEndpoint(c.cfg.Endpoint) || (c.cfg.Secure && strings.Contains(bucket, "."))
 }
 
-// region returns the region to sign bucket's requests for: the
-// configured one, else the server's answer to GET ?location (cached),
-// else us-east-1.
+// region returns the region to sign bucket's requests for: one a server
+// named in a refusal (cached), else the configured one, else the server's
+// answer to GET ?location (cached), us-east-1 when it refuses to say.
 func (c *Client) region(ctx context.Context, bucket string) (string, error) {
-	if c.cfg.Region != "" || bucket == "" {
-		return cmp.Or(c.cfg.Region, "us-east-1"), nil
-	}
 	c.mu.Lock()
 	r, ok := c.regions[bucket]
 	c.mu.Unlock()
 	if ok {
 		return r, nil
 	}
-	loc := request{method: http.MethodGet, bucket: bucket, query: map[string]string{"location": ""}}
+	if c.cfg.Region != "" || bucket == "" {
+		return cmp.Or(c.cfg.Region, "us-east-1"), nil
+	}
+	loc := request{method: http.MethodGet, bucket: bucket, query: map[string]string{"location": ""}, endpointOnly: true}
 	var resp *http.Response
 	var err error
-	for attempt := 1; attempt <= attempts; attempt++ {
-		if resp, err = c.send(ctx, loc, "us-east-1"); err == nil || !retryable(err) || ctx.Err() != nil {
+	wait := firstWait
+	for attempt := 1; ; attempt++ {
+		if resp, err = c.send(ctx, loc, "us-east-1"); err == nil || attempt == attempts || !retryable(err) || !sleep(ctx, wait) {
 			break
 		}
+		wait *= 2
 	}
-	switch {
+	switch e, refused := errors.AsType[*Error](err); {
 	case err == nil:
 		var x struct {
 			Location string `xml:",chardata"`
 		}
 		derr := xml.NewDecoder(resp.Body).Decode(&x)
 		resp.Body.Close()
-		r = "us-east-1"
-		switch strings.TrimSpace(x.Location) {
-		case "":
-		case "EU":
+		switch l := strings.TrimSpace(x.Location); {
+		case derr != nil || l == "":
+			r = "us-east-1"
+		case l == "EU":
 			r = "eu-west-1"
 		default:
-			if derr == nil {
-				r = strings.TrimSpace(x.Location)
-			}
+			r = l
 		}
-	case Code(err) == "NoSuchBucket":
-		return "", err
+	case !refused || retryable(err) || e.Code == "NoSuchBucket":
+		return "", err // no answer, a server failing for now (nothing cached), or no bucket
 	default:
 		// Refused (anonymous requests, a policy without GetBucketLocation)
-		// or not implemented: sign for us-east-1, and follow the region a
-		// refusal names (do).
-		var e *Error
-		if !errors.As(err, &e) {
-			return "", err // no answer at all
-		}
+		// or not implemented: sign for us-east-1, or the region the refusal
+		// names; do follows a later correction.
 		r = cmp.Or(e.Region, "us-east-1")
 	}
 	c.setRegion(bucket, r)

@@ -123,6 +123,10 @@ func TestRetriesAndErrors(t *testing.T) {
 			xmlError(w, http.StatusForbidden, "AccessDenied", "")
 		case "/b/broken":
 			xmlError(w, http.StatusInternalServerError, "InternalError", "")
+		case "/b/unimplemented":
+			xmlError(w, http.StatusNotImplemented, "NotImplemented", "")
+		case "/b/bare403":
+			w.WriteHeader(http.StatusForbidden)
 		default:
 			w.WriteHeader(http.StatusNotFound)
 		}
@@ -132,11 +136,17 @@ func TestRetriesAndErrors(t *testing.T) {
 	if data, err := c.Get(ctx, "b", "flaky"); err != nil || string(data) != "ok" {
 		t.Errorf("Get after two SlowDowns = %q, %v", data, err)
 	}
-	if _, err := c.Get(ctx, "b", "denied"); Code(err) != "AccessDenied" || !strings.Contains(err.Error(), "AccessDenied: m") {
+	if _, err := c.Get(ctx, "b", "denied"); Code(err) != "AccessDenied" || !strings.Contains(err.Error(), "AccessDenied (HTTP 403): m") {
 		t.Errorf("Get refused = %v", err)
 	}
 	if _, err := c.Get(ctx, "b", "broken"); Code(err) != "InternalError" {
 		t.Errorf("Get from a failing server = %v", err)
+	}
+	if _, err := c.Get(ctx, "b", "unimplemented"); Code(err) != "NotImplemented" {
+		t.Errorf("Get refused as not implemented = %v", err)
+	}
+	if _, err := c.Get(ctx, "b", "bare403"); Code(err) != "AccessDenied" {
+		t.Errorf("Get refused without a body = %v", err)
 	}
 	if _, err := c.Get(ctx, "b", "absent"); Code(err) != "NoSuchKey" {
 		t.Errorf("Get of an absent object = %v", err)
@@ -148,8 +158,13 @@ func TestRetriesAndErrors(t *testing.T) {
 	for _, r := range s.requests() {
 		counts[strings.Fields(r)[1]]++
 	}
-	if counts["/b/flaky"] != 3 || counts["/b/denied"] != 1 || counts["/b/broken"] != attempts {
-		t.Errorf("requests per object %v; want flaky 3, denied 1, broken %d", counts, attempts)
+	if counts["/b/flaky"] != 3 || counts["/b/denied"] != 1 || counts["/b/broken"] != attempts || counts["/b/unimplemented"] != 1 {
+		t.Errorf("requests per object %v; want flaky 3, denied 1, broken %d, unimplemented 1", counts, attempts)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Get(cctx, "b", "broken"); err == nil {
+		t.Error("Get with a cancelled context succeeded")
 	}
 }
 
@@ -204,6 +219,9 @@ func TestAddressing(t *testing.T) {
 		{"s3.amazonaws.com", true, nil, "b", "eu-west-1", "https://b.s3.eu-west-1.amazonaws.com/k%20x"},
 		{"s3.amazonaws.com", true, nil, "a.b", "us-east-1", "https://s3.amazonaws.com/a.b/k%20x"},
 		{"s3.eu-west-1.amazonaws.com", true, nil, "b", "eu-west-1", "https://b.s3.eu-west-1.amazonaws.com/k%20x"},
+		{"s3.amazonaws.com:443", true, &yes, "b", "eu-west-1", "https://s3.eu-west-1.amazonaws.com:443/b/k%20x"},
+		{"s3.eu-west-1.amazonaws.com", true, nil, "b", "ap-south-1", "https://b.s3.ap-south-1.amazonaws.com/k%20x"},
+		{"s3.eu-west-1.amazonaws.com", true, nil, "b", "", "https://b.s3.eu-west-1.amazonaws.com/k%20x"},
 		{"localhost:8333", false, nil, "b", "us-east-1", "http://localhost:8333/b/k%20x"},
 		{"minio.internal", true, &no, "b", "", "https://b.minio.internal/k%20x"},
 		{"s3.amazonaws.com", true, &yes, "b", "us-east-1", "https://s3.amazonaws.com/b/k%20x"},
@@ -220,5 +238,91 @@ func TestAddressing(t *testing.T) {
 		if _, err := New(Config{Endpoint: bad}); err == nil {
 			t.Errorf("New accepted endpoint %q", bad)
 		}
+	}
+}
+
+// A redirect is not followed (it would go unsigned, or as a GET): a 301
+// or 307 naming the bucket's region is a correction, followed once and
+// remembered; one that names none is an error that says where it pointed.
+func TestRedirectsAreRegionCorrections(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("elsewhere")) }))
+	t.Cleanup(other.Close)
+	s, c := serve(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		switch {
+		case r.URL.Path == "/nowhere/k":
+			http.Redirect(w, r, other.URL+"/k", http.StatusTemporaryRedirect)
+		case !strings.Contains(r.Header.Get("Authorization"), "/sa-east-1/"):
+			w.Header().Set("X-Amz-Bucket-Region", "sa-east-1")
+			w.Header().Set("Location", other.URL)
+			w.WriteHeader(http.StatusMovedPermanently)
+		case r.Method == http.MethodPut && r.ContentLength != 4:
+			http.Error(w, "no body", http.StatusBadRequest)
+		}
+	})
+	c.cfg.Region = "us-east-1" // configured, and wrong for b
+	ctx := context.Background()
+	for range 2 {
+		if err := c.Put(ctx, "b", "k", []byte("data"), "text/plain"); err != nil {
+			t.Fatalf("Put redirected to the bucket's region = %v", err)
+		}
+	}
+	if got := strings.Join(s.requests(), "\n"); got != "PUT /b/k us-east-1\nPUT /b/k sa-east-1\nPUT /b/k sa-east-1" {
+		t.Errorf("requests:\n%s", got)
+	}
+	_, err := c.Get(ctx, "nowhere", "k")
+	if err == nil || !strings.Contains(err.Error(), "redirected to "+other.URL) {
+		t.Errorf("Get redirected elsewhere = %v", err)
+	}
+}
+
+// A listing the server says goes on, without a token to go on from, is an
+// error, not a silently short list.
+func TestTruncatedListingWithoutToken(t *testing.T) {
+	t.Parallel()
+	_, c := serve(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		_, _ = w.Write([]byte(`<ListBucketResult><IsTruncated>true</IsTruncated><Contents><Key>a</Key></Contents></ListBucketResult>`))
+	})
+	c.cfg.Region = "us-east-1"
+	n := 0
+	err := c.List(context.Background(), "b", "", func(Object) bool { n++; return true })
+	if err == nil || !strings.Contains(err.Error(), "continuation token") || n != 1 {
+		t.Errorf("List = %v after %d objects", err, n)
+	}
+}
+
+// A server failing for the moment when asked for a bucket's region is
+// asked again after a wait, and its failure is not remembered as an answer.
+func TestRegionQuestionRetriedNotCached(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	healthy := false
+	s, c := serve(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		mu.Lock()
+		ok := healthy
+		mu.Unlock()
+		switch {
+		case !ok:
+			xmlError(w, http.StatusServiceUnavailable, "SlowDown", "")
+		case r.URL.RawQuery == "location=":
+			_, _ = w.Write([]byte(`<LocationConstraint>eu-north-1</LocationConstraint>`))
+		}
+	})
+	ctx := context.Background()
+	if _, err := c.Get(ctx, "b", "k"); Code(err) != "SlowDown" {
+		t.Fatalf("Get while the server is busy = %v", err)
+	}
+	if n := len(s.requests()); n != attempts {
+		t.Errorf("%d questions of the region, want %d", n, attempts)
+	}
+	mu.Lock()
+	healthy = true
+	mu.Unlock()
+	if _, err := c.Get(ctx, "b", "k"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := s.requests()
+	if got := strings.Join(reqs[attempts:], "\n"); got != "GET /b/?location= us-east-1\nGET /b/k eu-north-1" {
+		t.Errorf("requests once the server is back:\n%s", got)
 	}
 }

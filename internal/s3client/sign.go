@@ -72,30 +72,35 @@ var unsigned = map[string]bool{"authorization": true, "user-agent": true, "conte
 	"expect": true, "connection": true, "transfer-encoding": true, "x-amzn-trace-id": true, "host": true}
 
 // canonicalQuery sorts an encoded query (built by encodeQuery) by name,
-// then value.
+// then value, each pair written name=value.
 func canonicalQuery(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	pairs := strings.Split(raw, "&")
-	for i, p := range pairs {
-		if !strings.Contains(p, "=") {
-			pairs[i] = p + "="
-		}
+	type pair struct{ k, v string }
+	var pairs []pair
+	for _, p := range strings.Split(raw, "&") {
+		k, v, _ := strings.Cut(p, "=")
+		pairs = append(pairs, pair{k, v})
 	}
-	sort.Strings(pairs)
-	return strings.Join(pairs, "&")
+	sort.Slice(pairs, func(i, j int) bool {
+		return pairs[i].k < pairs[j].k || pairs[i].k == pairs[j].k && pairs[i].v < pairs[j].v
+	})
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		out[i] = p.k + "=" + p.v
+	}
+	return strings.Join(out, "&")
 }
 
 // encodeQuery writes params as a query with SigV4's encoding (every byte
-// but the unreserved ones escaped, a space as %20), sorted.
+// but the unreserved ones escaped, a space as %20), in canonical order.
 func encodeQuery(params map[string]string) string {
-	pairs := make([]string, 0, len(params))
+	var q []string
 	for k, v := range params {
-		pairs = append(pairs, uriEncode(k, true)+"="+uriEncode(v, true))
+		q = append(q, uriEncode(k, true)+"="+uriEncode(v, true))
 	}
-	sort.Strings(pairs)
-	return strings.Join(pairs, "&")
+	return canonicalQuery(strings.Join(q, "&"))
 }
 
 // uriEncode escapes every byte of s but A–Z, a–z, 0–9, '-', '.', '_', '~'

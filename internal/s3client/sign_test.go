@@ -80,4 +80,8 @@ func TestURIEncode(t *testing.T) {
 	if got := uriEncode("a/b", true); got != "a%2Fb" {
 		t.Errorf("uriEncode with slash = %q", got)
 	}
+	// Sorted by name, then value: a name that begins another comes first.
+	if got := encodeQuery(map[string]string{"prefix-a": "y", "prefix": "x z", "location": ""}); got != "location=&prefix=x%20z&prefix-a=y" {
+		t.Errorf("encodeQuery = %q", got)
+	}
 }

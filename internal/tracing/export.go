@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -135,7 +136,8 @@ func tlsConfig(env func(string) (string, string, bool)) (*tls.Config, error) {
 		}
 	}
 	if hasCert != hasKey {
-		return nil, fmt.Errorf("%s and %s must be set together", "OTEL_EXPORTER_OTLP_"+envClientCert, "OTEL_EXPORTER_OTLP_"+envClientKey)
+		return nil, fmt.Errorf("%s and %s must be set together", cmp.Or(certName, "OTEL_EXPORTER_OTLP_"+envClientCert),
+			cmp.Or(keyName, "OTEL_EXPORTER_OTLP_"+envClientKey))
 	}
 	if hasCert {
 		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -178,6 +180,9 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 			retryAfter = wait
 			wait = min(2*wait, 5*time.Second)
 		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < retryAfter {
+			return fmt.Errorf("export %d spans to %s: %w (no time left to try again in %v)", len(spans), e.url, err, retryAfter)
+		}
 		t := time.NewTimer(retryAfter)
 		select {
 		case <-ctx.Done():
@@ -217,7 +222,7 @@ func (e *exporter) post(ctx context.Context, body []byte, encoding string) (time
 		}
 		return 0, nil
 	}
-	err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	err = fmt.Errorf("%s: %s", resp.Status, refusal(resp.Header.Get("Content-Type"), msg))
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && s > 0 {
@@ -226,6 +231,20 @@ func (e *exporter) post(ctx context.Context, body []byte, encoding string) (time
 		return 0, err
 	}
 	return -1, err
+}
+
+// refusal is what a collector's refusal says: the message of a protobuf
+// google.rpc.Status (field 2), or the body's text.
+func refusal(contentType string, body []byte) string {
+	if strings.HasPrefix(contentType, "application/x-protobuf") {
+		for _, f := range fields(body) {
+			if f.tag == 2<<3|wireLen {
+				return string(f.val)
+			}
+		}
+		return fmt.Sprintf("(%d bytes of protobuf without a message)", len(body))
+	}
+	return strings.TrimSpace(string(body))
 }
 
 // transient says whether a request's error may pass: a connection refused,

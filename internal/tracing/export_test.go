@@ -261,3 +261,38 @@ func TestExportWaitsForACollectorComingBack(t *testing.T) {
 		t.Errorf("the collector got %d spans, want 2", n)
 	}
 }
+
+// A refusal's protobuf google.rpc.Status is read for its message; a
+// Retry-After beyond the export's time ends the export at once.
+func TestExportRefusals(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte{0x08, 0x03, 0x12, 0x08, 'b', 'a', 'd', ' ', 's', 'p', 'a', 'n'}) // Status{code: 3, message: "bad span"}
+	}))
+	t.Cleanup(srv.Close)
+	e, err := newExporter(srv.URL+"/bad", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExportSpans(context.Background(), twoSpans()); err == nil || !strings.HasSuffix(err.Error(), "400 Bad Request: bad span") {
+		t.Errorf("export refused = %v", err)
+	}
+	e, err = newExporter(srv.URL+"/busy", []string{"OTEL_EXPORTER_OTLP_TIMEOUT=2000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := e.ExportSpans(context.Background(), twoSpans()); err == nil || !strings.Contains(err.Error(), "no time left") {
+		t.Errorf("export told to come back in 30 s = %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("export waited %v for a retry it had no time for", took)
+	}
+}

@@ -3,6 +3,7 @@ package tracing
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -171,7 +172,7 @@ func appendKeyValues(b []byte, f int, kvs []attribute.KeyValue) []byte {
 func appendAnyValue(b []byte, v attribute.Value) []byte {
 	switch v.Type() {
 	case attribute.STRING:
-		return appendLen(b, 1, []byte(v.AsString()))
+		return appendLen(b, 1, []byte(strings.ToValidUTF8(v.AsString(), "\uFFFD")))
 	case attribute.BOOL:
 		var x uint64
 		if v.AsBool() {
@@ -246,11 +247,14 @@ func appendBytes(b []byte, f int, v []byte) []byte {
 	return appendLen(b, f, v)
 }
 
+// appendString appends a string field; protobuf strings are UTF-8, so
+// invalid bytes (which a collector would refuse the whole request for)
+// become U+FFFD.
 func appendString(b []byte, f int, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendLen(b, f, []byte(s))
+	return appendLen(b, f, []byte(strings.ToValidUTF8(s, "\uFFFD")))
 }
 
 func appendVarint(b []byte, f int, v uint64) []byte {

@@ -30,7 +30,7 @@ func TestWireMatchesOpenTelemetryProto(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	res := resource.NewWithAttributes("https://schema/r", attribute.String("service.name", "weir"))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(rec),
-		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{AttributeCountLimit: 11, EventCountLimit: 1, LinkCountLimit: 1,
+		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{AttributeCountLimit: 14, EventCountLimit: 1, LinkCountLimit: 1,
 			AttributeValueLengthLimit: -1, AttributePerEventCountLimit: 1, AttributePerLinkCountLimit: 1}))
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 123, time.UTC)
 	tid := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
@@ -48,6 +48,8 @@ func TestWireMatchesOpenTelemetryProto(t *testing.T) {
 			attribute.Int64("zero", 0), attribute.Float64("pi", 3.25), attribute.BoolSlice("bs", []bool{true, false}),
 			attribute.Int64Slice("is", []int64{1, -1}), attribute.Float64Slice("fs", []float64{0.5}),
 			attribute.StringSlice("ss", []string{"a", ""}), attribute.ByteSlice("raw", []byte{0, 1}),
+			attribute.Map("m", attribute.Int("n", 7), attribute.String("bad", "x\xffy")),
+			attribute.Slice("mixed", attribute.BoolValue(true), attribute.StringValue("s")), attribute.KeyValue{Key: "empty_value"},
 			attribute.String("over", "the limit")))
 	s.AddEvent("ev", trace.WithTimestamp(t0.Add(time.Second)), trace.WithAttributes(attribute.String("k", "v"), attribute.String("k2", "v2")))
 	s.AddEvent("dropped")
@@ -99,6 +101,9 @@ func TestWireMatchesOpenTelemetryProto(t *testing.T) {
 					kv("s", str("text")), kv("empty", str("")), kv("f", boo(false)), kv("neg", i64(-5)), kv("zero", i64(0)),
 					kv("pi", dbl(3.25)), kv("bs", arr(boo(true), boo(false))), kv("is", arr(i64(1), i64(-1))), kv("fs", arr(dbl(0.5))),
 					kv("ss", arr(str("a"), str(""))), kv("raw", &commonpb.AnyValue{Value: &commonpb.AnyValue_BytesValue{BytesValue: []byte{0, 1}}}),
+					kv("m", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{
+						Values: []*commonpb.KeyValue{kv("bad", str("x\uFFFDy")), kv("n", i64(7))}}}}), // sorted by the SDK
+					kv("mixed", arr(boo(true), str("s"))), kv("empty_value", &commonpb.AnyValue{}),
 				},
 				DroppedAttributesCount: 1,
 				Events:                 []*tracepb.Span_Event{{TimeUnixNano: uint64(t0.Add(time.Second).UnixNano()), Name: "dropped" /* the limit keeps the last */, Attributes: nil}},
