@@ -18,8 +18,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/weirflow/weir/internal/netfail"
 )
 
 // Config locates a server.
@@ -336,9 +337,7 @@ func retryable(err error) bool {
 		}
 		return e.Code == "SlowDown" || e.Code == "RequestTimeout"
 	}
-	var nerr net.Error
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &nerr) && nerr.Timeout())
+	return netfail.Transient(err)
 }
 
 // url addresses bucket (and key) in the path or in the host name, at the

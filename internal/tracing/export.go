@@ -8,19 +8,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/weirflow/weir/internal/netfail"
 )
 
 // The standard OpenTelemetry variables the exporter reads besides the
@@ -209,7 +208,7 @@ func (e *exporter) post(ctx context.Context, body []byte, encoding string) (time
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil || !transient(err) {
+		if ctx.Err() != nil || !netfail.Transient(err) {
 			return -1, err
 		}
 		return 0, err // no connection, or it broke: the collector may be restarting
@@ -245,14 +244,6 @@ func refusal(contentType string, body []byte) string {
 		return fmt.Sprintf("(%d bytes of protobuf without a message)", len(body))
 	}
 	return strings.TrimSpace(string(body))
-}
-
-// transient says whether a request's error may pass: a connection refused,
-// reset or cut short, or a timeout; not a certificate that is not trusted.
-func transient(err error) bool {
-	var nerr net.Error
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &nerr) && nerr.Timeout())
 }
 
 // Shutdown closes the exporter's idle connections.

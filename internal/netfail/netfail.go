@@ -1,0 +1,20 @@
+// Package netfail classifies the errors of a network request: which may
+// pass if the request is sent again.
+package netfail
+
+import (
+	"errors"
+	"io"
+	"net"
+	"syscall"
+)
+
+// Transient says whether a request that failed with err may pass later: its
+// connection was refused (a server restarting), reset or cut short, or it
+// timed out. A certificate that is not trusted, a bad URL or a cancelled
+// context is not transient.
+func Transient(err error) bool {
+	var nerr net.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &nerr) && nerr.Timeout())
+}
