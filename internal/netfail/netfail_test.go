@@ -33,12 +33,12 @@ func TestTransient(t *testing.T) {
 	defer slow.Close()
 	timedOut := get(&http.Client{Timeout: 50 * time.Millisecond}, slow.URL)
 	for err, want := range map[error]bool{
-		refused:                             true,
-		timedOut:                            true,
-		fmt.Errorf("read: %w", io.EOF):      true,
-		io.ErrUnexpectedEOF:                 true,
-		context.Canceled:                    false,
-		x509.UnknownAuthorityError{}:        false,
+		refused:                            true,
+		timedOut:                           true,
+		fmt.Errorf("read: %w", io.EOF):     true,
+		io.ErrUnexpectedEOF:                true,
+		context.Canceled:                   false,
+		x509.UnknownAuthorityError{}:       false,
 		errors.New("unsupported protocol"): false,
 	} {
 		if got := Transient(err); got != want {
