@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Setting is one option to write into weir.toml, in its text form (as in
@@ -44,7 +45,7 @@ func Persist(home string, settings []Setting) error {
 	return replaceFile(path, []byte(strings.Join(lines, "\n")+"\n"), fi.Mode().Perm())
 }
 
-var sectionLine = regexp.MustCompile(`^\s*\[([^\[\]]+)\]\s*(#.*)?$`)
+var sectionLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[([^\[\]]+)\]\s*(#.*)?$`) })
 
 // setLine replaces the line of section.key with line, or adds it at the end
 // of the section (after its last option), or adds the section at the end.
@@ -52,7 +53,7 @@ func setLine(lines []string, section, key, line string) []string {
 	keyLine := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
 	current, insertAt := "", -1
 	for i, l := range lines {
-		if m := sectionLine.FindStringSubmatch(l); m != nil {
+		if m := sectionLine().FindStringSubmatch(l); m != nil {
 			current = strings.TrimSpace(m[1])
 			if current == section {
 				insertAt = i + 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/weirflow/weir/internal/core"
@@ -14,7 +15,7 @@ import (
 // column width).
 const MaxAssetLength = 1500
 
-var uriSchemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
+var uriSchemeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`) })
 
 // assets decodes the top-level assets list: {name, uri, group, extra,
 // watchers} mappings, or a string (the name; the uri defaults to it).
@@ -304,7 +305,7 @@ func checkAssetURI(ps *problems, path, uri string) {
 			return
 		}
 	}
-	if scheme, _, ok := strings.Cut(uri, "://"); ok && !uriSchemeRe.MatchString(scheme) {
+	if scheme, _, ok := strings.Cut(uri, "://"); ok && !uriSchemeRe().MatchString(scheme) {
 		ps.add(path, "uri %q has an invalid scheme %q: lowercase letters, digits, +, - and . starting with a letter",
 			uri, scheme)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -18,8 +19,8 @@ import (
 const MaxIDLength = 250
 
 var (
-	idRe    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	idRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
+	identRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Validate checks a DAG built in Go (the SDK) or loaded from a file: ids,
@@ -136,7 +137,7 @@ func checkID(ps *problems, path, id string) {
 		ps.add(path, "is required")
 	case len(id) > MaxIDLength:
 		ps.add(path, "must be at most %d characters (it has %d)", MaxIDLength, len(id))
-	case !idRe.MatchString(id):
+	case !idRe().MatchString(id):
 		ps.add(path, "%q may contain only letters, digits, dashes, dots and underscores", id)
 	}
 }
@@ -161,7 +162,7 @@ func validateTask(ps *problems, path string, t *core.Task, syntax core.TemplateS
 		ps.add(path+".pool_slots", "must be a positive integer")
 	}
 	for k := range t.Env {
-		if !identRe.MatchString(k) {
+		if !identRe().MatchString(k) {
 			ps.add(path+".env."+k, "is not a valid environment variable name (letters, digits and underscores, not starting with a digit)")
 		}
 	}
@@ -296,7 +297,7 @@ func validateExpand(ps *problems, path string, t *core.Task) {
 	for _, name := range sortedKeys(t.Expand) {
 		src := t.Expand[name]
 		p := path + ".expand." + name
-		if !identRe.MatchString(name) {
+		if !identRe().MatchString(name) {
 			ps.add(p, "expand argument names must be identifiers (letters, digits, underscores)")
 		}
 		if _, dup := t.Args[name]; dup {

@@ -303,14 +303,14 @@ func spareCd(pwd, cwd string) (string, bool) {
 }
 
 // shellVariable matches the names a script can export.
-var shellVariable = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var shellVariable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // plainShellVariable reports whether bash treats variable k like any
 // other when it changes after start-up: not one it reads only as it
 // starts (BASH_ENV, SHELLOPTS, exported functions…), sets itself, or
 // refuses to have set.
 func plainShellVariable(k string) bool {
-	if !shellVariable.MatchString(k) || strings.HasPrefix(k, "BASH") || strings.HasPrefix(k, "COMP_") ||
+	if !shellVariable().MatchString(k) || strings.HasPrefix(k, "BASH") || strings.HasPrefix(k, "COMP_") ||
 		strings.HasPrefix(k, "HIST") {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nikolalohinski/gonja/v2"
@@ -116,7 +117,7 @@ func renderJinja(field, s string, ctx map[string]any, funcs Funcs) (string, erro
 }
 
 // gonjaLine finds the line gonja names in a render error.
-var gonjaLine = regexp.MustCompile(`at line (\d+)`)
+var gonjaLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`at line (\d+)`) })
 
 // jinjaRenderError is a render error in the user's terms: the field, the
 // line, and what went wrong once, without gonja's chain of evaluation
@@ -132,7 +133,7 @@ func jinjaRenderError(field string, err, failed error) error {
 	if failed != nil {
 		detail, cause = failed.Error(), failed
 	}
-	if m := gonjaLine.FindStringSubmatch(msg); m != nil {
+	if m := gonjaLine().FindStringSubmatch(msg); m != nil {
 		detail = "line " + m[1] + ": " + detail
 	}
 	return &renderError{msg: field + ": " + detail, err: cause}

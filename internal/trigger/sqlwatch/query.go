@@ -27,7 +27,7 @@ func newSource(k kwargs) (source, error) {
 	case k.Table != nil:
 		parts := strings.Split(*k.Table, ".")
 		for i, p := range parts {
-			if len(parts) > 2 || !identifier.MatchString(p) {
+			if len(parts) > 2 || !identifier().MatchString(p) {
 				return s, trigger.Invalid("table", "must be a table name, optionally schema.table (letters, digits, _ and $), got %q", *k.Table)
 			}
 			parts[i] = quote(p)

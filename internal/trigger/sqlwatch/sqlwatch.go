@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weirflow/weir/internal/operator"
@@ -62,7 +63,7 @@ type kwargs struct {
 
 // identifier is a column or table name Weir quotes itself: letters,
 // digits, '_' and '$', not starting with a digit.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`) })
 
 func newWatcher(raw json.RawMessage) (trigger.Trigger, error) {
 	var k kwargs
@@ -103,7 +104,7 @@ func column(name string, v *string) (string, error) {
 	if v == nil {
 		return "", nil
 	}
-	if !identifier.MatchString(*v) {
+	if !identifier().MatchString(*v) {
 		return "", trigger.Invalid(name, "must be a column name (letters, digits, _ and $, not starting with a digit), got %q", *v)
 	}
 	return *v, nil
