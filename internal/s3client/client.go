@@ -302,7 +302,7 @@ func readError(resp *http.Response, key string) error {
 			e.RequestID = x.RequestID
 		}
 	}
-	redirect := resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusTemporaryRedirect ||
+	redirect := resp.StatusCode/100 == 3 ||
 		e.Code == "AuthorizationHeaderMalformed" || e.Code == "PermanentRedirect" || e.Code == "TemporaryRedirect"
 	if r := resp.Header.Get("X-Amz-Bucket-Region"); e.Region == "" && r != "" && redirect {
 		e.Region = r
@@ -319,8 +319,8 @@ func readError(resp *http.Response, key string) error {
 			e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
 		}
 	}
-	if redirect && e.Region == "" {
-		e.Message += " (redirected to " + resp.Header.Get("Location") + ": set the bucket's region, or the endpoint it names)"
+	if loc := resp.Header.Get("Location"); redirect && e.Region == "" && loc != "" {
+		e.Message += " (redirected to " + loc + ": set the bucket's region, or the endpoint it names)"
 	}
 	return e
 }
@@ -362,36 +362,50 @@ func (c *Client) url(bucket, key, region string) *url.URL {
 	return u
 }
 
-// awsEndpoint says whether endpoint (host[:port]) is AWS S3's: the global
-// s3.amazonaws.com or a regional s3.REGION.amazonaws.com (s3-REGION of old).
+// awsEndpoint says whether endpoint (host[:port]) is one of AWS S3's: the
+// global s3.amazonaws.com, a regional s3.REGION.amazonaws.com, or a special
+// one (s3-fips…, s3.dualstack…, s3-accelerate…, s3-REGION of old).
 func awsEndpoint(endpoint string) bool {
-	host, _, err := net.SplitHostPort(endpoint)
-	if err != nil {
-		host = endpoint
-	}
-	return host == "s3.amazonaws.com" || (strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) && strings.HasSuffix(host, ".amazonaws.com")
+	host := hostOf(endpoint)
+	return (strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) && strings.HasSuffix(host, ".amazonaws.com")
 }
 
-// awsRegionalHost is the endpoint to send region's requests to: an AWS
-// endpoint of another region is replaced by region's own (its port kept),
-// since AWS redirects requests for a bucket to the bucket's region; other
-// endpoints are kept.
+// endpointRegion is the region a plain regional AWS endpoint
+// (s3.REGION.amazonaws.com) names, else "".
+func endpointRegion(endpoint string) string {
+	label, ok := strings.CutSuffix(strings.TrimPrefix(hostOf(endpoint), "s3."), ".amazonaws.com")
+	if !ok || !strings.HasPrefix(hostOf(endpoint), "s3.") || label == "" || strings.Contains(label, ".") {
+		return ""
+	}
+	return label
+}
+
+// awsRegionalHost is the endpoint to send region's requests to: the global
+// endpoint, or a plain regional one of another region, is replaced by
+// region's own (its port kept), since AWS redirects requests for a bucket
+// to the bucket's region. Other endpoints are kept as configured: a FIPS,
+// dual-stack or accelerated endpoint is chosen on purpose.
 func awsRegionalHost(endpoint, region string) string {
-	if !awsEndpoint(endpoint) || region == "" {
+	host := hostOf(endpoint)
+	if region == "" || (host != "s3.amazonaws.com" && endpointRegion(endpoint) == "") {
 		return endpoint
 	}
-	host, port, err := net.SplitHostPort(endpoint)
-	if err != nil {
-		host, port = endpoint, ""
+	if host == "s3.amazonaws.com" && region == "us-east-1" || endpointRegion(endpoint) == region {
+		return endpoint
 	}
 	want := "s3." + region + ".amazonaws.com"
-	if region == "us-east-1" && host == "s3.amazonaws.com" || host == want || host == "s3-"+region+".amazonaws.com" {
-		return endpoint
-	}
-	if port != "" {
+	if _, port, err := net.SplitHostPort(endpoint); err == nil {
 		return net.JoinHostPort(want, port)
 	}
 	return want
+}
+
+// hostOf is endpoint's host, without a port.
+func hostOf(endpoint string) string {
+	if host, _, err := net.SplitHostPort(endpoint); err == nil {
+		return host
+	}
+	return endpoint
 }
 
 // pathStyle says whether requests to bucket name it in the path.
@@ -445,9 +459,10 @@ func (c *Client) region(ctx context.Context, bucket string) (string, error) {
 		return "", err // no answer, a server failing for now (nothing cached), or no bucket
 	default:
 		// Refused (anonymous requests, a policy without GetBucketLocation)
-		// or not implemented: sign for us-east-1, or the region the refusal
-		// names; do follows a later correction.
-		r = cmp.Or(e.Region, "us-east-1")
+		// or not implemented: sign for the region the refusal names, else
+		// the configured endpoint's, else us-east-1; do follows a later
+		// correction.
+		r = cmp.Or(e.Region, endpointRegion(c.cfg.Endpoint), "us-east-1")
 	}
 	c.setRegion(bucket, r)
 	return r, nil

@@ -3,6 +3,7 @@ package s3client
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -222,6 +223,10 @@ func TestAddressing(t *testing.T) {
 		{"s3.amazonaws.com:443", true, &yes, "b", "eu-west-1", "https://s3.eu-west-1.amazonaws.com:443/b/k%20x"},
 		{"s3.eu-west-1.amazonaws.com", true, nil, "b", "ap-south-1", "https://b.s3.ap-south-1.amazonaws.com/k%20x"},
 		{"s3.eu-west-1.amazonaws.com", true, nil, "b", "", "https://b.s3.eu-west-1.amazonaws.com/k%20x"},
+		{"s3.dualstack.us-east-1.amazonaws.com", true, nil, "b", "us-east-1", "https://b.s3.dualstack.us-east-1.amazonaws.com/k%20x"},
+		{"s3-fips.us-east-1.amazonaws.com", true, nil, "b", "us-east-1", "https://b.s3-fips.us-east-1.amazonaws.com/k%20x"},
+		{"s3-fips.dualstack.us-west-2.amazonaws.com", true, nil, "b", "us-west-2", "https://b.s3-fips.dualstack.us-west-2.amazonaws.com/k%20x"},
+		{"s3-accelerate.amazonaws.com", true, nil, "b", "eu-west-1", "https://b.s3-accelerate.amazonaws.com/k%20x"},
 		{"localhost:8333", false, nil, "b", "us-east-1", "http://localhost:8333/b/k%20x"},
 		{"minio.internal", true, &no, "b", "", "https://b.minio.internal/k%20x"},
 		{"s3.amazonaws.com", true, &yes, "b", "us-east-1", "https://s3.amazonaws.com/b/k%20x"},
@@ -324,5 +329,76 @@ func TestRegionQuestionRetriedNotCached(t *testing.T) {
 	reqs := s.requests()
 	if got := strings.Join(reqs[attempts:], "\n"); got != "GET /b/?location= us-east-1\nGET /b/k eu-north-1" {
 		t.Errorf("requests once the server is back:\n%s", got)
+	}
+}
+
+// A regional AWS endpoint whose bucket will not say its region signs for
+// the endpoint's region and sends there, not to us-east-1's endpoint.
+func TestRefusedRegionQuestionKeepsTheRegionalEndpoint(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		region := ""
+		if _, after, ok := strings.Cut(r.Header.Get("Authorization"), "/"); ok {
+			region = strings.Split(after, "/")[1]
+		}
+		mu.Lock()
+		seen = append(seen, r.Host+" "+r.URL.RequestURI()+" "+region)
+		mu.Unlock()
+		if r.URL.RawQuery == "location=" {
+			xmlError(w, http.StatusForbidden, "AccessDenied", "")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr) // every host name is this server
+	}}
+	c, err := New(Config{Endpoint: "s3.eu-west-1.amazonaws.com", Credentials: Credentials{AccessKey: "a", SecretKey: "s"},
+		HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(context.Background(), "b", "k", []byte("v"), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	want := "b.s3.eu-west-1.amazonaws.com /?location= us-east-1\nb.s3.eu-west-1.amazonaws.com /k eu-west-1"
+	if got := strings.Join(seen, "\n"); got != want {
+		t.Errorf("requests:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestEndpointRegion(t *testing.T) {
+	t.Parallel()
+	for endpoint, want := range map[string]string{
+		"s3.eu-west-1.amazonaws.com": "eu-west-1", "s3.eu-west-1.amazonaws.com:443": "eu-west-1", "s3.amazonaws.com": "",
+		"s3.dualstack.us-east-1.amazonaws.com": "", "s3-fips.us-east-1.amazonaws.com": "", "minio:9000": "",
+	} {
+		if got := endpointRegion(endpoint); got != want {
+			t.Errorf("endpointRegion(%q) = %q, want %q", endpoint, got, want)
+		}
+	}
+}
+
+// Any redirect is a refusal (none is followed); a 308 naming the region is
+// a correction like a 301, and a redirect without a Location names none.
+func TestEveryRedirectIsARefusal(t *testing.T) {
+	t.Parallel()
+	_, c := serve(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		switch {
+		case r.URL.Path == "/b/bare":
+			w.WriteHeader(http.StatusFound)
+		case !strings.Contains(r.Header.Get("Authorization"), "/ca-central-1/"):
+			w.Header().Set("X-Amz-Bucket-Region", "ca-central-1")
+			w.WriteHeader(http.StatusPermanentRedirect)
+		}
+	})
+	c.cfg.Region = "us-east-1"
+	if _, err := c.Get(context.Background(), "b", "bare"); err == nil || strings.Contains(err.Error(), "redirected to") {
+		t.Errorf("Get answered 302 without a Location = %v", err)
+	}
+	if _, err := c.Get(context.Background(), "b", "k"); err != nil {
+		t.Errorf("Get answered 308 naming the region = %v", err)
 	}
 }
