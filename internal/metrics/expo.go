@@ -122,25 +122,28 @@ func formatValue(v float64) string {
 
 // sortSamples orders samples by their label values, as a vector's are.
 func sortSamples(samples []sample) {
-	sort.SliceStable(samples, func(i, j int) bool {
-		a, b := samples[i].labels, samples[j].labels
-		for k := range min(len(a), len(b)) {
-			if a[k].value != b[k].value {
-				return a[k].value < b[k].value
-			}
+	sort.SliceStable(samples, func(i, j int) bool { return labelsBefore(samples[i].labels, samples[j].labels) })
+}
+
+// labelsBefore orders label sets by their values, label by label.
+func labelsBefore(a, b []label) bool {
+	for k := range min(len(a), len(b)) {
+		if a[k].value != b[k].value {
+			return a[k].value < b[k].value
 		}
-		return len(a) < len(b)
-	})
+	}
+	return len(a) < len(b)
 }
 
-// gauge is a family of one unlabelled gauge.
-func gauge(name, help string, v float64) family {
-	return family{name: name, help: help, typ: typeGauge, samples: []sample{{value: v}}}
+// gauge is a family of one gauge, with labels when given.
+func gauge(name, help string, v float64, labels ...label) family {
+	return family{name: name, help: help, typ: typeGauge, samples: []sample{{labels: labels, value: v}}}
 }
 
-// counter is a family of one unlabelled counter read at each scrape.
-func counter(name, help string, v float64) family {
-	return family{name: name, help: help, typ: typeCounter, samples: []sample{{value: v}}}
+// counter is a family of one counter read at each scrape, with labels when
+// given.
+func counter(name, help string, v float64, labels ...label) family {
+	return family{name: name, help: help, typ: typeCounter, samples: []sample{{labels: labels, value: v}}}
 }
 
 // labelValues are a series' label values, in the order of its vector's
@@ -200,29 +203,23 @@ func (v *vec[S]) with(values ...string) *S {
 // each calls f with every series' labels (sorted by name) in the order of
 // their values.
 func (v *vec[S]) each(f func([]label, *S)) {
-	v.mu.RLock()
-	keys := make([]labelValues, 0, len(v.series))
-	for k := range v.series {
-		keys = append(keys, k)
+	type entry struct {
+		labels []label
+		series *S
 	}
-	v.mu.RUnlock()
-	sort.Slice(keys, func(i, j int) bool {
-		for _, o := range v.order {
-			if keys[i][o] != keys[j][o] {
-				return keys[i][o] < keys[j][o]
-			}
-		}
-		return false
-	})
-	for _, k := range keys {
+	v.mu.RLock()
+	entries := make([]entry, 0, len(v.series))
+	for k, s := range v.series {
 		labels := make([]label, len(v.order))
 		for i, o := range v.order {
 			labels[i] = label{v.names[o], k[o]}
 		}
-		v.mu.RLock()
-		s := v.series[k]
-		v.mu.RUnlock()
-		f(labels, s)
+		entries = append(entries, entry{labels, s})
+	}
+	v.mu.RUnlock()
+	sort.Slice(entries, func(i, j int) bool { return labelsBefore(entries[i].labels, entries[j].labels) })
+	for _, e := range entries {
+		f(e.labels, e.series)
 	}
 }
 

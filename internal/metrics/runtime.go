@@ -40,11 +40,9 @@ func goFamilies() []family {
 	}
 	pauses.samples = append(pauses.samples, sample{suffix: "_sum", value: gc.PauseTotal.Seconds()},
 		sample{suffix: "_count", value: float64(gc.NumGC)})
-	info := gauge("go_info", "Information about the Go environment.", 1)
-	info.samples[0].labels = []label{{"version", runtime.Version()}}
 	b := func(v uint64) float64 { return float64(v) }
 	return []family{
-		pauses, info,
+		pauses, gauge("go_info", "Information about the Go environment.", 1, label{"version", runtime.Version()}),
 		gauge("go_gc_gomemlimit_bytes", "Go runtime memory limit configured by the user (GOMEMLIMIT, debug.SetMemoryLimit), otherwise math.MaxInt64.", float64(debug.SetMemoryLimit(-1))),
 		gauge("go_goroutines", "Number of goroutines that currently exist.", float64(runtime.NumGoroutine())),
 		gauge("go_threads", "Number of OS threads created.", float64(threads)),
@@ -160,20 +158,16 @@ func netBytes() (rx, tx uint64, err error) {
 
 // dbFamilies are the go_sql_* series of a connection pool, db_name=name.
 func dbFamilies(name string, st sql.DBStats) []family {
-	db := []label{{"db_name", name}}
-	one := func(f family) family {
-		f.samples[0].labels = db
-		return f
-	}
+	db := label{"db_name", name}
 	return []family{
-		one(gauge("go_sql_max_open_connections", "Maximum number of open connections to the database.", float64(st.MaxOpenConnections))),
-		one(gauge("go_sql_open_connections", "The number of established connections both in use and idle.", float64(st.OpenConnections))),
-		one(gauge("go_sql_in_use_connections", "The number of connections currently in use.", float64(st.InUse))),
-		one(gauge("go_sql_idle_connections", "The number of idle connections.", float64(st.Idle))),
-		one(counter("go_sql_wait_count_total", "The total number of connections waited for.", float64(st.WaitCount))),
-		one(counter("go_sql_wait_duration_seconds_total", "The total time blocked waiting for a new connection.", st.WaitDuration.Seconds())),
-		one(counter("go_sql_max_idle_closed_total", "The total number of connections closed due to SetMaxIdleConns.", float64(st.MaxIdleClosed))),
-		one(counter("go_sql_max_idle_time_closed_total", "The total number of connections closed due to SetConnMaxIdleTime.", float64(st.MaxIdleTimeClosed))),
-		one(counter("go_sql_max_lifetime_closed_total", "The total number of connections closed due to SetConnMaxLifetime.", float64(st.MaxLifetimeClosed))),
+		gauge("go_sql_max_open_connections", "Maximum number of open connections to the database.", float64(st.MaxOpenConnections), db),
+		gauge("go_sql_open_connections", "The number of established connections both in use and idle.", float64(st.OpenConnections), db),
+		gauge("go_sql_in_use_connections", "The number of connections currently in use.", float64(st.InUse), db),
+		gauge("go_sql_idle_connections", "The number of idle connections.", float64(st.Idle), db),
+		counter("go_sql_wait_count_total", "The total number of connections waited for.", float64(st.WaitCount), db),
+		counter("go_sql_wait_duration_seconds_total", "The total time blocked waiting for a new connection.", st.WaitDuration.Seconds(), db),
+		counter("go_sql_max_idle_closed_total", "The total number of connections closed due to SetMaxIdleConns.", float64(st.MaxIdleClosed), db),
+		counter("go_sql_max_idle_time_closed_total", "The total number of connections closed due to SetConnMaxIdleTime.", float64(st.MaxIdleTimeClosed), db),
+		counter("go_sql_max_lifetime_closed_total", "The total number of connections closed due to SetConnMaxLifetime.", float64(st.MaxLifetimeClosed), db),
 	}
 }

@@ -46,3 +46,16 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	if !Wait(context.Background(), time.Millisecond) {
+		t.Error("Wait of 1 ms with a live context = false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if Wait(ctx, time.Minute) || time.Since(start) > 5*time.Second {
+		t.Errorf("Wait of a minute with a cancelled context returned true or took %v", time.Since(start))
+	}
+}

@@ -216,40 +216,31 @@ const (
 
 // do sends r signed for its bucket's region, retrying what may pass, and
 // returns the answer of a request that succeeded; its body is the
-// caller's to close. A refusal is an *Error.
+// caller's to close. A refusal that names the bucket's region is followed
+// once, there. A refusal is an *Error.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	region, err := c.region(ctx, r.bucket)
 	if err != nil {
 		return nil, err
 	}
-	wait, corrected := firstWait, false
-	for attempt := 1; ; attempt++ {
-		resp, err := c.send(ctx, r, region)
-		if err == nil {
-			return resp, nil
-		}
-		if e, ok := errors.AsType[*Error](err); ok && e.Region != "" && e.Region != region && !corrected {
-			c.setRegion(r.bucket, e.Region) // the server named the bucket's region: sign for it (and send there)
-			region, corrected = e.Region, true
-			attempt--
-			continue
-		}
-		if attempt == attempts || !retryable(err) || !sleep(ctx, wait) {
-			return nil, err
-		}
-		wait *= 2
+	resp, err := c.sendRetrying(ctx, r, region)
+	if e, ok := errors.AsType[*Error](err); ok && e.Region != "" && e.Region != region {
+		c.setRegion(r.bucket, e.Region) // the server named the bucket's region: sign for it (and send there)
+		resp, err = c.sendRetrying(ctx, r, e.Region)
 	}
+	return resp, err
 }
 
-// sleep waits d, or less when ctx ends first: then it returns false.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+// sendRetrying sends r until it succeeds, fails for good, or attempts are
+// spent, waiting firstWait and then twice as long before each try.
+func (c *Client) sendRetrying(ctx context.Context, r request, region string) (*http.Response, error) {
+	wait := firstWait
+	for attempt := 1; ; attempt++ {
+		resp, err := c.send(ctx, r, region)
+		if err == nil || attempt == attempts || !retryable(err) || !netfail.Wait(ctx, wait) {
+			return resp, err
+		}
+		wait *= 2
 	}
 }
 
@@ -431,15 +422,7 @@ func (c *Client) region(ctx context.Context, bucket string) (string, error) {
 		return cmp.Or(c.cfg.Region, "us-east-1"), nil
 	}
 	loc := request{method: http.MethodGet, bucket: bucket, query: map[string]string{"location": ""}, endpointOnly: true}
-	var resp *http.Response
-	var err error
-	wait := firstWait
-	for attempt := 1; ; attempt++ {
-		if resp, err = c.send(ctx, loc, "us-east-1"); err == nil || attempt == attempts || !retryable(err) || !sleep(ctx, wait) {
-			break
-		}
-		wait *= 2
-	}
+	resp, err := c.sendRetrying(ctx, loc, "us-east-1")
 	switch e, refused := errors.AsType[*Error](err); {
 	case err == nil:
 		var x struct {

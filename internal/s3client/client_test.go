@@ -402,3 +402,23 @@ func TestEveryRedirectIsARefusal(t *testing.T) {
 		t.Errorf("Get answered 308 naming the region = %v", err)
 	}
 }
+
+// An object stored gzipped (Content-Encoding: gzip) comes back as stored:
+// the client asks for no compression and undoes none.
+func TestGetReturnsTheStoredBytes(t *testing.T) {
+	t.Parallel()
+	stored := []byte{0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}
+	_, c := serve(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		if r.Header.Get("Accept-Encoding") != "" {
+			http.Error(w, "asked for "+r.Header.Get("Accept-Encoding"), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(stored)
+	})
+	c.cfg.Region = "us-east-1"
+	got, err := c.Get(context.Background(), "b", "k.gz")
+	if err != nil || string(got) != string(stored) {
+		t.Errorf("Get = %x, %v; want the stored %x", got, err, stored)
+	}
+}

@@ -182,12 +182,8 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < retryAfter {
 			return fmt.Errorf("export %d spans to %s: %w (no time left to try again in %v)", len(spans), e.url, err, retryAfter)
 		}
-		t := time.NewTimer(retryAfter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !netfail.Wait(ctx, retryAfter) {
 			return fmt.Errorf("export %d spans to %s: %w (then %w)", len(spans), e.url, err, ctx.Err())
-		case <-t.C:
 		}
 	}
 }
