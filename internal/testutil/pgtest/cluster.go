@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -24,7 +25,10 @@ type cluster struct {
 // startCluster runs initdb and pg_ctl start on a free loopback port. A
 // durable cluster keeps synchronous_commit on, so a commit survives a
 // server crash (fsync stays off: the test machine itself does not crash).
-func startCluster(durable bool) (*cluster, error) {
+func startCluster(durable bool) (*cluster, error) { return startClusterOn(durable, freePort) }
+
+// startClusterOn is startCluster taking its ports from nextPort.
+func startClusterOn(durable bool, nextPort func() (int, error)) (*cluster, error) {
 	bindir, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -43,27 +47,50 @@ func startCluster(durable bool) (*cluster, error) {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, errors.Join(err, os.RemoveAll(dir))
-	}
 	data := filepath.Join(dir, "data")
 	if out, err := c.run("initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8",
 		"--no-sync", "--no-instructions"); err != nil {
 		return nil, errors.Join(fmt.Errorf("initdb: %w: %s", err, out), os.RemoveAll(dir))
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off "+
-		"-c max_connections=200", port, dir)
-	if !durable {
-		opts += " -c synchronous_commit=off"
-	}
-	if out, err := c.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		return nil, errors.Join(fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log), os.RemoveAll(dir))
+	port, err := c.startOnFreePort(durable, nextPort)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	c.dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return c, nil
 }
+
+// startOnFreePort starts the initialised cluster on a port from nextPort.
+// The port is free when asked for but not reserved: another test binary
+// can bind it before the server does, so a start refused for an address in
+// use is tried again on a new port.
+func (c *cluster) startOnFreePort(durable bool, nextPort func() (int, error)) (int, error) {
+	logFile := filepath.Join(c.dir, "log")
+	for attempt := 1; ; attempt++ {
+		port, err := nextPort()
+		if err != nil {
+			return 0, err
+		}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off "+
+			"-c max_connections=200", port, c.dir)
+		if !durable {
+			opts += " -c synchronous_commit=off"
+		}
+		out, err := c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-o", opts, "-l", logFile, "-w", "start")
+		if err == nil {
+			return port, nil
+		}
+		log, _ := os.ReadFile(logFile)
+		if attempt == portAttempts || !bytes.Contains(log, []byte("Address already in use")) {
+			return 0, fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log)
+		}
+		_ = os.Remove(logFile) // the next attempt's log alone
+	}
+}
+
+// portAttempts bounds the starts tried on ports taken before the server
+// could bind them.
+const portAttempts = 5
 
 // dirPrefix names cluster directories; ownerFile in each holds the pid of
 // the test binary that started it.
