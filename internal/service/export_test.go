@@ -36,8 +36,11 @@ func (s *Service) PendingEnds() int { return s.ends.Pending() }
 func (s *Service) QueueWithFresh(ctx context.Context, fresh []core.TaskInstance) (QueueResult, error) {
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
-		var err error
-		res, _, err = s.queueLocked(ctx, tx, nil, nil, false, fresh)
+		q, err := s.readQueueing(ctx, tx, nil, nil)
+		if err != nil {
+			return err
+		}
+		res, _, err = s.queueLocked(ctx, tx, q, false, fresh)
 		return err
 	})
 	return res, err

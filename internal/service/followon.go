@@ -38,7 +38,23 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	if s.onlyDagID != "" && done.DagID != s.onlyDagID {
 		return out, nil
 	}
-	f, run, paused, downs, err := s.decideFollowOn(ctx, tx, spec, done)
+	down, counted := runs.FollowOnReads(spec, done)
+	read := tx.DagRunGetPausedWithTasks(ctx, done.DagRunID, down)
+	// When the downstream instances and their run alone decide (no
+	// upstream counts: a chain's next task), the queueing lock and its
+	// reads are asked for before the decision is known, so that on
+	// PostgreSQL they go in one round trip with the downstream read (and
+	// the end's update). The lock is then held to the commit even when
+	// nothing is queued; a scheduler's pass waits for it that long.
+	var q *queueing
+	if len(counted) == 0 && len(down) > 0 {
+		ahead, err := s.lockAndReadQueueing(ctx, tx)
+		if err != nil {
+			return out, err
+		}
+		q = &ahead
+	}
+	f, rt, err := s.decideFollowOn(ctx, tx, spec, done, read, counted)
 	if err != nil || len(f.Schedule) == 0 {
 		// Nothing follows at once: a slot this end freed is the
 		// scheduler's to fill, with the other ends of its pass.
@@ -46,16 +62,19 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	}
 	// As the scheduler requires before it decides a run: the run is
 	// running and its DAG not paused (or the only DAG this process runs).
-	if run.State != core.RunRunning || paused && s.onlyDagID != done.DagID {
+	if rt.Run.State != core.RunRunning || rt.Paused && s.onlyDagID != done.DagID {
 		return out, nil
 	}
-	out.run = run
-	held, err := tx.TryQueueLock(ctx)
-	if err != nil {
-		return out, err
+	out.run = rt.Run
+	if q == nil {
+		after, err := s.lockAndReadQueueing(ctx, tx)
+		if err != nil {
+			return out, err
+		}
+		q = &after
 	}
-	// The queueing reads again under the lock (its statement goes with
-	// the reads, which run after it) and takes what other ends, committed
+	// The queueing read again under the lock (its statement went with the
+	// reads, which ran after it) and takes what other ends, committed
 	// since, scheduled too; the instances this end schedules are queued
 	// with them, in their place in the order, none → queued in one update
 	// rather than two. Its update goes with the end's next statement (the
@@ -65,12 +84,12 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		decided[id] = true
 	}
 	fresh := make([]core.TaskInstance, 0, len(f.Schedule))
-	for _, ti := range downs {
+	for _, ti := range rt.Tasks {
 		if decided[ti.ID] {
 			fresh = append(fresh, ti)
 		}
 	}
-	res, locked, err := s.queueLocked(ctx, tx, nil, held, true, fresh)
+	res, locked, err := s.queueLocked(ctx, tx, *q, true, fresh)
 	if err != nil {
 		return out, err
 	}
@@ -94,6 +113,17 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	return out, nil
 }
 
+// lockAndReadQueueing tries the queueing lock in tx and reads what a
+// queueing pass reads first under it (readQueueing), in one round trip
+// with what waits to be sent.
+func (s *Service) lockAndReadQueueing(ctx context.Context, tx store.Store) (queueing, error) {
+	held, err := tx.TryQueueLock(ctx)
+	if err != nil {
+		return queueing{}, err
+	}
+	return s.readQueueing(ctx, tx, nil, held)
+}
+
 // followed is what followOn did.
 type followed struct {
 	settled bool         // the scheduler has nothing left to do for this end
@@ -101,20 +131,20 @@ type followed struct {
 	run     *core.DagRun // the try's run, when it read it
 }
 
-// decideFollowOn reads what runs.DecideFollowOn needs and decides; it
-// returns done's run and whether its DAG is paused, read with the
-// downstream instances (nil when there are none), and those instances.
-func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance) (runs.FollowOn, *core.DagRun, bool, []core.TaskInstance, error) {
-	down, counted := runs.FollowOnReads(spec, done)
-	run, paused, downs, err := tx.DagRunGetPausedWithTasks(ctx, done.DagRunID, down)
+// decideFollowOn decides what follows done from its run and downstream
+// instances (read, DagRunGetPausedWithTasks's) and the counts of the
+// upstream instances counted names, which it reads.
+func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance,
+	read func() (store.RunWithTasks, error), counted []string) (runs.FollowOn, store.RunWithTasks, error) {
+	rt, err := read()
 	if err != nil {
-		return runs.FollowOn{}, nil, false, nil, fmt.Errorf("read the downstream task instances: %w", err)
+		return runs.FollowOn{}, rt, fmt.Errorf("read the downstream task instances: %w", err)
 	}
 	counts := map[string]map[core.TIState]int{}
 	if len(counted) > 0 {
 		groups, err := tx.TaskInstanceStateCounts(ctx, []int64{done.DagRunID}, counted...)
 		if err != nil {
-			return runs.FollowOn{}, nil, false, nil, fmt.Errorf("count the upstream task instances: %w", err)
+			return runs.FollowOn{}, rt, fmt.Errorf("count the upstream task instances: %w", err)
 		}
 		for _, g := range groups {
 			if counts[g.TaskID] == nil {
@@ -123,5 +153,5 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 			counts[g.TaskID][g.State] += g.Count
 		}
 	}
-	return runs.DecideFollowOn(spec, done, downs, counts), run, paused, downs, nil
+	return runs.DecideFollowOn(spec, done, rt.Tasks, counts), rt, nil
 }

@@ -60,7 +60,11 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
 		var err error
-		if res, _, err = s.queueLocked(ctx, tx, p.Pools, nil, false, nil); err != nil || res.Queued == 0 {
+		q, err := s.readQueueing(ctx, tx, p.Pools, nil)
+		if err != nil {
+			return err
+		}
+		if res, _, err = s.queueLocked(ctx, tx, q, false, nil); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)
@@ -85,11 +89,47 @@ func (s *Service) queued(by string, n int) {
 	}
 }
 
-// queueLocked is QueueScheduled's work in tx, which holds the queueing
-// lock, or, with held (TryQueueLock's), has asked for it: the reads go
-// with the lock's statement, and when held says no, nothing is queued
-// (locked false). What it queues is dated once the lock is held. The
-// caller wakes the workers (notifyQueued) for what it queued.
+// queueing is what a queueing pass reads first, under the queueing lock.
+type queueing struct {
+	locked bool // false: another process holds the lock, and nothing is to be queued
+	pools  []core.Pool
+	active *store.ActiveCounts
+	first  []core.TaskInstance // the first page of scheduled instances, in queueing order
+}
+
+// readQueueing reads, in one statement, the slots in use and the first
+// page of scheduled instances, and the pools unless given. tx holds the
+// queueing lock, or, with held (TryQueueLock's), has asked for it: the
+// reads go with the lock's statement, and when held says no, they are not
+// to be used (locked false).
+func (s *Service) readQueueing(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error)) (queueing, error) {
+	read, active, first, err := tx.QueueingReads(ctx, pools == nil, s.scheduledPage(minQueuePage, 0, exclusions{}))
+	if err != nil {
+		return queueing{}, fmt.Errorf("read the slots in use: %w", err)
+	}
+	if held != nil {
+		if locked, err := held(); err != nil || !locked {
+			return queueing{}, err
+		}
+	}
+	if pools == nil {
+		pools = read
+	}
+	return queueing{locked: true, pools: pools, active: active, first: first}, nil
+}
+
+// scheduledPage is the page of scheduled instances a queueing pass reads,
+// in queueing order, without those except leaves out.
+func (s *Service) scheduledPage(limit, offset int, except exclusions) *store.TaskInstanceListParams {
+	return &store.TaskInstanceListParams{DagID: s.onlyDagID, States: []core.TIState{core.TIScheduled},
+		ExceptDagIDs: except.dags, ExceptPools: except.pools, OrderByPriority: true,
+		Page: store.Page{Limit: limit, Offset: offset}}
+}
+
+// queueLocked is QueueScheduled's work in tx, from what q read (nothing
+// when q is not locked: locked false). What it queues is dated now, once
+// the lock is held. The caller wakes the workers (notifyQueued) for what
+// it queued.
 // With unread the queueing update is not read back (Unread: on PostgreSQL
 // it goes with the transaction's next statement) and every instance it
 // picked counts as queued; one that another process moved out of
@@ -100,26 +140,12 @@ func (s *Service) queued(by string, n int) {
 // none (sorted here in queueing order, queueOrder): they are queued with
 // the scheduled ones, in their place in the order, and go none → queued in
 // one update; the caller schedules those left (followOn).
-func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.Pool, held func() (bool, error), unread bool, fresh []core.TaskInstance) (res QueueResult, locked bool, err error) {
-	// The first page comes with the slots in use (one statement).
-	scheduled := []core.TIState{core.TIScheduled}
-	listed := func(page, offset int, except exclusions) *store.TaskInstanceListParams {
-		return &store.TaskInstanceListParams{DagID: s.onlyDagID, States: scheduled, ExceptDagIDs: except.dags,
-			ExceptPools: except.pools, OrderByPriority: true, Page: store.Page{Limit: page, Offset: offset}}
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, unread bool, fresh []core.TaskInstance) (res QueueResult, locked bool, err error) {
+	if !q.locked {
+		return QueueResult{}, false, nil
 	}
-	read, active, first, err := tx.QueueingReads(ctx, pools == nil, listed(minQueuePage, 0, exclusions{}))
-	if err != nil {
-		return QueueResult{}, false, fmt.Errorf("read the slots in use: %w", err)
-	}
-	if held != nil {
-		if locked, err := held(); err != nil || !locked {
-			return QueueResult{}, false, err
-		}
-	}
+	pools, active, first := q.pools, q.active, q.first
 	now := s.clock.Now()
-	if pools == nil {
-		pools = read
-	}
 	res = QueueResult{Pools: pools, Found: active.Claimable, Left: maps.Clone(active.Claimable)}
 	slots := map[string]int{core.DefaultPool: DefaultPoolSlots}
 	for _, p := range pools {
@@ -202,7 +228,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, pools []core.
 					offset++
 				}
 			}
-			if tis, err = tx.TaskInstanceList(ctx, listed(page, offset, except)); err != nil {
+			if tis, err = tx.TaskInstanceList(ctx, s.scheduledPage(page, offset, except)); err != nil {
 				return res, true, fmt.Errorf("list scheduled task instances: %w", err)
 			}
 		}

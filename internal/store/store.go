@@ -190,8 +190,11 @@ type DagRunStore interface {
 	// of taskIDs (by task and map index), the run, and whether its DAG is
 	// paused (true when it has no row): what a try's end reads before it
 	// schedules in the run. The run is nil, and no error, when it has none
-	// of those instances.
-	DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) (*core.DagRun, bool, []core.TaskInstance, error)
+	// of those instances. It returns the read: in a transaction on an
+	// engine that pipelines statements (PostgreSQL), the statement goes
+	// with the transaction's next one and read waits for it (sending it
+	// when nothing did yet); elsewhere it ran before the method returned.
+	DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) (read func() (RunWithTasks, error))
 	// DagRunList lists runs (store.DagRunOrder, newest first by default);
 	// DagRunCount counts them with the same filters.
 	DagRunList(ctx context.Context, p *DagRunListParams) ([]core.DagRun, error)
@@ -561,6 +564,13 @@ type TaskLogPruneParams struct {
 type TaskLogPruned struct {
 	Chunks int64  // the chunks it deleted
 	Next   string // the last key it looked at, the next batch's After; "" = it reached the end
+}
+
+// RunWithTasks is what DagRunGetPausedWithTasks reads.
+type RunWithTasks struct {
+	Run    *core.DagRun // nil when it has none of the instances asked for
+	Paused bool         // its DAG is paused (or has no row)
+	Tasks  []core.TaskInstance
 }
 
 // ActiveCounts are the occupied slots used by the scheduler's limits.

@@ -77,7 +77,8 @@ var errAborted = &pgconn.PgError{Severity: "ERROR", Code: "25P02",
 type waitingExec struct {
 	query string
 	args  []any
-	count *int64 // where its row count goes once it ran (sqlstore.DeferredCounted), or nil
+	count *int64     // where its row count goes once it ran (sqlstore.DeferredCounted), or nil
+	ahead *aheadRows // where its rows go, for a query (sqlstore.Ahead), or nil
 }
 
 // BeginTx opens a transaction without a round trip.
@@ -149,10 +150,16 @@ func (c *pipelineConn) ExecContext(ctx context.Context, query string, args []dri
 	return driver.RowsAffected(tag.RowsAffected()), nil
 }
 
-// QueryContext runs query with what waits, in one round trip.
+// QueryContext runs query with what waits, in one round trip; a query
+// marked Ahead in a transaction waits itself.
 func (c *pipelineConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if c.aborted {
 		return nil, errAborted
+	}
+	if c.tx != nil && len(args) > 0 && sqlstore.IsAhead(ctx) {
+		r := &aheadRows{c: c, ctx: ctx}
+		c.waiting = append(c.waiting, waitingExec{query: query, args: values(args), ahead: r})
+		return r, nil
 	}
 	if !c.carries(args) {
 		if err := c.flush(ctx); err != nil {
@@ -254,6 +261,12 @@ func (sent sentBatch) readWaiting() error {
 		_, first = sent.br.Exec()
 	}
 	for _, w := range sent.deferred {
+		if w.ahead != nil {
+			if err := w.ahead.fill(sent.br); first == nil && err != nil {
+				first = deferredFailure(w.query, err)
+			}
+			continue
+		}
 		tag, err := sent.br.Exec()
 		if first == nil && err != nil {
 			first = deferredFailure(w.query, err)
@@ -317,11 +330,12 @@ func badConn(err error) error {
 func (c *pipelineConn) end(ctx context.Context, command string) (pgconn.CommandTag, error) {
 	c.tx = nil
 	if c.aborted { // the server is in no transaction: nothing to end
-		c.aborted, c.begin, c.waiting = false, "", nil
+		c.dropWaiting()
+		c.aborted, c.begin = false, ""
 		return pgconn.NewCommandTag("ROLLBACK"), nil
 	}
 	if command == "rollback" {
-		c.waiting = nil
+		c.dropWaiting()
 	}
 	if c.begin != "" && len(c.waiting) == 0 {
 		c.begin = ""
@@ -338,6 +352,16 @@ func (c *pipelineConn) end(ctx context.Context, command string) (pgconn.CommandT
 		}
 	}
 	return tag, err
+}
+
+// dropWaiting forgets what waits unsent.
+func (c *pipelineConn) dropWaiting() {
+	for _, w := range c.waiting {
+		if w.ahead != nil {
+			w.ahead.drop()
+		}
+	}
+	c.waiting = nil
 }
 
 // pipelineTx is a pipelineConn's open transaction.

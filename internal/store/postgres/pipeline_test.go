@@ -476,3 +476,177 @@ func TestAQueryCarriesWhatWaits(t *testing.T) {
 		t.Errorf("the failed transaction's other insert: %d rows (%v), want 0", n, err)
 	}
 }
+
+// A query marked Ahead waits for the transaction's next statement: BEGIN,
+// the query, a deferred insert and a second query take one round trip; the
+// first query's rows, read after the second's, are what it saw (before the
+// insert) and come out as pgx's driver gives them. Read before anything
+// else is sent, it goes alone. A rollback drops it unsent; outside a
+// transaction it runs at once.
+func TestAnAheadQueryGoesWithTheNext(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	insertTwice(t, db, writes, 1) // rows 1, 2; prepares the insert
+	const typed = `SELECT k, $1::uuid, '{"a": 1}'::jsonb, 3.25::numeric, NULL::int8, now() FROM t WHERE k >= $2 ORDER BY k`
+	const id = "8b0d3c4e-2f1a-4c5b-9d6e-7f8091a2b3c4"
+	all := func(rows *sql.Rows, err error) [][]any {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = rows.Close() }()
+		var out [][]any
+		for rows.Next() {
+			vals := make([]any, 6)
+			ptrs := make([]any, len(vals))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			vals[5] = nil // now(): the transaction's start, not comparable across them
+			out = append(out, vals)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := all(db.QueryContext(ctx, typed, id, 0)) // pgx's driver, nothing waiting; prepares the query
+	if len(want) != 2 {
+		t.Fatalf("%d rows, want 2", len(want))
+	}
+	const counted = `SELECT COUNT(*) FROM t WHERE k >= $1`
+	var count int
+	if err := db.QueryRowContext(ctx, counted, 0).Scan(&count); err != nil { // prepares it
+		t.Fatal(err)
+	}
+
+	before := writes.Load()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead, err := tx.QueryContext(sqlstore.Ahead(ctx), typed, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := writes.Load() - before; n != 0 {
+		t.Errorf("BEGIN, an ahead query and a deferred insert sent %d times, want nothing yet", n)
+	}
+	if err := tx.QueryRowContext(ctx, counted, 0).Scan(&count); err != nil || count != 3 {
+		t.Errorf("the query after them: %d rows (%v), want 3", count, err)
+	}
+	if n := writes.Load() - before; n != 1 {
+		t.Errorf("BEGIN, an ahead query, a deferred insert and a query took %d round trips, want 1", n)
+	}
+	if got := all(ahead, nil); !reflect.DeepEqual(got, want) {
+		t.Errorf("the ahead query's rows, read after the next query's:\n got %#v\nwant %#v (what it saw before the insert)", got, want)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := writes.Load() - before; n != 2 {
+		t.Errorf("with the commit: %d round trips, want 2", n)
+	}
+
+	// Read first, it goes alone (with BEGIN); it sees the committed insert.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = writes.Load()
+	if got := all(tx.QueryContext(sqlstore.Ahead(ctx), typed, id, 0)); len(got) != 3 || writes.Load()-before != 1 {
+		t.Errorf("an ahead query read at once: %d rows in %d round trips, want 3 in 1", len(got), writes.Load()-before)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A rollback drops it unsent.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = writes.Load()
+	dropped, err := tx.QueryContext(sqlstore.Ahead(ctx), typed, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if dropped.Next() || !errors.Is(dropped.Err(), errAheadDropped) && dropped.Err() == nil || writes.Load() != before {
+		t.Errorf("an ahead query of a rolled-back transaction: %v, %d round trips; want no rows, an error, nothing sent",
+			dropped.Err(), writes.Load()-before)
+	}
+
+	// Outside a transaction it runs at once.
+	before = writes.Load()
+	rows, err := db.QueryContext(sqlstore.Ahead(ctx), typed, id, 0)
+	if n := writes.Load() - before; err != nil || n != 1 {
+		t.Errorf("an ahead query outside a transaction: %v, %d round trips; want it sent at once", err, n)
+	}
+	if got := all(rows, err); len(got) != 3 {
+		t.Errorf("an ahead query outside a transaction: %d rows, want 3", len(got))
+	}
+}
+
+// An ahead query's failure is its own rows' error, and the error of the
+// statement that carried it, naming it; the transaction commits nothing.
+// A deferred statement's failure before it is its rows' error too.
+func TestAFailedAheadQuery(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	insertTwice(t, db, writes, 1)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 20); err != nil {
+		t.Fatal(err)
+	}
+	ahead, err := tx.QueryContext(sqlstore.Ahead(ctx), `SELECT k / (k - $1) FROM t`, 1) // division by zero
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO t (k) VALUES ($1)`, 21)
+	if err == nil || !strings.Contains(err.Error(), "an earlier statement of the transaction (SELECT k / (k - $1) FROM t) failed") {
+		t.Errorf("the statement that carried a failing ahead query: %v; want the query named", err)
+	}
+	var pe *pgconn.PgError
+	if ahead.Next() || !errors.As(ahead.Err(), &pe) || pe.Code != "22012" {
+		t.Errorf("the failed ahead query's rows: %v; want division_by_zero", ahead.Err())
+	}
+	if err := tx.Commit(); err == nil {
+		t.Error("the transaction of a failed ahead query committed")
+	}
+
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 1); err != nil { // a duplicate
+		t.Fatal(err)
+	}
+	after, err := tx.QueryContext(sqlstore.Ahead(ctx), `SELECT k FROM t WHERE k > $1`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Next() || after.Err() == nil {
+		t.Errorf("an ahead query after a failed deferred insert: %v; want an error", after.Err())
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("after the failed transactions: %d rows (%v), want 2", n, err)
+	}
+}

@@ -113,6 +113,7 @@ func Dialect() sqlstore.Dialect {
 		TryQueueLockSQL: "SELECT 1 WHERE pg_try_advisory_xact_lock($1)",
 		GroupInserts:    true,
 		ClaimJoinsRuns:  true,
+		QueriesAhead:    true,
 		Classify:        classify,
 	}
 }

@@ -135,40 +135,39 @@ func (s *Store) DagRunGetByID(ctx context.Context, id int64) (*core.DagRun, erro
 }
 
 // DagRunGetPausedWithTasks reads a run, whether its DAG is paused and its
-// instances of taskIDs in one statement.
-func (s *Store) DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) (*core.DagRun, bool, []core.TaskInstance, error) {
+// instances of taskIDs in one statement, Ahead in a transaction.
+func (s *Store) DagRunGetPausedWithTasks(ctx context.Context, id int64, taskIDs []string) func() (store.RunWithTasks, error) {
 	if len(taskIDs) == 0 {
-		return nil, false, nil, nil
+		return func() (store.RunWithTasks, error) { return store.RunWithTasks{}, nil }
 	}
 	b := builder{args: []any{id}}
-	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qRunGetPausedWithTasks, list(&b, taskIDs)), b.args...)
-	if err != nil {
-		return nil, false, nil, s.wrap(err, "get dag run %d with its task instances", id)
-	}
-	var (
-		run    runRow
-		paused bool
-		first  = append(run.dest(), &paused)
-		rest   = make([]any, len(first)) // the rows after the first: the run again, or NULLs
-	)
-	for i := range rest {
-		rest[i] = new(any)
-	}
-	tis, err := collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
-		more := first
-		if run.run.ID != 0 {
-			more = rest
+	what := fmt.Sprintf("get dag run %d with its task instances", id)
+	return queryAhead(ctx, s, what, fmt.Sprintf(qRunGetPausedWithTasks, list(&b, taskIDs)), b.args, func(rows *sql.Rows) (store.RunWithTasks, error) {
+		var (
+			run    runRow
+			paused bool
+			first  = append(run.dest(), &paused)
+			rest   = make([]any, len(first)) // the rows after the first: the run again, or NULLs
+		)
+		for i := range rest {
+			rest[i] = new(any)
 		}
-		ti, err := scanTI(withColumns{r, more})
-		if err != nil {
-			return core.TaskInstance{}, err
+		tis, err := collect(rows, func(r *sql.Rows) (core.TaskInstance, error) {
+			more := first
+			if run.run.ID != 0 {
+				more = rest
+			}
+			ti, err := scanTI(withColumns{r, more})
+			if err != nil {
+				return core.TaskInstance{}, err
+			}
+			return *ti, nil
+		})
+		if err != nil || len(tis) == 0 {
+			return store.RunWithTasks{}, err
 		}
-		return *ti, nil
+		return store.RunWithTasks{Run: run.made(), Paused: paused, Tasks: tis}, nil
 	})
-	if err != nil || len(tis) == 0 {
-		return nil, false, nil, s.wrap(err, "get dag run %d with its task instances", id)
-	}
-	return run.made(), paused, tis, nil
 }
 
 // withColumns scans the columns a scan function reads, then more.

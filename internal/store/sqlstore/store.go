@@ -68,6 +68,10 @@ type Dialect struct {
 	// PostgreSQL, where a statement more is a round trip); SQLite, whose
 	// RETURNING reads only the table it changes, reads them after.
 	ClaimJoinsRuns bool
+	// QueriesAhead: a query marked Ahead in a transaction waits for the
+	// transaction's next statement (PostgreSQL's pipelined connections);
+	// without it the query runs at once and its rows are read at once.
+	QueriesAhead bool
 	// Classify maps a driver error to core.ErrConflict (unique violation),
 	// core.ErrNotFound (missing referenced row), core.ErrInvalid (malformed
 	// value), or nil when the error is none of these.
@@ -281,6 +285,27 @@ func (s *Store) execCounted(ctx context.Context, query string, args ...any) (row
 	}, nil
 }
 
+// queryAhead runs query, Ahead in s's transaction where the engine sends
+// such a query with the transaction's next statement (Dialect.QueriesAhead);
+// read scans its rows when the returned function is first called (at once
+// elsewhere: the rows are not left open under the statements that follow).
+// Its errors name what the query does.
+func queryAhead[T any](ctx context.Context, s *Store, what, query string, args []any, read func(*sql.Rows) (T, error)) func() (T, error) {
+	var v T
+	rows, err := s.reader().QueryContext(Ahead(ctx), query, args...)
+	if err == nil && !(s.d.QueriesAhead && s.tx != nil) {
+		v, err = read(rows)
+		rows = nil
+	}
+	return func() (T, error) {
+		if rows != nil {
+			v, err = read(rows)
+			rows = nil
+		}
+		return v, s.wrap(err, "%s", what)
+	}
+}
+
 // queueLockKey names the queueing lock among PostgreSQL advisory locks.
 const queueLockKey int64 = 0x77656972_71756575 // "weirqueu"
 
@@ -353,6 +378,25 @@ func DeferredCounted(ctx context.Context, n *int64) context.Context {
 func DeferredCount(ctx context.Context) *int64 {
 	n, _ := ctx.Value(deferredCountKey{}).(*int64)
 	return n
+}
+
+// aheadKey marks the context of a query whose rows may wait (Ahead).
+type aheadKey struct{}
+
+// Ahead marks a query run with the returned context as one whose rows are
+// read after the transaction's next statement is sent: in a transaction a
+// driver may send it with that statement (PostgreSQL: one round trip for
+// both), or with the first read of its rows, when nothing else went first.
+// A rollback drops it unsent. Outside a transaction, without arguments, and
+// on SQLite, it runs at once; Dialect.QueriesAhead says which.
+func Ahead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, aheadKey{}, true)
+}
+
+// IsAhead reports whether ctx marks its query Ahead.
+func IsAhead(ctx context.Context) bool {
+	a, _ := ctx.Value(aheadKey{}).(bool)
+	return a
 }
 
 // inTxIf is inTx when fn runs several statements (many), and fn on s

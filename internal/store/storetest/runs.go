@@ -39,8 +39,9 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	}
 	for _, paused := range []bool{true, false} {
 		must(t, f.st.DagSetPaused(f.ctx, "etl", paused), "pause")
-		r, gotPaused, withTasks, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"b", "nope", "a"})
+		read, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"b", "nope", "a"})()
 		must(t, err, "get run with its dag's pause and tasks")
+		r, gotPaused, withTasks := read.Run, read.Paused, read.Tasks
 		if diff := cmp.Diff(got, r); diff != "" || gotPaused != paused {
 			t.Errorf("run and pause read together: paused %v, want %v; (-by key +with pause):\n%s", gotPaused, paused, diff)
 		}
@@ -55,8 +56,8 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	if len(tis) != 2 || tis[0].TaskID != "a" || tis[1].TaskID != "b" {
 		t.Fatalf("task instances = %+v, want a and b", tis)
 	}
-	if r, _, none, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"nope"}); err != nil || r != nil || none != nil {
-		t.Errorf("a run without the tasks asked for: %v, %v, %v; want nothing, no error", r, none, err)
+	if none, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"nope"})(); err != nil || none.Run != nil || none.Tasks != nil {
+		t.Errorf("a run without the tasks asked for: %+v, %v; want nothing, no error", none, err)
 	}
 	ti := tis[0]
 	if ti.State != core.TINone || ti.TryNumber != 1 || ti.MaxTries != 1 || ti.Queue != core.DefaultQueue ||
@@ -68,12 +69,47 @@ func testDagRunCreateGet(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrNotFound, "get unknown run")
 	_, err = f.st.DagRunGetByID(f.ctx, 999999)
 	wantErr(t, err, core.ErrNotFound, "get unknown run id")
-	if r, _, none, err := f.st.DagRunGetPausedWithTasks(f.ctx, 999999, []string{"a"}); err != nil || r != nil || none != nil {
-		t.Errorf("an unknown run id with its tasks: %v, %v, %v; want nothing, no error", r, none, err)
+	if none, err := f.st.DagRunGetPausedWithTasks(f.ctx, 999999, []string{"a"})(); err != nil || none.Run != nil || none.Tasks != nil {
+		t.Errorf("an unknown run id with its tasks: %+v, %v; want nothing, no error", none, err)
 	}
 	_, err = f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "no_such_dag", RunID: "r",
 		RunType: core.RunManual, State: core.RunQueued, Now: f.now})
 	wantErr(t, err, core.ErrNotFound, "create run of unknown dag")
+}
+
+// In a transaction the read of a run with its instances gives what its
+// statement saw when it was asked for, before the transaction's later
+// writes, even when those were sent first (PostgreSQL sends it with the
+// next statement); an unread one does not hold the transaction up.
+func testDagRunGetWithTasksInTx(t *testing.T, f *fixture) {
+	run := f.run("etl", "r1", newTI("a", core.TINone))
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
+	must(t, err, "list")
+	a := tis[0]
+	must(t, f.st.WithTx(f.ctx, func(tx store.Store) error {
+		before := tx.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"a"})
+		_ = tx.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"a"}) // never read
+		if _, err := tx.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{a.ID},
+			From: []core.TIState{core.TINone}, To: core.TIScheduled, Now: f.now}); err != nil {
+			return err
+		}
+		after, err := tx.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"a"})()
+		if err != nil {
+			return err
+		}
+		seen, err := before()
+		if err != nil {
+			return err
+		}
+		if len(seen.Tasks) != 1 || seen.Tasks[0].State != core.TINone || seen.Run == nil || seen.Run.ID != run.ID ||
+			len(after.Tasks) != 1 || after.Tasks[0].State != core.TIScheduled {
+			t.Errorf("read before the update: %+v; after it: %+v; want a none, then scheduled", seen.Tasks, after.Tasks)
+		}
+		return nil
+	}), "read a run with its instances around an update in a transaction")
+	if got := f.get(a.ID); got.State != core.TIScheduled {
+		t.Errorf("after the transaction: %s, want scheduled", got.State)
+	}
 }
 
 func testDagRunDuplicateConflict(t *testing.T, f *fixture) {

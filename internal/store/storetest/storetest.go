@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagWarnings", testDagWarnings},
 		{"DagFiles", testDagFiles},
 		{"DagRunCreateGet", testDagRunCreateGet},
+		{"DagRunGetWithTasksInTx", testDagRunGetWithTasksInTx},
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},
 		{"DagRunListLatestCount", testDagRunListLatestCount},

@@ -146,8 +146,9 @@ func testTaskInstanceExpand(t *testing.T, f *fixture) {
 	}
 	// A try's end reads a mapped successor's instances with their run
 	// (whose conf only the first row of each task carries).
-	got, _, withRun, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"other", "mapped"})
+	read, err := f.st.DagRunGetPausedWithTasks(f.ctx, run.ID, []string{"other", "mapped"})()
 	must(t, err, "read the mapped instances with their run")
+	got, withRun := read.Run, read.Tasks
 	all, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: []string{"mapped", "other"}})
 	must(t, err, "list mapped and other")
 	if diff := cmp.Diff(all, withRun); diff != "" || got == nil || got.ID != run.ID || got.RunID != "r1" {
