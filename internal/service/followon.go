@@ -133,18 +133,15 @@ type followed struct {
 
 // decideFollowOn decides what follows done from its run and downstream
 // instances (read, DagRunGetPausedWithTasks's) and the counts of the
-// upstream instances counted names, which it reads.
+// upstream instances counted names, which it reads first: on PostgreSQL
+// their statement carries the downstream read, in order after it.
 func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core.DAG, done *core.TaskInstance,
 	read func() (store.RunWithTasks, error), counted []string) (runs.FollowOn, store.RunWithTasks, error) {
-	rt, err := read()
-	if err != nil {
-		return runs.FollowOn{}, rt, fmt.Errorf("read the downstream task instances: %w", err)
-	}
 	counts := map[string]map[core.TIState]int{}
 	if len(counted) > 0 {
 		groups, err := tx.TaskInstanceStateCounts(ctx, []int64{done.DagRunID}, counted...)
 		if err != nil {
-			return runs.FollowOn{}, rt, fmt.Errorf("count the upstream task instances: %w", err)
+			return runs.FollowOn{}, store.RunWithTasks{}, fmt.Errorf("count the upstream task instances: %w", err)
 		}
 		for _, g := range groups {
 			if counts[g.TaskID] == nil {
@@ -152,6 +149,10 @@ func (s *Service) decideFollowOn(ctx context.Context, tx store.Store, spec *core
 			}
 			counts[g.TaskID][g.State] += g.Count
 		}
+	}
+	rt, err := read()
+	if err != nil {
+		return runs.FollowOn{}, rt, fmt.Errorf("read the downstream task instances: %w", err)
 	}
 	return runs.DecideFollowOn(spec, done, rt.Tasks, counts), rt, nil
 }

@@ -59,7 +59,6 @@ type QueueResult struct {
 func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResult, error) {
 	var res QueueResult
 	err := s.st.WithQueueLock(ctx, func(tx store.Store) error {
-		var err error
 		q, err := s.readQueueing(ctx, tx, p.Pools, nil)
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -12,13 +13,14 @@ import (
 // aheadRows are the rows of a query marked sqlstore.Ahead: it waits with
 // the transaction's deferred statements and goes with the next statement
 // sent, its rows then read from the batch into memory; reading them before
-// that sends it (with what waits). They are read once, as database/sql
-// reads a driver's rows.
+// that sends it (with what waits). Closed before it was sent, it is not
+// sent at all. They are read once, as database/sql reads a driver's rows
+// (under the connection's lock, as every use of the connection).
 type aheadRows struct {
 	c       *pipelineConn
 	ctx     context.Context // the query's, for a send of its own
-	sent    bool
-	err     error // the query's failure, or why it was never sent
+	sent    bool            // it was sent, or will never be (err says why)
+	err     error           // the query's failure, or why it was never sent
 	columns []string
 	rows    [][]driver.Value
 }
@@ -57,6 +59,10 @@ func (r *aheadRows) fill(br pgx.BatchResults) error {
 	return r.err
 }
 
+// failed marks r sent in a batch that failed before it: the server
+// skipped it, and err, the batch's failure, is its error.
+func (r *aheadRows) failed(err error) { r.sent, r.err = true, err }
+
 // drop marks r never sent: its transaction ended first.
 func (r *aheadRows) drop() {
 	if !r.sent {
@@ -65,23 +71,27 @@ func (r *aheadRows) drop() {
 }
 
 // send sends the query, with what waits, when no statement carried it yet.
-func (r *aheadRows) send() {
+// A failure before anything was sent (the context ended, the connection is
+// gone) is returned, not kept: the query still waits.
+func (r *aheadRows) send() error {
 	if r.sent {
-		return
+		return nil
 	}
-	if err := r.c.flush(r.ctx); err != nil && r.err == nil {
-		r.err = err // the batch failed before the query (or the connection did)
+	if err := r.c.flush(r.ctx); err != nil && !r.sent {
+		return err
 	}
-	r.sent = true
+	return nil
 }
 
 func (r *aheadRows) Columns() []string {
-	r.send()
+	_ = r.send() // its failure is Next's
 	return r.columns
 }
 
 func (r *aheadRows) Next(dest []driver.Value) error {
-	r.send()
+	if err := r.send(); err != nil {
+		return err
+	}
 	if r.err != nil {
 		return r.err
 	}
@@ -93,9 +103,13 @@ func (r *aheadRows) Next(dest []driver.Value) error {
 	return nil
 }
 
-// Close forgets the rows; a query not sent yet still goes with the next
-// statement (it is in the batch being built), its rows then dropped.
+// Close forgets the rows; a query not sent yet is taken out of what waits
+// (nobody reads it).
 func (r *aheadRows) Close() error {
+	if !r.sent {
+		r.c.waiting = slices.DeleteFunc(r.c.waiting, func(w waitingExec) bool { return w.ahead == r })
+		r.drop()
+	}
 	r.rows = nil
 	return nil
 }

@@ -214,6 +214,9 @@ func (c *pipelineConn) send(ctx context.Context, last *waitingExec) (pgconn.Comm
 	if c.Conn.Conn().IsClosed() {
 		return pgconn.CommandTag{}, driver.ErrBadConn
 	}
+	if err := ctx.Err(); err != nil { // nothing is sent: what waits still does
+		return pgconn.CommandTag{}, err
+	}
 	sent := c.sendWaiting(ctx, last)
 	first := sent.readWaiting()
 	var tag pgconn.CommandTag
@@ -262,7 +265,9 @@ func (sent sentBatch) readWaiting() error {
 	}
 	for _, w := range sent.deferred {
 		if w.ahead != nil {
-			if err := w.ahead.fill(sent.br); first == nil && err != nil {
+			if first != nil { // skipped by the server: the earlier failure is its error too
+				w.ahead.failed(first)
+			} else if err := w.ahead.fill(sent.br); err != nil {
 				first = deferredFailure(w.query, err)
 			}
 			continue
@@ -295,6 +300,9 @@ func (c *pipelineConn) closeBatch(sent sentBatch, first error) error {
 func (c *pipelineConn) sendQuery(ctx context.Context, q waitingExec) (driver.Rows, error) {
 	if c.Conn.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
+	}
+	if err := ctx.Err(); err != nil { // nothing is sent: what waits still does
+		return nil, err
 	}
 	sent := c.sendWaiting(ctx, &q)
 	if err := sent.readWaiting(); err != nil {

@@ -568,22 +568,30 @@ func TestAnAheadQueryGoesWithTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A rollback drops it unsent.
-	tx, err = db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before = writes.Load()
-	dropped, err := tx.QueryContext(sqlstore.Ahead(ctx), typed, id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if dropped.Next() || !errors.Is(dropped.Err(), errAheadDropped) && dropped.Err() == nil || writes.Load() != before {
-		t.Errorf("an ahead query of a rolled-back transaction: %v, %d round trips; want no rows, an error, nothing sent",
-			dropped.Err(), writes.Load()-before)
+	// A rollback drops it unsent, and so does a commit when it was closed
+	// unread (a failing query: the commit would fail with it).
+	for _, commit := range []bool{false, true} {
+		tx, err = db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = writes.Load()
+		dropped, err := tx.QueryContext(sqlstore.Ahead(ctx), `SELECT k / (k - $1) FROM t`, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := tx.Rollback
+		if commit {
+			_ = dropped.Close()
+			end = tx.Commit
+		}
+		if err := end(); err != nil {
+			t.Errorf("commit %v: %v", commit, err)
+		}
+		if dropped.Next() || writes.Load() != before {
+			t.Errorf("commit %v: an unread ahead query %v, %d round trips; want no rows, nothing sent",
+				commit, dropped.Err(), writes.Load()-before)
+		}
 	}
 
 	// Outside a transaction it runs at once.
@@ -639,8 +647,11 @@ func TestAFailedAheadQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Next() || after.Err() == nil {
-		t.Errorf("an ahead query after a failed deferred insert: %v; want an error", after.Err())
+	// Its error names the insert, and is not a conflict of its own (the
+	// store would classify a raw unique violation as the read's).
+	if after.Next() || after.Err() == nil || errors.As(after.Err(), new(*pgconn.PgError)) ||
+		!strings.Contains(after.Err().Error(), "an earlier statement of the transaction (INSERT INTO t (k) VALUES ($1)) failed") {
+		t.Errorf("an ahead query after a failed deferred insert: %v; want the insert's failure, named, without its type", after.Err())
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
@@ -648,5 +659,48 @@ func TestAFailedAheadQuery(t *testing.T) {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 2 {
 		t.Errorf("after the failed transactions: %d rows (%v), want 2", n, err)
+	}
+}
+
+// Reading an ahead query whose context has ended sends nothing and fails
+// with the context's error; what waited with it still waits, and goes with
+// the transaction's next statement.
+func TestAnAheadQueryReadAfterItsContextEnded(t *testing.T) {
+	t.Parallel()
+	db, writes := countedDB(t, pipelined)
+	ctx := t.Context()
+	insertTwice(t, db, writes, 1)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t (k) VALUES ($1)`, 10); err != nil { // BEGIN is sent
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(sqlstore.Deferred(ctx), `INSERT INTO t (k) VALUES ($1)`, 11); err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	rows, err := tx.QueryContext(sqlstore.Ahead(qctx), `SELECT k FROM t WHERE k > $1`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	before := writes.Load()
+	if rows.Next() {
+		t.Error("a row from an ahead query whose context ended")
+	}
+	if writes.Load() != before {
+		t.Errorf("reading it sent %d times, want nothing", writes.Load()-before)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t (k) VALUES ($1)`, 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t WHERE k IN (10, 11, 12)`).Scan(&n); err != nil || n != 3 {
+		t.Errorf("after the commit: %d of the transaction's 3 rows (%v); the deferred insert was lost", n, err)
 	}
 }

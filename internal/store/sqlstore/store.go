@@ -293,7 +293,7 @@ func (s *Store) execCounted(ctx context.Context, query string, args ...any) (row
 func queryAhead[T any](ctx context.Context, s *Store, what, query string, args []any, read func(*sql.Rows) (T, error)) func() (T, error) {
 	var v T
 	rows, err := s.reader().QueryContext(Ahead(ctx), query, args...)
-	if err == nil && !(s.d.QueriesAhead && s.tx != nil) {
+	if err == nil && (!s.d.QueriesAhead || s.tx == nil || len(args) == 0) { // run at once: read now
 		v, err = read(rows)
 		rows = nil
 	}
