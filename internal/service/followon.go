@@ -73,9 +73,9 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		}
 		q = &after
 	}
-	// The queueing read again under the lock (its statement went with the
-	// reads, which ran after it) and takes what other ends, committed
-	// since, scheduled too; the instances this end schedules are queued
+	// The queueing reads ran under the lock (its statement went first in
+	// their batch), so what other ends committed and scheduled before
+	// them is queued too; the instances this end schedules are queued
 	// with them, in their place in the order, none → queued in one update
 	// rather than two. Its update goes with the end's next statement (the
 	// claim of the next try, or the commit).
