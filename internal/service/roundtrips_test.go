@@ -5,11 +5,13 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
@@ -18,50 +20,77 @@ import (
 	"github.com/weirflow/weir/internal/testutil/secretstest"
 )
 
-// On PostgreSQL the end of a chain step, recorded with the claim of the
-// worker's next try, takes three round trips: BEGIN, the end's update,
-// the downstream read, the queueing lock and the queueing reads in one;
-// the queueing update and the claim; COMMIT (docs/benchmarks.md,
-// nineteenth round). Counted by a loopback proxy between the store and the
-// server: each burst the store writes is one round trip.
-func TestAChainStepEndsInThreeRoundTripsOnPostgres(t *testing.T) {
+// On PostgreSQL the end of a try that queues what follows it, recorded
+// with the claim of the worker's next try, takes three round trips in a
+// chain: BEGIN, the end's update, the downstream read, the queueing lock
+// and the queueing reads in one; the queueing update and the claim;
+// COMMIT. A join's last upstream reads the upstream counts first, with the
+// downstream read, and then the lock and the queueing reads: four
+// (docs/benchmarks.md, nineteenth round). Counted by a loopback proxy
+// between the store and the server, each burst the store writes one round
+// trip, in a second run of the DAG (the first prepares the statements: a
+// round trip each, once per connection).
+func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	dsn, trips := countingProxy(t, pgtest.DSN(t))
-	st, err := postgres.Open(ctx, dsn, postgres.Options{Secrets: secretstest.Box(), NoListen: true, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0)})
-	syncDAG(t, st, core.DAG{DagID: "chain", Tasks: []core.Task{
-		{TaskID: "a", Operator: "noop"},
-		{TaskID: "b", Operator: "noop", DependsOn: []string{"a"}},
-		{TaskID: "c", Operator: "noop", DependsOn: []string{"b"}},
-	}})
-	run := runningRun(t, st, svc, "chain")
-	claim := &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 1, Start: true, Hostname: "h", PID: 42}
-	end := func(ti *core.TaskInstance) (*service.FinishResult, int64) {
-		t.Helper()
-		before := trips.Load()
-		res, err := svc.EndTry(ctx, ti, service.TryEnd{State: core.TISuccess, Claim: claim})
-		if err != nil || len(res.Next) != 1 {
-			t.Fatalf("end of %s: %+v, %v; want success and the next try claimed", ti.TaskID, res, err)
-		}
-		return res, trips.Load() - before
-	}
-	// The first end prepares the statements (a round trip each, once per
-	// connection) and reads the DAG's version.
-	first, _ := end(startTry(t, st, run, "a"))
-	second, n := end(&first.Next[0])
-	if second.Next[0].TaskID != "c" || second.Next[0].State != core.TIRunning {
-		t.Fatalf("b's end claimed %s (%s), want c running", second.Next[0].TaskID, second.Next[0].State)
-	}
-	if n != 3 {
-		t.Errorf("a chain step's end with the next claim took %d round trips, want 3", n)
+	for _, c := range []struct {
+		name   string
+		tasks  []core.Task
+		before []string // ended first, without counting
+		ends   string   // the end counted, which queues next
+		next   string
+		trips  int64
+	}{
+		{"chain", []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}}},
+			nil, "a", "b", 3},
+		{"join", []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop"},
+			{TaskID: "j", Operator: "noop", DependsOn: []string{"a", "b"}}}, []string{"a"}, "b", "j", 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			dsn, trips := countingProxy(t, pgtest.DSN(t))
+			st, err := postgres.Open(ctx, dsn, postgres.Options{Secrets: secretstest.Box(), NoListen: true, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0)})
+			syncDAG(t, st, core.DAG{DagID: c.name, Tasks: c.tasks})
+			claim := &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 1, Start: true, Hostname: "h", PID: 42}
+			for _, runID := range []string{"warm", "counted"} {
+				run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: c.name, RunID: runID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunRunning, Now: t0}); err != nil {
+					t.Fatal(err)
+				}
+				started := map[string]*core.TaskInstance{}
+				for _, task := range append(slices.Clone(c.before), c.ends) {
+					started[task] = startTry(t, st, run, task)
+				}
+				for _, task := range c.before {
+					if _, err := svc.EndTry(ctx, started[task], service.TryEnd{State: core.TISuccess, Claim: claim}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n := trips.Load()
+				res, err := svc.EndTry(ctx, started[c.ends], service.TryEnd{State: core.TISuccess, Claim: claim})
+				n = trips.Load() - n
+				if err != nil || len(res.Next) != 1 || res.Next[0].TaskID != c.next {
+					t.Fatalf("%s: the end of %s: %+v, %v; want %s claimed", runID, c.ends, res, err, c.next)
+				}
+				if runID == "counted" && n != c.trips {
+					t.Errorf("the end of %s, queueing and claiming %s, took %d round trips, want %d", c.ends, c.next, n, c.trips)
+				}
+				if _, err := svc.EndTry(ctx, &res.Next[0], service.TryEnd{State: core.TISuccess}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
