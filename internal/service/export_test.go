@@ -40,7 +40,7 @@ func (s *Service) QueueWithFresh(ctx context.Context, fresh []core.TaskInstance)
 		if err != nil {
 			return err
 		}
-		res, _, err = s.queueLocked(ctx, tx, q, false, fresh)
+		res, err = s.queueLocked(ctx, tx, q, false, fresh)
 		return err
 	})
 	return res, err

@@ -46,13 +46,13 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 	// PostgreSQL they go in one round trip with the downstream read (and
 	// the end's update). The lock is then held to the commit even when
 	// nothing is queued; a scheduler's pass waits for it that long.
-	var q *queueing
-	if len(counted) == 0 && len(down) > 0 {
-		ahead, err := s.lockAndReadQueueing(ctx, tx)
-		if err != nil {
+	var q queueing
+	early := len(counted) == 0 && len(down) > 0
+	if early {
+		var err error
+		if q, err = s.lockAndReadQueueing(ctx, tx); err != nil {
 			return out, err
 		}
-		q = &ahead
 	}
 	f, rt, err := s.decideFollowOn(ctx, tx, spec, done, read, counted)
 	if err != nil || len(f.Schedule) == 0 {
@@ -66,12 +66,10 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 		return out, nil
 	}
 	out.run = rt.Run
-	if q == nil {
-		after, err := s.lockAndReadQueueing(ctx, tx)
-		if err != nil {
+	if !early {
+		if q, err = s.lockAndReadQueueing(ctx, tx); err != nil {
 			return out, err
 		}
-		q = &after
 	}
 	// The queueing reads ran under the lock (its statement went first in
 	// their batch), so what other ends committed and scheduled before
@@ -89,7 +87,7 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 			fresh = append(fresh, ti)
 		}
 	}
-	res, locked, err := s.queueLocked(ctx, tx, *q, true, fresh)
+	res, err := s.queueLocked(ctx, tx, q, true, fresh)
 	if err != nil {
 		return out, err
 	}
@@ -106,7 +104,7 @@ func (s *Service) followOn(ctx context.Context, tx store.Store, spec *core.DAG, 
 			return out, fmt.Errorf("schedule %d downstream task instances: %w", len(rest), err)
 		}
 	}
-	if !locked {
+	if !q.locked {
 		return out, nil
 	}
 	out.settled, out.queued = !f.NeedsScheduler, res.IDs

@@ -63,7 +63,7 @@ func (s *Service) QueueScheduled(ctx context.Context, p QueueParams) (QueueResul
 		if err != nil {
 			return err
 		}
-		if res, _, err = s.queueLocked(ctx, tx, q, false, nil); err != nil || res.Queued == 0 {
+		if res, err = s.queueLocked(ctx, tx, q, false, nil); err != nil || res.Queued == 0 {
 			return err
 		}
 		return notifyQueued(ctx, tx)
@@ -126,7 +126,7 @@ func (s *Service) scheduledPage(limit, offset int, except exclusions) *store.Tas
 }
 
 // queueLocked is QueueScheduled's work in tx, from what q read (nothing
-// when q is not locked: locked false). What it queues is dated now, once
+// when q is not locked). What it queues is dated now, once
 // the lock is held. The caller wakes the workers (notifyQueued) for what
 // it queued.
 // With unread the queueing update is not read back (Unread: on PostgreSQL
@@ -139,9 +139,9 @@ func (s *Service) scheduledPage(limit, offset int, except exclusions) *store.Tas
 // none (sorted here in queueing order, queueOrder): they are queued with
 // the scheduled ones, in their place in the order, and go none → queued in
 // one update; the caller schedules those left (followOn).
-func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, unread bool, fresh []core.TaskInstance) (res QueueResult, locked bool, err error) {
+func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, unread bool, fresh []core.TaskInstance) (res QueueResult, err error) {
 	if !q.locked {
-		return QueueResult{}, false, nil
+		return QueueResult{}, nil
 	}
 	pools, active, first := q.pools, q.active, q.first
 	now := s.clock.Now()
@@ -228,7 +228,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, u
 				}
 			}
 			if tis, err = tx.TaskInstanceList(ctx, s.scheduledPage(page, offset, except)); err != nil {
-				return res, true, fmt.Errorf("list scheduled task instances: %w", err)
+				return res, fmt.Errorf("list scheduled task instances: %w", err)
 			}
 		}
 		last := len(tis) < page
@@ -237,7 +237,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, u
 			seen = append(seen, ti)
 			for len(fresh) > 0 && queueOrder(&fresh[0], ti) < 0 {
 				if err := consider(&fresh[0]); err != nil {
-					return res, true, err
+					return res, err
 				}
 				fresh = fresh[1:]
 			}
@@ -245,20 +245,20 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, u
 				continue
 			}
 			if err := consider(ti); err != nil {
-				return res, true, err
+				return res, err
 			}
 		}
 		if last {
 			for i := range fresh {
 				if err := consider(&fresh[i]); err != nil {
-					return res, true, err
+					return res, err
 				}
 			}
 			break
 		}
 	}
 	if len(ids) == 0 {
-		return res, true, nil
+		return res, nil
 	}
 	from := []core.TIState{core.TIScheduled}
 	if len(freshIDs) > 0 {
@@ -268,7 +268,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, u
 		IDs: ids, From: from, To: core.TIQueued, Now: now, Unread: unread,
 	})
 	if err != nil {
-		return res, true, fmt.Errorf("queue %d task instances: %w", len(ids), err)
+		return res, fmt.Errorf("queue %d task instances: %w", len(ids), err)
 	}
 	if unread {
 		moved = ids
@@ -277,7 +277,7 @@ func (s *Service) queueLocked(ctx context.Context, tx store.Store, q queueing, u
 	for _, id := range moved {
 		res.Left[queueOf[id]]++
 	}
-	return res, true, nil
+	return res, nil
 }
 
 // queueOrder is the queueing order of the store's OrderByPriority: highest

@@ -37,7 +37,6 @@ func (r *aheadRows) fill(br pgx.BatchResults) error {
 		r.err = err
 		return err
 	}
-	defer rows.Close()
 	for _, fd := range rows.FieldDescriptions() {
 		r.columns = append(r.columns, fd.Name)
 	}
