@@ -70,6 +70,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	restoreGC := startupGC()
 	defer restoreGC()
 	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
+	p.Running = true           // as Airflow's dag.test(): no wait for a max_active_runs slot
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err

@@ -30,6 +30,10 @@ type TriggerParams struct {
 	// PartitionKey is the partition the run is for (nil = none): 1 to 256
 	// bytes of printable text, as an event's.
 	PartitionKey *string
+	// Running creates the run running, as `weir dags test` does (Airflow's
+	// dag.test()): it waits for no max_active_runs slot. Otherwise it is
+	// queued, and the scheduler starts it.
+	Running bool
 }
 
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
@@ -53,6 +57,7 @@ type NewRun struct {
 	DataIntervalStart time.Time
 	DataIntervalEnd   time.Time
 	PartitionKey      *string
+	State             core.DagRunState // queued, or running (TriggerParams.Running)
 }
 
 // TriggerRules are the configurable limits of a trigger.
@@ -108,8 +113,12 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 		return nil, fmt.Errorf("trigger dag %q: data interval end %s is before its start %s: %w",
 			p.DagID, end.Format(time.RFC3339), start.Format(time.RFC3339), core.ErrInvalid)
 	}
+	state := core.RunQueued
+	if p.Running {
+		state = core.RunRunning
+	}
 	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
-		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey}, nil
+		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:

@@ -58,7 +58,7 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 			return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
 		}
 		run, err = tx.DagRunCreate(ctx, &store.DagRunCreateParams{
-			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: core.RunQueued,
+			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: nr.State,
 			LogicalDate: &nr.LogicalDate, DataIntervalStart: &nr.DataIntervalStart, DataIntervalEnd: &nr.DataIntervalEnd,
 			Conf: nr.Conf, DagVersionID: version.ID, Now: now, TaskInstances: runs.NewTaskInstances(&version.Spec),
 			PartitionKey: nr.PartitionKey,

@@ -80,24 +80,45 @@ func (f *forker) register(pgid int) error {
 	defer f.mu.Unlock()
 	f.live[pgid] = true
 	if f.guard == nil {
-		guard := exec.Command("/bin/sh", "-c", guardScript)
-		guard.ExtraFiles = []*os.File{f.read}
-		guard.Env = []string{} // builtins only: it needs no variables, and gets none of the worker's secrets
-		guard.Dir = "/"        // holds no task folder busy
-		guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := f.start(guard); err != nil {
-			return fmt.Errorf("start the task groups' guard: %w", err)
-		}
-		f.guard = guard
-		go f.reap(guard)
-		for p := range f.live {
-			if err := f.tell(strconv.Itoa(p)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return f.startGuard()
 	}
 	return f.tell(strconv.Itoa(pgid))
+}
+
+// startGuard starts a guard and tells it every live group; f.mu is held.
+func (f *forker) startGuard() error {
+	guard := exec.Command("/bin/sh", "-c", guardScript)
+	guard.ExtraFiles = []*os.File{f.read}
+	guard.Env = []string{} // builtins only: it needs no variables, and gets none of the worker's secrets
+	guard.Dir = "/"        // holds no task folder busy
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := f.start(guard); err != nil {
+		return fmt.Errorf("start the task groups' guard: %w", err)
+	}
+	f.guard = guard
+	go f.reap(guard)
+	for p := range f.live {
+		if err := f.tell(strconv.Itoa(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StartGuard starts this process's guard of task groups unless it runs,
+// so that a worker's first task does not wait for it (Start starts it
+// otherwise). The guard is one small shell a process, waiting on a pipe.
+func StartGuard() error {
+	f, err := lifeline()
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.guard != nil {
+		return nil
+	}
+	return f.startGuard()
 }
 
 // reap waits for a guard that died while this process lives (someone

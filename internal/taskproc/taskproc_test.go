@@ -62,24 +62,41 @@ func helperError(dir string) string {
 	return string(b)
 }
 
+// earlyGuard, a file in a fake worker's folder, makes it start its guard
+// (StartGuard) before its task.
+const earlyGuard = "early-guard"
+
 // fakeWorker starts taskScript in dir and waits for it; a failure goes to
 // dir/error.
 func fakeWorker(dir string) int {
 	l, err := OpenLedger(filepath.Join(dir, "groups"))
+	early := 0
+	if _, serr := os.Stat(filepath.Join(dir, earlyGuard)); serr == nil && err == nil {
+		if err = StartGuard(); err == nil {
+			early = guardPID()
+		}
+	}
 	if err == nil {
 		cmd := exec.Command("bash", "-c", taskScript)
 		cmd.Dir = dir
-		if _, err = Start(cmd, l); err == nil {
-			f, _ := lifeline()
-			f.mu.Lock()
-			guard := f.guard.Process.Pid
-			f.mu.Unlock()
-			_ = os.WriteFile(filepath.Join(dir, "guard.pid"), []byte(strconv.Itoa(guard)), 0o600)
+		if _, err = Start(cmd, l); err == nil && early != 0 && guardPID() != early {
+			err = fmt.Errorf("the task started guard %d, though guard %d ran", guardPID(), early)
+		}
+		if err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "guard.pid"), []byte(strconv.Itoa(guardPID())), 0o600)
 			_ = cmd.Wait()
 			return 0
 		}
 	}
 	return helperExit(dir, err)
+}
+
+// guardPID is the pid of this process's guard.
+func guardPID() int {
+	f, _ := lifeline()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.guard.Process.Pid
 }
 
 // worker is a fake worker process running taskScript.
@@ -91,7 +108,12 @@ type worker struct {
 
 func startWorker(t *testing.T) *worker {
 	t.Helper()
-	dir := t.TempDir()
+	return startWorkerIn(t, t.TempDir())
+}
+
+// startWorkerIn starts a fake worker in dir (which may hold earlyGuard).
+func startWorkerIn(t *testing.T, dir string) *worker {
+	t.Helper()
 	cmd := helper(helperEnv, dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -172,6 +194,22 @@ func TestTaskGroupDiesWithWorker(t *testing.T) {
 	if n := len(w.records(t)); n != 0 {
 		t.Errorf("%d records left after KillLeftovers, want 0", n)
 	}
+}
+
+// A guard started ahead of the first task (a worker's start) learns the
+// task's group and kills it when the worker dies: the task does not start
+// a second guard.
+func TestTaskGroupDiesWithWorkerWhoseGuardStartedFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, earlyGuard), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorkerIn(t, dir)
+	w.sigkill(t)
+	wait.Until(t, time.Minute, "the task's shell and its child to die with the worker", func() bool {
+		return !proctest.Alive(w.shell) && !proctest.Alive(w.child) && !proctest.Alive(w.guard)
+	})
 }
 
 // A restarted worker kills what a previous life left running (here its

@@ -225,6 +225,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.init(); err != nil {
 		return err
 	}
+	// The guard of the tasks' process groups starts beside the first claim
+	// rather than in the first shell try's start. A process that cannot
+	// start it (no /bin/sh) runs no shell task either: that try's start
+	// says why.
+	go func() {
+		if err := taskproc.StartGuard(); err != nil {
+			w.Logger.Debug("the task groups' guard did not start", "err", err)
+		}
+	}()
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
 	defer w.runner.Close()
 	if w.logSpares != nil {
