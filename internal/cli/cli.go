@@ -48,6 +48,7 @@ type Options struct {
 	metrics      *metrics.Metrics  // this process's Prometheus series
 	traces       *tracing.Tracer   // this process's trace exporter; nil = none (traces.go)
 	onlyDagID    string            // the one DAG this process runs (dags test): its scheduler's and service's
+	onlyRunID    int64             // the one run whose work its api-server and triggerer claim (dags test)
 }
 
 // Run executes the command line and returns the process exit code.

@@ -92,7 +92,7 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
 		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
-		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection}})
+		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection, OnlyDagRunID: opts.onlyRunID}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, Exec: exec,
 		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
@@ -475,7 +475,7 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
 		Clock:       core.SystemClock{}, Logger: logger, LogFolder: triggererLogFolder(cfg), Version: version, Observer: opts.metrics,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
-			StreamRetention: cfg.Triggerer.StreamRetention.D()},
+			StreamRetention: cfg.Triggerer.StreamRetention.D(), OnlyDagRunID: opts.onlyRunID},
 	}
 }
 

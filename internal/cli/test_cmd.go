@@ -98,6 +98,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
 	restoreGC()
+	a.opts.onlyRunID = run.ID // its worker and triggerer take no work of another run
 	cfg.API.Port = 0
 	srv, err := newExecutionServer(cfg, st, a.opts, logger)
 	if err != nil {

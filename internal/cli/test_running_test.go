@@ -78,3 +78,77 @@ func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 		t.Errorf("the run holding the slot: %v, %v; want it still running, left alone", r, err)
 	}
 }
+
+// `weir dags test` in a home a deployment shares runs its own run's work
+// alone: another DAG's try queued for the deployment's workers, the
+// trigger another try waits on and a fired callback are left to the
+// deployment's workers and triggerer.
+func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
+	t.Parallel()
+	home, dags := t.TempDir(), t.TempDir()
+	for _, id := range []string{"tested", "other"} {
+		dag := "dag_id: " + id + "\nschedule: null\ntasks:\n  - task_id: t\n    operator: bash\n    bash_command: echo " + id + "\n"
+		if err := os.WriteFile(filepath.Join(dags, id+".yaml"), []byte(dag), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Run(t.Context(), append(args, "--dags", dags), cli.Options{Stdout: &out, Stderr: &errOut,
+			Environ: []string{"WEIR_HOME=" + home, "USER=tester"}})
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("dags", "test", "other"); code != 0 { // records other
+		t.Fatalf("dags test other: exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, now := t.Context(), time.Now().UTC()
+	v, err := st.DagVersionLatest(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, waiting := uuid.NewString(), uuid.NewString()
+	r, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "other", RunID: "deployment", RunType: core.RunManual,
+		State: core.RunRunning, DagVersionID: v.ID, Now: now, TaskInstances: []store.NewTaskInstance{
+			{ID: theirs, TaskID: "t", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIQueued},
+			{ID: waiting, TaskID: "w", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIRunning}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trigger, err := st.TaskInstanceDefer(ctx, &store.TaskInstanceDeferParams{ID: waiting, From: []core.TIState{core.TIRunning},
+		Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: []byte(`{"delta":"1h"}`)}, NextMethod: "done", Now: now})
+	if err == nil {
+		err = st.CallbackInsert(ctx, []core.Callback{{Level: core.CallbackDag, Event: core.OnFailure, DagID: r.DagID, RunID: r.RunID,
+			DagRunID: r.ID, MapIndex: core.NoMapIndex, Spec: core.CallbackSpec{Command: "echo theirs"}, Outcome: "failed"}}, now)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	if code, out, errOut := run("dags", "test", "tested"); code != 0 {
+		t.Fatalf("dags test tested: exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err = sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ti, err := st.TaskInstanceGet(ctx, theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti.State != core.TIQueued || ti.WorkerID != "" {
+		t.Errorf("the deployment's queued try after a dags test of another DAG: %s, claimed by %q; want queued, unclaimed", ti.State, ti.WorkerID)
+	}
+	if tr, err := st.TriggerGet(ctx, trigger); err != nil || tr.TriggererID != "" {
+		t.Errorf("the trigger the deployment's try waits on after a dags test of another DAG: %+v, %v; want it unassigned", tr, err)
+	}
+	cbs, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: r.ID})
+	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackQueued {
+		t.Errorf("the deployment's callback after a dags test of another DAG: %+v, %v; want it queued", cbs, err)
+	}
+}

@@ -116,7 +116,8 @@ func callbackGone(err error, id int64) error {
 // claimCallbacks claims up to limit fired callbacks for workerID and
 // builds their workloads, each with a token of its attempt.
 func (s *server) claimCallbacks(ctx context.Context, workerID string, limit int) ([]execclient.CallbackWorkload, error) {
-	cbs, err := s.st.CallbackClaim(ctx, &store.CallbackClaimParams{WorkerID: workerID, Limit: limit, Now: s.clock.Now()})
+	cbs, err := s.st.CallbackClaim(ctx, &store.CallbackClaimParams{WorkerID: workerID, Limit: limit, Now: s.clock.Now(),
+		DagRunID: s.cfg.OnlyDagRunID})
 	if err != nil || len(cbs) == 0 {
 		return nil, err
 	}

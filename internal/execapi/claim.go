@@ -75,7 +75,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
-		Reclaim: req.Reclaim, Holding: req.Holding, Runs: map[int64]*core.DagRun{}}
+		Reclaim: req.Reclaim, Holding: req.Holding, Runs: map[int64]*core.DagRun{}, DagRunID: s.cfg.OnlyDagRunID}
 	if req.Start != nil {
 		claim.Hostname, claim.PID, claim.Start = req.Start.Hostname, req.Start.PID, true
 	}

@@ -45,6 +45,11 @@ type Config struct {
 	// AllowAnyConnection lets a running try read any connection, as
 	// in Airflow; false (the default) allows only those its task declares.
 	AllowAnyConnection bool
+	// OnlyDagRunID, when not 0, confines every claim the server answers
+	// (tries, callbacks) to that run: `weir dags test`'s private server
+	// hands its worker no work of the deployment it shares a database
+	// with.
+	OnlyDagRunID int64
 }
 
 func (c Config) withDefaults() Config {

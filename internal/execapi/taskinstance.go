@@ -228,7 +228,7 @@ func (s *server) nextClaim(r *http.Request, next *execclient.NextClaim) (*store.
 		queues = []string{core.DefaultQueue}
 	}
 	return &store.TaskInstanceClaimParams{WorkerID: c.Subject, Queues: queues, Limit: 1, Start: true,
-		Hostname: next.Start.Hostname, PID: next.Start.PID}, nil
+		Hostname: next.Start.Hostname, PID: next.Start.PID, DagRunID: s.cfg.OnlyDagRunID}, nil
 }
 
 // deferTry defers the token's running try on d's trigger.

@@ -44,6 +44,9 @@ type CallbackClaimParams struct {
 	WorkerID string
 	Limit    int
 	Now      time.Time
+	// DagRunID, when not 0, takes that run's callbacks only: a worker
+	// confined to one run, `weir dags test`'s.
+	DagRunID int64
 }
 
 // CallbackFinishParams ends a running callback.

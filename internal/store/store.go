@@ -515,6 +515,9 @@ type TaskInstanceClaimParams struct {
 	// statement): a caller that answers with the tries' workloads need
 	// not read them again.
 	Runs map[int64]*core.DagRun
+	// DagRunID, when not 0, takes that run's instances only (its reclaims
+	// too): a worker confined to one run, `weir dags test`'s.
+	DagRunID int64
 }
 
 // TaskInstanceStartParams starts a claimed try.
@@ -839,4 +842,8 @@ type TriggerClaimParams struct {
 	TriggererID string
 	AliveSince  time.Time // a triggerer whose heartbeat is older is dead
 	Limit       int
+	// DagRunID, when not 0, takes only the triggers that run's instances
+	// wait on (no watcher's): a triggerer confined to one run, `weir dags
+	// test`'s.
+	DagRunID int64
 }

@@ -51,6 +51,11 @@ type Config struct {
 	// StreamRetention is how long consumed stream events are kept
 	// ([triggerer] stream_retention).
 	StreamRetention time.Duration
+	// OnlyDagRunID, when not 0, confines the triggerer to the triggers of
+	// that run's instances: `weir dags test`'s runs no other DAG's
+	// deferrals and no asset watcher of the deployment it shares a
+	// database with.
+	OnlyDagRunID int64
 }
 
 // Triggerer is the triggerer service. Set the fields, then call Start.
@@ -202,7 +207,8 @@ func (t *Triggerer) Start(ctx context.Context) error {
 func (t *Triggerer) pass(ctx context.Context) error {
 	if free := t.Config.Capacity - t.Running(); free > 0 {
 		alive := t.Clock.Now().Add(-t.Config.HeartbeatInterval * 3 / 2)
-		claimed, err := t.Store.TriggerClaim(ctx, &store.TriggerClaimParams{TriggererID: t.id, AliveSince: alive, Limit: free})
+		claimed, err := t.Store.TriggerClaim(ctx, &store.TriggerClaimParams{TriggererID: t.id, AliveSince: alive, Limit: free,
+			DagRunID: t.Config.OnlyDagRunID})
 		if err != nil {
 			return err
 		}

@@ -21,13 +21,16 @@ const (
 		try_number, spec_index, spec, outcome, state, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12)`
 	// qCallbackClaim picks the oldest queued callbacks once (a materialized
-	// CTE, as the task instance claim) and re-checks each on update.
+	// CTE, as the task instance claim) and re-checks each on update; the
+	// first %s confines it to one run (qCallbackOfRun or nothing), the
+	// second is the dialect's row lock.
 	qCallbackClaim = `WITH picked AS MATERIALIZED (
-			SELECT id FROM callback WHERE state = 'queued' ORDER BY id LIMIT $3 %s)
+			SELECT id FROM callback WHERE state = 'queued'%s ORDER BY id LIMIT $3 %s)
 		UPDATE callback SET state = 'running', worker_id = $1, heartbeat = $2, started_at = $2,
 			attempts = attempts + 1, error = ''
 		WHERE id IN (SELECT id FROM picked) AND state = 'queued'
 		RETURNING ` + callbackCols
+	qCallbackOfRun     = ` AND dag_run_id = $4`
 	qCallbackGet       = `SELECT ` + callbackCols + ` FROM callback WHERE id = $1`
 	qCallbackHeartbeat = `UPDATE callback SET heartbeat = $3 WHERE id = $1 AND attempts = $2 AND state = 'running'`
 	qCallbackFinish    = `UPDATE callback SET state = $3, error = $4, ended_at = $5, heartbeat = $5
@@ -74,7 +77,11 @@ func (s *Store) CallbackClaim(ctx context.Context, p *store.CallbackClaimParams)
 		return nil, fmt.Errorf("claim callbacks: empty worker id: %w", core.ErrInvalid)
 	}
 	what := "claim callbacks for worker " + p.WorkerID
-	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qCallbackClaim, s.d.ClaimLock), p.WorkerID, micros(p.Now), p.Limit)
+	args, ofRun := []any{p.WorkerID, micros(p.Now), p.Limit}, ""
+	if p.DagRunID != 0 {
+		args, ofRun = append(args, p.DagRunID), qCallbackOfRun
+	}
+	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qCallbackClaim, ofRun, s.d.ClaimLock), args...)
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}

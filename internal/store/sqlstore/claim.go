@@ -61,7 +61,10 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		b.args = append(b.args, p.Hostname, p.PID) // $4, $5
 		start = qTIClaimStart
 	}
-	reclaim, first := "", ""
+	reclaim, first, ofRun := "", "", ""
+	if p.DagRunID != 0 {
+		ofRun = fmt.Sprintf(qTIOfRun, b.arg(p.DagRunID))
+	}
 	if p.Reclaim {
 		held := ""
 		if len(p.Holding) > 0 {
@@ -73,9 +76,9 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 	var tis []core.TaskInstance
 	var err error
 	if p.Runs != nil && s.d.ClaimJoinsRuns {
-		tis, err = s.queryTIsWithRuns(ctx, what, fmt.Sprintf(qTIClaimWithRuns, reclaim, list(&b, queues), first, s.d.ClaimLock, start), b.args, p.Runs)
+		tis, err = s.queryTIsWithRuns(ctx, what, fmt.Sprintf(qTIClaimWithRuns, reclaim, list(&b, queues), ofRun, first, s.d.ClaimLock, start), b.args, p.Runs)
 	} else {
-		tis, err = s.queryTIs(ctx, s.writer(), what, fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), first, s.d.ClaimLock, start), b.args...)
+		tis, err = s.queryTIs(ctx, s.writer(), what, fmt.Sprintf(qTIClaim, reclaim, list(&b, queues), ofRun, first, s.d.ClaimLock, start), b.args...)
 	}
 	if err != nil {
 		return nil, err

@@ -27,13 +27,15 @@ const (
 	// qTriggerClaim assigns up to $3 triggers that are unassigned or whose
 	// triggerer's job heartbeat is older than $2 to triggerer $1 (picked
 	// once, locked with the dialect's claim lock so concurrent claimers
-	// take disjoint rows).
+	// take disjoint rows); the first %s confines it to one run's triggers
+	// (qTriggerOfRun or nothing), the second is the lock.
 	qTriggerClaim = `WITH picked AS MATERIALIZED (
 			SELECT id FROM trigger
-			WHERE triggerer_id IS NULL OR triggerer_id NOT IN (
-				SELECT id FROM job WHERE role = 'triggerer' AND heartbeat >= $2)
+			WHERE (triggerer_id IS NULL OR triggerer_id NOT IN (
+				SELECT id FROM job WHERE role = 'triggerer' AND heartbeat >= $2))%s
 			ORDER BY id LIMIT $3 %s)
 		UPDATE trigger SET triggerer_id = $1 WHERE id IN (SELECT id FROM picked) RETURNING ` + triggerCols
+	qTriggerOfRun = ` AND id IN (SELECT trigger_id FROM task_instance WHERE dag_run_id = $4)`
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`

@@ -129,7 +129,11 @@ func (s *Store) TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (
 		return nil, fmt.Errorf("claim triggers: empty triggerer id: %w", core.ErrInvalid)
 	}
 	what := "claim triggers for triggerer " + p.TriggererID
-	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTriggerClaim, s.d.ClaimLock), p.TriggererID, micros(p.AliveSince), p.Limit)
+	args, ofRun := []any{p.TriggererID, micros(p.AliveSince), p.Limit}, ""
+	if p.DagRunID != 0 {
+		args, ofRun = append(args, p.DagRunID), qTriggerOfRun
+	}
+	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTriggerClaim, ofRun, s.d.ClaimLock), args...)
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}

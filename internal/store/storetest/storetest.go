@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimReclaimStarted", testClaimReclaimStarted},
 		{"ClaimStarts", testClaimStarts},
 		{"ClaimRuns", testClaimRuns},
+		{"ClaimsConfinedToARun", testClaimsConfinedToARun},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"FinishLater", testFinishLater},
 		{"Stale", testStale},

@@ -1,0 +1,92 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// testClaimsConfinedToARun covers the claims of a worker and a triggerer
+// confined to one run (weir dags test's): they take that run's tries (its
+// reclaims too), callbacks and the triggers its tries wait on, and leave
+// another run's and every watcher's to the others.
+func testClaimsConfinedToARun(t *testing.T, f *fixture) {
+	mine, theirs := newTI("a", core.TIQueued), newTI("a", core.TIQueued)
+	mineWaits, theirsWait := newTI("wait", core.TIQueued), newTI("wait", core.TIQueued)
+	run := f.run("etl", "tested", mine, mineWaits)
+	other := f.run("etl", "deployment", theirs, theirsWait)
+	confined := func(p store.TaskInstanceClaimParams) []string {
+		t.Helper()
+		p.DagRunID, p.Now = run.ID, f.now
+		got, err := f.st.TaskInstanceClaim(f.ctx, &p)
+		must(t, err, "confined claim")
+		var ids []string
+		for _, ti := range got {
+			if ti.DagRunID != run.ID {
+				t.Errorf("a claim confined to run %d took %s of run %d", run.ID, ti.TaskID, ti.DagRunID)
+			}
+			ids = append(ids, ti.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	want := []string{mine.ID, mineWaits.ID}
+	slices.Sort(want)
+	if got := confined(store.TaskInstanceClaimParams{WorkerID: "test", Limit: 10}); !slices.Equal(got, want) {
+		t.Fatalf("confined claim took %v, want its run's two tries %v", got, want)
+	}
+	// The deployment's worker of the same name claims its own run's; a
+	// confined reclaim takes back none of them.
+	got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "test", Limit: 10, Now: f.now})
+	must(t, err, "unconfined claim")
+	if len(got) != 2 || got[0].DagRunID != other.ID || got[1].DagRunID != other.ID {
+		t.Fatalf("unconfined claim took %v, want the other run's two tries", taskIDs(got))
+	}
+	if got := confined(store.TaskInstanceClaimParams{WorkerID: "test", Limit: 10, Reclaim: true, Holding: []string{mine.ID}}); !slices.Equal(got, []string{mineWaits.ID}) {
+		t.Fatalf("confined reclaim holding %s took %v, want only its run's unheld claim %s", mine.ID, got, mineWaits.ID)
+	}
+
+	// Callbacks.
+	fired := []core.Callback{callbackOf(other, "a", core.OnFailure, 0), callbackOf(run, "a", core.OnFailure, 0)}
+	must(t, f.st.CallbackInsert(f.ctx, fired, f.now), "insert callbacks")
+	cbs, err := f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "test", Limit: 10, Now: f.now, DagRunID: run.ID})
+	must(t, err, "confined callback claim")
+	if len(cbs) != 1 || cbs[0].DagRunID != run.ID {
+		t.Fatalf("confined callback claim took %+v, want its run's one callback", cbs)
+	}
+
+	// Triggers: the other run's deferral and a watcher's trigger stay.
+	for _, id := range []string{mineWaits.ID, theirsWait.ID} {
+		_, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: f.get(id).WorkerID, Now: f.now})
+		must(t, err, "start "+id)
+	}
+	minesTrigger, theirsTrigger := f.deferTI(mineWaits.ID, core.TIRunning, nil), f.deferTI(theirsWait.ID, core.TIRunning, nil)
+	must(t, f.assetDag(producer("prod", watched(orders, "landing", `{"path": "/in"}`)), f.now), "declare a watcher")
+	ws := f.watchers()
+	if len(ws) != 1 {
+		t.Fatalf("watchers = %+v, want one", ws)
+	}
+	alive := f.at(-time.Minute)
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "t-test", Role: "triggerer", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}),
+		"the confined triggerer's heartbeat")
+	trs, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t-test", AliveSince: alive, Limit: 10, DagRunID: run.ID})
+	must(t, err, "confined trigger claim")
+	if len(trs) != 1 || trs[0].ID != minesTrigger {
+		t.Fatalf("confined trigger claim took %+v, want only trigger %d its run's try waits on", trs, minesTrigger)
+	}
+	trs, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t-deployment", AliveSince: alive, Limit: 10})
+	must(t, err, "unconfined trigger claim")
+	ids := []int64{}
+	for _, tr := range trs {
+		ids = append(ids, tr.ID)
+	}
+	slices.Sort(ids)
+	wantIDs := []int64{theirsTrigger, ws[0].TriggerID}
+	slices.Sort(wantIDs)
+	if !slices.Equal(ids, wantIDs) {
+		t.Errorf("the deployment's triggerer took %v, want the other run's and the watcher's %v", ids, wantIDs)
+	}
+}
