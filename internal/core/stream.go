@@ -65,13 +65,17 @@ const (
 // when that is longer than MaxStreamIDBytes, the run part and a hash of
 // the task id. Every try of the producer appends to it.
 func TaskStreamID(dagRunID int64, taskID string) string {
-	id := fmt.Sprintf("run-%d:%s", dagRunID, taskID)
+	id := RunStreamPrefix(dagRunID) + taskID
 	if len(id) <= MaxStreamIDBytes {
 		return id
 	}
 	sum := sha256.Sum256([]byte(taskID))
-	return fmt.Sprintf("run-%d:sha256-%x", dagRunID, sum)
+	return fmt.Sprintf("%ssha256-%x", RunStreamPrefix(dagRunID), sum)
 }
+
+// RunStreamPrefix begins the id of every stream of one DAG run's tasks
+// (TaskStreamID): "run-<dag run id>:".
+func RunStreamPrefix(dagRunID int64) string { return fmt.Sprintf("run-%d:", dagRunID) }
 
 // StreamPushResult is what a push of items to a producer task's stream did
 // (docs/streaming.md#pushes-from-a-running-task), and where the stream

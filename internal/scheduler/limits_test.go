@@ -174,24 +174,27 @@ func TestOnlyDagIDConfinesTheScheduler(t *testing.T) {
 	}
 }
 
-// A confined scheduler (weir dags test) fails over no try of a dead
-// worker: its own run's tries live in its own process, and another DAG's
-// are the deployment scheduler's to judge.
-func TestOnlyDagIDFailsOverNoTry(t *testing.T) {
+// A confined scheduler (weir dags test) fails over the tries of its DAG
+// alone (a killed test's, which would hold its DAG's slots for ever): another
+// DAG's are the deployment scheduler's to judge.
+func TestOnlyDagIDFailsOverItsDAGsTriesAlone(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, core.DAG{DagID: "other", Tasks: []core.Task{{TaskID: "a"}}}, core.DAG{DagID: "tested", Tasks: []core.Task{{TaskID: "a"}}})
-	run := h.trigger("other")
+	theirs, mine := h.trigger("other"), h.trigger("tested")
 	h.step()
-	if tis := h.claim("w1", 1); len(tis) != 1 { // w1 starts other's try, then dies
-		t.Fatalf("claimed %d, want 1", len(tis))
+	if tis := h.claim("w1", 2); len(tis) != 2 { // w1 starts both tries, then dies
+		t.Fatalf("claimed %d, want 2", len(tis))
 	}
 	h.s = &scheduler.Scheduler{Store: h.st, Clock: h.clk, Config: scheduler.Config{HeartbeatTimeout: time.Minute, OnlyDagID: "tested"}}
 	for range 8 { // two minutes of passes, the api-server up throughout
 		h.clk.Advance(15 * time.Second)
 		h.step()
 	}
-	if got := h.states(run)["a"]; got != "running" {
+	if got := h.states(theirs)["a"]; got != "running" {
 		t.Errorf("other's try = %s after its worker's heartbeat timeout under a scheduler confined to another DAG, want running (untouched)", got)
+	}
+	if got := h.states(mine)["a"]; got != "failed" {
+		t.Errorf("tested's try = %s after its worker's heartbeat timeout under a scheduler confined to its DAG, want failed over (failed)", got)
 	}
 }
 

@@ -55,7 +55,7 @@ type Config struct {
 	MaxMapLength int
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
 	// runs, whether or not the DAG is paused, creates no scheduled runs and
-	// fails over no dead worker's tries (what `weir dags test` needs). A Service given to the scheduler
+	// fails over that DAG's tries alone (what `weir dags test` needs). A Service given to the scheduler
 	// must have the same service.Config.OnlyDagID (it queues).
 	OnlyDagID string
 }
@@ -304,16 +304,11 @@ func (r *passResult) earliest(t time.Time) {
 func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 	now := s.Clock.Now()
 	res := passResult{next: now.Add(s.Config.PollInterval)}
-	// A scheduler confined to one DAG (weir dags test) fails over no try:
-	// its run's tries live in its own process, whose worker cannot die
-	// without it, and every other try is the deployment scheduler's.
-	if s.Config.OnlyDagID == "" {
-		if err := s.checkStale(ctx, now, &res); err != nil {
-			return res, err
-		}
-		if err := s.checkDeadWorkers(ctx, now, &res); err != nil {
-			return res, err
-		}
+	if err := s.checkStale(ctx, now, &res); err != nil {
+		return res, err
+	}
+	if err := s.checkDeadWorkers(ctx, now, &res); err != nil {
+		return res, err
 	}
 	if err := s.timeOutDeferred(ctx, now, &res); err != nil {
 		return res, err

@@ -45,14 +45,27 @@ func (s *Scheduler) checkStale(ctx context.Context, now time.Time, res *passResu
 	if err != nil {
 		return fmt.Errorf("list stale task instances: %w", err)
 	}
+	stale = s.confined(stale)
 	if up.Since.After(cutoff) {
 		s.logUnjudgedTries(now, up, len(stale))
 		return nil
 	}
-	if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
-		return err
+	if s.Config.OnlyDagID == "" { // a confined scheduler's own callbacks run in its process
+		if err := s.requeueCallbacks(ctx, cutoff, now); err != nil {
+			return err
+		}
 	}
 	return s.failOver(ctx, stale, now)
+}
+
+// confined keeps, for a scheduler confined to one DAG (weir dags test),
+// that DAG's tries (a killed test's among them): every other try is the
+// deployment scheduler's to judge.
+func (s *Scheduler) confined(tis []core.TaskInstance) []core.TaskInstance {
+	if s.Config.OnlyDagID == "" {
+		return tis
+	}
+	return slices.DeleteFunc(tis, func(ti core.TaskInstance) bool { return ti.DagID != s.Config.OnlyDagID })
 }
 
 // checkDeadWorkers fails over, at most every WorkerCheckInterval, the
@@ -75,7 +88,7 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 		if err != nil {
 			return fmt.Errorf("list stale task instances of worker %s: %w", name, err)
 		}
-		if err := s.failOver(ctx, stale, now); err != nil {
+		if err := s.failOver(ctx, s.confined(stale), now); err != nil {
 			return err
 		}
 	}

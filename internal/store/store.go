@@ -843,7 +843,7 @@ type TriggerClaimParams struct {
 	AliveSince  time.Time // a triggerer whose heartbeat is older is dead
 	Limit       int
 	// DagRunID, when not 0, takes only the triggers that run's instances
-	// wait on (no watcher's): a triggerer confined to one run, `weir dags
-	// test`'s.
+	// wait on or that fill its tasks' streams (no watcher's): a triggerer
+	// confined to one run, `weir dags test`'s.
 	DagRunID int64
 }

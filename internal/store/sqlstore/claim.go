@@ -43,6 +43,9 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		if len(p.Holding) > 0 {
 			held = " AND id NOT IN (" + list(&b, p.Holding) + ")"
 		}
+		if p.DagRunID != 0 {
+			held += fmt.Sprintf(qTIOfRun, b.arg(p.DagRunID))
+		}
 		var err error
 		if started, err = s.queryTIs(ctx, s.writer(), "find the started, unheld tries of worker "+p.WorkerID,
 			fmt.Sprintf(qTIStartedUnheld, held), b.args...); err != nil {

@@ -173,7 +173,8 @@ const (
 	// holds (%s: ` AND id NOT IN (their ids)`, or nothing).
 	qTIReclaim = ` OR (worker_id = $1%s)`
 	// qTIStartedUnheld finds the running tries a worker process started
-	// and does not hold (%s: ` AND id NOT IN (their ids)`, or nothing).
+	// and does not hold (%s: ` AND id NOT IN (their ids)`, or nothing, then
+	// qTIOfRun when the claim is confined to a run).
 	qTIStartedUnheld = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE state = 'running' AND worker_id = $1 AND hostname = $2 AND pid = $3%s
 		ORDER BY id LIMIT $4`

@@ -35,7 +35,11 @@ const (
 				SELECT id FROM job WHERE role = 'triggerer' AND heartbeat >= $2))%s
 			ORDER BY id LIMIT $3 %s)
 		UPDATE trigger SET triggerer_id = $1 WHERE id IN (SELECT id FROM picked) RETURNING ` + triggerCols
-	qTriggerOfRun = ` AND id IN (SELECT trigger_id FROM task_instance WHERE dag_run_id = $4)`
+	// qTriggerOfRun confines a claim to the triggers one run's tries wait
+	// on ($4: the run) and those filling its tasks' streams ($5: their ids'
+	// prefix and %, core.RunStreamPrefix): a producer's trigger goes on
+	// after its try resumed and left it.
+	qTriggerOfRun = ` AND (id IN (SELECT trigger_id FROM task_instance WHERE dag_run_id = $4) OR stream_id LIKE $5)`
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`

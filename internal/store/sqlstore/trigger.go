@@ -131,7 +131,7 @@ func (s *Store) TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (
 	what := "claim triggers for triggerer " + p.TriggererID
 	args, ofRun := []any{p.TriggererID, micros(p.AliveSince), p.Limit}, ""
 	if p.DagRunID != 0 {
-		args, ofRun = append(args, p.DagRunID), qTriggerOfRun
+		args, ofRun = append(args, p.DagRunID, core.RunStreamPrefix(p.DagRunID)+"%"), qTriggerOfRun
 	}
 	rows, err := s.writer().QueryContext(ctx, fmt.Sprintf(qTriggerClaim, ofRun, s.d.ClaimLock), args...)
 	if err != nil {

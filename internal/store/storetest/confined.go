@@ -49,6 +49,31 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 		t.Fatalf("confined reclaim holding %s took %v, want only its run's unheld claim %s", mine.ID, got, mineWaits.ID)
 	}
 
+	// Claims that start their tries and read their runs (a worker's), and
+	// a reclaim of the tries a worker process started and does not hold.
+	startMine, startTheirs := newTI("s", core.TIQueued), newTI("s", core.TIQueued)
+	started := f.run("etl", "tested-starts", startMine)
+	f.run("etl", "deployment-starts", startTheirs)
+	runs := map[int64]*core.DagRun{}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w9", Limit: 10, Hostname: "h1", PID: 100,
+		Start: true, Runs: runs, Now: f.now, DagRunID: started.ID})
+	must(t, err, "confined claim that starts")
+	if len(got) != 1 || got[0].ID != startMine.ID || got[0].State != core.TIRunning || runs[started.ID] == nil || len(runs) != 1 {
+		t.Fatalf("confined claim that starts took %v (runs %v), want %s started with its run only", taskIDs(got), runs, startMine.ID)
+	}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w9", Limit: 10, Hostname: "h1", PID: 100,
+		Start: true, Now: f.now})
+	must(t, err, "unconfined claim that starts")
+	if len(got) != 1 || got[0].ID != startTheirs.ID {
+		t.Fatalf("unconfined claim that starts took %v, want the other run's %s", taskIDs(got), startTheirs.ID)
+	}
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w9", Limit: 10, Hostname: "h1", PID: 100,
+		Reclaim: true, Now: f.now, DagRunID: started.ID})
+	must(t, err, "confined reclaim of started tries")
+	if len(got) != 1 || got[0].ID != startMine.ID {
+		t.Fatalf("confined reclaim of the process's started tries took %v, want its run's %s alone", taskIDs(got), startMine.ID)
+	}
+
 	// Callbacks.
 	fired := []core.Callback{callbackOf(other, "a", core.OnFailure, 0), callbackOf(run, "a", core.OnFailure, 0)}
 	must(t, f.st.CallbackInsert(f.ctx, fired, f.now), "insert callbacks")
@@ -64,6 +89,13 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 		must(t, err, "start "+id)
 	}
 	minesTrigger, theirsTrigger := f.deferTI(mineWaits.ID, core.TIRunning, nil), f.deferTI(theirsWait.ID, core.TIRunning, nil)
+	// A stream of the run's producer task, its try gone on (resumed).
+	_, err = f.st.StreamCreate(f.ctx, &store.StreamCreateParams{ID: core.TaskStreamID(run.ID, "producer"), MaxPending: 10,
+		Trigger: core.TriggerSpec{Type: "timedelta"}, Now: f.now})
+	must(t, err, "create the run's producer stream")
+	triggers, err := f.st.TriggerList(f.ctx, &store.TriggerListParams{})
+	must(t, err, "list triggers")
+	streamTrigger := triggers[len(triggers)-1].ID
 	must(t, f.assetDag(producer("prod", watched(orders, "landing", `{"path": "/in"}`)), f.now), "declare a watcher")
 	ws := f.watchers()
 	if len(ws) != 1 {
@@ -74,8 +106,8 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 		"the confined triggerer's heartbeat")
 	trs, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t-test", AliveSince: alive, Limit: 10, DagRunID: run.ID})
 	must(t, err, "confined trigger claim")
-	if len(trs) != 1 || trs[0].ID != minesTrigger {
-		t.Fatalf("confined trigger claim took %+v, want only trigger %d its run's try waits on", trs, minesTrigger)
+	if len(trs) != 2 || trs[0].ID != minesTrigger || trs[1].ID != streamTrigger {
+		t.Fatalf("confined trigger claim took %+v, want only trigger %d its run's try waits on and %d filling its stream", trs, minesTrigger, streamTrigger)
 	}
 	trs, err = f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: "t-deployment", AliveSince: alive, Limit: 10})
 	must(t, err, "unconfined trigger claim")
