@@ -15,6 +15,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 // `weir dags test` runs at once, as Airflow's dag.test() does, even when
@@ -23,27 +24,8 @@ import (
 // task waits an hour for its retry.
 func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 	t.Parallel()
-	home, dags := t.TempDir(), t.TempDir()
-	dag := "dag_id: single\nschedule: null\nmax_active_runs: 1\nis_paused_upon_creation: false\n" +
-		"tasks:\n  - task_id: t\n    operator: bash\n    bash_command: echo ran\n"
-	if err := os.WriteFile(filepath.Join(dags, "single.yaml"), []byte(dag), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run := func(ctx context.Context, args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := cli.Run(ctx, append(args, "--dags", dags), cli.Options{Stdout: &out, Stderr: &errOut,
-			Environ: []string{"WEIR_HOME=" + home, "USER=tester"}})
-		return code, out.String(), errOut.String()
-	}
-	if code, out, errOut := run(t.Context(), "dags", "test", "single"); code != 0 { // records the DAG
-		t.Fatalf("first dags test: exit %d\n%s\n%s", code, out, errOut)
-	}
-
-	st, err := sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, now := t.Context(), time.Now().UTC()
+	h := newTestHome(t, map[string]string{"single": "max_active_runs: 1\nis_paused_upon_creation: false\n"})
+	st, ctx, now := h.open(), t.Context(), time.Now().UTC()
 	v, err := st.DagVersionLatest(ctx, "single")
 	if err != nil {
 		t.Fatal(err)
@@ -64,15 +46,12 @@ func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 
 	limited, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	code, out, errOut := run(limited, "dags", "test", "single")
-	if code != 0 || !strings.Contains(out, "t | ran\n") || !strings.Contains(out, "of single: success") {
+	code, out, errOut := h.run(limited, "dags", "test", "single")
+	if code != 0 || !strings.Contains(out, "t | single\n") || !strings.Contains(out, "of single: success") {
 		t.Fatalf("dags test beside a run holding max_active_runs: exit %d, want its task run and its run a success\nstdout:\n%s\nstderr:\n%s",
 			code, out, errOut)
 	}
-	st, err = sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st = h.open()
 	defer st.Close()
 	if r, err := st.DagRunGetByID(ctx, blocker.ID); err != nil || r.State != core.RunRunning {
 		t.Errorf("the run holding the slot: %v, %v; want it still running, left alone", r, err)
@@ -85,27 +64,8 @@ func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 // deployment's workers and triggerer.
 func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	t.Parallel()
-	home, dags := t.TempDir(), t.TempDir()
-	for _, id := range []string{"tested", "other"} {
-		dag := "dag_id: " + id + "\nschedule: null\ntasks:\n  - task_id: t\n    operator: bash\n    bash_command: echo " + id + "\n"
-		if err := os.WriteFile(filepath.Join(dags, id+".yaml"), []byte(dag), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := cli.Run(t.Context(), append(args, "--dags", dags), cli.Options{Stdout: &out, Stderr: &errOut,
-			Environ: []string{"WEIR_HOME=" + home, "USER=tester"}})
-		return code, out.String(), errOut.String()
-	}
-	if code, out, errOut := run("dags", "test", "other"); code != 0 { // records other
-		t.Fatalf("dags test other: exit %d\n%s\n%s", code, out, errOut)
-	}
-	st, err := sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, now := t.Context(), time.Now().UTC()
+	h := newTestHome(t, map[string]string{"tested": "", "other": ""})
+	st, ctx, now := h.open(), t.Context(), time.Now().UTC()
 	v, err := st.DagVersionLatest(ctx, "other")
 	if err != nil {
 		t.Fatal(err)
@@ -129,13 +89,10 @@ func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	}
 	st.Close()
 
-	if code, out, errOut := run("dags", "test", "tested"); code != 0 {
+	if code, out, errOut := h.run(t.Context(), "dags", "test", "tested"); code != 0 {
 		t.Fatalf("dags test tested: exit %d\n%s\n%s", code, out, errOut)
 	}
-	st, err = sqlite.Open(t.Context(), filepath.Join(home, "weir.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st = h.open()
 	defer st.Close()
 	ti, err := st.TaskInstanceGet(ctx, theirs)
 	if err != nil {
@@ -151,4 +108,46 @@ func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackQueued {
 		t.Errorf("the deployment's callback after a dags test of another DAG: %+v, %v; want it queued", cbs, err)
 	}
+}
+
+// testHome is a home and a DAG folder whose DAGs (one bash task t each,
+// echoing its DAG's id) a first `weir dags test` of each recorded.
+type testHome struct {
+	t          *testing.T
+	home, dags string
+}
+
+// newTestHome writes a DAG for each id of heads (the keys the file has
+// before its tasks) and tests each once.
+func newTestHome(t *testing.T, heads map[string]string) *testHome {
+	t.Helper()
+	h := &testHome{t: t, home: t.TempDir(), dags: t.TempDir()}
+	for id, head := range heads {
+		dag := "dag_id: " + id + "\nschedule: null\n" + head + "tasks:\n  - task_id: t\n    operator: bash\n    bash_command: echo " + id + "\n"
+		if err := os.WriteFile(filepath.Join(h.dags, id+".yaml"), []byte(dag), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errOut := h.run(t.Context(), "dags", "test", id); code != 0 {
+			t.Fatalf("dags test %s: exit %d\n%s\n%s", id, code, out, errOut)
+		}
+	}
+	return h
+}
+
+// run runs weir in the home.
+func (h *testHome) run(ctx context.Context, args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := cli.Run(ctx, append(args, "--dags", h.dags), cli.Options{Stdout: &out, Stderr: &errOut,
+		Environ: []string{"WEIR_HOME=" + h.home, "USER=tester"}})
+	return code, out.String(), errOut.String()
+}
+
+// open opens the home's database; the caller closes it.
+func (h *testHome) open() *sqlstore.Store {
+	h.t.Helper()
+	st, err := sqlite.Open(h.t.Context(), filepath.Join(h.home, "weir.db"), sqlite.Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st
 }
