@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -125,6 +126,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if serr := <-done; serr != nil {
 		err = serr
 	}
+	dropJobRows(ctx, st, logger)
 	if err != nil {
 		return err
 	}
@@ -136,6 +138,17 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	return printRunOutcome(cmd, st, final)
+}
+
+// dropJobRows deletes this process's job rows once its roles have stopped:
+// a test's api-server, worker and triggerer were no deployment's, and each
+// test would otherwise leave three rows for [core] job_retention, which
+// every scheduler check and health listing reads.
+func dropJobRows(ctx context.Context, st store.Store, logger *slog.Logger) {
+	host, _ := os.Hostname()
+	if _, err := st.JobDeleteOfProcess(ctx, host, os.Getpid()); err != nil {
+		logger.Warn("this test's job rows stay until [core] job_retention ages them out", "err", err)
+	}
 }
 
 // startupGC makes the garbage collector wait for the heap to grow 4× (not

@@ -56,6 +56,10 @@ func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 	if r, err := st.DagRunGetByID(ctx, blocker.ID); err != nil || r.State != core.RunRunning {
 		t.Errorf("the run holding the slot: %v, %v; want it still running, left alone", r, err)
 	}
+	// The test's roles were no deployment's: their job rows went with it.
+	if jobs, err := st.JobList(ctx); err != nil || len(jobs) != 0 {
+		t.Errorf("job rows after the tests: %+v, %v; want none", jobs, err)
+	}
 }
 
 // `weir dags test` in a home a deployment shares runs its own run's work

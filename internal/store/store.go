@@ -704,6 +704,10 @@ type MiscStore interface {
 	// older than before (stale rows of stopped processes) and returns how
 	// many it deleted.
 	JobPrune(ctx context.Context, before time.Time) (int64, error)
+	// JobDeleteOfProcess deletes the rows of one process (hostname and
+	// pid), whatever their roles, and returns how many it deleted: a
+	// `weir dags test` ending, whose roles were no deployment's.
+	JobDeleteOfProcess(ctx context.Context, hostname string, pid int) (int64, error)
 	// WorkerHeartbeat records that a worker process is alive (p.Job, with
 	// its WorkerID) and, in the same transaction, refreshes the heartbeat
 	// of the running tries and the claim time of the unstarted claims of

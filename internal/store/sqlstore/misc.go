@@ -122,12 +122,23 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 // JobPrune deletes the job rows of processes whose latest heartbeat is
 // older than before and returns how many it deleted.
 func (s *Store) JobPrune(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.writer().ExecContext(ctx, qJobPrune, micros(before))
+	return s.deleteJobs(ctx, "prune job rows silent since "+before.UTC().Format(time.RFC3339), qJobPrune, micros(before))
+}
+
+// JobDeleteOfProcess deletes the job rows of process pid on hostname and
+// returns how many it deleted.
+func (s *Store) JobDeleteOfProcess(ctx context.Context, hostname string, pid int) (int64, error) {
+	return s.deleteJobs(ctx, fmt.Sprintf("delete the job rows of process %d on %s", pid, hostname), qJobDeleteOfProcess, hostname, pid)
+}
+
+// deleteJobs runs a deletion of job rows and returns how many it deleted.
+func (s *Store) deleteJobs(ctx context.Context, what, query string, args ...any) (int64, error) {
+	res, err := s.writer().ExecContext(ctx, query, args...)
 	if err != nil {
-		return 0, s.wrap(err, "prune job rows silent since %s", before.UTC().Format(time.RFC3339))
+		return 0, s.wrap(err, "%s", what)
 	}
 	n, err := res.RowsAffected()
-	return n, s.wrap(err, "prune job rows")
+	return n, s.wrap(err, "%s", what)
 }
 
 // AuditLogAdd appends an entry and writes its id back into e.

@@ -298,6 +298,8 @@ const (
 		FROM job ORDER BY role, id`
 	// qJobPrune deletes the rows of processes silent since before $1.
 	qJobPrune = `DELETE FROM job WHERE heartbeat < $1`
+	// qJobDeleteOfProcess deletes the rows of process $2 on host $1.
+	qJobDeleteOfProcess = `DELETE FROM job WHERE hostname = $1 AND pid = $2`
 	// qTIWorkerBeatRunning and qTIWorkerBeatClaimed refresh the running
 	// tries and the unstarted claims a live worker holds (%s: their ids)
 	// with its heartbeat.

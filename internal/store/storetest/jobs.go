@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -42,5 +43,30 @@ func testJobPrune(t *testing.T, f *fixture) {
 	must(t, err, "prune again")
 	if n != 0 {
 		t.Errorf("pruning again deleted %d rows, want 0", n)
+	}
+}
+
+// testJobDeleteOfProcess: the rows of one process (hostname and pid) go,
+// whatever their roles; another host's process of the same pid stays.
+func testJobDeleteOfProcess(t *testing.T, f *fixture) {
+	rows := []core.Job{
+		{ID: "api", Role: "api-server", Hostname: "h1", PID: 7, StartedAt: f.now, Heartbeat: f.now},
+		{ID: "trig", Role: "triggerer", Hostname: "h1", PID: 7, StartedAt: f.now, Heartbeat: f.now},
+		{ID: "elsewhere", Role: "worker", Hostname: "h2", PID: 7, StartedAt: f.now, Heartbeat: f.now, WorkerID: "w"},
+		{ID: "sibling", Role: "scheduler", Hostname: "h1", PID: 8, StartedAt: f.now, Heartbeat: f.now},
+	}
+	for i := range rows {
+		must(t, f.st.JobHeartbeat(f.ctx, &rows[i]), "heartbeat "+rows[i].ID)
+	}
+	n, err := f.st.JobDeleteOfProcess(f.ctx, "h1", 7)
+	must(t, err, "delete process h1/7")
+	jobs, err := f.st.JobList(f.ctx)
+	must(t, err, "list jobs")
+	var left []string
+	for _, j := range jobs {
+		left = append(left, j.ID)
+	}
+	if n != 2 || !slices.Equal(left, []string{"sibling", "elsewhere"}) {
+		t.Errorf("deleted %d, left %v; want 2 deleted and the other host's and the other process's rows left", n, left)
 	}
 }

@@ -97,6 +97,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"JobsAudit", testJobsAudit},
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
+		{"JobDeleteOfProcess", testJobDeleteOfProcess},
 		{"TaskLog", testTaskLog},
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
 		{"TaskLogRecord", testTaskLogRecord},
