@@ -186,9 +186,12 @@ const (
 	// qTIClaimStart starts what qTIClaim claims ($4, $5: hostname, pid).
 	qTIClaimStart = `, ` + tiStartSet
 	// tiStartSet moves a try to running for a process: $2 the time, $4
-	// the hostname, $5 the pid.
+	// the hostname, $5 the pid. A try never starts before it was queued: a
+	// claim reads its time before its statement waits for the queueing's
+	// commit, which may have read a later one.
 	tiStartSet = `state = 'running', hostname = $4, pid = $5,
-		start_date = CASE WHEN next_method <> '' OR next_event IS NOT NULL THEN COALESCE(start_date, $2) ELSE $2 END,
+		start_date = CASE WHEN next_method <> '' OR next_event IS NOT NULL THEN COALESCE(start_date, $2)
+			WHEN queued_at > $2 THEN queued_at ELSE $2 END,
 		last_heartbeat = $2, end_date = NULL`
 	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
 	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,

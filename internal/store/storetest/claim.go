@@ -524,6 +524,17 @@ func testClaimStarts(t *testing.T, f *fixture) {
 	if ti := f.get(later.ID); ti.State != core.TIQueued || ti.WorkerID != "" || ti.StartDate != nil {
 		t.Errorf("after a failed claim later is %s by %q started %v, want queued, unclaimed", ti.State, ti.WorkerID, ti.StartDate)
 	}
+	// A claim whose time was read before the queueing's (it waited for its
+	// commit) starts the try when it was queued, not before.
+	queued := newTI("queued", core.TIQueued)
+	f.run("etl", "r-early", queued)
+	got, err = f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w2", Limit: 1, Hostname: "h2", PID: 200,
+		Start: true, Now: f.at(-time.Second)})
+	must(t, err, "claim and start with an earlier time")
+	if len(got) != 1 || got[0].StartDate == nil || got[0].QueuedAt == nil || got[0].StartDate.Before(*got[0].QueuedAt) {
+		t.Fatalf("a claim reading its time before the queueing's started %v: start %v, queued %v; want started no earlier than queued",
+			taskIDs(got), got[0].StartDate, got[0].QueuedAt)
+	}
 }
 
 // testClaimRuns: a claim with Runs adds the run of every try it returns
