@@ -143,8 +143,11 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 // dropJobRows deletes this process's job rows once its roles have stopped:
 // a test's api-server, worker and triggerer were no deployment's, and each
 // test would otherwise leave three rows for [core] job_retention, which
-// every scheduler check and health listing reads.
+// every scheduler check and health listing reads. An interrupted test
+// (Ctrl-C) deletes them too.
 func dropJobRows(ctx context.Context, st store.Store, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	host, _ := os.Hostname()
 	if _, err := st.JobDeleteOfProcess(ctx, host, os.Getpid()); err != nil {
 		logger.Warn("this test's job rows stay until [core] job_retention ages them out", "err", err)

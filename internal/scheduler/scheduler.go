@@ -55,8 +55,9 @@ type Config struct {
 	MaxMapLength int
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
 	// runs, whether or not the DAG is paused, creates no scheduled runs and
-	// fails over that DAG's tries alone (what `weir dags test` needs). A Service given to the scheduler
-	// must have the same service.Config.OnlyDagID (it queues).
+	// fails over that DAG's tries alone (what `weir dags test` needs). A
+	// Service given to the scheduler must have the same
+	// service.Config.OnlyDagID (it queues).
 	OnlyDagID string
 }
 
