@@ -58,6 +58,43 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 	}
 }
 
+// TestRestartedProcessorRederivesOnlyWhatCameBack: a processor that starts
+// over (a restart, `dags test`) writes a DAG's asset references again only
+// when its DAG changed or comes back: producer.yaml removed, then restored
+// unchanged while no processor ran, makes raw active again (store.
+// DagReactivated), whereas an unchanged, active DAG is left as recorded.
+func TestRestartedProcessorRederivesOnlyWhatCameBack(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	ctx := t.Context()
+	prod := filepath.Join(dir, "producer.yaml")
+	write(t, prod, producerYAML)
+	write(t, filepath.Join(dir, "consumer.yaml"), consumerYAML)
+	syncOnce(t, p)
+	if err := os.Remove(prod); err != nil {
+		t.Fatal(err)
+	}
+	syncOnce(t, p)
+	if raw, _ := storeOf(p).AssetGetByName(ctx, "raw"); raw.Active {
+		t.Fatal("raw stayed active after its only DAG's file went")
+	}
+	write(t, prod, producerYAML)
+	restarted := &Processor{Store: p.Store, Dir: dir, Clock: p.Clock, PauseNew: true}
+	syncOnce(t, restarted)
+	raw, err := storeOf(p).AssetGetByName(ctx, "raw")
+	if err != nil || !raw.Active || raw.InactiveSince != nil {
+		t.Fatalf("raw after producer.yaml came back: %+v (%v), want active again", raw, err)
+	}
+	orders, err := storeOf(p).AssetGetByName(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := storeOf(p).AssetGet(ctx, orders.ID)
+	if err != nil || len(full.ScheduledDags) != 1 || len(full.Producing) != 1 {
+		t.Fatalf("orders after the restart = %+v (%v), want consumer scheduled on it and producer.load making it", full, err)
+	}
+}
+
 // TestAssetConflictIsImportError: a file that gives an asset another uri
 // than an active DAG does gets an import error and is not recorded.
 func TestAssetConflictIsImportError(t *testing.T) {

@@ -204,12 +204,15 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 	}
 	var (
 		version int64
-		created bool
+		change  store.DagSyncChange
 	)
 	err := p.Store.WithTx(ctx, func(tx store.Store) error {
 		var err error
-		version, created, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew), Now: now})
-		if err != nil {
+		version, change, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew), Now: now})
+		if err != nil || change == store.DagUnchanged {
+			// What the spec derives was written with its version, and is
+			// written again only when a DAG changes or comes back: as within
+			// a process (synced), so across its restarts and `dags test`s.
 			return err
 		}
 		if err := tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}); err != nil { // docs/assets.md
@@ -227,7 +230,7 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 			p.logger().Warn("wake the triggerers", "err", err)
 		}
 	}
-	if created {
+	if change == store.DagNewVersion {
 		p.logger().Info("dag version recorded", "dag_id", d.DagID, "fileloc", d.FileLoc, "dag_version_id", version)
 	}
 	return nil
@@ -332,7 +335,7 @@ type Store interface {
 	DagDeactivateMissing(ctx context.Context, p *store.DagDeactivateParams) error
 	DagCount(ctx context.Context, p *store.DagListParams) (int, error)
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
-	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error)
+	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, change store.DagSyncChange, err error)
 	DagFileSet(ctx context.Context, f *store.DagFile) error
 	DagFileList(ctx context.Context) ([]store.DagFile, error)
 	DagFileDelete(ctx context.Context, fileloc string) error

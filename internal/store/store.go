@@ -79,8 +79,9 @@ const (
 type DagStore interface {
 	// DagSync records a parsed DAG: creates the dag row if missing (paused
 	// per Paused for a new DAG), marks it active, and adds a dag_version when
-	// Hash differs from the latest version's. Returns the latest version id.
-	DagSync(ctx context.Context, p *DagSyncParams) (versionID int64, created bool, err error)
+	// Hash differs from the latest version's. Returns the latest version id
+	// and what changed.
+	DagSync(ctx context.Context, p *DagSyncParams) (versionID int64, change DagSyncChange, err error)
 	DagGet(ctx context.Context, dagID string) (*core.DagModel, error)
 	// DagList lists DAGs in p.OrderBy order (store.DagOrder); DagCount
 	// counts them with the same filters.
@@ -160,6 +161,21 @@ type DagSyncParams struct {
 	Paused bool   // initial pause state of a new DAG
 	Now    time.Time
 }
+
+// DagSyncChange says what a DagSync found, and so whether what a DAG's
+// spec derives (its asset references, its warnings) needs writing again.
+type DagSyncChange int
+
+const (
+	// DagNewVersion: a version was added (a new DAG's first included).
+	DagNewVersion DagSyncChange = iota + 1
+	// DagReactivated: the DAG was inactive; its latest version already
+	// had the hash.
+	DagReactivated
+	// DagUnchanged: the DAG was active and its latest version already had
+	// the hash, so everything the spec derives was written with it.
+	DagUnchanged
+)
 
 // DagListParams filters DagList and DagCount.
 type DagListParams struct {

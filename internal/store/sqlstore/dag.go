@@ -14,20 +14,19 @@ import (
 )
 
 // DagSync records a parsed DAG and adds a dag_version when its hash changed.
-// created reports whether a new version was added (always for a new DAG).
-func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, created bool, err error) {
+func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, change store.DagSyncChange, err error) {
 	dagID := p.Spec.DagID
 	spec, err := json.Marshal(p.Spec)
 	if err != nil {
-		return 0, false, fmt.Errorf("sync dag %s: encode spec: %w", dagID, err)
+		return 0, 0, fmt.Errorf("sync dag %s: encode spec: %w", dagID, err)
 	}
 	tags, err := json.Marshal(nonNilStrings(p.Spec.Tags))
 	if err != nil {
-		return 0, false, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
+		return 0, 0, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
 	}
 	err = s.inTx(ctx, func(tx *Store) error {
-		var paused bool
-		err := tx.tx.QueryRowContext(ctx, qDagExists, dagID).Scan(&paused)
+		var active bool
+		err := tx.tx.QueryRowContext(ctx, qDagExists, dagID).Scan(&active)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			_, err = tx.tx.ExecContext(ctx, qDagInsert, dagID, p.Spec.FileLoc, p.Paused,
@@ -44,7 +43,10 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 			return err
 		}
 		if latest != nil && latest.Hash == p.Hash {
-			versionID = latest.ID
+			versionID, change = latest.ID, store.DagReactivated
+			if active {
+				change = store.DagUnchanged
+			}
 			return nil
 		}
 		next := 1
@@ -55,14 +57,14 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 			micros(p.Now)).Scan(&versionID); err != nil {
 			return tx.wrap(err, "add version %d of dag %s", next, dagID)
 		}
-		created = true
+		change = store.DagNewVersion
 		_, err = tx.tx.ExecContext(ctx, qDagSetLatest, dagID, versionID)
 		return tx.wrap(err, "set latest version of dag %s", dagID)
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, 0, err
 	}
-	return versionID, created, nil
+	return versionID, change, nil
 }
 
 func nonNilStrings(tags []string) []string {

@@ -15,7 +15,7 @@ const (
 	qDagGet    = `SELECT ` + dagCols + ` FROM dag WHERE dag_id = $1`
 	qDagList   = `SELECT ` + dagCols + ` FROM dag%s%s%s`
 	qDagCount  = `SELECT COUNT(*) FROM dag%s`
-	qDagExists = `SELECT is_paused FROM dag WHERE dag_id = $1`
+	qDagExists = `SELECT is_active FROM dag WHERE dag_id = $1`
 	qDagInsert = `INSERT INTO dag (dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags, last_parsed_time)
 		VALUES ($1, $2, $3, TRUE, $4, $5, $6, $7)`
 	qDagUpdate = `UPDATE dag SET fileloc = $2, is_active = TRUE, description = $3, timetable_summary = $4,

@@ -13,21 +13,27 @@ import (
 func testDagSyncVersions(t *testing.T, f *fixture) {
 	spec := core.DAG{DagID: "etl", Description: "d1", Schedule: "@daily", Tags: []string{"a", "b"},
 		Tasks: []core.Task{{TaskID: "extract", Operator: "bash", Args: map[string]any{"bash_command": "echo"}}}}
-	v1, created, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Paused: true, Now: f.now})
+	v1, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Paused: true, Now: f.now})
 	must(t, err, "first sync")
-	if !created || v1 == 0 {
-		t.Fatalf("first sync: created=%v id=%d, want a new version", created, v1)
+	if change != store.DagNewVersion || v1 == 0 {
+		t.Fatalf("first sync: change=%v id=%d, want a new version", change, v1)
 	}
-	again, created, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Now: f.at(time.Minute)})
+	again, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Now: f.at(time.Minute)})
 	must(t, err, "same-hash sync")
-	if created || again != v1 {
-		t.Fatalf("same-hash sync: created=%v id=%d, want existing version %d", created, again, v1)
+	if change != store.DagUnchanged || again != v1 {
+		t.Fatalf("same-hash sync: change=%v id=%d, want existing version %d unchanged", change, again, v1)
+	}
+	must(t, f.st.DagDeactivateMissing(f.ctx, &store.DagDeactivateParams{}), "deactivate")
+	back, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Now: f.at(time.Minute)})
+	must(t, err, "same-hash sync of an inactive dag")
+	if change != store.DagReactivated || back != v1 {
+		t.Fatalf("same-hash sync of an inactive dag: change=%v id=%d, want existing version %d reactivated", change, back, v1)
 	}
 	spec.Description = "d2"
-	v2, created, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h2", Paused: false, Now: f.at(2 * time.Minute)})
+	v2, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h2", Paused: false, Now: f.at(2 * time.Minute)})
 	must(t, err, "changed sync")
-	if !created || v2 == v1 {
-		t.Fatalf("changed sync: created=%v id=%d, want a version other than %d", created, v2, v1)
+	if change != store.DagNewVersion || v2 == v1 {
+		t.Fatalf("changed sync: change=%v id=%d, want a version other than %d", change, v2, v1)
 	}
 
 	d, err := f.st.DagGet(f.ctx, "etl")
