@@ -49,6 +49,7 @@ type Options struct {
 	traces       *tracing.Tracer   // this process's trace exporter; nil = none (traces.go)
 	onlyDagID    string            // the one DAG this process runs (dags test): its scheduler's and service's
 	onlyRunID    int64             // the one run whose work its api-server and triggerer claim (dags test)
+	readConns    int               // the SQLite read pool's size; 0 = sqlite.Options' default (dags test: 1)
 }
 
 // Run executes the command line and returns the process exit code.

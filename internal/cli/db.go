@@ -53,7 +53,7 @@ func (a *app) dbCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(cmd.Context(), cfg, true, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
+			st, err := openStore(cmd.Context(), cfg, true, false, 0, newLogger(a.opts.Stderr, cfg.Logging.Level))
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ node first. Once every node reads the new file, the old lines may be deleted.`,
 					return err
 				}
 			}
-			st, err := openStore(cmd.Context(), cfg, false, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
+			st, err := openStore(cmd.Context(), cfg, false, false, 0, newLogger(a.opts.Stderr, cfg.Logging.Level))
 			if err != nil {
 				return err
 			}

@@ -400,7 +400,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		return nil, nil, nil, err
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
-	st, err := openStore(ctx, cfg, migrate, true, logger)
+	st, err := openStore(ctx, cfg, migrate, true, a.opts.readConns, logger)
 	// A role started while the database restarts waits for it (a bounded
 	// while) instead of exiting: deployments start roles and the database
 	// in any order.
@@ -411,7 +411,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 			return nil, nil, nil, err
 		case <-time.After(wait):
 		}
-		st, err = openStore(ctx, cfg, migrate, true, logger)
+		st, err = openStore(ctx, cfg, migrate, true, a.opts.readConns, logger)
 	}
 	if err != nil {
 		return nil, nil, nil, err

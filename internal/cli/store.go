@@ -21,8 +21,9 @@ import (
 // migrations; otherwise it refuses a database whose schema is behind. log
 // notes SQLite files whose modes were tightened and, with checkRoom (a
 // role's start), a PostgreSQL pool that does not fit in what the server
-// has left (postgres.Room).
-func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool, log *slog.Logger) (*sqlstore.Store, error) {
+// has left (postgres.Room). readConns sizes a SQLite read pool (0 = the
+// default).
+func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool, readConns int, log *slog.Logger) (*sqlstore.Store, error) {
 	engine, target, err := cfg.Database.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)
@@ -37,7 +38,7 @@ func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool,
 		if _, err := os.Stat(target); !migrate && errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite database %s does not exist: run `weir db migrate` (or `weir standalone`)", target)
 		}
-		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box})
+		st, err = sqlite.Open(ctx, target, sqlite.Options{Logger: log, Secrets: box, ReadConns: readConns})
 	default:
 		opts := postgres.Options{Secrets: box, MaxConns: cfg.Database.PoolSize}
 		if checkRoom {
@@ -105,7 +106,7 @@ func (a *app) withStore(ctx context.Context, fn func(*config.Config, *sqlstore.S
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, false, false, newLogger(a.opts.Stderr, cfg.Logging.Level))
+	st, err := openStore(ctx, cfg, false, false, 0, newLogger(a.opts.Stderr, cfg.Logging.Level))
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,11 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	restoreGC := startupGC()
 	defer restoreGC()
 	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
-	p.Running = true           // as Airflow's dag.test(): no wait for a max_active_runs slot
+	// One run's reads need no pool: each SQLite connection parses the whole
+	// schema as it opens and keeps statements and pages of its own, and a
+	// test opened four where one serves (docs/benchmarks.md).
+	a.opts.readConns = 1
+	p.Running = true // as Airflow's dag.test(): no wait for a max_active_runs slot
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err
@@ -110,13 +114,20 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	w.Client = w.Client.Via(srv.InProcess()) // as standalone's: no loopback connection
+	sched := newSchedulerLoop(cfg, st, a.opts, logger)
+	// The first scheduling (the run's first tries queued) runs before the
+	// roles start, alone on the machine, rather than beside their start-up
+	// work: the worker's first claim then finds its try at once.
+	if err := sched.RunOnce(ctx); err != nil {
+		return err
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
 		// A service that fails (a worker that cannot start) ends the
 		// wait for the run, with its error.
-		err := runServices(runCtx, []runner{w}, []runner{srv, newSchedulerLoop(cfg, st, a.opts, logger), newTriggerer(cfg, st, a.opts, logger)})
+		err := runServices(runCtx, []runner{w}, []runner{srv, sched, newTriggerer(cfg, st, a.opts, logger)})
 		stop()
 		done <- err
 	}()
