@@ -118,7 +118,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up
 	// work: the worker's first claim then finds its try at once.
-	if err := sched.RunOnce(ctx); err != nil {
+	if err := sched.Prime(ctx); err != nil {
 		return err
 	}
 	runCtx, stop := context.WithCancel(ctx)

@@ -110,6 +110,14 @@ type Scheduler struct {
 	pools     []core.Pool   // the pools (queueScheduled)
 	wholeNext time.Time     // when the whole pass wanted the next one at the latest
 	stop      context.CancelFunc
+	primed    *subscriptions // taken by Prime for Start, which then waits before its first pass
+}
+
+// subscriptions are the notifications that wake the loop, and when it
+// should wake at the latest without any.
+type subscriptions struct {
+	wake, streams, tasks <-chan struct{}
+	next                 time.Time
 }
 
 // Start runs the scheduling loop until ctx is done or Stop is called, and
@@ -122,13 +130,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.stop = cancel
 	s.mu.Unlock()
 	defer cancel()
-	wake := s.Store.Subscribe(ctx, store.ChannelScheduler)
-	// Envelopes landing in a stream a task iterates over wake it too
-	// (lazy expansion creates their instances at once).
-	streams := s.Store.Subscribe(ctx, store.ChannelStream)
-	// A try's end needs only a look at the running runs (a light pass).
-	tasks := s.Store.Subscribe(ctx, store.ChannelTasks)
-	timer := time.NewTimer(0)
+	subs := s.primed
+	if subs == nil { // what happened before the subscriptions, a pass at once sees
+		subs = s.subscribe(ctx)
+		subs.next = s.Clock.Now()
+	}
+	wake, streams, tasks := subs.wake, subs.streams, subs.tasks
+	timer := time.NewTimer(max(subs.next.Sub(s.Clock.Now()), 0))
 	defer timer.Stop()
 	// light is the light pass a try's end asked for while the workers had
 	// a backlog (lightDelay); lightDue says it is set.
@@ -208,6 +216,37 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 	s.init()
 	_, err := s.wake(ctx, true)
 	return err
+}
+
+// Prime runs the loop's first wake-up now, on the caller's goroutine, for
+// a Start called next: Start then waits for a notification (or the time
+// the wake-up's passes asked for) instead of passing at once, since the
+// subscriptions it listens on were taken before those passes. `dags test`
+// primes its scheduler before its other roles start: its first scheduling
+// runs alone, and its worker's first claim finds its try queued. ctx bounds
+// the subscriptions: it must outlive Start's.
+func (s *Scheduler) Prime(ctx context.Context) error {
+	s.init()
+	subs := s.subscribe(ctx)
+	next, err := s.wake(ctx, true)
+	if err != nil {
+		return err
+	}
+	subs.next = next
+	s.primed = subs
+	return nil
+}
+
+// subscribe takes the notifications the loop wakes on.
+func (s *Scheduler) subscribe(ctx context.Context) *subscriptions {
+	return &subscriptions{
+		wake: s.Store.Subscribe(ctx, store.ChannelScheduler),
+		// Envelopes landing in a stream a task iterates over wake it too
+		// (lazy expansion creates their instances at once).
+		streams: s.Store.Subscribe(ctx, store.ChannelStream),
+		// A try's end needs only a look at the running runs (a light pass).
+		tasks: s.Store.Subscribe(ctx, store.ChannelTasks),
+	}
 }
 
 // wake runs passes back to back while they unblock more work and returns
