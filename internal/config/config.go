@@ -5,6 +5,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -236,19 +237,8 @@ func Load(home string, environ []string) (*Config, error) {
 	path := filepath.Join(home, FileName)
 	var fileConn string // [database] conn as the file says it, "" = not set there
 	if b, err := os.ReadFile(path); err == nil {
-		md, err := toml.Decode(string(b), cfg)
-		if err != nil {
+		if fileConn, err = decodeFile(b, cfg); err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if undec := md.Undecoded(); len(undec) > 0 {
-			keys := make([]string, len(undec))
-			for i, k := range undec {
-				keys[i] = k.String()
-			}
-			return nil, fmt.Errorf("read %s: unknown option(s): %s", path, strings.Join(keys, ", "))
-		}
-		if md.IsDefined("database", "conn") {
-			fileConn = cfg.Database.Conn
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -264,6 +254,39 @@ func Load(home string, environ []string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// decodeFile decodes a weir.toml over cfg and returns its [database] conn
+// ("" = not set there). An option the configuration does not have is an
+// error that names it.
+func decodeFile(b []byte, cfg *Config) (conn string, err error) {
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) {
+			keys := make([]string, len(strict.Errors))
+			for i := range strict.Errors {
+				keys[i] = strings.Join(strict.Errors[i].Key(), ".")
+			}
+			return "", fmt.Errorf("unknown option(s): %s", strings.Join(keys, ", "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return "", fmt.Errorf("line %d, column %d: %w", row, col, err)
+		}
+		return "", err
+	}
+	var set struct {
+		Database struct {
+			Conn *string `toml:"conn"`
+		} `toml:"database"`
+	}
+	if err := toml.Unmarshal(b, &set); err != nil || set.Database.Conn == nil {
+		return "", err
+	}
+	return *set.Database.Conn, nil
 }
 
 // applyEnv overlays WEIR__SECTION__KEY variables and WEIR_CONN_<ID> URIs.
