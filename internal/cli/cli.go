@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,7 +77,7 @@ func Run(ctx context.Context, args []string, opts Options) int {
 			return 1
 		}
 	}
-	root := newRoot(&opts)
+	root := newRootFor(&opts, args)
 	root.SetArgs(args)
 	if opts.Stdin != nil {
 		root.SetIn(opts.Stdin)
@@ -109,7 +112,13 @@ type app struct {
 	remoteCmd *cobra.Command
 }
 
-func newRoot(opts *Options) *cobra.Command {
+func newRoot(opts *Options) *cobra.Command { return newRootFor(opts, nil) }
+
+// newRootFor builds the command tree for the command line args: only the
+// root command args name, when it names one (building every command is
+// ~1 ms of each start, docs/benchmarks.md); all of them otherwise (no
+// command, help, completion, a misspelt name), as newRoot does.
+func newRootFor(opts *Options, args []string) *cobra.Command {
 	if opts.triggerTypes == nil {
 		opts.triggerTypes = builtin.Registry()
 	}
@@ -125,18 +134,52 @@ func newRoot(opts *Options) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.home, "home", "", "Weir home folder (default $WEIR_HOME or ~/weir)")
 	root.PersistentFlags().StringVar(&a.dags, "dags", "", "folder of DAG files (default [core] dags_folder, $WEIR_HOME/dags)")
-	root.AddCommand(
-		a.loginCmd(), a.logoutCmd(),
-		a.standaloneCmd(), a.apiServerCmd(), a.schedulerCmd(), a.triggererCmd(), a.workerCmd(),
-		a.dbCmd(), a.configCmd(), a.remoteGroup(a.dagsCmd()), a.remoteGroup(a.tasksCmd()), a.remoteGroup(a.runsCmd()),
-		a.remoteGroup(a.usersCmd()), a.tokensCmd(), a.remoteGroup(a.connectionsCmd()), a.remoteGroup(a.variablesCmd()),
-		a.remoteGroup(a.poolsCmd()), taskcli.XComCmd(), a.versionCmd(),
-		taskcli.TaskStateCmd(opts.StateBackends), taskcli.AssetStateCmd(opts.StateBackends), taskcli.DeferCmd(opts.triggerTypes), taskcli.StreamCmd(), a.remoteGroup(a.stateStoreCmd()),
-		a.remoteGroup(a.assetsCmd()), a.auditCmd(), a.triggersCmd(), a.jobsCmd(), a.keysCmd(), a.remoteGroup(a.backfillsCmd()),
-		a.remoteGroup(a.healthCmd()),
-	)
+	cmds := a.commands()
+	if build, ok := cmds[commandName(args)]; ok {
+		root.AddCommand(build())
+	} else {
+		for _, name := range slices.Sorted(maps.Keys(cmds)) {
+			root.AddCommand(cmds[name]())
+		}
+	}
 	strictGroups(root)
 	return root
+}
+
+// commands builds each of the root's commands, by name.
+func (a *app) commands() map[string]func() *cobra.Command {
+	remote := func(build func() *cobra.Command) func() *cobra.Command {
+		return func() *cobra.Command { return a.remoteGroup(build()) }
+	}
+	return map[string]func() *cobra.Command{
+		"login": a.loginCmd, "logout": a.logoutCmd,
+		"standalone": a.standaloneCmd, "api-server": a.apiServerCmd, "scheduler": a.schedulerCmd,
+		"triggerer": a.triggererCmd, "worker": a.workerCmd,
+		"db": a.dbCmd, "config": a.configCmd, "dags": remote(a.dagsCmd), "tasks": remote(a.tasksCmd), "runs": remote(a.runsCmd),
+		"users": remote(a.usersCmd), "tokens": a.tokensCmd, "connections": remote(a.connectionsCmd),
+		"variables": remote(a.variablesCmd), "pools": remote(a.poolsCmd), "xcom": taskcli.XComCmd, "version": a.versionCmd,
+		"task-state":  func() *cobra.Command { return taskcli.TaskStateCmd(a.opts.StateBackends) },
+		"asset-state": func() *cobra.Command { return taskcli.AssetStateCmd(a.opts.StateBackends) },
+		"defer":       func() *cobra.Command { return taskcli.DeferCmd(a.opts.triggerTypes) },
+		"stream":      taskcli.StreamCmd, "state-store": remote(a.stateStoreCmd),
+		"assets": remote(a.assetsCmd), "audit": a.auditCmd, "triggers": a.triggersCmd, "jobs": a.jobsCmd, "keys": a.keysCmd,
+		"backfills": remote(a.backfillsCmd), "health": remote(a.healthCmd),
+	}
+}
+
+// commandName is the first argument that is not a root flag or a root
+// flag's value: the root command a command line names ("" = none).
+func commandName(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch arg := args[i]; {
+		case arg == "--home" || arg == "--dags":
+			i++ // its value
+		case strings.HasPrefix(arg, "-"):
+		default:
+			return arg
+		}
+	}
+	return ""
 }
 
 // homeDir resolves --home, then $WEIR_HOME, then ~/weir.
