@@ -52,7 +52,7 @@ const burstPause = 20 * time.Millisecond
 const staleSpare = time.Hour
 
 // Spares is a pool of spare log folders under a log folder, refilled by a
-// goroutine of its own from the first Open until Close.
+// goroutine of its own from the second first try's log opened until Close.
 type Spares struct {
 	base   string
 	ready  chan spare
@@ -60,9 +60,11 @@ type Spares struct {
 	stop   chan struct{}
 	done   chan struct{}
 	close  sync.Once
-	off    atomic.Bool   // spares cannot be placed in this folder
-	misses atomic.Int32  // openers that found no spare ready since the last was made
-	name   func() string // a new spare's path
+	off    atomic.Bool  // spares cannot be placed in this folder
+	misses atomic.Int32 // openers that found no spare ready since the last was made
+	// unplaced counts the first tries' logs opened with no spare ready.
+	unplaced atomic.Int32
+	name     func() string // a new spare's path
 }
 
 type spare struct {
@@ -108,12 +110,16 @@ func (s *Spares) place(dir string) *os.File {
 	if s.off.Load() {
 		return nil
 	}
-	s.start.Do(func() { go s.refill() })
 	var sp spare
 	select {
 	case sp = <-s.ready:
 	default:
-		s.misses.Add(1)
+		// The refill starts at the second log with none ready: a process
+		// that opens one (a one-task `weir dags test`) makes no spares.
+		if s.unplaced.Add(1) > 1 {
+			s.start.Do(func() { go s.refill() })
+			s.misses.Add(1)
+		}
 		return nil
 	}
 	err := rename(sp.dir, dir)

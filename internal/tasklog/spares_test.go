@@ -197,3 +197,23 @@ func TestSparesSweepStaleOnes(t *testing.T) {
 		t.Fatalf("recent spare: %v", err)
 	}
 }
+
+// A process that opens one first try's log (a one-task `weir dags test`)
+// makes no spare; the second log opened with none ready starts the refill.
+func TestSparesStartWithTheSecondLog(t *testing.T) {
+	t.Parallel()
+	base, s := newSpares(t)
+	write(t, s, Key{DagID: "d", RunID: "r", TaskID: "a", MapIndex: core.NoMapIndex, TryNumber: 1}, "a\n")
+	time.Sleep(50 * time.Millisecond)
+	if n := spareCount(t, base); n != 0 {
+		t.Fatalf("%d spares made after one log, want none", n)
+	}
+	write(t, s, Key{DagID: "d", RunID: "r", TaskID: "b", MapIndex: core.NoMapIndex, TryNumber: 1}, "b\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.ready) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no spare made in 10 s after the second log")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
