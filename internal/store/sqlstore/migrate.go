@@ -48,6 +48,9 @@ func (s *Store) provider() (*goose.Provider, error) {
 
 // Migrate applies every pending migration.
 func (s *Store) Migrate(ctx context.Context) error {
+	if latest, err := s.allApplied(ctx); err == nil && latest > 0 {
+		return nil
+	}
 	p, err := s.provider()
 	if err != nil {
 		return fmt.Errorf("migrate %s database: %w", s.d.Name, err)
@@ -61,6 +64,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 // MigrationStatus reports the applied and pending migrations without
 // changing anything.
 func (s *Store) MigrationStatus(ctx context.Context) (*MigrationStatus, error) {
+	if latest, err := s.allApplied(ctx); err == nil && latest > 0 {
+		return &MigrationStatus{Current: latest, Latest: latest}, nil
+	}
 	p, err := s.provider()
 	if err != nil {
 		return nil, fmt.Errorf("check %s migrations: %w", s.d.Name, err)
@@ -80,6 +86,42 @@ func (s *Store) MigrationStatus(ctx context.Context) (*MigrationStatus, error) {
 		}
 	}
 	return st, nil
+}
+
+// qMigrationsApplied counts the migrations goose recorded as applied and
+// finds the newest (version 0 is the row goose adds with its table).
+const qMigrationsApplied = `SELECT COUNT(DISTINCT version_id), COALESCE(MAX(version_id), 0)
+	FROM goose_db_version WHERE version_id > 0 AND is_applied`
+
+// allApplied answers the question of every start, whether the schema is
+// up to date, with one statement: it returns the newest embedded version
+// when every embedded migration is recorded as applied, and 0 when not
+// (goose's provider, which reads its version table with several
+// statements, and on PostgreSQL takes a session lock, then says which).
+func (s *Store) allApplied(ctx context.Context) (int64, error) {
+	if s.mig == nil {
+		return 0, errNoMigrations
+	}
+	files, err := fs.Glob(s.mig.FS, "*.sql")
+	if err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, f := range files {
+		v, err := goose.NumericComponent(f)
+		if err != nil {
+			return 0, err
+		}
+		latest = max(latest, v)
+	}
+	var applied, newest int64
+	if err := s.w.QueryRowContext(ctx, qMigrationsApplied).Scan(&applied, &newest); err != nil {
+		return 0, err // no version table yet, say
+	}
+	if applied != int64(len(files)) || newest != latest {
+		return 0, nil
+	}
+	return latest, nil
 }
 
 // Reset drops every table and migrates from scratch. All data is lost.
