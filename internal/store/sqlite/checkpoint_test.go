@@ -142,3 +142,52 @@ func TestWALStaysBoundedUnderSteadyWrites(t *testing.T) {
 		t.Fatalf("WAL is %d MiB after 32 MiB of steady commits: it is not started over", wal>>20)
 	}
 }
+
+// TestCloseLeavesAnEmptyWAL: the last connection to close checkpoints and
+// empties the WAL but keeps it and the -shm (persistWAL): the database file
+// alone, copied as a backup would be, holds every commit.
+func TestCloseLeavesAnEmptyWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weir.db")
+	st, err := sqlite.Open(t.Context(), path, sqlite.Options{CheckpointInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().ExecContext(t.Context(), `CREATE TABLE scratch (b TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().ExecContext(t.Context(), `INSERT INTO scratch (b) VALUES ('kept')`); err != nil {
+		t.Fatal(err)
+	}
+	if fileSize(t, path+"-wal") == 0 {
+		t.Fatal("the commits are not in the WAL (the checkpointer's interval is an hour)")
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := fileSize(t, path+"-wal"); n != 0 {
+		t.Errorf("the WAL holds %d bytes after close, want it emptied", n)
+	}
+	if _, err := os.Stat(path + "-shm"); err != nil {
+		t.Errorf("the -shm after close: %v, want it kept", err)
+	}
+	backup := filepath.Join(t.TempDir(), "copy.db")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(backup, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+backup+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var got string
+	if err := db.QueryRowContext(t.Context(), `SELECT b FROM scratch`).Scan(&got); err != nil || got != "kept" {
+		t.Fatalf("the database file alone after close: %q (%v), want the committed row", got, err)
+	}
+}

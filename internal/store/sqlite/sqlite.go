@@ -94,11 +94,14 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 
 // dsn is a connection string for the file: the pragmas every connection
 // has, and extra (the writer's or a reader's; none for the checkpointer's).
+// Every connection has the WAL's size limit: whichever closes last
+// checkpoints, and leaves the WAL empty (persistWAL).
 func dsn(path string, opts Options, extra url.Values) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "journal_size_limit(67108864)")
 	for k, vs := range extra {
 		for _, v := range vs {
 			q.Add(k, v)
@@ -114,7 +117,7 @@ func openPool(ctx context.Context, path string, opts Options, ckpt *checkpointer
 	extra := url.Values{"_pragma": {"query_only(1)"}}
 	var wrote func()
 	if writer {
-		extra = url.Values{"_pragma": {"journal_mode(WAL)", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages), "journal_size_limit(67108864)"},
+		extra = url.Values{"_pragma": {"journal_mode(WAL)", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages)},
 			"_txlock": {"immediate"}}
 		wrote = ckpt.noteWrite
 	}

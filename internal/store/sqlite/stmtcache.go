@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 
 	sqlite "modernc.org/sqlite"
 )
@@ -33,10 +34,30 @@ func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := persistWAL(conn); err != nil {
+		return nil, errors.Join(err, conn.Close())
+	}
 	return &cachingConn{conn: conn, byQuery: map[string]*list.Element{}, lru: list.New(), wrote: c.wrote}, nil
 }
 
 func (c cachingConnector) Driver() driver.Driver { return c.drv }
+
+// persistWAL keeps the -wal and -shm files when the last connection
+// closes: it checkpoints as before, then empties the WAL (its
+// journal_size_limit) instead of deleting the two files, which the next
+// process would create again. On this machine's ext4 a file's creation and
+// removal cost up to a millisecond each, and every command opens the
+// database (docs/benchmarks.md).
+func persistWAL(conn driver.Conn) error {
+	fc, ok := conn.(sqlite.FileControl)
+	if !ok {
+		return nil
+	}
+	if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+		return fmt.Errorf("keep the sqlite WAL file: %w", err)
+	}
+	return nil
+}
 
 // sqliteConn is what the cache needs of modernc's connection.
 type sqliteConn interface {
