@@ -260,8 +260,10 @@ func Load(home string, environ []string) (*Config, error) {
 // ("" = not set there). An option the configuration does not have is an
 // error that names it.
 func decodeFile(b []byte, cfg *Config) (conn string, err error) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte-order mark, as some editors write
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	dec.EnableUnmarshalerInterface() // Duration's: a number is no duration
 	if err := dec.Decode(cfg); err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) {
@@ -274,6 +276,9 @@ func decodeFile(b []byte, cfg *Config) (conn string, err error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
+			if key := de.Key(); len(key) > 0 {
+				return "", fmt.Errorf("line %d, column %d, %s: %w", row, col, strings.Join(key, "."), err)
+			}
 			return "", fmt.Errorf("line %d, column %d: %w", row, col, err)
 		}
 		return "", err

@@ -56,13 +56,19 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		"unknown option":   {file: "[workers]\nconcurency = 3\n", want: []string{"unknown option", "workers.concurency"}},
-		"bare number":      {env: []string{"WEIR__WORKERS__HEARTBEAT_INTERVAL=5"}, want: []string{"heartbeat_interval", `"5" is not a duration`}},
-		"bad int":          {env: []string{"WEIR__API__PORT=http"}, want: []string{"[api] port", "not an integer"}},
-		"unknown section":  {env: []string{"WEIR__NOPE__X=1"}, want: []string{"unknown section [nope]"}},
-		"bad database":     {env: []string{"WEIR__DATABASE__CONN=mysql://x"}, want: []string{"[database] conn"}},
-		"several problems": {env: []string{"WEIR__WORKERS__CONCURRENCY=0", "WEIR__LOGGING__LEVEL=loud"}, want: []string{"concurrency", "[logging] level"}},
-		"negative grace":   {env: []string{"WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=-1s"}, want: []string{"shutdown_grace_period"}},
+		"unknown option": {file: "[workers]\nconcurency = 3\n", want: []string{"unknown option", "workers.concurency"}},
+		"number for a duration": {file: "[scheduler]\npoll_interval = 5\n",
+			want: []string{"line 2", "scheduler.poll_interval", "5 is not a duration"}},
+		"duration without a unit": {file: "[workers]\nshutdown_grace_period = \"30\"\n",
+			want: []string{"workers.shutdown_grace_period", `"30" is not a duration`}},
+		"string for a number": {file: "[api]\nport = \"http\"\n", want: []string{"line 2", "api.port"}},
+		"syntax error":        {file: "[api]\nport = \n", want: []string{"line 2"}},
+		"bare number":         {env: []string{"WEIR__WORKERS__HEARTBEAT_INTERVAL=5"}, want: []string{"heartbeat_interval", `"5" is not a duration`}},
+		"bad int":             {env: []string{"WEIR__API__PORT=http"}, want: []string{"[api] port", "not an integer"}},
+		"unknown section":     {env: []string{"WEIR__NOPE__X=1"}, want: []string{"unknown section [nope]"}},
+		"bad database":        {env: []string{"WEIR__DATABASE__CONN=mysql://x"}, want: []string{"[database] conn"}},
+		"several problems":    {env: []string{"WEIR__WORKERS__CONCURRENCY=0", "WEIR__LOGGING__LEVEL=loud"}, want: []string{"concurrency", "[logging] level"}},
+		"negative grace":      {env: []string{"WEIR__WORKERS__SHUTDOWN_GRACE_PERIOD=-1s"}, want: []string{"shutdown_grace_period"}},
 		"no max_map_length": {env: []string{"WEIR__SCHEDULER__MAX_MAP_LENGTH=0"},
 			want: []string{"[scheduler] max_map_length: must be between 1 and 10000000, got 0"}},
 		"bad log store": {env: []string{"WEIR__LOGGING__LOG_STORE=s3"},
@@ -98,6 +104,19 @@ func TestLoadRejectsBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A weir.toml saved with a byte-order mark (as some editors write it) reads
+// as without.
+func TestLoadReadsAFileWithAByteOrderMark(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte("\ufeff[api]\nport = 9001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(home, nil)
+	if err != nil || cfg.API.Port != 9001 {
+		t.Fatalf("Load: port %v (%v), want 9001", cfg, err)
 	}
 }
 
