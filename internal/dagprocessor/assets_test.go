@@ -1,6 +1,7 @@
 package dagprocessor
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,38 +61,61 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 
 // TestRestartedProcessorRederivesOnlyWhatCameBack: a processor that starts
 // over (a restart, `dags test`) writes a DAG's asset references again only
-// when its DAG changed or comes back: producer.yaml removed, then restored
-// unchanged while no processor ran, makes raw active again (store.
-// DagReactivated), whereas an unchanged, active DAG is left as recorded.
+// when its DAG changed, comes back or was last derived by another parser
+// (ADR 0040): consumer's schedule on orders, removed behind the
+// processors' backs, stays removed for the same parser and is written back
+// by another (an upgraded binary); producer.yaml removed, then restored
+// unchanged while no processor ran, makes raw active again.
 func TestRestartedProcessorRederivesOnlyWhatCameBack(t *testing.T) {
 	t.Parallel()
 	p, dir := newProcessor(t)
+	p.Parser = "build-1"
 	ctx := t.Context()
 	prod := filepath.Join(dir, "producer.yaml")
 	write(t, prod, producerYAML)
 	write(t, filepath.Join(dir, "consumer.yaml"), consumerYAML)
 	syncOnce(t, p)
+	restart := func(parser string) {
+		t.Helper()
+		syncOnce(t, &Processor{Store: p.Store, Dir: dir, Clock: p.Clock, PauseNew: true, Parser: parser})
+	}
+	scheduled := func() int {
+		t.Helper()
+		orders, err := storeOf(p).AssetGetByName(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := storeOf(p).AssetGet(ctx, orders.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(full.ScheduledDags)
+	}
+	db := p.Store.(interface{ DB() *sql.DB }).DB()
+	if _, err := db.ExecContext(ctx, `DELETE FROM dag_schedule_asset WHERE dag_id = 'consumer'`); err != nil {
+		t.Fatal(err)
+	}
+	restart("build-1")
+	if n := scheduled(); n != 0 {
+		t.Errorf("the same parser, restarted, derived consumer again (%d dags scheduled on orders), want it left as recorded", n)
+	}
+	restart("build-2")
+	if n := scheduled(); n != 1 {
+		t.Errorf("another parser left %d dags scheduled on orders, want consumer derived again", n)
+	}
+
 	if err := os.Remove(prod); err != nil {
 		t.Fatal(err)
 	}
-	syncOnce(t, p)
+	restart("build-2")
 	if raw, _ := storeOf(p).AssetGetByName(ctx, "raw"); raw.Active {
 		t.Fatal("raw stayed active after its only DAG's file went")
 	}
 	write(t, prod, producerYAML)
-	restarted := &Processor{Store: p.Store, Dir: dir, Clock: p.Clock, PauseNew: true}
-	syncOnce(t, restarted)
+	restart("build-2")
 	raw, err := storeOf(p).AssetGetByName(ctx, "raw")
 	if err != nil || !raw.Active || raw.InactiveSince != nil {
 		t.Fatalf("raw after producer.yaml came back: %+v (%v), want active again", raw, err)
-	}
-	orders, err := storeOf(p).AssetGetByName(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := storeOf(p).AssetGet(ctx, orders.ID)
-	if err != nil || len(full.ScheduledDags) != 1 || len(full.Producing) != 1 {
-		t.Fatalf("orders after the restart = %+v (%v), want consumer scheduled on it and producer.load making it", full, err)
 	}
 }
 

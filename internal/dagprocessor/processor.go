@@ -208,17 +208,23 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 	)
 	err := p.Store.WithTx(ctx, func(tx store.Store) error {
 		var err error
-		version, change, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew), Now: now})
-		if err != nil || change == store.DagUnchanged {
-			// What the spec derives was written with its version, and is
-			// written again only when a DAG changes or comes back: as within
-			// a process (synced), so across its restarts and `dags test`s.
+		version, change, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew),
+			Now: now, Deriver: p.Parser})
+		if err != nil {
 			return err
+		}
+		ws := p.logWarnings(d)
+		if change == store.DagUnchanged {
+			// This parser derived the spec's version already: it is derived
+			// again only when the DAG changes, comes back or meets another
+			// parser (ADR 0040), across restarts and `dags test`s as within
+			// a process (synced).
+			return nil
 		}
 		if err := tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}); err != nil { // docs/assets.md
 			return err
 		}
-		return p.syncWarnings(ctx, tx, d, now)
+		return p.syncWarnings(ctx, tx, d, ws, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)

@@ -11,23 +11,29 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// syncWarnings records d's warnings (dagfile.Warnings) in tx, or clears
+// syncWarnings records d's warnings ws (logWarnings) in tx, or clears
 // them once the definition is fixed. Warnings never stop a DAG loading;
 // they show in GET /api/v2/dagWarnings and `weir dags list-warnings`.
-func (p *Processor) syncWarnings(ctx context.Context, tx store.Store, d *core.DAG, now time.Time) error {
-	ws := dagfile.Warnings(d)
+func (p *Processor) syncWarnings(ctx context.Context, tx store.Store, d *core.DAG, ws []string, now time.Time) error {
 	if len(ws) == 0 {
 		if err := tx.DagWarningDelete(ctx, d.DagID, dagfile.WarningUnquotedTriggerData); err != nil {
 			return fmt.Errorf("clear warnings of dag %s: %w", d.DagID, err)
 		}
 		return nil
 	}
-	msg := strings.Join(ws, "\n")
-	p.logger().Warn("dag warning", "dag_id", d.DagID, "fileloc", d.FileLoc, "warning", msg)
 	err := tx.DagWarningSet(ctx, &core.DagWarning{DagID: d.DagID, WarningType: dagfile.WarningUnquotedTriggerData,
-		Message: msg, Timestamp: now})
+		Message: strings.Join(ws, "\n"), Timestamp: now})
 	if err != nil {
 		return fmt.Errorf("record warnings of dag %s: %w", d.DagID, err)
 	}
 	return nil
+}
+
+// logWarnings logs d's warnings, recorded or not, and returns them.
+func (p *Processor) logWarnings(d *core.DAG) []string {
+	ws := dagfile.Warnings(d)
+	if len(ws) > 0 {
+		p.logger().Warn("dag warning", "dag_id", d.DagID, "fileloc", d.FileLoc, "warning", strings.Join(ws, "\n"))
+	}
+	return ws
 }

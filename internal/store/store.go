@@ -160,6 +160,11 @@ type DagSyncParams struct {
 	Hash   string // stable hash of the serialized spec
 	Paused bool   // initial pause state of a new DAG
 	Now    time.Time
+	// Deriver names what derives the DAG's asset references and warnings
+	// from its spec in this sync (the DAG processor's Parser: the program's
+	// build and loader options), recorded with the DAG; "" = unnamed,
+	// never the same as another.
+	Deriver string
 }
 
 // DagSyncChange says what a DagSync found, and so whether what a DAG's
@@ -169,11 +174,13 @@ type DagSyncChange int
 const (
 	// DagNewVersion: a version was added (a new DAG's first included).
 	DagNewVersion DagSyncChange = iota + 1
-	// DagReactivated: the DAG was inactive; its latest version already
-	// had the hash.
-	DagReactivated
-	// DagUnchanged: the DAG was active and its latest version already had
-	// the hash, so everything the spec derives was written with it.
+	// DagRederive: its latest version already had the hash, but what the
+	// spec derives is to be written again: the DAG was inactive, or another
+	// (or an unnamed) Deriver synced it last.
+	DagRederive
+	// DagUnchanged: the DAG was active, its latest version already had
+	// the hash and the same Deriver synced it last, so everything the spec
+	// derives was written with it.
 	DagUnchanged
 )
 

@@ -25,15 +25,18 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 		return 0, 0, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
 	}
 	err = s.inTx(ctx, func(tx *Store) error {
-		var active bool
-		err := tx.tx.QueryRowContext(ctx, qDagExists, dagID).Scan(&active)
+		var (
+			active  bool
+			derived string
+		)
+		err := tx.tx.QueryRowContext(ctx, qDagExists, dagID).Scan(&active, &derived)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			_, err = tx.tx.ExecContext(ctx, qDagInsert, dagID, p.Spec.FileLoc, p.Paused,
-				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now))
+				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now), p.Deriver)
 		case err == nil:
 			_, err = tx.tx.ExecContext(ctx, qDagUpdate, dagID, p.Spec.FileLoc,
-				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now))
+				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now), p.Deriver)
 		}
 		if err != nil {
 			return tx.wrap(err, "sync dag %s", dagID)
@@ -43,8 +46,8 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 			return err
 		}
 		if latest != nil && latest.Hash == p.Hash {
-			versionID, change = latest.ID, store.DagReactivated
-			if active {
+			versionID, change = latest.ID, store.DagRederive
+			if active && p.Deriver != "" && derived == p.Deriver {
 				change = store.DagUnchanged
 			}
 			return nil

@@ -15,11 +15,11 @@ const (
 	qDagGet    = `SELECT ` + dagCols + ` FROM dag WHERE dag_id = $1`
 	qDagList   = `SELECT ` + dagCols + ` FROM dag%s%s%s`
 	qDagCount  = `SELECT COUNT(*) FROM dag%s`
-	qDagExists = `SELECT is_active FROM dag WHERE dag_id = $1`
-	qDagInsert = `INSERT INTO dag (dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags, last_parsed_time)
-		VALUES ($1, $2, $3, TRUE, $4, $5, $6, $7)`
+	qDagExists = `SELECT is_active, derived_by FROM dag WHERE dag_id = $1`
+	qDagInsert = `INSERT INTO dag (dag_id, fileloc, is_paused, is_active, description, timetable_summary, tags, last_parsed_time, derived_by)
+		VALUES ($1, $2, $3, TRUE, $4, $5, $6, $7, $8)`
 	qDagUpdate = `UPDATE dag SET fileloc = $2, is_active = TRUE, description = $3, timetable_summary = $4,
-		tags = $5, last_parsed_time = $6 WHERE dag_id = $1`
+		tags = $5, last_parsed_time = $6, derived_by = $7 WHERE dag_id = $1`
 	qDagSetLatest     = `UPDATE dag SET latest_version_id = $2 WHERE dag_id = $1`
 	qDagSetPaused     = `UPDATE dag SET is_paused = $2 WHERE dag_id = $1`
 	qDagSetNextRun    = `UPDATE dag SET next_run_after = $2 WHERE dag_id = $1`

@@ -13,24 +13,38 @@ import (
 func testDagSyncVersions(t *testing.T, f *fixture) {
 	spec := core.DAG{DagID: "etl", Description: "d1", Schedule: "@daily", Tags: []string{"a", "b"},
 		Tasks: []core.Task{{TaskID: "extract", Operator: "bash", Args: map[string]any{"bash_command": "echo"}}}}
-	v1, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Paused: true, Now: f.now})
-	must(t, err, "first sync")
+	sync := func(hash, deriver string, at time.Duration) (int64, store.DagSyncChange) {
+		t.Helper()
+		v, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: hash, Paused: true, Now: f.at(at), Deriver: deriver})
+		must(t, err, "sync "+hash+" by "+deriver)
+		return v, change
+	}
+	v1, change := sync("h1", "p1", 0)
 	if change != store.DagNewVersion || v1 == 0 {
 		t.Fatalf("first sync: change=%v id=%d, want a new version", change, v1)
 	}
-	again, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Now: f.at(time.Minute)})
-	must(t, err, "same-hash sync")
-	if change != store.DagUnchanged || again != v1 {
-		t.Fatalf("same-hash sync: change=%v id=%d, want existing version %d unchanged", change, again, v1)
+	for _, c := range []struct {
+		deriver string
+		want    store.DagSyncChange
+		why     string
+	}{
+		{"p1", store.DagUnchanged, "the same parser again"},
+		{"p2", store.DagRederive, "another parser (an upgraded binary)"},
+		{"p2", store.DagUnchanged, "that parser again"},
+		{"", store.DagRederive, "an unnamed parser"},
+		{"", store.DagRederive, "an unnamed parser again"},
+		{"p2", store.DagRederive, "a named one after an unnamed"},
+	} {
+		if v, change := sync("h1", c.deriver, time.Minute); change != c.want || v != v1 {
+			t.Fatalf("same-hash sync by %s: change=%v id=%d, want %v of version %d", c.why, change, v, c.want, v1)
+		}
 	}
 	must(t, f.st.DagDeactivateMissing(f.ctx, &store.DagDeactivateParams{}), "deactivate")
-	back, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h1", Now: f.at(time.Minute)})
-	must(t, err, "same-hash sync of an inactive dag")
-	if change != store.DagReactivated || back != v1 {
-		t.Fatalf("same-hash sync of an inactive dag: change=%v id=%d, want existing version %d reactivated", change, back, v1)
+	if back, change := sync("h1", "p2", time.Minute); change != store.DagRederive || back != v1 {
+		t.Fatalf("same-hash sync of an inactive dag: change=%v id=%d, want version %d to rederive", change, back, v1)
 	}
 	spec.Description = "d2"
-	v2, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h2", Paused: false, Now: f.at(2 * time.Minute)})
+	v2, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h2", Paused: false, Now: f.at(2 * time.Minute), Deriver: "p2"})
 	must(t, err, "changed sync")
 	if change != store.DagNewVersion || v2 == v1 {
 		t.Fatalf("changed sync: change=%v id=%d, want a version other than %d", change, v2, v1)
