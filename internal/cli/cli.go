@@ -167,14 +167,18 @@ func (a *app) commands() map[string]func() *cobra.Command {
 	}
 }
 
-// commandName is the first argument that is not a root flag or a root
-// flag's value: the root command a command line names ("" = none).
+// commandName is the root command a command line names: its first
+// argument after the root's own flags (--home, --dags, with their values).
+// Any other flag before it ("" = none: the whole tree is built) is left to
+// cobra, which may read the next argument as its value.
 func commandName(args []string) string {
 	for i := 0; i < len(args); i++ {
 		switch arg := args[i]; {
 		case arg == "--home" || arg == "--dags":
 			i++ // its value
+		case strings.HasPrefix(arg, "--home=") || strings.HasPrefix(arg, "--dags="):
 		case strings.HasPrefix(arg, "-"):
+			return ""
 		default:
 			return arg
 		}

@@ -25,7 +25,11 @@ func TestCommandLineBuildsTheCommandItNames(t *testing.T) {
 		want string // the one command built; "" = all
 	}{
 		{[]string{"dags", "test", "hello"}, "dags"},
-		{[]string{"--home", "/h", "--dags=/d", "-v", "task-state", "get", "k"}, "task-state"},
+		{[]string{"--home", "/h", "--dags=/d", "task-state", "get", "k"}, "task-state"},
+		{[]string{"--home=/h", "dags", "list"}, "dags"},
+		{[]string{"--help", "dags"}, ""},
+		{[]string{"-h", "dags"}, ""},
+		{[]string{"--", "dags"}, ""},
 		{[]string{"--dags", "/d", "version"}, "version"},
 		{[]string{"help", "dags"}, ""},
 		{[]string{"dgas", "list"}, ""},

@@ -119,7 +119,10 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// roles start, alone on the machine, rather than beside their start-up
 	// work: the worker's first claim then finds its try at once.
 	if err := sched.Prime(ctx); err != nil {
-		return err
+		if ctx.Err() != nil {
+			return err
+		}
+		logger.Error("scheduler pass failed; the scheduler retries as it starts", "err", err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()

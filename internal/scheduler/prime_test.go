@@ -2,12 +2,14 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // primedLoop is a scheduler that only notifications wake within a test,
@@ -59,5 +61,37 @@ func TestPrimedStartWaitsForWork(t *testing.T) {
 		t.Fatalf("a primed loop woke %d times with nothing new to do, want none", n)
 	}
 	run := h.trigger("later")
+	waitFor(t, nil, func() bool { return h.states(run)["t000"] == string(core.TIQueued) })
+}
+
+// failingFirstList is a store whose first DAG listing fails.
+type failingFirstList struct {
+	store.Store
+	failed *atomic.Bool
+}
+
+func (s failingFirstList) DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error) {
+	if s.failed.CompareAndSwap(false, true) {
+		return nil, errors.New("database is locked")
+	}
+	return s.Store.DagList(ctx, p)
+}
+
+// A Prime whose pass fails says so and leaves Start to pass at once, as
+// an unprimed loop does: the run triggered before it is queued without a
+// notification, though the poll interval is an hour.
+func TestAFailedPrimeLeavesStartToPass(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, wideDAG("first", 1, 1))
+	var wakes atomic.Int32
+	s := primedLoop(h, &wakes)
+	s.Store = failingFirstList{Store: h.st, failed: new(atomic.Bool)}
+	run := h.trigger("first")
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	if err := s.Prime(ctx); err == nil {
+		t.Fatal("Prime with a failing pass returned no error")
+	}
+	go func() { _ = s.Start(ctx) }()
 	waitFor(t, nil, func() bool { return h.states(run)["t000"] == string(core.TIQueued) })
 }

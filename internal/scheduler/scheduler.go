@@ -131,6 +131,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	defer cancel()
 	subs := s.primed
+	s.primed = nil   // for this Start alone
 	if subs == nil { // what happened before the subscriptions, a pass at once sees
 		subs = s.subscribe(ctx)
 		subs.next = s.Clock.Now()
@@ -224,7 +225,9 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 // subscriptions it listens on were taken before those passes. `dags test`
 // primes its scheduler before its other roles start: its first scheduling
 // runs alone, and its worker's first claim finds its try queued. ctx bounds
-// the subscriptions: it must outlive Start's.
+// the subscriptions: it must outlive Start's. A Prime whose passes fail
+// leaves Start to pass at once, as an unprimed one does, and returns the
+// error for the caller to log.
 func (s *Scheduler) Prime(ctx context.Context) error {
 	s.init()
 	subs := s.subscribe(ctx)

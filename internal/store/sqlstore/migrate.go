@@ -88,16 +88,16 @@ func (s *Store) MigrationStatus(ctx context.Context) (*MigrationStatus, error) {
 	return st, nil
 }
 
-// qMigrationsApplied counts the migrations goose recorded as applied and
-// finds the newest (version 0 is the row goose adds with its table).
-const qMigrationsApplied = `SELECT COUNT(DISTINCT version_id), COALESCE(MAX(version_id), 0)
-	FROM goose_db_version WHERE version_id > 0 AND is_applied`
+// qMigrationsApplied lists the migrations goose recorded as applied
+// (version 0 is the row goose adds with its table).
+const qMigrationsApplied = `SELECT DISTINCT version_id FROM goose_db_version WHERE version_id > 0 AND is_applied`
 
 // allApplied answers the question of every start, whether the schema is
 // up to date, with one statement: it returns the newest embedded version
-// when every embedded migration is recorded as applied, and 0 when not
-// (goose's provider, which reads its version table with several
-// statements, and on PostgreSQL takes a session lock, then says which).
+// when the migrations recorded as applied are exactly the embedded ones,
+// and 0 when not (goose's provider, which reads its version table with
+// several statements, and on PostgreSQL takes a session lock, then says
+// which are pending, or what is wrong).
 func (s *Store) allApplied(ctx context.Context) (int64, error) {
 	if s.mig == nil {
 		return 0, errNoMigrations
@@ -106,19 +106,35 @@ func (s *Store) allApplied(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	embedded := make(map[int64]bool, len(files))
 	var latest int64
 	for _, f := range files {
 		v, err := goose.NumericComponent(f)
 		if err != nil {
 			return 0, err
 		}
-		latest = max(latest, v)
+		embedded[v], latest = true, max(latest, v)
 	}
-	var applied, newest int64
-	if err := s.w.QueryRowContext(ctx, qMigrationsApplied).Scan(&applied, &newest); err != nil {
+	rows, err := s.w.QueryContext(ctx, qMigrationsApplied)
+	if err != nil {
 		return 0, err // no version table yet, say
 	}
-	if applied != int64(len(files)) || newest != latest {
+	defer rows.Close()
+	applied := 0
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		if !embedded[v] {
+			return 0, nil // a version this binary does not know
+		}
+		applied++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if applied != len(embedded) {
 		return 0, nil
 	}
 	return latest, nil
