@@ -172,13 +172,13 @@ type DagSyncParams struct {
 type DagSyncChange int
 
 const (
-	// DagNewVersion: a version was added (a new DAG's first included).
+	// DagNewVersion says a version was added (a new DAG's first included).
 	DagNewVersion DagSyncChange = iota + 1
-	// DagRederive: its latest version already had the hash, but what the
+	// DagRederive says its latest version already had the hash, but what the
 	// spec derives is to be written again: the DAG was inactive, or another
 	// (or an unnamed) Deriver synced it last.
 	DagRederive
-	// DagUnchanged: the DAG was active, its latest version already had
+	// DagUnchanged says the DAG was active, its latest version already had
 	// the hash and the same Deriver synced it last, so everything the spec
 	// derives was written with it.
 	DagUnchanged
