@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 const producerYAML = `dag_id: producer
@@ -21,6 +23,20 @@ tasks:
   - {task_id: use, operator: noop}
 `
 
+// assetNamed returns the asset name with what the store says of it.
+func assetNamed(t *testing.T, p *Processor, name string) *core.AssetModel {
+	t.Helper()
+	a, err := storeOf(p).AssetGetByName(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := storeOf(p).AssetGet(t.Context(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
 // TestAssetsFollowDagFiles: assets are recorded with the DAG, stay active
 // while some active DAG defines them, and become inactive (with the time)
 // when the last file defining them goes (docs/requirements.md#as-5).
@@ -32,14 +48,7 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 	write(t, prod, producerYAML)
 	write(t, cons, consumerYAML)
 	syncOnce(t, p)
-	orders, err := storeOf(p).AssetGetByName(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := storeOf(p).AssetGet(ctx, orders.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := assetNamed(t, p, "orders")
 	if !full.Active || len(full.ScheduledDags) != 1 || full.ScheduledDags[0] != "consumer" ||
 		len(full.Producing) != 1 || full.Producing[0].TaskID != "load" {
 		t.Fatalf("orders = %+v, want active, scheduling consumer, produced by producer.load", full)
@@ -50,7 +59,7 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 	}
 	syncOnce(t, p)
 	raw, _ := storeOf(p).AssetGetByName(ctx, "raw")
-	orders, _ = storeOf(p).AssetGetByName(ctx, "orders")
+	orders, _ := storeOf(p).AssetGetByName(ctx, "orders")
 	if raw.Active || raw.InactiveSince == nil || !raw.InactiveSince.Equal(p.Clock.Now()) {
 		t.Errorf("raw after its only DAG's file went: active=%v since=%v, want inactive since now", raw.Active, raw.InactiveSince)
 	}
@@ -81,15 +90,7 @@ func TestRestartedProcessorRederivesOnlyWhatCameBack(t *testing.T) {
 	}
 	scheduled := func() int {
 		t.Helper()
-		orders, err := storeOf(p).AssetGetByName(ctx, "orders")
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := storeOf(p).AssetGet(ctx, orders.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(full.ScheduledDags)
+		return len(assetNamed(t, p, "orders").ScheduledDags)
 	}
 	db := p.Store.(interface{ DB() *sql.DB }).DB()
 	if _, err := db.ExecContext(ctx, `DELETE FROM dag_schedule_asset WHERE dag_id = 'consumer'`); err != nil {
