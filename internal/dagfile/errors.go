@@ -2,6 +2,7 @@ package dagfile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -81,9 +82,20 @@ func newError(ps []Problem) error {
 	return &Error{Problems: out}
 }
 
-// suggest returns ` (did you mean "x"?)` for the known name closest to s,
-// or "" when none is close.
+// synonyms are other orchestrators' names for a field (Dagu's depends,
+// GitHub Actions' needs, Airflow's upstream tasks), suggested before the
+// closest spelling.
+var synonyms = map[string]string{
+	"upstream": "depends_on", "upstreams": "depends_on", "depends": "depends_on",
+	"dependencies": "depends_on", "needs": "depends_on", "after": "depends_on",
+}
+
+// suggest returns ` (did you mean "x"?)` for the known name closest to s
+// (or its synonym among them), or "" when none is close.
 func suggest(s string, known []string) string {
+	if alt, ok := synonyms[s]; ok && slices.Contains(known, alt) {
+		return fmt.Sprintf(" (did you mean %q?)", alt)
+	}
 	best, bestD := "", len(s)/2+2
 	for _, k := range known {
 		if d := editDistance(s, k); d < bestD {

@@ -3,6 +3,9 @@ package dagprocessor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -22,8 +25,7 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 	}
 	src, ok := plan.owner[dagID]
 	if !ok {
-		return fmt.Errorf("dag %q is not defined in %s (%d file(s) there fail to load): %w",
-			dagID, orNone(p.Dir), len(plan.importErrors), core.ErrNotFound)
+		return fmt.Errorf("dag %q is not defined in %s: %w%s", dagID, orNone(p.Dir), core.ErrNotFound, failing(plan.importErrors))
 	}
 	for _, fd := range plan.dags {
 		if fd.id == dagID {
@@ -35,6 +37,32 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 		}
 	}
 	return fmt.Errorf("dag %q: %s does not load: %s", dagID, src, plan.importErrors[src])
+}
+
+// shownImportErrors is how many import errors a DAG not found lists.
+const shownImportErrors = 5
+
+// failing lists the files that fail to load, with their errors, after a
+// DAG was not found: it may be in one of them, and a test records no
+// import errors for `weir dags list-import-errors` to show.
+func failing(importErrors map[string]string) string {
+	if len(importErrors) == 0 {
+		return ""
+	}
+	files := slices.Sorted(maps.Keys(importErrors))
+	var b strings.Builder
+	fmt.Fprintf(&b, "; %d file(s) there fail to load:", len(files))
+	for _, f := range files[:min(len(files), shownImportErrors)] {
+		msg := importErrors[f]
+		if !strings.HasPrefix(msg, f) { // the loaders' messages name the file
+			msg = f + ": " + msg
+		}
+		b.WriteString("\n  " + msg)
+	}
+	if n := len(files) - shownImportErrors; n > 0 {
+		fmt.Fprintf(&b, "\n  and %d more", n)
+	}
+	return b.String()
 }
 
 func orNone(dir string) string {
