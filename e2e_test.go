@@ -112,6 +112,7 @@ func TestSDKProgramEndToEnd(t *testing.T) {
 		"go_watermark_load processes only new rows":                goWatermarkLoad, // assetstate_example_test.go
 		"go_deferral defers and resumes":                           goDeferral,      // deferral_example_test.go
 		"go_custom_trigger waits on a custom trigger type":         goCustomTrigger,
+		"a dags test interrupted or killed ends its run":           dagsTestStops, // dagstest_stop_test.go
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -47,6 +47,9 @@ type Server struct {
 	UI http.Handler
 	// HeartbeatInterval is how often the job heartbeat is written; 0 = 10s.
 	HeartbeatInterval time.Duration
+	// JobID is the id of its job row; "" = a new UUID. `weir dags test`
+	// names it first: its run records it (core.DagRun.TestJobID).
+	JobID string
 	// Version is the Weir version written into the job row.
 	Version string
 	// ShutdownTimeout bounds the graceful shutdown; 0 = 10s.
@@ -160,7 +163,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go func() {
 		defer close(hbDone)
 		if s.Store != nil {
-			_ = (&job.Heartbeat{Store: s.Store, Role: Role, Clock: s.Clock, Interval: s.HeartbeatInterval, Logger: log, Version: s.Version}).Start(hbCtx)
+			_ = (&job.Heartbeat{ID: s.JobID, Store: s.Store, Role: Role, Clock: s.Clock, Interval: s.HeartbeatInterval, Logger: log, Version: s.Version}).Start(hbCtx)
 		}
 	}()
 	defer func() { stopHB(); <-hbDone }()

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/taskcli"
 )
@@ -25,7 +27,16 @@ func (a *app) dagsTestCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test DAG_ID",
 		Short: "Run one DAG run in this process, printing each task's log lines as it runs, then its task instances (exit 1 if it fails)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Records the DAG as its file defines it now, creates a run (running at once, whatever the DAG's
+max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
+own, which take no other run's work, until the run ends; then prints its task instances.
+
+Ctrl-C (or SIGTERM) stops the running tries at once and marks the run failed, as marking a run
+failed by hand does: the tasks not finished (a retry of a stopped try included) skipped. A test
+killed outright (SIGKILL, a lost machine) leaves its run to the schedulers: the next test of the
+DAG, or the deployment's scheduler, fails it once the test's process has been silent for two
+heartbeats, so that its tasks no longer hold the DAG's max_active_tasks and pool slots.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)
 			if err != nil {
@@ -76,6 +87,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// test opened four where one serves (docs/benchmarks.md).
 	a.opts.readConns = 1
 	p.Running = true // as Airflow's dag.test(): no wait for a max_active_runs slot
+	// The run records this process's api-server job row: a scheduler fails
+	// the run should the process die before the run ends (job.Gone).
+	p.TestJobID = uuid.NewString()
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err
@@ -98,10 +112,17 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if only != nil {
 		alone = func(tx store.Store, run *core.DagRun) error { return keepOnlyTask(ctx, tx, run, *only) }
 	}
-	run, err := newService(cfg, st, logger, a.opts).TriggerRunWith(ctx, a.cliActor(), p, alone)
+	svc := newService(cfg, st, logger, a.opts)
+	run, err := svc.TriggerRunWith(ctx, a.cliActor(), p, alone)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
+	var final *core.DagRun
+	defer func() {
+		if final == nil { // interrupted, or a role failed: nothing else would end the run
+			failUnfinished(ctx, svc, a.cliActor(), run, logger)
+		}
+	}()
 	restoreGC()
 	a.opts.onlyRunID = run.ID // its worker and triggerer take no work of another run
 	cfg.API.Port = 0
@@ -109,11 +130,15 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err != nil {
 		return err
 	}
+	srv.JobID = p.TestJobID
 	w, err := newWorker(cfg, srv.URL(), "test", "", a.opts, logger, true)
 	if err != nil {
 		return err
 	}
 	w.Client = w.Client.Via(srv.InProcess()) // as standalone's: no loopback connection
+	// Ctrl-C stops the test's tries at once, as it stops Airflow's
+	// dag.test(): no [workers] shutdown_grace_period for a run being watched.
+	w.KillOnStop = true
 	sched := newSchedulerLoop(cfg, st, a.opts, logger)
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up
@@ -135,7 +160,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		done <- err
 	}()
 	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
-	final, err := waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) })
+	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) })
 	stop()
 	if serr := <-done; serr != nil {
 		err = serr
@@ -165,6 +190,21 @@ func dropJobRows(ctx context.Context, st store.Store, logger *slog.Logger) {
 	host, _ := os.Hostname()
 	if _, err := st.JobDeleteOfProcess(ctx, host, os.Getpid()); err != nil {
 		logger.Warn("this test's job rows stay until [core] job_retention ages them out", "err", err)
+	}
+}
+
+// failUnfinished fails the test's run when the test ends before it does
+// (Ctrl-C, a role that could not start): its tries ran in this process, and
+// the run would otherwise stay running, its instances holding the DAG's
+// max_active_tasks and pool slots.
+func failUnfinished(ctx context.Context, svc *service.Service, actor core.Actor, run *core.DagRun, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	switch ended, err := svc.FailUnfinishedRun(ctx, actor, run.DagID, run.RunID); {
+	case err != nil:
+		logger.Error("the test's run stays unfinished until a scheduler finds this process gone", "run_id", run.RunID, "err", err)
+	case ended != nil:
+		logger.Warn("the test ended before its run: marked the run failed", "dag_id", run.DagID, "run_id", run.RunID)
 	}
 }
 

@@ -28,6 +28,11 @@ type DagRun struct {
 	// BackfillID is the backfill the run belongs to (docs/backfills.md),
 	// nil for a run of no backfill.
 	BackfillID *int64 `json:"backfill_id"`
+	// TestJobID is the job row of the `weir dags test` (or `tasks test`)
+	// process running the run in-process, its api-server's: the
+	// schedulers fail a run whose process stopped heartbeating before it
+	// ended (job.Gone). "" for every other run.
+	TestJobID string `json:"-"`
 }
 
 // NoMapIndex is the map_index of an unmapped task instance.

@@ -34,6 +34,9 @@ type TriggerParams struct {
 	// dag.test()): it waits for no max_active_runs slot. Otherwise it is
 	// queued, and the scheduler starts it.
 	Running bool
+	// TestJobID marks the run as run by the `weir dags test` process whose
+	// job row this is (core.DagRun.TestJobID); "" for any other run.
+	TestJobID string
 }
 
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).
@@ -58,6 +61,7 @@ type NewRun struct {
 	DataIntervalEnd   time.Time
 	PartitionKey      *string
 	State             core.DagRunState // queued, or running (TriggerParams.Running)
+	TestJobID         string           // TriggerParams.TestJobID
 }
 
 // TriggerRules are the configurable limits of a trigger.
@@ -118,7 +122,7 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 		state = core.RunRunning
 	}
 	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
-		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state}, nil
+		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state, TestJobID: p.TestJobID}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:

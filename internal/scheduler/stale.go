@@ -92,6 +92,35 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 			return err
 		}
 	}
+	return s.failGoneTests(ctx, jobs, up)
+}
+
+// failGoneTests fails the unfinished runs of `weir dags test` processes
+// that are gone (job.Gone of the run's TestJobID, their api-server's row):
+// killed, or their machine lost, before their run ended. No other
+// process runs such a run, and its queued and running instances would
+// hold the DAG's max_active_tasks and pool slots for ever, leaving every
+// later test of a DAG with max_active_tasks: 1 waiting.
+func (s *Scheduler) failGoneTests(ctx context.Context, jobs []core.Job, up job.Uptime) error {
+	tests, err := s.Store.DagRunList(ctx, &store.DagRunListParams{DagID: s.Config.OnlyDagID, Tests: true,
+		States: []core.DagRunState{core.RunQueued, core.RunRunning}})
+	if err != nil {
+		return fmt.Errorf("list the runs of dags test processes: %w", err)
+	}
+	for i := range tests {
+		r := &tests[i]
+		if !job.Gone(jobs, r.TestJobID, r.QueuedAt, s.Config.APIServerHeartbeatInterval, up) {
+			continue
+		}
+		switch ended, err := s.Service.FailUnfinishedRun(ctx, core.System, r.DagID, r.RunID); {
+		case benign(err):
+		case err != nil:
+			return fmt.Errorf("fail the run of a stopped dags test: %w", err)
+		case ended != nil:
+			s.Logger.Warn("failed the run of a `weir dags test` process that stopped before it ended",
+				"dag_id", r.DagID, "run_id", r.RunID, "job_id", r.TestJobID)
+		}
+	}
 	return nil
 }
 

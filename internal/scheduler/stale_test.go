@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
@@ -272,5 +273,66 @@ func TestNoAPIServerIsWarnedOfOnceItIsReallyDown(t *testing.T) {
 	h.step()
 	if n := warnings(); n != 2 {
 		t.Fatalf("%d warnings 90 s into an outage, want 2", n)
+	}
+}
+
+// A `weir dags test` killed before its run ended leaves the run running,
+// its instances holding the DAG's slots: a scheduler fails it once the
+// test's job row has been silent for two of its intervals. A confined
+// scheduler (another test's) judges its own DAG's runs alone; a live
+// test's run is left alone.
+func TestGoneDagsTestsRunIsFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "t", Tasks: []core.Task{{TaskID: "a"}, {TaskID: "b", DependsOn: []string{"a"}}}},
+		core.DAG{DagID: "u", Tasks: []core.Task{{TaskID: "a"}}})
+	h.s.Config.OnlyDagID = "t"
+	testRun := func(dagID, job string) *core.DagRun {
+		t.Helper()
+		run, err := h.svc(h.clk).TriggerRun(h.ctx, core.System, runs.TriggerParams{DagID: dagID, RunID: dagID + "-" + job,
+			Running: true, TestJobID: job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	beat := func(jobs ...string) {
+		t.Helper()
+		for _, id := range jobs {
+			if err := h.st.JobHeartbeat(h.ctx, &core.Job{ID: id, Role: "api-server", Hostname: "h", PID: 9,
+				StartedAt: t0, Heartbeat: h.clk.Now(), Interval: 5 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	killed, live, other := testRun("t", "killed"), testRun("t", "live"), testRun("u", "other")
+	h.step()
+	if got := h.claim("test", 2); len(got) != 2 {
+		t.Fatalf("claimed %d tries, want both runs' first", len(got))
+	}
+	for range 4 {
+		beat("killed", "live", "other")
+		h.clk.Advance(5 * time.Second)
+		h.step()
+	}
+	// All three processes die but "live", which goes on beating.
+	for i := range 5 {
+		if r := h.run(killed); i == 1 && r.State != core.RunRunning {
+			t.Fatalf("8 s after its test's last beat: run %s, want running still", r.State)
+		}
+		h.clk.Advance(3 * time.Second)
+		beat("live")
+		h.step()
+	}
+	if r := h.run(killed); r.State != core.RunFailed {
+		t.Fatalf("20 s after its test's last beat: run %s, want failed", r.State)
+	}
+	if got := h.states(killed); got["a"] != "failed" || got["b"] != "skipped" {
+		t.Errorf("the failed run's instances: %v, want a (running) failed and b skipped", got)
+	}
+	if r := h.run(live); r.State != core.RunRunning {
+		t.Errorf("the live test's run: %s, want running", r.State)
+	}
+	if r := h.run(other); r.State != core.RunRunning {
+		t.Errorf("another DAG's run, for a scheduler confined to t: %s, want running (the deployment's to judge)", r.State)
 	}
 }

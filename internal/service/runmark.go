@@ -21,16 +21,37 @@ import (
 // Errors wrap core.ErrInvalid for another state and core.ErrNotFound for an
 // unknown DAG or run.
 func (s *Service) MarkRun(ctx context.Context, actor core.Actor, dagID, runID string, state core.DagRunState) (*core.DagRun, error) {
+	return s.markRun(ctx, actor, dagID, runID, state, false)
+}
+
+// FailUnfinishedRun fails a run as MarkRun marks one failed, unless it has
+// finished meanwhile (then it returns nil and no error, and nothing is
+// audited): what ends the run of a `weir dags test` process that stopped
+// before its run did (interrupted, or found gone by a scheduler), which
+// nothing else would ever run or end.
+func (s *Service) FailUnfinishedRun(ctx context.Context, actor core.Actor, dagID, runID string) (*core.DagRun, error) {
+	return s.markRun(ctx, actor, dagID, runID, core.RunFailed, true)
+}
+
+// markRun is MarkRun; unfinished leaves a finished run as it is.
+func (s *Service) markRun(ctx context.Context, actor core.Actor, dagID, runID string, state core.DagRunState, unfinished bool) (*core.DagRun, error) {
 	if err := runs.RunMarkable(state); err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
 	c := &change{actor: actor, need: core.RoleOp, action: audit.DagRunMark, target: dagID + "/" + runID,
 		notify: []string{store.ChannelScheduler}}
+	var from []core.DagRunState
+	if unfinished {
+		from = []core.DagRunState{core.RunQueued, core.RunRunning}
+	}
 	var out *core.DagRun
 	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
 		run, err := tx.DagRunGet(ctx, dagID, runID)
 		if err != nil {
 			return fmt.Errorf("mark dag_id %q dag_run_id %q %s: %w", dagID, runID, state, err)
+		}
+		if unfinished && run.State.Terminal() {
+			return errNoChange
 		}
 		tis, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagRunID: run.ID})
 		if err != nil {
@@ -46,8 +67,12 @@ func (s *Service) MarkRun(ctx context.Context, actor core.Actor, dagID, runID st
 				return fmt.Errorf("mark dag_id %q dag_run_id %q: set %d task instances %s: %w", dagID, runID, len(ids), to, err)
 			}
 		}
-		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, To: state, Now: now}); err != nil {
+		moved, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: run.ID, From: from, To: state, Now: now})
+		if err != nil {
 			return fmt.Errorf("mark dag_id %q dag_run_id %q %s: %w", dagID, runID, state, err)
+		}
+		if !moved { // it finished meanwhile (unfinished): the marks roll back
+			return errNoChange
 		}
 		*detail = markDetail(state, marks)
 		out, err = tx.DagRunGetByID(ctx, run.ID)

@@ -61,7 +61,7 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: nr.State,
 			LogicalDate: &nr.LogicalDate, DataIntervalStart: &nr.DataIntervalStart, DataIntervalEnd: &nr.DataIntervalEnd,
 			Conf: nr.Conf, DagVersionID: version.ID, Now: now, TaskInstances: runs.NewTaskInstances(&version.Spec),
-			PartitionKey: nr.PartitionKey,
+			PartitionKey: nr.PartitionKey, TestJobID: nr.TestJobID,
 		})
 		if err != nil {
 			return fmt.Errorf("trigger dag %q run %q: %w", nr.DagID, nr.RunID, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
@@ -366,6 +368,38 @@ func TestMarkRun(t *testing.T) {
 	viewer := core.Actor{Name: "v", Role: core.RoleViewer}
 	if _, err := newSvc(st, clk).MarkRun(ctx, viewer, "chain", "fresh", core.RunSuccess); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("viewer marks: err = %v, want ErrForbidden", err)
+	}
+}
+
+// FailUnfinishedRun fails a run as MarkRun does, and leaves a run that has
+// finished as it is, its instances included, with nothing audited.
+func TestFailUnfinishedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, clk, finished := failedChainRun(t)
+	svc := newSvc(st, clk)
+	op := core.Actor{Name: "ann", Role: core.RoleOp}
+	before := listTIs(t, st, finished.ID)
+	if got, err := svc.FailUnfinishedRun(ctx, op, "chain", finished.RunID); err != nil || got != nil {
+		t.Fatalf("a failed run: %v, %v; want nil, nil (nothing to do)", got, err)
+	}
+	if diff := cmp.Diff(before, listTIs(t, st, finished.ID)); diff != "" {
+		t.Errorf("a finished run's instances changed (-before +after):\n%s", diff)
+	}
+	running, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", RunID: "running", Running: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.FailUnfinishedRun(ctx, op, "chain", "running")
+	if err != nil || got == nil || got.State != core.RunFailed {
+		t.Fatalf("a running run: %+v, %v; want it failed", got, err)
+	}
+	if tis := listTIs(t, st, running.ID); tis["a"].State != core.TISkipped || tis["b"].State != core.TISkipped {
+		t.Errorf("after: a=%q b=%q, want both skipped", tis["a"].State, tis["b"].State)
+	}
+	entries, err := st.AuditLogList(ctx, &store.AuditLogListParams{Action: "dag_run.mark"})
+	if err != nil || len(entries) != 1 || entries[0].Target != "chain/running" {
+		t.Errorf("audit = %+v (err %v), want one dag_run.mark of chain/running", entries, err)
 	}
 }
 

@@ -260,6 +260,8 @@ type DagRunCreateParams struct {
 	PartitionKey *string
 	// BackfillID is the backfill the run belongs to (nil = none).
 	BackfillID *int64
+	// TestJobID is core.DagRun.TestJobID ("" = none).
+	TestJobID string
 }
 
 // NewTaskInstance seeds one task instance row.
@@ -288,6 +290,8 @@ type DagRunListParams struct {
 	LogicalDateGTE, LogicalDateLTE *time.Time
 	// BackfillID keeps the runs of one backfill (0 = any run).
 	BackfillID int64
+	// Tests keeps the runs a `weir dags test` process runs (TestJobID set).
+	Tests bool
 	Page
 }
 

@@ -49,8 +49,11 @@ type Worker struct {
 	ClaimWait         time.Duration // long-poll of one claim; 0 = 30 s
 	KillGrace         time.Duration // SIGTERM → SIGKILL of a killed bash task; 0 = 5 s
 	NoSpareShells     bool          // each bash try starts its own shell ([workers] spare_shells = false)
-	Clock             core.Clock
-	Logger            *slog.Logger
+	// KillOnStop kills the running tries as soon as Start's ctx ends, with
+	// no ShutdownGrace: `weir dags test`, whose Ctrl-C ends its run.
+	KillOnStop bool
+	Clock      core.Clock
+	Logger     *slog.Logger
 	// Version is the Weir version the worker tells in its heartbeats.
 	Version string
 
@@ -333,6 +336,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	go func() { wg.Wait(); close(done) }()
 	grace := time.NewTimer(w.ShutdownGrace)
 	defer grace.Stop()
+	if w.KillOnStop {
+		killTasks(errShutdown)
+	}
 	select {
 	case <-done:
 	case <-grace.C:

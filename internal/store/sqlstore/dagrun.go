@@ -19,7 +19,8 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	run := &core.DagRun{DagID: p.DagID, RunID: p.RunID, RunType: p.RunType, State: p.State,
 		LogicalDate: utcPtr(p.LogicalDate), DataIntervalStart: utcPtr(p.DataIntervalStart),
 		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: p.Conf, DagVersionID: p.DagVersionID,
-		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey, BackfillID: p.BackfillID}
+		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey, BackfillID: p.BackfillID,
+		TestJobID: p.TestJobID}
 	if run.State == "" {
 		run.State = core.RunQueued
 	}
@@ -30,7 +31,7 @@ func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (
 	err := s.inTx(ctx, func(tx *Store) error {
 		err := tx.tx.QueryRowContext(ctx, qRunInsert, p.DagID, p.RunID, string(p.RunType), string(run.State),
 			nullMicros(p.LogicalDate), nullMicros(p.DataIntervalStart), nullMicros(p.DataIntervalEnd),
-			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate), p.PartitionKey, p.BackfillID).Scan(&run.ID)
+			nullJSON(p.Conf), nullID(p.DagVersionID), micros(p.Now), nullMicros(run.StartDate), p.PartitionKey, p.BackfillID, nullStr(p.TestJobID)).Scan(&run.ID)
 		if err != nil {
 			return tx.wrap(err, "create dag run %s of dag %s", p.RunID, p.DagID)
 		}
@@ -232,6 +233,9 @@ func runFilter(p *store.DagRunListParams) *builder {
 	if p.BackfillID != 0 {
 		b.where("backfill_id = ?", p.BackfillID)
 	}
+	if p.Tests {
+		b.where("test_job_id IS NOT NULL")
+	}
 	return &b
 }
 
@@ -251,13 +255,13 @@ type runRow struct {
 	version, start, end sql.NullInt64
 	queued              int64
 	runType, state      string
-	partition           sql.NullString
+	partition, testJob  sql.NullString
 	backfill            sql.NullInt64
 }
 
 func (r *runRow) dest() []any {
 	return []any{&r.run.ID, &r.run.DagID, &r.run.RunID, &r.runType, &r.state, &r.logical, &r.dis, &r.die,
-		&r.conf, &r.version, &r.queued, &r.start, &r.end, &r.partition, &r.backfill}
+		&r.conf, &r.version, &r.queued, &r.start, &r.end, &r.partition, &r.backfill, &r.testJob}
 }
 
 // made is the run once dest was scanned.
@@ -275,6 +279,7 @@ func (r *runRow) made() *core.DagRun {
 	if r.backfill.Valid {
 		run.BackfillID = &r.backfill.Int64
 	}
+	run.TestJobID = r.testJob.String
 	return run
 }
 

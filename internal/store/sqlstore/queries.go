@@ -55,12 +55,12 @@ const (
 // --- dag_run ---
 
 const runCols = `id, dag_id, run_id, run_type, state, logical_date, data_interval_start, data_interval_end,
-	conf, dag_version_id, queued_at, start_date, end_date, partition_key, backfill_id`
+	conf, dag_version_id, queued_at, start_date, end_date, partition_key, backfill_id, test_job_id`
 
 const (
 	qRunInsert = `INSERT INTO dag_run (dag_id, run_id, run_type, state, logical_date, data_interval_start,
-		data_interval_end, conf, dag_version_id, queued_at, start_date, partition_key, backfill_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
+		data_interval_end, conf, dag_version_id, queued_at, start_date, partition_key, backfill_id, test_job_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`
 	qRunGet     = `SELECT ` + runCols + ` FROM dag_run WHERE dag_id = $1 AND run_id = $2`
 	qRunGetByID = `SELECT ` + runCols + ` FROM dag_run WHERE id = $1`
 	// qRunGetPausedWithTasks: %s is the IN list of task ids. Each row is an

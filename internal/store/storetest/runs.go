@@ -232,6 +232,39 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 	}
 }
 
+// A `weir dags test` run records its process's job row; DagRunList's Tests
+// keeps such runs alone, with that id.
+func testDagRunTests(t *testing.T, f *fixture) {
+	version := f.dag("etl")
+	f.run("etl", "manual")
+	for _, id := range []string{"test_a", "test_b"} {
+		_, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: id, RunType: core.RunManual,
+			State: core.RunRunning, DagVersionID: version, Now: f.now, TestJobID: "job-" + id})
+		must(t, err, "create a test's run")
+	}
+	done, err := f.st.DagRunGet(f.ctx, "etl", "test_b")
+	must(t, err, "get")
+	_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: done.ID, To: core.RunFailed, Now: f.now})
+	must(t, err, "end a test's run")
+	p := store.DagRunListParams{Tests: true, States: []core.DagRunState{core.RunQueued, core.RunRunning}}
+	got, err := f.st.DagRunList(f.ctx, &p)
+	must(t, err, "list the tests' unfinished runs")
+	if len(got) != 1 || got[0].RunID != "test_a" || got[0].TestJobID != "job-test_a" {
+		t.Errorf("unfinished test runs = %+v, want test_a of job-test_a", got)
+	}
+	if n, err := f.st.DagRunCount(f.ctx, &store.DagRunListParams{Tests: true}); err != nil || n != 2 {
+		t.Errorf("test runs counted %d (%v), want 2", n, err)
+	}
+	if done.TestJobID != "job-test_b" {
+		t.Errorf("a test's run read back with TestJobID %q, want job-test_b", done.TestJobID)
+	}
+	manual, err := f.st.DagRunGet(f.ctx, "etl", "manual")
+	must(t, err, "get")
+	if manual.TestJobID != "" {
+		t.Errorf("a manual run read back with TestJobID %q, want none", manual.TestJobID)
+	}
+}
+
 func runIDs(rs []core.DagRun) []string {
 	var out []string
 	for _, r := range rs {
