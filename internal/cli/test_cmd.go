@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
@@ -106,17 +107,26 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	} else if err != nil {
 		return err
 	}
-	// With one task, the others are removed in the run's own transaction,
-	// so no scheduler ever sees them runnable.
-	var alone func(store.Store, *core.DagRun) error
-	if only != nil {
-		alone = func(tx store.Store, run *core.DagRun) error { return keepOnlyTask(ctx, tx, run, *only) }
+	// The process's job row is written with its run, so no scheduler takes
+	// the run for a gone test's while the roles start; with one task, the
+	// others are removed in the same transaction, so no scheduler ever
+	// sees them runnable.
+	row := testJobRow(p.TestJobID, apiServerBeat(cfg))
+	inRun := func(tx store.Store, run *core.DagRun) error {
+		if err := tx.JobHeartbeat(ctx, row); err != nil {
+			return err
+		}
+		if only != nil {
+			return keepOnlyTask(ctx, tx, run, *only)
+		}
+		return nil
 	}
 	svc := newService(cfg, st, logger, a.opts)
-	run, err := svc.TriggerRunWith(ctx, a.cliActor(), p, alone)
+	run, err := svc.TriggerRunWith(ctx, a.cliActor(), p, inRun)
 	if err != nil {
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
+	defer dropJobRows(ctx, st, logger) // after the run is failed, if it did not end
 	var final *core.DagRun
 	defer func() {
 		if final == nil { // interrupted, or a role failed: nothing else would end the run
@@ -165,7 +175,6 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if serr := <-done; serr != nil {
 		err = serr
 	}
-	dropJobRows(ctx, st, logger)
 	if err != nil {
 		return err
 	}
@@ -177,6 +186,15 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	return printRunOutcome(cmd, st, final)
+}
+
+// testJobRow is the first heartbeat of a test's api-server, whose row is
+// the test's (core.DagRun.TestJobID), written with the run.
+func testJobRow(id string, every time.Duration) *core.Job {
+	host, _ := os.Hostname()
+	now := time.Now().UTC()
+	return &core.Job{ID: id, Role: apiserver.Role, Hostname: host, PID: os.Getpid(), StartedAt: now, Heartbeat: now,
+		Interval: every, Version: version}
 }
 
 // dropJobRows deletes this process's job rows once its roles have stopped:

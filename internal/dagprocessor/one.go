@@ -39,7 +39,8 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 	return fmt.Errorf("dag %q: %s does not load: %s", dagID, src, plan.importErrors[src])
 }
 
-// shownImportErrors is how many import errors a DAG not found lists.
+// shownImportErrors is how many import errors a DAG not found lists, and
+// how many problems of each.
 const shownImportErrors = 5
 
 // failing lists the files that fail to load, with their errors, after a
@@ -57,7 +58,11 @@ func failing(importErrors map[string]string) string {
 		if !strings.HasPrefix(msg, f) { // the loaders' messages name the file
 			msg = f + ": " + msg
 		}
-		b.WriteString("\n  " + msg)
+		lines := strings.Split(msg, "\n") // a problem a line
+		if len(lines) > shownImportErrors {
+			lines = append(lines[:shownImportErrors], fmt.Sprintf("and %d more problems", len(lines)-shownImportErrors))
+		}
+		b.WriteString("\n  " + strings.Join(lines, "\n    "))
 	}
 	if n := len(files) - shownImportErrors; n > 0 {
 		fmt.Fprintf(&b, "\n  and %d more", n)

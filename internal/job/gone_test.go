@@ -27,6 +27,8 @@ func TestGone(t *testing.T) {
 		{"beating", []core.Job{row("t", -3, 5*time.Second)}, -300, apiUp, false},
 		{"silent two of its intervals", []core.Job{row("t", -12, 5*time.Second)}, -300, apiUp, true},
 		{"its own interval, not the caller's", []core.Job{row("t", -12, 10*time.Second)}, -300, apiUp, false},
+		{"a second's interval is judged over three at least", []core.Job{row("t", -3, time.Second)}, -300, apiUp, false},
+		{"silent past the least window", []core.Job{row("t", -5, time.Second)}, -300, apiUp, true},
 		{"another process's row says nothing of it", []core.Job{row("other", -1, 5*time.Second)}, -300, apiUp, true},
 		{"no row yet, made just now", nil, -3, apiUp, false},
 		{"no row, made long ago (deleted or pruned)", nil, -300, apiUp, true},

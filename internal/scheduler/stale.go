@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -107,6 +108,7 @@ func (s *Scheduler) failGoneTests(ctx context.Context, jobs []core.Job, up job.U
 	if err != nil {
 		return fmt.Errorf("list the runs of dags test processes: %w", err)
 	}
+	var errs []error
 	for i := range tests {
 		r := &tests[i]
 		if !job.Gone(jobs, r.TestJobID, r.QueuedAt, s.Config.APIServerHeartbeatInterval, up) {
@@ -114,14 +116,14 @@ func (s *Scheduler) failGoneTests(ctx context.Context, jobs []core.Job, up job.U
 		}
 		switch ended, err := s.Service.FailUnfinishedRun(ctx, core.System, r.DagID, r.RunID); {
 		case benign(err):
-		case err != nil:
-			return fmt.Errorf("fail the run of a stopped dags test: %w", err)
+		case err != nil: // the other runs are still judged
+			errs = append(errs, fmt.Errorf("fail run %s of %s, whose dags test stopped: %w", r.RunID, r.DagID, err))
 		case ended != nil:
 			s.Logger.Warn("failed the run of a `weir dags test` process that stopped before it ended",
 				"dag_id", r.DagID, "run_id", r.RunID, "job_id", r.TestJobID)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // apiUptime reads the job rows and the api-servers' current uptime, its

@@ -403,6 +403,48 @@ func TestFailUnfinishedRun(t *testing.T) {
 	}
 }
 
+// endsFirst is a store on which a run ends just before each conditional
+// change of its state, as when its last try's end commits first.
+type endsFirst struct{ store.Store }
+
+func (s endsFirst) WithTx(ctx context.Context, fn func(store.Store) error) error {
+	return s.Store.WithTx(ctx, func(tx store.Store) error { return fn(endsFirst{tx}) })
+}
+
+func (s endsFirst) DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error) {
+	if len(p.From) > 0 {
+		if _, err := s.Store.DagRunSetState(ctx, &store.DagRunSetStateParams{ID: p.ID, To: core.RunSuccess, Now: p.Now}); err != nil {
+			return false, err
+		}
+	}
+	return s.Store.DagRunSetState(ctx, p)
+}
+
+// A run that ends while FailUnfinishedRun marks it keeps its end: the
+// instances' marks roll back with the change, and nothing is audited.
+func TestFailUnfinishedRunLosesToAnEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	syncDAG(t, st, chainDAG)
+	run, err := newSvc(st, clk).TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "chain", Running: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := listTIs(t, st, run.ID)
+	got, err := newSvc(endsFirst{st}, clk).FailUnfinishedRun(ctx, core.Actor{Name: "ann", Role: core.RoleOp}, "chain", run.RunID)
+	if err != nil || got != nil {
+		t.Fatalf("FailUnfinishedRun = %+v, %v; want nil, nil (the run ended first)", got, err)
+	}
+	if diff := cmp.Diff(before, listTIs(t, st, run.ID)); diff != "" {
+		t.Errorf("the instances changed (-before +after):\n%s", diff)
+	}
+	if entries, err := st.AuditLogList(ctx, &store.AuditLogListParams{Action: "dag_run.mark"}); err != nil || len(entries) != 0 {
+		t.Errorf("audit = %+v (%v), want nothing", entries, err)
+	}
+}
+
 // MarkTask marks each mapped instance of a task (as Airflow's grid does),
 // or the one instance of an unmapped task; a task with no instance in the
 // run is not found, and a state that cannot be marked changes nothing.

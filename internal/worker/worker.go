@@ -222,8 +222,9 @@ func weirOnPath(dir string) (string, error) {
 }
 
 // Start claims and runs tries until ctx ends; then it stops claiming, gives
-// running tries ShutdownGrace to finish, kills the rest and reports them
-// failed (the server turns that into up_for_retry while tries remain).
+// running tries ShutdownGrace to finish (none with KillOnStop), kills the
+// rest and reports them failed (the server turns that into up_for_retry
+// while tries remain).
 func (w *Worker) Start(ctx context.Context) error {
 	if err := w.init(); err != nil {
 		return err

@@ -84,11 +84,14 @@ const (
 	qTIStateCounts = `SELECT dag_run_id, task_id, state, COUNT(*), MAX(map_index), MIN(start_date), MAX(end_date)
 		FROM task_instance WHERE dag_run_id IN (%s)%s GROUP BY dag_run_id, task_id, state
 		ORDER BY dag_run_id, task_id, state`
-	qTITotals    = `SELECT queue, state, COUNT(*) FROM task_instance GROUP BY queue, state ORDER BY queue, state`
-	qRunCount    = `SELECT COUNT(*) FROM dag_run%s`
+	qTITotals = `SELECT queue, state, COUNT(*) FROM task_instance GROUP BY queue, state ORDER BY queue, state`
+	qRunCount = `SELECT COUNT(*) FROM dag_run%s`
+	// qRunSetState: a run leaving an end (cleared, a task marked) is no
+	// longer a test's to end (test_job_id, ADR 0041).
 	qRunSetState = `UPDATE dag_run SET state = $2,
 		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,
-		end_date = CASE WHEN $5 THEN $3 ELSE NULL END
+		end_date = CASE WHEN $5 THEN $3 ELSE NULL END,
+		test_job_id = CASE WHEN state IN ('success', 'failed') AND NOT $5 THEN NULL ELSE test_job_id END
 		WHERE id = $1%s`
 	qRunExists          = `SELECT 1 FROM dag_run WHERE id = $1`
 	qRunLatestScheduled = `SELECT ` + runCols + ` FROM dag_run

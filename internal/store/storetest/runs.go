@@ -258,6 +258,22 @@ func testDagRunTests(t *testing.T, f *fixture) {
 	if done.TestJobID != "job-test_b" {
 		t.Errorf("a test's run read back with TestJobID %q, want job-test_b", done.TestJobID)
 	}
+	// Cleared (or a task of it marked), a test's ended run is the
+	// deployment's: no scheduler ends it as its test's.
+	if _, err := f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: done.ID, To: core.RunQueued, Now: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	if reopened, err := f.st.DagRunGet(f.ctx, "etl", "test_b"); err != nil || reopened.TestJobID != "" {
+		t.Errorf("a test's run reopened: %+v, %v; want no TestJobID", reopened, err)
+	}
+	running, err := f.st.DagRunGet(f.ctx, "etl", "test_a")
+	must(t, err, "get")
+	if _, err := f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: running.ID, To: core.RunRunning, Now: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	if still, err := f.st.DagRunGet(f.ctx, "etl", "test_a"); err != nil || still.TestJobID != "job-test_a" {
+		t.Errorf("a test's running run set running: %+v, %v; want its TestJobID kept", still, err)
+	}
 	manual, err := f.st.DagRunGet(f.ctx, "etl", "manual")
 	must(t, err, "get")
 	if manual.TestJobID != "" {
