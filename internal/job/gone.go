@@ -32,3 +32,10 @@ func Gone(jobs []core.Job, id string, since time.Time, interval time.Duration, a
 	cutoff := api.Until.Add(-max(MissedBeats*interval, MinAliveWindow))
 	return last.Before(cutoff) && !api.Since.After(cutoff)
 }
+
+// MayBeGone says whether Gone can find any process gone under api: not
+// while the api-servers' uptime is shorter than MinAliveWindow, the least
+// window Gone judges over (a scheduler's first checks, a start-up).
+func MayBeGone(api Uptime) bool {
+	return !api.Since.After(api.Until.Add(-MinAliveWindow))
+}

@@ -46,3 +46,23 @@ func TestGone(t *testing.T) {
 		})
 	}
 }
+
+// Every case Gone finds gone has the api-servers up for MinAliveWindow at
+// least: MayBeGone says so before any run is read.
+func TestMayBeGone(t *testing.T) {
+	t.Parallel()
+	until := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		up   time.Duration
+		want bool
+	}{{0, false}, {job.MinAliveWindow - time.Millisecond, false}, {job.MinAliveWindow, true}, {time.Hour, true}} {
+		api := job.Uptime{Since: until.Add(-tt.up), Until: until}
+		if got := job.MayBeGone(api); got != tt.want {
+			t.Errorf("up %s: MayBeGone = %v, want %v", tt.up, got, tt.want)
+		}
+		// A row silent since long before, and none at all: Gone agrees.
+		if gone := job.Gone([]core.Job{{ID: "t", Heartbeat: until.Add(-time.Hour), Interval: time.Second}}, "t", until.Add(-time.Hour), time.Second, api); gone && !tt.want {
+			t.Errorf("up %s: Gone finds a process gone where MayBeGone says none can be", tt.up)
+		}
+	}
+}
