@@ -92,7 +92,8 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
 		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
-		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection, OnlyDagRunID: opts.onlyRunID}})
+		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection, OnlyDagRunID: opts.onlyRunID,
+			ClaimRecheck: claimRecheck(cfg, st)}})
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, Exec: exec,
 		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
@@ -181,6 +182,18 @@ func triggererLogFolder(cfg *config.Config) string {
 		return ""
 	}
 	return cfg.Logging.BaseLogFolder
+}
+
+// claimRecheck is how often a waiting claim looks again unnotified: on
+// SQLite, whose notifications stay in their process, every [scheduler]
+// poll_interval (the scheduler's own fallback), so that work another
+// process queued in the file is found; never on PostgreSQL, whose
+// notifications reach every process.
+func claimRecheck(cfg *config.Config, st store.Store) time.Duration {
+	if st.Dialect() != "sqlite" {
+		return 0
+	}
+	return cfg.Scheduler.PollInterval.D()
 }
 
 // apiServerBeat is how often an api-server writes its job row: half the

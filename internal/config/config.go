@@ -115,7 +115,7 @@ type APIAuth struct {
 
 // Scheduler configures the scheduler.
 type Scheduler struct {
-	PollInterval                 Duration `toml:"poll_interval" comment:"fallback poll when no notification arrives"`
+	PollInterval                 Duration `toml:"poll_interval" comment:"fallback poll when no notification arrives: the scheduler's, and on SQLite a waiting claim's (another process's changes notify only that process)"`
 	DagDirListInterval           Duration `toml:"dag_dir_list_interval" comment:"how often the DAG folder is re-scanned"`
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
 	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`

@@ -29,8 +29,8 @@ const maxHolding = 10000
 
 // claim serves POST /execution/workloads/claim: it claims up to limit queued
 // task instances for the worker, long-polling (woken by ChannelQueued, and by
-// ChannelCallbacks when it claims callbacks too; never a busy loop) until one
-// is available or wait_seconds pass. With reclaim, the worker's own unstarted
+// ChannelCallbacks when it claims callbacks too, and every ClaimRecheck;
+// never a busy loop) until one is available or wait_seconds pass. With reclaim, the worker's own unstarted
 // claims it does not list as holding come first
 // (docs/state-machines.md#dead-workers).
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
@@ -74,6 +74,12 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	var recheck <-chan time.Time // nil: never
+	if every := s.cfg.ClaimRecheck; every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		recheck = t.C
+	}
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
 		Reclaim: req.Reclaim, Holding: req.Holding, Runs: map[int64]*core.DagRun{}, DagRunID: s.cfg.OnlyDagRunID}
 	if req.Start != nil {
@@ -106,6 +112,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		select {
 		case <-wake:
 		case <-callbacks:
+		case <-recheck:
 		case <-timer.C:
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
 			return nil

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
@@ -99,10 +100,14 @@ func (s subscribeSignal) Subscribe(ctx context.Context, ch string) <-chan struct
 
 // signalledServer serves env's Execution API over a store that tells sig
 // each channel a handler subscribes to, and returns a worker w1's client.
-func signalledServer(t *testing.T, env *execapitest.Env) (subscribeSignal, *execclient.Client) {
+func signalledServer(t *testing.T, env *execapitest.Env, cfg ...execapi.Config) (subscribeSignal, *execclient.Client) {
 	t.Helper()
 	sig := subscribeSignal{Store: env.Store, subscribed: make(chan string, 2)}
-	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler)}))
+	var c execapi.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	srv := httptest.NewServer(execapi.NewHandler(execapi.Deps{Store: sig, Tokens: env.Tokens, Clock: env.Clock, Logger: slog.New(slog.DiscardHandler), Config: c}))
 	t.Cleanup(srv.Close)
 	tok, _ := env.Tokens.IssueWorker("w1", 0)
 	return sig, execclient.NewClient(srv.URL+"/execution", tok, execclient.ClientOptions{Retries: -1})
@@ -136,6 +141,38 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	wls := <-got
 	if len(wls) != 1 || wls[0].TI.ID != tis[0].ID || wls[0].Token == "" {
 		t.Fatalf("woken claim = %+v", wls)
+	}
+}
+
+// On SQLite a notification wakes only its own process: a try another
+// process queued (another `weir dags test` of the DAG, a standalone) is
+// found by the waiting claim's next look, every ClaimRecheck.
+func TestClaimLongPollFindsUnnotifiedWork(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig, c := signalledServer(t, env, execapi.Config{ClaimRecheck: 20 * time.Millisecond})
+
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := make(chan []execclient.Workload, 1)
+	go func() {
+		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- wls
+	}()
+	<-sig.subscribed
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	select { // no Notify: another process's
+	case wls := <-got:
+		if len(wls) != 1 || wls[0].TI.ID != tis[0].ID {
+			t.Fatalf("claim = %+v, want the queued try", wls)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the claim did not find a try queued without a notification (it waits its hour)")
 	}
 }
 

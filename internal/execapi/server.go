@@ -50,6 +50,11 @@ type Config struct {
 	// hands its worker no work of the deployment it shares a database
 	// with.
 	OnlyDagRunID int64
+	// ClaimRecheck is how often a long-polling claim looks again with no
+	// notification (0 = never): on SQLite a notification wakes only its own
+	// process, so work queued by another process sharing the file (another
+	// `weir dags test`, a standalone) would wait out the poll.
+	ClaimRecheck time.Duration
 }
 
 func (c Config) withDefaults() Config {
