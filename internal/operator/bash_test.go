@@ -159,6 +159,21 @@ func TestRedactorMasksSecretsAcrossWrites(t *testing.T) {
 	}
 }
 
+// A task's last line without its newline gets one, masked, before the
+// worker's own line; a complete last line gets none.
+func TestRedactorEndLine(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	rd := NewRedactor(&out, "hunter2")
+	_, _ = rd.Write([]byte("done\nprogress 50% hunter2"))
+	_ = rd.EndLine()
+	_, _ = rd.Write([]byte("[ts] weir: try ended\n"))
+	_ = rd.EndLine()
+	if got, want := out.String(), "done\nprogress 50% ***\n[ts] weir: try ended\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestBashTokenRedactedInLog(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer

@@ -93,3 +93,17 @@ func (r *Redactor) Flush() error {
 	_, err := r.w.Write(out)
 	return err
 }
+
+// EndLine ends a partial line (output without its final newline) with
+// one, masked, so that what is written next starts a line of its own.
+func (r *Redactor) EndLine() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.buf) == 0 {
+		return nil
+	}
+	out := append(r.redact(r.buf), '\n')
+	r.buf = nil
+	_, err := r.w.Write(out)
+	return err
+}

@@ -139,6 +139,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 		record()
 	}
 	cancel(nil)
+	_ = red.EndLine() // the task's last line may lack its newline
 	if err != nil {
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s: %v\n", w.Clock.Now().Format(time.RFC3339), state, err)
 	} else {
