@@ -1,6 +1,7 @@
 package weir
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -31,7 +32,8 @@ func napDAG(stop string) string {
 // its try at once — not after [workers] shutdown_grace_period — and fails
 // its run; one killed (SIGKILL) leaves its run to the next test's
 // scheduler, which fails it once the killed process's job row has been
-// silent for two heartbeats, and then runs its own.
+// silent for two heartbeats, and then runs its own; one whose reader goes
+// away (`| head`) ends with an error and fails its run.
 func dagsTestStops(t *testing.T, bin string) {
 	home, dags := t.TempDir(), t.TempDir()
 	stop := filepath.Join(t.TempDir(), "stop")
@@ -132,6 +134,36 @@ func dagsTestStops(t *testing.T, bin string) {
 	}
 	if state, tis := runState(killed); state != core.RunFailed || tis["nap"] != "failed" || tis["after"] != "skipped" {
 		t.Errorf("the killed test's run: %s %v, want failed, nap failed and after skipped", state, tis)
+	}
+
+	// Its reader gone (`weir dags test talk | head -3`): an error, not SIGPIPE's death.
+	talk := "dag_id: talk\nschedule: null\ntasks:\n  - task_id: talk\n    operator: bash\n" +
+		"    bash_command: 'while true; do echo tick; sleep 0.05; done'\n"
+	if err := os.WriteFile(filepath.Join(dags, "talk.yaml"), []byte(talk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	piped := exec.CommandContext(ctx, bin, "dags", "test", "talk", "--home", home, "--dags", dags)
+	var errOut bytes.Buffer
+	piped.Stderr = &errOut
+	stdout, err := piped.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := piped.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines, read := bufio.NewScanner(stdout), 0
+	for read < 3 && lines.Scan() {
+		read++
+	}
+	_ = stdout.Close()
+	err = piped.Wait()
+	if status, ok := piped.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || status.Signaled() || status.ExitStatus() != 1 {
+		t.Errorf("a test whose reader went away: %v, want exit status 1 (not killed by SIGPIPE)\n%s", err, errOut.String())
+	}
+	st := openStore(t, home)
+	if r := latestRun(t, st, "talk"); r.State != core.RunFailed {
+		t.Errorf("the run of a test whose reader went away: %s, want failed\n%s", r.State, errOut.String())
 	}
 }
 

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,10 +34,14 @@ func (a *app) dagsTestCmd() *cobra.Command {
 		Short: "Run one DAG run in this process, printing each task's log lines as it runs, then its task instances (exit 1 if it fails)",
 		Long: `Records the DAG as its file defines it now, creates a run (running at once, whatever the DAG's
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
-own, which take no other run's work, until the run ends; then prints its task instances.
+own, which take no other run's work, until the run ends; then prints its task instances. Next to
+a running deployment on the same database (a standalone on the same home), the deployment's
+workers may take some of the test's tries too: those run in the deployment's environment, not
+this shell's (the log's first line names the worker).
 
-Ctrl-C (or SIGTERM) stops the running tries at once and marks the run failed, as marking a run
-failed by hand does: the tasks not finished (a retry of a stopped try included) skipped. A test
+Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries at once
+and marks the run failed, as marking a run failed by hand does: the tasks not finished (a retry
+of a stopped try included) skipped. A test
 killed outright (SIGKILL, a lost machine) leaves its run to the schedulers: the next test of the
 DAG, or the deployment's scheduler, fails it once the test's process has been silent for two
 heartbeats, so that its tasks no longer hold the DAG's max_active_tasks and pool slots.`,
@@ -80,6 +88,12 @@ func (a *app) tasksCmd() *cobra.Command {
 // finishes, and prints the outcome.
 func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *string) error {
 	ctx := cmd.Context()
+	// A reader that goes away (`weir dags test … | head`) fails the next
+	// write to stdout with EPIPE instead of killing the process, so that
+	// the test still ends its run.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	defer signal.Stop(brokenPipe)
 	restoreGC := startupGC()
 	defer restoreGC()
 	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
@@ -99,8 +113,10 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// Only this DAG is recorded: a test never deactivates the deployment's
 	// other DAGs, whatever folder it reads.
 	if err := newProcessor(cfg, st, a.opts, logger).RecordOne(ctx, p.DagID); errors.Is(err, core.ErrNotFound) {
+		// A DAG recorded from a file of this folder was renamed or removed
+		// since: its recorded version is not what the folder defines.
 		d, derr := st.DagGet(ctx, p.DagID)
-		if derr != nil || !d.IsActive {
+		if derr != nil || !d.IsActive || inFolder(d.FileLoc, cfg.Core.DagsFolder) {
 			return err
 		}
 		logger.Info("running the deployment's recorded version of the dag", "dag_id", p.DagID, "fileloc", d.FileLoc)
@@ -186,6 +202,17 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	return printRunOutcome(cmd, st, final)
+}
+
+// inFolder says whether file is in folder (or below it).
+func inFolder(file, folder string) bool {
+	file, ferr := filepath.Abs(file)
+	folder, derr := filepath.Abs(folder)
+	if ferr != nil || derr != nil {
+		return false
+	}
+	rel, err := filepath.Rel(folder, file)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // testJobRow is the first heartbeat of a test's api-server, whose row is

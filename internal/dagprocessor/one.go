@@ -33,6 +33,11 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 			if err != nil {
 				return err
 			}
+			// Recorded nowhere, the folder's other import errors are said
+			// here: a second file defining the DAG is one of them.
+			for _, f := range slices.Sorted(maps.Keys(plan.importErrors)) {
+				p.logger().Warn("dag import error (not recorded by a test)", "file", f, "err", plan.importErrors[f])
+			}
 			return p.sync(ctx, &d, p.now())
 		}
 	}
