@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,7 +141,11 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	}
 	svc := newService(cfg, st, logger, a.opts)
 	run, err := svc.TriggerRunWith(ctx, a.cliActor(), p, inRun)
-	if err != nil {
+	var noTask *noSuchTask
+	switch {
+	case errors.As(err, &noTask):
+		return err
+	case err != nil:
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
 	defer dropJobRows(ctx, st, logger) // after the run is failed, if it did not end
@@ -276,7 +282,9 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 	}
 	var others []string
 	found := false
+	tasks := map[string]bool{}
 	for _, ti := range tis {
+		tasks[ti.TaskID] = true
 		if ti.TaskID == taskID {
 			found = true
 		} else {
@@ -284,10 +292,27 @@ func keepOnlyTask(ctx context.Context, st store.Store, run *core.DagRun, taskID 
 		}
 	}
 	if !found {
-		return fmt.Errorf("dag %q has no task %q", run.DagID, taskID)
+		return &noSuchTask{dagID: run.DagID, taskID: taskID, tasks: slices.Sorted(maps.Keys(tasks))}
 	}
 	_, err = st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: others, To: core.TIRemoved, Now: time.Now().UTC()})
 	return err
+}
+
+// noSuchTask is `weir tasks test` naming a task its DAG lacks.
+type noSuchTask struct {
+	dagID, taskID string
+	tasks         []string
+}
+
+// shownTasks is how many of its DAG's tasks a noSuchTask lists.
+const shownTasks = 20
+
+func (e *noSuchTask) Error() string {
+	list := strings.Join(e.tasks[:min(len(e.tasks), shownTasks)], ", ")
+	if len(e.tasks) > shownTasks {
+		list += fmt.Sprintf(" and %d more (weir tasks list %s)", len(e.tasks)-shownTasks, e.dagID)
+	}
+	return fmt.Sprintf("dag %q has no task %q; its tasks: %s", e.dagID, e.taskID, list)
 }
 
 // eachEvery bounds how often waitForRun streams the logs: a chain of short

@@ -21,6 +21,11 @@ func TestDagsTestRunsWhatTheFolderDefines(t *testing.T) {
 	h := newTestHome(t, map[string]string{"alpha": ""})
 	ctx := t.Context()
 
+	if code, _, stderr := h.run(ctx, "tasks", "test", "alpha", "nosuch"); code == 0 ||
+		!strings.Contains(stderr, `dag "alpha" has no task "nosuch"; its tasks: t`) || strings.Contains(stderr, "import-errors") {
+		t.Errorf("tasks test of a task the DAG lacks: exit %d, want its tasks listed, no import-errors hint\n%s", code, stderr)
+	}
+
 	elsewhere := t.TempDir()
 	var out, errOut bytes.Buffer
 	code := cli.Run(ctx, []string{"dags", "test", "alpha", "--dags", elsewhere}, cli.Options{Stdout: &out, Stderr: &errOut,

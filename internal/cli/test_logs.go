@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -55,10 +56,17 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		return fmt.Errorf("list task instances to stream their logs: %w", err)
 	}
 	l.since = start.Add(-listSlack)
+	// Tries are seen once started, and those first seen together in the
+	// order they started: an upstream's last lines come before its
+	// downstream's first, whatever their task ids.
+	slices.SortStableFunc(tis, func(a, b core.TaskInstance) int { return compareStarts(a.StartDate, b.StartDate) })
 	for i := range tis {
 		ti := &tis[i]
 		key := tasklog.KeyOf(ti)
 		for try := 1; try <= ti.TryNumber; try++ {
+			if try == ti.TryNumber && ti.StartDate == nil {
+				break // not started: seen once it starts (its start changes it)
+			}
 			key.TryNumber = try
 			if _, ok := l.labels[key]; !ok {
 				l.labels[key] = logLabel(ti, try)
@@ -77,6 +85,19 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		l.done[key] = l.ended[key]
 	}
 	return nil
+}
+
+// compareStarts orders start dates, the unstarted last.
+func compareStarts(a, b *time.Time) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return a.Compare(*b)
 }
 
 // PollAll is Poll listing every task instance of the run: the last poll,

@@ -75,3 +75,28 @@ func TestDagsTestPrintsEachTryOnce(t *testing.T) {
 		}
 	}
 }
+
+// Lines are printed in the order the tries started, not by task id: an
+// upstream's last line before its downstream's first, although the
+// downstream's task id sorts first.
+func TestDagsTestPrintsTriesInTheOrderTheyStarted(t *testing.T) {
+	t.Parallel()
+	home, dags := t.TempDir(), t.TempDir()
+	dag := "dag_id: ordered\nschedule: null\ntasks:\n" +
+		"  - task_id: z_first\n    operator: bash\n    bash_command: echo one; sleep 0.3; echo last\n" +
+		"  - task_id: a_after\n    operator: bash\n    depends_on: [z_first]\n    bash_command: echo first\n"
+	if err := os.WriteFile(filepath.Join(dags, "ordered.yaml"), []byte(dag), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		var out, errOut bytes.Buffer
+		if code := cli.Run(t.Context(), []string{"dags", "test", "ordered", "--dags", dags}, cli.Options{Stdout: &out, Stderr: &errOut,
+			Environ: []string{"WEIR_HOME=" + home, "USER=tester"}}); code != 0 {
+			t.Fatalf("dags test: exit %d\n%s\n%s", code, out.String(), errOut.String())
+		}
+		last, first := strings.Index(out.String(), "z_first | last\n"), strings.Index(out.String(), "a_after | first\n")
+		if last < 0 || first < 0 || first < last {
+			t.Fatalf("z_first's last line at %d, a_after's first at %d: want the upstream's first\n%s", last, first, out.String())
+		}
+	}
+}
