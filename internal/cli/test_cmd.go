@@ -38,8 +38,7 @@ func (a *app) dagsTestCmd() *cobra.Command {
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
 own, which take no other run's work, until the run ends; then prints its task instances. Next to
 a running deployment on the same database (a standalone on the same home), the deployment's
-workers may take some of the test's tries too: those run in the deployment's environment, not
-this shell's (the log's first line names the worker).
+workers leave the test's tries and callbacks to it: they run in this shell's environment.
 
 Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries at once
 and marks the run failed, as marking a run failed by hand does: the tasks not finished (a retry

@@ -22,7 +22,8 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12)`
 	// qCallbackClaim picks the oldest queued callbacks once (a materialized
 	// CTE, as the task instance claim) and re-checks each on update; the
-	// first %s confines it to one run (qCallbackOfRun or nothing), the
+	// first %s confines it to one run (qCallbackOfRun, else
+	// qNotOfTests), the
 	// second is the dialect's row lock.
 	qCallbackClaim = `WITH picked AS MATERIALIZED (
 			SELECT id FROM callback WHERE state = 'queued'%s ORDER BY id LIMIT $3 %s)
@@ -77,7 +78,7 @@ func (s *Store) CallbackClaim(ctx context.Context, p *store.CallbackClaimParams)
 		return nil, fmt.Errorf("claim callbacks: empty worker id: %w", core.ErrInvalid)
 	}
 	what := "claim callbacks for worker " + p.WorkerID
-	args, ofRun := []any{p.WorkerID, micros(p.Now), p.Limit}, ""
+	args, ofRun := []any{p.WorkerID, micros(p.Now), p.Limit}, qNotOfTests
 	if p.DagRunID != 0 {
 		args, ofRun = append(args, p.DagRunID), qCallbackOfRun
 	}

@@ -64,7 +64,7 @@ func (s *Store) TaskInstanceClaim(ctx context.Context, p *store.TaskInstanceClai
 		b.args = append(b.args, p.Hostname, p.PID) // $4, $5
 		start = qTIClaimStart
 	}
-	reclaim, first, ofRun := "", "", ""
+	reclaim, first, ofRun := "", "", qNotOfTests
 	if p.DagRunID != 0 {
 		ofRun = fmt.Sprintf(qTIOfRun, b.arg(p.DagRunID))
 	}

@@ -155,16 +155,21 @@ const (
 	// rows are joined by id (UPDATE ... FROM): with "id IN (SELECT ...)"
 	// SQLite scanned every queued row through the state index instead.
 	// The first %s is the reclaim condition (qTIReclaim or nothing), the
-	// second the queues, the third the run it is confined to (qTIOfRun or
-	// nothing), the fourth the order's reclaim key, the fifth the dialect's
-	// row lock, the last the start (qTIClaimStart or nothing).
+	// second the queues, the third the run it is confined to (qTIOfRun,
+	// else qNotOfTests), the fourth the order's reclaim key, the fifth the
+	// dialect's row lock, the last the start (qTIClaimStart or nothing).
 	qTIClaim  = qTIPicked + "\n" + qTIClaimUpdate
 	qTIPicked = `WITH picked(pick_id) AS MATERIALIZED (
 			SELECT id FROM task_instance
 			WHERE state = 'queued' AND (worker_id IS NULL%s) AND queue IN (%s)%s
 			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)`
 	// qTIOfRun confines a claim to one run (%s: its placeholder).
-	qTIOfRun       = ` AND dag_run_id = %s`
+	qTIOfRun = ` AND dag_run_id = %s`
+	// qNotOfTests keeps an unconfined claim off the unfinished runs of
+	// `weir dags test` processes, whose own workers run their tries
+	// (ADR 0041; the partial index dag_run_test finds them).
+	qNotOfTests    = ` AND dag_run_id NOT IN (` + qTestRunIDs + `)`
+	qTestRunIDs    = `SELECT id FROM dag_run WHERE test_job_id IS NOT NULL AND state IN ('queued', 'running')`
 	qTIClaimUpdate = `UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
 		FROM picked WHERE id = pick_id AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols

@@ -122,3 +122,44 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 		t.Errorf("the deployment's triggerer took %v, want the other run's and the watcher's %v", ids, wantIDs)
 	}
 }
+
+// testClaimsLeaveTestRuns: a `weir dags test`'s unfinished run is its own
+// worker's (TestJobID set): an unconfined claim takes none of its tries or
+// callbacks; once it ended and was reopened (cleared), it is the
+// deployment's like any run.
+func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
+	version := f.dag("etl")
+	testTI, deployTI := newTI("a", core.TIQueued), newTI("a", core.TIQueued)
+	tested, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: "a-test", RunType: core.RunManual,
+		State: core.RunRunning, DagVersionID: version, Now: f.now, TaskInstances: []store.NewTaskInstance{testTI}, TestJobID: "job-1"})
+	must(t, err, "create a test's run")
+	deployed := f.run("etl", "deployed", deployTI)
+	must(t, f.st.CallbackInsert(f.ctx, []core.Callback{callbackOf(tested, "a", core.OnFailure, 0), callbackOf(deployed, "a", core.OnFailure, 0)}, f.now),
+		"insert callbacks")
+	claim := func() []core.TaskInstance {
+		t.Helper()
+		got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 10, Hostname: "h", PID: 1, Start: true, Now: f.now})
+		must(t, err, "unconfined claim")
+		return got
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != deployTI.ID {
+		t.Fatalf("an unconfined claim took %v, want the deployment's run's try alone", taskIDs(got))
+	}
+	cbs, err := f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "w", Limit: 10, Now: f.now})
+	must(t, err, "unconfined callback claim")
+	if len(cbs) != 1 || cbs[0].DagRunID != deployed.ID {
+		t.Fatalf("an unconfined callback claim took %+v, want the deployment's run's alone", cbs)
+	}
+	for _, to := range []core.DagRunState{core.RunFailed, core.RunQueued} { // its test stopped; cleared
+		_, err := f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: tested.ID, To: to, Now: f.now})
+		must(t, err, "end and reopen the test's run")
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != testTI.ID {
+		t.Fatalf("an unconfined claim after the test's run was reopened took %v, want its try", taskIDs(got))
+	}
+	cbs, err = f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "w", Limit: 10, Now: f.now})
+	must(t, err, "unconfined callback claim")
+	if len(cbs) != 1 || cbs[0].DagRunID != tested.ID {
+		t.Fatalf("an unconfined callback claim after the reopen took %+v, want the reopened run's", cbs)
+	}
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimStarts", testClaimStarts},
 		{"ClaimRuns", testClaimRuns},
 		{"ClaimsConfinedToARun", testClaimsConfinedToARun},
+		{"ClaimsLeaveTestRuns", testClaimsLeaveTestRuns},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"FinishLater", testFinishLater},
 		{"Stale", testStale},
