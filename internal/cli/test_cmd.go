@@ -38,7 +38,9 @@ func (a *app) dagsTestCmd() *cobra.Command {
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
 own, which take no other run's work, until the run ends; then prints its task instances. Next to
 a running deployment on the same database (a standalone on the same home), the deployment's
-workers leave the test's tries and callbacks to it: they run in this shell's environment.
+workers leave the test's tries, and the callbacks they fire, to it: they run in this shell's
+environment, whatever queue a task names. The DAG's own callbacks, fired as the run ends, are
+left to the deployment's workers.
 
 Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries at once
 and marks the run failed, as marking a run failed by hand does: the tasks not finished (a retry
@@ -167,6 +169,14 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	w.Client = w.Client.Via(srv.InProcess()) // as standalone's: no loopback connection
+	// Its worker takes every task of the run, whatever queue it names and
+	// [workers] queues says, as dag.test() runs every task: no other
+	// worker claims a test's tries.
+	v, err := st.DagVersionGet(ctx, run.DagVersionID)
+	if err != nil {
+		return err
+	}
+	w.Queues = runs.Queues(&v.Spec)
 	// Ctrl-C stops the test's tries at once, as it stops Airflow's
 	// dag.test(): no [workers] shutdown_grace_period for a run being watched.
 	w.KillOnStop = true
@@ -209,14 +219,20 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	return printRunOutcome(cmd, st, final)
 }
 
-// inFolder says whether file is in folder (or below it).
+// inFolder says whether file is in folder (or below it), symbolic links
+// resolved. A Go SDK DAG's location names no file: it is in none.
 func inFolder(file, folder string) bool {
-	file, ferr := filepath.Abs(file)
-	folder, derr := filepath.Abs(folder)
-	if ferr != nil || derr != nil {
+	folder, err := filepath.Abs(folder)
+	if !filepath.IsAbs(file) || err != nil {
 		return false
 	}
-	rel, err := filepath.Rel(folder, file)
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	rel, err := filepath.Rel(resolve(folder), filepath.Join(resolve(filepath.Dir(file)), filepath.Base(file)))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/cli"
 )
@@ -62,4 +63,20 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A test runs every task of its DAG, whatever queue a task names: no
+// other worker takes a test's tries.
+func TestDagsTestRunsTasksOfEveryQueue(t *testing.T) {
+	t.Parallel()
+	h := newTestHome(t, nil)
+	dag := "dag_id: queues\nschedule: null\ntasks:\n  - task_id: gpu\n    operator: bash\n    queue: gpu\n    bash_command: echo on gpu\n"
+	if err := os.WriteFile(filepath.Join(h.dags, "queues.yaml"), []byte(dag), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if code, out, errOut := h.run(ctx, "dags", "test", "queues"); code != 0 || !strings.Contains(out, "gpu | on gpu\n") {
+		t.Errorf("a test of a task on queue gpu: exit %d, want it run\n%s\n%s", code, out, errOut)
+	}
 }

@@ -35,8 +35,12 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 			}
 			// Recorded nowhere, the folder's other import errors are said
 			// here: a second file defining the DAG is one of them.
-			for _, f := range slices.Sorted(maps.Keys(plan.importErrors)) {
+			files := slices.Sorted(maps.Keys(plan.importErrors))
+			for _, f := range files[:min(len(files), shownImportErrors)] {
 				p.logger().Warn("dag import error (not recorded by a test)", "file", f, "err", plan.importErrors[f])
+			}
+			if n := len(files) - shownImportErrors; n > 0 {
+				p.logger().Warn("more files fail to load", "count", n, "dir", p.Dir)
 			}
 			return p.sync(ctx, &d, p.now())
 		}

@@ -172,6 +172,15 @@ func TestRedactorEndLine(t *testing.T) {
 	if got, want := out.String(), "done\nprogress 50% ***\n[ts] weir: try ended\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+	// A last line longer than the hold was written already, unended.
+	out.Reset()
+	long := strings.Repeat("x", redactHold+10)
+	_, _ = rd.Write([]byte(long))
+	_ = rd.EndLine()
+	_, _ = rd.Write([]byte("next\n"))
+	if got := out.String(); got != long+"\nnext\n" {
+		t.Fatalf("a long unended line then a line: got ...%q, want the long line ended", got[max(0, len(got)-20):])
+	}
 }
 
 func TestBashTokenRedactedInLog(t *testing.T) {

@@ -19,6 +19,7 @@ type Redactor struct {
 	w       io.Writer
 	secrets [][]byte // longest first
 	buf     []byte
+	open    bool // the last byte written to w was not a newline
 }
 
 // NewRedactor returns a Redactor writing to w, masking secrets.
@@ -74,11 +75,21 @@ func (r *Redactor) Write(p []byte) (int, error) {
 	if cut > 0 {
 		out := r.redact(r.buf[:cut:cut])
 		r.buf = append(r.buf[:0:0], r.buf[cut:]...)
-		if _, err := r.w.Write(out); err != nil {
+		if err := r.write(out); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
+}
+
+// write writes out to w, noting whether it ends a line; r.mu is held.
+func (r *Redactor) write(out []byte) error {
+	if len(out) == 0 {
+		return nil
+	}
+	r.open = out[len(out)-1] != '\n'
+	_, err := r.w.Write(out)
+	return err
 }
 
 // Flush writes the buffered partial line, masked.
@@ -90,20 +101,19 @@ func (r *Redactor) Flush() error {
 	}
 	out := r.redact(r.buf)
 	r.buf = nil
-	_, err := r.w.Write(out)
-	return err
+	return r.write(out)
 }
 
-// EndLine ends a partial line (output without its final newline) with
-// one, masked, so that what is written next starts a line of its own.
+// EndLine ends a partial line (output without its final newline, held or
+// already written when longer than the hold) with one, masked, so that
+// what is written next starts a line of its own.
 func (r *Redactor) EndLine() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.buf) == 0 {
-		return nil
-	}
 	out := append(r.redact(r.buf), '\n')
 	r.buf = nil
-	_, err := r.w.Write(out)
-	return err
+	if len(out) == 1 && !r.open { // nothing held, and the last line ended
+		return nil
+	}
+	return r.write(out)
 }

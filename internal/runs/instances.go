@@ -2,6 +2,7 @@ package runs
 
 import (
 	"github.com/google/uuid"
+	"slices"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -20,10 +21,7 @@ func NewTaskInstances(spec *core.DAG) []store.NewTaskInstance {
 	out := make([]store.NewTaskInstance, 0, len(spec.Tasks))
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
-		queue := t.Queue
-		if queue == "" {
-			queue = core.DefaultQueue
-		}
+		queue := queueOf(t)
 		pool := t.Pool
 		if pool == "" {
 			pool = core.DefaultPool
@@ -75,5 +73,26 @@ func PriorityWeights(spec *core.DAG) map[string]int {
 		}
 		out[t.TaskID] = total
 	}
+	return out
+}
+
+// queueOf is the queue t's instances go to.
+func queueOf(t *core.Task) string {
+	if t.Queue == "" {
+		return core.DefaultQueue
+	}
+	return t.Queue
+}
+
+// Queues lists the queues spec's tasks go to, sorted, each once: what a
+// worker running every task of a run (`weir dags test`'s) claims from.
+func Queues(spec *core.DAG) []string {
+	var out []string
+	for i := range spec.Tasks {
+		if q := queueOf(&spec.Tasks[i]); !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

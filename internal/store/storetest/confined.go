@@ -138,7 +138,8 @@ func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
 		"insert callbacks")
 	claim := func() []core.TaskInstance {
 		t.Helper()
-		got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 10, Hostname: "h", PID: 1, Start: true, Now: f.now})
+		got, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Limit: 10, Hostname: "h", PID: 1, Start: true, Now: f.now,
+			Runs: map[int64]*core.DagRun{}}) // a worker's claim: PostgreSQL reads the runs with it
 		must(t, err, "unconfined claim")
 		return got
 	}
