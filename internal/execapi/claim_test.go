@@ -86,6 +86,20 @@ func TestClaimValidation(t *testing.T) {
 	}
 }
 
+// waitingClaim claims one try, waiting up to an hour, on a goroutine of
+// its own; the channel receives what it got.
+func waitingClaim(ctx context.Context, t *testing.T, c *execclient.Client) <-chan []execclient.Workload {
+	got := make(chan []execclient.Workload, 1)
+	go func() {
+		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- wls
+	}()
+	return got
+}
+
 // subscribeSignal is the real store, announcing each Subscribe call.
 type subscribeSignal struct {
 	store.Store
@@ -120,15 +134,7 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	sig, c := signalledServer(t, env)
 
 	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
-	got := make(chan []execclient.Workload, 1)
-	go func() {
-		// Waits far longer than the test takes unless woken by the notify.
-		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- wls
-	}()
+	got := waitingClaim(ctx, t, c) // far longer than the test takes unless woken by the notify
 	if ch := <-sig.subscribed; ch != store.ChannelQueued {
 		t.Fatalf("subscribed to %s", ch)
 	}
@@ -154,14 +160,7 @@ func TestClaimLongPollFindsUnnotifiedWork(t *testing.T) {
 	sig, c := signalledServer(t, env, execapi.Config{ClaimRecheck: 20 * time.Millisecond})
 
 	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
-	got := make(chan []execclient.Workload, 1)
-	go func() {
-		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- wls
-	}()
+	got := waitingClaim(ctx, t, c)
 	<-sig.subscribed
 	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
 		t.Fatal(err)
