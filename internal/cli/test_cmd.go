@@ -44,10 +44,10 @@ left to the deployment's workers.
 
 Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries at once
 and marks the run failed, as marking a run failed by hand does: the tasks not finished (a retry
-of a stopped try included) skipped. A test
-killed outright (SIGKILL, a lost machine) leaves its run to the schedulers: the next test of the
-DAG, or the deployment's scheduler, fails it once the test's process has been silent for two
-heartbeats, so that its tasks no longer hold the DAG's max_active_tasks and pool slots.`,
+of a stopped try included) skipped. A test killed outright (SIGKILL, a lost machine) leaves its
+run to the schedulers: the next test of the DAG, or the deployment's scheduler, fails it once
+the test's process has been silent for two heartbeats, so that its tasks no longer hold the
+DAG's max_active_tasks and pool slots.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)

@@ -30,9 +30,9 @@ const maxHolding = 10000
 // claim serves POST /execution/workloads/claim: it claims up to limit queued
 // task instances for the worker, long-polling (woken by ChannelQueued, and by
 // ChannelCallbacks when it claims callbacks too, and every ClaimRecheck;
-// never a busy loop) until one is available or wait_seconds pass. With reclaim, the worker's own unstarted
-// claims it does not list as holding come first
-// (docs/state-machines.md#dead-workers).
+// never a busy loop) until one is available or wait_seconds pass. With
+// reclaim, the worker's own unstarted claims it does not list as holding
+// come first (docs/state-machines.md#dead-workers).
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.ClaimRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {

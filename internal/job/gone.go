@@ -12,9 +12,9 @@ import (
 // loaded machine is no death) before api.Until, the latest api-server
 // heartbeat; or it has no row (deleted or pruned since) while since, when
 // the process made what the caller holds it to, is that old by interval
-// (the interval its role beats at). Nothing is judged gone
-// while the api-servers' uptime began after the cutoff: the process's beats
-// could not all have been heard.
+// (the interval its role beats at). Nothing is judged gone while the
+// api-servers' uptime began after the cutoff: the process's beats could
+// not all have been heard.
 func Gone(jobs []core.Job, id string, since time.Time, interval time.Duration, api Uptime) bool {
 	last := since
 	for _, j := range jobs {
