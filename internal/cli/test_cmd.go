@@ -180,6 +180,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// Ctrl-C stops the test's tries at once, as it stops Airflow's
 	// dag.test(): no [workers] shutdown_grace_period for a run being watched.
 	w.KillOnStop = true
+	w.NoPreviousLife = true // the run is new: no earlier process claimed its tries
 	sched := newSchedulerLoop(cfg, st, a.opts, logger)
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up

@@ -65,7 +65,9 @@ func TestDagsTestRunsBesideMaxActiveRuns(t *testing.T) {
 // `weir dags test` in a home a deployment shares runs its own run's work
 // alone: another DAG's try queued for the deployment's workers, the
 // trigger another try waits on and a fired callback are left to the
-// deployment's workers and triggerer.
+// deployment's workers and triggerer, and so is the deployment's
+// housekeeping: a trigger no try waits on any more, a backfill whose runs
+// have all ended.
 func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	t.Parallel()
 	h := newTestHome(t, map[string]string{"tested": "", "other": ""})
@@ -74,20 +76,34 @@ func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, waiting := uuid.NewString(), uuid.NewString()
+	theirs, waiting, resumed := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	r, err := st.DagRunCreate(ctx, &store.DagRunCreateParams{DagID: "other", RunID: "deployment", RunType: core.RunManual,
 		State: core.RunRunning, DagVersionID: v.ID, Now: now, TaskInstances: []store.NewTaskInstance{
 			{ID: theirs, TaskID: "t", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIQueued},
-			{ID: waiting, TaskID: "w", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIRunning}}})
+			{ID: waiting, TaskID: "w", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIRunning},
+			{ID: resumed, TaskID: "r", MapIndex: -1, MaxTries: 1, Operator: "bash", Queue: core.DefaultQueue, Pool: core.DefaultPool, State: core.TIRunning}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trigger, err := st.TaskInstanceDefer(ctx, &store.TaskInstanceDeferParams{ID: waiting, From: []core.TIState{core.TIRunning},
-		Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: []byte(`{"delta":"1h"}`)}, NextMethod: "done", Now: now})
-	if err == nil {
-		err = st.CallbackInsert(ctx, []core.Callback{{Level: core.CallbackDag, Event: core.OnFailure, DagID: r.DagID, RunID: r.RunID,
-			DagRunID: r.ID, MapIndex: core.NoMapIndex, Spec: core.CallbackSpec{Command: "echo theirs"}, Outcome: "failed"}}, now)
+	deferTo := func(id string) int64 {
+		tid, err := st.TaskInstanceDefer(ctx, &store.TaskInstanceDeferParams{ID: id, From: []core.TIState{core.TIRunning},
+			Trigger: core.TriggerSpec{Type: "timedelta", Kwargs: []byte(`{"delta":"1h"}`)}, NextMethod: "done", Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tid
 	}
+	trigger, unused := deferTo(waiting), deferTo(resumed)
+	if _, err := st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{resumed}, Fail: "timed out", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	err = st.CallbackInsert(ctx, []core.Callback{{Level: core.CallbackDag, Event: core.OnFailure, DagID: r.DagID, RunID: r.RunID,
+		DagRunID: r.ID, MapIndex: core.NoMapIndex, Spec: core.CallbackSpec{Command: "echo theirs"}, Outcome: "failed"}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backfill, err := st.BackfillCreate(ctx, &store.BackfillCreateParams{DagID: "other", FromDate: now.Add(-48 * time.Hour),
+		ToDate: now.Add(-24 * time.Hour), ReprocessBehavior: core.ReprocessNone, MaxActiveRuns: 1, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +127,12 @@ func TestDagsTestLeavesTheDeploymentsTriesAlone(t *testing.T) {
 	cbs, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: r.ID})
 	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackQueued {
 		t.Errorf("the deployment's callback after a dags test of another DAG: %+v, %v; want it queued", cbs, err)
+	}
+	if _, err := st.TriggerGet(ctx, unused); err != nil {
+		t.Errorf("the trigger no try waits on after a dags test: %v; want it left to the deployment's triggerer", err)
+	}
+	if b, err := st.BackfillGet(ctx, backfill.ID); err != nil || b.CompletedAt != nil {
+		t.Errorf("the backfill without unfinished runs after a dags test: %+v, %v; want it left to the deployment's scheduler", b, err)
 	}
 }
 

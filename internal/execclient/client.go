@@ -69,6 +69,8 @@ type Client struct {
 	// (WithToken): its credential authorizes a report's claim of the
 	// worker's next try (StateRequest.Next).
 	worker *Client
+	// inProcess says the requests go to an API in this process (Via).
+	inProcess bool
 }
 
 // NewClient returns a client for the API at baseURL (ending in /execution,
@@ -105,8 +107,12 @@ func NewClient(baseURL, token string, opts ClientOptions) *Client {
 func (c *Client) Via(rt http.RoundTripper) *Client {
 	opts := c.opts
 	opts.HTTPClient = &http.Client{Transport: rt}
-	return &Client{ep: c.ep, opts: opts, token: c.Token()}
+	return &Client{ep: c.ep, opts: opts, token: c.Token(), inProcess: true}
 }
+
+// InProcess says whether c's requests go to an API served by this very
+// process (Via): the same binary, so the same API version.
+func (c *Client) InProcess() bool { return c.inProcess }
 
 // WithToken returns a client sharing c's connection pool and options that
 // authenticates with token (a try's execution token) on behalf of id.

@@ -54,8 +54,9 @@ type Config struct {
 	// MaxMapLength bounds the instances one mapped task expands to.
 	MaxMapLength int
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
-	// runs, whether or not the DAG is paused, creates no scheduled runs and
-	// fails over that DAG's tries alone (what `weir dags test` needs). A
+	// runs, whether or not the DAG is paused, creates no scheduled runs,
+	// completes no backfills and fails over that DAG's tries alone (what
+	// `weir dags test` needs). A
 	// Service given to the scheduler must have the same
 	// service.Config.OnlyDagID (it queues).
 	OnlyDagID string
@@ -380,11 +381,8 @@ func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 	}
 	s.forget(processed)
 	if full {
-		if _, err := s.Service.CompleteBackfills(ctx); err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			s.Logger.Error("complete backfills", "err", err)
+		if err := s.completeBackfills(ctx); err != nil {
+			return res, err
 		}
 		s.wholeNext = res.next
 	}
@@ -392,6 +390,22 @@ func (s *Scheduler) pass(ctx context.Context, full bool) (passResult, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// completeBackfills marks complete the backfills whose runs have all
+// ended; it returns only ctx's error. A confined scheduler leaves them to
+// the deployment's: a test's run is no backfill's.
+func (s *Scheduler) completeBackfills(ctx context.Context) error {
+	if s.Config.OnlyDagID != "" {
+		return nil
+	}
+	if _, err := s.Service.CompleteBackfills(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Logger.Error("complete backfills", "err", err)
+	}
+	return nil
 }
 
 // wholePass is the part of a whole pass before the running runs are

@@ -54,7 +54,8 @@ type Config struct {
 	// OnlyDagRunID, when not 0, confines the triggerer to the triggers of
 	// that run's instances: `weir dags test`'s runs no other DAG's
 	// deferrals and no asset watcher of the deployment it shares a
-	// database with.
+	// database with, and leaves the deployment's housekeeping (unused
+	// triggers, consumed stream events, watchers without a trigger) to it.
 	OnlyDagRunID int64
 }
 
@@ -178,15 +179,7 @@ func (t *Triggerer) Start(ctx context.Context) error {
 		}
 		if now := t.Clock.Now(); now.Sub(lastCleanup) >= cleanupInterval {
 			lastCleanup = now
-			if _, err := t.Store.TriggerDeleteUnused(ctx); err != nil && ctx.Err() == nil {
-				t.Logger.Warn("delete unused triggers", "err", err)
-			}
-			if n, err := t.Store.WatcherAttachTriggers(ctx, now); err != nil && ctx.Err() == nil {
-				t.Logger.Warn("attach triggers to watchers", "err", err)
-			} else if n > 0 {
-				t.Logger.Info("watchers given a trigger", "count", n)
-			}
-			t.cleanStreams(ctx)
+			t.housekeep(ctx, now)
 		}
 		select {
 		case <-ctx.Done():
@@ -196,6 +189,25 @@ func (t *Triggerer) Start(ctx context.Context) error {
 		case <-wake:
 		}
 	}
+}
+
+// housekeep deletes the triggers no try waits on and the consumed stream
+// events past retention, and gives the asset watchers without a trigger
+// one. A confined triggerer leaves that to the deployment's: it keeps to
+// its run (Config.OnlyDagRunID).
+func (t *Triggerer) housekeep(ctx context.Context, now time.Time) {
+	if t.Config.OnlyDagRunID != 0 {
+		return
+	}
+	if _, err := t.Store.TriggerDeleteUnused(ctx); err != nil && ctx.Err() == nil {
+		t.Logger.Warn("delete unused triggers", "err", err)
+	}
+	if n, err := t.Store.WatcherAttachTriggers(ctx, now); err != nil && ctx.Err() == nil {
+		t.Logger.Warn("attach triggers to watchers", "err", err)
+	} else if n > 0 {
+		t.Logger.Info("watchers given a trigger", "count", n)
+	}
+	t.cleanStreams(ctx)
 }
 
 // pass claims what capacity allows and starts the triggers it took; every

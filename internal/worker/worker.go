@@ -52,8 +52,12 @@ type Worker struct {
 	// KillOnStop kills the running tries as soon as Start's ctx ends, with
 	// no ShutdownGrace: `weir dags test`, whose Ctrl-C ends its run.
 	KillOnStop bool
-	Clock      core.Clock
-	Logger     *slog.Logger
+	// NoPreviousLife says that no earlier process claimed as this worker
+	// what it may claim (`weir dags test`'s, whose run is its own): its
+	// first claim does not look for a previous life's claims.
+	NoPreviousLife bool
+	Clock          core.Clock
+	Logger         *slog.Logger
 	// Version is the Weir version the worker tells in its heartbeats.
 	Version string
 
@@ -243,8 +247,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.logSpares != nil {
 		defer w.logSpares.Close()
 	}
-	if err := w.Client.Health(ctx); execclient.IsVersionMismatch(err) {
-		return fmt.Errorf("worker: %w", err) // no retry helps: one side must be upgraded
+	// An api-server in this process is this binary: no version to compare.
+	if !w.Client.InProcess() {
+		if err := w.Client.Health(ctx); execclient.IsVersionMismatch(err) {
+			return fmt.Errorf("worker: %w", err) // no retry helps: one side must be upgraded
+		}
 	}
 	w.reportUnreported(ctx)
 	w.Logger.Info("worker started", "worker_id", w.WorkerID, "queues", w.Queues, "slots", w.Concurrency)
@@ -274,7 +281,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	// this worker's previous life. Only the first claim and one after a
 	// failed claim can have lost an answer (the client's own retries of a
 	// claim reclaim too): the others skip the look-up.
-	reclaim := true
+	reclaim := !w.NoPreviousLife
 	// Tries hand their slots on (StateRequest.Next) while the loop claims.
 	var stopped atomic.Bool
 	claiming := func() bool { return ctx.Err() == nil && !stopped.Load() }
