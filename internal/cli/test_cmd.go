@@ -36,16 +36,17 @@ func (a *app) dagsTestCmd() *cobra.Command {
 		Short: "Run one DAG run in this process, printing each task's log lines as it runs, then its task instances (exit 1 if it fails)",
 		Long: `Records the DAG as its file defines it now, creates a run (running at once, whatever the DAG's
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
-own, which take no other run's work, until the run ends; then prints its task instances. Next to
-a running deployment on the same database (a standalone on the same home), the deployment's
-workers leave the test's tries, and the callbacks they fire, to it: they run in this shell's
-environment, whatever queue a task names. The DAG's own callbacks, fired as the run ends, are
-left to the deployment's workers.
+own, which take no other run's work, until the run ends and the callbacks it fired (its tasks'
+and, as it ends, the DAG's own) have run; then prints their logs, its task instances and its
+callbacks. Next to a running deployment on the same database (a standalone on the same home),
+the deployment's workers leave the test's tries and callbacks to it: they run in this shell's
+environment, whatever queue a task names.
 
-Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries at once
-and marks the run failed, as marking a run failed by hand does: the tasks not finished (a retry
-of a stopped try included) skipped. A test killed outright (SIGKILL, a lost machine) leaves its
-run to the schedulers: the next test of the DAG, or the deployment's scheduler, fails it once
+Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries and
+callbacks at once and marks the run failed, as marking a run failed by hand does: the tasks not
+finished (a retry of a stopped try included) skipped; the callbacks the run fired that did not
+run fail. A test killed outright (SIGKILL, a lost machine) leaves its run to the schedulers: the
+next test of the DAG, or the deployment's scheduler, fails it (and its callbacks not run) once
 the test's process has been silent for two heartbeats, so that its tasks no longer hold the
 DAG's max_active_tasks and pool slots.`,
 		Args: cobra.ExactArgs(1),
@@ -149,13 +150,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	case err != nil:
 		return fmt.Errorf("%w (see `weir dags list-import-errors`)", err)
 	}
-	defer dropJobRows(ctx, st, logger) // after the run is failed, if it did not end
+	defer dropJobRows(ctx, st, logger) // after the run is ended
 	var final *core.DagRun
-	defer func() {
-		if final == nil { // interrupted, or a role failed: nothing else would end the run
-			failUnfinished(ctx, svc, a.cliActor(), run, logger)
-		}
-	}()
+	defer func() { endTest(ctx, svc, a.cliActor(), run, final != nil, logger) }()
 	restoreGC()
 	a.opts.onlyRunID = run.ID // its worker and triggerer take no work of another run
 	cfg.API.Port = 0
@@ -214,10 +211,14 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err := logs.PollAll(ctx, st, run.ID); err != nil {
 		return err
 	}
+	cbs, err := logs.Callbacks(ctx, st, run.ID)
+	if err != nil {
+		return err
+	}
 	if err := logs.Flush(); err != nil {
 		return err
 	}
-	return printRunOutcome(cmd, st, final)
+	return printRunOutcome(cmd, st, final, cbs)
 }
 
 // inFolder says whether file is in folder (or below it), symbolic links
@@ -260,18 +261,31 @@ func dropJobRows(ctx context.Context, st store.Store, logger *slog.Logger) {
 	}
 }
 
-// failUnfinished fails the test's run when the test ends before it does
-// (Ctrl-C, a role that could not start): its tries ran in this process, and
-// the run would otherwise stay running, its instances holding the DAG's
-// max_active_tasks and pool slots.
-func failUnfinished(ctx context.Context, svc *service.Service, actor core.Actor, run *core.DagRun, logger *slog.Logger) {
+// endTest ends the test's run as the test ends. Unless the run and its
+// callbacks finished, the test was stopped (Ctrl-C, a role that could not
+// start): the run is failed, as marking it failed would (its tries ran in
+// this process, and it would otherwise stay running, its instances holding
+// the DAG's max_active_tasks and pool slots), and the callbacks it fired
+// that the test did not run fail (service.EndTestRun), which no deployment
+// takes then.
+func endTest(ctx context.Context, svc *service.Service, actor core.Actor, run *core.DagRun, finished bool, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	switch ended, err := svc.FailUnfinishedRun(ctx, actor, run.DagID, run.RunID); {
+	log := logger.With("dag_id", run.DagID, "run_id", run.RunID)
+	if !finished {
+		switch ended, err := svc.FailUnfinishedRun(ctx, actor, run.DagID, run.RunID); {
+		case err != nil:
+			log.Error("the test's run stays unfinished until a scheduler finds this process gone", "err", err)
+			return
+		case ended != nil:
+			log.Warn("the test ended before its run: marked the run failed")
+		}
+	}
+	switch n, err := svc.EndTestRun(ctx, run.ID); {
 	case err != nil:
-		logger.Error("the test's run stays unfinished until a scheduler finds this process gone", "run_id", run.RunID, "err", err)
-	case ended != nil:
-		logger.Warn("the test ended before its run: marked the run failed", "dag_id", run.DagID, "run_id", run.RunID)
+		log.Error("the test's run stays the test's until a scheduler finds this process gone", "err", err)
+	case n > 0:
+		log.Warn("the test ended before the callbacks its run fired: marked them failed", "callbacks", n)
 	}
 }
 
@@ -331,15 +345,21 @@ func (e *noSuchTask) Error() string {
 	return fmt.Sprintf("dag %q has no task %q; its tasks: %s", e.dagID, e.taskID, list)
 }
 
+// unfinishedCallbacks are the states of a callback not run yet, or still
+// running.
+var unfinishedCallbacks = []core.CallbackState{core.CallbackQueued, core.CallbackRunning}
+
 // eachEvery bounds how often waitForRun streams the logs: a chain of short
 // tasks wakes it two or three times a step, and each poll lists instances
 // and reads log files beside the run's own work (docs/benchmarks.md);
 // twenty times a second is as live as a reader needs.
 const eachEvery = 50 * time.Millisecond
 
-// waitForRun returns the run once it is finished, waking on scheduler
-// notifications (with a poll as a fallback), checking the run at every
-// wake-up and calling each (streaming the logs) at most every eachEvery.
+// waitForRun returns the run once it is finished and the callbacks it
+// fired have ended (the test's worker runs them: ADR 0042), waking on
+// scheduler notifications (with a poll as a fallback), checking the run at
+// every wake-up and calling each (streaming the logs) at most every
+// eachEvery.
 func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
 	wake := st.Subscribe(ctx, store.ChannelScheduler) // a run finished
 	ended := st.Subscribe(ctx, store.ChannelTasks)    // a try ended
@@ -362,12 +382,24 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		if err != nil {
 			return nil, err
 		}
+		var callbacks <-chan time.Time // the run's callbacks are running: no notification says when they end
 		if r.State.Terminal() {
-			return r, nil
+			n, err := st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: run.ID, States: unfinishedCallbacks})
+			if err != nil {
+				return nil, fmt.Errorf("count the callbacks run %s of %s fired: %w", run.RunID, run.DagID, err)
+			}
+			if n == 0 {
+				return r, nil
+			}
+			callbacks = time.After(eachEvery)
 		}
 		select {
 		case <-ctx.Done():
+			if callbacks != nil {
+				return nil, fmt.Errorf("run %s of %s ended %s; the callbacks it fired did not: %w", run.RunID, run.DagID, r.State, ctx.Err())
+			}
 			return nil, fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
+		case <-callbacks:
 		case <-wake:
 		case <-ended:
 		case <-queued:
@@ -378,8 +410,9 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 }
 
 // printRunOutcome prints the run's task instances in dependency order
-// (runs.DependencyOrder; map indexes in order) and its state.
-func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error {
+// (runs.DependencyOrder; map indexes in order), the callbacks it fired
+// (cbs), and its state.
+func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun, cbs []core.Callback) error {
 	tis, err := st.TaskInstanceList(cmd.Context(), &store.TaskInstanceListParams{DagRunID: run.ID})
 	if err != nil {
 		return err
@@ -398,6 +431,17 @@ func printRunOutcome(cmd *cobra.Command, st store.Store, run *core.DagRun) error
 	out := cmd.OutOrStdout()
 	if err := table(out, []string{"TASK_ID", "MAP_INDEX", "STATE", "TRY", "DURATION"}, rows); err != nil {
 		return err
+	}
+	if len(cbs) > 0 {
+		rows = make([][]string, len(cbs))
+		for i := range cbs {
+			cb := &cbs[i]
+			rows[i] = []string{firedBy(cb), string(cb.Event), string(cb.State), strconv.Itoa(cb.Attempts), cb.Error}
+		}
+		fmt.Fprintln(out)
+		if err := table(out, []string{"CALLBACK_OF", "EVENT", "STATE", "ATTEMPTS", "ERROR"}, rows); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "\nrun %s of %s: %s\n", run.RunID, run.DagID, run.State)
 	if run.State != core.RunSuccess {

@@ -107,16 +107,62 @@ func (l *logStream) PollAll(ctx context.Context, st store.Store, runID int64) er
 	return l.Poll(ctx, st, runID)
 }
 
+// Callbacks prints the log lines of every attempt of the callbacks the
+// run fired, which have ended by then (waitForRun), each prefixed by what
+// fired it ("load on_failure | ...", "(dag) on_success | ..."), and
+// returns them.
+func (l *logStream) Callbacks(ctx context.Context, st store.Store, runID int64) ([]core.Callback, error) {
+	cbs, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("list the callbacks the run fired to print their logs: %w", err)
+	}
+	for i := range cbs {
+		for attempt := 1; attempt <= cbs[i].Attempts; attempt++ {
+			key := tasklog.CallbackKey(&cbs[i], attempt)
+			l.labels[key] = callbackLabel(&cbs[i], attempt)
+			l.seen = append(l.seen, key)
+			if err := l.readTry(key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cbs, nil
+}
+
 // logLabel is the prefix of a try's lines.
 func logLabel(ti *core.TaskInstance, try int) string {
-	label := ti.TaskID
-	if ti.MapIndex != core.NoMapIndex {
-		label = fmt.Sprintf("%s[%d]", ti.TaskID, ti.MapIndex)
+	return tryLabel(ti.TaskID, ti.MapIndex, try)
+}
+
+// tryLabel names try of a task instance: "load", "fan[2]", "load (try 2)".
+func tryLabel(taskID string, mapIndex, try int) string {
+	label := taskID
+	if mapIndex != core.NoMapIndex {
+		label = fmt.Sprintf("%s[%d]", taskID, mapIndex)
 	}
 	if try > 1 {
 		label = fmt.Sprintf("%s (try %d)", label, try)
 	}
 	return label
+}
+
+// callbackLabel names an attempt of a callback by what fired it and its
+// event: "load on_failure", "(dag) on_success", "load on_retry (attempt 2)".
+func callbackLabel(cb *core.Callback, attempt int) string {
+	label := firedBy(cb) + " " + string(cb.Event)
+	if attempt > 1 {
+		label = fmt.Sprintf("%s (attempt %d)", label, attempt)
+	}
+	return label
+}
+
+// firedBy names the try that fired a task's callback ("load", "load (try
+// 2)"), or "(dag)" for the run's.
+func firedBy(cb *core.Callback) string {
+	if cb.Level == core.CallbackTask {
+		return tryLabel(cb.TaskID, cb.MapIndex, cb.TryNumber)
+	}
+	return "(dag)"
 }
 
 // readTry prints the complete lines key's log has gained.

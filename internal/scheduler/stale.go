@@ -96,18 +96,19 @@ func (s *Scheduler) checkDeadWorkers(ctx context.Context, now time.Time, res *pa
 	return s.failGoneTests(ctx, jobs, up)
 }
 
-// failGoneTests fails the unfinished runs of `weir dags test` processes
-// that are gone (job.Gone of the run's TestJobID, their api-server's row):
-// killed, or their machine lost, before their run ended. No other
-// process runs such a run, and its queued and running instances would
-// hold the DAG's max_active_tasks and pool slots for ever, leaving every
-// later test of a DAG with max_active_tasks: 1 waiting.
+// failGoneTests ends the runs of `weir dags test` processes that are gone
+// (job.Gone of the run's TestJobID, their api-server's row): killed, or
+// their machine lost, before they ended their run. An unfinished run is
+// failed: no other process runs it, and its queued and running instances
+// would hold the DAG's max_active_tasks and pool slots for ever, leaving
+// every later test of a DAG with max_active_tasks: 1 waiting. Then the
+// test's hold ends (service.EndTestRun): the callbacks it had not run
+// fail, which no deployment takes.
 func (s *Scheduler) failGoneTests(ctx context.Context, jobs []core.Job, up job.Uptime) error {
 	if !job.MayBeGone(up) { // a one-task test's scheduler never reads them
 		return nil
 	}
-	tests, err := s.Store.DagRunList(ctx, &store.DagRunListParams{DagID: s.Config.OnlyDagID, Tests: true,
-		States: []core.DagRunState{core.RunQueued, core.RunRunning}})
+	tests, err := s.Store.DagRunList(ctx, &store.DagRunListParams{DagID: s.Config.OnlyDagID, Tests: true})
 	if err != nil {
 		return fmt.Errorf("list the runs of dags test processes: %w", err)
 	}
@@ -117,16 +118,31 @@ func (s *Scheduler) failGoneTests(ctx context.Context, jobs []core.Job, up job.U
 		if !job.Gone(jobs, r.TestJobID, r.QueuedAt, s.Config.APIServerHeartbeatInterval, up) {
 			continue
 		}
-		switch ended, err := s.Service.FailUnfinishedRun(ctx, core.System, r.DagID, r.RunID); {
-		case benign(err):
-		case err != nil: // the other runs are still judged
-			errs = append(errs, fmt.Errorf("fail run %s of %s, whose dags test stopped: %w", r.RunID, r.DagID, err))
-		case ended != nil:
-			s.Logger.Warn("failed the run of a `weir dags test` process that stopped before it ended",
-				"dag_id", r.DagID, "run_id", r.RunID, "job_id", r.TestJobID)
+		if err := s.endGoneTest(ctx, r); err != nil { // the other runs are still judged
+			errs = append(errs, fmt.Errorf("end run %s of %s, whose dags test stopped: %w", r.RunID, r.DagID, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// endGoneTest fails run r of a gone test process if it is unfinished, then
+// ends the test's hold of it.
+func (s *Scheduler) endGoneTest(ctx context.Context, r *core.DagRun) error {
+	log := s.Logger.With("dag_id", r.DagID, "run_id", r.RunID, "job_id", r.TestJobID)
+	if !r.State.Terminal() {
+		switch ended, err := s.Service.FailUnfinishedRun(ctx, core.System, r.DagID, r.RunID); {
+		case benign(err):
+		case err != nil:
+			return err
+		case ended != nil:
+			log.Warn("failed the run of a `weir dags test` process that stopped before it ended")
+		}
+	}
+	n, err := s.Service.EndTestRun(ctx, r.ID)
+	if n > 0 {
+		log.Warn("failed the callbacks a stopped `weir dags test` process had not run", "callbacks", n)
+	}
+	return err
 }
 
 // apiUptime reads the job rows and the api-servers' current uptime, its

@@ -305,6 +305,17 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 		}
 	}
 	killed, live, other := testRun("t", "killed"), testRun("t", "live"), testRun("u", "other")
+	// A test killed after its run ended, while the callbacks its end fired
+	// were to run.
+	ended := testRun("t", "ended")
+	if _, err := h.st.DagRunSetState(h.ctx, &store.DagRunSetStateParams{ID: ended.ID, To: core.RunSuccess, Now: h.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.CallbackInsert(h.ctx, []core.Callback{{Level: core.CallbackDag, Event: core.OnSuccess, DagID: ended.DagID,
+		RunID: ended.RunID, DagRunID: ended.ID, MapIndex: core.NoMapIndex, Spec: core.CallbackSpec{Command: "echo"}, Outcome: "success"}},
+		h.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
 	h.step()
 	for _, r := range []*core.DagRun{killed, live} { // each by its test's own worker
 		got, err := h.st.TaskInstanceClaim(h.ctx, &store.TaskInstanceClaimParams{WorkerID: "test", Limit: 1, Now: h.clk.Now(),
@@ -314,7 +325,7 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 		}
 	}
 	for range 4 {
-		beat("killed", "live", "other")
+		beat("killed", "live", "other", "ended")
 		h.clk.Advance(5 * time.Second)
 		h.step()
 	}
@@ -338,5 +349,22 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 	}
 	if r := h.run(other); r.State != core.RunRunning {
 		t.Errorf("another DAG's run, for a scheduler confined to t: %s, want running (the deployment's to judge)", r.State)
+	}
+	// The gone tests' runs are theirs no more; the callback the killed test
+	// had not run failed, saying why, and no deployment takes it.
+	for _, r := range []*core.DagRun{killed, ended} {
+		if got := h.run(r); got.TestJobID != "" {
+			t.Errorf("run %s of a gone test: TestJobID %q, want none", r.RunID, got.TestJobID)
+		}
+	}
+	if r := h.run(ended); r.State != core.RunSuccess {
+		t.Errorf("the ended run of a gone test: %s, want success kept", r.State)
+	}
+	cbs, err := h.st.CallbackList(h.ctx, &store.CallbackListParams{DagRunID: ended.ID})
+	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || !strings.Contains(cbs[0].Error, "stopped before it ran this callback") {
+		t.Errorf("the callback a gone test had not run: %+v, %v; want it failed, saying why", cbs, err)
+	}
+	if r := h.run(live); r.TestJobID != "live" {
+		t.Errorf("the live test's run: TestJobID %q, want its test's", r.TestJobID)
 	}
 }

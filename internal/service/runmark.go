@@ -33,6 +33,16 @@ func (s *Service) FailUnfinishedRun(ctx context.Context, actor core.Actor, dagID
 	return s.markRun(ctx, actor, dagID, runID, core.RunFailed, true)
 }
 
+// EndTestRun ends what the `weir dags test` process running run id held
+// (ADR 0042), once the test is done with it, was stopped or is gone: the
+// callbacks the run fired that the test did not run fail, saying so, and
+// the run is a test's no more: the deployment's claims no longer leave it
+// alone. It returns how many callbacks it failed.
+func (s *Service) EndTestRun(ctx context.Context, id int64) (int, error) {
+	return s.st.DagRunEndTest(ctx, &store.DagRunEndTestParams{ID: id, Now: s.clock.Now(),
+		Error: "the `weir dags test` running its run stopped before it ran this callback"})
+}
+
 // markRun is MarkRun; unfinished leaves a finished run as it is.
 func (s *Service) markRun(ctx context.Context, actor core.Actor, dagID, runID string, state core.DagRunState, unfinished bool) (*core.DagRun, error) {
 	if err := runs.RunMarkable(state); err != nil {

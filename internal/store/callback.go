@@ -71,5 +71,7 @@ type CallbackListParams struct {
 	// TaskID, when set, keeps a task's callbacks; "" = every callback of
 	// the run (DAG-level ones too).
 	TaskID string
+	// States keeps the callbacks in one of them (empty = any).
+	States []core.CallbackState
 	Page
 }

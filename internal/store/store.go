@@ -226,6 +226,13 @@ type DagRunStore interface {
 	// From (any when empty); sets start/end dates as the state implies.
 	// Returns false when the run was not in an allowed state.
 	DagRunSetState(ctx context.Context, p *DagRunSetStateParams) (bool, error)
+	// DagRunEndTest ends what the `weir dags test` process running run
+	// p.ID held (core.DagRun.TestJobID): the run's callbacks not ended
+	// (queued or running) fail with p.Error, and the run is a test's no
+	// more, the deployment's claims then taking what it fires. It returns
+	// how many callbacks it failed: none, and no error, for a run that is
+	// no test's.
+	DagRunEndTest(ctx context.Context, p *DagRunEndTestParams) (failed int, err error)
 	// DagRunLatestScheduled returns the scheduled/backfill run with the
 	// greatest logical date, or ErrNotFound.
 	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
@@ -235,6 +242,13 @@ type DagRunStore interface {
 	// id), oldest first within a DAG, in one query: the web UI's "last
 	// runs" squares for a page of DAGs.
 	DagRunRecent(ctx context.Context, p *DagRunRecentParams) ([]core.DagRun, error)
+}
+
+// DagRunEndTestParams ends a test's run (DagRunEndTest).
+type DagRunEndTestParams struct {
+	ID    int64
+	Error string // why a callback still queued or running failed
+	Now   time.Time
 }
 
 // DagRunRecentParams selects DagRunRecent's runs.

@@ -42,6 +42,9 @@ const (
 	qCallbackFailStale = `UPDATE callback SET state = 'failed', ended_at = $3,
 		error = $4
 		WHERE state = 'running' AND heartbeat < $1 AND attempts >= $2`
+	// qCallbackFailOfRun fails a run's callbacks not ended (DagRunEndTest).
+	qCallbackFailOfRun = `UPDATE callback SET state = 'failed', ended_at = $2, heartbeat = $2, error = $3
+		WHERE dag_run_id = $1 AND state IN ('queued', 'running')`
 	qCallbackList  = `SELECT ` + callbackCols + ` FROM callback%s%s%s`
 	qCallbackCount = `SELECT COUNT(*) FROM callback%s`
 )
@@ -178,6 +181,7 @@ func callbackFilter(p *store.CallbackListParams) *builder {
 	if p.TaskID != "" {
 		b.where("task_id = ?", p.TaskID)
 	}
+	in(b, "state", p.States)
 	return b
 }
 

@@ -310,6 +310,28 @@ func (s *Store) DagRunSetState(ctx context.Context, p *store.DagRunSetStateParam
 	return false, nil
 }
 
+// DagRunEndTest fails the callbacks of a test's run not ended yet and
+// makes the run no test's, in one transaction.
+func (s *Store) DagRunEndTest(ctx context.Context, p *store.DagRunEndTestParams) (failed int, err error) {
+	what := fmt.Sprintf("end the dags test of dag run %d", p.ID)
+	err = s.inTx(ctx, func(tx *Store) error {
+		res, err := tx.writer().ExecContext(ctx, qRunEndTest, p.ID)
+		if err != nil {
+			return tx.wrap(err, "%s", what)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return tx.wrap(err, "%s", what) // no test's run: nothing to end
+		}
+		if res, err = tx.writer().ExecContext(ctx, qCallbackFailOfRun, p.ID, micros(p.Now), p.Error); err != nil {
+			return tx.wrap(err, "%s: fail its unfinished callbacks", what)
+		}
+		n, err := res.RowsAffected()
+		failed = int(n)
+		return tx.wrap(err, "%s: fail its unfinished callbacks", what)
+	})
+	return failed, err
+}
+
 // DagRunLatestScheduled returns the scheduled or backfill run with the
 // greatest logical date.
 func (s *Store) DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error) {

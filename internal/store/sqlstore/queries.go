@@ -94,6 +94,7 @@ const (
 		test_job_id = CASE WHEN state IN ('success', 'failed') AND NOT $5 THEN NULL ELSE test_job_id END
 		WHERE id = $1%s`
 	qRunExists          = `SELECT 1 FROM dag_run WHERE id = $1`
+	qRunEndTest         = `UPDATE dag_run SET test_job_id = NULL WHERE id = $1 AND test_job_id IS NOT NULL`
 	qRunLatestScheduled = `SELECT ` + runCols + ` FROM dag_run
 		WHERE dag_id = $1 AND run_type IN ('scheduled', 'backfill') AND logical_date IS NOT NULL
 		ORDER BY logical_date DESC, id DESC LIMIT 1`
@@ -165,11 +166,12 @@ const (
 			ORDER BY %spriority_weight DESC, queued_at, id LIMIT $3 %s)`
 	// qTIOfRun confines a claim to one run (%s: its placeholder).
 	qTIOfRun = ` AND dag_run_id = %s`
-	// qNotOfTests keeps an unconfined claim off the unfinished runs of
-	// `weir dags test` processes, whose own workers run their tries
-	// (ADR 0041; the partial index dag_run_test finds them).
+	// qNotOfTests keeps an unconfined claim off the runs of `weir dags
+	// test` processes, whose own workers run their tries and the callbacks
+	// they fire, until the test ends its run (DagRunEndTest: ADR 0041, ADR
+	// 0042; the partial index dag_run_test finds them).
 	qNotOfTests    = ` AND dag_run_id NOT IN (` + qTestRunIDs + `)`
-	qTestRunIDs    = `SELECT id FROM dag_run WHERE test_job_id IS NOT NULL AND state IN ('queued', 'running')`
+	qTestRunIDs    = `SELECT id FROM dag_run WHERE test_job_id IS NOT NULL`
 	qTIClaimUpdate = `UPDATE task_instance SET worker_id = $1, claimed_at = $2, updated_at = $2%s
 		FROM picked WHERE id = pick_id AND state = 'queued' AND (worker_id IS NULL OR worker_id = $1)
 		RETURNING ` + tiCols

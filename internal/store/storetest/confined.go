@@ -123,10 +123,10 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 	}
 }
 
-// testClaimsLeaveTestRuns: a `weir dags test`'s unfinished run is its own
-// worker's (TestJobID set): an unconfined claim takes none of its tries or
+// testClaimsLeaveTestRuns: a `weir dags test`'s run is its own worker's
+// (TestJobID set): an unconfined claim takes none of its tries or
 // callbacks; once it ended and was reopened (cleared), it is the
-// deployment's like any run.
+// deployment's like any run (as once its test ended it: testDagRunEndTest).
 func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
 	version := f.dag("etl")
 	testTI, deployTI := newTI("a", core.TIQueued), newTI("a", core.TIQueued)
@@ -162,5 +162,76 @@ func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
 	must(t, err, "unconfined callback claim")
 	if len(cbs) != 1 || cbs[0].DagRunID != tested.ID {
 		t.Fatalf("an unconfined callback claim after the reopen took %+v, want the reopened run's", cbs)
+	}
+}
+
+// testDagRunEndTest: a test's run that ended is still its test's until the
+// test ends it (DagRunEndTest, ADR 0042): an unconfined claim takes none
+// of the callbacks its end fired, its test's confined one does; ending the
+// test fails the callbacks not ended with the reason given and makes the
+// run the deployment's. Another run's callbacks, a second end and a run
+// that is no test's change nothing. The callbacks' states filter their
+// list.
+func testDagRunEndTest(t *testing.T, f *fixture) {
+	version := f.dag("etl")
+	tested, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: "a-test", RunType: core.RunManual,
+		State: core.RunRunning, DagVersionID: version, Now: f.now, TestJobID: "job-1"})
+	must(t, err, "create a test's run")
+	deployed := f.run("etl", "deployed")
+	_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: tested.ID, To: core.RunSuccess, Now: f.now})
+	must(t, err, "end the test's run")
+	must(t, f.st.CallbackInsert(f.ctx, []core.Callback{callbackOf(tested, "a", core.OnSuccess, 0), callbackOf(tested, "a", core.OnSuccess, 1),
+		callbackOf(deployed, "a", core.OnSuccess, 0)}, f.now), "insert callbacks")
+	claim := func(runID int64) []core.Callback {
+		t.Helper()
+		cbs, err := f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "w", Limit: 1, Now: f.now, DagRunID: runID})
+		must(t, err, "claim callbacks")
+		return cbs
+	}
+	if cbs := claim(0); len(cbs) != 1 || cbs[0].DagRunID != deployed.ID {
+		t.Fatalf("an unconfined claim took %+v, want the deployment's run's callback alone", cbs)
+	}
+	if cbs := claim(0); len(cbs) != 0 {
+		t.Fatalf("a second unconfined claim took %+v, want none: the ended run is still its test's", cbs)
+	}
+	if cbs := claim(tested.ID); len(cbs) != 1 || cbs[0].DagRunID != tested.ID {
+		t.Fatalf("the test's confined claim took %+v, want one of its run's callbacks", cbs)
+	}
+	unfinished := &store.CallbackListParams{DagRunID: tested.ID, States: []core.CallbackState{core.CallbackQueued, core.CallbackRunning}}
+	if n, err := f.st.CallbackCount(f.ctx, unfinished); err != nil || n != 2 {
+		t.Fatalf("the test's run's unfinished callbacks counted %d, %v; want 2 (one running, one queued)", n, err)
+	}
+
+	n, err := f.st.DagRunEndTest(f.ctx, &store.DagRunEndTestParams{ID: tested.ID, Error: "the test stopped", Now: f.at(time.Second)})
+	if err != nil || n != 2 {
+		t.Fatalf("end the test = %d, %v; want its 2 unfinished callbacks failed", n, err)
+	}
+	cbs, err := f.st.CallbackList(f.ctx, &store.CallbackListParams{DagRunID: tested.ID})
+	must(t, err, "list the test's run's callbacks")
+	for _, cb := range cbs {
+		if cb.State != core.CallbackFailed || cb.Error != "the test stopped" || cb.EndedAt == nil || !cb.EndedAt.Equal(f.at(time.Second)) {
+			t.Errorf("a callback of the ended test: %+v; want failed at the end with its reason", cb)
+		}
+	}
+	if n, err := f.st.CallbackCount(f.ctx, unfinished); err != nil || n != 0 {
+		t.Errorf("the test's run's unfinished callbacks after its end: %d, %v; want none", n, err)
+	}
+	if r, err := f.st.DagRunGetByID(f.ctx, tested.ID); err != nil || r.TestJobID != "" || r.State != core.RunSuccess {
+		t.Errorf("the test's run after the test's end: %+v, %v; want success and no TestJobID", r, err)
+	}
+	if rs, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{Tests: true}); err != nil || len(rs) != 0 {
+		t.Errorf("test runs after the test's end: %v, %v; want none", runIDs(rs), err)
+	}
+	theirs, err := f.st.CallbackList(f.ctx, &store.CallbackListParams{DagRunID: deployed.ID})
+	if err != nil || len(theirs) != 1 || theirs[0].State != core.CallbackRunning {
+		t.Errorf("the deployment's run's callback: %+v, %v; want it running still", theirs, err)
+	}
+	for _, id := range []int64{tested.ID, deployed.ID, 1 << 40} { // ended already; no test's; no run
+		if n, err := f.st.DagRunEndTest(f.ctx, &store.DagRunEndTestParams{ID: id, Error: "again", Now: f.at(time.Minute)}); err != nil || n != 0 {
+			t.Errorf("end the test of run %d = %d, %v; want nothing done", id, n, err)
+		}
+	}
+	if theirs, err := f.st.CallbackList(f.ctx, &store.CallbackListParams{DagRunID: deployed.ID}); err != nil || theirs[0].State != core.CallbackRunning {
+		t.Errorf("the deployment's run's callback after ending a test of its run: %+v, %v; want it running still", theirs, err)
 	}
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimRuns", testClaimRuns},
 		{"ClaimsConfinedToARun", testClaimsConfinedToARun},
 		{"ClaimsLeaveTestRuns", testClaimsLeaveTestRuns},
+		{"DagRunEndTest", testDagRunEndTest},
 		{"StartHeartbeatFinish", testStartHeartbeatFinish},
 		{"FinishLater", testFinishLater},
 		{"Stale", testStale},

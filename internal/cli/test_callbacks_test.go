@@ -1,0 +1,109 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/wait"
+)
+
+// `weir dags test` runs the callbacks its run fires, the DAG's own at the
+// run's end included, as Airflow's dag.test() runs a DAG's callbacks, and
+// prints their logs and outcome before it exits; the run is then no
+// test's (ADR 0042). They used to be left queued for whichever deployment
+// later started in the home.
+func TestDagsTestRunsTheCallbacksItsRunFires(t *testing.T) {
+	t.Parallel()
+	fired := filepath.Join(t.TempDir(), "fired")
+	h := newTestHome(t, map[string]string{"cb": "on_success: 'echo run of {{ dag_id }} >> " + fired + "'\n" +
+		"default_args:\n  on_success: 'echo task {{ task_id }} >> " + fired + " && echo said so'\n"})
+	if err := os.Remove(fired); err != nil { // the home's first test ran them too
+		t.Fatal(err)
+	}
+
+	code, out, errOut := h.run(t.Context(), "dags", "test", "cb")
+	if code != 0 {
+		t.Fatalf("dags test cb: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(fired); err != nil || string(b) != "task t\nrun of cb\n" {
+		t.Errorf("what the callbacks wrote: %q, %v; want the task's, then the run's", b, err)
+	}
+	for _, want := range []string{"t on_success | said so\n", "(dag) on_success | [", "weir: callback succeeded\n",
+		"CALLBACK_OF  EVENT       STATE    ATTEMPTS  ERROR\nt            on_success  success  1", "(dag)        on_success  success  1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the test's output lacks %q:\n%s", want, out)
+		}
+	}
+	st := h.open()
+	defer st.Close()
+	runs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: "cb"})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("cb's runs: %v, %v; want the two tests'", runs, err)
+	}
+	for _, r := range runs {
+		if r.TestJobID != "" {
+			t.Errorf("run %s after its test: TestJobID %q, want none", r.RunID, r.TestJobID)
+		}
+		cbs, err := st.CallbackList(t.Context(), &store.CallbackListParams{DagRunID: r.ID})
+		if err != nil || len(cbs) != 2 || cbs[0].State != core.CallbackSuccess || cbs[1].State != core.CallbackSuccess {
+			t.Errorf("run %s's callbacks: %+v, %v; want the task's and the run's, both run", r.RunID, cbs, err)
+		}
+	}
+}
+
+// A test stopped (Ctrl-C) while a callback its run fired runs stops it
+// and fails it: no deployment runs a test's callbacks later.
+func TestDagsTestStoppedDuringACallbackFailsIt(t *testing.T) {
+	t.Parallel()
+	slow := filepath.Join(t.TempDir(), "slow")
+	h := newTestHome(t, map[string]string{"cb": "on_success: 'if test -e " + slow + "; then sleep 60; fi'\n"})
+	if err := os.WriteFile(slow, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := h.open()
+	defer st.Close()
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := h.run(ctx, "dags", "test", "cb")
+		done <- result{code, out, errOut}
+	}()
+	var run core.DagRun
+	wait.Until(t, 30*time.Second, "the run's callback to run", func() bool {
+		rs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: "cb", Tests: true})
+		if err != nil || len(rs) != 1 {
+			return false
+		}
+		run = rs[0]
+		n, err := st.CallbackCount(t.Context(), &store.CallbackListParams{DagRunID: run.ID, States: []core.CallbackState{core.CallbackRunning}})
+		return err == nil && n == 1
+	})
+	stop()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stopped test did not exit")
+	}
+	if res.code == 0 || !strings.Contains(res.err, "ended success; the callbacks it fired did not") {
+		t.Errorf("the stopped test: exit %d, stderr:\n%s\nwant 1, saying the callbacks did not end", res.code, res.err)
+	}
+	cbs, err := st.CallbackList(t.Context(), &store.CallbackListParams{DagRunID: run.ID})
+	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || cbs[0].Error == "" {
+		t.Errorf("the callback the test was running: %+v, %v; want it failed, saying why", cbs, err)
+	}
+	if r, err := st.DagRunGetByID(t.Context(), run.ID); err != nil || r.State != core.RunSuccess || r.TestJobID != "" {
+		t.Errorf("the stopped test's run: %+v, %v; want success, no test's", r, err)
+	}
+}
