@@ -179,7 +179,9 @@ func Start(cmd *exec.Cmd, l *Ledger) (*Group, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	g := &Group{f: f}
 	if cmd.Cancel != nil { // made by exec.CommandContext
-		cmd.Cancel = func() error { return g.Signal(syscall.SIGTERM) }
+		// The context may end as soon as the process has started, before
+		// g.PGID is set: exec.Cmd sets cmd.Process before it watches it.
+		cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	}
 	if err := f.start(cmd); err != nil {
 		return nil, err
@@ -199,9 +201,18 @@ func Start(cmd *exec.Cmd, l *Ledger) (*Group, error) {
 }
 
 // Signal sends sig to every process of the group.
-func (g *Group) Signal(sig syscall.Signal) error {
-	if err := syscall.Kill(-g.PGID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal process group %d: %w", g.PGID, err)
+func (g *Group) Signal(sig syscall.Signal) error { return signalGroup(g.PGID, sig) }
+
+// signalGroup sends sig to every process of group pgid. An id no task's
+// group can have is refused: kill(2) takes 0 for the caller's own group
+// (this process's, and its parent shell's or service manager's) and -1
+// for every process.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("signal process group %d: no task's group", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal process group %d: %w", pgid, err)
 	}
 	return nil
 }

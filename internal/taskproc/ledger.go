@@ -143,6 +143,9 @@ func readRecords(dir, ext string, each func(path string, b []byte) error) error 
 // kill SIGKILLs the recorded group if it still runs and returns the
 // processes it found in it.
 func (r record) kill() []int {
+	if r.Group.PID <= 1 {
+		return nil // names no task's group (kill would take 0 for this process's own)
+	}
 	if boot, err := bootID(); err != nil || boot != r.Group.Boot {
 		return nil // rebooted since: nothing of that life runs
 	}
@@ -153,7 +156,7 @@ func (r record) kill() []int {
 	}
 	pids := groupMembers(r.Group.PID, r.Group.Start)
 	if len(pids) > 0 {
-		_ = syscall.Kill(-r.Group.PID, syscall.SIGKILL)
+		_ = signalGroup(r.Group.PID, syscall.SIGKILL)
 	}
 	return pids
 }

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	if arg := os.Getenv(crashEnv); arg != "" {
 		os.Exit(crashingWorker(arg))
 	}
+	if mode := os.Getenv(ownGroupEnv); mode != "" {
+		os.Exit(signalTasks(mode))
+	}
 	os.Exit(m.Run())
 }
 
