@@ -39,8 +39,8 @@ max_active_runs) and runs it in this process with a worker, a triggerer and a sc
 own, which take no other run's work, until the run ends and the callbacks it fired (its tasks'
 and, as it ends, the DAG's own) have run; then prints their logs, its task instances and its
 callbacks. Next to a running deployment on the same database (a standalone on the same home),
-the deployment's workers leave the test's tries and callbacks to it: they run in this shell's
-environment, whatever queue a task names.
+the deployment's workers and triggerers leave the test's tries, callbacks and triggers to it:
+they run in this process, in this shell's environment, whatever queue a task names.
 
 Ctrl-C (or SIGTERM), or the output's reader going away (| head), stops the running tries and
 callbacks at once and marks the run failed, as marking a run failed by hand does: the tasks not
@@ -369,6 +369,16 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 	due := time.NewTimer(0) // the next call of each
 	defer due.Stop()
 	var last time.Time
+	// stopped says what ctx's end (Ctrl-C) left unfinished, whichever
+	// call it interrupted: the run as it is now.
+	stopped := func() error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if r, err := st.DagRunGetByID(rctx, run.ID); err == nil && r.State.Terminal() {
+			return fmt.Errorf("run %s of %s ended %s; the callbacks it fired did not: %w", run.RunID, run.DagID, r.State, ctx.Err())
+		}
+		return fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
+	}
 	for {
 		if wait := eachEvery - time.Since(last); wait <= 0 {
 			if err := each(); err != nil {
@@ -379,12 +389,18 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 			due.Reset(wait)
 		}
 		r, err := st.DagRunGetByID(ctx, run.ID)
+		if ctx.Err() != nil {
+			return nil, stopped()
+		}
 		if err != nil {
 			return nil, err
 		}
 		var callbacks <-chan time.Time // the run's callbacks are running: no notification says when they end
 		if r.State.Terminal() {
 			n, err := st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: run.ID, States: unfinishedCallbacks})
+			if ctx.Err() != nil {
+				return nil, stopped()
+			}
 			if err != nil {
 				return nil, fmt.Errorf("count the callbacks run %s of %s fired: %w", run.RunID, run.DagID, err)
 			}
@@ -395,10 +411,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		}
 		select {
 		case <-ctx.Done():
-			if callbacks != nil {
-				return nil, fmt.Errorf("run %s of %s ended %s; the callbacks it fired did not: %w", run.RunID, run.DagID, r.State, ctx.Err())
-			}
-			return nil, fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
+			return nil, stopped()
 		case <-callbacks:
 		case <-wake:
 		case <-ended:

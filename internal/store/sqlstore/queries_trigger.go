@@ -28,7 +28,7 @@ const (
 	// triggerer's job heartbeat is older than $2 to triggerer $1 (picked
 	// once, locked with the dialect's claim lock so concurrent claimers
 	// take disjoint rows); the first %s confines it to one run's triggers
-	// (qTriggerOfRun or nothing), the second is the lock.
+	// (qTriggerOfRun, else qTriggerNotOfTests), the second is the lock.
 	qTriggerClaim = `WITH picked AS MATERIALIZED (
 			SELECT id FROM trigger
 			WHERE (triggerer_id IS NULL OR triggerer_id NOT IN (
@@ -40,6 +40,12 @@ const (
 	// prefix and %, core.RunStreamPrefix): a producer's trigger goes on
 	// after its try resumed and left it.
 	qTriggerOfRun = ` AND (id IN (SELECT trigger_id FROM task_instance WHERE dag_run_id = $4) OR stream_id LIKE $5)`
+	// qTriggerNotOfTests keeps an unconfined claim off the triggers of the
+	// runs of `weir dags test` processes (qNotOfTests): those their tries
+	// wait on and those filling their tasks' streams (core.RunStreamPrefix).
+	qTriggerNotOfTests = ` AND id NOT IN (SELECT trigger_id FROM task_instance
+			WHERE trigger_id IS NOT NULL AND dag_run_id IN (` + qTestRunIDs + `))
+		AND NOT EXISTS (SELECT 1 FROM dag_run r WHERE r.test_job_id IS NOT NULL AND stream_id LIKE 'run-' || r.id || ':%')`
 	// qTriggerHold locks trigger $1 for the transaction when triggerer $2
 	// still owns it (the fence every event commits behind).
 	qTriggerHold = `UPDATE trigger SET triggerer_id = triggerer_id WHERE id = $1 AND triggerer_id = $2`

@@ -129,7 +129,7 @@ func (s *Store) TriggerClaim(ctx context.Context, p *store.TriggerClaimParams) (
 		return nil, fmt.Errorf("claim triggers: empty triggerer id: %w", core.ErrInvalid)
 	}
 	what := "claim triggers for triggerer " + p.TriggererID
-	args, ofRun := []any{p.TriggererID, micros(p.AliveSince), p.Limit}, ""
+	args, ofRun := []any{p.TriggererID, micros(p.AliveSince), p.Limit}, qTriggerNotOfTests
 	if p.DagRunID != 0 {
 		args, ofRun = append(args, p.DagRunID, core.RunStreamPrefix(p.DagRunID)+"%"), qTriggerOfRun
 	}

@@ -124,16 +124,42 @@ func testClaimsConfinedToARun(t *testing.T, f *fixture) {
 }
 
 // testClaimsLeaveTestRuns: a `weir dags test`'s run is its own worker's
-// (TestJobID set): an unconfined claim takes none of its tries or
-// callbacks; once it ended and was reopened (cleared), it is the
+// and triggerer's (TestJobID set): an unconfined claim takes none of its
+// tries, callbacks or triggers (those its tries wait on, those filling its
+// streams); once it ended and was reopened (cleared), it is the
 // deployment's like any run (as once its test ended it: testDagRunEndTest).
 func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
 	version := f.dag("etl")
 	testTI, deployTI := newTI("a", core.TIQueued), newTI("a", core.TIQueued)
+	testWait, deployWait := newTI("w", core.TIRunning), newTI("w", core.TIRunning)
 	tested, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "etl", RunID: "a-test", RunType: core.RunManual,
-		State: core.RunRunning, DagVersionID: version, Now: f.now, TaskInstances: []store.NewTaskInstance{testTI}, TestJobID: "job-1"})
+		State: core.RunRunning, DagVersionID: version, Now: f.now, TaskInstances: []store.NewTaskInstance{testTI, testWait}, TestJobID: "job-1"})
 	must(t, err, "create a test's run")
-	deployed := f.run("etl", "deployed", deployTI)
+	deployed := f.run("etl", "deployed", deployTI, deployWait)
+	testTriggers := []int64{f.deferTI(testWait.ID, core.TIRunning, nil)}
+	deployTrigger := f.deferTI(deployWait.ID, core.TIRunning, nil)
+	_, err = f.st.StreamCreate(f.ctx, &store.StreamCreateParams{ID: core.TaskStreamID(tested.ID, "producer"), MaxPending: 10,
+		Trigger: core.TriggerSpec{Type: "timedelta"}, Now: f.now})
+	must(t, err, "create the test's run's producer stream")
+	triggers, err := f.st.TriggerList(f.ctx, &store.TriggerListParams{})
+	must(t, err, "list triggers")
+	testTriggers = append(testTriggers, triggers[len(triggers)-1].ID)
+	claimTriggers := func(triggerer string) []int64 {
+		t.Helper()
+		trs, err := f.st.TriggerClaim(f.ctx, &store.TriggerClaimParams{TriggererID: triggerer, AliveSince: f.now, Limit: 10})
+		must(t, err, "unconfined trigger claim")
+		ids := []int64{}
+		for _, tr := range trs {
+			ids = append(ids, tr.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	must(t, f.st.JobHeartbeat(f.ctx, &core.Job{ID: "t1", Role: "triggerer", Hostname: "h", PID: 1, StartedAt: f.now, Heartbeat: f.now}),
+		"the deployment's triggerer's heartbeat")
+	if got := claimTriggers("t1"); !slices.Equal(got, []int64{deployTrigger}) {
+		t.Fatalf("an unconfined trigger claim took %v, want the deployment's run's %d alone", got, deployTrigger)
+	}
 	must(t, f.st.CallbackInsert(f.ctx, []core.Callback{callbackOf(tested, "a", core.OnFailure, 0), callbackOf(deployed, "a", core.OnFailure, 0)}, f.now),
 		"insert callbacks")
 	claim := func() []core.TaskInstance {
@@ -157,6 +183,9 @@ func testClaimsLeaveTestRuns(t *testing.T, f *fixture) {
 	}
 	if got := claim(); len(got) != 1 || got[0].ID != testTI.ID {
 		t.Fatalf("an unconfined claim after the test's run was reopened took %v, want its try", taskIDs(got))
+	}
+	if got := claimTriggers("t2"); !slices.Equal(got, testTriggers) {
+		t.Errorf("an unconfined trigger claim after the test's run was reopened took %v, want its triggers %v", got, testTriggers)
 	}
 	cbs, err = f.st.CallbackClaim(f.ctx, &store.CallbackClaimParams{WorkerID: "w", Limit: 10, Now: f.now})
 	must(t, err, "unconfined callback claim")
