@@ -62,10 +62,11 @@ func FireForTry(task *core.Task, ti *core.TaskInstance, state core.TIState) []co
 }
 
 // FireForRun returns the callbacks dag declares for run's end in state
-// (nil when it declares none). They carry no task.
+// (nil when it declares none, or run is a `weir tasks test`'s). They carry
+// no task.
 func FireForRun(dag *core.DAG, run *core.DagRun, state core.DagRunState) []core.Callback {
 	ev, ok := EventOfRun(state)
-	if !ok || dag == nil {
+	if !ok || dag == nil || run.TestsOneTask() {
 		return nil
 	}
 	specs := dag.Callbacks.For(ev)

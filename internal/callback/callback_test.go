@@ -68,6 +68,17 @@ func TestFireForRun(t *testing.T) {
 			t.Errorf("%s fired %+v, want one DAG-level %q without a task", tc.state, got, tc.want)
 		}
 	}
+	// A `weir tasks test`'s run tests one task: its end fires none of the
+	// DAG's callbacks; a `dags test`'s fires them.
+	for _, tc := range []struct {
+		job  string
+		want int
+	}{{core.OneTaskTestPrefix + "7f", 0}, {"7f", 1}} {
+		tested := &core.DagRun{ID: 9, DagID: "d", RunID: "test__1", TestJobID: tc.job}
+		if got := FireForRun(dag, tested, core.RunFailed); len(got) != tc.want {
+			t.Errorf("the end of a test run of job %q fired %d callbacks, want %d", tc.job, len(got), tc.want)
+		}
+	}
 }
 
 func TestEnvAndContext(t *testing.T) {

@@ -111,3 +111,76 @@ func TestDagsTestStoppedDuringACallbackFailsIt(t *testing.T) {
 		t.Errorf("the stopped test's run: %+v, %v; want success, no test's", r, err)
 	}
 }
+
+// `weir tasks test` runs one task's callbacks but none of the DAG's own:
+// its run tests one task, as `airflow tasks test` ends no run (a one-task
+// test would have sent the DAG's "nightly succeeded" alert).
+func TestTasksTestFiresNoDagCallbacks(t *testing.T) {
+	t.Parallel()
+	fired := filepath.Join(t.TempDir(), "fired")
+	h := newTestHome(t, map[string]string{"cb": "on_success: 'echo run >> " + fired + "'\n" +
+		"default_args:\n  on_success: 'echo task >> " + fired + "'\n"})
+	if err := os.Remove(fired); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := h.run(t.Context(), "tasks", "test", "cb", "t")
+	if code != 0 {
+		t.Fatalf("tasks test cb t: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(fired); err != nil || string(b) != "task\n" {
+		t.Errorf("what the callbacks wrote: %q, %v; want the task's alone", b, err)
+	}
+	if strings.Contains(out, "(dag)") {
+		t.Errorf("a tasks test's output names a DAG callback:\n%s", out)
+	}
+}
+
+// A run cleared after it ended, while the test waits for its callbacks, is
+// the deployment's again (its test_job_id cleared): the test stops saying
+// so, and does not fail the run as a stopped test does.
+func TestDagsTestStopsWhenItsRunIsCleared(t *testing.T) {
+	t.Parallel()
+	slow := filepath.Join(t.TempDir(), "slow")
+	h := newTestHome(t, map[string]string{"cb": "on_success: 'if test -e " + slow + "; then sleep 60; fi'\n"})
+	if err := os.WriteFile(slow, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := h.open()
+	defer st.Close()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := h.run(t.Context(), "dags", "test", "cb")
+		done <- result{code, out, errOut}
+	}()
+	var run core.DagRun
+	wait.Until(t, 30*time.Second, "the run's callback to run", func() bool {
+		rs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: "cb", Tests: true})
+		if err != nil || len(rs) != 1 {
+			return false
+		}
+		run = rs[0]
+		n, err := st.CallbackCount(t.Context(), &store.CallbackListParams{DagRunID: run.ID, States: []core.CallbackState{core.CallbackRunning}})
+		return err == nil && n == 1
+	})
+	if _, err := st.DagRunSetState(t.Context(), &store.DagRunSetStateParams{ID: run.ID, To: core.RunQueued, Now: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the test whose run was cleared did not exit")
+	}
+	if res.code == 0 || !strings.Contains(res.err, "was cleared after it ended: it is the deployment's now") {
+		t.Errorf("the test whose run was cleared: exit %d, stderr:\n%s\nwant 1, saying why", res.code, res.err)
+	}
+	// Queued again, it may have been run again meanwhile (its instances
+	// were left as they were): never failed by the test as it stopped.
+	if r, err := st.DagRunGetByID(t.Context(), run.ID); err != nil || r.State == core.RunFailed || r.TestJobID != "" {
+		t.Errorf("the cleared run after its test: %+v, %v; want it not failed, no test's", r, err)
+	}
+}

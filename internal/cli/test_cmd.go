@@ -109,6 +109,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// The run records this process's api-server job row: a scheduler fails
 	// the run should the process die before the run ends (job.Gone).
 	p.TestJobID = uuid.NewString()
+	if only != nil { // its run's end fires none of the DAG's own callbacks
+		p.TestJobID = core.OneTaskTestPrefix + p.TestJobID
+	}
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {
 		return err
@@ -199,7 +202,8 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		done <- err
 	}()
 	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
-	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) })
+	say := func(line string) error { _, err := fmt.Fprintln(cmd.OutOrStdout(), line); return err }
+	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) }, say)
 	stop()
 	if serr := <-done; serr != nil {
 		err = serr
@@ -359,8 +363,10 @@ const eachEvery = 50 * time.Millisecond
 // fired have ended (the test's worker runs them: ADR 0042), waking on
 // scheduler notifications (with a poll as a fallback), checking the run at
 // every wake-up and calling each (streaming the logs) at most every
-// eachEvery.
-func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error) (*core.DagRun, error) {
+// eachEvery; it says once (say) that it waits for the callbacks. A run
+// cleared meanwhile is no test's any more (core.DagRun.TestJobID): it is
+// returned with an error saying so.
+func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func() error, say func(string) error) (*core.DagRun, error) {
 	wake := st.Subscribe(ctx, store.ChannelScheduler) // a run finished
 	ended := st.Subscribe(ctx, store.ChannelTasks)    // a try ended
 	queued := st.Subscribe(ctx, store.ChannelQueued)  // or ended and queued what follows it
@@ -369,6 +375,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 	due := time.NewTimer(0) // the next call of each
 	defer due.Stop()
 	var last time.Time
+	waiting := false // for the callbacks, said
 	// stopped says what ctx's end (Ctrl-C) left unfinished, whichever
 	// call it interrupted: the run as it is now.
 	stopped := func() error {
@@ -395,6 +402,10 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		if err != nil {
 			return nil, err
 		}
+		if r.TestJobID == "" {
+			return r, fmt.Errorf("run %s of %s was cleared after it ended: it is the deployment's now, and the test stops",
+				run.RunID, run.DagID)
+		}
 		var callbacks <-chan time.Time // the run's callbacks are running: no notification says when they end
 		if r.State.Terminal() {
 			n, err := st.CallbackCount(ctx, &store.CallbackListParams{DagRunID: run.ID, States: unfinishedCallbacks})
@@ -406,6 +417,12 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 			}
 			if n == 0 {
 				return r, nil
+			}
+			if !waiting { // a reader gone (| head) fails this write: the test stops
+				if err := say(fmt.Sprintf("run %s of %s %s; waiting for the %d callback(s) it fired", run.RunID, run.DagID, r.State, n)); err != nil {
+					return nil, err
+				}
+				waiting = true
 			}
 			callbacks = time.After(eachEvery)
 		}

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,11 +30,20 @@ type DagRun struct {
 	// nil for a run of no backfill.
 	BackfillID *int64 `json:"backfill_id"`
 	// TestJobID is the job row of the `weir dags test` (or `tasks test`)
-	// process running the run in-process, its api-server's: the
-	// schedulers fail a run whose process stopped heartbeating before it
-	// ended (job.Gone). "" for every other run.
+	// process running the run in-process, its api-server's, until the test
+	// ends it: the schedulers fail a run whose process stopped
+	// heartbeating before it ended (job.Gone). A `tasks test`'s begins
+	// with OneTaskTestPrefix. "" for every other run.
 	TestJobID string `json:"-"`
 }
+
+// OneTaskTestPrefix begins the TestJobID of a `weir tasks test`'s run,
+// which tests one task (the others marked removed): its end fires none of
+// the DAG's own callbacks, as `airflow tasks test` ends no run.
+const OneTaskTestPrefix = "tasks-test-"
+
+// TestsOneTask says whether r is a `weir tasks test`'s run.
+func (r *DagRun) TestsOneTask() bool { return strings.HasPrefix(r.TestJobID, OneTaskTestPrefix) }
 
 // NoMapIndex is the map_index of an unmapped task instance.
 const NoMapIndex = -1

@@ -361,7 +361,7 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 		t.Errorf("the ended run of a gone test: %s, want success kept", r.State)
 	}
 	cbs, err := h.st.CallbackList(h.ctx, &store.CallbackListParams{DagRunID: ended.ID})
-	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || !strings.Contains(cbs[0].Error, "stopped before it ran this callback") {
+	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || !strings.Contains(cbs[0].Error, "stopped before this callback ended") {
 		t.Errorf("the callback a gone test had not run: %+v, %v; want it failed, saying why", cbs, err)
 	}
 	if r := h.run(live); r.TestJobID != "live" {

@@ -40,7 +40,7 @@ func (s *Service) FailUnfinishedRun(ctx context.Context, actor core.Actor, dagID
 // alone. It returns how many callbacks it failed.
 func (s *Service) EndTestRun(ctx context.Context, id int64) (int, error) {
 	return s.st.DagRunEndTest(ctx, &store.DagRunEndTestParams{ID: id, Now: s.clock.Now(),
-		Error: "the `weir dags test` running its run stopped before it ran this callback"})
+		Error: "the `weir dags test` running its run stopped before this callback ended"})
 }
 
 // markRun is MarkRun; unfinished leaves a finished run as it is.
