@@ -69,7 +69,11 @@ func (a *app) tasksCmd() *cobra.Command {
 	test := &cobra.Command{
 		Use:   "test DAG_ID TASK_ID",
 		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run), printing its log lines",
-		Args:  cobra.ExactArgs(2),
+		Long: `Runs one task as ` + "`weir dags test`" + ` runs a DAG (the same roles in this process, the same Ctrl-C), in a
+run whose other tasks are marked removed, so that its upstreams count as done. The callbacks the
+task fires run, and the test waits for them; the run's end fires none of the DAG's own callbacks
+(as airflow tasks test ends no run).`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)
 			if err != nil {
