@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -65,23 +66,46 @@ func TestDagsTestRunsTheCallbacksItsRunFires(t *testing.T) {
 // and fails it: no deployment runs a test's callbacks later.
 func TestDagsTestStoppedDuringACallbackFailsIt(t *testing.T) {
 	t.Parallel()
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	st, run, done := testWaitingOnACallback(ctx, t)
+	stop()
+	res := done()
+	if res.code == 0 || !strings.Contains(res.err, "ended success; the callbacks it fired did not") {
+		t.Errorf("the stopped test: exit %d, stderr:\n%s\nwant 1, saying the callbacks did not end", res.code, res.err)
+	}
+	cbs, err := st.CallbackList(t.Context(), &store.CallbackListParams{DagRunID: run.ID})
+	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || cbs[0].Error == "" {
+		t.Errorf("the callback the test was running: %+v, %v; want it failed, saying why", cbs, err)
+	}
+	if r, err := st.DagRunGetByID(t.Context(), run.ID); err != nil || r.State != core.RunSuccess || r.TestJobID != "" {
+		t.Errorf("the stopped test's run: %+v, %v; want success, no test's", r, err)
+	}
+}
+
+// testResult is how a `weir dags test` ended.
+type testResult struct {
+	code     int
+	out, err string
+}
+
+// testWaitingOnACallback starts `weir dags test cb` (with ctx), whose run's
+// end fires a callback that sleeps a minute, and returns once that callback
+// runs: the home's store (closed with the test), the run, and a function
+// that waits (up to 30 s) for the test to end.
+func testWaitingOnACallback(ctx context.Context, t *testing.T) (*sqlstore.Store, core.DagRun, func() testResult) {
+	t.Helper()
 	slow := filepath.Join(t.TempDir(), "slow")
 	h := newTestHome(t, map[string]string{"cb": "on_success: 'if test -e " + slow + "; then sleep 60; fi'\n"})
 	if err := os.WriteFile(slow, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st := h.open()
-	defer st.Close()
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	type result struct {
-		code     int
-		out, err string
-	}
-	done := make(chan result, 1)
+	t.Cleanup(func() { _ = st.Close() })
+	done := make(chan testResult, 1)
 	go func() {
 		code, out, errOut := h.run(ctx, "dags", "test", "cb")
-		done <- result{code, out, errOut}
+		done <- testResult{code, out, errOut}
 	}()
 	var run core.DagRun
 	wait.Until(t, 30*time.Second, "the run's callback to run", func() bool {
@@ -93,22 +117,15 @@ func TestDagsTestStoppedDuringACallbackFailsIt(t *testing.T) {
 		n, err := st.CallbackCount(t.Context(), &store.CallbackListParams{DagRunID: run.ID, States: []core.CallbackState{core.CallbackRunning}})
 		return err == nil && n == 1
 	})
-	stop()
-	var res result
-	select {
-	case res = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the stopped test did not exit")
-	}
-	if res.code == 0 || !strings.Contains(res.err, "ended success; the callbacks it fired did not") {
-		t.Errorf("the stopped test: exit %d, stderr:\n%s\nwant 1, saying the callbacks did not end", res.code, res.err)
-	}
-	cbs, err := st.CallbackList(t.Context(), &store.CallbackListParams{DagRunID: run.ID})
-	if err != nil || len(cbs) != 1 || cbs[0].State != core.CallbackFailed || cbs[0].Error == "" {
-		t.Errorf("the callback the test was running: %+v, %v; want it failed, saying why", cbs, err)
-	}
-	if r, err := st.DagRunGetByID(t.Context(), run.ID); err != nil || r.State != core.RunSuccess || r.TestJobID != "" {
-		t.Errorf("the stopped test's run: %+v, %v; want success, no test's", r, err)
+	return st, run, func() testResult {
+		t.Helper()
+		select {
+		case res := <-done:
+			return res
+		case <-time.After(30 * time.Second):
+			t.Fatal("the test did not exit")
+			return testResult{}
+		}
 	}
 }
 
@@ -140,41 +157,11 @@ func TestTasksTestFiresNoDagCallbacks(t *testing.T) {
 // so, and does not fail the run as a stopped test does.
 func TestDagsTestStopsWhenItsRunIsCleared(t *testing.T) {
 	t.Parallel()
-	slow := filepath.Join(t.TempDir(), "slow")
-	h := newTestHome(t, map[string]string{"cb": "on_success: 'if test -e " + slow + "; then sleep 60; fi'\n"})
-	if err := os.WriteFile(slow, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st := h.open()
-	defer st.Close()
-	type result struct {
-		code     int
-		out, err string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := h.run(t.Context(), "dags", "test", "cb")
-		done <- result{code, out, errOut}
-	}()
-	var run core.DagRun
-	wait.Until(t, 30*time.Second, "the run's callback to run", func() bool {
-		rs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: "cb", Tests: true})
-		if err != nil || len(rs) != 1 {
-			return false
-		}
-		run = rs[0]
-		n, err := st.CallbackCount(t.Context(), &store.CallbackListParams{DagRunID: run.ID, States: []core.CallbackState{core.CallbackRunning}})
-		return err == nil && n == 1
-	})
+	st, run, done := testWaitingOnACallback(t.Context(), t)
 	if _, err := st.DagRunSetState(t.Context(), &store.DagRunSetStateParams{ID: run.ID, To: core.RunQueued, Now: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	var res result
-	select {
-	case res = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the test whose run was cleared did not exit")
-	}
+	res := done()
 	if res.code == 0 || !strings.Contains(res.err, "was cleared after it ended: it is the deployment's now") {
 		t.Errorf("the test whose run was cleared: exit %d, stderr:\n%s\nwant 1, saying why", res.code, res.err)
 	}
