@@ -422,8 +422,11 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 			if n == 0 {
 				return r, nil
 			}
-			if !waiting { // a reader gone (| head) fails this write: the test stops
-				if err := say(fmt.Sprintf("run %s of %s %s; waiting for the %d callback(s) it fired", run.RunID, run.DagID, r.State, n)); err != nil {
+			if !waiting { // after the tasks' last lines; a reader gone (| head) fails this write: the test stops
+				if err := each(); err != nil {
+					return nil, err
+				}
+				if err := say(fmt.Sprintf("run %s of %s %s; waiting for its %d callback(s) still to run", run.RunID, run.DagID, r.State, n)); err != nil {
 					return nil, err
 				}
 				waiting = true
