@@ -390,9 +390,18 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 		}
 		return fmt.Errorf("run %s of %s did not finish: %w", run.RunID, run.DagID, ctx.Err())
 	}
+	poll := func() error {
+		if err := each(); err != nil {
+			if ctx.Err() != nil {
+				return stopped()
+			}
+			return err
+		}
+		return nil
+	}
 	for {
 		if wait := eachEvery - time.Since(last); wait <= 0 {
-			if err := each(); err != nil {
+			if err := poll(); err != nil {
 				return nil, err
 			}
 			last = time.Now()
@@ -423,7 +432,7 @@ func waitForRun(ctx context.Context, st store.Store, run *core.DagRun, each func
 				return r, nil
 			}
 			if !waiting { // after the tasks' last lines; a reader gone (| head) fails this write: the test stops
-				if err := each(); err != nil {
+				if err := poll(); err != nil {
 					return nil, err
 				}
 				if err := say(fmt.Sprintf("run %s of %s %s; waiting for its %d callback(s) still to run", run.RunID, run.DagID, r.State, n)); err != nil {
