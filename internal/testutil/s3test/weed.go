@@ -97,10 +97,36 @@ func findBuildScript() (string, error) {
 	}
 }
 
+// startAttempts is how many times startWeed starts a server that exits
+// during start-up: the ports freePorts found free may be taken before weed
+// binds them (other test packages start servers at the same time), and
+// weed then exits.
+const startAttempts = 3
+
 // startWeed starts a server in a new temp dir on free loopback ports and
-// waits until it stores objects.
+// waits until it stores objects; a server that exits during start-up is
+// started again on other ports, up to startAttempts times.
 func startWeed(bin string) (*weedServer, error) {
 	reapOrphans()
+	var errs []error
+	for range startAttempts {
+		s, err := startWeedOnce(bin)
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+		if !errors.Is(err, errExited) {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// errExited is the error of a server that exited during start-up.
+var errExited = errors.New("weed exited during start-up")
+
+// startWeedOnce starts one server and waits until it stores objects.
+func startWeedOnce(bin string) (*weedServer, error) {
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("make server dir: %w", err)
@@ -188,7 +214,7 @@ func (s *weedServer) waitReady() error {
 	for {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("weed exited during start-up:\n%s", s.logTail())
+			return fmt.Errorf("%w:\n%s", errExited, s.logTail())
 		default:
 		}
 		if last = s.probe(); last == nil {
