@@ -61,6 +61,20 @@ func FireForTry(task *core.Task, ti *core.TaskInstance, state core.TIState) []co
 	return out
 }
 
+// Declared says whether dag declares a callback, of its runs or of a
+// task: whether its runs can fire any.
+func Declared(dag *core.DAG) bool {
+	if dag.Callbacks.Any() {
+		return true
+	}
+	for i := range dag.Tasks {
+		if dag.Tasks[i].Callbacks.Any() {
+			return true
+		}
+	}
+	return false
+}
+
 // FireForRun returns the callbacks dag declares for run's end in state
 // (nil when it declares none, or run is a `weir tasks test`'s). They carry
 // no task.

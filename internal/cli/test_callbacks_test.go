@@ -90,22 +90,25 @@ type testResult struct {
 }
 
 // testWaitingOnACallback starts `weir dags test cb` (with ctx), whose run's
-// end fires a callback that sleeps a minute, and returns once that callback
-// runs: the home's store (closed with the test), the run, and a function
-// that waits (up to 30 s) for the test to end.
+// end fires a callback that logs a line and sleeps a minute, and returns
+// once that callback runs and the test has printed its line (a running
+// callback's log is streamed, as a try's): the home's store (closed with
+// the test), the run, and a function that waits (up to 30 s) for the test
+// to end.
 func testWaitingOnACallback(ctx context.Context, t *testing.T) (*sqlstore.Store, core.DagRun, func() testResult) {
 	t.Helper()
 	slow := filepath.Join(t.TempDir(), "slow")
-	h := newTestHome(t, map[string]string{"cb": "on_success: 'if test -e " + slow + "; then sleep 60; fi'\n"})
+	h := newTestHome(t, map[string]string{"cb": "on_success: 'echo callback begins; if test -e " + slow + "; then sleep 60; fi'\n"})
 	if err := os.WriteFile(slow, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st := h.open()
 	t.Cleanup(func() { _ = st.Close() })
 	done := make(chan testResult, 1)
+	var out, errOut lockedBuffer
 	go func() {
-		code, out, errOut := h.run(ctx, "dags", "test", "cb")
-		done <- testResult{code, out, errOut}
+		code := h.runTo(ctx, &out, &errOut, "dags", "test", "cb")
+		done <- testResult{code, out.String(), errOut.String()}
 	}()
 	var run core.DagRun
 	wait.Until(t, 30*time.Second, "the run's callback to run", func() bool {
@@ -116,6 +119,9 @@ func testWaitingOnACallback(ctx context.Context, t *testing.T) (*sqlstore.Store,
 		run = rs[0]
 		n, err := st.CallbackCount(t.Context(), &store.CallbackListParams{DagRunID: run.ID, States: []core.CallbackState{core.CallbackRunning}})
 		return err == nil && n == 1
+	})
+	wait.Until(t, 30*time.Second, "the running callback's line in the test's output", func() bool {
+		return strings.Contains(out.String(), "(dag) on_success | callback begins\n")
 	})
 	return st, run, func() testResult {
 		t.Helper()

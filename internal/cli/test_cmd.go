@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/apiserver"
+	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
@@ -37,8 +38,8 @@ func (a *app) dagsTestCmd() *cobra.Command {
 		Long: `Records the DAG as its file defines it now, creates a run (running at once, whatever the DAG's
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
 own, which take no other run's work, until the run ends and the callbacks it fired (its tasks'
-and, as it ends, the DAG's own) have run; then prints their logs, its task instances and its
-callbacks. Next to a running deployment on the same database (a standalone on the same home),
+and, as it ends, the DAG's own) have run, printing the tries' and the callbacks' log lines as
+they are written; then prints its task instances and its callbacks. Next to a running deployment on the same database (a standalone on the same home),
 the deployment's workers and triggerers leave the test's tries, callbacks and triggers to it:
 they run in this process, in this shell's environment, whatever queue a task names.
 
@@ -206,6 +207,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		done <- err
 	}()
 	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
+	logs.callbacks = callback.Declared(&v.Spec)
 	say := func(line string) error { _, err := fmt.Fprintln(cmd.OutOrStdout(), line); return err }
 	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) }, say)
 	stop()

@@ -17,7 +17,8 @@ import (
 // logStream prints the log lines of a run's task tries as they are
 // written, each prefixed by its task ("extract | ...", "fan[2] | ..." for a
 // mapped instance, "load (try 2) | ..." after a retry), as `airflow dags
-// test` prints the task logs. A line is printed once complete; Flush
+// test` prints the task logs, and those of the callbacks the run fires
+// ("load on_failure | ..."). A line is printed once complete; Flush
 // prints what remains of unfinished lines.
 type logStream struct {
 	base    string
@@ -29,6 +30,9 @@ type logStream struct {
 	ended   map[tasklog.Key]bool // tries that have ended: read once more, then done
 	done    map[tasklog.Key]bool // tries that had ended when read to the end
 	since   time.Time            // list instances changed since; zero = all
+	// callbacks says whether the run's DAG declares callbacks: Poll then
+	// prints the running ones' lines too.
+	callbacks bool
 }
 
 // listSlack is how far before its last listing the stream lists changed
@@ -84,6 +88,10 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		}
 		l.done[key] = l.ended[key]
 	}
+	if l.callbacks {
+		_, err := l.pollCallbacks(ctx, st, runID, runningCallbacks)
+		return err
+	}
 	return nil
 }
 
@@ -107,23 +115,44 @@ func (l *logStream) PollAll(ctx context.Context, st store.Store, runID int64) er
 	return l.Poll(ctx, st, runID)
 }
 
-// Callbacks prints the log lines of every attempt of the callbacks the
-// run fired, which have ended by then (waitForRun), each prefixed by what
-// fired it ("load on_failure | ...", "(dag) on_success | ..."), and
+// Callbacks prints what is left of the log lines of every attempt of the
+// callbacks the run fired, which have ended by then (waitForRun), and
 // returns them.
 func (l *logStream) Callbacks(ctx context.Context, st store.Store, runID int64) ([]core.Callback, error) {
-	cbs, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: runID})
+	return l.pollCallbacks(ctx, st, runID, nil)
+}
+
+// runningCallbacks are the states of the callbacks Poll follows: while the
+// run goes on, those running (a few at a time: [callbacks] max_active); a
+// callback that ran between two polls is printed by Callbacks, at the end.
+var runningCallbacks = []core.CallbackState{core.CallbackRunning}
+
+// pollCallbacks prints the new complete lines of the run's callbacks in
+// states (nil: every state), each prefixed by what fired it ("load
+// on_failure | ...", "(dag) on_success | ..."), and returns them. An
+// attempt whose callback had ended, or that a later attempt followed, when
+// its log was read to the end is done: a worker sends an attempt's last
+// lines before it reports its end.
+func (l *logStream) pollCallbacks(ctx context.Context, st store.Store, runID int64, states []core.CallbackState) ([]core.Callback, error) {
+	cbs, err := st.CallbackList(ctx, &store.CallbackListParams{DagRunID: runID, States: states})
 	if err != nil {
 		return nil, fmt.Errorf("list the callbacks the run fired to print their logs: %w", err)
 	}
 	for i := range cbs {
-		for attempt := 1; attempt <= cbs[i].Attempts; attempt++ {
-			key := tasklog.CallbackKey(&cbs[i], attempt)
-			l.labels[key] = callbackLabel(&cbs[i], attempt)
-			l.seen = append(l.seen, key)
+		cb := &cbs[i]
+		for attempt := 1; attempt <= cb.Attempts; attempt++ {
+			key := tasklog.CallbackKey(cb, attempt)
+			if _, ok := l.labels[key]; !ok {
+				l.labels[key] = callbackLabel(cb, attempt)
+				l.seen = append(l.seen, key)
+			}
+			if l.done[key] {
+				continue
+			}
 			if err := l.readTry(key); err != nil {
 				return nil, err
 			}
+			l.done[key] = attempt < cb.Attempts || cb.State.Terminal()
 		}
 	}
 	return cbs, nil

@@ -3,9 +3,11 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,9 +165,32 @@ func newTestHome(t *testing.T, heads map[string]string) *testHome {
 // run runs weir in the home.
 func (h *testHome) run(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := cli.Run(ctx, append(args, "--dags", h.dags), cli.Options{Stdout: &out, Stderr: &errOut,
-		Environ: []string{"WEIR_HOME=" + h.home, "USER=tester"}})
+	code := h.runTo(ctx, &out, &errOut, args...)
 	return code, out.String(), errOut.String()
+}
+
+// runTo runs weir in the home with its output to out and errOut.
+func (h *testHome) runTo(ctx context.Context, out, errOut io.Writer, args ...string) int {
+	return cli.Run(ctx, append(args, "--dags", h.dags), cli.Options{Stdout: out, Stderr: errOut,
+		Environ: []string{"WEIR_HOME=" + h.home, "USER=tester"}})
+}
+
+// lockedBuffer is a bytes.Buffer safe to write and read at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // open opens the home's database; the caller closes it.

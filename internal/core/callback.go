@@ -88,6 +88,11 @@ func (c *Callbacks) For(ev CallbackEvent) []CallbackSpec {
 	return nil
 }
 
+// Any says whether c holds a callback of any event.
+func (c *Callbacks) Any() bool {
+	return c != nil && len(c.OnExecute)+len(c.OnSuccess)+len(c.OnFailure)+len(c.OnRetry)+len(c.OnSkipped) > 0
+}
+
 // Set replaces the callbacks of event ev.
 func (c *Callbacks) Set(ev CallbackEvent, specs []CallbackSpec) {
 	switch ev {

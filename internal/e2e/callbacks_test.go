@@ -124,8 +124,9 @@ func TestCallbacks(t *testing.T) {
 	})
 }
 
-// slowCallbackDAG's task fails at once; its failure callback writes its
-// pid and sleeps on its first attempt, and finishes at once on the next.
+// slowCallbackDAG's task fails at once; its failure callback logs a line,
+// writes its pid and sleeps on its first attempt, and finishes at once on
+// the next.
 func slowCallbackDAG(pidFile string) string {
 	return fmt.Sprintf(`dag_id: cb_crash
 schedule: null
@@ -134,14 +135,15 @@ tasks:
     operator: bash
     bash_command: exit 1
     on_failure: |
-      if [ "$WEIR_CALLBACK_ATTEMPT" = 1 ]; then echo $$ > %q; exec sleep 300; fi
+      if [ "$WEIR_CALLBACK_ATTEMPT" = 1 ]; then echo "attempt 1 sleeps"; echo $$ > %q; exec sleep 300; fi
       echo "attempt $WEIR_CALLBACK_ATTEMPT done"
 `, pidFile)
 }
 
-// TestCallbackSurvivesWorkerCrash SIGKILLs the worker running a callback:
-// the scheduler finds its heartbeat missing and queues the callback again,
-// and the other worker runs it (callbacks run at least once).
+// TestCallbackSurvivesWorkerCrash SIGKILLs the worker running a callback,
+// whose log shows what it wrote so far: the scheduler finds its heartbeat
+// missing and queues the callback again, and the other worker runs it
+// (callbacks run at least once).
 func TestCallbackSurvivesWorkerCrash(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
@@ -165,6 +167,11 @@ func TestCallbackSurvivesWorkerCrash(t *testing.T) {
 	if len(page.Callbacks) != 1 || page.Callbacks[0].State != core.CallbackRunning {
 		t.Fatalf("callbacks %+v, want the one failure callback running", page.Callbacks)
 	}
+	// The running attempt's log is shipped as it is written, as a try's.
+	waitFor(t, "the running callback's first line in its log", func() (bool, string) {
+		log := api.callbackLog("cb_crash", "crash", page.Callbacks[0].ID)
+		return strings.Contains(log, "attempt 1 sleeps"), log
+	})
 	first := page.Callbacks[0].WorkerID
 	victim, ok := workers[first]
 	if !ok {

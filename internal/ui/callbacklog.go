@@ -25,6 +25,7 @@ type callbackData struct {
 	Attempts []int // every attempt, for the links between them
 	Log      string
 	LogMore  bool
+	TailURL  string // the REST API's log URL to tail from (set while the shown attempt runs)
 	RunURL   string
 	// A task's callback: its try's log and page.
 	TryLog     string
@@ -78,8 +79,14 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 		d.Attempts = append(d.Attempts, n)
 	}
 	if d.Attempt > 0 {
-		if d.Log, d.LogMore, err = u.logHead(ctx, tasklog.CallbackKey(cb, d.Attempt)); err != nil {
+		head, err := u.logHead(ctx, tasklog.CallbackKey(cb, d.Attempt))
+		if err != nil {
 			return nil, err
+		}
+		d.Log, d.LogMore = head.Text, head.More
+		if d.Attempt == cb.Attempts && cb.State == core.CallbackRunning && head.tailable() {
+			d.TailURL = fmt.Sprintf("/api/v2/dags/%s/dagRuns/%s/callbacks/%d/logs?attempt=%d&token=%d",
+				pathEscape(dagID), pathEscape(runID), cb.ID, d.Attempt, head.Next)
 		}
 	}
 	if cb.Level == core.CallbackTask {
@@ -89,8 +96,9 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 			q += "&map_index=" + strconv.Itoa(cb.MapIndex)
 		}
 		d.TryURL = tiPath(key) + q
-		d.TryLog, d.TryLogMore, err = u.logHead(ctx, tasklog.Key{DagID: dagID, RunID: runID, TaskID: cb.TaskID,
+		head, err := u.logHead(ctx, tasklog.Key{DagID: dagID, RunID: runID, TaskID: cb.TaskID,
 			MapIndex: cb.MapIndex, TryNumber: cb.TryNumber})
+		d.TryLog, d.TryLogMore = head.Text, head.More
 		return d, err
 	}
 	p := &store.TaskInstanceListParams{DagRunID: cb.DagRunID, Page: store.Page{Limit: callbackRunTasksShown}}
@@ -107,23 +115,34 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 	return d, nil
 }
 
-// logHead reads the first chunk of a log (empty when none was written) and
-// whether there is more.
-func (u *UI) logHead(ctx context.Context, key tasklog.Key) (string, bool, error) {
+// logHead is the start of a log as a page shows it.
+type logHead struct {
+	Text    string // the log's first chunk, or where the log is when Missing
+	Next    int64  // the offset after Text: where a tail goes on
+	More    bool   // the log is longer than Text
+	Missing bool   // the log is not where this api-server reads logs
+}
+
+// tailable says whether a page may tail the log from Next: it shows the
+// whole log written so far.
+func (h logHead) tailable() bool { return !h.More && !h.Missing }
+
+// logHead reads the first chunk of a log (empty when none was written).
+func (u *UI) logHead(ctx context.Context, key tasklog.Key) (logHead, error) {
 	data, next, err := u.cfg.Logs.Read(ctx, key, 0)
 	var missing *tasklog.MissingError
 	if errors.As(err, &missing) {
-		return missing.Error(), false, nil // where the log is, rather than an empty log
+		return logHead{Text: missing.Error(), Missing: true}, nil // where the log is, rather than an empty log
 	}
 	if tasklog.WroteNothing(err) {
-		return "", false, nil
+		return logHead{}, nil
 	}
 	if err != nil {
-		return "", false, err
+		return logHead{}, err
 	}
 	size, err := u.cfg.Logs.Size(ctx, key)
 	if err != nil {
-		return "", false, err
+		return logHead{}, err
 	}
-	return string(data), size > next, nil
+	return logHead{Text: string(data), Next: next, More: size > next}, nil
 }

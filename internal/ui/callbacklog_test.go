@@ -58,6 +58,22 @@ func TestCallbackLogPage(t *testing.T) {
 				t.Errorf("task callback's page (%d) lacks %q:\n%s", page.status, want, page.body)
 			}
 		}
+		// A running attempt's log is tailed from where the page's copy ends
+		// (the REST API's route, as a running try's); an ended one's is not.
+		taskLine := fmt.Sprintf("callback %s attempt 1 ran\n", core.CallbackTask)
+		tail := fmt.Sprintf(`data-tail="/api/v2/dags/etl/dagRuns/r1/callbacks/%d/logs?attempt=1&amp;token=%d"`, ids[core.CallbackTask], len(taskLine))
+		if !strings.Contains(page.body, tail) || !strings.Contains(page.body, "(live)") {
+			t.Errorf("the running callback's page does not tail its log (%s):\n%s", tail, page.body)
+		}
+		if err := st.CallbackFinish(ctx, &store.CallbackFinishParams{ID: ids[core.CallbackTask], Attempt: 1,
+			State: core.CallbackSuccess, Now: e.clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if page := v.get(fmt.Sprintf("/dags/etl/runs/r1/callbacks/%d", ids[core.CallbackTask])); strings.Contains(page.body, "data-tail") ||
+			strings.Contains(page.body, "(live)") || !strings.Contains(page.body, "callback task attempt 1 ran") {
+			t.Errorf("the ended callback's page still tails its log, or lost it:\n%s", page.body)
+		}
+
 		page = v.get(fmt.Sprintf("/dags/etl/runs/r1/callbacks/%d", ids[core.CallbackDag]))
 		for _, want := range []string{"callback dag attempt 1 ran", `id="run-tasks"`, `aria-label="Log of extract"`,
 			`aria-label="Log of load"`, "notifier <code>webhook</code>"} {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -88,23 +87,13 @@ func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 func (u *UI) readLog(ctx context.Context, d *tiData, ti *core.TaskInstance, key core.TIKey) error {
 	lk := tasklog.KeyOf(ti)
 	lk.TryNumber = d.Try
-	data, next, err := u.cfg.Logs.Read(ctx, lk, 0)
-	var missing *tasklog.MissingError
-	switch {
-	case errors.As(err, &missing):
-		d.Log = missing.Error() // say where the log is instead of showing it empty
-		return nil
-	case err != nil && !tasklog.WroteNothing(err):
-		return err
-	}
-	d.Log = string(data)
-	size, err := u.cfg.Logs.Size(ctx, lk)
+	head, err := u.logHead(ctx, lk)
 	if err != nil {
 		return err
 	}
-	d.LogMore = size > next
-	if d.Try == ti.TryNumber && !ti.State.Terminal() && !d.LogMore {
-		q := url.Values{"token": {strconv.FormatInt(next, 10)}}
+	d.Log, d.LogMore = head.Text, head.More
+	if d.Try == ti.TryNumber && !ti.State.Terminal() && head.tailable() {
+		q := url.Values{"token": {strconv.FormatInt(head.Next, 10)}}
 		if key.MapIndex >= 0 {
 			q.Set("map_index", strconv.Itoa(key.MapIndex))
 		}

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,13 +13,8 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
-	"github.com/weirflow/weir/internal/tasklog"
 	"github.com/weirflow/weir/internal/template"
 )
-
-// maxCallbackLog bounds the log one callback attempt keeps: its first
-// bytes, then a line saying the rest was dropped.
-const maxCallbackLog = 1 << 20
 
 // claimCallbacks claims fired callbacks into CallbackSlots until ctx ends
 // and runs each (on runCtx, which outlives ctx by the shutdown grace, as
@@ -67,8 +61,8 @@ func (w *Worker) claimCallbacks(ctx, runCtx context.Context, wg *sync.WaitGroup)
 // runCallback runs one claimed attempt of a fired callback to its end
 // (docs/emission.md#callbacks): its command in a process group of its own,
 // as a bash task's, killed at CallbackTimeout or when the server says the
-// attempt no longer runs; its log shipped beside the run's; its end
-// reported. A failure is the callback's alone: the state change that fired
+// attempt no longer runs; its log shipped beside the run's as it is
+// written, as a try's; its end reported. A failure is the callback's alone: the state change that fired
 // it was committed before.
 func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload) {
 	cb := cw.Callback
@@ -83,14 +77,16 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 	hbDone := make(chan struct{})
 	go func() { defer close(hbDone); w.callbackHeartbeat(runCtx, cc, cb.ID, cancel, log) }()
 
-	buf := &capped{max: maxCallbackLog}
-	red := operator.NewRedactor(buf, cw.Token)
+	sink := newCallbackLogSink(ctx, w, cc, &cb, log)
+	red := operator.NewRedactor(sink, cw.Token)
 	_, _ = fmt.Fprintf(red, "[%s] weir: callback %d, %s of %s, attempt %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		cb.ID, cb.Event, owner(&cb), cb.Attempts, w.Hostname, w.WorkerID)
 	err := w.execCallback(runCtx, cw, cc, red)
 	cancel(nil)
 	<-hbDone
 	if errors.Is(context.Cause(runCtx), errNotRunning) {
+		_ = red.Flush()
+		sink.Close() // refused from now on, as the attempt is another's: what is left is dropped
 		log.Warn("callback was stopped: the server says its attempt no longer runs")
 		return
 	}
@@ -102,9 +98,9 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 		_, _ = fmt.Fprintf(red, "[%s] weir: callback succeeded\n", w.Clock.Now().Format(time.RFC3339))
 	}
 	_ = red.Flush()
+	sink.Close() // the log's last lines before the end, which readers take as the log's end
 	rctx, rcancel := untilAnswered(ctx)
 	defer rcancel()
-	w.shipCallbackLog(rctx, cc, &cb, buf.Bytes(), log)
 	for {
 		rerr := cc.CallbackFinish(rctx, cb.ID, report)
 		if rerr == nil {
@@ -170,28 +166,6 @@ func (w *Worker) callbackHeartbeat(ctx context.Context, cc *execclient.Client, i
 	}
 }
 
-// shipCallbackLog stores the attempt's log beside the run's: directly in
-// LogFolder when the worker shares the api-server's, else over the
-// Execution API.
-func (w *Worker) shipCallbackLog(ctx context.Context, cc *execclient.Client, cb *core.Callback, data []byte, log *slog.Logger) {
-	if w.LogFolder != "" {
-		if _, err := tasklog.AppendAt(w.LogFolder, tasklog.CallbackKey(cb, cb.Attempts), 0, data); err != nil {
-			log.Warn("write callback log", "err", err)
-		}
-		return
-	}
-	for {
-		_, err := cc.CallbackAppendLog(ctx, cb.ID, 0, data)
-		if err == nil {
-			return
-		}
-		if !unanswered(err) || !pause(ctx, w.reportRetryWait()) {
-			log.Warn("ship callback log", "err", err)
-			return
-		}
-	}
-}
-
 // owner names what a callback belongs to, for its log.
 func owner(cb *core.Callback) string {
 	if cb.Level == core.CallbackDag {
@@ -202,34 +176,4 @@ func owner(cb *core.Callback) string {
 		s += fmt.Sprintf(" map_index %d", cb.MapIndex)
 	}
 	return s
-}
-
-// capped keeps the first max bytes written to it (safe for concurrent
-// use), and says so when it drops the rest.
-type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	dropped bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.max - c.buf.Len(); room < len(p) {
-		c.buf.Write(p[:max(room, 0)])
-		if !c.dropped {
-			c.dropped = true
-			c.buf.WriteString("\n[weir: the rest of this callback's log was dropped: a callback's log keeps its first 1 MiB]\n")
-		}
-		return len(p), nil
-	}
-	return c.buf.Write(p)
-}
-
-// Bytes returns what was kept.
-func (c *capped) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return bytes.Clone(c.buf.Bytes())
 }

@@ -31,7 +31,7 @@ const logChunkMax = 512 << 10
 // says how many.
 const logPendingMax = 8 << 20
 
-// logSink buffers a try's log and ships it in chunks (every second, when
+// logSink buffers a try's (or a callback attempt's) log and ships it in chunks (every second, when
 // large, and at Close), to the local log folder or the api-server. Each
 // chunk carries its byte offset in the try's log, so the api-server stores
 // a chunk sent twice (a retry after a lost answer) once; a chunk that could
@@ -70,16 +70,34 @@ type logSink struct {
 // try continues its log); ctx bounds the retries of its tail as it bounds
 // the try's state report.
 func newLogSink(ctx context.Context, w *Worker, tc *execclient.Client, ti *core.TaskInstance, offset int64, log *slog.Logger) *logSink {
+	return startLogSink(ctx, w, tasklog.KeyOf(ti), offset, log, func(ctx context.Context, offset int64, b []byte) (int64, error) {
+		return tc.AppendLog(ctx, ti.ID, offset, b)
+	})
+}
+
+// newCallbackLogSink ships the log of cb's current attempt as a try's is
+// shipped: while it runs, to the local log folder or over the Execution
+// API with the attempt's token (cc).
+func newCallbackLogSink(ctx context.Context, w *Worker, cc *execclient.Client, cb *core.Callback, log *slog.Logger) *logSink {
+	return startLogSink(ctx, w, tasklog.CallbackKey(cb, cb.Attempts), 0, log, func(ctx context.Context, offset int64, b []byte) (int64, error) {
+		return cc.CallbackAppendLog(ctx, cb.ID, offset, b)
+	})
+}
+
+// startLogSink ships key's log from offset on: to the worker's log folder
+// when it shares the api-server's, else with remote.
+func startLogSink(ctx context.Context, w *Worker, key tasklog.Key, offset int64, log *slog.Logger,
+	remote func(ctx context.Context, offset int64, b []byte) (int64, error)) *logSink {
 	s := &logSink{log: log, offset: offset, ctx: ctx, retryWait: w.reportRetryWait()}
 	s.end = func() error { return nil }
 	if w.LogFolder != "" {
-		s.ship, s.end = localLog(w.logSpares, tasklog.KeyOf(ti))
+		s.ship, s.end = localLog(w.logSpares, key)
 		s.ctx = nil // a local disk is not waited for
 	} else {
 		s.ship = func(offset int64, b []byte) (int64, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
 			defer cancel()
-			return tc.AppendLog(ctx, ti.ID, offset, b)
+			return remote(ctx, offset, b)
 		}
 	}
 	s.timer = time.AfterFunc(logFlushEvery, s.tick)
