@@ -24,6 +24,11 @@ type callbacksInput struct {
 	Page
 }
 
+type callbackInput struct {
+	DagRunParam
+	CallbackID int64 `path:"callback_id" minimum:"1" doc:"callback id"`
+}
+
 type callbackLogInput struct {
 	DagRunParam
 	CallbackID int64  `path:"callback_id" minimum:"1" doc:"callback id"`
@@ -42,6 +47,13 @@ func (s *server) registerCallbacks() {
 			"(no task_id) and its tasks', each with its state (queued, running, success, failed), attempts and error.", store.CallbackOrder),
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listCallbacks)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_dag_run_callback", Method: http.MethodGet,
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/callbacks/{callback_id}", Tags: tags,
+		Summary:     "Get a callback",
+		Description: "One callback of the run, as the list shows it. `~` as both dag_id and dag_run_id finds it by its id alone.",
+		Errors:      []int{http.StatusNotFound},
+	}, s.getCallback)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_dag_run_callback_log", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/callbacks/{callback_id}/logs", Tags: tags,
@@ -64,6 +76,14 @@ func (s *server) listCallbacks(ctx context.Context, in *callbacksInput) (*struct
 		return nil, err
 	}
 	return &struct{ Body CallbackCollection }{CallbackCollection{Callbacks: list, TotalEntries: total}}, nil
+}
+
+func (s *server) getCallback(ctx context.Context, in *callbackInput) (*struct{ Body core.Callback }, error) {
+	cb, err := s.svc.Callback(ctx, in.DagID, in.RunID, in.CallbackID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body core.Callback }{*cb}, nil
 }
 
 func (s *server) getCallbackLog(ctx context.Context, in *callbackLogInput) (*logOutput, error) {

@@ -47,12 +47,14 @@ func (a *app) runCallbacksCmd() *cobra.Command {
 	return cmd
 }
 
-// runCallbackLogsCmd prints one attempt's log of a callback.
+// runCallbackLogsCmd prints one attempt's log of a callback; with --follow
+// it keeps printing while the attempt runs.
 func (a *app) runCallbackLogsCmd() *cobra.Command {
 	var attempt int
+	var follow bool
 	cmd := &cobra.Command{
 		Use:   "callback-logs CALLBACK_ID",
-		Short: "Print a callback's log (default: its latest attempt)",
+		Short: "Print a callback's log (default: its latest attempt); --follow tails it while it runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := strconv.ParseInt(args[0], 10, 64)
@@ -63,14 +65,22 @@ func (a *app) runCallbackLogsCmd() *cobra.Command {
 				return fmt.Errorf("--attempt must be 1 or more (0 = the latest), got %d", attempt)
 			}
 			return a.withBackend(cmd, func(b backend) error {
-				key, err := b.CallbackLogKey(cmd.Context(), id, attempt)
+				key, cb, err := b.CallbackLogKey(cmd.Context(), id, attempt)
 				if err != nil {
 					return err
 				}
-				return tailLog(cmd, b, key, false)
+				var active func(context.Context) (bool, error)
+				if follow && key.TryNumber == cb.Attempts {
+					active = func(ctx context.Context) (bool, error) {
+						_, cb, err := b.CallbackLogKey(ctx, id, key.TryNumber)
+						return err == nil && cb.Attempts == key.TryNumber && cb.State == core.CallbackRunning, err
+					}
+				}
+				return tailLog(cmd, b, key, active)
 			})
 		},
 	}
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "attempt number (default the latest)")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the attempt ends")
 	return cmd
 }

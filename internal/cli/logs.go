@@ -36,7 +36,14 @@ func (a *app) taskLogsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return tailLog(cmd, b, key, follow && key.TryNumber == ti.TryNumber)
+				var active func(context.Context) (bool, error)
+				if follow && key.TryNumber == ti.TryNumber {
+					active = func(ctx context.Context) (bool, error) {
+						_, ti, err := b.TaskLogKey(ctx, k, key.TryNumber)
+						return err == nil && tryActive(ti, key), err
+					}
+				}
+				return tailLog(cmd, b, key, active)
 			})
 		},
 	}
@@ -50,10 +57,10 @@ func (a *app) taskLogsCmd() *cobra.Command {
 // nothing new.
 const followPoll = 500 * time.Millisecond
 
-// tailLog copies key's log to stdout; with follow (a task try's log) it
-// polls until the try is no longer queued or running and the log is
-// drained.
-func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, follow bool) error {
+// tailLog copies key's log to stdout; with active set (--follow) it polls
+// until active says the log's try or attempt no longer runs, and the log
+// is drained.
+func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, active func(context.Context) (bool, error)) error {
 	ctx := cmd.Context()
 	var offset int64
 	for {
@@ -68,12 +75,10 @@ func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, follow bool) error 
 			offset = next
 			continue // drain before checking the state
 		}
-		if !follow {
+		if active == nil {
 			return nil
 		}
-		k := core.TIKey{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: key.MapIndex}
-		_, ti, err := b.TaskLogKey(ctx, k, key.TryNumber)
-		if err != nil || !tryActive(ti, key) {
+		if running, err := active(ctx); err != nil || !running {
 			// One more read: the worker flushes before reporting the state.
 			if data, _, rerr := b.LogRead(ctx, key, offset); rerr == nil {
 				_, _ = cmd.OutOrStdout().Write(data)
@@ -107,8 +112,13 @@ func (b *localBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (t
 }
 
 // CallbackLogKey implements backend: the callback is found by its id alone.
-func (b *localBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, error) {
-	return b.svc.CallbackLogKey(ctx, service.AnyRun, service.AnyRun, id, attempt)
+func (b *localBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error) {
+	cb, err := b.svc.Callback(ctx, service.AnyRun, service.AnyRun, id)
+	if err != nil {
+		return tasklog.Key{}, nil, err
+	}
+	key, err := tasklog.AttemptKey(cb, attempt)
+	return key, cb, err
 }
 
 // LogRead implements backend, as the REST API's log routes read: a log not
@@ -137,11 +147,16 @@ func (b *restBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (ta
 	return key, &ti, err
 }
 
-// CallbackLogKey implements backend. The API finds the callback by its id
-// (under the "~" run) and picks the attempt on each read, so the key only
-// carries the id and the attempt asked for.
-func (b *restBackend) CallbackLogKey(_ context.Context, id int64, attempt int) (tasklog.Key, error) {
-	return tasklog.Key{DagID: service.AnyRun, RunID: service.AnyRun, MapIndex: core.NoMapIndex, TryNumber: attempt, Callback: id}, nil
+// CallbackLogKey implements backend: the callback from the API, found by
+// its id alone (under the "~" run), the attempt picked as its log route
+// picks it.
+func (b *restBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error) {
+	var cb core.Callback
+	if err := b.c.Get(ctx, "/dags/"+service.AnyRun+"/dagRuns/"+service.AnyRun+"/callbacks/"+strconv.FormatInt(id, 10), nil, &cb); err != nil {
+		return tasklog.Key{}, nil, err
+	}
+	key, err := tasklog.AttemptKey(&cb, attempt)
+	return key, &cb, err
 }
 
 // LogRead implements backend with the log route of a try or of a callback.

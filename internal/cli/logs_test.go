@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,45 @@ func TestTaskLogsFollow(t *testing.T) {
 			out.mu.Unlock()
 			if code != 0 || got != "first\nsecond\n" {
 				t.Errorf("follow of %s: exit %d, %q; want both lines", side.run, code, got)
+			}
+		}
+	})
+}
+
+// `weir runs callback-logs --follow` of a running callback's attempt
+// prints what is already written, then what it writes next, and ends once
+// the attempt has ended, locally and through the REST API alike.
+func TestCallbackLogsFollow(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, s *surfaces) {
+		ctx := t.Context()
+		seedState(t, s.st)
+		logs := tasklog.Folder(s.logs)
+		for _, env := range [][]string{s.env, s.remoteEnv()} {
+			id := seedLogs(t, s) // a new callback each time, claimed: running
+			cb, err := s.st.CallbackGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &firstWrite{started: make(chan struct{})}
+			done := make(chan int, 1)
+			go func() {
+				done <- cli.Run(ctx, []string{"runs", "callback-logs", strconv.FormatInt(id, 10), "-f"},
+					cli.Options{Stdin: strings.NewReader(""), Stdout: out, Stderr: io.Discard, Environ: env})
+			}()
+			<-out.started
+			if _, err := logs.AppendAt(ctx, tasklog.CallbackKey(cb, 1), int64(len("paged the on-call\n")), []byte("acknowledged\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.st.CallbackFinish(ctx, &store.CallbackFinishParams{ID: id, Attempt: 1, State: core.CallbackSuccess, Now: time.Now().UTC()}); err != nil {
+				t.Fatal(err)
+			}
+			code := <-done
+			out.mu.Lock()
+			got := out.buf.String()
+			out.mu.Unlock()
+			if code != 0 || got != "paged the on-call\nacknowledged\n" {
+				t.Errorf("follow of callback %d: exit %d, %q; want both lines", id, code, got)
 			}
 		}
 	})

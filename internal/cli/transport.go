@@ -127,8 +127,8 @@ type backend interface {
 	// instance, and returns it with the instance.
 	TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error)
 	// CallbackLogKey finds the log of attempt (0 = the latest) of the
-	// callback id.
-	CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, error)
+	// callback id, and returns it with the callback.
+	CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error)
 	// LogRead reads key's log from offset (up to a chunk) and returns the
 	// offset to continue from; a log not written yet reads empty.
 	LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error)

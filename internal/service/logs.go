@@ -30,12 +30,23 @@ func (s *Service) TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklo
 // unknown callback, one of another run, or an attempt it has not had is an
 // error wrapping core.ErrNotFound.
 func (s *Service) CallbackLogKey(ctx context.Context, dagID, runID string, id int64, attempt int) (tasklog.Key, error) {
-	cb, err := s.st.CallbackGet(ctx, id)
+	cb, err := s.Callback(ctx, dagID, runID, id)
 	if err != nil {
-		return tasklog.Key{}, fmt.Errorf("callback %d: %w", id, err)
-	}
-	if (dagID != AnyRun || runID != AnyRun) && (cb.DagID != dagID || cb.RunID != runID) {
-		return tasklog.Key{}, fmt.Errorf("callback %d is not one of dag run %s/%s: %w", id, dagID, runID, core.ErrNotFound)
+		return tasklog.Key{}, err
 	}
 	return tasklog.AttemptKey(cb, attempt)
+}
+
+// Callback reads callback id, which must be one of run runID of dagID
+// unless both are AnyRun; an unknown callback, or one of another run, is an
+// error wrapping core.ErrNotFound.
+func (s *Service) Callback(ctx context.Context, dagID, runID string, id int64) (*core.Callback, error) {
+	cb, err := s.st.CallbackGet(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("callback %d: %w", id, err)
+	}
+	if (dagID != AnyRun || runID != AnyRun) && (cb.DagID != dagID || cb.RunID != runID) {
+		return nil, fmt.Errorf("callback %d is not one of dag run %s/%s: %w", id, dagID, runID, core.ErrNotFound)
+	}
+	return cb, nil
 }
