@@ -78,7 +78,9 @@ func (s *AssetState) Get(ctx context.Context, key string, def any) (any, error) 
 }
 
 // Set stores value (encoded as JSON; any value but nil) under key. Asset
-// state has no retention: the key stays until it is deleted.
+// state has no retention: the key stays until it is deleted. Keys under
+// "watcher/" are the asset's watchers' (their cursors): a task's Set or
+// Delete of one is refused.
 func (s *AssetState) Set(ctx context.Context, key string, value any) error {
 	return s.s.set(ctx, key, value, "")
 }
@@ -86,7 +88,7 @@ func (s *AssetState) Set(ctx context.Context, key string, value any) error {
 // Delete removes key; an absent key is not an error.
 func (s *AssetState) Delete(ctx context.Context, key string) error { return s.s.delete(ctx, key) }
 
-// Clear removes every key of the asset.
+// Clear removes every key of the asset but its watchers' ("watcher/...").
 func (s *AssetState) Clear(ctx context.Context) error { return s.s.clear(ctx, false) }
 
 // GetAssetState returns key's value in s decoded into T, and whether the

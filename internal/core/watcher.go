@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -13,10 +14,18 @@ type AssetWatcher struct {
 	Trigger TriggerSpec `json:"trigger"`
 }
 
+// WatcherKeyPrefix begins the asset-state keys of the asset's watchers:
+// their cursors, which only the watchers (and audited admin edits) write.
+// A task may read them, not write them (docs/asset-state.md).
+const WatcherKeyPrefix = "watcher/"
+
 // WatcherCursorKey is the asset-state key holding the cursor of the
 // asset's watcher name: the cursor is asset state, written by the watcher
 // in the transaction of the events it covers (docs/watchers.md#cursors).
-func WatcherCursorKey(name string) string { return "watcher/" + name + "/cursor" }
+func WatcherCursorKey(name string) string { return WatcherKeyPrefix + name + "/cursor" }
+
+// IsWatcherKey says whether key is one of an asset's watchers' state keys.
+func IsWatcherKey(key string) bool { return strings.HasPrefix(key, WatcherKeyPrefix) }
 
 // Watcher is one asset watcher's row: its definition, the trigger running
 // it, its cursor and its health (docs/watchers.md#health).

@@ -229,6 +229,43 @@ func TestAssetStateRefusals(t *testing.T) {
 	unchanged("a finished try's token")
 }
 
+// An asset's watchers' keys (their cursors) are read-only to tasks: a task
+// that moved a cursor made its watcher fire again what it had fired. A set
+// or delete is 403 saying how an admin moves a cursor; a clear removes the
+// task's keys and keeps the watchers'.
+func TestAssetStateWatcherKeysAreReadOnlyToTasks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newStateEnv(t, statestore.Config{})
+	load := e.runningAssets(t)["load"]
+	orders := core.AssetScopeByName("orders")
+	scope, err := statestore.New(e.Store, e.Clock, statestore.Config{}).Resolve(ctx, orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursor := core.WatcherCursorKey("landing")
+	if err := e.Store.StateSet(ctx, &store.StateSetParams{Scope: scope, Key: cursor, Value: json.RawMessage(`{"modified":"2026-05-01T00:00:00Z"}`),
+		Now: e.Clock.Now(), By: core.WatcherWriter("landing")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := load.StateGet(ctx, orders, cursor); err != nil || string(got) != `{"modified":"2026-05-01T00:00:00Z"}` {
+		t.Errorf("a task reading its inlet's watcher cursor: %s, %v", got, err)
+	}
+	status(t, load.StateSet(ctx, orders, cursor, json.RawMessage(`{"modified":"2020-01-01T00:00:00Z"}`), ""), 403,
+		`state key "watcher/landing/cursor" of asset "orders" is its watchers'`)
+	status(t, load.StateSet(ctx, orders, "watcher/mine", json.RawMessage(`1`), ""), 403, "weir assets watchers set-cursor")
+	status(t, load.StateDelete(ctx, orders, cursor), 403, "a task may read it, not write it")
+	if err := load.StateSet(ctx, orders, "k", json.RawMessage(`1`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := load.StateClear(ctx, orders, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.assetRows(t); len(got) != 1 || got[0] != `orders/watcher/landing/cursor={"modified":"2026-05-01T00:00:00Z"}` {
+		t.Errorf("after the task's set, delete and clear: %v; want the cursor alone, unchanged", got)
+	}
+}
+
 // docs/requirements.md#as-4's relaxing switch: with allow_undeclared_asset_reads any
 // running task reads any asset's state; writes still need the declaration.
 func TestAllowUndeclaredAssetReads(t *testing.T) {

@@ -60,7 +60,7 @@ func (s *Service) AdminClear(ctx context.Context, actor core.Actor, scope core.S
 		if scope.Kind == core.StateTask {
 			detail = fmt.Sprintf("all_map_indices=%t", allMapIndices)
 		}
-		return detail, s.backend(tx).Clear(ctx, scope, allMapIndices)
+		return detail, s.backend(tx).Clear(ctx, scope, Clearing{AllMapIndices: allMapIndices})
 	})
 }
 

@@ -42,9 +42,16 @@ type Backend interface {
 	Set(ctx context.Context, scope core.StateScope, key string, w Write) error
 	// Delete removes key; an absent key is not an error.
 	Delete(ctx context.Context, scope core.StateScope, key string) error
-	// Clear removes every key of scope; for a task scope with
-	// allMapIndices, of every map index of the task in the run.
-	Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error
+	// Clear removes the keys of scope that c says.
+	Clear(ctx context.Context, scope core.StateScope, c Clearing) error
+}
+
+// Clearing says which keys a Clear removes: every key of the scope but,
+// with KeepWatchers, an asset's watchers' keys; of a task scope with
+// AllMapIndices, those of every map index of the task in the run.
+type Clearing struct {
+	AllMapIndices bool
+	KeepWatchers  bool
 }
 
 // Metastore is the default Backend: values live in Weir's database, one
@@ -72,8 +79,8 @@ func (m *Metastore) Delete(ctx context.Context, scope core.StateScope, key strin
 	return err
 }
 
-// Clear removes every key of the scope (every map index with allMapIndices).
-func (m *Metastore) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
-	_, err := m.Store.StateDelete(ctx, &store.StateDeleteParams{Scope: scope, AllMapIndices: allMapIndices})
+// Clear removes the keys of the scope that c says.
+func (m *Metastore) Clear(ctx context.Context, scope core.StateScope, c Clearing) error {
+	_, err := m.Store.StateDelete(ctx, &store.StateDeleteParams{Scope: scope, AllMapIndices: c.AllMapIndices, KeepWatchers: c.KeepWatchers})
 	return err
 }

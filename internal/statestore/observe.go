@@ -56,9 +56,9 @@ func (o observed) Delete(ctx context.Context, scope core.StateScope, key string)
 	return err
 }
 
-func (o observed) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
+func (o observed) Clear(ctx context.Context, scope core.StateScope, c Clearing) error {
 	began := time.Now()
-	err := o.inner.Clear(ctx, scope, allMapIndices)
+	err := o.inner.Clear(ctx, scope, c)
 	o.report("clear", scope.Kind, began, err)
 	return err
 }

@@ -119,13 +119,30 @@ func (s *Service) Get(ctx context.Context, scope core.StateScope, key string) (*
 }
 
 // Set writes key in scope by by and returns the entry as written. It is
-// the write of a running try; REST and the CLI use AdminSet.
+// the write of a running try (never of an asset's watchers' keys:
+// tryWritable); REST and the CLI use AdminSet.
 func (s *Service) Set(ctx context.Context, scope core.StateScope, key string, raw []byte, r statevalue.Retention, by core.StateWriter) (*core.StateEntry, error) {
+	if err := tryWritable(scope, key); err != nil {
+		return nil, err
+	}
 	scope, err := s.assetID(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
 	return s.set(ctx, s.st, scope, key, raw, r, by)
+}
+
+// tryWritable refuses a try's write of an asset's watchers' keys (their
+// cursors, core.WatcherKeyPrefix): a cursor moved by a task would make the
+// watcher fire again what it had fired, or skip what it had not. A task
+// may read them; an admin moves a cursor with an audited edit.
+func tryWritable(scope core.StateScope, key string) error {
+	if scope.Kind != core.StateAsset || !core.IsWatcherKey(key) {
+		return nil
+	}
+	return fmt.Errorf("state key %q of %s is its watchers' (keys under %q hold their cursors, written with the events "+
+		"they cover): a task may read it, not write it; an admin moves a cursor with `weir assets watchers set-cursor` "+
+		"or the watcher's cursor route, audited: %w", key, scope.Describe(), core.WatcherKeyPrefix, core.ErrForbidden)
 }
 
 // set validates raw (ParseValue), enforces the size limit, computes the
@@ -160,9 +177,13 @@ func (s *Service) set(ctx context.Context, st store.StateStore, scope core.State
 		ExpiresAt: w.ExpiresAt, NeverExpire: w.NeverExpire}, nil
 }
 
-// Delete removes key from scope; an absent key is not an error.
+// Delete removes key from scope; an absent key is not an error. It is a
+// running try's, as Set.
 func (s *Service) Delete(ctx context.Context, scope core.StateScope, key string) error {
 	if err := statevalue.CheckKey(key); err != nil {
+		return err
+	}
+	if err := tryWritable(scope, key); err != nil {
 		return err
 	}
 	scope, err := s.assetID(ctx, scope)
@@ -173,13 +194,14 @@ func (s *Service) Delete(ctx context.Context, scope core.StateScope, key string)
 }
 
 // Clear removes every key of scope (of every map index of the task with
-// allMapIndices).
+// allMapIndices) but an asset's watchers' keys: a running try's clear, as
+// Set (an admin's, AdminClear, removes those too).
 func (s *Service) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
 	scope, err := s.assetID(ctx, scope)
 	if err != nil {
 		return err
 	}
-	return s.backend(s.st).Clear(ctx, scope, allMapIndices)
+	return s.backend(s.st).Clear(ctx, scope, Clearing{AllMapIndices: allMapIndices, KeepWatchers: true})
 }
 
 // List returns one page of the entries p selects and how many it selects

@@ -153,6 +153,9 @@ type StateDeleteParams struct {
 	// AllMapIndices widens a clear of a task scope to every map index of
 	// the task in the run (Scope.MapIndex is then ignored).
 	AllMapIndices bool
+	// KeepWatchers keeps, in a clear of an asset scope, the keys of the
+	// asset's watchers (core.WatcherKeyPrefix): a task's clear.
+	KeepWatchers bool
 }
 
 // StateStaleParams selects what cleanup deletes of one kind (StateStale).

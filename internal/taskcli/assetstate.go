@@ -37,7 +37,7 @@ no longer running) or could not be reached. Messages go to stderr.`,
 		setShort:   "Store a JSON value under KEY (any JSON but null; no retention)",
 		setExample: `  weir asset-state set watermark 42
   weir asset-state --uri s3://lake/orders set cursor '{"id": "c-9"}'`,
-		clearShort: "Delete every key of the asset",
+		clearShort: "Delete every key of the asset but its watchers' (watcher/..., read-only to tasks)",
 		flags: func(cmd *cobra.Command) {
 			cmd.PersistentFlags().StringVar(&name, "name", "", "the asset's name")
 			cmd.PersistentFlags().StringVar(&uri, "uri", "", "the asset's uri")

@@ -1,5 +1,11 @@
 package sqlstore
 
+import (
+	"strconv"
+
+	"github.com/weirflow/weir/internal/core"
+)
+
 // --- asset_state_store (docs/asset-state.md; orphan sweep: docs/state-store-cleanup.md) ---
 
 const (
@@ -44,3 +50,8 @@ const (
 		(SELECT s.asset_id, s.key FROM ` + assetStateFrom + `
 		WHERE ` + assetOrphanCond + ` ORDER BY s.asset_id, s.key LIMIT $2)`
 )
+
+// qAssetStateClearKeepWatchers clears an asset's state but its watchers'
+// keys (core.WatcherKeyPrefix): a task's clear.
+var qAssetStateClearKeepWatchers = qAssetStateClear + ` AND substr(key, 1, ` + strconv.Itoa(len(core.WatcherKeyPrefix)) +
+	`) <> '` + core.WatcherKeyPrefix + `'`

@@ -39,6 +39,8 @@ var assetStateTable = stateTable{
 			return "", nil, err
 		case p.Key != "":
 			return qAssetStateDelete, append(args, p.Key), nil
+		case p.KeepWatchers:
+			return qAssetStateClearKeepWatchers, args, nil
 		}
 		return qAssetStateClear, args, nil
 	},

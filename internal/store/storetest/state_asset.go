@@ -41,6 +41,36 @@ func testAssetStateNoRetentionListAll(t *testing.T, f *fixture) {
 	}
 }
 
+// A clear that keeps the watchers' keys (a task's) removes every other key
+// of the asset, those merely beginning alike included, and no other
+// asset's; a plain clear (an admin's) removes them too.
+func testAssetStateClearKeepsWatchers(t *testing.T, f *fixture) {
+	o, c := f.assetScope("orders"), f.assetScope("customers")
+	for _, k := range []string{core.WatcherCursorKey("landing"), "watcher/", "watchers", "Watcher/x", "w"} {
+		f.setState(o, k, `1`, assetWriter, nil, false)
+	}
+	f.setState(c, core.WatcherCursorKey("x"), `1`, assetWriter, nil, false)
+	f.setState(c, "k", `1`, assetWriter, nil, false)
+	if _, err := f.st.StateDelete(f.ctx, &store.StateDeleteParams{Scope: o, KeepWatchers: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"customers/k", "customers/watcher/x/cursor", "orders/watcher/", "orders/watcher/landing/cursor"}
+	if got := f.allAssetState(); !cmp.Equal(got, want) {
+		t.Errorf("after a clear keeping the watchers' keys: %v, want %v", got, want)
+	}
+	for _, k := range []string{"watcher/", core.WatcherCursorKey("landing")} {
+		if !core.IsWatcherKey(k) {
+			t.Errorf("IsWatcherKey(%q) is false, but the store kept it as a watcher's", k)
+		}
+	}
+	if _, err := f.st.StateDelete(f.ctx, &store.StateDeleteParams{Scope: o}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.allAssetState(), []string{"customers/k", "customers/watcher/x/cursor"}; !cmp.Equal(got, want) {
+		t.Errorf("after a plain clear: %v, want %v", got, want)
+	}
+}
+
 // State of an asset inactive for long enough is stale (listed and deleted
 // in batches); an active asset's, or a recently deactivated one's, is not;
 // deleting the asset row deletes its state (docs/state-store-cleanup.md).

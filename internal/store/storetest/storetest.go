@@ -85,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"StateTry", testStateTry},
 		{"StateObjects", testStateObjects},
 		{"AssetStateNoRetentionListAll", testAssetStateNoRetentionListAll},
+		{"AssetStateClearKeepsWatchers", testAssetStateClearKeepsWatchers},
 		{"AssetStateOrphansCascade", testAssetStateOrphansCascade},
 		{"TxCommitRollback", testTxCommitRollback},
 		{"RoundTrip", testRoundTrip},
