@@ -7,11 +7,16 @@ import "strings"
 var sensitiveNames = []string{"access_token", "api_key", "apikey", "authorization", "passphrase", "passwd",
 	"password", "private_key", "secret", "token", "credential"}
 
-// SensitiveName reports whether a key, kwarg or variable named name holds a
-// secret (its lower-case form contains password, token, api_key, ...):
-// such values are shown as "***".
+// separators are the word separators read as "_" in a name.
+var separators = strings.NewReplacer("-", "_", " ", "_")
+
+// SensitiveName reports whether a key, kwarg, header or variable named name
+// holds a secret (its lower-case form, hyphens and spaces read as
+// underscores, contains password, token, api_key, ...: X-Api-Key and
+// "Private Key" too, which Airflow's masker misses): such values are shown
+// as "***".
 func SensitiveName(name string) bool {
-	n := strings.ToLower(name)
+	n := separators.Replace(strings.ToLower(name))
 	for _, s := range sensitiveNames {
 		if strings.Contains(n, s) {
 			return true

@@ -92,3 +92,17 @@ func mustHex(t *testing.T, line string) []byte {
 	}
 	return k[0]
 }
+
+// Names holding secrets are recognised whatever separates their words: an
+// http_json watcher's X-Api-Key header was shown to every viewer.
+func TestSensitiveName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"password": true, "DB_PASSWORD": true, "X-Api-Key": true, "api-key": true, "apikey": true, "Api Key": true,
+		"Authorization": true, "private-key": true, "access-token": true, "x-auth-token": true, "client_secret": true,
+		"X-Request-Id": false, "Content-Type": false, "page": false, "user": false, "key": false,
+	} {
+		if got := SensitiveName(name); got != want {
+			t.Errorf("SensitiveName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
