@@ -84,3 +84,25 @@ func TestSingleEventMeets(t *testing.T) {
 		}
 	}
 }
+
+// A DAG's schedule summary names its assets, as Airflow's "Asset" summary
+// does, so that an asset-scheduled DAG is not shown as unscheduled.
+func TestScheduleSummary(t *testing.T) {
+	a, b, c := AssetRef{Name: "a"}, AssetRef{Name: "b"}, AssetRef{URI: "s3://x/c"}
+	for _, tc := range []struct {
+		dag  DAG
+		want string
+	}{
+		{DAG{}, ""},
+		{DAG{Schedule: "@daily"}, "@daily"},
+		{DAG{AssetSchedule: []AssetRef{a}}, "Asset: a"},
+		{DAG{AssetSchedule: []AssetRef{a, c}}, "Asset: a & uri:s3://x/c"},
+		{DAG{AssetSchedule: []AssetRef{a, b, c}, AssetCondition: &AssetCondition{All: []AssetCondition{
+			{Any: []AssetCondition{{Ref: &a}, {Ref: &b}}}, {Ref: &c}}}}, "Asset: (a | b) & uri:s3://x/c"},
+		{DAG{Schedule: "0 6 * * *", AssetOrTime: true, AssetSchedule: []AssetRef{a}}, "0 6 * * * or Asset: a"},
+	} {
+		if got := tc.dag.ScheduleSummary(); got != tc.want {
+			t.Errorf("ScheduleSummary(%+v) = %q, want %q", tc.dag, got, tc.want)
+		}
+	}
+}

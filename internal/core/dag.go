@@ -149,6 +149,28 @@ func (t *Task) HandlesStream() bool {
 	return cmd || fn
 }
 
+// ScheduleSummary describes when the DAG runs, for people (Airflow's
+// timetable_summary): its time schedule ("" for none), its asset schedule
+// as Airflow writes a condition ("Asset: orders & customers", "Asset:
+// (a | b) & c"), or both ("@daily or Asset: orders").
+func (d *DAG) ScheduleSummary() string {
+	if len(d.AssetSchedule) == 0 {
+		return d.Schedule
+	}
+	cond := d.AssetCondition
+	if cond == nil {
+		cond = &AssetCondition{}
+		for i := range d.AssetSchedule {
+			cond.All = append(cond.All, AssetCondition{Ref: &d.AssetSchedule[i]})
+		}
+	}
+	assets := "Asset: " + cond.String()
+	if d.Schedule != "" {
+		return d.Schedule + " or " + assets
+	}
+	return assets
+}
+
 // Task returns the task with the given id, or nil.
 func (d *DAG) Task(id string) *Task {
 	for i := range d.Tasks {

@@ -33,10 +33,10 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			_, err = tx.tx.ExecContext(ctx, qDagInsert, dagID, p.Spec.FileLoc, p.Paused,
-				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now), p.Deriver)
+				p.Spec.Description, p.Spec.ScheduleSummary(), string(tags), micros(p.Now), p.Deriver)
 		case err == nil:
 			_, err = tx.tx.ExecContext(ctx, qDagUpdate, dagID, p.Spec.FileLoc,
-				p.Spec.Description, p.Spec.Schedule, string(tags), micros(p.Now), p.Deriver)
+				p.Spec.Description, p.Spec.ScheduleSummary(), string(tags), micros(p.Now), p.Deriver)
 		}
 		if err != nil {
 			return tx.wrap(err, "sync dag %s", dagID)

@@ -44,6 +44,7 @@ func testDagSyncVersions(t *testing.T, f *fixture) {
 		t.Fatalf("same-hash sync of an inactive dag: change=%v id=%d, want version %d to rederive", change, back, v1)
 	}
 	spec.Description = "d2"
+	spec.AssetSchedule, spec.AssetOrTime = []core.AssetRef{{Name: "orders"}}, true // its summary names the asset too
 	v2, change, err := f.st.DagSync(f.ctx, &store.DagSyncParams{Spec: spec, Hash: "h2", Paused: false, Now: f.at(2 * time.Minute), Deriver: "p2"})
 	must(t, err, "changed sync")
 	if change != store.DagNewVersion || v2 == v1 {
@@ -52,7 +53,7 @@ func testDagSyncVersions(t *testing.T, f *fixture) {
 
 	d, err := f.st.DagGet(f.ctx, "etl")
 	must(t, err, "get dag")
-	want := core.DagModel{DagID: "etl", IsPaused: true, IsActive: true, Description: "d2", Schedule: "@daily",
+	want := core.DagModel{DagID: "etl", IsPaused: true, IsActive: true, Description: "d2", Schedule: "@daily or Asset: orders",
 		Tags: []string{"a", "b"}, LatestVersion: v2, LastParsedTime: f.at(2 * time.Minute)}
 	if diff := cmp.Diff(want, *d); diff != "" {
 		t.Errorf("dag after syncs (-want +got), pause state must stay from the first sync:\n%s", diff)
