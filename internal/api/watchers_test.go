@@ -43,9 +43,17 @@ func TestWatchersShowHealthAndCursorEdits(t *testing.T) {
 	}
 
 	var w core.Watcher
-	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/landing/cursor", map[string]any{"value": map[string]any{"after": "k7"}}, &w)
-	if string(w.Cursor) != `{"after":"k7"}` {
+	e.must(http.StatusOK, core.RoleOp, "PUT", base+"/landing/cursor", map[string]any{"value": map[string]any{"modified": "2026-05-01T00:00:00Z", "key": "k7"}}, &w)
+	if string(w.Cursor) != `{"key":"k7","modified":"2026-05-01T00:00:00Z"}` {
 		t.Errorf("cursor after PUT = %s", w.Cursor)
+	}
+	// A cursor every poll would refuse is refused at once, naming the shape.
+	for _, bad := range []any{"garbage", map[string]any{"after": "k7"}, map[string]any{"modified": "yesterday"}} {
+		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/landing/cursor", map[string]any{"value": bad}, `is not {"modified": "<RFC 3339 time>"`)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
+	if got := string(list.Watchers[0].Cursor); got != `{"key":"k7","modified":"2026-05-01T00:00:00Z"}` {
+		t.Errorf("cursor after the refused edits = %s, want the last one set", got)
 	}
 	if !e.hasAudit("op", audit.AssetStateSet, "orders") {
 		t.Errorf("setting a cursor is not audited: %+v", e.audit())

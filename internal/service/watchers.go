@@ -153,11 +153,16 @@ func (s *Service) AssetWatcher(ctx context.Context, assetID int64, name string, 
 // (docs/watchers.md#cursors). Returns the watcher as it is then.
 func (s *Service) SetWatcherCursor(ctx context.Context, states *statestore.Service, actor core.Actor, assetID int64,
 	name string, raw []byte, threshold time.Duration) (*core.Watcher, error) {
-	if _, err := s.AssetWatcher(ctx, assetID, name, threshold); err != nil {
+	w, err := s.AssetWatcher(ctx, assetID, name, threshold)
+	if err != nil {
 		return nil, err
 	}
+	if raw != nil {
+		if err := s.triggers.CheckCursor(w.Trigger.Type, raw); err != nil {
+			return nil, fmt.Errorf("watcher %q of asset %d: %w", name, assetID, err)
+		}
+	}
 	scope, key := core.AssetScope(assetID), core.WatcherCursorKey(name)
-	var err error
 	if raw == nil {
 		err = states.AdminDelete(ctx, actor, scope, key)
 	} else {

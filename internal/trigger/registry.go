@@ -97,6 +97,21 @@ func (r *Registry) New(spec Spec) (Trigger, error) {
 	return tr, nil
 }
 
+// CheckCursor validates raw as a cursor of a watcher of type name, as its
+// polls would read it (Type.CheckCursor): an error wrapping core.ErrInvalid
+// says why not. A type without a check, or unknown here (a Go SDK
+// program's), accepts any value.
+func (r *Registry) CheckCursor(name string, raw json.RawMessage) error {
+	t, ok := r.Lookup(name)
+	if !ok || t.CheckCursor == nil {
+		return nil
+	}
+	if err := t.CheckCursor(raw); err != nil {
+		return fmt.Errorf("%w: %w", err, core.ErrInvalid)
+	}
+	return nil
+}
+
 // Check validates spec without keeping the trigger.
 func (r *Registry) Check(spec Spec) error {
 	_, err := r.New(spec)

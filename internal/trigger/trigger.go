@@ -50,6 +50,10 @@ type Type struct {
 	// persisted as an envelope: docs/streaming.md), or several. Zero means
 	// UseDeferral.
 	Uses Use
+	// CheckCursor, for a watcher type, decodes a cursor as its polls do,
+	// so that an admin's edit every poll would refuse is refused at once
+	// (Registry.CheckCursor); nil = any JSON value (a command's own).
+	CheckCursor func(raw json.RawMessage) error
 }
 
 // Use is a bit set of the places a trigger type may run.

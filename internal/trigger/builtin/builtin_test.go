@@ -228,3 +228,35 @@ func TestEveryTypeRefusesUnknownKwargs(t *testing.T) {
 		}
 	}
 }
+
+// An admin's cursor is checked as the watcher's polls read it: one they
+// would refuse is refused when it is set (an ill-shaped cursor used to be
+// stored, and the watcher then failed every poll). A command watcher's
+// cursor is its program's own: any value.
+func TestCheckCursor(t *testing.T) {
+	reg := builtin.Registry()
+	for _, tc := range []struct {
+		typ, cursor string
+		bad         string // a fragment of the error; "" = accepted
+	}{
+		{"directory", `{"modified":"2026-05-01T00:00:00Z","key":"a.csv"}`, ""},
+		{"directory", `"garbage"`, `"modified" set`},
+		{"s3_keys", `{"modified":"2026-05-01T00:00:00Z","keys":["a","b"]}`, ""},
+		{"s3_keys", `{"after":"k7"}`, `"modified" set`},
+		{"sql_incremental", `{"updated":"2026-05-01 10:00:00","key":41}`, ""},
+		{"sql_incremental", `"garbage"`, "is not a sql_incremental cursor"},
+		{"sql_incremental", `{"updated":null,"key":1}`, "is not a sql_incremental cursor"},
+		{"http_json", `{"cursor":"2026-05-01T00:00:00Z","id":7}`, ""},
+		{"http_json", `{"cursor":{"a":1}}`, "is not an http_json cursor"},
+		{"command", `"anything"`, ""},
+		{"someones.go_watcher", `"anything"`, ""},
+	} {
+		err := reg.CheckCursor(tc.typ, json.RawMessage(tc.cursor))
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("%s cursor %s refused: %v", tc.typ, tc.cursor, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad) || !errors.Is(err, core.ErrInvalid)):
+			t.Errorf("%s cursor %s: %v, want an invalid-input error with %q", tc.typ, tc.cursor, err, tc.bad)
+		}
+	}
+}

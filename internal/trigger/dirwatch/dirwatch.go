@@ -22,10 +22,11 @@ import (
 // "glob": "*.csv", "recursive": true, "min_age": "10s"} and the listing
 // watchers' route, max_items, partition_key and poll_interval.
 var Type = trigger.Type{
-	Name:    "directory",
-	Summary: "watches a local folder: an event for each file that appears or changes, once, oldest first",
-	New:     newWatcher,
-	Uses:    trigger.UseWatcher,
+	Name:        "directory",
+	Summary:     "watches a local folder: an event for each file that appears or changes, once, oldest first",
+	New:         newWatcher,
+	Uses:        trigger.UseWatcher,
+	CheckCursor: listwatch.CheckCursor,
 }
 
 // Payload is the event of one file.

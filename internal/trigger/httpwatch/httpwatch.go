@@ -29,10 +29,11 @@ const DefaultMaxItems = 1000
 // partition_key, route_field and route, max_items, poll_interval and
 // timeout.
 var Type = trigger.Type{
-	Name:    "http_json",
-	Summary: "polls a JSON endpoint and records the items (selected with jq) whose cursor field passed the asset's cursor",
-	New:     newWatcher,
-	Uses:    trigger.UseWatcher,
+	Name:        "http_json",
+	Summary:     "polls a JSON endpoint and records the items (selected with jq) whose cursor field passed the asset's cursor",
+	New:         newWatcher,
+	Uses:        trigger.UseWatcher,
+	CheckCursor: func(raw json.RawMessage) error { _, err := decodePosition(raw); return err },
 }
 
 // watcher is a built http_json trigger.

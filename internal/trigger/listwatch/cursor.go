@@ -7,6 +7,7 @@
 package listwatch
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -45,6 +46,19 @@ func decodeCursor(raw json.RawMessage) (*Cursor, error) {
 		slices.Sort(c.Keys)
 	}
 	return &c, nil
+}
+
+// CheckCursor reports why raw, an admin's cursor, is not a listing
+// watcher's, or nil (trigger.Type.CheckCursor): stricter than a poll's
+// read, it wants "modified" and no member a cursor does not have.
+func CheckCursor(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var c Cursor
+	if err := dec.Decode(&c); err != nil || c.Modified.IsZero() {
+		return fmt.Errorf(`cursor %s is not {"modified": "<RFC 3339 time>", "key": "...", "keys": [...]} with "modified" set`, raw)
+	}
+	return nil
 }
 
 // Covers reports whether the item (modified, key) was reported before c.

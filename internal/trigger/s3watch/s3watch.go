@@ -22,10 +22,11 @@ import (
 // and the listing watchers' route, max_items, min_age, partition_key and
 // poll_interval.
 var Type = trigger.Type{
-	Name:    "s3_keys",
-	Summary: "watches an S3 bucket: an event for each object that appears or is put again under a prefix or matching a glob, once, oldest first",
-	New:     newWatcher,
-	Uses:    trigger.UseWatcher,
+	Name:        "s3_keys",
+	Summary:     "watches an S3 bucket: an event for each object that appears or is put again under a prefix or matching a glob, once, oldest first",
+	New:         newWatcher,
+	Uses:        trigger.UseWatcher,
+	CheckCursor: listwatch.CheckCursor,
 }
 
 // DefaultMinAge is min_age when not given: listings date objects to the

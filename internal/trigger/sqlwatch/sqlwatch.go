@@ -28,10 +28,11 @@ const DefaultMaxItems = 1000
 // (or "query" instead of "table"), with optional lookback,
 // partition_column, route_column and route, max_items and poll_interval.
 var Type = trigger.Type{
-	Name:    "sql_incremental",
-	Summary: "watches a table or query on a PostgreSQL or SQLite connection for rows whose updated column passed the cursor",
-	New:     newWatcher,
-	Uses:    trigger.UseWatcher,
+	Name:        "sql_incremental",
+	Summary:     "watches a table or query on a PostgreSQL or SQLite connection for rows whose updated column passed the cursor",
+	New:         newWatcher,
+	Uses:        trigger.UseWatcher,
+	CheckCursor: func(raw json.RawMessage) error { _, err := decodeCursor(raw); return err },
 }
 
 // watcher is a built sql_incremental trigger.
