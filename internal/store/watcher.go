@@ -88,8 +88,10 @@ type WatcherPoll struct {
 	TriggerID int64
 	At        time.Time
 	Duration  time.Duration
-	// Err is the poll's error ("" = it succeeded); ErrorsInRow counts the
-	// polls in a row that failed, this one included.
+	// Err is the latest error of the polls this report covers ("" = none
+	// failed) and ErrAt when that poll began (zero: At); ErrorsInRow counts
+	// the polls in a row that failed, up to this one.
 	Err         string
+	ErrAt       time.Time
 	ErrorsInRow int
 }

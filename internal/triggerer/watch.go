@@ -191,16 +191,22 @@ func (w *watch) refresh(ctx context.Context) {
 	w.set(ws)
 }
 
-// Polled keeps the poll's outcome for the next health report.
+// Polled keeps the poll's outcome for the next health report. An error not
+// reported yet stays in it when a poll succeeds before the report: a
+// failure the next poll recovered from still shows as the last error.
 func (w *watch) Polled(start time.Time, took time.Duration, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p := &store.WatcherPoll{TriggerID: w.id, At: start, Duration: took}
-	if err != nil {
+	switch {
+	case err != nil:
 		w.errorsInRow++
-		p.Err = err.Error()
+		p.Err, p.ErrAt = err.Error(), start
 		w.t.failed(w.typ)
-	} else {
+	case w.report != nil:
+		w.errorsInRow = 0
+		p.Err, p.ErrAt = w.report.Err, w.report.ErrAt
+	default:
 		w.errorsInRow = 0
 	}
 	p.ErrorsInRow = w.errorsInRow

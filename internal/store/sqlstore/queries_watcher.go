@@ -40,6 +40,6 @@ const (
 		WHERE asset_id = $1 AND name = $2`
 	qWatcherPolled = `UPDATE asset_watcher SET last_poll_at = $2, last_poll_ms = $3, errors_in_row = $4,
 		last_error = CASE WHEN $5 = '' THEN last_error ELSE $5 END,
-		last_error_at = CASE WHEN $5 = '' THEN last_error_at ELSE $2 END
+		last_error_at = CASE WHEN $5 = '' THEN last_error_at ELSE $6 END
 		WHERE trigger_id = $1`
 )

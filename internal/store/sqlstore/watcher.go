@@ -305,8 +305,12 @@ func (s *Store) WatcherReportPolls(ctx context.Context, polls []store.WatcherPol
 	}
 	return s.inTx(ctx, func(tx *Store) error {
 		for _, p := range polls {
+			errAt := p.ErrAt
+			if errAt.IsZero() {
+				errAt = p.At
+			}
 			if _, err := tx.tx.ExecContext(ctx, qWatcherPolled, p.TriggerID, micros(p.At), p.Duration.Milliseconds(),
-				p.ErrorsInRow, p.Err); err != nil {
+				p.ErrorsInRow, p.Err, micros(errAt)); err != nil {
 				return tx.wrap(err, "record poll of trigger %d", p.TriggerID)
 			}
 		}

@@ -188,6 +188,15 @@ func testWatcherCommit(t *testing.T, f *fixture) {
 	if got.LastError != "source down" || got.ErrorsInRow != 0 || !sameTime(got.LastPollAt, ptr(f.at(4*time.Minute))) {
 		t.Fatalf("health after a good poll = %+v, want the last error kept, none in a row", got)
 	}
+	// A good poll's report carrying an earlier poll's error (failed, then
+	// recovered, between two reports) keeps that error's own time.
+	must(t, f.st.WatcherReportPolls(f.ctx, []store.WatcherPoll{{TriggerID: w.TriggerID, At: f.at(6 * time.Minute),
+		Err: "timeout", ErrAt: f.at(5 * time.Minute)}}), "report a recovered poll")
+	got = f.watchers()[0]
+	if got.LastError != "timeout" || got.ErrorsInRow != 0 || !sameTime(got.LastErrorAt, ptr(f.at(5*time.Minute))) ||
+		!sameTime(got.LastPollAt, ptr(f.at(6*time.Minute))) {
+		t.Fatalf("health after a recovered poll = %+v, want its error at 5m, the poll at 6m", got)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
