@@ -2,6 +2,7 @@ package execapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -32,7 +34,10 @@ const maxHolding = 10000
 // ChannelCallbacks when it claims callbacks too, and every ClaimRecheck;
 // never a busy loop) until one is available or wait_seconds pass. With
 // reclaim, the worker's own unstarted claims it does not list as holding
-// come first (docs/state-machines.md#dead-workers).
+// come first (docs/state-machines.md#dead-workers). A poll hands out
+// nothing it would not hand a new request (stillWaiting): a credential
+// revoked or expired meanwhile ends it with 401, a worker gone silent
+// meanwhile with an empty answer.
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.ClaimRequest
 	if err := readJSON(w, r, smallBody, &req); err != nil {
@@ -85,8 +90,17 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if req.Start != nil {
 		claim.Hostname, claim.PID, claim.Start = req.Start.Hostname, req.Start.PID, true
 	}
-	for {
+	opened := s.clock.Now()
+	for waited := false; ; waited = true {
 		claim.Now = s.clock.Now()
+		if waited {
+			if ok, err := s.stillWaiting(ctx, r, req.WorkerID, opened, claim.Now); err != nil || !ok {
+				if err == nil {
+					writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+				}
+				return err
+			}
+		}
 		tis, err := s.svc.ClaimTries(ctx, &claim)
 		if err != nil {
 			return fmt.Errorf("claim task instances for worker %s: %w", req.WorkerID, err)
@@ -123,6 +137,37 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			return nil // client gone
 		}
 	}
+}
+
+// silentAfter is how long a claim must have waited before it asks whether
+// its worker still heartbeats: a worker that opened it was alive then.
+const silentAfter = time.Second
+
+// stillWaiting says whether a claim that has waited since opened may still
+// hand out work: its credential is still valid (revoked or expired
+// meanwhile: the error, 401, which stops the worker), and its worker has
+// not gone silent (job.Silent: stopped with SIGSTOP, partitioned away, or
+// dead with its connection open). A silent worker's poll ends empty: a try
+// handed to it would start only to be failed over, its retry spent.
+func (s *server) stillWaiting(ctx context.Context, r *http.Request, workerID string, opened, now time.Time) (bool, error) {
+	if _, err := s.authenticate(r, auth.ScopeWorker); err != nil {
+		return false, err
+	}
+	if now.Sub(opened) < silentAfter {
+		return true, nil
+	}
+	j, err := s.st.WorkerLastBeat(ctx, workerID)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return true, nil // a worker that never heartbeats (an old version's): nothing to judge by
+	case err != nil:
+		return false, fmt.Errorf("read the heartbeat of worker %s: %w", workerID, err)
+	case job.Silent(j, now):
+		s.log.Info("a claim's worker went silent while it waited: it gets nothing", "worker_id", workerID,
+			"last_heartbeat", j.Heartbeat, "interval", j.Interval)
+		return false, nil
+	}
+	return true, nil
 }
 
 // startedRun gives the workload of a try the claim started (or a reclaim

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -302,5 +304,85 @@ func TestClaimStartsTries(t *testing.T) {
 	plain, err := c.Claim(t.Context(), execclient.ClaimRequest{Limit: 1})
 	if err != nil || len(plain) != 1 || plain[0].Run != nil || env.TI(t, plain[0].TI.ID).State != core.TIQueued {
 		t.Errorf("claim without start: %+v %v; want a queued claim without run context", plain, err)
+	}
+}
+
+// A claim's long poll hands out nothing its worker could no longer get by
+// asking anew. A worker stopped (SIGSTOP) while its claim waited got the
+// retry of its own failed-over try, started it on paper, and had it failed
+// over again two beats later: the retry spent, the run failed, with the
+// other worker idle. Now a poll whose worker has missed a heartbeat ends
+// empty and leaves the try queued for another.
+func TestClaimLongPollLeavesASilentWorkersTriesQueued(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig, c := signalledServer(t, env)
+	beat := core.Job{ID: "w1-process", Role: job.WorkerRole, Hostname: "h", PID: 1, StartedAt: env.Clock.Now(),
+		Heartbeat: env.Clock.Now(), WorkerID: "w1", Interval: time.Second}
+	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
+		t.Fatal(err)
+	}
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := waitingClaim(ctx, t, c)
+	<-sig.subscribed
+	env.Clock.Advance(3 * time.Second) // w1 misses its beats (stopped) while its claim waits
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
+		t.Fatal(err)
+	}
+	if wls := <-got; len(wls) != 0 {
+		t.Fatalf("a silent worker's claim got %+v, want nothing", wls)
+	}
+	if ti, err := env.Store.TaskInstanceGet(ctx, tis[0].ID); err != nil || ti.State != core.TIQueued || ti.WorkerID != "" {
+		t.Fatalf("the try after the silent worker's claim: %+v, %v; want it queued, no one's", ti, err)
+	}
+	// Heard again (SIGCONT), the worker claims it with its next request.
+	beat.Heartbeat = env.Clock.Now()
+	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
+		t.Fatal(err)
+	}
+	if wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 1}); err != nil || len(wls) != 1 {
+		t.Fatalf("the heard worker's claim: %+v, %v; want the try", wls, err)
+	}
+}
+
+// A credential revoked while its worker's claim waits ends the poll with
+// 401 (which stops the worker) rather than hand it a try: the revocation
+// was checked only as the request arrived, up to a claim wait earlier.
+func TestClaimLongPollEndsWhenItsCredentialIsRevoked(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig, c := signalledServer(t, env)
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	type result struct {
+		wls []execclient.Workload
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		wls, err := c.Claim(ctx, execclient.ClaimRequest{Limit: 1, WaitSeconds: 3600})
+		got <- result{wls, err}
+	}()
+	<-sig.subscribed
+	env.Clock.Advance(time.Second) // the token was issued before the revocation
+	if err := env.Store.CredentialRevoke(ctx, &core.CredentialRevocation{Scope: auth.ScopeWorker, Subject: "w1",
+		RevokedBefore: env.Clock.Now(), RevokedBy: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(time.Minute) // past the revocation cache's life
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
+		t.Fatal(err)
+	}
+	res := <-got
+	status(t, res.err, 401, "revoked")
+	if ti, err := env.Store.TaskInstanceGet(ctx, tis[0].ID); err != nil || ti.State != core.TIQueued {
+		t.Fatalf("the try after the revoked worker's claim: %+v, %v; want it queued", ti, err)
 	}
 }

@@ -32,4 +32,5 @@ type storePort interface {
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
 	XComSet(ctx context.Context, x *core.XCom) error
 	WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatParams) error
+	WorkerLastBeat(ctx context.Context, workerID string) (*core.Job, error)
 }

@@ -14,6 +14,16 @@ const WorkerRole = "worker"
 // silent before its tries fail over.
 const MissedBeats = 2
 
+// Silent says whether a worker whose latest heartbeat was beat, every
+// interval, has missed one at now (half an interval of slack): a process
+// stopped (SIGSTOP), partitioned away or dead, to which no claim waiting
+// for it should hand a try (it would start it only to have it failed over
+// MissedBeats later, spending a retry). A worker without an interval is
+// never silent.
+func Silent(j *core.Job, now time.Time) bool {
+	return j.Interval > 0 && now.Sub(j.Heartbeat) > j.Interval*3/2
+}
+
 // WorkerCutoffs gives, per worker name with job rows, the moment before
 // which a try of that worker unrefreshed is dead: MissedBeats of the
 // worker's heartbeat interval (its latest row's) before api.Until, the

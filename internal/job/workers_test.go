@@ -51,3 +51,24 @@ func TestWorkerCutoffs(t *testing.T) {
 		})
 	}
 }
+
+// A worker has missed a beat once half an interval more than one has
+// passed since its last; one without an interval never has.
+func TestSilent(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		interval, since time.Duration
+		want            bool
+	}{
+		{5 * time.Second, 0, false},
+		{5 * time.Second, 7 * time.Second, false},
+		{5 * time.Second, 7*time.Second + 600*time.Millisecond, true},
+		{time.Second, time.Minute, true},
+		{0, time.Hour, false},
+	} {
+		j := &core.Job{Heartbeat: t0, Interval: tc.interval}
+		if got := job.Silent(j, t0.Add(tc.since)); got != tc.want {
+			t.Errorf("Silent(interval %s, %s after its beat) = %v, want %v", tc.interval, tc.since, got, tc.want)
+		}
+	}
+}

@@ -702,6 +702,9 @@ type MiscStore interface {
 	// JobHeartbeat records that a process of a role is alive.
 	JobHeartbeat(ctx context.Context, j *core.Job) error
 	JobList(ctx context.Context) ([]core.Job, error)
+	// WorkerLastBeat returns the latest job row of worker workerID's
+	// processes (its latest heartbeat and interval), or ErrNotFound.
+	WorkerLastBeat(ctx context.Context, workerID string) (*core.Job, error)
 	// TaskLogAppend stores a chunk of a task log kept in the database
 	// ([logging] log_store = database), appending only the bytes the log
 	// does not hold yet (a chunk sent again changes nothing), and returns

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -147,7 +148,9 @@ func (w *Worker) beat(ctx context.Context) {
 			Hostname: w.Hostname, PID: os.Getpid(), StartedAt: w.startedAt, IntervalSeconds: w.HeartbeatInterval.Seconds(),
 			Holding: w.mine.list(), Version: w.Version})
 		next := w.HeartbeatInterval
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && errors.Is(err, core.ErrUnauthorized) {
+			w.refuse(err) // revoked or expired: the claims stop now, not at the next one
+		} else if err != nil && ctx.Err() == nil {
 			w.Logger.Warn("worker heartbeat", "err", err)
 			if unanswered(err) {
 				next = w.reportRetryWait()

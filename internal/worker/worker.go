@@ -99,9 +99,13 @@ type Worker struct {
 	// next try was not answered (reclaimNow).
 	reclaim atomic.Bool
 	// cutClaim cuts the claim in flight short (nil between claims).
-	cutClaim  atomic.Pointer[context.CancelFunc]
-	processID string // this process's job row
-	startedAt time.Time
+	cutClaim atomic.Pointer[context.CancelFunc]
+	// stopClaiming ends the claim loop with the cause the worker exits
+	// with (refuse); set by Start.
+	stopClaiming context.CancelCauseFunc
+	refusing     sync.Once
+	processID    string // this process's job row
+	startedAt    time.Time
 }
 
 func (w *Worker) init() error {
@@ -264,6 +268,12 @@ func (w *Worker) Start(ctx context.Context) error {
 	defer killTasks(errShutdown)
 	slots := make(chan struct{}, w.Concurrency)
 	var wg sync.WaitGroup
+	// The claim loop runs until ctx ends or the api-server refuses the
+	// worker (refuse: its credential, on a claim or a heartbeat, or its
+	// name): no retry helps, the worker exits with the cause.
+	loopCtx, stopLoop := context.WithCancelCause(ctx)
+	defer stopLoop(nil)
+	w.stopClaiming = stopLoop
 	// The worker heartbeat outlives ctx until the last try ends (the
 	// shutdown grace), so that no running try looks dead meanwhile.
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
@@ -274,7 +284,6 @@ func (w *Worker) Start(ctx context.Context) error {
 	// task claims (a refused credential stops both).
 	claimCtx, stopClaims := context.WithCancel(ctx)
 	wg.Go(func() { w.claimCallbacks(claimCtx, taskCtx, &wg) })
-	var refused error // the api-server refused the worker's credential: no retry helps
 	// Reclaim: a claim whose answer was lost (its api-server died before
 	// answering, the connection broke) comes back at the next claim rather
 	// than after the heartbeat timeout released it, and so do the claims of
@@ -284,21 +293,21 @@ func (w *Worker) Start(ctx context.Context) error {
 	reclaim := !w.NoPreviousLife
 	// Tries hand their slots on (StateRequest.Next) while the loop claims.
 	var stopped atomic.Bool
-	claiming := func() bool { return ctx.Err() == nil && !stopped.Load() }
+	claiming := func() bool { return loopCtx.Err() == nil && !stopped.Load() }
 	for {
-		free := acquire(ctx, slots)
+		free := acquire(loopCtx, slots)
 		if free == 0 {
 			break
 		}
 		// Start: the claimed tries start at once, saving each a run call.
 		w.mine.claimSent()
-		claimCtx, cut := context.WithCancel(ctx)
+		claimCtx, cut := context.WithCancel(loopCtx)
 		w.cutClaim.Store(&cut)
 		wls, err := w.Client.Claim(claimCtx, execclient.ClaimRequest{WorkerID: w.WorkerID, Hostname: w.Hostname,
 			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: w.reclaim.Swap(false) || reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
 		w.cutClaim.Store(nil)
-		cutShort := claimCtx.Err() != nil && ctx.Err() == nil
+		cutShort := claimCtx.Err() != nil && loopCtx.Err() == nil
 		cut()
 		reclaim = err != nil
 		for range free - len(wls) {
@@ -306,19 +315,17 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		if err != nil {
 			w.mine.claimDone()
-			if ctx.Err() != nil {
+			if loopCtx.Err() != nil {
 				break
 			}
 			if cutShort { // reclaimNow: the next claim reclaims, at once
 				continue
 			}
-			if errors.Is(err, core.ErrUnauthorized) {
-				refused = credentialRefused(w.WorkerID, err)
-				w.Logger.Error("stopping: the worker credential is not valid", "worker_id", w.WorkerID, "err", err)
+			if w.refuse(err) {
 				break
 			}
 			w.Logger.Warn("claim workloads", "err", err)
-			if !pause(ctx, time.Second) {
+			if !pause(loopCtx, time.Second) {
 				break
 			}
 			continue
@@ -355,7 +362,33 @@ func (w *Worker) Start(ctx context.Context) error {
 		<-done
 	}
 	w.Logger.Info("worker stopped", "worker_id", w.WorkerID)
-	return refused
+	if cause := context.Cause(loopCtx); ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
+		return cause // refused by the api-server
+	}
+	return nil
+}
+
+// refuse stops the worker when err says the api-server refuses it for
+// good, and reports whether it did: its credential (401: revoked,
+// expired, signed with another key; on a claim or a heartbeat) or its
+// name (403: not its credential's). The claim loop ends and the worker
+// exits with an error saying what to do.
+func (w *Worker) refuse(err error) bool {
+	var cause error
+	switch {
+	case errors.Is(err, core.ErrUnauthorized):
+		cause = credentialRefused(w.WorkerID, err)
+	case errors.Is(err, core.ErrForbidden):
+		cause = fmt.Errorf("worker %s: the api-server refuses this worker (%w); start it with the --name its credential "+
+			"was issued for, or give it the credential of %s (`weir tokens create --worker %s`)", w.WorkerID, err, w.WorkerID, w.WorkerID)
+	default:
+		return false
+	}
+	w.refusing.Do(func() {
+		w.Logger.Error("stopping: the api-server refuses this worker", "worker_id", w.WorkerID, "err", err)
+		w.stopClaiming(cause)
+	})
+	return true
 }
 
 // credentialRefused is the error a worker exits with when the api-server

@@ -104,19 +104,31 @@ func (s *Store) JobList(ctx context.Context) ([]core.Job, error) {
 	if err != nil {
 		return nil, s.wrap(err, "list jobs")
 	}
-	out, err := collect(rows, func(r *sql.Rows) (core.Job, error) {
-		var (
-			j                                core.Job
-			started, beat, interval, upSince int64
-		)
-		err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &upSince, &j.Version)
-		j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
-		if upSince != 0 {
-			j.UpSince = fromMicros(upSince)
-		}
-		return j, err
-	})
+	out, err := collect(rows, func(r *sql.Rows) (core.Job, error) { return scanJob(r) })
 	return out, s.wrap(err, "list jobs")
+}
+
+// WorkerLastBeat returns the latest job row of worker workerID's processes.
+func (s *Store) WorkerLastBeat(ctx context.Context, workerID string) (*core.Job, error) {
+	j, err := scanJob(s.reader().QueryRowContext(ctx, qWorkerLastBeat, workerID))
+	if err != nil {
+		return nil, s.wrap(err, "read the last heartbeat of worker %s", workerID)
+	}
+	return &j, nil
+}
+
+// scanJob reads a job row (qJobList's columns).
+func scanJob(r scanner) (core.Job, error) {
+	var (
+		j                                core.Job
+		started, beat, interval, upSince int64
+	)
+	err := r.Scan(&j.ID, &j.Role, &j.Hostname, &j.PID, &started, &beat, &j.WorkerID, &interval, &upSince, &j.Version)
+	j.StartedAt, j.Heartbeat, j.Interval = fromMicros(started), fromMicros(beat), time.Duration(interval)*time.Microsecond
+	if upSince != 0 {
+		j.UpSince = fromMicros(upSince)
+	}
+	return j, err
 }
 
 // JobPrune deletes the job rows of processes whose latest heartbeat is

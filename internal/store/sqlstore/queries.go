@@ -309,6 +309,9 @@ const (
 		up_since = excluded.up_since, version = excluded.version`
 	qJobList = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since, version
 		FROM job ORDER BY role, id`
+	// qWorkerLastBeat is the latest row of worker $1's processes.
+	qWorkerLastBeat = `SELECT id, role, hostname, pid, started_at, heartbeat, worker_id, heartbeat_interval, up_since, version
+		FROM job WHERE role = 'worker' AND worker_id = $1 ORDER BY heartbeat DESC, id LIMIT 1`
 	// qJobPrune deletes the rows of processes silent since before $1.
 	qJobPrune = `DELETE FROM job WHERE heartbeat < $1`
 	// qJobDeleteOfProcess deletes the rows of process $2 on host $1.

@@ -70,3 +70,25 @@ func testJobDeleteOfProcess(t *testing.T, f *fixture) {
 		t.Errorf("deleted %d, left %v; want 2 deleted and the other host's and the other process's rows left", n, left)
 	}
 }
+
+// testWorkerLastBeat: the latest heartbeat among a worker's processes (a
+// restarted worker has a row per life), not another worker's nor another
+// role's; none for a worker never heard.
+func testWorkerLastBeat(t *testing.T, f *fixture) {
+	rows := []core.Job{
+		{ID: "w1-old", Role: "worker", Hostname: "h1", PID: 1, StartedAt: f.now, Heartbeat: f.at(time.Minute), WorkerID: "w1", Interval: 5 * time.Second},
+		{ID: "w1-new", Role: "worker", Hostname: "h1", PID: 2, StartedAt: f.now, Heartbeat: f.at(2 * time.Minute), WorkerID: "w1", Interval: 3 * time.Second},
+		{ID: "w2", Role: "worker", Hostname: "h2", PID: 3, StartedAt: f.now, Heartbeat: f.at(time.Hour), WorkerID: "w2", Interval: 5 * time.Second},
+		{ID: "sched", Role: "scheduler", Hostname: "h1", PID: 4, StartedAt: f.now, Heartbeat: f.at(time.Hour)},
+	}
+	for i := range rows {
+		must(t, f.st.JobHeartbeat(f.ctx, &rows[i]), "heartbeat "+rows[i].ID)
+	}
+	j, err := f.st.WorkerLastBeat(f.ctx, "w1")
+	must(t, err, "last beat of w1")
+	if diff := cmp.Diff(rows[1], *j); diff != "" {
+		t.Errorf("w1's last beat (-want +got):\n%s", diff)
+	}
+	_, err = f.st.WorkerLastBeat(f.ctx, "w9")
+	wantErr(t, err, core.ErrNotFound, "last beat of a worker never heard")
+}

@@ -101,6 +101,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"JobsAudit", testJobsAudit},
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
+		{"WorkerLastBeat", testWorkerLastBeat},
 		{"JobDeleteOfProcess", testJobDeleteOfProcess},
 		{"TaskLog", testTaskLog},
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
