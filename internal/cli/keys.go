@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/weirflow/weir/internal/auth"
@@ -45,6 +46,16 @@ var (
 		inline: func(c *config.Config) string { return c.APIAuth.SecretKey },
 		file:   func(c *config.Config) string { return c.APIAuth.SecretKeyFile }}
 )
+
+// hasSigningKeys says whether this machine holds keys of kind: the inline
+// option, or its file.
+func hasSigningKeys(cfg *config.Config, kind keyKind) bool {
+	if kind.inline(cfg) != "" {
+		return true
+	}
+	_, err := os.Stat(kind.file(cfg))
+	return err == nil
+}
 
 // signingKeys reads the keys of kind: the inline option when set, else its
 // file (created with one random key when missing).

@@ -219,6 +219,14 @@ func (a *app) workerCmd() *cobra.Command {
 			if token == "" {
 				token = a.getenv("WEIR_WORKER_TOKEN")
 			}
+			// Without a credential the worker mints one from this machine's
+			// signing keys; it never makes a key (that one would match no
+			// api-server's, and a worker needs none: docs/deployment.md).
+			if token == "" && !hasSigningKeys(cfg, jwtKeys) {
+				return fmt.Errorf("no worker credential: pass --token or set WEIR_WORKER_TOKEN with one made by " +
+					"`weir tokens create --worker NAME` on a machine that has the api-servers' [api_auth] jwt_secret " +
+					"(this one has none, and a worker does not need it)")
+			}
 			logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
 			w, err := newWorker(cfg, apiURL, name, token, a.opts, logger, false)
 			if err != nil {
