@@ -236,10 +236,12 @@ func Load(home string, environ []string) (*Config, error) {
 	cfg := Defaults(home)
 	path := filepath.Join(home, FileName)
 	var fileConn string // [database] conn as the file says it, "" = not set there
+	var connVar string  // the variable that set [database] conn when the file was written, "" = none
 	if b, err := os.ReadFile(path); err == nil {
 		if fileConn, err = decodeFile(b, cfg); err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
+		connVar = notWrittenBy(b, "database", "conn")
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -248,6 +250,12 @@ func Load(home string, environ []string) (*Config, error) {
 	}
 	if err := databaseAgrees(path, fileConn, environ); err != nil {
 		return nil, err
+	}
+	if _, set := envOptions(environ)["database.conn"]; connVar != "" && fileConn == "" && !set {
+		// Without it the home would open (or `db migrate` would create) a
+		// new SQLite database beside the deployment's.
+		return nil, fmt.Errorf("[database] conn is not set: %s was written while %s set it, and it is not set now; "+
+			"load the environment that sets it (weir.env: docs/deployment.md), or write conn in the file", path, connVar)
 	}
 	cfg.Home = home
 	if err := cfg.Validate(); err != nil {

@@ -57,6 +57,28 @@ func ownerOnlyDir(dir string, log *slog.Logger) error {
 	return secrets.Tighten(dir, HomeMode, log)
 }
 
+// notWrittenLine is the comment TOML writes for an option the environment
+// set (the option's key, the variable); notWrittenBy reads it back.
+const notWrittenLine = "# %s is not written here: %s set it when this file was created"
+
+// notWrittenBy returns the variable that set option key of section when
+// the weir.toml b was written (its notWrittenLine), or "".
+func notWrittenBy(b []byte, section, key string) string {
+	in := ""
+	prefix := fmt.Sprintf("# %s is not written here: ", key)
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			in = strings.Trim(line, "[] ")
+		}
+		if rest, ok := strings.CutPrefix(line, prefix); ok && in == section {
+			name, _, _ := strings.Cut(rest, " ")
+			return name
+		}
+	}
+	return ""
+}
+
 // TOML renders the configuration as a commented weir.toml. An option in
 // fromEnv (section.key → the variable that sets it) is named in a comment
 // instead of written.
@@ -76,7 +98,7 @@ func (c *Config) TOML(fromEnv map[string]string) string {
 			fmt.Fprintf(&b, "# %s\n", o.Help)
 		}
 		if name, ok := fromEnv[o.Section+"."+o.Key]; ok {
-			fmt.Fprintf(&b, "# %s is not written here: %s set it when this file was created\n", o.Key, name)
+			fmt.Fprintf(&b, notWrittenLine+"\n", o.Key, name)
 			continue
 		}
 		f, _ := c.field(o.Section, o.Key)

@@ -38,6 +38,13 @@ func TestInitHomeLeavesEnvironmentOptionsOut(t *testing.T) {
 	if cfg.Database.Conn != "postgres://weir:hunter2@db:5432/weir" || cfg.API.Port != 9111 {
 		t.Errorf("conn = %s, port = %d: the environment's values", cfg.Database.Conn, cfg.API.Port)
 	}
+	// Without the variable the home is refused, saying what to load: it
+	// used to open (and `weir db migrate` to create) a new SQLite database.
+	_, err = Load(home, []string{"WEIR__API__PORT=9111"})
+	if err == nil || !strings.Contains(err.Error(), "WEIR__DATABASE__CONN set it, and it is not set now") ||
+		!strings.Contains(err.Error(), "weir.env") {
+		t.Errorf("loading the home without its database variable: %v; want an error naming the variable", err)
+	}
 }
 
 // A home whose weir.toml names one database and whose environment names
