@@ -9,6 +9,16 @@ import (
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
+// newerNote says, after a schema version, when a newer weir migrated the
+// database past this binary's migrations.
+func newerNote(s *sqlstore.MigrationStatus) string {
+	if !s.Newer() {
+		return ""
+	}
+	return fmt.Sprintf(", newer than this weir's %d: a newer weir migrated it; this one runs on it while the "+
+		"deployment is upgraded (docs/deployment.md#upgrades), then upgrade it too", s.Latest)
+}
+
 func (a *app) dbCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "db", Short: "Manage the metadata database"}
 	migrate := &cobra.Command{
@@ -25,7 +35,7 @@ func (a *app) dbCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s database at schema version %d\n", st.Dialect(), status.Current)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s database at schema version %d%s\n", st.Dialect(), status.Current, newerNote(status))
 			return nil
 		},
 	}
@@ -35,6 +45,14 @@ func (a *app) dbCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
+				status, err := st.MigrationStatus(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if status.Newer() {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s database is reachable, at schema version %d%s\n", st.Dialect(), status.Current, newerNote(status))
+					return nil
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s database is reachable and up to date\n", st.Dialect())
 				return nil
 			})

@@ -58,6 +58,13 @@ func testMigrationStatus(t *testing.T, st *sqlstore.Store) {
 			t.Fatal(err)
 		}
 	}
+	// A newer binary's migration on top: no pending one, the newer version
+	// reported (an older binary during an upgrade).
+	exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (` + strconv.FormatInt(latest+1, 10) + `, TRUE)`)
+	if got, err := st.MigrationStatus(ctx); err != nil || !got.UpToDate() || got.Current != latest+1 || !got.Newer() {
+		t.Errorf("status with a newer binary's migration applied: %+v (%v), want current %d, newer, none pending", got, err, latest+1)
+	}
+	exec(`DELETE FROM goose_db_version WHERE version_id = ` + strconv.FormatInt(latest+1, 10))
 	// A middle record gone and a version this binary does not know in its
 	// place: as many records as migrations, the newest there.
 	exec(`DELETE FROM goose_db_version WHERE version_id = 7`)

@@ -25,13 +25,17 @@ type Migrations struct {
 
 // MigrationStatus says where the schema stands.
 type MigrationStatus struct {
-	Current int64   // version applied to the database (0 = none)
+	Current int64   // newest version applied to the database (0 = none)
 	Latest  int64   // newest version this binary knows
 	Pending []int64 // versions not yet applied, in order
 }
 
 // UpToDate reports whether no migration is pending.
 func (m *MigrationStatus) UpToDate() bool { return len(m.Pending) == 0 }
+
+// Newer reports whether a newer binary migrated the database past what this
+// one knows (which it runs on during an upgrade: docs/deployment.md#upgrades).
+func (m *MigrationStatus) Newer() bool { return m.Current > m.Latest }
 
 var errNoMigrations = errors.New("this store has no migrations configured")
 
@@ -85,8 +89,17 @@ func (s *Store) MigrationStatus(ctx context.Context) (*MigrationStatus, error) {
 			st.Pending = append(st.Pending, v)
 		}
 	}
+	// goose lists the versions this binary embeds: a newer one's are read
+	// from its table.
+	var newest sql.NullInt64
+	if err := s.w.QueryRowContext(ctx, qNewestApplied).Scan(&newest); err == nil && newest.Int64 > st.Current {
+		st.Current = newest.Int64
+	}
 	return st, nil
 }
+
+// qNewestApplied is the newest migration goose recorded as applied.
+const qNewestApplied = `SELECT MAX(version_id) FROM goose_db_version WHERE is_applied`
 
 // qMigrationsApplied lists the migrations goose recorded as applied
 // (version 0 is the row goose adds with its table).
