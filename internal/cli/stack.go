@@ -242,6 +242,7 @@ func (l logUploader) Start(ctx context.Context) error {
 // newSchedulerLoop builds the scheduling loop; opts.onlyDagID confines it
 // to one DAG's existing runs (weir dags test).
 func newSchedulerLoop(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) *scheduler.Scheduler {
+	opts.metrics.AddScheduler()
 	return &scheduler.Scheduler{Store: st, Clock: core.SystemClock{}, Logger: logger, Service: newService(cfg, st, logger, opts),
 		OnLoop: opts.metrics.ObserveSchedulerLoop, OnPass: opts.metrics.ObserveSchedulerPass, OnRunFinished: runTracer(opts),
 		OnTryFailedOver: failoverTracer(opts),

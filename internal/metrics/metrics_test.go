@@ -99,6 +99,7 @@ func grepLines(text, prefix string) string {
 func TestRoleSeries(t *testing.T) {
 	t.Parallel()
 	m := New()
+	m.AddScheduler()
 	m.ObserveSchedulerPass(2, 5)
 	m.ObserveSchedulerPass(0, 0)
 	m.ObserveTryFinished(core.TISuccess, time.Second)
@@ -120,6 +121,7 @@ func TestRoleSeries(t *testing.T) {
 	none.AssetEventCreated("api")
 	none.ObserveStateOp("get", core.StateTask, 0, nil)
 	none.AddWorker(func() (int, int) { return 1, 0 })
+	none.AddScheduler()
 	text := scrape(t, m.Handler())
 	for _, want := range []string{
 		"weir_scheduler_pass_dag_runs_created_sum 2",
@@ -271,15 +273,27 @@ func TestRecordingWhileScraping(t *testing.T) {
 	}
 }
 
-// The unlabelled series are exported from the start, at zero (an alert on
-// their absence means the process is down, not idle).
+// The scheduler's unlabelled series are exported from the start, at zero,
+// by a process that runs a scheduler (an alert on their absence means the
+// scheduler is down, not idle), and by no other: an api-server, a worker
+// and a triggerer exported them at zero for ever.
 func TestUnlabelledSeriesStartAtZero(t *testing.T) {
 	t.Parallel()
-	text := scrape(t, New().Handler())
-	for _, want := range []string{"weir_scheduler_pass_dag_runs_created_count 0", "weir_scheduler_pass_task_instances_queued_sum 0",
-		`weir_scheduler_pass_task_instances_queued_bucket{le="+Inf"} 0`} {
+	zero := []string{"weir_scheduler_pass_dag_runs_created_count 0", "weir_scheduler_pass_task_instances_queued_sum 0",
+		`weir_scheduler_pass_task_instances_queued_bucket{le="+Inf"} 0`}
+	if text := scrape(t, New().Handler()); strings.Contains(text, "weir_scheduler_pass_") {
+		t.Errorf("a registry of a process without a scheduler exports its series:\n%s", text)
+	}
+	m := New()
+	m.AddScheduler()
+	m.AddScheduler() // standalone's roles may each ask
+	text := scrape(t, m.Handler())
+	for _, want := range zero {
 		if !strings.Contains(text, "\n"+want+"\n") {
-			t.Errorf("a fresh registry lacks %s", want)
+			t.Errorf("a scheduler's fresh registry lacks %s", want)
+		}
+		if strings.Count(text, "\n"+want+"\n") > 1 {
+			t.Errorf("a scheduler's registry exports %s twice", want)
 		}
 	}
 }

@@ -23,6 +23,7 @@ type series struct {
 	stateOps      counterVec
 	stateOpTime   histogramVec
 	workers       *workerCollector
+	scheduler     sync.Once // registers runsCreated and tisQueued (AddScheduler)
 }
 
 // perPass are the buckets of the per-pass counts: most passes create or
@@ -52,8 +53,18 @@ func newSeries() series {
 }
 
 func (s *series) collectors() []collector {
-	return []collector{s.tiFinished, s.runsCreated, s.tisQueued, s.queuedBy, s.triggerEvents, s.triggerFails,
+	return []collector{s.tiFinished, s.queuedBy, s.triggerEvents, s.triggerFails,
 		s.assetEvents, s.stateOps, s.stateOpTime, s.workers}
+}
+
+// AddScheduler exports the scheduler's pass series, at zero from the
+// start: a process that runs a scheduler calls it (the others would export
+// them at zero for ever).
+func (m *Metrics) AddScheduler() {
+	if m == nil {
+		return
+	}
+	m.scheduler.Do(func() { m.reg.add(m.runsCreated, m.tisQueued) })
 }
 
 // ObserveSchedulerPass records what one scheduler pass did: the DAG runs
