@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +46,12 @@ func (a *app) dagsDeleteCmd() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(out, "deleted dag %s and %d runs\n", dagID, n)
-				if d.FileLoc != "" {
+				switch _, err := os.Stat(d.FileLoc); {
+				case d.FileLoc == "" || strings.HasPrefix(d.FileLoc, "go:"):
+				case err == nil:
 					fmt.Fprintf(cmd.ErrOrStderr(), "its file %s is not deleted: while it stays in the DAGs folder the DAG comes back at the next scan\n", d.FileLoc)
+				default: // gone, or on the scheduler's machine rather than this one
+					fmt.Fprintf(cmd.ErrOrStderr(), "its file %s is not on this machine: if a scheduler still reads it, the DAG comes back at its next scan\n", d.FileLoc)
 				}
 				return nil
 			})

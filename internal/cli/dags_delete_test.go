@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +73,22 @@ func TestRunsClearAndDagsDeleteCLI(t *testing.T) {
 		if _, err := s.st.DagGet(ctx, "etl"); err != nil {
 			t.Fatalf("a no deleted the DAG: %v", err)
 		}
-		if out, _, code := withInput("y\n", "dags", "delete", "etl"); code != 0 || !strings.Contains(out, "deleted dag etl and 1 runs") {
+		// etl's file was removed from the DAGs folder before the delete.
+		v, err := s.st.DagVersionLatest(ctx, "etl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Spec.FileLoc = filepath.Join(t.TempDir(), "etl.yaml")
+		if _, _, err := s.st.DagSync(ctx, &store.DagSyncParams{Spec: v.Spec, Hash: "etl-file-gone", Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := withInput("y\n", "dags", "delete", "etl")
+		if code != 0 || !strings.Contains(out, "deleted dag etl and 1 runs") {
 			t.Errorf("dags delete answered yes: exit %d, %q", code, out)
+		}
+		// Its file is gone: not said to stay in the DAGs folder.
+		if strings.Contains(errOut, "is not deleted") || !strings.Contains(errOut, "is not on this machine") {
+			t.Errorf("dags delete of a DAG whose file is not here warned %q", errOut)
 		}
 		if _, err := s.st.DagGet(ctx, "etl"); err == nil {
 			t.Error("etl still exists after dags delete")

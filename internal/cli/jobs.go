@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 	"github.com/weirflow/weir/internal/taskcli"
 )
@@ -24,6 +27,10 @@ func (a *app) jobsCmd() *cobra.Command {
 			"  weir jobs check --threshold 1m",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if role != "" && !slices.Contains(job.Roles, role) {
+				// A typo in a liveness probe must not read as a dead process.
+				return fmt.Errorf("--role %q is not a role: use one of %s", role, strings.Join(job.Roles, ", "))
+			}
 			return a.withStore(cmd.Context(), func(_ *config.Config, st *sqlstore.Store) error {
 				jobs, err := st.JobList(cmd.Context())
 				if err != nil {

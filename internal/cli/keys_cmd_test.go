@@ -148,19 +148,3 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return []byte(strings.TrimSpace(string(b)))
 }
-
-// A worker given no credential on a machine without the api-servers' keys
-// exits saying to pass one, and makes no key: it used to create its own
-// jwt_secret, mint a credential no api-server accepts, and then advise
-// sharing jwt_secret with workers, which never need it.
-func TestWorkerWithoutCredentialMakesNoKey(t *testing.T) {
-	t.Parallel()
-	home := t.TempDir()
-	code, _, errOut := weirRun(t, []string{"USER=tester"}, "worker", "--home", home, "--api-url", "http://127.0.0.1:9", "--name", "w5")
-	if code == 0 || !strings.Contains(errOut, "no worker credential: pass --token or set WEIR_WORKER_TOKEN") {
-		t.Errorf("worker without a credential: exit %d, stderr:\n%s\nwant an error saying to pass one", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(home, "secrets", "jwt_secret")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the worker made a signing key (%v)", err)
-	}
-}

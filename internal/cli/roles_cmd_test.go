@@ -1,0 +1,35 @@
+package cli_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A worker given no credential on a machine without the api-servers' keys
+// exits saying to pass one, and makes no key: it used to create its own
+// jwt_secret, mint a credential no api-server accepts, and then advise
+// sharing jwt_secret with workers, which never need it.
+func TestWorkerWithoutCredentialMakesNoKey(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	code, _, errOut := weirRun(t, []string{"USER=tester"}, "worker", "--home", home, "--api-url", "http://127.0.0.1:9", "--name", "w5")
+	if code == 0 || !strings.Contains(errOut, "no worker credential: pass --token or set WEIR_WORKER_TOKEN") {
+		t.Errorf("worker without a credential: exit %d, stderr:\n%s\nwant an error saying to pass one", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "secrets", "jwt_secret")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the worker made a signing key (%v)", err)
+	}
+}
+
+// A liveness probe with a misspelt role fails saying so, not that no such
+// process is alive (which it would have said for ever).
+func TestJobsCheckRefusesAnUnknownRole(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := weirRun(t, []string{"USER=tester"}, "jobs", "check", "--role", "trigerer", "--home", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, `--role "trigerer" is not a role: use one of scheduler, dag-processor, triggerer, api-server, worker`) {
+		t.Errorf("jobs check --role trigerer: exit %d, stderr:\n%s", code, errOut)
+	}
+}
