@@ -232,7 +232,7 @@ func (a *app) workerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logger.Info("worker started", "api_url", apiURL, "worker", w.WorkerID, "queues", w.Queues)
+			logger.Info("worker connecting", "api_url", apiURL, "worker", w.WorkerID)
 			return runServices(cmd.Context(), []runner{w}, a.withMetrics(cfg, logger, nil))
 		},
 	}

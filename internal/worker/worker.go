@@ -347,6 +347,10 @@ func (w *Worker) Start(ctx context.Context) error {
 
 	stopped.Store(true)
 	stopClaims()
+	if running := w.mine.count(); ctx.Err() != nil && running > 0 && !w.KillOnStop {
+		w.Logger.Info("stopping: claiming no more; waiting for the running tries", "worker_id", w.WorkerID,
+			"running", running, "shutdown_grace", w.ShutdownGrace)
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	grace := time.NewTimer(w.ShutdownGrace)
