@@ -12,6 +12,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -105,7 +106,7 @@ func testWaitingOnACallback(ctx context.Context, t *testing.T) (*sqlstore.Store,
 	st := h.open()
 	t.Cleanup(func() { _ = st.Close() })
 	done := make(chan testResult, 1)
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	go func() {
 		code := h.runTo(ctx, &out, &errOut, "dags", "test", "cb")
 		done <- testResult{code, out.String(), errOut.String()}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,24 +172,6 @@ func (h *testHome) run(ctx context.Context, args ...string) (int, string, string
 func (h *testHome) runTo(ctx context.Context, out, errOut io.Writer, args ...string) int {
 	return cli.Run(ctx, append(args, "--dags", h.dags), cli.Options{Stdout: out, Stderr: errOut,
 		Environ: []string{"WEIR_HOME=" + h.home, "USER=tester"}})
-}
-
-// lockedBuffer is a bytes.Buffer safe to write and read at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // open opens the home's database; the caller closes it.

@@ -102,6 +102,17 @@ func waitingClaim(ctx context.Context, t *testing.T, c *execclient.Client) <-cha
 	return got
 }
 
+// queueAndNotify queues the try id and announces it, as a scheduler does.
+func queueAndNotify(ctx context.Context, t *testing.T, env *execapitest.Env, id string) {
+	t.Helper()
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{id}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // subscribeSignal is the real store, announcing each Subscribe call.
 type subscribeSignal struct {
 	store.Store
@@ -140,12 +151,7 @@ func TestClaimLongPollWakesOnNotify(t *testing.T) {
 	if ch := <-sig.subscribed; ch != store.ChannelQueued {
 		t.Fatalf("subscribed to %s", ch)
 	}
-	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
-		t.Fatal(err)
-	}
+	queueAndNotify(ctx, t, env, tis[0].ID)
 	wls := <-got
 	if len(wls) != 1 || wls[0].TI.ID != tis[0].ID || wls[0].Token == "" {
 		t.Fatalf("woken claim = %+v", wls)
@@ -327,12 +333,7 @@ func TestClaimLongPollLeavesASilentWorkersTriesQueued(t *testing.T) {
 	got := waitingClaim(ctx, t, c)
 	<-sig.subscribed
 	env.Clock.Advance(3 * time.Second) // w1 misses its beats (stopped) while its claim waits
-	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
-		t.Fatal(err)
-	}
+	queueAndNotify(ctx, t, env, tis[0].ID)
 	if wls := <-got; len(wls) != 0 {
 		t.Fatalf("a silent worker's claim got %+v, want nothing", wls)
 	}
@@ -374,12 +375,7 @@ func TestClaimLongPollEndsWhenItsCredentialIsRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.Clock.Advance(time.Minute) // past the revocation cache's life
-	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{tis[0].ID}, To: core.TIQueued, Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Store.Notify(ctx, store.ChannelQueued); err != nil {
-		t.Fatal(err)
-	}
+	queueAndNotify(ctx, t, env, tis[0].ID)
 	res := <-got
 	status(t, res.err, 401, "revoked")
 	if ti, err := env.Store.TaskInstanceGet(ctx, tis[0].ID); err != nil || ti.State != core.TIQueued {

@@ -1,38 +1,19 @@
 package statestore_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
-
-// lockedBuffer is a log sink the cleaner's goroutine and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // docs/requirements.md#gc-2: the periodic Cleaner, with nobody calling Cleanup, deletes
 // expired task-state rows and the state of assets inactive past
@@ -63,7 +44,7 @@ func TestCleanerRunsPeriodically(t *testing.T) {
 	defineAssets(t, st, orders) // customers inactive since t0
 	clk.Advance(2 * time.Hour)  // old has expired; soon, later not yet
 
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	c := &statestore.Cleaner{Service: svc, Interval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -1,12 +1,10 @@
 package postgres_test
 
 import (
-	"bytes"
 	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -14,20 +12,8 @@ import (
 
 	"github.com/weirflow/weir/internal/store/postgres"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
 )
-
-// syncBuffer is a log sink safe for the LISTEN goroutine's writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // A role whose pool cannot fit in what the server has left (its
 // max_connections less the reserved ones and the connections other
@@ -52,7 +38,7 @@ func TestPoolRoomWarning(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 	}
 	start := func(poolSize int) string {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		st, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: poolSize, CheckRoom: true,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
