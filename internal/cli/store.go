@@ -24,6 +24,9 @@ import (
 // has left (postgres.Room). readConns sizes a SQLite read pool (0 = the
 // default).
 func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool, readConns int, log *slog.Logger) (*sqlstore.Store, error) {
+	if err := cfg.DatabaseForgottenError(); err != nil {
+		return nil, err
+	}
 	engine, target, err := cfg.Database.Parse()
 	if err != nil {
 		return nil, fmt.Errorf("[database] conn: %w", err)

@@ -51,6 +51,12 @@ type Config struct {
 
 	// Home is $WEIR_HOME; not read from the file.
 	Home string `toml:"-"`
+	// DatabaseForgotten, when set, names the variable that set [database]
+	// conn when this home's weir.toml was written and that is not set now:
+	// a command that opens the database refuses to (DatabaseForgottenError)
+	// rather than open a new SQLite database beside the deployment's; one
+	// that does not (a worker) is not concerned.
+	DatabaseForgotten string `toml:"-"`
 }
 
 // Core holds general options.
@@ -252,16 +258,24 @@ func Load(home string, environ []string) (*Config, error) {
 		return nil, err
 	}
 	if _, set := envOptions(environ)["database.conn"]; connVar != "" && fileConn == "" && !set {
-		// Without it the home would open (or `db migrate` would create) a
-		// new SQLite database beside the deployment's.
-		return nil, fmt.Errorf("[database] conn is not set: %s was written while %s set it, and it is not set now; "+
-			"load the environment that sets it (weir.env: docs/deployment.md), or write conn in the file", path, connVar)
+		cfg.DatabaseForgotten = connVar
 	}
 	cfg.Home = home
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// DatabaseForgottenError is why a command may not open this home's
+// database, or nil (DatabaseForgotten).
+func (c *Config) DatabaseForgottenError() error {
+	if c.DatabaseForgotten == "" {
+		return nil
+	}
+	return fmt.Errorf("[database] conn is not set: %s was written while %s set it, and it is not set now; "+
+		"load the environment that sets it (weir.env: docs/deployment.md), or write conn in the file",
+		filepath.Join(c.Home, FileName), c.DatabaseForgotten)
 }
 
 // decodeFile decodes a weir.toml over cfg and returns its [database] conn

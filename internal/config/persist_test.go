@@ -40,10 +40,17 @@ func TestInitHomeLeavesEnvironmentOptionsOut(t *testing.T) {
 	}
 	// Without the variable the home is refused, saying what to load: it
 	// used to open (and `weir db migrate` to create) a new SQLite database.
-	_, err = Load(home, []string{"WEIR__API__PORT=9111"})
-	if err == nil || !strings.Contains(err.Error(), "WEIR__DATABASE__CONN set it, and it is not set now") ||
+	// (A command that opens no database, a worker, loads it as before.)
+	cfg, err = Load(home, []string{"WEIR__API__PORT=9111"})
+	if err != nil {
+		t.Fatalf("loading the home without its database variable: %v", err)
+	}
+	if err := cfg.DatabaseForgottenError(); err == nil || !strings.Contains(err.Error(), "WEIR__DATABASE__CONN set it, and it is not set now") ||
 		!strings.Contains(err.Error(), "weir.env") {
-		t.Errorf("loading the home without its database variable: %v; want an error naming the variable", err)
+		t.Errorf("opening the database of the home without its variable: %v; want an error naming the variable", err)
+	}
+	if cfg, err := Load(home, env); err != nil || cfg.DatabaseForgottenError() != nil {
+		t.Errorf("the home with its variable: %v, %v", err, cfg.DatabaseForgottenError())
 	}
 }
 
