@@ -21,7 +21,8 @@ func ownWorker(workerID *string, c *auth.Claims) error {
 		*workerID = c.Subject
 	}
 	if *workerID != c.Subject {
-		return fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", *workerID, c.Subject, core.ErrForbidden)
+		return withStatus(http.StatusForbidden, execclient.ReasonWrongWorker,
+			fmt.Errorf("worker_id %q does not match the worker credential's subject %q: %w", *workerID, c.Subject, core.ErrForbidden))
 	}
 	return nil
 }
@@ -36,7 +37,8 @@ const maxHolding = 10000
 // reclaim, the worker's own unstarted claims it does not list as holding
 // come first (docs/state-machines.md#dead-workers). A poll hands out
 // nothing it would not hand a new request (stillWaiting): a credential
-// revoked or expired meanwhile ends it with 401, a worker gone silent
+// revoked or expired meanwhile ends it with 401 (checked too every
+// auth.DefaultRevocationTTL while nothing wakes it), a worker gone silent
 // meanwhile with an empty answer.
 func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	var req execclient.ClaimRequest
@@ -85,6 +87,8 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		defer t.Stop()
 		recheck = t.C
 	}
+	reauth := time.NewTicker(auth.DefaultRevocationTTL)
+	defer reauth.Stop()
 	claim := store.TaskInstanceClaimParams{WorkerID: req.WorkerID, Queues: req.Queues, Limit: req.Limit,
 		Reclaim: req.Reclaim, Holding: req.Holding, Runs: map[int64]*core.DagRun{}, DagRunID: s.cfg.OnlyDagRunID}
 	if req.Start != nil {
@@ -123,18 +127,27 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: wls, Callbacks: cbs})
 			return nil
 		}
-		select {
-		case <-wake:
-		case <-callbacks:
-		case <-recheck:
-		case <-timer.C:
-			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
-			return nil
-		case <-draining(ctx): // the api-server shuts down: no more waiting
-			writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
-			return nil
-		case <-ctx.Done():
-			return nil // client gone
+	wait:
+		for {
+			select {
+			case <-wake:
+			case <-callbacks:
+			case <-recheck:
+			case <-reauth.C: // a credential revoked while no work comes: the worker hears it within the cache's life
+				if _, err := s.authenticate(r, auth.ScopeWorker); err != nil {
+					return err
+				}
+				continue
+			case <-timer.C:
+				writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+				return nil
+			case <-draining(ctx): // the api-server shuts down: no more waiting
+				writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+				return nil
+			case <-ctx.Done():
+				return nil // client gone
+			}
+			break wait
 		}
 	}
 }
@@ -163,7 +176,7 @@ func (s *server) stillWaiting(ctx context.Context, r *http.Request, workerID str
 	case err != nil:
 		return false, fmt.Errorf("read the heartbeat of worker %s: %w", workerID, err)
 	case job.Silent(j, now):
-		s.log.Info("a claim's worker went silent while it waited: it gets nothing", "worker_id", workerID,
+		s.log.Debug("a claim's worker went silent while it waited: it gets nothing", "worker_id", workerID,
 			"last_heartbeat", j.Heartbeat, "interval", j.Interval)
 		return false, nil
 	}

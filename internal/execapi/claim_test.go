@@ -350,6 +350,28 @@ func TestClaimLongPollLeavesASilentWorkersTriesQueued(t *testing.T) {
 	}
 }
 
+// A worker heard within its interval gets what its waited claim finds:
+// the silence check spares live workers.
+func TestClaimLongPollServesAHeardWorker(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	sig, c := signalledServer(t, env)
+	beat := core.Job{ID: "w1-process", Role: job.WorkerRole, Hostname: "h", PID: 1, StartedAt: env.Clock.Now(),
+		Heartbeat: env.Clock.Now(), WorkerID: "w1", Interval: 5 * time.Second}
+	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
+		t.Fatal(err)
+	}
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := waitingClaim(ctx, t, c)
+	<-sig.subscribed
+	env.Clock.Advance(3 * time.Second) // past silentAfter, within the worker's interval
+	queueAndNotify(ctx, t, env, tis[0].ID)
+	if wls := <-got; len(wls) != 1 || wls[0].TI.ID != tis[0].ID {
+		t.Fatalf("a heard worker's waited claim got %+v, want the try", wls)
+	}
+}
+
 // A credential revoked while its worker's claim waits ends the poll with
 // 401 (which stops the worker) rather than hand it a try: the revocation
 // was checked only as the request arrived, up to a claim wait earlier.

@@ -179,6 +179,16 @@ func (c *Client) DeclaredAssets(ctx context.Context) ([]core.Asset, error) {
 // IsUnknownAsset reports whether err is the API's answer for an asset that
 // does not exist or is inactive (a 404 that is not about a key).
 func IsUnknownAsset(err error) bool {
+	return hasReason(err, http.StatusNotFound, ReasonUnknownAsset)
+}
+
+// IsWrongWorker reports whether err is the api-server's 403 for a worker
+// whose name is not its credential's (not any 403: a proxy's is not final).
+func IsWrongWorker(err error) bool { return hasReason(err, http.StatusForbidden, ReasonWrongWorker) }
+
+// hasReason reports whether err is the api-server's answer status with
+// reason.
+func hasReason(err error, status int, reason string) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound && e.Problem.Reason == ReasonUnknownAsset
+	return errors.As(err, &e) && e.Status == status && e.Problem.Reason == reason
 }

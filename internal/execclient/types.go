@@ -29,6 +29,7 @@ const (
 	ReasonNotRunning   = "not_running"   // heartbeat or write for a try that is no longer running
 	ReasonUnknownAsset = "unknown_asset" // 404 for an asset that does not exist or is inactive, not an absent key
 	ReasonLogGap       = "log_gap"       // 409 for a log chunk that starts past the end of the stored log
+	ReasonWrongWorker  = "wrong_worker"  // 403 for a worker_id that is not the worker credential's subject
 )
 
 // Problem is an RFC 9457 problem+json body; Reason is an extension member

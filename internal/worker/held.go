@@ -149,7 +149,11 @@ func (w *Worker) beat(ctx context.Context) {
 			Holding: w.mine.list(), Version: w.Version})
 		next := w.HeartbeatInterval
 		if err != nil && ctx.Err() == nil && errors.Is(err, core.ErrUnauthorized) {
-			w.refuse(err) // revoked or expired: the claims stop now, not at the next one
+			// Revoked or expired: the claims stop now, or once the claim in
+			// flight returns (the server refuses it within 2 s).
+			if !w.gate.hold(err) {
+				w.refuse(err)
+			}
 		} else if err != nil && ctx.Err() == nil {
 			w.Logger.Warn("worker heartbeat", "err", err)
 			if unanswered(err) {

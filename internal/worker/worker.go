@@ -104,7 +104,8 @@ type Worker struct {
 	// with (refuse); set by Start.
 	stopClaiming context.CancelCauseFunc
 	refusing     sync.Once
-	processID    string // this process's job row
+	gate         claimGate // a refusal heard while a claim is in flight waits for it
+	processID    string    // this process's job row
 	startedAt    time.Time
 }
 
@@ -299,6 +300,13 @@ func (w *Worker) Start(ctx context.Context) error {
 		if free == 0 {
 			break
 		}
+		if held := w.gate.begin(); held != nil {
+			for range free {
+				<-slots
+			}
+			w.refuse(held)
+			break
+		}
 		// Start: the claimed tries start at once, saving each a run call.
 		w.mine.claimSent()
 		claimCtx, cut := context.WithCancel(loopCtx)
@@ -307,6 +315,7 @@ func (w *Worker) Start(ctx context.Context) error {
 			Queues: w.Queues, Limit: free, WaitSeconds: w.ClaimWait.Seconds(), Reclaim: w.reclaim.Swap(false) || reclaim, Holding: w.mine.list(),
 			Start: w.runRequest()})
 		w.cutClaim.Store(nil)
+		held := w.gate.end()
 		cutShort := claimCtx.Err() != nil && loopCtx.Err() == nil
 		cut()
 		reclaim = err != nil
@@ -318,11 +327,11 @@ func (w *Worker) Start(ctx context.Context) error {
 			if loopCtx.Err() != nil {
 				break
 			}
+			if w.refuse(err) || (held != nil && w.refuse(held)) {
+				break
+			}
 			if cutShort { // reclaimNow: the next claim reclaims, at once
 				continue
-			}
-			if w.refuse(err) {
-				break
 			}
 			w.Logger.Warn("claim workloads", "err", err)
 			if !pause(loopCtx, time.Second) {
@@ -343,6 +352,9 @@ func (w *Worker) Start(ctx context.Context) error {
 			})
 		}
 		w.mine.claimDone()
+		if held != nil && w.refuse(held) { // after starting what the claim brought: the server started it
+			break
+		}
 	}
 
 	stopped.Store(true)
@@ -375,14 +387,15 @@ func (w *Worker) Start(ctx context.Context) error {
 // refuse stops the worker when err says the api-server refuses it for
 // good, and reports whether it did: its credential (401: revoked,
 // expired, signed with another key; on a claim or a heartbeat) or its
-// name (403: not its credential's). The claim loop ends and the worker
+// name (403 wrong_worker: not its credential's; any other 403, a proxy's
+// say, is retried). The claim loop ends and the worker
 // exits with an error saying what to do.
 func (w *Worker) refuse(err error) bool {
 	var cause error
 	switch {
 	case errors.Is(err, core.ErrUnauthorized):
 		cause = credentialRefused(w.WorkerID, err)
-	case errors.Is(err, core.ErrForbidden):
+	case execclient.IsWrongWorker(err):
 		cause = fmt.Errorf("worker %s: the api-server refuses this worker (%w); start it with the --name its credential "+
 			"was issued for, or give it the credential of %s (`weir tokens create --worker %s`)", w.WorkerID, err, w.WorkerID, w.WorkerID)
 	default:
@@ -392,6 +405,49 @@ func (w *Worker) refuse(err error) bool {
 		w.Logger.Error("stopping: the api-server refuses this worker", "worker_id", w.WorkerID, "err", err)
 		w.stopClaiming(cause)
 	})
+	return true
+}
+
+// claimGate keeps a refusal heard on a heartbeat while a claim is in
+// flight until that claim returns: cutting it could lose an answer holding
+// tries the server started, which would then be failed over, each spending
+// a retry. With no claim in flight the refusal stops the loop at once (it
+// may be waiting for a slot).
+type claimGate struct {
+	mu       sync.Mutex
+	inFlight bool
+	held     error
+}
+
+// begin marks a claim in flight, or returns the refusal held (no claim).
+func (g *claimGate) begin() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held != nil {
+		return g.held
+	}
+	g.inFlight = true
+	return nil
+}
+
+// end marks the claim returned and returns a refusal held meanwhile.
+func (g *claimGate) end() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inFlight = false
+	return g.held
+}
+
+// hold keeps err for the claim in flight, if one is, and says whether it did.
+func (g *claimGate) hold(err error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.inFlight {
+		return false
+	}
+	if g.held == nil {
+		g.held = err
+	}
 	return true
 }
 
