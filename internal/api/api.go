@@ -129,7 +129,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
 	}
 	if cfg.State == nil {
-		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
+		cfg.State = statestore.New(cfg.Store, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays,
+			CheckCursor: service.WatcherCursorCheck(cfg.Store, cfg.Service.Triggers())})
 	}
 	s := &server{cfg: cfg, st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, svc: cfg.Service, states: cfg.State,
 		sessions: auth.Sessions{Key: cfg.SecretKey, VerifyKeys: cfg.PreviousSecretKeys, Clock: cfg.Clock}}

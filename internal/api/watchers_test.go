@@ -51,6 +51,11 @@ func TestWatchersShowHealthAndCursorEdits(t *testing.T) {
 	for _, bad := range []any{"garbage", map[string]any{"after": "k7"}, map[string]any{"modified": "yesterday"}} {
 		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/landing/cursor", map[string]any{"value": bad}, `is not {"modified": "<RFC 3339 time>"`)
 	}
+	// So is one set through the asset-state routes (the asset page's panel
+	// writes through them too); another key under watcher/ is not a cursor.
+	stateKey := fmt.Sprintf("/api/v2/assets/%d/state-store/watcher%%2Flanding%%2Fcursor", a.ID)
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", stateKey, map[string]any{"value": "garbage"}, `is not {"modified": "<RFC 3339 time>"`)
+	e.must(http.StatusOK, core.RoleOp, "PUT", fmt.Sprintf("/api/v2/assets/%d/state-store/watcher%%2Fnotes", a.ID), map[string]any{"value": "garbage"}, nil)
 	e.must(http.StatusOK, core.RoleViewer, "GET", base, nil, &list)
 	if got := string(list.Watchers[0].Cursor); got != `{"key":"k7","modified":"2026-05-01T00:00:00Z"}` {
 		t.Errorf("cursor after the refused edits = %s, want the last one set", got)

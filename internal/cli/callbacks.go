@@ -69,6 +69,10 @@ func (a *app) runCallbackLogsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if follow && cb == nil {
+					return fmt.Errorf("--follow needs GET .../callbacks/%d of the api-server, which answered not found "+
+						"(an api-server older than this weir, or no such callback)", id)
+				}
 				var active func(context.Context) (bool, error)
 				if follow && key.TryNumber == cb.Attempts {
 					active = func(ctx context.Context) (bool, error) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -149,10 +150,17 @@ func (b *restBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (ta
 
 // CallbackLogKey implements backend: the callback from the API, found by
 // its id alone (under the "~" run), the attempt picked as its log route
-// picks it.
+// picks it. Not found (an api-server older than the route, or no such
+// callback), the key names the id and the attempt asked for, the log
+// route picking the attempt on each read (and saying what is not found),
+// without the callback.
 func (b *restBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error) {
 	var cb core.Callback
-	if err := b.c.Get(ctx, "/dags/"+service.AnyRun+"/dagRuns/"+service.AnyRun+"/callbacks/"+strconv.FormatInt(id, 10), nil, &cb); err != nil {
+	err := b.c.Get(ctx, "/dags/"+service.AnyRun+"/dagRuns/"+service.AnyRun+"/callbacks/"+strconv.FormatInt(id, 10), nil, &cb)
+	if errors.Is(err, core.ErrNotFound) {
+		return tasklog.Key{DagID: service.AnyRun, RunID: service.AnyRun, MapIndex: core.NoMapIndex, TryNumber: attempt, Callback: id}, nil, nil
+	}
+	if err != nil {
 		return tasklog.Key{}, nil, err
 	}
 	key, err := tasklog.AttemptKey(&cb, attempt)

@@ -89,7 +89,7 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 	if err != nil {
 		return nil, err
 	}
-	state := newStateService(cfg, st).Observe(opts.metrics.ObserveStateOp)
+	state := newStateService(cfg, st, opts.triggerTypes).Observe(opts.metrics.ObserveStateOp)
 	exec := execapi.NewHandler(execapi.Deps{Store: st, Tokens: tok, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, Logger: logger,
 		State: state, Service: svc, OnTryFinished: opts.metrics.ObserveTryFinished, Traces: tryTracer(opts),
 		Config: execapi.Config{AllowAnyConnection: cfg.Core.AllowAnyConnection, OnlyDagRunID: opts.onlyRunID,

@@ -13,24 +13,28 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/trigger"
 )
 
-// newStateService builds the state service (task and asset state) from [state_store].
-func newStateService(cfg *config.Config, st store.Store) *statestore.Service {
+// newStateService builds the state service (task and asset state) from
+// [state_store]; an admin's write of a watcher's cursor is checked against
+// the watcher's trigger type in triggers.
+func newStateService(cfg *config.Config, st store.Store, triggers *trigger.Registry) *statestore.Service {
 	s := cfg.StateStore
 	return statestore.New(st, core.SystemClock{}, statestore.Config{DefaultRetentionDays: s.DefaultRetentionDays,
 		MaxValueBytes: s.MaxValueBytes, ClearOnSuccess: s.ClearOnSuccess, CleanupBatchSize: s.StateCleanupBatchSize,
 		AssetOrphanRetentionDays: s.AssetStateOrphanRetentionDays, AllowUndeclaredAssetReads: s.AllowUndeclaredAssetReads,
-		ObjectGrace: s.ObjectGrace.D()})
+		ObjectGrace: s.ObjectGrace.D(), CheckCursor: service.WatcherCursorCheck(st, triggers)})
 }
 
 // newStateCleaner is the scheduler's periodic task state cleanup
 // ([state_store] cleanup_interval; idle when it is 0).
 func newStateCleaner(cfg *config.Config, st store.Store, logger *slog.Logger) runner {
-	return &statestore.Cleaner{Service: newStateService(cfg, st), Interval: cfg.StateStore.CleanupInterval.D(), Logger: logger}
+	return &statestore.Cleaner{Service: newStateService(cfg, st, nil), Interval: cfg.StateStore.CleanupInterval.D(), Logger: logger}
 }
 
 // stateFlags name the scope of an admin command: a task instance (--dag,
@@ -229,7 +233,7 @@ func printCleanup(cmd *cobra.Command, rep *statestore.CleanupReport, cfg statest
 // withState opens the store and runs fn with the configured state service.
 func (a *app) withState(ctx context.Context, fn func(*statestore.Service) error) error {
 	return a.withStore(ctx, func(cfg *config.Config, st *sqlstore.Store) error {
-		return fn(newStateService(cfg, st))
+		return fn(newStateService(cfg, st, a.opts.triggerTypes))
 	})
 }
 

@@ -127,7 +127,8 @@ type backend interface {
 	// instance, and returns it with the instance.
 	TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error)
 	// CallbackLogKey finds the log of attempt (0 = the latest) of the
-	// callback id, and returns it with the callback.
+	// callback id, and returns it with the callback (nil when a remote
+	// api-server could not say: its log route then decides).
 	CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error)
 	// LogRead reads key's log from offset (up to a chunk) and returns the
 	// offset to continue from; a log not written yet reads empty.

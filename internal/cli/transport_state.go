@@ -17,7 +17,9 @@ import (
 // The state-store commands' backend methods, local and REST.
 
 // state is the state service over the local database.
-func (b *localBackend) state() *statestore.Service { return newStateService(b.cfg, b.svc.Store()) }
+func (b *localBackend) state() *statestore.Service {
+	return newStateService(b.cfg, b.svc.Store(), b.svc.Triggers())
+}
 
 // StateList implements backend.
 func (b *localBackend) StateList(ctx context.Context, p *store.StateListParams, asset string) ([]core.StateEntry, int, error) {

@@ -24,6 +24,17 @@ const WatcherKeyPrefix = "watcher/"
 // in the transaction of the events it covers (docs/watchers.md#cursors).
 func WatcherCursorKey(name string) string { return WatcherKeyPrefix + name + "/cursor" }
 
+// WatcherOfCursorKey returns the watcher whose cursor key is key
+// (WatcherCursorKey), and whether key is one.
+func WatcherOfCursorKey(key string) (string, bool) {
+	name, ok := strings.CutPrefix(key, WatcherKeyPrefix)
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, "/cursor")
+	return name, ok && name != ""
+}
+
 // IsWatcherKey says whether key is one of an asset's watchers' state keys.
 func IsWatcherKey(key string) bool { return strings.HasPrefix(key, WatcherKeyPrefix) }
 

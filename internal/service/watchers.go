@@ -146,6 +146,33 @@ func (s *Service) AssetWatcher(ctx context.Context, assetID int64, name string, 
 	return nil, fmt.Errorf("asset %d has no watcher %q (its watchers: %s): %w", assetID, name, strings.Join(names, ", "), core.ErrNotFound)
 }
 
+// WatcherCursorCheck checks an admin's cursor for watcher name of asset
+// assetID as its polls would read it (trigger.Registry.CheckCursor, by the
+// watcher's trigger type); a key of no watcher is not checked; nil without
+// a registry. It is
+// statestore.Config.CheckCursor: every route that writes a cursor (set-
+// cursor, the asset-state routes and panel) refuses one that every poll
+// would fail on.
+func WatcherCursorCheck(st store.Store, reg *trigger.Registry) func(ctx context.Context, assetID int64, name string, raw []byte) error {
+	if reg == nil {
+		return nil
+	}
+	return func(ctx context.Context, assetID int64, name string, raw []byte) error {
+		ws, err := st.WatcherList(ctx, &store.WatcherListParams{AssetID: assetID})
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			if w.Name == name {
+				if err := reg.CheckCursor(w.Trigger.Type, raw); err != nil {
+					return fmt.Errorf("watcher %q of asset %d: %w", name, assetID, err)
+				}
+			}
+		}
+		return nil
+	}
+}
+
 // SetWatcherCursor sets the cursor of watcher name of asset assetID to raw
 // (any JSON value but null), or with raw nil deletes it, so that the
 // watcher starts over: an audited asset-state edit by actor (role op,
@@ -153,16 +180,16 @@ func (s *Service) AssetWatcher(ctx context.Context, assetID int64, name string, 
 // (docs/watchers.md#cursors). Returns the watcher as it is then.
 func (s *Service) SetWatcherCursor(ctx context.Context, states *statestore.Service, actor core.Actor, assetID int64,
 	name string, raw []byte, threshold time.Duration) (*core.Watcher, error) {
-	w, err := s.AssetWatcher(ctx, assetID, name, threshold)
-	if err != nil {
+	if _, err := s.AssetWatcher(ctx, assetID, name, threshold); err != nil {
 		return nil, err
 	}
 	if raw != nil {
-		if err := s.triggers.CheckCursor(w.Trigger.Type, raw); err != nil {
-			return nil, fmt.Errorf("watcher %q of asset %d: %w", name, assetID, err)
+		if err := WatcherCursorCheck(s.st, s.triggers)(ctx, assetID, name, raw); err != nil {
+			return nil, err
 		}
 	}
 	scope, key := core.AssetScope(assetID), core.WatcherCursorKey(name)
+	var err error
 	if raw == nil {
 		err = states.AdminDelete(ctx, actor, scope, key)
 	} else {

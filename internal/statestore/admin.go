@@ -29,6 +29,11 @@ var auditActions = map[core.StateKind]map[string]string{
 func (s *Service) AdminSet(ctx context.Context, actor core.Actor, scope core.StateScope, key string, raw []byte, r statevalue.Retention) (*core.StateEntry, error) {
 	var e *core.StateEntry
 	err := s.edit(ctx, actor, scope, "set", func(tx store.Store, scope core.StateScope) (string, error) {
+		if name, ok := core.WatcherOfCursorKey(key); ok && scope.Kind == core.StateAsset && s.cfg.CheckCursor != nil {
+			if err := s.cfg.CheckCursor(ctx, scope.AssetID, name, raw); err != nil {
+				return "", err
+			}
+		}
 		var err error
 		e, err = s.set(ctx, tx, scope, key, raw, r, core.UserWriter(actor.Name))
 		detail := "key=" + key

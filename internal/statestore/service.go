@@ -43,6 +43,11 @@ type Config struct {
 	// ObjectGrace is how long a worker has to write an object and store
 	// its reference before the sweep removes it; 0 = DefaultObjectGrace.
 	ObjectGrace time.Duration
+	// CheckCursor, when set, checks an admin's write of an asset watcher's
+	// cursor (core.WatcherCursorKey) as the watcher's polls would read it
+	// (service.WatcherCursorCheck): a cursor every poll would refuse is
+	// refused when it is set, on every route that sets it.
+	CheckCursor func(ctx context.Context, assetID int64, watcher string, raw []byte) error
 }
 
 // Store is what Service needs of the store: state itself, assets and
