@@ -66,8 +66,8 @@ Weir reads its configuration in layers, each overriding the one before:
 The database is never ambiguous: when ` + "`weir.toml`" + ` sets ` + "`[database] conn`" + ` and ` + "`WEIR__DATABASE__CONN`" + ` names
 another database, every command refuses to start and names both (passwords hidden); remove one of them.
 Nor is it forgotten: a home whose ` + "`weir.toml`" + ` was written while ` + "`WEIR__DATABASE__CONN`" + ` set the database
-(the file says so in a comment instead of writing ` + "`conn`" + `) refuses every command run without that
-variable, saying to load it (` + "`weir.env`" + `), rather than open — or let ` + "`weir db migrate`" + ` create — a new
+(the file says so in a comment instead of writing ` + "`conn`" + `) refuses every command that opens the
+database run without that variable (a worker, which opens none, is not concerned), saying to load it (` + "`weir.env`" + `), rather than open — or let ` + "`weir db migrate`" + ` create — a new
 SQLite database beside the deployment's.
 
 Sections are named as in Airflow. Durations are written with a unit (` + "`\"30s\"`, `\"5m\"`, `\"1h\"`" + `);
