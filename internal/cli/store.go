@@ -50,7 +50,7 @@ func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool,
 		st, err = postgres.Open(ctx, target, opts)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", engine, err)
+		return nil, err // each engine's Open names the database
 	}
 	if migrate {
 		if err := st.Migrate(ctx); err != nil {
