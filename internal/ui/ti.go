@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -110,6 +111,15 @@ func (u *UI) loadTI(r *http.Request) (core.TIKey, *core.TaskInstance, error) {
 		return key, nil, err
 	}
 	ti, err := u.st.TaskInstanceGetByKey(r.Context(), key.DagID, key.RunID, key.TaskID, key.MapIndex)
+	if errors.Is(err, core.ErrNotFound) && key.MapIndex == core.NoMapIndex {
+		// A mapped task's page without ?map_index= (a typed or old URL):
+		// say how many instances it has rather than only "not found".
+		n, cerr := u.st.TaskInstanceCount(r.Context(), &store.TaskInstanceListParams{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID})
+		if cerr == nil && n > 0 {
+			return key, nil, fmt.Errorf("task %s of run %s is mapped: open one of its %d instances with ?map_index=0 to %d: %w",
+				key.TaskID, key.RunID, n, n-1, core.ErrNotFound)
+		}
+	}
 	if err != nil {
 		return key, nil, fmt.Errorf("task instance %s: %w", key, err)
 	}

@@ -71,6 +71,12 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 		if r := op.get("/dags/etl/runs/r1/tasks/nope"); r.status != http.StatusNotFound {
 			t.Errorf("unknown task: %d, want 404", r.status)
 		}
+		// A mapped task's page without ?map_index= says how to open one.
+		e.run("mapped", core.TISuccess, core.TISuccess, core.TISuccess, core.TISuccess, core.TIRunning)
+		if r := op.get("/dags/etl/runs/mapped/tasks/fan"); r.status != http.StatusNotFound ||
+			!strings.Contains(r.body, "task fan of run mapped is mapped: open one of its 3 instances with ?map_index=0 to 2") {
+			t.Errorf("a mapped task without map_index: %d\n%s", r.status, r.body)
+		}
 	})
 }
 
