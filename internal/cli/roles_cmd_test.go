@@ -33,3 +33,19 @@ func TestJobsCheckRefusesAnUnknownRole(t *testing.T) {
 		t.Errorf("jobs check --role trigerer: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// `weir tasks test` of a failing task that has downstream tasks fails: its
+// run removes the other tasks, and the removed downstream leaves made the
+// run, and the command, succeed.
+func TestTasksTestOfAFailingTaskWithDownstreamsFails(t *testing.T) {
+	t.Parallel()
+	dags := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dags, "chain.yaml"), []byte("dag_id: chain\nschedule: null\ntasks:\n"+
+		"  - {task_id: a, operator: bash, bash_command: exit 1}\n  - {task_id: b, operator: bash, depends_on: a, bash_command: echo b}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := weirRun(t, []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}, "tasks", "test", "chain", "a", "--dags", dags)
+	if code == 0 || !strings.Contains(out, "of chain: failed") {
+		t.Errorf("tasks test of a failing task: exit %d\n%s\n%s\nwant 1, the run failed", code, out, errOut)
+	}
+}

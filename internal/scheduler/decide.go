@@ -166,15 +166,36 @@ func upstreamCounts(task *core.Task, byTask map[string][]int, state []core.TISta
 	return c
 }
 
-// runState returns the run's final state once every instance is terminal.
+// runState returns the run's final state once every instance is terminal:
+// failed when a leaf failed. A removed task (its every instance removed) is
+// out of the run's graph, so a task whose downstream tasks were all
+// removed is a leaf of the run: a `weir tasks test` run removes every task
+// but the tested one, whose failure was the success of its removed
+// downstream leaves.
 func (g *graph) runState(tis []core.TaskInstance, state []core.TIState) core.DagRunState {
 	for _, s := range state {
 		if !s.Terminal() && s != tiGone {
 			return ""
 		}
 	}
+	removed := map[string]bool{} // task → every instance of it removed
 	for i := range tis {
-		if !g.leaf[tis[i].TaskID] || state[i] == tiGone {
+		r, seen := removed[tis[i].TaskID]
+		removed[tis[i].TaskID] = (r || !seen) && state[i] == core.TIRemoved
+	}
+	leaf := func(task string) bool {
+		if g.leaf[task] {
+			return true
+		}
+		for _, d := range g.down[task] {
+			if !removed[d] {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range tis {
+		if state[i] == tiGone || !leaf(tis[i].TaskID) {
 			continue
 		}
 		if state[i] == core.TIFailed || state[i] == core.TIUpstreamFailed {

@@ -280,3 +280,38 @@ func TestTopologicalOrder(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
+
+// A removed task is out of the run's graph: a task whose downstream tasks
+// were all removed decides the run as a leaf does. A `weir tasks test`
+// run removes every task but the tested one, and its failure used to end
+// the run successful (its removed downstream leaves counted as success).
+func TestRunStateWithRemovedDownstreams(t *testing.T) {
+	g := compile(&core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "a"}, {TaskID: "b", DependsOn: []string{"a"}},
+		{TaskID: "c", DependsOn: []string{"b"}}}})
+	for _, tc := range []struct {
+		name string
+		tis  []core.TaskInstance
+		want core.DagRunState
+	}{
+		{"the tested task failed, the rest removed", []core.TaskInstance{ti("a", -1, core.TIFailed), ti("b", -1, core.TIRemoved),
+			ti("c", -1, core.TIRemoved)}, core.RunFailed},
+		{"the tested task succeeded, the rest removed", []core.TaskInstance{ti("a", -1, core.TISuccess), ti("b", -1, core.TIRemoved),
+			ti("c", -1, core.TIRemoved)}, core.RunSuccess},
+		{"a middle task tested and failed", []core.TaskInstance{ti("a", -1, core.TIRemoved), ti("b", -1, core.TIFailed),
+			ti("c", -1, core.TIRemoved)}, core.RunFailed},
+		{"no task removed: the leaf decides", []core.TaskInstance{ti("a", -1, core.TIFailed), ti("b", -1, core.TIUpstreamFailed),
+			ti("c", -1, core.TIUpstreamFailed)}, core.RunFailed},
+		{"a failed task whose downstream ran anyway", []core.TaskInstance{ti("a", -1, core.TIFailed), ti("b", -1, core.TISuccess),
+			ti("c", -1, core.TISuccess)}, core.RunSuccess},
+		{"a downstream with one instance left is not removed", []core.TaskInstance{ti("a", -1, core.TIFailed), ti("b", 0, core.TIRemoved),
+			ti("b", 1, core.TISuccess), ti("c", -1, core.TISuccess)}, core.RunSuccess},
+	} {
+		state := make([]core.TIState, len(tc.tis))
+		for i := range tc.tis {
+			state[i] = tc.tis[i].State
+		}
+		if got := g.runState(tc.tis, state); got != tc.want {
+			t.Errorf("%s: run %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

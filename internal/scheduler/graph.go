@@ -10,6 +10,7 @@ type graph struct {
 	tasks map[string]*core.Task
 	order []*core.Task // upstream first
 	leaf  map[string]bool
+	down  map[string][]string // each task's downstream tasks (a producer's iterating ones too)
 	// producers holds the tasks other tasks iterate over (their trigger
 	// runs produce the run's stream for them); iterating, those tasks
 	// (lazy, by id).
@@ -44,6 +45,7 @@ func compile(spec *core.DAG) *graph {
 			g.lazy[t.TaskID] = true
 		}
 	}
+	g.down = down
 	indeg := make(map[string]int, len(spec.Tasks))
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
