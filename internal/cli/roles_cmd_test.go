@@ -49,3 +49,19 @@ func TestTasksTestOfAFailingTaskWithDownstreamsFails(t *testing.T) {
 		t.Errorf("tasks test of a failing task: exit %d\n%s\n%s\nwant 1, the run failed", code, out, errOut)
 	}
 }
+
+// `weir tasks test` runs its task once, whatever its retries, as `airflow
+// tasks test` does: a failing task with retries (default delay 5 min) used
+// to keep the test waiting, silent, for its retry.
+func TestTasksTestRunsOneTry(t *testing.T) {
+	t.Parallel()
+	dags := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dags, "r.yaml"), []byte("dag_id: r\nschedule: null\ntasks:\n"+
+		"  - {task_id: f, operator: bash, retries: 3, bash_command: exit 3}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := weirRun(t, []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}, "tasks", "test", "r", "f", "--dags", dags)
+	if code == 0 || !strings.Contains(out, "of r: failed") || strings.Contains(out, "(try 2)") {
+		t.Errorf("tasks test of a failing task with retries: exit %d\n%s\n%s\nwant 1 after one try", code, out, errOut)
+	}
+}

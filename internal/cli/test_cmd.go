@@ -71,9 +71,10 @@ func (a *app) tasksCmd() *cobra.Command {
 		Use:   "test DAG_ID TASK_ID",
 		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run), printing its log lines",
 		Long: `Runs one task as ` + "`weir dags test`" + ` runs a DAG (the same roles in this process, the same Ctrl-C), in a
-run whose other tasks are marked removed, so that its upstreams count as done. The callbacks the
-task fires run, and the test waits for them; the run's end fires none of the DAG's own callbacks
-(as airflow tasks test ends no run).`,
+run whose other tasks are marked removed, so that its upstreams count as done. The task runs
+once, whatever its retries (as airflow tasks test runs it), and the test exits 1 if that try
+fails. The callbacks the task fires run, and the test waits for them; the run's end fires none of
+the DAG's own callbacks (as airflow tasks test ends no run).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := triggerParams(args[0], "", conf)
@@ -114,8 +115,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// The run records this process's api-server job row: a scheduler fails
 	// the run should the process die before the run ends (job.Gone).
 	p.TestJobID = uuid.NewString()
-	if only != nil { // its run's end fires none of the DAG's own callbacks
+	if only != nil { // its run's end fires none of the DAG's own callbacks; its task runs once
 		p.TestJobID = core.OneTaskTestPrefix + p.TestJobID
+		p.SingleTry = true
 	}
 	cfg, st, logger, err := a.serverSetup(ctx, true)
 	if err != nil {

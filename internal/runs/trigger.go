@@ -37,6 +37,9 @@ type TriggerParams struct {
 	// TestJobID marks the run as run by the `weir dags test` process whose
 	// job row this is (core.DagRun.TestJobID); "" for any other run.
 	TestJobID string
+	// SingleTry gives every task one try, whatever its retries: `weir
+	// tasks test` runs its task once, as `airflow tasks test` does.
+	SingleTry bool
 }
 
 // maxRunIDLen is the longest run_id accepted (Airflow's column width).

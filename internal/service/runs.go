@@ -57,10 +57,16 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 		case !errors.Is(err, core.ErrNotFound):
 			return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
 		}
+		tis := runs.NewTaskInstances(&version.Spec)
+		if p.SingleTry {
+			for i := range tis {
+				tis[i].MaxTries = 1
+			}
+		}
 		run, err = tx.DagRunCreate(ctx, &store.DagRunCreateParams{
 			DagID: nr.DagID, RunID: nr.RunID, RunType: nr.RunType, State: nr.State,
 			LogicalDate: &nr.LogicalDate, DataIntervalStart: &nr.DataIntervalStart, DataIntervalEnd: &nr.DataIntervalEnd,
-			Conf: nr.Conf, DagVersionID: version.ID, Now: now, TaskInstances: runs.NewTaskInstances(&version.Spec),
+			Conf: nr.Conf, DagVersionID: version.ID, Now: now, TaskInstances: tis,
 			PartitionKey: nr.PartitionKey, TestJobID: nr.TestJobID,
 		})
 		if err != nil {
