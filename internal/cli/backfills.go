@@ -46,6 +46,9 @@ func (a *app) dagsBackfillCmd() *cobra.Command {
 				return err
 			}
 			r.From, r.To, r.Reprocess = f, t, core.ReprocessBehavior(reprocess)
+			if r.MaxActiveRuns < 1 { // 0 would read as "unset" (the default) below
+				return fmt.Errorf("--max-active-runs must be at least 1, got %d", r.MaxActiveRuns)
+			}
 			if conf != "" {
 				r.DagRunConf = json.RawMessage(conf)
 			}

@@ -35,6 +35,8 @@ func TestBackfillCLI(t *testing.T) {
 		fail(`reprocess_behavior "all"`, "dags", "backfill", "daily", "--from-date", "2026-01-01", "--to-date", "2026-01-05", "--reprocess-behavior", "all")
 		fail("has no schedule", "dags", "backfill", "etl", "--from-date", "2026-01-01", "--to-date", "2026-01-05")
 		fail("backfill id \"x\"", "backfills", "cancel", "x")
+		fail("is one to run: the range is before its start_date", "dags", "backfill", "daily", "--from-date", "2030-01-01", "--to-date", "2030-01-05")
+		fail("--max-active-runs must be at least 1, got 0", "dags", "backfill", "daily", "--from-date", "2026-01-01", "--to-date", "2026-01-05", "--max-active-runs", "0")
 
 		got := s.run("dags", "backfill", "daily", "--from-date", "2026-01-01", "--to-date", "2026-01-05", "--dry-run", "--run-backwards")
 		if !strings.Contains(got, "would run 5 of 5 logical dates") || strings.Index(got, "2026-01-05") > strings.Index(got, "2026-01-01") {

@@ -47,6 +47,26 @@ type BackfillStep struct {
 	Reason   string // why a skipped date makes no run (core.BackfillInFlight ...)
 }
 
+// CheckBackfillRuns refuses a backfill whose plan runs nothing, as Airflow
+// does: no logical date of the range is one to run (before the DAG's
+// start_date, past its end_date or now), or every date has a run the
+// reprocess behavior keeps. Such a backfill would only hold the DAG's one
+// backfill slot. The error wraps core.ErrInvalid and says which.
+func CheckBackfillRuns(r *BackfillRequest, steps []BackfillStep) error {
+	for i := range steps {
+		if steps[i].Action != BackfillSkip {
+			return nil
+		}
+	}
+	span := r.From.UTC().Format(time.RFC3339) + " to " + r.To.UTC().Format(time.RFC3339)
+	if len(steps) == 0 {
+		return fmt.Errorf("no logical date of dag %q from %s is one to run: the range is before its start_date, "+
+			"after its end_date or in the future: %w", r.DagID, span, core.ErrInvalid)
+	}
+	return fmt.Errorf("the %d logical dates of dag %q from %s all have a run reprocess_behavior %s keeps "+
+		"(see --dry-run; rerun them with --reprocess-behavior failed or completed): %w", len(steps), r.DagID, span, r.Reprocess, core.ErrInvalid)
+}
+
 // CheckBackfill validates r and applies its defaults: the dates in order,
 // a known reprocess behavior, max_active_runs at least 1 and the conf a
 // JSON object. Errors wrap core.ErrInvalid and name the field.

@@ -51,6 +51,9 @@ func (s *Service) CreateBackfill(ctx context.Context, actor core.Actor, r runs.B
 		if err != nil {
 			return err
 		}
+		if err := runs.CheckBackfillRuns(&r, steps); err != nil {
+			return err
+		}
 		res.Steps = steps
 		res.Backfill, err = tx.BackfillCreate(ctx, &store.BackfillCreateParams{DagID: r.DagID, FromDate: r.From, ToDate: r.To,
 			DagRunConf: r.DagRunConf, ReprocessBehavior: r.Reprocess, MaxActiveRuns: r.MaxActiveRuns, Now: now})
