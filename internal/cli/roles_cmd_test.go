@@ -65,3 +65,26 @@ func TestTasksTestRunsOneTry(t *testing.T) {
 		t.Errorf("tasks test of a failing task with retries: exit %d\n%s\n%s\nwant 1 after one try", code, out, errOut)
 	}
 }
+
+// `weir dags test DAG DATE` and `weir tasks test DAG TASK DATE` run with
+// that logical date, as Airflow's take it, for the templates; a date that
+// is none is refused, naming it.
+func TestTestsTakeALogicalDate(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	if err := os.WriteFile(filepath.Join(dags, "ld.yaml"), []byte("dag_id: ld\nschedule: \"@daily\"\nstart_date: 2024-01-01\ntasks:\n"+
+		"  - {task_id: t, operator: bash, bash_command: 'echo ds={{ ds }} start={{ data_interval_start }}'}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{
+		"dags test ld 2024-01-05":              "t | ds=2024-01-05 start=2024-01-05T00:00:00+00:00",
+		"tasks test ld t 2024-02-01T06:00:00Z": "t | ds=2024-02-01 start=2024-02-01T06:00:00+00:00",
+	} {
+		if code, out, errOut := weirRun(t, env, append(strings.Fields(args), "--dags", dags)...); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("weir %s: exit %d\n%s\n%s\nwant %q", args, code, out, errOut, want)
+		}
+	}
+	if code, _, errOut := weirRun(t, env, "dags", "test", "ld", "yesterday", "--dags", dags); code == 0 || !strings.Contains(errOut, `LOGICAL_DATE "yesterday"`) {
+		t.Errorf("dags test ld yesterday: exit %d, %s", code, errOut)
+	}
+}

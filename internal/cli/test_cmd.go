@@ -33,7 +33,7 @@ import (
 func (a *app) dagsTestCmd() *cobra.Command {
 	var conf string
 	cmd := &cobra.Command{
-		Use:   "test DAG_ID",
+		Use:   "test DAG_ID [LOGICAL_DATE]",
 		Short: "Run one DAG run in this process, printing each task's log lines as it runs, then its task instances (exit 1 if it fails)",
 		Long: `Records the DAG as its file defines it now, creates a run (running at once, whatever the DAG's
 max_active_runs) and runs it in this process with a worker, a triggerer and a scheduler of its
@@ -49,14 +49,16 @@ finished (a retry of a stopped try included) skipped; the callbacks the run fire
 run fail. A test killed outright (SIGKILL, a lost machine) leaves its run to the schedulers: the
 next test of the DAG, or the deployment's scheduler, fails it (and its callbacks not run) once
 the test's process has been silent for two heartbeats, so that its tasks no longer hold the
-DAG's max_active_tasks and pool slots.`,
-		Args: cobra.ExactArgs(1),
+DAG's max_active_tasks and pool slots.
+
+LOGICAL_DATE (2026-01-02, midnight UTC, or an RFC 3339 time) is the run's logical date and data
+interval, as airflow dags test DAG DATE takes it, for the templates ({{ ds }}, ...); default now.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := triggerParams(args[0], "", conf)
+			p, err := testParams(args[0], args[1:], conf)
 			if err != nil {
 				return err
 			}
-			p.RunID = runs.RunID("test", time.Now().UTC())
 			return a.runInProcess(cmd, p, nil)
 		},
 	}
@@ -68,20 +70,19 @@ func (a *app) tasksCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tasks", Short: "Work with single tasks"}
 	var conf string
 	test := &cobra.Command{
-		Use:   "test DAG_ID TASK_ID",
+		Use:   "test DAG_ID TASK_ID [LOGICAL_DATE]",
 		Short: "Run one task in this process, ignoring its upstreams (the other tasks are marked removed in a test run), printing its log lines",
 		Long: `Runs one task as ` + "`weir dags test`" + ` runs a DAG (the same roles in this process, the same Ctrl-C), in a
 run whose other tasks are marked removed, so that its upstreams count as done. The task runs
 once, whatever its retries (as airflow tasks test runs it), and the test exits 1 if that try
 fails. The callbacks the task fires run, and the test waits for them; the run's end fires none of
-the DAG's own callbacks (as airflow tasks test ends no run).`,
-		Args: cobra.ExactArgs(2),
+the DAG's own callbacks (as airflow tasks test ends no run). LOGICAL_DATE is as dags test's.`,
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := triggerParams(args[0], "", conf)
+			p, err := testParams(args[0], args[2:], conf)
 			if err != nil {
 				return err
 			}
-			p.RunID = runs.RunID("test", time.Now().UTC())
 			only := args[1]
 			return a.runInProcess(cmd, p, &only)
 		},
@@ -89,6 +90,23 @@ the DAG's own callbacks (as airflow tasks test ends no run).`,
 	test.Flags().StringVar(&conf, "conf", "", "run configuration, a JSON object")
 	cmd.AddCommand(localOnly(test), a.tasksListCmd(), a.tasksClearCmd(), a.taskLogsCmd(), a.statesForRunCmd(), a.tasksExpansionCmd())
 	return cmd
+}
+
+// testParams are a test run's: its conf, a run id of now, and the logical
+// date date[0] names (none: now). The data interval is the logical date
+// alone, as a manual run's.
+func testParams(dagID string, date []string, conf string) (runs.TriggerParams, error) {
+	p, err := triggerParams(dagID, "", conf)
+	if err != nil {
+		return p, err
+	}
+	p.RunID = runs.RunID("test", time.Now().UTC())
+	if len(date) > 0 {
+		if p.LogicalDate, err = parseDateFlag("LOGICAL_DATE", date[0]); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // runInProcess records the DAG from the DAG folder (only that one), creates a run (keeping only one task when
