@@ -102,6 +102,24 @@ func waitingClaim(ctx context.Context, t *testing.T, c *execclient.Client) <-cha
 	return got
 }
 
+// waitingWorker seeds a run of one scheduled try and has worker w1, heard
+// now with a heartbeat every interval, wait for work; it returns the
+// worker's job row, the run's tries, w1's client and what its claim gets.
+func waitingWorker(ctx context.Context, t *testing.T, env *execapitest.Env, interval time.Duration) (
+	core.Job, []core.TaskInstance, *execclient.Client, <-chan []execclient.Workload) {
+	t.Helper()
+	sig, c := signalledServer(t, env)
+	beat := core.Job{ID: "w1-process", Role: job.WorkerRole, Hostname: "h", PID: 1, StartedAt: env.Clock.Now(),
+		Heartbeat: env.Clock.Now(), WorkerID: "w1", Interval: interval}
+	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
+		t.Fatal(err)
+	}
+	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
+	got := waitingClaim(ctx, t, c)
+	<-sig.subscribed
+	return beat, tis, c, got
+}
+
 // queueAndNotify queues the try id and announces it, as a scheduler does.
 func queueAndNotify(ctx context.Context, t *testing.T, env *execapitest.Env, id string) {
 	t.Helper()
@@ -323,15 +341,7 @@ func TestClaimLongPollLeavesASilentWorkersTriesQueued(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	ctx := context.Background()
-	sig, c := signalledServer(t, env)
-	beat := core.Job{ID: "w1-process", Role: job.WorkerRole, Hostname: "h", PID: 1, StartedAt: env.Clock.Now(),
-		Heartbeat: env.Clock.Now(), WorkerID: "w1", Interval: time.Second}
-	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
-		t.Fatal(err)
-	}
-	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
-	got := waitingClaim(ctx, t, c)
-	<-sig.subscribed
+	beat, tis, c, got := waitingWorker(ctx, t, env, time.Second)
 	env.Clock.Advance(3 * time.Second) // w1 misses its beats (stopped) while its claim waits
 	queueAndNotify(ctx, t, env, tis[0].ID)
 	if wls := <-got; len(wls) != 0 {
@@ -356,15 +366,7 @@ func TestClaimLongPollServesAHeardWorker(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	ctx := context.Background()
-	sig, c := signalledServer(t, env)
-	beat := core.Job{ID: "w1-process", Role: job.WorkerRole, Hostname: "h", PID: 1, StartedAt: env.Clock.Now(),
-		Heartbeat: env.Clock.Now(), WorkerID: "w1", Interval: 5 * time.Second}
-	if err := env.Store.JobHeartbeat(ctx, &beat); err != nil {
-		t.Fatal(err)
-	}
-	_, tis := env.SeedRun(t, manyTasks("d", 1), "r1", core.TIScheduled)
-	got := waitingClaim(ctx, t, c)
-	<-sig.subscribed
+	_, tis, _, got := waitingWorker(ctx, t, env, 5*time.Second)
 	env.Clock.Advance(3 * time.Second) // past silentAfter, within the worker's interval
 	queueAndNotify(ctx, t, env, tis[0].ID)
 	if wls := <-got; len(wls) != 1 || wls[0].TI.ID != tis[0].ID {
