@@ -149,10 +149,9 @@ func (s *Service) AssetWatcher(ctx context.Context, assetID int64, name string, 
 // WatcherCursorCheck checks an admin's cursor for watcher name of asset
 // assetID as its polls would read it (trigger.Registry.CheckCursor, by the
 // watcher's trigger type); a key of no watcher is not checked; nil without
-// a registry. It is
-// statestore.Config.CheckCursor: every route that writes a cursor (set-
-// cursor, the asset-state routes and panel) refuses one that every poll
-// would fail on.
+// a registry. It is statestore.Config.CheckCursor, which AdminSet runs:
+// every route that writes a cursor (set-cursor, the asset-state routes
+// and panel) refuses one that every poll would fail on.
 func WatcherCursorCheck(st store.Store, reg *trigger.Registry) func(ctx context.Context, assetID int64, name string, raw []byte) error {
 	if reg == nil {
 		return nil
@@ -176,17 +175,13 @@ func WatcherCursorCheck(st store.Store, reg *trigger.Registry) func(ctx context.
 // SetWatcherCursor sets the cursor of watcher name of asset assetID to raw
 // (any JSON value but null), or with raw nil deletes it, so that the
 // watcher starts over: an audited asset-state edit by actor (role op,
-// through states), which a poll in flight cannot overwrite
-// (docs/watchers.md#cursors). Returns the watcher as it is then.
+// through states, which check the cursor: statestore.Config.CheckCursor),
+// which a poll in flight cannot overwrite (docs/watchers.md#cursors).
+// Returns the watcher as it is then.
 func (s *Service) SetWatcherCursor(ctx context.Context, states *statestore.Service, actor core.Actor, assetID int64,
 	name string, raw []byte, threshold time.Duration) (*core.Watcher, error) {
 	if _, err := s.AssetWatcher(ctx, assetID, name, threshold); err != nil {
 		return nil, err
-	}
-	if raw != nil {
-		if err := WatcherCursorCheck(s.st, s.triggers)(ctx, assetID, name, raw); err != nil {
-			return nil, err
-		}
 	}
 	scope, key := core.AssetScope(assetID), core.WatcherCursorKey(name)
 	var err error

@@ -113,7 +113,8 @@ func New(cfg Config) (*UI, error) {
 		if !ok {
 			return nil, errors.New("ui: Config.State is required when Config.Store is not a whole store.Store")
 		}
-		cfg.State = statestore.New(st, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays})
+		cfg.State = statestore.New(st, cfg.Clock, statestore.Config{DefaultRetentionDays: statestore.DefaultRetentionDays,
+			CheckCursor: service.WatcherCursorCheck(st, cfg.Service.Triggers())})
 	}
 	if cfg.LoginThrottle == nil {
 		cfg.LoginThrottle = auth.NewLoginThrottle(auth.ThrottleConfig{}, cfg.Clock)
