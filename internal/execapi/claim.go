@@ -100,7 +100,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		if waited {
 			if ok, err := s.stillWaiting(ctx, r, req.WorkerID, opened, claim.Now); err != nil || !ok {
 				if err == nil {
-					writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+					noWork(w)
 				}
 				return err
 			}
@@ -139,10 +139,10 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 				}
 				continue
 			case <-timer.C:
-				writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+				noWork(w)
 				return nil
 			case <-draining(ctx): // the api-server shuts down: no more waiting
-				writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
+				noWork(w)
 				return nil
 			case <-ctx.Done():
 				return nil // client gone
@@ -150,6 +150,11 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			break wait
 		}
 	}
+}
+
+// noWork answers a claim with no work.
+func noWork(w http.ResponseWriter) {
+	writeJSON(w, http.StatusOK, execclient.ClaimResponse{Workloads: []execclient.Workload{}})
 }
 
 // silentAfter is how long a claim must have waited before it asks whether

@@ -31,8 +31,9 @@ const logChunkMax = 512 << 10
 // says how many.
 const logPendingMax = 8 << 20
 
-// logSink buffers a try's (or a callback attempt's) log and ships it in chunks (every second, when
-// large, and at Close), to the local log folder or the api-server. Each
+// logSink buffers a try's (or a callback attempt's) log and ships it in
+// chunks (every second, when large, and at Close), to the local log folder
+// or the api-server. Each
 // chunk carries its byte offset in the try's log, so the api-server stores
 // a chunk sent twice (a retry after a lost answer) once; a chunk that could
 // not be shipped is kept and sent again with the next one. At Close the
