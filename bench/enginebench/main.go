@@ -86,6 +86,14 @@ func serve(args []string) int {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
+	if path := os.Getenv("WEIR_BENCH_MEMPROFILE"); path != "" { // what the standalone allocated, written as it exits
+		defer func() {
+			if f, err := os.Create(path); err == nil { //nolint:gosec // as above
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	if path := os.Getenv("WEIR_BENCH_TRACE"); path != "" { // an execution trace of the standalone
 		f, err := os.Create(path) //nolint:gosec // the path is the operator's own environment variable
 		if err == nil && trace.Start(f) == nil {

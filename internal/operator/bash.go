@@ -69,9 +69,7 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	}
 	deferFile := r.deferFile(req)
 	defer func() { _ = os.Remove(deferFile) }()
-	if req.ExitFile != "" {
-		command = exitTrap(req.ExitFile) + command
-	}
+	command = req.ExitTrap + command
 	last := &lastLine{}
 	// One pipe for both, as Airflow's stderr=STDOUT: the log keeps the
 	// order the command wrote its lines in, and the return value is the
@@ -115,18 +113,6 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	}
 	v, _ := json.Marshal(last.String())
 	return &Result{ReturnValue: v}, nil
-}
-
-// exitTrap is a line that makes bash write its exit status to path when
-// it exits, whatever ends the command (but SIGKILL), and exit with that
-// status whether or not the file could be written (set -e included). It
-// writes over the file the worker placed (`<>` neither truncates nor
-// replaces it: its inode is reused, see taskproc.Ledger.Record). A command
-// that sets its own EXIT trap or execs another program replaces it: its
-// status is then known to the worker alone.
-func exitTrap(path string) string {
-	return "__weir_exit_file=" + shellQuote(path) + "; " +
-		`trap '__weir_exit=$?; { echo "$__weir_exit" 1<> "$__weir_exit_file"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
 }
 
 // startBash starts a try's shell: the spare shell when it can run the

@@ -75,10 +75,11 @@ type Request struct {
 	// the worker passes the try's Execution API client, which reads
 	// connections stored in the database.
 	Connections ConnectionLookup
-	// ExitFile, when set, is where a bash task's shell writes its exit
-	// status as its last act (a trap on EXIT), for the worker's next life
-	// should this one die before learning it (taskproc.Outcome).
-	ExitFile string
+	// ExitTrap, when set, is a line a bash task's shell runs first, which
+	// makes it leave its exit status in the worker's ledger as its last act
+	// (a trap on EXIT), for the worker's next life should this one die
+	// before learning it (taskproc.Outcome.ExitTrap).
+	ExitTrap string
 	// AssetEvents are the asset events that created the run (an
 	// asset-triggered run's; nil otherwise).
 	AssetEvents []core.AssetEvent

@@ -327,14 +327,11 @@ func plainShellVariable(k string) bool {
 	return true
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // shellLineQuote quotes s for bash on one line: $'…' when s holds a line
 // break.
 func shellLineQuote(s string) string {
 	if !strings.ContainsAny(s, "\n\r") {
-		return shellQuote(s)
+		return taskproc.ShellQuote(s)
 	}
 	return "$'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`).Replace(s) + "'"
 }

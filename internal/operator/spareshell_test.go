@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,20 +42,21 @@ func warmUp(t *testing.T, r *Runner) {
 
 // runWith runs cmd (args as bashReq's extra) on r and returns the log
 // without weir's own lines, the return value, the error's text with what
-// the shell wrote to its exit file, and whether a spare shell ran it.
+// the shell left in its ledger, and whether a spare shell ran it.
 func runWith(t *testing.T, r *Runner, cmd string, args map[string]any) (log, value, errText string, spared bool) {
 	t.Helper()
 	req, buf := bashReq(cmd, args)
 	req.Args["do_xcom_push"] = true
-	req.ExitFile = filepath.Join(t.TempDir(), "exit")
+	o := pendingExit(t, t.TempDir())
+	req.ExitTrap = o.ExitTrap()
 	res, err := r.Run(context.Background(), req)
 	if err != nil {
 		errText = err.Error()
 	} else {
 		value = string(res.ReturnValue)
 	}
-	exit, _ := os.ReadFile(req.ExitFile)
-	errText += " (exit file: " + string(exit) + ")"
+	status, ok := o.ExitStatus()
+	errText += fmt.Sprintf(" (exit status left: %d, %t)", status, ok)
 	spared = strings.Contains(buf.String(), spareLogLine)
 	var kept []string
 	for _, l := range strings.SplitAfter(buf.String(), "\n") {
@@ -283,7 +285,7 @@ func TestADeadSpareIsReplacedAndCloseEndsTheSpare(t *testing.T) {
 	}
 	wait.Until(t, 20*time.Second, "the spare to die", func() bool { return !proctest.Alive(pid) })
 	log, value, errText, _ := runWith(t, r, "echo fine", nil)
-	if errText != " (exit file: 0\n)" || value != `"fine"` {
+	if errText != " (exit status left: 0, true)" || value != `"fine"` {
 		t.Fatalf("after the spare died: err %q, value %s, log %s", errText, value, log)
 	}
 	spareReady(t, r)

@@ -15,24 +15,23 @@
 // is started again, learning every live group, at the next task.
 //
 // A Ledger records each running group (its id, its leader's start time and
-// the boot) in a file under the worker's run folder; KillLeftovers, called
-// by a starting worker, kills the groups of workers that are no longer
-// alive (a guard killed by someone else leaves its tasks behind) before the
-// worker claims any work, and leaves the groups of live workers alone.
+// the boot) in the worker's journal under its run folder; KillLeftovers,
+// called by a starting worker, kills the groups of workers that are no
+// longer alive (a guard killed by someone else leaves its tasks behind)
+// before the worker claims any work, and leaves the groups of live workers
+// alone.
 //
 // The Ledger also keeps each try's Outcome until its worker has reported
-// it: recorded pending before a bash task starts (the task's shell writes
-// its exit status to the try's exit file as its last act) and completed
-// when the task ends. A worker killed between the end of a command and the
-// server's answer to its report leaves the record; its next life reports
-// it (Unreported), so that a command that finished is not run again by a
+// it: recorded pending before a bash task starts (the task's shell appends
+// its exit status to the journal as its last act) and completed when the
+// task ends. A worker killed between the end of a command and the server's
+// answer to its report leaves the record; its next life reports it
+// (Unreported), so that a command that finished is not run again by a
 // retry. What remains is the moment between a command's last act and its
 // shell's exit-status write, a few instructions of one process.
 //
-// The ledger reuses its files' inodes (creating a file costs ext4 far more
-// than rewriting one): a record is written into a spare file and moved into
-// place in one rename, a retired one becomes a spare, and the exit file is
-// placed before the shell writes over it. A worker killed between two steps
-// leaves records that read as before the step or after it, and spares,
-// which the next ledger opened in the folder adopts.
+// The journal is a file of JSON lines appended one write a change
+// (ledger.go says how a line cut short, compaction and dead workers'
+// journals are handled); records an earlier version kept a file each are
+// still read (legacy.go).
 package taskproc

@@ -158,7 +158,7 @@ type Group struct {
 	PGID   int
 	f      *forker
 	ledger *Ledger
-	record string
+	record process // the group's leader, as the ledger recorded it
 }
 
 // Start starts cmd as a task in a new process group that this process's

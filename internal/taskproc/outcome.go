@@ -2,16 +2,14 @@ package taskproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"path/filepath"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/sysfile"
 )
-
-// outcomeExt ends the name of an outcome record.
-const outcomeExt = ".outcome"
 
 // Outcome is how a try ended, as its worker recorded it the moment the
 // task's command was done, before reporting it to the server. A worker
@@ -20,14 +18,19 @@ const outcomeExt = ".outcome"
 // its heartbeat timeout and run the command a second time.
 //
 // A pending outcome (State "") is recorded before a bash task starts: its
-// shell writes its exit status to ExitFile as its last act, so that a
-// command that exited 0 just before its worker died counts as a success
-// even though the worker never learned of it.
+// shell appends its exit status to the journal as its last act
+// (ExitTrap), so that a command that exited 0 just before its worker died
+// counts as a success even though the worker never learned of it.
 type Outcome struct {
 	TIID      string `json:"ti_id"`
 	TryNumber int    `json:"try_number"`
-	State     string `json:"state"`               // "" = pending: see ExitFile
-	ExitFile  string `json:"exit_file,omitempty"` // where the task's shell writes its exit status
+	State     string `json:"state"` // "" = pending: see ExitTo
+	// ExitTo is the journal a pending try's shell appends its exit status
+	// to, set by Record.
+	ExitTo string `json:"exit_to,omitempty"`
+	// ExitFile is where an earlier version's shell wrote its exit status
+	// (legacy.go).
+	ExitFile string `json:"exit_file,omitempty"`
 	// Token is the try's execution token, which the report needs. The
 	// record is as private as the worker's token files: 0600 in the
 	// worker's 0700 run folder.
@@ -37,88 +40,98 @@ type Outcome struct {
 	// before it reports the state.
 	LogTail   []byte `json:"log_tail,omitempty"`
 	LogOffset int64  `json:"log_offset,omitempty"`
-	path      string
+
+	from   *deadLedger // the dead worker's ledger Unreported found it in
+	legacy string      // the record file of an earlier version it was read from
 }
 
-// outcomeRecord is the file kept for one unreported outcome.
-type outcomeRecord struct {
-	Outcome
-	Worker process `json:"worker"` // the worker process that recorded it
-}
+// key names the outcome's try in a journal.
+func (o Outcome) key() string { return fmt.Sprintf("%s-%d", o.TIID, o.TryNumber) }
 
-// ExitFile is where the shell of the given try writes its exit status.
-func (l *Ledger) ExitFile(tiID string, try int) string {
-	return filepath.Join(l.dir, fmt.Sprintf("%s-%d.exit", filepath.Base(tiID), try))
-}
-
-// noStatus is what a pending try's exit file holds until its shell writes
-// its exit status over it (a status line is never shorter).
-const noStatus = "-\n"
-
-// Record writes o to the ledger's folder, replacing the try's earlier
-// record, and returns a function to call once the server has answered its
-// report, which retires the record and the exit file. Recording a pending
-// outcome also places its exit file, holding noStatus, for the shell to
-// write over.
-func (l *Ledger) Record(o Outcome) (reported func(), err error) {
-	b, err := json.Marshal(outcomeRecord{Outcome: o, Worker: l.owner})
-	if err != nil {
-		return nil, err
+// Record records o, replacing the try's earlier outcome, and returns it as
+// recorded, for Forget once the server has answered its report. A pending
+// outcome is returned with its ExitTo set: ExitTrap then gives the line
+// its shell runs first.
+func (l *Ledger) Record(o Outcome) (Outcome, error) {
+	if o.State == "" {
+		l.mu.Lock()
+		o.ExitTo = l.path()
+		l.mu.Unlock()
+	} else {
+		o.ExitTo = ""
 	}
-	path := filepath.Join(l.dir, fmt.Sprintf("%s-%d%s", filepath.Base(o.TIID), o.TryNumber, outcomeExt))
-	err = l.place(path, b)
-	if err == nil && o.State == "" && o.ExitFile != "" {
-		err = l.place(o.ExitFile, []byte(noStatus))
+	if err := l.append(entry{Outcome: &o}); err != nil {
+		return o, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
-	}
-	o.path = path
-	return func() { l.Forget(o) }, nil
+	return o, nil
 }
+
+// ExitTrap is a line of bash, to run before a pending try's command, that
+// makes its shell append its exit status to o.ExitTo when it exits,
+// whatever ends the command (but SIGKILL), and exit with that status
+// whether or not the line could be written (set -e included). A command
+// that sets its own EXIT trap or execs another program replaces it: its
+// status is then known to the worker alone. "" when o is not pending.
+func (o Outcome) ExitTrap() string {
+	if o.State != "" || o.ExitTo == "" {
+		return ""
+	}
+	key, _ := json.Marshal(o.key())
+	return "__weir_exit_to=" + ShellQuote(o.ExitTo) + "; __weir_exit_key=" + ShellQuote(string(key)) + "; " +
+		`trap '__weir_exit=$?; { printf '\''\n{"exit":%s,"status":%d}\n'\'' "$__weir_exit_key" "$__weir_exit" >> "$__weir_exit_to"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
+}
+
+// ExitStatus is the exit status a pending try's shell left in o.ExitTo;
+// ok is false while it has left none.
+func (o Outcome) ExitStatus() (status int, ok bool) {
+	h := newHoldings()
+	if o.ExitTo == "" || replay(o.ExitTo, h) != nil {
+		return 0, false
+	}
+	status, ok = h.exits[o.key()]
+	return status, ok
+}
+
+// ShellQuote quotes s as one word for a POSIX shell.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Unreported returns the outcomes that workers no longer alive recorded in
-// the ledger's folder and did not report, oldest first by name; those of
-// live workers stay. Call Forget once an outcome's report is answered.
+// the ledger's folder and did not report, oldest first; those of live
+// workers stay. A pending outcome is a success when its shell exited 0,
+// and forgotten otherwise (the command did not finish, or failed: its
+// retry is right). Call Forget once an outcome's report is answered.
 func (l *Ledger) Unreported() ([]Outcome, error) {
+	dead, err := deadLedgers(l.dir)
 	var out []Outcome
-	err := readRecords(l.dir, outcomeExt, func(path string, b []byte) error {
-		var rec outcomeRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return err
+	for _, d := range dead {
+		for _, key := range slices.Sorted(maps.Keys(d.held.outcomes)) {
+			o := d.held.outcomes[key]
+			o.from = d
+			if o.State == "" {
+				if status, ok := d.held.exits[key]; !ok || status != 0 {
+					l.Forget(o)
+					continue
+				}
+				o.State = string(core.TISuccess)
+			}
+			out = append(out, o)
 		}
-		if rec.Worker.alive() {
-			return nil
-		}
-		rec.path = path
-		if rec.State == "" && !exitedZero(rec.ExitFile) {
-			l.Forget(rec.Outcome) // the command did not finish, or failed: its retry is right
-			return nil
-		}
-		if rec.State == "" {
-			rec.State = string(core.TISuccess)
-		}
-		out = append(out, rec.Outcome)
-		return nil
-	})
-	return out, err
-}
-
-// exitedZero reports whether a shell wrote exit status 0 to path (over
-// noStatus).
-func exitedZero(path string) bool {
-	if path == "" {
-		return false
 	}
-	b, err := sysfile.ReadFile(path)
-	return err == nil && strings.TrimSpace(string(b)) == "0"
+	legacy, lerr := l.unreportedLegacy()
+	return append(out, legacy...), errors.Join(err, lerr)
 }
 
-// Forget retires the record of an outcome Unreported returned, and its
-// exit file first: a record outliving it is at worst reported again (and
-// refused, the try no longer running), while an exit file outliving its
-// record would stay forever.
+// Forget forgets an outcome Record or Unreported returned, once its
+// report was answered.
 func (l *Ledger) Forget(o Outcome) {
-	l.retire(o.ExitFile)
-	l.retire(o.path)
+	switch {
+	case o.legacy != "":
+		forgetLegacy(o)
+	case o.from != nil:
+		l.mu.Lock() // one Unreported's outcomes share their dead ledger
+		defer l.mu.Unlock()
+		o.from.append(entry{Forget: o.key()})
+	default:
+		_ = l.append(entry{Forget: o.key()})
+	}
 }

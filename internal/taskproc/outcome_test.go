@@ -1,9 +1,11 @@
 package taskproc
 
 import (
-	"os"
+	"errors"
+	"os/exec"
+	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 	"testing"
 )
 
@@ -12,30 +14,32 @@ import (
 const outcomesEnv = "TASKPROC_TEST_OUTCOMES_DIR"
 
 // outcomeCases are the tries a dead worker left: their recorded state and
-// what their shell wrote to the exit file ("-" = no file).
+// the status their shell exited with ("-" = none: killed, or not started).
 var outcomeCases = []struct {
 	ti, state, exit string
 }{
 	{ti: "reported-success", state: "success", exit: "-"},
 	{ti: "reported-failed", state: "failed", exit: "-"},
-	{ti: "pending-exit-0", state: "", exit: "0\n"},
-	{ti: "pending-exit-1", state: "", exit: "1\n"},
+	{ti: "pending-exit-0", state: "", exit: "0"},
+	{ti: "pending-exit-1", state: "", exit: "1"},
 	{ti: "pending-killed", state: "", exit: "-"},
 }
 
-// recordOutcomes records outcomeCases in dir; a failure goes to dir/error.
+// recordOutcomes records outcomeCases in dir, the pending ones' shells
+// exiting through their exit trap; a failure goes to dir/error.
 func recordOutcomes(dir string) int {
 	l, err := OpenLedger(dir)
 	for _, c := range outcomeCases {
 		if err != nil {
 			break
 		}
-		o := Outcome{TIID: c.ti, TryNumber: 2, State: c.state, Token: "token-" + c.ti}
-		if c.state == "" {
-			o.ExitFile = l.ExitFile(c.ti, 2)
-		}
-		if _, err = l.Record(o); err == nil && c.exit != "-" {
-			err = os.WriteFile(o.ExitFile, []byte(c.exit), 0o600)
+		var o Outcome
+		o, err = l.Record(Outcome{TIID: c.ti, TryNumber: 2, State: c.state, Token: "token-" + c.ti})
+		if err == nil && c.exit != "-" {
+			err = exec.Command("bash", "-c", o.ExitTrap()+"exit "+c.exit).Run() //nolint:gosec // the test's own command
+			if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) && strconv.Itoa(exitErr.ExitCode()) == c.exit {
+				err = nil
+			}
 		}
 	}
 	return helperExit(dir, err)
@@ -69,28 +73,16 @@ func TestUnreportedOutcomes(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Unreported = %q, want %q", got, want)
 	}
-	if left := inUse(t, dir); !slices.Equal(left, []string{"live-1.outcome"}) {
-		t.Errorf("files left: %q, want only the live worker's record", left)
+	wantLeft := []string{filepath.Base(live.path()), filepath.Base(next.path())}
+	if left := journals(t, dir); !slices.Equal(left, slices.Sorted(slices.Values(wantLeft))) {
+		t.Errorf("journals left: %q, want only the live workers'", left)
+	}
+	if h := held(t, dir); len(h.outcomes) != 1 || h.outcomes["live-1"].State != "success" {
+		t.Errorf("the folder holds %+v, want the live worker's outcome alone", h.outcomes)
 	}
 	if again, err := next.Unreported(); err != nil || len(again) != 0 {
 		t.Errorf("Unreported after Forget = %+v, %v; want nothing", again, err)
 	}
-}
-
-// inUse lists the files of dir but spares, by name.
-func inUse(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), spareExt) {
-			names = append(names, e.Name())
-		}
-	}
-	return names
 }
 
 // reportAll forgets, as a worker does once they are reported, the

@@ -2,11 +2,10 @@ package taskproc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -45,8 +44,9 @@ func signalTasks(mode string) int {
 		}
 		defer os.RemoveAll(dir)
 		boot, _ := bootID()
-		b, _ := json.Marshal(record{Group: process{PID: 0, Boot: boot}, Worker: process{PID: 1 << 22, Boot: boot}})
-		if os.WriteFile(filepath.Join(dir, "0-0"+recordExt), b, 0o600) != nil {
+		owner := process{PID: 1 << 22, Boot: boot}
+		b, _ := encodeLines(entry{Owner: &owner}, entry{Group: &process{PID: 0, Boot: boot}})
+		if os.WriteFile(journalPath(dir, fmt.Sprintf("%d-0-1", owner.PID), 0), b, 0o600) != nil {
 			return 2
 		}
 		if _, err := KillLeftovers(dir); err != nil {

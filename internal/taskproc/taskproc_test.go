@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -165,13 +166,10 @@ func (w *worker) sigkill(t *testing.T) {
 	_ = w.cmd.Wait()
 }
 
-func (w *worker) records(t *testing.T) []string {
+// records counts the running task groups the fake worker's folder holds.
+func (w *worker) records(t *testing.T) int {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(w.dir, "groups", "*"+recordExt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return len(held(t, filepath.Join(w.dir, "groups")).groups)
 }
 
 // A task's whole process group, children of the shell included, dies with
@@ -179,7 +177,7 @@ func (w *worker) records(t *testing.T) []string {
 func TestTaskGroupDiesWithWorker(t *testing.T) {
 	t.Parallel()
 	w := startWorker(t)
-	if n := len(w.records(t)); n != 1 {
+	if n := w.records(t); n != 1 {
 		t.Fatalf("%d records of running task groups, want 1", n)
 	}
 	w.sigkill(t)
@@ -194,7 +192,7 @@ func TestTaskGroupDiesWithWorker(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Errorf("KillLeftovers = %+v, %v; want nothing left to kill", left, err)
 	}
-	if n := len(w.records(t)); n != 0 {
+	if n := w.records(t); n != 0 {
 		t.Errorf("%d records left after KillLeftovers, want 0", n)
 	}
 }
@@ -225,7 +223,7 @@ func TestKillLeftoversOfPreviousLife(t *testing.T) {
 	if left, err := KillLeftovers(groups); err != nil || len(left) != 0 {
 		t.Fatalf("KillLeftovers while the worker lives = %+v, %v; want its group left alone", left, err)
 	}
-	if !proctest.Alive(w.child) || len(w.records(t)) != 1 {
+	if !proctest.Alive(w.child) || w.records(t) != 1 {
 		t.Fatal("KillLeftovers touched a live worker's task group")
 	}
 
@@ -247,7 +245,7 @@ func TestKillLeftoversOfPreviousLife(t *testing.T) {
 		t.Fatalf("KillLeftovers = %+v, want group %d with process %d", left, w.pgid, w.child)
 	}
 	wait.Until(t, time.Minute, "the leftover to die", func() bool { return !proctest.Alive(w.child) })
-	if n := len(w.records(t)); n != 0 {
+	if n := w.records(t); n != 0 {
 		t.Errorf("%d records left after KillLeftovers, want 0", n)
 	}
 }
@@ -268,15 +266,16 @@ func selfAndDead(t *testing.T) (self process, dead int) {
 }
 
 // A record whose group id now belongs to another process (pid reuse) kills
-// nothing; the record goes.
+// nothing; the dead worker's journal, holding nothing else, goes.
 func TestKillLeftoversIgnoresReusedPID(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	self, dead := selfAndDead(t)
 	stale := self
 	stale.Start-- // this pid, but an earlier process
-	b, _ := json.Marshal(record{Group: stale, Worker: process{PID: dead, Start: 1, Boot: self.Boot}})
-	path := filepath.Join(dir, "stale"+recordExt)
+	owner := process{PID: dead, Start: 1, Boot: self.Boot}
+	b, _ := encodeLines(entry{Owner: &owner}, entry{Group: &stale})
+	path := journalPath(dir, fmt.Sprintf("%d-%d-1", owner.PID, owner.Start), 0)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +284,62 @@ func TestKillLeftoversIgnoresReusedPID(t *testing.T) {
 		t.Fatalf("KillLeftovers = %+v, %v; want nothing killed", left, err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("stale record kept: %v", err)
+		t.Errorf("dead journal kept: %v", err)
+	}
+}
+
+// The records an earlier version's dead worker left, a file each, are
+// still read: its group is killed, its outcomes reported (a pending one by
+// its exit file), and its records, exit files and spares removed.
+func TestLegacyRecords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self, dead := selfAndDead(t)
+	worker := process{PID: dead, Start: 1, Boot: self.Boot}
+	sleeper := exec.Command("sleep", "60")
+	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	group, err := identifyChild(sleeper.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, v any) {
+		b, _ := json.Marshal(v)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("g.group", map[string]any{"group": group, "worker": worker})
+	write("done-1.outcome", map[string]any{"ti_id": "done", "try_number": 1, "state": "failed", "token": "t1", "worker": worker})
+	exitFile := filepath.Join(dir, "pending-1.exit")
+	write("pending-1.outcome", map[string]any{"ti_id": "pending", "try_number": 1, "state": "", "token": "t2",
+		"exit_file": exitFile, "worker": worker})
+	if err := os.WriteFile(exitFile, []byte("0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spare := fmt.Sprintf("%d-1-1-1.spare", dead)
+	write(spare, nil)
+
+	left, err := KillLeftovers(dir)
+	if err != nil || len(left) != 1 || left[0].PGID != sleeper.Process.Pid {
+		t.Fatalf("KillLeftovers = %+v, %v; want the recorded group", left, err)
+	}
+	l, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reportAll(t, l)
+	if want := []string{"done failed t1", "pending success t2"}; !slices.Equal(got, want) {
+		t.Errorf("reported %q, want %q", got, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), journalExt) {
+			t.Errorf("%s left in the folder", e.Name())
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/service"
+	"github.com/weirflow/weir/internal/taskproc"
 	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
@@ -288,15 +289,19 @@ func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 		RetryDelay: core.Duration(time.Minute), Args: map[string]any{"function": "f"}}}}
 	env.SeedRun(t, dag, "r1", "")
 	runDir := t.TempDir()
-	records := func() []string {
-		left, _ := filepath.Glob(filepath.Join(runDir, "task-groups", "*.outcome"))
-		return left
+	dir := filepath.Join(runDir, "task-groups")
+	records := func() []taskproc.Outcome {
+		held, err := taskproc.Recorded(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return held
 	}
 	startWorker(t, env, reg, func(w *Worker) { w.Client, w.RunDir = client, runDir })
 
 	wait.Until(t, 30*time.Second, "the unanswered try's outcome to be recorded", func() bool { return len(records()) == 1 })
-	if b, err := os.ReadFile(records()[0]); err != nil || !strings.Contains(string(b), `"state":"success"`) {
-		t.Fatalf("the record: %s, %v; want the try's state", b, err)
+	if o := records()[0]; o.State != "success" {
+		t.Fatalf("the record: %+v; want the try's state", o)
 	}
 	outage.mend()
 	wait.Until(t, 30*time.Second, "f to be reported", func() bool { return stateOf(t, env, "r1", "f") == core.TISuccess })
@@ -306,17 +311,32 @@ func TestUnansweredInProcessTryIsRecorded(t *testing.T) {
 	}
 
 	// An answered try leaves nothing behind and writes no record at all:
-	// the folder's modification time does not move.
-	dir := filepath.Join(runDir, "task-groups")
-	before, err := os.Stat(dir)
+	// no file in the folder changes.
+	before := folderState(t, dir)
+	env.SeedRun(t, dag, "r2", "")
+	wait.Until(t, 30*time.Second, "f of r2 to succeed", func() bool { return stateOf(t, env, "r2", "f") == core.TISuccess })
+	if after := folderState(t, dir); after != before {
+		t.Errorf("the run folder changed while an answered in-process try ran:\n%s\n→\n%s", before, after)
+	}
+}
+
+// folderState describes dir's files: their names, sizes and modification
+// times.
+func folderState(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.SeedRun(t, dag, "r2", "")
-	wait.Until(t, 30*time.Second, "f of r2 to succeed", func() bool { return stateOf(t, env, "r2", "f") == core.TISuccess })
-	if after, err := os.Stat(dir); err != nil || !after.ModTime().Equal(before.ModTime()) {
-		t.Errorf("the run folder changed while an answered in-process try ran: %v → %v (%v)", before.ModTime(), after.ModTime(), err)
+	var b strings.Builder
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", e.Name(), fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
 	}
+	return b.String()
 }
 
 // A deferral whose report goes unanswered is sent again until an

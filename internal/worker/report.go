@@ -95,7 +95,7 @@ func unanswered(err error) bool {
 }
 
 // pendingOutcome records, before a bash task starts, that its try runs
-// and where its shell writes its exit status (taskproc.Outcome), and
+// (taskproc.Outcome: its shell leaves its exit status in the ledger), and
 // returns the outcome to complete. Other operators run inside the worker
 // and have nothing to record until they end.
 func (w *Worker) pendingOutcome(wl execclient.Workload, id execclient.TaskIdentity, token string, log *slog.Logger) taskproc.Outcome {
@@ -103,26 +103,30 @@ func (w *Worker) pendingOutcome(wl execclient.Workload, id execclient.TaskIdenti
 	if w.runner.Groups == nil || wl.Task.Operator != operator.Bash {
 		return o
 	}
-	o.ExitFile = w.runner.Groups.ExitFile(id.TIID, id.TryNumber)
-	w.recordOutcome(o, token, log)
-	return o
+	return w.recordOutcome(o, token, log)
 }
 
 // recordOutcome records how a try ended before it is reported, so that the
-// worker's next life can report it if this one dies first; the returned
-// function removes the record once the report is answered. Without a run
+// worker's next life can report it if this one dies first, and returns it
+// as recorded, to forget once the report is answered. Without a run
 // folder there is nothing to record.
-func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logger) (reported func()) {
+func (w *Worker) recordOutcome(o taskproc.Outcome, token string, log *slog.Logger) taskproc.Outcome {
 	if w.runner.Groups == nil {
-		return func() {}
+		return o
 	}
 	o.Token = token
-	done, err := w.runner.Groups.Record(o)
+	recorded, err := w.runner.Groups.Record(o)
 	if err != nil {
 		log.Warn("record the try's outcome before reporting it", "err", err)
-		return func() { w.runner.Groups.Forget(o) }
 	}
-	return done
+	return recorded
+}
+
+// forgetOutcome forgets a recorded outcome once its report is answered.
+func (w *Worker) forgetOutcome(o taskproc.Outcome) {
+	if w.runner.Groups != nil {
+		w.runner.Groups.Forget(o)
+	}
 }
 
 // reportUnreported reports the outcomes of tries that dead workers sharing
@@ -157,7 +161,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 		default:
 			log.Warn("the server refused the outcome of a dead worker's try", "err", err)
 		}
-		w.runner.Groups.Forget(o)
+		w.forgetOutcome(o)
 	}
 }
 

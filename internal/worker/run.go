@@ -121,18 +121,22 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	_, _ = fmt.Fprintf(red, "[%s] weir: %s try %d of %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
 	pending := w.pendingOutcome(wl, id, tc.Token(), log)
-	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitFile)
+	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitTrap())
 	pending.State = string(state)
 	// A shell try's record exists since its start and now gets its state.
 	// An in-process try is recorded only when its report is not answered
 	// at once: a worker killed before that reports nothing, and the try
-	// runs again (at least once), without a file write per try.
-	reported := func() {}
-	record := func() { reported = w.recordOutcome(pending, tc.Token(), log) }
-	if pending.ExitFile != "" {
+	// runs again (at least once), without a ledger write per try.
+	recorded := false
+	record := func() { pending, recorded = w.recordOutcome(pending, tc.Token(), log), true }
+	if pending.ExitTo != "" {
 		record()
 	}
-	defer func() { reported() }()
+	defer func() {
+		if recorded {
+			w.forgetOutcome(pending)
+		}
+	}()
 	sink.held = func(offset int64, tail []byte) {
 		// The record now carries the log's tail too, for the next life.
 		pending.LogOffset, pending.LogTail = offset, tail
@@ -181,7 +185,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	if rerr != nil {
 		log.Error("report try state", "state", state, "err", rerr)
 		if unanswered(rerr) {
-			reported = func() {} // the worker stops: its next life reports it
+			recorded = false // the worker stops: its next life reports it
 		}
 		return nil
 	}
@@ -223,7 +227,7 @@ func (w *Worker) reportDeferral(ctx context.Context, tc *execclient.Client, tiID
 // execute renders the args, runs the operator and pushes the return value;
 // it returns the state to report (deferred with an *operator.DeferError).
 func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execclient.RunContext, tc *execclient.Client,
-	red *operator.Redactor, tokenFile, exitFile string) (core.TIState, error) {
+	red *operator.Redactor, tokenFile, exitTrap string) (core.TIState, error) {
 	ti := rc.TI
 	if ti.NextMethod == core.NextMethodFail {
 		return core.TIFailed, deferralFailure(ti.NextKwargs)
@@ -257,7 +261,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	maps.Copy(args, mapArgs)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
 		Env: append(append(execclient.TaskEnv(tc.BaseURLs(), tc.Token(), tokenFile, tc.Identity), tc.TLSEnv()...), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
-		Resume: operator.ResumeOf(&ti), ExitFile: exitFile, AssetEvents: rc.TriggeringAssetEvents,
+		Resume: operator.ResumeOf(&ti), ExitTrap: exitTrap, AssetEvents: rc.TriggeringAssetEvents,
 		PartitionKey: template.PartitionKey(&rc.DagRun)}
 	if err := w.withStateBackend(req, tc, red); err != nil {
 		return core.TIFailed, err
