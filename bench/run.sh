@@ -6,8 +6,8 @@
 #   ENGINES=sqlite bench/run.sh  # one engine
 #   KINDS=go bench/run.sh        # one kind of task (go | bash)
 #   SCENARIOS=wide bench/run.sh  # wide, chain40, chain300 (comma-separated)
-#   LOGS=/dev/shm bench/run.sh   # task logs on another filesystem (default: under the
-#                                # temporary $WEIR_HOME, i.e. on the disk holding /tmp)
+#   LOGS=/dev/shm bench/run.sh   # task logs as files (log_store = folder) on another
+#                                # filesystem (default: in the database)
 #   DAGSTEST=0 bench/run.sh      # without `weir dags test` (bench/dagstestbench, run right
 #                                # after SQLite's figures when bash tasks are measured and
 #                                # LOGS is unset; DAGSTEST_REPS=7 runs of each case)
@@ -141,7 +141,7 @@ for engine in $ENGINES; do
 		env=""
 		if [[ -n "${LOGS:-}" ]]; then
 			LOGDIRS+=("$(mktemp -d "$LOGS/enginebench-logs-XXXXXX")")
-			env="WEIR__LOGGING__BASE_LOG_FOLDER=${LOGDIRS[-1]}"
+			env="WEIR__LOGGING__LOG_STORE=folder,WEIR__LOGGING__BASE_LOG_FOLDER=${LOGDIRS[-1]}"
 		fi
 		echo "== $engine $kind logs=${LOGS:-home} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$log"
 		"$BIN" -engine "$engine" -kind "$kind" -scenario "$SCENARIOS" -reps "$REPS" -env "$env" -homes "$HOMES" -keep | tee -a "$log"

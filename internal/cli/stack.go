@@ -174,16 +174,6 @@ func logChunkWalk(st store.Store) *job.Walk {
 	}}
 }
 
-// triggererLogFolder is the task log folder a triggerer appends its
-// triggers' lines to (the waiting tries' logs): none when logs live in the
-// database (docs/deployment.md#task-logs).
-func triggererLogFolder(cfg *config.Config) string {
-	if cfg.Logging.LogStore == config.LogStoreDatabase {
-		return ""
-	}
-	return cfg.Logging.BaseLogFolder
-}
-
 // claimRecheck is how often a waiting claim looks again unnotified: on
 // SQLite, whose notifications stay in their process, every [scheduler]
 // poll_interval (the scheduler's own fallback), so that work another
@@ -482,15 +472,20 @@ func tokenSubject(token string) string {
 }
 
 // newTriggerer builds the triggerer role. Its triggers read connections
-// from [connections] and then the database.
-func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) *triggerer.Triggerer {
+// from [connections] and then the database, and write their lines to the
+// waiting tries' logs in the task log store.
+func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) (*triggerer.Triggerer, error) {
+	logs, _, err := taskLogs(cfg, st)
+	if err != nil {
+		return nil, err
+	}
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
-		Clock:       core.SystemClock{}, Logger: logger, LogFolder: triggererLogFolder(cfg), Version: version, Observer: opts.metrics,
+		Clock:       core.SystemClock{}, Logger: logger, Logs: logs, Version: version, Observer: opts.metrics,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D(), OnlyDagRunID: opts.onlyRunID},
-	}
+	}, nil
 }
 
 // storeConnections serves conn_id lookups from the database's connections.

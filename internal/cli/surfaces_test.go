@@ -45,7 +45,9 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 	t.Helper()
 	ctx := t.Context()
 	home := t.TempDir()
-	s := &surfaces{t: t, env: []string{"WEIR_HOME=" + home, "USER=tester"}}
+	// Both transports read the logs of one folder (log_store = folder, a
+	// shared folder, as in a standalone of an earlier home).
+	s := &surfaces{t: t, env: []string{"WEIR_HOME=" + home, "USER=tester", "WEIR__LOGGING__LOG_STORE=folder"}}
 	switch engine {
 	case "sqlite":
 		path := filepath.Join(home, "weir.db")
@@ -79,8 +81,7 @@ func newSurfaces(t *testing.T, engine string) *surfaces {
 	if s.token, err = svc.CreateAPIToken(ctx, core.System, "otto", "test", 0); err != nil {
 		t.Fatal(err)
 	}
-	// The api-server reads the logs the local CLI does (a shared folder,
-	// as in standalone).
+	// The api-server reads the logs the local CLI does.
 	s.logs = filepath.Join(home, "logs")
 	h, err := api.NewHandler(api.Config{Store: s.st, SecretKey: []byte("0123456789abcdef0123"), Service: svc, LogFolder: s.logs})
 	if err != nil {

@@ -207,6 +207,10 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	w.KillOnStop = true
 	w.NoPreviousLife = true // the run is new: no earlier process claimed its tries
 	sched := newSchedulerLoop(cfg, st, a.opts, logger)
+	tr, err := newTriggerer(cfg, st, a.opts, logger)
+	if err != nil {
+		return err
+	}
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up
 	// work: the worker's first claim then finds its try at once.
@@ -222,7 +226,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	go func() {
 		// A service that fails (a worker that cannot start) ends the
 		// wait for the run, with its error.
-		err := runServices(runCtx, []runner{w}, []runner{srv, sched, newTriggerer(cfg, st, a.opts, logger)})
+		err := runServices(runCtx, []runner{w}, []runner{srv, sched, tr})
 		stop()
 		done <- err
 	}()

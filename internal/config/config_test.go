@@ -75,7 +75,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 			want: []string{"[logging] log_store", `"s3" is not one of folder, database`}},
 		"relative remote log folder": {env: []string{"WEIR__LOGGING__LOG_STORE=database", "WEIR__LOGGING__REMOTE_BASE_LOG_FOLDER=logs/shared"},
 			want: []string{"[logging] remote_base_log_folder", `"logs/shared" is neither an s3://bucket/prefix URL nor an absolute path`}},
-		"remote logs without the database": {env: []string{"WEIR__LOGGING__REMOTE_BASE_LOG_FOLDER=s3://weir-logs/prod"},
+		"remote logs without the database": {env: []string{"WEIR__LOGGING__REMOTE_BASE_LOG_FOLDER=s3://weir-logs/prod", "WEIR__LOGGING__LOG_STORE=folder"},
 			want: []string{"[logging] remote_base_log_folder needs log_store = database", `got "folder"`}},
 		"short job retention": {env: []string{"WEIR__CORE__JOB_RETENTION=1m"},
 			want: []string{"[core] job_retention", "1m", "shorter than the minimum 10m"}},

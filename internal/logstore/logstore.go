@@ -40,7 +40,9 @@ type Store interface {
 // Options says where logs go: [logging] of the configuration.
 type Options struct {
 	// Database keeps logs in the database (log_store = database); else
-	// they are files under Folder.
+	// they are files under Folder. With Database or Remote, the logs
+	// recorded as stored in Folder (while log_store was folder) are read
+	// from it.
 	Database bool
 	Folder   string
 	// Remote is remote_base_log_folder: an s3:// URL or a shared folder's
@@ -63,9 +65,9 @@ func Open(opts Options, st Store, clk core.Clock) (tasklog.Logs, *Remote, error)
 			return nil, nil, err
 		}
 		r := &Remote{Live: db, Objects: objects, URL: url, Store: st}
-		return Recorded{Logs: r, Store: st, Kind: store.TaskLogRemote, Location: url, Clock: clk}, r, nil
+		return Recorded{Logs: r, Store: st, Kind: store.TaskLogRemote, Location: url, Clock: clk, Folder: opts.Folder}, r, nil
 	case opts.Database:
-		return Recorded{Logs: db, Store: st, Kind: store.TaskLogDatabase, Clock: clk}, nil, nil
+		return Recorded{Logs: db, Store: st, Kind: store.TaskLogDatabase, Clock: clk, Folder: opts.Folder}, nil, nil
 	default:
 		return Recorded{Logs: tasklog.Folder(opts.Folder), Store: st, Kind: store.TaskLogFolder,
 			Location: FolderLocation(opts.Folder), Clock: clk}, nil, nil

@@ -281,6 +281,44 @@ func TestFolderLogNotSharedSaysWhere(t *testing.T) {
 	}
 }
 
+// A home whose log_store moves from folder to database (the default did,
+// ADR 0044) still reads the tries' logs stored in its folder before, and a
+// try that wrote nothing still reads empty; another folder's log is still
+// named missing.
+func TestFolderLogsReadAfterTheMoveToTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _, key := try(t)
+	folder := t.TempDir()
+	before, _, err := logstore.Open(logstore.Options{Folder: folder}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before.AppendAt(ctx, key, 0, []byte("kept in the folder\n")); err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := logstore.Open(logstore.Options{Database: true, Folder: folder}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(ctx, after, key); err != nil || got != "kept in the folder\n" {
+		t.Errorf("the folder's log after the move reads %q, %v", got, err)
+	}
+	silent := key
+	silent.TryNumber++
+	if got, err := readAll(ctx, after, silent); !tasklog.WroteNothing(err) || got != "" {
+		t.Errorf("a try that wrote nothing reads %q, %v; want no log (shown empty)", got, err)
+	}
+	elsewhere, _, err := logstore.Open(logstore.Options{Database: true, Folder: t.TempDir()}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing *tasklog.MissingError
+	if _, err := readAll(ctx, elsewhere, key); !errors.As(err, &missing) || !strings.Contains(err.Error(), folder) {
+		t.Errorf("reading the log with another folder configured: %v, want it named missing in %s", err, folder)
+	}
+}
+
 // mustLocation is objstore.Location or a failed test.
 func mustLocation(t *testing.T, raw string) string {
 	t.Helper()

@@ -23,6 +23,10 @@ type Recorded struct {
 	Kind     string     // store.TaskLogFolder, TaskLogDatabase or TaskLogRemote
 	Location string     // where Logs keeps logs (FolderLocation, a remote URL)
 	Clock    core.Clock // nil = the system clock
+	// Folder is [logging] base_log_folder when Logs keeps logs elsewhere:
+	// a try's log recorded as stored there (while log_store was folder)
+	// is read from it.
+	Folder string
 }
 
 // AppendAt implements tasklog.Logs: the first bytes of a try's log are
@@ -85,7 +89,16 @@ func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]by
 	if !tasklog.WroteNothing(err) || key.Callback != 0 {
 		return data, next, err
 	}
-	return nil, offset, r.explain(ctx, key, err)
+	rec, rerr := r.record(ctx, key)
+	switch {
+	case rerr != nil:
+		return nil, offset, rerr
+	case rec == nil:
+		return nil, offset, err // the try wrote nothing
+	case r.Folder != "" && rec.Kind == store.TaskLogFolder && rec.Location == FolderLocation(r.Folder):
+		return tasklog.Folder(r.Folder).Read(ctx, key, offset)
+	}
+	return nil, offset, &tasklog.MissingError{Key: key, Reason: r.reason(rec)}
 }
 
 // Size implements tasklog.Logs.
@@ -93,22 +106,18 @@ func (r Recorded) Size(ctx context.Context, key tasklog.Key) (int64, error) {
 	return r.Logs.Size(ctx, key)
 }
 
-// explain turns a read that found no log into a *tasklog.MissingError
-// when the database records that the log was stored, or returns
-// notFound (the try wrote nothing).
-func (r Recorded) explain(ctx context.Context, key tasklog.Key, notFound error) error {
+// record is the database's record of where key's log was stored, nil
+// when there is none (the try wrote nothing).
+func (r Recorded) record(ctx context.Context, key tasklog.Key) (*store.TaskLog, error) {
 	name, err := tasklog.Name(key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rec, err := r.Store.TaskLogGet(ctx, name)
 	if errors.Is(err, core.ErrNotFound) {
-		return notFound
+		return nil, nil
 	}
-	if err != nil {
-		return err
-	}
-	return &tasklog.MissingError{Key: key, Reason: r.reason(rec)}
+	return rec, err
 }
 
 // fix is the advice every missing log ends with.

@@ -69,10 +69,11 @@ type Triggerer struct {
 	Clock       core.Clock
 	Logger      *slog.Logger
 	Config      Config
-	// LogFolder, when set, is the task log folder (shared with the
-	// api-server, as in standalone): a trigger's log lines are appended to
-	// the log of each try waiting on it, until it fires.
-	LogFolder string
+	// Logs, when set, is the task log store (the api-servers': the
+	// database, or a folder shared with them, as in standalone): a
+	// trigger's log lines are appended to the log of each try waiting on
+	// it, until it fires.
+	Logs tasklog.Logs
 	// Version is the Weir version written into the job row.
 	Version string
 	// Observer, when set, is told of every event a trigger commits and
@@ -399,8 +400,9 @@ func runSafely(ctx context.Context, tr trigger.Trigger, rt *trigger.Runtime) (er
 // logWriter turns a trigger's log lines into the triggerer's log records
 // and, while it has not fired, lines of its waiting tries' logs.
 type logWriter struct {
+	ctx  context.Context
 	log  *slog.Logger
-	base string // the task log folder; "" = none
+	logs tasklog.Logs // the task log store; nil = none
 	// find returns the logs of the tries waiting on the trigger. It runs at
 	// the first line, not when the trigger starts: most triggers (a
 	// timedelta) never write one, and a query in each trigger's goroutine
@@ -412,9 +414,9 @@ type logWriter struct {
 }
 
 // logWriter returns the log of trigger row; the tries waiting on it are
-// found at its first line when the triggerer shares the task log folder.
+// found at its first line when the triggerer has the task log store.
 func (t *Triggerer) logWriter(ctx context.Context, log *slog.Logger, row *core.Trigger) *logWriter {
-	w := &logWriter{log: log, base: t.LogFolder}
+	w := &logWriter{ctx: ctx, log: log, logs: t.Logs}
 	w.find = func() []tasklog.Key {
 		tis, err := t.Store.TaskInstanceList(ctx, &store.TaskInstanceListParams{TriggerID: row.ID})
 		if err != nil {
@@ -437,12 +439,18 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // line writes one line: to the triggerer's log, and to the waiting tries'.
 func (w *logWriter) line(s string) {
 	w.log.Info(s)
-	if w.base == "" || w.fired.Load() {
+	if w.logs == nil || w.fired.Load() {
 		return
 	}
 	w.once.Do(func() { w.keys = w.find() })
 	for _, k := range w.keys {
-		if err := tasklog.Append(w.base, k, []byte("[triggerer] "+s+"\n")); err != nil {
+		// The try waits: no worker appends to its log until the trigger
+		// has fired, and its resumed try goes on from the log's end.
+		size, err := w.logs.Size(w.ctx, k)
+		if err == nil {
+			_, err = w.logs.AppendAt(w.ctx, k, size, []byte("[triggerer] "+s+"\n"))
+		}
+		if err != nil {
 			w.log.Warn("append to a waiting try's log", "err", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/logstore"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
@@ -227,32 +228,41 @@ func must(t testing.TB, err error) {
 }
 
 // TestTriggerLogGoesToTheWaitingTrysLog: a trigger's log lines are
-// appended to the log of the try waiting on it (the folder the api-server
-// serves), so `weir tasks logs` shows what the wait did.
+// appended to the log of the try waiting on it, in the log store the
+// api-server serves (the database, or a folder), so `weir tasks logs`
+// shows what the wait did.
 func TestTriggerLogGoesToTheWaitingTrysLog(t *testing.T) {
-	st := sqlitetest.Open(t)
-	reg := builtin.Registry()
-	must(t, reg.Register(trigger.Type{Name: "chatty", New: func(json.RawMessage) (trigger.Trigger, error) {
-		return runFunc(func(ctx context.Context, rt *trigger.Runtime) error {
-			rt.Logf("checking the upstream API")
-			return rt.Emit(ctx, "ok")
-		}), nil
-	}}))
-	svc := service.New(service.Config{Store: st, Triggers: reg})
-	id := deferred(t, st, svc, 1, core.TriggerSpec{Type: "chatty"}, 0)[0]
-	logs := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg, LogFolder: logs, Config: triggerer.Config{HeartbeatInterval: time.Second}}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = tr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	wait.Until(t, 60*time.Second, "the trigger to resume its waiter", func() bool {
-		ti, err := st.TaskInstanceGet(t.Context(), id)
-		return err == nil && ti.State == core.TIScheduled
-	})
-	ti, _ := st.TaskInstanceGet(t.Context(), id)
-	b, _, err := tasklog.Read(logs, tasklog.KeyOf(ti), 0)
-	if err != nil || !strings.Contains(string(b), "[triggerer] ") || !strings.Contains(string(b), "checking the upstream API") {
-		t.Errorf("waiting try's log = %q, %v; want the trigger's line", b, err)
+	for _, database := range []bool{true, false} {
+		t.Run(fmt.Sprintf("database=%t", database), func(t *testing.T) {
+			st := sqlitetest.Open(t)
+			reg := builtin.Registry()
+			must(t, reg.Register(trigger.Type{Name: "chatty", New: func(json.RawMessage) (trigger.Trigger, error) {
+				return runFunc(func(ctx context.Context, rt *trigger.Runtime) error {
+					rt.Logf("checking the upstream API")
+					return rt.Emit(ctx, "ok")
+				}), nil
+			}}))
+			svc := service.New(service.Config{Store: st, Triggers: reg})
+			id := deferred(t, st, svc, 1, core.TriggerSpec{Type: "chatty"}, 0)[0]
+			logs, _, err := logstore.Open(logstore.Options{Database: database, Folder: t.TempDir()}, st, nil)
+			must(t, err)
+			// The try's log so far, as its worker left it when it deferred.
+			ti, _ := st.TaskInstanceGet(t.Context(), id)
+			_, err = logs.AppendAt(t.Context(), tasklog.KeyOf(ti), 0, []byte("deferring\n"))
+			must(t, err)
+			ctx, cancel := context.WithCancel(t.Context())
+			tr := &triggerer.Triggerer{Service: svc, Store: st, Registry: reg, Logs: logs, Config: triggerer.Config{HeartbeatInterval: time.Second}}
+			done := make(chan struct{})
+			go func() { defer close(done); _ = tr.Start(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+			wait.Until(t, 60*time.Second, "the trigger to resume its waiter", func() bool {
+				ti, err := st.TaskInstanceGet(t.Context(), id)
+				return err == nil && ti.State == core.TIScheduled
+			})
+			b, _, err := logs.Read(t.Context(), tasklog.KeyOf(ti), 0)
+			if err != nil || !strings.HasPrefix(string(b), "deferring\n[triggerer] ") || !strings.HasSuffix(string(b), " checking the upstream API\n") {
+				t.Errorf("waiting try's log = %q, %v; want its lines, then the trigger's", b, err)
+			}
+		})
 	}
 }
