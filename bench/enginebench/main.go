@@ -503,7 +503,8 @@ func loadAvg() float64 {
 // (claim and /run) and start → end (the try itself, its log and /state).
 func describe(tis []taskInstance, t0 time.Time) {
 	var wait, dur []time.Duration
-	var lastQueued time.Time
+	var lastQueued, lastEnd time.Time
+	firstStart := time.Now()
 	for _, ti := range tis {
 		if ti.QueuedAt != nil && ti.StartDate != nil && ti.EndDate != nil {
 			wait = append(wait, ti.StartDate.Sub(*ti.QueuedAt))
@@ -511,12 +512,18 @@ func describe(tis []taskInstance, t0 time.Time) {
 			if ti.QueuedAt.After(lastQueued) {
 				lastQueued = *ti.QueuedAt
 			}
+			if ti.StartDate.Before(firstStart) {
+				firstStart = *ti.StartDate
+			}
+			if ti.EndDate.After(lastEnd) {
+				lastEnd = *ti.EndDate
+			}
 		}
 	}
 	q := func(d []time.Duration, p int) float64 {
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 		return ms(d[len(d)*p/100])
 	}
-	fmt.Fprintf(os.Stderr, "queued->start p50=%.2fms p90=%.2fms; start->end p50=%.2fms p90=%.2fms; last queued at +%.3fs\n",
-		q(wait, 50), q(wait, 90), q(dur, 50), q(dur, 90), lastQueued.Sub(t0).Seconds())
+	fmt.Fprintf(os.Stderr, "queued->start p50=%.2fms p90=%.2fms; start->end p50=%.2fms p90=%.2fms; last queued at +%.3fs; first start at +%.3fs, last end at +%.3fs\n",
+		q(wait, 50), q(wait, 90), q(dur, 50), q(dur, 90), lastQueued.Sub(t0).Seconds(), firstStart.Sub(t0).Seconds(), lastEnd.Sub(t0).Seconds())
 }
