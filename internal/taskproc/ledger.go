@@ -175,12 +175,17 @@ func (l *Ledger) startGeneration(gen int) error {
 // append writes e to l's journal and applies it to what l holds,
 // compacting the journal when it has grown past l.compactAt.
 func (l *Ledger) append(e entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appendLocked(e)
+}
+
+// appendLocked is append with l.mu held.
+func (l *Ledger) appendLocked(e entry) error {
 	b, err := encodeLines(e)
 	if err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if _, err := unix.Write(l.fd, b); err != nil {
 		return fmt.Errorf("append to task journal: %w", err)
 	}

@@ -53,14 +53,13 @@ func (o Outcome) key() string { return fmt.Sprintf("%s-%d", o.TIID, o.TryNumber)
 // outcome is returned with its ExitTo set: ExitTrap then gives the line
 // its shell runs first.
 func (l *Ledger) Record(o Outcome) (Outcome, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o.ExitTo = ""
 	if o.State == "" {
-		l.mu.Lock()
-		o.ExitTo = l.path()
-		l.mu.Unlock()
-	} else {
-		o.ExitTo = ""
+		o.ExitTo = l.path() // in the lock: a compaction cannot move the journal before the record
 	}
-	if err := l.append(entry{Outcome: &o}); err != nil {
+	if err := l.appendLocked(entry{Outcome: &o}); err != nil {
 		return o, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
 	}
 	return o, nil
