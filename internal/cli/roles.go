@@ -72,11 +72,11 @@ func (a *app) standaloneCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  UI:       %s/\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
 				version, cfg.Home, cfg.Core.DagsFolder, config.RedactURI(cfg.Database.Conn), srv.URL(), srv.URL(), password)
-			tr, err := newTriggerer(cfg, st, a.opts, logger)
+			logs, _, err := taskLogs(cfg, st)
 			if err != nil {
 				return err
 			}
-			others := append([]runner{srv, tr}, newScheduler(cfg, st, a.opts, logger)...)
+			others := append([]runner{srv, newTriggerer(cfg, st, a.opts, logger, logs)}, newScheduler(cfg, st, a.opts, logger)...)
 			err = runServices(ctx, []runner{w}, a.withMetrics(cfg, logger, others))
 			fmt.Fprintln(out, "Weir stopped.")
 			return err
@@ -198,11 +198,11 @@ func (a *app) triggererCmd() *cobra.Command {
 				a.opts.Environ = append(a.opts.Environ, fmt.Sprintf("WEIR__TRIGGERER__CAPACITY=%d", capacity))
 			}
 			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
-				tr, err := newTriggerer(cfg, st, a.opts, logger)
+				logs, _, err := taskLogs(cfg, st)
 				if err != nil {
 					return err
 				}
-				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{tr}))
+				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{newTriggerer(cfg, st, a.opts, logger, logs)}))
 			})
 		},
 	}

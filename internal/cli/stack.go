@@ -473,19 +473,15 @@ func tokenSubject(token string) string {
 
 // newTriggerer builds the triggerer role. Its triggers read connections
 // from [connections] and then the database, and write their lines to the
-// waiting tries' logs in the task log store.
-func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) (*triggerer.Triggerer, error) {
-	logs, _, err := taskLogs(cfg, st)
-	if err != nil {
-		return nil, err
-	}
+// waiting tries' logs in logs (where the tries' own lines go).
+func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger, logs tasklog.Logs) *triggerer.Triggerer {
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
 		Clock:       core.SystemClock{}, Logger: logger, Logs: logs, Version: version, Observer: opts.metrics,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D(), OnlyDagRunID: opts.onlyRunID},
-	}, nil
+	}
 }
 
 // storeConnections serves conn_id lookups from the database's connections.

@@ -27,6 +27,7 @@ import (
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/taskcli"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // dagsTestCmd runs one DAG run in-process, like `airflow dags test`.
@@ -207,10 +208,10 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	w.KillOnStop = true
 	w.NoPreviousLife = true // the run is new: no earlier process claimed its tries
 	sched := newSchedulerLoop(cfg, st, a.opts, logger)
-	tr, err := newTriggerer(cfg, st, a.opts, logger)
-	if err != nil {
-		return err
-	}
+	// The test's worker writes its tries' logs into the folder, where the
+	// test prints them from (the readers of log_store = database read
+	// them there too): so does its triggerer.
+	tr := newTriggerer(cfg, st, a.opts, logger, tasklog.Folder(cfg.Logging.BaseLogFolder))
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up
 	// work: the worker's first claim then finds its try at once.

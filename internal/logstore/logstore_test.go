@@ -304,6 +304,19 @@ func TestFolderLogsReadAfterTheMoveToTheDatabase(t *testing.T) {
 	if got, err := readAll(ctx, after, key); err != nil || got != "kept in the folder\n" {
 		t.Errorf("the folder's log after the move reads %q, %v", got, err)
 	}
+	// A log a worker wrote into the folder itself (standalone's, `weir
+	// dags test`'s) has no record, and is read all the same.
+	direct := key
+	direct.TryNumber += 2
+	if _, err := tasklog.AppendAt(folder, direct, 0, []byte("written by the worker\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(ctx, after, direct); err != nil || got != "written by the worker\n" {
+		t.Errorf("a log the worker wrote into the folder reads %q, %v", got, err)
+	}
+	if n, err := after.Size(ctx, direct); err != nil || n != int64(len("written by the worker\n")) {
+		t.Errorf("its size = %d, %v", n, err)
+	}
 	silent := key
 	silent.TryNumber++
 	if got, err := readAll(ctx, after, silent); !tasklog.WroteNothing(err) || got != "" {
@@ -314,7 +327,8 @@ func TestFolderLogsReadAfterTheMoveToTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	var missing *tasklog.MissingError
-	if _, err := readAll(ctx, elsewhere, key); !errors.As(err, &missing) || !strings.Contains(err.Error(), folder) {
+	if _, err := readAll(ctx, elsewhere, key); !errors.As(err, &missing) || !strings.Contains(err.Error(), folder) ||
+		!strings.Contains(err.Error(), "while [logging] log_store was folder") {
 		t.Errorf("reading the log with another folder configured: %v, want it named missing in %s", err, folder)
 	}
 }

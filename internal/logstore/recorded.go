@@ -83,11 +83,22 @@ func (r Recorded) InTx(tx store.Store) tasklog.Logs {
 	return r
 }
 
-// Read implements tasklog.Logs.
+// Read implements tasklog.Logs. A log Logs does not hold is read from
+// Folder when set and the file is there: logs stored there while
+// log_store was folder (a worker that wrote the folder itself kept no
+// record of them), and `weir dags test`'s, which always writes the folder.
 func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
 	data, next, err := r.Logs.Read(ctx, key, offset)
-	if !tasklog.WroteNothing(err) || key.Callback != 0 {
+	if !tasklog.WroteNothing(err) {
 		return data, next, err
+	}
+	if r.Folder != "" {
+		if data, next, ferr := tasklog.Folder(r.Folder).Read(ctx, key, offset); !tasklog.WroteNothing(ferr) {
+			return data, next, ferr
+		}
+	}
+	if key.Callback != 0 {
+		return nil, offset, err
 	}
 	rec, rerr := r.record(ctx, key)
 	switch {
@@ -95,15 +106,17 @@ func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]by
 		return nil, offset, rerr
 	case rec == nil:
 		return nil, offset, err // the try wrote nothing
-	case r.Folder != "" && rec.Kind == store.TaskLogFolder && rec.Location == FolderLocation(r.Folder):
-		return tasklog.Folder(r.Folder).Read(ctx, key, offset)
 	}
 	return nil, offset, &tasklog.MissingError{Key: key, Reason: r.reason(rec)}
 }
 
-// Size implements tasklog.Logs.
+// Size implements tasklog.Logs, with Read's fallback to Folder.
 func (r Recorded) Size(ctx context.Context, key tasklog.Key) (int64, error) {
-	return r.Logs.Size(ctx, key)
+	size, err := r.Logs.Size(ctx, key)
+	if err == nil && size == 0 && r.Folder != "" {
+		return tasklog.Folder(r.Folder).Size(ctx, key)
+	}
+	return size, err
 }
 
 // record is the database's record of where key's log was stored, nil
@@ -127,13 +140,13 @@ const fix = "; to read every try's log from every api-server and the CLI, set [l
 // reason says where a recorded log went and why it is not here.
 func (r Recorded) reason(rec *store.TaskLog) string {
 	switch {
+	case rec.Kind == store.TaskLogFolder && r.Kind != store.TaskLogFolder:
+		return fmt.Sprintf("was stored in the log folder %s (while [logging] log_store was folder); read it there", rec.Location)
 	case rec.Kind == store.TaskLogFolder && rec.Location != r.Location:
 		return fmt.Sprintf("was stored in the log folder %s of another api-server, which this one (%s) does not read: "+
 			"read it there, or share [logging] base_log_folder between api-servers", rec.Location, r.Location) + fix
-	case rec.Kind == store.TaskLogFolder && r.Kind == store.TaskLogFolder:
-		return fmt.Sprintf("was stored in this log folder (%s) but is no longer there: deleted or moved by hand", rec.Location)
 	case rec.Kind == store.TaskLogFolder:
-		return fmt.Sprintf("was stored in the log folder %s (while [logging] log_store was folder); read it there", rec.Location)
+		return fmt.Sprintf("was stored in this log folder (%s) but is no longer there: deleted or moved by hand", rec.Location)
 	case rec.PrunedAt != nil:
 		return fmt.Sprintf("was deleted from %s on %s, [logging] log_retention after its upload", rec.Location,
 			rec.PrunedAt.UTC().Format(time.RFC3339))

@@ -56,7 +56,7 @@ func BenchmarkTryFiles(b *testing.B) {
 		// As the trap's `>>`: open, append, close.
 		f, err := os.OpenFile(o.ExitTo, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err == nil {
-			_, err = fmt.Fprintf(f, "\n{\"exit\":%q,\"status\":0}\n", o.key())
+			_, err = fmt.Fprintf(f, "\n{\"exit\":%q,\"status\":0}\n", o.ExitID)
 			_ = f.Close()
 		}
 		if err != nil {

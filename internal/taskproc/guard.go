@@ -189,8 +189,9 @@ func Start(cmd *exec.Cmd, l *Ledger) (*Group, error) {
 	g.PGID = cmd.Process.Pid
 	err = f.register(g.PGID)
 	if err == nil && l != nil {
-		g.record, err = l.add(g.PGID)
-		g.ledger = l
+		if g.record, err = l.add(g.PGID); err == nil {
+			g.ledger = l
+		}
 	}
 	if err != nil {
 		g.Close()

@@ -174,16 +174,71 @@ func journals(t *testing.T, dir string) []string {
 	return m
 }
 
-// held is what every journal in dir holds together.
+// held is what every journal in dir holds together, each replayed as a
+// next life replays it.
 func held(t *testing.T, dir string) *holdings {
 	t.Helper()
+	ledgers, err := journalsIn(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := newHoldings()
-	for _, name := range journals(t, dir) {
-		if err := replay(filepath.Join(dir, name), h); err != nil {
+	for _, d := range ledgers {
+		if err := d.replay(h); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return h
+}
+
+// Tries overlap: a long one's shell pins the generation it appends to
+// while later tries are recorded, reported and forgotten in generations
+// compacted after it. What the journal holds stays right whenever its
+// worker dies: a forgotten try never comes back (a generation is not
+// removed while an older one stays), and a try number run again (a
+// deferral's resumed run) is not answered by its first run's exit status.
+func TestOverlappingTriesAcrossGenerations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := l.Record(Outcome{TIID: "long", TryNumber: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		// A short try recorded in the long one's generation, its end and
+		// its report's answer in the next ones.
+		l.compactAt = compactAt
+		o, err := l.Record(Outcome{TIID: fmt.Sprintf("short%d", i), TryNumber: 1})
+		if err == nil {
+			l.compactAt = 1 // a new generation at every append from here
+			o.State = "success"
+			o, err = l.Record(o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Forget(o)
+	}
+	if h := held(t, dir); len(h.outcomes) != 1 || h.outcomes[long.key()].State != "" {
+		t.Errorf("the journal holds %+v, want the long try alone, pending", h.outcomes)
+	}
+	if err := exec.Command("bash", "-c", long.ExitTrap()+"exit 0").Run(); err != nil { //nolint:gosec // the test's own command
+		t.Fatal(err)
+	}
+	if status, ok := long.ExitStatus(); !ok || status != 0 {
+		t.Fatalf("the long try's shell left %d, %t; want 0", status, ok)
+	}
+	resumed, err := l.Record(Outcome{TIID: "long", TryNumber: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, ok := resumed.ExitStatus(); ok {
+		t.Errorf("the resumed run reads its first run's exit status %d", status)
+	}
 }
 
 // A line cut short by a writer killed inside its write changes nothing,
@@ -192,7 +247,7 @@ func TestJournalSkipsACutLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "j"+journalExt)
-	pending := Outcome{TIID: "ti", TryNumber: 1, Token: "tok"}
+	pending := Outcome{TIID: "ti", TryNumber: 1, Token: "tok", ExitID: "x-1"}
 	whole, err := encodeLines(entry{Outcome: &pending})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +255,7 @@ func TestJournalSkipsACutLine(t *testing.T) {
 	done := pending
 	done.State = "success"
 	cut, _ := encodeLines(entry{Outcome: &done})
-	exit, _ := encodeLines(entry{Exit: pending.key(), Status: 0})
+	exit, _ := encodeLines(entry{Exit: pending.ExitID, Status: 0})
 	b := append(append(whole, cut[:len(cut)/2]...), exit...)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -212,7 +267,39 @@ func TestJournalSkipsACutLine(t *testing.T) {
 	if o := h.outcomes[pending.key()]; o.State != "" {
 		t.Errorf("outcome state %q, want the pending record (the cut line ignored)", o.State)
 	}
-	if s, ok := h.exits[pending.key()]; !ok || s != 0 {
+	if s, ok := h.exits[pending.ExitID]; !ok || s != 0 {
 		t.Errorf("exit status %d, %t; want 0 read from the line after the cut one", s, ok)
+	}
+}
+
+// A ledger closed holding nothing leaves no journal; one holding an
+// unreported outcome leaves it for the next life.
+func TestCloseRemovesAnEmptyJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := empty.Record(Outcome{TIID: "done", TryNumber: 1, State: "success"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Forget(o)
+	holding, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holding.Record(Outcome{TIID: "unanswered", TryNumber: 1, State: "success"}); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Base(holding.path())
+	empty.Close()
+	holding.Close()
+	if left := journals(t, dir); !slices.Equal(left, []string{kept}) {
+		t.Errorf("journals left: %q, want %q alone", left, kept)
+	}
+	if _, err := empty.Record(Outcome{TIID: "late", TryNumber: 1}); err == nil {
+		t.Error("a closed ledger recorded an outcome")
 	}
 }

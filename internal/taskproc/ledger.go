@@ -3,6 +3,7 @@ package taskproc
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ type entry struct {
 	Ended   string   `json:"ended,omitempty"`   // a group ended (its key)
 	Outcome *Outcome `json:"outcome,omitempty"` // a try's outcome, recorded or replaced
 	Forget  string   `json:"forget,omitempty"`  // an outcome reported (its key)
-	Exit    string   `json:"exit,omitempty"`    // a pending try's shell exited (its outcome's key)
+	Exit    string   `json:"exit,omitempty"`    // a pending try's shell exited (its outcome's ExitID)
 	Status  int      `json:"status,omitempty"`  // with this status
 }
 
@@ -62,7 +63,7 @@ type holdings struct {
 	owner    *process
 	groups   map[string]process // by groupKey
 	outcomes map[string]Outcome // by Outcome.key
-	exits    map[string]int     // the exit statuses shells appended, by outcome key
+	exits    map[string]int     // the exit statuses shells appended, by Outcome.ExitID
 }
 
 func newHoldings() *holdings {
@@ -102,14 +103,14 @@ type Ledger struct {
 	name  string // <pid>-<start>-<n>: its journals' names begin with it
 
 	mu        sync.Mutex
-	fd        int   // the current generation's journal, appended to
+	fd        int   // the current generation's journal, appended to (-1: closed)
 	gen       int   // its generation
 	size      int64 // its size
 	held      *holdings
 	older     []int // earlier generations not yet removed
 	compactAt int64
-	adopted   map[string]*deadLedger // dead ledgers Unreported read, by name
-	crashAt   func(step string)      // called after each append by crash tests; nil otherwise
+	exitSeq   int64             // the last pending outcome's ExitID number
+	crashAt   func(step string) // called after each append by crash tests; nil otherwise
 }
 
 // OpenLedger opens a new journal for this process in dir (creating dir
@@ -124,7 +125,7 @@ func OpenLedger(dir string) (*Ledger, error) {
 		return nil, fmt.Errorf("identify the worker process: %w", err)
 	}
 	l := &Ledger{dir: dir, owner: owner, name: fmt.Sprintf("%d-%d-%d", owner.PID, owner.Start, ledgers.Add(1)),
-		held: newHoldings(), compactAt: compactAt, adopted: map[string]*deadLedger{}}
+		fd: -1, held: newHoldings(), compactAt: compactAt}
 	if err := removeDeadSpares(dir); err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (l *Ledger) startGeneration(gen int) error {
 		_ = os.Remove(path) //nolint:gosec // G703: the ledger's own journal
 		return fmt.Errorf("write task journal: %w", err)
 	}
-	if l.fd != 0 {
+	if l.fd >= 0 {
 		_ = unix.Close(l.fd)
 		l.older = append(l.older, l.gen)
 	}
@@ -182,43 +183,69 @@ func (l *Ledger) append(e entry) error {
 
 // appendLocked is append with l.mu held.
 func (l *Ledger) appendLocked(e entry) error {
+	if l.fd < 0 {
+		return errors.New("append to task journal: the ledger is closed")
+	}
 	b, err := encodeLines(e)
 	if err != nil {
 		return err
 	}
-	if _, err := unix.Write(l.fd, b); err != nil {
+	n, err := unix.Write(l.fd, b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite // the line is cut short: as if never written
+	}
+	if err != nil {
 		return fmt.Errorf("append to task journal: %w", err)
 	}
 	l.step("appended")
 	l.held.apply(e)
 	l.size += int64(len(b))
-	if l.size > l.compactAt {
-		if err := l.startGeneration(l.gen + 1); err != nil {
-			return err
-		}
+	// A compaction that fails (a full disk) leaves the journal as it was,
+	// longer: the next append tries again.
+	if l.size > l.compactAt && l.startGeneration(l.gen+1) == nil {
 		l.step("compacted")
 	}
 	l.removeOlder()
 	return nil
 }
 
-// removeOlder removes the earlier generations no pending try's shell
-// appends to any more; l.mu is held.
+// removeOlder removes the earlier generations, oldest first, up to the
+// first one a pending try's shell may still append to: a replay reads the
+// generations left in order from a snapshot on (the first line of each),
+// so a generation is never removed while an older one stays. l.mu is
+// held.
 func (l *Ledger) removeOlder() {
-	if len(l.older) == 0 {
-		return
-	}
-	l.older = slices.DeleteFunc(l.older, func(gen int) bool {
-		path := journalPath(l.dir, l.name, gen)
+	for len(l.older) > 0 {
+		path := journalPath(l.dir, l.name, l.older[0])
 		for _, o := range l.held.outcomes {
 			if o.State == "" && o.ExitTo == path {
-				return false
+				return
 			}
 		}
 		_ = os.Remove(path) //nolint:gosec // G703: the ledger's own journal
+		l.older = l.older[1:]
 		l.step("removed")
-		return true
-	})
+	}
+}
+
+// Close closes l's journal and removes it when it holds nothing (no
+// running group, no unreported outcome): a worker stopped cleanly leaves
+// no journal; one holding records stays for the worker's next life.
+func (l *Ledger) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fd < 0 {
+		return
+	}
+	_ = unix.Close(l.fd)
+	l.fd = -1
+	if !l.held.empty() {
+		return
+	}
+	for _, gen := range append(l.older, l.gen) {
+		_ = os.Remove(journalPath(l.dir, l.name, gen)) //nolint:gosec // G703: the ledger's own journal
+	}
+	l.older = nil
 }
 
 // path is the journal appended to now; l.mu is held.

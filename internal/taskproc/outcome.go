@@ -26,8 +26,11 @@ type Outcome struct {
 	TryNumber int    `json:"try_number"`
 	State     string `json:"state"` // "" = pending: see ExitTo
 	// ExitTo is the journal a pending try's shell appends its exit status
-	// to, set by Record.
+	// to, and ExitID what names the status there: set by Record, ExitID
+	// new for each pending record (a try number's resumed run, after a
+	// deferral, is not answered by its first run's status).
 	ExitTo string `json:"exit_to,omitempty"`
+	ExitID string `json:"exit_id,omitempty"`
 	// ExitFile is where an earlier version's shell wrote its exit status
 	// (legacy.go).
 	ExitFile string `json:"exit_file,omitempty"`
@@ -55,9 +58,11 @@ func (o Outcome) key() string { return fmt.Sprintf("%s-%d", o.TIID, o.TryNumber)
 func (l *Ledger) Record(o Outcome) (Outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	o.ExitTo = ""
+	o.ExitTo, o.ExitID = "", ""
 	if o.State == "" {
 		o.ExitTo = l.path() // in the lock: a compaction cannot move the journal before the record
+		l.exitSeq++
+		o.ExitID = fmt.Sprintf("%s-%d", l.name, l.exitSeq)
 	}
 	if err := l.appendLocked(entry{Outcome: &o}); err != nil {
 		return o, fmt.Errorf("record the outcome of try %d of %s: %w", o.TryNumber, o.TIID, err)
@@ -75,7 +80,7 @@ func (o Outcome) ExitTrap() string {
 	if o.State != "" || o.ExitTo == "" {
 		return ""
 	}
-	key, _ := json.Marshal(o.key())
+	key, _ := json.Marshal(o.ExitID)
 	return "__weir_exit_to=" + ShellQuote(o.ExitTo) + "; __weir_exit_key=" + ShellQuote(string(key)) + "; " +
 		`trap '__weir_exit=$?; { printf '\''\n{"exit":%s,"status":%d}\n'\'' "$__weir_exit_key" "$__weir_exit" >> "$__weir_exit_to"; } 2>/dev/null || :; exit "$__weir_exit"' EXIT` + "\n"
 }
@@ -87,7 +92,7 @@ func (o Outcome) ExitStatus() (status int, ok bool) {
 	if o.ExitTo == "" || replay(o.ExitTo, h) != nil {
 		return 0, false
 	}
-	status, ok = h.exits[o.key()]
+	status, ok = h.exits[o.ExitID]
 	return status, ok
 }
 
@@ -107,7 +112,7 @@ func (l *Ledger) Unreported() ([]Outcome, error) {
 			o := d.held.outcomes[key]
 			o.from = d
 			if o.State == "" {
-				if status, ok := d.held.exits[key]; !ok || status != 0 {
+				if status, ok := d.held.exits[o.ExitID]; !ok || status != 0 {
 					l.Forget(o)
 					continue
 				}

@@ -411,6 +411,7 @@ type logWriter struct {
 	once  sync.Once
 	keys  []tasklog.Key
 	fired atomic.Bool
+	mu    sync.Mutex // one line at a time: each appends at the log's end as it reads it
 }
 
 // logWriter returns the log of trigger row; the tries waiting on it are
@@ -443,6 +444,8 @@ func (w *logWriter) line(s string) {
 		return
 	}
 	w.once.Do(func() { w.keys = w.find() })
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, k := range w.keys {
 		// The try waits: no worker appends to its log until the trigger
 		// has fired, and its resumed try goes on from the log's end.

@@ -248,6 +248,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}()
 	defer func() { _ = os.RemoveAll(w.tokenDir) }()
+	if g := w.runner.Groups; g != nil {
+		defer g.Close() // after the runner's: its spare shells' groups end there
+	}
 	defer w.runner.Close()
 	if w.logSpares != nil {
 		defer w.logSpares.Close()
