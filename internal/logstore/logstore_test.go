@@ -3,6 +3,7 @@ package logstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -330,6 +331,46 @@ func TestFolderLogsReadAfterTheMoveToTheDatabase(t *testing.T) {
 	if _, err := readAll(ctx, elsewhere, key); !errors.As(err, &missing) || !strings.Contains(err.Error(), folder) ||
 		!strings.Contains(err.Error(), "while [logging] log_store was folder") {
 		t.Errorf("reading the log with another folder configured: %v, want it named missing in %s", err, folder)
+	}
+}
+
+// missesOnce answers the first TaskLogRead as if the log's first chunk
+// were not committed yet, as a reader that looked just before the append
+// did and then found its record.
+type missesOnce struct {
+	logstore.Store
+	once sync.Once
+}
+
+func (s *missesOnce) TaskLogRead(ctx context.Context, key string, offset int64, limit int) ([]byte, int64, error) {
+	missed := false
+	s.once.Do(func() { missed = true })
+	if missed {
+		return nil, offset, fmt.Errorf("task log %s: %w", key, core.ErrNotFound)
+	}
+	return s.Store.TaskLogRead(ctx, key, offset, limit)
+}
+
+// A read that found no chunks and then the record written after the first
+// chunk (a running try's log, read as its first bytes are stored) reads
+// the log, not a missing one.
+func TestDatabaseReadRacingTheFirstAppend(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _, key := try(t)
+	logs, _, err := logstore.Open(logstore.Options{Database: true}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := logs.AppendAt(ctx, key, 0, []byte("first line\n")); err != nil {
+		t.Fatal(err)
+	}
+	racing, _, err := logstore.Open(logstore.Options{Database: true}, &missesOnce{Store: st}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(ctx, racing, key); err != nil || got != "first line\n" {
+		t.Errorf("read = %q, %v; want the first line", got, err)
 	}
 }
 

@@ -107,6 +107,11 @@ func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]by
 	case rec == nil:
 		return nil, offset, err // the try wrote nothing
 	}
+	// The record is written after the log's first bytes (AppendAt): a
+	// first read that raced those bytes' append finds them now.
+	if data, next, err := r.Logs.Read(ctx, key, offset); !tasklog.WroteNothing(err) {
+		return data, next, err
+	}
 	return nil, offset, &tasklog.MissingError{Key: key, Reason: r.reason(rec)}
 }
 
