@@ -75,11 +75,13 @@ func TestStartSpacesLightPassesAndLosesNone(t *testing.T) {
 		mu    sync.Mutex
 		wakes [][2]time.Time // began, ended
 	)
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
 	s := &scheduler.Scheduler{Store: h.st, Clock: core.SystemClock{},
 		// Only notifications wake the loop within the test.
 		Config: scheduler.Config{PollInterval: time.Hour, StaleCheckInterval: time.Hour, WorkerCheckInterval: time.Hour},
 		OnLoop: func(took time.Duration, err error) {
-			if err != nil {
+			if err != nil && ctx.Err() == nil { // a wake-up cut short by the test's end is no failure
 				t.Errorf("wake-up failed: %v", err)
 			}
 			mu.Lock()
@@ -87,8 +89,6 @@ func TestStartSpacesLightPassesAndLosesNone(t *testing.T) {
 			now := time.Now()
 			wakes = append(wakes, [2]time.Time{now.Add(-took), now})
 		}}
-	ctx, cancel := context.WithCancel(h.ctx)
-	defer cancel()
 	go func() { _ = s.Start(ctx) }()
 
 	run := h.trigger("wide")
