@@ -347,7 +347,9 @@ func Recorded(dir string) ([]Outcome, error) {
 	return out, nil
 }
 
-// deadLedger is the journal of a worker no longer alive, replayed.
+// deadLedger is a ledger's journal as its files hold it: a worker's no
+// longer alive (deadLedgers), whose held its replay fills; journalsIn
+// lists every ledger's this way, a live one's included (Recorded).
 type deadLedger struct {
 	dir, name string
 	gens      []int // its generations, in order
