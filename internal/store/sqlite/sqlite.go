@@ -7,6 +7,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -70,17 +71,30 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 		return nil, err
 	}
 	ckpt := newCheckpointer(dsn(path, opts, nil), opts.CheckpointInterval, opts.Logger)
+	// The two pools open side by side: each connection parses the whole
+	// schema as it opens, a few milliseconds that every command waits for.
+	type pool struct {
+		db  *sql.DB
+		err error
+	}
+	read := make(chan pool, 1)
+	go func() {
+		r, err := openPool(ctx, path, opts, nil)
+		read <- pool{r, err}
+	}()
 	w, err := openPool(ctx, path, opts, ckpt)
-	if err != nil {
-		return nil, err
+	rp := <-read
+	if err != nil || rp.err != nil {
+		if w != nil {
+			_ = w.Close() // reporting the first error
+		}
+		if rp.db != nil {
+			_ = rp.db.Close()
+		}
+		return nil, cmp.Or(err, rp.err)
 	}
 	ckpt.start(w)
-	r, err := openPool(ctx, path, opts, nil)
-	if err != nil {
-		ckpt.stop()
-		_ = w.Close() // reporting the read pool's error
-		return nil, err
-	}
+	r := rp.db
 	r.SetMaxOpenConns(opts.ReadConns)
 	r.SetMaxIdleConns(opts.ReadConns)
 	mig, err := migrations()
