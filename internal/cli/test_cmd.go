@@ -23,6 +23,7 @@ import (
 	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/callback"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
@@ -145,7 +146,8 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	defer st.Close()
 	// Only this DAG is recorded: a test never deactivates the deployment's
 	// other DAGs, whatever folder it reads.
-	if err := newProcessor(cfg, st, a.opts, logger).RecordOne(ctx, p.DagID); errors.Is(err, core.ErrNotFound) {
+	recorded, err := newProcessor(cfg, st, a.opts, logger).RecordOne(ctx, p.DagID)
+	if errors.Is(err, core.ErrNotFound) {
 		// A DAG recorded from a file of this folder was renamed or removed
 		// since: its recorded version is not what the folder defines.
 		d, derr := st.DagGet(ctx, p.DagID)
@@ -156,6 +158,19 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	} else if err != nil {
 		return err
 	}
+	// The worker is ready before the run is made: a bash task's shell
+	// starts now, beside the run's creation and first scheduling, rather
+	// than as its try begins (a DAG run from its recorded version, not
+	// the folder's, starts none). Its client reaches the api-server made
+	// for the run, below.
+	w, err := newWorker(cfg, "", "test", "", a.opts, logger, true)
+	if err != nil {
+		return err
+	}
+	if err := w.Prepare(recorded != nil && runsBash(recorded, only)); err != nil {
+		return err
+	}
+	defer w.Close() // when Start did not run
 	// The process's job row is written with its run, so no scheduler takes
 	// the run for a gone test's while the roles start; with one task, the
 	// others are removed in the same transaction, so no scheduler ever
@@ -190,11 +205,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	srv.JobID = p.TestJobID
-	w, err := newWorker(cfg, srv.URL(), "test", "", a.opts, logger, true)
-	if err != nil {
-		return err
-	}
-	w.Client = w.Client.Via(srv.InProcess()) // as standalone's: no loopback connection
+	w.Client = w.Client.At(executionURLs(srv.URL())).Via(srv.InProcess()) // as standalone's: no loopback connection
 	// Its worker takes every task of the run, whatever queue it names and
 	// [workers] queues says, as dag.test() runs every task: no other
 	// worker claims a test's tries.
@@ -254,6 +265,14 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	return printRunOutcome(cmd, st, final, cbs)
+}
+
+// runsBash says whether the test runs a bash task: only's, or any of the
+// DAG's.
+func runsBash(spec *core.DAG, only *string) bool {
+	return slices.ContainsFunc(spec.Tasks, func(t core.Task) bool {
+		return t.Operator == operator.Bash && (only == nil || t.TaskID == *only)
+	})
 }
 
 // inFolder says whether file is in folder (or below it), symbolic links

@@ -14,7 +14,8 @@ import (
 // `weir dags test` prints each task's log lines, prefixed by the task, as
 // they are written, then the task instances in dependency order (here the
 // reverse of the file's), as `airflow dags test` does; `weir tasks test`
-// prints its one task's lines.
+// prints its one task's lines. The first bash try of each runs in the shell
+// the test started beside its run's creation.
 func TestDagsTestStreamsTaskLogs(t *testing.T) {
 	t.Parallel()
 	home, dags := t.TempDir(), t.TempDir()
@@ -33,7 +34,11 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 		}
 		return out.String()
 	}
+	const warmed = "bash started ahead (a spare shell)"
 	out := run("dags", "test", "twostep")
+	if !regexp.MustCompile(`first \| .*` + regexp.QuoteMeta(warmed)).MatchString(out) {
+		t.Errorf("dags test: the first try did not run in the shell started with the test:\n%s", out)
+	}
 	for _, line := range []string{"first | one\n", "first | two\n", "second | from second\n", "second | no newline at the end"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("dags test output lacks %q:\n%s", line, out)
@@ -47,7 +52,7 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 		t.Errorf("dags test printed the logs after the table:\n%s", out)
 	}
 	out = run("tasks", "test", "twostep", "first")
-	if !strings.Contains(out, "first | one\n") || strings.Contains(out, "second |") {
+	if !strings.Contains(out, "first | one\n") || strings.Contains(out, "second |") || !strings.Contains(out, warmed) {
 		t.Errorf("tasks test first: want only first's lines:\n%s", out)
 	}
 }

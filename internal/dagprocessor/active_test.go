@@ -83,8 +83,10 @@ func TestRecordOneTouchesNothingElse(t *testing.T) {
 		write(t, filepath.Join(other, "c.yaml"), dagYAML("gamma", "echo c"))
 		write(t, filepath.Join(other, "broken.yaml"), "dag_id: [\n")
 		cli := &Processor{Store: p.Store, Dir: other}
-		if err := cli.RecordOne(t.Context(), "gamma"); err != nil {
+		if d, err := cli.RecordOne(t.Context(), "gamma"); err != nil {
 			t.Fatal(err)
+		} else if d.DagID != "gamma" {
+			t.Errorf("RecordOne(gamma) returned dag %s", d.DagID)
 		}
 		for _, id := range []string{"alpha", "beta", "gamma"} {
 			if d := dagState(t, p, id); d == nil || !d.IsActive {
@@ -96,7 +98,7 @@ func TestRecordOneTouchesNothingElse(t *testing.T) {
 		}
 		// The DAG may be in a file that fails to load: the error lists them
 		// (a test records no import errors to look up).
-		err := cli.RecordOne(t.Context(), "alpha")
+		_, err := cli.RecordOne(t.Context(), "alpha")
 		if !errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), other) ||
 			!strings.Contains(err.Error(), "1 file(s) there fail to load:\n  "+filepath.Join(other, "broken.yaml")+":1:") {
 			t.Errorf("RecordOne of a DAG the folder lacks: %v, want not found naming %s and broken.yaml's error", err, other)

@@ -14,24 +14,25 @@ import (
 // and nothing else: no other DAG, import error or active flag changes. It is
 // what `weir dags test` uses to run one DAG in isolation next to a running
 // deployment, whose own processor stays the only one that deactivates DAGs.
-// It returns the file's import error when the DAG's file is broken, and an
-// error wrapping core.ErrNotFound when no source defines dagID.
-func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
+// It returns the DAG recorded, the file's import error when the DAG's file
+// is broken, and an error wrapping core.ErrNotFound when no source defines
+// dagID.
+func (p *Processor) RecordOne(ctx context.Context, dagID string) (*core.DAG, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	plan, err := p.load(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	src, ok := plan.owner[dagID]
 	if !ok {
-		return fmt.Errorf("dag %q is not defined in %s: %w%s", dagID, orNone(p.Dir), core.ErrNotFound, failing(plan.importErrors))
+		return nil, fmt.Errorf("dag %q is not defined in %s: %w%s", dagID, orNone(p.Dir), core.ErrNotFound, failing(plan.importErrors))
 	}
 	for _, fd := range plan.dags {
 		if fd.id == dagID {
 			d, err := fd.DAG()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			// Recorded nowhere, the folder's other import errors are said
 			// here: a second file defining the DAG is one of them.
@@ -42,10 +43,13 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) error {
 			if n := len(files) - shownImportErrors; n > 0 {
 				p.logger().Warn("more files fail to load", "count", n, "dir", p.Dir)
 			}
-			return p.sync(ctx, &d, p.now())
+			if err := p.sync(ctx, &d, p.now()); err != nil {
+				return nil, err
+			}
+			return &d, nil
 		}
 	}
-	return fmt.Errorf("dag %q: %s does not load: %s", dagID, src, plan.importErrors[src])
+	return nil, fmt.Errorf("dag %q: %s does not load: %s", dagID, src, plan.importErrors[src])
 }
 
 // shownImportErrors is how many import errors a DAG not found lists, and

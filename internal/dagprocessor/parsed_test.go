@@ -57,8 +57,8 @@ func TestRecordedParsesAreReused(t *testing.T) {
 	if v, err := storeOf(p).DagVersionLatest(t.Context(), "alpha"); err != nil || v.ID != v1.ID || v.Spec.FileLoc != a {
 		t.Errorf("alpha after the reuse: version %+v (%v), want version %d from %s", v, err, v1.ID, a)
 	}
-	if err := (&Processor{Store: p.Store, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "alpha"); err != nil {
-		t.Errorf("RecordOne from the recorded parses: %v", err)
+	if d, err := (&Processor{Store: p.Store, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "alpha"); err != nil || d.DagID != "alpha" || d.FileLoc != a {
+		t.Errorf("RecordOne from the recorded parses: %+v, %v; want alpha from %s", d, err, a)
 	}
 
 	write(t, a, dagYAML("alpha", "echo 1"))

@@ -110,6 +110,13 @@ func (c *Client) Via(rt http.RoundTripper) *Client {
 	return &Client{ep: c.ep, opts: opts, token: c.Token(), inProcess: true}
 }
 
+// At returns a client like c that reaches the api-servers at baseURLs
+// (comma-separated, as NewClient takes them): one made before its
+// api-server had an address (`weir dags test`'s worker).
+func (c *Client) At(baseURLs string) *Client {
+	return &Client{ep: newEndpoints(baseURLs), opts: c.opts, token: c.Token(), inProcess: c.inProcess}
+}
+
 // InProcess says whether c's requests go to an API served by this very
 // process (Via): the same binary, so the same API version.
 func (c *Client) InProcess() bool { return c.inProcess }

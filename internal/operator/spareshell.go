@@ -55,8 +55,10 @@ type spareShell struct {
 
 // spareShells keeps up to maxSpareShells spare shells, made one at a time
 // after each take from a worker's second bash try on (a worker that runs
-// one bash task, `weir dags test` of one, makes none). Two, so that the
-// one a try takes has had a whole try's time to start.
+// one bash task makes none), or one ahead of the first when a bash try is
+// known to come (WarmSpare: `weir dags test`). Two, so that the one a try
+// takes has had a whole try's time to start. A try that finds none ready
+// but one being made waits for it.
 // None is made while as many bash tries run as the machine has cores: a
 // spare's start then overlaps no idle time, it takes the CPU from them.
 type spareShells struct {
@@ -68,6 +70,7 @@ type spareShells struct {
 	started int            // bash tries started in all
 	refused bool           // the worker's environment rules spares out (errSparesRefused)
 	maker   sync.WaitGroup // the goroutine making spares
+	made    sync.Cond      // on mu: a spare was made, or the making stopped
 }
 
 const maxSpareShells = 2
@@ -83,6 +86,7 @@ func (r *Runner) Close() {
 	s.mu.Lock()
 	ready := s.ready
 	s.ready, s.closed = nil, true
+	s.made.Broadcast()
 	s.mu.Unlock()
 	for _, sh := range ready {
 		sh.discard()
@@ -100,23 +104,54 @@ func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
 	}
 	s := &r.spares
 	s.mu.Lock()
+	// A spare whose start began before this try's is ready before a shell
+	// the try would start itself: the try waits for it.
+	if s.made.L == nil {
+		s.made.L = &s.mu
+	}
+	for len(s.ready) == 0 && s.making && !s.closed {
+		s.made.Wait()
+	}
 	var sh *spareShell
 	if len(s.ready) > 0 && fits(s.ready[0]) {
 		sh = s.ready[0]
 		s.ready = slices.Delete(s.ready, 0, 1)
 	}
-	refill := len(s.ready) < maxSpareShells && !s.making && !s.closed && !s.refused && s.started > 1 &&
-		s.running < busyTries()
-	if refill {
-		s.making = true
-		s.maker.Add(1) // before Close can wait for it
-		go func() {
-			defer s.maker.Done()
-			r.makeSpares()
-		}()
+	if s.started > 1 && s.running < busyTries() {
+		r.makeSparesLocked(maxSpareShells)
 	}
 	s.mu.Unlock()
 	return sh
+}
+
+// WarmSpare has a spare shell made now, for a bash try known to come
+// before the worker's second (whose take makes them otherwise): `weir
+// dags test` of a DAG with bash tasks starts its first shell beside the
+// run's first scheduling.
+func (r *Runner) WarmSpare() {
+	if !r.SpareShell {
+		return
+	}
+	s := &r.spares
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.makeSparesLocked(1)
+}
+
+// makeSparesLocked starts making spares until n are ready, unless that
+// many are, or they are being made, or spares are closed or refused; s.mu
+// is held.
+func (r *Runner) makeSparesLocked(n int) {
+	s := &r.spares
+	if len(s.ready) >= n || s.making || s.closed || s.refused {
+		return
+	}
+	s.making = true
+	s.maker.Add(1) // before Close can wait for it
+	go func() {
+		defer s.maker.Done()
+		r.makeSpares(n)
+	}()
 }
 
 // bashStarted counts a bash try running until the returned func is
@@ -134,8 +169,8 @@ func (r *Runner) bashStarted() (ended func()) {
 	}
 }
 
-// makeSpares starts shells until maxSpareShells are ready.
-func (r *Runner) makeSpares() {
+// makeSpares starts shells until n are ready.
+func (r *Runner) makeSpares(n int) {
 	s := &r.spares
 	for {
 		sh, err := r.startSpare()
@@ -144,8 +179,9 @@ func (r *Runner) makeSpares() {
 		if err == nil && !s.closed {
 			s.ready, sh = append(s.ready, sh), nil
 		}
-		more := err == nil && !s.closed && len(s.ready) < maxSpareShells && s.running < busyTries()
+		more := err == nil && !s.closed && len(s.ready) < n && s.running < busyTries()
 		s.making = more
+		s.made.Broadcast()
 		s.mu.Unlock()
 		if sh != nil {
 			sh.discard()

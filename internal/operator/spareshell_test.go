@@ -211,6 +211,38 @@ func TestASpareShellRunsTheNextTry(t *testing.T) {
 	}
 }
 
+// A spare warmed for a bash try known to come runs the first try, even one
+// that begins before the spare is made (it waits for it), and is the only
+// one made: the first try's take makes no other. Spares off, none is made.
+func TestAWarmedSpareRunsTheFirstTry(t *testing.T) {
+	t.Parallel()
+	off := &Runner{}
+	defer off.Close()
+	off.WarmSpare()
+	if off.spares.making || len(off.spares.ready) > 0 {
+		t.Fatal("a runner with spares off warmed one")
+	}
+	r := &Runner{SpareShell: true}
+	defer r.Close()
+	r.WarmSpare()
+	r.WarmSpare() // one is being made: no second
+	req, log := bashReq("echo $$", map[string]any{"do_xcom_push": true})
+	res, err := r.Run(context.Background(), req)
+	if err != nil || !strings.Contains(log.String(), spareLogLine) {
+		t.Fatalf("the first try: err %v, log %s; want it in the warmed spare", err, log)
+	}
+	if !strings.Contains(log.String(), "pid "+strings.Trim(string(res.ReturnValue), `"`)+",") {
+		t.Errorf("the command's $$ %s is not the spare's pid: %s", res.ReturnValue, log)
+	}
+	time.Sleep(200 * time.Millisecond)
+	r.spares.mu.Lock()
+	made := len(r.spares.ready) > 0 || r.spares.making
+	r.spares.mu.Unlock()
+	if made {
+		t.Error("the warmed spare's take made another (a one-task `weir dags test` would waste it)")
+	}
+}
+
 // A try whose variables bash reads only as it starts starts a shell of its
 // own, and leaves the spare for the next; a cwd that is not a folder fails
 // the try, naming it.

@@ -107,6 +107,42 @@ type Worker struct {
 	gate         claimGate // a refusal heard while a claim is in flight waits for it
 	processID    string    // this process's job row
 	startedAt    time.Time
+	prepared     sync.Once // init, by Prepare or Start
+	initErr      error
+	released     sync.Once // what init made, released by Close or Start's end
+}
+
+// Prepare readies the worker ahead of Start: its records, its private
+// folder and, with warmShell, a spare shell started now for a bash try
+// known to come (`weir dags test` of a DAG with bash tasks), which a
+// worker otherwise makes from its second bash try on (ADR 0036). Start
+// prepares a worker not prepared yet; a caller that prepares one and then
+// does not start it must Close it.
+func (w *Worker) Prepare(warmShell bool) error {
+	w.prepared.Do(func() { w.initErr = w.init() })
+	if w.initErr == nil && warmShell {
+		w.runner.WarmSpare()
+	}
+	return w.initErr
+}
+
+// Close releases what Prepare made: the spare shells, the records and the
+// private folder. Start does so as it returns; Close after Start, or
+// without one, is safe.
+func (w *Worker) Close() {
+	w.released.Do(func() {
+		if w.runner == nil { // not prepared, or its init failed
+			return
+		}
+		if w.logSpares != nil {
+			w.logSpares.Close()
+		}
+		w.runner.Close()
+		if g := w.runner.Groups; g != nil {
+			g.Close() // after the runner's: its spare shells' groups end there
+		}
+		_ = os.RemoveAll(w.tokenDir)
+	})
 }
 
 func (w *Worker) init() error {
@@ -235,9 +271,10 @@ func weirOnPath(dir string) (string, error) {
 // rest and reports them failed (the server turns that into up_for_retry
 // while tries remain).
 func (w *Worker) Start(ctx context.Context) error {
-	if err := w.init(); err != nil {
+	if err := w.Prepare(false); err != nil {
 		return err
 	}
+	defer w.Close()
 	// The guard of the tasks' process groups starts beside the first claim
 	// rather than in the first shell try's start. A process that cannot
 	// start it (no /bin/sh) runs no shell task either: that try's start
@@ -247,14 +284,6 @@ func (w *Worker) Start(ctx context.Context) error {
 			w.Logger.Debug("the task groups' guard did not start", "err", err)
 		}
 	}()
-	defer func() { _ = os.RemoveAll(w.tokenDir) }()
-	if g := w.runner.Groups; g != nil {
-		defer g.Close() // after the runner's: its spare shells' groups end there
-	}
-	defer w.runner.Close()
-	if w.logSpares != nil {
-		defer w.logSpares.Close()
-	}
 	// An api-server in this process is this binary: no version to compare.
 	if !w.Client.InProcess() {
 		if err := w.Client.Health(ctx); execclient.IsVersionMismatch(err) {

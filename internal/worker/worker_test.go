@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +203,42 @@ func TestWorkerRequiresIdentity(t *testing.T) {
 	err := (&Worker{}).Start(context.Background())
 	if !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A worker prepared with a shell warmed for a bash try to come, then not
+// started (`weir dags test` failing before its roles start), releases the
+// shell, its records and its private folder on Close.
+func TestAPreparedWorkerClosedUnstartedLeavesNothing(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	run := t.TempDir()
+	w := &Worker{Client: env.WorkerClient(t, "w1"), WorkerID: "w1", RunDir: run, Clock: env.Clock}
+	if err := w.Prepare(true); err != nil {
+		t.Fatal(err)
+	}
+	groupStarted := regexp.MustCompile(`"group":\{"pid":(\d+)`)
+	var pid int
+	wait.Until(t, 30*time.Second, "the warmed shell's group in the ledger", func() bool {
+		journals, _ := filepath.Glob(filepath.Join(run, "task-groups", "*.journal"))
+		for _, j := range journals {
+			b, _ := os.ReadFile(j)
+			if m := groupStarted.FindSubmatch(b); m != nil {
+				pid, _ = strconv.Atoi(string(m[1]))
+			}
+		}
+		return pid != 0
+	})
+	if !proctest.Alive(pid) {
+		t.Fatalf("the warmed shell %d is not running", pid)
+	}
+	w.Close()
+	w.Close() // a second is a no-op
+	wait.Until(t, 30*time.Second, "the warmed shell to end", func() bool { return !proctest.Alive(pid) })
+	for _, dir := range []string{"task-groups", "workers"} {
+		if left, _ := os.ReadDir(filepath.Join(run, dir)); len(left) != 0 {
+			t.Errorf("%s holds %v after Close", dir, left)
+		}
 	}
 }
 
