@@ -110,9 +110,11 @@ func (c *Client) Via(rt http.RoundTripper) *Client {
 	return &Client{ep: c.ep, opts: opts, token: c.Token(), inProcess: true}
 }
 
-// At returns a client like c that reaches the api-servers at baseURLs
-// (comma-separated, as NewClient takes them): one made before its
-// api-server had an address (`weir dags test`'s worker).
+// At returns a worker's client c (NewClient's, or Via's) reaching the
+// api-servers at baseURLs (comma-separated, as NewClient takes them), with
+// c's options, token and transport: one made before its api-server had an
+// address (`weir dags test`'s worker). A try's client (WithToken) is made
+// from it afterwards.
 func (c *Client) At(baseURLs string) *Client {
 	return &Client{ep: newEndpoints(baseURLs), opts: c.opts, token: c.Token(), inProcess: c.inProcess}
 }

@@ -122,7 +122,7 @@ func (r *Runner) startBash(ctx context.Context, command, cwd string, env map[str
 	ended := r.bashStarted()
 	var script string
 	fits := func(sh *spareShell) (ok bool) { script, ok = spareScript(sh.env, env, cwd, command); return ok }
-	if sh := r.takeSpare(fits); sh != nil {
+	if sh := r.takeSpare(ctx, fits); sh != nil {
 		if unhook, ok := sh.run(ctx, script, out); ok {
 			return sh.cmd, sh.group, func() { unhook(); ended() }, nil
 		}

@@ -58,7 +58,7 @@ type spareShell struct {
 // one bash task makes none), or one ahead of the first when a bash try is
 // known to come (WarmSpare: `weir dags test`). Two, so that the one a try
 // takes has had a whole try's time to start. A try that finds none ready
-// but one being made waits for it.
+// but one being made waits for it, unless another try already does.
 // None is made while as many bash tries run as the machine has cores: a
 // spare's start then overlaps no idle time, it takes the CPU from them.
 type spareShells struct {
@@ -71,6 +71,7 @@ type spareShells struct {
 	refused bool           // the worker's environment rules spares out (errSparesRefused)
 	maker   sync.WaitGroup // the goroutine making spares
 	made    sync.Cond      // on mu: a spare was made, or the making stopped
+	waiting bool           // a try waits for the spare being made (made)
 }
 
 const maxSpareShells = 2
@@ -98,19 +99,24 @@ func (r *Runner) Close() {
 // ready, it does not fit, or spares are off), and has the spares made up
 // again. A spare that does not fit this try stays for the next. The caller
 // counts among the running tries (bashStarted).
-func (r *Runner) takeSpare(fits func(*spareShell) bool) *spareShell {
+func (r *Runner) takeSpare(ctx context.Context, fits func(*spareShell) bool) *spareShell {
 	if !r.SpareShell {
 		return nil
 	}
 	s := &r.spares
 	s.mu.Lock()
 	// A spare whose start began before this try's is ready before a shell
-	// the try would start itself: the try waits for it.
+	// the try would start itself: one try waits for it (others start their
+	// own rather than queue behind the one maker).
 	if s.made.L == nil {
 		s.made.L = &s.mu
 	}
-	for len(s.ready) == 0 && s.making && !s.closed {
-		s.made.Wait()
+	if len(s.ready) == 0 && s.making && !s.waiting && ctx.Err() == nil {
+		s.waiting = true
+		for len(s.ready) == 0 && s.making && !s.closed {
+			s.made.Wait()
+		}
+		s.waiting = false
 	}
 	var sh *spareShell
 	if len(s.ready) > 0 && fits(s.ready[0]) {

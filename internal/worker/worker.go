@@ -30,6 +30,9 @@ import (
 // errShutdown is the cause of a try killed because the worker stops.
 var errShutdown = errors.New("worker shutting down")
 
+// errClosed is Prepare's and Start's error after Close.
+var errClosed = errors.New("worker: closed")
+
 // Worker runs task tries. Set the fields, then call Start.
 type Worker struct {
 	Client      *execclient.Client // holds the worker credential
@@ -110,6 +113,7 @@ type Worker struct {
 	prepared     sync.Once // init, by Prepare or Start
 	initErr      error
 	released     sync.Once // what init made, released by Close or Start's end
+	closed       atomic.Bool
 }
 
 // Prepare readies the worker ahead of Start: its records, its private
@@ -120,6 +124,9 @@ type Worker struct {
 // does not start it must Close it.
 func (w *Worker) Prepare(warmShell bool) error {
 	w.prepared.Do(func() { w.initErr = w.init() })
+	if w.closed.Load() {
+		return errClosed
+	}
 	if w.initErr == nil && warmShell {
 		w.runner.WarmSpare()
 	}
@@ -128,8 +135,11 @@ func (w *Worker) Prepare(warmShell bool) error {
 
 // Close releases what Prepare made: the spare shells, the records and the
 // private folder. Start does so as it returns; Close after Start, or
-// without one, is safe.
+// without one, is safe. Prepare and Start fail after Close: a worker is
+// started once.
 func (w *Worker) Close() {
+	w.closed.Store(true)
+	w.prepared.Do(func() { w.initErr = errClosed })
 	w.released.Do(func() {
 		if w.runner == nil { // not prepared, or its init failed
 			return
@@ -194,17 +204,24 @@ func (w *Worker) init() error {
 	}
 	dir, err := w.privateDir()
 	if err != nil {
+		if groups != nil {
+			groups.Close()
+		}
 		return fmt.Errorf("worker: create token folder: %w", err)
+	}
+	pathDir, err := weirOnPath(dir)
+	if err != nil {
+		if groups != nil {
+			groups.Close()
+		}
+		_ = os.RemoveAll(dir)
+		return err
 	}
 	w.tokenDir = dir
 	if w.LogFolder != "" {
 		w.logSpares = tasklog.NewSpares(w.LogFolder)
 	}
 	w.processID, w.startedAt = uuid.NewString(), w.Clock.Now()
-	pathDir, err := weirOnPath(dir)
-	if err != nil {
-		return err
-	}
 	w.runner = &operator.Runner{Registry: w.Registry, Connections: w.Connections, PathDir: pathDir,
 		KillGrace: w.KillGrace, Groups: groups, DeferDir: w.tokenDir, Triggers: w.Triggers, SpareShell: !w.NoSpareShells}
 	return nil

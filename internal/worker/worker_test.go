@@ -234,11 +234,30 @@ func TestAPreparedWorkerClosedUnstartedLeavesNothing(t *testing.T) {
 	}
 	w.Close()
 	w.Close() // a second is a no-op
+	if err := w.Start(t.Context()); err == nil {
+		t.Error("Start after Close: want an error (a worker starts once)")
+	}
 	wait.Until(t, 30*time.Second, "the warmed shell to end", func() bool { return !proctest.Alive(pid) })
 	for _, dir := range []string{"task-groups", "workers"} {
 		if left, _ := os.ReadDir(filepath.Join(run, dir)); len(left) != 0 {
 			t.Errorf("%s holds %v after Close", dir, left)
 		}
+	}
+}
+
+// A worker closed before it was prepared is never prepared: no records,
+// no private folder.
+func TestAWorkerClosedFirstIsNeverPrepared(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	run := t.TempDir()
+	w := &Worker{Client: env.WorkerClient(t, "w1"), WorkerID: "w1", RunDir: run, Clock: env.Clock}
+	w.Close()
+	if err := w.Prepare(true); err == nil {
+		t.Error("Prepare after Close: want an error")
+	}
+	if left, _ := os.ReadDir(run); len(left) != 0 {
+		t.Errorf("the run folder holds %v", left)
 	}
 }
 

@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string, opts Options) (*sqlstore.Store, erro
 	rp := <-read
 	if err != nil || rp.err != nil {
 		if w != nil {
-			_ = w.Close() // reporting the first error
+			_ = w.Close() // reporting the writer's error, else the read pool's
 		}
 		if rp.db != nil {
 			_ = rp.db.Close()
