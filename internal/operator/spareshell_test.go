@@ -185,14 +185,8 @@ func TestASpareShellRunsTheNextTry(t *testing.T) {
 		if strings.Contains(log.String(), spareLogLine) {
 			t.Fatalf("the %s try found a spare: %s", try, log)
 		}
-		if try == "first" {
-			time.Sleep(200 * time.Millisecond)
-			r.spares.mu.Lock()
-			made := len(r.spares.ready) > 0 || r.spares.making
-			r.spares.mu.Unlock()
-			if made {
-				t.Fatal("a spare was made after one bash try (a one-task `weir dags test` would waste it)")
-			}
+		if try == "first" && sparesMadeSoon(r) {
+			t.Fatal("a spare was made after one bash try (a one-task `weir dags test` would waste it)")
 		}
 	}
 	for i := range 3 {
@@ -234,13 +228,17 @@ func TestAWarmedSpareRunsTheFirstTry(t *testing.T) {
 	if !strings.Contains(log.String(), "pid "+strings.Trim(string(res.ReturnValue), `"`)+",") {
 		t.Errorf("the command's $$ %s is not the spare's pid: %s", res.ReturnValue, log)
 	}
-	time.Sleep(200 * time.Millisecond)
-	r.spares.mu.Lock()
-	made := len(r.spares.ready) > 0 || r.spares.making
-	r.spares.mu.Unlock()
-	if made {
+	if sparesMadeSoon(r) {
 		t.Error("the warmed spare's take made another (a one-task `weir dags test` would waste it)")
 	}
+}
+
+// sparesMadeSoon says whether r holds or makes a spare 200 ms from now.
+func sparesMadeSoon(r *Runner) bool {
+	time.Sleep(200 * time.Millisecond)
+	r.spares.mu.Lock()
+	defer r.spares.mu.Unlock()
+	return len(r.spares.ready) > 0 || r.spares.making
 }
 
 // A try whose variables bash reads only as it starts starts a shell of its
