@@ -23,6 +23,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/metrics"
 	"github.com/weirflow/weir/internal/operator"
+	_ "github.com/weirflow/weir/internal/prefault" // every weir process maps its code at once
 	"github.com/weirflow/weir/internal/stateref"
 	"github.com/weirflow/weir/internal/taskcli"
 	"github.com/weirflow/weir/internal/tracing"
