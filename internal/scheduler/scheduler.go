@@ -229,8 +229,19 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 // the subscriptions: it must outlive Start's. A Prime whose passes fail
 // leaves Start to pass at once, as an unprimed one does, and returns the
 // error for the caller to log.
+//
+// The process that primes has just made the work it primes for: the looks
+// for tries that died (stale tries, dead workers' tries, deferral
+// timeouts) find nothing in a run made a moment ago, so they take their
+// first turn an interval later, in the loop, rather than on the first try's
+// path. A deployment's scheduler, which may start after a crash, does not
+// prime.
 func (s *Scheduler) Prime(ctx context.Context) error {
 	s.init()
+	now := s.Clock.Now()
+	for _, p := range []*periodic{&s.stale, &s.workers, &s.timeouts} {
+		s.take(p, now, 0)
+	}
 	subs := s.subscribe(ctx)
 	next, err := s.wake(ctx, true)
 	if err != nil {

@@ -368,3 +368,33 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 		t.Errorf("the live test's run: TestJobID %q, want its test's", r.TestJobID)
 	}
 }
+
+// Prime leaves the look for dead workers' tries to the loop, an interval
+// later, and the loop still takes it: a try whose worker died is failed
+// over one check past the Prime.
+func TestPrimeLeavesTheLookForDeadTriesToTheLoop(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, core.DAG{DagID: "primed", Tasks: []core.Task{{TaskID: "a"}}})
+	run := h.trigger("primed")
+	h.step()
+	h.claim("w1", 1) // w1 starts the try, then dies
+	h.clk.Advance(2 * time.Minute)
+	h.api.Heartbeat = h.clk.Now()
+	if err := h.st.JobHeartbeat(h.ctx, &h.api); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	if err := h.s.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.states(run)["a"]; got != "running" {
+		t.Fatalf("a = %s after Prime, want running: Prime looked for dead workers' tries", got)
+	}
+	h.clk.Advance(15 * time.Second) // the look's interval, HeartbeatTimeout/4
+	h.step()
+	if got := h.run(run).State; got != core.RunFailed {
+		t.Errorf("run = %s an interval after Prime, want failed: the loop never looked for the dead worker's try (instances %v)",
+			got, h.states(run))
+	}
+}
