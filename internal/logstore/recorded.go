@@ -65,16 +65,17 @@ func (r Recorded) Transactional() bool {
 }
 
 // InTx returns the log store with its appends in tx, so that a try's end
-// stores the end of its log and its state in one transaction; a store
-// that is not Transactional is returned as it is.
+// stores the end of its log and its state in one transaction (a whole log,
+// at offset 0, with the transaction's next statement: dblog.Database.InTx);
+// a store that is not Transactional is returned as it is.
 func (r Recorded) InTx(tx store.Store) tasklog.Logs {
 	switch l := r.Logs.(type) {
 	case dblog.Database:
-		l.Store = tx
+		l.Store, l.InTx = tx, true
 		r.Logs = l
 	case *Remote:
 		c := *l
-		c.Live.Store, c.Store = tx, tx
+		c.Live.Store, c.Live.InTx, c.Store = tx, true, tx
 		r.Logs = &c
 	default:
 		return r

@@ -11,10 +11,13 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/logstore"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/postgres"
+	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/tasklog/dblog"
 	"github.com/weirflow/weir/internal/testutil/clocktest"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/secretstest"
@@ -24,7 +27,8 @@ import (
 // with the claim of the worker's next try, takes three round trips in a
 // chain: BEGIN, the end's update, the downstream read, the queueing lock
 // and the queueing reads in one; the queueing update and the claim;
-// COMMIT. A join's last upstream reads the upstream counts first, with the
+// COMMIT; the end of the try's log, stored with it, goes with the first.
+// A join's last upstream reads the upstream counts first, with the
 // downstream read, and then the lock and the queueing reads: four
 // (docs/benchmarks.md, nineteenth round). Counted by a loopback proxy
 // between the store and the server, each burst the store writes one round
@@ -39,11 +43,14 @@ func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 		ends   string   // the end counted, which queues next
 		next   string
 		trips  int64
+		log    bool // the end stores the try's whole log (its report's tail), as a worker's does
 	}{
 		{"chain", []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}}},
-			nil, "a", "b", 3},
+			nil, "a", "b", 3, false},
+		{"chain_logged", []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop", DependsOn: []string{"a"}}},
+			nil, "a", "b", 3, true},
 		{"join", []core.Task{{TaskID: "a", Operator: "noop"}, {TaskID: "b", Operator: "noop"},
-			{TaskID: "j", Operator: "noop", DependsOn: []string{"a", "b"}}}, []string{"a"}, "b", "j", 4},
+			{TaskID: "j", Operator: "noop", DependsOn: []string{"a", "b"}}}, []string{"a"}, "b", "j", 4, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -58,6 +65,7 @@ func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 				t.Fatal(err)
 			}
 			svc := service.New(service.Config{Store: st, Clock: clocktest.New(t0)})
+			logs := logstore.Recorded{Logs: dblog.Database{Store: st}, Store: st, Kind: store.TaskLogDatabase}
 			syncDAG(t, st, core.DAG{DagID: c.name, Tasks: c.tasks})
 			claim := &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 1, Start: true, Hostname: "h", PID: 42}
 			for _, runID := range []string{"warm", "counted"} {
@@ -77,8 +85,16 @@ func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				end := service.TryEnd{State: core.TISuccess, Claim: claim}
+				if c.log {
+					ti := started[c.ends]
+					end.Before = func(tx store.Store) error {
+						_, err := logs.InTx(tx).AppendAt(ctx, tasklog.KeyOf(ti), 0, []byte("done\n"))
+						return err
+					}
+				}
 				n := trips.Load()
-				res, err := svc.EndTry(ctx, started[c.ends], service.TryEnd{State: core.TISuccess, Claim: claim})
+				res, err := svc.EndTry(ctx, started[c.ends], end)
 				n = trips.Load() - n
 				if err != nil || len(res.Next) != 1 || res.Next[0].TaskID != c.next {
 					t.Fatalf("%s: the end of %s: %+v, %v; want %s claimed", runID, c.ends, res, err, c.next)

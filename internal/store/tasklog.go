@@ -11,6 +11,13 @@ type TaskLogAppendParams struct {
 	Offset int64
 	Data   []byte
 	Now    time.Time
+	// Deferred, for a chunk at Offset 0 (a try's whole log, in its end's
+	// transaction), appends its part past the log's end with one statement
+	// that a transaction may send with its next (sqlstore.Deferred: on
+	// PostgreSQL no round trip of its own), and returns the chunk's end
+	// rather than the log's length, which only a read would give. Its
+	// error, if any, fails the transaction's next statement or commit.
+	Deferred bool
 }
 
 // Kinds of task log record (TaskLog.Kind): where a try's log was stored.

@@ -105,6 +105,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.Store, error
 func Dialect() sqlstore.Dialect {
 	return sqlstore.Dialect{
 		Name:      "postgres",
+		BlobType:  "BYTEA",
 		ClaimLock: "FOR UPDATE SKIP LOCKED",
 		NotifySQL: "SELECT pg_notify('" + notifyChannel + "', $1)",
 		// Airflow locks the slot_pool rows; one advisory lock is the same

@@ -152,7 +152,7 @@ func openPool(ctx context.Context, path string, opts Options, ckpt *checkpointer
 // Dialect describes SQLite to sqlstore: no row locks (the single writer
 // serializes claims) and in-process notifications only.
 func Dialect() sqlstore.Dialect {
-	return sqlstore.Dialect{Name: "sqlite", AnonymousParams: true, Classify: classify}
+	return sqlstore.Dialect{Name: "sqlite", BlobType: "BLOB", AnonymousParams: true, Classify: classify}
 }
 
 // classify maps SQLite constraint errors to core sentinels.

@@ -51,6 +51,9 @@ type Dialect struct {
 	// (Deferred). "" on SQLite, where a write transaction already excludes
 	// every other writer.
 	QueueLockSQL, TryQueueLockSQL string
+	// BlobType names the byte-string type in a CAST: BYTEA (PostgreSQL),
+	// BLOB (SQLite).
+	BlobType string
 	// AnonymousParams writes the placeholders of generated multi-row
 	// statements (task-instance inserts) as "?" bound in order rather than
 	// "$N". SQLite resolves each "$N" name by a linear search of the names

@@ -17,6 +17,13 @@ const (
 	// stored there (a concurrent append of the same bytes) wins.
 	qTaskLogInsert = `INSERT INTO task_log_chunk (log_key, start_at, end_at, data, created_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (log_key, start_at) DO NOTHING`
+	// qTaskLogAppendPast stores what of the log's first $2 bytes ($3) lies
+	// past its end, in one statement (%s: Dialect.BlobType).
+	qTaskLogAppendPast = `INSERT INTO task_log_chunk (log_key, start_at, end_at, data, created_at)
+		SELECT $1, size, $2, substr(CAST($3 AS %s), CAST(size + 1 AS INTEGER)), $4
+		FROM (SELECT COALESCE(MAX(end_at), 0) AS size FROM task_log_chunk WHERE log_key = $1) AS log
+		WHERE size < $2
+		ON CONFLICT (log_key, start_at) DO NOTHING`
 	// qTaskLogRead lists the chunks holding bytes at or after $2, in order.
 	qTaskLogRead = `SELECT start_at, data FROM task_log_chunk WHERE log_key = $1 AND end_at > $2
 		ORDER BY start_at LIMIT $3`
@@ -40,6 +47,13 @@ const appendTries = 5
 // core.ErrConflict and the length it must start at.
 func (s *Store) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams) (int64, error) {
 	end := p.Offset + int64(len(p.Data))
+	if p.Deferred {
+		if p.Offset != 0 {
+			return 0, fmt.Errorf("append to task log %s: a deferred chunk starts at byte 0, not %d: %w", p.Key, p.Offset, core.ErrInvalid)
+		}
+		_, err := s.writer().ExecContext(Deferred(ctx), fmt.Sprintf(qTaskLogAppendPast, s.d.BlobType), p.Key, end, p.Data, micros(p.Now))
+		return end, s.wrap(err, "append to task log %s", p.Key)
+	}
 	if p.Offset == 0 && end > 0 {
 		// Every log's first chunk starts at 0: this one is stored unless
 		// the log has one already (then its end is read below), one

@@ -104,6 +104,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WorkerLastBeat", testWorkerLastBeat},
 		{"JobDeleteOfProcess", testJobDeleteOfProcess},
 		{"TaskLog", testTaskLog},
+		{"TaskLogDeferredTail", testTaskLogDeferredTail},
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
 		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,63 @@ func testTaskLog(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrNotFound, "read a pruned log")
 	if data, _, err := f.st.TaskLogRead(f.ctx, other, 0, 100); err != nil || string(data) != "try 2\n" {
 		t.Errorf("try 2's log after pruning = %q, %v", data, err)
+	}
+}
+
+// testTaskLogDeferredTail: a try's whole log, appended in its end's
+// transaction with Deferred, stores what of it lies past the log's end
+// (nothing on a log as long, the rest on a shorter one, all of it on none)
+// and returns its own end; a deferred chunk not at byte 0 is refused and
+// changes nothing.
+func testTaskLogDeferredTail(t *testing.T, f *fixture) {
+	deferred := func(key string, offset int64, data string) (int64, error) {
+		var next int64
+		err := f.st.WithTx(f.ctx, func(tx store.Store) error {
+			var err error
+			next, err = tx.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: key, Offset: offset, Data: []byte(data),
+				Now: f.at(0), Deferred: true})
+			return err
+		})
+		return next, err
+	}
+	log := func(key string) string {
+		t.Helper()
+		data, _, err := f.st.TaskLogRead(f.ctx, key, 0, 100)
+		if errors.Is(err, core.ErrNotFound) {
+			return ""
+		}
+		must(t, err, "read")
+		return string(data)
+	}
+	const whole = "hello world\n"
+	for _, c := range []struct {
+		name, stored string
+		want         string
+	}{
+		{"none stored", "", whole},
+		{"a shorter log stored (an answer lost)", "hello ", whole},
+		{"the same log stored (the end sent again)", whole, whole},
+		{"a longer log stored", whole + "more\n", whole + "more\n"},
+	} {
+		key := "dag_id=etl/run_id=deferred/task_id=" + strings.ReplaceAll(c.name, " ", "_") + "/attempt=1.log"
+		if c.stored != "" {
+			_, err := f.st.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: key, Data: []byte(c.stored), Now: f.at(0)})
+			must(t, err, "append")
+		}
+		next, err := deferred(key, 0, whole)
+		must(t, err, c.name)
+		if next != int64(len(whole)) {
+			t.Errorf("%s: next %d, want the chunk's end %d", c.name, next, len(whole))
+		}
+		if got := log(key); got != c.want {
+			t.Errorf("%s: log %q, want %q", c.name, got, c.want)
+		}
+	}
+	const key = "dag_id=etl/run_id=deferred/task_id=offset/attempt=1.log"
+	_, err := deferred(key, 6, "world\n")
+	wantErr(t, err, core.ErrInvalid, "a deferred chunk past byte 0")
+	if got := log(key); got != "" {
+		t.Errorf("a refused deferred chunk stored %q", got)
 	}
 }
 

@@ -18,6 +18,12 @@ import (
 type Database struct {
 	Store DatabaseStore
 	Clock core.Clock
+	// InTx says Store is a transaction that stores a try's end with the end
+	// of its log (logstore.Recorded.InTx): an append at offset 0, the
+	// whole log, goes with the transaction's next statement
+	// (store.TaskLogAppendParams.Deferred), and the length it returns is
+	// its own end.
+	InTx bool
 }
 
 // DatabaseStore is what Database needs of the store (package store
@@ -41,7 +47,8 @@ func (d Database) AppendAt(ctx context.Context, key tasklog.Key, offset int64, d
 	if clk == nil {
 		clk = core.SystemClock{}
 	}
-	next, err := d.Store.TaskLogAppend(ctx, &store.TaskLogAppendParams{Key: name, Offset: offset, Data: data, Now: clk.Now()})
+	next, err := d.Store.TaskLogAppend(ctx, &store.TaskLogAppendParams{Key: name, Offset: offset, Data: data, Now: clk.Now(),
+		Deferred: d.InTx && offset == 0})
 	if errors.Is(err, core.ErrConflict) && next < offset {
 		return next, &tasklog.GapError{Key: key, Offset: offset, Size: next}
 	}
