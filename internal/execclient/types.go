@@ -199,8 +199,8 @@ type StateResponse struct {
 	State       core.TIState `json:"state"`
 	NextRetryAt *time.Time   `json:"next_retry_at,omitempty"`
 	// LogNextOffset, when the request carried a log tail, says it was
-	// stored: the log's length after it, or, for a tail from byte 0 (the
-	// whole log, stored with the state's next statement), the tail's end.
+	// stored: the log's length after it, or, for a tail from byte 0 stored
+	// in the database with the state (its next statement), the tail's end.
 	LogNextOffset *int64 `json:"log_next_offset,omitempty"`
 	// Next is the worker's next try, claimed and started with this end
 	// when the request asked for it (StateRequest.Next) and one was

@@ -55,7 +55,7 @@ func TestCodeMapsTheBinarysExecutableMappings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
+	exe, err := os.Readlink("/proc/self/exe") // as the maps name it (" (deleted)" kept)
 	if err != nil {
 		t.Fatal(err)
 	}

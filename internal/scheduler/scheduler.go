@@ -231,11 +231,13 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 // error for the caller to log.
 //
 // The process that primes has just made the work it primes for: the looks
-// for tries that died (stale tries, dead workers' tries, deferral
-// timeouts) find nothing in a run made a moment ago, so they take their
-// first turn an interval later, in the loop, rather than on the first try's
-// path. A deployment's scheduler, which may start after a crash, does not
-// prime.
+// for tries that died (stale tries, dead workers' tries and gone tests'
+// runs, deferral timeouts) find nothing in a run made a moment ago, so they
+// take their first turn an interval later, in the loop, rather than on the
+// first try's path. What an earlier test of the DAG left behind (a killed
+// test's run) waits that interval more, unless a deployment's scheduler
+// ends it first. A deployment's scheduler, which may start after a crash,
+// does not prime.
 func (s *Scheduler) Prime(ctx context.Context) error {
 	s.init()
 	now := s.Clock.Now()

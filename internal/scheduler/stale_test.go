@@ -369,10 +369,10 @@ func TestGoneDagsTestsRunIsFailed(t *testing.T) {
 	}
 }
 
-// Prime leaves the look for dead workers' tries to the loop, an interval
-// later, and the loop still takes it: a try whose worker died is failed
+// Prime leaves the look for stale tries to the loop, an interval later,
+// and the loop still takes it: a try whose heartbeats stopped is failed
 // over one check past the Prime.
-func TestPrimeLeavesTheLookForDeadTriesToTheLoop(t *testing.T) {
+func TestPrimeLeavesTheLookForStaleTriesToTheLoop(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, core.DAG{DagID: "primed", Tasks: []core.Task{{TaskID: "a"}}})
 	run := h.trigger("primed")
@@ -389,12 +389,12 @@ func TestPrimeLeavesTheLookForDeadTriesToTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := h.states(run)["a"]; got != "running" {
-		t.Fatalf("a = %s after Prime, want running: Prime looked for dead workers' tries", got)
+		t.Fatalf("a = %s after Prime, want running: Prime looked for stale tries", got)
 	}
 	h.clk.Advance(15 * time.Second) // the look's interval, HeartbeatTimeout/4
 	h.step()
 	if got := h.run(run).State; got != core.RunFailed {
-		t.Errorf("run = %s an interval after Prime, want failed: the loop never looked for the dead worker's try (instances %v)",
+		t.Errorf("run = %s an interval after Prime, want failed: the loop never looked for the stale try (instances %v)",
 			got, h.states(run))
 	}
 }

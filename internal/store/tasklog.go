@@ -15,8 +15,11 @@ type TaskLogAppendParams struct {
 	// transaction), appends its part past the log's end with one statement
 	// that a transaction may send with its next (sqlstore.Deferred: on
 	// PostgreSQL no round trip of its own), and returns the chunk's end
-	// rather than the log's length, which only a read would give. Its
-	// error, if any, fails the transaction's next statement or commit.
+	// rather than the log's length, which only a read would give. Should
+	// the statement store nothing (the log as long already, or a
+	// concurrent append of the same bytes committed first), the
+	// transaction appends what is missing, as any append does, before it
+	// commits. Its error fails the transaction.
 	Deferred bool
 }
 

@@ -132,6 +132,9 @@ type Store struct {
 	// inserted are the source kinds of the asset events recorded in the
 	// transaction, for the observers after commit.
 	inserted *[]string
+	// checks run, in order, before the transaction commits: what a
+	// deferred statement's answer decides (beforeCommit).
+	checks *[]func() error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -262,6 +265,12 @@ func (s *Store) TryQueueLock(ctx context.Context) (held func() (bool, error), er
 	}, nil
 }
 
+// beforeCommit has s's transaction run check before it commits, and
+// fail if check does.
+func (s *Store) beforeCommit(check func() error) {
+	*s.checks = append(*s.checks, check)
+}
+
 // execCounted runs query in s's transaction as a DeferredCounted
 // statement: it goes with the transaction's next statement where the
 // engine pipelines them. rows returns its row count, sending it with a
@@ -321,9 +330,10 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	if err != nil {
 		return s.wrap(err, "begin transaction")
 	}
-	pending, inserted := []string{}, []string{}
+	pending, inserted, checks := []string{}, []string{}, []func() error{}
 	txs := &Store{d: s.d, w: s.w, r: s.r, hub: s.hub, origin: s.origin, mig: s.mig, box: s.box,
-		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted, notifier: s.notifier}
+		events: s.events, tx: sqlTx, pending: &pending, obs: s.obs, inserted: &inserted, notifier: s.notifier,
+		checks: &checks}
 	committed := false
 	defer func() {
 		if !committed {
@@ -332,6 +342,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	}()
 	if err := fn(txs); err != nil {
 		return err
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return s.wrap(err, "commit transaction")

@@ -51,8 +51,28 @@ func (s *Store) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams)
 		if p.Offset != 0 {
 			return 0, fmt.Errorf("append to task log %s: a deferred chunk starts at byte 0, not %d: %w", p.Key, p.Offset, core.ErrInvalid)
 		}
-		_, err := s.writer().ExecContext(Deferred(ctx), fmt.Sprintf(qTaskLogAppendPast, s.d.BlobType), p.Key, end, p.Data, micros(p.Now))
-		return end, s.wrap(err, "append to task log %s", p.Key)
+		if s.tx == nil { // nothing to go with
+			_, err := s.TaskLogAppend(ctx, &store.TaskLogAppendParams{Key: p.Key, Data: p.Data, Now: p.Now})
+			return end, err
+		}
+		rows, err := s.execCounted(ctx, fmt.Sprintf(qTaskLogAppendPast, s.d.BlobType), p.Key, end, p.Data, micros(p.Now))
+		if err != nil {
+			return end, s.wrap(err, "append to task log %s", p.Key)
+		}
+		// Nothing stored: the log was as long already, or an append of
+		// the same bytes not yet committed when the statement read the
+		// log's end (a worker's shipping of the running log, its answer
+		// lost) took the place first and may end short of this chunk. The
+		// transaction appends what is missing as any append does.
+		s.beforeCommit(func() error {
+			n, err := rows()
+			if err != nil || n > 0 {
+				return s.wrap(err, "append to task log %s", p.Key)
+			}
+			_, err = s.TaskLogAppend(ctx, &store.TaskLogAppendParams{Key: p.Key, Data: p.Data, Now: p.Now})
+			return err
+		})
+		return end, nil
 	}
 	if p.Offset == 0 && end > 0 {
 		// Every log's first chunk starts at 0: this one is stored unless

@@ -83,7 +83,8 @@ func testTaskLog(t *testing.T, f *fixture) {
 
 // testTaskLogDeferredTail: a try's whole log, appended in its end's
 // transaction with Deferred, stores what of it lies past the log's end
-// (nothing on a log as long, the rest on a shorter one, all of it on none)
+// (nothing on a log as long, the rest on a shorter one, all of it on none,
+// the rest after an append of the log's start that commits while it waits)
 // and returns its own end; a deferred chunk not at byte 0 is refused and
 // changes nothing.
 func testTaskLogDeferredTail(t *testing.T, f *fixture) {
@@ -130,6 +131,30 @@ func testTaskLogDeferredTail(t *testing.T, f *fixture) {
 			t.Errorf("%s: log %q, want %q", c.name, got, c.want)
 		}
 	}
+	// An append of the log's start not yet committed as the deferred
+	// chunk goes (a worker's shipping of the running log whose answer was
+	// lost) takes byte 0 first: the rest is still appended.
+	const raced = "dag_id=etl/run_id=deferred/task_id=raced/attempt=1.log"
+	inserted, commit, shipped := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		shipped <- f.st.WithTx(f.ctx, func(tx store.Store) error {
+			_, err := tx.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: raced, Data: []byte("hello "), Now: f.at(0)})
+			close(inserted)
+			<-commit
+			return err
+		})
+	}()
+	<-inserted
+	ended := make(chan error, 1)
+	go func() { _, err := deferred(raced, 0, whole); ended <- err }()
+	time.Sleep(100 * time.Millisecond) // the deferred chunk waits for the shipped one
+	close(commit)
+	must(t, <-shipped, "ship the log's start")
+	must(t, <-ended, "the end with the whole log")
+	if got := log(raced); got != whole {
+		t.Errorf("log after an append raced the end's: %q, want %q", got, whole)
+	}
+
 	const key = "dag_id=etl/run_id=deferred/task_id=offset/attempt=1.log"
 	_, err := deferred(key, 6, "world\n")
 	wantErr(t, err, core.ErrInvalid, "a deferred chunk past byte 0")
