@@ -51,6 +51,9 @@ func (s *Store) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams)
 		if p.Offset != 0 {
 			return 0, fmt.Errorf("append to task log %s: a deferred chunk starts at byte 0, not %d: %w", p.Key, p.Offset, core.ErrInvalid)
 		}
+		if end == 0 {
+			return 0, nil
+		}
 		if s.tx == nil { // nothing to go with
 			_, err := s.TaskLogAppend(ctx, &store.TaskLogAppendParams{Key: p.Key, Data: p.Data, Now: p.Now})
 			return end, err
