@@ -206,3 +206,61 @@ func BenchmarkCachedStatement(b *testing.B) {
 		})
 	}
 }
+
+// A statement with "LIMIT $n" is compiled once: its first run does not
+// compile it again with the bound limit (fixedPlan), and the limit holds.
+func TestLimitCompiledOnce(t *testing.T) {
+	ctx := context.Background()
+	c := cachingConnector{dsn: "file:" + filepath.Join(t.TempDir(), "c.db"), drv: &sqlite.Driver{}}
+	dc, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := dc.(*cachingConn)
+	defer conn.Close()
+	exec := func(q string) {
+		t.Helper()
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if _, err := st.(driver.StmtExecContext).ExecContext(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`CREATE TABLE t (id INTEGER PRIMARY KEY)`)
+	exec(`INSERT INTO t (id) VALUES (1), (2), (3), (4), (5)`)
+	compiled := 0 // SQLite asks the authorizer as it compiles a statement
+	err = conn.conn.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(func(a sqlite.AuthorizerActionCode, _, _, _, _ string) sqlite.AuthorizerReturnCode {
+		if a == sqlite.AuthSelect {
+			compiled++
+		}
+		return sqlite.AuthorizerOK
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := conn.PrepareContext(ctx, `SELECT id FROM t ORDER BY id LIMIT $1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, limit := range []int64{2, 2, 4, -1} {
+		rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: limit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next(make([]driver.Value, 1)) == nil {
+			n++
+		}
+		_ = rows.Close()
+		if want := map[int64]int{2: 2, 4: 4, -1: 5}[limit]; n != want {
+			t.Errorf("LIMIT %d read %d rows, want %d", limit, n, want)
+		}
+	}
+	if compiled != 1 {
+		t.Errorf("the statement was compiled %d times over four runs, want once", compiled)
+	}
+}
