@@ -22,13 +22,13 @@ import (
 
 	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/callback"
+	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/taskcli"
-	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // dagsTestCmd runs one DAG run in-process, like `airflow dags test`.
@@ -163,7 +163,9 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// than as its try begins (a DAG run from its recorded version, not
 	// the folder's, starts none). Its client reaches the api-server made
 	// for the run, below.
-	w, err := newWorker(cfg, "", "test", "", a.opts, logger, true)
+	// Its logs go where [logging] log_store keeps them, as standalone's
+	// do: with database, no file and no folder made a try (ADR 0046).
+	w, err := newWorker(cfg, "", "test", "", a.opts, logger, cfg.Logging.LogStore == config.LogStoreFolder)
 	if err != nil {
 		return err
 	}
@@ -219,10 +221,13 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	w.KillOnStop = true
 	w.NoPreviousLife = true // the run is new: no earlier process claimed its tries
 	sched := newSchedulerLoop(cfg, st, a.opts, logger)
-	// The test's worker writes its tries' logs into the folder, where the
-	// test prints them from (the readers of log_store = database read
-	// them there too): so does its triggerer.
-	tr := newTriggerer(cfg, st, a.opts, logger, tasklog.Folder(cfg.Logging.BaseLogFolder))
+	// The test prints its tries' lines from the log store its worker and
+	// triggerer write.
+	logStore, _, err := taskLogs(cfg, st)
+	if err != nil {
+		return err
+	}
+	tr := newTriggerer(cfg, st, a.opts, logger, logStore)
 	// The first scheduling (the run's first tries queued) runs before the
 	// roles start, alone on the machine, rather than beside their start-up
 	// work: the worker's first claim then finds its try at once.
@@ -242,7 +247,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		stop()
 		done <- err
 	}()
-	logs := newLogStream(cfg.Logging.BaseLogFolder, cmd.OutOrStdout())
+	logs := newLogStream(logStore, cmd.OutOrStdout())
 	logs.callbacks = callback.Declared(&v.Spec)
 	say := func(line string) error { _, err := fmt.Fprintln(cmd.OutOrStdout(), line); return err }
 	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) }, say)

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,13 +14,14 @@ import (
 )
 
 // logStream prints the log lines of a run's task tries as they are
-// written, each prefixed by its task ("extract | ...", "fan[2] | ..." for a
+// stored (the worker ships a running try's every second, its end with the
+// try's end), each prefixed by its task ("extract | ...", "fan[2] | ..." for a
 // mapped instance, "load (try 2) | ..." after a retry), as `airflow dags
 // test` prints the task logs, and those of the callbacks the run fires
 // ("load on_failure | ..."). A line is printed once complete; Flush
 // prints what remains of unfinished lines.
 type logStream struct {
-	base    string
+	logs    tasklog.Logs
 	out     io.Writer
 	offsets map[tasklog.Key]int64
 	partial map[tasklog.Key][]byte
@@ -40,8 +40,8 @@ type logStream struct {
 // after it.
 const listSlack = time.Second
 
-func newLogStream(base string, out io.Writer) *logStream {
-	return &logStream{base: base, out: out, offsets: map[tasklog.Key]int64{}, partial: map[tasklog.Key][]byte{},
+func newLogStream(logs tasklog.Logs, out io.Writer) *logStream {
+	return &logStream{logs: logs, out: out, offsets: map[tasklog.Key]int64{}, partial: map[tasklog.Key][]byte{},
 		labels: map[tasklog.Key]string{}, ended: map[tasklog.Key]bool{}, done: map[tasklog.Key]bool{}}
 }
 
@@ -83,7 +83,7 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		if l.done[key] {
 			continue
 		}
-		if err := l.readTry(key); err != nil {
+		if err := l.readTry(ctx, key); err != nil {
 			return err
 		}
 		l.done[key] = l.ended[key]
@@ -149,7 +149,7 @@ func (l *logStream) pollCallbacks(ctx context.Context, st store.Store, runID int
 			if l.done[key] {
 				continue
 			}
-			if err := l.readTry(key); err != nil {
+			if err := l.readTry(ctx, key); err != nil {
 				return nil, err
 			}
 			l.done[key] = attempt < cb.Attempts || cb.State.Terminal()
@@ -195,11 +195,11 @@ func firedBy(cb *core.Callback) string {
 }
 
 // readTry prints the complete lines key's log has gained.
-func (l *logStream) readTry(key tasklog.Key) error {
+func (l *logStream) readTry(ctx context.Context, key tasklog.Key) error {
 	label := l.labels[key]
 	for {
-		data, next, err := tasklog.Read(l.base, key, l.offsets[key])
-		if errors.Is(err, core.ErrNotFound) {
+		data, next, err := l.logs.Read(ctx, key, l.offsets[key])
+		if tasklog.WroteNothing(err) {
 			return nil // not written yet
 		}
 		if err != nil {

@@ -15,9 +15,20 @@ import (
 // they are written, then the task instances in dependency order (here the
 // reverse of the file's), as `airflow dags test` does; `weir tasks test`
 // prints its one task's lines. The first bash try of each runs in the shell
-// the test started beside its run's creation.
+// the test started beside its run's creation. The logs are stored where
+// [logging] log_store says, as standalone's are: with database no file is
+// made, and `weir tasks logs` reads them after the test (ADR 0046).
 func TestDagsTestStreamsTaskLogs(t *testing.T) {
 	t.Parallel()
+	for _, store := range []string{"database", "folder"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			testStreamsTaskLogs(t, store)
+		})
+	}
+}
+
+func testStreamsTaskLogs(t *testing.T, logStore string) {
 	home, dags := t.TempDir(), t.TempDir()
 	dag := "dag_id: twostep\nschedule: null\ntasks:\n" +
 		"  - task_id: second\n    operator: bash\n    bash_command: printf 'from second\\nno newline at the end'\n    depends_on: [first]\n" +
@@ -25,7 +36,7 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dags, "twostep.yaml"), []byte(dag), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	env := []string{"WEIR_HOME=" + home, "USER=tester", "WEIR__LOGGING__LOG_STORE=" + logStore}
 	run := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
@@ -35,7 +46,7 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 		return out.String()
 	}
 	const warmed = "bash started ahead (a spare shell)"
-	out := run("dags", "test", "twostep")
+	out := run("dags", "test", "twostep", "2026-01-02")
 	if !regexp.MustCompile(`first \| .*` + regexp.QuoteMeta(warmed)).MatchString(out) {
 		t.Errorf("dags test: the first try did not run in the shell started with the test:\n%s", out)
 	}
@@ -50,6 +61,17 @@ func TestDagsTestStreamsTaskLogs(t *testing.T) {
 	}
 	if strings.Index(out, "first | two") > strings.Index(out, "TASK_ID") {
 		t.Errorf("dags test printed the logs after the table:\n%s", out)
+	}
+	files, err := filepath.Glob(filepath.Join(home, "logs", "dag_id=twostep", "*", "task_id=first", "attempt=1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"database": 0, "folder": 1}[logStore]; len(files) != want {
+		t.Errorf("log_store = %s: %d log files for the try, want %d: %v", logStore, len(files), want, files)
+	}
+	runID := regexp.MustCompile(`test__\S+`).FindString(out)
+	if logs := run("tasks", "logs", "twostep", runID, "first"); !strings.Contains(logs, "one\ntwo\n") {
+		t.Errorf("tasks logs of the test's first try (run %q): want its lines:\n%s", runID, logs)
 	}
 	out = run("tasks", "test", "twostep", "first")
 	if !strings.Contains(out, "first | one\n") || strings.Contains(out, "second |") || !strings.Contains(out, warmed) {

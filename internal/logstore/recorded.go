@@ -87,7 +87,8 @@ func (r Recorded) InTx(tx store.Store) tasklog.Logs {
 // Read implements tasklog.Logs. A log Logs does not hold is read from
 // Folder when set and the file is there: logs stored there while
 // log_store was folder (a worker that wrote the folder itself kept no
-// record of them), and `weir dags test`'s, which always writes the folder.
+// record of them), and those `weir dags test` wrote there whatever the
+// store (before ADR 0046).
 func (r Recorded) Read(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error) {
 	data, next, err := r.Logs.Read(ctx, key, offset)
 	if !tasklog.WroteNothing(err) {
