@@ -83,10 +83,11 @@ func (l *logStream) Poll(ctx context.Context, st store.Store, runID int64) error
 		if l.done[key] {
 			continue
 		}
-		if err := l.readTry(ctx, key); err != nil {
+		unreadable, err := l.readTry(ctx, key)
+		if err != nil {
 			return err
 		}
-		l.done[key] = l.ended[key]
+		l.done[key] = l.ended[key] || unreadable
 	}
 	if l.callbacks {
 		_, err := l.pollCallbacks(ctx, st, runID, runningCallbacks)
@@ -149,10 +150,11 @@ func (l *logStream) pollCallbacks(ctx context.Context, st store.Store, runID int
 			if l.done[key] {
 				continue
 			}
-			if err := l.readTry(ctx, key); err != nil {
+			unreadable, err := l.readTry(ctx, key)
+			if err != nil {
 				return nil, err
 			}
-			l.done[key] = attempt < cb.Attempts || cb.State.Terminal()
+			l.done[key] = attempt < cb.Attempts || cb.State.Terminal() || unreadable
 		}
 	}
 	return cbs, nil
@@ -194,19 +196,26 @@ func firedBy(cb *core.Callback) string {
 	return "(dag)"
 }
 
-// readTry prints the complete lines key's log has gained.
-func (l *logStream) readTry(ctx context.Context, key tasklog.Key) error {
+// readTry prints the complete lines key's log has gained. A log this
+// process cannot read (with remote_base_log_folder, one a deployment's
+// scheduler uploaded to where this machine does not reach) is said so
+// once and no longer read (unreadable): the run goes on.
+func (l *logStream) readTry(ctx context.Context, key tasklog.Key) (unreadable bool, err error) {
 	label := l.labels[key]
 	for {
 		data, next, err := l.logs.Read(ctx, key, l.offsets[key])
 		if tasklog.WroteNothing(err) {
-			return nil // not written yet
+			return false, nil // not written yet
 		}
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return false, err
+			}
+			_, werr := fmt.Fprintf(l.out, "%s | (the rest of this log cannot be read here: %v)\n", label, err)
+			return true, werr
 		}
 		if len(data) == 0 {
-			return nil
+			return false, nil
 		}
 		l.offsets[key] = next
 		buf := append(l.partial[key], data...)
@@ -216,7 +225,7 @@ func (l *logStream) readTry(ctx context.Context, key tasklog.Key) error {
 				break
 			}
 			if _, err := fmt.Fprintf(l.out, "%s | %s\n", label, buf[:i]); err != nil {
-				return err
+				return false, err
 			}
 			buf = buf[i+1:]
 		}

@@ -115,7 +115,8 @@ func (s *Spares) place(dir string) *os.File {
 	case sp = <-s.ready:
 	default:
 		// The refill starts at the second log with none ready: a process
-		// that opens one (a one-task `weir dags test`) makes no spares.
+		// that opens one (a one-task `weir dags test` with log_store =
+		// folder) makes no spares.
 		if s.unplaced.Add(1) > 1 {
 			s.start.Do(func() { go s.refill() })
 			s.misses.Add(1)

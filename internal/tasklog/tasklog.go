@@ -156,8 +156,9 @@ func Read(base string, key Key, offset int64) ([]byte, int64, error) {
 	if offset >= fi.Size() {
 		return nil, offset, nil
 	}
-	// Sized to what there is: `dags test` reads every try's log on every
-	// wake-up, and a chunk allocated whole each time was most of its CPU.
+	// Sized to what there is: `dags test` (log_store = folder) reads
+	// every running try's log on every wake-up, and a chunk allocated
+	// whole each time was most of its CPU.
 	buf := make([]byte, min(MaxReadChunk, fi.Size()-offset))
 	n, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	sqlite "modernc.org/sqlite"
@@ -262,5 +265,33 @@ func TestLimitCompiledOnce(t *testing.T) {
 	}
 	if compiled != 1 {
 		t.Errorf("the statement was compiled %d times over four runs, want once", compiled)
+	}
+}
+
+// Every limit the store's SQL binds is spelled "LIMIT $n", the spelling
+// fixedPlan rewrites: another ("limit $2", a line break before the
+// placeholder) would be compiled twice again, silently.
+func TestStoreLimitsAreSpelledForFixedPlan(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "sqlstore", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the store's sources: %v, %v", files, err)
+	}
+	boundLimit := regexp.MustCompile(`(?i)\blimit\s+(\$|\?|" *\+ *b\.arg)`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range boundLimit.FindAll(src, -1) {
+			if s := string(m); s != "LIMIT $" && s != `LIMIT " + b.arg` {
+				t.Errorf("%s: %q binds a limit spelled otherwise than \"LIMIT $n\" (fixedPlan)", f, s)
+			}
+		}
+	}
+	if got := fixedPlan("SELECT 1 LIMIT $3 OFFSET $4"); got != "SELECT 1 LIMIT +$3 OFFSET $4" {
+		t.Errorf("fixedPlan = %q", got)
 	}
 }
