@@ -30,17 +30,24 @@ func openCaching(t *testing.T) *sql.DB {
 	return db
 }
 
+// connectCaching is one caching connection to a new database, closed
+// with the test.
+func connectCaching(t *testing.T) *cachingConn {
+	t.Helper()
+	c := cachingConnector{dsn: "file:" + filepath.Join(t.TempDir(), "c.db"), drv: &sqlite.Driver{}}
+	dc, err := c.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dc.Close() })
+	return dc.(*cachingConn)
+}
+
 // A statement closed by database/sql stays compiled and is handed out
 // again; one whose handle is still open is not shared.
 func TestStatementsStayCompiled(t *testing.T) {
 	ctx := context.Background()
-	c := cachingConnector{dsn: "file:" + filepath.Join(t.TempDir(), "c.db"), drv: &sqlite.Driver{}}
-	dc, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := dc.(*cachingConn)
-	defer conn.Close()
+	conn := connectCaching(t)
 	const q = `SELECT 1`
 	a, err := conn.PrepareContext(ctx, q)
 	if err != nil {
@@ -214,13 +221,7 @@ func BenchmarkCachedStatement(b *testing.B) {
 // compile it again with the bound limit (fixedPlan), and the limit holds.
 func TestLimitCompiledOnce(t *testing.T) {
 	ctx := context.Background()
-	c := cachingConnector{dsn: "file:" + filepath.Join(t.TempDir(), "c.db"), drv: &sqlite.Driver{}}
-	dc, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := dc.(*cachingConn)
-	defer conn.Close()
+	conn := connectCaching(t)
 	exec := func(q string) {
 		t.Helper()
 		st, err := conn.PrepareContext(ctx, q)
@@ -235,7 +236,7 @@ func TestLimitCompiledOnce(t *testing.T) {
 	exec(`CREATE TABLE t (id INTEGER PRIMARY KEY)`)
 	exec(`INSERT INTO t (id) VALUES (1), (2), (3), (4), (5)`)
 	compiled := 0 // SQLite asks the authorizer as it compiles a statement
-	err = conn.conn.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(func(a sqlite.AuthorizerActionCode, _, _, _, _ string) sqlite.AuthorizerReturnCode {
+	err := conn.conn.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(func(a sqlite.AuthorizerActionCode, _, _, _, _ string) sqlite.AuthorizerReturnCode {
 		if a == sqlite.AuthSelect {
 			compiled++
 		}
