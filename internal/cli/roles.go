@@ -62,9 +62,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The worker writes the log folder itself unless logs live in
-			// the database: then it ships them as a remote worker does.
-			w, err := newWorker(cfg, srv.URL(), "standalone", "", a.opts, logger, cfg.Logging.LogStore == config.LogStoreFolder)
+			w, err := newWorker(cfg, srv.URL(), "standalone", "", a.opts, logger, writesLogFolder(cfg))
 			if err != nil {
 				return err
 			}

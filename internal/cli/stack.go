@@ -334,6 +334,14 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 	return w, nil
 }
 
+// writesLogFolder says whether a worker beside its api-server, in the same
+// process (standalone's, a test's), writes the log folder itself: with
+// log_store = folder. With database it ships its logs as a remote worker
+// does, and no file or folder is made a try.
+func writesLogFolder(cfg *config.Config) bool {
+	return cfg.Logging.LogStore == config.LogStoreFolder
+}
+
 // executionURLs turns api-server base URLs (comma-separated) into their
 // Execution API URLs, comma-separated as execclient.NewClient takes them.
 func executionURLs(apiURLs string) string {

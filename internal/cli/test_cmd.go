@@ -22,7 +22,6 @@ import (
 
 	"github.com/weirflow/weir/internal/apiserver"
 	"github.com/weirflow/weir/internal/callback"
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/operator"
 	"github.com/weirflow/weir/internal/runs"
@@ -164,8 +163,8 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	// the folder's, starts none). Its client reaches the api-server made
 	// for the run, below.
 	// Its logs go where [logging] log_store keeps them, as standalone's
-	// do: with database, no file and no folder made a try (ADR 0046).
-	w, err := newWorker(cfg, "", "test", "", a.opts, logger, cfg.Logging.LogStore == config.LogStoreFolder)
+	// do (ADR 0046).
+	w, err := newWorker(cfg, "", "test", "", a.opts, logger, writesLogFolder(cfg))
 	if err != nil {
 		return err
 	}
