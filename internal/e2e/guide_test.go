@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -140,6 +141,18 @@ func (f *fleet) sh(name string, loadEnv bool, oldNew ...string) string {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		f.t.Fatalf("guide block %q: %v\n%s\n--- script ---\n%s", name, err, out, script)
+	}
+	return string(out)
+}
+
+// health returns what `weir health` lists from the database (every
+// process's last heartbeat, for a failure's message), or why it could not.
+func (f *fleet) health() string {
+	cmd := exec.Command(weirBin, "health")
+	cmd.Env = weirtest.Env(append([]string{"WEIR_HOME=" + f.admin}, f.env(filepath.Join(f.etc, "weir.env"))...))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s(weir health: %v)", out, err)
 	}
 	return string(out)
 }
