@@ -215,6 +215,10 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		return err
 	}
 	w.Queues = runs.Queues(&v.Spec)
+	// Only its DAG's callbacks can fire in its run: a DAG that declares
+	// none leaves the worker none to claim.
+	hasCallbacks := callback.Declared(&v.Spec)
+	w.NoCallbacks = !hasCallbacks
 	// Ctrl-C stops the test's tries at once, as it stops Airflow's
 	// dag.test(): no [workers] shutdown_grace_period for a run being watched.
 	w.KillOnStop = true
@@ -247,7 +251,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 		done <- err
 	}()
 	logs := newLogStream(logStore, cmd.OutOrStdout())
-	logs.callbacks = callback.Declared(&v.Spec)
+	logs.callbacks = hasCallbacks
 	say := func(line string) error { _, err := fmt.Fprintln(cmd.OutOrStdout(), line); return err }
 	final, err = waitForRun(runCtx, st, run, func() error { return logs.Poll(runCtx, st, run.ID) }, say)
 	stop()

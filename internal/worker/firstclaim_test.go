@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -17,12 +18,13 @@ import (
 )
 
 // requestLog notes each request's path and, for a task claim (one that
-// asks for tries), whether it reclaimed.
+// asks for tries), whether it reclaimed; it counts the callback claims.
 type requestLog struct {
-	next     http.RoundTripper
-	mu       sync.Mutex
-	paths    []string
-	reclaims []bool
+	next           http.RoundTripper
+	mu             sync.Mutex
+	paths          []string
+	reclaims       []bool
+	callbackClaims int
 }
 
 func (l *requestLog) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -33,9 +35,14 @@ func (l *requestLog) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		var c execclient.ClaimRequest
-		if json.Unmarshal(b, &c) == nil && c.Limit > 0 {
+		if json.Unmarshal(b, &c) == nil {
 			l.mu.Lock()
-			l.reclaims = append(l.reclaims, c.Reclaim)
+			if c.Limit > 0 {
+				l.reclaims = append(l.reclaims, c.Reclaim)
+			}
+			if c.CallbackLimit > 0 {
+				l.callbackClaims++
+			}
 			l.mu.Unlock()
 		}
 	}
@@ -89,6 +96,40 @@ func TestFirstClaim(t *testing.T) {
 			if health != tc.wantHealth {
 				t.Errorf("asked the api-server's version (/health): %t, want %t; requests %v", health, tc.wantHealth, log.paths)
 			}
+		})
+	}
+}
+
+// A worker claims fired callbacks beside its tries, unless told it has
+// none to claim (NoCallbacks: `weir dags test` of a DAG that declares
+// none).
+func TestNoCallbacksClaimsNone(t *testing.T) {
+	t.Parallel()
+	for _, noCallbacks := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoCallbacks=%t", noCallbacks), func(t *testing.T) {
+			t.Parallel()
+			env := execapitest.New(t, execapi.Config{})
+			log := &requestLog{next: http.DefaultTransport}
+			client := workerClientVia(t, env, http.DefaultTransport).Via(log)
+			startWorker(t, env, nil, func(w *Worker) {
+				w.Client, w.NoCallbacks = client, noCallbacks
+				w.ClaimWait = 50 * time.Millisecond // an empty claim answers soon, and the next is sent
+			})
+			claims := func() (tasks, callbacks int) {
+				log.mu.Lock()
+				defer log.mu.Unlock()
+				return len(log.reclaims), log.callbackClaims
+			}
+			if noCallbacks {
+				// A callback claim loop would have claimed beside the
+				// task claims, as often.
+				wait.Until(t, 30*time.Second, "three task claims", func() bool { n, _ := claims(); return n >= 3 })
+				if _, n := claims(); n != 0 {
+					t.Errorf("callback claims = %d, want none", n)
+				}
+				return
+			}
+			wait.Until(t, 30*time.Second, "a callback claim", func() bool { _, n := claims(); return n > 0 })
 		})
 	}
 }

@@ -67,6 +67,9 @@ type Worker struct {
 	// CallbackSlots is how many fired callbacks run at once beside the
 	// task slots ([callbacks] max_active); 0 = 4.
 	CallbackSlots int
+	// NoCallbacks: the worker claims no fired callbacks (a `weir dags
+	// test` of a DAG that declares none, in whose run none can fire).
+	NoCallbacks bool
 	// CallbackTimeout kills a callback's command that runs longer
 	// ([callbacks] timeout); 0 = 5 min.
 	CallbackTimeout time.Duration
@@ -333,7 +336,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	// slots never hold them back, nor they the tasks; it stops with the
 	// task claims (a refused credential stops both).
 	claimCtx, stopClaims := context.WithCancel(ctx)
-	wg.Go(func() { w.claimCallbacks(claimCtx, taskCtx, &wg) })
+	if !w.NoCallbacks {
+		wg.Go(func() { w.claimCallbacks(claimCtx, taskCtx, &wg) })
+	}
 	// Reclaim: a claim whose answer was lost (its api-server died before
 	// answering, the connection broke) comes back at the next claim rather
 	// than after the heartbeat timeout released it, and so do the claims of
