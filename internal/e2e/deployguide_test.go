@@ -122,7 +122,7 @@ func TestDeploymentGuide(t *testing.T) {
 		cur := admin.TaskInstance("handover", "kill", "slow")
 		status := fmt.Sprintf("try %d %s", cur.TryNumber, cur.State)
 		if time.Since(killed) > weirtest.WaitLong-5*time.Second { // what the schedulers judge by
-			status += "; `weir health`:\n" + f.health()
+			status += "; `weir health`:\n" + f.health() + "database sessions:\n" + f.sessions()
 		}
 		return cur.TryNumber > 1 || cur.State != core.TIRunning, status
 	})

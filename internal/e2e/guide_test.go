@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/testutil/lbtest"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
@@ -49,6 +52,7 @@ type fleet struct {
 	procs  map[string]*proc
 	admin  string // the admin machine's home
 	passwd string // the first admin's password
+	dsn    string // the deployment's database (writeEnv)
 }
 
 // newFleet prepares the guide's folders and a load balancer over two
@@ -112,6 +116,7 @@ func (f *fleet) block(name string) string {
 // setting the test replaces must be in the guide's block.
 func (f *fleet) writeEnv(dsn string) {
 	f.t.Helper()
+	f.dsn = dsn
 	replace := map[string]string{"WEIR__DATABASE__CONN": dsn, "WEIR__API__BASE_URL": f.lbURL()}
 	var out []string
 	for _, line := range strings.Split(f.block("weir.env"), "\n") {
@@ -155,6 +160,44 @@ func (f *fleet) health() string {
 		return fmt.Sprintf("%s(weir health: %v)", out, err)
 	}
 	return string(out)
+}
+
+// sessions returns what the deployment's database sessions are doing
+// (those in a transaction or a query, longest first: a lock held by a
+// transaction that never ends stops every scheduler's pass), for a
+// failure's message, or why it could not.
+func (f *fleet) sessions() string {
+	db, err := sql.Open("pgx", f.dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, `SELECT pid, application_name, state, coalesce(wait_event_type || ':' || wait_event, ''),
+		coalesce(extract(epoch FROM now() - xact_start)::text, ''), left(regexp_replace(query, '\s+', ' ', 'g'), 160)
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'
+		ORDER BY xact_start NULLS LAST`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var pid int
+		var app, state, wait, age, query string
+		if err := rows.Scan(&pid, &app, &state, &wait, &age, &query); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "pid %d %s %s wait %q xact %ss: %s\n", pid, app, state, wait, age, query)
+	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
+	if b.Len() == 0 {
+		return "(every session idle)\n"
+	}
+	return b.String()
 }
 
 // env reads a guide environment file (KEY=VALUE lines, # comments).
