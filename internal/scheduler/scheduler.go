@@ -21,6 +21,7 @@ const (
 	DefaultCallbackMaxAttempts    = 3
 	DefaultMaxRunsToCreatePerLoop = 10
 	DefaultMaxActiveRuns          = 16
+	DefaultSlowWakeUp             = 30 * time.Second
 	// maxPassesPerWake bounds the passes one wake-up runs back to back while
 	// each pass unblocks more work.
 	maxPassesPerWake = 100
@@ -53,6 +54,12 @@ type Config struct {
 	MaxRunsToCreatePerLoop int
 	// MaxMapLength bounds the instances one mapped task expands to.
 	MaxMapLength int
+	// SlowWakeUp is how long a wake-up's passes may run before the
+	// scheduler says, and says again at each such interval, that they go
+	// on (default 30 s): passes that long wait on the database, for a lock
+	// another session holds or a transaction that does not end, and do
+	// nothing else meanwhile (no run is scheduled, no try failed over).
+	SlowWakeUp time.Duration
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
 	// runs, whether or not the DAG is paused, creates no scheduled runs,
 	// completes no backfills and fails over that DAG's tries alone (what
@@ -183,7 +190,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			lightDue = false
 		}
 		began := time.Now()
+		slow := s.watchSlow(began)
 		next, err := s.wake(ctx, full)
+		slow()
 		if s.OnLoop != nil {
 			s.OnLoop(time.Since(began), err)
 		}
@@ -200,6 +209,40 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			}
 		}
 		timer.Reset(max(next.Sub(s.Clock.Now()), 0))
+	}
+}
+
+// watchSlow says, while the wake-up that began then runs past SlowWakeUp,
+// that it goes on (again at each SlowWakeUp), and once it ends, how long
+// it took; call the function it returns when the wake-up ends.
+func (s *Scheduler) watchSlow(began time.Time) (ended func()) {
+	every := s.Config.SlowWakeUp
+	var (
+		mu         sync.Mutex
+		said, over bool
+		t          *time.Timer
+	)
+	mu.Lock() // t is set before its function runs
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return
+		}
+		said = true
+		s.Logger.Warn("scheduler passes still running: they wait on the database (a lock another session holds, a transaction that does not end); nothing is scheduled meanwhile",
+			"for", time.Since(began).Round(time.Second))
+		t.Reset(every)
+	})
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		over = true
+		t.Stop()
+		if said {
+			s.Logger.Warn("slow scheduler passes ended", "after", time.Since(began).Round(time.Millisecond))
+		}
 	}
 }
 
@@ -481,6 +524,9 @@ func (s *Scheduler) init() {
 	}
 	if c.CallbackMaxAttempts <= 0 {
 		c.CallbackMaxAttempts = DefaultCallbackMaxAttempts
+	}
+	if c.SlowWakeUp <= 0 {
+		c.SlowWakeUp = DefaultSlowWakeUp
 	}
 	if c.StaleCheckInterval <= 0 {
 		c.StaleCheckInterval = c.HeartbeatTimeout / 4

@@ -1,0 +1,73 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// heldDagList is a store whose DAG listings wait until release is closed:
+// a pass held by the database (a lock another session holds).
+type heldDagList struct {
+	store.Store
+	release <-chan struct{}
+}
+
+func (s heldDagList) DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error) {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.DagList(ctx, p)
+}
+
+// lockedLog is a log output safe for the scheduler's goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+// Passes held by the database are said while they go on, again at each
+// SlowWakeUp, and once they end: a scheduler that schedules nothing
+// because a lock holds it is not silent.
+func TestSlowPassesAreSaid(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, wideDAG("held", 1, 1))
+	release := make(chan struct{})
+	out := &lockedLog{}
+	s := &scheduler.Scheduler{Store: heldDagList{Store: h.st, release: release}, Clock: core.SystemClock{},
+		Logger: slog.New(slog.NewTextHandler(out, nil)),
+		Config: scheduler.Config{PollInterval: time.Hour, StaleCheckInterval: time.Hour, WorkerCheckInterval: time.Hour,
+			SlowWakeUp: 20 * time.Millisecond}}
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	go func() { _ = s.Start(ctx) }()
+	const still, ended = "scheduler passes still running", "slow scheduler passes ended"
+	waitFor(t, nil, func() bool { return out.count(still) >= 2 })
+	if n := out.count(ended); n != 0 {
+		t.Fatalf("%q said %d times while the pass is held, want none", ended, n)
+	}
+	close(release)
+	waitFor(t, nil, func() bool { return out.count(ended) >= 1 })
+}
