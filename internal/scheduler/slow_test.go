@@ -1,17 +1,16 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/scheduler"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
 )
 
 // heldDagList is a store whose DAG listings wait until release is closed:
@@ -30,24 +29,6 @@ func (s heldDagList) DagList(ctx context.Context, p *store.DagListParams) ([]cor
 	return s.Store.DagList(ctx, p)
 }
 
-// lockedLog is a log output safe for the scheduler's goroutines.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
 // Passes held by the database are said while they go on, again at each
 // SlowWakeUp, and once they end: a scheduler that schedules nothing
 // because a lock holds it is not silent.
@@ -55,7 +36,7 @@ func TestSlowPassesAreSaid(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, wideDAG("held", 1, 1))
 	release := make(chan struct{})
-	out := &lockedLog{}
+	out := &syncbuf.Buffer{}
 	s := &scheduler.Scheduler{Store: heldDagList{Store: h.st, release: release}, Clock: core.SystemClock{},
 		Logger: slog.New(slog.NewTextHandler(out, nil)),
 		Config: scheduler.Config{PollInterval: time.Hour, StaleCheckInterval: time.Hour, WorkerCheckInterval: time.Hour,
@@ -64,10 +45,10 @@ func TestSlowPassesAreSaid(t *testing.T) {
 	defer cancel()
 	go func() { _ = s.Start(ctx) }()
 	const still, ended = "scheduler passes still running", "slow scheduler passes ended"
-	waitFor(t, nil, func() bool { return out.count(still) >= 2 })
-	if n := out.count(ended); n != 0 {
+	waitFor(t, nil, func() bool { return strings.Count(out.String(), still) >= 2 })
+	if n := strings.Count(out.String(), ended); n != 0 {
 		t.Fatalf("%q said %d times while the pass is held, want none", ended, n)
 	}
 	close(release)
-	waitFor(t, nil, func() bool { return out.count(ended) >= 1 })
+	waitFor(t, nil, func() bool { return strings.Contains(out.String(), ended) })
 }
