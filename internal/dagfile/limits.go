@@ -68,17 +68,33 @@ func (l *Loader) ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err == nil && fi.Size() > l.maxBytes {
-		return nil, l.tooLarge(path, fi.Size())
+	size := int64(512) // a file whose size is unknown grows the buffer
+	if fi, err := f.Stat(); err == nil {
+		if fi.Size() > l.maxBytes {
+			return nil, l.tooLarge(path, fi.Size())
+		}
+		size = fi.Size() + 1 // one more byte: the end is read without growing
 	}
-	data, err := io.ReadAll(io.LimitReader(f, l.maxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	// One buffer of the file's size, as os.ReadFile reads (io.ReadAll's
+	// doublings cost a folder of many files a copy and fresh pages each),
+	// within the limit however the file grows meanwhile.
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > l.maxBytes {
+			return nil, l.tooLarge(path, -1)
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
-	if int64(len(data)) > l.maxBytes {
-		return nil, l.tooLarge(path, -1)
-	}
-	return data, nil
 }
 
 func (l *Loader) tooLarge(path string, size int64) error {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,6 +42,38 @@ func TestLoaderRefusesLargeFiles(t *testing.T) {
 	}
 	if _, err := l.Load(t.Context(), "mem.yaml", []byte(dag+"\n")); err == nil || !strings.Contains(err.Error(), "mem.yaml: ") || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load of data over the limit: %v", err)
+	}
+}
+
+// A file whose size its stat does not tell (a named pipe) is read within
+// the limit all the same: its bytes up to it load, one more is refused.
+func TestLoaderBoundsAFileOfUnknownSize(t *testing.T) {
+	t.Parallel()
+	dag := "dag_id: piped\ntasks:\n  - task_id: t\n    operator: noop\n" + strings.Repeat("#", 2000) + "\n"
+	l := NewLoader(int64(len(dag)), time.Minute)
+	for _, tc := range []struct {
+		name, content string
+		refused       bool
+	}{{"at the limit", dag, false}, {"over it", dag + "#", true}} {
+		fifo := filepath.Join(t.TempDir(), "piped.yaml")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			_, _ = f.WriteString(tc.content) // a refused read closes its end early
+		}()
+		data, err := l.ReadFile(fifo)
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(), "over the limit")):
+			t.Errorf("%s: ReadFile = %d bytes, %v; want it refused", tc.name, len(data), err)
+		case !tc.refused && (err != nil || string(data) != tc.content):
+			t.Errorf("%s: ReadFile = %d bytes, %v; want the %d bytes", tc.name, len(data), err, len(tc.content))
+		}
 	}
 }
 

@@ -34,9 +34,11 @@ type fileDAG struct {
 }
 
 // recorded is the JSON of a file's recorded DAGs, split when one of them
-// is first decoded.
+// is first decoded; read by load first when the record was listed without
+// it (Processor.lazyDAGs).
 type recorded struct {
 	json  string
+	load  func() (string, error)
 	split []json.RawMessage
 }
 
@@ -52,6 +54,13 @@ func parsedDAGs(dags []core.DAG) []*fileDAG {
 func (f *fileDAG) DAG() (core.DAG, error) {
 	if f.dag == nil {
 		if f.rec.split == nil {
+			if f.rec.load != nil {
+				js, err := f.rec.load()
+				if err != nil {
+					return core.DAG{}, fmt.Errorf("read the recorded parse of dag %s: %w", f.id, err)
+				}
+				f.rec.json, f.rec.load = js, nil
+			}
 			if err := json.Unmarshal([]byte(f.rec.json), &f.rec.split); err != nil {
 				return core.DAG{}, fmt.Errorf("decode the recorded parse of dag %s: %w", f.id, err)
 			}
@@ -120,7 +129,7 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 	if st.loaded && sum == st.sum {
 		return nil
 	}
-	if !p.reuse(path, sum[:], st) {
+	if !p.reuse(ctx, path, sum[:], st) {
 		p.parses++
 		dags, err := p.loader.Load(ctx, path, data)
 		if ctx.Err() != nil {

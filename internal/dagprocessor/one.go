@@ -16,10 +16,15 @@ import (
 // deployment, whose own processor stays the only one that deactivates DAGs.
 // It returns the DAG recorded, the file's import error when the DAG's file
 // is broken, and an error wrapping core.ErrNotFound when no source defines
-// dagID.
+// dagID. Of the folder's recorded parses, a processor's first RecordOne
+// reads the DAGs of the file it records alone (the others' ids and sums
+// tell which files are unchanged and who defines what).
 func (p *Processor) RecordOne(ctx context.Context, dagID string) (*core.DAG, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.files == nil { // the first load: of the recorded parses, one file's DAGs are needed
+		p.lazyDAGs = true
+	}
 	plan, err := p.load(ctx)
 	if err != nil {
 		return nil, err

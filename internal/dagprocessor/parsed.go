@@ -19,7 +19,7 @@ func (p *Processor) initParsed(ctx context.Context) error {
 	if p.Parser == "" {
 		return nil
 	}
-	files, err := p.Store.DagFileList(ctx)
+	files, err := p.Store.DagFileList(ctx, &store.DagFileListParams{NoDAGs: p.lazyDAGs})
 	if err != nil {
 		return fmt.Errorf("list parsed dag files: %w", err)
 	}
@@ -35,7 +35,7 @@ func (p *Processor) initParsed(ctx context.Context) error {
 // same bytes with the same Parser, and reports whether it did. A record is
 // used at most once, at the file's first read: later reads of a changed
 // file find the record of the bytes parsed last, by this processor.
-func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
+func (p *Processor) reuse(ctx context.Context, path string, sum []byte, st *fileState) bool {
 	f, ok := p.unused[path]
 	delete(p.unused, path)
 	if !ok || f.Parser != p.Parser || f.Sum != hex.EncodeToString(sum) {
@@ -46,11 +46,27 @@ func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
 		return true
 	}
 	rec := &recorded{json: f.DAGs}
+	if p.lazyDAGs {
+		rec.load = func() (string, error) { return p.recordedDAGs(ctx, f) }
+	}
 	st.dags, st.err = make([]*fileDAG, len(f.DagIDs)), nil
 	for i, id := range f.DagIDs {
 		st.dags[i] = &fileDAG{id: id, rec: rec, i: i}
 	}
 	return true
+}
+
+// recordedDAGs reads the DAGs of listed, a recorded parse listed without
+// them, provided the record still holds the parse listed.
+func (p *Processor) recordedDAGs(ctx context.Context, listed store.DagFile) (string, error) {
+	f, err := p.Store.DagFileGet(ctx, listed.Fileloc)
+	if err != nil {
+		return "", err
+	}
+	if f.Parser != listed.Parser || f.Sum != listed.Sum || f.Error != "" {
+		return "", fmt.Errorf("the recorded parse of %s changed while it was read (another process parsed the file since): try again", listed.Fileloc)
+	}
+	return f.DAGs, nil
 }
 
 // record keeps what parsing path gave for any process's next parse of the

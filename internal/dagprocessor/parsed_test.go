@@ -1,12 +1,14 @@
 package dagprocessor
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
@@ -94,7 +97,7 @@ func TestRecordedParsesAreReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	restart("build-2")
-	files, err := storeOf(p).DagFileList(t.Context())
+	files, err := storeOf(p).DagFileList(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +153,7 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	for _, path := range paths {
 		dags, loadErr, sum := parses[path].dags, parses[path].loadErr, parses[path].sum
 		var got fileState
-		if !q.reuse(path, sum[:], &got) {
+		if !q.reuse(t.Context(), path, sum[:], &got) {
 			t.Fatalf("%s: the recorded parse is not reused", path)
 		}
 		if loadErr != nil {
@@ -180,8 +183,89 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	if loaded < 20 {
 		t.Errorf("only %d files loaded: the globs miss the examples", loaded)
 	}
-	rows, err := p.Store.DagFileList(t.Context())
+	rows, err := p.Store.DagFileList(t.Context(), nil)
 	if err != nil || len(rows) != len(paths) {
 		t.Errorf("recorded %d files (%v), want %d", len(rows), err, len(paths))
+	}
+}
+
+// dagFileReads counts what a processor reads of the recorded parses: the
+// lists with and without their DAGs, and the files read whole.
+type dagFileReads struct {
+	Store
+	mu              sync.Mutex
+	lists, bareList int
+	got             []string
+	onGet           func() // before each DagFileGet
+}
+
+func (s *dagFileReads) DagFileList(ctx context.Context, p *store.DagFileListParams) ([]store.DagFile, error) {
+	s.mu.Lock()
+	if p != nil && p.NoDAGs {
+		s.bareList++
+	} else {
+		s.lists++
+	}
+	s.mu.Unlock()
+	return s.Store.DagFileList(ctx, p)
+}
+
+func (s *dagFileReads) DagFileGet(ctx context.Context, fileloc string) (*store.DagFile, error) {
+	s.mu.Lock()
+	s.got = append(s.got, filepath.Base(fileloc))
+	s.mu.Unlock()
+	if s.onGet != nil {
+		s.onGet()
+	}
+	return s.Store.DagFileGet(ctx, fileloc)
+}
+
+// RecordOne (`weir dags test`) reads the DAGs of the one recorded parse it
+// needs, not every file's: a folder of many DAGs costs a test their ids
+// and sums alone. A record replaced between the list and the read is said,
+// not used.
+func TestRecordOneReadsOneRecordedFile(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	p.Parser = "build-1"
+	for _, id := range []string{"alpha", "beta", "gamma"} {
+		write(t, filepath.Join(dir, id+".yaml"), dagYAML(id, "echo "+id))
+	}
+	syncOnce(t, p) // every file parsed and recorded
+
+	reads := &dagFileReads{Store: p.Store}
+	one := &Processor{Store: reads, Dir: dir, Parser: "build-1"}
+	d, err := one.RecordOne(t.Context(), "beta")
+	if err != nil || d.DagID != "beta" || d.Tasks[0].Args["bash_command"] != "echo beta" {
+		t.Fatalf("RecordOne(beta) = %+v, %v; want beta's DAG", d, err)
+	}
+	if one.parses != 0 {
+		t.Errorf("RecordOne parsed %d files, want none (all recorded)", one.parses)
+	}
+	if reads.lists != 0 || reads.bareList != 1 || !slices.Equal(reads.got, []string{"beta.yaml"}) {
+		t.Errorf("RecordOne read %d whole lists, %d lists without DAGs and the files %v; want 0, 1 and [beta.yaml]",
+			reads.lists, reads.bareList, reads.got)
+	}
+
+	// A processor's later loads, and a whole processor, read the list whole.
+	whole := &dagFileReads{Store: p.Store}
+	syncOnce(t, &Processor{Store: whole, Dir: dir, Parser: "build-1", Clock: p.Clock, PauseNew: true})
+	if whole.lists != 1 || whole.bareList != 0 || len(whole.got) != 0 {
+		t.Errorf("a processor's sync read %d whole lists, %d without DAGs, files %v; want 1, 0, none",
+			whole.lists, whole.bareList, whole.got)
+	}
+
+	// Another process records beta's file anew (another parser) between
+	// the list and the read.
+	raced := &dagFileReads{Store: p.Store}
+	raced.onGet = func() {
+		if err := storeOf(p).DagFileSet(t.Context(), &store.DagFile{Fileloc: filepath.Join(dir, "beta.yaml"), Parser: "build-2",
+			Sum: "other", DagIDs: []string{"beta"}, DAGs: `[{"dag_id":"beta"}]`}); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err = (&Processor{Store: raced, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "beta")
+	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Errorf("RecordOne with its record replaced meanwhile: err = %v, want it to say the record changed", err)
 	}
 }

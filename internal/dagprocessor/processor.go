@@ -69,6 +69,9 @@ type Processor struct {
 	recorded map[string]bool          // file paths with a recorded parse
 	parses   int                      // files parsed, for tests
 	loader   *dagfile.Loader          // Loader, or the default one
+	// lazyDAGs: the recorded parses were listed without their DAGs, read
+	// (DagFileGet) when one of a file's is needed (RecordOne's first load).
+	lazyDAGs bool
 }
 
 // Start syncs at once and then every Interval until ctx is done; it
@@ -343,7 +346,8 @@ type Store interface {
 	DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error)
 	DagSync(ctx context.Context, p *store.DagSyncParams) (versionID int64, change store.DagSyncChange, err error)
 	DagFileSet(ctx context.Context, f *store.DagFile) error
-	DagFileList(ctx context.Context) ([]store.DagFile, error)
+	DagFileList(ctx context.Context, p *store.DagFileListParams) ([]store.DagFile, error)
+	DagFileGet(ctx context.Context, fileloc string) (*store.DagFile, error)
 	DagFileDelete(ctx context.Context, fileloc string) error
 	ImportErrorDelete(ctx context.Context, filename string) error
 	ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, error)

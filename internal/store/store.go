@@ -114,10 +114,12 @@ type DagStore interface {
 	ImportErrorCount(ctx context.Context, p *ImportErrorListParams) (int, error)
 
 	// DagFileSet records (or replaces) what the last parse of one DAG file
-	// gave; DagFileList lists every file's; DagFileDelete removes one (no
-	// error when absent).
+	// gave; DagFileList lists every file's, by path; DagFileGet returns
+	// one file's (core.ErrNotFound when none is recorded); DagFileDelete
+	// removes one (no error when absent).
 	DagFileSet(ctx context.Context, f *DagFile) error
-	DagFileList(ctx context.Context) ([]DagFile, error)
+	DagFileList(ctx context.Context, p *DagFileListParams) ([]DagFile, error)
+	DagFileGet(ctx context.Context, fileloc string) (*DagFile, error)
 	DagFileDelete(ctx context.Context, fileloc string) error
 
 	// DagWarningSet records (or replaces) a DAG's warning of one type;
@@ -140,6 +142,14 @@ type DagFile struct {
 	DAGs     string    // JSON of the []core.DAG the file defines, when Error is ""
 	Error    string    // why the file does not load, or ""
 	ParsedAt time.Time // when it was parsed
+}
+
+// DagFileListParams shapes DagFileList (nil: every field of every file).
+type DagFileListParams struct {
+	// NoDAGs leaves each file's DAGs empty: a process that needs the DAGs
+	// of one file (`weir dags test`) reads that file's with DagFileGet
+	// rather than every file's JSON.
+	NoDAGs bool
 }
 
 // DagWarningListParams filters and pages DagWarningList.

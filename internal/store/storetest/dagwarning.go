@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -63,14 +64,30 @@ func testDagFiles(t *testing.T, f *fixture) {
 	a2 := store.DagFile{Fileloc: "/dags/a.yaml", Parser: "p2", Sum: "s3", DagIDs: []string{"a2", "b2"},
 		DAGs: `[{"dag_id":"a2"},{"dag_id":"b2"}]`, ParsedAt: f.at(time.Second)}
 	must(t, f.st.DagFileSet(f.ctx, &a2), "replace a")
-	list, err := f.st.DagFileList(f.ctx)
+	list, err := f.st.DagFileList(f.ctx, nil)
 	must(t, err, "list")
 	if diff := cmp.Diff([]store.DagFile{a2, b}, list, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("dag files after replacing a (-want +got):\n%s", diff)
 	}
+	// Without the DAGs: every other field, and one file's whole by Get.
+	list, err = f.st.DagFileList(f.ctx, &store.DagFileListParams{NoDAGs: true})
+	must(t, err, "list without dags")
+	a2bare := a2
+	a2bare.DAGs = ""
+	if diff := cmp.Diff([]store.DagFile{a2bare, b}, list, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dag files without their dags (-want +got):\n%s", diff)
+	}
+	got, err := f.st.DagFileGet(f.ctx, "/dags/a.yaml")
+	must(t, err, "get a")
+	if diff := cmp.Diff(&a2, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dag file a (-want +got):\n%s", diff)
+	}
+	if _, err := f.st.DagFileGet(f.ctx, "/dags/never.yaml"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("get of a file never recorded: err = %v, want core.ErrNotFound", err)
+	}
 	must(t, f.st.DagFileDelete(f.ctx, "/dags/a.yaml"), "delete a")
 	must(t, f.st.DagFileDelete(f.ctx, "/dags/never.yaml"), "delete absent")
-	list, err = f.st.DagFileList(f.ctx)
+	list, err = f.st.DagFileList(f.ctx, nil)
 	must(t, err, "list after delete")
 	if diff := cmp.Diff([]store.DagFile{b}, list, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("dag files after deleting a (-want +got):\n%s", diff)
