@@ -68,7 +68,7 @@ func (l *Loader) ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer func() { _ = f.Close() }()
-	size := int64(512) // a file whose size is unknown grows the buffer
+	var size int64
 	if fi, err := f.Stat(); err == nil {
 		if fi.Size() > l.maxBytes {
 			return nil, l.tooLarge(path, fi.Size())
@@ -76,11 +76,12 @@ func (l *Loader) ReadFile(path string) ([]byte, error) {
 		size = fi.Size() + 1 // one more byte: the end is read without growing
 	}
 	// One buffer of the file's size, as os.ReadFile reads (io.ReadAll's
-	// doublings cost a folder of many files a copy and fresh pages each),
-	// within the limit however the file grows meanwhile.
-	data := make([]byte, 0, size)
+	// doublings cost a folder of many files a copy and fresh pages each);
+	// a file whose size its stat does not tell (a pipe) grows it. No read
+	// goes past the limit's first byte, however the file grows meanwhile.
+	data := make([]byte, 0, max(size, 512))
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := f.Read(data[len(data):min(cap(data), int(l.maxBytes)+1)])
 		data = data[:len(data)+n]
 		if int64(len(data)) > l.maxBytes {
 			return nil, l.tooLarge(path, -1)

@@ -38,7 +38,7 @@ type fileDAG struct {
 // it (Processor.lazyDAGs).
 type recorded struct {
 	json  string
-	load  func() (string, error)
+	load  func(context.Context) (string, error)
 	split []json.RawMessage
 }
 
@@ -50,12 +50,13 @@ func parsedDAGs(dags []core.DAG) []*fileDAG {
 	return out
 }
 
-// DAG returns a copy of the DAG to sync, decoding a recorded one once.
-func (f *fileDAG) DAG() (core.DAG, error) {
+// DAG returns a copy of the DAG to sync, decoding a recorded one once
+// (reading it first, with ctx, when it was listed without its DAGs).
+func (f *fileDAG) DAG(ctx context.Context) (core.DAG, error) {
 	if f.dag == nil {
 		if f.rec.split == nil {
 			if f.rec.load != nil {
-				js, err := f.rec.load()
+				js, err := f.rec.load(ctx)
 				if err != nil {
 					return core.DAG{}, fmt.Errorf("read the recorded parse of dag %s: %w", f.id, err)
 				}
@@ -129,7 +130,7 @@ func (p *Processor) refresh(ctx context.Context, path string, st *fileState) err
 	if st.loaded && sum == st.sum {
 		return nil
 	}
-	if !p.reuse(ctx, path, sum[:], st) {
+	if !p.reuse(path, sum[:], st) {
 		p.parses++
 		dags, err := p.loader.Load(ctx, path, data)
 		if ctx.Err() != nil {

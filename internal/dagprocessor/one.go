@@ -35,7 +35,7 @@ func (p *Processor) RecordOne(ctx context.Context, dagID string) (*core.DAG, err
 	}
 	for _, fd := range plan.dags {
 		if fd.id == dagID {
-			d, err := fd.DAG()
+			d, err := fd.DAG(ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -35,7 +35,7 @@ func (p *Processor) initParsed(ctx context.Context) error {
 // same bytes with the same Parser, and reports whether it did. A record is
 // used at most once, at the file's first read: later reads of a changed
 // file find the record of the bytes parsed last, by this processor.
-func (p *Processor) reuse(ctx context.Context, path string, sum []byte, st *fileState) bool {
+func (p *Processor) reuse(path string, sum []byte, st *fileState) bool {
 	f, ok := p.unused[path]
 	delete(p.unused, path)
 	if !ok || f.Parser != p.Parser || f.Sum != hex.EncodeToString(sum) {
@@ -47,7 +47,7 @@ func (p *Processor) reuse(ctx context.Context, path string, sum []byte, st *file
 	}
 	rec := &recorded{json: f.DAGs}
 	if p.lazyDAGs {
-		rec.load = func() (string, error) { return p.recordedDAGs(ctx, f) }
+		rec.load = func(ctx context.Context) (string, error) { return p.recordedDAGs(ctx, f) }
 	}
 	st.dags, st.err = make([]*fileDAG, len(f.DagIDs)), nil
 	for i, id := range f.DagIDs {
@@ -57,16 +57,20 @@ func (p *Processor) reuse(ctx context.Context, path string, sum []byte, st *file
 }
 
 // recordedDAGs reads the DAGs of listed, a recorded parse listed without
-// them, provided the record still holds the parse listed.
+// them, provided the record still holds the parse listed: one replaced or
+// deleted since (another process parsed the file anew, or saw it go) is
+// an error of its own, never core.ErrNotFound, which would say the DAG is
+// not defined.
 func (p *Processor) recordedDAGs(ctx context.Context, listed store.DagFile) (string, error) {
 	f, err := p.Store.DagFileGet(ctx, listed.Fileloc)
-	if err != nil {
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+	case err != nil:
 		return "", err
+	case f.Parser == listed.Parser && f.Sum == listed.Sum && f.Error == "":
+		return f.DAGs, nil
 	}
-	if f.Parser != listed.Parser || f.Sum != listed.Sum || f.Error != "" {
-		return "", fmt.Errorf("the recorded parse of %s changed while it was read (another process parsed the file since): try again", listed.Fileloc)
-	}
-	return f.DAGs, nil
+	return "", fmt.Errorf("the recorded parse of %s changed while it was read (another process parsed the file since): run the test again", listed.Fileloc)
 }
 
 // record keeps what parsing path gave for any process's next parse of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,7 +154,7 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 	for _, path := range paths {
 		dags, loadErr, sum := parses[path].dags, parses[path].loadErr, parses[path].sum
 		var got fileState
-		if !q.reuse(t.Context(), path, sum[:], &got) {
+		if !q.reuse(path, sum[:], &got) {
 			t.Fatalf("%s: the recorded parse is not reused", path)
 		}
 		if loadErr != nil {
@@ -168,7 +169,7 @@ func TestRecordedParsesGiveTheSameDAGs(t *testing.T) {
 		}
 		for i := range dags {
 			want := &dags[i]
-			have, err := got.dags[i].DAG()
+			have, err := got.dags[i].DAG(t.Context())
 			if err != nil || got.dags[i].id != want.DagID {
 				t.Fatalf("%s: recorded dag %d is %q (%v), want %s", path, i, got.dags[i].id, err, want.DagID)
 			}
@@ -235,7 +236,8 @@ func TestRecordOneReadsOneRecordedFile(t *testing.T) {
 
 	reads := &dagFileReads{Store: p.Store}
 	one := &Processor{Store: reads, Dir: dir, Parser: "build-1"}
-	d, err := one.RecordOne(t.Context(), "beta")
+	first, endFirst := context.WithCancel(t.Context())
+	d, err := one.RecordOne(first, "beta")
 	if err != nil || d.DagID != "beta" || d.Tasks[0].Args["bash_command"] != "echo beta" {
 		t.Fatalf("RecordOne(beta) = %+v, %v; want beta's DAG", d, err)
 	}
@@ -247,7 +249,14 @@ func TestRecordOneReadsOneRecordedFile(t *testing.T) {
 			reads.lists, reads.bareList, reads.got)
 	}
 
-	// A processor's later loads, and a whole processor, read the list whole.
+	// The same processor records another DAG after the first call's
+	// context ended: its records' DAGs are read with the new one.
+	endFirst()
+	if d, err := one.RecordOne(t.Context(), "gamma"); err != nil || d.DagID != "gamma" {
+		t.Errorf("a second RecordOne (gamma) after the first's context ended: %+v, %v", d, err)
+	}
+
+	// A processor that records every DAG reads the list whole.
 	whole := &dagFileReads{Store: p.Store}
 	syncOnce(t, &Processor{Store: whole, Dir: dir, Parser: "build-1", Clock: p.Clock, PauseNew: true})
 	if whole.lists != 1 || whole.bareList != 0 || len(whole.got) != 0 {
@@ -267,5 +276,17 @@ func TestRecordOneReadsOneRecordedFile(t *testing.T) {
 	_, err = (&Processor{Store: raced, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "beta")
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Errorf("RecordOne with its record replaced meanwhile: err = %v, want it to say the record changed", err)
+	}
+	// Or deletes it: the DAG is not "not found" (a test would then run a
+	// deployment's recorded version instead).
+	gone := &dagFileReads{Store: p.Store}
+	gone.onGet = func() {
+		if err := storeOf(p).DagFileDelete(t.Context(), filepath.Join(dir, "alpha.yaml")); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err = (&Processor{Store: gone, Dir: dir, Parser: "build-1"}).RecordOne(t.Context(), "alpha")
+	if err == nil || errors.Is(err, core.ErrNotFound) || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Errorf("RecordOne with its record deleted meanwhile: err = %v, want it to say the record changed, not ErrNotFound", err)
 	}
 }

@@ -116,7 +116,7 @@ func (p *Processor) SyncOnce(ctx context.Context) error {
 	var errs []error
 	changed := false
 	for _, fd := range plan.dags {
-		d, err := fd.DAG()
+		d, err := fd.DAG(ctx)
 		if err != nil {
 			errs = append(errs, err)
 			continue

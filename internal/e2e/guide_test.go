@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the deployment's sessions
+
 	"github.com/weirflow/weir/internal/testutil/lbtest"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
@@ -153,7 +155,9 @@ func (f *fleet) sh(name string, loadEnv bool, oldNew ...string) string {
 // health returns what `weir health` lists from the database (every
 // process's last heartbeat, for a failure's message), or why it could not.
 func (f *fleet) health() string {
-	cmd := exec.Command(weirBin, "health")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, weirBin, "health")
 	cmd.Env = weirtest.Env(append([]string{"WEIR_HOME=" + f.admin}, f.env(filepath.Join(f.etc, "weir.env"))...))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -56,9 +56,10 @@ type Config struct {
 	MaxMapLength int
 	// SlowWakeUp is how long a wake-up's passes may run before the
 	// scheduler says, and says again at each such interval, that they go
-	// on (default 30 s): passes that long wait on the database, for a lock
-	// another session holds or a transaction that does not end, and do
-	// nothing else meanwhile (no run is scheduled, no try failed over).
+	// on (default 30 s): passes that long likely wait on the database, for
+	// a lock another session holds or a transaction that does not end, and
+	// this scheduler does nothing else meanwhile (no run scheduled, no try
+	// failed over).
 	SlowWakeUp time.Duration
 	// OnlyDagID, when set, confines the scheduler to that DAG's existing
 	// runs, whether or not the DAG is paused, creates no scheduled runs,
@@ -230,7 +231,7 @@ func (s *Scheduler) watchSlow(began time.Time) (ended func()) {
 			return
 		}
 		said = true
-		s.Logger.Warn("scheduler passes still running: they wait on the database (a lock another session holds, a transaction that does not end); nothing is scheduled meanwhile",
+		s.Logger.Warn("scheduler passes still running, likely waiting on the database (a lock another session holds, a transaction that does not end); this scheduler schedules nothing meanwhile",
 			"for", time.Since(began).Round(time.Second))
 		t.Reset(every)
 	})

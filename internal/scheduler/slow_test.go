@@ -42,8 +42,9 @@ func TestSlowPassesAreSaid(t *testing.T) {
 		Config: scheduler.Config{PollInterval: time.Hour, StaleCheckInterval: time.Hour, WorkerCheckInterval: time.Hour,
 			SlowWakeUp: 20 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(h.ctx)
-	defer cancel()
-	go func() { _ = s.Start(ctx) }()
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = s.Start(ctx) }()
+	defer func() { cancel(); <-stopped }() // no pass runs on as the store closes
 	const still, ended = "scheduler passes still running", "slow scheduler passes ended"
 	waitFor(t, nil, func() bool { return strings.Count(out.String(), still) >= 2 })
 	if n := strings.Count(out.String(), ended); n != 0 {

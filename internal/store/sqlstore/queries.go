@@ -42,9 +42,10 @@ const (
 	qDagFileSet = `INSERT INTO dag_file (fileloc, parser, sum, dag_ids, dags, error, parsed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (fileloc) DO UPDATE SET parser = excluded.parser, sum = excluded.sum, dag_ids = excluded.dag_ids,
 		dags = excluded.dags, error = excluded.error, parsed_at = excluded.parsed_at`
-	qDagFileList       = `SELECT fileloc, parser, sum, dag_ids, dags, error, parsed_at FROM dag_file ORDER BY fileloc`
+	qDagFileList       = `SELECT ` + dagFileCols + ` FROM dag_file ORDER BY fileloc`
 	qDagFileListNoDAGs = `SELECT fileloc, parser, sum, dag_ids, '' AS dags, error, parsed_at FROM dag_file ORDER BY fileloc`
-	qDagFileGet        = `SELECT fileloc, parser, sum, dag_ids, dags, error, parsed_at FROM dag_file WHERE fileloc = $1`
+	qDagFileGet        = `SELECT ` + dagFileCols + ` FROM dag_file WHERE fileloc = $1`
+	dagFileCols        = `fileloc, parser, sum, dag_ids, dags, error, parsed_at` // scanDagFile's order
 	qDagFileDelete     = `DELETE FROM dag_file WHERE fileloc = $1`
 
 	qDagWarningSet = `INSERT INTO dag_warning (dag_id, warning_type, message, timestamp) VALUES ($1, $2, $3, $4)
