@@ -7,7 +7,7 @@ PKGS := ./...
 
 # The binary is static (CGO_ENABLED=0: Go's own DNS resolver and user
 # lookup, no libc): it runs on any Linux, and starts faster than one linked
-# against libc (docs/benchmarks.md, seventeenth round).
+# against libc (docs/performance-history.md, seventeenth round).
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/weir ./cmd/weir
 

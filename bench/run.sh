@@ -67,7 +67,7 @@ fi
 
 # Every run's home (and LOGS folder) is removed at the end, not after its
 # run: on ext4 without a journal, files deleted in the last minutes make
-# each new file cost up to several times more (docs/benchmarks.md,
+# each new file cost up to several times more (docs/performance-history.md,
 # fourteenth round), which would fall on the next runs.
 mkdir -p "$HOME/.cache/weir-enginebench"
 HOMES=$(mktemp -d "$HOME/.cache/weir-enginebench/bench-XXXXXX")

@@ -217,7 +217,7 @@ func drive(args []string) error {
 	// VM's disk) every inode allocation skips, one buffer lookup each, the
 	// inodes freed in the last 60-360 s, so a repetition run after its
 	// predecessor's thousands of log files were deleted paid up to twice
-	// the CPU a task (docs/benchmarks.md, fourteenth round). -keep keeps
+	// the CPU a task (docs/performance-history.md, fourteenth round). -keep keeps
 	// them for a caller (bench/run.sh) that removes its homes at its end.
 	homes, err := os.MkdirTemp(o.homes, "run-")
 	if err != nil {

@@ -82,7 +82,7 @@ func spawnAt(n, par int) (spawnCost, error) {
 
 // spawns is the "spawns" mode: what `bash -c true` costs this machine at
 // each degree of concurrency, the floor under a bash task's cost there
-// (docs/benchmarks.md, issue 14's fifteenth round): on a VM whose page
+// (docs/performance-history.md, issue 14's fifteenth round): on a VM whose page
 // faults and system calls cost more when both vCPUs take them, two
 // starts at a time cost each shell far more CPU than one.
 func spawns(args []string) error {

@@ -117,7 +117,7 @@ func newRoot(opts *Options) *cobra.Command { return newRootFor(opts, nil) }
 
 // newRootFor builds the command tree for the command line args: only the
 // root command args name, when it names one (building every command is
-// ~1 ms of each start, docs/benchmarks.md); all of them otherwise (no
+// ~1 ms of each start, docs/performance-history.md); all of them otherwise (no
 // command, help, completion, a misspelt name), as newRoot does.
 func newRootFor(opts *Options, args []string) *cobra.Command {
 	if opts.triggerTypes == nil {

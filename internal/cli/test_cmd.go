@@ -128,7 +128,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	a.opts.onlyDagID = p.DagID // this process's scheduler and service run this DAG alone
 	// One run's reads need no pool: each SQLite connection parses the whole
 	// schema as it opens and keeps statements and pages of its own, and a
-	// test opened four where one serves (docs/benchmarks.md).
+	// test opened four where one serves (docs/performance-history.md).
 	a.opts.readConns = 1
 	p.Running = true // as Airflow's dag.test(): no wait for a max_active_runs slot
 	// The run records this process's api-server job row: a scheduler fails
@@ -355,7 +355,7 @@ func endTest(ctx context.Context, svc *service.Service, actor core.Actor, run *c
 // 2×) until restore is called, unless GOGC (read by the Go runtime) is
 // set. Start-up builds a live heap of a few MiB in one go: collecting it
 // less often saves ~5 % of a one-task test's CPU, peak RSS unchanged
-// (docs/benchmarks.md); the run itself, which may be long, collects as
+// (docs/performance-history.md); the run itself, which may be long, collects as
 // usual.
 func startupGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
@@ -413,7 +413,7 @@ var unfinishedCallbacks = []core.CallbackState{core.CallbackQueued, core.Callbac
 
 // eachEvery bounds how often waitForRun streams the logs: a chain of short
 // tasks wakes it two or three times a step, and each poll lists instances
-// and reads log files beside the run's own work (docs/benchmarks.md);
+// and reads log files beside the run's own work (docs/performance-history.md);
 // twenty times a second is as live as a reader needs.
 const eachEvery = 50 * time.Millisecond
 

@@ -12,7 +12,7 @@ import (
 // handedOut remembers the tries this server started and handed to a worker,
 // each under the token handed with it, until the try's state report: a
 // report with that very token is ended from the try as it was started,
-// without the try gate's read (a round trip on PostgreSQL; docs/benchmarks.md,
+// without the try gate's read (a round trip on PostgreSQL; docs/performance-history.md,
 // issue 14's tenth round). The store still decides: the end is conditioned
 // on the state the try was handed out in (running), and a report of a try
 // that left it meanwhile (failed over, marked, cleared) is read and judged

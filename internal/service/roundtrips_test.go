@@ -30,7 +30,7 @@ import (
 // COMMIT; the end of the try's log, stored with it, goes with the first.
 // A join's last upstream reads the upstream counts first, with the
 // downstream read, and then the lock and the queueing reads: four
-// (docs/benchmarks.md, nineteenth round). Counted by a loopback proxy
+// (docs/performance-history.md, nineteenth round). Counted by a loopback proxy
 // between the store and the server, each burst the store writes one round
 // trip, in a second run of the DAG (the first prepares the statements: a
 // round trip each, once per connection).

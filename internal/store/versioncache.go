@@ -19,7 +19,7 @@ type DagVersionGetter interface {
 // changes and its id is never reused (an identity column on PostgreSQL,
 // AUTOINCREMENT on SQLite), so an entry never goes stale. Without it every
 // start of a try decoded the whole serialized DAG, which for a DAG of 1,000
-// tasks was the largest single cost of starting a try (docs/benchmarks.md).
+// tasks was the largest single cost of starting a try (docs/performance-history.md).
 // Entries are shared: callers must treat them as read-only. The zero value
 // is ready to use.
 type VersionCache struct {

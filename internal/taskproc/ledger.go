@@ -23,7 +23,7 @@ import (
 // shells append as they exit (Outcome.ExitTrap). Replaying a journal
 // from its first line gives what it holds. An append is one system call
 // where a file per record took seven, on inodes ext4 has to journal
-// (docs/benchmarks.md, twenty-fifth round).
+// (docs/performance-history.md, twenty-fifth round).
 //
 // A line is written whole or, its writer killed inside the write, cut
 // short. Every line starts with a line break, so a cut line ends where

@@ -17,7 +17,7 @@ import (
 // to another thread, and the waiting thread, woken by the exit, has to
 // win a P back: futex wake-ups and context switches on every try, dear on
 // the virtual machines Weir is measured on, and sysmon kept polling every
-// 20µs (docs/benchmarks.md, sixteenth round). Here the process's pidfd
+// 20µs (docs/performance-history.md, sixteenth round). Here the process's pidfd
 // waits in the runtime's poller, as a socket does, and no thread waits:
 // cmd.Wait then reaps an exited process at once. Without pidfds (Linux
 // before 5.3, or a filter refusing pidfd_open) it is cmd.Wait alone.

@@ -18,7 +18,7 @@ import (
 // pipelineConnector opens pgx connections whose transactions send what
 // need not wait with the next statement that must: pgx's database/sql
 // driver sends every statement on its own and waits for its answer, a
-// round trip of ~170 µs on loopback (docs/benchmarks.md, issue 14's ninth
+// round trip of ~170 µs on loopback (docs/performance-history.md, issue 14's ninth
 // round). Two things wait:
 //
 //   - a transaction's BEGIN, for its first statement: a transaction that

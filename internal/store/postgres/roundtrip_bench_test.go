@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkRoundTrip measures the unit a PostgreSQL chain step is counted
-// in (docs/benchmarks.md, issue 14's ninth round): one statement's round
+// in (docs/performance-history.md, issue 14's ninth round): one statement's round
 // trip on loopback through database/sql and pgx, a query (SELECT 1) and a
 // transaction of one insert, its BEGIN on its own (pgx's driver) or sent
 // with the insert (pipelineConnector).

@@ -23,7 +23,7 @@ const stmtCacheSize = 256
 // sequence for every statement; this driver answers the prepare from the
 // connection's cache and the close leaves the statement compiled. Without
 // it every statement is parsed and planned again on every call: about a
-// quarter of the engine's CPU in a chain of Go tasks (docs/benchmarks.md).
+// quarter of the engine's CPU in a chain of Go tasks (docs/performance-history.md).
 type cachingConnector struct {
 	dsn   string
 	drv   *sqlite.Driver
@@ -48,7 +48,7 @@ func (c cachingConnector) Driver() driver.Driver { return c.drv }
 // journal_size_limit) instead of deleting the two files, which the next
 // process would create again. On this machine's ext4 a file's creation and
 // removal cost up to a millisecond each, and every command opens the
-// database (docs/benchmarks.md).
+// database (docs/performance-history.md).
 func persistWAL(conn driver.Conn) error {
 	fc, ok := conn.(sqlite.FileControl)
 	if !ok {
@@ -134,7 +134,7 @@ func (c *cachingConn) prepare(ctx context.Context, query string) (driver.Stmt, e
 // Behind the unary plus the planner reads the limit as the statement
 // runs; the plans the stores' tests and benchmarks run are the same, but
 // for list pages sorted on an indexed column, which now read that index
-// in order rather than sort the whole table (docs/benchmarks.md).
+// in order rather than sort the whole table (docs/performance-history.md).
 func fixedPlan(query string) string {
 	return strings.ReplaceAll(query, "LIMIT $", "LIMIT +$")
 }
