@@ -111,7 +111,7 @@ type Runner struct {
 	// PathDir is put first on a bash task's PATH (the directory of the
 	// worker's own executable, so `weir xcom push` works inside).
 	PathDir    string
-	BaseEnv    []string      // the worker's environment; nil = os.Environ()
+	BaseEnv    []string      // the worker's environment; nil = os.Environ() (tasks get it less Weir's own secrets: TaskEnviron)
 	HTTPClient *http.Client  // nil = a client with a 5 min timeout
 	MaxSQLRows int           // rows kept as a SELECT's return value; 0 = 1000
 	KillGrace  time.Duration // SIGTERM → SIGKILL of a cancelled bash task; 0 = 5 s
@@ -242,9 +242,34 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func (r *Runner) baseEnv() []string {
 	if r.BaseEnv != nil {
-		return r.BaseEnv
+		return TaskEnviron(r.BaseEnv)
 	}
-	return os.Environ()
+	return TaskEnviron(os.Environ())
+}
+
+// TaskEnviron is a worker's environment as its tasks (and callbacks) get
+// it: without what configures or authenticates Weir itself. A task's
+// code, and every viewer of a log it prints its environment to, must not
+// hold the worker's credential (WEIR_WORKER_TOKEN: claiming any queue's
+// tries as the worker), Weir's configuration overrides (WEIR__SECTION__KEY:
+// the database's DSN, the signing keys) or connections given to the
+// process (WEIR_CONN_<ID>: a task reaches the connections it declares,
+// through the Execution API). Everything else is inherited, as in Airflow.
+func TaskEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !weirSecret(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// weirSecret reports whether the environment variable name configures or
+// authenticates Weir (TaskEnviron).
+func weirSecret(name string) bool {
+	return name == "WEIR_WORKER_TOKEN" || strings.HasPrefix(name, "WEIR__") || strings.HasPrefix(name, "WEIR_CONN_")
 }
 
 func (r *Runner) killGrace() time.Duration {

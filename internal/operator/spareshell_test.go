@@ -359,3 +359,27 @@ func TestNoSpareIsMadeWhileTheCoresAreBusy(t *testing.T) {
 	warmUp(t, r)
 	spareReady(t, r)
 }
+
+// A task's shell, its own or a spare one, inherits the worker's
+// environment less what configures or authenticates Weir: the worker's
+// credential, WEIR__ configuration (a DSN, signing keys) and WEIR_CONN_
+// connections (TaskEnviron).
+func TestTasksGetNoneOfWeirsSecrets(t *testing.T) {
+	t.Parallel()
+	env := []string{"PATH=/usr/bin:/bin", "WORKER_VAR=kept", "WEIR_HOME=/srv/weir",
+		"WEIR_WORKER_TOKEN=worker-credential", "WEIR__DATABASE__CONN=postgres://weir:pw@db/weir",
+		"WEIR__API_AUTH__JWT_SECRET=signing-key", "WEIR_CONN_WAREHOUSE=postgres://svc:pw@wh/dw"}
+	cmd := `echo "vars: $WORKER_VAR $WEIR_HOME"; env | grep -E '^WEIR_(WORKER_TOKEN|_|CONN_)' | sort; echo end`
+	const want = "vars: kept /srv/weir\nend\n"
+	own := &Runner{BaseEnv: env}
+	if log, _, _, _ := runWith(t, own, cmd, nil); log != want {
+		t.Errorf("a shell of its own printed %q, want %q", log, want)
+	}
+	spare := &Runner{BaseEnv: env, SpareShell: true}
+	defer spare.Close()
+	warmUp(t, spare)
+	spareReady(t, spare)
+	if log, _, _, spared := runWith(t, spare, cmd, nil); !spared || log != want {
+		t.Errorf("a spare shell (ran in one: %v) printed %q, want %q", spared, log, want)
+	}
+}

@@ -78,7 +78,7 @@ func (w *Worker) runCallback(ctx context.Context, cw execclient.CallbackWorkload
 	go func() { defer close(hbDone); w.callbackHeartbeat(runCtx, cc, cb.ID, cancel, log) }()
 
 	sink := newCallbackLogSink(ctx, w, cc, &cb, log)
-	red := operator.NewRedactor(sink, cw.Token)
+	red := operator.NewRedactor(sink, cw.Token, w.Client.Token())
 	_, _ = fmt.Fprintf(red, "[%s] weir: callback %d, %s of %s, attempt %d on %s (worker %s)\n", w.Clock.Now().Format(time.RFC3339),
 		cb.ID, cb.Event, owner(&cb), cb.Attempts, w.Hostname, w.WorkerID)
 	err := w.execCallback(runCtx, cw, cc, red)

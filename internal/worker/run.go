@@ -84,7 +84,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	}
 
 	sink := newLogSink(ctx, w, tc, &rc.TI, rc.LogSize, log)
-	red := operator.NewRedactor(sink, wl.Token)
+	red := operator.NewRedactor(sink, wl.Token, w.Client.Token()) // the worker's credential too, should a task find it
 	// Only subprocesses read the token file (WEIR_TASK_TOKEN_FILE); in-process
 	// operators use the client, whose token refreshes itself. The file is
 	// written at the first refresh: until then the token in the

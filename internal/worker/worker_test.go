@@ -288,3 +288,27 @@ func TestWorkerRunsBashTriesInSpareShells(t *testing.T) {
 		}
 	}
 }
+
+// A task that finds its worker's credential (its environment no longer
+// holds it, but a task runs as the worker's OS user) cannot print it into
+// a log every viewer reads.
+func TestWorkerCredentialIsMaskedInTaskLogs(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	found := filepath.Join(t.TempDir(), "found")
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{
+		{TaskID: "peek", Operator: operator.Bash, Args: map[string]any{"bash_command": "echo \"credential: $(cat " + found + ")\""}},
+	}}
+	env.SeedRun(t, dag, "r1", core.TIScheduled)
+	var credential string
+	startWorker(t, env, nil, func(w *Worker) { credential = w.Client.Token() })
+	if err := os.WriteFile(found, []byte(credential), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ti, _ := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "peek", -1)
+	queue(t, env, ti.ID)
+	wait.Until(t, 30*time.Second, "peek to succeed", func() bool { return stateOf(t, env, "r1", "peek") == core.TISuccess })
+	if s := readLog(t, env, ti); credential == "" || strings.Contains(s, credential) || !strings.Contains(s, "credential: ***\n") {
+		t.Errorf("the try's log shows the worker's credential (%d bytes) unmasked or not at all:\n%s", len(credential), s)
+	}
+}
