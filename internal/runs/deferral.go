@@ -47,11 +47,17 @@ func CheckTaskDeferral(task *core.Task, d core.Deferral, r DeferralRules) error 
 	}
 	var kwargs map[string]any
 	_ = json.Unmarshal(d.Trigger.Kwargs, &kwargs) // the type's own check refuses malformed kwargs
-	for _, name := range connKwargs {
-		id, _ := kwargs[name].(string)
+	for key, v := range kwargs {
+		// Every spelling: the types' decoding refuses a name in another
+		// case (trigger.DecodeKwargs), and a connection is checked anyway.
+		name := strings.ToLower(key)
+		if !slices.Contains(connKwargs, name) {
+			continue
+		}
+		id, _ := v.(string)
 		if id != "" && (task == nil || !task.DeclaresConnection(id)) {
 			return fmt.Errorf("the trigger's %s %q is not a connection the task declares (conn_id, http_conn_id or its connections list): %w",
-				name, id, core.ErrForbidden)
+				key, id, core.ErrForbidden)
 		}
 	}
 	return nil

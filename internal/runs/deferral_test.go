@@ -29,6 +29,9 @@ func TestCheckTaskDeferral(t *testing.T) {
 		{"an undeclared connection", spec("sql", `{"conn_id":"billing","sql":"select 1"}`), DeferralRules{}, `conn_id "billing" is not a connection the task declares`},
 		{"an undeclared http connection", spec("http", `{"http_conn_id":"admin_api","endpoint":"/"}`), DeferralRules{}, `http_conn_id "admin_api"`},
 		{"any connection when allowed", spec("sql", `{"conn_id":"billing","sql":"select 1"}`), DeferralRules{AllowAnyConnection: true}, ""},
+		// encoding/json takes a name in any case: each spelling is checked.
+		{"an undeclared connection spelt in capitals", spec("sql", `{"CONN_ID":"billing","sql":"select 1"}`), DeferralRules{}, `CONN_ID "billing" is not a connection`},
+		{"a declared connection beside an undeclared spelling", spec("sql", `{"conn_id":"warehouse","Conn_Id":"billing","sql":"select 1"}`), DeferralRules{}, `Conn_Id "billing"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,11 +17,16 @@ import (
 )
 
 // DecodeKwargs decodes kwargs (a JSON object) into out strictly: an unknown
-// kwarg, a value of the wrong type or trailing data is an error naming it,
-// wrapping core.ErrInvalid. Types then check ranges themselves.
+// kwarg — one named in another case too, which encoding/json would take —,
+// a kwarg given twice, a value of the wrong type or trailing data is an
+// error naming it, wrapping core.ErrInvalid. Types then check ranges
+// themselves.
 func DecodeKwargs(kwargs json.RawMessage, out any) error {
 	if len(bytes.TrimSpace(kwargs)) == 0 {
 		kwargs = json.RawMessage("{}")
+	}
+	if err := exactNames(kwargs, reflect.TypeOf(out), ""); err != nil {
+		return fmt.Errorf("kwargs: %w: %w", err, core.ErrInvalid)
 	}
 	dec := json.NewDecoder(bytes.NewReader(kwargs))
 	dec.DisallowUnknownFields()
@@ -36,6 +41,100 @@ func DecodeKwargs(kwargs json.RawMessage, out any) error {
 		return fmt.Errorf("kwargs: unexpected data after the JSON object: %w", core.ErrInvalid)
 	}
 	return nil
+}
+
+// exactNames checks that every key of raw's objects that t decodes as a
+// struct is one of its fields' JSON names exactly, and appears once:
+// encoding/json matches names regardless of case and keeps a repeated
+// key's last value, so "CONN_ID" would reach the field conn_id past a check
+// that reads the kwargs by their exact names (runs.CheckTaskDeferral).
+// Values of other types (maps, scalars) are left to the decoder.
+func exactNames(raw json.RawMessage, t reflect.Type, path string) error {
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		if t.Kind() != reflect.Pointer {
+			var items []json.RawMessage
+			if json.Unmarshal(raw, &items) != nil {
+				return nil // the decoder says what is wrong
+			}
+			for _, item := range items {
+				if err := exactNames(item, t.Elem(), path); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil // not an object: the decoder says so
+	}
+	fields := jsonFields(t)
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil
+		}
+		field, ok := fields[name]
+		switch {
+		case seen[name]:
+			return fmt.Errorf("kwarg %q is given twice", path+name)
+		case !ok:
+			for known := range fields {
+				if strings.EqualFold(known, name) {
+					return fmt.Errorf("unknown kwarg %q (kwargs are case-sensitive: %q)", path+name, path+known)
+				}
+			}
+			continue // unknown: the decoder names it
+		}
+		seen[name] = true
+		if err := exactNames(value, field, path+name+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of struct t's fields, those of embedded
+// structs without a name of their own included, to their types, as
+// encoding/json decodes them.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			for k, v := range jsonFields(ft) {
+				if _, ok := out[k]; !ok {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // Invalid returns an error naming kwarg name and what is wrong with it,

@@ -28,6 +28,10 @@ func TestRegistryRefusesBadSpecsWithTheirProblem(t *testing.T) {
 		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s"} x`)}, `unexpected data after the JSON object`},
 		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment":"tomorrow"}`)}, `kwarg "moment" must be an RFC 3339 time such as 2026-12-01T10:00:00Z, got "tomorrow"`},
 		{trigger.Spec{Type: "datetime", Kwargs: json.RawMessage(`{"moment":5}`)}, `kwarg "moment" must be a string, got JSON number`},
+		// encoding/json would take these as conn_id, url and the last delta.
+		{trigger.Spec{Type: "sql", Kwargs: json.RawMessage(`{"CONN_ID":"billing","sql":"select 1"}`)}, `unknown kwarg "CONN_ID" (kwargs are case-sensitive: "conn_id")`},
+		{trigger.Spec{Type: "http", Kwargs: json.RawMessage(`{"URL":"http://example.com/"}`)}, `unknown kwarg "URL" (kwargs are case-sensitive: "url")`},
+		{trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"5s","delta":"1h"}`)}, `kwarg "delta" is given twice`},
 	}
 	for _, c := range cases {
 		err := reg.Check(c.spec)
@@ -37,6 +41,9 @@ func TestRegistryRefusesBadSpecsWithTheirProblem(t *testing.T) {
 	}
 	if err := reg.Check(trigger.Spec{Type: "timedelta", Kwargs: json.RawMessage(`{"delta":"0s"}`)}); err != nil {
 		t.Errorf("a zero delta is valid: %v", err)
+	}
+	if err := reg.Check(trigger.Spec{Type: "http", Kwargs: json.RawMessage(`{"url":"http://example.com/","headers":{"X-Conn_Id":"a","x-conn_id":"b"}}`)}); err != nil {
+		t.Errorf("a header map's keys are the caller's: %v", err)
 	}
 }
 
