@@ -120,7 +120,12 @@ func (s *Server) Handler() http.Handler {
 	if s.API == nil {
 		return mux
 	}
-	mux.Handle("/api/v2/", s.API)
+	// A browser's cross-origin request that changes something is refused
+	// (403) before it is authenticated: a login cookie is SameSite=Strict,
+	// which a sibling site (another port of this host, a subdomain) still
+	// sends. Requests without the browser's Sec-Fetch-Site and Origin
+	// headers (the CLI, scripts with tokens) pass.
+	mux.Handle("/api/v2/", http.NewCrossOriginProtection().Handler(s.API))
 	if s.UI != nil {
 		mux.Handle("/", s.UI)
 		return mux

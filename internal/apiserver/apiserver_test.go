@@ -153,3 +153,47 @@ func TestServerMountsUI(t *testing.T) {
 		}
 	}
 }
+
+// A browser's cross-origin request that changes something never reaches the
+// REST API (a page of a sibling site riding the login cookie); reads, and
+// clients that are not browsers, do.
+func TestCrossOriginWritesAreRefused(t *testing.T) {
+	t.Parallel()
+	st := sqlitetest.Open(t)
+	h, err := api.NewHandler(api.Config{Store: st, SecretKey: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &apiserver.Server{Addr: "127.0.0.1:0", Store: st, API: h, HeartbeatInterval: time.Hour}
+	do := func(method, path string, header map[string]string) int {
+		t.Helper()
+		req := httptest.NewRequest(method, "http://weir.internal"+path, strings.NewReader(`{"username":"admin","password":"wrong"}`))
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, c := range []struct {
+		name, method string
+		header       map[string]string
+		want         int
+	}{
+		{"a cross-site form's login", http.MethodPost, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"a sibling site's login", http.MethodPost, map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"an older browser's, another origin", http.MethodPost, map[string]string{"Origin": "http://evil.internal:8081"}, http.StatusForbidden},
+		{"the UI's own", http.MethodPost, map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusUnauthorized},
+		{"a script's (no browser headers)", http.MethodPost, nil, http.StatusUnauthorized},
+		{"a cross-site read", http.MethodGet, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusOK},
+	} {
+		path := "/api/v2/auth/login"
+		if c.method == http.MethodGet {
+			path = "/api/v2/health"
+		}
+		if got := do(c.method, path, c.header); got != c.want {
+			t.Errorf("%s: %s %s answered %d, want %d", c.name, c.method, path, got, c.want)
+		}
+	}
+}
