@@ -2,6 +2,8 @@ package dagfile
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -100,6 +102,11 @@ func (d *decoder) params(n *node, f field) (map[string]any, map[string]string) {
 	for i, k := range n.keys {
 		name := k.value.(string)
 		v, pf := n.vals[i], f.key(name)
+		if keys := paramSchemaKeys(v); len(keys) > 0 {
+			d.fail(v, pf, "%s: Airflow's Param schema keys are not supported; give {default: value, description: text} (to use this mapping itself as the default, write {default: {...}})",
+				strings.Join(keys, ", "))
+			continue
+		}
 		if isParamSpec(v) {
 			if desc := v.get("description"); desc != nil {
 				if text, ok := d.str(desc, pf.key("description")); ok && text != "" {
@@ -120,6 +127,28 @@ func (d *decoder) params(n *node, f field) (map[string]any, map[string]string) {
 	}
 	return out, docs
 }
+
+// paramSchemaKeys returns the keys of Airflow's Param (JSON Schema) that a
+// param's mapping with a default holds: a port of Param(5, type="integer")
+// would otherwise become a mapping default, silently.
+func paramSchemaKeys(n *node) []string {
+	if n.kind != kMap || n.get("default") == nil {
+		return nil
+	}
+	var keys []string
+	for _, k := range n.keys {
+		if name, _ := k.value.(string); slices.Contains(paramSchemaWords, name) {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// paramSchemaWords are the keywords an Airflow Param takes besides default
+// and description.
+var paramSchemaWords = []string{"type", "title", "enum", "const", "format", "pattern", "minimum", "maximum",
+	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "items", "minItems",
+	"maxItems", "uniqueItems", "properties", "required", "examples", "values_display", "section"}
 
 // isParamSpec reports whether a param value is the {default, description}
 // form rather than a mapping used as the default itself.
