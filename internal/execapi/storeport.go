@@ -30,6 +30,7 @@ type storePort interface {
 	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error
 	XComGet(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) (*core.XCom, error)
+	XComList(ctx context.Context, p *store.XComListParams) ([]core.XCom, error)
 	XComSet(ctx context.Context, x *core.XCom) error
 	WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatParams) error
 	WorkerLastBeat(ctx context.Context, workerID string) (*core.Job, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/runs"
 )
 
 // xcomTarget parses the XCom path and map_index query of a request.
@@ -27,7 +28,8 @@ func xcomTarget(r *http.Request, defaultMapIndex int) (execclient.XComKey, error
 }
 
 // xcomGet serves GET /execution/xcoms/...: any task's XCom in the token's
-// own DAG run.
+// own DAG run; without map_index, a mapped task's values as one list
+// (runs.PullXCom), an unmapped task's value.
 func (s *server) xcomGet(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
 	ti, err := s.tokenTI(r, c)
 	if err != nil {
@@ -39,6 +41,21 @@ func (s *server) xcomGet(w http.ResponseWriter, r *http.Request, c *auth.Claims)
 	}
 	if k.DagID != ti.DagID || k.RunID != ti.RunID {
 		return fmt.Errorf("a task may read XComs of its own dag run (%s/%s) only: %w", ti.DagID, ti.RunID, core.ErrForbidden)
+	}
+	if r.URL.Query().Get("map_index") == "" { // Airflow's xcom_pull: a mapped task's values as one list
+		v, err := s.versions.Get(r.Context(), s.st, ti.DagVersionID)
+		if err != nil {
+			return fmt.Errorf("load dag version %d: %w", ti.DagVersionID, err)
+		}
+		value, err := runs.PullXCom(r.Context(), s.st, k.DagID, k.RunID, v.Spec.Task(k.TaskID), k.TaskID, k.Key)
+		if errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("no XCom %q of task %s in %s/%s: %w", k.Key, k.TaskID, k.DagID, k.RunID, err)
+		}
+		if err != nil {
+			return fmt.Errorf("get XCom: %w", err)
+		}
+		writeJSON(w, http.StatusOK, execclient.XComResponse{Key: k.Key, Value: value})
+		return nil
 	}
 	x, err := s.st.XComGet(r.Context(), k.DagID, k.RunID, k.TaskID, k.MapIndex, k.Key)
 	if errors.Is(err, core.ErrNotFound) {

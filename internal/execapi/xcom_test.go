@@ -55,3 +55,54 @@ func TestXComPermissions(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// Pulled without a map index, as Airflow's xcom_pull without map_indexes,
+// a mapped task's XCom is the list of what its instances pushed, in map
+// index order; a map index names one instance's; an unmapped task's is its
+// value.
+func TestXComPullOfAMappedTaskIsItsList(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{
+		{TaskID: "m", Operator: "noop", Expand: map[string]core.ExpandSource{"x": {Values: []any{1, 2, 3}}}},
+		{TaskID: "u", Operator: "noop"},
+		{TaskID: "none", Operator: "noop", Expand: map[string]core.ExpandSource{"x": {Values: []any{1}}}},
+	}}
+	env.SeedRun(t, dag, "r1", "")
+	wls := claimAll(t, env, 3)
+	c := taskClient(env, wls["u"])
+	if _, err := c.Run(ctx, wls["u"].TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range map[int]string{2: `30`, 0: `10`} { // instance 1 pushed nothing
+		if err := env.Store.XComSet(ctx, &core.XCom{DagID: "d", RunID: "r1", TaskID: "m", MapIndex: i, Key: core.DefaultXComKey, Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Store.XComSet(ctx, &core.XCom{DagID: "d", RunID: "r1", TaskID: "m", MapIndex: 0, Key: "other", Value: []byte(`"x"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.XComPush(ctx, core.DefaultXComKey, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		task  string
+		index int
+		want  string
+	}{
+		{"m", execclient.AnyMapIndex, `[10,30]`},
+		{"m", 2, `30`},
+		{"none", execclient.AnyMapIndex, `[]`},
+		{"u", execclient.AnyMapIndex, `"mine"`},
+		{"u", core.NoMapIndex, `"mine"`},
+	} {
+		got, err := c.XComPull(ctx, tc.task, "", tc.index)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("pull %s (map index %d) = %s, %v; want %s", tc.task, tc.index, got, err, tc.want)
+		}
+	}
+	if _, err := c.XComPull(ctx, "m", "", 1); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("pull of an instance that pushed nothing: %v, want not found", err)
+	}
+}

@@ -504,6 +504,9 @@ func LogGap(err error) (expected int64, ok bool) {
 func xcomPath(k XComKey) (string, url.Values) {
 	p := "/xcoms/" + url.PathEscape(k.DagID) + "/" + url.PathEscape(k.RunID) + "/" +
 		url.PathEscape(k.TaskID) + "/" + url.PathEscape(k.Key)
+	if k.MapIndex == AnyMapIndex {
+		return p, nil
+	}
 	return p, url.Values{"map_index": {fmt.Sprint(k.MapIndex)}}
 }
 
@@ -540,7 +543,8 @@ func (c *Client) XComPush(ctx context.Context, key string, value any) error {
 }
 
 // XComPull reads the XCom key ("" = return_value) of taskID (map index
-// mapIndex, -1 when unmapped) in the client's own DAG run.
+// mapIndex, -1 when unmapped; AnyMapIndex: the task's value, or a mapped
+// task's values as one list) in the client's own DAG run.
 func (c *Client) XComPull(ctx context.Context, taskID, key string, mapIndex int) (json.RawMessage, error) {
 	if key == "" {
 		key = core.DefaultXComKey

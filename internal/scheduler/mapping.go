@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,32 +68,12 @@ func (s *Scheduler) expand(ctx context.Context, run *core.DagRun, g *graph, ph *
 // upstream task the values of its map indexes are gathered into one list,
 // in map_index order. ErrNotFound when the upstream pushed nothing.
 func (s *Scheduler) xcomValue(ctx context.Context, run *core.DagRun, g *graph, ref *core.XComRef) (json.RawMessage, error) {
-	key := ref.Key
-	if key == "" {
-		key = core.DefaultXComKey
+	v, err := runs.PullXCom(ctx, s.Store, run.DagID, run.RunID, g.tasks[ref.TaskID], ref.TaskID, ref.Key)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return nil, fmt.Errorf("upstream task %q pushed no XCom %q to map over: %w", ref.TaskID, cmp.Or(ref.Key, core.DefaultXComKey), core.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("read XCom %q of task %q: %w", cmp.Or(ref.Key, core.DefaultXComKey), ref.TaskID, err)
 	}
-	if up := g.tasks[ref.TaskID]; up == nil || !up.Mapped() {
-		x, err := s.Store.XComGet(ctx, run.DagID, run.RunID, ref.TaskID, core.NoMapIndex, key)
-		if errors.Is(err, core.ErrNotFound) {
-			return nil, fmt.Errorf("upstream task %q pushed no XCom %q to map over: %w", ref.TaskID, key, core.ErrNotFound)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read XCom %q of task %q: %w", key, ref.TaskID, err)
-		}
-		return x.Value, nil
-	}
-	xs, err := s.Store.XComList(ctx, &store.XComListParams{DagID: run.DagID, RunID: run.RunID, TaskID: ref.TaskID})
-	if err != nil {
-		return nil, fmt.Errorf("list XComs of mapped task %q: %w", ref.TaskID, err)
-	}
-	var items []json.RawMessage // XComList is in map_index order
-	for _, x := range xs {
-		if x.Key == key && x.MapIndex >= 0 {
-			items = append(items, x.Value)
-		}
-	}
-	if items == nil {
-		items = []json.RawMessage{}
-	}
-	return json.Marshal(items)
+	return v, nil
 }

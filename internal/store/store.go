@@ -658,6 +658,7 @@ type XComListParams struct {
 	RunID    string
 	TaskID   string // "" = every task
 	MapIndex *int   // nil = every map index
+	Key      string // "" = every key
 	Page
 }
 

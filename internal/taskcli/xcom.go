@@ -50,8 +50,15 @@ func XComCmd() *cobra.Command {
 			if taskID == "" {
 				taskID = c.Identity.TaskID
 			}
-			v, err := c.XComPull(cmd.Context(), taskID, key, mapIndex)
+			index := execclient.AnyMapIndex
+			if cmd.Flags().Changed("map-index") {
+				index = mapIndex
+			}
+			v, err := c.XComPull(cmd.Context(), taskID, key, index)
 			if errors.Is(err, core.ErrNotFound) {
+				if index == execclient.AnyMapIndex {
+					return &ExitError{Code: 1, Err: fmt.Errorf("no XCom %q for task %q in this run", key, taskID)}
+				}
 				return &ExitError{Code: 1, Err: fmt.Errorf("no XCom %q for task %q (map index %d) in this run", key, taskID, mapIndex)}
 			}
 			if err != nil {
@@ -63,7 +70,7 @@ func XComCmd() *cobra.Command {
 	}
 	pull.Flags().StringVar(&taskID, "task", "", "task id (default this task)")
 	pull.Flags().StringVar(&key, "key", core.DefaultXComKey, "XCom key")
-	pull.Flags().IntVar(&mapIndex, "map-index", core.NoMapIndex, "map index of a mapped task (-1 = unmapped)")
+	pull.Flags().IntVar(&mapIndex, "map-index", core.NoMapIndex, "map index of one instance (-1 = unmapped; not given: an unmapped task's value, or a mapped task's values as one JSON list)")
 	cmd.AddCommand(push, pull)
 	return cmd
 }

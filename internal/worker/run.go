@@ -239,7 +239,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		}
 	}
 	funcs := template.Funcs{Syntax: wl.Dag.TemplateSyntax, XComPull: func(taskID, key string) (any, error) {
-		raw, err := tc.XComPull(ctx, taskID, key, core.NoMapIndex)
+		raw, err := tc.XComPull(ctx, taskID, key, execclient.AnyMapIndex)
 		if err != nil {
 			return nil, err
 		}

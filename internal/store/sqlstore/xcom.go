@@ -51,6 +51,9 @@ func xcomFilter(p *store.XComListParams) *builder {
 	if p.MapIndex != nil {
 		b.where("map_index = ?", *p.MapIndex)
 	}
+	if p.Key != "" {
+		b.where("key = ?", p.Key)
+	}
 	return &b
 }
 

@@ -92,6 +92,9 @@ func testPagingFiltersCount(t *testing.T, f *fixture) {
 	wantKeys(t, "xcom of map index 0", got, err, "k0", "k2")
 	n, err = st.XComCount(ctx, &store.XComListParams{DagID: "d1", RunID: "r1", TaskID: "m"})
 	wantCount(t, "xcom of m", n, err, 3)
+	xs, err = st.XComList(ctx, &store.XComListParams{DagID: "d1", RunID: "r1", TaskID: "m", Key: "k1"})
+	got, _ = keys(xs, err, func(x core.XCom) string { return x.Key })
+	wantKeys(t, "xcom k1 of m", got, err, "k1")
 	n, err = st.XComCount(ctx, &store.XComListParams{DagID: "d1", RunID: "r2"})
 	wantCount(t, "xcom of a run d1 does not have", n, err, 0)
 
