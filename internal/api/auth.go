@@ -79,11 +79,11 @@ func (s *server) principal(hctx huma.Context) (*Principal, error) {
 		return s.tokenPrincipal(ctx, strings.TrimSpace(secret))
 	}
 	if c, err := huma.ReadCookie(hctx, SessionCookie); err == nil {
-		username, err := s.verifySession(c.Value)
+		u, err := s.sessionUser(ctx, c.Value)
 		if err != nil {
 			return nil, err
 		}
-		return s.userPrincipal(ctx, username)
+		return &Principal{Username: u.Username, Role: core.Role(u.Role)}, nil
 	}
 	return nil, fmt.Errorf("authentication required: send \"Authorization: Bearer <token>\" or log in at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
 }

@@ -18,17 +18,18 @@ import (
 // SessionCookie is the name of the browser session cookie.
 const SessionCookie = "weir_session"
 
-// verifySession checks a session cookie's value and returns the username
-// it was issued to.
-func (s *server) verifySession(value string) (string, error) {
-	user, err := s.sessions.Verify(value)
+// sessionUser resolves a session cookie's value to its user as the user is
+// now: 401 for a cookie that is forged, expired, or of a session ended
+// since (service.SessionUser).
+func (s *server) sessionUser(ctx context.Context, value string) (*core.User, error) {
+	sess, err := s.sessions.Verify(value)
 	switch {
 	case errors.Is(err, auth.ErrSessionExpired):
-		return "", fmt.Errorf("session expired; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
+		return nil, fmt.Errorf("session expired; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
 	case err != nil:
-		return "", fmt.Errorf("session cookie is not valid; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
+		return nil, fmt.Errorf("session cookie is not valid; log in again at POST %s/auth/login: %w", Prefix, core.ErrUnauthorized)
 	}
-	return user, nil
+	return s.svc.SessionUser(ctx, sess)
 }
 
 // LoginInput is the body of POST /api/v2/auth/login.
@@ -80,7 +81,7 @@ func (s *server) registerAuth() {
 	}, s.login)
 	register(s, core.RolePublic, huma.Operation{
 		OperationID: "logout", Method: http.MethodPost, Path: Prefix + "/auth/logout", Tags: []string{"Login"},
-		Summary: "Log out", Description: "Clears the session cookie.", DefaultStatus: http.StatusNoContent,
+		Summary: "Log out", Description: "Ends the user's login sessions (every browser's: a session cookie of before is refused from now on) and clears the cookie.", DefaultStatus: http.StatusNoContent,
 	}, s.logout)
 }
 
@@ -104,12 +105,25 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 		return nil, s.loginProblem(ctx, err)
 	}
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
-	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(u.Username, expires), expires, s.cfg.TrustedProxies.HTTPS(in.req))}
+	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(auth.Session{Username: u.Username, Epoch: u.SessionEpoch}, expires),
+		expires, s.cfg.TrustedProxies.HTTPS(in.req))}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
 	return out, nil
 }
 
-func (s *server) logout(_ context.Context, _ *struct{}) (*LogoutOutput, error) {
+// LogoutInput is what a logout reads: the session it ends.
+type LogoutInput struct {
+	Session string `cookie:"weir_session"`
+}
+
+// logout ends the caller's sessions (every browser of the user: the
+// cookies are stateless, service.EndSessions) and clears the cookie.
+func (s *server) logout(ctx context.Context, in *LogoutInput) (*LogoutOutput, error) {
+	if u, err := s.sessionUser(ctx, in.Session); err == nil {
+		if err := s.svc.EndSessions(ctx, u.Username); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+	}
 	c := s.cookie("", time.Unix(0, 0), false) //nolint:gosec // attributes are set in cookie; Secure follows [api] secure_cookie
 	c.MaxAge = -1
 	return &LogoutOutput{SetCookie: c}, nil

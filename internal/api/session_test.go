@@ -75,6 +75,36 @@ func TestLoginSessionFlow(t *testing.T) {
 	if !cleared {
 		t.Errorf("logout did not clear the cookie: %v", resp.Header.Values("Set-Cookie"))
 	}
+	// and ends the session: the cookie, kept by whoever copied it, is refused.
+	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
+		t.Errorf("a logged-out session: %d %s, want 401 saying it has ended", status, b)
+	}
+	// A new login works until the password changes.
+	resp = e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice", "password": "s3cret"})
+	_ = resp.Body.Close()
+	var again string
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			again = api.SessionCookie + "=" + c.Value
+		}
+	}
+	if status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", again); status != http.StatusOK {
+		t.Fatalf("a new login's session: %d %s", status, b)
+	}
+	if status, b = e.call(core.RoleAdmin, "PATCH", "/api/v2/users/alice", map[string]any{"role": "viewer"}); status != http.StatusOK {
+		t.Fatalf("change alice's role: %d %s", status, b)
+	}
+	if status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", again); status != http.StatusOK {
+		t.Errorf("a session after a role change (the role applies at once, the session goes on): %d %s", status, b)
+	}
+	if status, b = e.call(core.RoleAdmin, "PATCH", "/api/v2/users/alice", map[string]any{"password": "n3w-secret"}); status != http.StatusOK {
+		t.Fatalf("change alice's password: %d %s", status, b)
+	}
+	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", again)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
+		t.Errorf("a session after a new password: %d %s, want 401 saying it has ended", status, b)
+	}
 
 	// The session expires after its TTL.
 	e.clk.Advance(13 * time.Hour)

@@ -15,9 +15,12 @@ import (
 
 // Sessions signs and checks browser session cookies and the CSRF tokens
 // bound to them. A session is stateless: the cookie value
-// "<base64 username>.<expiry unix>.<base64 HMAC-SHA256>" carries who and
-// until when, signed with Key, so every api-server sharing Key accepts it
-// and the REST API and the web UI share one login.
+// "<base64 username>.<expiry unix>.<session epoch>.<base64 HMAC-SHA256>"
+// carries who, until when and the user's session epoch when it was signed
+// (core.User.SessionEpoch: a logout or a new password moves it on, which
+// ends the sessions before), signed with Key, so every api-server sharing
+// Key accepts it and the REST API and the web UI share one login. A value
+// signed before epochs, "<user>.<expiry>.<HMAC>", has epoch 0.
 type Sessions struct {
 	Key []byte // at least 16 bytes; every api-server behind one load balancer must share it
 	// VerifyKeys are previous keys whose cookies and CSRF tokens are still
@@ -30,42 +33,57 @@ type Sessions struct {
 // good but the session has ended.
 var ErrSessionExpired = errors.New("session expired")
 
+// Session is what a verified session cookie says.
+type Session struct {
+	Username string
+	Epoch    int64 // the user's session epoch when it was signed
+}
+
 // Sign returns a cookie value that Verify accepts until expires.
-func (s Sessions) Sign(username string, expires time.Time) string {
-	payload := base64.RawURLEncoding.EncodeToString([]byte(username)) + "." + strconv.FormatInt(expires.Unix(), 10)
+func (s Sessions) Sign(sess Session, expires time.Time) string {
+	payload := base64.RawURLEncoding.EncodeToString([]byte(sess.Username)) + "." + strconv.FormatInt(expires.Unix(), 10) +
+		"." + strconv.FormatInt(sess.Epoch, 10)
 	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac("weir-session", payload))
 }
 
 // Verify checks a cookie value's signature and expiry and returns the
-// username it was issued to. Errors wrap core.ErrUnauthorized (and
-// ErrSessionExpired for an ended session).
-func (s Sessions) Verify(value string) (string, error) {
+// session it carries; whether its epoch is still the user's is the
+// caller's to check (service.SessionUser). Errors wrap
+// core.ErrUnauthorized (and ErrSessionExpired for an expired session).
+func (s Sessions) Verify(value string) (Session, error) {
 	bad := fmt.Errorf("session cookie is not valid: %w", core.ErrUnauthorized)
 	i := strings.LastIndexByte(value, '.')
 	if i < 0 {
-		return "", bad
+		return Session{}, bad
 	}
 	payload, sig := value[:i], value[i+1:]
 	got, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !s.anyKey(func(k []byte) bool { return hmac.Equal(got, mac(k, "weir-session", payload)) }) {
-		return "", bad
+		return Session{}, bad
 	}
-	user64, exp, ok := strings.Cut(payload, ".")
-	if !ok {
-		return "", bad
+	parts := strings.Split(payload, ".")
+	if len(parts) == 2 {
+		parts = append(parts, "0") // signed before session epochs
 	}
-	unix, err := strconv.ParseInt(exp, 10, 64)
+	if len(parts) != 3 {
+		return Session{}, bad
+	}
+	unix, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
-		return "", bad
+		return Session{}, bad
+	}
+	epoch, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return Session{}, bad
 	}
 	if !s.now().Before(time.Unix(unix, 0)) {
-		return "", fmt.Errorf("%w: %w", ErrSessionExpired, core.ErrUnauthorized)
+		return Session{}, fmt.Errorf("%w: %w", ErrSessionExpired, core.ErrUnauthorized)
 	}
-	user, err := base64.RawURLEncoding.DecodeString(user64)
+	user, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil {
-		return "", bad
+		return Session{}, bad
 	}
-	return string(user), nil
+	return Session{Username: string(user), Epoch: epoch}, nil
 }
 
 // CSRFToken returns the anti-forgery token of a session: an HMAC of the

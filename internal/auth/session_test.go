@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"encoding/base64"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,16 +17,18 @@ func TestSessionsSignVerifyCSRF(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	s := Sessions{Key: []byte("0123456789abcdef"), Clock: clk}
 	other := Sessions{Key: []byte("fedcba9876543210"), Clock: clk}
-	v := s.Sign("ana", clk.Now().Add(time.Hour))
+	ana := Session{Username: "ana", Epoch: 3}
+	v := s.Sign(ana, clk.Now().Add(time.Hour))
 
-	if u, err := s.Verify(v); err != nil || u != "ana" {
-		t.Fatalf("Verify(own cookie) = %q, %v; want ana", u, err)
+	if got, err := s.Verify(v); err != nil || got != ana {
+		t.Fatalf("Verify(own cookie) = %+v, %v; want %+v", got, err, ana)
 	}
 	for name, bad := range map[string]string{
-		"other key": other.Sign("ana", clk.Now().Add(time.Hour)),
-		"tampered":  "Ym9i" + v[4:], // "bob" instead of "ana", same signature
-		"garbage":   "x",
-		"empty":     "",
+		"other key":   other.Sign(ana, clk.Now().Add(time.Hour)),
+		"tampered":    "Ym9i" + v[4:], // "bob" instead of "ana", same signature
+		"other epoch": strings.Replace(v, ".3.", ".4.", 1),
+		"garbage":     "x",
+		"empty":       "",
 	} {
 		if _, err := s.Verify(bad); !errors.Is(err, core.ErrUnauthorized) || errors.Is(err, ErrSessionExpired) {
 			t.Errorf("Verify(%s) error = %v, want not valid (unauthorized, not expired)", name, err)
@@ -34,7 +39,7 @@ func TestSessionsSignVerifyCSRF(t *testing.T) {
 	if !s.CheckCSRF(v, tok) {
 		t.Error("CheckCSRF(own token) = false")
 	}
-	v2 := s.Sign("ana", clk.Now().Add(2*time.Hour))
+	v2 := s.Sign(ana, clk.Now().Add(2*time.Hour))
 	for name, c := range map[string][2]string{
 		"other session": {v2, tok},
 		"other key":     {v, other.CSRFToken(v)},
@@ -49,5 +54,18 @@ func TestSessionsSignVerifyCSRF(t *testing.T) {
 	clk.Advance(time.Hour)
 	if _, err := s.Verify(v); !errors.Is(err, ErrSessionExpired) || !errors.Is(err, core.ErrUnauthorized) {
 		t.Errorf("Verify after expiry error = %v, want expired and unauthorized", err)
+	}
+}
+
+// A cookie signed before session epochs ("<user>.<expiry>.<HMAC>") still
+// verifies, as epoch 0: an upgrade logs nobody out.
+func TestSessionsOfBeforeEpochsAreEpochZero(t *testing.T) {
+	t.Parallel()
+	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	s := Sessions{Key: []byte("0123456789abcdef"), Clock: clk}
+	payload := base64.RawURLEncoding.EncodeToString([]byte("ana")) + "." + strconv.FormatInt(clk.Now().Add(time.Hour).Unix(), 10)
+	old := payload + "." + base64.RawURLEncoding.EncodeToString(s.mac("weir-session", payload))
+	if got, err := s.Verify(old); err != nil || got != (Session{Username: "ana"}) {
+		t.Errorf("Verify(a cookie of before epochs) = %+v, %v; want ana at epoch 0", got, err)
 	}
 }

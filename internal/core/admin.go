@@ -11,6 +11,9 @@ type User struct {
 	PasswordHash string // bcrypt
 	Role         string // admin | op | viewer
 	CreatedAt    time.Time
+	// SessionEpoch is signed into each login session; moving it on (a
+	// logout, a new password) ends the sessions signed before.
+	SessionEpoch int64
 }
 
 // APIToken is a bearer token for scripts; only its hash is stored.

@@ -181,8 +181,14 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 	}
 	return s.do(ctx, c, func(tx store.Store, detail *string) error {
 		*detail = "role=" + string(role)
-		return tx.UserUpsert(ctx, &core.User{Username: username, PasswordHash: hash, Role: string(role),
-			CreatedAt: s.clock.Now().UTC()})
+		u := &core.User{Username: username, PasswordHash: hash, Role: string(role), CreatedAt: s.clock.Now().UTC()}
+		switch old, err := tx.UserGet(ctx, username); {
+		case err == nil: // a new password ends the sessions of the old one
+			u.CreatedAt, u.SessionEpoch = old.CreatedAt, old.SessionEpoch+1
+		case !errors.Is(err, core.ErrNotFound):
+			return err
+		}
+		return tx.UserUpsert(ctx, u)
 	})
 }
 

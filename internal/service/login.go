@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // LoginThrottledError is Login's error while the throttle makes the user
@@ -67,3 +68,43 @@ func (s *Service) Login(ctx context.Context, th *auth.LoginThrottle, username, p
 
 // dummyHash is a bcrypt hash compared against when the user is unknown.
 var dummyHash = []byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3KTsRmHZd4ZXuv2.XHCG6Hy")
+
+// ErrSessionEnded is SessionUser's error for a session its user ended (a
+// logout, a new password) or a user deleted since; it wraps
+// core.ErrUnauthorized.
+var ErrSessionEnded = fmt.Errorf("the session has ended (logged out, the password changed or the user deleted); log in again: %w", core.ErrUnauthorized)
+
+// SessionUser is the user a verified session cookie stands for, as the
+// user is now (its current role): ErrSessionEnded unless the session's
+// epoch is still the user's. It is the one session rule of the REST API and
+// the web UI.
+func (s *Service) SessionUser(ctx context.Context, sess auth.Session) (*core.User, error) {
+	u, err := s.st.UserGet(ctx, sess.Username)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return nil, ErrSessionEnded
+	case err != nil:
+		return nil, fmt.Errorf("look up user %q: %w", sess.Username, err)
+	case u.SessionEpoch != sess.Epoch:
+		return nil, ErrSessionEnded
+	}
+	return u, nil
+}
+
+// EndSessions ends every login session of username (all its browsers): a
+// logout. Its cookies are stateless, so the user's session epoch moves on.
+// An unknown user is not an error (there is nothing to end).
+func (s *Service) EndSessions(ctx context.Context, username string) error {
+	err := s.st.WithTx(ctx, func(tx store.Store) error {
+		u, err := tx.UserGet(ctx, username)
+		if err != nil {
+			return err
+		}
+		u.SessionEpoch++
+		return tx.UserUpsert(ctx, u)
+	})
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		return fmt.Errorf("end the sessions of user %q: %w", username, err)
+	}
+	return nil
+}

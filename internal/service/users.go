@@ -56,6 +56,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor core.Actor, username str
 		}
 		if hash != "" {
 			u.PasswordHash = hash
+			u.SessionEpoch++ // a new password ends the sessions of the old one
 			what = append(what, "password")
 		}
 		*detail = strings.Join(what, " ")

@@ -87,7 +87,7 @@ func benchUI(b *testing.B, st store.Store) (http.Handler, *http.Cookie) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v := auth.Sessions{Key: key}.Sign("admin", time.Now().Add(time.Hour))
+	v := auth.Sessions{Key: key}.Sign(auth.Session{Username: "admin"}, time.Now().Add(time.Hour))
 	return h, &http.Cookie{Name: api.SessionCookie, Value: v}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/service"
 )
@@ -80,11 +81,11 @@ func (u *UI) caller(r *http.Request) (*request, error) {
 	if err != nil {
 		return nil, core.ErrUnauthorized
 	}
-	name, err := u.sessions.Verify(c.Value)
+	sess, err := u.sessions.Verify(c.Value)
 	if err != nil {
 		return nil, err
 	}
-	usr, err := u.st.UserGet(r.Context(), name)
+	usr, err := u.svc.SessionUser(r.Context(), sess)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expires := u.clk.Now().Add(u.cfg.SessionTTL)
-	http.SetCookie(w, u.cookie(r, api.SessionCookie, u.sessions.Sign(usr.Username, expires), u.cfg.SessionTTL))
+	http.SetCookie(w, u.cookie(r, api.SessionCookie, u.sessions.Sign(auth.Session{Username: usr.Username, Epoch: usr.SessionEpoch}, expires), u.cfg.SessionTTL))
 	http.SetCookie(w, u.cookie(r, loginCookie, "", 0))
 	next := d.Next
 	if next == "" {
@@ -159,7 +160,12 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ *request) {
+// logout ends the user's sessions (every browser's: service.EndSessions)
+// and clears the cookie.
+func (u *UI) logout(w http.ResponseWriter, r *http.Request, req *request) {
+	if err := u.svc.EndSessions(r.Context(), req.User.Username); err != nil {
+		u.log.ErrorContext(r.Context(), "ui logout", "err", err)
+	}
 	http.SetCookie(w, u.cookie(r, api.SessionCookie, "", 0))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

@@ -47,6 +47,13 @@ func TestLoginLogout(t *testing.T) {
 		if r := b.get("/dags"); r.status != http.StatusFound {
 			t.Errorf("GET /dags after logout: %d, want 302 to the login page", r.status)
 		}
+		// The session itself has ended: its cookie, replayed, is refused.
+		stale := &http.Cookie{Name: "weir_session", Value: strings.TrimPrefix(strings.Split(cookie, ";")[0], "weir_session=")}
+		req, _ := http.NewRequest(http.MethodGet, b.e.srv.URL+"/dags", nil)
+		req.AddCookie(stale)
+		if r := b.do(req); r.status != http.StatusFound {
+			t.Errorf("GET /dags with the logged-out session's cookie: %d, want 302 to the login page", r.status)
+		}
 	})
 }
 

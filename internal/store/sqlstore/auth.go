@@ -9,39 +9,35 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// UserUpsert creates a user or replaces its password hash and role.
+// UserUpsert creates a user or replaces its password hash, role and
+// session epoch.
 func (s *Store) UserUpsert(ctx context.Context, u *core.User) error {
-	_, err := s.writer().ExecContext(ctx, qUserUpsert, u.Username, u.PasswordHash, u.Role, micros(u.CreatedAt))
+	_, err := s.writer().ExecContext(ctx, qUserUpsert, u.Username, u.PasswordHash, u.Role, micros(u.CreatedAt), u.SessionEpoch)
 	return s.wrap(err, "save user %s", u.Username)
 }
 
 // UserGet returns a user or ErrNotFound.
 func (s *Store) UserGet(ctx context.Context, username string) (*core.User, error) {
-	var (
-		u  core.User
-		at int64
-	)
-	err := s.reader().QueryRowContext(ctx, qUserGet, username).Scan(&u.Username, &u.PasswordHash, &u.Role, &at)
-	if err != nil {
-		return nil, s.wrap(err, "get user %s", username)
-	}
-	u.CreatedAt = fromMicros(at)
-	return &u, nil
+	u, err := scanUser(s.reader().QueryRowContext(ctx, qUserGet, username))
+	return u, s.wrap(err, "get user %s", username)
 }
 
 // UserList lists a page of users.
 func (s *Store) UserList(ctx context.Context, p *store.UserListParams) ([]core.User, error) {
-	return listPage(ctx, s, "list users", qUserList, &builder{}, &userOrder, p.Page, func(r scanner) (*core.User, error) {
-		var (
-			u  core.User
-			at int64
-		)
-		if err := r.Scan(&u.Username, &u.PasswordHash, &u.Role, &at); err != nil {
-			return nil, err
-		}
-		u.CreatedAt = fromMicros(at)
-		return &u, nil
-	})
+	return listPage(ctx, s, "list users", qUserList, &builder{}, &userOrder, p.Page, scanUser)
+}
+
+// scanUser reads a row of userCols.
+func scanUser(r scanner) (*core.User, error) {
+	var (
+		u  core.User
+		at int64
+	)
+	if err := r.Scan(&u.Username, &u.PasswordHash, &u.Role, &at, &u.SessionEpoch); err != nil {
+		return nil, err
+	}
+	u.CreatedAt = fromMicros(at)
+	return &u, nil
 }
 
 // UserCount counts the users.

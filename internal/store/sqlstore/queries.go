@@ -267,10 +267,12 @@ const (
 // --- users, tokens ---
 
 const (
-	qUserUpsert = `INSERT INTO weir_user (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role`
-	qUserGet        = `SELECT username, password_hash, role, created_at FROM weir_user WHERE username = $1`
-	qUserList       = `SELECT username, password_hash, role, created_at FROM weir_user%s%s%s`
+	userCols    = `username, password_hash, role, created_at, session_epoch`
+	qUserUpsert = `INSERT INTO weir_user (` + userCols + `) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role,
+		session_epoch = excluded.session_epoch`
+	qUserGet        = `SELECT ` + userCols + ` FROM weir_user WHERE username = $1`
+	qUserList       = `SELECT ` + userCols + ` FROM weir_user%s%s%s`
 	qUserCount      = `SELECT COUNT(*) FROM weir_user%s`
 	tokenCols       = `id, name, username, hash, created_at, expires_at`
 	qTokenInsert    = `INSERT INTO api_token (` + tokenCols + `) VALUES ($1, $2, $3, $4, $5, $6)`

@@ -13,10 +13,10 @@ import (
 
 func testUsersTokens(t *testing.T, f *fixture) {
 	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h1", Role: "admin", CreatedAt: f.now}), "create user")
-	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.at(time.Hour)}), "update user")
+	must(t, f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.at(time.Hour), SessionEpoch: 2}), "update user")
 	u, err := f.st.UserGet(f.ctx, "ada")
 	must(t, err, "get user")
-	if diff := cmp.Diff(&core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.now}, u); diff != "" {
+	if diff := cmp.Diff(&core.User{Username: "ada", PasswordHash: "h2", Role: "viewer", CreatedAt: f.now, SessionEpoch: 2}, u); diff != "" {
 		t.Errorf("user (-want +got), creation time kept:\n%s", diff)
 	}
 	_, err = f.st.UserGet(f.ctx, "nobody")
