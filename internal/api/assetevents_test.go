@@ -35,9 +35,13 @@ func TestCreateAssetEventFields(t *testing.T) {
 		t.Errorf("repeat: %+v, want event %d with duplicate true", again, first.ID)
 	}
 
+	// A key names one event of its asset: another asset's is its own.
 	body["asset_id"] = list.Assets[1].ID
-	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/assets/events", body,
-		`idempotency key "upstream/orders/2026-03-01" already names event`)
+	var other api.CreatedAssetEvent
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/events", body, &other)
+	if other.Duplicate || other.ID == first.ID || other.AssetID != list.Assets[1].ID {
+		t.Errorf("the same key on another asset: %+v, want a new event of asset %d", other, list.Assets[1].ID)
+	}
 	for _, bad := range []struct {
 		body   map[string]any
 		status int
@@ -50,8 +54,8 @@ func TestCreateAssetEventFields(t *testing.T) {
 	} {
 		e.mustProblem(bad.status, core.RoleOp, "POST", "/api/v2/assets/events", bad.body, bad.want)
 	}
-	if n := len(e.audit()); n != 1 {
-		t.Errorf("%d audit entries, want 1: the repeat and the refusals record none", n)
+	if n := len(e.audit()); n != 2 {
+		t.Errorf("%d audit entries, want 2 (the two events): the repeat and the refusals record none", n)
 	}
 	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": list.Assets[0].ID}, nil)
 	var events api.AssetEventCollection
@@ -60,7 +64,7 @@ func TestCreateAssetEventFields(t *testing.T) {
 		t.Errorf("events of partition 2026-03-01: %+v, want the first one only", events)
 	}
 	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/events?asset_id="+raw, nil, &events)
-	if events.TotalEntries != 0 {
-		t.Errorf("events of raw: %+v, want none (the conflict created nothing)", events)
+	if events.TotalEntries != 1 || events.AssetEvents[0].ID != other.ID {
+		t.Errorf("events of raw: %+v, want the one its own use of the key made", events)
 	}
 }

@@ -40,7 +40,7 @@ tasks:
         weir assets emit --name not_mine; echo "undeclared: exit $?"
         weir assets emit --name batches --partition-date 2026-03-01T00:00:00Z; echo "date without key: exit $?"
         weir assets emit --name batches --extra "{\"blob\": \"$(head -c 20000 /dev/zero | tr '\0' x)\"}"; echo "oversized: exit $?"
-        weir assets emit --name audit_log --idempotency-key ingest/batch-1; echo "key of another asset: exit $?"
+        weir assets emit --name batches --partition-key batch-2 --idempotency-key ingest/batch-1; echo "key of another partition: exit $?"
         exit 1
       fi
 `
@@ -102,7 +102,7 @@ func TestEmitFromShellTask(t *testing.T) {
 			`may not emit events for asset not_mine: it is not one of the task's outlets (its outlets: assets "batches", "audit_log")`,
 			"undeclared: exit 3", `needs a "partition_key"`, "date without key: exit 2",
 			"more than the 16384 allowed", "oversized: exit 2",
-			`idempotency key "ingest/batch-1" already names event`, "key of another asset: exit 3",
+			`a repeated emission must name the same partition`, "key of another partition: exit 3",
 		} {
 			if !strings.Contains(log1, want) {
 				t.Errorf("first try's log lacks %q:\n%s", want, log1)
@@ -162,9 +162,14 @@ func TestEmitFromShellTask(t *testing.T) {
 				t.Errorf("events create, call %d: %s; want %s and the CLI user as the source", i+1, r, want)
 			}
 		}
-		if r := weir("assets", "events", "create", "--name", "audit_log", "--idempotency-key", "upstream/batch-9"); r.Code == 0 ||
-			!strings.Contains(r.Stderr, `idempotency key "upstream/batch-9" already names event`) {
-			t.Errorf("events create reusing a key on another asset: %s; want a refusal", r)
+		if r := weir("assets", "events", "create", "--name", "batches", "--partition-key", "batch-8", "--idempotency-key", "upstream/batch-9"); r.Code == 0 ||
+			!strings.Contains(r.Stderr, `a repeated emission must name the same partition`) {
+			t.Errorf("events create reusing a key for another partition: %s; want a refusal", r)
+		}
+		// A key names one event of its asset: another asset's use of it is its own event.
+		if r := weir("assets", "events", "create", "--name", "audit_log", "--idempotency-key", "upstream/batch-9"); r.Code != 0 ||
+			!strings.Contains(r.Stdout, `"duplicate": false`) {
+			t.Errorf("events create with batches' key on audit_log: %s; want a new event", r)
 		}
 		if r := weir("assets", "events", "--asset", "batches", "--partition", "batch-9"); r.Code != 0 ||
 			strings.Count(r.Stdout, "batch-9") != 1 || !strings.Contains(r.Stdout, "api cli:") {

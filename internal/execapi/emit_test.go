@@ -88,8 +88,6 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 			http.StatusBadRequest, `"partition_date" "2026-03-01T00:00:00Z" needs a "partition_key"`},
 		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, Extra: json.RawMessage(`{"blob":"` + strings.Repeat("x", 17<<10) + `"}`)},
 			http.StatusRequestEntityTooLarge, `"extra" is 17419 bytes, more than the 16384 allowed`},
-		{execclient.EmitRequest{Asset: core.AssetRef{Name: "exports_eu"}, Alias: "exports", IdempotencyKey: "prod/orders/batch-1"},
-			http.StatusConflict, `idempotency key "prod/orders/batch-1" already names event`},
 		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, IdempotencyKey: "prod/orders/batch-1"},
 			http.StatusConflict, `in partition "batch-1"; a repeated emission must name the same partition`},
 		{execclient.EmitRequest{Asset: core.AssetRef{Name: "gone"}, Alias: "exports"}, http.StatusNotFound, `asset named "gone"`},
@@ -97,6 +95,11 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 	for _, tc := range refused {
 		_, err := load.Emit(ctx, tc.req)
 		status(t, err, tc.status, tc.detail)
+	}
+	// A key names one event of its asset: another asset's is another event.
+	if r, err := load.Emit(ctx, execclient.EmitRequest{Asset: core.AssetRef{Name: "exports_eu"}, Alias: "exports",
+		IdempotencyKey: "prod/orders/batch-1"}); err != nil || r.Duplicate || r.Name != "exports_eu" {
+		t.Errorf("orders' key on exports_eu = %+v, %v; want a new event of exports_eu", r, err)
 	}
 	if ti := env.TI(t, wls["load"].TI.ID); ti.State != core.TIRunning {
 		t.Errorf("load is %s after emitting, want still running", ti.State)
@@ -121,7 +124,8 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 	for _, ev := range evs {
 		got = append(got, ev.Name+"/"+ev.SourceTaskID+"/"+ev.IdempotencyKey+"/"+string(ev.Extra))
 	}
-	want := []string{`orders/load/prod/orders/batch-1/{"password":"***","rows":10}`, "exports_eu/load/" + gen.IdempotencyKey + "/{}", "orders/load//{}"}
+	want := []string{`orders/load/prod/orders/batch-1/{"password":"***","rows":10}`, "exports_eu/load/" + gen.IdempotencyKey + "/{}",
+		"exports_eu/load/prod/orders/batch-1/{}", "orders/load//{}"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("events:\n %v\nwant\n %v", got, want)
 	}

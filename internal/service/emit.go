@@ -124,23 +124,28 @@ func (s *Service) recordOnce(ctx context.Context, p *store.AssetEventParams, ins
 	return ev, false, err
 }
 
-// repeated returns the event p's idempotency key already names (nil when
-// none does, or p has no key). The key must name an event of the same
-// asset and partition (core.ErrConflict otherwise); the first event's
-// extra stands.
+// repeated returns the event of p's asset that p's idempotency key already
+// names (nil when none does, or p has no key): a key names one event of its
+// asset. The event must be of the same partition (core.ErrConflict
+// otherwise); the first event's extra stands.
 func (s *Service) repeated(ctx context.Context, p *store.AssetEventParams) (*core.AssetEvent, error) {
 	if p.IdempotencyKey == "" {
 		return nil, nil
 	}
-	ev, err := s.st.AssetEventGetByIdempotencyKey(ctx, p.IdempotencyKey)
+	assetID := p.AssetID
+	if assetID == 0 {
+		a, err := s.st.AssetGetByName(ctx, p.AssetName)
+		if err != nil {
+			return nil, err
+		}
+		assetID = a.ID
+	}
+	ev, err := s.st.AssetEventGetByIdempotencyKey(ctx, assetID, p.IdempotencyKey)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case p.AssetID != 0 && ev.AssetID != p.AssetID, p.AssetID == 0 && ev.Name != p.AssetName:
-		return nil, fmt.Errorf("idempotency key %q already names event %d of asset %q; a key names one event of one asset, so use another key: %w",
-			p.IdempotencyKey, ev.ID, ev.Name, core.ErrConflict)
 	case partition(ev.PartitionKey) != partition(p.PartitionKey) || !sameTime(ev.PartitionDate, p.PartitionDate):
 		return nil, fmt.Errorf("idempotency key %q already names event %d of asset %q in partition %s; a repeated emission must name the same partition: %w",
 			p.IdempotencyKey, ev.ID, ev.Name, partition(ev.PartitionKey), core.ErrConflict)

@@ -42,9 +42,10 @@ type AssetStore interface {
 	// cursor aside).
 	AssetEventList(ctx context.Context, p *AssetEventListParams) ([]core.AssetEvent, error)
 	AssetEventCount(ctx context.Context, p *AssetEventListParams) (int, error)
-	// AssetEventGetByIdempotencyKey returns the event recorded with the
-	// idempotency key; ErrNotFound when none was.
-	AssetEventGetByIdempotencyKey(ctx context.Context, key string) (*core.AssetEvent, error)
+	// AssetEventGetByIdempotencyKey returns the event of asset assetID
+	// recorded with the idempotency key (a key names one event of its
+	// asset); ErrNotFound when none was.
+	AssetEventGetByIdempotencyKey(ctx context.Context, assetID int64, key string) (*core.AssetEvent, error)
 	// AssetLastEventTimes returns the time of the newest event of each of
 	// the assets that have one, in one query (the web UI's assets list).
 	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)

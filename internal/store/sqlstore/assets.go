@@ -430,9 +430,10 @@ func eventFilter(p *store.AssetEventListParams) *builder {
 	return &b
 }
 
-// AssetEventGetByIdempotencyKey returns the event recorded with key.
-func (s *Store) AssetEventGetByIdempotencyKey(ctx context.Context, key string) (*core.AssetEvent, error) {
-	ev, err := scanAssetEvent(s.reader().QueryRowContext(ctx, qAssetEventByKey, key))
+// AssetEventGetByIdempotencyKey returns the event of asset assetID
+// recorded with key.
+func (s *Store) AssetEventGetByIdempotencyKey(ctx context.Context, assetID int64, key string) (*core.AssetEvent, error) {
+	ev, err := scanAssetEvent(s.reader().QueryRowContext(ctx, qAssetEventByKey, assetID, key))
 	return ev, s.wrap(err, "get asset event with idempotency key %q", key)
 }
 

@@ -95,7 +95,7 @@ const (
 		VALUES %s RETURNING id, idempotency_key`
 	qAssetEventGet   = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id WHERE e.id = $1`
 	qAssetEventByKey = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id
-		WHERE e.idempotency_key = $1`
+		WHERE e.asset_id = $1 AND e.idempotency_key = $2`
 	qAssetEventList  = `SELECT ` + assetEventCols + ` FROM asset_event e JOIN asset a ON a.id = e.asset_id%s%s%s`
 	qAssetEventCount = `SELECT COUNT(*) FROM asset_event e%s`
 	// qAssetLastEvents: %s is the IN list of asset ids; the newest event

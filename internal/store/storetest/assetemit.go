@@ -30,18 +30,23 @@ func testAssetEventEmissionFields(t *testing.T, f *fixture) {
 	if ev.PartitionDate == nil || !ev.PartitionDate.Equal(date) || ev.IdempotencyKey != "k1" || *ev.PartitionKey != part {
 		t.Errorf("event = %+v, want partition %s dated %s with key k1", ev, part, date)
 	}
-	got, err := f.st.AssetEventGetByIdempotencyKey(f.ctx, "k1")
+	got, err := f.st.AssetEventGetByIdempotencyKey(f.ctx, ev.AssetID, "k1")
 	must(t, err, "get by key")
 	if diff := cmp.Diff(ev, got); diff != "" {
 		t.Errorf("event by key (-inserted +got):\n%s", diff)
 	}
-	_, err = f.st.AssetEventGetByIdempotencyKey(f.ctx, "k2")
+	_, err = f.st.AssetEventGetByIdempotencyKey(f.ctx, ev.AssetID, "k2")
 	wantErr(t, err, core.ErrNotFound, "unknown key")
 
-	for _, asset := range []string{"orders", "customers"} {
-		_, err = f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: asset, SourceKind: core.AssetSourceTask,
-			IdempotencyKey: "k1", Now: f.now})
-		wantErr(t, err, core.ErrConflict, "reuse key k1 on "+asset)
+	// A key names one event of its asset: another asset's k1 is its own.
+	_, err = f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "orders", SourceKind: core.AssetSourceTask,
+		IdempotencyKey: "k1", Now: f.now})
+	wantErr(t, err, core.ErrConflict, "reuse key k1 on orders")
+	other, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "customers", SourceKind: core.AssetSourceTask,
+		IdempotencyKey: "k1", Now: f.now})
+	must(t, err, "key k1 on customers")
+	if got, err := f.st.AssetEventGetByIdempotencyKey(f.ctx, other.AssetID, "k1"); err != nil || got.ID != other.ID {
+		t.Errorf("customers' k1 = %+v, %v; want event %d", got, err, other.ID)
 	}
 	api, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "orders", SourceKind: core.AssetSourceAPI,
 		SourceUser: "alice", Now: f.now})
@@ -58,8 +63,8 @@ func testAssetEventEmissionFields(t *testing.T, f *fixture) {
 	must(t, err, "count")
 	byPart, err := f.st.AssetEventList(f.ctx, &store.AssetEventListParams{PartitionKey: part})
 	must(t, err, "list by partition")
-	if n != 2 || len(byPart) != 1 || byPart[0].ID != ev.ID {
-		t.Errorf("%d events, by partition %s: %+v; want 2 events (the conflicts created none), one in the partition", n, part, byPart)
+	if n != 3 || len(byPart) != 1 || byPart[0].ID != ev.ID {
+		t.Errorf("%d events, by partition %s: %+v; want 3 events (the conflict created none), one in the partition", n, part, byPart)
 	}
 	q, err := f.st.AssetQueueList(f.ctx, "cons")
 	must(t, err, "queue")
