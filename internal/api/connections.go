@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -157,36 +158,12 @@ func connectionResponse(c core.Connection) ConnectionResponse {
 	r.Port, _ = strconv.Atoi(u.Port())
 	if u.User != nil {
 		r.Login = u.User.Username()
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(r.Login, redacted)
-		}
 	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if secretKey(k) {
-				q.Set(k, redacted)
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	// url escapes "*" in userinfo and query values; show the marker plainly.
-	r.URI = strings.ReplaceAll(u.String(), url.QueryEscape(redacted), redacted)
+	r.URI = secrets.RedactURI(c.URI)
 	return r
 }
 
-// secretKey reports whether a query parameter name looks like it holds a secret.
-func secretKey(k string) bool {
-	k = strings.ToLower(k)
-	for _, w := range []string{"password", "passwd", "secret", "token", "key", "credential", "auth"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactedURI is a connection URI as the API shows it: the password and
-// secret-looking query parameters replaced by "***" (the CLI's local
-// transport prints the same).
+// RedactedURI is a connection URI as the API shows it (secrets.RedactURI;
+// one that does not parse is not shown at all): the CLI's local transport
+// prints the same.
 func RedactedURI(uri string) string { return connectionResponse(core.Connection{URI: uri}).URI }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -28,7 +28,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 				if err := b.ConnectionAdd(cmd.Context(), core.Connection{ID: id, URI: uri}); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, config.RedactURI(uri))
+				fmt.Fprintf(cmd.OutOrStdout(), "connection %s = %s\n", id, secrets.RedactURI(uri))
 				return nil
 			})
 		},
@@ -49,7 +49,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 					rows = append(rows, []string{c.ID, c.URI, "database"})
 				}
 				for id, uri := range b.ConfigConnections() {
-					rows = append(rows, []string{id, config.RedactURI(uri), "config"})
+					rows = append(rows, []string{id, secrets.RedactURI(uri), "config"})
 				}
 				sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], " ") < strings.Join(rows[j], " ") })
 				type listed struct {

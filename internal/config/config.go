@@ -20,6 +20,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // FileName is the configuration file inside $WEIR_HOME.
@@ -446,7 +447,7 @@ func (c *Config) List() []Option {
 		}
 		st := t.Field(i).Type
 		for j := 0; j < st.NumField(); j++ {
-			value := RedactURI(format(v.Field(i).Field(j)))
+			value := secrets.RedactURI(format(v.Field(i).Field(j)))
 			if st.Field(j).Tag.Get("secret") == "true" && value != "" {
 				value = "***"
 			}
@@ -460,7 +461,7 @@ func (c *Config) List() []Option {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		out = append(out, Option{Section: "connections", Key: id, Value: RedactURI(c.Connections[id])})
+		out = append(out, Option{Section: "connections", Key: id, Value: secrets.RedactURI(c.Connections[id])})
 	}
 	return out
 }

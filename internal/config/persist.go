@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // Setting is one option to write into weir.toml, in its text form (as in
@@ -117,5 +119,5 @@ func databaseAgrees(path, fileConn string, environ []string) error {
 	}
 	return fmt.Errorf("the database is ambiguous: %s says [database] conn = %s but %s = %s; "+
 		"remove one of them (or make them equal) so that every command opens the same database",
-		path, RedactURI(fileConn), name, RedactURI(envConn))
+		path, secrets.RedactURI(fileConn), name, secrets.RedactURI(envConn))
 }

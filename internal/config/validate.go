@@ -10,6 +10,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/objstore"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // maxMaxMapLength bounds [scheduler] max_map_length.
@@ -132,7 +133,7 @@ func (d Database) Parse() (engine, target string, err error) {
 	case strings.HasPrefix(d.Conn, "postgres://"), strings.HasPrefix(d.Conn, "postgresql://"):
 		return "postgres", d.Conn, nil
 	}
-	return "", "", fmt.Errorf("%q: want sqlite:////absolute/path.db or postgres://user:pass@host:port/db", RedactURI(d.Conn))
+	return "", "", fmt.Errorf("%q: want sqlite:////absolute/path.db or postgres://user:pass@host:port/db", secrets.RedactURI(d.Conn))
 }
 
 // URL returns the api-server's base URL (explicit, or from host and port).
@@ -149,17 +150,4 @@ func (a API) URL() string {
 		scheme = "https"
 	}
 	return fmt.Sprintf("%s://%s:%d", scheme, host, a.Port)
-}
-
-// RedactURI hides the password of a URI so it can be printed.
-func RedactURI(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-		return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-	}
-	return s
 }
