@@ -19,13 +19,14 @@ import (
 // ConnectionResponse describes a connection. Passwords are never returned:
 // the URI's password (and any secret-looking query parameter) is redacted.
 type ConnectionResponse struct {
-	ConnectionID string `json:"connection_id"`
-	ConnType     string `json:"conn_type"`
-	Host         string `json:"host,omitempty"`
-	Login        string `json:"login,omitempty"`
-	Schema       string `json:"schema,omitempty"`
-	Port         int    `json:"port,omitempty"`
-	URI          string `json:"uri" doc:"the connection URI with its password redacted"`
+	ConnectionID  string `json:"connection_id"`
+	ConnType      string `json:"conn_type"`
+	Host          string `json:"host,omitempty"`
+	Login         string `json:"login,omitempty"`
+	Schema        string `json:"schema,omitempty"`
+	Port          int    `json:"port,omitempty"`
+	URI           string `json:"uri" doc:"the connection URI with its password redacted"`
+	Undecryptable string `json:"undecryptable,omitempty" doc:"why the stored URI cannot be decrypted by this api-server (a key its key file lacks, or tampering); uri then says so"`
 }
 
 // ConnectionCollection is a page of connections.
@@ -149,6 +150,9 @@ func buildURI(connType, host, login, password, schema string, port int, extra ma
 // connectionResponse splits a stored URI into Airflow's fields and redacts
 // its secrets. A URI that does not parse is not shown at all.
 func connectionResponse(c core.Connection) ConnectionResponse {
+	if c.Undecryptable != "" {
+		return ConnectionResponse{ConnectionID: c.ID, URI: ShownURI(c), Undecryptable: c.Undecryptable}
+	}
 	r := ConnectionResponse{ConnectionID: c.ID, URI: redacted}
 	u, err := url.Parse(c.URI)
 	if err != nil {
@@ -161,6 +165,16 @@ func connectionResponse(c core.Connection) ConnectionResponse {
 	}
 	r.URI = secrets.RedactURI(c.URI)
 	return r
+}
+
+// ShownURI is a listed connection's URI as every surface shows it: its
+// secrets masked (RedactedURI), or, for a row that does not decrypt here,
+// why.
+func ShownURI(c core.Connection) string {
+	if c.Undecryptable != "" {
+		return "(cannot decrypt here: " + c.Undecryptable + "; delete it, or add it again, with the key that encrypted it or without)"
+	}
+	return RedactedURI(c.URI)
 }
 
 // RedactedURI is a connection URI as the API shows it (secrets.RedactURI;

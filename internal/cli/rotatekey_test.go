@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,5 +94,47 @@ func TestConnectionsRotateKey(t *testing.T) {
 	}
 	if out := run("variables", "get", "region"); strings.TrimSpace(out) != "eu-west-1" {
 		t.Fatalf("variables get after dropping the old key: %q", out)
+	}
+}
+
+// A connection written by a node with another key file (its copy of the
+// key missing) is listed as undecryptable beside the others, and can be
+// replaced and deleted, where it made every listing, the admin page and
+// its own deletion fail on the decryption.
+func TestAConnectionUnderAStrayKeyIsListedAndMended(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	stray := append(slices.Clone(env), "WEIR__CORE__SECRETS_KEY_FILE="+filepath.Join(t.TempDir(), "stray_key"))
+	weir := func(env []string, args ...string) (string, string, int) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := cli.Run(t.Context(), args, cli.Options{Stdout: &out, Stderr: &errOut, Environ: env})
+		return out.String(), errOut.String(), code
+	}
+	must := func(env []string, args ...string) string {
+		t.Helper()
+		out, errOut, code := weir(env, args...)
+		if code != 0 {
+			t.Fatalf("weir %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out
+	}
+	must(env, "db", "migrate")
+	must(env, "connections", "add", "wh", "postgres://etl:s3cret@db:5432/dw")
+	must(stray, "connections", "add", "other", "http://x:pw@y")
+
+	out := must(env, "connections", "list")
+	if !strings.Contains(out, "postgres://etl:***@db:5432/dw") || !strings.Contains(out, "other") ||
+		!strings.Contains(out, "cannot decrypt here") || strings.Contains(out, "pw@y") {
+		t.Fatalf("list with a row under a stray key:\n%s", out)
+	}
+	must(env, "connections", "add", "other", "http://x:fixed@y") // replaced under this node's key
+	if out := must(env, "connections", "list"); strings.Contains(out, "cannot decrypt") || !strings.Contains(out, "http://x:***@y") {
+		t.Fatalf("list after replacing the stray row:\n%s", out)
+	}
+	must(stray, "connections", "add", "gone", "http://x:pw@z")
+	must(env, "connections", "delete", "gone")
+	if out := must(env, "connections", "list"); strings.Contains(out, "gone") {
+		t.Fatalf("list after deleting a stray row:\n%s", out)
 	}
 }

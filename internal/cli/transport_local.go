@@ -93,7 +93,7 @@ func (b *localBackend) PoolDelete(ctx context.Context, name string) error {
 func (b *localBackend) ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, int, error) {
 	conns, total, err := store.List(ctx, p, b.svc.Store().ConnectionList, b.svc.Store().ConnectionCount)
 	for i := range conns {
-		conns[i].URI = api.RedactedURI(conns[i].URI)
+		conns[i].URI = api.ShownURI(conns[i])
 	}
 	return conns, total, err
 }

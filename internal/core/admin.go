@@ -30,6 +30,10 @@ type APIToken struct {
 type Connection struct {
 	ID  string
 	URI string // e.g. postgres://user:pass@host/db, sqlite:///path, https://host
+	// Undecryptable says why a listed connection's URI (then empty) could
+	// not be decrypted here: sealed under a key this node's key file lacks,
+	// or tampered with. "" = URI is the connection's.
+	Undecryptable string
 }
 
 // Variable is one of Airflow's Variables: a string value under a key,

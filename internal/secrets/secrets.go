@@ -29,6 +29,11 @@ const prefix = "weir-aes256gcm:v1:"
 // ErrUnknownKey means a value was sealed under a key the ring lacks.
 var ErrUnknownKey = errors.New("value was encrypted with a key that is not in the key file")
 
+// ErrUndecryptable is wrapped by every error of a stored value that does
+// not decrypt (ErrUnknownKey, a tampered or malformed value): the row is
+// there, its value cannot be read here.
+var ErrUndecryptable = errors.New("cannot decrypt")
+
 // Box seals and opens values with a key ring. It is safe for concurrent use.
 type Box struct {
 	ids   []string // key ids, primary first

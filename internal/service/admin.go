@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -131,7 +132,13 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 	}
 	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionCreate, target: conn.ID}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
-		switch _, err := tx.ConnectionGet(ctx, conn.ID); {
+		// A row that does not decrypt here exists all the same (and is
+		// replaced with replace: how a stray key's row is mended).
+		_, err := tx.ConnectionGet(ctx, conn.ID)
+		if errors.Is(err, secrets.ErrUndecryptable) {
+			err = nil
+		}
+		switch {
 		case err == nil && !replace:
 			return fmt.Errorf("connection_id %q already exists; delete it first to replace it: %w", conn.ID, core.ErrConflict)
 		case err == nil:
@@ -151,10 +158,7 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 func (s *Service) DeleteConnection(ctx context.Context, actor core.Actor, id string) error {
 	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionDelete, target: id}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
-		if _, err := tx.ConnectionGet(ctx, id); err != nil {
-			return fmt.Errorf("connection_id %q: %w", id, err)
-		}
-		if err := tx.ConnectionDelete(ctx, id); err != nil {
+		if err := tx.ConnectionDelete(ctx, id); err != nil { // needs no decryption: a stray key's row goes too
 			return fmt.Errorf("delete connection_id %q: %w", id, err)
 		}
 		return nil

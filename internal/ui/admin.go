@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/job"
-	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -67,7 +67,7 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d.ConnTotal = total
 	for _, c := range conns {
-		d.Connections = append(d.Connections, connRow{ID: c.ID, URI: secrets.RedactURI(c.URI)})
+		d.Connections = append(d.Connections, connRow{ID: c.ID, URI: api.ShownURI(c)})
 	}
 	if d.Users, d.UserTotal, err = store.List(ctx, &store.UserListParams{Page: store.Page{Limit: 200}}, u.st.UserList, u.st.UserCount); err != nil {
 		u.failErr(w, r, req, err)

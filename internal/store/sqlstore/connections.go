@@ -2,9 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -32,7 +34,9 @@ func (s *Store) ConnectionGet(ctx context.Context, id string) (*core.Connection,
 	return &c, s.unseal(&c)
 }
 
-// ConnectionList lists a page of connections by id, URIs unsealed.
+// ConnectionList lists a page of connections by id, URIs unsealed; a row
+// that does not decrypt here is listed with Undecryptable set, so that one
+// stray row cannot hide the others or the way to delete it.
 func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, error) {
 	return listPage(ctx, s, "list connections", qConnList, &builder{}, &connectionOrder, p.Page,
 		func(r scanner) (*core.Connection, error) {
@@ -40,7 +44,12 @@ func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParam
 			if err := r.Scan(&c.ID, &c.URI); err != nil {
 				return nil, err
 			}
-			return &c, s.unseal(&c)
+			if err := s.unseal(&c); errors.Is(err, secrets.ErrUndecryptable) {
+				c.URI, c.Undecryptable = "", err.Error()
+			} else if err != nil {
+				return nil, err
+			}
+			return &c, nil
 		})
 }
 

@@ -42,11 +42,11 @@ func (s *Store) open(c *sealedColumn, id, text string) (string, error) {
 		return text, nil
 	}
 	if s.box == nil {
-		return "", fmt.Errorf("%s %s is encrypted and no secrets key is configured", c.what, id)
+		return "", fmt.Errorf("%s %s is encrypted and no secrets key is configured (%w)", c.what, id, secrets.ErrUndecryptable)
 	}
 	plain, err := s.box.Open(text, c.aad(id))
 	if err != nil {
-		return "", fmt.Errorf("decrypt %s %s: %w", c.what, id, err)
+		return "", fmt.Errorf("decrypt %s %s: %w (%w)", c.what, id, err, secrets.ErrUndecryptable)
 	}
 	return plain, nil
 }
