@@ -96,7 +96,7 @@ environment), edit that value instead: "weir keys generate" prints a new key.`,
 			}
 			return slices.Delete(slices.Clone(keys), i, i+1), fmt.Sprintf("removed key %s; tokens it signed are refused once every api-server has the file and restarted", args[0]), nil
 		})
-	rotate := edit("rotate", "Add a new key and make it sign at once (for api-servers that share one file); old keys keep verifying", cobra.NoArgs,
+	rotate := edit("rotate", "Add a new key and make it sign at once (api-servers restarted together: one machine); old keys keep verifying", cobra.NoArgs,
 		func(k keyKind, keys, _ []string) ([]string, string, error) {
 			key := newKeyText(k)
 			return append([]string{key}, keys...), fmt.Sprintf("key %s signs now; the older keys verify until weir keys remove", auth.KeyID([]byte(key))), nil

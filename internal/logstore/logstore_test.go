@@ -226,6 +226,20 @@ func TestRemoteUploadRetriedAndLostObjectSaysSo(t *testing.T) {
 	if got, err := readAll(ctx, logs, key); err != nil || got != "all of it\n" {
 		t.Errorf("log after the retried upload = %q, %v", got, err)
 	}
+	// A process that reads no remote store, or another one, says so: not
+	// that the object was deleted (a rolling change of the setting).
+	for what, opts := range map[string]logstore.Options{
+		"no remote_base_log_folder is set here":           {Database: true},
+		"remote_base_log_folder is file://" + t.TempDir(): {Database: true, Remote: t.TempDir()},
+	} {
+		other, _, err := logstore.Open(opts, st, clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readAll(ctx, other, key); err == nil || !strings.Contains(err.Error(), "which this process does not read") {
+			t.Errorf("reading an uploaded log where %s: %v", what, err)
+		}
+	}
 	if err := remote.Objects.Delete(ctx, name); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/internal/core"
@@ -157,6 +158,13 @@ func (r Recorded) reason(rec *store.TaskLog) string {
 	case rec.PrunedAt != nil:
 		return fmt.Sprintf("was deleted from %s on %s, [logging] log_retention after its upload", rec.Location,
 			rec.PrunedAt.UTC().Format(time.RFC3339))
+	case rec.Kind == store.TaskLogRemote && rec.StoredAt != nil && !r.readsObject(rec.Location):
+		here := "no [logging] remote_base_log_folder is set here"
+		if r.Kind == store.TaskLogRemote {
+			here = "this process's [logging] remote_base_log_folder is " + r.Location
+		}
+		return fmt.Sprintf("was uploaded whole to %s, which this process does not read (%s): set remote_base_log_folder "+
+			"to the store it was uploaded to", rec.Location, here)
 	case rec.Kind == store.TaskLogRemote && rec.StoredAt != nil:
 		return fmt.Sprintf("was uploaded whole to %s, but the object is not there: deleted from the store", rec.Location)
 	case rec.Attempts > 0:
@@ -165,4 +173,15 @@ func (r Recorded) reason(rec *store.TaskLog) string {
 	default:
 		return "was stored in the database, but its chunks are no longer there: deleted after [logging] log_retention"
 	}
+}
+
+// readsObject reports whether objectURL (a record's Location, an object
+// of a remote store) lies in the remote store this process reads.
+func (r Recorded) readsObject(objectURL string) bool {
+	if r.Kind != store.TaskLogRemote {
+		return false
+	}
+	base, _, _ := strings.Cut(r.Location, "?")
+	object, _, _ := strings.Cut(objectURL, "?")
+	return strings.HasPrefix(object, strings.TrimSuffix(base, "/")+"/")
 }
