@@ -74,7 +74,7 @@ func (r *Revocations) Check(ctx context.Context, c *Claims) error {
 		r.entries[key] = e
 		r.mu.Unlock()
 	}
-	if e.before.IsZero() || (c.IssuedAt != nil && c.IssuedAt.After(e.before)) {
+	if issued, ok := c.issued(); e.before.IsZero() || (ok && issued.After(e.before)) {
 		return nil
 	}
 	return fmt.Errorf("%w: the %s credentials of %q issued up to %s are revoked; issue a new one",

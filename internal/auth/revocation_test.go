@@ -76,3 +76,32 @@ func must(s string, err error) string {
 	}
 	return s
 }
+
+// A credential minted in the second of a revocation, after it, is valid
+// (its issue time is kept to the millisecond); one minted in that second
+// before it is revoked with it.
+func TestACredentialMintedInTheSecondOfARevocation(t *testing.T) {
+	t.Parallel()
+	clk := clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 100e6, time.UTC))
+	tk, _ := NewTokens(Config{Key: newKey}, clk)
+	var revokedAt time.Time
+	rv := NewRevocations(func(context.Context, string, string) (time.Time, error) { return revokedAt, nil }, time.Nanosecond, clk)
+	claims := func(tok string) *Claims {
+		c, err := tk.Validate(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	before := claims(must(tk.IssueWorker("w1", 0)))
+	clk.Advance(300 * time.Millisecond)
+	revokedAt = clk.Now()
+	clk.Advance(300 * time.Millisecond) // still 03:04:05
+	after := claims(must(tk.IssueWorker("w1", 0)))
+	if err := rv.Check(t.Context(), before); !errors.Is(err, core.ErrUnauthorized) {
+		t.Errorf("minted 300 ms before the revocation: %v, want revoked", err)
+	}
+	if err := rv.Check(t.Context(), after); err != nil {
+		t.Errorf("minted 300 ms after the revocation, in its second: %v, want valid", err)
+	}
+}
