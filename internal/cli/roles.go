@@ -235,6 +235,7 @@ func (a *app) workerCmd() *cobra.Command {
 					"(this one has none, and a worker does not need it)")
 			}
 			logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
+			cfg.TightenSecrets(logger)
 			w, err := newWorker(cfg, apiURL, name, token, a.opts, logger, false)
 			if err != nil {
 				return err

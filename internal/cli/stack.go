@@ -412,6 +412,7 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 		return nil, nil, nil, err
 	}
 	logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
+	cfg.TightenSecrets(logger)
 	st, err := openStore(ctx, cfg, migrate, true, a.opts.readConns, logger)
 	// A role started while the database restarts waits for it (a bounded
 	// while) instead of exiting: deployments start roles and the database

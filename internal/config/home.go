@@ -208,3 +208,30 @@ func writeTemp(path string, data []byte, perm os.FileMode) (string, error) {
 	}
 	return tmp.Name(), nil
 }
+
+// TightenSecrets tightens what holds this configuration's secrets where
+// group or others may read it — the home and its secrets folder (HomeMode),
+// the key files of [core] secrets_key_file and [api_auth] (0600) — and
+// logs each change; what is missing is left alone. Every role calls it at
+// start, whatever its database. A mode it cannot change (a read-only
+// secret volume) is logged, not fatal: the files are read all the same.
+func (c *Config) TightenSecrets(log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tighten := func(path string, mode fs.FileMode) {
+		if path == "" {
+			return
+		}
+		if err := secrets.Tighten(path, mode, log); err != nil {
+			log.Warn("others may read a secret Weir could not make private", "path", path, "err", err)
+		}
+	}
+	if c.Home != "" {
+		tighten(c.Home, HomeMode)
+		tighten(filepath.Join(c.Home, "secrets"), HomeMode)
+	}
+	for _, f := range []string{c.Core.SecretsKeyFile, c.APIAuth.JWTSecretFile, c.APIAuth.SecretKeyFile} {
+		tighten(f, 0o600)
+	}
+}
