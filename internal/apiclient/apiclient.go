@@ -125,8 +125,8 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("cannot reach the Weir API at %s (%s): is the api-server running and the URL right? "+
-			"`weir login --status` checks the login: %w", c.base, reason(err), core.ErrUnavailable)
+		return unreachableError(fmt.Sprintf("cannot reach the Weir API at %s (%s): is the api-server running and the URL right? "+
+			"`weir login --status` checks the login", c.base, reason(err)))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

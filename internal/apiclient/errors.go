@@ -101,3 +101,11 @@ func kindOf(status int) error {
 	}
 	return nil
 }
+
+// unreachableError is a request no api-server answered: a core.ErrUnavailable
+// (the caller may retry) whose text says only what happened, not that a
+// database is down.
+type unreachableError string
+
+func (e unreachableError) Error() string { return string(e) }
+func (e unreachableError) Unwrap() error { return core.ErrUnavailable }

@@ -50,7 +50,7 @@ func (a *app) taskLogsCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&try, "try", 0, "try number (default the current try)")
 	cmd.Flags().IntVar(&mapIndex, "map-index", core.NoMapIndex, "map index of a mapped task")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the try finishes")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the try finishes (waiting out a database or api-server restart of up to 5m)")
 	return cmd
 }
 
@@ -58,17 +58,51 @@ func (a *app) taskLogsCmd() *cobra.Command {
 // nothing new.
 const followPoll = 500 * time.Millisecond
 
+// logReader reads a log from an offset (backend.LogRead).
+type logReader interface {
+	LogRead(ctx context.Context, key tasklog.Key, offset int64) ([]byte, int64, error)
+}
+
+// followOutage is how long a followed log's source (the database, the
+// api-servers) may stay unavailable before --follow gives up: workers ride
+// out a restart, and so does a reader.
+const followOutage = 5 * time.Minute
+
 // tailLog copies key's log to stdout; with active set (--follow) it polls
 // until active says the log's try or attempt no longer runs, and the log
-// is drained.
-func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, active func(context.Context) (bool, error)) error {
+// is drained. Following, it waits out an unavailable source
+// (core.ErrUnavailable: a database or api-server restarting) for up to
+// followOutage, saying so once on stderr.
+func tailLog(cmd *cobra.Command, b logReader, key tasklog.Key, active func(context.Context) (bool, error)) error {
 	ctx := cmd.Context()
 	var offset int64
+	var down time.Time // when the source became unavailable; zero while it answers
+	wait := func(err error) error {
+		if active == nil || !errors.Is(err, core.ErrUnavailable) {
+			return err
+		}
+		if down.IsZero() {
+			down = time.Now()
+			fmt.Fprintf(cmd.ErrOrStderr(), "weir: the log's source is unavailable (%v); retrying for up to %s\n", err, followOutage)
+		} else if time.Since(down) > followOutage {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(followPoll):
+			return nil
+		}
+	}
 	for {
 		data, next, err := b.LogRead(ctx, key, offset)
 		if err != nil {
-			return err
+			if err := wait(err); err != nil {
+				return err
+			}
+			continue
 		}
+		down = time.Time{}
 		if len(data) > 0 {
 			if _, err := cmd.OutOrStdout().Write(data); err != nil {
 				return err
@@ -79,12 +113,19 @@ func tailLog(cmd *cobra.Command, b backend, key tasklog.Key, active func(context
 		if active == nil {
 			return nil
 		}
-		if running, err := active(ctx); err != nil || !running {
+		running, err := active(ctx)
+		if err != nil {
+			if err := wait(err); err != nil {
+				return err
+			}
+			continue
+		}
+		if !running {
 			// One more read: the worker flushes before reporting the state.
 			if data, _, rerr := b.LogRead(ctx, key, offset); rerr == nil {
 				_, _ = cmd.OutOrStdout().Write(data)
 			}
-			return err
+			return nil
 		}
 		select {
 		case <-ctx.Done():
