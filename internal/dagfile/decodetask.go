@@ -176,6 +176,12 @@ func (d *decoder) operatorField(t *core.Task, e entry) {
 			am[k] = s
 		}
 		val = am
+	case argBool:
+		if _, ok := e.val.value.(bool); !ok {
+			d.boolean(e.val, e.f) // names the problem
+			return
+		}
+		val = e.val.value
 	case argMap:
 		if e.val.kind != kMap {
 			d.at(e.f, e.val)

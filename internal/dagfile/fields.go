@@ -34,6 +34,7 @@ const (
 	argStringMap                // a mapping of strings
 	argMap                      // a mapping of any values
 	argAny                      // any value
+	argBool                     // true or false
 )
 
 // argSpec describes one operator field, named as Airflow's operator names it.
@@ -45,7 +46,7 @@ type argSpec struct {
 
 // operators lists the operators and the fields each takes.
 var operators = map[string][]argSpec{
-	"bash": {{name: "bash_command", required: true}, {name: "cwd"}},
+	"bash": {{name: "bash_command", required: true}, {name: "cwd"}, {name: "do_xcom_push", kind: argBool}},
 	"http": {{name: "http_conn_id"}, {name: "endpoint"}, {name: "method"},
 		{name: "data", kind: argAny}, {name: "headers", kind: argStringMap}},
 	"sql":  {{name: "conn_id", required: true}, {name: "sql", required: true}},

@@ -248,13 +248,16 @@ func argTypeOK(k argKind, v any) bool {
 	case argMap:
 		_, ok := v.(map[string]any)
 		return ok
+	case argBool:
+		_, ok := v.(bool)
+		return ok
 	default: // argAny
 		return true
 	}
 }
 
 func kindName(k argKind) string {
-	return [...]string{"a string", "a mapping of strings", "a mapping", "any value"}[k]
+	return [...]string{"a string", "a mapping of strings", "a mapping", "any value", "true or false"}[k]
 }
 
 // checkTemplates reports malformed templates in v (strings, nested in maps
