@@ -17,13 +17,23 @@ import (
 // workers that have them.
 func (a *app) connectionsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "connections", Short: "Manage connections used by sql and http tasks (passwords are never printed)"}
+	var connURI string
 	add := &cobra.Command{
-		Use:     "add CONN_ID URI",
-		Short:   "Store (or replace) a connection in the database",
-		Example: "  weir connections add warehouse 'postgres://etl:secret@db:5432/dw'\n  weir connections add api https://api.example.com",
-		Args:    cobra.ExactArgs(2),
+		Use:   "add CONN_ID URI",
+		Short: "Store (or replace) a connection in the database",
+		Example: "  weir connections add warehouse 'postgres://etl:secret@db:5432/dw'\n  weir connections add api https://api.example.com\n" +
+			"  weir connections add api --conn-uri https://api.example.com   # Airflow's spelling",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if connURI != "" {
+				return cobra.ExactArgs(1)(cmd, args)
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, uri := args[0], args[1]
+			id, uri := args[0], connURI
+			if uri == "" {
+				uri = args[1]
+			}
 			return a.withBackend(cmd, func(b backend) error {
 				if err := b.ConnectionAdd(cmd.Context(), core.Connection{ID: id, URI: uri}); err != nil {
 					return err
@@ -33,6 +43,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 			})
 		},
 	}
+	add.Flags().StringVar(&connURI, "conn-uri", "", "the connection URI, as Airflow's connections add takes it (instead of the URI argument)")
 	var out output
 	list := &cobra.Command{
 		Use:   "list",

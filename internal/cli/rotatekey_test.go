@@ -138,3 +138,26 @@ func TestAConnectionUnderAStrayKeyIsListedAndMended(t *testing.T) {
 		t.Fatalf("list after deleting a stray row:\n%s", out)
 	}
 }
+
+// `weir connections add ID --conn-uri URI` takes Airflow's spelling too.
+func TestConnectionsAddTakesConnURI(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	run := func(args ...string) (string, int) {
+		var out, errOut bytes.Buffer
+		code := cli.Run(t.Context(), args, cli.Options{Stdout: &out, Stderr: &errOut, Environ: env})
+		return out.String() + errOut.String(), code
+	}
+	if out, code := run("db", "migrate"); code != 0 {
+		t.Fatal(out)
+	}
+	if out, code := run("connections", "add", "api", "--conn-uri", "https://u:pw@api.example.com"); code != 0 || !strings.Contains(out, "https://u:***@api.example.com") {
+		t.Fatalf("add --conn-uri: exit %d, %q", code, out)
+	}
+	if out, code := run("connections", "add", "api", "--conn-uri", "https://a", "https://b"); code == 0 {
+		t.Errorf("add with --conn-uri and a URI argument: exit 0, %q; want a usage error", out)
+	}
+	if out, _ := run("connections", "list"); !strings.Contains(out, "https://u:***@api.example.com") {
+		t.Errorf("list after add --conn-uri:\n%s", out)
+	}
+}
