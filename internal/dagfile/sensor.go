@@ -78,6 +78,9 @@ func BuildSensor(t *core.Task) []Problem {
 		if timeout > 0 && t.ExecutionTimeout == 0 {
 			t.ExecutionTimeout = timeout
 		}
+	case "reschedule":
+		ps.add("mode", "must be %s or %s, got %q (Airflow's reschedule: %s frees the worker slot between pokes the same way)",
+			SensorDeferrable, SensorPoke, mode, SensorDeferrable)
 	default:
 		ps.add("mode", "must be %s or %s, got %q", SensorDeferrable, SensorPoke, mode)
 	}

@@ -71,7 +71,7 @@ func TestSensorRefusalsNameTheField(t *testing.T) {
     operator: sensor
     mode: reschedule
     trigger: {type: timedelta, delta: 5s}
-`, `tasks[0].mode: must be deferrable or poke, got "reschedule"`},
+`, `tasks[0].mode: must be deferrable or poke, got "reschedule" (Airflow's reschedule: deferrable frees the worker slot between pokes the same way)`},
 		"no trigger": {`  - task_id: w
     operator: sensor
 `, `tasks[0].trigger: is required`},
