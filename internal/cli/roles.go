@@ -18,6 +18,7 @@ import (
 	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/store/sqlstore"
+	"github.com/weirflow/weir/internal/taskproc"
 )
 
 func (a *app) standaloneCmd() *cobra.Command {
@@ -236,6 +237,11 @@ func (a *app) workerCmd() *cobra.Command {
 			}
 			logger := newLogger(a.opts.Stderr, cfg.Logging.Level)
 			cfg.TightenSecrets(logger)
+			// Its tasks run as its user: they must not read its credential
+			// from its /proc/<pid>/environ (docs/security.md).
+			if err := taskproc.HideFromTasks(); err != nil {
+				logger.Warn("the worker's memory and environment stay readable by its tasks", "err", err)
+			}
 			w, err := newWorker(cfg, apiURL, name, token, a.opts, logger, false)
 			if err != nil {
 				return err
