@@ -209,25 +209,30 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 		version int64
 		change  store.DagSyncChange
 	)
-	err := p.Store.WithTx(ctx, func(tx store.Store) error {
-		var err error
-		version, change, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew),
-			Now: now, Deriver: p.Parser})
-		if err != nil {
-			return err
-		}
-		ws := p.logWarnings(d)
-		if change == store.DagUnchanged {
-			// This parser derived the spec's version already: it is derived
-			// again only when the DAG changes, comes back or meets another
-			// parser (ADR 0040), across restarts and `dags test`s as within
-			// a process (synced).
-			return nil
-		}
-		if err := tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}); err != nil { // docs/assets.md
-			return err
-		}
-		return p.syncWarnings(ctx, tx, d, ws, now)
+	// Two processors recording a new DAG, version or asset at once
+	// (schedulers started together) both find none and both insert: the
+	// loser's transaction runs again and finds the winner's rows.
+	err := retryConflict(func() error {
+		return p.Store.WithTx(ctx, func(tx store.Store) error {
+			var err error
+			version, change, err = tx.DagSync(ctx, &store.DagSyncParams{Spec: *d, Hash: hash, Paused: pausedAtCreation(d, p.PauseNew),
+				Now: now, Deriver: p.Parser})
+			if err != nil {
+				return err
+			}
+			ws := p.logWarnings(d)
+			if change == store.DagUnchanged {
+				// This parser derived the spec's version already: it is derived
+				// again only when the DAG changes, comes back or meets another
+				// parser (ADR 0040), across restarts and `dags test`s as within
+				// a process (synced).
+				return nil
+			}
+			if err := tx.AssetSync(ctx, &store.AssetSyncParams{Spec: d, Now: now}); err != nil { // docs/assets.md
+				return err
+			}
+			return p.syncWarnings(ctx, tx, d, ws, now)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)
@@ -363,4 +368,15 @@ func pausedAtCreation(d *core.DAG, pauseNew bool) bool {
 		return *d.IsPausedUponCreation
 	}
 	return pauseNew
+}
+
+// retryConflict runs tx, a transaction, up to three times while it fails
+// with core.ErrConflict: another process committed the same new rows
+// first, which the next run finds.
+func retryConflict(tx func() error) error {
+	err := tx()
+	for attempt := 2; attempt <= 3 && errors.Is(err, core.ErrConflict); attempt++ {
+		err = tx()
+	}
+	return err
 }

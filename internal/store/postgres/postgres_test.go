@@ -2,11 +2,8 @@ package postgres_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -164,39 +161,5 @@ func BenchmarkNotifyAcrossProcesses(b *testing.B) {
 			b.Fatal(err)
 		}
 		storetest.WaitSignal(b, woken, "notification")
-	}
-}
-
-// Schedulers started together on a fresh database record the same new
-// DAGs at once, each through its own connections: every sync succeeds
-// (the loser of an insert runs its transaction again), one version each.
-func TestDagSyncFromSeveralProcesses(t *testing.T) {
-	t.Parallel()
-	dsn := pgtest.DSN(t)
-	first := open(t, dsn)
-	if err := first.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	stores := []*sqlstore.Store{first, open(t, dsn), open(t, dsn), open(t, dsn)}
-	for i := range 20 {
-		spec := core.DAG{DagID: fmt.Sprintf("dag_%d", i), Tasks: []core.Task{{TaskID: "t", Operator: "noop"}}}
-		var wg sync.WaitGroup
-		errs := make(chan error, len(stores))
-		for j, st := range stores {
-			wg.Go(func() {
-				_, _, err := st.DagSync(t.Context(), &store.DagSyncParams{Spec: spec, Hash: "h", Now: time.Now(), Deriver: fmt.Sprint("scheduler-", j)})
-				errs <- err
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatalf("%s: a concurrent first sync failed: %v", spec.DagID, err)
-			}
-		}
-		if v, err := first.DagVersionLatest(t.Context(), spec.DagID); err != nil || v.Version != 1 {
-			t.Fatalf("%s: latest version %+v, %v; want version 1, recorded once", spec.DagID, v, err)
-		}
 	}
 }

@@ -24,19 +24,6 @@ func (s *Store) DagSync(ctx context.Context, p *store.DagSyncParams) (versionID 
 	if err != nil {
 		return 0, 0, fmt.Errorf("sync dag %s: encode tags: %w", dagID, err)
 	}
-	// Two processors recording a new DAG or version at once (schedulers
-	// starting together) both find none and both insert: the loser's
-	// transaction is run again, and finds the winner's rows.
-	for attempt := 1; ; attempt++ {
-		versionID, change, err = s.dagSyncOnce(ctx, p, dagID, spec, tags)
-		if !errors.Is(err, core.ErrConflict) || attempt == 3 || s.tx != nil { // a caller's transaction is its own to retry
-			return versionID, change, err
-		}
-	}
-}
-
-// dagSyncOnce is one transaction of DagSync.
-func (s *Store) dagSyncOnce(ctx context.Context, p *store.DagSyncParams, dagID string, spec, tags []byte) (versionID int64, change store.DagSyncChange, err error) {
 	err = s.inTx(ctx, func(tx *Store) error {
 		var (
 			active  bool
