@@ -16,7 +16,7 @@ func TestConnections(t *testing.T) {
 	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections",
 		map[string]any{"connection_id": "warehouse", "uri": "postgres://etl:hunter2@db.example:5432/dw?sslmode=require&api_token=abc"}, &c)
 	want := api.ConnectionResponse{ConnectionID: "warehouse", ConnType: "postgres", Host: "db.example", Login: "etl",
-		Schema: "dw", Port: 5432, URI: "postgres://etl:***@db.example:5432/dw?api_token=***&sslmode=require"}
+		Schema: "dw", Port: 5432, URI: "postgres://etl:***@db.example:5432/dw?sslmode=require&api_token=***"}
 	if c != want {
 		t.Errorf("created\n got %+v\nwant %+v", c, want)
 	}

@@ -105,6 +105,29 @@ func TestLoginSessionFlow(t *testing.T) {
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
 		t.Errorf("a session after a new password: %d %s, want 401 saying it has ended", status, b)
 	}
+	// A user deleted and created anew under the same name does not inherit
+	// the sessions of the one before (which never logged out).
+	if status, b = e.call(core.RoleAdmin, "PUT", "/api/v2/users/bob", map[string]any{"password": "bob-pw", "role": "op"}); status != http.StatusOK {
+		t.Fatalf("create bob: %d %s", status, b)
+	}
+	resp = e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "bob", "password": "bob-pw"})
+	_ = resp.Body.Close()
+	var before string
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			before = api.SessionCookie + "=" + c.Value
+		}
+	}
+	if status, b = e.call(core.RoleAdmin, "DELETE", "/api/v2/users/bob", nil); status != http.StatusNoContent {
+		t.Fatalf("delete bob: %d %s", status, b)
+	}
+	if status, b = e.call(core.RoleAdmin, "PUT", "/api/v2/users/bob", map[string]any{"password": "again-pw", "role": "op"}); status != http.StatusOK {
+		t.Fatalf("create bob anew: %d %s", status, b)
+	}
+	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", before)
+	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
+		t.Errorf("the deleted bob's session for the new bob: %d %s, want 401 saying it has ended", status, b)
+	}
 
 	// The session expires after its TTL.
 	e.clk.Advance(13 * time.Hour)

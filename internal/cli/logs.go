@@ -102,8 +102,8 @@ func tailLog(cmd *cobra.Command, b logReader, key tasklog.Key, active func(conte
 			}
 			continue
 		}
-		down = time.Time{}
 		if len(data) > 0 {
+			down = time.Time{} // the source answers again
 			if _, err := cmd.OutOrStdout().Write(data); err != nil {
 				return err
 			}
@@ -120,6 +120,7 @@ func tailLog(cmd *cobra.Command, b logReader, key tasklog.Key, active func(conte
 			}
 			continue
 		}
+		down = time.Time{} // the source answers again
 		if !running {
 			// One more read: the worker flushes before reporting the state.
 			if data, _, rerr := b.LogRead(ctx, key, offset); rerr == nil {

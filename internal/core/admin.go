@@ -12,7 +12,9 @@ type User struct {
 	Role         string // admin | op | viewer
 	CreatedAt    time.Time
 	// SessionEpoch is signed into each login session; moving it on (a
-	// logout, a new password) ends the sessions signed before.
+	// logout, a new password) ends the sessions signed before. It only
+	// grows, and a user created anew starts at a random one, so that a
+	// deleted user's sessions never fit a new user of the same name.
 	SessionEpoch int64
 }
 

@@ -10,42 +10,40 @@ import (
 const Masked = "***"
 
 // RedactURI is a connection string as Weir shows it (REST, the UI, the
-// CLI, `weir config list`, error messages): a URL's password and its query
-// parameters whose names look secret (SensitiveParam: ?password=,
-// ?sslkey=, ?token=) become "***"; so do the values of such keys in a
-// libpq keyword/value string ("host=db password=x"). Anything else is
-// returned as it is.
+// CLI, `weir config list`, error messages): a URL's password, and the
+// values of its query and fragment parameters whose names look secret
+// (SensitiveParam: ?password=, ?sslkey=, #token=), become "***"; so do the
+// values of such keys in a libpq keyword/value string ("host=db
+// password=x"). A URL that does not parse is masked by pattern (its
+// user:password@ too). Anything else is returned as it is.
 func RedactURI(s string) string {
 	if !strings.Contains(s, "://") {
 		return keywordSecrets.ReplaceAllString(s, "${1}"+Masked)
 	}
 	u, err := url.Parse(s)
-	if err != nil {
-		return keywordSecrets.ReplaceAllString(s, "${1}"+Masked) // best effort on what does not parse
+	if err != nil { // best effort on what does not parse: "a#b" in a password, a bad port
+		s = userinfoSecret.ReplaceAllString(s, "${1}"+Masked+"@")
+		return maskParams(s)
 	}
-	changed := false
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
-			u.User, changed = url.UserPassword(u.User.Username(), Masked), true
+			u.User = url.UserPassword(u.User.Username(), Masked)
+			s = strings.Replace(u.String(), url.QueryEscape(Masked), Masked, 1)
 		}
 	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if SensitiveParam(k) {
-				q.Set(k, Masked)
-				changed = true
-			}
+	return maskParams(s)
+}
+
+// maskParams masks the values of secret-named name=value parameters, as
+// a query or fragment holds them (separated by &, ; or #).
+func maskParams(s string) string {
+	return params.ReplaceAllStringFunc(s, func(m string) string {
+		sub := params.FindStringSubmatch(m)
+		if !SensitiveParam(sub[2]) {
+			return m
 		}
-		if changed {
-			u.RawQuery = q.Encode()
-		}
-	}
-	if !changed {
-		return s
-	}
-	// url escapes "*" in userinfo and query values; show the marker plainly.
-	return strings.ReplaceAll(u.String(), url.QueryEscape(Masked), Masked)
+		return sub[1] + sub[2] + "=" + Masked
+	})
 }
 
 // SensitiveParam reports whether a connection string's parameter named
@@ -57,7 +55,15 @@ func SensitiveParam(name string) bool {
 	return SensitiveName(name) || strings.Contains(n, "key") || strings.Contains(n, "auth")
 }
 
-// keywordSecrets matches a secret-named key of a keyword/value string and
-// its value (bare, or single-quoted with \' and \\ escapes), keeping the
-// key and "=" in group 1.
-var keywordSecrets = regexp.MustCompile(`(?i)(\b[a-z_]*(?:password|passwd|secret|token|key|auth)[a-z_]*\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'&]+)`)
+var (
+	// keywordSecrets matches a secret-named key of a keyword/value string
+	// and its value (bare, or single-quoted with \' and \\ escapes),
+	// keeping the key and "=" in group 1.
+	keywordSecrets = regexp.MustCompile(`(?i)(\b[a-z_]*(?:password|passwd|secret|token|key|auth)[a-z_]*\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'&]+)`)
+	// params matches a name=value parameter after ?, &, ; or #: group 1 the
+	// separator, 2 the name.
+	params = regexp.MustCompile(`([?&;#])([^=&;#?]+)=([^&;#]*)`)
+	// userinfoSecret matches the password of scheme://user:password@ up
+	// to the last @ before the path, keeping "scheme://user:" in group 1.
+	userinfoSecret = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@]*:)[^/]*@`)
+)

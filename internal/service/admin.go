@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -185,7 +187,7 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 	}
 	return s.do(ctx, c, func(tx store.Store, detail *string) error {
 		*detail = "role=" + string(role)
-		u := &core.User{Username: username, PasswordHash: hash, Role: string(role), CreatedAt: s.clock.Now().UTC()}
+		u := &core.User{Username: username, PasswordHash: hash, Role: string(role), CreatedAt: s.clock.Now().UTC(), SessionEpoch: newSessionEpoch()}
 		switch old, err := tx.UserGet(ctx, username); {
 		case err == nil: // a new password ends the sessions of the old one
 			u.CreatedAt, u.SessionEpoch = old.CreatedAt, old.SessionEpoch+1
@@ -254,4 +256,12 @@ func (s *Service) revokeAPIToken(ctx context.Context, actor core.Actor, need cor
 // is the API's; nothing else changes).
 func (s *Service) RecordLogin(ctx context.Context, username string) error {
 	return audit.Record(ctx, s.st, s.clock.Now(), core.Actor{Name: username}, audit.AuthLogin, username, "")
+}
+
+// newSessionEpoch is the session epoch of a user created anew: random, so
+// that the sessions of a deleted user of the same name never fit it.
+func newSessionEpoch() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])                           // crypto/rand.Read never fails
+	return int64(binary.BigEndian.Uint64(b[:]) >> 2) // room to grow by one a logout
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // RevokeWorkerCredentials refuses every worker credential issued to the
-// named worker up to now (to the second, as tokens are stamped): every
+// named worker up to now (to the millisecond of their iat_ms; to the
+// second for credentials of before it): every
 // api-server refuses them within auth.DefaultRevocationTTL, and the worker
 // exits. A credential issued for the same name afterwards is valid.
 // Needs role admin.

@@ -9,8 +9,10 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// UserUpsert creates a user or replaces its password hash, role and
-// session epoch.
+// UserUpsert creates a user or replaces its password hash and role, and
+// its session epoch when u's is later: an epoch never goes back (an update
+// that read the user before a concurrent logout cannot revive its
+// sessions).
 func (s *Store) UserUpsert(ctx context.Context, u *core.User) error {
 	_, err := s.writer().ExecContext(ctx, qUserUpsert, u.Username, u.PasswordHash, u.Role, micros(u.CreatedAt), u.SessionEpoch)
 	return s.wrap(err, "save user %s", u.Username)

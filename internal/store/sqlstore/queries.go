@@ -270,7 +270,8 @@ const (
 	userCols    = `username, password_hash, role, created_at, session_epoch`
 	qUserUpsert = `INSERT INTO weir_user (` + userCols + `) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role,
-		session_epoch = excluded.session_epoch`
+		session_epoch = CASE WHEN excluded.session_epoch > weir_user.session_epoch THEN excluded.session_epoch
+			ELSE weir_user.session_epoch END`
 	qUserGet        = `SELECT ` + userCols + ` FROM weir_user WHERE username = $1`
 	qUserList       = `SELECT ` + userCols + ` FROM weir_user%s%s%s`
 	qUserCount      = `SELECT COUNT(*) FROM weir_user%s`
