@@ -32,7 +32,7 @@ import (
 // downstream read, and then the lock and the queueing reads: four
 // (docs/performance-history.md, nineteenth round). Counted by a loopback proxy
 // between the store and the server, each burst the store writes one round
-// trip, in a second run of the DAG (the first prepares the statements: a
+// trip, in later runs of the DAG (the first prepares the statements: a
 // round trip each, once per connection).
 func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 	t.Parallel()
@@ -68,7 +68,11 @@ func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 			logs := logstore.Recorded{Logs: dblog.Database{Store: st}, Store: st, Kind: store.TaskLogDatabase}
 			syncDAG(t, st, core.DAG{DagID: c.name, Tasks: c.tasks})
 			claim := &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{core.DefaultQueue}, Limit: 1, Start: true, Hostname: "h", PID: 42}
-			for _, runID := range []string{"warm", "counted"} {
+			// The fewest of three counted runs: on a busy machine the server
+			// may answer part of a batch before the client has written all
+			// of it, which the proxy counts as one more round trip.
+			fewest := int64(-1)
+			for _, runID := range []string{"warm", "counted1", "counted2", "counted3"} {
 				run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: c.name, RunID: runID})
 				if err != nil {
 					t.Fatal(err)
@@ -99,12 +103,15 @@ func TestRoundTripsOfAnEndThatQueuesWhatFollowsOnPostgres(t *testing.T) {
 				if err != nil || len(res.Next) != 1 || res.Next[0].TaskID != c.next {
 					t.Fatalf("%s: the end of %s: %+v, %v; want %s claimed", runID, c.ends, res, err, c.next)
 				}
-				if runID == "counted" && n != c.trips {
-					t.Errorf("the end of %s, queueing and claiming %s, took %d round trips, want %d", c.ends, c.next, n, c.trips)
+				if runID != "warm" && (fewest < 0 || n < fewest) {
+					fewest = n
 				}
 				if _, err := svc.EndTry(ctx, &res.Next[0], service.TryEnd{State: core.TISuccess}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if fewest != c.trips {
+				t.Errorf("the end of %s, queueing and claiming %s, took %d round trips (the fewest of three runs), want %d", c.ends, c.next, fewest, c.trips)
 			}
 		})
 	}
