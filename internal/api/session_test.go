@@ -81,14 +81,7 @@ func TestLoginSessionFlow(t *testing.T) {
 		t.Errorf("a logged-out session: %d %s, want 401 saying it has ended", status, b)
 	}
 	// A new login works until the password changes.
-	resp = e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "alice", "password": "s3cret"})
-	_ = resp.Body.Close()
-	var again string
-	for _, c := range resp.Cookies() {
-		if c.Name == api.SessionCookie {
-			again = api.SessionCookie + "=" + c.Value
-		}
-	}
+	again := loginCookie(e, "alice", "s3cret")
 	if status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", again); status != http.StatusOK {
 		t.Fatalf("a new login's session: %d %s", status, b)
 	}
@@ -110,14 +103,7 @@ func TestLoginSessionFlow(t *testing.T) {
 	if status, b = e.call(core.RoleAdmin, "PUT", "/api/v2/users/bob", map[string]any{"password": "bob-pw", "role": "op"}); status != http.StatusOK {
 		t.Fatalf("create bob: %d %s", status, b)
 	}
-	resp = e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": "bob", "password": "bob-pw"})
-	_ = resp.Body.Close()
-	var before string
-	for _, c := range resp.Cookies() {
-		if c.Name == api.SessionCookie {
-			before = api.SessionCookie + "=" + c.Value
-		}
-	}
+	before := loginCookie(e, "bob", "bob-pw")
 	if status, b = e.call(core.RoleAdmin, "DELETE", "/api/v2/users/bob", nil); status != http.StatusNoContent {
 		t.Fatalf("delete bob: %d %s", status, b)
 	}
@@ -148,4 +134,17 @@ func TestLoginBadInput(t *testing.T) {
 	if len(e.audit()) != 0 {
 		t.Errorf("failed logins wrote audit entries: %+v", e.audit())
 	}
+}
+
+// loginCookie logs username in and returns its session as a Cookie
+// header's value.
+func loginCookie(e *env, username, password string) string {
+	resp := e.request(core.RolePublic, "POST", "/api/v2/auth/login", map[string]string{"username": username, "password": password})
+	_ = resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			return api.SessionCookie + "=" + c.Value
+		}
+	}
+	return ""
 }
