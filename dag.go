@@ -57,6 +57,13 @@ func Description(s string) DAGOption { return func(d *DAG) { d.spec.Description 
 // "30m" (see docs/dag-files.md). A schedule needs a StartDate.
 func Schedule(s string) DAGOption { return func(d *DAG) { d.spec.Schedule = s } }
 
+// Timetable names how a cron Schedule becomes runs, as Airflow's classes
+// do: "CronTriggerTimetable" (a run at each fire time, which is its logical
+// date; Airflow 3's default) or "CronDataIntervalTimetable" (a run for each
+// interval between fire times, once it has ended). Without it the
+// deployment's [scheduler] create_cron_data_intervals decides.
+func Timetable(name string) DAGOption { return func(d *DAG) { d.spec.Timetable = name } }
+
 // StartDate is the start of the first data interval.
 func StartDate(t time.Time) DAGOption { return func(d *DAG) { d.spec.StartDate = &t } }
 

@@ -49,7 +49,7 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 	end := start.AddDate(1, 0, 0)
 	d := NewDAG("etl", Description("Load orders."), Schedule("@daily"), StartDate(start), EndDate(end),
 		Catchup(true), MaxActiveRuns(2), MaxActiveTasks(4), Params(map[string]any{"region": "eu"}),
-		Tags("a", "b"), Timezone("Europe/Amsterdam"),
+		Tags("a", "b"), Timezone("Europe/Amsterdam"), Timetable("CronTriggerTimetable"),
 		DefaultArgs(Retries(2), RetryDelay(30*time.Second), Method("post"), Env(map[string]string{"A": "1"})))
 	extract := d.Go("extract", nop, RetryExponentialBackoff(), MaxRetryDelay(time.Minute), ExecutionTimeout(time.Hour),
 		Queue("q"), Pool("p"), PoolSlots(2), PriorityWeight(7), OpKwargs(map[string]any{"day": "{{ .ds }}"}),
@@ -73,7 +73,7 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 		f(&c)
 		return c
 	}
-	want := core.DAG{DagID: "etl", Description: "Load orders.", Schedule: "@daily", StartDate: &start, EndDate: &end,
+	want := core.DAG{DagID: "etl", Description: "Load orders.", Schedule: "@daily", Timetable: "CronTriggerTimetable", StartDate: &start, EndDate: &end,
 		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 4, Params: map[string]any{"region": "eu"},
 		Tags: []string{"a", "b"}, Timezone: "Europe/Amsterdam", FileLoc: fileLoc,
 		TemplateSyntax: core.TemplateGo, // detected from op_kwargs' {{ .ds }}
@@ -198,6 +198,13 @@ func TestValidationErrors(t *testing.T) {
 		{"bad ids and timezone", func(d *DAG) { Timezone("Mars/Olympus")(d); d.Noop("a b") },
 			[]string{p + `timezone: unknown timezone "Mars/Olympus"`,
 				p + `tasks.a b.task_id: "a b" may contain only letters, digits, dashes, dots and underscores`}},
+		{"a timetable without a cron schedule", func(d *DAG) {
+			Schedule("1h")(d)
+			StartDate(time.Now())(d)
+			Timetable("CronTriggerTimetable")(d)
+			d.Noop("a")
+		},
+			[]string{p + `timetable: CronTriggerTimetable needs a cron schedule (a preset such as "@daily" or a 5-field cron expression), not "1h"`}},
 		{"unencodable expand value", func(d *DAG) { d.Noop("a", Expand("x", func() {})) },
 			[]string{p + "tasks.a.expand.x: value 0 cannot be stored as JSON"}},
 	}

@@ -254,7 +254,7 @@ func newProcessor(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	return &dagprocessor.Processor{
 		Store: st, Dir: cfg.Core.DagsFolder, Extra: opts.DAGs, Clock: core.SystemClock{}, Logger: logger,
 		Interval: cfg.Scheduler.DagDirListInterval.D(), PauseNew: cfg.Core.DagsArePausedAtCreation,
-		DefaultTimezone: cfg.Core.DefaultTimezone,
+		DefaultTimezone: cfg.Core.DefaultTimezone, CronTriggers: !cfg.Scheduler.CreateCronDataIntervals,
 		Loader: dagfile.NewLoader(int64(cfg.DagProcessor.MaxFileBytes), cfg.DagProcessor.DagFileProcessorTimeout.D()).
 			WithOptions(dagfile.Options{CheckTrigger: opts.triggerTypes.CheckLoaded, CheckWatcher: opts.triggerTypes.CheckWatcher,
 				StreamTypes: opts.triggerTypes.StreamTypes()}),

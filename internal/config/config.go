@@ -127,6 +127,7 @@ type Scheduler struct {
 	TaskInstanceHeartbeatTimeout Duration `toml:"task_instance_heartbeat_timeout" comment:"a running task without a heartbeat this long is failed (and retried)"`
 	MaxDagrunsToCreatePerLoop    int      `toml:"max_dagruns_to_create_per_loop" comment:"most scheduled DAG runs one scheduler pass creates, across all DAGs"`
 	AllowedRunIDPattern          string   `toml:"allowed_run_id_pattern" comment:"regular expression every run id chosen by a trigger (REST, CLI) must match; generated ids such as manual__2026-01-02T03:04:05Z are always allowed"`
+	CreateCronDataIntervals      bool     `toml:"create_cron_data_intervals" comment:"a cron schedule of a DAG that names no timetable gets CronDataIntervalTimetable (true: a run covers the interval between fire times and starts once it has ended, its logical date the interval's start) or CronTriggerTimetable (false, Airflow 3's default: a run starts at each fire time, its logical date); docs/dag-files.md#schedules"`
 	MaxMapLength                 int      `toml:"max_map_length" comment:"most instances one mapped task gets (Airflow's [core] max_map_length): an expand over more fails the task; an iterate expansion whose stream grows past it runs its first max_map_length items, then fails the task and stops its producer (docs/streaming.md#the-cap-on-an-expansion)"`
 }
 
@@ -215,6 +216,7 @@ func Defaults(home string) *Config {
 			TaskInstanceHeartbeatTimeout: Duration(5 * time.Minute),
 			MaxDagrunsToCreatePerLoop:    10,
 			MaxMapLength:                 1024,
+			CreateCronDataIntervals:      true,
 			AllowedRunIDPattern:          core.DefaultRunIDPattern,
 		},
 		Workers: Workers{

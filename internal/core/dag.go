@@ -10,12 +10,19 @@ import (
 // loader or the Go SDK. It is what a dag_version stores (as JSON) and what
 // the scheduler and workers read; it never holds code.
 type DAG struct {
-	DagID       string     `json:"dag_id"`
-	Description string     `json:"description,omitempty"`
-	Schedule    string     `json:"schedule,omitempty"` // "" = none; preset, cron or duration
-	StartDate   *time.Time `json:"start_date,omitempty"`
-	EndDate     *time.Time `json:"end_date,omitempty"`
-	Catchup     bool       `json:"catchup,omitempty"`
+	DagID       string `json:"dag_id"`
+	Description string `json:"description,omitempty"`
+	Schedule    string `json:"schedule,omitempty"` // "" = none; preset, cron or duration
+	// Timetable names how a cron Schedule becomes runs, after Airflow's
+	// classes: "CronTriggerTimetable" (a run at each fire time, its logical
+	// date) or "CronDataIntervalTimetable" (a run for each interval between
+	// fire times, once it has ended); "" = the deployment's default
+	// ([scheduler] create_cron_data_intervals), which the DAG processor
+	// records in the DAG.
+	Timetable string     `json:"timetable,omitempty"`
+	StartDate *time.Time `json:"start_date,omitempty"`
+	EndDate   *time.Time `json:"end_date,omitempty"`
+	Catchup   bool       `json:"catchup,omitempty"`
 	// IsPausedUponCreation, when set, is whether the DAG starts paused the
 	// first time it is recorded (Airflow's DAG argument); nil = [core]
 	// dags_are_paused_at_creation.

@@ -36,6 +36,9 @@ func (d *decoder) dag(n *node) core.DAG {
 	if v := n.get("schedule"); v != nil {
 		d.schedule(v, root.key("schedule"), &dag)
 	}
+	if v := n.get("timetable"); v != nil {
+		dag.Timetable, _ = d.str(v, root.key("timetable"))
+	}
 	if v := n.get("assets"); v != nil {
 		dag.Assets = d.assets(v, root.key("assets"))
 	}

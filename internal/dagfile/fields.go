@@ -9,7 +9,7 @@ import (
 
 // dagFields are the top-level fields of a DAG document.
 var dagFields = []string{
-	"dag_id", "description", "schedule", "start_date", "end_date", "catchup", "max_active_runs",
+	"dag_id", "description", "schedule", "timetable", "start_date", "end_date", "catchup", "max_active_runs",
 	"max_active_tasks", "params", "default_args", "tags", "timezone", "tasks", "assets", "asset_runs",
 	"on_success", "on_failure", "template_syntax", "is_paused_upon_creation",
 }

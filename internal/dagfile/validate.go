@@ -74,9 +74,15 @@ func validate(d *core.DAG, o Options) []Problem {
 			loc = l
 		}
 	}
-	if tt, err := schedule.Parse(d.Schedule, loc); err != nil {
+	tt, err := schedule.Parse(d.Schedule, loc)
+	if err != nil {
 		ps.add("schedule", "%v", err)
-	} else if _, none := tt.(schedule.None); !none && d.StartDate == nil {
+	} else if d.Timetable != "" {
+		if _, err := schedule.ParseTimetable(d.Schedule, d.Timetable, loc); err != nil {
+			ps.add("timetable", "%v", err)
+		}
+	}
+	if _, none := tt.(schedule.None); err == nil && !none && d.StartDate == nil {
 		ps.add("start_date", "is required when a schedule is set (a date such as 2024-01-01)")
 	}
 	if d.StartDate != nil && d.EndDate != nil && d.EndDate.Before(*d.StartDate) {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/dagfile"
+	"github.com/weirflow/weir/internal/schedule"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -52,6 +53,10 @@ type Processor struct {
 	// DefaultTimezone is given to DAGs that name no timezone ([core]
 	// default_timezone); "" = UTC.
 	DefaultTimezone string
+	// CronTriggers gives a DAG whose cron schedule names no timetable
+	// CronTriggerTimetable rather than CronDataIntervalTimetable
+	// ([scheduler] create_cron_data_intervals = false).
+	CronTriggers bool
 	// Loader reads and parses DAG files within the [dag_processor] limits;
 	// nil = dagfile.NewLoader(0, 0), the default limits.
 	Loader *dagfile.Loader
@@ -200,6 +205,9 @@ func (p *Processor) init(ctx context.Context) error {
 func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error {
 	if d.Timezone == "" && p.DefaultTimezone != "" && p.DefaultTimezone != "UTC" {
 		d.Timezone = p.DefaultTimezone
+	}
+	if d.Timetable == "" && p.CronTriggers && schedule.IsCron(d.Schedule) {
+		d.Timetable = schedule.CronTriggerTimetable
 	}
 	hash := dagfile.Hash(d)
 	if p.synced[d.DagID] == hash {

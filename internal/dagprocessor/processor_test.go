@@ -312,6 +312,42 @@ func TestDefaultTimezoneForDAGsWithoutOne(t *testing.T) {
 	}
 }
 
+// [scheduler] create_cron_data_intervals = false gives a cron schedule that
+// names no timetable Airflow 3's CronTriggerTimetable; a named timetable
+// and other schedules keep theirs, and a changed default is a new version.
+func TestCronTriggersForCronSchedulesWithoutATimetable(t *testing.T) {
+	t.Parallel()
+	p, dir := newProcessor(t)
+	p.CronTriggers = true
+	dag := func(id, schedule, timetable string) string {
+		return "dag_id: " + id + "\nschedule: \"" + schedule + "\"\nstart_date: 2024-01-01\n" + timetable +
+			"tasks:\n  - task_id: t\n    operator: noop\n"
+	}
+	write(t, filepath.Join(dir, "a.yaml"), dag("daily", "@daily", ""))
+	write(t, filepath.Join(dir, "b.yaml"), dag("weekdays", "0 9 * * 1-5", "timetable: CronDataIntervalTimetable\n"))
+	write(t, filepath.Join(dir, "c.yaml"), dag("halfhourly", "30m", ""))
+	syncOnce(t, p)
+	timetableOf := func(id string) (string, int64) {
+		t.Helper()
+		v, err := storeOf(p).DagVersionLatest(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Spec.Timetable, v.ID
+	}
+	for id, want := range map[string]string{"daily": "CronTriggerTimetable", "weekdays": "CronDataIntervalTimetable", "halfhourly": ""} {
+		if got, _ := timetableOf(id); got != want {
+			t.Errorf("%s: timetable %q, want %q", id, got, want)
+		}
+	}
+	_, before := timetableOf("daily")
+	p.CronTriggers = false
+	syncOnce(t, p)
+	if got, v := timetableOf("daily"); got != "" || v == before {
+		t.Errorf("after the default changed: timetable %q (version %d, was %d), want none in a new version", got, v, before)
+	}
+}
+
 // storeOf is the whole store behind p, for the test's own reads.
 func storeOf(p *Processor) store.Store { return p.Store.(store.Store) }
 

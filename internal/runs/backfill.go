@@ -102,7 +102,7 @@ func CheckBackfill(r *BackfillRequest) error {
 // r.Reprocess says so (failed: failed runs; completed: failed and
 // successful ones), else skipped as already existing.
 func PlanBackfill(spec *core.DAG, r *BackfillRequest, existing []core.DagRun, now time.Time) ([]BackfillStep, error) {
-	tt, err := schedule.Parse(spec.Schedule, spec.Location())
+	tt, err := schedule.Of(spec)
 	if err != nil {
 		return nil, fmt.Errorf("dag %q schedule %q: %w", spec.DagID, spec.Schedule, err)
 	}

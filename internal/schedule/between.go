@@ -29,7 +29,7 @@ func Between(tt Timetable, from, to time.Time, start, end *time.Time, now time.T
 				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), limit, tt.Summary())
 		}
 		out = append(out, iv)
-		if iv.End.Equal(iv.Start) { // @once: nothing follows
+		if _, once := tt.(Once); once { // nothing follows
 			break
 		}
 	}

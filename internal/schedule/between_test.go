@@ -12,6 +12,7 @@ func TestBetween(t *testing.T) {
 	tests := []struct {
 		name       string
 		expr       string
+		timetable  string
 		from, to   time.Time
 		start, end *time.Time
 		want       []time.Time // logical dates
@@ -30,13 +31,16 @@ func TestBetween(t *testing.T) {
 			start: ptr(utc(2023, 12, 31, 3, 0)), want: []time.Time{utc(2024, 1, 1, 3, 0), utc(2024, 1, 1, 9, 0)}},
 		{name: "once: the start date when in range", expr: "@once", from: utc(2024, 1, 1, 0, 0), to: utc(2024, 1, 9, 0, 0),
 			start: ptr(utc(2024, 1, 5, 0, 0)), want: []time.Time{utc(2024, 1, 5, 0, 0)}},
+		{name: "trigger timetable: each fire time in range, now's included", expr: "@daily", timetable: CronTriggerTimetable,
+			from: utc(2024, 2, 28, 0, 0), to: utc(2024, 3, 5, 0, 0),
+			want: []time.Time{utc(2024, 2, 28, 0, 0), utc(2024, 2, 29, 0, 0), utc(2024, 3, 1, 0, 0)}},
 		{name: "no schedule: nothing", expr: "", from: utc(2024, 1, 1, 0, 0), to: utc(2024, 1, 9, 0, 0)},
 		{name: "too many", expr: "@hourly", from: utc(2024, 1, 1, 0, 0), to: utc(2024, 1, 9, 0, 0), wantErr: "more than 100 runs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tt, err := Parse(tc.expr, nil)
+			tt, err := ParseTimetable(tc.expr, tc.timetable, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // Interval is a data interval. A run's logical_date is Start; the run is due
@@ -53,8 +55,54 @@ const Allowed = `null, "@once", a preset (` + "@hourly, @daily, @weekly, @monthl
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
-// Parse parses a schedule expression; loc is the timezone cron expressions
-// are evaluated in (nil = UTC).
+// Of returns the timetable of a DAG: its schedule, timetable and timezone.
+func Of(d *core.DAG) (Timetable, error) {
+	return ParseTimetable(d.Schedule, d.Timetable, d.Location())
+}
+
+// ParseTimetable parses a schedule expression into the named timetable:
+// "" or CronDataIntervalTimetable for every kind of schedule,
+// CronTriggerTimetable for a cron expression or preset only. loc is the
+// timezone cron expressions are evaluated in (nil = UTC).
+func ParseTimetable(expr, timetable string, loc *time.Location) (Timetable, error) {
+	tt, err := Parse(expr, loc)
+	if err != nil {
+		return nil, err
+	}
+	switch timetable {
+	case "", CronDataIntervalTimetable:
+		if _, isCron := tt.(*Cron); timetable != "" && !isCron {
+			return nil, timetableNeedsCron(timetable, expr)
+		}
+		return tt, nil
+	case CronTriggerTimetable:
+		c, isCron := tt.(*Cron)
+		if !isCron {
+			return nil, timetableNeedsCron(timetable, expr)
+		}
+		return CronTrigger{cron: c}, nil
+	}
+	return nil, fmt.Errorf("%q is not a timetable Weir has: allowed are %s and %s (for a cron schedule)",
+		timetable, CronDataIntervalTimetable, CronTriggerTimetable)
+}
+
+func timetableNeedsCron(timetable, expr string) error {
+	if strings.TrimSpace(expr) == "" {
+		return fmt.Errorf("%s needs a cron schedule (a preset such as \"@daily\" or a 5-field cron expression); the DAG has no time schedule", timetable)
+	}
+	return fmt.Errorf("%s needs a cron schedule (a preset such as \"@daily\" or a 5-field cron expression), not %q", timetable, expr)
+}
+
+// IsCron reports whether expr is a cron expression or preset (a schedule
+// a timetable applies to).
+func IsCron(expr string) bool {
+	tt, err := Parse(expr, nil)
+	_, isCron := tt.(*Cron)
+	return err == nil && isCron
+}
+
+// Parse parses a schedule expression into Weir's default timetable for it;
+// loc is the timezone cron expressions are evaluated in (nil = UTC).
 func Parse(expr string, loc *time.Location) (Timetable, error) {
 	if loc == nil {
 		loc = time.UTC

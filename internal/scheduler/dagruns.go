@@ -62,7 +62,7 @@ func (s *Scheduler) createRunsFor(ctx context.Context, d *core.DagModel, now tim
 		return 0, err
 	}
 	spec := g.spec
-	tt, err := schedule.Parse(spec.Schedule, spec.Location())
+	tt, err := schedule.Of(spec)
 	if err != nil || spec.Schedule == "" {
 		s.markExhausted(d)
 		if err != nil {

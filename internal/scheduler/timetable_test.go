@@ -80,6 +80,43 @@ func TestNoCatchupCreatesOnlyTheLatest(t *testing.T) {
 	}
 }
 
+// Airflow 3's CronTriggerTimetable: a run at each fire time, which is its
+// logical date, with an empty data interval; without catchup the fire time
+// just past (2025-03-01 00:00 at t0 12:00) runs at once, and the next
+// waits for its own fire time, not for an interval after it.
+func TestCronTriggerTimetableRunsAtEachFireTime(t *testing.T) {
+	t.Parallel()
+	catchup, latest := daily("trig_cu", true, 0), daily("trig", false, 0)
+	catchup.Timetable, latest.Timetable = "CronTriggerTimetable", "CronTriggerTimetable"
+	h := newHarness(t, catchup, latest)
+	h.step()
+	day := func(d int) time.Time { return time.Date(2025, 2, d, 0, 0, 0, 0, time.UTC) }
+	want := []string{"scheduled__2025-02-26T00:00:00Z", "scheduled__2025-02-27T00:00:00Z", "scheduled__2025-02-28T00:00:00Z",
+		"scheduled__2025-03-01T00:00:00Z"}
+	if diff := cmp.Diff(want, h.runIDs("trig_cu")); diff != "" {
+		t.Fatalf("catchup runs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[3:], h.runIDs("trig")); diff != "" {
+		t.Fatalf("runs without catchup (-want +got):\n%s", diff)
+	}
+	run, err := h.st.DagRunGet(h.ctx, "trig_cu", want[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.LogicalDate.Equal(day(28)) || !run.DataIntervalStart.Equal(day(28)) || !run.DataIntervalEnd.Equal(day(28)) {
+		t.Errorf("run %s: logical date %v, interval [%v, %v], want all 2025-02-28", run.RunID, run.LogicalDate,
+			run.DataIntervalStart, run.DataIntervalEnd)
+	}
+	if next := h.nextRunAfter("trig"); next == nil || !next.Equal(time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("next_run_after = %v, want 2025-03-02 (the next fire time)", next)
+	}
+	h.clk.Advance(12 * time.Hour)
+	h.step()
+	if ids := h.runIDs("trig"); len(ids) != 2 || ids[1] != "scheduled__2025-03-02T00:00:00Z" {
+		t.Errorf("runs = %v, want a second at the fire time 2025-03-02", ids)
+	}
+}
+
 func TestScheduledRunsRespectMaxActiveRuns(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, daily("limited", true, 1))

@@ -24,7 +24,7 @@ func (s *Service) NextDataIntervals(ctx context.Context, dagID string, n int) ([
 		return nil, fmt.Errorf("dag_id %q: %w", dagID, err)
 	}
 	spec := &v.Spec
-	tt, err := schedule.Parse(spec.Schedule, spec.Location())
+	tt, err := schedule.Of(spec)
 	if err != nil {
 		return nil, fmt.Errorf("dag_id %q schedule %q: %w", dagID, spec.Schedule, err)
 	}

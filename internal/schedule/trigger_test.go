@@ -1,0 +1,138 @@
+package schedule
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCronTriggerNext checks Airflow 3's CronTriggerTimetable rules: a run
+// at each fire time, which is its logical date, with an empty interval.
+func TestCronTriggerNext(t *testing.T) {
+	t.Parallel()
+	ams := mustLoad(t, "Europe/Amsterdam")
+	jan1 := utc(2024, 1, 1, 0, 0)
+	farFuture := utc(2030, 1, 1, 0, 0)
+	at := func(t time.Time) *Interval { return iv(t, t) }
+	tests := []struct {
+		name       string
+		expr       string
+		loc        *time.Location
+		last       *Interval
+		start, end *time.Time
+		catchup    bool
+		now        time.Time
+		want       *Interval // nil = no run
+	}{
+		{name: "catchup: the first fire time at start", expr: "@daily", start: ptr(jan1), catchup: true, now: farFuture,
+			want: at(jan1)},
+		{name: "catchup: start between fire times rounds up", expr: "@daily", start: ptr(utc(2024, 1, 1, 10, 0)), catchup: true,
+			now: farFuture, want: at(utc(2024, 1, 2, 0, 0))},
+		{name: "catchup: the fire time after the last run's", expr: "@daily", start: ptr(jan1), catchup: true, now: farFuture,
+			last: at(jan1), want: at(utc(2024, 1, 2, 0, 0))},
+		{name: "catchup without a start date", expr: "@daily", catchup: true, now: farFuture},
+		{name: "no catchup: the latest fire time at or before now", expr: "@daily", start: ptr(jan1), now: utc(2024, 3, 10, 15, 0),
+			want: at(utc(2024, 3, 10, 0, 0))},
+		{name: "no catchup: now on a fire time runs it", expr: "@daily", start: ptr(jan1), now: utc(2024, 3, 10, 0, 0),
+			want: at(utc(2024, 3, 10, 0, 0))},
+		{name: "no catchup: an old last run is skipped over", expr: "@daily", start: ptr(jan1), now: utc(2024, 3, 10, 15, 0),
+			last: at(jan1), want: at(utc(2024, 3, 10, 0, 0))},
+		{name: "no catchup: after the latest, the next (in the future)", expr: "@daily", start: ptr(jan1), now: utc(2024, 3, 10, 15, 0),
+			last: at(utc(2024, 3, 10, 0, 0)), want: at(utc(2024, 3, 11, 0, 0))},
+		{name: "no catchup: a start date in the future", expr: "@daily", start: ptr(utc(2024, 5, 1, 0, 0)), now: utc(2024, 3, 10, 15, 0),
+			want: at(utc(2024, 5, 1, 0, 0))},
+		{name: "the end date is the last fire time", expr: "@daily", start: ptr(jan1), end: ptr(utc(2024, 1, 2, 0, 0)), catchup: true,
+			now: farFuture, last: at(jan1), want: at(utc(2024, 1, 2, 0, 0))},
+		{name: "past the end date", expr: "@daily", start: ptr(jan1), end: ptr(utc(2024, 1, 2, 12, 0)), catchup: true,
+			now: farFuture, last: at(utc(2024, 1, 2, 0, 0))},
+		{name: "no catchup past the end date", expr: "@daily", start: ptr(jan1), end: ptr(utc(2024, 2, 1, 0, 0)), now: utc(2024, 3, 10, 15, 0)},
+		{name: "weekdays over a weekend", expr: "0 9 * * 1-5", start: ptr(jan1), catchup: true, now: farFuture,
+			last: at(utc(2024, 1, 5, 9, 0)), want: at(utc(2024, 1, 8, 9, 0))},
+		{name: "fixed hour in a timezone fires once when clocks go back", expr: "30 2 * * *", loc: ams, start: ptr(jan1), catchup: true,
+			now: farFuture, last: at(utc(2024, 10, 27, 0, 30)), want: at(utc(2024, 10, 28, 1, 30))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, tc.loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
+			switch {
+			case tc.want == nil && ok:
+				t.Fatalf("Next = %v–%v, want none", got.Start, got.End)
+			case tc.want != nil && !ok:
+				t.Fatalf("Next = none, want %v", tc.want.Start)
+			case tc.want != nil && (!got.Start.Equal(tc.want.Start) || !got.End.Equal(tc.want.End)):
+				t.Fatalf("Next = %v–%v, want %v–%v", got.Start, got.End, tc.want.Start, tc.want.End)
+			}
+			if ok && got.Start.Location() != time.UTC {
+				t.Errorf("interval not in UTC: %v", got.Start.Location())
+			}
+		})
+	}
+}
+
+// TestTimetablesOfOneCron compares the two timetables of one cron
+// schedule: the trigger's run at a fire time is the data interval's run
+// that ends there, one interval later in logical date.
+func TestTimetablesOfOneCron(t *testing.T) {
+	t.Parallel()
+	now := utc(2024, 3, 10, 15, 0)
+	start := utc(2024, 1, 1, 0, 0)
+	intervals, err := ParseTimetable("@daily", CronDataIntervalTimetable, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggers, err := ParseTimetable("@daily", CronTriggerTimetable, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := intervals.Next(nil, &start, nil, false, now)
+	b, _ := triggers.Next(nil, &start, nil, false, now)
+	if !a.End.Equal(b.Start) || !b.Start.Equal(b.End) {
+		t.Fatalf("data interval %v–%v, trigger %v–%v: want the trigger at the interval's end", a.Start, a.End, b.Start, b.End)
+	}
+}
+
+func TestParseTimetable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		expr, timetable, errPart string
+		trigger                  bool
+	}{
+		{expr: "@daily", timetable: "", trigger: false},
+		{expr: "@daily", timetable: CronDataIntervalTimetable},
+		{expr: "@daily", timetable: CronTriggerTimetable, trigger: true},
+		{expr: "0 9 * * 1-5", timetable: CronTriggerTimetable, trigger: true},
+		{expr: "30m", timetable: ""},
+		{expr: "@once", timetable: ""},
+		{expr: "30m", timetable: CronTriggerTimetable, errPart: `needs a cron schedule (a preset such as "@daily" or a 5-field cron expression), not "30m"`},
+		{expr: "@once", timetable: CronDataIntervalTimetable, errPart: `not "@once"`},
+		{expr: "", timetable: CronTriggerTimetable, errPart: "has no time schedule"},
+		{expr: "@daily", timetable: "CronTrigger", errPart: `"CronTrigger" is not a timetable`},
+		{expr: "61 * * * *", timetable: CronTriggerTimetable, errPart: "invalid cron expression"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.expr+"/"+tc.timetable, func(t *testing.T) {
+			t.Parallel()
+			tt, err := ParseTimetable(tc.expr, tc.timetable, nil)
+			if tc.errPart != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errPart) {
+					t.Fatalf("error = %v, want containing %q", err, tc.errPart)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, got := tt.(CronTrigger); got != tc.trigger {
+				t.Errorf("%T: trigger timetable = %v, want %v", tt, got, tc.trigger)
+			}
+			if tc.trigger && tt.Summary() != tc.expr {
+				t.Errorf("Summary = %q, want %q", tt.Summary(), tc.expr)
+			}
+		})
+	}
+}
