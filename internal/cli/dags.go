@@ -13,6 +13,7 @@ import (
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
+	"github.com/weirflow/weir/internal/schedule"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -62,7 +63,11 @@ func (a *app) dagsCmd() *cobra.Command {
 				}
 				d := v.Definition
 				out := cmd.OutOrStdout()
-				fmt.Fprintf(out, "dag_id: %s (version %d)\nschedule: %s\nfile: %s\n", d.DagID, v.VersionNumber, orDash(d.Schedule), d.FileLoc)
+				sched := orDash(d.Schedule)
+				if tt := schedule.TimetableName(&d); tt != "" {
+					sched += " (" + tt + ")"
+				}
+				fmt.Fprintf(out, "dag_id: %s (version %d)\nschedule: %s\nfile: %s\n", d.DagID, v.VersionNumber, sched, d.FileLoc)
 				if d.Description != "" {
 					fmt.Fprintf(out, "description: %s\n", d.Description)
 				}

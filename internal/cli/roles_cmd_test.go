@@ -88,3 +88,27 @@ func TestTestsTakeALogicalDate(t *testing.T) {
 		t.Errorf("dags test ld yesterday: exit %d, %s", code, errOut)
 	}
 }
+
+// [scheduler] create_cron_data_intervals = false (WEIR__ here) gives a
+// cron DAG without a timetable Airflow 3's CronTriggerTimetable, which
+// `dags show` names; a DAG's own timetable is kept.
+func TestCreateCronDataIntervalsOffGivesCronTriggers(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir(), "WEIR__SCHEDULER__CREATE_CRON_DATA_INTERVALS=false"}
+	for name, extra := range map[string]string{"trig": "", "intervals": "timetable: CronDataIntervalTimetable\n"} {
+		if err := os.WriteFile(filepath.Join(dags, name+".yaml"), []byte("dag_id: "+name+"\nschedule: \"0 6 * * *\"\nstart_date: 2024-01-01\n"+extra+
+			"tasks:\n  - {task_id: t, operator: noop}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dag := range []string{"trig", "intervals"} { // each test records its DAG
+		if code, out, errOut := weirRun(t, env, "dags", "test", dag, "--dags", dags); code != 0 {
+			t.Fatalf("dags test %s: exit %d\n%s\n%s", dag, code, out, errOut)
+		}
+	}
+	for dag, want := range map[string]string{"trig": "schedule: 0 6 * * * (CronTriggerTimetable)", "intervals": "schedule: 0 6 * * * (CronDataIntervalTimetable)"} {
+		if code, out, errOut := weirRun(t, env, "dags", "show", dag); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("dags show %s: exit %d\n%s\n%s\nwant %q", dag, code, out, errOut, want)
+		}
+	}
+}

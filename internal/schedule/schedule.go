@@ -93,6 +93,21 @@ func timetableNeedsCron(timetable, expr string) error {
 	return fmt.Errorf("%s needs a cron schedule (a preset such as \"@daily\" or a 5-field cron expression), not %q", timetable, expr)
 }
 
+// TimetableName names d's timetable when its schedule is a cron expression
+// (CronTriggerTimetable or CronDataIntervalTimetable), else "".
+func TimetableName(d *core.DAG) string {
+	tt, err := Of(d)
+	switch tt.(type) {
+	case CronTrigger:
+		return CronTriggerTimetable
+	case *Cron:
+		if err == nil {
+			return CronDataIntervalTimetable
+		}
+	}
+	return ""
+}
+
 // IsCron reports whether expr is a cron expression or preset (a schedule
 // a timetable applies to).
 func IsCron(expr string) bool {
