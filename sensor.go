@@ -45,8 +45,15 @@ func PokeInterval(d time.Duration) TaskOption {
 	return arg(operator.Sensor, "poke_interval", "PokeInterval", d.String())
 }
 
-// SensorTimeout fails a sensor that has waited longer than d: the
-// deferral's timeout in the triggerer, the execution timeout in poke mode.
+// SensorTimeout fails a sensor that has waited longer than d, without
+// retries (Airflow's AirflowSensorTimeout; SoftFail skips it instead): in
+// the triggerer from the deferral, in poke mode from the try's start.
 func SensorTimeout(d time.Duration) TaskOption {
 	return arg(operator.Sensor, "timeout", "SensorTimeout", d.String())
+}
+
+// SoftFail makes a sensor whose timeout passes end skipped rather than
+// failed (Airflow's soft_fail=True).
+func SoftFail() TaskOption {
+	return arg(operator.Sensor, "soft_fail", "SoftFail", true)
 }

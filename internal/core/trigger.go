@@ -40,9 +40,20 @@ type Deferral struct {
 }
 
 // NextMethodFail is the next method of a try whose trigger failed or timed
-// out: the worker fails it with the message in next_kwargs' "error", and
-// retries follow as for any failure (Airflow's "__fail__").
+// out: the worker fails it with the message in next_kwargs (a
+// DeferralFailure), and retries follow as for any failure (Airflow's
+// "__fail__") but after a sensor's timeout.
 const NextMethodFail = "__fail__"
+
+// DeferralFailure is the next_kwargs of a try resumed into a failure
+// (NextMethodFail).
+type DeferralFailure struct {
+	Error string `json:"error"`
+	// TimedOut says the deferral's timeout passed: a sensor then fails
+	// without retries, or is skipped with soft_fail (Airflow's
+	// AirflowSensorTimeout).
+	TimedOut bool `json:"timed_out,omitempty"`
+}
 
 // NextMethodStream is the next method of a handling sensor's first try
 // while it waits deferred on its streaming trigger: the first envelope

@@ -21,7 +21,9 @@ const (
 // poke_interval, timeout, as a DAG file writes them) into its canonical
 // form: in deferrable mode the task starts from its trigger
 // (StartTrigger, timeout as the deferral's); in poke mode Args hold the
-// trigger {type, kwargs} and the timeout becomes the execution timeout.
+// trigger {type, kwargs} and the timeout (a sensor's, failing without
+// retries: operator.SensorTimedOut, as a deferrable one's does), and
+// soft_fail is kept in Args in both modes.
 // poke_interval is passed to the trigger as its poke_interval kwarg.
 // Problems are returned with paths relative to the task.
 func BuildSensor(t *core.Task) []Problem {
@@ -75,14 +77,17 @@ func BuildSensor(t *core.Task) []Problem {
 		maps.Copy(t.Args, handler)
 	case SensorPoke:
 		t.Args = map[string]any{"mode": SensorPoke, "trigger": map[string]any{"type": typ, "kwargs": kwargs}}
-		if timeout > 0 && t.ExecutionTimeout == 0 {
-			t.ExecutionTimeout = timeout
+		if timeout > 0 {
+			t.Args["timeout"] = timeout.D().String()
 		}
 	case "reschedule":
 		ps.add("mode", "must be %s or %s, got %q (Airflow's reschedule: %s frees the worker slot between pokes the same way)",
 			SensorDeferrable, SensorPoke, mode, SensorDeferrable)
 	default:
 		ps.add("mode", "must be %s or %s, got %q", SensorDeferrable, SensorPoke, mode)
+	}
+	if soft, _ := args["soft_fail"].(bool); soft && t.Args != nil {
+		t.Args["soft_fail"] = true
 	}
 	return ps
 }
@@ -135,12 +140,19 @@ func SensorTrigger(t *core.Task) (core.TriggerSpec, bool) {
 func validateSensor(ps *problems, path string, t *core.Task) {
 	mode, _ := t.Args["mode"].(string)
 	_, poke := t.Args["trigger"].(map[string]any)
+	n := len(t.Args) // but soft_fail, and a poke sensor's timeout
+	if soft, _ := t.Args["soft_fail"].(bool); soft {
+		n--
+	}
+	if _, timeout := t.Args["timeout"].(string); timeout && mode == SensorPoke {
+		n--
+	}
 	switch {
-	case mode == SensorDeferrable && t.StartTrigger != nil && len(t.Args) == 1:
-	case mode == SensorDeferrable && t.StartTrigger != nil && len(t.Args) == 2 && t.HandlesStream():
-	case mode == SensorPoke && t.StartTrigger == nil && poke && len(t.Args) == 2:
+	case mode == SensorDeferrable && t.StartTrigger != nil && n == 1:
+	case mode == SensorDeferrable && t.StartTrigger != nil && n == 2 && t.HandlesStream():
+	case mode == SensorPoke && t.StartTrigger == nil && poke && n == 2:
 	default:
-		ps.add(path+".trigger", "a sensor waits on one trigger: in deferrable mode its start trigger, in poke mode args {mode, trigger}")
+		ps.add(path+".trigger", "a sensor waits on one trigger: in deferrable mode its start trigger, in poke mode args {mode, trigger, timeout}")
 	}
 }
 

@@ -37,8 +37,8 @@ func TestSensorModes(t *testing.T) {
 		t.Errorf("deferrable sensor = %+v start %+v, want it to start from its timedelta trigger with a 1h timeout", wait, wait.StartTrigger)
 	}
 	spec, ok := dagfile.SensorTrigger(poke)
-	if poke.StartTrigger != nil || !ok || spec.Type != "datetime" || poke.ExecutionTimeout.D().String() != "10m0s" {
-		t.Errorf("poke sensor = %+v, want its trigger in args and the timeout as execution timeout", poke)
+	if poke.StartTrigger != nil || !ok || spec.Type != "datetime" || poke.Args["timeout"] != "10m0s" || poke.ExecutionTimeout != 0 {
+		t.Errorf("poke sensor = %+v, want its trigger and the sensor's timeout in args (not an execution timeout)", poke)
 	}
 }
 

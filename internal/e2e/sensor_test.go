@@ -63,3 +63,39 @@ tasks:
 		t.Errorf("the poke sensor's log does not show it poking:\n%s", log)
 	}
 }
+
+// A sensor's timeout fails it without retries, in either mode (Airflow's
+// AirflowSensorTimeout), or skips it with soft_fail; what follows a
+// skipped sensor is skipped too.
+func TestSensorTimeoutsFailWithoutRetries(t *testing.T) {
+	t.Parallel()
+	dags, home, data := t.TempDir(), t.TempDir(), t.TempDir()
+	sensor := func(id, extra string) string {
+		return "  - task_id: " + id + "\n    operator: sensor\n    retries: 2\n    retry_delay: 0s\n    trigger: {type: file, path: \"" +
+			data + "/never.csv\"}\n    poke_interval: 1s\n    timeout: 2s\n" + extra
+	}
+	writeFile(t, filepath.Join(dags, "timeouts.yaml"), "dag_id: timeouts\ntasks:\n"+
+		sensor("deferred", "")+sensor("deferred_soft", "    soft_fail: true\n")+
+		sensor("poked", "    mode: poke\n")+sensor("poked_soft", "    mode: poke\n    soft_fail: true\n")+
+		"  - {task_id: after, operator: noop, depends_on: [deferred_soft]}\n")
+	s := startStandalone(t, home, dags)
+	s.api.WaitDAG("timeouts")
+	s.api.Trigger("timeouts", "r1", nil)
+	run := s.api.WaitRunDone("timeouts", "r1")
+	if run.State != core.RunFailed {
+		t.Fatalf("run = %s, want failed:\n%s", run.State, s.api.DescribeRun("timeouts", "r1", run))
+	}
+	for task, want := range map[string]core.TIState{"deferred": core.TIFailed, "poked": core.TIFailed,
+		"deferred_soft": core.TISkipped, "poked_soft": core.TISkipped, "after": core.TISkipped} {
+		ti := s.api.TaskInstance("timeouts", "r1", task)
+		if ti.State != want || (task != "after" && ti.TryNumber != 1) {
+			t.Errorf("%s: %s after %d tries, want %s after 1 (retries: 2)", task, ti.State, ti.TryNumber, want)
+		}
+	}
+	for task, want := range map[string]string{"deferred": "fails it without retries", "poked": "did not fire within the sensor's timeout (2s)",
+		"deferred_soft": "soft_fail: the sensor is skipped", "poked_soft": "soft_fail: the sensor is skipped"} {
+		if log := s.api.Log("timeouts", "r1", task, 1); !strings.Contains(log, want) {
+			t.Errorf("%s's log lacks %q:\n%s", task, want, log)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
-	end := service.TryEnd{State: req.State, Claim: claim}
+	end := service.TryEnd{State: req.State, NoRetry: req.NoRetry, Claim: claim}
 	var logNext *int64
 	if req.Log != nil { // stored first: a try seen ended has its whole log
 		if end.Before, err = s.tailInTx(r.Context(), ti, req.Log, &logNext); err != nil {

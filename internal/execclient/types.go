@@ -148,10 +148,14 @@ type RunContext struct {
 
 // StateRequest ends a running try (PATCH .../state). State is success,
 // failed, skipped or up_for_retry; the server decides between failed and
-// up_for_retry from the tries left, so failed and up_for_retry mean the same.
-// The end date is the server's clock.
+// up_for_retry from the tries left, so failed and up_for_retry mean the same,
+// unless NoRetry says the try failed for good. The end date is the server's
+// clock.
 type StateRequest struct {
 	State core.TIState `json:"state"`
+	// NoRetry, with state failed, ends the task instance failed whatever
+	// tries it has left (a sensor's timeout: Airflow's AirflowSensorTimeout).
+	NoRetry bool `json:"no_retry,omitempty"`
 	// Deferral, with state deferred, names the trigger to wait on and how
 	// to resume (its fields are inlined: trigger, next_method,
 	// next_kwargs, timeout).

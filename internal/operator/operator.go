@@ -40,6 +40,18 @@ var ErrSkipped = errors.New("task skipped")
 // ErrTimeout is the cause of a try's context when execution_timeout passes.
 var ErrTimeout = errors.New("execution_timeout exceeded")
 
+// NoRetry marks err as failing its try for good: the task instance fails
+// whatever tries it has left (Airflow's AirflowFailException and
+// AirflowSensorTimeout). IsNoRetry finds the mark.
+func NoRetry(err error) error { return noRetryError{err} }
+
+type noRetryError struct{ error }
+
+func (e noRetryError) Unwrap() error { return e.error }
+
+// IsNoRetry reports whether err, or an error it wraps, was marked by NoRetry.
+func IsNoRetry(err error) bool { return errors.As(err, new(noRetryError)) }
+
 // ConnectionLookup resolves a conn_id to its URI (postgres://user:pass@host/db,
 // sqlite:///path, https://host/base).
 type ConnectionLookup interface {

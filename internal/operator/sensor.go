@@ -19,6 +19,21 @@ const Sensor = "sensor"
 // errSensorDone stops a poke sensor's trigger after its first event.
 var errSensorDone = errors.New("sensor: the trigger fired")
 
+// errSensorTimeout stops a poke sensor's trigger at the sensor's timeout.
+var errSensorTimeout = errors.New("sensor: timed out")
+
+// SensorTimedOut is how a sensor's try ends when its timeout passed
+// without an event (cause says how): Airflow's AirflowSensorTimeout, a
+// failure without retries whatever tries are left, or with the task's
+// soft_fail a skip. Both of a deferrable sensor's and a poke sensor's
+// timeouts end this way.
+func SensorTimedOut(task *core.Task, cause error) (core.TIState, error) {
+	if soft, _ := task.Args["soft_fail"].(bool); soft {
+		return core.TISkipped, fmt.Errorf("%w (soft_fail: the sensor is skipped)", cause)
+	}
+	return core.TIFailed, NoRetry(fmt.Errorf("%w (a sensor's timeout fails it without retries; soft_fail: true skips it instead)", cause))
+}
+
 // runSensor ends a sensor's try. A deferrable sensor started in the
 // triggerer and runs on a worker only once its trigger fired: the event's
 // payload becomes its return value. A poke sensor runs its trigger here,
@@ -51,6 +66,12 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 	}
 	pokeCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	timeout, _ := time.ParseDuration(fmt.Sprint(req.Args["timeout"]))
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		pokeCtx, cancel = context.WithTimeoutCause(pokeCtx, timeout, errSensorTimeout)
+		defer cancel()
+	}
 	var (
 		mu    sync.Mutex
 		event json.RawMessage
@@ -76,6 +97,13 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 		return &Result{ReturnValue: event}, nil
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("sensor stopped: %w", cancelled(ctx))
+	case errors.Is(context.Cause(pokeCtx), errSensorTimeout):
+		state, err := SensorTimedOut(&req.Task, fmt.Errorf("the %s trigger did not fire within the sensor's timeout (%s)", typ, timeout))
+		if state == core.TISkipped {
+			req.logf("%v", err)
+			return nil, fmt.Errorf("%w: %w", ErrSkipped, err)
+		}
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("the %s trigger failed: %w", typ, err)
 	default:

@@ -42,18 +42,23 @@ func NextRetryAt(task *core.Task, try int, now time.Time) time.Time {
 
 // Outcome is how a try ends that reported reported at now: success and
 // skipped stand; failed (or up_for_retry) becomes up_for_retry with the
-// time of the next try when tries remain (ti.TryNumber < ti.MaxTries), else
-// failed. It is the one retry decision: a worker's report and a dead
-// worker's try both go through it. task nil (no longer in the DAG) retries
-// at once. Any other reported state wraps core.ErrInvalid.
-func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, now time.Time) (core.TIState, *time.Time, error) {
+// time of the next try when tries remain (ti.TryNumber < ti.MaxTries) and
+// the try did not fail for good (noRetry: Airflow's AirflowFailException
+// and AirflowSensorTimeout), else failed. It is the one retry decision: a
+// worker's report and a dead worker's try both go through it. task nil (no
+// longer in the DAG) retries at once. Any other reported state, or noRetry
+// with success or skipped, wraps core.ErrInvalid.
+func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, noRetry bool, now time.Time) (core.TIState, *time.Time, error) {
 	if err := CheckReported(reported); err != nil {
 		return "", nil, err
 	}
 	if reported == core.TISuccess || reported == core.TISkipped {
+		if noRetry {
+			return "", nil, fmt.Errorf("no_retry goes with state failed, not %s: %w", reported, core.ErrInvalid)
+		}
 		return reported, nil, nil
 	}
-	if ti.TryNumber >= ti.MaxTries {
+	if noRetry || ti.TryNumber >= ti.MaxTries {
 		return core.TIFailed, nil, nil
 	}
 	next := now

@@ -50,6 +50,9 @@ func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported
 // TryEnd is a worker's report of a try's end and what it carries.
 type TryEnd struct {
 	State core.TIState // as FinishTry's reported
+	// NoRetry, with state failed, fails the try for good whatever tries
+	// are left (a sensor's timeout; runs.Outcome).
+	NoRetry bool
 	// Claim, when set, is claimed for the reporting worker in the
 	// transaction that ends the try (store.TaskInstanceClaim, started
 	// with Claim.Start as ClaimTries starts them): a finishing try hands
@@ -106,7 +109,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		return nil, err
 	}
 	task := v.Spec.Task(ti.TaskID)
-	state, next, err := runs.Outcome(task, ti, reported, now)
+	state, next, err := runs.Outcome(task, ti, reported, end.NoRetry, now)
 	if err != nil {
 		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
 	}

@@ -25,6 +25,9 @@ type Outcome struct {
 	TIID      string `json:"ti_id"`
 	TryNumber int    `json:"try_number"`
 	State     string `json:"state"` // "" = pending: see ExitTo
+	// NoRetry, with state failed, is reported with it: the try failed for
+	// good (a sensor's timeout).
+	NoRetry bool `json:"no_retry,omitempty"`
 	// ExitTo is the journal a pending try's shell appends its exit status
 	// to, and ExitID what names the status there: set by Record, ExitID
 	// new for each pending record (a try number's resumed run, after a

@@ -122,7 +122,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 		ti.TaskID, ti.TryNumber, rc.MaxTries, w.Hostname, w.WorkerID)
 	pending := w.pendingOutcome(wl, id, tc.Token(), log)
 	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitTrap())
-	pending.State = string(state)
+	pending.State, pending.NoRetry = string(state), state == core.TIFailed && operator.IsNoRetry(err)
 	// A shell try's record exists since its start and now gets its state.
 	// An in-process try is recorded only when its report is not answered
 	// at once: a worker killed before that reports nothing, and the try
@@ -177,7 +177,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	req := execclient.StateRequest{State: state, Log: tail}
+	req := execclient.StateRequest{State: state, NoRetry: pending.NoRetry, Log: tail}
 	if claiming() {
 		req.Next = &execclient.NextClaim{Queues: w.Queues, Start: *w.runRequest()}
 	}
@@ -230,7 +230,7 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	red *operator.Redactor, tokenFile, exitTrap string) (core.TIState, error) {
 	ti := rc.TI
 	if ti.NextMethod == core.NextMethodFail {
-		return core.TIFailed, deferralFailure(ti.NextKwargs)
+		return deferralFailure(&wl.Task, ti.NextKwargs)
 	}
 	mapArgs := map[string]any{}
 	if len(ti.MapArgs) > 0 {
@@ -331,15 +331,17 @@ func (w *Worker) writeTokenFile(p, token string, log *slog.Logger) {
 // the try's token from WEIR_TASK_TOKEN_FILE.
 func usesTokenFile(op string) bool { return op == "bash" }
 
-// deferralFailure is the error of a try resumed into a failure (its
-// trigger failed or timed out): the message the triggerer or scheduler
-// recorded in next_kwargs.
-func deferralFailure(kwargs json.RawMessage) error {
-	var k struct {
-		Error string `json:"error"`
+// deferralFailure is how a try resumed into a failure ends (its trigger
+// failed or timed out), with the message the triggerer or scheduler
+// recorded in next_kwargs: failed, retries following, but a sensor's
+// timeout (operator.SensorTimedOut).
+func deferralFailure(task *core.Task, kwargs json.RawMessage) (core.TIState, error) {
+	var f core.DeferralFailure
+	if err := json.Unmarshal(kwargs, &f); err != nil || f.Error == "" {
+		return core.TIFailed, errors.New("the deferral failed")
 	}
-	if err := json.Unmarshal(kwargs, &k); err != nil || k.Error == "" {
-		return errors.New("the deferral failed")
+	if f.TimedOut && task.Operator == operator.Sensor {
+		return operator.SensorTimedOut(task, errors.New(f.Error))
 	}
-	return errors.New(k.Error)
+	return core.TIFailed, errors.New(f.Error)
 }
