@@ -112,3 +112,28 @@ func TestCreateCronDataIntervalsOffGivesCronTriggers(t *testing.T) {
 		}
 	}
 }
+
+// Airflow's {{ var.value.get('k', default) }} renders the variable when
+// it exists and the default when it does not; a plain var.value.k of a
+// missing variable still fails the try, naming it.
+func TestVariableWithADefault(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	if err := os.WriteFile(filepath.Join(dags, "v.yaml"), []byte("dag_id: v\ntasks:\n"+
+		"  - {task_id: t, operator: bash, bash_command: \"echo region={{ var.value.get('region', 'eu') }} env={{ var.value.get('env', 'dev') }}\"}\n"+
+		"  - {task_id: strict, operator: bash, depends_on: [t], bash_command: \"echo {{ var.value.env }}\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"db", "migrate"}, {"variables", "set", "region", "us"}} {
+		if code, out, errOut := weirRun(t, env, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := weirRun(t, env, "dags", "test", "v", "--dags", dags)
+	if !strings.Contains(out, "t | region=us env=dev") {
+		t.Errorf("dags test: exit %d\n%s\n%s\nwant region=us env=dev", code, out, errOut)
+	}
+	if code == 0 || !strings.Contains(out, `variable "env" does not exist`) {
+		t.Errorf("dags test: exit %d\n%s\n%s\nwant the strict task to fail naming env", code, out, errOut)
+	}
+}

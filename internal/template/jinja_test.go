@@ -2,6 +2,7 @@ package template
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -91,13 +92,39 @@ func TestRenderArgsJinja(t *testing.T) {
 
 func TestJinjaVariableRefs(t *testing.T) {
 	t.Parallel()
-	values, jsons := VariableRefs(map[string]any{
+	refs := VariableRefs(map[string]any{
 		"a": "{{ var.value.bucket }}/{{ var.json.cfg.path }}",
 		"b": []any{"{% if var.value.flag %}{{ var.value['region'] }}{% endif %}"},
 		"c": "{{ .var.value.legacy }}",
+		"d": "{{ var.value.get('env', 'dev') }} {{ var.json.get('limits', {}).cpu }} {{ var.value.get('bucket', var.value.fallback) }}",
 	})
-	if strings.Join(values, ",") != "bucket,flag,legacy,region" || strings.Join(jsons, ",") != "cfg" {
-		t.Errorf("VariableRefs = %v, %v", values, jsons)
+	if strings.Join(refs.Values, ",") != "bucket,env,fallback,flag,legacy,region" || strings.Join(refs.JSONs, ",") != "cfg,limits" {
+		t.Errorf("VariableRefs = %+v", refs)
+	}
+	// Read only with a default: env and limits; bucket is also read without.
+	if want := map[string]bool{"value.env": true, "json.limits": true}; !maps.Equal(refs.Optional, want) {
+		t.Errorf("optional = %v, want %v", refs.Optional, want)
+	}
+}
+
+// Airflow's {{ var.value.get('k', default) }}: the variable when it exists
+// (the worker leaves a missing one out of the context), else the default.
+func TestJinjaVariableWithDefault(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"bash_command": "{{ var.value.get('env', 'dev') }}/{{ var.value.get('region', 'eu') }}/{{ var.json.get('cfg', {'n': 1}).n }}"}
+	ctx, err := WithVariables(map[string]any{}, map[string]string{"region": "us"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderArgs(args, ctx, Funcs{Syntax: core.TemplateJinja})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out["bash_command"]; got != "dev/us/1" {
+		t.Errorf("rendered %q, want dev/us/1", got)
+	}
+	if err := Check(core.TemplateJinja, "bash_command", args["bash_command"].(string), nil); err != nil {
+		t.Errorf("Check: %v", err)
 	}
 }
 

@@ -63,17 +63,63 @@ func checkFilters(field string, root nodes.Node) error {
 }
 
 // VariableRefs' Jinja half: jinjaVarRefs adds var.value.KEY and
-// var.json.KEY of Jinja template s to found.
+// var.json.KEY of Jinja template s to found as required, and the keys of
+// var.value.get('KEY', default) and var.json.get(...) as not required
+// unless read otherwise too.
 func jinjaVarRefs(s string, found map[string]map[string]bool) {
 	t, err := parseJinja("", s)
 	if err != nil {
 		return
 	}
-	visitNames(t.Root(), func(ident []string) {
-		if len(ident) >= 3 && ident[0] == "var" && found[ident[1]] != nil {
-			found[ident[1]][ident[2]] = true
-		}
-	})
+	var visit func(root nodes.Node)
+	visit = func(root nodes.Node) {
+		walkAllNodes(root, func(n nodes.Node) bool {
+			if form, key, rest, ok := varGet(n); ok {
+				if _, seen := found[form][key]; !seen {
+					found[form][key] = false
+				}
+				for _, r := range rest {
+					visit(r)
+				}
+				return false
+			}
+			ident, rest := namePath(n)
+			if ident == nil {
+				return true
+			}
+			if len(ident) >= 3 && ident[0] == "var" && found[ident[1]] != nil {
+				found[ident[1]][ident[2]] = true
+			}
+			for _, r := range rest {
+				visit(r)
+			}
+			return false
+		})
+	}
+	visit(t.Root())
+}
+
+// varGet recognises a call var.value.get('KEY', ...) or var.json.get(...)
+// (Airflow's variable with a default): its form, its key and the call's
+// other arguments.
+func varGet(n nodes.Node) (form, key string, rest []nodes.Node, ok bool) {
+	c, isCall := n.(*nodes.Call)
+	if !isCall || len(c.Args) == 0 {
+		return "", "", nil, false
+	}
+	ident, inner := namePath(c.Func)
+	k, isString := c.Args[0].(*nodes.String)
+	if !isString || len(inner) > 0 || len(ident) != 3 || ident[0] != "var" || ident[2] != "get" ||
+		(ident[1] != "value" && ident[1] != "json") {
+		return "", "", nil, false
+	}
+	for _, a := range c.Args[1:] {
+		rest = append(rest, a)
+	}
+	for _, a := range c.Kwargs {
+		rest = append(rest, a)
+	}
+	return ident[1], k.Val, rest, true
 }
 
 // lookupJinja follows ident through ctx as Jinja does: a name missing from

@@ -8,14 +8,26 @@ import (
 	"text/template"
 )
 
+// VarRefs are the variables a task's templates read (VariableRefs).
+type VarRefs struct {
+	// Values and JSONs are the keys read as var.value.KEY (the string)
+	// and var.json.KEY (its value decoded as JSON): each once, sorted.
+	Values, JSONs []string
+	// Optional holds the keys of Values and JSONs (as "value.KEY" and
+	// "json.KEY") read only with a default, Jinja's
+	// var.value.get('KEY', default): one that does not exist is left out
+	// of the context, where the default applies.
+	Optional map[string]bool
+}
+
 // VariableRefs lists the variables the templates in args (at any depth,
 // as RenderArgs walks them) read as {{ var.value.KEY }} (the string) or
 // {{ var.json.KEY }} (its value decoded as JSON), in Jinja or Go syntax
-// ({{ .var.value.KEY }}: a template parses in at most one of them): the
-// worker fetches exactly these before rendering (WithVariables). Each key
-// once, sorted.
-func VariableRefs(args any) (values, jsons []string) {
-	found := map[string]map[string]bool{"value": {}, "json": {}}
+// ({{ .var.value.KEY }}: a template parses in at most one of them), and
+// which of them only with a default: the worker fetches exactly these
+// before rendering (WithVariables).
+func VariableRefs(args any) VarRefs {
+	found := map[string]map[string]bool{"value": {}, "json": {}} // key → required
 	var visit func(v any)
 	visit = func(v any) {
 		switch x := v.(type) {
@@ -43,15 +55,20 @@ func VariableRefs(args any) (values, jsons []string) {
 		}
 	}
 	visit(args)
-	keys := func(m map[string]bool) []string {
-		out := make([]string, 0, len(m))
-		for k := range m {
+	refs := VarRefs{Optional: map[string]bool{}}
+	keys := func(form string) []string {
+		out := make([]string, 0, len(found[form]))
+		for k, required := range found[form] {
 			out = append(out, k)
+			if !required {
+				refs.Optional[form+"."+k] = true
+			}
 		}
 		slices.Sort(out)
 		return out
 	}
-	return keys(found["value"]), keys(found["json"])
+	refs.Values, refs.JSONs = keys("value"), keys("json")
+	return refs
 }
 
 // scanVars adds the .var.value.KEY and .var.json.KEY fields of template s

@@ -17,9 +17,9 @@ func TestVariableRefsAndRendering(t *testing.T) {
 		"data":         []any{"{{ range .var.json.tables }}{{ . }},{{ end }}", "no template", 7},
 		"sql":          "{{ with .params }}{{ .x }}{{ end }}",
 	}
-	values, jsons := VariableRefs(args)
-	if !slices.Equal(values, []string{"api_token", "region"}) || !slices.Equal(jsons, []string{"flags", "tables"}) {
-		t.Fatalf("refs = %v, %v; want [api_token region], [flags tables]", values, jsons)
+	refs := VariableRefs(args)
+	if !slices.Equal(refs.Values, []string{"api_token", "region"}) || !slices.Equal(refs.JSONs, []string{"flags", "tables"}) || len(refs.Optional) != 0 {
+		t.Fatalf("refs = %+v; want [api_token region], [flags tables], none optional", refs)
 	}
 	ctx, err := WithVariables(map[string]any{"params": map[string]any{"x": 1}},
 		map[string]string{"region": "eu west", "api_token": "t0k"},

@@ -18,14 +18,17 @@ import (
 // that names a secret is masked in the try's log. A missing variable fails
 // the try, naming it.
 func withVariables(ctx context.Context, tc *execclient.Client, tctx, args map[string]any, red *operator.Redactor) (map[string]any, error) {
-	values, jsons := template.VariableRefs(args)
-	if len(values)+len(jsons) == 0 {
+	refs := template.VariableRefs(args)
+	if len(refs.Values)+len(refs.JSONs) == 0 {
 		return tctx, nil
 	}
 	fetch := func(keys []string, form string) (map[string]string, error) {
 		out := make(map[string]string, len(keys))
 		for _, k := range keys {
 			v, err := tc.Variable(ctx, k)
+			if errors.Is(err, core.ErrNotFound) && refs.Optional[form+"."+k] {
+				continue // var.value.get('k', default): the default applies
+			}
 			if errors.Is(err, core.ErrNotFound) {
 				return nil, fmt.Errorf("variable %q does not exist (a template reads {{ .var.%s.%s }}); create it with weir variables set", k, form, k)
 			}
@@ -39,11 +42,11 @@ func withVariables(ctx context.Context, tc *execclient.Client, tctx, args map[st
 		}
 		return out, nil
 	}
-	vs, err := fetch(values, "value")
+	vs, err := fetch(refs.Values, "value")
 	if err != nil {
 		return nil, err
 	}
-	js, err := fetch(jsons, "json")
+	js, err := fetch(refs.JSONs, "json")
 	if err != nil {
 		return nil, err
 	}
