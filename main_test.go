@@ -122,7 +122,10 @@ func TestGoTasksRunInTheEngine(t *testing.T) {
 		return nil, fmt.Errorf("nothing to do: %w", ErrSkip)
 	})
 	boom := d.Go("boom", func(context.Context, *TaskContext) (any, error) { panic("kaboom") })
-	d.Noop("after", TriggerRule(AllDone), DependsOn(boom))
+	fatal := d.Go("fatal", func(context.Context, *TaskContext) (any, error) {
+		return nil, fmt.Errorf("bad input: %w", NoRetry(errors.New("no retry mends it")))
+	}, Retries(3), RetryDelay(0))
+	d.Noop("after", TriggerRule(AllDone), DependsOn(boom, fatal))
 	d.Go("none", nop, Expand("x")) // an empty list skips the task
 
 	home := t.TempDir()
@@ -137,7 +140,7 @@ func TestGoTasksRunInTheEngine(t *testing.T) {
 	got := taskStates(t, st, "sdk_ctx")
 	want := map[string]string{"produce": "success", "consume[0]": "success", "consume[1]": "success",
 		"consume[2]": "success", "consume[3]": "success", "check": "success", "skipper": "skipped",
-		"boom": "failed", "after": "success", "none": "skipped"}
+		"boom": "failed", "fatal": "failed", "after": "success", "none": "skipped"}
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: state %q, want %q (all: %v)", k, got[k], w, got)
@@ -145,6 +148,15 @@ func TestGoTasksRunInTheEngine(t *testing.T) {
 	}
 	if v := returnValue(t, st, "sdk_ctx", "check", -1); v != `"sdk_ctx a=1 x10@0,x20@1,y10@2,y20@3 try=1"` {
 		t.Errorf("check returned %s", v)
+	}
+	tis, err := st.TaskInstanceList(t.Context(), &store.TaskInstanceListParams{DagRunID: latestRun(t, st, "sdk_ctx").ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range tis {
+		if ti.TaskID == "fatal" && ti.TryNumber != 1 {
+			t.Errorf("fatal (NoRetry, retries 3) took %d tries, want 1", ti.TryNumber)
+		}
 	}
 }
 

@@ -26,6 +26,12 @@ import (
 // skipped instead of failed, like Airflow's AirflowSkipException.
 var ErrSkip = operator.ErrSkipped
 
+// NoRetry marks err, returned by a Go task function, as failing the task
+// for good: it ends failed whatever retries it has left, like Airflow's
+// AirflowFailException (for a bad input no retry can mend). The error is
+// in the task log as usual.
+func NoRetry(err error) error { return operator.NoRetry(err) }
+
 // ErrNotFound is wrapped by the TaskContext helpers when a parameter, mapped
 // argument, op_kwargs entry or XCom does not exist.
 var ErrNotFound = core.ErrNotFound
