@@ -238,12 +238,12 @@ type XComResponse struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// XComKey names one XCom value.
 // AnyMapIndex as an XComKey's MapIndex names no map index in a read: the
 // server gives an unmapped task's value, or a mapped task's values as one
 // JSON list in map index order (Airflow's xcom_pull without map_indexes).
 const AnyMapIndex = -2
 
+// XComKey names one XCom value.
 type XComKey struct {
 	DagID    string
 	RunID    string
