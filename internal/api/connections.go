@@ -172,9 +172,15 @@ func connectionResponse(c core.Connection) ConnectionResponse {
 // why.
 func ShownURI(c core.Connection) string {
 	if c.Undecryptable != "" {
-		return "(cannot decrypt here: " + c.Undecryptable + "; delete it, or add it again, with the key that encrypted it or without)"
+		return undecryptableShown(c.Undecryptable)
 	}
 	return RedactedURI(c.URI)
+}
+
+// undecryptableShown stands for a stored secret that does not decrypt
+// here, saying why and how to mend it.
+func undecryptableShown(reason string) string {
+	return "(cannot decrypt here: " + reason + "; delete it, or add it again, with the key that encrypted it or without)"
 }
 
 // RedactedURI is a connection URI as the API shows it (secrets.RedactURI;

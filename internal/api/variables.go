@@ -20,6 +20,9 @@ type VariableResponse struct {
 	Value       string `json:"value" doc:"\"***\" when the key names a secret"`
 	Description string `json:"description"`
 	IsEncrypted bool   `json:"is_encrypted" doc:"always true: values are encrypted at rest"`
+	// Undecryptable is set on a listed variable whose value this
+	// api-server cannot decrypt (Weir's addition).
+	Undecryptable string `json:"undecryptable,omitempty" doc:"why the stored value cannot be decrypted by this api-server (a key its key file lacks, or tampering); value then says so"`
 }
 
 // VariableCollection is a page of variables.
@@ -142,10 +145,20 @@ func (s *server) deleteVariable(ctx context.Context, in *variableKeyInput) (*str
 	return nil, nil
 }
 
-// variableResponse shows v with a secret's value masked.
+// variableResponse shows v with a secret's value masked (ShownValue).
 func variableResponse(v core.Variable) VariableResponse {
-	if secrets.SensitiveName(v.Key) {
-		v.Value = redacted
+	return VariableResponse{Key: v.Key, Value: ShownValue(v), Description: v.Description, IsEncrypted: true,
+		Undecryptable: v.Undecryptable}
+}
+
+// ShownValue is a variable's value as every surface shows it: "***" for a
+// key that names a secret, or, for a row that does not decrypt here, why.
+func ShownValue(v core.Variable) string {
+	switch {
+	case v.Undecryptable != "":
+		return undecryptableShown(v.Undecryptable)
+	case secrets.SensitiveName(v.Key):
+		return redacted
 	}
-	return VariableResponse{Key: v.Key, Value: v.Value, Description: v.Description, IsEncrypted: true}
+	return v.Value
 }

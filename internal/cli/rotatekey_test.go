@@ -97,10 +97,11 @@ func TestConnectionsRotateKey(t *testing.T) {
 	}
 }
 
-// A connection written by a node with another key file (its copy of the
-// key missing) is listed as undecryptable beside the others, and can be
-// replaced and deleted, where it made every listing, the admin page and
-// its own deletion fail on the decryption.
+// A connection or variable written by a node with another key file (its
+// copy of the key missing) is listed as undecryptable beside the others,
+// left out of an export, and can be replaced and deleted, where it made
+// every listing, the admin page and its own deletion fail on the
+// decryption.
 func TestAConnectionUnderAStrayKeyIsListedAndMended(t *testing.T) {
 	home := t.TempDir()
 	env := []string{"WEIR_HOME=" + home, "USER=tester"}
@@ -136,6 +137,27 @@ func TestAConnectionUnderAStrayKeyIsListedAndMended(t *testing.T) {
 	must(env, "connections", "delete", "gone")
 	if out := must(env, "connections", "list"); strings.Contains(out, "gone") {
 		t.Fatalf("list after deleting a stray row:\n%s", out)
+	}
+
+	must(env, "variables", "set", "region", "eu")
+	must(stray, "variables", "set", "bucket", "lake")
+	if out := must(env, "variables", "list"); !strings.Contains(out, "region") || !strings.Contains(out, "bucket") ||
+		!strings.Contains(out, "cannot decrypt here") {
+		t.Fatalf("variables list with a row under a stray key:\n%s", out)
+	}
+	out, errOut, code := weir(env, "variables", "export", "-")
+	if code != 0 || !strings.Contains(out, `"region": "eu"`) || strings.Contains(out, "bucket") ||
+		!strings.Contains(errOut, "1 variables left out: their values do not decrypt") {
+		t.Fatalf("export with a row under a stray key: exit %d\n%s\n%s", code, out, errOut)
+	}
+	must(env, "variables", "set", "bucket", "fixed") // replaced under this node's key
+	if out := must(env, "variables", "get", "bucket"); strings.TrimSpace(out) != "fixed" {
+		t.Fatalf("variables get after replacing the stray row: %q", out)
+	}
+	must(stray, "variables", "set", "gone", "x")
+	must(env, "variables", "delete", "gone")
+	if out := must(env, "variables", "list"); strings.Contains(out, "gone") || strings.Contains(out, "cannot decrypt") {
+		t.Fatalf("variables list after mending:\n%s", out)
 	}
 }
 

@@ -209,7 +209,7 @@ func (b *restBackend) VariableList(ctx context.Context, p *store.VariableListPar
 	}
 	vs := make([]core.Variable, len(out.Variables))
 	for i, v := range out.Variables {
-		vs[i] = core.Variable{Key: v.Key, Value: v.Value, Description: v.Description}
+		vs[i] = core.Variable{Key: v.Key, Value: v.Value, Description: v.Description, Undecryptable: v.Undecryptable}
 	}
 	return vs, out.TotalEntries, nil
 }

@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/secrets"
@@ -83,6 +85,9 @@ func (a *app) variablesCmd() *cobra.Command {
 					rows := make([][]string, len(vs))
 					for i, v := range vs {
 						rows[i] = []string{v.Key, v.Description}
+						if v.Undecryptable != "" {
+							rows[i][1] = strings.TrimSpace(v.Description + " " + api.ShownValue(v))
+						}
 					}
 					return table(cmd.OutOrStdout(), []string{"KEY", "DESCRIPTION"}, rows)
 				})
@@ -209,6 +214,17 @@ func (a *app) variablesExportCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withBackend(cmd, func(be backend) error {
 				return eachVariablePage(cmd, be, func(vs []core.Variable) error {
+					readable := vs[:0] // a value that does not decrypt here is not exported as ""
+					for _, v := range vs {
+						if v.Undecryptable == "" {
+							readable = append(readable, v)
+						}
+					}
+					if left := len(vs) - len(readable); left > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%d variables left out: their values do not decrypt with this node's "+
+							"[core] secrets_key_file (weir variables list names them)\n", left)
+					}
+					vs = readable
 					if be.MasksSecrets() { // the API shows a secret's value as ***: leave it out, never export ***
 						kept := vs[:0]
 						for _, v := range vs {

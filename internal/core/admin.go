@@ -44,6 +44,9 @@ type Variable struct {
 	Key         string
 	Value       string
 	Description string
+	// Undecryptable says why a listed variable's value (then empty) could
+	// not be decrypted here, as Connection.Undecryptable does.
+	Undecryptable string
 }
 
 // Job is one running Weir process.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -51,6 +52,11 @@ func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Var
 	c := &change{actor: actor, need: core.RoleOp, action: audit.VariableCreate, target: v.Key}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
 		cur, err := tx.VariableGet(ctx, v.Key)
+		if errors.Is(err, secrets.ErrUndecryptable) {
+			// A row that does not decrypt here exists all the same (and
+			// is replaced: how a stray key's row is mended).
+			err = nil
+		}
 		switch {
 		case err == nil && w.OnlyNew:
 			return fmt.Errorf("variable %q already exists; update it instead: %w", v.Key, core.ErrConflict)

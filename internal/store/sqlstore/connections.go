@@ -2,11 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -44,12 +42,9 @@ func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParam
 			if err := r.Scan(&c.ID, &c.URI); err != nil {
 				return nil, err
 			}
-			if err := s.unseal(&c); errors.Is(err, secrets.ErrUndecryptable) {
-				c.URI, c.Undecryptable = "", err.Error()
-			} else if err != nil {
-				return nil, err
-			}
-			return &c, nil
+			var err error
+			c.Undecryptable, err = s.openListed(&connectionURIs, c.ID, &c.URI)
+			return &c, err
 		})
 }
 

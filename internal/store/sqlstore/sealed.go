@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/weirflow/weir/internal/core"
@@ -49,6 +50,17 @@ func (s *Store) open(c *sealedColumn, id, text string) (string, error) {
 		return "", fmt.Errorf("decrypt %s %s: %w (%w)", c.what, id, err, secrets.ErrUndecryptable)
 	}
 	return plain, nil
+}
+
+// openListed is open for a row of a listing: a value that does not decrypt
+// here becomes "" with the reason returned, so that one stray row cannot
+// hide the others or the way to delete it.
+func (s *Store) openListed(c *sealedColumn, id string, text *string) (undecryptable string, err error) {
+	*text, err = s.open(c, id, *text)
+	if errors.Is(err, secrets.ErrUndecryptable) {
+		return err.Error(), nil
+	}
+	return "", err
 }
 
 // Resealed counts the rows Reseal rewrote.

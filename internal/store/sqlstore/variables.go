@@ -40,7 +40,8 @@ func (s *Store) VariableGet(ctx context.Context, key string) (*core.Variable, er
 	return &v, s.unsealVariable(&v)
 }
 
-// VariableList lists a page of variables by key, values unsealed.
+// VariableList lists a page of variables by key, values unsealed; a row
+// that does not decrypt here is listed with Undecryptable set.
 func (s *Store) VariableList(ctx context.Context, p *store.VariableListParams) ([]core.Variable, error) {
 	return listPage(ctx, s, "list variables", qVarList, &builder{}, &variableOrder, p.Page,
 		func(r scanner) (*core.Variable, error) {
@@ -48,7 +49,9 @@ func (s *Store) VariableList(ctx context.Context, p *store.VariableListParams) (
 			if err := r.Scan(&v.Key, &v.Value, &v.Description); err != nil {
 				return nil, err
 			}
-			return &v, s.unsealVariable(&v)
+			var err error
+			v.Undecryptable, err = s.openListed(&variableValues, v.Key, &v.Value)
+			return &v, err
 		})
 }
 
