@@ -2,15 +2,20 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/cli"
 	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store/sqlite"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
+	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
 // homeBox returns the secrets box of a home's key file.
@@ -181,5 +186,41 @@ func TestConnectionsAddTakesConnURI(t *testing.T) {
 	}
 	if out, _ := run("connections", "list"); !strings.Contains(out, "https://u:***@api.example.com") {
 		t.Errorf("list after add --conn-uri:\n%s", out)
+	}
+}
+
+// An api-server whose key file did not seal the stored connections and
+// variables says so as it starts (a node given a key file of its own),
+// naming how many and the key file; with the right file it says nothing.
+func TestAnAPIServerWithAStrayKeyFileSaysSo(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"WEIR_HOME=" + home, "USER=tester"}
+	strayKey := filepath.Join(t.TempDir(), "stray_key")
+	stray := append(slices.Clone(env), "WEIR__CORE__SECRETS_KEY_FILE="+strayKey)
+	for _, args := range [][]string{{"db", "migrate"}, {"connections", "add", "wh", "postgres://etl:pw@db/dw"}, {"variables", "set", "region", "eu"}} {
+		var out, errOut bytes.Buffer
+		if code := cli.Run(t.Context(), args, cli.Options{Stdout: &out, Stderr: &errOut, Environ: env}); code != 0 {
+			t.Fatalf("weir %v: exit %d: %s", args, code, errOut.String())
+		}
+	}
+	start := func(env []string) string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		var errOut syncbuf.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- cli.Run(ctx, []string{"api-server"}, cli.Options{Stdout: io.Discard, Stderr: &errOut, Environ: append(env, "WEIR__API__PORT=0")})
+		}()
+		wait.Until(t, 30*time.Second, "the api-server listening", func() bool { return strings.Contains(errOut.String(), "api-server listening") })
+		cancel()
+		<-done
+		return errOut.String()
+	}
+	if log := start(stray); !strings.Contains(log, "do not decrypt with this node's key file") ||
+		!strings.Contains(log, "connections=1 variables=1") || !strings.Contains(log, strayKey) {
+		t.Errorf("api-server with a stray key file logged:\n%s", log)
+	}
+	if log := start(env); strings.Contains(log, "do not decrypt") {
+		t.Errorf("api-server with the right key file warned:\n%s", log)
 	}
 }

@@ -112,6 +112,7 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 
 // publicHandlers builds the REST API and the UI of an api-server.
 func publicHandlers(cfg *config.Config, st store.Store, svc *service.Service, logs tasklog.Logs, state *statestore.Service, logger *slog.Logger) (http.Handler, http.Handler, error) {
+	warnUndecryptable(svc, cfg, logger)
 	keys, err := sessionKeys(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -433,6 +434,22 @@ func (a *app) serverSetup(ctx context.Context, migrate bool) (*config.Config, *s
 	a.opts.metrics.AddStore(st)
 	st.ObserveAssetEvents(a.opts.metrics.AssetEventCreated)
 	return cfg, st, logger, nil
+}
+
+// warnUndecryptable logs the stored connections and variables this
+// api-server cannot decrypt: its key file is not the one that sealed them.
+func warnUndecryptable(svc *service.Service, cfg *config.Config, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conns, vars, err := svc.UndecryptableSecrets(ctx)
+	switch {
+	case err != nil:
+		logger.Warn("check that stored connections and variables decrypt", "err", err)
+	case conns+vars > 0:
+		logger.Warn("stored connections or variables do not decrypt with this node's key file: give every node the same "+
+			"[core] secrets_key_file (copy it from the node that wrote them; docs/secrets.md); tasks that need them fail until then",
+			"connections", conns, "variables", vars, "key_file", cfg.Core.SecretsKeyFile)
+	}
 }
 
 // withMetrics adds the [metrics] listen server to a process's runners when

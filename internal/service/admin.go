@@ -155,6 +155,39 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 	})
 }
 
+// undecryptableChecked is how many connections, and variables, an
+// api-server's start reads for UndecryptableSecrets.
+const undecryptableChecked = 500
+
+// UndecryptableSecrets counts the stored connections and variables (the
+// first 500 of each) whose values this process cannot decrypt: sealed
+// under a key its [core] secrets_key_file lacks, which a node started with
+// a key file of its own (created anew, or another node's) meets. An
+// api-server says so as it starts, rather than when a task first needs
+// one.
+func (s *Service) UndecryptableSecrets(ctx context.Context) (connections, variables int, err error) {
+	page := store.Page{Limit: undecryptableChecked}
+	conns, err := s.st.ConnectionList(ctx, &store.ConnectionListParams{Page: page})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, c := range conns {
+		if c.Undecryptable != "" {
+			connections++
+		}
+	}
+	vars, err := s.st.VariableList(ctx, &store.VariableListParams{Page: page})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, v := range vars {
+		if v.Undecryptable != "" {
+			variables++
+		}
+	}
+	return connections, variables, nil
+}
+
 // DeleteConnection deletes a stored connection. Needs role admin. Errors
 // wrap core.ErrNotFound for a missing one.
 func (s *Service) DeleteConnection(ctx context.Context, actor core.Actor, id string) error {
