@@ -216,6 +216,7 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 	var (
 		version int64
 		change  store.DagSyncChange
+		ws      = dagfile.Warnings(d)
 	)
 	// Two processors recording a new DAG, version or asset at once
 	// (schedulers started together) both find none and both insert: the
@@ -228,7 +229,6 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 			if err != nil {
 				return err
 			}
-			ws := p.logWarnings(d)
 			if change == store.DagUnchanged {
 				// This parser derived the spec's version already: it is derived
 				// again only when the DAG changes, comes back or meets another
@@ -246,6 +246,9 @@ func (p *Processor) sync(ctx context.Context, d *core.DAG, now time.Time) error 
 		return fmt.Errorf("sync dag %s from %s: %w", d.DagID, d.FileLoc, err)
 	}
 	p.synced[d.DagID] = hash
+	if len(ws) > 0 { // after the commit: once, however often a conflict ran the transaction
+		p.logger().Warn("dag warning", "dag_id", d.DagID, "fileloc", d.FileLoc, "warning", strings.Join(ws, "\n"))
+	}
 	if slices.ContainsFunc(d.Assets, func(a core.Asset) bool { return len(a.Watchers) > 0 }) {
 		// Its watchers' triggers may be new: the triggerers claim them now.
 		if err := p.Store.Notify(ctx, store.ChannelTrigger); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/store"
 )
 
-// syncWarnings records d's warnings ws (logWarnings) in tx, or clears
+// syncWarnings records d's warnings ws (dagfile.Warnings) in tx, or clears
 // them once the definition is fixed. Warnings never stop a DAG loading;
 // they show in GET /api/v2/dagWarnings and `weir dags list-warnings`.
 func (p *Processor) syncWarnings(ctx context.Context, tx store.Store, d *core.DAG, ws []string, now time.Time) error {
@@ -27,13 +27,4 @@ func (p *Processor) syncWarnings(ctx context.Context, tx store.Store, d *core.DA
 		return fmt.Errorf("record warnings of dag %s: %w", d.DagID, err)
 	}
 	return nil
-}
-
-// logWarnings logs d's warnings, recorded or not, and returns them.
-func (p *Processor) logWarnings(d *core.DAG) []string {
-	ws := dagfile.Warnings(d)
-	if len(ws) > 0 {
-		p.logger().Warn("dag warning", "dag_id", d.DagID, "fileloc", d.FileLoc, "warning", strings.Join(ws, "\n"))
-	}
-	return ws
 }
