@@ -144,6 +144,17 @@ const (
 	ArgHandleFunction = "handle_function"
 )
 
+// Iterated reports whether a task of d iterates over taskID's stream
+// (taskID is a producer: docs/streaming.md#lazy-expansion).
+func (d *DAG) Iterated(taskID string) bool {
+	for i := range d.Tasks {
+		if d.Tasks[i].Iterate == taskID {
+			return true
+		}
+	}
+	return false
+}
+
 // HandlesStream reports whether the task is a streaming operator: a
 // sensor with a handler (handle_command or handle_function) that handles
 // its trigger's events one by one, in order, as they are committed.

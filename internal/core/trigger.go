@@ -49,10 +49,10 @@ const NextMethodFail = "__fail__"
 // (NextMethodFail).
 type DeferralFailure struct {
 	Error string `json:"error"`
-	// TimedOut says the deferral's timeout passed: a sensor then fails
-	// without retries, or is skipped with soft_fail (Airflow's
-	// AirflowSensorTimeout).
-	TimedOut bool `json:"timed_out,omitempty"`
+	// SensorTimeout says a sensor's wait for its event timed out
+	// (runs.TimeoutEndsSensor): it fails without retries, or is skipped
+	// with soft_fail (Airflow's AirflowSensorTimeout).
+	SensorTimeout bool `json:"sensor_timeout,omitempty"`
 }
 
 // NextMethodStream is the next method of a handling sensor's first try

@@ -64,11 +64,7 @@ func FollowOnReads(spec *core.DAG, done *core.TaskInstance) (down, counted []str
 // by task (done's own success included when it is mapped).
 func DecideFollowOn(spec *core.DAG, done *core.TaskInstance, downs []core.TaskInstance, counts map[string]map[core.TIState]int) FollowOn {
 	var f FollowOn
-	for i := range spec.Tasks {
-		if spec.Tasks[i].Iterate == done.TaskID { // it produced a stream: its close is the scheduler's
-			f.NeedsScheduler = true
-		}
-	}
+	f.NeedsScheduler = spec.Iterated(done.TaskID) // it produced a stream: its close is the scheduler's
 	for i := range downs {
 		ti := &downs[i]
 		task := spec.Task(ti.TaskID)

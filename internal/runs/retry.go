@@ -68,6 +68,16 @@ func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, noRe
 	return core.TIUpForRetry, &next, nil
 }
 
+// TimeoutEndsSensor reports whether a deferral timeout ends task, a task
+// of spec, for good (Airflow's AirflowSensorTimeout: no retry, or a skip
+// with soft_fail): task is a sensor waiting for its event. A sensor that
+// produces a stream (one a task iterates over, or a streaming operator)
+// is retried as any failure: its retry resumes the stream where it
+// stopped (docs/streaming.md).
+func TimeoutEndsSensor(spec *core.DAG, task *core.Task) bool {
+	return task != nil && task.Operator == "sensor" && !task.HandlesStream() && !spec.Iterated(task.TaskID)
+}
+
 // CheckReported returns nil when a worker may report a try ending in state
 // (success, failed, skipped or up_for_retry); else an error wrapping
 // core.ErrInvalid that names the allowed states.

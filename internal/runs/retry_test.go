@@ -160,3 +160,21 @@ func TestClearExtraTries(t *testing.T) {
 		}
 	}
 }
+
+// A waiting sensor's timeout ends it (AirflowSensorTimeout); a producer
+// sensor's or a streaming operator's is retried, to resume its stream.
+func TestTimeoutEndsSensor(t *testing.T) {
+	t.Parallel()
+	spec := &core.DAG{Tasks: []core.Task{
+		{TaskID: "wait", Operator: "sensor"},
+		{TaskID: "fetch", Operator: "sensor"},
+		{TaskID: "insert", Operator: "bash", Iterate: "fetch"},
+		{TaskID: "handle", Operator: "sensor", Args: map[string]any{core.ArgHandleCommand: "cat"}},
+		{TaskID: "defer_shell", Operator: "bash"},
+	}}
+	for task, want := range map[string]bool{"wait": true, "fetch": false, "handle": false, "defer_shell": false, "gone": false} {
+		if got := runs.TimeoutEndsSensor(spec, spec.Task(task)); got != want {
+			t.Errorf("%s: %t, want %t", task, got, want)
+		}
+	}
+}

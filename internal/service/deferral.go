@@ -162,7 +162,12 @@ func (s *Service) TimeoutDeferred(ctx context.Context, limit int) (int, error) {
 				msg = fmt.Sprintf("the %s trigger did not fire before the deferral's timeout (%s)", tr.Type, ti.TriggerTimeout.UTC().Format(time.RFC3339))
 			}
 		}
-		moved, err := s.st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{ti.ID}, Fail: msg, TimedOut: true, Now: now})
+		v, err := s.DagVersion(ctx, ti.DagVersionID)
+		if err != nil {
+			return failed, err
+		}
+		moved, err := s.st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{ti.ID}, Fail: msg,
+			SensorTimeout: runs.TimeoutEndsSensor(&v.Spec, v.Spec.Task(ti.TaskID)), Now: now})
 		if err != nil {
 			return failed, fmt.Errorf("time out %s: %w", runs.Describe(ti), err)
 		}

@@ -879,9 +879,9 @@ type TaskInstanceResumeParams struct {
 	// Fail, when set, makes the tries resume into a failure with this
 	// message (next_method __fail__).
 	Fail string
-	// TimedOut, with Fail, says the failure is the deferral's timeout
-	// (core.DeferralFailure.TimedOut).
-	TimedOut bool
+	// SensorTimeout, with Fail, says the failure is a sensor's timeout
+	// (core.DeferralFailure.SensorTimeout).
+	SensorTimeout bool
 	// FromNone moves tries in state none instead of deferred ones: into
 	// the failure Fail names (a task that cannot start from its trigger),
 	// or with Event (a retry of a streaming operator whose stream exists).

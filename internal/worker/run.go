@@ -340,7 +340,7 @@ func deferralFailure(task *core.Task, kwargs json.RawMessage) (core.TIState, err
 	if err := json.Unmarshal(kwargs, &f); err != nil || f.Error == "" {
 		return core.TIFailed, errors.New("the deferral failed")
 	}
-	if f.TimedOut && task.Operator == operator.Sensor {
+	if f.SensorTimeout {
 		return operator.SensorTimedOut(task, errors.New(f.Error))
 	}
 	return core.TIFailed, errors.New(f.Error)

@@ -56,7 +56,7 @@ func (s *Store) TaskInstanceDefer(ctx context.Context, p *store.TaskInstanceDefe
 
 // TaskInstanceResume moves deferred tries back to scheduled.
 func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceResumeParams) ([]string, error) {
-	b := builder{args: []any{nullJSON(p.Event), p.Fail != "", core.NextMethodFail, failKwargs(p.Fail, p.TimedOut), micros(p.Now)}}
+	b := builder{args: []any{nullJSON(p.Event), p.Fail != "", core.NextMethodFail, failKwargs(p.Fail, p.SensorTimeout), micros(p.Now)}}
 	from := core.TIDeferred
 	if p.FromNone {
 		if p.Fail == "" && p.Event == nil {
@@ -205,8 +205,8 @@ func scanTrigger(r scanner) (*core.Trigger, error) {
 }
 
 // failKwargs is the next_kwargs of a try resumed into a failure.
-func failKwargs(msg string, timedOut bool) string {
-	b, err := json.Marshal(core.DeferralFailure{Error: msg, TimedOut: timedOut})
+func failKwargs(msg string, sensorTimeout bool) string {
+	b, err := json.Marshal(core.DeferralFailure{Error: msg, SensorTimeout: sensorTimeout})
 	if err != nil {
 		return `{"error":"trigger failed"}`
 	}
