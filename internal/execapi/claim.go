@@ -118,6 +118,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 			if err != nil {
 				return err
 			}
+			forOlderClient(r, wls)
 			if req.Start != nil {
 				slim := speaks(r, execclient.SlimRunVersion)
 				for i := range wls {

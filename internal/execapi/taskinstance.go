@@ -201,6 +201,7 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 		if err != nil {
 			return err
 		}
+		forOlderClient(r, wls)
 		s.startedRun(r.Context(), &wls[0], speaks(r, execclient.SlimRunVersion))
 		out.Next = &wls[0]
 	}

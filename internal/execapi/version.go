@@ -53,3 +53,20 @@ func speaks(r *http.Request, v string) bool {
 	c := r.Header.Get(execclient.APIVersionHeader)
 	return c == "" || c >= v // ISO dates compare as strings
 }
+
+// forOlderClient adapts workloads to a client older than
+// execclient.NoRetryVersion, which bounds a poke sensor's wait by its
+// execution timeout only: the sensor's timeout, now in its args, becomes
+// that again.
+func forOlderClient(r *http.Request, wls []execclient.Workload) {
+	if speaks(r, execclient.NoRetryVersion) {
+		return
+	}
+	for i := range wls {
+		t := &wls[i].Task
+		timeout, _ := t.Args["timeout"].(string)
+		if d, err := time.ParseDuration(timeout); err == nil && d > 0 && t.Operator == "sensor" && t.ExecutionTimeout == 0 {
+			t.ExecutionTimeout = core.Duration(d)
+		}
+	}
+}

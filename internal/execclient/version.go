@@ -15,7 +15,7 @@ import (
 // answering an older client correctly (docs/architecture.md#versions).
 const (
 	APIVersionHeader = "Weir-API-Version"
-	APIVersion       = SlimRunVersion // the newest change is its own; the others: docs/architecture.md#versions
+	APIVersion       = NoRetryVersion // the newest change is its own; the others: docs/architecture.md#versions
 	OldestAPIVersion = "2026-12-01"
 )
 
@@ -24,6 +24,12 @@ const (
 // itself (the client restores them: RestoreRun); servers answer older
 // clients with both.
 const SlimRunVersion = "2026-12-05"
+
+// NoRetryVersion is the first version whose workers may end a try failed
+// for good (StateRequest.NoRetry) and bound a poke sensor's wait by the
+// timeout in its args; servers give older clients that timeout as the
+// sensor's execution timeout, as it was before.
+const NoRetryVersion = "2026-12-06"
 
 // ReasonUnsupportedVersion is the reason of a request whose client version
 // the server does not support.

@@ -37,8 +37,9 @@ func SensorTimedOut(task *core.Task, cause error) (core.TIState, error) {
 // runSensor ends a sensor's try. A deferrable sensor started in the
 // triggerer and runs on a worker only once its trigger fired: the event's
 // payload becomes its return value. A poke sensor runs its trigger here,
-// in the try, until the first event (its execution timeout bounds the
-// wait).
+// in the try, until the first event, its timeout (SensorTimedOut) or its
+// execution timeout (a failure retried as any, or with soft_fail a skip,
+// as Airflow's poke loop makes an AirflowTaskTimeout).
 func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 	if req.Resume != nil && req.Task.HandlesStream() {
 		return r.handleStream(ctx, req)
@@ -95,8 +96,6 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 	case event != nil:
 		req.logf("the trigger fired: %s", truncate(string(event), 500))
 		return &Result{ReturnValue: event}, nil
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("sensor stopped: %w", cancelled(ctx))
 	case errors.Is(context.Cause(pokeCtx), errSensorTimeout):
 		state, err := SensorTimedOut(&req.Task, fmt.Errorf("the %s trigger did not fire within the sensor's timeout (%s)", typ, timeout))
 		if state == core.TISkipped {
@@ -104,6 +103,15 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSkipped, err)
 		}
 		return nil, err
+	case errors.Is(context.Cause(ctx), ErrTimeout):
+		err := fmt.Errorf("sensor stopped: %w", ErrTimeout)
+		if soft, _ := req.Task.Args["soft_fail"].(bool); soft {
+			req.logf("%v (soft_fail: the sensor is skipped)", err)
+			return nil, fmt.Errorf("%w: %w", ErrSkipped, err)
+		}
+		return nil, err
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("sensor stopped: %w", cancelled(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("the %s trigger failed: %w", typ, err)
 	default:

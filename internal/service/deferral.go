@@ -162,12 +162,15 @@ func (s *Service) TimeoutDeferred(ctx context.Context, limit int) (int, error) {
 				msg = fmt.Sprintf("the %s trigger did not fire before the deferral's timeout (%s)", tr.Type, ti.TriggerTimeout.UTC().Format(time.RFC3339))
 			}
 		}
-		v, err := s.DagVersion(ctx, ti.DagVersionID)
-		if err != nil {
+		ends := false // a version gone leaves the try to retry, as any timeout
+		switch v, err := s.DagVersion(ctx, ti.DagVersionID); {
+		case err == nil:
+			ends = runs.TimeoutEndsSensor(&v.Spec, v.Spec.Task(ti.TaskID))
+		case !errors.Is(err, core.ErrNotFound):
 			return failed, err
 		}
 		moved, err := s.st.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{IDs: []string{ti.ID}, Fail: msg,
-			SensorTimeout: runs.TimeoutEndsSensor(&v.Spec, v.Spec.Task(ti.TaskID)), Now: now})
+			SensorTimeout: ends, Now: now})
 		if err != nil {
 			return failed, fmt.Errorf("time out %s: %w", runs.Describe(ti), err)
 		}

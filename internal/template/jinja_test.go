@@ -97,8 +97,9 @@ func TestJinjaVariableRefs(t *testing.T) {
 		"b": []any{"{% if var.value.flag %}{{ var.value['region'] }}{% endif %}"},
 		"c": "{{ .var.value.legacy }}",
 		"d": "{{ var.value.get('env', 'dev') }} {{ var.json.get('limits', {}).cpu }} {{ var.value.get('bucket', var.value.fallback) }}",
+		"e": "{{ var.value.get('owner') }}", // no default: required, as Airflow's raises
 	})
-	if strings.Join(refs.Values, ",") != "bucket,env,fallback,flag,legacy,region" || strings.Join(refs.JSONs, ",") != "cfg,limits" {
+	if strings.Join(refs.Values, ",") != "bucket,env,fallback,flag,legacy,owner,region" || strings.Join(refs.JSONs, ",") != "cfg,limits" {
 		t.Errorf("VariableRefs = %+v", refs)
 	}
 	// Read only with a default: env and limits; bucket is also read without.
@@ -125,6 +126,14 @@ func TestJinjaVariableWithDefault(t *testing.T) {
 	}
 	if err := Check(core.TemplateJinja, "bash_command", args["bash_command"].(string), nil); err != nil {
 		t.Errorf("Check: %v", err)
+	}
+	for tmpl, want := range map[string]string{
+		"{{ var.value.get(params.k, 'd') }}":        "var.value.get needs the variable's key as a string literal",
+		"{{ var.value.get('k', default_var='d') }}": "var.value.get takes its default as the second argument",
+	} {
+		if err := Check(core.TemplateJinja, "f", tmpl, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check(%s) = %v, want %q", tmpl, err, want)
+		}
 	}
 }
 

@@ -32,12 +32,34 @@ func checkJinjaNames(field, src string, t *exec.Template, names map[string]any) 
 	if err := checkFilters(field, t.Root()); err != nil {
 		return err
 	}
+	if err := checkVarGets(field, t.Root()); err != nil {
+		return err
+	}
 	bound := boundNames(src)
 	var err error
 	visitNames(t.Root(), func(ident []string) {
 		if err == nil && !bound[ident[0]] && !jinjaEnv.Context.Has(ident[0]) && !slices.Contains(jinjaBuiltins, ident[0]) {
 			err = lookupJinja(field, ident, ctx)
 		}
+	})
+	return err
+}
+
+// checkVarGets reports a var.value.get (or var.json.get) call the worker
+// cannot serve: its key must be a string literal, which the worker fetches
+// before rendering, and its default the second argument.
+func checkVarGets(field string, root nodes.Node) error {
+	var err error
+	walkAllNodes(root, func(n nodes.Node) bool {
+		call, isGet := varGet(n)
+		switch {
+		case err != nil || !isGet:
+		case call.key == "":
+			err = fmt.Errorf("%s: var.%s.get needs the variable's key as a string literal, such as var.%s.get('region', 'eu')", field, call.form, call.form)
+		case call.namedDefault:
+			err = fmt.Errorf("%s: var.%s.get takes its default as the second argument: var.%s.get('%s', fallback), not default_var=", field, call.form, call.form, call.key)
+		}
+		return err == nil
 	})
 	return err
 }
@@ -64,8 +86,9 @@ func checkFilters(field string, root nodes.Node) error {
 
 // VariableRefs' Jinja half: jinjaVarRefs adds var.value.KEY and
 // var.json.KEY of Jinja template s to found as required, and the keys of
-// var.value.get('KEY', default) and var.json.get(...) as not required
-// unless read otherwise too.
+// var.value.get('KEY', default) and var.json.get('KEY', default) as not
+// required unless read otherwise too (a get without a default requires
+// its variable, as Airflow's raises without one).
 func jinjaVarRefs(s string, found map[string]map[string]bool) {
 	t, err := parseJinja("", s)
 	if err != nil {
@@ -74,11 +97,11 @@ func jinjaVarRefs(s string, found map[string]map[string]bool) {
 	var visit func(root nodes.Node)
 	visit = func(root nodes.Node) {
 		walkAllNodes(root, func(n nodes.Node) bool {
-			if form, key, rest, ok := varGet(n); ok {
-				if _, seen := found[form][key]; !seen {
-					found[form][key] = false
+			if call, ok := varGet(n); ok {
+				if call.key != "" { // required when any read of it has no default
+					found[call.form][call.key] = found[call.form][call.key] || !call.hasDefault
 				}
-				for _, r := range rest {
+				for _, r := range call.rest {
 					visit(r)
 				}
 				return false
@@ -99,27 +122,41 @@ func jinjaVarRefs(s string, found map[string]map[string]bool) {
 	visit(t.Root())
 }
 
-// varGet recognises a call var.value.get('KEY', ...) or var.json.get(...)
-// (Airflow's variable with a default): its form, its key and the call's
-// other arguments.
-func varGet(n nodes.Node) (form, key string, rest []nodes.Node, ok bool) {
+// varGetCall is a call var.value.get(...) or var.json.get(...), Airflow's
+// variable with a default.
+type varGetCall struct {
+	form         string       // "value" or "json"
+	key          string       // "" when the key is not a string literal
+	hasDefault   bool         // a second argument (or default_var=)
+	namedDefault bool         // default_var=, which Jinja's dict get lacks
+	rest         []nodes.Node // the arguments but a literal key
+}
+
+// varGet recognises a var.value.get or var.json.get call.
+func varGet(n nodes.Node) (varGetCall, bool) {
 	c, isCall := n.(*nodes.Call)
-	if !isCall || len(c.Args) == 0 {
-		return "", "", nil, false
+	if !isCall {
+		return varGetCall{}, false
 	}
 	ident, inner := namePath(c.Func)
-	k, isString := c.Args[0].(*nodes.String)
-	if !isString || len(inner) > 0 || len(ident) != 3 || ident[0] != "var" || ident[2] != "get" ||
-		(ident[1] != "value" && ident[1] != "json") {
-		return "", "", nil, false
+	if len(inner) > 0 || len(ident) != 3 || ident[0] != "var" || ident[2] != "get" || (ident[1] != "value" && ident[1] != "json") {
+		return varGetCall{}, false
 	}
-	for _, a := range c.Args[1:] {
-		rest = append(rest, a)
+	call := varGetCall{form: ident[1], hasDefault: len(c.Args) >= 2}
+	for i, a := range c.Args {
+		if k, literal := a.(*nodes.String); i == 0 && literal {
+			call.key = k.Val
+			continue
+		}
+		call.rest = append(call.rest, a)
 	}
-	for _, a := range c.Kwargs {
-		rest = append(rest, a)
+	for name, a := range c.Kwargs {
+		call.rest = append(call.rest, a)
+		if name == "default_var" {
+			call.hasDefault, call.namedDefault = true, true
+		}
 	}
-	return ident[1], k.Val, rest, true
+	return call, true
 }
 
 // lookupJinja follows ident through ctx as Jinja does: a name missing from

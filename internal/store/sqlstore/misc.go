@@ -90,7 +90,7 @@ func (s *Store) WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatPar
 		}
 		for _, q := range []string{qTIWorkerBeatRunning, qTIWorkerBeatClaimed} {
 			b := builder{args: []any{j.WorkerID, micros(j.Heartbeat)}}
-			if _, err := tx.writer().ExecContext(ctx, fmt.Sprintf(q, list(&b, p.Holding)), b.args...); err != nil {
+			if _, err := tx.writer().ExecContext(ctx, fmt.Sprintf(q, list(&b, p.Holding), s.d.ClaimLock), b.args...); err != nil {
 				return s.wrap(err, "refresh the tries of worker %s", j.WorkerID)
 			}
 		}

@@ -324,11 +324,15 @@ const (
 	qJobDeleteOfProcess = `DELETE FROM job WHERE hostname = $1 AND pid = $2`
 	// qTIWorkerBeatRunning and qTIWorkerBeatClaimed refresh the running
 	// tries and the unstarted claims a live worker holds (%s: their ids)
-	// with its heartbeat.
-	qTIWorkerBeatRunning = `UPDATE task_instance SET last_heartbeat = $2
-		WHERE worker_id = $1 AND state = 'running' AND id IN (%s)`
-	qTIWorkerBeatClaimed = `UPDATE task_instance SET claimed_at = $2
-		WHERE worker_id = $1 AND state = 'queued' AND id IN (%s)`
+	// with its heartbeat. A row another transaction holds (an end, a
+	// failover, a start: %s is Dialect.ClaimLock) is skipped rather than
+	// waited for: the beat never waits on a try's end, and two of them
+	// locking a worker's rows in different orders cannot deadlock (a
+	// deadlock lost the beat, and the live worker's try was failed over).
+	qTIWorkerBeatRunning = `UPDATE task_instance SET last_heartbeat = $2 WHERE id IN (SELECT id FROM task_instance
+		WHERE worker_id = $1 AND state = 'running' AND id IN (%s) %s)`
+	qTIWorkerBeatClaimed = `UPDATE task_instance SET claimed_at = $2 WHERE id IN (SELECT id FROM task_instance
+		WHERE worker_id = $1 AND state = 'queued' AND id IN (%s) %s)`
 	// qTIStaleOfWorker is qTIStale for one worker's tries.
 	qTIStaleOfWorker = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE worker_id = $2 AND ((state = 'running' AND COALESCE(last_heartbeat, start_date, updated_at) < $1)

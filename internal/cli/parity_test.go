@@ -1,0 +1,57 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// [scheduler] create_cron_data_intervals = false (WEIR__ here) gives a
+// cron DAG without a timetable Airflow 3's CronTriggerTimetable, which
+// `dags show` names; a DAG's own timetable is kept.
+func TestCreateCronDataIntervalsOffGivesCronTriggers(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir(), "WEIR__SCHEDULER__CREATE_CRON_DATA_INTERVALS=false"}
+	for name, extra := range map[string]string{"trig": "", "intervals": "timetable: CronDataIntervalTimetable\n"} {
+		if err := os.WriteFile(filepath.Join(dags, name+".yaml"), []byte("dag_id: "+name+"\nschedule: \"0 6 * * *\"\nstart_date: 2024-01-01\n"+extra+
+			"tasks:\n  - {task_id: t, operator: noop}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dag := range []string{"trig", "intervals"} { // each test records its DAG
+		if code, out, errOut := weirRun(t, env, "dags", "test", dag, "--dags", dags); code != 0 {
+			t.Fatalf("dags test %s: exit %d\n%s\n%s", dag, code, out, errOut)
+		}
+	}
+	for dag, want := range map[string]string{"trig": "schedule: 0 6 * * * (CronTriggerTimetable)", "intervals": "schedule: 0 6 * * * (CronDataIntervalTimetable)"} {
+		if code, out, errOut := weirRun(t, env, "dags", "show", dag); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("dags show %s: exit %d\n%s\n%s\nwant %q", dag, code, out, errOut, want)
+		}
+	}
+}
+
+// Airflow's {{ var.value.get('k', default) }} renders the variable when
+// it exists and the default when it does not; a plain var.value.k of a
+// missing variable still fails the try, naming it.
+func TestVariableWithADefault(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	if err := os.WriteFile(filepath.Join(dags, "v.yaml"), []byte("dag_id: v\ntasks:\n"+
+		"  - {task_id: t, operator: bash, bash_command: \"echo region={{ var.value.get('region', 'eu') }} env={{ var.value.get('env', 'dev') }}\"}\n"+
+		"  - {task_id: strict, operator: bash, depends_on: [t], bash_command: \"echo {{ var.value.env }}\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"db", "migrate"}, {"variables", "set", "region", "us"}} {
+		if code, out, errOut := weirRun(t, env, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := weirRun(t, env, "dags", "test", "v", "--dags", dags)
+	if !strings.Contains(out, "t | region=us env=dev") {
+		t.Errorf("dags test: exit %d\n%s\n%s\nwant region=us env=dev", code, out, errOut)
+	}
+	if code == 0 || !strings.Contains(out, `variable "env" does not exist`) {
+		t.Errorf("dags test: exit %d\n%s\n%s\nwant the strict task to fail naming env", code, out, errOut)
+	}
+}
