@@ -115,18 +115,25 @@ func TestNext(t *testing.T) {
 				t.Fatalf("Parse(%q): %v", tc.expr, err)
 			}
 			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
-			switch {
-			case tc.want == nil && ok:
-				t.Fatalf("Next = %v–%v, want none", got.Start, got.End)
-			case tc.want != nil && !ok:
-				t.Fatalf("Next = none, want %v–%v", tc.want.Start, tc.want.End)
-			case tc.want != nil && (!got.Start.Equal(tc.want.Start) || !got.End.Equal(tc.want.End)):
-				t.Fatalf("Next = %v–%v, want %v–%v", got.Start, got.End, tc.want.Start, tc.want.End)
-			}
-			if ok && got.Start.Location() != time.UTC {
-				t.Errorf("interval not in UTC: %v", got.Start.Location())
-			}
+			checkNext(t, got, ok, tc.want)
 		})
+	}
+}
+
+// checkNext compares what Next returned (got, ok) with want (nil = none),
+// and checks that an interval is in UTC.
+func checkNext(t *testing.T, got Interval, ok bool, want *Interval) {
+	t.Helper()
+	switch {
+	case want == nil && ok:
+		t.Fatalf("Next = %v–%v, want none", got.Start, got.End)
+	case want != nil && !ok:
+		t.Fatalf("Next = none, want %v–%v", want.Start, want.End)
+	case want != nil && (!got.Start.Equal(want.Start) || !got.End.Equal(want.End)):
+		t.Fatalf("Next = %v–%v, want %v–%v", got.Start, got.End, want.Start, want.End)
+	}
+	if ok && got.Start.Location() != time.UTC {
+		t.Errorf("interval not in UTC: %v", got.Start.Location())
 	}
 }
 

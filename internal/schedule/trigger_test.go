@@ -59,17 +59,7 @@ func TestCronTriggerNext(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
-			switch {
-			case tc.want == nil && ok:
-				t.Fatalf("Next = %v–%v, want none", got.Start, got.End)
-			case tc.want != nil && !ok:
-				t.Fatalf("Next = none, want %v", tc.want.Start)
-			case tc.want != nil && (!got.Start.Equal(tc.want.Start) || !got.End.Equal(tc.want.End)):
-				t.Fatalf("Next = %v–%v, want %v–%v", got.Start, got.End, tc.want.Start, tc.want.End)
-			}
-			if ok && got.Start.Location() != time.UTC {
-				t.Errorf("interval not in UTC: %v", got.Start.Location())
-			}
+			checkNext(t, got, ok, tc.want)
 		})
 	}
 }
