@@ -55,3 +55,30 @@ func TestVariableWithADefault(t *testing.T) {
 		t.Errorf("dags test: exit %d\n%s\n%s\nwant the strict task to fail naming env", code, out, errOut)
 	}
 }
+
+// Airflow's prev_data_interval_start_success and the other names of the
+// previous successful run: None for a DAG's first run, then the run
+// before (by logical date) that succeeded, whatever ran since.
+func TestPreviousSuccessfulRunInTemplates(t *testing.T) {
+	t.Parallel()
+	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	if err := os.WriteFile(filepath.Join(dags, "inc.yaml"), []byte("dag_id: inc\nparams: {fail: no}\ntasks:\n"+
+		"  - {task_id: t, operator: bash, bash_command: \"echo since={{ prev_data_interval_start_success }} "+
+		"ended={{ prev_end_date_success is not none }}; [ {{ params.fail }} = no ]\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ date, conf, want string }{
+		{"2024-01-01", "", "t | since= ended=False"}, // none yet: empty (Airflow prints None), and none
+		{"2024-01-02", "", "t | since=2024-01-01T00:00:00+00:00 ended=True"},
+		{"2024-01-03", `{"fail": "yes"}`, "t | since=2024-01-02T00:00:00+00:00 ended=True"},
+		{"2024-01-04", "", "t | since=2024-01-02T00:00:00+00:00 ended=True"}, // the failed run does not count
+	} {
+		args := []string{"dags", "test", "inc", c.date, "--dags", dags}
+		if c.conf != "" {
+			args = append(args, "--conf", c.conf)
+		}
+		if _, out, errOut := weirRun(t, env, args...); !strings.Contains(out, c.want) {
+			t.Errorf("dags test inc %s: want %q in\n%s\n%s", c.date, c.want, out, errOut)
+		}
+	}
+}

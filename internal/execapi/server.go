@@ -164,6 +164,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.HandleFunc("GET /execution/variables/{key}", s.execution(s.variableGet))
 	s.registerState(mux, d.State, d.Store)
 	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
+	mux.HandleFunc("GET /execution/task-instances/{id}/previous-successful-dagrun", s.execution(s.previousSuccessfulRun))
 	s.svc = d.Service
 	if s.svc == nil {
 		s.svc = service.New(service.Config{Store: d.Store, Clock: s.clock, Logger: s.log,

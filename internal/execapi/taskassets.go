@@ -53,6 +53,27 @@ func (s *server) taskAssets(w http.ResponseWriter, r *http.Request, c *auth.Clai
 	return nil
 }
 
+// previousSuccessfulRun answers GET .../previous-successful-dagrun: the
+// successful run before the try's (service.PreviousSuccessfulRun), every
+// field null when there is none.
+func (s *server) previousSuccessfulRun(w http.ResponseWriter, r *http.Request, c *auth.Claims) error {
+	ti, err := s.runningTI(r, c)
+	if err != nil {
+		return err
+	}
+	prev, err := s.svc.PreviousSuccessfulRun(r.Context(), ti)
+	if err != nil {
+		return err
+	}
+	var out execclient.PrevSuccessfulDagRun
+	if prev != nil {
+		out = execclient.PrevSuccessfulDagRun{DataIntervalStart: prev.DataIntervalStart, DataIntervalEnd: prev.DataIntervalEnd,
+			StartDate: prev.StartDate, EndDate: prev.EndDate}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 // nonNil makes an empty list encode as [] rather than null.
 func nonNil(a []core.Asset) []core.Asset {
 	if a == nil {

@@ -246,6 +246,10 @@ type DagRunStore interface {
 	// DagRunLatestScheduled returns the scheduled/backfill run with the
 	// greatest logical date, or ErrNotFound.
 	DagRunLatestScheduled(ctx context.Context, dagID string) (*core.DagRun, error)
+	// DagRunPreviousSuccess returns the successful run of dagID with the
+	// greatest logical date before before (Airflow's previous successful
+	// dag run, of any run type), or ErrNotFound.
+	DagRunPreviousSuccess(ctx context.Context, dagID string, before time.Time) (*core.DagRun, error)
 	// DagRunCountByState counts a DAG's runs per state.
 	DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error)
 	// DagRunRecent returns, for each of DagIDs, its PerDag newest runs (by

@@ -40,7 +40,7 @@ func (e *UnknownNameError) Last() string { return e.Name[strings.LastIndex(e.Nam
 var schema = func() map[string]any {
 	ctx := WithEvents(Context(&core.DagRun{}, &core.TaskInstance{}, nil), nil, 0)
 	ctx, _ = WithVariables(ctx, nil, nil)
-	return ctx
+	return WithPreviousSuccess(ctx, nil, nil, nil, nil)
 }()
 
 // checkNames reports the first name of t read from the root of the context

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 )
 
 // VarRefs are the variables a task's templates read (VariableRefs).
@@ -28,33 +29,12 @@ type VarRefs struct {
 // before rendering (WithVariables).
 func VariableRefs(args any) VarRefs {
 	found := map[string]map[string]bool{"value": {}, "json": {}} // key → required
-	var visit func(v any)
-	visit = func(v any) {
-		switch x := v.(type) {
-		case string:
-			if strings.Contains(x, "var.") {
-				scanVars(x, found)
-				jinjaVarRefs(x, found)
-			}
-		case map[string]any:
-			for _, e := range x {
-				visit(e)
-			}
-		case map[string]string:
-			for _, e := range x {
-				visit(e)
-			}
-		case []any:
-			for _, e := range x {
-				visit(e)
-			}
-		case []string:
-			for _, e := range x {
-				visit(e)
-			}
+	eachString(args, func(x string) {
+		if strings.Contains(x, "var.") {
+			scanVars(x, found)
+			jinjaVarRefs(x, found)
 		}
-	}
-	visit(args)
+	})
 	refs := VarRefs{Optional: map[string]bool{}}
 	keys := func(form string) []string {
 		out := make([]string, 0, len(found[form]))
@@ -69,6 +49,56 @@ func VariableRefs(args any) VarRefs {
 	}
 	refs.Values, refs.JSONs = keys("value"), keys("json")
 	return refs
+}
+
+// eachString calls fn with every string in args, at any depth, as
+// RenderArgs walks them.
+func eachString(args any, fn func(string)) {
+	switch x := args.(type) {
+	case string:
+		fn(x)
+	case map[string]any:
+		for _, e := range x {
+			eachString(e, fn)
+		}
+	case map[string]string:
+		for _, e := range x {
+			eachString(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			eachString(e, fn)
+		}
+	case []string:
+		for _, e := range x {
+			eachString(e, fn)
+		}
+	}
+}
+
+// ReadsPreviousSuccess reports whether a template in args may read the
+// previous successful run (prev_data_interval_start_success and the
+// others of WithPreviousSuccess), which the worker then fetches.
+func ReadsPreviousSuccess(args any) bool {
+	reads := false
+	eachString(args, func(x string) { reads = reads || strings.Contains(x, "_success") })
+	return reads
+}
+
+// WithPreviousSuccess adds to a template context Airflow's names of the
+// previous successful run: prev_data_interval_start_success,
+// prev_data_interval_end_success, prev_start_date_success and
+// prev_end_date_success, each a timestamp, or None when there is none.
+func WithPreviousSuccess(ctx map[string]any, dataIntervalStart, dataIntervalEnd, startDate, endDate *time.Time) map[string]any {
+	for name, t := range map[string]*time.Time{"prev_data_interval_start_success": dataIntervalStart,
+		"prev_data_interval_end_success": dataIntervalEnd, "prev_start_date_success": startDate, "prev_end_date_success": endDate} {
+		if t == nil {
+			ctx[name] = nil
+		} else {
+			ctx[name] = Time{t.UTC()}
+		}
+	}
+	return ctx
 }
 
 // scanVars adds the .var.value.KEY and .var.json.KEY fields of template s

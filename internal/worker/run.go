@@ -251,6 +251,13 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 	if err != nil {
 		return core.TIFailed, err
 	}
+	if template.ReadsPreviousSuccess(wl.Task.Args) { // fetched only for a task whose templates may read it
+		prev, err := tc.PreviousSuccessfulDagRun(ctx, ti.ID)
+		if err != nil {
+			return core.TIFailed, fmt.Errorf("read the previous successful run (prev_*_success): %w", err)
+		}
+		tctx = template.WithPreviousSuccess(tctx, prev.DataIntervalStart, prev.DataIntervalEnd, prev.StartDate, prev.EndDate)
+	}
 	args, err := template.RenderArgs(wl.Task.Args, tctx, funcs)
 	if err != nil {
 		return core.TIFailed, fmt.Errorf("render arguments: %w", err)

@@ -342,6 +342,16 @@ func (s *Store) DagRunLatestScheduled(ctx context.Context, dagID string) (*core.
 	return r, nil
 }
 
+// DagRunPreviousSuccess returns the successful run of dagID with the
+// greatest logical date before before, or ErrNotFound.
+func (s *Store) DagRunPreviousSuccess(ctx context.Context, dagID string, before time.Time) (*core.DagRun, error) {
+	r, err := scanRun(s.reader().QueryRowContext(ctx, qRunPreviousSuccess, dagID, micros(before)))
+	if err != nil {
+		return nil, s.wrap(err, "get the previous successful run of dag %s", dagID)
+	}
+	return r, nil
+}
+
 // DagRunCountByState counts a DAG's runs per state.
 func (s *Store) DagRunCountByState(ctx context.Context, dagID string) (map[core.DagRunState]int, error) {
 	rows, err := s.reader().QueryContext(ctx, qRunCountByState, dagID)

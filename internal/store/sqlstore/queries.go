@@ -101,6 +101,9 @@ const (
 	qRunLatestScheduled = `SELECT ` + runCols + ` FROM dag_run
 		WHERE dag_id = $1 AND run_type IN ('scheduled', 'backfill') AND logical_date IS NOT NULL
 		ORDER BY logical_date DESC, id DESC LIMIT 1`
+	qRunPreviousSuccess = `SELECT ` + runCols + ` FROM dag_run
+		WHERE dag_id = $1 AND state = 'success' AND logical_date < $2
+		ORDER BY logical_date DESC, id DESC LIMIT 1`
 	qRunCountByState = `SELECT state, COUNT(*) FROM dag_run WHERE dag_id = $1 GROUP BY state`
 )
 

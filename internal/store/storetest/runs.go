@@ -288,3 +288,31 @@ func runIDs(rs []core.DagRun) []string {
 	}
 	return out
 }
+
+// testDagRunPreviousSuccess: the successful run with the greatest logical
+// date before a time, of any run type; not a failed one, not one at or
+// after the time, not another DAG's.
+func testDagRunPreviousSuccess(t *testing.T, f *fixture) {
+	version := f.dag("inc")
+	for i, c := range []struct {
+		id    string
+		at    time.Duration
+		state core.DagRunState
+	}{{"old", 1, core.RunSuccess}, {"manual_ok", 2, core.RunSuccess}, {"broken", 3, core.RunFailed}, {"now", 4, core.RunSuccess}} {
+		logical := f.at(c.at * time.Hour)
+		r, err := f.st.DagRunCreate(f.ctx, &store.DagRunCreateParams{DagID: "inc", RunID: c.id, RunType: core.RunManual,
+			State: core.RunQueued, LogicalDate: &logical, DagVersionID: version, Now: f.at(time.Duration(i) * time.Second)})
+		must(t, err, "create run")
+		_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: r.ID, To: c.state, Now: f.now})
+		must(t, err, "end run")
+	}
+	prev, err := f.st.DagRunPreviousSuccess(f.ctx, "inc", f.at(4*time.Hour))
+	must(t, err, "previous success")
+	if prev.RunID != "manual_ok" {
+		t.Errorf("previous success before now's = %s, want manual_ok (broken failed)", prev.RunID)
+	}
+	_, err = f.st.DagRunPreviousSuccess(f.ctx, "inc", f.at(time.Hour))
+	wantErr(t, err, core.ErrNotFound, "previous success before the first run")
+	_, err = f.st.DagRunPreviousSuccess(f.ctx, "etl", f.at(1000*time.Hour))
+	wantErr(t, err, core.ErrNotFound, "previous success of a DAG without successful runs")
+}

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},
 		{"DagRunListLatestCount", testDagRunListLatestCount},
+		{"DagRunPreviousSuccess", testDagRunPreviousSuccess},
 		{"DagRunTests", testDagRunTests},
 		{"Backfills", testBackfills},
 		{"DagDelete", testDagDelete},
