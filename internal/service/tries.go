@@ -65,6 +65,8 @@ type TryEnd struct {
 	// Before, when set, runs first in that transaction (the end of the
 	// try's log is stored with its end); its error is the end's.
 	Before func(tx store.Store) error
+	// seen, for FailDeadTry, is the last heartbeat the check read.
+	seen *store.HeartbeatSeen
 }
 
 // EndTry is FinishTry with what the report carries (TryEnd).
@@ -97,8 +99,11 @@ func (s *Service) HeartbeatTry(ctx context.Context, ti *core.TaskInstance) error
 // its retry begins, its worker's late heartbeat takes it back
 // (HeartbeatTry) and its late report ends it (FinishTry). Errors wrap core.ErrConflict when the try ended
 // meanwhile (its worker reported after all).
+// The end holds only while the try's last heartbeat is still ti's: a
+// heartbeat that came after the check read ti keeps the try its worker's
+// (core.ErrConflict), whose report would else find it replaced.
 func (s *Service) FailDeadTry(ctx context.Context, ti *core.TaskInstance) (*FinishResult, error) {
-	return s.endTry(ctx, ti, TryEnd{State: core.TIFailed}, false, true)
+	return s.endTry(ctx, ti, TryEnd{State: core.TIFailed, seen: &store.HeartbeatSeen{At: ti.LastHeartbeat}}, false, true)
 }
 
 func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd, clearState, failedOver bool) (*FinishResult, error) {
@@ -113,7 +118,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	if err != nil {
 		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
 	}
-	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next,
+	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next, SeenHeartbeat: end.seen,
 		ClearTaskState: clearState, FailedOver: failedOver, NoAliases: task != nil && !task.HasAliasOutlet()}
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)

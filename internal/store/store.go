@@ -595,9 +595,14 @@ type TaskInstanceFinishParams struct {
 	// FailedOver marks an up_for_retry end as the dead-worker check's: the
 	// try's worker may still take it back or report it
 	// (TaskInstanceTakeBack, From).
-	FailedOver  bool
-	Now         time.Time
-	NextRetryAt *time.Time
+	FailedOver bool
+	// SeenHeartbeat, set for the dead-worker check's end, conditions it
+	// on the try's last heartbeat being the one the check read (At nil:
+	// none yet): a heartbeat that came meanwhile makes the end
+	// ErrConflict, and the live worker keeps its try.
+	SeenHeartbeat *HeartbeatSeen
+	Now           time.Time
+	NextRetryAt   *time.Time
 	// OutletEvents are recorded (and queued for consumers) in the same
 	// transaction when the try finishes as success; ignored otherwise.
 	OutletEvents []AssetEventParams
@@ -610,6 +615,10 @@ type TaskInstanceFinishParams struct {
 	// (and, with nothing else to record, the transaction).
 	NoAliases bool
 }
+
+// HeartbeatSeen is the last heartbeat a check read of a try (At nil: the
+// try had not beaten yet).
+type HeartbeatSeen struct{ At *time.Time }
 
 // TaskLogPruneParams is one batch of a walk over the database-kept logs.
 type TaskLogPruneParams struct {

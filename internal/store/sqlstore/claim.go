@@ -245,7 +245,21 @@ func finishesAlone(p *store.TaskInstanceFinishParams) bool {
 
 // finishArgs are qTIFinish's arguments.
 func finishArgs(p *store.TaskInstanceFinishParams, from core.TIState) []any {
-	return []any{p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from), p.FailedOver && p.State == core.TIUpForRetry}
+	return []any{p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from), p.FailedOver && p.State == core.TIUpForRetry,
+		heartbeatSeen(p.SeenHeartbeat)}
+}
+
+// heartbeatSeen is qTIFinish's $7: 0 for an end that any last heartbeat
+// allows; else a bound no later heartbeat passes: the one seen, or 1 for
+// none (COALESCE(last_heartbeat, 1): only a try that has still not beaten).
+func heartbeatSeen(h *store.HeartbeatSeen) int64 {
+	switch {
+	case h == nil:
+		return 0
+	case h.At == nil:
+		return 1
+	}
+	return micros(*h.At)
 }
 
 // TaskInstanceFinishLater is TaskInstanceFinish with its update deferred
@@ -305,6 +319,9 @@ func (s *Store) stateConflict(ctx context.Context, what, id string, want core.TI
 	cur, err := s.TaskInstanceGet(ctx, id)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if cur.State == want && want == core.TIRunning { // the update also asked for the heartbeat it saw
+		return fmt.Errorf("%s: its worker's heartbeat came after the check read it: %w", what, core.ErrConflict)
 	}
 	if cur.State == want { // the update also asked for a try failed over
 		return fmt.Errorf("%s: it is %s, but its worker reported it so (it was not failed over for missed heartbeats): %w",

@@ -210,8 +210,11 @@ const (
 			WHEN queued_at > $2 THEN queued_at ELSE $2 END,
 		last_heartbeat = $2, end_date = NULL`
 	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
-	qTIFinish    = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
-		failed_over = $6 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)`
+	// qTIFinish's $7 is heartbeatSeen's: 0 for any end, else the only
+	// last_heartbeat a failover of the dead-worker check may find.
+	qTIFinish = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
+		failed_over = $6 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)
+		AND (CAST($7 AS BIGINT) = 0 OR COALESCE(last_heartbeat, 1) <= CAST($7 AS BIGINT))`
 	qTITakeBack = `UPDATE task_instance SET state = 'running', last_heartbeat = $2, updated_at = $2,
 		end_date = NULL, next_retry_at = NULL, failed_over = FALSE
 		WHERE id = $1 AND state = 'up_for_retry' AND failed_over`

@@ -85,3 +85,36 @@ func testFailedOverTry(t *testing.T, f *fixture) {
 		To: core.TIScheduled, Now: f.at(5 * time.Minute), From: core.TIUpForRetry}), "retry")
 	wantErr(t, f.st.TaskInstanceTakeBack(f.ctx, a.ID, f.at(6*time.Minute)), core.ErrNotFound, "take back a replaced try")
 }
+
+// testFailoverSeesTheHeartbeat: the dead-worker check's end of a try holds
+// only while the try's last heartbeat is the one the check read; one that
+// came meanwhile (or a first one, for a try seen without any) makes it
+// ErrConflict, the try running on.
+func testFailoverSeesTheHeartbeat(t *testing.T, f *fixture) {
+	a, b, c := newTI("a", core.TIQueued), newTI("b", core.TIQueued), newTI("c", core.TIQueued)
+	f.run("etl", "r1", a, b, c)
+	_, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 3, Now: f.now})
+	must(t, err, "claim")
+	for _, id := range []string{a.ID, b.ID, c.ID} {
+		_, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: "w1", Now: f.now})
+		must(t, err, "start")
+	}
+	beat := f.at(time.Minute)
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, a.ID, beat), "beat a")
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, b.ID, beat), "beat b")
+	retryAt := f.at(time.Hour)
+	failOver := func(id string, seen *time.Time) error {
+		return f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: id, State: core.TIUpForRetry, Now: f.at(10 * time.Minute),
+			NextRetryAt: &retryAt, FailedOver: true, SeenHeartbeat: &store.HeartbeatSeen{At: seen}})
+	}
+	must(t, failOver(a.ID, &beat), "fail over a, its heartbeat the one seen")
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, b.ID, f.at(9*time.Minute)), "b beats again")
+	wantErr(t, failOver(b.ID, &beat), core.ErrConflict, "fail over b, which beat after the check read it")
+	must(t, f.st.TaskInstanceHeartbeat(f.ctx, c.ID, f.at(9*time.Minute)), "c beats first")
+	wantErr(t, failOver(c.ID, nil), core.ErrConflict, "fail over c, seen without a heartbeat, which beat since")
+	for id, want := range map[string]core.TIState{a.ID: core.TIUpForRetry, b.ID: core.TIRunning, c.ID: core.TIRunning} {
+		if got := f.get(id).State; got != want {
+			t.Errorf("%s: %s, want %s", f.get(id).TaskID, got, want)
+		}
+	}
+}

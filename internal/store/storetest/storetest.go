@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"FinishLater", testFinishLater},
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
+		{"FailoverSeesTheHeartbeat", testFailoverSeesTheHeartbeat},
 		{"ActiveCounts", testActiveCounts},
 		{"DeferResume", testDeferResume},
 		{"DeferTimeoutFailAndNewTry", testDeferTimeoutFailAndNewTry},
