@@ -105,7 +105,7 @@ func (s *server) login(ctx context.Context, in *LoginInput) (*LoginOutput, error
 		return nil, s.loginProblem(ctx, err)
 	}
 	expires := s.clk.Now().Add(s.cfg.SessionTTL)
-	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(auth.Session{Username: u.Username, Epoch: u.SessionEpoch}, expires),
+	out := &LoginOutput{SetCookie: s.cookie(s.sessions.Sign(service.NewSession(u), expires),
 		expires, s.cfg.TrustedProxies.HTTPS(in.req))}
 	out.Body.Username, out.Body.Role, out.Body.ExpiresAt = u.Username, core.Role(u.Role), expires.UTC()
 	return out, nil
@@ -116,12 +116,14 @@ type LogoutInput struct {
 	Session string `cookie:"weir_session"`
 }
 
-// logout ends the caller's sessions (every browser of the user: the
-// cookies are stateless, service.EndSessions) and clears the cookie.
+// logout ends the caller's session (service.EndSession: this browser's,
+// the user's others go on) and clears the cookie.
 func (s *server) logout(ctx context.Context, in *LogoutInput) (*LogoutOutput, error) {
-	if u, err := s.sessionUser(ctx, in.Session); err == nil {
-		if err := s.svc.EndSessions(ctx, u.Username); err != nil {
-			return nil, s.problem(ctx, err)
+	if sess, err := s.sessions.Verify(in.Session); err == nil {
+		if _, err := s.svc.SessionUser(ctx, sess); err == nil {
+			if err := s.svc.EndSession(ctx, sess); err != nil {
+				return nil, s.problem(ctx, err)
+			}
 		}
 	}
 	c := s.cookie("", time.Unix(0, 0), false) //nolint:gosec // attributes are set in cookie; Secure follows [api] secure_cookie

@@ -40,6 +40,7 @@ func TestLoginSessionFlow(t *testing.T) {
 		t.Fatalf("session cookie %+v, want HttpOnly SameSite=Strict", cookie)
 	}
 	sess := api.SessionCookie + "=" + cookie.Value
+	otherBrowser := loginCookie(e, "alice", "s3cret")
 
 	// The cookie authenticates as alice (op): she may pause a DAG.
 	status, b := e.call(core.RolePublic, "PATCH", "/api/v2/dags/etl", map[string]any{"is_paused": true}, "Cookie", sess)
@@ -75,10 +76,14 @@ func TestLoginSessionFlow(t *testing.T) {
 	if !cleared {
 		t.Errorf("logout did not clear the cookie: %v", resp.Header.Values("Set-Cookie"))
 	}
-	// and ends the session: the cookie, kept by whoever copied it, is refused.
+	// and ends the session: the cookie, kept by whoever copied it, is refused,
 	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", sess)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
 		t.Errorf("a logged-out session: %d %s, want 401 saying it has ended", status, b)
+	}
+	// while the user's session in another browser goes on.
+	if status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", otherBrowser); status != http.StatusOK {
+		t.Errorf("the session of another browser after a logout: %d %s, want it to go on", status, b)
 	}
 	// A new login works until the password changes.
 	again := loginCookie(e, "alice", "s3cret")
@@ -94,9 +99,11 @@ func TestLoginSessionFlow(t *testing.T) {
 	if status, b = e.call(core.RoleAdmin, "PATCH", "/api/v2/users/alice", map[string]any{"password": "n3w-secret"}); status != http.StatusOK {
 		t.Fatalf("change alice's password: %d %s", status, b)
 	}
-	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", again)
-	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
-		t.Errorf("a session after a new password: %d %s, want 401 saying it has ended", status, b)
+	for _, s := range []string{again, otherBrowser} { // every browser's
+		status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", s)
+		if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {
+			t.Errorf("a session after a new password: %d %s, want 401 saying it has ended", status, b)
+		}
 	}
 	// A user deleted and created anew under the same name does not inherit
 	// the sessions of the one before (which never logged out).

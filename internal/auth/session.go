@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -14,12 +15,14 @@ import (
 )
 
 // Sessions signs and checks browser session cookies and the CSRF tokens
-// bound to them. A session is stateless: the cookie value
-// "<base64 username>.<expiry unix>.<session epoch>.<base64 HMAC-SHA256>"
-// carries who, until when and the user's session epoch when it was signed
-// (core.User.SessionEpoch: a logout or a new password moves it on, which
-// ends the sessions before), signed with Key, so every api-server sharing
+// bound to them. The cookie value
+// "<base64 username>.<expiry unix>.<session epoch>.<session id>.<base64 HMAC-SHA256>"
+// carries who, until when, the user's session epoch when it was signed
+// (core.User.SessionEpoch: a new password moves it on, which ends the
+// sessions before) and the session's own random id (a logout records it
+// ended: store.SessionEnd), signed with Key, so every api-server sharing
 // Key accepts it and the REST API and the web UI share one login. A value
+// signed before ids, "<user>.<expiry>.<epoch>.<HMAC>", has none, and one
 // signed before epochs, "<user>.<expiry>.<HMAC>", has epoch 0.
 type Sessions struct {
 	Key []byte // at least 16 bytes; every api-server behind one load balancer must share it
@@ -37,12 +40,26 @@ var ErrSessionExpired = errors.New("session expired")
 type Session struct {
 	Username string
 	Epoch    int64 // the user's session epoch when it was signed
+	// ID is the session's own random id ("" in a cookie signed before
+	// ids); Verify sets Expires, the session's end.
+	ID      string
+	Expires time.Time
+}
+
+// NewSessionID returns a random session id (128 bits, URL-safe).
+func NewSessionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Sign returns a cookie value that Verify accepts until expires.
 func (s Sessions) Sign(sess Session, expires time.Time) string {
 	payload := base64.RawURLEncoding.EncodeToString([]byte(sess.Username)) + "." + strconv.FormatInt(expires.Unix(), 10) +
 		"." + strconv.FormatInt(sess.Epoch, 10)
+	if sess.ID != "" {
+		payload += "." + sess.ID
+	}
 	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac("weir-session", payload))
 }
 
@@ -65,7 +82,10 @@ func (s Sessions) Verify(value string) (Session, error) {
 	if len(parts) == 2 {
 		parts = append(parts, "0") // signed before session epochs
 	}
-	if len(parts) != 3 {
+	if len(parts) == 3 {
+		parts = append(parts, "") // signed before session ids
+	}
+	if len(parts) != 4 {
 		return Session{}, bad
 	}
 	unix, err := strconv.ParseInt(parts[1], 10, 64)
@@ -83,7 +103,7 @@ func (s Sessions) Verify(value string) (Session, error) {
 	if err != nil {
 		return Session{}, bad
 	}
-	return Session{Username: string(user), Epoch: epoch}, nil
+	return Session{Username: string(user), Epoch: epoch, ID: parts[3], Expires: time.Unix(unix, 0)}, nil
 }
 
 // CSRFToken returns the anti-forgery token of a session: an HMAC of the

@@ -17,9 +17,10 @@ func TestSessionsSignVerifyCSRF(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	s := Sessions{Key: []byte("0123456789abcdef"), Clock: clk}
 	other := Sessions{Key: []byte("fedcba9876543210"), Clock: clk}
-	ana := Session{Username: "ana", Epoch: 3}
+	ana := Session{Username: "ana", Epoch: 3, ID: NewSessionID()}
 	v := s.Sign(ana, clk.Now().Add(time.Hour))
 
+	ana.Expires = time.Unix(clk.Now().Add(time.Hour).Unix(), 0)
 	if got, err := s.Verify(v); err != nil || got != ana {
 		t.Fatalf("Verify(own cookie) = %+v, %v; want %+v", got, err, ana)
 	}
@@ -27,6 +28,7 @@ func TestSessionsSignVerifyCSRF(t *testing.T) {
 		"other key":   other.Sign(ana, clk.Now().Add(time.Hour)),
 		"tampered":    "Ym9i" + v[4:], // "bob" instead of "ana", same signature
 		"other epoch": strings.Replace(v, ".3.", ".4.", 1),
+		"other id":    strings.Replace(v, "."+ana.ID+".", "."+NewSessionID()+".", 1),
 		"garbage":     "x",
 		"empty":       "",
 	} {
@@ -65,7 +67,11 @@ func TestSessionsOfBeforeEpochsAreEpochZero(t *testing.T) {
 	s := Sessions{Key: []byte("0123456789abcdef"), Clock: clk}
 	payload := base64.RawURLEncoding.EncodeToString([]byte("ana")) + "." + strconv.FormatInt(clk.Now().Add(time.Hour).Unix(), 10)
 	old := payload + "." + base64.RawURLEncoding.EncodeToString(s.mac("weir-session", payload))
-	if got, err := s.Verify(old); err != nil || got != (Session{Username: "ana"}) {
-		t.Errorf("Verify(a cookie of before epochs) = %+v, %v; want ana at epoch 0", got, err)
+	if got, err := s.Verify(old); err != nil || got.Username != "ana" || got.Epoch != 0 || got.ID != "" {
+		t.Errorf("Verify(a cookie of before epochs) = %+v, %v; want ana at epoch 0, without an id", got, err)
+	}
+	withEpoch := s.Sign(Session{Username: "ana", Epoch: 2}, clk.Now().Add(time.Hour)) // before ids
+	if got, err := s.Verify(withEpoch); err != nil || got.Epoch != 2 || got.ID != "" {
+		t.Errorf("Verify(a cookie of before ids) = %+v, %v; want epoch 2, without an id", got, err)
 	}
 }

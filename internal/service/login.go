@@ -74,10 +74,16 @@ var dummyHash = []byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3KTsRmHZd4ZXuv2.XHC
 // core.ErrUnauthorized.
 var ErrSessionEnded = fmt.Errorf("the session has ended (logged out, the password changed or the user deleted); log in again: %w", core.ErrUnauthorized)
 
+// NewSession starts a login session of u: its own random id, and u's
+// session epoch (auth.Sessions signs it into the cookie).
+func NewSession(u *core.User) auth.Session {
+	return auth.Session{Username: u.Username, Epoch: u.SessionEpoch, ID: auth.NewSessionID()}
+}
+
 // SessionUser is the user a verified session cookie stands for, as the
 // user is now (its current role): ErrSessionEnded unless the session's
-// epoch is still the user's. It is the one session rule of the REST API and
-// the web UI.
+// epoch is still the user's and the session was not logged out
+// (EndSession). It is the one session rule of the REST API and the web UI.
 func (s *Service) SessionUser(ctx context.Context, sess auth.Session) (*core.User, error) {
 	u, err := s.st.UserGet(ctx, sess.Username)
 	switch {
@@ -87,13 +93,36 @@ func (s *Service) SessionUser(ctx context.Context, sess auth.Session) (*core.Use
 		return nil, fmt.Errorf("look up user %q: %w", sess.Username, err)
 	case u.SessionEpoch != sess.Epoch:
 		return nil, ErrSessionEnded
+	case sess.ID == "":
+		return u, nil
+	}
+	switch ended, err := s.st.SessionEnded(ctx, sess.ID); {
+	case err != nil:
+		return nil, fmt.Errorf("look up session of user %q: %w", sess.Username, err)
+	case ended:
+		return nil, ErrSessionEnded
 	}
 	return u, nil
 }
 
+// EndSession ends one login session (a logout: that browser's, the user's
+// others go on) until the session's own expiry. A session signed before
+// session ids has none to record: all the user's sessions end
+// (EndSessions).
+func (s *Service) EndSession(ctx context.Context, sess auth.Session) error {
+	if sess.ID == "" {
+		return s.EndSessions(ctx, sess.Username)
+	}
+	if err := s.st.SessionEnd(ctx, sess.ID, sess.Expires, s.clock.Now()); err != nil {
+		return fmt.Errorf("end a session of user %q: %w", sess.Username, err)
+	}
+	return nil
+}
+
 // EndSessions ends every login session of username (all its browsers): a
-// logout. Its cookies are stateless, so the user's session epoch moves on.
-// An unknown user is not an error (there is nothing to end).
+// new password, and the logout of a session signed before session ids.
+// The user's session epoch moves on. An unknown user is not an error
+// (there is nothing to end).
 func (s *Service) EndSessions(ctx context.Context, username string) error {
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		u, err := tx.UserGet(ctx, username)

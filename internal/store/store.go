@@ -696,6 +696,12 @@ type AuthStore interface {
 	// CredentialRevocationGet returns the revocation of a scope's subject,
 	// or ErrNotFound when none was recorded.
 	CredentialRevocationGet(ctx context.Context, scope, subject string) (*core.CredentialRevocation, error)
+	// SessionEnd records login session id as ended (a logout) until
+	// expires, the session's own end, and deletes the records of sessions
+	// that expired before now. Ending a session twice is not an error.
+	SessionEnd(ctx context.Context, id string, expires, now time.Time) error
+	// SessionEnded reports whether login session id was ended.
+	SessionEnded(ctx context.Context, id string) (bool, error)
 }
 
 // MiscStore holds pools, connections, job liveness and the audit log.

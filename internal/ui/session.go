@@ -21,9 +21,10 @@ const loginCookie = "weir_login"
 
 // request is what a page or form handler knows of its caller.
 type request struct {
-	User core.User
-	Role core.Role
-	CSRF string // the token every form of the page carries
+	User    core.User
+	Role    core.Role
+	CSRF    string       // the token every form of the page carries
+	Session auth.Session // the login session the request came in
 }
 
 // Can reports whether the caller's role allows what needs role need; pages
@@ -89,7 +90,7 @@ func (u *UI) caller(r *http.Request) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &request{User: *usr, Role: core.Role(usr.Role), CSRF: u.sessions.CSRFToken(c.Value)}, nil
+	return &request{User: *usr, Role: core.Role(usr.Role), CSRF: u.sessions.CSRFToken(c.Value), Session: sess}, nil
 }
 
 // loginData is the login page's model.
@@ -151,7 +152,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expires := u.clk.Now().Add(u.cfg.SessionTTL)
-	http.SetCookie(w, u.cookie(r, api.SessionCookie, u.sessions.Sign(auth.Session{Username: usr.Username, Epoch: usr.SessionEpoch}, expires), u.cfg.SessionTTL))
+	http.SetCookie(w, u.cookie(r, api.SessionCookie, u.sessions.Sign(service.NewSession(usr), expires), u.cfg.SessionTTL))
 	http.SetCookie(w, u.cookie(r, loginCookie, "", 0))
 	next := d.Next
 	if next == "" {
@@ -160,10 +161,10 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// logout ends the user's sessions (every browser's: service.EndSessions)
-// and clears the cookie.
+// logout ends the request's login session (service.EndSession: this
+// browser's, the user's others go on) and clears the cookie.
 func (u *UI) logout(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := u.svc.EndSessions(r.Context(), req.User.Username); err != nil {
+	if err := u.svc.EndSession(r.Context(), req.Session); err != nil {
 		u.log.ErrorContext(r.Context(), "ui logout", "err", err)
 	}
 	http.SetCookie(w, u.cookie(r, api.SessionCookie, "", 0))

@@ -12,7 +12,8 @@ import (
 )
 
 // A person who is not logged in is sent to the login page and back to the
-// page they asked for; a wrong password is told so; logout ends the session.
+// page they asked for; a wrong password is told so; logout ends the
+// session, not the same user's session in another browser.
 func TestLoginLogout(t *testing.T) {
 	t.Parallel()
 	onEachEngine(t, func(t *testing.T, st store.Store) {
@@ -36,6 +37,10 @@ func TestLoginLogout(t *testing.T) {
 				t.Errorf("session cookie %q lacks %s", cookie, attr)
 			}
 		}
+		other := e.browser()
+		if r := other.login("op", password, "/dags"); r.status != http.StatusSeeOther {
+			t.Fatalf("login in another browser: %d", r.status)
+		}
 		page := b.get("/dags")
 		if page.status != http.StatusOK || !strings.Contains(page.body, ">etl</a>") || !strings.Contains(page.body, "op <span class=\"role\">(op)") {
 			t.Fatalf("DAGs page after login: %d; want the etl DAG and the user; body:\n%s", page.status, page.body)
@@ -53,6 +58,9 @@ func TestLoginLogout(t *testing.T) {
 		req.AddCookie(stale)
 		if r := b.do(req); r.status != http.StatusFound {
 			t.Errorf("GET /dags with the logged-out session's cookie: %d, want 302 to the login page", r.status)
+		}
+		if r := other.get("/dags"); r.status != http.StatusOK {
+			t.Errorf("GET /dags in the other browser after the logout: %d, want its session to go on", r.status)
 		}
 	})
 }

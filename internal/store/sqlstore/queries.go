@@ -291,6 +291,11 @@ const (
 	qRevocationUpsert = `INSERT INTO credential_revocation (scope, subject, revoked_before, revoked_by) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (scope, subject) DO UPDATE SET revoked_before = excluded.revoked_before, revoked_by = excluded.revoked_by`
 	qRevocationGet = `SELECT revoked_before, revoked_by FROM credential_revocation WHERE scope = $1 AND subject = $2`
+
+	qSessionEnd = `INSERT INTO ended_session (session_id, expires_at) VALUES ($1, $2)
+		ON CONFLICT (session_id) DO NOTHING`
+	qSessionPrune = `DELETE FROM ended_session WHERE expires_at < $1`
+	qSessionEnded = `SELECT 1 FROM ended_session WHERE session_id = $1`
 )
 
 // --- pools, connections, jobs, audit log ---

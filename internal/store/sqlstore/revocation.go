@@ -2,6 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -23,4 +26,27 @@ func (s *Store) CredentialRevocationGet(ctx context.Context, scope, subject stri
 	}
 	r.RevokedBefore = fromMicros(at)
 	return &r, nil
+}
+
+// SessionEnd records login session id as ended until expires, and deletes
+// the records of sessions expired before now (a cookie past its expiry is
+// refused anyway).
+func (s *Store) SessionEnd(ctx context.Context, id string, expires, now time.Time) error {
+	return s.inTx(ctx, func(tx *Store) error {
+		if _, err := tx.writer().ExecContext(ctx, qSessionPrune, micros(now)); err != nil {
+			return s.wrap(err, "delete the records of expired sessions")
+		}
+		_, err := tx.writer().ExecContext(ctx, qSessionEnd, id, micros(expires))
+		return s.wrap(err, "end session")
+	})
+}
+
+// SessionEnded reports whether login session id was ended.
+func (s *Store) SessionEnded(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := s.reader().QueryRowContext(ctx, qSessionEnded, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, s.wrap(err, "look up session")
 }

@@ -39,3 +39,22 @@ func testCredentialRevocation(t *testing.T, f *fixture) {
 	_, err = f.st.CredentialRevocationGet(f.ctx, "other", "w1")
 	wantErr(t, err, core.ErrNotFound, "same subject, other scope")
 }
+
+// testSessionEnd: an ended login session is known as ended until its
+// expiry, when the next end deletes its record; ending one twice is fine,
+// and the others go on.
+func testSessionEnd(t *testing.T, f *fixture) {
+	must(t, f.st.SessionEnd(f.ctx, "s1", f.at(time.Hour), f.now), "end s1")
+	must(t, f.st.SessionEnd(f.ctx, "s1", f.at(time.Hour), f.now), "end s1 again")
+	for id, want := range map[string]bool{"s1": true, "s2": false} {
+		ended, err := f.st.SessionEnded(f.ctx, id)
+		must(t, err, "session ended")
+		if ended != want {
+			t.Errorf("%s ended = %t, want %t", id, ended, want)
+		}
+	}
+	must(t, f.st.SessionEnd(f.ctx, "s2", f.at(3*time.Hour), f.at(2*time.Hour)), "end s2 after s1 expired")
+	if ended, err := f.st.SessionEnded(f.ctx, "s1"); err != nil || ended {
+		t.Errorf("s1, expired, ended = %t, %v; want its record deleted", ended, err)
+	}
+}

@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
 		{"CredentialRevocation", testCredentialRevocation},
+		{"SessionEnd", testSessionEnd},
 		{"TaskInstanceTotals", testTaskInstanceTotals},
 		{"Connections", testConnections},
 		{"ConnectionsAtRest", testConnectionsAtRest},
