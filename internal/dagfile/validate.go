@@ -189,9 +189,28 @@ func validateTask(ps *problems, path string, t *core.Task, syntax core.TemplateS
 	}
 	if t.Operator == "sensor" {
 		validateSensor(ps, path, t)
+		checkStartTrigger(ps, syntax, path+".trigger", t)
 		return
 	}
+	checkStartTrigger(ps, syntax, path+".start_trigger", t)
 	validateArgs(ps, path, t, syntax)
+}
+
+// startTriggerNames is the context a start trigger's kwargs are rendered
+// over (scheduler.startFromTrigger): the run's, before any worker step.
+var startTriggerNames = template.Context(&core.DagRun{}, &core.TaskInstance{}, nil)
+
+// checkStartTrigger checks the templates of t's start trigger kwargs
+// against startTriggerNames: a variable or the previous successful run,
+// which a worker reads, is not there.
+func checkStartTrigger(ps *problems, syntax core.TemplateSyntax, path string, t *core.Task) {
+	var kwargs map[string]any
+	if t.StartTrigger == nil || json.Unmarshal(t.StartTrigger.Trigger.Kwargs, &kwargs) != nil {
+		return
+	}
+	checkTemplatesIn(ps, syntax, path, kwargs, startTriggerNames,
+		" (a deferrable sensor's trigger kwargs are rendered as the task is deferred, before any worker step: "+
+			"variables and prev_*_success are read on a worker; use mode: poke, or a task that passes them on)")
 }
 
 func validateArgs(ps *problems, path string, t *core.Task, syntax core.TemplateSyntax) {
@@ -270,34 +289,35 @@ func kindName(k argKind) string {
 // and lists, in syntax) and names a task's context does not have, at load
 // time rather than at run time.
 func checkTemplates(ps *problems, syntax core.TemplateSyntax, path string, v any) {
-	checkTemplatesIn(ps, syntax, path, v, nil)
+	checkTemplatesIn(ps, syntax, path, v, nil, "")
 }
 
 // checkTemplatesIn is checkTemplates against the context names
-// (template.Check's).
-func checkTemplatesIn(ps *problems, syntax core.TemplateSyntax, path string, v any, names map[string]any) {
+// (template.Check's); hint, when set, follows what an unknown name's
+// problem says.
+func checkTemplatesIn(ps *problems, syntax core.TemplateSyntax, path string, v any, names map[string]any, hint string) {
 	switch x := v.(type) {
 	case string:
 		err := template.Check(syntax, path, x, names)
 		var unknown *template.UnknownNameError
 		switch {
 		case errors.As(err, &unknown) && unknown.Parent == "":
-			ps.add(path, "unknown name %s in the template%s; known here: %s", unknown.Name,
-				suggest(unknown.Last(), unknown.Known), strings.Join(unknown.Known, ", "))
+			ps.add(path, "unknown name %s in the template%s; known here: %s%s", unknown.Name,
+				suggest(unknown.Last(), unknown.Known), strings.Join(unknown.Known, ", "), hint)
 		case err != nil:
 			ps.add(path, "%s", strings.TrimPrefix(err.Error(), path+": "))
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names)
+			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names, hint)
 		}
 	case map[string]string:
 		for _, k := range sortedKeys(x) {
-			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names)
+			checkTemplatesIn(ps, syntax, path+"."+k, x[k], names, hint)
 		}
 	case []any:
 		for i, e := range x {
-			checkTemplatesIn(ps, syntax, fmt.Sprintf("%s[%d]", path, i), e, names)
+			checkTemplatesIn(ps, syntax, fmt.Sprintf("%s[%d]", path, i), e, names, hint)
 		}
 	}
 }

@@ -49,7 +49,7 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 			ps.add(path, "needs a command (a shell command) or a notifier (%s, %s)", core.NotifierWebhook, core.NotifierAssetEvent)
 			return
 		}
-		checkTemplatesIn(ps, syntax, path+".command", spec.Command, callbackNames)
+		checkTemplatesIn(ps, syntax, path+".command", spec.Command, callbackNames, "")
 		if spec.ConnID != "" || spec.Asset != "" || spec.PartitionKey != "" || spec.Extra != nil {
 			ps.add(path, "a command callback takes only command; conn_id, asset, partition_key and extra are a notifier's")
 		}
@@ -71,8 +71,8 @@ func validateCallback(ps *problems, path string, spec *core.CallbackSpec, assets
 		if spec.ConnID != "" {
 			ps.add(path+".conn_id", "is the webhook notifier's; the asset_event notifier takes asset, partition_key and extra")
 		}
-		checkTemplatesIn(ps, syntax, path+".partition_key", spec.PartitionKey, callbackNames)
-		checkTemplatesIn(ps, syntax, path+".extra", spec.Extra, callbackNames)
+		checkTemplatesIn(ps, syntax, path+".partition_key", spec.PartitionKey, callbackNames, "")
+		checkTemplatesIn(ps, syntax, path+".extra", spec.Extra, callbackNames, "")
 	default:
 		ps.add(path+".notifier", "unknown notifier %q; allowed: %s, %s", spec.Notifier, core.NotifierWebhook, core.NotifierAssetEvent)
 		return
