@@ -172,15 +172,16 @@ func connectionResponse(c core.Connection) ConnectionResponse {
 // why.
 func ShownURI(c core.Connection) string {
 	if c.Undecryptable != "" {
-		return undecryptableShown(c.Undecryptable)
+		return undecryptableShown(c.Undecryptable, "add")
 	}
 	return RedactedURI(c.URI)
 }
 
 // undecryptableShown stands for a stored secret that does not decrypt
-// here, saying why and how to mend it.
-func undecryptableShown(reason string) string {
-	return "(cannot decrypt here: " + reason + "; delete it, or add it again, with the key that encrypted it or without)"
+// here, saying why and how to mend it (redo: "add" for a connection,
+// "set" for a variable).
+func undecryptableShown(reason, redo string) string {
+	return "(cannot decrypt here: " + reason + "; delete it, or " + redo + " it again, with the key that encrypted it or without)"
 }
 
 // RedactedURI is a connection URI as the API shows it (secrets.RedactURI;

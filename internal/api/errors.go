@@ -8,13 +8,15 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // StatusOf maps an error to the HTTP status the API answers it with:
 // core.ErrNotFound → 404, ErrConflict → 409, ErrInvalid → 400,
 // ErrTooLarge → 413, ErrForbidden → 403, ErrUnauthorized → 401,
-// ErrUnavailable → 503 (the database is unreachable; retry), a huma
-// status error → its own status, anything else → 500.
+// ErrUnavailable → 503 (the database is unreachable; retry),
+// secrets.ErrUndecryptable → 409, a huma status error → its own status,
+// anything else → 500.
 func StatusOf(err error) int {
 	var se huma.StatusError
 	switch {
@@ -34,6 +36,8 @@ func StatusOf(err error) int {
 		return http.StatusUnauthorized
 	case errors.Is(err, core.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, secrets.ErrUndecryptable): // a stored value this node's key file cannot open: say so, no retry mends it
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

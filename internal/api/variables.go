@@ -156,7 +156,7 @@ func variableResponse(v core.Variable) VariableResponse {
 func ShownValue(v core.Variable) string {
 	switch {
 	case v.Undecryptable != "":
-		return undecryptableShown(v.Undecryptable)
+		return undecryptableShown(v.Undecryptable, "set")
 	case secrets.SensitiveName(v.Key):
 		return redacted
 	}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"database/sql"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,5 +59,26 @@ func TestVariables(t *testing.T) {
 		if !e.hasAudit("op", a, "region") {
 			t.Errorf("no audit entry %s of region: %+v", a, e.audit())
 		}
+	}
+}
+
+// A variable this api-server cannot decrypt (sealed under a key its key
+// file lacks, or tampered with) is listed as such, and reading it is a
+// 409 naming the key file, not a bare 500 (nor one a client retries).
+func TestUndecryptableVariable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must(http.StatusCreated, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "bucket", "value": "lake"}, nil)
+	db := e.st.(interface{ DB() *sql.DB }).DB()
+	if _, err := db.ExecContext(t.Context(), `UPDATE variable SET val = 'weir-aes256gcm:v1:k:garbage' WHERE key = 'bucket'`); err != nil {
+		t.Fatal(err)
+	}
+	status, b := e.call(core.RoleOp, "GET", "/api/v2/variables/bucket", nil)
+	if status != http.StatusConflict || !strings.Contains(string(b), "secrets_key_file") {
+		t.Errorf("GET an undecryptable variable: %d %s, want 409 naming the key file", status, b)
+	}
+	status, b = e.call(core.RoleOp, "GET", "/api/v2/variables", nil)
+	if status != http.StatusOK || !strings.Contains(string(b), `"undecryptable":`) || !strings.Contains(string(b), "set it again") {
+		t.Errorf("GET /variables with an undecryptable one: %d %s, want it listed as undecryptable", status, b)
 	}
 }

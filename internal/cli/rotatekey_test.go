@@ -151,7 +151,7 @@ func TestAConnectionUnderAStrayKeyIsListedAndMended(t *testing.T) {
 		t.Fatalf("variables list with a row under a stray key:\n%s", out)
 	}
 	out, errOut, code := weir(env, "variables", "export", "-")
-	if code != 0 || !strings.Contains(out, `"region": "eu"`) || strings.Contains(out, "bucket") ||
+	if code == 0 || !strings.Contains(out, `"region": "eu"`) || strings.Contains(out, "bucket") ||
 		!strings.Contains(errOut, "1 variables left out: their values do not decrypt") {
 		t.Fatalf("export with a row under a stray key: exit %d\n%s\n%s", code, out, errOut)
 	}

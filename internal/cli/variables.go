@@ -220,10 +220,7 @@ func (a *app) variablesExportCmd() *cobra.Command {
 							readable = append(readable, v)
 						}
 					}
-					if left := len(vs) - len(readable); left > 0 {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%d variables left out: their values do not decrypt with this node's "+
-							"[core] secrets_key_file (weir variables list names them)\n", left)
-					}
+					undecryptable := len(vs) - len(readable)
 					vs = readable
 					if be.MasksSecrets() { // the API shows a secret's value as ***: leave it out, never export ***
 						kept := vs[:0]
@@ -251,18 +248,30 @@ func (a *app) variablesExportCmd() *cobra.Command {
 						return err
 					}
 					if args[0] == "-" {
-						_, err = fmt.Fprintln(cmd.OutOrStdout(), string(out))
-						return err
+						if _, err := fmt.Fprintln(cmd.OutOrStdout(), string(out)); err != nil {
+							return err
+						}
+						return undecryptableLeftOut(undecryptable)
 					}
 					if err := os.WriteFile(args[0], append(out, '\n'), 0o600); err != nil {
 						return err
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "%d variables exported to %s (%d secret)\n", len(vs), args[0], countSecret(vs))
-					return nil
+					return undecryptableLeftOut(undecryptable)
 				})
 			})
 		},
 	}
+}
+
+// undecryptableLeftOut is an export's error when n variables were left out
+// because their values do not decrypt here: the file is not a whole backup.
+func undecryptableLeftOut(n int) error {
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d variables left out: their values do not decrypt with this node's [core] secrets_key_file "+
+		"(weir variables list names them); the others were exported", n)
 }
 
 // countSecret counts the variables whose keys name secrets.

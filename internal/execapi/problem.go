@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
@@ -48,6 +49,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, ""
 	case errors.Is(err, core.ErrUnavailable):
 		return http.StatusServiceUnavailable, ""
+	case errors.Is(err, secrets.ErrUndecryptable): // this node's key file cannot open it: no retry mends it
+		return http.StatusConflict, ""
 	}
 	return http.StatusInternalServerError, ""
 }

@@ -40,6 +40,13 @@ func (s *Service) NextDataIntervals(ctx context.Context, dagID string, n int) ([
 	catchup := spec.Catchup
 	for len(out) < n {
 		iv, ok := tt.Next(last, spec.StartDate, spec.EndDate, catchup, s.clock.Now())
+		if ok && last != nil && iv.Start.Equal(last.Start) && iv.End.After(last.End) {
+			// A timetable switched back to data intervals: the interval
+			// starting at the last run's logical date is skipped (its run
+			// id is taken, docs/dag-files.md#schedules), as the scheduler does.
+			last, catchup = &iv, true
+			continue
+		}
 		if !ok || (last != nil && !iv.Start.After(last.Start)) {
 			break
 		}

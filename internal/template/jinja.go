@@ -55,7 +55,8 @@ var jinjaEnv = func() *exec.Environment {
 	}
 	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters).Update(exec.NewFilterSet(maps.Clone(airflowFilters)))
 	return &exec.Environment{
-		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
+		// Jinja's lowercase none, which gonja's parser takes for a name.
+		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables).Update(exec.NewContext(map[string]any{"none": nil})),
 		Filters:           filters,
 		Tests:             builtins.Tests,
 		ControlStructures: exec.NewControlStructureSet(statements),

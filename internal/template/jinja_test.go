@@ -124,6 +124,11 @@ func TestJinjaVariableWithDefault(t *testing.T) {
 	if got := out["bash_command"]; got != "dev/us/1" {
 		t.Errorf("rendered %q, want dev/us/1", got)
 	}
+	// Jinja's lowercase none is None (a default of none, a test of it).
+	none := map[string]any{"x": "{% if var.value.get('missing', none) is none %}yes{% else %}no{% endif %} {{ none is none }}"}
+	if out, err := RenderArgs(none, ctx, Funcs{Syntax: core.TemplateJinja}); err != nil || out["x"] != "yes True" {
+		t.Errorf("rendered %v, %v; want yes True", out["x"], err)
+	}
 	if err := Check(core.TemplateJinja, "bash_command", args["bash_command"].(string), nil); err != nil {
 		t.Errorf("Check: %v", err)
 	}

@@ -30,7 +30,8 @@ func withVariables(ctx context.Context, tc *execclient.Client, tctx, args map[st
 				continue // var.value.get('k', default): the default applies
 			}
 			if errors.Is(err, core.ErrNotFound) {
-				return nil, fmt.Errorf("variable %q does not exist (a template reads {{ .var.%s.%s }}); create it with weir variables set", k, form, k)
+				return nil, fmt.Errorf("variable %q does not exist (a template reads var.%s.%s); create it with weir variables set, "+
+					"or read it with a default: var.%s.get('%s', fallback)", k, form, k, form, k)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("read variable %q: %w", k, err)

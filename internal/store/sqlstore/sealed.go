@@ -47,7 +47,7 @@ func (s *Store) open(c *sealedColumn, id, text string) (string, error) {
 	}
 	plain, err := s.box.Open(text, c.aad(id))
 	if err != nil {
-		return "", fmt.Errorf("decrypt %s %s: %w (%w)", c.what, id, err, secrets.ErrUndecryptable)
+		return "", fmt.Errorf("%s %s: %w with this node's [core] secrets_key_file: %v", c.what, id, secrets.ErrUndecryptable, err) //nolint:errorlint // the box's error is its text
 	}
 	return plain, nil
 }
