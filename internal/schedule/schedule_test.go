@@ -29,16 +29,7 @@ func TestNext(t *testing.T) {
 	ny := mustLoad(t, "America/New_York")
 	jan1 := utc(2024, 1, 1, 0, 0)
 	farFuture := utc(2030, 1, 1, 0, 0)
-	tests := []struct {
-		name       string
-		expr       string
-		loc        *time.Location
-		last       *Interval
-		start, end *time.Time
-		catchup    bool
-		now        time.Time
-		want       *Interval // nil = no interval
-	}{
+	tests := []nextCase{
 		{name: "daily first run at start", expr: "@daily", start: ptr(jan1), catchup: true, now: farFuture,
 			want: iv(jan1, utc(2024, 1, 2, 0, 0))},
 		{name: "daily start not aligned rounds up", expr: "@daily", start: ptr(utc(2024, 1, 1, 10, 0)), catchup: true, now: farFuture,
@@ -118,6 +109,19 @@ func TestNext(t *testing.T) {
 			checkNext(t, got, ok, tc.want)
 		})
 	}
+}
+
+// nextCase is one row of a table of Next: the schedule (in loc), Next's
+// arguments, and the interval wanted (nil: none).
+type nextCase struct {
+	name       string
+	expr       string
+	loc        *time.Location
+	last       *Interval
+	start, end *time.Time
+	catchup    bool
+	now        time.Time
+	want       *Interval
 }
 
 // checkNext compares what Next returned (got, ok) with want (nil = none),

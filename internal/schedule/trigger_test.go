@@ -14,16 +14,7 @@ func TestCronTriggerNext(t *testing.T) {
 	jan1 := utc(2024, 1, 1, 0, 0)
 	farFuture := utc(2030, 1, 1, 0, 0)
 	at := func(t time.Time) *Interval { return iv(t, t) }
-	tests := []struct {
-		name       string
-		expr       string
-		loc        *time.Location
-		last       *Interval
-		start, end *time.Time
-		catchup    bool
-		now        time.Time
-		want       *Interval // nil = no run
-	}{
+	tests := []nextCase{
 		{name: "catchup: the first fire time at start", expr: "@daily", start: ptr(jan1), catchup: true, now: farFuture,
 			want: at(jan1)},
 		{name: "catchup: start between fire times rounds up", expr: "@daily", start: ptr(utc(2024, 1, 1, 10, 0)), catchup: true,
