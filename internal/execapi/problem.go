@@ -1,6 +1,7 @@
 package execapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -56,8 +57,14 @@ func statusOf(err error) (int, string) {
 }
 
 // writeError answers err as problem+json. Internal errors are logged and
-// answered without their detail.
+// answered without their detail; a request cancelled with its client (or
+// with this server's stop: a claim's long poll at shutdown) is not an
+// error, nor has anyone to answer.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		log.Debug("execution api request cancelled", "method", r.Method, "path", r.URL.Path)
+		return
+	}
 	status, reason := statusOf(err)
 	detail := err.Error()
 	if status == http.StatusInternalServerError {
