@@ -161,7 +161,7 @@ func (s *Server) Start(ctx context.Context) error {
 	srv.RegisterOnShutdown(func() { close(drain) }) // long-poll claims answer at once
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(s.ln) }()
-	log.InfoContext(ctx, "api-server listening", "addr", addr.String(), "tls", s.tls != nil)
+	log.InfoContext(ctx, "api-server listening", "url", s.URL(), "addr", addr.String(), "tls", s.tls != nil)
 
 	hbDone := make(chan struct{})
 	hbCtx, stopHB := context.WithCancel(ctx)

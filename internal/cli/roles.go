@@ -167,7 +167,6 @@ func (a *app) apiServerCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				logger.Info("api-server listening", "url", srv.URL())
 				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{srv}))
 			})
 		},
