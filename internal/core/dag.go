@@ -144,6 +144,17 @@ const (
 	ArgHandleFunction = "handle_function"
 )
 
+// ArgSoftFail is the sensor arg that makes its timeout a skip (Airflow's
+// soft_fail).
+const ArgSoftFail = "soft_fail"
+
+// SoftFail reports whether the task is a sensor that ends skipped, not
+// failed, when its timeout passes (Airflow's soft_fail).
+func (t *Task) SoftFail() bool {
+	soft, _ := t.Args[ArgSoftFail].(bool)
+	return t.Operator == "sensor" && soft
+}
+
 // Iterated reports whether a task of d iterates over taskID's stream
 // (taskID is a producer: docs/streaming.md#lazy-expansion).
 func (d *DAG) Iterated(taskID string) bool {

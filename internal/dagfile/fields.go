@@ -53,7 +53,7 @@ var operators = map[string][]argSpec{
 	"go":   {{name: "function", required: true}, {name: "op_kwargs", kind: argMap}},
 	"noop": {},
 	"sensor": {{name: "trigger", kind: argMap, required: true}, {name: "mode"}, {name: "poke_interval"},
-		{name: "timeout"}, {name: "soft_fail", kind: argBool}, {name: core.ArgHandleCommand}, {name: core.ArgHandleFunction}},
+		{name: "timeout"}, {name: core.ArgSoftFail, kind: argBool}, {name: core.ArgHandleCommand}, {name: core.ArgHandleFunction}},
 }
 
 // httpMethods are the methods the http operator accepts.

@@ -38,7 +38,7 @@ func validateIterate(ps *problems, d *core.DAG, streamTypes []string) {
 				"weir stream push) or a deferrable sensor whose trigger streams (%s)", t.Iterate, streamTypesText(streamTypes))
 		case dependsOn(d, t.Iterate, t.TaskID):
 			ps.add(p, "task %q depends on %q: a producer must not wait for the task iterating over it", t.Iterate, t.TaskID)
-		case softFail(prod):
+		case prod.SoftFail():
 			ps.add(p, "task %q has soft_fail, which a stream producer cannot use: its timeout is retried, the retry resuming the stream", t.Iterate)
 		}
 	}
@@ -53,16 +53,10 @@ func validateHandlers(ps *problems, d *core.DAG, streamTypes []string) {
 			ps.add(fmt.Sprintf("tasks[%d].trigger.type", i), "a sensor with a stream handler waits on a trigger that streams (%s), not %q",
 				streamTypesText(streamTypes), t.StartTrigger.Trigger.Type)
 		}
-		if t.HandlesStream() && softFail(t) {
+		if t.HandlesStream() && t.SoftFail() {
 			ps.add(fmt.Sprintf("tasks[%d].soft_fail", i), "a sensor with a stream handler cannot use soft_fail: its timeout is retried, the retry resuming the stream")
 		}
 	}
-}
-
-// softFail reports whether sensor t skips when its timeout passes.
-func softFail(t *core.Task) bool {
-	soft, _ := t.Args["soft_fail"].(bool)
-	return soft
 }
 
 // producesStream reports whether t is a stream producer.

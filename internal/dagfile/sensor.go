@@ -86,8 +86,8 @@ func BuildSensor(t *core.Task) []Problem {
 	default:
 		ps.add("mode", "must be %s or %s, got %q", SensorDeferrable, SensorPoke, mode)
 	}
-	if soft, _ := args["soft_fail"].(bool); soft && t.Args != nil {
-		t.Args["soft_fail"] = true
+	if soft, _ := args[core.ArgSoftFail].(bool); soft && t.Args != nil {
+		t.Args[core.ArgSoftFail] = true
 	}
 	return ps
 }
@@ -141,7 +141,7 @@ func validateSensor(ps *problems, path string, t *core.Task) {
 	mode, _ := t.Args["mode"].(string)
 	_, poke := t.Args["trigger"].(map[string]any)
 	n := len(t.Args) // but soft_fail, and a poke sensor's timeout
-	if soft, _ := t.Args["soft_fail"].(bool); soft {
+	if t.SoftFail() {
 		n--
 	}
 	if _, timeout := t.Args["timeout"].(string); timeout && mode == SensorPoke {

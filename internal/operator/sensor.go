@@ -28,7 +28,7 @@ var errSensorTimeout = errors.New("sensor: timed out")
 // soft_fail a skip. Both of a deferrable sensor's and a poke sensor's
 // timeouts end this way.
 func SensorTimedOut(task *core.Task, cause error) (core.TIState, error) {
-	if soft, _ := task.Args["soft_fail"].(bool); soft {
+	if task.SoftFail() {
 		return core.TISkipped, fmt.Errorf("%w (soft_fail: the sensor is skipped)", cause)
 	}
 	return core.TIFailed, NoRetry(fmt.Errorf("%w (a sensor's timeout fails it without retries; soft_fail: true skips it instead)", cause))
@@ -105,7 +105,7 @@ func (r *Runner) runSensor(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	case errors.Is(context.Cause(ctx), ErrTimeout):
 		err := fmt.Errorf("sensor stopped: %w", ErrTimeout)
-		if soft, _ := req.Task.Args["soft_fail"].(bool); soft {
+		if req.Task.SoftFail() {
 			req.logf("%v (soft_fail: the sensor is skipped)", err)
 			return nil, fmt.Errorf("%w: %w", ErrSkipped, err)
 		}

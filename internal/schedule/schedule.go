@@ -66,24 +66,21 @@ func Of(d *core.DAG) (Timetable, error) {
 // timezone cron expressions are evaluated in (nil = UTC).
 func ParseTimetable(expr, timetable string, loc *time.Location) (Timetable, error) {
 	tt, err := Parse(expr, loc)
-	if err != nil {
-		return nil, err
+	if err != nil || timetable == "" {
+		return tt, err
 	}
-	switch timetable {
-	case "", CronDataIntervalTimetable:
-		if _, isCron := tt.(*Cron); timetable != "" && !isCron {
-			return nil, timetableNeedsCron(timetable, expr)
-		}
-		return tt, nil
-	case CronTriggerTimetable:
-		c, isCron := tt.(*Cron)
-		if !isCron {
-			return nil, timetableNeedsCron(timetable, expr)
-		}
+	if timetable != CronDataIntervalTimetable && timetable != CronTriggerTimetable {
+		return nil, fmt.Errorf("%q is not a timetable Weir has: allowed are %s and %s (for a cron schedule)",
+			timetable, CronDataIntervalTimetable, CronTriggerTimetable)
+	}
+	c, isCron := tt.(*Cron)
+	switch {
+	case !isCron:
+		return nil, timetableNeedsCron(timetable, expr)
+	case timetable == CronTriggerTimetable:
 		return CronTrigger{cron: c}, nil
 	}
-	return nil, fmt.Errorf("%q is not a timetable Weir has: allowed are %s and %s (for a cron schedule)",
-		timetable, CronDataIntervalTimetable, CronTriggerTimetable)
+	return c, nil
 }
 
 func timetableNeedsCron(timetable, expr string) error {
@@ -96,14 +93,12 @@ func timetableNeedsCron(timetable, expr string) error {
 // TimetableName names d's timetable when its schedule is a cron expression
 // (CronTriggerTimetable or CronDataIntervalTimetable), else "".
 func TimetableName(d *core.DAG) string {
-	tt, err := Of(d)
+	tt, _ := Of(d) // nil on an error
 	switch tt.(type) {
 	case CronTrigger:
 		return CronTriggerTimetable
 	case *Cron:
-		if err == nil {
-			return CronDataIntervalTimetable
-		}
+		return CronDataIntervalTimetable
 	}
 	return ""
 }

@@ -81,7 +81,7 @@ func eachString(args any, fn func(string)) {
 // others of WithPreviousSuccess), which the worker then fetches.
 func ReadsPreviousSuccess(args any) bool {
 	reads := false
-	eachString(args, func(x string) { reads = reads || strings.Contains(x, "_success") })
+	eachString(args, func(x string) { reads = reads || strings.Contains(x, "prev_") })
 	return reads
 }
 
