@@ -146,6 +146,33 @@ func TestAMissingFolderIsAPollErrorRetried(t *testing.T) {
 	w.WaitEvents(t, "a", 1)
 }
 
+// TestAFileDatedInTheFutureDoesNotHideLaterFiles: a file whose
+// modification time is two hours ahead (touch -d, a copy from a machine
+// whose clock is ahead) waits for its time, and the trigger log says so;
+// the files written after it are reported as they come.
+func TestAFileDatedInTheFutureDoesNotHideLaterFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, "future.csv", "x")
+	ahead := time.Now().Add(2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "future.csv"), ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	w := triggertest.NewWatcher("landing", trigger.AssetInfo{Name: "a"})
+	run := w.Start(t, triggertest.New(t, dirwatch.Type, `{"path":"`+dir+`","poll_interval":"10ms"}`), nil)
+	write(t, dir, "now.csv", "x")
+	if got := names(t, w.WaitEvents(t, "a", 1)); !slices.Equal(got, []string{"now.csv"}) {
+		t.Errorf("events = %v, want now.csv alone (future.csv waits for its time)", got)
+	}
+	write(t, dir, "next.csv", "x")
+	if got := names(t, w.WaitEvents(t, "a", 2)); !slices.Equal(got, []string{"now.csv", "next.csv"}) {
+		t.Errorf("events = %v, want now.csv then next.csv", got)
+	}
+	if log := run.Log(); !strings.Contains(log, "1 item(s) dated in the future wait for their time, the soonest future.csv at "+ahead.UTC().Format(time.RFC3339)) {
+		t.Errorf("trigger log = %q, want it to name future.csv and its time", log)
+	}
+}
+
 // TestMinAgeWaitsUntilAFileIsOldEnough: a file is reported no sooner than
 // min_age after it was last written.
 func TestMinAgeWaitsUntilAFileIsOldEnough(t *testing.T) {

@@ -24,7 +24,7 @@ func BenchmarkPollOfALargeListing(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				batch, err := Poll(context.Background(), watched, Options{MaxItems: DefaultMaxItems}, t0, listOf(items...))
+				batch, err := Poll(context.Background(), watched, Options{MaxItems: DefaultMaxItems}, polled, listOf(items...))
 				if err != nil || len(batch.Events) != min(assets*DefaultMaxItems, MaxEventsPerPoll) {
 					b.Fatalf("poll: %d events, %v", len(batch.Events), err)
 				}

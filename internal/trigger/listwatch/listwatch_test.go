@@ -17,6 +17,9 @@ import (
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
+// polled is when the tests' polls run unless they say: after their items.
+var polled = t0.Add(time.Hour)
+
 // at is an item key modified sec seconds after t0.
 func at(key string, sec int) *Item {
 	return &Item{Key: key, Modified: t0.Add(time.Duration(sec) * time.Second), Payload: key}
@@ -80,9 +83,9 @@ func (p *poller) want(now time.Time, want map[string][]string, items ...*Item) {
 func TestEachItemOnceInTimeOrder(t *testing.T) {
 	t.Parallel()
 	p := newPoller(t, Options{MaxItems: 100}, "a")
-	p.want(t0, map[string][]string{"a": {"y", "x"}}, at("x", 2), at("y", 1))
-	p.want(t0, map[string][]string{}, at("x", 2), at("y", 1))
-	p.want(t0, map[string][]string{"a": {"y", "z"}}, at("x", 2), at("y", 5), at("z", 5))
+	p.want(polled, map[string][]string{"a": {"y", "x"}}, at("x", 2), at("y", 1))
+	p.want(polled, map[string][]string{}, at("x", 2), at("y", 1))
+	p.want(polled, map[string][]string{"a": {"y", "z"}}, at("x", 2), at("y", 5), at("z", 5))
 }
 
 // TestEqualTimesNeverDropAnItem: an item that appears later with the
@@ -91,9 +94,9 @@ func TestEachItemOnceInTimeOrder(t *testing.T) {
 func TestEqualTimesNeverDropAnItem(t *testing.T) {
 	t.Parallel()
 	p := newPoller(t, Options{MaxItems: 100}, "a")
-	p.want(t0, map[string][]string{"a": {"m", "z"}}, at("m", 3), at("z", 3))
-	p.want(t0, map[string][]string{"a": {"b"}}, at("b", 3), at("m", 3), at("z", 3))
-	p.want(t0, map[string][]string{}, at("b", 3), at("m", 3), at("z", 3))
+	p.want(polled, map[string][]string{"a": {"m", "z"}}, at("m", 3), at("z", 3))
+	p.want(polled, map[string][]string{"a": {"b"}}, at("b", 3), at("m", 3), at("z", 3))
+	p.want(polled, map[string][]string{}, at("b", 3), at("m", 3), at("z", 3))
 }
 
 // TestABacklogDrainsOverPolls: max_items bounds each poll, taking the
@@ -106,9 +109,9 @@ func TestABacklogDrainsOverPolls(t *testing.T) {
 	}
 	// times: k4=0 k3=0 k2=1 k1=1 k0=2
 	p := newPoller(t, Options{MaxItems: 3}, "a")
-	p.want(t0, map[string][]string{"a": {"k3", "k4", "k1"}}, items...)
-	p.want(t0, map[string][]string{"a": {"k2", "k0"}}, items...)
-	p.want(t0, map[string][]string{}, items...)
+	p.want(polled, map[string][]string{"a": {"k3", "k4", "k1"}}, items...)
+	p.want(polled, map[string][]string{"a": {"k2", "k0"}}, items...)
+	p.want(polled, map[string][]string{}, items...)
 }
 
 // TestRouteGivesEachAssetItsItemsWithItsOwnCursor: one read of the source
@@ -117,8 +120,8 @@ func TestABacklogDrainsOverPolls(t *testing.T) {
 func TestRouteGivesEachAssetItsItemsWithItsOwnCursor(t *testing.T) {
 	t.Parallel()
 	p := newPoller(t, Options{MaxItems: 100, Route: map[string]string{"eu": "eu/*", "us": "us/*"}}, "eu", "us", "other")
-	p.want(t0, map[string][]string{"eu": {"eu/1"}, "us": {"us/1"}}, at("eu/1", 1), at("us/1", 2), at("asia/1", 3))
-	p.want(t0, map[string][]string{"eu": {"eu/2"}}, at("eu/1", 1), at("us/1", 2), at("asia/1", 3), at("eu/2", 1))
+	p.want(polled, map[string][]string{"eu": {"eu/1"}, "us": {"us/1"}}, at("eu/1", 1), at("us/1", 2), at("asia/1", 3))
+	p.want(polled, map[string][]string{"eu": {"eu/2"}}, at("eu/1", 1), at("us/1", 2), at("asia/1", 3), at("eu/2", 1))
 	if p.watched[2].Cursor != nil {
 		t.Errorf("the asset without a route got cursor %s", p.watched[2].Cursor)
 	}
@@ -129,9 +132,9 @@ func TestRouteGivesEachAssetItsItemsWithItsOwnCursor(t *testing.T) {
 func TestWithoutRouteEveryAssetGetsEveryItemFromItsCursor(t *testing.T) {
 	t.Parallel()
 	p := newPoller(t, Options{MaxItems: 100}, "a", "b")
-	p.want(t0, map[string][]string{"a": {"1"}, "b": {"1"}}, at("1", 1))
+	p.want(polled, map[string][]string{"a": {"1"}, "b": {"1"}}, at("1", 1))
 	p.watched[1].Cursor = nil
-	p.want(t0, map[string][]string{"a": {"2"}, "b": {"1", "2"}}, at("1", 1), at("2", 2))
+	p.want(polled, map[string][]string{"a": {"2"}, "b": {"1", "2"}}, at("1", 1), at("2", 2))
 }
 
 // TestMinAgeWaitsForItemsToSettle: an item modified less than min_age ago
@@ -143,12 +146,33 @@ func TestMinAgeWaitsForItemsToSettle(t *testing.T) {
 	p.want(t0.Add(20*time.Second), map[string][]string{"a": {"fresh"}}, at("old", 1), at("fresh", 10))
 }
 
+// TestAnItemDatedInTheFutureWaitsForItsTime: an item whose time is after
+// the poll (a clock ahead, touch -d) is not reported yet, so the cursor
+// does not move past the items that come before that time; it is
+// reported, once, when its time has come. Without min_age as with it.
+func TestAnItemDatedInTheFutureWaitsForItsTime(t *testing.T) {
+	t.Parallel()
+	for _, minAge := range []time.Duration{0, 10 * time.Second} {
+		p := newPoller(t, Options{MaxItems: 100, MinAge: minAge}, "a")
+		var ahead []string
+		p.opt.Ahead = func(it *Item) { ahead = append(ahead, it.Key) }
+		now := t0.Add(time.Minute)
+		p.want(now, map[string][]string{"a": {"old"}}, at("old", 1), at("future", 7200))
+		p.want(now.Add(time.Minute), map[string][]string{"a": {"later"}}, at("old", 1), at("future", 7200), at("later", 90))
+		p.want(t0.Add(7300*time.Second), map[string][]string{"a": {"future"}}, at("old", 1), at("future", 7200), at("later", 90))
+		p.want(t0.Add(7400*time.Second), map[string][]string{}, at("old", 1), at("future", 7200), at("later", 90))
+		if fmt.Sprint(ahead) != "[future future]" {
+			t.Errorf("min_age %s: Ahead was told of %v, want future twice (the two polls before its time)", minAge, ahead)
+		}
+	}
+}
+
 // TestPartitionKeyFromTheItemKey: the first group of the regular
 // expression; no match gives no partition key.
 func TestPartitionKeyFromTheItemKey(t *testing.T) {
 	t.Parallel()
 	opt := Options{MaxItems: 100, PartitionKey: regexp.MustCompile(`date=([0-9-]+)/`)}
-	b, err := Poll(context.Background(), []trigger.Watched{{Asset: trigger.AssetInfo{Name: "a"}}}, opt, t0,
+	b, err := Poll(context.Background(), []trigger.Watched{{Asset: trigger.AssetInfo{Name: "a"}}}, opt, polled,
 		listOf(at("date=2026-12-01/x", 1), at("y", 2)))
 	if err != nil || len(b.Events) != 2 || b.Events[0].PartitionKey != "2026-12-01" || b.Events[1].PartitionKey != "" {
 		t.Errorf("events = %+v (%v), want partition keys 2026-12-01 and none", b.Events, err)
@@ -162,10 +186,10 @@ func TestAHandWrittenCursor(t *testing.T) {
 	t.Parallel()
 	p := newPoller(t, Options{MaxItems: 100}, "a")
 	p.watched[0].Cursor = json.RawMessage(`{"modified":"` + t0.Add(2*time.Second).Format(time.RFC3339) + `","key":"m"}`)
-	p.want(t0, map[string][]string{"a": {"n", "c"}}, at("a", 1), at("b", 2), at("n", 2), at("c", 3))
+	p.want(polled, map[string][]string{"a": {"n", "c"}}, at("a", 1), at("b", 2), at("n", 2), at("c", 3))
 
 	p.watched[0].Cursor = json.RawMessage(`{"modified":"yesterday"}`)
-	_, err := Poll(context.Background(), p.watched, p.opt, t0, listOf())
+	_, err := Poll(context.Background(), p.watched, p.opt, polled, listOf())
 	if err == nil || !strings.Contains(err.Error(), "asset a: cursor") {
 		t.Errorf("a bad cursor gave %v, want an error naming asset a's cursor", err)
 	}
@@ -182,7 +206,7 @@ func TestTooManyTiesFallBackToKeyOrder(t *testing.T) {
 	p := newPoller(t, Options{MaxItems: 1000}, "a")
 	var all []string
 	for range 4 {
-		all = append(all, p.poll(t0, items...)["a"]...)
+		all = append(all, p.poll(polled, items...)["a"]...)
 	}
 	if len(all) != 3000 || !slices.IsSorted(all) {
 		t.Errorf("reported %d items (sorted %v), want each of 3000 once", len(all), slices.IsSorted(all))
@@ -196,7 +220,7 @@ func TestTooManyTiesFallBackToKeyOrder(t *testing.T) {
 func TestAListingErrorIsThePollsError(t *testing.T) {
 	t.Parallel()
 	down := errors.New("source down")
-	b, err := Poll(context.Background(), []trigger.Watched{{Asset: trigger.AssetInfo{Name: "a"}}}, Options{MaxItems: 1}, t0,
+	b, err := Poll(context.Background(), []trigger.Watched{{Asset: trigger.AssetInfo{Name: "a"}}}, Options{MaxItems: 1}, polled,
 		func(context.Context, func(*Item)) error { return down })
 	if !errors.Is(err, down) || !b.Empty() {
 		t.Errorf("Poll = %+v, %v; want the listing's error and nothing to commit", b, err)
@@ -229,7 +253,7 @@ func TestRandomArrivalsAreEachReportedOnce(t *testing.T) {
 				}
 			}
 			for _, pp := range []*poller{p, routed} {
-				for asset, keys := range pp.poll(t0, items...) {
+				for asset, keys := range pp.poll(polled, items...) {
 					got[asset] = append(got[asset], keys...)
 					quiet = false
 				}

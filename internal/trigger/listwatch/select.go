@@ -43,18 +43,55 @@ type Options struct {
 	// ones, the cursor moving past them only; the rest come next poll.
 	MaxItems int
 	// MinAge skips items modified less than MinAge ago (half-written).
+	// Items dated after the poll (a clock ahead of the triggerer's, a
+	// time set by hand) are skipped whatever MinAge is, until their time:
+	// reporting one would move the cursor past items still to come.
 	MinAge time.Duration
+	// Ahead, when set, is called with each item skipped because it is
+	// dated after the poll.
+	Ahead func(*Item)
 	// PartitionKey, when set, gives each event the partition key its first
 	// group (or whole match) finds in the item's key; none when no match.
 	PartitionKey *regexp.Regexp
 }
 
-// Run polls list as a watcher (trigger.Watch) every interval.
+// Run polls list as a watcher (trigger.Watch) every interval. Items dated
+// more than aheadToLog after a poll are logged, once for each change of
+// their count or of the soonest: they wait for their time.
 func Run(ctx context.Context, rt *trigger.Runtime, interval time.Duration, opt Options, list ListFunc) error {
+	var logged string
 	return trigger.Watch(ctx, rt, trigger.WatchOptions{Interval: interval}, func(ctx context.Context, watched []trigger.Watched) (trigger.Batch, error) {
-		return Poll(ctx, watched, opt, rt.Now(), list)
+		now := rt.Now()
+		var ahead int
+		var soonest *Item
+		o := opt
+		o.Ahead = func(it *Item) {
+			if it.Modified.Sub(now) <= aheadToLog {
+				return
+			}
+			ahead++
+			if soonest == nil || before(it, soonest) {
+				soonest = it
+			}
+		}
+		b, err := Poll(ctx, watched, o, now, list)
+		if msg := ""; err == nil {
+			if soonest != nil {
+				msg = fmt.Sprintf("%d item(s) dated in the future wait for their time, the soonest %s at %s: a clock ahead of this machine's, or a time set by hand",
+					ahead, soonest.Key, soonest.Modified.Format(time.RFC3339))
+			}
+			if msg != logged && msg != "" {
+				rt.Logf("%s", msg)
+			}
+			logged = msg
+		}
+		return b, err
 	})
 }
+
+// aheadToLog is how far after a poll an item's time must be for Run to log
+// it (less is the clock skew between machines).
+const aheadToLog = time.Minute
 
 // Poll reads list once and returns, for each watched asset, the items its
 // route gives it that its cursor does not cover, oldest first (at most
@@ -79,7 +116,10 @@ func Poll(ctx context.Context, watched []trigger.Watched, opt Options, now time.
 	settled := now.Add(-opt.MinAge)
 	err := list(ctx, func(it *Item) {
 		it.Modified = it.Modified.UTC()
-		if opt.MinAge > 0 && it.Modified.After(settled) {
+		if it.Modified.After(settled) {
+			if opt.Ahead != nil && it.Modified.After(now) {
+				opt.Ahead(it)
+			}
 			return
 		}
 		for _, s := range sels {
