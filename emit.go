@@ -53,7 +53,7 @@ func EventExtra(extra map[string]any) EmitOption {
 // creates nothing. Without it Emit makes up a key per call, so that its
 // own retries of the request are safe.
 func IdempotencyKey(key string) EmitOption {
-	return func(r *emitRequest) { r.req.IdempotencyKey = key }
+	return func(r *emitRequest) { r.req.IdempotencyKey = &key }
 }
 
 // ThroughAlias emits through alias, an alias the task declares in Outlets:

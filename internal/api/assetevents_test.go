@@ -51,6 +51,7 @@ func TestCreateAssetEventFields(t *testing.T) {
 		{map[string]any{"asset_id": list.Assets[0].ID, "partition_key": "p", "partition_date": "2026-03-01"}, http.StatusBadRequest, "with a zone offset"},
 		{map[string]any{"asset_id": list.Assets[0].ID, "extra": map[string]any{"blob": strings.Repeat("x", 20000)}},
 			http.StatusRequestEntityTooLarge, "more than the 16384 allowed"},
+		{map[string]any{"asset_id": list.Assets[0].ID, "idempotency_key": ""}, http.StatusBadRequest, `"idempotency_key" must not be empty`},
 	} {
 		e.mustProblem(bad.status, core.RoleOp, "POST", "/api/v2/assets/events", bad.body, bad.want)
 	}

@@ -63,7 +63,7 @@ type AssetEventBody struct {
 	Extra          json.RawMessage `json:"extra,omitempty" doc:"a JSON object stored with the event (at most 16 KiB; values of secret-named keys are stored as ***)"`
 	PartitionKey   *string         `json:"partition_key,omitempty" doc:"the partition the event is about"`
 	PartitionDate  string          `json:"partition_date,omitempty" doc:"the partition's date, RFC 3339 with a zone offset; needs partition_key"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty" doc:"names the one event this request creates: a repeat returns that event with duplicate true"`
+	IdempotencyKey *string         `json:"idempotency_key,omitempty" doc:"names the one event this request creates (1 to 256 bytes of printable text): a repeat returns that event with duplicate true"`
 }
 
 // CreatedAssetEvent is the answer to POST /assets/events: the event, and

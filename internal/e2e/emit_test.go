@@ -41,6 +41,8 @@ tasks:
         weir assets emit --name batches --partition-date 2026-03-01T00:00:00Z; echo "date without key: exit $?"
         weir assets emit --name batches --extra "{\"blob\": \"$(head -c 20000 /dev/zero | tr '\0' x)\"}"; echo "oversized: exit $?"
         weir assets emit --name batches --partition-key batch-2 --idempotency-key ingest/batch-1; echo "key of another partition: exit $?"
+        weir assets emit --name batches --idempotency-key "$UNSET_KEY"; echo "empty key: exit $?"
+        weir assets emit --name batches --extra '{"v": NaN}'; echo "NaN: exit $?"
         exit 1
       fi
 `
@@ -103,6 +105,8 @@ func TestEmitFromShellTask(t *testing.T) {
 			"undeclared: exit 3", `needs a "partition_key"`, "date without key: exit 2",
 			"more than the 16384 allowed", "oversized: exit 2",
 			`a repeated emission must name the same partition`, "key of another partition: exit 3",
+			`"idempotency_key" must not be empty`, "empty key: exit 2",
+			`--extra {"v": NaN} is not JSON (invalid character 'N'`, "NaN: exit 2",
 		} {
 			if !strings.Contains(log1, want) {
 				t.Errorf("first try's log lacks %q:\n%s", want, log1)
@@ -165,6 +169,10 @@ func TestEmitFromShellTask(t *testing.T) {
 		if r := weir("assets", "events", "create", "--name", "batches", "--partition-key", "batch-8", "--idempotency-key", "upstream/batch-9"); r.Code == 0 ||
 			!strings.Contains(r.Stderr, `a repeated emission must name the same partition`) {
 			t.Errorf("events create reusing a key for another partition: %s; want a refusal", r)
+		}
+		if r := weir("assets", "events", "create", "--name", "batches", "--idempotency-key", ""); r.Code == 0 ||
+			!strings.Contains(r.Stderr, `"idempotency_key" must not be empty`) {
+			t.Errorf("events create with an empty key: %s; want a refusal naming the key", r)
 		}
 		// A key names one event of its asset: another asset's use of it is its own event.
 		if r := weir("assets", "events", "create", "--name", "audit_log", "--idempotency-key", "upstream/batch-9"); r.Code != 0 ||

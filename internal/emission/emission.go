@@ -11,6 +11,7 @@ package emission
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,8 +46,9 @@ type Request struct {
 	// Extra is a JSON object (empty = {}).
 	Extra json.RawMessage
 	// IdempotencyKey, when set, names the one event this emission creates:
-	// emitting again with it returns that event's receipt.
-	IdempotencyKey string
+	// emitting again with it returns that event's receipt. Set, it may not
+	// be empty: an empty key would silently create an event per repeat.
+	IdempotencyKey *string
 }
 
 // Checked is a request that passed Check, in the form the store records.
@@ -54,6 +56,14 @@ type Checked struct {
 	Request
 	Date  *time.Time      // the parsed partition date
 	Extra json.RawMessage // compact, secrets masked
+}
+
+// Key returns the request's idempotency key ("" = none).
+func (r *Request) Key() string {
+	if r.IdempotencyKey == nil {
+		return ""
+	}
+	return *r.IdempotencyKey
 }
 
 // Check validates a request's fields against maxExtra (bytes of compact
@@ -79,8 +89,8 @@ func Check(r Request, maxExtra int) (*Checked, error) {
 			return nil, err
 		}
 	}
-	if r.IdempotencyKey != "" {
-		if err := checkKey("idempotency_key", r.IdempotencyKey); err != nil {
+	if r.IdempotencyKey != nil {
+		if err := checkKey("idempotency_key", *r.IdempotencyKey); err != nil {
 			return nil, err
 		}
 	}
@@ -117,9 +127,15 @@ func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage("{}"), nil
 	}
-	var obj map[string]any
+	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
+			return nil, fmt.Errorf(`"extra" is not JSON (%v; NaN and Infinity are not JSON numbers): %w`, err, core.ErrInvalid)
+		}
 		return nil, fmt.Errorf(`"extra" must be a JSON object such as {"rows": 10}, got %.40s: %w`, raw, core.ErrInvalid)
+	}
+	if err := json.Unmarshal(raw, new(map[string]any)); err != nil {
+		return nil, fmt.Errorf(`"extra" holds a value JSON decoders cannot read (%v): %w`, err, core.ErrInvalid)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {

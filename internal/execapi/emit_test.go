@@ -51,7 +51,7 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 	batch1 := "batch-1"
 	first, err := load.Emit(ctx, execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, PartitionKey: &batch1,
 		PartitionDate: "2026-03-01T00:00:00+01:00", Extra: json.RawMessage(`{"rows": 10, "password": "hunter2"}`),
-		IdempotencyKey: "prod/orders/batch-1"})
+		IdempotencyKey: ptr("prod/orders/batch-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 	}
 	// The same key again, from another try of another task: the first receipt.
 	dup, err := again.Emit(ctx, execclient.EmitRequest{Asset: core.AssetRef{URI: "s3://lake/orders"}, PartitionKey: &batch1,
-		PartitionDate: "2026-02-28T23:00:00Z", IdempotencyKey: "prod/orders/batch-1"})
+		PartitionDate: "2026-02-28T23:00:00Z", IdempotencyKey: ptr("prod/orders/batch-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,10 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 			http.StatusBadRequest, `"partition_date" "2026-03-01T00:00:00Z" needs a "partition_key"`},
 		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, Extra: json.RawMessage(`{"blob":"` + strings.Repeat("x", 17<<10) + `"}`)},
 			http.StatusRequestEntityTooLarge, `"extra" is 17419 bytes, more than the 16384 allowed`},
-		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, IdempotencyKey: "prod/orders/batch-1"},
-			http.StatusConflict, `in partition "batch-1"; a repeated emission must name the same partition`},
+		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, IdempotencyKey: ptr("prod/orders/batch-1")},
+			http.StatusConflict, `in partition "batch-1" dated 2026-02-28T23:00:00Z; a repeated emission must name the same partition and date`},
+		{execclient.EmitRequest{Asset: core.AssetRef{Name: "orders"}, IdempotencyKey: ptr("")},
+			http.StatusBadRequest, `"idempotency_key" must not be empty`},
 		{execclient.EmitRequest{Asset: core.AssetRef{Name: "gone"}, Alias: "exports"}, http.StatusNotFound, `asset named "gone"`},
 	}
 	for _, tc := range refused {
@@ -98,7 +100,7 @@ func testEmit(t *testing.T, env *execapitest.Env) {
 	}
 	// A key names one event of its asset: another asset's is another event.
 	if r, err := load.Emit(ctx, execclient.EmitRequest{Asset: core.AssetRef{Name: "exports_eu"}, Alias: "exports",
-		IdempotencyKey: "prod/orders/batch-1"}); err != nil || r.Duplicate || r.Name != "exports_eu" {
+		IdempotencyKey: ptr("prod/orders/batch-1")}); err != nil || r.Duplicate || r.Name != "exports_eu" {
 		t.Errorf("orders' key on exports_eu = %+v, %v; want a new event of exports_eu", r, err)
 	}
 	if ti := env.TI(t, wls["load"].TI.ID); ti.State != core.TIRunning {
@@ -204,3 +206,5 @@ func testStreamPush(t *testing.T, env *execapitest.Env) {
 		t.Errorf("a refused push from plain created a stream")
 	}
 }
+
+func ptr(s string) *string { return &s }

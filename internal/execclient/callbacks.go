@@ -67,7 +67,7 @@ type CallbackEmitRequest struct {
 	PartitionDate string          `json:"partition_date,omitempty"`
 	Extra         json.RawMessage `json:"extra,omitempty"`
 	// IdempotencyKey is a Go callback's (CallbackEmitter fills one in).
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	IdempotencyKey *string `json:"idempotency_key,omitempty"`
 }
 
 // CallbackEmit emits the event of callback id's asset_event notifier and
@@ -98,8 +98,9 @@ func (e *CallbackEmitter) Emit(ctx context.Context, req EmitRequest) (*core.Asse
 		return nil, fmt.Errorf("emit an event of asset %s: a callback emits its outlets, not through alias %q: %w", req.Asset, req.Alias, core.ErrInvalid)
 	}
 	n := e.n.Add(1)
-	if req.IdempotencyKey == "" {
-		req.IdempotencyKey = "callback/" + strconv.FormatInt(e.ID, 10) + "/emit-" + strconv.FormatInt(n, 10)
+	if req.IdempotencyKey == nil {
+		key := "callback/" + strconv.FormatInt(e.ID, 10) + "/emit-" + strconv.FormatInt(n, 10)
+		req.IdempotencyKey = &key
 	}
 	rec, err := e.Client.CallbackEmit(ctx, e.ID, CallbackEmitRequest{Asset: &req.Asset, PartitionKey: req.PartitionKey,
 		PartitionDate: req.PartitionDate, Extra: req.Extra, IdempotencyKey: req.IdempotencyKey})

@@ -27,8 +27,9 @@ type EmitRequest struct {
 	PartitionDate string          `json:"partition_date,omitempty"`
 	Extra         json.RawMessage `json:"extra,omitempty"` // a JSON object; absent = {}
 	// IdempotencyKey makes a repeated emission return the first one's
-	// receipt; Emit fills in a fresh key when it is empty.
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// receipt; Emit fills in a fresh key when there is none (nil; set, it
+	// may not be empty).
+	IdempotencyKey *string `json:"idempotency_key,omitempty"`
 }
 
 // NewIdempotencyKey returns a fresh idempotency key, which the SDK and the
@@ -58,8 +59,9 @@ func (c *Client) Emit(ctx context.Context, req EmitRequest) (*core.AssetEventRec
 	if c.Identity.TIID == "" {
 		return nil, errors.New("emit an asset event: the client has no task instance id (WEIR_TI_ID)")
 	}
-	if req.IdempotencyKey == "" {
-		req.IdempotencyKey = NewIdempotencyKey()
+	if req.IdempotencyKey == nil {
+		key := NewIdempotencyKey()
+		req.IdempotencyKey = &key
 	}
 	var rec core.AssetEventReceipt
 	if err := c.doJSON(ctx, http.MethodPost, tiPath(c.Identity.TIID, "asset-events"), req, &rec); err != nil {

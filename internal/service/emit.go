@@ -88,7 +88,7 @@ func (s *Service) emitOnce(ctx context.Context, p *store.AssetEventParams) (*cor
 // caller adds the asset and the source).
 func eventParams(c *emission.Checked, now time.Time) *store.AssetEventParams {
 	return &store.AssetEventParams{Extra: c.Extra, PartitionKey: c.PartitionKey, PartitionDate: c.Date,
-		IdempotencyKey: c.IdempotencyKey, Now: now}
+		IdempotencyKey: c.Key(), Now: now}
 }
 
 // activeAsset returns the asset ref names (by name or uri) when it exists
@@ -146,19 +146,29 @@ func (s *Service) repeated(ctx context.Context, p *store.AssetEventParams) (*cor
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case partition(ev.PartitionKey) != partition(p.PartitionKey) || !sameTime(ev.PartitionDate, p.PartitionDate):
-		return nil, fmt.Errorf("idempotency key %q already names event %d of asset %q in partition %s; a repeated emission must name the same partition: %w",
-			p.IdempotencyKey, ev.ID, ev.Name, partition(ev.PartitionKey), core.ErrConflict)
+	case !sameKey(ev.PartitionKey, p.PartitionKey) || !sameTime(ev.PartitionDate, p.PartitionDate):
+		return nil, fmt.Errorf("idempotency key %q already names event %d of asset %q in partition %s; a repeated emission must name the same partition and date: %w",
+			p.IdempotencyKey, ev.ID, ev.Name, partition(ev.PartitionKey, ev.PartitionDate), core.ErrConflict)
 	}
 	return ev, nil
 }
 
-// partition describes a partition key for a message.
-func partition(k *string) string {
+// partition describes a partition key and date for a message.
+func partition(k *string, date *time.Time) string {
 	if k == nil {
 		return "(none)"
 	}
-	return fmt.Sprintf("%q", *k)
+	if date == nil {
+		return fmt.Sprintf("%q without a date", *k)
+	}
+	return fmt.Sprintf("%q dated %s", *k, date.UTC().Format(time.RFC3339Nano))
+}
+
+func sameKey(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 func sameTime(a, b *time.Time) bool {

@@ -39,7 +39,7 @@ func TestGoCallbackEmits(t *testing.T) {
 	cb := cbs[0]
 	key := func(k string) emission.Request {
 		pk := "gocb/" + run.RunID
-		return emission.Request{Asset: core.AssetRef{Name: "alerts"}, PartitionKey: &pk, IdempotencyKey: k}
+		return emission.Request{Asset: core.AssetRef{Name: "alerts"}, PartitionKey: &pk, IdempotencyKey: &k}
 	}
 	refusals := []struct {
 		name string
@@ -47,11 +47,12 @@ func TestGoCallbackEmits(t *testing.T) {
 		want error
 		says string
 	}{
-		{"not an outlet", emission.Request{Asset: core.AssetRef{Name: "other"}, IdempotencyKey: "k"}, core.ErrForbidden,
+		{"not an outlet", emission.Request{Asset: core.AssetRef{Name: "other"}, IdempotencyKey: ptr("k")}, core.ErrForbidden,
 			`may emit only its outlets ("alerts"), not asset "other"`},
-		{"by uri", emission.Request{Asset: core.AssetRef{URI: "ops://alerts"}, IdempotencyKey: "k"}, core.ErrInvalid, "names the asset it emits by name"},
-		{"no key", key(""), core.ErrInvalid, "needs an idempotency key"},
-		{"a date without a key", emission.Request{Asset: core.AssetRef{Name: "alerts"}, PartitionDate: "2026-03-01T00:00:00Z", IdempotencyKey: "k"},
+		{"by uri", emission.Request{Asset: core.AssetRef{URI: "ops://alerts"}, IdempotencyKey: ptr("k")}, core.ErrInvalid, "names the asset it emits by name"},
+		{"no key", emission.Request{Asset: core.AssetRef{Name: "alerts"}}, core.ErrInvalid, "needs an idempotency key"},
+		{"an empty key", key(""), core.ErrInvalid, `"idempotency_key" must not be empty`},
+		{"a date without a key", emission.Request{Asset: core.AssetRef{Name: "alerts"}, PartitionDate: "2026-03-01T00:00:00Z", IdempotencyKey: ptr("k")},
 			core.ErrInvalid, "partition"},
 	}
 	for _, r := range refusals {

@@ -89,7 +89,8 @@ func callbackRequest(cb *core.Callback, r emission.Request) (emission.Request, e
 	r.Alias = ""
 	switch {
 	case cb.Spec.Notifier == core.NotifierAssetEvent:
-		r.Asset, r.IdempotencyKey = core.AssetRef{Name: cb.Spec.Asset}, CallbackIdempotencyKey(cb.ID)
+		key := CallbackIdempotencyKey(cb.ID)
+		r.Asset, r.IdempotencyKey = core.AssetRef{Name: cb.Spec.Asset}, &key
 		return r, nil
 	case cb.Spec.Function == "":
 		return r, fmt.Errorf("it is neither an asset_event notifier nor a Go callback: %w", core.ErrInvalid)
@@ -98,7 +99,7 @@ func callbackRequest(cb *core.Callback, r emission.Request) (emission.Request, e
 	case !slices.Contains(cb.Spec.Outlets, r.Asset.Name):
 		return r, fmt.Errorf("the Go callback %s may emit only its outlets (%s), not asset %q; add it to the callback's outlets: %w",
 			cb.Spec.Function, outletList(cb.Spec.Outlets), r.Asset.Name, core.ErrForbidden)
-	case r.IdempotencyKey == "":
+	case r.IdempotencyKey == nil:
 		return r, fmt.Errorf("a Go callback's emission needs an idempotency key: %w", core.ErrInvalid)
 	}
 	r.Asset.URI = ""

@@ -91,13 +91,16 @@ func (f *EventFlags) Add(cmd *cobra.Command, keyHelp string) {
 // Fill sets req's partition, extra and idempotency key from the flags
 // (the server checks them); an --extra that is not JSON is an error.
 func (f *EventFlags) Fill(cmd *cobra.Command, req *execclient.EmitRequest) error {
-	req.PartitionDate, req.IdempotencyKey = f.partDate, f.key
+	req.PartitionDate = f.partDate
 	if cmd.Flags().Changed("partition-key") {
 		req.PartitionKey = &f.partKey
 	}
+	if cmd.Flags().Changed("idempotency-key") {
+		req.IdempotencyKey = &f.key
+	}
 	if f.extra != "" {
-		if !json.Valid([]byte(f.extra)) {
-			return fmt.Errorf("--extra must be a JSON object such as '{\"rows\": 10}', got %.40s", f.extra)
+		if err := json.Unmarshal([]byte(f.extra), new(json.RawMessage)); err != nil {
+			return fmt.Errorf("--extra %.40s is not JSON (%v): give a JSON object such as '{\"rows\": 10}'", f.extra, err)
 		}
 		req.Extra = json.RawMessage(f.extra)
 	}
