@@ -145,7 +145,7 @@ type Workers struct {
 	Concurrency         int      `toml:"concurrency" comment:"task instances one worker runs at once"`
 	Queues              []string `toml:"queues" comment:"queues a worker claims task instances from"`
 	HeartbeatInterval   Duration `toml:"heartbeat_interval" comment:"how often a worker heartbeats, as a worker and for each running task instance; a worker silent for two intervals has its tries failed over (api-servers beat every half interval)"`
-	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried"`
+	ShutdownGracePeriod Duration `toml:"shutdown_grace_period" comment:"on shutdown, running tasks get this long before they are stopped and retried (at once, without spending one of their retries)"`
 	SpareShells         bool     `toml:"spare_shells" comment:"keep up to two bash shells started ahead of the next bash tries, so that a try does not wait for bash to start (docs/adr/0036-bash-tries-run-in-shells-started-ahead.md); false = each try starts its own"`
 	TLSCAFile           string   `toml:"tls_ca_file" comment:"PEM file of the CA certificate(s) that signed the api-servers' certificates, trusted besides the system roots when workers (and their tasks' weir commands) reach an https api-server; empty = the system roots only"`
 	StateBackend        string   `toml:"state_backend" comment:"worker-side backend for task and asset state (docs/state-backends.md): empty = values in the database; file:///path or s3://bucket/prefix?endpoint=URL = values in that store, only a reference in the database (S3 credentials from the URL or AWS_* variables); or the name of a backend the program registers with weir.WithStateBackend"`

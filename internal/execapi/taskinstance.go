@@ -156,7 +156,11 @@ func (s *server) state(w http.ResponseWriter, r *http.Request, c *auth.Claims) e
 	if err != nil {
 		return err
 	}
-	end := service.TryEnd{State: req.State, NoRetry: req.NoRetry, Claim: claim}
+	how, err := failureOf(&req)
+	if err != nil {
+		return err
+	}
+	end := service.TryEnd{State: req.State, Failure: how, Claim: claim}
 	var logNext *int64
 	if req.Log != nil { // stored first: a try seen ended has its whole log
 		if end.Before, err = s.tailInTx(r.Context(), ti, req.Log, &logNext); err != nil {
@@ -294,4 +298,19 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request, c *auth.Claim
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// failureOf returns how the try a state request ends failed
+// (runs.Failure); a request both no_retry and interrupted is refused
+// (core.ErrInvalid).
+func failureOf(r *execclient.StateRequest) (runs.Failure, error) {
+	switch {
+	case r.NoRetry && r.Interrupted:
+		return 0, fmt.Errorf("a try ends no_retry or interrupted, not both: %w", core.ErrInvalid)
+	case r.NoRetry:
+		return runs.FailedForGood, nil
+	case r.Interrupted:
+		return runs.Interrupted, nil
+	}
+	return runs.FailedItself, nil
 }

@@ -156,6 +156,10 @@ type StateRequest struct {
 	// NoRetry, with state failed, ends the task instance failed whatever
 	// tries it has left (a sensor's timeout: Airflow's AirflowSensorTimeout).
 	NoRetry bool `json:"no_retry,omitempty"`
+	// Interrupted, with state failed, says the worker stopped the try as
+	// it shut down (its shutdown grace over): the server retries it at
+	// once, and the try does not count against the task's retries.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Deferral, with state deferred, names the trigger to wait on and how
 	// to resume (its fields are inlined: trigger, next_method,
 	// next_kwargs, timeout).

@@ -15,7 +15,7 @@ import (
 // answering an older client correctly (docs/architecture.md#versions).
 const (
 	APIVersionHeader = "Weir-API-Version"
-	APIVersion       = NoRetryVersion // the newest change is its own; the others: docs/architecture.md#versions
+	APIVersion       = InterruptedVersion // the newest change is its own; the others: docs/architecture.md#versions
 	OldestAPIVersion = "2026-12-01"
 )
 
@@ -30,6 +30,11 @@ const SlimRunVersion = "2026-12-05"
 // timeout in its args; servers give older clients that timeout as the
 // sensor's execution timeout, as it was before.
 const NoRetryVersion = "2026-12-06"
+
+// InterruptedVersion is the first version whose workers may end a try
+// interrupted by their shutdown (StateRequest.Interrupted): retried at
+// once, the try refunded. An older server refuses the field.
+const InterruptedVersion = "2026-12-07"
 
 // ReasonUnsupportedVersion is the reason of a request whose client version
 // the server does not support.

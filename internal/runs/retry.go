@@ -40,25 +40,47 @@ func NextRetryAt(task *core.Task, try int, now time.Time) time.Time {
 	return now.Add(delay)
 }
 
+// Failure says how a failed try failed, where that decides what follows.
+type Failure uint8
+
+const (
+	// FailedItself: the task failed; it is retried while tries remain.
+	FailedItself Failure = iota
+	// FailedForGood: the try failed for good (no_retry: Airflow's
+	// AirflowFailException and AirflowSensorTimeout); no retry.
+	FailedForGood
+	// Interrupted: its worker stopped it as it shut down, through no fault
+	// of the task; it is retried at once, and the try does not count
+	// against its retries (the caller adds one to max_tries, as Airflow
+	// does for a running try that is cleared).
+	Interrupted
+)
+
 // Outcome is how a try ends that reported reported at now: success and
 // skipped stand; failed (or up_for_retry) becomes up_for_retry with the
 // time of the next try when tries remain (ti.TryNumber < ti.MaxTries) and
-// the try did not fail for good (noRetry: Airflow's AirflowFailException
-// and AirflowSensorTimeout), else failed. It is the one retry decision: a
-// worker's report and a dead worker's try both go through it. task nil (no
-// longer in the DAG) retries at once. Any other reported state, or noRetry
-// with success or skipped, wraps core.ErrInvalid.
-func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, noRetry bool, now time.Time) (core.TIState, *time.Time, error) {
+// the try did not fail for good, else failed; an interrupted try is
+// retried at once (see Failure). It is the one retry decision: a worker's
+// report and a dead worker's try both go through it. task nil (no longer
+// in the DAG) retries at once. Any other reported state, or a failure
+// kind with success or skipped, wraps core.ErrInvalid.
+func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, how Failure, now time.Time) (core.TIState, *time.Time, error) {
 	if err := CheckReported(reported); err != nil {
 		return "", nil, err
 	}
 	if reported == core.TISuccess || reported == core.TISkipped {
-		if noRetry {
+		switch how {
+		case FailedForGood:
 			return "", nil, fmt.Errorf("no_retry goes with state failed, not %s: %w", reported, core.ErrInvalid)
+		case Interrupted:
+			return "", nil, fmt.Errorf("interrupted goes with state failed, not %s: %w", reported, core.ErrInvalid)
 		}
 		return reported, nil, nil
 	}
-	if noRetry || ti.TryNumber >= ti.MaxTries {
+	if how == Interrupted {
+		return core.TIUpForRetry, &now, nil
+	}
+	if how == FailedForGood || ti.TryNumber >= ti.MaxTries {
 		return core.TIFailed, nil, nil
 	}
 	next := now

@@ -83,28 +83,30 @@ func TestOutcome(t *testing.T) {
 		task      *core.Task
 		try, max  int
 		reported  core.TIState
-		noRetry   bool
+		how       runs.Failure
 		want      core.TIState
 		wantRetry time.Duration // -1 = no next_retry_at
 		wantErr   bool
 	}{
-		{"success stands", task, 1, 3, core.TISuccess, false, core.TISuccess, -1, false},
-		{"skipped stands", task, 3, 3, core.TISkipped, false, core.TISkipped, -1, false},
-		{"failed with tries left retries after the delay", task, 1, 3, core.TIFailed, false, core.TIUpForRetry, time.Minute, false},
-		{"up_for_retry is a failure", task, 2, 3, core.TIUpForRetry, false, core.TIUpForRetry, time.Minute, false},
-		{"last try fails", task, 3, 3, core.TIFailed, false, core.TIFailed, -1, false},
-		{"past max_tries fails", task, 4, 3, core.TIUpForRetry, false, core.TIFailed, -1, false},
-		{"task gone retries at once", nil, 1, 2, core.TIFailed, false, core.TIUpForRetry, 0, false},
-		{"running is not an end", task, 1, 3, core.TIRunning, false, "", -1, true},
-		{"no retry fails with tries left", task, 1, 3, core.TIFailed, true, core.TIFailed, -1, false},
-		{"no retry with up_for_retry fails too", task, 1, 3, core.TIUpForRetry, true, core.TIFailed, -1, false},
-		{"no retry goes with failed only", task, 1, 3, core.TISuccess, true, "", -1, true},
+		{"success stands", task, 1, 3, core.TISuccess, runs.FailedItself, core.TISuccess, -1, false},
+		{"skipped stands", task, 3, 3, core.TISkipped, runs.FailedItself, core.TISkipped, -1, false},
+		{"failed with tries left retries after the delay", task, 1, 3, core.TIFailed, runs.FailedItself, core.TIUpForRetry, time.Minute, false},
+		{"up_for_retry is a failure", task, 2, 3, core.TIUpForRetry, runs.FailedItself, core.TIUpForRetry, time.Minute, false},
+		{"last try fails", task, 3, 3, core.TIFailed, runs.FailedItself, core.TIFailed, -1, false},
+		{"past max_tries fails", task, 4, 3, core.TIUpForRetry, runs.FailedItself, core.TIFailed, -1, false},
+		{"task gone retries at once", nil, 1, 2, core.TIFailed, runs.FailedItself, core.TIUpForRetry, 0, false},
+		{"running is not an end", task, 1, 3, core.TIRunning, runs.FailedItself, "", -1, true},
+		{"no retry fails with tries left", task, 1, 3, core.TIFailed, runs.FailedForGood, core.TIFailed, -1, false},
+		{"no retry with up_for_retry fails too", task, 1, 3, core.TIUpForRetry, runs.FailedForGood, core.TIFailed, -1, false},
+		{"no retry goes with failed only", task, 1, 3, core.TISuccess, runs.FailedForGood, "", -1, true},
+		{"interrupted retries at once, the last try too", task, 3, 3, core.TIFailed, runs.Interrupted, core.TIUpForRetry, 0, false},
+		{"interrupted goes with failed only", task, 1, 3, core.TISkipped, runs.Interrupted, "", -1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ti := &core.TaskInstance{TryNumber: tt.try, MaxTries: tt.max}
-			got, next, err := runs.Outcome(tt.task, ti, tt.reported, tt.noRetry, t0)
+			got, next, err := runs.Outcome(tt.task, ti, tt.reported, tt.how, t0)
 			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, core.ErrInvalid)) {
 				t.Fatalf("err = %v, want error %t (ErrInvalid)", err, tt.wantErr)
 			}

@@ -50,9 +50,10 @@ func (s *Service) FinishTry(ctx context.Context, ti *core.TaskInstance, reported
 // TryEnd is a worker's report of a try's end and what it carries.
 type TryEnd struct {
 	State core.TIState // as FinishTry's reported
-	// NoRetry, with state failed, fails the try for good whatever tries
-	// are left (a sensor's timeout; runs.Outcome).
-	NoRetry bool
+	// Failure, with state failed, says how the try failed (runs.Failure):
+	// by itself, for good (no_retry: a sensor's timeout), or interrupted
+	// by its worker's shutdown (retried at once, the try refunded).
+	Failure runs.Failure
 	// Claim, when set, is claimed for the reporting worker in the
 	// transaction that ends the try (store.TaskInstanceClaim, started
 	// with Claim.Start as ClaimTries starts them): a finishing try hands
@@ -114,12 +115,13 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 		return nil, err
 	}
 	task := v.Spec.Task(ti.TaskID)
-	state, next, err := runs.Outcome(task, ti, reported, end.NoRetry, now)
+	state, next, err := runs.Outcome(task, ti, reported, end.Failure, now)
 	if err != nil {
 		return nil, fmt.Errorf("finish %s: %w", runs.Describe(ti), err)
 	}
 	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next, SeenHeartbeat: end.seen,
-		ClearTaskState: clearState, FailedOver: failedOver, NoAliases: task != nil && !task.HasAliasOutlet()}
+		ClearTaskState: clearState, FailedOver: failedOver, NoAliases: task != nil && !task.HasAliasOutlet(),
+		RefundTry: state == core.TIUpForRetry && end.Failure == runs.Interrupted}
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}

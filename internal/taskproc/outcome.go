@@ -28,6 +28,9 @@ type Outcome struct {
 	// NoRetry, with state failed, is reported with it: the try failed for
 	// good (a sensor's timeout).
 	NoRetry bool `json:"no_retry,omitempty"`
+	// Interrupted, with state failed, is reported with it: the worker
+	// stopped the try as it shut down.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// ExitTo is the journal a pending try's shell appends its exit status
 	// to, and ExitID what names the status there: set by Record, ExitID
 	// new for each pending record (a try number's resumed run, after a

@@ -151,7 +151,7 @@ func (w *Worker) reportUnreported(ctx context.Context) {
 			_, _ = tail.Write(o.LogTail)
 			tail.Close()
 		}
-		sr, err := w.report(ctx, tc, o.TIID, execclient.StateRequest{State: core.TIState(o.State), NoRetry: o.NoRetry}, nil, log, nil)
+		sr, err := w.report(ctx, tc, o.TIID, execclient.StateRequest{State: core.TIState(o.State), NoRetry: o.NoRetry, Interrupted: o.Interrupted}, nil, log, nil)
 		switch {
 		case err == nil:
 			log.Info("reported the outcome of a try its dead worker had not reported", "now", sr.State)

@@ -123,6 +123,10 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	pending := w.pendingOutcome(wl, id, tc.Token(), log)
 	state, err := w.execute(tryCtx, wl, rc, tc, red, tokenFile, pending.ExitTrap())
 	pending.State, pending.NoRetry = string(state), state == core.TIFailed && operator.IsNoRetry(err)
+	// A try its worker's shutdown killed (the grace over) is not the
+	// task's failure: the server retries it without spending a retry.
+	// A `dags test` stopped with Ctrl-C (KillOnStop) ends its run instead.
+	pending.Interrupted = state == core.TIFailed && !pending.NoRetry && !w.KillOnStop && errors.Is(context.Cause(ctx), errShutdown)
 	// A shell try's record exists since its start and now gets its state.
 	// An in-process try is recorded only when its report is not answered
 	// at once: a worker killed before that reports nothing, and the try
@@ -177,7 +181,7 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 		_, _ = fmt.Fprintf(tail, "[%s] weir: the deferral was refused, so the try fails: %v\n", w.Clock.Now().Format(time.RFC3339), refused)
 		tail.Close()
 	}
-	req := execclient.StateRequest{State: state, NoRetry: pending.NoRetry, Log: tail}
+	req := execclient.StateRequest{State: state, NoRetry: pending.NoRetry, Interrupted: pending.Interrupted, Log: tail}
 	if claiming() {
 		req.Next = &execclient.NextClaim{Queues: w.Queues, Start: *w.runRequest()}
 	}

@@ -145,20 +145,32 @@ func sleeper(pidFile string) map[string]any {
 	return map[string]any{"bash_command": fmt.Sprintf("sleep 300 & echo $! > %s; wait", pidFile)}
 }
 
+// TestWorkerShutdownKillsAndRetries: a try still running when its
+// worker's shutdown grace ends is killed and retried at once without
+// spending a retry (deployment.md's rolling restart): a task without
+// retries, whose retry_delay is an hour, is up_for_retry now, with one
+// try more.
 func TestWorkerShutdownKillsAndRetries(t *testing.T) {
 	t.Parallel()
 	env := execapitest.New(t, execapi.Config{})
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, Retries: 2, Args: sleeper(pidFile)}}}
+	dag := core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, RetryDelay: core.Duration(time.Hour), Args: sleeper(pidFile)}}}
 	env.SeedRun(t, dag, "r1", "")
 	stop := startWorker(t, env, nil, func(w *Worker) { w.ShutdownGrace = 10 * time.Millisecond })
 	var pid int
 	wait.Until(t, 30*time.Second, "the task's child to start", func() bool { var ok bool; pid, ok = proctest.ReadPID(pidFile); return ok })
 	stop()
-	if got := stateOf(t, env, "r1", "long"); got != core.TIUpForRetry {
-		t.Fatalf("after shutdown: %s, want up_for_retry", got)
+	ti, err := env.Store.TaskInstanceGetByKey(context.Background(), "d", "r1", "long", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti.State != core.TIUpForRetry || ti.MaxTries != 2 || ti.NextRetryAt == nil || ti.NextRetryAt.After(env.Clock.Now()) {
+		t.Fatalf("after shutdown: %s, max_tries %d, next retry at %v; want up_for_retry now, with a second try", ti.State, ti.MaxTries, ti.NextRetryAt)
 	}
 	wait.Until(t, 30*time.Second, "the child to die", func() bool { return !proctest.Alive(pid) })
+	if s := readLog(t, env, ti); !strings.Contains(s, "worker shutting down") {
+		t.Errorf("the try's log does not say the worker's shutdown ended it:\n%s", s)
+	}
 }
 
 func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {

@@ -245,8 +245,12 @@ func finishesAlone(p *store.TaskInstanceFinishParams) bool {
 
 // finishArgs are qTIFinish's arguments.
 func finishArgs(p *store.TaskInstanceFinishParams, from core.TIState) []any {
+	refund := 0
+	if p.RefundTry && p.State == core.TIUpForRetry {
+		refund = 1
+	}
 	return []any{p.ID, string(p.State), micros(p.Now), nullMicros(p.NextRetryAt), string(from), p.FailedOver && p.State == core.TIUpForRetry,
-		heartbeatSeen(p.SeenHeartbeat)}
+		heartbeatSeen(p.SeenHeartbeat), refund}
 }
 
 // heartbeatSeen is qTIFinish's $7: 0 for an end that any last heartbeat

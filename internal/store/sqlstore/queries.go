@@ -211,9 +211,10 @@ const (
 		last_heartbeat = $2, end_date = NULL`
 	qTIHeartbeat = `UPDATE task_instance SET last_heartbeat = $2 WHERE id = $1 AND state = 'running'`
 	// qTIFinish's $7 is heartbeatSeen's: 0 for any end, else the only
-	// last_heartbeat a failover of the dead-worker check may find.
+	// last_heartbeat a failover of the dead-worker check may find; $8 is
+	// what max_tries grows by (1 for a refunded try).
 	qTIFinish = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
-		failed_over = $6 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)
+		failed_over = $6, max_tries = max_tries + $8 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)
 		AND (CAST($7 AS BIGINT) = 0 OR COALESCE(last_heartbeat, 1) <= CAST($7 AS BIGINT))`
 	qTITakeBack = `UPDATE task_instance SET state = 'running', last_heartbeat = $2, updated_at = $2,
 		end_date = NULL, next_retry_at = NULL, failed_over = FALSE

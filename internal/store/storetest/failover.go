@@ -118,3 +118,33 @@ func testFailoverSeesTheHeartbeat(t *testing.T, f *fixture) {
 		}
 	}
 }
+
+// testRefundedTry: a try ended up_for_retry with RefundTry (its worker
+// stopped it as it shut down) gives its instance one try more, which its
+// retry keeps; without it, or with another end, max_tries stays.
+func testRefundedTry(t *testing.T, f *fixture) {
+	a, b := newTI("a", core.TIQueued), newTI("b", core.TIQueued)
+	f.run("etl", "r1", a, b)
+	_, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w1", Limit: 2, Now: f.now})
+	must(t, err, "claim")
+	for _, id := range []string{a.ID, b.ID} {
+		_, err := f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: id, WorkerID: "w1", Now: f.now})
+		must(t, err, "start")
+	}
+	before := f.get(a.ID).MaxTries
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: a.ID, State: core.TIUpForRetry,
+		Now: f.at(time.Minute), NextRetryAt: &f.now, RefundTry: true}), "interrupt a")
+	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: b.ID, State: core.TIFailed,
+		Now: f.at(time.Minute), RefundTry: true}), "fail b")
+	if got := f.get(a.ID); got.State != core.TIUpForRetry || got.MaxTries != before+1 {
+		t.Errorf("a = %s with max_tries %d, want up_for_retry with %d", got.State, got.MaxTries, before+1)
+	}
+	if got := f.get(b.ID); got.State != core.TIFailed || got.MaxTries != before {
+		t.Errorf("b = %s with max_tries %d, want failed with %d (a refund goes with up_for_retry only)", got.State, got.MaxTries, before)
+	}
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: a.ID, NewID: "11111111-0000-4000-8000-0000000000a2",
+		To: core.TIScheduled, Now: f.at(2 * time.Minute), From: core.TIUpForRetry}), "retry a")
+	if got := f.get("11111111-0000-4000-8000-0000000000a2"); got.TryNumber != 2 || got.MaxTries != before+1 {
+		t.Errorf("a's retry = try %d of %d, want try 2 of %d", got.TryNumber, got.MaxTries, before+1)
+	}
+}

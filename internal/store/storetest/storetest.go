@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Stale", testStale},
 		{"FailedOverTry", testFailedOverTry},
 		{"FailoverSeesTheHeartbeat", testFailoverSeesTheHeartbeat},
+		{"RefundedTry", testRefundedTry},
 		{"ActiveCounts", testActiveCounts},
 		{"DeferResume", testDeferResume},
 		{"DeferTimeoutFailAndNewTry", testDeferTimeoutFailAndNewTry},
