@@ -150,7 +150,7 @@ func (a *app) stateStoreCmd() *cobra.Command {
 	var all bool
 	clearCmd := &cobra.Command{
 		Use:   "clear",
-		Short: "Delete every key of a task instance or an asset (audited)",
+		Short: "Delete every key of a task instance or an asset (audited; an asset's watcher cursors are kept)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all && cf.asset != "" {

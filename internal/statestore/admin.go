@@ -57,15 +57,18 @@ func (s *Service) AdminDelete(ctx context.Context, actor core.Actor, scope core.
 }
 
 // AdminClear is a person's clear of every key of scope (of every map index
-// of a task with allMapIndices), authorized and audited as AdminSet
-// (detail, for task state: all_map_indices).
+// of a task with allMapIndices) but an asset's watchers' cursors, which a
+// clear would turn into every item reported again (a cursor is reset on
+// its own: AdminDelete of its key, `weir assets watchers reset-cursor`);
+// authorized and audited as AdminSet (detail, for task state:
+// all_map_indices).
 func (s *Service) AdminClear(ctx context.Context, actor core.Actor, scope core.StateScope, allMapIndices bool) error {
 	return s.edit(ctx, actor, scope, "clear", func(tx store.Store, scope core.StateScope) (string, error) {
 		detail := ""
 		if scope.Kind == core.StateTask {
 			detail = fmt.Sprintf("all_map_indices=%t", allMapIndices)
 		}
-		return detail, s.backend(tx).Clear(ctx, scope, Clearing{AllMapIndices: allMapIndices})
+		return detail, s.backend(tx).Clear(ctx, scope, Clearing{AllMapIndices: allMapIndices, KeepWatchers: true})
 	})
 }
 

@@ -2,6 +2,7 @@ package statestore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -27,6 +28,38 @@ func auditLog(t *testing.T, st store.Store) []string {
 		out = append(out, fmt.Sprintf("%s %s %s %s", e.User, e.Action, e.Target, e.Detail))
 	}
 	return out
+}
+
+// An admin's clear of an asset's state keeps its watchers' cursors: a
+// clear would make every watcher report everything again (a cursor is
+// reset on its own, audited).
+func TestAdminClearOfAnAssetKeepsItsWatchersCursors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, st, _ := newService(t, statestore.Config{})
+	defineAssets(t, st, orders)
+	ada := core.Actor{Name: "ada", Role: core.RoleOp}
+	asset, err := svc.Resolve(ctx, core.AssetScopeByName("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursor := core.WatcherCursorKey("landing")
+	if err := st.StateSet(ctx, &store.StateSetParams{Scope: asset, Key: cursor, Value: json.RawMessage(`{"id": 7}`), Now: t0,
+		By: core.StateWriter{Kind: core.StateWriterWatcher, Watcher: "landing"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AdminSet(ctx, ada, asset, "k", []byte(`1`), statevalue.Retention{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.AdminClear(ctx, ada, asset, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(ctx, asset, "k"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("k after the clear: %v, want it gone", err)
+	}
+	if e, err := svc.Get(ctx, asset, cursor); err != nil || string(e.Value) != `{"id": 7}` {
+		t.Errorf("the watcher's cursor after the clear: %+v, %v; want it kept", e, err)
+	}
 }
 
 // An admin edit of either kind is authorized, changes state, and leaves one

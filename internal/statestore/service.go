@@ -200,7 +200,7 @@ func (s *Service) Delete(ctx context.Context, scope core.StateScope, key string)
 
 // Clear removes every key of scope (of every map index of the task with
 // allMapIndices) but an asset's watchers' keys: a running try's clear, as
-// Set (an admin's, AdminClear, removes those too).
+// Set (an admin's is AdminClear).
 func (s *Service) Clear(ctx context.Context, scope core.StateScope, allMapIndices bool) error {
 	scope, err := s.assetID(ctx, scope)
 	if err != nil {

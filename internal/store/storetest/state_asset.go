@@ -43,7 +43,7 @@ func testAssetStateNoRetentionListAll(t *testing.T, f *fixture) {
 
 // A clear that keeps the watchers' keys (a task's) removes every other key
 // of the asset, those merely beginning alike included, and no other
-// asset's; a plain clear (an admin's) removes them too.
+// asset's; a plain clear (the asset's own removal) removes them too.
 func testAssetStateClearKeepsWatchers(t *testing.T, f *fixture) {
 	o, c := f.assetScope("orders"), f.assetScope("customers")
 	for _, k := range []string{core.WatcherCursorKey("landing"), "watcher/", "watchers", "Watcher/x", "w"} {
