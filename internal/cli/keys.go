@@ -82,14 +82,19 @@ func signingKeys(cfg *config.Config, kind keyKind) ([][]byte, error) {
 
 // secretsBox returns the box that encrypts connections, over the key file
 // [core] secrets_key_file (created with one new key on first use, 0600).
+// The box reads the file again for a value sealed under a key it lacks
+// (secrets.Reloading): a rotation by `weir connections rotate-key` on this
+// machine needs no restart of the processes reading it.
 func secretsBox(cfg *config.Config) (*secrets.Box, error) {
-	text, err := config.Secret(cfg.Core.SecretsKeyFile, secrets.KeyBytes)
-	if err != nil {
-		return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
-	}
-	keys, err := secrets.ParseKeys(text)
-	if err != nil {
-		return nil, fmt.Errorf("[core] secrets_key_file %s: %w", cfg.Core.SecretsKeyFile, err)
-	}
-	return secrets.New(keys)
+	return secrets.Reloading(func() ([][]byte, error) {
+		text, err := config.Secret(cfg.Core.SecretsKeyFile, secrets.KeyBytes)
+		if err != nil {
+			return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
+		}
+		keys, err := secrets.ParseKeys(text)
+		if err != nil {
+			return nil, fmt.Errorf("[core] secrets_key_file %s: %w", cfg.Core.SecretsKeyFile, err)
+		}
+		return keys, nil
+	})
 }

@@ -18,6 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // KeyBytes is the length of one key (AES-256).
@@ -36,9 +39,25 @@ var ErrUndecryptable = errors.New("cannot decrypt")
 
 // Box seals and opens values with a key ring. It is safe for concurrent use.
 type Box struct {
+	ring atomic.Pointer[ring]
+	// reload, when set (Reloading), reads the key ring again: a value
+	// sealed under a key the ring lacks may be under a key added to the
+	// file since (a rotation on this machine by another process).
+	reload     func() ([][]byte, error)
+	mu         sync.Mutex // over reloads
+	lastReload time.Time
+}
+
+// ring is a Box's keys.
+type ring struct {
 	ids   []string // key ids, primary first
 	aeads map[string]cipher.AEAD
 }
+
+// reloadEvery bounds how often a Box reads its keys again: rows sealed
+// under a key no file holds any more are each looked up, and each would
+// read the file.
+const reloadEvery = time.Second
 
 // ParseKeys reads a key file's content: one key per line as 64 hex
 // characters; the first line is the primary (sealing) key; blank lines and
@@ -71,10 +90,38 @@ func NewKey() string {
 
 // New returns a Box over keys, the first of which seals.
 func New(keys [][]byte) (*Box, error) {
+	r, err := newRing(keys)
+	if err != nil {
+		return nil, err
+	}
+	b := &Box{}
+	b.ring.Store(r)
+	return b, nil
+}
+
+// Reloading returns a Box over the keys load returns, which it calls again
+// (at most once a second) when a value was sealed under a key it lacks, so
+// that a process reads what another sealed after adding a key to the file
+// (`weir connections rotate-key`) without a restart. A load that fails
+// then leaves the keys as they were.
+func Reloading(load func() ([][]byte, error)) (*Box, error) {
+	keys, err := load()
+	if err != nil {
+		return nil, err
+	}
+	b, err := New(keys)
+	if err != nil {
+		return nil, err
+	}
+	b.reload = load
+	return b, nil
+}
+
+func newRing(keys [][]byte) (*ring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("a secrets box needs at least one key")
 	}
-	b := &Box{aeads: map[string]cipher.AEAD{}}
+	r := &ring{aeads: map[string]cipher.AEAD{}}
 	for i, k := range keys {
 		if len(k) != KeyBytes {
 			return nil, fmt.Errorf("key %d is %d bytes, want %d", i+1, len(k), KeyBytes)
@@ -88,13 +135,41 @@ func New(keys [][]byte) (*Box, error) {
 			return nil, fmt.Errorf("key %d: %w", i+1, err)
 		}
 		id := KeyID(k)
-		if _, dup := b.aeads[id]; dup {
+		if _, dup := r.aeads[id]; dup {
 			continue
 		}
-		b.ids = append(b.ids, id)
-		b.aeads[id] = aead
+		r.ids = append(r.ids, id)
+		r.aeads[id] = aead
 	}
-	return b, nil
+	return r, nil
+}
+
+// aead returns the cipher of key id, reloading the ring once when it lacks
+// it (Reloading).
+func (b *Box) aead(id string) (cipher.AEAD, bool) {
+	if aead, ok := b.ring.Load().aeads[id]; ok || b.reload == nil {
+		return aead, ok
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if aead, ok := b.ring.Load().aeads[id]; ok { // another call reloaded it
+		return aead, true
+	}
+	if time.Since(b.lastReload) < reloadEvery {
+		return nil, false
+	}
+	b.lastReload = time.Now()
+	keys, err := b.reload()
+	if err != nil {
+		return nil, false
+	}
+	r, err := newRing(keys)
+	if err != nil {
+		return nil, false
+	}
+	b.ring.Store(r)
+	aead, ok := r.aeads[id]
+	return aead, ok
 }
 
 // KeyID names a key without revealing it: the first 8 hex characters of
@@ -105,13 +180,14 @@ func KeyID(key []byte) string {
 }
 
 // PrimaryID is the id of the key that seals.
-func (b *Box) PrimaryID() string { return b.ids[0] }
+func (b *Box) PrimaryID() string { return b.ring.Load().ids[0] }
 
 // Seal encrypts plain under the primary key; context binds the sealed value
 // to its place (a connection id), so it cannot be moved to another row.
 func (b *Box) Seal(plain, context string) string {
-	id := b.ids[0]
-	aead := b.aeads[id]
+	r := b.ring.Load()
+	id := r.ids[0]
+	aead := r.aeads[id]
 	nonce := make([]byte, aead.NonceSize())
 	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
 	out := aead.Seal(nonce, nonce, []byte(plain), []byte(context))
@@ -143,7 +219,7 @@ func (b *Box) Open(stored, context string) (string, error) {
 	if !ok {
 		return "", errors.New("sealed value is malformed")
 	}
-	aead, ok := b.aeads[id]
+	aead, ok := b.aead(id)
 	if !ok {
 		return "", fmt.Errorf("key id %s: %w", id, ErrUnknownKey)
 	}

@@ -70,6 +70,39 @@ func TestSealOpen(t *testing.T) {
 	}
 }
 
+// TestReloadingReadsAKeyAddedSince: a box over a key file opens a value
+// sealed under a key another process added to the file after the box read
+// it (a rotation), without a restart, and keeps sealing until then with
+// the key it has; a key in no file is still ErrUnknownKey, and the file is
+// read again at most once a second for it.
+func TestReloadingReadsAKeyAddedSince(t *testing.T) {
+	t.Parallel()
+	oldKey, newKey := NewKey(), NewKey()
+	file, reads := oldKey, 0
+	b, err := Reloading(func() ([][]byte, error) { reads++; return ParseKeys(file) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	file = newKey + "\n" + oldKey // rotate-key, by another process
+	sealed := mustBox(t, newKey, oldKey).Seal("v", "c")
+	if got, err := b.Open(sealed, "c"); err != nil || got != "v" {
+		t.Fatalf("Open of a value sealed under the added key = %q, %v; want v", got, err)
+	}
+	if b.PrimaryID() != KeyID(mustHex(t, newKey)) {
+		t.Error("after the reload the box does not seal with the file's first key")
+	}
+	stray := mustBox(t, NewKey()).Seal("v", "c")
+	before := reads
+	for range 3 {
+		if _, err := b.Open(stray, "c"); !errors.Is(err, ErrUnknownKey) {
+			t.Fatalf("a key in no file: %v, want ErrUnknownKey", err)
+		}
+	}
+	if reads-before > 1 {
+		t.Errorf("three opens of a value under an unknown key read the file %d times, want at most once a second", reads-before)
+	}
+}
+
 func TestParseKeysRefusesBadKeys(t *testing.T) {
 	t.Parallel()
 	for text, want := range map[string]string{
