@@ -114,8 +114,13 @@ func TestLoginSessionFlow(t *testing.T) {
 	if status, b = e.call(core.RoleAdmin, "DELETE", "/api/v2/users/bob", nil); status != http.StatusNoContent {
 		t.Fatalf("delete bob: %d %s", status, b)
 	}
-	if status, b = e.call(core.RoleAdmin, "PUT", "/api/v2/users/bob", map[string]any{"password": "again-pw", "role": "op"}); status != http.StatusOK {
+	if status, b = e.call(core.RoleAdmin, "POST", "/api/v2/users", map[string]any{"username": "bob", "password": "again-pw", "role": "op"}); status != http.StatusCreated {
 		t.Fatalf("create bob anew: %d %s", status, b)
+	}
+	// POST creates only: an existing user is left as it is.
+	if status, b = e.call(core.RoleAdmin, "POST", "/api/v2/users", map[string]any{"username": "bob", "password": "x", "role": "admin"}); status != http.StatusConflict ||
+		!strings.Contains(string(b), `user \"bob\" exists (role op)`) {
+		t.Errorf("POST of an existing user: %d %s, want 409 naming bob and his role", status, b)
 	}
 	status, b = e.call(core.RolePublic, "GET", "/api/v2/dags", nil, "Cookie", before)
 	if status != http.StatusUnauthorized || !strings.Contains(string(b), "the session has ended") {

@@ -29,6 +29,14 @@ type putUserInput struct {
 	}
 }
 
+type postUserInput struct {
+	Body struct {
+		Username string    `json:"username" minLength:"1" doc:"login name"`
+		Password string    `json:"password" minLength:"1" doc:"the password (stored as a bcrypt hash)"`
+		Role     core.Role `json:"role" doc:"admin, op or viewer"`
+	}
+}
+
 // UserCollection is a page of users, by username.
 type UserCollection struct {
 	Users        []UserResponse `json:"users"`
@@ -72,9 +80,15 @@ func (s *server) registerUsers() {
 		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.deleteUser)
 	register(s, core.RoleAdmin, huma.Operation{
+		OperationID: "post_user", Method: http.MethodPost, Path: Prefix + "/users", Tags: tags,
+		Summary:       "Create a user",
+		Description:   "Creates a user that does not exist yet (`weir users create`); an existing one is left as it is (409). Audited as user.create.",
+		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusBadRequest, http.StatusConflict},
+	}, s.postUser)
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "put_user", Method: http.MethodPut, Path: Prefix + "/users/{username}", Tags: []string{"User"},
 		Summary:     "Create or update a user",
-		Description: "Sets the user's password and role, creating the user when there is none (`weir users create`). Audited as user.upsert.",
+		Description: "Sets the user's password and role, creating the user when there is none; an existing user's sessions and login tokens end. Audited as user.upsert.",
 		Errors:      []int{http.StatusBadRequest},
 	}, s.putUser)
 }
@@ -84,6 +98,14 @@ func (s *server) putUser(ctx context.Context, in *putUserInput) (*struct{ Body U
 		return nil, s.problem(ctx, err)
 	}
 	return &struct{ Body UserResponse }{UserResponse{Username: in.Username, Role: in.Body.Role}}, nil
+}
+
+func (s *server) postUser(ctx context.Context, in *postUserInput) (*struct{ Body UserResponse }, error) {
+	b := &in.Body
+	if err := s.svc.CreateUser(ctx, actor(ctx), b.Username, b.Password, b.Role); err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body UserResponse }{UserResponse{Username: b.Username, Role: b.Role}}, nil
 }
 
 func userResponse(u *core.User) UserResponse {

@@ -38,6 +38,7 @@ const (
 	VariableUpdate    = "variable.update"
 	VariableDelete    = "variable.delete"
 	UserUpsert        = "user.upsert"
+	UserCreate        = "user.create"
 	UserUpdate        = "user.update"
 	UserDelete        = "user.delete"
 	APITokenCreate    = "api_token.create"

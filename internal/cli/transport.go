@@ -120,8 +120,9 @@ type backend interface {
 	UserUpdate(ctx context.Context, username string, ch service.UserChange) (*api.UserResponse, error)
 	// UserDelete deletes a user and its API tokens.
 	UserDelete(ctx context.Context, username string) error
-	// UserSave creates or updates a user with a password and role.
-	UserSave(ctx context.Context, username, password string, role core.Role) error
+	// UserCreate creates a user that does not exist yet with a password
+	// and role (core.ErrConflict for an existing one).
+	UserCreate(ctx context.Context, username, password string, role core.Role) error
 
 	// TaskLogKey finds the log of try (0 = the current try) of a task
 	// instance, and returns it with the instance.

@@ -169,9 +169,9 @@ func (b *localBackend) AssetList(ctx context.Context, p *store.AssetListParams) 
 	return store.List(ctx, p, b.svc.Store().AssetList, b.svc.Store().AssetCount)
 }
 
-// UserSave implements backend.
-func (b *localBackend) UserSave(ctx context.Context, username, password string, role core.Role) error {
-	return b.svc.SaveUser(ctx, b.actor, username, password, role)
+// UserCreate implements backend.
+func (b *localBackend) UserCreate(ctx context.Context, username, password string, role core.Role) error {
+	return b.svc.CreateUser(ctx, b.actor, username, password, role)
 }
 
 // DagWarningList implements backend.

@@ -296,10 +296,10 @@ func (b *restBackend) AssetList(ctx context.Context, p *store.AssetListParams) (
 	return out.Assets, out.TotalEntries, err
 }
 
-// UserSave implements backend (PUT /users/{username}).
-func (b *restBackend) UserSave(ctx context.Context, username, password string, role core.Role) error {
-	body := map[string]string{"password": password, "role": string(role)}
-	return b.c.Do(ctx, http.MethodPut, "/users/"+seg(username), nil, body, nil)
+// UserCreate implements backend (POST /users).
+func (b *restBackend) UserCreate(ctx context.Context, username, password string, role core.Role) error {
+	body := map[string]string{"username": username, "password": password, "role": string(role)}
+	return b.c.Do(ctx, http.MethodPost, "/users", nil, body, nil)
 }
 
 // DagWarningList implements backend.

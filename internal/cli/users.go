@@ -15,7 +15,7 @@ func (a *app) usersCmd() *cobra.Command {
 	var username, password, role string
 	create := &cobra.Command{
 		Use:   "create",
-		Short: "Create (or update) a user; prints a generated password when none is given",
+		Short: "Create a user; prints a generated password when none is given (an existing user is refused: weir users update changes one)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if username == "" {
@@ -26,7 +26,7 @@ func (a *app) usersCmd() *cobra.Command {
 				password = randomPassword()
 			}
 			return a.withBackend(cmd, func(b backend) error {
-				if err := b.UserSave(cmd.Context(), username, password, core.Role(role)); err != nil {
+				if err := b.UserCreate(cmd.Context(), username, password, core.Role(role)); err != nil {
 					return err
 				}
 				if generated {

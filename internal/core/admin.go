@@ -19,6 +19,10 @@ type User struct {
 }
 
 // APIToken is a bearer token for scripts; only its hash is stored.
+// LoginTokenName names the API tokens a password issues (POST
+// /api/v2/auth/token, `weir login`): a new password revokes them.
+const LoginTokenName = "weir login"
+
 type APIToken struct {
 	ID        string
 	Name      string

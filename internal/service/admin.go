@@ -201,9 +201,21 @@ func (s *Service) DeleteConnection(ctx context.Context, actor core.Actor, id str
 }
 
 // SaveUser creates or updates a user with a bcrypt hash of password and
-// role. Needs role admin. Errors wrap core.ErrInvalid for a blank name or
+// role; an existing user's sessions and login tokens end (a new password).
+// Needs role admin. Errors wrap core.ErrInvalid for a blank name or
 // password or an unknown role.
 func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, password string, role core.Role) error {
+	return s.saveUser(ctx, actor, username, password, role, false)
+}
+
+// CreateUser is SaveUser for a user that must not exist yet: an existing
+// one is left as it is (core.ErrConflict), so that a provisioning script
+// run again does not reset a password or change a role.
+func (s *Service) CreateUser(ctx context.Context, actor core.Actor, username, password string, role core.Role) error {
+	return s.saveUser(ctx, actor, username, password, role, true)
+}
+
+func (s *Service) saveUser(ctx context.Context, actor core.Actor, username, password string, role core.Role, mustBeNew bool) error {
 	if username == "" {
 		return fmt.Errorf("username must not be empty: %w", core.ErrInvalid)
 	}
@@ -211,6 +223,9 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 		return fmt.Errorf("role %q: want admin, op or viewer: %w", role, core.ErrInvalid)
 	}
 	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserUpsert, target: username}
+	if mustBeNew {
+		c.action = audit.UserCreate
+	}
 	if err := actor.Authorize(c.need, c.action); err != nil {
 		return err // before the deliberately slow hash
 	}
@@ -222,13 +237,30 @@ func (s *Service) SaveUser(ctx context.Context, actor core.Actor, username, pass
 		*detail = "role=" + string(role)
 		u := &core.User{Username: username, PasswordHash: hash, Role: string(role), CreatedAt: s.clock.Now().UTC(), SessionEpoch: newSessionEpoch()}
 		switch old, err := tx.UserGet(ctx, username); {
-		case err == nil: // a new password ends the sessions of the old one
+		case err == nil && mustBeNew:
+			return fmt.Errorf("user %q exists (role %s): change it with `weir users update` (PATCH /api/v2/users/%s): %w",
+				username, old.Role, username, core.ErrConflict)
+		case err == nil: // a new password ends the sessions and login tokens of the old one
 			u.CreatedAt, u.SessionEpoch = old.CreatedAt, old.SessionEpoch+1
+			if err := endLoginTokens(ctx, tx, username); err != nil {
+				return err
+			}
 		case !errors.Is(err, core.ErrNotFound):
 			return err
 		}
 		return tx.UserUpsert(ctx, u)
 	})
+}
+
+// endLoginTokens revokes the API tokens username's password issued (POST
+// /api/v2/auth/token, `weir login`), as a new password does: whoever
+// learned the old password keeps no access through them. Tokens an admin
+// issued (`weir tokens create`) stand.
+func endLoginTokens(ctx context.Context, tx store.Store, username string) error {
+	if _, err := tx.APITokenDeleteNamed(ctx, username, core.LoginTokenName); err != nil {
+		return fmt.Errorf("revoke the login tokens of user %q: %w", username, err)
+	}
+	return nil
 }
 
 // CreateAPIToken issues a bearer API token that acts as username (with

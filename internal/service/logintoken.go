@@ -38,7 +38,7 @@ func (s *Service) IssueLoginToken(ctx context.Context, th *auth.LoginThrottle, u
 	secret, hash := auth.NewToken()
 	now := s.clock.Now().UTC()
 	exp := now.Add(ttl)
-	t := &core.APIToken{ID: uuid.NewString(), Name: "weir login", Username: u.Username, Hash: hash, CreatedAt: now, ExpiresAt: &exp}
+	t := &core.APIToken{ID: uuid.NewString(), Name: core.LoginTokenName, Username: u.Username, Hash: hash, CreatedAt: now, ExpiresAt: &exp}
 	actor := core.Actor{Name: u.Username, Role: core.Role(u.Role)}
 	c := &change{actor: actor, need: core.RoleViewer, action: audit.APITokenCreate, target: u.Username}
 	err = s.do(ctx, c, func(tx store.Store, detail *string) error {

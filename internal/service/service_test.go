@@ -3,10 +3,12 @@ package service_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/service"
@@ -241,3 +243,60 @@ func TestFinishTryAndFailDeadTry(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// CreateUser leaves an existing user as it is (a provisioning script run
+// again resets no password, promotes no one); a new password, from
+// SaveUser or UpdateUser, revokes the API tokens the old one issued (POST
+// /api/v2/auth/token) and keeps those an admin issued.
+func TestUsersCreatedOnceAndPasswordsRevokeLoginTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	svc := newSvc(st, clocktest.New(t0))
+	if err := svc.CreateUser(ctx, admin, "vic", "first-pw", core.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	err := svc.CreateUser(ctx, admin, "vic", "other-pw", core.RoleAdmin)
+	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), `user "vic" exists (role viewer): change it with `+"`weir users update`") {
+		t.Errorf("create of an existing user: %v, want a conflict naming weir users update", err)
+	}
+	if u, _ := st.UserGet(ctx, "vic"); u.Role != string(core.RoleViewer) {
+		t.Errorf("vic is %s after the refused create, want viewer", u.Role)
+	}
+	loginToken := func(password string) {
+		t.Helper()
+		if _, err := svc.IssueLoginToken(ctx, auth.NewLoginThrottle(auth.ThrottleConfig{}, clocktest.New(t0)), "vic", password, "127.0.0.1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := func() []string {
+		t.Helper()
+		list, err := st.APITokenList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tk := range list {
+			names = append(names, tk.Name)
+		}
+		return names
+	}
+	loginToken("first-pw")
+	if _, err := svc.CreateAPIToken(ctx, admin, "vic", "deploy", 0); err != nil {
+		t.Fatal(err)
+	}
+	pw := "second-pw"
+	if _, err := svc.UpdateUser(ctx, admin, "vic", service.UserChange{Password: &pw}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokens(); !slices.Equal(got, []string{"deploy"}) {
+		t.Errorf("tokens after a new password = %v, want the admin's deploy token only", got)
+	}
+	loginToken("second-pw")
+	if err := svc.SaveUser(ctx, admin, "vic", "third-pw", core.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokens(); !slices.Equal(got, []string{"deploy"}) {
+		t.Errorf("tokens after SaveUser's new password = %v, want the deploy token only", got)
+	}
+}

@@ -56,7 +56,10 @@ func (s *Service) UpdateUser(ctx context.Context, actor core.Actor, username str
 		}
 		if hash != "" {
 			u.PasswordHash = hash
-			u.SessionEpoch++ // a new password ends the sessions of the old one
+			u.SessionEpoch++ // a new password ends the sessions and login tokens of the old one
+			if err := endLoginTokens(ctx, tx, username); err != nil {
+				return err
+			}
 			what = append(what, "password")
 		}
 		*detail = strings.Join(what, " ")

@@ -694,6 +694,9 @@ type AuthStore interface {
 	APITokenGet(ctx context.Context, hash string) (*core.APIToken, error)
 	APITokenList(ctx context.Context) ([]core.APIToken, error)
 	APITokenDelete(ctx context.Context, id string) error
+	// APITokenDeleteNamed deletes username's tokens named name and
+	// returns how many there were.
+	APITokenDeleteNamed(ctx context.Context, username, name string) (int64, error)
 	// CredentialRevoke records a revocation, or moves an existing one of
 	// the same scope and subject to r's time and actor.
 	CredentialRevoke(ctx context.Context, r *core.CredentialRevocation) error

@@ -107,3 +107,12 @@ func scanToken(r scanner) (*core.APIToken, error) {
 	t.CreatedAt, t.ExpiresAt = fromMicros(created), ptrMicros(expires)
 	return &t, nil
 }
+
+// APITokenDeleteNamed deletes username's tokens named name.
+func (s *Store) APITokenDeleteNamed(ctx context.Context, username, name string) (int64, error) {
+	res, err := s.writer().ExecContext(ctx, qTokenDeleteNamed, username, name)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

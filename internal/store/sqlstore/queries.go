@@ -279,15 +279,16 @@ const (
 		ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role,
 		session_epoch = CASE WHEN excluded.session_epoch > weir_user.session_epoch THEN excluded.session_epoch
 			ELSE weir_user.session_epoch END`
-	qUserGet        = `SELECT ` + userCols + ` FROM weir_user WHERE username = $1`
-	qUserList       = `SELECT ` + userCols + ` FROM weir_user%s%s%s`
-	qUserCount      = `SELECT COUNT(*) FROM weir_user%s`
-	tokenCols       = `id, name, username, hash, created_at, expires_at`
-	qTokenInsert    = `INSERT INTO api_token (` + tokenCols + `) VALUES ($1, $2, $3, $4, $5, $6)`
-	qTokenGetByHash = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`
-	qTokenList      = `SELECT ` + tokenCols + ` FROM api_token ORDER BY created_at, id`
-	qTokenDelete    = `DELETE FROM api_token WHERE id = $1`
-	qUserDelete     = `DELETE FROM weir_user WHERE username = $1`
+	qUserGet          = `SELECT ` + userCols + ` FROM weir_user WHERE username = $1`
+	qUserList         = `SELECT ` + userCols + ` FROM weir_user%s%s%s`
+	qUserCount        = `SELECT COUNT(*) FROM weir_user%s`
+	tokenCols         = `id, name, username, hash, created_at, expires_at`
+	qTokenInsert      = `INSERT INTO api_token (` + tokenCols + `) VALUES ($1, $2, $3, $4, $5, $6)`
+	qTokenGetByHash   = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`
+	qTokenList        = `SELECT ` + tokenCols + ` FROM api_token ORDER BY created_at, id`
+	qTokenDelete      = `DELETE FROM api_token WHERE id = $1`
+	qTokenDeleteNamed = `DELETE FROM api_token WHERE username = $1 AND name = $2`
+	qUserDelete       = `DELETE FROM weir_user WHERE username = $1`
 
 	qRevocationUpsert = `INSERT INTO credential_revocation (scope, subject, revoked_before, revoked_by) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (scope, subject) DO UPDATE SET revoked_before = excluded.revoked_before, revoked_by = excluded.revoked_by`

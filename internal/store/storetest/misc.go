@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,6 +63,21 @@ func testUsersTokens(t *testing.T, f *fixture) {
 	_, err = f.st.APITokenGet(f.ctx, "sha-1")
 	wantErr(t, err, core.ErrNotFound, "get deleted token")
 	wantErr(t, f.st.APITokenDelete(f.ctx, tok.ID), core.ErrNotFound, "delete twice")
+
+	// The tokens of one user with one name go together (a new password's
+	// revocation of its login tokens), no other.
+	for i, tk := range []core.APIToken{{Name: core.LoginTokenName, Username: "ada"}, {Name: core.LoginTokenName, Username: "ada"},
+		{Name: core.LoginTokenName, Username: "bob"}} {
+		tk.Hash, tk.CreatedAt = fmt.Sprintf("sha-login-%d", i), f.now
+		must(t, f.st.APITokenCreate(f.ctx, &tk), "create login token")
+	}
+	deleted, err := f.st.APITokenDeleteNamed(f.ctx, "ada", core.LoginTokenName)
+	must(t, err, "delete ada's login tokens")
+	list, err = f.st.APITokenList(f.ctx)
+	must(t, err, "list tokens")
+	if deleted != 2 || len(list) != 2 || list[0].Username != "bob" || list[1].ID != "t2" {
+		t.Errorf("after deleting ada's login tokens (%d): %+v, want ada's cli token and bob's login token", deleted, list)
+	}
 
 	// Deleting a user deletes its tokens.
 	must(t, f.st.UserDelete(f.ctx, "ada"), "delete user")
