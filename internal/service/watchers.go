@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/emission"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
@@ -18,7 +18,6 @@ import (
 const (
 	MaxWatchEventBytes    = 64 << 10 // one event's extra
 	MaxWatchCursorBytes   = 64 << 10 // one cursor
-	MaxWatchPartitionKey  = 250      // characters
 	MaxWatchEventsPerPoll = 10000
 )
 
@@ -29,7 +28,7 @@ const (
 // written); the scheduler is woken when events were recorded.
 func (s *Service) CommitWatch(ctx context.Context, p *store.WatcherCommitParams) (*store.WatcherCommitResult, error) {
 	if err := checkWatch(p); err != nil {
-		return nil, fmt.Errorf("commit poll of trigger %d: %w", p.TriggerID, err)
+		return nil, err // the triggerer names the trigger
 	}
 	p.Now = s.clock.Now()
 	res, err := s.st.WatcherCommit(ctx, p)
@@ -54,8 +53,10 @@ func checkWatch(p *store.WatcherCommitParams) error {
 			return fmt.Errorf("an event of asset %d is %d bytes, more than the limit of %d: %w",
 				e.AssetID, len(e.Extra), MaxWatchEventBytes, core.ErrInvalid)
 		}
-		if e.PartitionKey != nil && (*e.PartitionKey == "" || utf8.RuneCountInString(*e.PartitionKey) > MaxWatchPartitionKey) {
-			return fmt.Errorf("partition key %.40q must be 1 to %d characters: %w", *e.PartitionKey, MaxWatchPartitionKey, core.ErrInvalid)
+		if e.PartitionKey != nil { // the rule of every partition key: emission's, a run's
+			if err := emission.CheckPartitionKey(*e.PartitionKey); err != nil {
+				return fmt.Errorf("an event of asset %d: %w", e.AssetID, err)
+			}
 		}
 	}
 	for i := range p.Cursors {
