@@ -46,12 +46,7 @@ func (s *server) authenticate(hctx huma.Context, next func(huma.Context)) {
 	}
 	p, err := s.principal(hctx)
 	if err != nil {
-		status := StatusOf(err)
-		msg := err.Error()
-		if status == http.StatusInternalServerError {
-			s.log.ErrorContext(hctx.Context(), "authenticate request", "err", err)
-			msg = "internal error; the api-server log has the details"
-		}
+		status, msg := s.publicDetail(hctx.Context(), err)
 		if status == http.StatusUnauthorized {
 			hctx.SetHeader("WWW-Authenticate", `Bearer realm="weir"`)
 		}

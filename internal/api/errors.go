@@ -44,19 +44,31 @@ func StatusOf(err error) int {
 
 // problem turns err into the problem+json error a handler returns. The
 // detail is the wrapped error's message, which names the id or field at
-// fault; unexpected errors are logged and answered with a generic 500 so
-// internals do not leak.
+// fault (publicDetail).
 func (s *server) problem(ctx context.Context, err error) error {
 	var se huma.StatusError
 	if errors.As(err, &se) {
 		return se
 	}
-	status := StatusOf(err)
-	if status == http.StatusInternalServerError {
+	status, detail := s.publicDetail(ctx, err)
+	return huma.NewError(status, detail)
+}
+
+// publicDetail returns the status and the detail a caller is answered err
+// with: its message, but for an unexpected error (500) and a database out
+// of reach (503), whose messages name internals (the database's user, host
+// and port): those are logged, and answered in general terms.
+func (s *server) publicDetail(ctx context.Context, err error) (int, string) {
+	switch status := StatusOf(err); status {
+	case http.StatusInternalServerError:
 		s.log.ErrorContext(ctx, "api request failed", "err", err)
-		return huma.NewError(status, "internal error; the api-server log has the details")
+		return status, "internal error; the api-server log has the details"
+	case http.StatusServiceUnavailable:
+		s.log.WarnContext(ctx, "api request failed: the database is unavailable", "err", err)
+		return status, "the database is unavailable; retry shortly (the api-server log has the details)"
+	default:
+		return status, err.Error()
 	}
-	return huma.NewError(status, err.Error())
 }
 
 // invalid returns a 400 problem naming what is wrong with the input.

@@ -180,7 +180,7 @@ func (a *app) schedulerCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withServer(cmd.Context(), func(cfg *config.Config, st *sqlstore.Store, logger *slog.Logger) error {
-				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, newScheduler(cfg, st, a.opts, logger)))
+				return saidStopped(logger, "scheduler", runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, newScheduler(cfg, st, a.opts, logger))))
 			})
 		},
 	}
@@ -201,7 +201,7 @@ func (a *app) triggererCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{newTriggerer(cfg, st, a.opts, logger, logs)}))
+				return saidStopped(logger, "triggerer", runServices(cmd.Context(), nil, a.withMetrics(cfg, logger, []runner{newTriggerer(cfg, st, a.opts, logger, logs)})))
 			})
 		},
 	}
@@ -253,4 +253,14 @@ func (a *app) workerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&token, "token", "", "worker credential (default $WEIR_WORKER_TOKEN, else minted from the local signing key)")
 	cmd.Flags().StringVar(&name, "name", "", "worker name; must match the credential's subject (default host-pid)")
 	return cmd
+}
+
+// saidStopped logs that role stopped when it stopped cleanly (as the
+// api-server and the worker say), so that an operator sees a SIGTERM was
+// heard; an error is the command's to print.
+func saidStopped(logger *slog.Logger, role string, err error) error {
+	if err == nil {
+		logger.Info(role + " stopped")
+	}
+	return err
 }

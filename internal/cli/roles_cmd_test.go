@@ -1,11 +1,18 @@
 package cli_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/weirflow/weir/internal/cli"
+	"github.com/weirflow/weir/internal/testutil/syncbuf"
+	"github.com/weirflow/weir/internal/testutil/wait"
 )
 
 // A worker given no credential on a machine without the api-servers' keys
@@ -86,5 +93,35 @@ func TestTestsTakeALogicalDate(t *testing.T) {
 	}
 	if code, _, errOut := weirRun(t, env, "dags", "test", "ld", "yesterday", "--dags", dags); code == 0 || !strings.Contains(errOut, `LOGICAL_DATE "yesterday"`) {
 		t.Errorf("dags test ld yesterday: exit %d, %s", code, errOut)
+	}
+}
+
+// A scheduler or triggerer stopped (SIGTERM: its context ends) says so,
+// as the api-server and the worker do: an operator reading its log sees
+// the stop was heard.
+func TestSchedulerAndTriggererSayTheyStopped(t *testing.T) {
+	t.Parallel()
+	for _, role := range []string{"scheduler", "triggerer"} {
+		t.Run(role, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+			if code, _, errOut := weirRun(t, env, "db", "migrate"); code != 0 {
+				t.Fatal(errOut)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			var errOut syncbuf.Buffer
+			done := make(chan int, 1)
+			go func() {
+				done <- cli.Run(ctx, []string{role, "--dags", t.TempDir()}, cli.Options{Stdout: io.Discard, Stderr: &errOut, Environ: env})
+			}()
+			wait.Until(t, 30*time.Second, "the "+role+" to beat", func() bool {
+				code, _, _ := weirRun(t, env, "jobs", "check", "--role", role)
+				return code == 0
+			})
+			cancel()
+			if code := <-done; code != 0 || !strings.Contains(errOut.String(), "msg=\""+role+" stopped\"") {
+				t.Errorf("%s stopped: exit %d, log:\n%s\nwant exit 0 and a line saying it stopped", role, code, errOut.String())
+			}
+		})
 	}
 }

@@ -67,9 +67,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	status, reason := statusOf(err)
 	detail := err.Error()
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		log.Error("execution api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		detail = "internal error; see the api-server log"
+	case http.StatusServiceUnavailable: // the driver's message names the database's user, host and port
+		log.Warn("execution api request failed: the database is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		detail = "the database is unavailable; retry shortly (the api-server log has the details)"
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)

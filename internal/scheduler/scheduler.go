@@ -154,6 +154,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	light.Stop()
 	defer light.Stop()
 	lightDue := false
+	failed := 0 // passes failed in a row
 	for {
 		full := true
 		select {
@@ -197,11 +198,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		if s.OnLoop != nil {
 			s.OnLoop(time.Since(began), err)
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			s.Logger.Error("scheduler pass failed", "err", err)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
+			failed++
+			s.Logger.Error("scheduler pass failed", "err", err, "failed_in_a_row", failed)
+		case failed > 0:
+			s.Logger.Info("scheduler passes succeed again", "after_failures", failed)
+			failed = 0
 		}
 		if !timer.Stop() {
 			select {

@@ -2,8 +2,10 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,4 +54,42 @@ func TestSlowPassesAreSaid(t *testing.T) {
 	}
 	close(release)
 	waitFor(t, nil, func() bool { return strings.Contains(out.String(), ended) })
+}
+
+// failingDagList is a store whose next DAG listings fail as they do while
+// the database restarts.
+type failingDagList struct {
+	store.Store
+	failures *atomic.Int32
+}
+
+func (s failingDagList) DagList(ctx context.Context, p *store.DagListParams) ([]core.DagModel, error) {
+	if s.failures.Add(-1) >= 0 {
+		return nil, fmt.Errorf("list dags: %w: connection refused", core.ErrUnavailable)
+	}
+	return s.Store.DagList(ctx, p)
+}
+
+// Failed passes are each said, counted, and once one succeeds again the
+// scheduler says so: an operator sees from the log alone that it
+// recovered after the database came back.
+func TestRecoveryAfterFailedPassesIsSaid(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, wideDAG("flaky", 1, 1))
+	failures := &atomic.Int32{}
+	failures.Store(2)
+	out := &syncbuf.Buffer{}
+	s := &scheduler.Scheduler{Store: failingDagList{Store: h.st, failures: failures}, Clock: core.SystemClock{},
+		Logger: slog.New(slog.NewTextHandler(out, nil)),
+		Config: scheduler.Config{PollInterval: 10 * time.Millisecond, StaleCheckInterval: time.Hour, WorkerCheckInterval: time.Hour}}
+	ctx, cancel := context.WithCancel(h.ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = s.Start(ctx) }()
+	defer func() { cancel(); <-stopped }()
+	waitFor(t, nil, func() bool { return strings.Contains(out.String(), "scheduler passes succeed again") })
+	log := out.String()
+	if !strings.Contains(log, "failed_in_a_row=2") || !strings.Contains(log, "after_failures=2") ||
+		strings.Count(log, "scheduler passes succeed again") != 1 {
+		t.Errorf("log = %s\nwant two failures counted, then one line saying the passes succeed again", log)
+	}
 }
