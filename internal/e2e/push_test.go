@@ -19,7 +19,8 @@ tasks:
     bash_command: |
       set -u
       err=$(mktemp)
-      for i in $(seq 0 19); do weir stream push --index $i "{\"n\": $i}" >/dev/null || exit 3; sleep 0.1; done
+      for i in $(seq 0 18); do weir stream push --index $i "{\"n\": $i}" >/dev/null || exit 3; sleep 0.1; done
+      { printf '{"n": 19, "pad": "'; head -c 300000 /dev/zero | tr '\0' x; printf '"}'; } | weir stream push --index 19 - >/dev/null || exit 6
       weir stream push --index 5 '{"n": 5}' | grep -q '"skipped":1' || { echo "a repeated index was not skipped"; exit 4; }
       weir stream close >/dev/null || exit 3
       if weir stream push '{"n": 99}' 2> "$err"; then echo "a push after the close succeeded"; exit 4; fi
@@ -44,7 +45,8 @@ tasks:
 
 // TestShellProducerPushesItems runs a shell producer on each engine: its
 // items become instances of the iterating task while it still pushes
-// (timestamps), a repeated sequence index adds nothing, a push after the
+// (timestamps), an item larger than a command line takes comes from
+// stdin, a repeated sequence index adds nothing, a push after the
 // close and a push from a task without stream: true are refused with
 // clear errors, and the downstream task runs once after all instances.
 func TestShellProducerPushesItems(t *testing.T) {

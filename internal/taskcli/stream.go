@@ -1,9 +1,11 @@
 package taskcli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -29,25 +31,35 @@ func StreamCmd() *cobra.Command {
 		Short: "Push items to the running task's stream, which tasks with iterate expand over (stream: true tasks)"}
 	var index int64
 	push := &cobra.Command{
-		Use:   "push JSON",
-		Short: "Append one item (a JSON value of at most 1 MiB) to the task's stream; waits while the stream is full",
+		Use:   "push JSON|-",
+		Short: "Append one item (a JSON value of at most 1 MiB; - reads it from stdin) to the task's stream; waits while the stream is full",
 		Long: `Appends the item and returns once it is persisted. While the stream holds max_pending items not yet
 expanded, the command waits for room (backpressure). --index gives the item's sequence index
 (0, 1, 2, ... in push order): an item the stream holds already is not appended again, so a retry of
 the task that pushes the same items again adds nothing. Without it the item goes at the end; the
-command's own retries after a lost answer are safe either way.`,
+command's own retries after a lost answer are safe either way. An item given as - is read from
+stdin: a command line holds at most about 128 KiB, an item up to 1 MiB.`,
 		Example: `  for i in $(seq 0 99); do weir stream push --index $i "{\"page\": $i}"; done
+  jq -c '{rows: .}' big.json | weir stream push -
   weir stream close`,
 		Args: args(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if !json.Valid([]byte(a[0])) {
-				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("the item is not a JSON value (quote strings: '\"text\"'): %s", clipItem(a[0]))}
+			item := []byte(a[0])
+			if a[0] == "-" {
+				var err error
+				if item, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), core.MaxStreamPayloadBytes+2)); err != nil {
+					return &ExitError{Code: exitInvalid, Err: fmt.Errorf("read the item from stdin: %w", err)}
+				}
+				item = bytes.TrimSpace(item)
 			}
-			if len(a[0]) > core.MaxStreamPayloadBytes {
-				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("the item is %d bytes, more than the limit of %d bytes per item (store large data elsewhere and push its location)",
-					len(a[0]), core.MaxStreamPayloadBytes)}
+			if len(item) > core.MaxStreamPayloadBytes {
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("the item is more than the limit of %d bytes per item (store large data elsewhere and push its location)",
+					core.MaxStreamPayloadBytes)}
 			}
-			return pushStream(cmd.Context(), cmd, index, []json.RawMessage{json.RawMessage(a[0])}, false)
+			if !json.Valid(item) {
+				return &ExitError{Code: exitInvalid, Err: fmt.Errorf("the item is not a JSON value (quote strings: '\"text\"'): %s", clipItem(string(item)))}
+			}
+			return pushStream(cmd.Context(), cmd, index, []json.RawMessage{item}, false)
 		},
 	}
 	push.Flags().Int64Var(&index, "index", -1, "the item's sequence index (-1: after the last item)")
