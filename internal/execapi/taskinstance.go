@@ -258,7 +258,7 @@ func (s *server) deferTry(w http.ResponseWriter, r *http.Request, c *auth.Claims
 
 // notRunning answers 409 not_running for a try that stopped running.
 func notRunning(ti *core.TaskInstance) error {
-	return withStatus(http.StatusConflict, execclient.ReasonNotRunning, notRunningErr(ti))
+	return withStatus(http.StatusConflict, execclient.ReasonNotRunning, notRunningErr(ti, core.ErrConflict))
 }
 
 // taskSpec returns the task's definition from the dag version it runs.

@@ -125,28 +125,30 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 
 // liveTry loads the try id (a token's subject) and checks it against need.
 func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.TaskInstance, error) {
-	status := http.StatusForbidden
+	status, refusal := http.StatusForbidden, core.ErrForbidden
 	if need == needLifecycle || need == needEnd || need == needStart {
-		status = http.StatusConflict
+		status, refusal = http.StatusConflict, core.ErrConflict
 	}
 	ti, err := s.st.TaskInstanceGet(ctx, id)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return nil, withStatus(status, execclient.ReasonInvalidState,
 			fmt.Errorf("task instance try %s is no longer current (a retry or clear replaced it); its token grants nothing: %w",
-				id, err))
+				id, refusal))
 	case err != nil:
 		return nil, fmt.Errorf("load task instance %s: %w", id, err)
 	case need.allows(ti.State):
 		return ti, nil
 	}
-	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti))
+	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti, refusal))
 }
 
-// notRunningErr says that a try's token is refused because of its state.
-func notRunningErr(ti *core.TaskInstance) error {
+// notRunningErr says that a try's token is refused because of its state,
+// wrapping refusal (core.ErrConflict or core.ErrForbidden: what the
+// answer's status says).
+func notRunningErr(ti *core.TaskInstance, refusal error) error {
 	return fmt.Errorf("task instance %s is not running (it is %s); the token of a try that is not running grants nothing: %w",
-		ti.ID, stateName(ti.State), core.ErrConflict)
+		ti.ID, stateName(ti.State), refusal)
 }
 
 // stateName names a state for a message ("none" for the empty state).
