@@ -246,15 +246,16 @@ func Load(home string, environ []string) (*Config, error) {
 	path := filepath.Join(home, FileName)
 	var fileConn string // [database] conn as the file says it, "" = not set there
 	var connVar string  // the variable that set [database] conn when the file was written, "" = none
+	var fileErr error   // reported with the environment's problems: every problem at once
 	if b, err := os.ReadFile(path); err == nil {
 		if fileConn, err = decodeFile(b, cfg); err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+			fileErr = fmt.Errorf("read %s: %w", path, err)
 		}
 		connVar = notWrittenBy(b, "database", "conn")
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := cfg.applyEnv(environ); err != nil {
+	if err := errors.Join(fileErr, cfg.applyEnv(environ)); err != nil {
 		return nil, err
 	}
 	if err := databaseAgrees(path, fileConn, environ); err != nil {
@@ -282,31 +283,42 @@ func (c *Config) DatabaseForgottenError() error {
 }
 
 // decodeFile decodes a weir.toml over cfg and returns its [database] conn
-// ("" = not set there). An option the configuration does not have is an
-// error that names it.
+// ("" = not set there). Every problem is reported at once, each naming its
+// option and line: a value of the wrong type (its line is left out and the
+// rest decoded again), then the options the configuration does not have.
+// A syntax error stops the reading where it is.
 func decodeFile(b []byte, cfg *Config) (conn string, err error) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte-order mark, as some editors write
-	dec := toml.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	dec.EnableUnmarshalerInterface() // Duration's: a number is no duration
-	if err := dec.Decode(cfg); err != nil {
+	var problems []error
+	for doc := b; ; {
+		err := decodeStrict(doc, cfg)
 		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) {
+		var de *toml.DecodeError
+		switch {
+		case err == nil:
+		case errors.As(err, &strict):
 			keys := make([]string, len(strict.Errors))
 			for i := range strict.Errors {
 				keys[i] = strings.Join(strict.Errors[i].Key(), ".")
 			}
-			return "", fmt.Errorf("unknown option(s): %s", strings.Join(keys, ", "))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
+			problems = append(problems, fmt.Errorf("unknown option(s): %s", strings.Join(keys, ", ")))
+		case errors.As(err, &de) && len(de.Key()) > 0:
 			row, col := de.Position()
-			if key := de.Key(); len(key) > 0 {
-				return "", fmt.Errorf("line %d, column %d, %s: %w", row, col, strings.Join(key, "."), err)
+			problems = append(problems, fmt.Errorf("line %d, column %d, %s: %s", row, col, strings.Join(de.Key(), "."), plainTOMLError(de)))
+			if next, ok := withoutLine(doc, row); ok {
+				doc = next
+				continue
 			}
-			return "", fmt.Errorf("line %d, column %d: %w", row, col, err)
+		case errors.As(err, &de):
+			row, col := de.Position()
+			problems = append(problems, fmt.Errorf("line %d, column %d: %w", row, col, err))
+		default:
+			problems = append(problems, err)
 		}
-		return "", err
+		break
+	}
+	if len(problems) > 0 {
+		return "", errors.Join(problems...)
 	}
 	var set struct {
 		Database struct {
@@ -317,6 +329,52 @@ func decodeFile(b []byte, cfg *Config) (conn string, err error) {
 		return "", err
 	}
 	return *set.Database.Conn, nil
+}
+
+// decodeStrict decodes doc over cfg, refusing options cfg does not have.
+func decodeStrict(doc []byte, cfg *Config) error {
+	dec := toml.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	dec.EnableUnmarshalerInterface() // Duration's: a number is no duration
+	return dec.Decode(cfg)
+}
+
+// withoutLine returns doc with line row (1-based) made a comment, so that
+// the other lines keep their numbers; false when there is no such line or
+// it is not a whole key and value (a value spread over lines, which a
+// comment would cut in two).
+func withoutLine(doc []byte, row int) ([]byte, bool) {
+	lines := bytes.SplitAfter(doc, []byte("\n"))
+	if row < 1 || row > len(lines) || toml.Unmarshal(lines[row-1], new(map[string]any)) != nil {
+		return nil, false
+	}
+	out := make([]byte, 0, len(doc)+1)
+	for i, l := range lines {
+		if i == row-1 {
+			out = append(out, '#')
+		}
+		out = append(out, l...)
+	}
+	return out, true
+}
+
+// tomlTypeError is go-toml's message for a value of the wrong type, which
+// names Go's types.
+var tomlTypeError = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
+
+// plainTOMLError says what a decode error says in the words of weir.toml.
+func plainTOMLError(de *toml.DecodeError) string {
+	msg := strings.TrimPrefix(de.Error(), "toml: ")
+	m := tomlTypeError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := map[string]string{"int": "an integer", "int64": "an integer", "bool": "true or false", "string": "a string",
+		"[]string": "a list of strings", "float64": "a number"}[m[2]]
+	if want == "" {
+		return msg
+	}
+	return fmt.Sprintf("want %s, not a TOML %s", want, m[1])
 }
 
 // applyEnv overlays WEIR__SECTION__KEY variables and WEIR_CONN_<ID> URIs.
@@ -332,6 +390,10 @@ func (c *Config) applyEnv(environ []string) error {
 			continue
 		}
 		rest, ok := strings.CutPrefix(name, "WEIR__")
+		if single, typo := strings.CutPrefix(name, "WEIR_"); !ok && typo && strings.Contains(single, "__") {
+			errs = append(errs, fmt.Errorf("environment variable %s: an option is WEIR__SECTION__KEY, with two underscores after WEIR (WEIR__%s)", name, single))
+			continue
+		}
 		if !ok {
 			continue
 		}

@@ -72,7 +72,10 @@ SQLite database beside the deployment's.
 
 Sections are named as in Airflow. Durations are written with a unit (` + "`\"30s\"`, `\"5m\"`, `\"1h\"`" + `);
 in an environment variable a list is comma-separated (` + "`WEIR__WORKERS__QUEUES=default,etl`" + `). Every
-problem in the configuration is reported at once, naming the option. ` + "`weir config list`" + ` prints the
+problem in the configuration, the file's and the environment's, is reported at once, naming the
+option (and the file's line); a syntax error stops the file's reading where it is. An environment
+variable that begins with one underscore after ` + "`WEIR`" + ` and holds ` + "`__`" + ` (` + "`WEIR_DATABASE__CONN`" + `) is a
+typo, and an error. ` + "`weir config list`" + ` prints the
 effective values (passwords redacted) and ` + "`weir config get-value SECTION KEY`" + ` one of them.
 
 One variable is read before any of this, as each weir process starts (Linux): ` + "`WEIR_PREFAULT=off`" + `
