@@ -23,6 +23,7 @@ import (
 // commands go through that deployment's REST API.
 func (a *app) loginCmd() *cobra.Command {
 	var apiURL, token, username, password, caFile string
+	var passwordStdin bool
 	var status bool
 	cmd := &cobra.Command{
 		Use:   "login --api-url URL",
@@ -48,12 +49,20 @@ func (a *app) loginCmd() *cobra.Command {
 			if apiURL == "" {
 				return errors.New("--api-url is required: the address of the deployment's api-server, e.g. http://localhost:8080")
 			}
-			if token != "" && (username != "" || password != "") {
+			if token != "" && (username != "" || password != "" || passwordStdin) {
 				return errors.New("give either --token or a username and password, not both")
 			}
 			base, err := apiclient.NormalizeURL(apiURL)
 			if err != nil {
 				return err
+			}
+			if passwordStdin {
+				if password != "" || username == "" {
+					return errors.New("--password-stdin goes with --username, and without --password")
+				}
+				if password, err = readPasswordLine(cmd.InOrStdin()); err != nil {
+					return err
+				}
 			}
 			if fi, err := os.Stat(path); err == nil { // refuse before asking for anything
 				if err := privateMode(path, fi); err != nil {
@@ -89,9 +98,24 @@ func (a *app) loginCmd() *cobra.Command {
 	cmd.Flags().StringVar(&token, "token", "", "store this API token (from `weir tokens create`) instead of logging in with a password")
 	cmd.Flags().StringVar(&username, "username", "", "user to log in as (asked for when not given)")
 	cmd.Flags().StringVar(&password, "password", "", "password (asked for, without echo, when not given)")
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin's first line (scripts: it stays out of the process list and the shell history)")
 	cmd.Flags().StringVar(&caFile, "ca-file", "", "PEM file of the CA that signed the api-server's https certificate, trusted besides the system roots (default [workers] tls_ca_file)")
 	cmd.Flags().BoolVar(&status, "status", false, "print which deployment and user the stored login is for, and check it is still valid")
 	return cmd
+}
+
+// readPasswordLine reads a password from r's first line (--password-stdin),
+// without its line end.
+func readPasswordLine(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read the password from stdin: %w", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("--password-stdin: stdin holds no password")
+	}
+	return line, nil
 }
 
 // passwordLogin asks for what the flags do not give and trades the username

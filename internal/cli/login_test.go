@@ -39,6 +39,15 @@ func TestLoginLogout(t *testing.T) {
 		t.Fatalf("a failed login left %s (%v)", creds, err)
 	}
 
+	// --password-stdin: the password from stdin's first line, with --username.
+	if _, errOut, code := weirIn(t, env, "pw\n", "login", "--api-url", s.srv.URL, "--password-stdin"); code != 1 ||
+		!strings.Contains(errOut, "--password-stdin goes with --username") {
+		t.Errorf("--password-stdin without --username: exit %d %q", code, errOut)
+	}
+	if out, errOut, code := weirIn(t, env, "pw\n", "login", "--api-url", s.srv.URL, "--username", "otto", "--password-stdin"); code != 0 ||
+		!strings.HasPrefix(out, "logged in to "+s.srv.URL+" as otto (admin)") || errOut != "" {
+		t.Fatalf("login --password-stdin: exit %d %q %q", code, out, errOut)
+	}
 	// Username and password asked for on stdin.
 	out, errOut, code := weirIn(t, env, "otto\npw\n", "login", "--api-url", s.srv.URL+"/api/v2/")
 	if code != 0 || !strings.HasPrefix(out, "logged in to "+s.srv.URL+" as otto (admin), token expires at ") ||
