@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/config"
+	"github.com/weirflow/weir/internal/job"
 	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
@@ -58,7 +62,7 @@ func (a *app) dbCmd() *cobra.Command {
 			})
 		},
 	}
-	var yes bool
+	var yes, force bool
 	reset := &cobra.Command{
 		Use:   "reset",
 		Short: "Drop every table and migrate from scratch (all data is lost)",
@@ -76,6 +80,11 @@ func (a *app) dbCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
+			if live := liveProcesses(cmd.Context(), st); len(live) > 0 && !force {
+				return fmt.Errorf("%d process(es) of this database are running (%s): stop them first, or pass --force "+
+					"(they would go on against an empty database, and their running tasks' logs and ends would be lost)",
+					len(live), strings.Join(live, ", "))
+			}
 			if err := st.Reset(cmd.Context()); err != nil {
 				return err
 			}
@@ -84,6 +93,24 @@ func (a *app) dbCmd() *cobra.Command {
 		},
 	}
 	reset.Flags().BoolVar(&yes, "yes", false, "confirm that all data may be deleted")
+	reset.Flags().BoolVar(&force, "force", false, "reset even while processes of the database are running (their heartbeats are recent)")
 	cmd.AddCommand(migrate, check, reset)
 	return cmd
+}
+
+// liveProcesses names the processes whose heartbeats say they run against
+// st now ("scheduler on host (pid 12)"); none when their table cannot be
+// read (a database never migrated).
+func liveProcesses(ctx context.Context, st *sqlstore.Store) []string {
+	jobs, err := st.JobList(ctx)
+	if err != nil {
+		return nil
+	}
+	var live []string
+	for _, in := range job.Judge(jobs, time.Now(), 0).Instances {
+		if in.State == job.StateHealthy {
+			live = append(live, fmt.Sprintf("%s on %s (pid %d)", in.Role, in.Hostname, in.PID))
+		}
+	}
+	return live
 }

@@ -125,3 +125,31 @@ func TestSchedulerAndTriggererSayTheyStopped(t *testing.T) {
 		})
 	}
 }
+
+// `weir db reset` refuses while a process of the database runs (its
+// heartbeat is recent), naming it: the process would go on against an
+// empty database. Once it stopped, or with --force, the reset goes ahead.
+func TestDBResetRefusesWhileAProcessRuns(t *testing.T) {
+	t.Parallel()
+	env := []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	if code, _, errOut := weirRun(t, env, "db", "migrate"); code != 0 {
+		t.Fatal(errOut)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Run(ctx, []string{"scheduler", "--dags", t.TempDir()}, cli.Options{Stdout: io.Discard, Stderr: io.Discard, Environ: env})
+	}()
+	defer func() { cancel(); <-done }()
+	wait.Until(t, 30*time.Second, "the scheduler to beat", func() bool {
+		code, _, _ := weirRun(t, env, "jobs", "check", "--role", "scheduler")
+		return code == 0
+	})
+	code, _, errOut := weirRun(t, env, "db", "reset", "--yes")
+	if code == 0 || !strings.Contains(errOut, "process(es) of this database are running (scheduler on ") || !strings.Contains(errOut, "pass --force") {
+		t.Errorf("db reset beside a running scheduler: exit %d, %s; want a refusal naming it", code, errOut)
+	}
+	if code, out, errOut := weirRun(t, env, "db", "reset", "--yes", "--force"); code != 0 || !strings.Contains(out, "database reset") {
+		t.Errorf("db reset --force: exit %d, %s %s", code, out, errOut)
+	}
+}
