@@ -165,7 +165,7 @@ func WatcherCursorCheck(st store.Store, reg *trigger.Registry) func(ctx context.
 		for _, w := range ws {
 			if w.Name == name {
 				if err := reg.CheckCursor(w.Trigger.Type, raw); err != nil {
-					return fmt.Errorf("watcher %q of asset %d: %w", name, assetID, err)
+					return fmt.Errorf("watcher %q of asset %q: %w", name, w.AssetName, err)
 				}
 			}
 		}
