@@ -140,12 +140,22 @@ func (s *Service) AppendTriggerEvents(ctx context.Context, id int64, triggerer, 
 // is_last, a producer task deferred on the trigger resumes (with the
 // event {"stream_id", "events"} when the run ended, into a failure naming
 // msg when it failed), and the trigger, which nothing uses any more, is
-// deleted. Fenced like AppendTriggerEvents.
+// deleted. A failed run whose producer has tries left leaves the stream
+// open instead: the producer's retry starts a trigger that resumes it
+// after its last item, as after a timeout. Fenced like
+// AppendTriggerEvents.
 func (s *Service) CloseTriggerStream(ctx context.Context, id int64, triggerer, streamID, msg string) error {
 	resumed := 0
 	err := s.st.WithTx(ctx, func(tx store.Store) error {
 		if err := tx.TriggerHold(ctx, id, triggerer); err != nil {
 			return err
+		}
+		if msg != "" {
+			n, kept, err := s.failKeepingStream(ctx, tx, id, streamID, msg)
+			if kept || err != nil {
+				resumed = n
+				return err
+			}
 		}
 		var err error
 		resumed, err = s.closeStreamTx(ctx, tx, id, streamID, msg)
@@ -189,6 +199,28 @@ func (s *Service) closeStreamTx(ctx context.Context, tx store.Store, id int64, s
 	}
 	_, err = tx.TriggerDeleteUnused(ctx, id)
 	return len(ids), err
+}
+
+// failKeepingStream resumes the producers deferred on trigger id, whose
+// run failed with msg, into that failure without closing streamID when
+// each has a try left (kept true): their retries resume the stream.
+func (s *Service) failKeepingStream(ctx context.Context, tx store.Store, id int64, streamID, msg string) (int, bool, error) {
+	waiting, err := tx.TaskInstanceList(ctx, &store.TaskInstanceListParams{TriggerID: id, States: []core.TIState{core.TIDeferred}})
+	if err != nil || len(waiting) == 0 {
+		return 0, false, err
+	}
+	for _, ti := range waiting {
+		if ti.TryNumber >= ti.MaxTries {
+			return 0, false, nil
+		}
+	}
+	ids, err := tx.TaskInstanceResume(ctx, &store.TaskInstanceResumeParams{TriggerID: id, Now: s.clock.Now(),
+		Fail: msg + " (stream " + streamID + " stays open: the retry resumes it after its last item)"})
+	if err != nil {
+		return 0, false, err
+	}
+	_, err = tx.TriggerDeleteUnused(ctx, id)
+	return len(ids), true, err
 }
 
 // StopStream closes streamID with the reason msg on behalf of its
