@@ -205,14 +205,19 @@ func register[I, O any](s *server, role core.Role, op huma.Operation, h func(con
 // Page is the limit/offset/order_by triple every list endpoint accepts; the
 // list pages in the database (store.Page).
 type Page struct {
-	Limit   int    `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"maximum number of entries to return"`
+	Limit   int    `query:"limit" minimum:"1" default:"50" doc:"maximum number of entries to return (a larger limit returns 1000, as Airflow's maximum_page_limit cuts it)"`
 	Offset  int    `query:"offset" minimum:"0" default:"0" doc:"number of entries to skip"`
 	OrderBy string `query:"order_by" doc:"field to order by, \"-\" first for descending; the operation's description lists the fields and the default order"`
 }
 
+// MaxPageLimit is the most entries a page holds: a larger limit is cut to
+// it (Airflow's [api] maximum_page_limit does the same; an Airflow client
+// asks for more and pages on).
+const MaxPageLimit = 1000
+
 // store returns the page as the store takes it.
 func (p Page) store() store.Page {
-	return store.Page{Limit: p.Limit, Offset: p.Offset, OrderBy: p.OrderBy}
+	return store.Page{Limit: min(p.Limit, MaxPageLimit), Offset: p.Offset, OrderBy: p.OrderBy}
 }
 
 // Cursor is the keyset position of the lists that grow fastest (asset

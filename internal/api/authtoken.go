@@ -32,8 +32,13 @@ type WhoAmI struct {
 	Role     core.Role `json:"role"`
 }
 
+// AirflowTokenPath is where Airflow 3's API clients ask for a token (its
+// simple auth manager's POST /auth/token): the same operation as POST
+// /api/v2/auth/token, whose answer's access_token they read.
+const AirflowTokenPath = "/auth/token"
+
 func (s *server) registerAuthToken() {
-	register(s, core.RolePublic, huma.Operation{
+	tokenOp := huma.Operation{
 		OperationID: "create_token", Method: http.MethodPost, Path: Prefix + "/auth/token", Tags: []string{"Login"},
 		Summary: "Issue an API token for a username and password",
 		Description: "Checks a username and password as POST /api/v2/auth/login does (the same throttle and audit entry) and " +
@@ -41,7 +46,11 @@ func (s *server) registerAuthToken() {
 			"login token lifetime (a day by default) and acts with the user's role as it is at each request.",
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{http.StatusUnauthorized, http.StatusTooManyRequests},
-	}, s.createToken)
+	}
+	register(s, core.RolePublic, tokenOp, s.createToken)
+	tokenOp.OperationID, tokenOp.Path = "create_token_airflow", AirflowTokenPath
+	tokenOp.Summary = "Issue an API token for a username and password (Airflow 3's path)"
+	register(s, core.RolePublic, tokenOp, s.createToken)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_auth_me", Method: http.MethodGet, Path: Prefix + "/auth/me", Tags: []string{"Login"},
 		Summary: "Who am I", Description: "Returns the authenticated caller's username and role (`weir login --status`).",

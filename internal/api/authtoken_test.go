@@ -37,6 +37,14 @@ func TestAuthTokenForPassword(t *testing.T) {
 		!tok.ExpiresAt.Equal(e.clk.Now().Add(api.DefaultLoginTokenTTL)) {
 		t.Fatalf("token response %+v", tok)
 	}
+	// Airflow 3's clients ask at /auth/token: the same token.
+	var airflow struct {
+		AccessToken string `json:"access_token"`
+	}
+	e.must(http.StatusCreated, core.RolePublic, "POST", api.AirflowTokenPath, map[string]string{"username": "vera", "password": "s3cret"}, &airflow)
+	if airflow.AccessToken == "" || airflow.AccessToken == tok.AccessToken {
+		t.Errorf("POST %s gave %+v, want a token of its own", api.AirflowTokenPath, airflow)
+	}
 	bearer := "Bearer " + tok.AccessToken
 	status, b := e.call(core.RolePublic, "GET", "/api/v2/auth/me", nil, "Authorization", bearer)
 	if status != http.StatusOK || string(b) != `{"username":"vera","role":"viewer"}`+"\n" {

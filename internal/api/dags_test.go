@@ -37,6 +37,7 @@ func TestListDags(t *testing.T) {
 		{"?paused=false", []string{"a", "etl"}, 2},
 		{"?limit=1&offset=1", []string{"b"}, 3},
 		{"?offset=10", []string{}, 3},
+		{"?limit=5000", []string{"a", "b", "etl"}, 3}, // cut to MaxPageLimit, as Airflow does, not refused
 	} {
 		got, total := ids(tc.query)
 		if diff := cmp.Diff(tc.want, got); diff != "" || total != tc.total {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/job"
@@ -125,7 +126,9 @@ func (s *Server) Handler() http.Handler {
 	// which a sibling site (another port of this host, a subdomain) still
 	// sends. Requests without the browser's Sec-Fetch-Site and Origin
 	// headers (the CLI, scripts with tokens) pass.
-	mux.Handle("/api/v2/", http.NewCrossOriginProtection().Handler(s.API))
+	rest := http.NewCrossOriginProtection().Handler(s.API)
+	mux.Handle("/api/v2/", rest)
+	mux.Handle("POST "+api.AirflowTokenPath, rest) // Airflow 3's clients ask for their token here
 	if s.UI != nil {
 		mux.Handle("/", s.UI)
 		return mux

@@ -152,6 +152,14 @@ func TestServerMountsUI(t *testing.T) {
 			t.Errorf("GET %s: %d %q, want 200 with %q", path, rec.Code, rec.Body.String(), want)
 		}
 	}
+	// Airflow 3's token path is the REST API's, not the UI's.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/auth/token", strings.NewReader(`{"username": "nobody", "password": "x"}`))
+	req.Header.Set("Content-Type", "application/json")
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "invalid username or password") {
+		t.Errorf("POST /auth/token: %d %q, want the REST API's 401", rec.Code, rec.Body.String())
+	}
 }
 
 // A browser's cross-origin request that changes something never reaches the
