@@ -18,11 +18,11 @@ type User struct {
 	SessionEpoch int64
 }
 
-// APIToken is a bearer token for scripts; only its hash is stored.
 // LoginTokenName names the API tokens a password issues (POST
 // /api/v2/auth/token, `weir login`): a new password revokes them.
 const LoginTokenName = "weir login"
 
+// APIToken is a bearer token for scripts; only its hash is stored.
 type APIToken struct {
 	ID        string
 	Name      string

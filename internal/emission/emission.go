@@ -130,12 +130,12 @@ func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
-			return nil, fmt.Errorf(`"extra" is not JSON (%v; NaN and Infinity are not JSON numbers): %w`, err, core.ErrInvalid)
+			return nil, fmt.Errorf(`"extra" is not JSON (%w; NaN and Infinity are not JSON numbers): %w`, err, core.ErrInvalid)
 		}
 		return nil, fmt.Errorf(`"extra" must be a JSON object such as {"rows": 10}, got %.40s: %w`, raw, core.ErrInvalid)
 	}
 	if err := json.Unmarshal(raw, new(map[string]any)); err != nil {
-		return nil, fmt.Errorf(`"extra" holds a value JSON decoders cannot read (%v): %w`, err, core.ErrInvalid)
+		return nil, fmt.Errorf(`"extra" holds a value JSON decoders cannot read (%w): %w`, err, core.ErrInvalid)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {

@@ -44,12 +44,12 @@ func NextRetryAt(task *core.Task, try int, now time.Time) time.Time {
 type Failure uint8
 
 const (
-	// FailedItself: the task failed; it is retried while tries remain.
+	// FailedItself is the task's own failure: retried while tries remain.
 	FailedItself Failure = iota
-	// FailedForGood: the try failed for good (no_retry: Airflow's
+	// FailedForGood is a try that failed for good (no_retry: Airflow's
 	// AirflowFailException and AirflowSensorTimeout); no retry.
 	FailedForGood
-	// Interrupted: its worker stopped it as it shut down, through no fault
+	// Interrupted is a try its worker stopped as it shut down, through no fault
 	// of the task; it is retried at once, and the try does not count
 	// against its retries (the caller adds one to max_tries, as Airflow
 	// does for a running try that is cleared).
@@ -70,6 +70,7 @@ func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, how 
 	}
 	if reported == core.TISuccess || reported == core.TISkipped {
 		switch how {
+		case FailedItself:
 		case FailedForGood:
 			return "", nil, fmt.Errorf("no_retry goes with state failed, not %s: %w", reported, core.ErrInvalid)
 		case Interrupted:

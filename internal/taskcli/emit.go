@@ -100,7 +100,7 @@ func (f *EventFlags) Fill(cmd *cobra.Command, req *execclient.EmitRequest) error
 	}
 	if f.extra != "" {
 		if err := json.Unmarshal([]byte(f.extra), new(json.RawMessage)); err != nil {
-			return fmt.Errorf("--extra %.40s is not JSON (%v): give a JSON object such as '{\"rows\": 10}'", f.extra, err)
+			return fmt.Errorf("--extra %.40s is not JSON (%w): give a JSON object such as '{\"rows\": 10}'", f.extra, err)
 		}
 		req.Extra = json.RawMessage(f.extra)
 	}
