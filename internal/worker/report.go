@@ -65,7 +65,13 @@ func (w *Worker) report(ctx context.Context, tc *execclient.Client, tiID string,
 		// Sent again, it could only find the try ended by an attempt that
 		// also claimed (the next claim reclaims that), or end it now.
 		req.Next = nil
-		log.Warn("report try state: the server did not answer; trying again", "state", req.State, "err", err)
+		if ctx.Err() != nil { // the worker stops: say what it waits for
+			log.Warn("stopping: the end of a try is not reported yet; the worker waits for an api-server to answer it "+
+				"(a try's end is not dropped: the outcome is kept for the worker's next start after this wait)",
+				"state", req.State, "wait_at_most", reportTimeout, "err", err)
+		} else {
+			log.Warn("report try state: the server did not answer; trying again", "state", req.State, "err", err)
+		}
 		if !pause(rctx, w.reportRetryWait()) {
 			return nil, err
 		}
