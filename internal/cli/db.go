@@ -81,8 +81,9 @@ func (a *app) dbCmd() *cobra.Command {
 			}
 			defer st.Close()
 			if live := liveProcesses(cmd.Context(), st); len(live) > 0 && !force {
-				return fmt.Errorf("%d process(es) of this database are running (%s): stop them first, or pass --force "+
-					"(they would go on against an empty database, and their running tasks' logs and ends would be lost)",
+				return fmt.Errorf("%d process(es) of this database beat within their heartbeat threshold (%s): stop them "+
+					"first (a process stopped a moment ago is still listed: retry in a few heartbeat intervals), or pass --force "+
+					"(processes still running would go on against an empty database, and their running tasks' logs and ends would be lost)",
 					len(live), strings.Join(live, ", "))
 			}
 			if err := st.Reset(cmd.Context()); err != nil {

@@ -84,16 +84,22 @@ func signingKeys(cfg *config.Config, kind keyKind) ([][]byte, error) {
 // [core] secrets_key_file (created with one new key on first use, 0600).
 // The box reads the file again for a value sealed under a key it lacks
 // (secrets.Reloading): a rotation by `weir connections rotate-key` on this
-// machine needs no restart of the processes reading it.
+// machine needs no restart of the processes reading it. Only the first
+// read creates the file; a reload reads it as it is, and fails (keeping
+// the keys) when it is gone.
 func secretsBox(cfg *config.Config) (*secrets.Box, error) {
+	path := cfg.Core.SecretsKeyFile
+	if _, err := config.Secret(path, secrets.KeyBytes); err != nil { // created with one new key when missing
+		return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
+	}
 	return secrets.Reloading(func() ([][]byte, error) {
-		text, err := config.Secret(cfg.Core.SecretsKeyFile, secrets.KeyBytes)
+		b, err := os.ReadFile(path) //nolint:gosec // the operator's own key file
 		if err != nil {
 			return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
 		}
-		keys, err := secrets.ParseKeys(text)
+		keys, err := secrets.ParseKeys(string(b))
 		if err != nil {
-			return nil, fmt.Errorf("[core] secrets_key_file %s: %w", cfg.Core.SecretsKeyFile, err)
+			return nil, fmt.Errorf("[core] secrets_key_file %s: %w", path, err)
 		}
 		return keys, nil
 	})

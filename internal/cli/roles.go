@@ -131,7 +131,7 @@ func ensureAdmin(ctx context.Context, cfg *config.Config, st store.Store) (strin
 	if _, err := st.UserGet(ctx, "admin"); err == nil {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return "(password set earlier; reset with `weir users create --username admin --role admin`)", nil
+			return "(password set earlier; reset with `weir users update --username admin --password NEW_PASSWORD`)", nil
 		}
 		return strings.TrimSpace(string(b)), err
 	}

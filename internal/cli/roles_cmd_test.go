@@ -128,7 +128,7 @@ func TestSchedulerAndTriggererSayTheyStopped(t *testing.T) {
 
 // `weir db reset` refuses while a process of the database runs (its
 // heartbeat is recent), naming it: the process would go on against an
-// empty database. Once it stopped, or with --force, the reset goes ahead.
+// empty database. With --force the reset goes ahead.
 func TestDBResetRefusesWhileAProcessRuns(t *testing.T) {
 	t.Parallel()
 	env := []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
@@ -146,7 +146,7 @@ func TestDBResetRefusesWhileAProcessRuns(t *testing.T) {
 		return code == 0
 	})
 	code, _, errOut := weirRun(t, env, "db", "reset", "--yes")
-	if code == 0 || !strings.Contains(errOut, "process(es) of this database are running (scheduler on ") || !strings.Contains(errOut, "pass --force") {
+	if code == 0 || !strings.Contains(errOut, "process(es) of this database beat within their heartbeat threshold (scheduler on ") || !strings.Contains(errOut, "pass --force") {
 		t.Errorf("db reset beside a running scheduler: exit %d, %s; want a refusal naming it", code, errOut)
 	}
 	if code, out, errOut := weirRun(t, env, "db", "reset", "--yes", "--force"); code != 0 || !strings.Contains(out, "database reset") {

@@ -341,12 +341,13 @@ func decodeStrict(doc []byte, cfg *Config) error {
 
 // withoutLine returns doc with line row (1-based) made a comment, so that
 // the other lines keep their numbers; false when there is no such line or
-// it is not a whole key and value (a value spread over lines, which a
-// comment would cut in two).
+// it is not a whole key and value (a table's header, a value spread over
+// lines, which a comment would cut in two).
 func withoutLine(doc []byte, row int) ([]byte, bool) {
 	lines := bytes.SplitAfter(doc, []byte("\n"))
-	if row < 1 || row > len(lines) || toml.Unmarshal(lines[row-1], new(map[string]any)) != nil {
-		return nil, false
+	if row < 1 || row > len(lines) || bytes.HasPrefix(bytes.TrimSpace(lines[row-1]), []byte("[")) ||
+		toml.Unmarshal(lines[row-1], new(map[string]any)) != nil {
+		return nil, false // a table's header: its keys would move to the table before
 	}
 	out := make([]byte, 0, len(doc)+1)
 	for i, l := range lines {
@@ -390,7 +391,7 @@ func (c *Config) applyEnv(environ []string) error {
 			continue
 		}
 		rest, ok := strings.CutPrefix(name, "WEIR__")
-		if single, typo := strings.CutPrefix(name, "WEIR_"); !ok && typo && strings.Contains(single, "__") {
+		if single, typo := strings.CutPrefix(name, "WEIR_"); !ok && typo && isSection(strings.ToLower(strings.SplitN(single, "__", 2)[0])) && strings.Contains(single, "__") {
 			errs = append(errs, fmt.Errorf("environment variable %s: an option is WEIR__SECTION__KEY, with two underscores after WEIR (WEIR__%s)", name, single))
 			continue
 		}
@@ -407,6 +408,18 @@ func (c *Config) applyEnv(environ []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// isSection reports whether name is a section of the configuration
+// ([core], [database], ...).
+func isSection(name string) bool {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("toml") == name && t.Field(i).Type.Kind() == reflect.Struct {
+			return true
+		}
+	}
+	return false
 }
 
 // field finds the struct field for section.key.

@@ -52,14 +52,17 @@ const NoMapIndex = -1
 // task) in one DAG run. Its ID is a UUID regenerated for every try; earlier
 // tries live in the task-instance history.
 type TaskInstance struct {
-	ID             string     `json:"id"`
-	DagRunID       int64      `json:"-"`
-	DagID          string     `json:"dag_id"`
-	RunID          string     `json:"dag_run_id"`
-	TaskID         string     `json:"task_id"`
-	MapIndex       int        `json:"map_index"`
-	TryNumber      int        `json:"try_number"`
-	MaxTries       int        `json:"max_tries"` // retries + 1
+	ID        string `json:"id"`
+	DagRunID  int64  `json:"-"`
+	DagID     string `json:"dag_id"`
+	RunID     string `json:"dag_run_id"`
+	TaskID    string `json:"task_id"`
+	MapIndex  int    `json:"map_index"`
+	TryNumber int    `json:"try_number"`
+	MaxTries  int    `json:"max_tries"` // retries + 1, and one for each refunded try
+	// Interruptions counts the tries its workers stopped as they shut down
+	// and refunded (runs.Interrupted).
+	Interruptions  int        `json:"interruptions,omitempty"`
 	State          TIState    `json:"state"`
 	Queue          string     `json:"queue"`
 	Pool           string     `json:"pool"`

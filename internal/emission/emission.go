@@ -130,7 +130,11 @@ func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
-			return nil, fmt.Errorf(`"extra" is not JSON (%w; NaN and Infinity are not JSON numbers): %w`, err, core.ErrInvalid)
+			hint := ""
+			if bytes.Contains(raw, []byte("NaN")) || bytes.Contains(raw, []byte("Infinity")) {
+				hint = "; NaN and Infinity are not JSON numbers"
+			}
+			return nil, fmt.Errorf(`"extra" is not JSON (%w%s): %w`, err, hint, core.ErrInvalid)
 		}
 		return nil, fmt.Errorf(`"extra" must be a JSON object such as {"rows": 10}, got %.40s: %w`, raw, core.ErrInvalid)
 	}

@@ -52,9 +52,21 @@ const (
 	// Interrupted is a try its worker stopped as it shut down, through no fault
 	// of the task; it is retried at once, and the try does not count
 	// against its retries (the caller adds one to max_tries, as Airflow
-	// does for a running try that is cleared).
+	// does for a running try that is cleared) — MaxRefunds times at most
+	// for an instance: past them it is FailedItself (Refunds).
 	Interrupted
 )
+
+// MaxRefunds bounds the tries of one instance an interruption refunds: a
+// task whose runs make their workers stop (a pod evicted for what the task
+// fills) would else be retried for ever, its retries never spent.
+const MaxRefunds = 3
+
+// Refunds reports whether a try of ti that failed as how is refunded: an
+// interruption, while ti has had fewer than MaxRefunds.
+func Refunds(ti *core.TaskInstance, how Failure) bool {
+	return how == Interrupted && ti.Interruptions < MaxRefunds
+}
 
 // Outcome is how a try ends that reported reported at now: success and
 // skipped stand; failed (or up_for_retry) becomes up_for_retry with the
@@ -78,7 +90,7 @@ func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, how 
 		}
 		return reported, nil, nil
 	}
-	if how == Interrupted {
+	if Refunds(ti, how) {
 		return core.TIUpForRetry, &now, nil
 	}
 	if how == FailedForGood || ti.TryNumber >= ti.MaxTries {

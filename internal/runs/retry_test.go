@@ -101,11 +101,16 @@ func TestOutcome(t *testing.T) {
 		{"no retry goes with failed only", task, 1, 3, core.TISuccess, runs.FailedForGood, "", -1, true},
 		{"interrupted retries at once, the last try too", task, 3, 3, core.TIFailed, runs.Interrupted, core.TIUpForRetry, 0, false},
 		{"interrupted goes with failed only", task, 1, 3, core.TISkipped, runs.Interrupted, "", -1, true},
+		{"interrupted past the refunds is a failure", task, 3, 3, core.TIFailed, runs.Interrupted, core.TIFailed, -1, false},
+		{"interrupted past the refunds retries as a failure", task, 1, 3, core.TIFailed, runs.Interrupted, core.TIUpForRetry, time.Minute, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ti := &core.TaskInstance{TryNumber: tt.try, MaxTries: tt.max}
+			if strings.Contains(tt.name, "past the refunds") {
+				ti.Interruptions = runs.MaxRefunds
+			}
 			got, next, err := runs.Outcome(tt.task, ti, tt.reported, tt.how, t0)
 			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, core.ErrInvalid)) {
 				t.Fatalf("err = %v, want error %t (ErrInvalid)", err, tt.wantErr)

@@ -52,6 +52,7 @@ type Box struct {
 type ring struct {
 	ids   []string // key ids, primary first
 	aeads map[string]cipher.AEAD
+	keys  [][]byte // as ids
 }
 
 // reloadEvery bounds how often a Box reads its keys again: rows sealed
@@ -102,8 +103,10 @@ func New(keys [][]byte) (*Box, error) {
 // Reloading returns a Box over the keys load returns, which it calls again
 // (at most once a second) when a value was sealed under a key it lacks, so
 // that a process reads what another sealed after adding a key to the file
-// (`weir connections rotate-key`) without a restart. A load that fails
-// then leaves the keys as they were.
+// (`weir connections rotate-key`) without a restart. The keys read are
+// added to those the box has (a key removed from the file still opens
+// here until the process restarts); a load that fails leaves them as
+// they were.
 func Reloading(load func() ([][]byte, error)) (*Box, error) {
 	keys, err := load()
 	if err != nil {
@@ -140,6 +143,7 @@ func newRing(keys [][]byte) (*ring, error) {
 		}
 		r.ids = append(r.ids, id)
 		r.aeads[id] = aead
+		r.keys = append(r.keys, k)
 	}
 	return r, nil
 }
@@ -163,7 +167,9 @@ func (b *Box) aead(id string) (cipher.AEAD, bool) {
 	if err != nil {
 		return nil, false
 	}
-	r, err := newRing(keys)
+	// The file's keys first (its first seals), then those it no longer
+	// holds: what this process sealed before stays readable here.
+	r, err := newRing(append(keys, b.ring.Load().keys...))
 	if err != nil {
 		return nil, false
 	}

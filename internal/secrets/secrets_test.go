@@ -91,6 +91,12 @@ func TestReloadingReadsAKeyAddedSince(t *testing.T) {
 	if b.PrimaryID() != KeyID(mustHex(t, newKey)) {
 		t.Error("after the reload the box does not seal with the file's first key")
 	}
+	// A key the file no longer holds still opens what this process sealed.
+	oldSealed := mustBox(t, oldKey).Seal("o", "c")
+	file = newKey
+	if got, err := b.Open(oldSealed, "c"); err != nil || got != "o" {
+		t.Errorf("a value under the key dropped from the file = %q, %v; want it read", got, err)
+	}
 	stray := mustBox(t, NewKey()).Seal("v", "c")
 	before := reads
 	for range 3 {

@@ -271,6 +271,9 @@ func (s *Service) CreateAPIToken(ctx context.Context, actor core.Actor, username
 	if ttl < 0 {
 		return "", fmt.Errorf("token lifetime %s is negative; give a positive duration, or 0 for no expiry: %w", ttl, core.ErrInvalid)
 	}
+	if name == core.LoginTokenName { // a new password revokes the tokens so named
+		return "", fmt.Errorf("token name %q is the password login's (a new password revokes those tokens); choose another: %w", name, core.ErrInvalid)
+	}
 	secret, hash := auth.NewToken()
 	now := s.clock.Now().UTC()
 	t := &core.APIToken{ID: uuid.NewString(), Name: name, Username: username, Hash: hash, CreatedAt: now}

@@ -285,6 +285,9 @@ func TestUsersCreatedOnceAndPasswordsRevokeLoginTokens(t *testing.T) {
 	if _, err := svc.CreateAPIToken(ctx, admin, "vic", "deploy", 0); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := svc.CreateAPIToken(ctx, admin, "vic", core.LoginTokenName, 0); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("an admin's token named as the login's: %v, want it refused", err)
+	}
 	pw := "second-pw"
 	if _, err := svc.UpdateUser(ctx, admin, "vic", service.UserChange{Password: &pw}); err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ func (s *Service) endTry(ctx context.Context, ti *core.TaskInstance, end TryEnd,
 	}
 	p := &store.TaskInstanceFinishParams{ID: ti.ID, State: state, From: ti.State, Now: now, NextRetryAt: next, SeenHeartbeat: end.seen,
 		ClearTaskState: clearState, FailedOver: failedOver, NoAliases: task != nil && !task.HasAliasOutlet(),
-		RefundTry: state == core.TIUpForRetry && end.Failure == runs.Interrupted}
+		RefundTry: state == core.TIUpForRetry && runs.Refunds(ti, end.Failure)}
 	if state == core.TISuccess && task != nil {
 		p.OutletEvents = outletEvents(&v.Spec, task, ti, now)
 	}

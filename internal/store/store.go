@@ -593,8 +593,8 @@ type TaskInstanceFinishParams struct {
 	// heartbeats, which ErrConflict refuses for any other up_for_retry try.
 	From core.TIState
 	// RefundTry, with state up_for_retry, adds one to the instance's
-	// max_tries: the try ending does not count against its retries (its
-	// worker stopped it as it shut down).
+	// max_tries and to its interruptions: the try ending does not count
+	// against its retries (its worker stopped it as it shut down).
 	RefundTry bool
 	// FailedOver marks an up_for_retry end as the dead-worker check's: the
 	// try's worker may still take it back or report it

@@ -112,7 +112,7 @@ func scanToken(r scanner) (*core.APIToken, error) {
 func (s *Store) APITokenDeleteNamed(ctx context.Context, username, name string) (int64, error) {
 	res, err := s.writer().ExecContext(ctx, qTokenDeleteNamed, username, name)
 	if err != nil {
-		return 0, err
+		return 0, s.wrap(err, "delete the tokens %q of user %q", name, username)
 	}
 	return res.RowsAffected()
 }

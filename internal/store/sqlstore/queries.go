@@ -117,7 +117,7 @@ const archivedState = `CASE WHEN state IN ('up_for_retry', 'running', 'queued', 
 const tiCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
 	pool, pool_slots, priority_weight, operator, hostname, worker_id, pid, queued_at, start_date, end_date,
 	last_heartbeat, next_retry_at, dag_version_id, map_args,
-	trigger_id, trigger_timeout, next_method, next_kwargs, next_event`
+	trigger_id, trigger_timeout, next_method, next_kwargs, next_event, interruptions`
 
 // tiInsertCols are the columns set when a task instance is created; one
 // VALUES tuple has tiInsertArgs placeholders.
@@ -214,7 +214,7 @@ const (
 	// last_heartbeat a failover of the dead-worker check may find; $8 is
 	// what max_tries grows by (1 for a refunded try).
 	qTIFinish = `UPDATE task_instance SET state = $2, end_date = $3, updated_at = $3, next_retry_at = $4,
-		failed_over = $6, max_tries = max_tries + $8 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)
+		failed_over = $6, max_tries = max_tries + $8, interruptions = interruptions + $8 WHERE id = $1 AND state = $5 AND (state = 'running' OR failed_over)
 		AND (CAST($7 AS BIGINT) = 0 OR COALESCE(last_heartbeat, 1) <= CAST($7 AS BIGINT))`
 	qTITakeBack = `UPDATE task_instance SET state = 'running', last_heartbeat = $2, updated_at = $2,
 		end_date = NULL, next_retry_at = NULL, failed_over = FALSE

@@ -23,7 +23,7 @@ func scanTI(r scanner) (*core.TaskInstance, error) {
 	if err := r.Scan(&ti.ID, &ti.DagRunID, &ti.DagID, &ti.RunID, &ti.TaskID, &ti.MapIndex, &ti.TryNumber,
 		&ti.MaxTries, &state, &ti.Queue, &ti.Pool, &ti.PoolSlots, &ti.PriorityWeight, &ti.Operator,
 		&ti.Hostname, &worker, &ti.PID, &queued, &start, &end, &beat, &retry, &version, &mapArgs,
-		&triggerID, &triggerTimeout, &ti.NextMethod, &nextKwargs, &nextEvent); err != nil {
+		&triggerID, &triggerTimeout, &ti.NextMethod, &nextKwargs, &nextEvent, &ti.Interruptions); err != nil {
 		return nil, err
 	}
 	ti.State = core.TIState(state)

@@ -136,15 +136,15 @@ func testRefundedTry(t *testing.T, f *fixture) {
 		Now: f.at(time.Minute), NextRetryAt: &f.now, RefundTry: true}), "interrupt a")
 	must(t, f.st.TaskInstanceFinish(f.ctx, &store.TaskInstanceFinishParams{ID: b.ID, State: core.TIFailed,
 		Now: f.at(time.Minute), RefundTry: true}), "fail b")
-	if got := f.get(a.ID); got.State != core.TIUpForRetry || got.MaxTries != before+1 {
-		t.Errorf("a = %s with max_tries %d, want up_for_retry with %d", got.State, got.MaxTries, before+1)
+	if got := f.get(a.ID); got.State != core.TIUpForRetry || got.MaxTries != before+1 || got.Interruptions != 1 {
+		t.Errorf("a = %s with max_tries %d and %d interruptions, want up_for_retry with %d and 1", got.State, got.MaxTries, got.Interruptions, before+1)
 	}
 	if got := f.get(b.ID); got.State != core.TIFailed || got.MaxTries != before {
 		t.Errorf("b = %s with max_tries %d, want failed with %d (a refund goes with up_for_retry only)", got.State, got.MaxTries, before)
 	}
 	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: a.ID, NewID: "11111111-0000-4000-8000-0000000000a2",
 		To: core.TIScheduled, Now: f.at(2 * time.Minute), From: core.TIUpForRetry}), "retry a")
-	if got := f.get("11111111-0000-4000-8000-0000000000a2"); got.TryNumber != 2 || got.MaxTries != before+1 {
-		t.Errorf("a's retry = try %d of %d, want try 2 of %d", got.TryNumber, got.MaxTries, before+1)
+	if got := f.get("11111111-0000-4000-8000-0000000000a2"); got.TryNumber != 2 || got.MaxTries != before+1 || got.Interruptions != 1 {
+		t.Errorf("a's retry = try %d of %d (%d interruptions), want try 2 of %d (1)", got.TryNumber, got.MaxTries, got.Interruptions, before+1)
 	}
 }
