@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -131,6 +132,11 @@ func TestClearTaskInstancesAndTries(t *testing.T) {
 		map[string]any{"dag_run_id": "r1", "task_ids": []string{"transform"}, "dry_run": false}, &res)
 	if res.TotalEntries != 1 || res.TaskInstances[0].State != core.TINone || res.TaskInstances[0].TryNumber != 2 {
 		t.Errorf("clear: %+v", res)
+	}
+	// A task instance without a state has state null, as in Airflow's API (not "").
+	if status, b := e.call(core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1/taskInstances/transform", nil); status != http.StatusOK ||
+		!strings.Contains(string(b), `"state":null`) {
+		t.Errorf("a cleared task instance: %d %s, want state null", status, b)
 	}
 	if got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r2", "transform", -1); got.State != core.TIFailed {
 		t.Errorf("clearing r1 changed r2: %q", got.State)

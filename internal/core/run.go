@@ -63,7 +63,7 @@ type TaskInstance struct {
 	// Interruptions counts the tries its workers stopped as they shut down
 	// and refunded (runs.Interrupted).
 	Interruptions  int        `json:"interruptions,omitempty"`
-	State          TIState    `json:"state"`
+	State          TIState    `json:"state" nullable:"true"` // null for none (TIState.MarshalJSON)
 	Queue          string     `json:"queue"`
 	Pool           string     `json:"pool"`
 	PoolSlots      int        `json:"pool_slots"`

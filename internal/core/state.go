@@ -1,5 +1,7 @@
 package core
 
+import "encoding/json"
+
 // TIState is the state of one task instance (one try of one task in one run),
 // named as in Airflow. The empty state ("none") means not yet scheduled.
 type TIState string
@@ -46,6 +48,31 @@ func (s TIState) Valid() bool {
 		}
 	}
 	return false
+}
+
+// MarshalJSON writes the empty state ("none") as null, as Airflow's API
+// does for a task instance without one: its clients read a state that is
+// "" as no state they know.
+func (s TIState) MarshalJSON() ([]byte, error) {
+	if s == TINone {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
+}
+
+// UnmarshalJSON reads null as the empty state (MarshalJSON), whatever the
+// value read into held before.
+func (s *TIState) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = TINone
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = TIState(v)
+	return nil
 }
 
 // String returns "none" for the empty state.
