@@ -89,18 +89,26 @@ func signingKeys(cfg *config.Config, kind keyKind) ([][]byte, error) {
 // the keys) when it is gone.
 func secretsBox(cfg *config.Config) (*secrets.Box, error) {
 	path := cfg.Core.SecretsKeyFile
-	if _, err := config.Secret(path, secrets.KeyBytes); err != nil { // created with one new key when missing
+	text, err := config.Secret(path, secrets.KeyBytes) // created with one new key when missing
+	if err != nil {
 		return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
 	}
-	return secrets.Reloading(func() ([][]byte, error) {
-		b, err := os.ReadFile(path) //nolint:gosec // the operator's own key file
-		if err != nil {
-			return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
-		}
-		keys, err := secrets.ParseKeys(string(b))
+	parse := func(text string) ([][]byte, error) {
+		keys, err := secrets.ParseKeys(text)
 		if err != nil {
 			return nil, fmt.Errorf("[core] secrets_key_file %s: %w", path, err)
 		}
 		return keys, nil
+	}
+	keys, err := parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return secrets.Reloading(keys, func() ([][]byte, error) {
+		b, err := os.ReadFile(path) //nolint:gosec // the operator's own key file
+		if err != nil {
+			return nil, fmt.Errorf("[core] secrets_key_file: %w", err)
+		}
+		return parse(string(b))
 	})
 }

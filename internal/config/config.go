@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -361,12 +362,14 @@ func withoutLine(doc []byte, row int) ([]byte, bool) {
 
 // tomlTypeError is go-toml's message for a value of the wrong type, which
 // names Go's types.
-var tomlTypeError = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
+var tomlTypeError = sync.OnceValue(func() *regexp.Regexp { // compiled on a bad file only, not at every start
+	return regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
+})
 
 // plainTOMLError says what a decode error says in the words of weir.toml.
 func plainTOMLError(de *toml.DecodeError) string {
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
-	m := tomlTypeError.FindStringSubmatch(msg)
+	m := tomlTypeError().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}
@@ -391,11 +394,12 @@ func (c *Config) applyEnv(environ []string) error {
 			continue
 		}
 		rest, ok := strings.CutPrefix(name, "WEIR__")
-		if single, typo := strings.CutPrefix(name, "WEIR_"); !ok && typo && isSection(strings.ToLower(strings.SplitN(single, "__", 2)[0])) && strings.Contains(single, "__") {
-			errs = append(errs, fmt.Errorf("environment variable %s: an option is WEIR__SECTION__KEY, with two underscores after WEIR (WEIR__%s)", name, single))
-			continue
-		}
 		if !ok {
+			if single, typo := strings.CutPrefix(name, "WEIR_"); typo {
+				if sec, _, two := strings.Cut(single, "__"); two && sectionIndex(strings.ToLower(sec)) >= 0 {
+					errs = append(errs, fmt.Errorf("environment variable %s: an option is WEIR__SECTION__KEY, with two underscores after WEIR (WEIR__%s)", name, single))
+				}
+			}
 			continue
 		}
 		section, key, ok := strings.Cut(strings.ToLower(rest), "__")
@@ -410,35 +414,32 @@ func (c *Config) applyEnv(environ []string) error {
 	return errors.Join(errs...)
 }
 
-// isSection reports whether name is a section of the configuration
-// ([core], [database], ...).
-func isSection(name string) bool {
+// sectionIndex returns the index in Config of section name ([core],
+// [database], ...), or -1 when there is none so named.
+func sectionIndex(name string) int {
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {
 		if t.Field(i).Tag.Get("toml") == name && t.Field(i).Type.Kind() == reflect.Struct {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // field finds the struct field for section.key.
 func (c *Config) field(section, key string) (reflect.Value, error) {
-	v := reflect.ValueOf(c).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Tag.Get("toml") != section || t.Field(i).Type.Kind() != reflect.Struct {
-			continue
-		}
-		sv, st := v.Field(i), t.Field(i).Type
-		for j := 0; j < st.NumField(); j++ {
-			if st.Field(j).Tag.Get("toml") == key {
-				return sv.Field(j), nil
-			}
-		}
-		return reflect.Value{}, fmt.Errorf("unknown option %q in section [%s]", key, section)
+	i := sectionIndex(section)
+	if i < 0 {
+		return reflect.Value{}, fmt.Errorf("unknown section [%s]", section)
 	}
-	return reflect.Value{}, fmt.Errorf("unknown section [%s]", section)
+	sv := reflect.ValueOf(c).Elem().Field(i)
+	st := sv.Type()
+	for j := range st.NumField() {
+		if st.Field(j).Tag.Get("toml") == key {
+			return sv.Field(j), nil
+		}
+	}
+	return reflect.Value{}, fmt.Errorf("unknown option %q in section [%s]", key, section)
 }
 
 // Set assigns one option from its text form (as in the environment).

@@ -62,6 +62,10 @@ const (
 // fills) would else be retried for ever, its retries never spent.
 const MaxRefunds = 3
 
+// TriesLeft reports whether a failure of ti's current try is retried (its
+// own failure: Outcome).
+func TriesLeft(ti *core.TaskInstance) bool { return ti.TryNumber < ti.MaxTries }
+
 // Refunds reports whether a try of ti that failed as how is refunded: an
 // interruption, while ti has had fewer than MaxRefunds.
 func Refunds(ti *core.TaskInstance, how Failure) bool {
@@ -93,7 +97,7 @@ func Outcome(task *core.Task, ti *core.TaskInstance, reported core.TIState, how 
 	if Refunds(ti, how) {
 		return core.TIUpForRetry, &now, nil
 	}
-	if how == FailedForGood || ti.TryNumber >= ti.MaxTries {
+	if how == FailedForGood || !TriesLeft(ti) {
 		return core.TIFailed, nil, nil
 	}
 	next := now

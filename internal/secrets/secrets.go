@@ -100,18 +100,14 @@ func New(keys [][]byte) (*Box, error) {
 	return b, nil
 }
 
-// Reloading returns a Box over the keys load returns, which it calls again
-// (at most once a second) when a value was sealed under a key it lacks, so
+// Reloading returns a Box over keys (what load returned at first) that
+// calls load (at most once a second) when a value was sealed under a key it lacks, so
 // that a process reads what another sealed after adding a key to the file
 // (`weir connections rotate-key`) without a restart. The keys read are
 // added to those the box has (a key removed from the file still opens
 // here until the process restarts); a load that fails leaves them as
 // they were.
-func Reloading(load func() ([][]byte, error)) (*Box, error) {
-	keys, err := load()
-	if err != nil {
-		return nil, err
-	}
+func Reloading(keys [][]byte, load func() ([][]byte, error)) (*Box, error) {
 	b, err := New(keys)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,11 @@ func TestReloadingReadsAKeyAddedSince(t *testing.T) {
 	t.Parallel()
 	oldKey, newKey := NewKey(), NewKey()
 	file, reads := oldKey, 0
-	b, err := Reloading(func() ([][]byte, error) { reads++; return ParseKeys(file) })
+	first, err := ParseKeys(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Reloading(first, func() ([][]byte, error) { reads++; return ParseKeys(file) })
 	if err != nil {
 		t.Fatal(err)
 	}

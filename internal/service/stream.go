@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -210,7 +211,7 @@ func (s *Service) failKeepingStream(ctx context.Context, tx store.Store, id int6
 		return 0, false, err
 	}
 	for _, ti := range waiting {
-		if ti.TryNumber >= ti.MaxTries {
+		if !runs.TriesLeft(&ti) {
 			return 0, false, nil
 		}
 	}

@@ -62,31 +62,44 @@ func Run(ctx context.Context, rt *trigger.Runtime, interval time.Duration, opt O
 	var logged string
 	return trigger.Watch(ctx, rt, trigger.WatchOptions{Interval: interval}, func(ctx context.Context, watched []trigger.Watched) (trigger.Batch, error) {
 		now := rt.Now()
-		var ahead int
-		var soonest *Item
+		var ahead aheadItems
 		o := opt
-		o.Ahead = func(it *Item) {
-			if it.Modified.Sub(now) <= aheadToLog {
-				return
-			}
-			ahead++
-			if soonest == nil || before(it, soonest) {
-				soonest = it
-			}
-		}
+		o.Ahead = func(it *Item) { ahead.add(it, now) }
 		b, err := Poll(ctx, watched, o, now, list)
-		if msg := ""; err == nil {
-			if soonest != nil {
-				msg = fmt.Sprintf("%d item(s) dated in the future wait for their time, the soonest %s at %s: a clock ahead of this machine's, or a time set by hand",
-					ahead, soonest.Key, soonest.Modified.Format(time.RFC3339))
-			}
-			if msg != logged && msg != "" {
+		if msg := ahead.String(); err == nil && msg != logged {
+			if msg != "" {
 				rt.Logf("%s", msg)
 			}
 			logged = msg
 		}
 		return b, err
 	})
+}
+
+// aheadItems counts the items of a poll dated more than aheadToLog after
+// it, and keeps the soonest.
+type aheadItems struct {
+	n       int
+	soonest *Item
+}
+
+func (a *aheadItems) add(it *Item, now time.Time) {
+	if it.Modified.Sub(now) <= aheadToLog {
+		return
+	}
+	a.n++
+	if a.soonest == nil || before(it, a.soonest) {
+		a.soonest = it
+	}
+}
+
+// String is the log line for the items ("" for none).
+func (a *aheadItems) String() string {
+	if a.soonest == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d item(s) dated in the future wait for their time, the soonest %s at %s: a clock ahead of this machine's, or a time set by hand",
+		a.n, a.soonest.Key, a.soonest.Modified.Format(time.RFC3339))
 }
 
 // aheadToLog is how far after a poll an item's time must be for Run to log
