@@ -90,6 +90,9 @@ func TestAssetsPages(t *testing.T) {
 		if !strings.Contains(body, "<code>watermark</code>") || !strings.Contains(body, "&#34;2026-03-01&#34;") || strings.Contains(body, ">Expires<") {
 			t.Errorf("asset state panel: want the key and value and no expiry column:\n%s", body)
 		}
+		if !strings.Contains(body, "Clear all asset state (watcher cursors kept)") {
+			t.Errorf("asset state panel: its clear button does not say the watcher cursors are kept")
+		}
 		if r := op.post(page+"/state/delete", url.Values{"csrf": {csrf}, "key": {"watermark"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("delete asset state: %d", r.status)
 		}
