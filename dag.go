@@ -64,6 +64,33 @@ func Schedule(s string) DAGOption { return func(d *DAG) { d.spec.Schedule = s } 
 // deployment's [scheduler] create_cron_data_intervals decides.
 func Timetable(name string) DAGOption { return func(d *DAG) { d.spec.Timetable = name } }
 
+// TimetableInterval is CronTriggerTimetable's interval (Airflow's
+// argument): each run's data interval ends at its fire time and starts
+// iv before it, at its logical date. It needs
+// Timetable("CronTriggerTimetable").
+func TimetableInterval(iv time.Duration) DAGOption {
+	return func(d *DAG) { d.spec.TimetableInterval = core.Duration(iv) }
+}
+
+// RunImmediately is CronTriggerTimetable's run_immediately as a boolean:
+// whether the DAG's first run without catchup is the latest fire time
+// already past (true, the default) or waits for the next one (false).
+func RunImmediately(on bool) DAGOption {
+	return func(d *DAG) { d.spec.RunImmediately = &core.RunImmediately{Never: !on} }
+}
+
+// RunImmediatelyWithin is CronTriggerTimetable's run_immediately as a
+// duration: the DAG's first run without catchup is the latest fire time
+// already past if it was at most within ago, else the next one.
+func RunImmediatelyWithin(within time.Duration) DAGOption {
+	return func(d *DAG) {
+		if within <= 0 {
+			d.problem("timetable.run_immediately", "RunImmediatelyWithin(%s): must be a positive duration", within)
+		}
+		d.spec.RunImmediately = &core.RunImmediately{Within: core.Duration(within)}
+	}
+}
+
 // StartDate is the start of the first data interval.
 func StartDate(t time.Time) DAGOption { return func(d *DAG) { d.spec.StartDate = &t } }
 

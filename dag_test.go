@@ -50,6 +50,7 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 	d := NewDAG("etl", Description("Load orders."), Schedule("@daily"), StartDate(start), EndDate(end),
 		Catchup(true), MaxActiveRuns(2), MaxActiveTasks(4), Params(map[string]any{"region": "eu"}),
 		Tags("a", "b"), Timezone("Europe/Amsterdam"), Timetable("CronTriggerTimetable"),
+		TimetableInterval(24*time.Hour), RunImmediately(false),
 		DefaultArgs(Retries(2), RetryDelay(30*time.Second), Method("post"), Env(map[string]string{"A": "1"})))
 	extract := d.Go("extract", nop, RetryExponentialBackoff(), MaxRetryDelay(time.Minute), ExecutionTimeout(time.Hour),
 		Queue("q"), Pool("p"), PoolSlots(2), PriorityWeight(7), OpKwargs(map[string]any{"day": "{{ .ds }}"}),
@@ -73,7 +74,8 @@ func TestCompileBuildsTheDefinition(t *testing.T) {
 		f(&c)
 		return c
 	}
-	want := core.DAG{DagID: "etl", Description: "Load orders.", Schedule: "@daily", Timetable: "CronTriggerTimetable", StartDate: &start, EndDate: &end,
+	want := core.DAG{DagID: "etl", Description: "Load orders.", Schedule: "@daily", Timetable: "CronTriggerTimetable",
+		TimetableInterval: core.Duration(24 * time.Hour), RunImmediately: &core.RunImmediately{Never: true}, StartDate: &start, EndDate: &end,
 		Catchup: true, MaxActiveRuns: 2, MaxActiveTasks: 4, Params: map[string]any{"region": "eu"},
 		Tags: []string{"a", "b"}, Timezone: "Europe/Amsterdam", FileLoc: fileLoc,
 		TemplateSyntax: core.TemplateGo, // detected from op_kwargs' {{ .ds }}
@@ -205,6 +207,21 @@ func TestValidationErrors(t *testing.T) {
 			d.Noop("a")
 		},
 			[]string{p + `timetable: CronTriggerTimetable needs a cron schedule (a preset such as "@daily" or a 5-field cron expression), not "1h"`}},
+		{"timetable arguments without CronTriggerTimetable", func(d *DAG) {
+			Schedule("@daily")(d)
+			StartDate(time.Now())(d)
+			TimetableInterval(time.Hour)(d)
+			d.Noop("a")
+		},
+			[]string{p + `timetable: interval and run_immediately are arguments of CronTriggerTimetable: name it as the timetable's type`}},
+		{"run immediately within nothing", func(d *DAG) {
+			Schedule("@daily")(d)
+			StartDate(time.Now())(d)
+			Timetable("CronTriggerTimetable")(d)
+			RunImmediatelyWithin(0)(d)
+			d.Noop("a")
+		},
+			[]string{p + `timetable.run_immediately: RunImmediatelyWithin(0s): must be a positive duration`}},
 		{"unencodable expand value", func(d *DAG) { d.Noop("a", Expand("x", func() {})) },
 			[]string{p + "tasks.a.expand.x: value 0 cannot be stored as JSON"}},
 	}

@@ -58,8 +58,8 @@ type triggerInput struct {
 	Body struct {
 		DagRunID          string          `json:"dag_run_id,omitempty" doc:"run id; default manual__<logical date>"`
 		LogicalDate       *time.Time      `json:"logical_date,omitempty" doc:"default now"`
-		DataIntervalStart *time.Time      `json:"data_interval_start,omitempty"`
-		DataIntervalEnd   *time.Time      `json:"data_interval_end,omitempty"`
+		DataIntervalStart *time.Time      `json:"data_interval_start,omitempty" doc:"default (with data_interval_end unset): the interval the DAG's timetable gives a manual run at the logical date, as Airflow's infer_manual_data_interval (the day before for a @daily DAG); else the logical date"`
+		DataIntervalEnd   *time.Time      `json:"data_interval_end,omitempty" doc:"default as data_interval_start's"`
 		Conf              json.RawMessage `json:"conf,omitempty" doc:"a JSON object passed to the run's templates as params/conf"`
 		PartitionKey      *string         `json:"partition_key,omitempty" doc:"the partition the run is for (1-256 printable bytes): templates' partition_key, WEIR_PARTITION_KEY"`
 	}

@@ -83,9 +83,11 @@ func TestTestsTakeALogicalDate(t *testing.T) {
 		"  - {task_id: t, operator: bash, bash_command: 'echo ds={{ ds }} start={{ data_interval_start }}'}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The data interval is a manual run's, as in Airflow: the latest
+	// complete day at the logical date.
 	for args, want := range map[string]string{
-		"dags test ld 2024-01-05":              "t | ds=2024-01-05 start=2024-01-05T00:00:00+00:00",
-		"tasks test ld t 2024-02-01T06:00:00Z": "t | ds=2024-02-01 start=2024-02-01T06:00:00+00:00",
+		"dags test ld 2024-01-05":              "t | ds=2024-01-05 start=2024-01-04T00:00:00+00:00",
+		"tasks test ld t 2024-02-01T06:00:00Z": "t | ds=2024-02-01 start=2024-01-31T00:00:00+00:00",
 	} {
 		if code, out, errOut := weirRun(t, env, append(strings.Fields(args), "--dags", dags)...); code != 0 || !strings.Contains(out, want) {
 			t.Errorf("weir %s: exit %d\n%s\n%s\nwant %q", args, code, out, errOut, want)

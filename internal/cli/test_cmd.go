@@ -52,8 +52,10 @@ next test of the DAG, or the deployment's scheduler, fails it (and its callbacks
 the test's process has been silent for two heartbeats, so that its tasks no longer hold the
 DAG's max_active_tasks and pool slots.
 
-LOGICAL_DATE (2026-01-02, midnight UTC, or an RFC 3339 time) is the run's logical date and data
-interval, as airflow dags test DAG DATE takes it, for the templates ({{ ds }}, ...); default now.`,
+LOGICAL_DATE (2026-01-02, midnight UTC, or an RFC 3339 time) is the run's logical date, as airflow
+dags test DAG DATE takes it, for the templates ({{ ds }}, ...); default now. Its data interval is
+the one the DAG's timetable gives a manual run at that date, as in Airflow (a @daily DAG's: the
+day before).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := testParams(args[0], args[1:], conf)
@@ -94,8 +96,8 @@ the DAG's own callbacks (as airflow tasks test ends no run). LOGICAL_DATE is as 
 }
 
 // testParams are a test run's: its conf, a run id of now, and the logical
-// date date[0] names (none: now). The data interval is the logical date
-// alone, as a manual run's.
+// date date[0] names (none: now). Its data interval is a manual run's
+// (runs.NewRun.InferInterval).
 func testParams(dagID string, date []string, conf string) (runs.TriggerParams, error) {
 	p, err := triggerParams(dagID, "", conf)
 	if err != nil {

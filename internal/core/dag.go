@@ -19,10 +19,16 @@ type DAG struct {
 	// fire times, once it has ended); "" = the deployment's default
 	// ([scheduler] create_cron_data_intervals), which the DAG processor
 	// records in the DAG.
-	Timetable string     `json:"timetable,omitempty"`
-	StartDate *time.Time `json:"start_date,omitempty"`
-	EndDate   *time.Time `json:"end_date,omitempty"`
-	Catchup   bool       `json:"catchup,omitempty"`
+	Timetable string `json:"timetable,omitempty"`
+	// TimetableInterval is CronTriggerTimetable's interval (Airflow's
+	// argument): a run's data interval ends at its fire time and starts
+	// this long before, at its logical date; 0 = the fire time alone.
+	TimetableInterval Duration `json:"timetable_interval,omitempty"`
+	// RunImmediately is CronTriggerTimetable's run_immediately; nil = true.
+	RunImmediately *RunImmediately `json:"run_immediately,omitempty"`
+	StartDate      *time.Time      `json:"start_date,omitempty"`
+	EndDate        *time.Time      `json:"end_date,omitempty"`
+	Catchup        bool            `json:"catchup,omitempty"`
 	// IsPausedUponCreation, when set, is whether the DAG starts paused the
 	// first time it is recorded (Airflow's DAG argument); nil = [core]
 	// dags_are_paused_at_creation.
@@ -231,6 +237,40 @@ func (d *DAG) Location() *time.Location {
 		return time.UTC
 	}
 	return loc
+}
+
+// RunImmediately is CronTriggerTimetable's run_immediately: it decides a
+// DAG's first scheduled run without catchup. Always (the zero value,
+// JSON true): the latest fire time already past (not before start_date)
+// runs at once. Never (false): the first run waits for the next fire time.
+// Within (a duration string): the past fire time runs if it was at most
+// that long ago, else the next.
+type RunImmediately struct {
+	Never  bool
+	Within Duration
+}
+
+// MarshalJSON encodes r as Airflow's argument: true, false or a duration.
+func (r RunImmediately) MarshalJSON() ([]byte, error) {
+	if r.Within > 0 {
+		return r.Within.MarshalJSON()
+	}
+	return json.Marshal(!r.Never)
+}
+
+// UnmarshalJSON accepts true, false or a positive duration string.
+func (r *RunImmediately) UnmarshalJSON(b []byte) error {
+	var on bool
+	if err := json.Unmarshal(b, &on); err == nil {
+		*r = RunImmediately{Never: !on}
+		return nil
+	}
+	var d Duration
+	if err := d.UnmarshalJSON(b); err != nil || d <= 0 {
+		return fmt.Errorf("run_immediately must be true, false or a positive duration such as \"30m\", not %s", b)
+	}
+	*r = RunImmediately{Within: d}
+	return nil
 }
 
 // DefaultXComKey is the key a task's return value is stored under.

@@ -37,7 +37,7 @@ func (d *decoder) dag(n *node) core.DAG {
 		d.schedule(v, root.key("schedule"), &dag)
 	}
 	if v := n.get("timetable"); v != nil {
-		dag.Timetable, _ = d.str(v, root.key("timetable"))
+		d.timetable(v, root.key("timetable"), &dag)
 	}
 	if v := n.get("assets"); v != nil {
 		dag.Assets = d.assets(v, root.key("assets"))

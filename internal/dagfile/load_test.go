@@ -226,3 +226,35 @@ func TestDurationsAsSeconds(t *testing.T) {
 		t.Fatalf("durations: %v %v", got.RetryDelay.D(), got.ExecutionTimeout.D())
 	}
 }
+
+// TestTimetableArguments checks the mapping form of timetable: its type and
+// CronTriggerTimetable's interval and run_immediately (a boolean or a
+// duration, as Airflow's bool | timedelta).
+func TestTimetableArguments(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		yaml string
+		want *core.RunImmediately
+	}{
+		{"", nil},
+		{"run_immediately: true", &core.RunImmediately{}},
+		{"run_immediately: false", &core.RunImmediately{Never: true}},
+		{"run_immediately: 30m", &core.RunImmediately{Within: core.Duration(30 * time.Minute)}},
+		{"run_immediately: 1800", &core.RunImmediately{Within: core.Duration(30 * time.Minute)}},
+	}
+	for _, tc := range tests {
+		doc := "dag_id: d\nschedule: '@hourly'\nstart_date: 2024-01-01\ntimetable:\n  type: CronTriggerTimetable\n  interval: 6h\n"
+		if tc.yaml != "" {
+			doc += "  " + tc.yaml + "\n"
+		}
+		dags, err := Load("d.yaml", []byte(doc+"tasks:\n  - {task_id: a, operator: noop}\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		d := dags[0]
+		if d.Timetable != "CronTriggerTimetable" || d.TimetableInterval.D() != 6*time.Hour || !cmp.Equal(d.RunImmediately, tc.want) {
+			t.Errorf("%q: timetable %q interval %v run_immediately %+v; want CronTriggerTimetable 6h %+v",
+				tc.yaml, d.Timetable, d.TimetableInterval.D(), d.RunImmediately, tc.want)
+		}
+	}
+}

@@ -77,8 +77,8 @@ func validate(d *core.DAG, o Options) []Problem {
 	tt, err := schedule.Parse(d.Schedule, loc)
 	if err != nil {
 		ps.add("schedule", "%v", err)
-	} else if d.Timetable != "" {
-		if _, err := schedule.ParseTimetable(d.Schedule, d.Timetable, loc); err != nil {
+	} else if d.Timetable != "" || d.TimetableInterval != 0 || d.RunImmediately != nil {
+		if _, err := schedule.Of(d); err != nil {
 			ps.add("timetable", "%v", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
+	"github.com/weirflow/weir/internal/schedule"
 )
 
 // TriggerParams describes a run to create. Only DagID is required.
@@ -25,7 +26,10 @@ type TriggerParams struct {
 	Conf json.RawMessage
 	// LogicalDate defaults to now.
 	LogicalDate *time.Time
-	// DataIntervalStart and DataIntervalEnd default to the logical date.
+	// DataIntervalStart and DataIntervalEnd default, for a manual run
+	// that sets neither, to the interval the DAG's timetable gives a
+	// manual run at the logical date (NewRun.InferInterval); otherwise to
+	// the logical date.
 	DataIntervalStart, DataIntervalEnd *time.Time
 	// PartitionKey is the partition the run is for (nil = none): 1 to 256
 	// bytes of printable text, as an event's.
@@ -65,6 +69,21 @@ type NewRun struct {
 	PartitionKey      *string
 	State             core.DagRunState // queued, or running (TriggerParams.Running)
 	TestJobID         string           // TriggerParams.TestJobID
+	inferInterval     bool             // a manual run that set no data interval
+}
+
+// InferInterval sets the data interval of a manual run that named none to
+// the one spec's timetable gives a manual run at its logical date
+// (Airflow's infer_manual_data_interval: a run of a @daily DAG at 01:00
+// covers the day before; with CronTriggerTimetable's interval, the
+// interval before the logical date). Other runs keep theirs.
+func (r *NewRun) InferInterval(spec *core.DAG) {
+	tt, err := schedule.Of(spec)
+	if !r.inferInterval || err != nil { // a recorded DAG's timetable parses
+		return
+	}
+	iv := tt.Manual(r.LogicalDate)
+	r.DataIntervalStart, r.DataIntervalEnd = iv.Start.UTC(), iv.End.UTC()
 }
 
 // TriggerRules are the configurable limits of a trigger.
@@ -125,7 +144,8 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 		state = core.RunRunning
 	}
 	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
-		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state, TestJobID: p.TestJobID}, nil
+		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state, TestJobID: p.TestJobID,
+		inferInterval: runType == core.RunManual && p.DataIntervalStart == nil && p.DataIntervalEnd == nil}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:

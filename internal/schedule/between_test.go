@@ -40,7 +40,7 @@ func TestBetween(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, tc.timetable, nil)
+			tt, err := ParseTimetable(tc.expr, tc.timetable, TriggerArgs{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,6 +71,14 @@ func (c *Cron) Next(last *Interval, start, end *time.Time, catchup bool, now tim
 	return Interval{Start: s.UTC(), End: e.UTC()}, true
 }
 
+// Manual is Airflow's infer_manual_data_interval: the latest complete
+// interval at at (a manual run at 01:00 of a daily schedule covers the
+// day before).
+func (c *Cron) Manual(at time.Time) Interval {
+	end := c.alignPrev(at)
+	return Interval{Start: c.prev(end), End: end}
+}
+
 // skipToLatest returns the start of the latest complete interval at now, or
 // the first interval at or after start when that is later.
 func (c *Cron) skipToLatest(start *time.Time, now time.Time) time.Time {

@@ -41,6 +41,10 @@ func (d Delta) Next(last *Interval, start, end *time.Time, catchup bool, now tim
 	return Interval{Start: s, End: s.Add(d.Every)}, true
 }
 
+// Manual is Airflow's infer_manual_data_interval: the interval that ends
+// at at.
+func (d Delta) Manual(at time.Time) Interval { return Interval{Start: at.Add(-d.Every), End: at} }
+
 // align returns the latest grid point (anchor + k·Every) at or before t, or
 // anchor when t is before it.
 func (d Delta) align(anchor, t time.Time) time.Time {

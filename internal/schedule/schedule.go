@@ -31,6 +31,9 @@ type Timetable interface {
 	// end in the future: the caller runs it once End <= now. It returns
 	// false when no further interval exists.
 	Next(last *Interval, start, end *time.Time, catchup bool, now time.Time) (Interval, bool)
+	// Manual is the data interval of a manual run with logical date at
+	// (Airflow's infer_manual_data_interval).
+	Manual(at time.Time) Interval
 	// Summary describes the schedule for people (Airflow's
 	// timetable_summary): the preset, cron expression or duration, or
 	// "None" and "@once".
@@ -55,16 +58,27 @@ const Allowed = `null, "@once", a preset (` + "@hourly, @daily, @weekly, @monthl
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
-// Of returns the timetable of a DAG: its schedule, timetable and timezone.
+// Of returns the timetable of a DAG: its schedule, timetable (and that
+// timetable's arguments) and timezone.
 func Of(d *core.DAG) (Timetable, error) {
-	return ParseTimetable(d.Schedule, d.Timetable, d.Location())
+	return ParseTimetable(d.Schedule, d.Timetable, TriggerArgs{Interval: d.TimetableInterval.D(), RunImmediately: d.RunImmediately},
+		d.Location())
 }
 
 // ParseTimetable parses a schedule expression into the named timetable:
 // "" or CronDataIntervalTimetable for every kind of schedule,
-// CronTriggerTimetable for a cron expression or preset only. loc is the
-// timezone cron expressions are evaluated in (nil = UTC).
-func ParseTimetable(expr, timetable string, loc *time.Location) (Timetable, error) {
+// CronTriggerTimetable (with args) for a cron expression or preset only.
+// loc is the timezone cron expressions are evaluated in (nil = UTC).
+func ParseTimetable(expr, timetable string, args TriggerArgs, loc *time.Location) (Timetable, error) {
+	if args.set() && timetable != CronTriggerTimetable {
+		return nil, fmt.Errorf("interval and run_immediately are arguments of %s: name it as the timetable's type", CronTriggerTimetable)
+	}
+	if args.Interval < 0 {
+		return nil, fmt.Errorf("interval %s must not be negative", args.Interval)
+	}
+	if r := args.RunImmediately; r != nil && r.Within < 0 {
+		return nil, fmt.Errorf("run_immediately %s must be true, false or a positive duration", r.Within.D())
+	}
 	tt, err := Parse(expr, loc)
 	if err != nil || timetable == "" {
 		return tt, err
@@ -78,7 +92,11 @@ func ParseTimetable(expr, timetable string, loc *time.Location) (Timetable, erro
 	case !isCron:
 		return nil, timetableNeedsCron(timetable, expr)
 	case timetable == CronTriggerTimetable:
-		return CronTrigger{cron: c}, nil
+		ct := CronTrigger{cron: c, interval: args.Interval}
+		if args.RunImmediately != nil {
+			ct.first = *args.RunImmediately
+		}
+		return ct, nil
 	}
 	return c, nil
 }
@@ -160,6 +178,9 @@ func (None) Next(*Interval, *time.Time, *time.Time, bool, time.Time) (Interval, 
 	return Interval{}, false
 }
 
+// Manual is the logical date alone.
+func (None) Manual(at time.Time) Interval { return Interval{Start: at, End: at} }
+
 // Summary returns "None", as Airflow does.
 func (None) Summary() string { return "None" }
 
@@ -176,6 +197,9 @@ func (Once) Next(last *Interval, start, end *time.Time, _ bool, _ time.Time) (In
 	s := start.UTC()
 	return Interval{Start: s, End: s}, true
 }
+
+// Manual is the logical date alone.
+func (Once) Manual(at time.Time) Interval { return Interval{Start: at, End: at} }
 
 // Summary returns "@once".
 func (Once) Summary() string { return "@once" }

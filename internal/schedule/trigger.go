@@ -1,6 +1,10 @@
 package schedule
 
-import "time"
+import (
+	"time"
+
+	"github.com/weirflow/weir/internal/core"
+)
 
 // The timetables a cron schedule can have (a DAG's timetable field, named
 // after Airflow's classes).
@@ -14,12 +18,26 @@ const (
 	CronTriggerTimetable = "CronTriggerTimetable"
 )
 
-// CronTrigger is Airflow's CronTriggerTimetable (without its interval and
-// run_immediately arguments): each fire time T of the cron expression is a
-// run due at T, with logical date T and data interval [T, T]. Unlike Cron,
+// CronTrigger is Airflow's CronTriggerTimetable: each fire time T of the
+// cron expression is a run due at T, with data interval [T - interval, T]
+// and logical date T - interval (T itself with no interval). Unlike Cron,
 // a run does not wait for the next fire time, and without catchup the
-// latest fire time at or before now runs.
-type CronTrigger struct{ cron *Cron }
+// latest fire time at or before now runs (but a DAG's first run, which
+// RunImmediately decides).
+type CronTrigger struct {
+	cron     *Cron
+	interval time.Duration
+	first    core.RunImmediately
+}
+
+// TriggerArgs are CronTriggerTimetable's arguments beside its cron
+// expression (core.DAG's TimetableInterval and RunImmediately).
+type TriggerArgs struct {
+	Interval       time.Duration
+	RunImmediately *core.RunImmediately
+}
+
+func (a TriggerArgs) set() bool { return a.Interval != 0 || a.RunImmediately != nil }
 
 // Summary returns the preset or cron expression as written.
 func (c CronTrigger) Summary() string { return c.cron.Summary() }
@@ -27,12 +45,18 @@ func (c CronTrigger) Summary() string { return c.cron.Summary() }
 // Next implements Timetable with the rules of Airflow's
 // CronTriggerTimetable.next_dagrun_info: with catchup, the first fire time
 // at or after start and then each fire time after the last run's; without,
-// the latest of the last fire time at or before now, the fire time after
-// the last run's and the first at or after start.
+// the latest of the last fire time at or before now (for the first run:
+// the fire time RunImmediately chooses), the fire time after the last
+// run's and the first at or after start. Unlike Airflow, RunImmediately
+// applies whether or not start is set (in Airflow it is ignored when
+// start_date is set, apache/airflow#64162).
 func (c CronTrigger) Next(last *Interval, start, end *time.Time, catchup bool, now time.Time) (Interval, bool) {
 	var t time.Time
 	if !catchup {
 		t = c.cron.alignPrev(now)
+		if last == nil {
+			t = c.firstRun(now)
+		}
 	}
 	switch {
 	case last != nil:
@@ -47,7 +71,24 @@ func (c CronTrigger) Next(last *Interval, start, end *time.Time, catchup bool, n
 		return Interval{}, false
 	}
 	t = t.UTC()
-	return Interval{Start: t, End: t}, true
+	return Interval{Start: t.Add(-c.interval), End: t}, true
+}
+
+// firstRun is the fire time a DAG's first run without catchup has at now:
+// the latest past one, or the next, as RunImmediately says.
+func (c CronTrigger) firstRun(now time.Time) time.Time {
+	past := c.cron.alignPrev(now)
+	switch {
+	case c.first.Never, c.first.Within > 0 && now.Sub(past) > c.first.Within.D():
+		return c.cron.alignNext(now)
+	}
+	return past
+}
+
+// Manual is Airflow's infer_manual_data_interval: the interval before at,
+// [at - interval, at].
+func (c CronTrigger) Manual(at time.Time) Interval {
+	return Interval{Start: at.Add(-c.interval), End: at}
 }
 
 // later returns the later of a and b.

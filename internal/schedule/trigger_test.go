@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirflow/weir/internal/core"
 )
 
 // TestCronTriggerNext checks Airflow 3's CronTriggerTimetable rules: a run
@@ -45,13 +47,92 @@ func TestCronTriggerNext(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, tc.loc)
+			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, TriggerArgs{}, tc.loc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
 			checkNext(t, got, ok, tc.want)
 		})
+	}
+}
+
+// TestCronTriggerArguments checks CronTriggerTimetable's interval (a run's
+// data interval ends at its fire time; its logical date is the start) and
+// run_immediately (which fire time a DAG's first run without catchup has).
+func TestCronTriggerArguments(t *testing.T) {
+	t.Parallel()
+	jan1 := utc(2024, 1, 1, 0, 0)
+	day := 24 * time.Hour
+	now := utc(2024, 3, 10, 15, 0) // 15 h after the last @daily fire time
+	never := &core.RunImmediately{Never: true}
+	within := func(d time.Duration) *core.RunImmediately { return &core.RunImmediately{Within: core.Duration(d)} }
+	tests := []struct {
+		nextCase
+		args TriggerArgs
+	}{
+		{nextCase{name: "an interval ends at the fire time", expr: "@daily", start: ptr(jan1), catchup: true, now: now,
+			want: iv(jan1.Add(-day), jan1)}, TriggerArgs{Interval: day}},
+		{nextCase{name: "the next run after the last fire time, not its logical date", expr: "@daily", start: ptr(jan1), catchup: true, now: now,
+			last: iv(jan1.Add(-day), jan1), want: iv(jan1, jan1.Add(day))}, TriggerArgs{Interval: day}},
+		{nextCase{name: "an interval longer than the schedule's step", expr: "@hourly", start: ptr(jan1), catchup: true, now: now,
+			last: iv(jan1.Add(-3*time.Hour), jan1), want: iv(jan1.Add(-2*time.Hour), jan1.Add(time.Hour))}, TriggerArgs{Interval: 3 * time.Hour}},
+		{nextCase{name: "run_immediately true: the past fire time at once", expr: "@daily", start: ptr(jan1), now: now,
+			want: iv(utc(2024, 3, 9, 0, 0), utc(2024, 3, 10, 0, 0))}, TriggerArgs{Interval: day}},
+		{nextCase{name: "run_immediately false: the next fire time", expr: "@daily", start: ptr(jan1), now: now,
+			want: iv(utc(2024, 3, 11, 0, 0), utc(2024, 3, 11, 0, 0))}, TriggerArgs{RunImmediately: never}},
+		{nextCase{name: "run_immediately false: now on a fire time runs it", expr: "@daily", start: ptr(jan1), now: utc(2024, 3, 10, 0, 0),
+			want: iv(utc(2024, 3, 10, 0, 0), utc(2024, 3, 10, 0, 0))}, TriggerArgs{RunImmediately: never}},
+		{nextCase{name: "run_immediately within reach", expr: "@daily", start: ptr(jan1), now: now,
+			want: iv(utc(2024, 3, 10, 0, 0), utc(2024, 3, 10, 0, 0))}, TriggerArgs{RunImmediately: within(16 * time.Hour)}},
+		{nextCase{name: "run_immediately out of reach", expr: "@daily", start: ptr(jan1), now: now,
+			want: iv(utc(2024, 3, 11, 0, 0), utc(2024, 3, 11, 0, 0))}, TriggerArgs{RunImmediately: within(14 * time.Hour)}},
+		{nextCase{name: "run_immediately false: a start date in the future still first", expr: "@daily", start: ptr(utc(2024, 5, 1, 0, 0)),
+			now: now, want: iv(utc(2024, 5, 1, 0, 0), utc(2024, 5, 1, 0, 0))}, TriggerArgs{RunImmediately: never}},
+		{nextCase{name: "run_immediately is for the first run only", expr: "@daily", start: ptr(jan1), now: now,
+			last: iv(jan1, jan1), want: iv(utc(2024, 3, 10, 0, 0), utc(2024, 3, 10, 0, 0))}, TriggerArgs{RunImmediately: never}},
+		{nextCase{name: "run_immediately has no say with catchup", expr: "@daily", start: ptr(jan1), catchup: true, now: now,
+			want: iv(jan1, jan1)}, TriggerArgs{RunImmediately: never}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, tc.args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
+			checkNext(t, got, ok, tc.want)
+		})
+	}
+}
+
+// TestManualInterval checks Airflow's infer_manual_data_interval: the data
+// interval of a manual run with a logical date.
+func TestManualInterval(t *testing.T) {
+	t.Parallel()
+	at := utc(2024, 3, 25, 1, 0)
+	tests := []struct {
+		expr, timetable string
+		args            TriggerArgs
+		want            Interval
+	}{
+		{expr: "@daily", want: Interval{utc(2024, 3, 24, 0, 0), utc(2024, 3, 25, 0, 0)}},
+		{expr: "0 1 * * *", want: Interval{utc(2024, 3, 24, 1, 0), utc(2024, 3, 25, 1, 0)}}, // at a fire time: the interval ending there
+		{expr: "30m", want: Interval{at.Add(-30 * time.Minute), at}},
+		{expr: "@daily", timetable: CronTriggerTimetable, want: Interval{at, at}},
+		{expr: "@daily", timetable: CronTriggerTimetable, args: TriggerArgs{Interval: 6 * time.Hour}, want: Interval{at.Add(-6 * time.Hour), at}},
+		{expr: "@once", want: Interval{at, at}},
+		{expr: "", want: Interval{at, at}},
+	}
+	for _, tc := range tests {
+		tt, err := ParseTimetable(tc.expr, tc.timetable, tc.args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.Manual(at); !got.Start.Equal(tc.want.Start) || !got.End.Equal(tc.want.End) {
+			t.Errorf("%q %s: Manual(%v) = %v–%v, want %v–%v", tc.expr, tc.timetable, at, got.Start, got.End, tc.want.Start, tc.want.End)
+		}
 	}
 }
 
@@ -62,11 +143,11 @@ func TestTimetablesOfOneCron(t *testing.T) {
 	t.Parallel()
 	now := utc(2024, 3, 10, 15, 0)
 	start := utc(2024, 1, 1, 0, 0)
-	intervals, err := ParseTimetable("@daily", CronDataIntervalTimetable, nil)
+	intervals, err := ParseTimetable("@daily", CronDataIntervalTimetable, TriggerArgs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	triggers, err := ParseTimetable("@daily", CronTriggerTimetable, nil)
+	triggers, err := ParseTimetable("@daily", CronTriggerTimetable, TriggerArgs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +162,7 @@ func TestParseTimetable(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		expr, timetable, errPart string
+		args                     TriggerArgs
 		trigger                  bool
 	}{
 		{expr: "@daily", timetable: "", trigger: false},
@@ -94,11 +176,15 @@ func TestParseTimetable(t *testing.T) {
 		{expr: "", timetable: CronTriggerTimetable, errPart: "has no time schedule"},
 		{expr: "@daily", timetable: "CronTrigger", errPart: `"CronTrigger" is not a timetable`},
 		{expr: "61 * * * *", timetable: CronTriggerTimetable, errPart: "invalid cron expression"},
+		{expr: "@daily", timetable: CronDataIntervalTimetable, args: TriggerArgs{Interval: time.Hour}, errPart: "arguments of CronTriggerTimetable"},
+		{expr: "@daily", args: TriggerArgs{RunImmediately: &core.RunImmediately{}}, errPart: "arguments of CronTriggerTimetable"},
+		{expr: "@daily", timetable: CronTriggerTimetable, args: TriggerArgs{Interval: -time.Hour}, errPart: "must not be negative"},
+		{expr: "@daily", timetable: CronTriggerTimetable, args: TriggerArgs{Interval: time.Hour}, trigger: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr+"/"+tc.timetable, func(t *testing.T) {
 			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, tc.timetable, nil)
+			tt, err := ParseTimetable(tc.expr, tc.timetable, tc.args, nil)
 			if tc.errPart != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errPart) {
 					t.Fatalf("error = %v, want containing %q", err, tc.errPart)

@@ -51,6 +51,7 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 		if err != nil {
 			return fmt.Errorf("trigger dag %q: load latest version: %w", nr.DagID, err)
 		}
+		nr.InferInterval(&version.Spec)
 		switch _, err := tx.DagRunGet(ctx, nr.DagID, nr.RunID); {
 		case err == nil:
 			return fmt.Errorf("trigger dag %q: run_id %q already exists; choose another: %w", nr.DagID, nr.RunID, core.ErrConflict)

@@ -71,6 +71,46 @@ func TestTrigger(t *testing.T) {
 	}
 }
 
+// TestTriggerInfersTheManualInterval checks that a manual run that names no
+// data interval gets the one its DAG's timetable infers at its logical date
+// (Airflow's infer_manual_data_interval), and one that names it keeps it.
+func TestTriggerInfersTheManualInterval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0) // 2025-03-01T12:00:00Z
+	start := t0.AddDate(0, -1, 0)
+	daily := core.DAG{DagID: "daily", Schedule: "@daily", StartDate: &start, Tasks: []core.Task{{TaskID: "a", Operator: "noop"}}}
+	hourly := core.DAG{DagID: "hourly", Schedule: "@hourly", Timetable: "CronTriggerTimetable", TimetableInterval: core.Duration(6 * time.Hour),
+		StartDate: &start, Tasks: []core.Task{{TaskID: "a", Operator: "noop"}}}
+	syncDAG(t, st, daily)
+	syncDAG(t, st, hourly)
+	day := t0.Truncate(24 * time.Hour)
+	given := t0.Add(-time.Minute)
+	tests := []struct {
+		name       string
+		p          runs.TriggerParams
+		start, end time.Time
+	}{
+		{"daily: the day before", runs.TriggerParams{DagID: "daily", RunID: "d1"}, day.AddDate(0, 0, -1), day},
+		{"daily: an interval given", runs.TriggerParams{DagID: "daily", RunID: "d2", DataIntervalStart: &given}, given, t0},
+		{"daily: not a manual run", runs.TriggerParams{DagID: "daily", RunID: "d3", RunType: core.RunAssetTriggered}, t0, t0},
+		{"trigger timetable: its interval", runs.TriggerParams{DagID: "hourly", RunID: "h1"}, t0.Add(-6 * time.Hour), t0},
+		{"none: the logical date", runs.TriggerParams{DagID: "chain", RunID: "c1"}, t0, t0},
+	}
+	syncDAG(t, st, chainDAG)
+	for _, tc := range tests {
+		run, err := newSvc(st, clk).TriggerRun(ctx, core.System, tc.p)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !run.LogicalDate.Equal(t0) || !run.DataIntervalStart.Equal(tc.start) || !run.DataIntervalEnd.Equal(tc.end) {
+			t.Errorf("%s: logical date %v, data interval %v–%v; want %v, %v–%v", tc.name,
+				run.LogicalDate, run.DataIntervalStart, run.DataIntervalEnd, t0, tc.start, tc.end)
+		}
+	}
+}
+
 func TestTriggerRejects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
