@@ -241,6 +241,9 @@ func (s *Service) saveUser(ctx context.Context, actor core.Actor, username, pass
 			return fmt.Errorf("user %q exists (role %s): change it with `weir users update` (PATCH /api/v2/users/%s): %w",
 				username, old.Role, username, core.ErrConflict)
 		case err == nil: // a new password ends the sessions and login tokens of the old one
+			if err := keepAnAdmin(ctx, tx, old, role); err != nil {
+				return err
+			}
 			u.CreatedAt, u.SessionEpoch = old.CreatedAt, old.SessionEpoch+1
 			if err := endLoginTokens(ctx, tx, username); err != nil {
 				return err

@@ -303,3 +303,41 @@ func TestUsersCreatedOnceAndPasswordsRevokeLoginTokens(t *testing.T) {
 		t.Errorf("tokens after SaveUser's new password = %v, want the deploy token only", got)
 	}
 }
+
+// The last admin keeps the role: demoting or deleting it, by any of the
+// three ways (UpdateUser, SaveUser's upsert, DeleteUser), is refused and
+// changes nothing, so nobody is locked out of user management; with a
+// second admin each works.
+func TestTheLastAdminStays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	svc := newSvc(st, clocktest.New(t0))
+	if err := svc.CreateUser(ctx, admin, "root", "pw-root", core.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	other := core.Actor{Name: "other", Role: core.RoleAdmin}
+	viewer := core.RoleViewer
+	refusals := map[string]error{
+		"update": func() error { _, err := svc.UpdateUser(ctx, admin, "root", service.UserChange{Role: &viewer}); return err }(),
+		"save":   svc.SaveUser(ctx, admin, "root", "pw-root", core.RoleViewer),
+		"delete": svc.DeleteUser(ctx, other, "root"),
+	}
+	for how, err := range refusals {
+		if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), `user "root" is the last admin: make another user admin first`) {
+			t.Errorf("%s of the last admin: %v, want a conflict naming the rule", how, err)
+		}
+	}
+	if u, err := st.UserGet(ctx, "root"); err != nil || u.Role != string(core.RoleAdmin) {
+		t.Fatalf("root after the refusals: %+v, %v; want an admin", u, err)
+	}
+	if err := svc.CreateUser(ctx, admin, "ada", "pw-ada", core.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UpdateUser(ctx, admin, "root", service.UserChange{Role: &viewer}); err != nil {
+		t.Errorf("demoting one of two admins: %v", err)
+	}
+	if err := svc.DeleteUser(ctx, other, "ada"); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("deleting the admin left: %v, want a conflict", err)
+	}
+}

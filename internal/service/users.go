@@ -51,6 +51,9 @@ func (s *Service) UpdateUser(ctx context.Context, actor core.Actor, username str
 		}
 		var what []string
 		if ch.Role != nil {
+			if err := keepAnAdmin(ctx, tx, u, *ch.Role); err != nil {
+				return err
+			}
 			u.Role = string(*ch.Role)
 			what = append(what, "role="+u.Role)
 		}
@@ -77,8 +80,32 @@ func (s *Service) DeleteUser(ctx context.Context, actor core.Actor, username str
 	}
 	c := &change{actor: actor, need: core.RoleAdmin, action: audit.UserDelete, target: username}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		u, err := tx.UserGet(ctx, username)
+		if err != nil {
+			return userErr(username, err)
+		}
+		if err := keepAnAdmin(ctx, tx, u, ""); err != nil {
+			return err
+		}
 		return userErr(username, tx.UserDelete(ctx, username))
 	})
+}
+
+// keepAnAdmin refuses (core.ErrConflict) to take role admin from u, giving
+// it role (none: deleting u), when u is the last admin: nobody could then
+// manage users, pools or connections but through the database.
+func keepAnAdmin(ctx context.Context, tx store.Store, u *core.User, role core.Role) error {
+	if core.Role(u.Role) != core.RoleAdmin || role == core.RoleAdmin {
+		return nil
+	}
+	n, err := tx.UserCount(ctx, &store.UserListParams{Role: string(core.RoleAdmin)})
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		return fmt.Errorf("user %q is the last admin: make another user admin first: %w", u.Username, core.ErrConflict)
+	}
+	return nil
 }
 
 // userErr names an unknown user once (user "x": not found).

@@ -824,6 +824,7 @@ type VariableListParams struct {
 
 // UserListParams pages UserList and UserCount.
 type UserListParams struct {
+	Role string // "" = any
 	Page
 }
 

@@ -26,7 +26,16 @@ func (s *Store) UserGet(ctx context.Context, username string) (*core.User, error
 
 // UserList lists a page of users.
 func (s *Store) UserList(ctx context.Context, p *store.UserListParams) ([]core.User, error) {
-	return listPage(ctx, s, "list users", qUserList, &builder{}, &userOrder, p.Page, scanUser)
+	return listPage(ctx, s, "list users", qUserList, userFilter(p), &userOrder, p.Page, scanUser)
+}
+
+// userFilter is the WHERE clause of a user listing.
+func userFilter(p *store.UserListParams) *builder {
+	b := &builder{}
+	if p != nil && p.Role != "" {
+		b.where("role = ?", p.Role)
+	}
+	return b
 }
 
 // scanUser reads a row of userCols.
@@ -43,8 +52,8 @@ func scanUser(r scanner) (*core.User, error) {
 }
 
 // UserCount counts the users.
-func (s *Store) UserCount(ctx context.Context, _ *store.UserListParams) (int, error) {
-	return s.count(ctx, "count users", qUserCount, &builder{})
+func (s *Store) UserCount(ctx context.Context, p *store.UserListParams) (int, error) {
+	return s.count(ctx, "count users", qUserCount, userFilter(p))
 }
 
 // UserDelete removes a user; its API tokens go with it (ON DELETE

@@ -31,6 +31,13 @@ func testUsersTokens(t *testing.T, f *fixture) {
 	if len(users) != 2 || users[0].Username != "ada" || users[1].Username != "al" || users[0].Role != "viewer" || n != 3 {
 		t.Errorf("users page = %+v of %d, want ada and al (by name) of 3", users, n)
 	}
+	ops, err := f.st.UserList(f.ctx, &store.UserListParams{Role: "op"})
+	must(t, err, "list ops")
+	nOps, err := f.st.UserCount(f.ctx, &store.UserListParams{Role: "op"})
+	must(t, err, "count ops")
+	if len(ops) != 2 || ops[0].Username != "al" || ops[1].Username != "bob" || nOps != 2 {
+		t.Errorf("ops = %+v of %d, want al and bob", ops, nOps)
+	}
 	byRole, err := f.st.UserList(f.ctx, &store.UserListParams{Page: store.Page{OrderBy: "-role", Offset: 2}})
 	must(t, err, "list users by role")
 	if len(byRole) != 1 || byRole[0].Role != "op" {
