@@ -319,7 +319,10 @@ func TestTheLastAdminStays(t *testing.T) {
 	other := core.Actor{Name: "other", Role: core.RoleAdmin}
 	viewer := core.RoleViewer
 	refusals := map[string]error{
-		"update": func() error { _, err := svc.UpdateUser(ctx, admin, "root", service.UserChange{Role: &viewer}); return err }(),
+		"update": func() error {
+			_, err := svc.UpdateUser(ctx, admin, "root", service.UserChange{Role: &viewer})
+			return err
+		}(),
 		"save":   svc.SaveUser(ctx, admin, "root", "pw-root", core.RoleViewer),
 		"delete": svc.DeleteUser(ctx, other, "root"),
 	}
