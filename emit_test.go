@@ -81,13 +81,24 @@ func TestStreamPushFromGo(t *testing.T) {
 				return nil, err
 			}
 		}
-		if n, err := s.Next(ctx); err != nil || n != 5 {
-			return nil, fmt.Errorf("next after 5 pushes = %d, %w", n, err)
+		// PushAt skips an index the stream holds, appends at its end and
+		// refuses one past it.
+		if err := s.PushAt(ctx, 2, map[string]int{"n": -1}); err != nil {
+			return nil, fmt.Errorf("push again at index 2: %w", err)
+		}
+		if err := s.PushAt(ctx, 5, map[string]int{"n": 50}); err != nil {
+			return nil, err
+		}
+		if err := s.PushAt(ctx, 9, 1); !errors.Is(err, ErrConflict) {
+			return nil, fmt.Errorf("push past the end: %w, want ErrConflict", err)
+		}
+		if n, err := s.Next(ctx); err != nil || n != 6 {
+			return nil, fmt.Errorf("next after 6 pushes = %d, %w", n, err)
 		}
 		if err := s.Close(ctx); err != nil {
 			return nil, err
 		}
-		if err := s.Push(ctx, 99); !errors.Is(err, core.ErrConflict) {
+		if err := s.Push(ctx, 99); !errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("push after close: %w, want conflict", err)
 		}
 		return nil, nil
@@ -103,7 +114,7 @@ func TestStreamPushFromGo(t *testing.T) {
 		return item.N, nil
 	}, Iterate(prod))
 	d.Go("report", func(ctx context.Context, tc *TaskContext) (any, error) {
-		if err := tc.Stream().Push(ctx, 1); !errors.Is(err, core.ErrInvalid) {
+		if err := tc.Stream().Push(ctx, 1); !errors.Is(err, ErrInvalid) {
 			return nil, fmt.Errorf("push from a task without Streams: %w, want invalid", err)
 		}
 		return "done", nil
@@ -118,8 +129,46 @@ func TestStreamPushFromGo(t *testing.T) {
 	for _, ti := range tis {
 		got = append(got, fmt.Sprintf("%s[%d]=%s/%d", ti.TaskID, ti.MapIndex, ti.State, ti.TryNumber))
 	}
-	want := "produce[-1]=success/1 report[-1]=success/1 use[0]=success/1 use[1]=success/1 use[2]=success/1 use[3]=success/1 use[4]=success/1"
+	want := "produce[-1]=success/1 report[-1]=success/1 use[0]=success/1 use[1]=success/1 use[2]=success/1 use[3]=success/1 use[4]=success/1 use[5]=success/1"
 	if strings.Join(got, " ") != want {
+		t.Fatalf("instances = %v, want %s", got, want)
+	}
+}
+
+// A producer whose retry starts over and pushes every item again with
+// PushAt adds none twice: its iterating task has one instance per item.
+func TestStreamPushAtAcrossARetry(t *testing.T) {
+	t.Parallel()
+	d := NewDAG("sdk_stream_retry")
+	prod := d.Go("produce", func(ctx context.Context, tc *TaskContext) (any, error) {
+		s := tc.Stream()
+		for i := range 4 {
+			if tc.TryNumber == 1 && i == 2 {
+				return nil, errors.New("the source went away")
+			}
+			if err := s.PushAt(ctx, int64(i), i); err != nil {
+				return nil, err
+			}
+		}
+		return nil, s.Close(ctx)
+	}, Streams(), Retries(1), RetryDelay(0))
+	d.Go("use", func(_ context.Context, tc *TaskContext) (any, error) {
+		item, err := MapArg[int](tc, "item")
+		if err == nil && item != tc.MapIndex {
+			err = fmt.Errorf("instance %d got item %d", tc.MapIndex, item)
+		}
+		return item, err
+	}, Iterate(prod))
+	home := testInHome(t, d)
+	tis, err := openStore(t, home).TaskInstanceList(t.Context(), &store.TaskInstanceListParams{DagID: "sdk_stream_retry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ti := range tis {
+		got = append(got, fmt.Sprintf("%s[%d]=%s/%d", ti.TaskID, ti.MapIndex, ti.State, ti.TryNumber))
+	}
+	if want := "produce[-1]=success/2 use[0]=success/1 use[1]=success/1 use[2]=success/1 use[3]=success/1"; strings.Join(got, " ") != want {
 		t.Fatalf("instances = %v, want %s", got, want)
 	}
 }

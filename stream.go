@@ -65,7 +65,8 @@ func (tc *TaskContext) Stream() *Stream {
 
 // Next returns how many items the stream holds: the sequence index the
 // next Push gets. A retry of the producer reads it to resume after what an
-// earlier try pushed (pushing them again adds nothing either way).
+// earlier try pushed: Push appends, so a retry that starts over and
+// pushes the same items again adds them again (PushAt does not).
 func (s *Stream) Next(ctx context.Context) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,28 +84,47 @@ func (s *Stream) position(ctx context.Context) (int64, error) {
 	return s.next, nil
 }
 
-// Push appends item (encoded as JSON, at most 1 MiB) to the stream and
-// returns once it is persisted, waiting while the stream holds
-// max_pending items not yet expanded. Errors: a task without Streams or a
-// bad item (invalid), a closed stream (conflict).
+// Push appends item (encoded as JSON, at most 1 MiB) to the stream: it
+// gets the sequence index after the stream's last item (Next). It returns
+// once the item is persisted, waiting while the stream holds max_pending
+// items not yet expanded. Errors: a task without Streams or a bad item
+// (ErrInvalid), a closed stream (ErrConflict).
 func (s *Stream) Push(ctx context.Context, item any) error {
+	return s.pushItem(ctx, -1, item)
+}
+
+// PushAt pushes item as the stream's item index, as `weir stream push
+// --index` does: an index the stream holds already is skipped (a retry
+// that pushes again what an earlier try pushed adds nothing), one past
+// the stream's end is refused (ErrConflict). Otherwise as Push.
+func (s *Stream) PushAt(ctx context.Context, index int64, item any) error {
+	if index < 0 {
+		return fmt.Errorf("push to the stream: index %d is negative: %w", index, ErrInvalid)
+	}
+	return s.pushItem(ctx, index, item)
+}
+
+func (s *Stream) pushItem(ctx context.Context, index int64, item any) error {
 	b, err := json.Marshal(item)
 	if err != nil {
 		return fmt.Errorf("push to the stream: encode the item: %w", err)
 	}
-	return s.push(ctx, []json.RawMessage{b}, false)
+	return s.push(ctx, index, []json.RawMessage{b}, false)
 }
 
 // Close closes the stream: no more items. A producer that returns without
 // closing has its stream closed for it.
-func (s *Stream) Close(ctx context.Context) error { return s.push(ctx, nil, true) }
+func (s *Stream) Close(ctx context.Context) error { return s.push(ctx, -1, nil, true) }
 
-func (s *Stream) push(ctx context.Context, items []json.RawMessage, closing bool) error {
+// push sends items from sequence index from (-1: the stream's end).
+func (s *Stream) push(ctx context.Context, from int64, items []json.RawMessage, closing bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	from, err := s.position(ctx)
-	if err != nil {
-		return err
+	if from < 0 {
+		var err error
+		if from, err = s.position(ctx); err != nil {
+			return err
+		}
 	}
 	h, err := s.p.PushStream(ctx, from, items, closing)
 	if err != nil {

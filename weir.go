@@ -36,6 +36,17 @@ func NoRetry(err error) error { return operator.NoRetry(err) }
 // argument, op_kwargs entry or XCom does not exist.
 var ErrNotFound = core.ErrNotFound
 
+// Errors the TaskContext helpers wrap as the server answers: ErrInvalid a
+// bad request (an item that is not JSON, a field out of range),
+// ErrConflict a state that refuses it (a push after the stream's close, an
+// idempotency key reused with another partition), ErrForbidden what the
+// try may not do (an event of an asset it does not declare).
+var (
+	ErrInvalid   = core.ErrInvalid
+	ErrConflict  = core.ErrConflict
+	ErrForbidden = core.ErrForbidden
+)
+
 // Rule is a trigger rule: when a task runs given its upstream tasks' states.
 type Rule string
 
