@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/execclient"
 	"github.com/weirflow/weir/internal/operator"
 )
 
@@ -94,6 +95,14 @@ func XComPull[T any](ctx context.Context, tc *TaskContext, taskID string) (T, er
 	return XComPullMapped[T](ctx, tc, taskID, core.DefaultXComKey, core.NoMapIndex)
 }
 
+// XComPullAll returns what Airflow's xcom_pull(task_ids=taskID) gives:
+// when taskID is mapped (Expand) or iterates over a stream, the return
+// values its instances pushed as one list in map index order (T a slice;
+// empty when none did), else its one return value.
+func XComPullAll[T any](ctx context.Context, tc *TaskContext, taskID string) (T, error) {
+	return XComPullMapped[T](ctx, tc, taskID, core.DefaultXComKey, execclient.AnyMapIndex)
+}
+
 // XComPullKey returns the XCom key of the (unmapped) task taskID in this
 // DAG run, decoded into T.
 func XComPullKey[T any](ctx context.Context, tc *TaskContext, taskID, key string) (T, error) {
@@ -108,6 +117,9 @@ func XComPullMapped[T any](ctx context.Context, tc *TaskContext, taskID, key str
 	if err := tc.op.XComPull(ctx, taskID, key, mapIndex, &out); err != nil {
 		if key == "" {
 			key = core.DefaultXComKey
+		}
+		if mapIndex == execclient.AnyMapIndex {
+			return out, fmt.Errorf("pull XCom %q of task %s: %w", key, taskID, err)
 		}
 		return out, fmt.Errorf("pull XCom %q of task %s map_index %d: %w", key, taskID, mapIndex, err)
 	}

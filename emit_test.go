@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,13 +153,27 @@ func TestStreamPushAtAcrossARetry(t *testing.T) {
 		}
 		return nil, s.Close(ctx)
 	}, Streams(), Retries(1), RetryDelay(0))
-	d.Go("use", func(_ context.Context, tc *TaskContext) (any, error) {
+	use := d.Go("use", func(_ context.Context, tc *TaskContext) (any, error) {
 		item, err := MapArg[int](tc, "item")
 		if err == nil && item != tc.MapIndex {
 			err = fmt.Errorf("instance %d got item %d", tc.MapIndex, item)
 		}
 		return item, err
 	}, Iterate(prod))
+	// The iterating task's values are one list, as a mapped task's
+	// (Airflow's xcom_pull(task_ids=...)): to Go, to templates and to an
+	// expansion.
+	sum := d.Go("sum", func(ctx context.Context, tc *TaskContext) (any, error) {
+		items, err := XComPullAll[[]int](ctx, tc, "use")
+		if err != nil || !slices.Equal(items, []int{0, 1, 2, 3}) {
+			return nil, fmt.Errorf("the values of use = %v, %w; want [0 1 2 3]", items, err)
+		}
+		return len(items), nil
+	}, DependsOn(use))
+	d.Bash("echo", "test '{{ ti.xcom_pull(task_ids=\"use\") | join(\",\") }}' = 0,1,2,3", DependsOn(sum))
+	d.Go("again", func(_ context.Context, tc *TaskContext) (any, error) {
+		return MapArg[int](tc, "v")
+	}, ExpandXCom("v", use), DependsOn(sum))
 	home := testInHome(t, d)
 	tis, err := openStore(t, home).TaskInstanceList(t.Context(), &store.TaskInstanceListParams{DagID: "sdk_stream_retry"})
 	if err != nil {
@@ -168,7 +183,8 @@ func TestStreamPushAtAcrossARetry(t *testing.T) {
 	for _, ti := range tis {
 		got = append(got, fmt.Sprintf("%s[%d]=%s/%d", ti.TaskID, ti.MapIndex, ti.State, ti.TryNumber))
 	}
-	if want := "produce[-1]=success/2 use[0]=success/1 use[1]=success/1 use[2]=success/1 use[3]=success/1"; strings.Join(got, " ") != want {
+	if want := "again[0]=success/1 again[1]=success/1 again[2]=success/1 again[3]=success/1 echo[-1]=success/1 " +
+		"produce[-1]=success/2 sum[-1]=success/1 use[0]=success/1 use[1]=success/1 use[2]=success/1 use[3]=success/1"; strings.Join(got, " ") != want {
 		t.Fatalf("instances = %v, want %s", got, want)
 	}
 }

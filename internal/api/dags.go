@@ -134,7 +134,7 @@ func taskResponse(t core.Task, downstream []string) TaskResponse {
 		TaskID: t.TaskID, Operator: t.Operator, Retries: t.Retries,
 		UpstreamTaskIDs: nonNil(t.DependsOn), DownstreamTaskIDs: nonNil(downstream),
 		TriggerRule: string(t.TriggerRule), Queue: t.Queue, Pool: t.Pool, PoolSlots: t.PoolSlots,
-		PriorityWeight: t.PriorityWeight, IsMapped: t.Mapped(),
+		PriorityWeight: t.PriorityWeight, IsMapped: t.HasMapIndexes(),
 	}
 	if r.TriggerRule == "" {
 		r.TriggerRule = string(core.AllSuccess)

@@ -141,6 +141,10 @@ func (t *Task) Mapped() bool { return len(t.Expand) > 0 }
 // Iterates reports whether the task is lazily mapped over a stream.
 func (t *Task) Iterates() bool { return t.Iterate != "" }
 
+// HasMapIndexes reports whether the task's instances carry map indexes:
+// it is mapped (Expand) or iterates over a stream.
+func (t *Task) HasMapIndexes() bool { return t.Mapped() || t.Iterates() }
+
 // Sensor args naming a streaming operator's handler
 // (docs/streaming.md#streaming-operators).
 const (

@@ -29,7 +29,7 @@ func validateIterate(ps *problems, d *core.DAG, streamTypes []string) {
 			ps.add(p, "unknown task %q%s", t.Iterate, suggest(t.Iterate, taskIDs(d)))
 		case t.Mapped():
 			ps.add(p, "set either expand or iterate, not both")
-		case prod.Mapped() || prod.Iterates():
+		case prod.HasMapIndexes():
 			ps.add(p, "task %q is mapped; a stream producer is one task instance", t.Iterate)
 		case prod.HandlesStream():
 			ps.add(p, "task %q handles its stream itself (handle_command or handle_function): iterate over a producer without a handler", t.Iterate)

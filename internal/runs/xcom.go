@@ -18,7 +18,7 @@ type XComReader interface {
 // PullXCom is what pulling XCom key ("" = return_value) of task taskID in
 // a run gives when no map index is named, as Airflow's xcom_pull without
 // map_indexes: an unmapped task's one value, or, when task (its definition
-// in the run's DAG version; nil = unknown) is mapped, the values its
+// in the run's DAG version; nil = unknown) is mapped or iterates, the values its
 // instances pushed as one JSON list in map index order ([] when none did).
 // An expansion over the task reads the same list. ErrNotFound when an
 // unmapped task pushed no such value.
@@ -26,7 +26,7 @@ func PullXCom(ctx context.Context, st XComReader, dagID, runID string, task *cor
 	if key == "" {
 		key = core.DefaultXComKey
 	}
-	if task == nil || !task.Mapped() {
+	if task == nil || !task.HasMapIndexes() {
 		x, err := st.XComGet(ctx, dagID, runID, taskID, core.NoMapIndex, key)
 		if err != nil {
 			return nil, err
