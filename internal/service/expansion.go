@@ -49,7 +49,14 @@ func (s *Service) Expansion(ctx context.Context, dagID, runID, taskID string) (*
 	}
 	e := &Expansion{TaskID: taskID, Iterate: task.Iterate, StreamID: core.TaskStreamID(run.ID, task.Iterate), Open: true}
 	switch st, err := s.st.StreamGet(ctx, e.StreamID); {
-	case errors.Is(err, core.ErrNotFound):
+	case errors.Is(err, core.ErrNotFound): // open until its producer ends without opening it
+		prod, err := s.st.TaskInstanceGetByKey(ctx, dagID, runID, task.Iterate, core.NoMapIndex)
+		if err == nil && prod.State.Terminal() {
+			e.Open = false
+			if prod.State != core.TISuccess {
+				e.Error = fmt.Sprintf("the producer task %q ended %s before it opened its stream", task.Iterate, prod.State)
+			}
+		}
 	case err != nil:
 		return nil, err
 	default:

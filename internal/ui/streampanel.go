@@ -61,6 +61,8 @@ func buildStreamPanel(in streamInputs) *streamPanel {
 		switch {
 		case e.Error != "":
 			x.Status = "stopped: " + e.Iterate + "'s stream failed (" + e.Error + ")"
+		case !e.Open && in.Source == nil:
+			x.Status = "complete: " + e.Iterate + " ended without opening its stream (no items)"
 		case !e.Open:
 			x.Status = "complete: the stream closed after " + strconv.FormatInt(e.Items, 10) + " items, each with its instance"
 		case in.Source == nil:

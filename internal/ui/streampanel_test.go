@@ -35,6 +35,8 @@ func TestBuildStreamPanel(t *testing.T) {
 			wantStatus: "complete: the stream closed after 5 items, each with its instance", wantSource: "closed"},
 		{name: "producer failed", in: streamInputs{TI: item, Expansion: exp(2, false, "boom"), Source: &core.Stream{ID: "s", NextIndex: 2, Closed: true, Error: "boom"}},
 			wantStatus: "stopped: fetch's stream failed (boom)", wantSource: "failed"},
+		{name: "producer ended without a stream", in: streamInputs{TI: item, Expansion: exp(0, false, "")},
+			wantStatus: "complete: fetch ended without opening its stream (no items)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

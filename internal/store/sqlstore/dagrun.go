@@ -285,29 +285,55 @@ func (r *runRow) made() *core.DagRun {
 
 // DagRunSetState moves a run to p.To when its state is one of p.From. Entering
 // running sets the start date (once); a terminal state sets the end date and
-// any other state clears it. ErrNotFound when the run does not exist.
-func (s *Store) DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (bool, error) {
-	b := builder{args: []any{p.ID, string(p.To), micros(p.Now), p.To == core.RunRunning, p.To.Terminal()}}
-	cond := ""
-	if len(p.From) > 0 {
-		cond = " AND state IN (" + list(&b, p.From) + ")"
-	}
-	res, err := s.writer().ExecContext(ctx, fmt.Sprintf(qRunSetState, cond), b.args...)
+// any other state clears it, and closes the run's task streams still open
+// (a run marked failed while its producer pushed: nothing reads them
+// after). ErrNotFound when the run does not exist.
+func (s *Store) DagRunSetState(ctx context.Context, p *store.DagRunSetStateParams) (moved bool, err error) {
+	err = s.inTxIf(ctx, p.To.Terminal(), func(tx *Store) error {
+		b := builder{args: []any{p.ID, string(p.To), micros(p.Now), p.To == core.RunRunning, p.To.Terminal()}}
+		cond := ""
+		if len(p.From) > 0 {
+			cond = " AND state IN (" + list(&b, p.From) + ")"
+		}
+		res, err := tx.writer().ExecContext(ctx, fmt.Sprintf(qRunSetState, cond), b.args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		switch {
+		case err != nil:
+			return err
+		case n > 0 && p.To.Terminal():
+			moved = true
+			return tx.closeRunStreams(ctx, p.ID, fmt.Sprintf("the dag run ended %s with the stream open", p.To), p.Now)
+		case n > 0:
+			moved = true
+			return nil
+		}
+		var one int
+		return tx.writer().QueryRowContext(ctx, qRunExists, p.ID).Scan(&one)
+	})
+	return moved, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+}
+
+// closeRunStreams closes the task streams of dag run id still open, with
+// reason msg.
+func (s *Store) closeRunStreams(ctx context.Context, id int64, msg string, now time.Time) error {
+	prefix := core.RunStreamPrefix(id)
+	rows, err := s.writer().QueryContext(ctx, qRunStreamsOpen, prefix, len(prefix))
 	if err != nil {
-		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+		return err
 	}
-	n, err := res.RowsAffected()
+	open, err := collect(rows, func(r *sql.Rows) (string, error) { var sid string; return sid, r.Scan(&sid) })
 	if err != nil {
-		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
+		return err
 	}
-	if n > 0 {
-		return true, nil
+	for _, sid := range open {
+		if _, err := s.StreamClose(ctx, &store.StreamCloseParams{StreamID: sid, Error: msg, Now: now}); err != nil {
+			return err
+		}
 	}
-	var one int
-	if err := s.writer().QueryRowContext(ctx, qRunExists, p.ID).Scan(&one); err != nil {
-		return false, s.wrap(err, "set state of dag run %d to %s", p.ID, p.To)
-	}
-	return false, nil
+	return nil
 }
 
 // DagRunEndTest fails the callbacks of a test's run not ended yet and

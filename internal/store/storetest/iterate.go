@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -130,4 +131,30 @@ func (f *fixture) ti(t *testing.T, run *core.DagRun, taskID string) *core.TaskIn
 	ti, err := f.st.TaskInstanceGetByKey(f.ctx, run.DagID, run.RunID, taskID, core.NoMapIndex)
 	must(t, err, "get "+taskID)
 	return ti
+}
+
+// testRunEndClosesStreams: a run that ends (marked failed while its
+// producer pushed) closes its task streams still open, the last envelope
+// marked last, with the reason; another run's stream and a stream closed
+// before keep theirs.
+func testRunEndClosesStreams(t *testing.T, f *fixture) {
+	run, sid, _ := f.producerRun(t, "ends")
+	_, err := f.st.StreamAppend(f.ctx, &store.StreamAppendParams{StreamID: sid, Payloads: payloads(0, 3), Now: f.now})
+	must(t, err, "append 3")
+	other, otherSID, _ := f.producerRun(t, "goes_on")
+	moved, err := f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: run.ID, To: core.RunFailed, Now: f.at(time.Second)})
+	if err != nil || !moved {
+		t.Fatalf("mark the run failed: %v, %v", moved, err)
+	}
+	st, err := f.st.StreamGet(f.ctx, sid)
+	if err != nil || !st.Closed || st.Error != "the dag run ended failed with the stream open" {
+		t.Fatalf("the ended run's stream = %+v, %v; want closed with the reason", st, err)
+	}
+	evs, err := f.st.StreamEventList(f.ctx, &store.StreamEventListParams{StreamID: sid, After: -1, Limit: 10})
+	if err != nil || len(evs) != 3 || !evs[2].IsLast {
+		t.Errorf("the ended run's envelopes = %+v, %v; want 3, the last marked so", evs, err)
+	}
+	if st, err := f.st.StreamGet(f.ctx, otherSID); err != nil || st.Closed {
+		t.Errorf("run %s's stream = %+v, %v; want open", other.RunID, st, err)
+	}
 }

@@ -76,6 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"StreamAppendBackpressure", testStreamAppendBackpressure},
 		{"StreamTriggerClose", testStreamTriggerClose},
 		{"StreamCleanup", testStreamCleanup},
+		{"RunEndClosesStreams", testRunEndClosesStreams},
 		{"TaskInstanceIterate", testTaskInstanceIterate},
 		{"TriggerRetireProducer", testTriggerRetireProducer},
 		{"XComRoundTrip", testXComRoundTrip},
