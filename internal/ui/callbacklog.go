@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -20,17 +22,17 @@ const callbackRunTasksShown = 100
 // callback and, beside it, what it was fired for — the try's log for a
 // task's callback, the run's task instances for the run's.
 type callbackData struct {
-	CB       core.Callback
-	Attempt  int   // the attempt whose log is shown (0: none yet)
-	Attempts []int // every attempt, for the links between them
-	Log      string
-	LogMore  bool
-	TailURL  string // the REST API's log URL to tail from (set while the shown attempt runs)
-	RunURL   string
+	CB         core.Callback
+	Attempt    int   // the attempt whose log is shown (0: none yet)
+	Attempts   []int // every attempt, for the links between them
+	Log        string
+	LogSkipped int64  // bytes of the log's start not shown
+	TailURL    string // the REST API's log URL to tail from (set while the shown attempt runs)
+	RunURL     string
 	// A task's callback: its try's log and page.
-	TryLog     string
-	TryLogMore bool
-	TryURL     string
+	TryLog        string
+	TryLogSkipped int64
+	TryURL        string
 	// The run's callback: the run's task instances (the first
 	// callbackRunTasksShown of RunTasksTotal).
 	RunTasks      []tiRow
@@ -83,7 +85,7 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.Log, d.LogMore = head.Text, head.More
+		d.Log, d.LogSkipped = head.Text, head.Skipped
 		if d.Attempt == cb.Attempts && cb.State == core.CallbackRunning && head.tailable() {
 			d.TailURL = fmt.Sprintf("/api/v2/dags/%s/dagRuns/%s/callbacks/%d/logs?attempt=%d&token=%d",
 				pathEscape(dagID), pathEscape(runID), cb.ID, d.Attempt, head.Next)
@@ -98,7 +100,7 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 		d.TryURL = tiPath(key) + q
 		head, err := u.logHead(ctx, tasklog.Key{DagID: dagID, RunID: runID, TaskID: cb.TaskID,
 			MapIndex: cb.MapIndex, TryNumber: cb.TryNumber})
-		d.TryLog, d.TryLogMore = head.Text, head.More
+		d.TryLog, d.TryLogSkipped = head.Text, head.Skipped
 		return d, err
 	}
 	p := &store.TaskInstanceListParams{DagRunID: cb.DagRunID, Page: store.Page{Limit: callbackRunTasksShown}}
@@ -115,21 +117,22 @@ func (u *UI) readCallback(r *http.Request) (*callbackData, error) {
 	return d, nil
 }
 
-// logHead is the start of a log as a page shows it.
+// logHead is a log as a page shows it: the whole log, or, past what a
+// page holds (tasklog.MaxReadChunk), its end, where a failure says why.
 type logHead struct {
-	Text    string // the log's first chunk, or where the log is when Missing
+	Text    string // the log, or its end; where the log is when Missing
 	Next    int64  // the offset after Text: where a tail goes on
-	More    bool   // the log is longer than Text
+	Skipped int64  // bytes of the log's start not shown (whole lines)
 	Missing bool   // the log is not where this api-server reads logs
 }
 
-// tailable says whether a page may tail the log from Next: it shows the
-// whole log written so far.
-func (h logHead) tailable() bool { return !h.More && !h.Missing }
+// tailable says whether a page may tail the log from Next.
+func (h logHead) tailable() bool { return !h.Missing }
 
-// logHead reads the first chunk of a log (empty when none was written).
+// logHead reads a log's last chunk, from a line's start (empty when none
+// was written).
 func (u *UI) logHead(ctx context.Context, key tasklog.Key) (logHead, error) {
-	data, next, err := u.cfg.Logs.Read(ctx, key, 0)
+	size, err := u.cfg.Logs.Size(ctx, key)
 	var missing *tasklog.MissingError
 	if errors.As(err, &missing) {
 		return logHead{Text: missing.Error(), Missing: true}, nil // where the log is, rather than an empty log
@@ -140,9 +143,55 @@ func (u *UI) logHead(ctx context.Context, key tasklog.Key) (logHead, error) {
 	if err != nil {
 		return logHead{}, err
 	}
-	size, err := u.cfg.Logs.Size(ctx, key)
+	from := max(size-tasklog.MaxReadChunk, 0)
+	data, next, err := u.cfg.Logs.Read(ctx, key, from)
+	if tasklog.WroteNothing(err) {
+		return logHead{}, nil
+	}
 	if err != nil {
 		return logHead{}, err
 	}
-	return logHead{Text: string(data), Next: next, More: size > next}, nil
+	if from > 0 { // start at the first whole line
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data, from = data[i+1:], from+int64(i+1)
+		}
+	}
+	return logHead{Text: string(data), Next: next, Skipped: from}, nil
+}
+
+// logDownload serves the whole log of a try (?try=, default the current
+// one; ?map_index=) as a text file.
+func (u *UI) logDownload(w http.ResponseWriter, r *http.Request, req *request) {
+	key, ti, err := u.loadTI(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	lk := tasklog.KeyOf(ti)
+	if s := r.URL.Query().Get("try"); s != "" {
+		if lk.TryNumber, err = strconv.Atoi(s); err != nil || lk.TryNumber < 1 || lk.TryNumber > ti.TryNumber {
+			u.failErr(w, r, req, badTry(ti.TryNumber, s))
+			return
+		}
+	}
+	data, next, err := u.cfg.Logs.Read(r.Context(), lk, 0)
+	if err != nil && !tasklog.WroteNothing(err) {
+		u.failErr(w, r, req, err)
+		return
+	}
+	name := fmt.Sprintf("%s_%s_%s", key.DagID, key.RunID, key.TaskID)
+	if key.MapIndex >= 0 {
+		name += "_" + strconv.Itoa(key.MapIndex)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fmt.Sprintf("%s_try%d.log", name, lk.TryNumber)}))
+	for len(data) > 0 {
+		if _, err := w.Write(data); err != nil {
+			return
+		}
+		from := next
+		if data, next, err = u.cfg.Logs.Read(r.Context(), lk, from); err != nil || next <= from {
+			return // the end, or a read that failed after the first: the file ends there
+		}
+	}
 }

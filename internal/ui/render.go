@@ -42,6 +42,7 @@ func (u *UI) parsePages() (map[string]*template.Template, error) {
 		"marks":         func() []string { return []string{"success", "failed"} },
 		"panelOf":       func(req *request, p *statePanel) panelView { return panelView{Req: req, Panel: p} },
 		"lower":         strings.ToLower,
+		"bytes":         sizeOf,
 		"tabOf":         func(dagID, tab string) map[string]string { return map[string]string{"DagID": dagID, "Tab": tab} },
 		"stateEditRole": func() string { return stateEditRole },
 		"eventsOf": func(events []eventRow, showAsset bool) eventsView {
@@ -195,3 +196,16 @@ func roundDur(d time.Duration) string {
 // pathEscape escapes one path segment (DAG and run ids may hold any
 // character the id rules allow).
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// sizeOf writes a byte count for people: "512 bytes", "3.4 KiB", "1.2 MiB".
+func sizeOf(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}

@@ -21,17 +21,18 @@ const xcomPageSize = 50
 type tiData struct {
 	TI core.TaskInstance
 	// Head is the page's live part (tihead.go), HeadHTML its rendering.
-	Head     *tiHead
-	HeadHTML template.HTML
-	Try      int // the try whose log is shown
-	Log      string
-	LogMore  bool   // the log is longer than what is shown
-	TailURL  string // the REST API's log URL to tail from (set while the shown try may still write)
-	XComs    []xcomRow
-	XComMore int // entries beyond the first page
-	State    *statePanel
-	Base     string // this instance's page URL
-	Back     string
+	Head       *tiHead
+	HeadHTML   template.HTML
+	Try        int // the try whose log is shown
+	Log        string
+	LogSkipped int64  // bytes of the log's start not shown (its end is)
+	Download   string // the shown try's whole log as a file
+	TailURL    string // the REST API's log URL to tail from (set while the shown try may still write)
+	XComs      []xcomRow
+	XComMore   int // entries beyond the first page
+	State      *statePanel
+	Base       string // this instance's page URL
+	Back       string
 }
 
 // xcomRow is one XCom entry, its value indented.
@@ -92,7 +93,12 @@ func (u *UI) readLog(ctx context.Context, d *tiData, ti *core.TaskInstance, key 
 	if err != nil {
 		return err
 	}
-	d.Log, d.LogMore = head.Text, head.More
+	d.Log, d.LogSkipped = head.Text, head.Skipped
+	q := url.Values{"try": {strconv.Itoa(d.Try)}}
+	if key.MapIndex >= 0 {
+		q.Set("map_index", strconv.Itoa(key.MapIndex))
+	}
+	d.Download = tiPath(key) + "/log?" + q.Encode()
 	if d.Try == ti.TryNumber && !ti.State.Terminal() && head.tailable() {
 		q := url.Values{"token": {strconv.FormatInt(head.Next, 10)}}
 		if key.MapIndex >= 0 {

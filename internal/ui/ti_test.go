@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/tasklog"
+	"github.com/weirflow/weir/internal/testutil/sqlitetest"
 )
 
 // writeLog appends to the log of one try of etl's extract in r1.
@@ -78,6 +80,38 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 			t.Errorf("a mapped task without map_index: %d\n%s", r.status, r.body)
 		}
 	})
+}
+
+// A log longer than a page holds shows its end, where a failure says why,
+// from a whole line, with how much is not shown; the download serves the
+// whole log as a file.
+func TestLongLogShowsItsEndAndDownloads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sqlitetest.Open(t))
+	e.run("r1", core.TIFailed, core.TIUpstreamFailed)
+	var b strings.Builder
+	for i := 0; b.Len() <= tasklog.MaxReadChunk; i++ {
+		fmt.Fprintf(&b, "progress %06d of a long job\n", i)
+	}
+	b.WriteString("FATAL the real cause\n")
+	whole := b.String()
+	e.writeLog(1, whole)
+	v := e.loggedIn(core.RoleViewer)
+	page := v.get("/dags/etl/runs/r1/tasks/extract")
+	if page.status != http.StatusOK || !strings.Contains(page.body, "FATAL the real cause") ||
+		strings.Contains(page.body, "progress 000000 ") || !strings.Contains(page.body, "are not shown here, its end is") {
+		t.Fatalf("a long log's page: %d; want its end, not its start, and a note", page.status)
+	}
+	if i := strings.Index(page.body, `<pre class="log"`); i < 0 || !strings.Contains(page.body[i:i+200], ">progress ") {
+		t.Errorf("the shown log does not start at a whole line: %q", page.body[i:i+200])
+	}
+	dl := v.get("/dags/etl/runs/r1/tasks/extract/log?try=1")
+	if dl.status != http.StatusOK || dl.body != whole || !strings.Contains(dl.header.Get("Content-Disposition"), `attachment; filename=etl_r1_extract_try1.log`) {
+		t.Errorf("download: %d, %d bytes of %d, disposition %q", dl.status, len(dl.body), len(whole), dl.header.Get("Content-Disposition"))
+	}
+	if r := v.get("/dags/etl/runs/r1/tasks/extract/log?try=9"); r.status != http.StatusBadRequest {
+		t.Errorf("download of try 9: %d, want 400", r.status)
+	}
 }
 
 // The task state panel shows each key with its value, when and by whom it

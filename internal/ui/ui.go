@@ -174,6 +174,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}", u.page(core.RoleViewer, u.tiPage))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/live", u.page(core.RoleViewer, u.tiFragment))
 	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/rendered", u.page(core.RoleViewer, u.renderedPage))
+	m.HandleFunc("GET /dags/{dag_id}/runs/{run_id}/tasks/{task_id}/log", u.page(core.RoleViewer, u.logDownload))
 	u.stateRoutes(m, "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/state", taskScope)
 	m.HandleFunc("GET /audit", u.page(core.RoleViewer, u.auditPage))
 	m.HandleFunc("GET /admin", u.page(core.RoleAdmin, u.adminPage))
