@@ -93,6 +93,12 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	b.shot("grid.png")
 	b.run("open the graph", chromedp.Navigate(base+"/dags/hello/graph"), chromedp.WaitVisible(chromedp.CSS(`svg.graph`)))
+	// A node is filled in its state's colour (a rule for every node once
+	// outranked them: every node was white).
+	if fill := value[string](b, "read a successful task's fill", chromedp.Evaluate[string](
+		`getComputedStyle(document.querySelector("svg.graph .n-success rect")).fill`)); fill != "rgb(212, 237, 218)" {
+		t.Errorf("a successful task's node is filled %s, want the success colour rgb(212, 237, 218)", fill)
+	}
 	b.shot("graph.png")
 	b.run("open the run", chromedp.Navigate(base+"/dags/hello/runs/from_browser"), chromedp.WaitVisible(chromedp.CSS(`svg.gantt`)))
 	b.waitText("the run's conf", `pre`, `"name": "Browser"`)
