@@ -79,6 +79,14 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 			!strings.Contains(r.body, "task fan of run mapped is mapped: open one of its 3 instances with ?map_index=0 to 2") {
 			t.Errorf("a mapped task without map_index: %d\n%s", r.status, r.body)
 		}
+		// The grid's link to a mapped task's instances lands on the first
+		// of them in the run page.
+		if grid := op.get("/dags/etl"); !strings.Contains(grid.body, `/dags/etl/runs/mapped#task-fan"`) {
+			t.Error("the grid does not link the mapped task's cell to #task-fan")
+		}
+		if run := op.get("/dags/etl/runs/mapped"); strings.Count(run.body, `id="task-fan"`) != 1 || !strings.Contains(run.body, `id="task-fan-0"`) {
+			t.Errorf("the run page has %d anchors task-fan, want one (beside task-fan-0)", strings.Count(run.body, `id="task-fan"`))
+		}
 	})
 }
 
