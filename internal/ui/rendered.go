@@ -3,7 +3,9 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
@@ -18,10 +20,29 @@ const maxRenderEvents = 1000
 type renderedData struct {
 	TI       core.TaskInstance
 	Args     string // the task's arguments as written, JSON
-	Rendered string // rendered over the try's context, JSON; "" when Error says why
+	Rendered []renderedArg // rendered over the try's context, by name; none when Error says why
 	MapArgs  string // a mapped instance's own arguments, which override the rendered ones
 	Error    string
 	Base     string // the task instance's page
+}
+
+// renderedArg is one argument rendered: a string as it is (a multi-line
+// command on its lines), any other value as JSON.
+type renderedArg struct {
+	Name, Value string
+}
+
+// renderedArgs lists args by name, as renderedArg shows them.
+func renderedArgs(args map[string]any) []renderedArg {
+	out := make([]renderedArg, 0, len(args))
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		s, isText := args[name].(string)
+		if !isText {
+			s = prettyAny(args[name])
+		}
+		out = append(out, renderedArg{Name: name, Value: s})
+	}
+	return out
 }
 
 // renderedPage shows a task's templated arguments rendered for this try
@@ -73,7 +94,7 @@ func (u *UI) renderedPage(w http.ResponseWriter, r *http.Request, req *request) 
 	if args, err := template.RenderArgs(task.Args, tctx, funcs); err != nil {
 		d.Error = err.Error()
 	} else {
-		d.Rendered = prettyAny(args)
+		d.Rendered = renderedArgs(args)
 	}
 	u.render(w, r, http.StatusOK, "rendered", req, key.TaskID+" rendered", d)
 }

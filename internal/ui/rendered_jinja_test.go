@@ -38,7 +38,7 @@ func TestRenderedTemplatesJinja(t *testing.T) {
 		}
 		r := e.loggedIn(core.RoleViewer).get("/dags/jinja/runs/r1/tasks/say/rendered")
 		body := html.UnescapeString(r.body)
-		if r.status != http.StatusOK || !strings.Contains(body, `"bash_command": "echo ADA r1 try 1 from-up 2024-02-29"`) {
+		if r.status != http.StatusOK || !strings.Contains(body, `<code>bash_command</code></th><td><pre class="value">echo ADA r1 try 1 from-up 2024-02-29</pre>`) {
 			t.Fatalf("rendered say: %d; want the Jinja template rendered:\n%s", r.status, body)
 		}
 	})

@@ -44,7 +44,7 @@ func TestRenderedTemplates(t *testing.T) {
 		}
 		r := b.get("/dags/tmpl/runs/r1/tasks/say/rendered")
 		body := html.UnescapeString(r.body)
-		if r.status != http.StatusOK || !strings.Contains(body, `"bash_command": "echo ada 1 r1 try 1 from-up"`) || !strings.Contains(body, `{{ .params.who }}`) {
+		if r.status != http.StatusOK || !strings.Contains(body, `<code>bash_command</code></th><td><pre class="value">echo ada 1 r1 try 1 from-up</pre>`) || !strings.Contains(body, `{{ .params.who }}`) {
 			t.Fatalf("rendered say: %d; want conf over params, the run, the try and the XCom, and the template as written:\n%s", r.status, body)
 		}
 		r = b.get("/dags/tmpl/runs/r1/tasks/bad/rendered")

@@ -182,7 +182,7 @@ func prettyJSON(raw json.RawMessage) string {
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
 		return string(raw)
 	}
-	return buf.String()
+	return unescapeHTML(buf.Bytes())
 }
 
 // prettyAny indents a value as JSON.
@@ -191,5 +191,42 @@ func prettyAny(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return unescapeHTML(b)
+}
+
+// unescapeHTML writes JSON text's \u003c, \u003e and \u0026 (how Go's
+// encoder stores <, > and &) as the characters, as they were typed: the
+// page's template escapes what it shows. Other escapes stay as they are.
+func unescapeHTML(js []byte) string {
+	var b strings.Builder
+	b.Grow(len(js))
+	for i := 0; i < len(js); i++ {
+		if js[i] != '\\' || i+1 >= len(js) {
+			b.WriteByte(js[i])
+			continue
+		}
+		if js[i+1] == 'u' && i+6 <= len(js) {
+			if c := htmlEscaped(string(js[i+2 : i+6])); c != 0 {
+				b.WriteByte(c)
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(string(js[i : i+2])) // an escape pair, \\ included
+		i++
+	}
+	return b.String()
+}
+
+// htmlEscaped is the character Go's JSON encoder escapes as \u<hex>, or 0.
+func htmlEscaped(hex string) byte {
+	switch strings.ToLower(hex) {
+	case "003c":
+		return '<'
+	case "003e":
+		return '>'
+	case "0026":
+		return '&'
+	}
+	return 0
 }
