@@ -19,9 +19,9 @@ const maxRenderEvents = 1000
 // renderedData is the rendered-templates page's model.
 type renderedData struct {
 	TI       core.TaskInstance
-	Args     string // the task's arguments as written, JSON
+	Args     string        // the task's arguments as written, JSON
 	Rendered []renderedArg // rendered over the try's context, by name; none when Error says why
-	MapArgs  string // a mapped instance's own arguments, which override the rendered ones
+	MapArgs  string        // a mapped instance's own arguments, which override the rendered ones
 	Error    string
 	Base     string // the task instance's page
 }
