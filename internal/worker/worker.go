@@ -270,9 +270,13 @@ func (w *Worker) groupDir() string { return filepath.Join(w.RunDir, "task-groups
 // weirOnPath makes a folder holding `weir`, a link to this worker's own
 // executable, for the front of a bash task's PATH: the in-task CLI (`weir
 // xcom push`) then works whatever the program is called (a Go SDK binary
-// has its own name) and whatever weir is installed elsewhere.
+// has its own name) and whatever weir is installed elsewhere. On Linux the
+// link is to /proc/<pid>/exe, the file this process runs even once a new
+// binary is installed at its path: the tasks of a worker that runs on
+// through an upgrade's install keep the CLI that speaks its api-server's
+// Execution API version.
 func weirOnPath(dir string) (string, error) {
-	exe, err := os.Executable()
+	exe, err := ownExecutable()
 	if err != nil {
 		return "", fmt.Errorf("worker: find own executable: %w", err)
 	}
@@ -284,6 +288,16 @@ func weirOnPath(dir string) (string, error) {
 		return "", fmt.Errorf("worker: link weir into %s: %w", bin, err)
 	}
 	return bin, nil
+}
+
+// ownExecutable is the file this process runs: /proc/<pid>/exe where there
+// is one, else its path.
+func ownExecutable() (string, error) {
+	proc := fmt.Sprintf("/proc/%d/exe", os.Getpid())
+	if _, err := os.Stat(proc); err == nil {
+		return proc, nil
+	}
+	return os.Executable()
 }
 
 // Start claims and runs tries until ctx ends; then it stops claiming, gives
