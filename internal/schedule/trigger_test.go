@@ -45,16 +45,20 @@ func TestCronTriggerNext(t *testing.T) {
 			now: farFuture, last: at(utc(2024, 10, 27, 0, 30)), want: at(utc(2024, 10, 28, 1, 30))},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, TriggerArgs{}, tc.loc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
-			checkNext(t, got, ok, tc.want)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkTriggerNext(t, tc, TriggerArgs{}) })
 	}
+}
+
+// checkTriggerNext runs case tc on CronTriggerTimetable with args.
+func checkTriggerNext(t *testing.T, tc nextCase, args TriggerArgs) {
+	t.Helper()
+	t.Parallel()
+	tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, args, tc.loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
+	checkNext(t, got, ok, tc.want)
 }
 
 // TestCronTriggerArguments checks CronTriggerTimetable's interval (a run's
@@ -95,15 +99,7 @@ func TestCronTriggerArguments(t *testing.T) {
 			want: iv(jan1, jan1)}, TriggerArgs{RunImmediately: never}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, CronTriggerTimetable, tc.args, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, ok := tt.Next(tc.last, tc.start, tc.end, tc.catchup, tc.now)
-			checkNext(t, got, ok, tc.want)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkTriggerNext(t, tc.nextCase, tc.args) })
 	}
 }
 
