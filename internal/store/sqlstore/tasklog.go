@@ -32,9 +32,15 @@ const (
 	qTaskLogPruneScan = `SELECT log_key, MAX(created_at) FROM task_log_chunk WHERE log_key > $1
 		GROUP BY log_key ORDER BY log_key LIMIT $2`
 	// qTaskLogPrune deletes, among the logs it names (from $2 on), those
-	// whose last chunk is still older than $1.
+	// whose last chunk is still older than $1, but the log of a try that
+	// has not ended (a long quiet step is no old log).
 	qTaskLogPrune = `DELETE FROM task_log_chunk WHERE log_key IN (
-		SELECT log_key FROM task_log_chunk WHERE log_key IN (%s) GROUP BY log_key HAVING MAX(created_at) < $1)`
+		SELECT log_key FROM task_log_chunk WHERE log_key IN (%[1]s) GROUP BY log_key HAVING MAX(created_at) < $1)
+		AND log_key NOT IN (SELECT l.log_key FROM task_log l
+			JOIN dag_run r ON r.dag_id = l.dag_id AND r.run_id = l.run_id
+			JOIN task_instance ti ON ti.dag_run_id = r.id AND ti.task_id = l.task_id AND ti.map_index = l.map_index
+			WHERE l.log_key IN (%[1]s) AND ti.try_number = l.try_number
+				AND ti.state IN ('', 'scheduled', 'queued', 'running', 'deferred', 'up_for_retry', 'restarting'))`
 )
 
 // appendTries bounds TaskLogAppend's retries when concurrent appends of

@@ -111,6 +111,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskLog", testTaskLog},
 		{"TaskLogDeferredTail", testTaskLogDeferredTail},
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
+		{"TaskLogPruneKeepsLiveTries", testTaskLogPruneKeepsLiveTries},
 		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},

@@ -220,3 +220,30 @@ func testTaskLogPruneWalk(t *testing.T, f *fixture) {
 		t.Errorf("after a refused batch, b-new's size = %d, %v; want it kept", size, err)
 	}
 }
+
+// testTaskLogPruneKeepsLiveTries: a try that has not ended keeps its log
+// however long it has been quiet (a step silent for longer than the
+// retention); once it ends, the log goes as any other.
+func testTaskLogPruneKeepsLiveTries(t *testing.T, f *fixture) {
+	quiet := newTI("quiet", core.TIRunning)
+	f.run("prune", "r1", quiet)
+	const key = "dag_id=prune/run_id=r1/task_id=quiet/attempt=1.log"
+	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: "prune", RunID: "r1", TaskID: "quiet",
+		MapIndex: core.NoMapIndex, TryNumber: 1, Kind: store.TaskLogDatabase, CreatedAt: f.now}), "record")
+	_, err := f.st.TaskLogAppend(f.ctx, &store.TaskLogAppendParams{Key: key, Data: []byte("first line: context\n"), Now: f.now})
+	must(t, err, "append")
+	prune := func() int64 {
+		t.Helper()
+		res, err := f.st.TaskLogPrune(f.ctx, &store.TaskLogPruneParams{Before: f.at(time.Hour), Limit: 10})
+		must(t, err, "prune")
+		return res.Chunks
+	}
+	if n := prune(); n != 0 {
+		t.Fatalf("pruned %d chunks of a running try's quiet log, want none", n)
+	}
+	_, err = f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{quiet.ID}, To: core.TISuccess, Now: f.at(time.Minute)})
+	must(t, err, "end the try")
+	if n := prune(); n != 1 {
+		t.Errorf("pruned %d chunks of the ended try's log, want its 1", n)
+	}
+}
