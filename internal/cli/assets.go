@@ -167,7 +167,7 @@ that resolves to nothing yet has one row with "-".`,
 	out.add(aliases)
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), a.watchersCmd())
+	cmd.AddCommand(list, show, events, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), localOnly(taskcli.TriggeringEventsCmd()), a.watchersCmd())
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -103,8 +104,8 @@ assets:
 tasks:
   - task_id: record
     operator: bash
-    bash_command: 'echo "$WEIR_TRIGGERING_ASSET_EVENTS" >> %[3]q'
-`, src.name, src.trigger, filepath.Join(data, "seen-"+src.name+".jsonl")))
+    bash_command: 'echo "$WEIR_TRIGGERING_ASSET_EVENTS" >> %[3]q; weir assets triggering-events >> %[4]q'
+`, src.name, src.trigger, filepath.Join(data, "seen-"+src.name+".jsonl"), filepath.Join(data, "cli-"+src.name+".jsonl")))
 	}
 	s := startStandalone(t, home, dags, env...)
 	for _, src := range sources {
@@ -120,12 +121,18 @@ tasks:
 		for _, src := range sources {
 			weirtest.WaitFor(t, fmt.Sprintf("%d items of %s seen by consumer runs", want, src.name), func() (bool, string) {
 				seen := seenItems(t, filepath.Join(data, "seen-"+src.name+".jsonl"), src.field)
-				return len(seen) >= want, fmt.Sprint(seen)
+				cli := seenItems(t, filepath.Join(data, "cli-"+src.name+".jsonl"), src.field) // written after
+				return len(seen) >= want && len(cli) >= want, fmt.Sprint(seen, cli)
 			})
 		}
 	}
 	for _, src := range sources {
+		// What the in-task CLI printed (one event a line) is what the
+		// variable held.
 		seen := seenItems(t, filepath.Join(data, "seen-"+src.name+".jsonl"), src.field)
+		if cli := seenItems(t, filepath.Join(data, "cli-"+src.name+".jsonl"), src.field); !maps.Equal(cli, seen) {
+			t.Errorf("%s: weir assets triggering-events printed %v, the variable held %v", src.name, cli, seen)
+		}
 		if len(seen) != 3 {
 			t.Errorf("%s: consumer runs saw %v, want each of 3 items once", src.name, seen)
 		}
@@ -146,8 +153,8 @@ type seenRecord struct {
 	partition, source string
 }
 
-// seenItems reads the lists of events the consumer runs recorded, by the
-// item's extra field.
+// seenItems reads the lists of events the consumer runs recorded (or the
+// events, one a line), by the item's extra field.
 func seenItems(t *testing.T, path, field string) map[string]seenRecord {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -169,6 +176,9 @@ func seenItems(t *testing.T, path, field string) map[string]seenRecord {
 			Extra        map[string]any `json:"extra"`
 			PartitionKey string         `json:"partition_key"`
 			SourceKind   string         `json:"source_kind"`
+		}
+		if strings.HasPrefix(line, "{") { // a line of weir assets triggering-events: one event
+			line = "[" + line + "]"
 		}
 		if err := json.Unmarshal([]byte(line), &events); err != nil {
 			t.Fatalf("a consumer recorded %q, not a list of events: %v", line, err)

@@ -165,6 +165,7 @@ func NewHandler(d Deps) http.Handler {
 	s.registerState(mux, d.State, d.Store)
 	mux.HandleFunc("GET /execution/task-instances/{id}/assets", s.execution(s.taskAssets))
 	mux.HandleFunc("GET /execution/task-instances/{id}/previous-successful-dagrun", s.execution(s.previousSuccessfulRun))
+	mux.HandleFunc("GET /execution/task-instances/{id}/triggering-asset-events", s.execution(s.triggeringEvents))
 	s.svc = d.Service
 	if s.svc == nil {
 		s.svc = service.New(service.Config{Store: d.Store, Clock: s.clock, Logger: s.log,

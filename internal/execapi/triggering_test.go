@@ -1,6 +1,7 @@
 package execapi_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/uuid"
@@ -63,5 +64,31 @@ func TestRunContextCutsTriggeringEvents(t *testing.T) {
 	}
 	if rc.TriggeringAssetEvents[0].ID != first {
 		t.Errorf("first event carried is %d, want the oldest, %d", rc.TriggeringAssetEvents[0].ID, first)
+	}
+
+	// The rest come a page at a time (`weir assets triggering-events`).
+	tc := taskClient(env, wl)
+	var ids []int64
+	for after := int64(0); ; {
+		p, err := tc.TriggeringEvents(ctx, after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != burst || len(p.Events) > execapi.MaxTriggeringEvents {
+			t.Fatalf("page after %d: %d events of %d", after, len(p.Events), p.Total)
+		}
+		if len(p.Events) == 0 {
+			break
+		}
+		for _, e := range p.Events {
+			ids = append(ids, e.ID)
+		}
+		after = ids[len(ids)-1]
+	}
+	if len(ids) != burst || ids[0] != first || ids[burst-1] != first+burst-1 {
+		t.Errorf("paged %d events from %d to %d, want all %d from %d, in order", len(ids), ids[0], ids[len(ids)-1], burst, first)
+	}
+	if _, err := tc.TriggeringEvents(ctx, 0, execapi.MaxTriggeringEvents+1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("a page over the most: %v, want invalid", err)
 	}
 }

@@ -22,7 +22,9 @@ const (
 
 // taskStateError maps an Execution API error to the documented exit codes.
 func taskStateError(what string, err error) error {
-	if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrTooLarge) {
+	// A client newer than the api-server is refused with 400 too, but the
+	// input was fine: the API refused it (3), as any other refusal.
+	if (errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrTooLarge)) && !execclient.IsVersionMismatch(err) {
 		return &ExitError{Code: exitInvalid, Err: fmt.Errorf("%s: %w", what, apiProblem(err))}
 	}
 	return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %w", what, apiProblem(err))}

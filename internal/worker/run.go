@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -270,8 +273,10 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		args = map[string]any{}
 	}
 	maps.Copy(args, mapArgs)
+	taskEnv := template.Env(tctx)
+	w.sayEventsCut(red, rc, taskEnv)
 	req := &operator.Request{TI: ti, Task: wl.Task, Args: args, Params: rc.Params, MapArgs: mapArgs,
-		Env: append(append(execclient.TaskEnv(tc.BaseURLs(), tc.Token(), tokenFile, tc.Identity), tc.TLSEnv()...), template.Env(tctx)...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
+		Env: append(append(execclient.TaskEnv(tc.BaseURLs(), tc.Token(), tokenFile, tc.Identity), tc.TLSEnv()...), taskEnv...), Log: red, Mask: red.Add, XCom: tc, Connections: tc,
 		Resume: operator.ResumeOf(&ti), ExitTrap: exitTrap, AssetEvents: rc.TriggeringAssetEvents,
 		PartitionKey: template.PartitionKey(&rc.DagRun)}
 	if err := w.withStateBackend(req, tc, red); err != nil {
@@ -293,6 +298,24 @@ func (w *Worker) execute(ctx context.Context, wl execclient.Workload, rc *execcl
 		}
 	}
 	return core.TISuccess, nil
+}
+
+// sayEventsCut writes in the try's log when its run consumed more asset
+// events than the task's context holds (the first 1,000) or its
+// environment does (none over 128 KiB), so that a script reading
+// WEIR_TRIGGERING_ASSET_EVENTS alone does not pass over the rest unseen.
+func (w *Worker) sayEventsCut(log io.Writer, rc *execclient.RunContext, env []string) {
+	total, held := rc.TriggeringAssetEventsTotal, len(rc.TriggeringAssetEvents)
+	inEnv := slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, template.EnvAssetEvents+"=") })
+	if total == 0 || (total == held && inEnv) {
+		return
+	}
+	what := fmt.Sprintf("the first %d", held)
+	if !inEnv {
+		what = "none of them (left out over 128 KiB)"
+	}
+	_, _ = fmt.Fprintf(log, "[%s] weir: this run consumed %d asset events; %s holds %s: `weir assets triggering-events` prints them all\n",
+		w.Clock.Now().Format(time.RFC3339), total, template.EnvAssetEvents, what)
 }
 
 // heartbeat reports liveness every HeartbeatInterval until ctx ends; a 409
