@@ -30,9 +30,22 @@ func (a *app) standaloneCmd() *cobra.Command {
 		Long: "Creates $WEIR_HOME (weir.toml, the SQLite database, an admin password and the signing keys, " +
 			"0600) if needed, loads DAGs from --dags, and serves the API on --port until Ctrl-C. " +
 			"--dags, --port and --host are written into $WEIR_HOME/weir.toml, so every later command " +
-			"using this home (and the next standalone) works with the same deployment.",
+			"using this home (and the next standalone) works with the same deployment. " +
+			"A standalone holds $WEIR_HOME/standalone.lock while it runs: a second one on the same home is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := a.homeDir()
+			if err != nil {
+				return err
+			}
+			if err := config.InitHome(home, a.opts.Environ, newLogger(a.opts.Stderr, "info")); err != nil {
+				return err
+			}
+			release, err := lockHome(home)
+			if err != nil {
+				return err
+			}
+			defer release()
 			// What standalone is started with is what its home says: the
 			// flags are written into weir.toml, so the next command reading
 			// the home finds this deployment's DAG folder and port.

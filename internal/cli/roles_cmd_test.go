@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -154,4 +155,48 @@ func TestDBResetRefusesWhileAProcessRuns(t *testing.T) {
 	if code, out, errOut := weirRun(t, env, "db", "reset", "--yes", "--force"); code != 0 || !strings.Contains(out, "database reset") {
 		t.Errorf("db reset --force: exit %d, %s %s", code, out, errOut)
 	}
+}
+
+// A second standalone on a home whose standalone runs is refused, naming
+// the first's pid, and changes nothing (the home's port stays the
+// first's); once the first stops, the home is free again.
+func TestASecondStandaloneOnAHomeIsRefused(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	env := []string{"USER=tester", "WEIR_HOME=" + home}
+	ctx, cancel := context.WithCancel(t.Context())
+	var errOut syncbuf.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Run(ctx, []string{"standalone", "--port", "0", "--dags", t.TempDir()}, cli.Options{Stdout: io.Discard, Stderr: &errOut, Environ: env})
+	}()
+	wait.Until(t, 30*time.Second, "the standalone to beat", func() bool {
+		code, _, _ := weirRun(t, env, "jobs", "check", "--role", "scheduler")
+		return code == 0
+	})
+	toml := func() string {
+		b, err := os.ReadFile(filepath.Join(home, "weir.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	before := toml()
+	code, _, stderr := weirRun(t, env, "standalone", "--port", "18999")
+	if code == 0 || !strings.Contains(stderr, "a standalone already runs on home "+home) ||
+		!strings.Contains(stderr, fmt.Sprintf("(process %d holds", os.Getpid())) {
+		t.Errorf("second standalone: exit %d, %q; want a refusal naming the first", code, stderr)
+	}
+	if toml() != before {
+		t.Error("the refused standalone rewrote the home's weir.toml")
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("first standalone: exit %d\n%s", code, errOut.String())
+	}
+	release, err := cli.LockHomeForTest(home)
+	if err != nil {
+		t.Fatalf("the home after the standalone stopped: %v", err)
+	}
+	release()
 }
