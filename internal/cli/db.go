@@ -39,7 +39,11 @@ func (a *app) dbCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s database at schema version %d%s\n", st.Dialect(), status.Current, newerNote(status))
+			if from, to, ok := st.Migrated(); ok {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s database migrated from schema version %d to %d\n", st.Dialect(), from, to)
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s database at schema version %d (nothing to migrate)%s\n", st.Dialect(), status.Current, newerNote(status))
 			return nil
 		},
 	}

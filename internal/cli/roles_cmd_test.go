@@ -200,3 +200,18 @@ func TestASecondStandaloneOnAHomeIsRefused(t *testing.T) {
 	}
 	release()
 }
+
+// `weir db migrate` says what it did: from which schema version to which,
+// or that there was nothing to migrate.
+func TestDBMigrateSaysWhatItDid(t *testing.T) {
+	t.Parallel()
+	env := []string{"USER=tester", "WEIR_HOME=" + t.TempDir()}
+	code, out, errOut := weirRun(t, env, "db", "migrate")
+	if code != 0 || !strings.Contains(out, "sqlite database migrated from schema version 0 to ") {
+		t.Errorf("first migrate: exit %d, %q %q; want the versions it went from and to", code, out, errOut)
+	}
+	code, out, _ = weirRun(t, env, "db", "migrate")
+	if code != 0 || !strings.Contains(out, "(nothing to migrate)") {
+		t.Errorf("second migrate: exit %d, %q; want nothing to migrate", code, out)
+	}
+}

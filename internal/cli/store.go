@@ -57,6 +57,9 @@ func openStore(ctx context.Context, cfg *config.Config, migrate, checkRoom bool,
 			st.Close()
 			return nil, err
 		}
+		if from, to, ok := st.Migrated(); ok && log != nil {
+			log.Info("migrated the database schema", "engine", engine, "from_version", from, "to_version", to)
+		}
 		return st, nil
 	}
 	status, err := st.MigrationStatus(ctx)

@@ -59,10 +59,24 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s database: %w", s.d.Name, err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	from, err := p.GetDBVersion(ctx)
+	if err != nil {
 		return fmt.Errorf("migrate %s database: %w", s.d.Name, err)
 	}
+	applied, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s database: %w", s.d.Name, err)
+	}
+	if len(applied) > 0 {
+		s.migrated = [2]int64{from, applied[len(applied)-1].Source.Version}
+	}
 	return nil
+}
+
+// Migrated returns the schema version the store's Migrate found and the
+// one it left; ok is false when it applied no migration.
+func (s *Store) Migrated() (from, to int64, ok bool) {
+	return s.migrated[0], s.migrated[1], s.migrated[1] > 0
 }
 
 // MigrationStatus reports the applied and pending migrations without

@@ -118,7 +118,10 @@ type Store struct {
 	hub    *hub
 	origin string // identifies this process's notifications
 	mig    *Migrations
-	close  func()
+	// migrated is the schema version Migrate found and the one it left
+	// (zeros: it applied none).
+	migrated [2]int64
+	close    func()
 	once   sync.Once
 	box    *secrets.Box
 	events *groupcommit.Group[*eventRequest] // concurrent asset-event inserts, one commit a group
