@@ -122,10 +122,10 @@ type Store struct {
 	// (zeros: it applied none).
 	migrated [2]int64
 	close    func()
-	once   sync.Once
-	box    *secrets.Box
-	events *groupcommit.Group[*eventRequest] // concurrent asset-event inserts, one commit a group
-	obs    *observers                        // what the process hears of commits (observe.go)
+	once     sync.Once
+	box      *secrets.Box
+	events   *groupcommit.Group[*eventRequest] // concurrent asset-event inserts, one commit a group
+	obs      *observers                        // what the process hears of commits (observe.go)
 	// notifier tells other processes of notifications (nil without
 	// Dialect.NotifySQL).
 	notifier *notifier
