@@ -235,13 +235,3 @@ func (a *app) config() (*config.Config, error) {
 }
 
 // versionCmd is `weir version`.
-func (a *app) versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print Weir's version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version)
-		},
-	}
-}

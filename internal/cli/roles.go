@@ -84,7 +84,7 @@ func (a *app) standaloneCmd() *cobra.Command {
 			w.Client = w.Client.Via(srv.InProcess())
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Weir %s standalone\n  home:     %s\n  dags:     %s\n  database: %s\n  UI:       %s/\n  API:      %s/api/v2\n  login:    admin / %s\n  Press Ctrl-C to stop.\n",
-				version, cfg.Home, cfg.Core.DagsFolder, secrets.RedactURI(cfg.Database.Conn), srv.URL(), srv.URL(), password)
+				buildVersion(), cfg.Home, cfg.Core.DagsFolder, secrets.RedactURI(cfg.Database.Conn), srv.URL(), srv.URL(), password)
 			logs, _, err := taskLogs(cfg, st)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -213,5 +214,24 @@ func TestDBMigrateSaysWhatItDid(t *testing.T) {
 	code, out, _ = weirRun(t, env, "db", "migrate")
 	if code != 0 || !strings.Contains(out, "(nothing to migrate)") {
 		t.Errorf("second migrate: exit %d, %q; want nothing to migrate", code, out)
+	}
+}
+
+// `weir version -o json` says the version, the Go version and the
+// Execution API versions the binary speaks (its commit when the build
+// recorded one: not under go test).
+func TestVersionAsJSON(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := weirRun(t, []string{"USER=tester"}, "version", "-o", "json")
+	var v struct {
+		Version, Go, ExecutionAPI, OldestExecutionAPI string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Version == "" || !strings.HasPrefix(v.Go, "go") {
+		t.Fatalf("version -o json: exit %d, %q %q", code, out, errOut)
+	}
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(out), &raw)
+	if raw["execution_api"] == "" || raw["oldest_execution_api"] == nil {
+		t.Errorf("version -o json = %s, want the Execution API versions", out)
 	}
 }

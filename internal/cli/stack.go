@@ -46,9 +46,6 @@ import (
 	"github.com/weirflow/weir/internal/worker"
 )
 
-// version is Weir's version, set at build time with -ldflags.
-var version = "0.1.0-dev"
-
 // runner is a role's main loop: it runs until ctx is done.
 type runner interface {
 	Start(ctx context.Context) error
@@ -97,7 +94,7 @@ func buildAPIServer(cfg *config.Config, st store.Store, opts *Options, logger *s
 	srv := &apiserver.Server{
 		Addr: net.JoinHostPort(cfg.API.Host, strconv.Itoa(cfg.API.Port)), Store: st, Logger: logger, Exec: exec,
 		TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile, Metrics: opts.metrics,
-		HeartbeatInterval: apiServerBeat(cfg), Version: version,
+		HeartbeatInterval: apiServerBeat(cfg), Version: buildVersion(),
 	}
 	if public {
 		if srv.API, srv.UI, err = publicHandlers(cfg, st, svc, logs, state, logger); err != nil {
@@ -124,7 +121,7 @@ func publicHandlers(cfg *config.Config, st store.Store, svc *service.Service, lo
 	}
 	throttle := auth.NewLoginThrottle(auth.ThrottleConfig{}, nil) // one count for the REST API and the UI
 	rest, err := api.NewHandler(api.Config{
-		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version,
+		Store: st, Logger: logger, SecretKey: key, PreviousSecretKeys: previous, LogFolder: cfg.Logging.BaseLogFolder, Logs: logs, DagsFolder: cfg.Core.DagsFolder, Version: version, GitVersion: commit(),
 		State: state, Service: svc, LoginThrottle: throttle, SecureCookie: cfg.API.SecureCookie || cfg.API.TLSCertFile != "",
 		TrustedProxies: proxies,
 	})
@@ -200,11 +197,11 @@ func apiServerBeat(cfg *config.Config) time.Duration {
 func newScheduler(cfg *config.Config, st store.Store, opts *Options, logger *slog.Logger) []runner {
 	return []runner{
 		newSchedulerLoop(cfg, st, opts, logger),
-		&job.Heartbeat{Store: st, Role: job.SchedulerRole, Interval: cfg.Scheduler.PollInterval.D(), Logger: logger, Version: version},
+		&job.Heartbeat{Store: st, Role: job.SchedulerRole, Interval: cfg.Scheduler.PollInterval.D(), Logger: logger, Version: buildVersion()},
 		newProcessor(cfg, st, opts, logger),
 		// The DAG processor runs in the scheduler's process; its own row
 		// lists it in the health listing as a role of its own.
-		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: version},
+		&job.Heartbeat{Store: st, Role: job.DagProcessorRole, Interval: cfg.Scheduler.DagDirListInterval.D(), Logger: logger, Version: buildVersion()},
 		&job.Pruner{What: "job rows of stopped processes", Prune: st.JobPrune, Retention: cfg.Core.JobRetention.D(), Logger: logger},
 		&job.Pruner{What: "task logs kept in the database", Prune: logChunkWalk(st).Prune, Retention: logRetention(cfg), Logger: logger},
 		logUploader{cfg: cfg, st: st, logger: logger},
@@ -326,7 +323,7 @@ func newWorker(cfg *config.Config, apiURL, name, token string, opts *Options, lo
 		RunDir:             filepath.Join(cfg.Home, "run"),
 		Clock:              core.SystemClock{},
 		Logger:             logger,
-		Version:            version,
+		Version:            buildVersion(),
 	}
 	if sharedLogs {
 		w.LogFolder = cfg.Logging.BaseLogFolder
@@ -504,7 +501,7 @@ func newTriggerer(cfg *config.Config, st store.Store, opts *Options, logger *slo
 	return &triggerer.Triggerer{
 		Service: newService(cfg, st, logger, opts), Store: st, Registry: opts.triggerTypes,
 		Connections: operator.Chain(configConnections(cfg.Connections), storeConnections{st}),
-		Clock:       core.SystemClock{}, Logger: logger, Logs: logs, Version: version, Observer: opts.metrics,
+		Clock:       core.SystemClock{}, Logger: logger, Logs: logs, Version: buildVersion(), Observer: opts.metrics,
 		Config: triggerer.Config{Capacity: cfg.Triggerer.Capacity, HeartbeatInterval: cfg.Triggerer.HeartbeatInterval.D(),
 			StreamRetention: cfg.Triggerer.StreamRetention.D(), OnlyDagRunID: opts.onlyRunID},
 	}

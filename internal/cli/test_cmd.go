@@ -308,7 +308,7 @@ func testJobRow(id string, every time.Duration) *core.Job {
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	return &core.Job{ID: id, Role: apiserver.Role, Hostname: host, PID: os.Getpid(), StartedAt: now, Heartbeat: now,
-		Interval: every, Version: version}
+		Interval: every, Version: buildVersion()}
 }
 
 // dropJobRows deletes this process's job rows once its roles have stopped:

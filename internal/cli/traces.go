@@ -24,7 +24,7 @@ func startTracing(cfg *config.Config, opts *Options, logger *slog.Logger) error 
 	if err := tracing.CheckEndpoint(endpoint); err != nil {
 		return fmt.Errorf("[traces] otlp_endpoint (or %s): %w", tracing.EnvEndpoint, err)
 	}
-	tr, err := tracing.New(tracing.Config{Endpoint: endpoint, Version: version, Logger: logger, Environ: opts.Environ})
+	tr, err := tracing.New(tracing.Config{Endpoint: endpoint, Version: buildVersion(), Logger: logger, Environ: opts.Environ})
 	if err != nil {
 		return err
 	}
