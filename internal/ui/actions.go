@@ -48,7 +48,9 @@ func (u *UI) gridAction(w http.ResponseWriter, r *http.Request, req *request) {
 			_, err = u.svc.MarkTask(r.Context(), actor(req), dagID, runID, taskID, core.TIState(state)) // every mapped instance; success and failed are both
 		}
 	case actClear:
-		_, err = u.svc.Clear(r.Context(), actor(req), clearParams(r, dagID, runID))
+		if !u.confirmedClear(w, r, req, clearParams(r, dagID, runID)) {
+			return // the confirmation page, or the error's
+		}
 	default:
 		u.fail(w, r, req, http.StatusBadRequest, "action must be one of "+actMarkSuccess+", "+actMarkFailed+", "+actClear+
 			", not "+strconv.Quote(act)+"; nothing was changed.")
@@ -61,10 +63,10 @@ func (u *UI) gridAction(w http.ResponseWriter, r *http.Request, req *request) {
 	back(w, r, "/dags/"+pathEscape(dagID))
 }
 
-// clearParams reads a clear form's options (task_id, only_failed,
-// keep_task_state) for one run.
+// clearParams reads a clear form's options (task_id, downstream,
+// only_failed, keep_task_state) for one run.
 func clearParams(r *http.Request, dagID, runID string) service.ClearParams {
-	p := service.ClearParams{DagID: dagID, RunID: runID,
+	p := service.ClearParams{DagID: dagID, RunID: runID, Downstream: r.PostFormValue("downstream") == "true",
 		OnlyFailed: r.PostFormValue("only_failed") == "true", KeepTaskState: r.PostFormValue("keep_task_state") == "true"}
 	if t := r.PostFormValue("task_id"); t != "" {
 		p.TaskIDs = []string{t}

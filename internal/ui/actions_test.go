@@ -99,7 +99,13 @@ func TestGridActions(t *testing.T) {
 		if run, _ := st.DagRunGet(t.Context(), "etl", "r2"); run.State != core.RunSuccess {
 			t.Errorf("r2 after mark success from the grid = %s", run.State)
 		}
-		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"extract"}, "action": {"clear"}, "keep_task_state": {"true"}}); r.status != http.StatusSeeOther {
+		// With its downstream tasks (the form's default), a task's clear
+		// would reset load too; the page lists both and changes nothing.
+		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"extract"}, "action": {"clear"}, "downstream": {"true"}}); r.status != http.StatusOK ||
+			!strings.Contains(r.body, "Clear 2 task instances?") || !strings.Contains(r.body, "<th scope=\"row\">load</th>") {
+			t.Fatalf("clear extract and downstream, unconfirmed: %d\n%s", r.status, r.body)
+		}
+		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"extract"}, "action": {"clear"}, "keep_task_state": {"true"}, "confirm": {"yes"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("clear extract: %d\n%s", r.status, r.body)
 		}
 		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "extract", core.NoMapIndex); ti.State != core.TINone || ti.TryNumber != 2 {

@@ -190,7 +190,16 @@ func TestRunPageMarkClear(t *testing.T) {
 			t.Errorf("mark running: %d, want 400", r.status)
 		}
 
+		// A clear first lists what it would reset and changes nothing.
 		r = op.post("/dags/etl/runs/r1/clear", url.Values{"csrf": {csrf}, "keep_task_state": {"true"}})
+		if r.status != http.StatusOK || !strings.Contains(r.body, "Clear 2 task instances?") || !strings.Contains(r.body, `name="confirm" value="yes"`) ||
+			!strings.Contains(r.body, `name="keep_task_state" value="true"`) {
+			t.Fatalf("clear before its confirmation: %d, want the instances it would reset\n%s", r.status, r.body)
+		}
+		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "extract", core.NoMapIndex); ti.TryNumber != 1 {
+			t.Fatalf("the clear's confirmation page changed extract (try %d)", ti.TryNumber)
+		}
+		r = op.post("/dags/etl/runs/r1/clear", url.Values{"csrf": {csrf}, "keep_task_state": {"true"}, "confirm": {"yes"}})
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("clear: %d\n%s", r.status, r.body)
 		}

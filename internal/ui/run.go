@@ -147,11 +147,9 @@ func (u *UI) runBody(r *http.Request, req *request, page *url.URL) (*runData, []
 // one task's) through the service, keeping their task state when asked.
 func (u *UI) clearRun(w http.ResponseWriter, r *http.Request, req *request) {
 	p := clearParams(r, r.PathValue("dag_id"), r.PathValue("run_id"))
-	if _, err := u.svc.Clear(r.Context(), actor(req), p); err != nil {
-		u.failErr(w, r, req, err)
-		return
+	if u.confirmedClear(w, r, req, p) {
+		back(w, r, runPath(p.DagID, p.RunID))
 	}
-	back(w, r, runPath(p.DagID, p.RunID))
 }
 
 // markTI sets one task instance to success, failed or skipped through the

@@ -42,7 +42,7 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 		if page.status != http.StatusOK || !strings.Contains(page.body, "first try: boom") || strings.Contains(page.body, "data-tail") {
 			t.Fatalf("failed try's page: %d; want its log and no tail:\n%s", page.status, page.body)
 		}
-		if r := op.post("/dags/etl/runs/r1/clear", url.Values{"csrf": {csrfOf(t, page.body)}, "task_id": {"extract"}}); r.status != http.StatusSeeOther {
+		if r := op.post("/dags/etl/runs/r1/clear", url.Values{"csrf": {csrfOf(t, page.body)}, "task_id": {"extract"}, "confirm": {"yes"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("clear extract: %d\n%s", r.status, r.body)
 		}
 		e.writeLog(2, "second try: working\n")
