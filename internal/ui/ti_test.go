@@ -42,6 +42,12 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 		if page.status != http.StatusOK || !strings.Contains(page.body, "first try: boom") || strings.Contains(page.body, "data-tail") {
 			t.Fatalf("failed try's page: %d; want its log and no tail:\n%s", page.status, page.body)
 		}
+		// A task that never ran (load: upstream_failed) has no try yet, as
+		// Airflow shows try 0: no row of tries, no log to wait for.
+		if p := op.get("/dags/etl/runs/r1/tasks/load"); !strings.Contains(p.body, "not run yet (up to") ||
+			!strings.Contains(p.body, "No try has run yet.") || !strings.Contains(p.body, "(the try has not started: no log)") {
+			t.Errorf("a task that never ran shows a try:\n%s", p.body)
+		}
 		if r := op.post("/dags/etl/runs/r1/clear", url.Values{"csrf": {csrfOf(t, page.body)}, "task_id": {"extract"}, "confirm": {"yes"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("clear extract: %d\n%s", r.status, r.body)
 		}

@@ -20,8 +20,11 @@ import (
 type tiHead struct {
 	TI       core.TaskInstance
 	Duration string
-	Tries    []tiRow // every try, the first first
+	Tries    []tiRow // every try that started, the first first
 	Try      int     // the try whose log the page shows
+	// NotRun is set while the current try has not started (Airflow shows
+	// such an instance at try 0): it is no try of the list, and has no log.
+	NotRun bool
 	Trigger  *core.Trigger
 	Stream   *streamPanel
 	Rendered string // its rendered-templates page
@@ -69,7 +72,11 @@ func (u *UI) readHead(r *http.Request, key core.TIKey, ti *core.TaskInstance, pa
 			return nil, badTry(ti.TryNumber, s)
 		}
 	}
-	for _, t := range append(hist, *ti) {
+	tries := hist
+	if h.NotRun = ti.StartDate == nil; !h.NotRun {
+		tries = append(tries, *ti)
+	}
+	for _, t := range tries {
 		q := url.Values{"try": {strconv.Itoa(t.TryNumber)}}
 		if key.MapIndex >= 0 {
 			q.Set("map_index", strconv.Itoa(key.MapIndex))
