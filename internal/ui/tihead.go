@@ -24,7 +24,7 @@ type tiHead struct {
 	Try      int     // the try whose log the page shows
 	// NotRun is set while the current try has not started (Airflow shows
 	// such an instance at try 0): it is no try of the list, and has no log.
-	NotRun bool
+	NotRun   bool
 	Trigger  *core.Trigger
 	Stream   *streamPanel
 	Rendered string // its rendered-templates page
