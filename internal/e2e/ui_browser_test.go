@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/weirflow/weir/internal/api"
@@ -222,6 +224,15 @@ func TestUIInBrowser(t *testing.T) {
 	if status := b.post("/dags/hello/paused", url.Values{"paused": {"true"}, "csrf": {token}}); status != 403 {
 		t.Errorf("viewer pause with its CSRF token: status %d, want 403", status)
 	}
+	// A live page whose session ends says so instead of freezing: the
+	// viewer's session cookie goes, and the grid's next poll is answered
+	// by the login page.
+	b.run("open hello's grid as the viewer", chromedp.Navigate(base+"/dags/hello"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)))
+	b.run("end the session", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, network.ClearBrowserCookies, cdp.Empty{})
+		return err
+	}))
+	b.waitText("the page saying the session ended", `#session-ended`, "Your session has ended")
 	// The browser's logout ended every admin session, the test client's
 	// too (docs/security.md#revocation): it logs in again.
 	if weirtest.Login(t, base, "admin", password).WaitDAG("hello").IsPaused {

@@ -24,7 +24,10 @@ type tiHead struct {
 	Try      int     // the try whose log the page shows
 	// NotRun is set while the current try has not started (Airflow shows
 	// such an instance at try 0): it is no try of the list, and has no log.
-	NotRun   bool
+	NotRun bool
+	// TryOver is set once the current try has ended (its log is whole):
+	// the page's log tail stops.
+	TryOver  bool
 	Trigger  *core.Trigger
 	Stream   *streamPanel
 	Rendered string // its rendered-templates page
@@ -72,6 +75,7 @@ func (u *UI) readHead(r *http.Request, key core.TIKey, ti *core.TaskInstance, pa
 			return nil, badTry(ti.TryNumber, s)
 		}
 	}
+	h.TryOver = ti.State.Terminal() || ti.State == core.TIUpForRetry
 	tries := hist
 	if h.NotRun = ti.StartDate == nil; !h.NotRun {
 		tries = append(tries, *ti)

@@ -7,7 +7,11 @@
 //  - keyboard navigation of the grid: arrow keys move between cells
 //    (Home/End to a row's ends), Enter opens the focused cell;
 //  - a live log tail: a <pre data-tail="URL"> appends what the REST API's
-//    log endpoint returns from its continuation token on.
+//    log endpoint returns from its continuation token on, until the page's
+//    head says the try is over ([data-try-over]);
+//  - a session that ended (a poll redirected to the login page, or 401)
+//    stops the updates and says so, rather than showing a frozen page.
+//  Polls wait while the tab is hidden.
 "use strict";
 (function () {
   function live(el) {
@@ -18,8 +22,9 @@
       if (document.hidden) { setTimeout(tick, every); return; }
       fetch(url, { headers: etag ? { "If-None-Match": etag } : {}, credentials: "same-origin", redirect: "manual" })
         .then(function (r) {
+          if (loggedOut(r)) { return "stop"; }
           var tag = r.headers.get("ETag");
-          if (r.status !== 200 || !tag) { return; } // 304, or logged out
+          if (r.status !== 200 || !tag) { return; } // 304: nothing changed
           if (busy(el)) { return; } // keep the user's half-filled form; try again next time
           return r.text().then(function (html) {
             var f = document.activeElement, pos = f && f.dataset ? [f.dataset.r, f.dataset.c] : null;
@@ -30,10 +35,33 @@
           });
         })
         .catch(function () {})
-        .then(function () { setTimeout(tick, every); });
+        .then(function (stop) { if (stop !== "stop") { setTimeout(tick, every); } });
     }
     setTimeout(tick, every);
   }
+
+  // loggedOut reports whether a poll's answer says the session ended, and
+  // then says so on the page, once.
+  function loggedOut(r) {
+    if (r.type !== "opaqueredirect" && r.status !== 401) { return false; }
+    if (!document.getElementById("session-ended")) {
+      var p = document.createElement("p");
+      p.id = "session-ended";
+      p.className = "error";
+      p.setAttribute("role", "alert");
+      p.appendChild(document.createTextNode("Your session has ended: this page no longer updates. "));
+      var a = document.createElement("a");
+      a.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
+      a.textContent = "Log in again";
+      p.appendChild(a);
+      var main = document.querySelector("main") || document.body;
+      main.insertBefore(p, main.firstChild);
+    }
+    return true;
+  }
+
+  // tryOver reports whether the task-instance head says its try ended.
+  function tryOver() { return !!document.querySelector("#tihead [data-try-over]"); }
 
   function busy(el) {
     var a = document.activeElement;
@@ -69,8 +97,11 @@
     var url = pre.getAttribute("data-tail");
     var first = true;
     function tick() {
-      fetch(url, { headers: { Accept: "text/plain" }, credentials: "same-origin" })
+      if (document.hidden) { setTimeout(tick, 2000); return; }
+      var over = tryOver(); // read before the fetch: its answer then holds the try's last lines
+      fetch(url, { headers: { Accept: "text/plain" }, credentials: "same-origin", redirect: "manual" })
         .then(function (r) {
+          if (loggedOut(r)) { return "stop"; }
           if (r.status !== 200) { return; }
           var token = r.headers.get("Weir-Log-Continuation-Token");
           return r.text().then(function (text) {
@@ -82,10 +113,14 @@
             }
             first = false;
             if (token) { url = url.replace(/([?&]token=)\d+/, "$1" + token); }
+            if (over && !text) {
+              document.querySelectorAll(".live-note").forEach(function (n) { n.textContent = "(ended)"; });
+              return "stop";
+            }
           });
         })
         .catch(function () {})
-        .then(function () { setTimeout(tick, 2000); });
+        .then(function (stop) { if (stop !== "stop") { setTimeout(tick, 2000); } });
     }
     setTimeout(tick, 1000);
   }
