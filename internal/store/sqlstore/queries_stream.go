@@ -31,7 +31,10 @@ const (
 	qStreamClose    = `UPDATE trigger_stream SET closed = TRUE, error = $2, updated_at = $3 WHERE id = $1 AND NOT closed`
 	qStreamEvents   = `SELECT ` + streamEventCols + ` FROM trigger_event
 		WHERE stream_id = $1 AND sequence_index > $2 %s ORDER BY sequence_index LIMIT $3`
-	qStreamConsume = `UPDATE trigger_event SET consumed_at = $4
+	// qStreamConsume's consumed_at is never before created_at: the clock
+	// of the process that consumes (its pass's now) may lag the appending
+	// one's by a moment.
+	qStreamConsume = `UPDATE trigger_event SET consumed_at = CASE WHEN created_at > CAST($4 AS BIGINT) THEN created_at ELSE CAST($4 AS BIGINT) END
 		WHERE stream_id = $1 AND sequence_index BETWEEN $2 AND $3 AND consumed_at IS NULL`
 	qStreamConsumed = `UPDATE trigger_stream SET pending = pending - $2, updated_at = $3 WHERE id = $1`
 	// qStreamEventCleanup deletes up to $2 envelopes consumed before $1.

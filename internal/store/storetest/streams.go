@@ -90,6 +90,13 @@ func testStreamAppendBackpressure(t *testing.T, f *fixture) {
 	if evs[0].ConsumedAt == nil || !evs[0].ConsumedAt.Equal(f.at(2*time.Second)) || evs[2].ConsumedAt != nil {
 		t.Errorf("consumed times = %v, %v; want 0 consumed at +2s, 2 pending", evs[0].ConsumedAt, evs[2].ConsumedAt)
 	}
+	// A consumer whose clock lags the appender's consumes no event before
+	// it was created: consumed_at is then created_at.
+	_, err = f.st.StreamConsume(f.ctx, &store.StreamConsumeParams{StreamID: "s1", From: 3, Through: 3, Now: f.at(time.Second)})
+	must(t, err, "consume 3 with a lagging clock")
+	if evs := f.streamEvents("s1"); evs[3].ConsumedAt == nil || evs[3].ConsumedAt.Before(evs[3].CreatedAt) {
+		t.Errorf("event 3 created %v, consumed %v: want consumed no earlier", evs[3].CreatedAt, evs[3].ConsumedAt)
+	}
 	page, err := f.st.StreamEventList(f.ctx, &store.StreamEventListParams{StreamID: "s1", After: 1, Limit: 2})
 	if err != nil || len(page) != 2 || page[0].SequenceIndex != 2 || page[1].SequenceIndex != 3 {
 		t.Errorf("page after 1, limit 2 = %+v, %v; want 2 and 3", page, err)
