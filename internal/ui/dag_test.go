@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -146,6 +147,23 @@ func TestTriggerForm(t *testing.T) {
 		}
 		if page := op.get(r.header.Get("Location")); !strings.Contains(page.body, "&#34;name&#34;: &#34;Ana&#34;") {
 			t.Error("run page does not show the conf")
+		}
+		// Every problem of the form on a line of its own, all at once; the
+		// configuration JSON and the logical date kept as typed.
+		bad = op.post("/dags/hello/trigger", url.Values{"csrf": {csrf}, "param.name": {"Ana"}, "param.times": {"twice"},
+			"conf": {"[1]"}, "logical_date": {"2026-02-30"}})
+		if bad.status != http.StatusBadRequest || strings.Count(bad.body, "<li>") != 2 || strings.Contains(bad.body, "invalid input") ||
+			!strings.Contains(bad.body, "the configuration JSON must be a JSON object") || !strings.Contains(bad.body, `>[1]</textarea>`) {
+			t.Errorf("two bad fields: %d; want both named, one a line:\n%s", bad.status, bad.body)
+		}
+		// The configuration JSON's keys go over the params', and add others;
+		// the logical date is the run's.
+		r = op.post("/dags/hello/trigger", url.Values{"csrf": {csrf}, "param.name": {"Ana"}, "param.times": {"3"}, "run_id": {"with_conf"},
+			"conf": {`{"times": 5, "extra": true}`}, "logical_date": {"2026-01-02"}})
+		run, err = st.DagRunGet(t.Context(), "hello", "with_conf")
+		if r.status != http.StatusSeeOther || err != nil || string(run.Conf) != `{"extra":true,"name":"Ana","times":5}` ||
+			!run.LogicalDate.Equal(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("trigger with conf and a logical date: %d, run %+v, %v", r.status, run, err)
 		}
 
 		viewer := e.loggedIn(core.RoleViewer)

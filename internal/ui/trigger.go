@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -27,7 +29,10 @@ type triggerData struct {
 	Dag    core.DagModel
 	Fields []paramField
 	RunID  string
-	Error  string
+	// LogicalDate and Conf are the form's optional logical date and
+	// configuration JSON (keys over the params' fields), as typed.
+	LogicalDate, Conf string
+	Errors            []string // one line each: what the form's values got wrong
 	// Unpause is the "unpause on trigger" checkbox a paused DAG's form
 	// shows (checked at first, as Airflow's trigger dialog offers).
 	Unpause bool
@@ -66,11 +71,19 @@ func paramFields(spec *core.DAG, values url.Values) []paramField {
 }
 
 // confFromForm turns the trigger form's fields into the run's conf: each
-// param's field ("param.<name>") parsed as its default's type. A value
-// that does not parse is an error naming the param.
+// param's field ("param.<name>") parsed as its default's type, then the
+// keys of the configuration JSON ("conf", a JSON object; optional) over
+// them, as Airflow's trigger form's JSON. A value that does not parse is
+// an error naming the param.
 func confFromForm(spec *core.DAG, form url.Values) (json.RawMessage, error) {
 	conf := map[string]any{}
 	var errs []error
+	var extra map[string]any
+	if raw := strings.TrimSpace(form.Get("conf")); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &extra); err != nil || extra == nil {
+			errs = append(errs, fmt.Errorf("the configuration JSON must be a JSON object such as {\"key\": 1}, not %q", raw))
+		}
+	}
 	for _, f := range paramFields(spec, nil) {
 		raw := form.Get("param." + f.Name)
 		switch f.Kind {
@@ -97,6 +110,7 @@ func confFromForm(spec *core.DAG, form url.Values) (json.RawMessage, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", errors.Join(errs...), core.ErrInvalid)
 	}
+	maps.Copy(conf, extra) // over the params' fields
 	return json.Marshal(conf)
 }
 
@@ -123,11 +137,15 @@ func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	d := triggerData{Dag: *dag, Fields: paramFields(spec, r.PostForm), RunID: r.PostFormValue("run_id"),
-		Unpause: r.PostFormValue("unpause") == "true"}
+		LogicalDate: r.PostFormValue("logical_date"), Conf: r.PostFormValue("conf"), Unpause: r.PostFormValue("unpause") == "true"}
 	conf, err := confFromForm(spec, r.PostForm)
+	var logical *time.Time
+	if err == nil {
+		logical, err = dateParam("logical date", strings.TrimSpace(d.LogicalDate), false)
+	}
 	if err == nil {
 		var run *core.DagRun
-		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf})
+		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf, LogicalDate: logical})
 		if err == nil && dag.IsPaused && d.Unpause {
 			if _, err := u.svc.SetDagPaused(r.Context(), actor(req), dag.DagID, false); err != nil {
 				u.failErr(w, r, req, fmt.Errorf("unpause %s after triggering run %s: %w", dag.DagID, run.RunID, err))
@@ -144,8 +162,20 @@ func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	d.Error = err.Error()
+	d.Errors = formErrors(err)
 	u.render(w, r, status, "trigger", req, "Trigger "+dag.DagID, d)
+}
+
+// formErrors is err as the lines a form shows, one problem each, without
+// the "invalid input" its kind adds.
+func formErrors(err error) []string {
+	var out []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if line = strings.TrimSuffix(line, ": "+core.ErrInvalid.Error()); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // dagSpec reads the DAG of the path and its latest version's spec.
