@@ -98,8 +98,16 @@ func (u *UI) renderPart(page, name string, req *request, data any) ([]byte, erro
 
 // fail shows the error page with status and a message for the user.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, req *request, status int, msg string) {
-	u.render(w, r, status, "error", req, http.StatusText(status), msg)
+	d := errorData{Msg: msg}
+	if r.Method == http.MethodPost {
+		d.Back = localPath(r.PostFormValue("back")) // the form's page, to try again from
+	}
+	u.render(w, r, status, "error", req, http.StatusText(status), d)
 }
+
+// errorData is the error page's model: the message, and the page of the
+// form that failed ("" when none).
+type errorData struct{ Msg, Back string }
 
 // failErr shows err on the error page with the status the REST API would
 // answer (api.StatusOf); an unexpected error is logged and shown without

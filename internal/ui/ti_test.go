@@ -163,8 +163,8 @@ func TestTaskStatePanel(t *testing.T) {
 			"bad retention": {"cursor", "1", "soon"},
 			"empty key":     {"", "1", ""},
 		} {
-			if r := set(c[0], c[1], c[2]); r.status != http.StatusBadRequest {
-				t.Errorf("%s: %d, want 400\n%s", name, r.status, r.body)
+			if r := set(c[0], c[1], c[2]); r.status != http.StatusBadRequest || !strings.Contains(r.body, `<a href="`+page+`">Back to the form</a>`) {
+				t.Errorf("%s: %d, want 400 with a way back to the form\n%s", name, r.status, r.body)
 			}
 		}
 		if e, err := st.StateGet(t.Context(), core.TaskScope("etl", "r1", "extract", core.NoMapIndex), "cursor"); err != nil || string(e.Value) != `{"offset":5}` {
