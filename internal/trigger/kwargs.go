@@ -28,6 +28,7 @@ func DecodeKwargs(kwargs json.RawMessage, out any) error {
 	if err := exactNames(kwargs, reflect.TypeOf(out), ""); err != nil {
 		return fmt.Errorf("kwargs: %w: %w", err, core.ErrInvalid)
 	}
+	kwargs = scalarsFromStrings(kwargs, reflect.TypeOf(out))
 	dec := json.NewDecoder(bytes.NewReader(kwargs))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
@@ -41,6 +42,57 @@ func DecodeKwargs(kwargs json.RawMessage, out any) error {
 		return fmt.Errorf("kwargs: unexpected data after the JSON object: %w", core.ErrInvalid)
 	}
 	return nil
+}
+
+// scalarsFromStrings reads a string kwarg as the number or boolean its
+// field wants when the string is one: a templated kwarg ("{{ params.n }}")
+// renders to a string, which would otherwise fail every try. Fields that
+// decode themselves (a duration's "30s") and other strings are left as
+// they are.
+func scalarsFromStrings(raw json.RawMessage, t reflect.Type) json.RawMessage {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var obj map[string]json.RawMessage
+	if t == nil || t.Kind() != reflect.Struct || json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	changed := false
+	for name, field := range jsonFields(t) {
+		var s string
+		if v, ok := obj[name]; !ok || json.Unmarshal(v, &s) != nil || decodesItself(field) {
+			continue
+		}
+		for field.Kind() == reflect.Pointer {
+			field = field.Elem()
+		}
+		s = strings.TrimSpace(s)
+		switch field.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			if _, err := strconv.ParseFloat(s, 64); err == nil && json.Valid([]byte(s)) {
+				obj[name], changed = json.RawMessage(s), true
+			}
+		case reflect.Bool:
+			if s == "true" || s == "false" {
+				obj[name], changed = json.RawMessage(s), true
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// decodesItself reports whether t (or *t) has its own JSON decoding.
+func decodesItself(t reflect.Type) bool {
+	u := reflect.TypeFor[json.Unmarshaler]()
+	return t.Implements(u) || reflect.PointerTo(t).Implements(u)
 }
 
 // exactNames checks that every key of raw's objects that t decodes as a

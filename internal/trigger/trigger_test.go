@@ -149,3 +149,28 @@ func TestMaskKwargsHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A string kwarg is read as the number or boolean its field wants when it
+// is one (a templated kwarg renders to a string); a field that decodes
+// itself (a duration) and a string that is no number stay as they are.
+func TestKwargsFromTemplatesTakeTheirType(t *testing.T) {
+	t.Parallel()
+	type kw struct {
+		N     int           `json:"n"`
+		Ratio *float64      `json:"ratio"`
+		On    bool          `json:"on"`
+		Every core.Duration `json:"every"`
+		Name  string        `json:"name"`
+	}
+	var got kw
+	if err := trigger.DecodeKwargs(json.RawMessage(`{"n": " 5", "ratio": "0.25", "on": "true", "every": "30s", "name": "7"}`), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.N != 5 || got.Ratio == nil || *got.Ratio != 0.25 || !got.On || got.Every.D() != 30*time.Second || got.Name != "7" {
+		t.Errorf("decoded %+v", got)
+	}
+	err := trigger.DecodeKwargs(json.RawMessage(`{"n": "five"}`), &got)
+	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `kwarg "n" must be a number, got JSON string`) {
+		t.Errorf("a string that is no number: %v", err)
+	}
+}
