@@ -22,6 +22,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/secrets"
+	"github.com/weirflow/weir/internal/suggest"
 )
 
 // FileName is the configuration file inside $WEIR_HOME.
@@ -298,11 +299,9 @@ func decodeFile(b []byte, cfg *Config) (conn string, err error) {
 		switch {
 		case err == nil:
 		case errors.As(err, &strict):
-			keys := make([]string, len(strict.Errors))
 			for i := range strict.Errors {
-				keys[i] = strings.Join(strict.Errors[i].Key(), ".")
+				problems = append(problems, unknownOption(&strict.Errors[i]))
 			}
-			problems = append(problems, fmt.Errorf("unknown option(s): %s", strings.Join(keys, ", ")))
 		case errors.As(err, &de) && len(de.Key()) > 0:
 			row, col := de.Position()
 			problems = append(problems, fmt.Errorf("line %d, column %d, %s: %s", row, col, strings.Join(de.Key(), "."), plainTOMLError(de)))
@@ -416,6 +415,43 @@ func (c *Config) applyEnv(environ []string) error {
 
 // sectionIndex returns the index in Config of section name ([core],
 // [database], ...), or -1 when there is none so named.
+// unknownOption names an option (or a section) the configuration does not
+// have, with its line and the known name it most likely meant.
+func unknownOption(de *toml.DecodeError) error {
+	key := de.Key()
+	row, _ := de.Position()
+	what, known := "option", sectionKeys("")
+	if len(key) == 1 {
+		what = "section"
+	} else if sectionIndex(key[0]) >= 0 {
+		known = sectionKeys(key[0])
+	}
+	name := strings.Join(key, ".")
+	if what == "section" {
+		name = "[" + name + "]"
+	}
+	msg := fmt.Sprintf("line %d: unknown %s %s", row, what, name)
+	if best, ok := suggest.Closest(key[len(key)-1], known); ok && len(key) <= 2 {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return errors.New(msg)
+}
+
+// sectionKeys lists the options of section name, or with "" the sections.
+func sectionKeys(name string) []string {
+	t := reflect.TypeFor[Config]()
+	if name != "" {
+		t = t.Field(sectionIndex(name)).Type
+	}
+	var out []string
+	for i := range t.NumField() {
+		if k := t.Field(i).Tag.Get("toml"); k != "" && k != "-" && (name != "" || t.Field(i).Type.Kind() == reflect.Struct) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func sectionIndex(name string) int {
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {

@@ -56,7 +56,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		"unknown option": {file: "[workers]\nconcurency = 3\n", want: []string{"unknown option", "workers.concurency"}},
+		"unknown option": {file: "[workers]\nconcurency = 3\n", want: []string{`line 2: unknown option workers.concurency (did you mean "concurrency"?)`}},
 		"number for a duration": {file: "[scheduler]\npoll_interval = 5\n",
 			want: []string{"line 2", "scheduler.poll_interval", "5 is not a duration"}},
 		"duration without a unit": {file: "[workers]\nshutdown_grace_period = \"30\"\n",
@@ -66,7 +66,10 @@ func TestLoadRejectsBadInput(t *testing.T) {
 			file: "[logging]\nlog_retention = \"30d\"\nlog_retension = \"1h\"\n[api]\nport = \"8080x\"\n[scheduler]\nparallelism = 32\n",
 			env:  []string{"WEIR__WORKERS__CONCURRENCY=x"},
 			want: []string{`line 2, column 17, logging.log_retention: "30d" is not a duration`, "line 5, column 8, api.port: want an integer",
-				"unknown option(s): logging.log_retension, scheduler.parallelism", "WEIR__WORKERS__CONCURRENCY"}},
+				`line 3: unknown option logging.log_retension (did you mean "log_retention"?)`, "line 7: unknown option scheduler.parallelism",
+				"WEIR__WORKERS__CONCURRENCY"}},
+		"an unknown section among bad values": {file: "[metric]\nport = 9\n[api]\nport = \"x\"\n",
+			want: []string{`line 1: unknown section [metric] (did you mean "metrics"?)`, "line 4, column 8, api.port: want an integer"}},
 		"a value over lines":      {file: "[api]\nport = \"x\"\ntrusted_proxies = [\n  \"10.0.0.0/8\",\n]\n", want: []string{"api.port: want an integer"}},
 		"a table header in error": {file: "[api]\nport = 1\n[[workers]]\nconcurrency = 2\n", want: []string{"line 3", "workers"}},
 		"one underscore after WEIR": {env: []string{"WEIR_DATABASE__CONN=postgres://h/db", "WEIR_PARAM___X=1"},

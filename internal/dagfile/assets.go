@@ -268,7 +268,7 @@ func checkAssetRef(ps *problems, d *core.DAG, path string, r core.AssetRef, know
 	case d.Asset(r) == nil && r.URI != "":
 		ps.add(path, "unknown asset uri %q; define the asset under assets", r.URI)
 	case d.Asset(r) == nil:
-		ps.add(path, "unknown asset %q%s; define it under assets (known: %s)", r.Name, suggest(r.Name, known), orNone(known))
+		ps.add(path, "unknown asset %q%s; define it under assets (known: %s)", r.Name, didYouMean(r.Name, known), orNone(known))
 	}
 }
 

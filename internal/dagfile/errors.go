@@ -2,6 +2,7 @@ package dagfile
 
 import (
 	"fmt"
+	"github.com/weirflow/weir/internal/suggest"
 	"slices"
 	"sort"
 	"strings"
@@ -90,41 +91,14 @@ var synonyms = map[string]string{
 	"dependencies": "depends_on", "needs": "depends_on", "after": "depends_on",
 }
 
-// suggest returns ` (did you mean "x"?)` for the known name closest to s
+// didYouMean returns ` (did you mean "x"?)` for the known name closest to s
 // (or its synonym among them), or "" when none is close.
-func suggest(s string, known []string) string {
+func didYouMean(s string, known []string) string {
 	if alt, ok := synonyms[s]; ok && slices.Contains(known, alt) {
 		return fmt.Sprintf(" (did you mean %q?)", alt)
 	}
-	best, bestD := "", len(s)/2+2
-	for _, k := range known {
-		if d := editDistance(s, k); d < bestD {
-			best, bestD = k, d
-		}
+	if best, ok := suggest.Closest(s, known); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }

@@ -26,7 +26,7 @@ func validateIterate(ps *problems, d *core.DAG, streamTypes []string) {
 		case t.Iterate == t.TaskID:
 			ps.add(p, "a task cannot iterate over itself")
 		case prod == nil:
-			ps.add(p, "unknown task %q%s", t.Iterate, suggest(t.Iterate, taskIDs(d)))
+			ps.add(p, "unknown task %q%s", t.Iterate, didYouMean(t.Iterate, taskIDs(d)))
 		case t.Mapped():
 			ps.add(p, "set either expand or iterate, not both")
 		case prod.HasMapIndexes():

@@ -243,7 +243,7 @@ func (d *decoder) checkKeys(n *node, f field, allowed []string) {
 }
 
 func (d *decoder) unknown(k *node, f field, name string, allowed []string) {
-	if s := suggest(name, allowed); s != "" {
+	if s := didYouMean(name, allowed); s != "" {
 		d.fail(k, f, "unknown field%s", s)
 		return
 	}

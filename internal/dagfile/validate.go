@@ -184,7 +184,7 @@ func validateTask(ps *problems, path string, t *core.Task, syntax core.TemplateS
 	}
 	if _, ok := operators[t.Operator]; !ok {
 		ps.add(path+".operator", "unknown operator %q%s; allowed: %s", t.Operator,
-			suggest(t.Operator, operatorNames()), strings.Join(operatorNames(), ", "))
+			didYouMean(t.Operator, operatorNames()), strings.Join(operatorNames(), ", "))
 		return
 	}
 	if t.Operator == "sensor" {
@@ -226,7 +226,7 @@ func validateArgs(ps *problems, path string, t *core.Task, syntax core.TemplateS
 		p := path + "." + name
 		spec, ok := argSpecOf(t.Operator, name)
 		if !ok {
-			ps.add(p, "is not a field of %s tasks%s; allowed: %s", t.Operator, suggest(name, argNames(t.Operator)),
+			ps.add(p, "is not a field of %s tasks%s; allowed: %s", t.Operator, didYouMean(name, argNames(t.Operator)),
 				orNone(argNames(t.Operator)))
 			continue
 		}
@@ -303,7 +303,7 @@ func checkTemplatesIn(ps *problems, syntax core.TemplateSyntax, path string, v a
 		switch {
 		case errors.As(err, &unknown) && unknown.Parent == "":
 			ps.add(path, "unknown name %s in the template%s; known here: %s%s", unknown.Name,
-				suggest(unknown.Last(), unknown.Known), strings.Join(unknown.Known, ", "), hint)
+				didYouMean(unknown.Last(), unknown.Known), strings.Join(unknown.Known, ", "), hint)
 		case err != nil:
 			ps.add(path, "%s", strings.TrimPrefix(err.Error(), path+": "))
 		}
@@ -362,7 +362,7 @@ func validateDeps(ps *problems, d *core.DAG) bool {
 				ps.add(p, "task %q cannot depend on itself", up)
 				ok = false
 			case !slices.Contains(ids, up):
-				ps.add(p, "unknown task %q%s", up, suggest(up, ids))
+				ps.add(p, "unknown task %q%s", up, didYouMean(up, ids))
 				ok = false
 			case slices.Index(t.DependsOn, up) < j:
 				ps.add(p, "%q is listed twice", up)
