@@ -63,7 +63,7 @@ func (a *app) dagsCmd() *cobra.Command {
 				}
 				d := v.Definition
 				out := cmd.OutOrStdout()
-				sched := orDash(d.Schedule)
+				sched := orDash(d.ScheduleSummary()) // as dags list shows it: an asset schedule too
 				if tt := schedule.TimetableName(&d); tt != "" {
 					sched += " (" + tt + ")"
 				}

@@ -13,18 +13,23 @@ import (
 func TestCreateCronDataIntervalsOffGivesCronTriggers(t *testing.T) {
 	t.Parallel()
 	dags, env := t.TempDir(), []string{"USER=tester", "WEIR_HOME=" + t.TempDir(), "WEIR__SCHEDULER__CREATE_CRON_DATA_INTERVALS=false"}
+	if err := os.WriteFile(filepath.Join(dags, "onasset.yaml"), []byte("dag_id: onasset\nschedule: [orders]\nassets: [orders]\n"+
+		"tasks:\n  - {task_id: t, operator: noop}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for name, extra := range map[string]string{"trig": "", "intervals": "timetable: CronDataIntervalTimetable\n"} {
 		if err := os.WriteFile(filepath.Join(dags, name+".yaml"), []byte("dag_id: "+name+"\nschedule: \"0 6 * * *\"\nstart_date: 2024-01-01\n"+extra+
 			"tasks:\n  - {task_id: t, operator: noop}\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, dag := range []string{"trig", "intervals"} { // each test records its DAG
+	for _, dag := range []string{"trig", "intervals", "onasset"} { // each test records its DAG
 		if code, out, errOut := weirRun(t, env, "dags", "test", dag, "--dags", dags); code != 0 {
 			t.Fatalf("dags test %s: exit %d\n%s\n%s", dag, code, out, errOut)
 		}
 	}
-	for dag, want := range map[string]string{"trig": "schedule: 0 6 * * * (CronTriggerTimetable)", "intervals": "schedule: 0 6 * * * (CronDataIntervalTimetable)"} {
+	for dag, want := range map[string]string{"trig": "schedule: 0 6 * * * (CronTriggerTimetable)", "intervals": "schedule: 0 6 * * * (CronDataIntervalTimetable)",
+		"onasset": "schedule: Asset: orders"} { // an asset schedule as dags list shows it
 		if code, out, errOut := weirRun(t, env, "dags", "show", dag); code != 0 || !strings.Contains(out, want) {
 			t.Errorf("dags show %s: exit %d\n%s\n%s\nwant %q", dag, code, out, errOut, want)
 		}

@@ -151,9 +151,15 @@ func (w *Worker) runTry(ctx context.Context, wl execclient.Workload, claiming fu
 	}
 	cancel(nil)
 	_ = red.EndLine() // the task's last line may lack its newline
-	if err != nil {
+	switch {
+	case pending.Interrupted: // failed, but the server retries it at once, refunded
+		_, _ = fmt.Fprintf(red, "[%s] weir: the worker's shutdown stopped the try (its shutdown_grace_period was over): it is retried at once, without spending a retry (%v)\n",
+			w.Clock.Now().Format(time.RFC3339), err)
+	case errors.Is(context.Cause(tryCtx), errNotRunning):
+		_, _ = fmt.Fprintf(red, "[%s] weir: the server stopped the try: it is no longer running (marked or cleared)\n", w.Clock.Now().Format(time.RFC3339))
+	case err != nil:
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s: %v\n", w.Clock.Now().Format(time.RFC3339), state, err)
-	} else {
+	default:
 		_, _ = fmt.Fprintf(red, "[%s] weir: try ended %s\n", w.Clock.Now().Format(time.RFC3339), state)
 	}
 	_ = red.Flush()
