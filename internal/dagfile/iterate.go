@@ -34,8 +34,8 @@ func validateIterate(ps *problems, d *core.DAG, streamTypes []string) {
 		case prod.HandlesStream():
 			ps.add(p, "task %q handles its stream itself (handle_command or handle_function): iterate over a producer without a handler", t.Iterate)
 		case !producesStream(prod, streamTypes):
-			ps.add(p, "task %q is not a stream producer: iterate over a task with stream: true (it pushes items with "+
-				"weir stream push) or a deferrable sensor whose trigger streams (%s)", t.Iterate, streamTypesText(streamTypes))
+			ps.add(p, "task %q is not a stream producer: iterate over a task with stream: true (weir.Streams() in Go; it pushes "+
+				"items with weir stream push or tc.Stream().Push) or a deferrable sensor whose trigger streams (%s)", t.Iterate, streamTypesText(streamTypes))
 		case dependsOn(d, t.Iterate, t.TaskID):
 			ps.add(p, "task %q depends on %q: a producer must not wait for the task iterating over it", t.Iterate, t.TaskID)
 		case prod.SoftFail():
