@@ -832,7 +832,7 @@ type UserListParams struct {
 type AuditLogListParams struct {
 	Action string // "" = any, e.g. "dag.pause"
 	User   string // "" = anyone
-	Target string // "" = any
+	Target string // "" = any; else the entries about it and under it ("etl": etl, etl/r1, etl/r1/load)
 	Cursor
 	Page
 }

@@ -17,7 +17,7 @@ type pager struct {
 func newPager(u *url.URL, param string, offset, size, n, total int) pager {
 	p := pager{From: offset + 1, To: offset + n, Total: total}
 	if n == 0 {
-		p.From = 0
+		p.From, p.To = 0, 0
 	}
 	link := func(off int) string {
 		q := u.Query()
@@ -28,7 +28,10 @@ func newPager(u *url.URL, param string, offset, size, n, total int) pager {
 		}
 		return u.Path + "?" + q.Encode()
 	}
-	if offset > 0 {
+	switch {
+	case offset >= total && total > 0: // past the end: back to the last page
+		p.Prev = link((total - 1) / size * size)
+	case offset > 0:
 		p.Prev = link(max(0, offset-size))
 	}
 	if offset+n < total {

@@ -186,10 +186,13 @@ func (s *Store) AuditLogCount(ctx context.Context, p *store.AuditLogListParams) 
 // auditFilter is the WHERE clause of AuditLogList and AuditLogCount.
 func auditFilter(p *store.AuditLogListParams) *builder {
 	var b builder
-	for _, f := range []struct{ col, v string }{{"action", p.Action}, {"username", p.User}, {"target", p.Target}} {
+	for _, f := range []struct{ col, v string }{{"action", p.Action}, {"username", p.User}} {
 		if f.v != "" {
 			b.where(f.col+" = ?", f.v)
 		}
+	}
+	if p.Target != "" { // the target, or what lies under it: a DAG's runs and tasks
+		b.where(`(target = ? OR target LIKE ? ESCAPE '\')`, p.Target, likeEscape(p.Target)+"/%")
 	}
 	return &b
 }

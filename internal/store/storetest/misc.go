@@ -170,6 +170,16 @@ func testJobsAudit(t *testing.T, f *fixture) {
 	if len(all) != 3 {
 		t.Errorf("audit with no limit: %d entries, want 3", len(all))
 	}
+	// A target keeps the entries about it and under it, not a name that
+	// only begins alike (an underscore is no wildcard).
+	for _, target := range []string{"etl/r1", "etl/r1/load", "etl_x", "etlx/r1"} {
+		must(t, f.st.AuditLogAdd(f.ctx, &core.AuditEntry{When: f.at(time.Minute), User: "ada", Action: "x", Target: target}), "audit "+target)
+	}
+	for target, want := range map[string]int{"etl": 5, "etl/r1": 2, "etl_": 0, "etl%": 0} {
+		if n, err := f.st.AuditLogCount(f.ctx, &store.AuditLogListParams{Target: target}); err != nil || n != want {
+			t.Errorf("audit of target %q: %d entries, %v; want %d", target, n, err, want)
+		}
+	}
 }
 
 // testRoundTrip: the median ping is a positive duration, and a cancelled
