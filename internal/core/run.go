@@ -62,7 +62,11 @@ type TaskInstance struct {
 	MaxTries  int    `json:"max_tries"` // retries + 1, and one for each refunded try
 	// Interruptions counts the tries its workers stopped as they shut down
 	// and refunded (runs.Interrupted).
-	Interruptions  int        `json:"interruptions,omitempty"`
+	Interruptions int `json:"interruptions,omitempty"`
+	// StoppedAt is when someone other than its worker ended the try while
+	// it ran (a mark); its worker may still ship the log's last lines for
+	// store.LateLogGrace after.
+	StoppedAt      *time.Time `json:"-"`
 	State          TIState    `json:"state" nullable:"true"` // null for none (TIState.MarshalJSON)
 	Queue          string     `json:"queue"`
 	Pool           string     `json:"pool"`

@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/internal/auth"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // tryNeed is what a route needs of the try its execution token names. Every
@@ -32,7 +33,9 @@ const (
 	needEnd
 	// needLog is a log chunk: the try must be running or failed over, as
 	// for needLifecycle (the worker ships its log's tail before its late
-	// report); otherwise 403 not_running.
+	// report), or ended by someone else than its worker less than
+	// store.LateLogGrace ago (a mark: the worker ships the lines it wrote
+	// until it stopped the task); otherwise 403 not_running.
 	needLog
 	// needStart is the run route: the try may be queued (claimed) or
 	// running (the store then refuses a second start with 409).
@@ -107,8 +110,9 @@ func (s *server) tryGate(need tryNeed, h authedHandler) http.HandlerFunc {
 		}
 		// A try taken from handedOut is not known to run yet: its token is
 		// not refreshed (a final report needs none; a client whose token
-		// expired renews it with its worker's credential).
-		if err == nil && ctx.Value(handedKey{}) == nil && s.tokens.NeedsRefresh(c) {
+		// expired renews it with its worker's credential), nor is a stopped
+		// try's, whose last lines come within the grace.
+		if err == nil && ctx.Value(handedKey{}) == nil && need.allows(ti.State) && s.tokens.NeedsRefresh(c) {
 			var fresh string
 			if fresh, err = s.tokens.Refresh(c); err == nil {
 				w.Header().Set(execclient.RefreshedTokenHeader, fresh)
@@ -139,6 +143,8 @@ func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.Ta
 		return nil, fmt.Errorf("load task instance %s: %w", id, err)
 	case need.allows(ti.State):
 		return ti, nil
+	case need == needLog && ti.StoppedAt != nil && s.clock.Now().Sub(*ti.StoppedAt) < store.LateLogGrace:
+		return ti, nil // its worker ships the lines it wrote until it stopped the task
 	}
 	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti, refusal))
 }

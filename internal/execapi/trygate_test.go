@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/internal/execapi"
 	"github.com/weirflow/weir/internal/execapi/execapitest"
 	"github.com/weirflow/weir/internal/execclient"
+	"github.com/weirflow/weir/internal/store"
 )
 
 // Once a try has finished, its token grants nothing: no log lines, no XCom
@@ -78,6 +79,42 @@ func TestFinishedTryTokenGrantsNothing(t *testing.T) {
 	}
 	if got := readLog(t, env, a); got != "line 1\n" {
 		t.Fatalf("log = %q, want only the line sent while running", got)
+	}
+}
+
+// A try someone else ended while it ran (marked failed) keeps its log
+// open to its token for store.LateLogGrace: the worker, which learns of
+// the mark at its next heartbeat, ships the lines written until it
+// stopped the task and says why it stopped. Nothing else is granted, the
+// token is not refreshed, and after the grace the log is closed.
+func TestStoppedTryShipsItsLastLines(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+	a := claimAll(t, env, 2)["a"]
+	ca := taskClient(env, a)
+	if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.AppendLog(ctx, a.TI.ID, 0, []byte("working\n")); err != nil {
+		t.Fatal(err)
+	}
+	// An operator marks it failed (service.MarkTaskInstance's statement).
+	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{a.TI.ID}, To: core.TIFailed, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	status(t, ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}), 409, "not running")
+	if _, err := ca.AppendLog(ctx, a.TI.ID, 8, []byte("still working\nweir: the server stopped the try\n")); err != nil {
+		t.Fatalf("the stopped try's last lines: %v", err)
+	}
+	_, err := ca.XComPull(ctx, "a", "k", core.NoMapIndex)
+	status(t, err, 403, "not running")
+	env.Clock.Advance(store.LateLogGrace + time.Second)
+	_, err = ca.AppendLog(ctx, a.TI.ID, 52, []byte("too late\n"))
+	status(t, err, 403, "not running")
+	if got := readLog(t, env, a); got != "working\nstill working\nweir: the server stopped the try\n" {
+		t.Errorf("log = %q, want the lines up to the stop", got)
 	}
 }
 

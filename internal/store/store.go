@@ -624,6 +624,13 @@ type TaskInstanceFinishParams struct {
 // try had not beaten yet).
 type HeartbeatSeen struct{ At *time.Time }
 
+// LateLogGrace is how long after someone other than its worker ended a
+// running try (core.TaskInstance.StoppedAt) the worker may still ship the
+// try's last log lines: it learns of the end at its next heartbeat, then
+// stops the task (its kill grace) and ships what is left. A remote log
+// store uploads such a log only then.
+const LateLogGrace = 2 * time.Minute
+
 // TaskLogPruneParams is one batch of a walk over the database-kept logs.
 type TaskLogPruneParams struct {
 	Before time.Time // the logs last written before this go
@@ -763,8 +770,9 @@ type MiscStore interface {
 	// TaskLogGet returns the record of a log, or ErrNotFound.
 	TaskLogGet(ctx context.Context, key string) (*TaskLog, error)
 	// TaskLogsToUpload lists up to limit remote logs not uploaded yet whose
-	// try has ended (or whose task instance is gone) and that no uploader
-	// holds a lease on at now, oldest first.
+	// try has ended (LateLogGrace ago for a try someone else ended; or
+	// whose task instance is gone) and that no uploader holds a lease on at
+	// now, oldest first.
 	TaskLogsToUpload(ctx context.Context, now time.Time, limit int) ([]TaskLog, error)
 	// TaskLogLease takes the upload of key until until, if no one holds
 	// it at now and it is not uploaded yet; it reports whether it did.

@@ -208,6 +208,11 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 	if got := env.TI(t, orphan).State; got != core.TIFailed {
 		t.Fatalf("orphan is %s", got)
 	}
+	// Its log ends saying why: the worker's last lines reach the server
+	// after the mark (store.LateLogGrace).
+	wait.Until(t, 30*time.Second, "orphan's log to say the server stopped it", func() bool {
+		return strings.Contains(readLog(t, env, env.TI(t, orphan)), "weir: the server stopped the try: it is no longer running")
+	})
 }
 
 func TestWorkerRequiresIdentity(t *testing.T) {

@@ -117,7 +117,7 @@ const archivedState = `CASE WHEN state IN ('up_for_retry', 'running', 'queued', 
 const tiCols = `id, dag_run_id, dag_id, run_id, task_id, map_index, try_number, max_tries, state, queue,
 	pool, pool_slots, priority_weight, operator, hostname, worker_id, pid, queued_at, start_date, end_date,
 	last_heartbeat, next_retry_at, dag_version_id, map_args,
-	trigger_id, trigger_timeout, next_method, next_kwargs, next_event, interruptions`
+	trigger_id, trigger_timeout, next_method, next_kwargs, next_event, interruptions, stopped_at`
 
 // tiInsertCols are the columns set when a task instance is created; one
 // VALUES tuple has tiInsertArgs placeholders.
@@ -135,7 +135,10 @@ const (
 	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
 	qTICount    = `SELECT COUNT(*) FROM task_instance%s`
 	qTIStates   = `SELECT id, state FROM task_instance%s`
+	// qTISetState's stopped_at records when a running try was ended by
+	// someone other than its worker (whose end is qTIFinish): a mark.
 	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
+		stopped_at = CASE WHEN state = 'running' AND $5 THEN $2 ELSE stopped_at END,
 		queued_at = CASE WHEN $4 THEN $2 ELSE queued_at END,
 		worker_id = CASE WHEN $4 THEN NULL ELSE worker_id END,
 		claimed_at = CASE WHEN $4 THEN NULL ELSE claimed_at END,

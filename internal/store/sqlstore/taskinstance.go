@@ -18,12 +18,12 @@ func scanTI(r scanner) (*core.TaskInstance, error) {
 		worker                                   sql.NullString
 		mapArgs, nextKwargs, nextEvent           sql.NullString
 		queued, start, end, beat, retry, version sql.NullInt64
-		triggerID, triggerTimeout                sql.NullInt64
+		triggerID, triggerTimeout, stopped       sql.NullInt64
 	)
 	if err := r.Scan(&ti.ID, &ti.DagRunID, &ti.DagID, &ti.RunID, &ti.TaskID, &ti.MapIndex, &ti.TryNumber,
 		&ti.MaxTries, &state, &ti.Queue, &ti.Pool, &ti.PoolSlots, &ti.PriorityWeight, &ti.Operator,
 		&ti.Hostname, &worker, &ti.PID, &queued, &start, &end, &beat, &retry, &version, &mapArgs,
-		&triggerID, &triggerTimeout, &ti.NextMethod, &nextKwargs, &nextEvent, &ti.Interruptions); err != nil {
+		&triggerID, &triggerTimeout, &ti.NextMethod, &nextKwargs, &nextEvent, &ti.Interruptions, &stopped); err != nil {
 		return nil, err
 	}
 	ti.State = core.TIState(state)
@@ -35,7 +35,7 @@ func scanTI(r scanner) (*core.TaskInstance, error) {
 	if triggerID.Valid {
 		ti.TriggerID = &triggerID.Int64
 	}
-	ti.TriggerTimeout = ptrMicros(triggerTimeout)
+	ti.TriggerTimeout, ti.StoppedAt = ptrMicros(triggerTimeout), ptrMicros(stopped)
 	ti.NextKwargs, ti.NextEvent = rawJSON(nextKwargs), rawJSON(nextEvent)
 	return &ti, nil
 }

@@ -18,14 +18,16 @@ const (
 	qTaskLogGet = `SELECT ` + taskLogCols + ` FROM task_log l WHERE l.log_key = $1`
 	// qTaskLogsToUpload: remote logs not uploaded, not leased, whose try
 	// has ended: its task instance moved to a later try, or is in a state
-	// in which this try writes no more (not waiting, running or deferred),
-	// or is gone.
+	// in which this try writes no more (not waiting, running or deferred;
+	// for a try someone else ended, store.LateLogGrace after: $3), or is
+	// gone.
 	qTaskLogsToUpload = `SELECT ` + taskLogCols + ` FROM task_log l
 		LEFT JOIN dag_run r ON r.dag_id = l.dag_id AND r.run_id = l.run_id
 		LEFT JOIN task_instance ti ON ti.dag_run_id = r.id AND ti.task_id = l.task_id AND ti.map_index = l.map_index
 		WHERE l.kind = 'remote' AND l.pruned_at IS NULL AND l.stored_at IS NULL AND l.lease_until < $1
 			AND (ti.id IS NULL OR ti.try_number > l.try_number
-				OR ti.state NOT IN ('', 'scheduled', 'queued', 'running', 'deferred', 'restarting'))
+				OR (ti.state NOT IN ('', 'scheduled', 'queued', 'running', 'deferred', 'restarting')
+					AND COALESCE(ti.stopped_at, 0) < $3))
 		ORDER BY l.created_at, l.log_key LIMIT $2`
 	qTaskLogLease = `UPDATE task_log SET lease_until = $3
 		WHERE log_key = $1 AND stored_at IS NULL AND lease_until < $2`
@@ -59,7 +61,7 @@ func (s *Store) TaskLogGet(ctx context.Context, key string) (*store.TaskLog, err
 
 // TaskLogsToUpload implements store.Store.
 func (s *Store) TaskLogsToUpload(ctx context.Context, now time.Time, limit int) ([]store.TaskLog, error) {
-	rows, err := s.reader().QueryContext(ctx, qTaskLogsToUpload, micros(now), limit)
+	rows, err := s.reader().QueryContext(ctx, qTaskLogsToUpload, micros(now), limit, micros(now.Add(-store.LateLogGrace)))
 	if err != nil {
 		return nil, s.wrap(err, "list task logs to upload")
 	}

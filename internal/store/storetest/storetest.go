@@ -112,6 +112,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskLogDeferredTail", testTaskLogDeferredTail},
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
 		{"TaskLogPruneKeepsLiveTries", testTaskLogPruneKeepsLiveTries},
+		{"StoppedTryLog", testStoppedTryLog},
 		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},

@@ -115,3 +115,35 @@ func idOf(tis []store.NewTaskInstance, task string) string {
 	}
 	return fmt.Sprintf("no-%s", task)
 }
+
+// testStoppedTryLog: a running try that someone else ends (a mark:
+// TaskInstanceSetState) records when, a try that was not running does
+// not; a remote log of the stopped try is uploaded only store.LateLogGrace
+// after, when its worker's last lines are in.
+func testStoppedTryLog(t *testing.T, f *fixture) {
+	busy, idle := newTI("busy", core.TIRunning), newTI("idle", core.TIQueued)
+	f.run("stop", "r1", busy, idle)
+	_, err := f.st.TaskInstanceSetState(f.ctx, &store.TaskInstanceSetStateParams{IDs: []string{busy.ID, idle.ID}, To: core.TIFailed, Now: f.at(time.Minute)})
+	must(t, err, "mark failed")
+	for id, want := range map[string]*time.Time{busy.ID: ptr(f.at(time.Minute)), idle.ID: nil} {
+		ti, err := f.st.TaskInstanceGet(f.ctx, id)
+		must(t, err, "get")
+		if (ti.StoppedAt == nil) != (want == nil) || (want != nil && !ti.StoppedAt.Equal(*want)) {
+			t.Errorf("%s: stopped at %v, want %v", ti.TaskID, ti.StoppedAt, want)
+		}
+	}
+	const key = "dag_id=stop/run_id=r1/task_id=busy/attempt=1.log"
+	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: "stop", RunID: "r1", TaskID: "busy", MapIndex: core.NoMapIndex,
+		TryNumber: 1, Kind: store.TaskLogRemote, Location: "s3://b/logs", CreatedAt: f.now}), "record")
+	due := func(at time.Time) bool {
+		logs, err := f.st.TaskLogsToUpload(f.ctx, at, 10)
+		must(t, err, "logs to upload")
+		return len(logs) == 1
+	}
+	if due(f.at(time.Minute + store.LateLogGrace - time.Second)) {
+		t.Error("the stopped try's log is uploaded within the grace its worker has to ship its last lines")
+	}
+	if !due(f.at(time.Minute + store.LateLogGrace + time.Second)) {
+		t.Error("the stopped try's log is not uploaded after the grace")
+	}
+}
