@@ -132,9 +132,9 @@ const (
 	qTIGet      = `SELECT ` + tiCols + ` FROM task_instance WHERE id = $1`
 	qTIGetByKey = `SELECT ` + tiCols + ` FROM task_instance
 		WHERE dag_run_id = (SELECT id FROM dag_run WHERE dag_id = $1 AND run_id = $2) AND task_id = $3 AND map_index = $4`
-	qTIList     = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
-	qTICount    = `SELECT COUNT(*) FROM task_instance%s`
-	qTIStates   = `SELECT id, state FROM task_instance%s`
+	qTIList   = `SELECT ` + tiCols + ` FROM task_instance%s%s%s`
+	qTICount  = `SELECT COUNT(*) FROM task_instance%s`
+	qTIStates = `SELECT id, state FROM task_instance%s`
 	// qTISetState's stopped_at records when a running try was ended by
 	// someone other than its worker (whose end is qTIFinish): a mark.
 	qTISetState = `UPDATE task_instance SET state = $1, updated_at = $2, next_retry_at = $3,
