@@ -2,6 +2,7 @@ package ui
 
 import (
 	"html"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func gridHTML(g grid) string {
 			s := stateOf(c.State)
 			href := dag + esc(pathEscape(c.RunID))
 			if c.Mapped {
-				href += "#task-" + esc(pathEscape(row.TaskID))
+				href += "?task_id=" + esc(url.QueryEscape(row.TaskID)) + "#task-" + esc(pathEscape(row.TaskID))
 			} else {
 				href += "/tasks/" + esc(pathEscape(row.TaskID))
 			}

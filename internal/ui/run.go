@@ -35,6 +35,10 @@ type runData struct {
 	Gantt    gantt
 	Pager    pager
 	Back     string
+	// TaskFilter and StateFilter keep the instance table to one task (a
+	// mapped task's instances) and one state; "" and "all" are none.
+	TaskFilter  string
+	StateFilter []option
 	// Events are the asset events the run consumed (the first
 	// runEventsShown of EventsTotal; EventsMore beyond them).
 	Events                  []eventRow
@@ -88,6 +92,18 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request, req *request) {
 	u.render(w, r, http.StatusOK, "run", req, d.Run.RunID, d)
 }
 
+// tiStateNames are the states an instance filter may name ("none" for the
+// empty state).
+func tiStateNames() []string {
+	out := make([]string, 0, len(core.AllTIStates))
+	for _, s := range core.AllTIStates {
+		if s != core.TINone {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
 // runFragment answers the run page's live updates as gridFragment does:
 // the live part's HTML with an ETag, or 304 while it is unchanged.
 func (u *UI) runFragment(w http.ResponseWriter, r *http.Request, req *request) {
@@ -110,14 +126,23 @@ func (u *UI) runBody(r *http.Request, req *request, page *url.URL) (*runData, []
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %q of dag_id %q: %w", runID, dagID, err)
 	}
-	p := &store.TaskInstanceListParams{DagRunID: run.ID}
+	q := page.Query()
+	state, err := choiceParam(q, "state", tiStateNames())
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: q.Get("task_id")}
+	if state != "all" {
+		p.States = []core.TIState{core.TIState(state)}
+	}
 	tis, total, offset, err := readPage(r, p, &p.Page, runPageSize, u.st.TaskInstanceList, u.st.TaskInstanceCount)
 	if err != nil {
 		return nil, nil, err
 	}
 	now := u.clk.Now()
 	d := &runData{Run: *run, Duration: span(run.StartDate, run.EndDate, now), Back: page.RequestURI(),
-		Pager: newPager(page, "offset", offset, runPageSize, len(tis), total)}
+		Pager: newPager(page, "offset", offset, runPageSize, len(tis), total), TaskFilter: p.TaskID,
+		StateFilter: statusOptions(state, tiStateNames()...)}
 	for _, ti := range tis {
 		d.TIs = append(d.TIs, tiRow{TaskInstance: ti, Duration: span(ti.StartDate, ti.EndDate, now)})
 	}

@@ -47,6 +47,12 @@ type xcomRow struct {
 func (u *UI) tiPage(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
 	key, ti, err := u.loadTI(r)
+	var mapped *mappedTaskError
+	if errors.As(err, &mapped) {
+		to := runPath(key.DagID, key.RunID) + "?" + url.Values{"task_id": {key.TaskID}}.Encode() + "#tis"
+		http.Redirect(w, r, to, http.StatusSeeOther) //nolint:gosec // a path on this site, escaped
+		return
+	}
 	if err != nil {
 		u.failErr(w, r, req, err)
 		return
@@ -122,8 +128,7 @@ func (u *UI) loadTI(r *http.Request) (core.TIKey, *core.TaskInstance, error) {
 		// say how many instances it has rather than only "not found".
 		n, cerr := u.st.TaskInstanceCount(r.Context(), &store.TaskInstanceListParams{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID})
 		if cerr == nil && n > 0 {
-			return key, nil, fmt.Errorf("task %s of run %s is mapped: open one of its %d instances with ?map_index=0 to %d: %w",
-				key.TaskID, key.RunID, n, n-1, core.ErrNotFound)
+			return key, nil, &mappedTaskError{key: key, n: n}
 		}
 	}
 	if err != nil {
@@ -131,6 +136,20 @@ func (u *UI) loadTI(r *http.Request) (core.TIKey, *core.TaskInstance, error) {
 	}
 	return key, ti, nil
 }
+
+// mappedTaskError is a mapped task's page asked for without ?map_index=:
+// the task page shows its instances (the run page, filtered to them);
+// other pages say how to name one.
+type mappedTaskError struct {
+	key core.TIKey
+	n   int
+}
+
+func (e *mappedTaskError) Error() string {
+	return fmt.Sprintf("task %s of run %s is mapped: open one of its %d instances with ?map_index=0 to %d", e.key.TaskID, e.key.RunID, e.n, e.n-1)
+}
+
+func (e *mappedTaskError) Unwrap() error { return core.ErrNotFound }
 
 // tiKey reads the task instance of the path and ?map_index= (default -1).
 func tiKey(r *http.Request) (core.TIKey, error) {

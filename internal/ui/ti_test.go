@@ -79,16 +79,28 @@ func TestTaskInstanceTriesLogXCom(t *testing.T) {
 		if r := op.get("/dags/etl/runs/r1/tasks/nope"); r.status != http.StatusNotFound {
 			t.Errorf("unknown task: %d, want 404", r.status)
 		}
-		// A mapped task's page without ?map_index= says how to open one.
+		// A mapped task's page without ?map_index= lists its instances: the
+		// run page's table kept to the task (and, filtered, to a state).
 		e.run("mapped", core.TISuccess, core.TISuccess, core.TISuccess, core.TISuccess, core.TIRunning)
-		if r := op.get("/dags/etl/runs/mapped/tasks/fan"); r.status != http.StatusNotFound ||
+		if r := op.get("/dags/etl/runs/mapped/tasks/fan"); r.status != http.StatusSeeOther ||
+			r.header.Get("Location") != "/dags/etl/runs/mapped?task_id=fan#tis" {
+			t.Errorf("a mapped task without map_index: %d to %q\n%s", r.status, r.header.Get("Location"), r.body)
+		}
+		if r := op.get("/dags/etl/runs/mapped/tasks/fan/rendered"); r.status != http.StatusNotFound ||
 			!strings.Contains(r.body, "task fan of run mapped is mapped: open one of its 3 instances with ?map_index=0 to 2") {
-			t.Errorf("a mapped task without map_index: %d\n%s", r.status, r.body)
+			t.Errorf("a mapped task's rendered page without map_index: %d\n%s", r.status, r.body)
+		}
+		list := op.get("/dags/etl/runs/mapped?task_id=fan")
+		if n := strings.Count(list.body, `<tr id="task-fan-`); n != 3 || strings.Contains(list.body, `<tr id="task-extract"`) {
+			t.Errorf("the run page kept to fan lists %d of its instances (want 3), or another task's", n)
+		}
+		if r := op.get("/dags/etl/runs/mapped?state=bogus"); r.status != http.StatusBadRequest {
+			t.Errorf("a bad state filter: %d, want 400", r.status)
 		}
 		// The grid's link to a mapped task's instances lands on the first
 		// of them in the run page.
-		if grid := op.get("/dags/etl"); !strings.Contains(grid.body, `/dags/etl/runs/mapped#task-fan"`) {
-			t.Error("the grid does not link the mapped task's cell to #task-fan")
+		if grid := op.get("/dags/etl"); !strings.Contains(grid.body, `/dags/etl/runs/mapped?task_id=fan#task-fan"`) {
+			t.Error("the grid does not link the mapped task's cell to its instances")
 		}
 		if run := op.get("/dags/etl/runs/mapped"); strings.Count(run.body, `id="task-fan"`) != 1 || !strings.Contains(run.body, `id="task-fan-0"`) {
 			t.Errorf("the run page has %d anchors task-fan, want one (beside task-fan-0)", strings.Count(run.body, `id="task-fan"`))
