@@ -23,7 +23,7 @@ var stateLooks = map[string]stateLook{
 	"up_for_retry":    {Icon: "↻", Label: "up for retry"},
 	"upstream_failed": {Icon: "⚠", Label: "upstream failed"},
 	"skipped":         {Icon: "»", Label: "skipped"},
-	"deferred":        {Icon: "⏸", Label: "deferred"},
+	"deferred":        {Icon: "‖", Label: "deferred"},
 	"restarting":      {Icon: "⟲", Label: "restarting"},
 	"removed":         {Icon: "−", Label: "removed"},
 	"none":            {Icon: "·", Label: "no status"},
