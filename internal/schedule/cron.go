@@ -127,7 +127,10 @@ func (c *Cron) alignNext(t time.Time) time.Time {
 }
 
 // alignPrev returns t when it is a fire time, else the previous fire time.
+// Fire times are whole seconds: a t within a fire time's second (a
+// scheduler pass a moment after it) aligns to it.
 func (c *Cron) alignPrev(t time.Time) time.Time {
+	t = t.Truncate(time.Second)
 	if c.next(t.Add(-time.Second)).Equal(t) {
 		return t.UTC()
 	}

@@ -75,11 +75,17 @@ func (c CronTrigger) Next(last *Interval, start, end *time.Time, catchup bool, n
 }
 
 // firstRun is the fire time a DAG's first run without catchup has at now:
-// the latest past one, or the next, as RunImmediately says.
+// the latest past one, or the next, as RunImmediately says. false runs the
+// past one when it is at most a tenth of the schedule's step old (and five
+// minutes), as Airflow's False does: the scheduler asks at every pass until
+// the first run exists, so a pass a moment after a fire time must run it.
 func (c CronTrigger) firstRun(now time.Time) time.Time {
 	past := c.cron.alignPrev(now)
-	switch {
-	case c.first.Never, c.first.Within > 0 && now.Sub(past) > c.first.Within.D():
+	within := c.first.Within.D()
+	if c.first.Never {
+		within = max(c.cron.next(past).Sub(past)/10, 5*time.Minute)
+	}
+	if within > 0 && now.Sub(past) > within {
 		return c.cron.alignNext(now)
 	}
 	return past
