@@ -74,7 +74,8 @@ func TimetableInterval(iv time.Duration) DAGOption {
 
 // RunImmediately is CronTriggerTimetable's run_immediately as a boolean:
 // whether the DAG's first run without catchup is the latest fire time
-// already past (true, the default) or waits for the next one (false).
+// already past (true, the default) or, unless that one is within a tenth
+// of the schedule's step, waits for the next one (false, as Airflow's).
 func RunImmediately(on bool) DAGOption {
 	return func(d *DAG) { d.spec.RunImmediately = &core.RunImmediately{Never: !on} }
 }

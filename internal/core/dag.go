@@ -246,7 +246,9 @@ func (d *DAG) Location() *time.Location {
 // RunImmediately is CronTriggerTimetable's run_immediately: it decides a
 // DAG's first scheduled run without catchup. Always (the zero value,
 // JSON true): the latest fire time already past (not before start_date)
-// runs at once. Never (false): the first run waits for the next fire time.
+// runs at once. Never (false): as Airflow's False, the past fire time only
+// when it is at most a tenth of the schedule's step old (five minutes at
+// least), else the next.
 // Within (a duration string): the past fire time runs if it was at most
 // that long ago, else the next.
 type RunImmediately struct {
