@@ -25,6 +25,13 @@ func HideFromTasks() error {
 	return nil
 }
 
+// Hidden reports whether HideFromTasks made this process non-dumpable: its
+// tasks may then not follow its /proc/<pid> links either (exe included).
+func Hidden() bool {
+	d, err := dumpable()
+	return err == nil && d == 0
+}
+
 // dumpable reports prctl(PR_GET_DUMPABLE): 1 when the process is dumpable.
 func dumpable() (int, error) {
 	r, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetDumpable, 0, 0)

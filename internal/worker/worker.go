@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -270,34 +271,61 @@ func (w *Worker) groupDir() string { return filepath.Join(w.RunDir, "task-groups
 // weirOnPath makes a folder holding `weir`, a link to this worker's own
 // executable, for the front of a bash task's PATH: the in-task CLI (`weir
 // xcom push`) then works whatever the program is called (a Go SDK binary
-// has its own name) and whatever weir is installed elsewhere. On Linux the
-// link is to /proc/<pid>/exe, the file this process runs even once a new
-// binary is installed at its path: the tasks of a worker that runs on
-// through an upgrade's install keep the CLI that speaks its api-server's
-// Execution API version.
+// has its own name) and whatever weir is installed elsewhere. It is the
+// file this process runs even once a new binary is installed at its path
+// (placeOwnExecutable): the tasks of a worker that runs on through an
+// upgrade's install keep the CLI that speaks its api-server's Execution
+// API version.
 func weirOnPath(dir string) (string, error) {
-	exe, err := ownExecutable()
-	if err != nil {
-		return "", fmt.Errorf("worker: find own executable: %w", err)
-	}
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o700); err != nil {
 		return "", fmt.Errorf("worker: create bin folder: %w", err)
 	}
-	if err := os.Symlink(exe, filepath.Join(bin, "weir")); err != nil {
-		return "", fmt.Errorf("worker: link weir into %s: %w", bin, err)
+	if err := placeOwnExecutable(filepath.Join(bin, "weir")); err != nil {
+		return "", fmt.Errorf("worker: put weir into %s: %w", bin, err)
 	}
 	return bin, nil
 }
 
-// ownExecutable is the file this process runs: /proc/<pid>/exe where there
-// is one, else its path.
-func ownExecutable() (string, error) {
+// placeOwnExecutable puts at path the file this process runs: a link to
+// /proc/<pid>/exe; in a process hidden from its tasks (taskproc.Hidden:
+// `weir worker`, whose tasks may not follow that link) a hard link to its
+// executable, or a copy of it where the two are on different file
+// systems; elsewhere (no /proc) a link to its path.
+func placeOwnExecutable(path string) error {
 	proc := fmt.Sprintf("/proc/%d/exe", os.Getpid())
-	if _, err := os.Stat(proc); err == nil {
-		return proc, nil
+	if _, err := os.Stat(proc); err != nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		return os.Symlink(exe, path)
 	}
-	return os.Executable()
+	if !taskproc.Hidden() {
+		return os.Symlink(proc, path)
+	}
+	if exe, err := os.Executable(); err == nil && os.Link(exe, path) == nil {
+		return nil
+	}
+	return copyFile(proc, path)
+}
+
+// copyFile copies the file at from to a new executable file at to.
+func copyFile(from, to string) (err error) {
+	in, err := os.Open(from) //nolint:gosec // this process's own executable
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }() // read only
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700) //nolint:gosec // in the worker's private folder
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Start claims and runs tries until ctx ends; then it stops claiming, gives
