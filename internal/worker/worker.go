@@ -316,7 +316,7 @@ func copyFile(from, to string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = in.Close() }() // read only
+	defer func() { _ = in.Close() }()                                     // read only
 	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700) //nolint:gosec // in the worker's private folder
 	if err != nil {
 		return err
