@@ -144,12 +144,20 @@ func (u *UI) logHead(ctx context.Context, key tasklog.Key) (logHead, error) {
 		return logHead{}, err
 	}
 	from := max(size-tasklog.MaxReadChunk, 0)
-	data, next, err := u.cfg.Logs.Read(ctx, key, from)
-	if tasklog.WroteNothing(err) {
-		return logHead{}, nil
-	}
-	if err != nil {
-		return logHead{}, err
+	var data []byte
+	next := from
+	for next < size { // a read may stop short (the database store's, at a number of chunks)
+		part, n, err := u.cfg.Logs.Read(ctx, key, next)
+		if tasklog.WroteNothing(err) {
+			return logHead{}, nil
+		}
+		if err != nil {
+			return logHead{}, err
+		}
+		if n <= next {
+			break
+		}
+		data, next = append(data, part...), n
 	}
 	if from > 0 { // start at the first whole line
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
