@@ -98,7 +98,7 @@ func keepAnAdmin(ctx context.Context, tx store.Store, u *core.User, role core.Ro
 	if core.Role(u.Role) != core.RoleAdmin || role == core.RoleAdmin {
 		return nil
 	}
-	n, err := tx.UserCount(ctx, &store.UserListParams{Role: string(core.RoleAdmin)})
+	n, err := tx.UserCount(ctx, &store.UserListParams{Role: string(core.RoleAdmin), Lock: true})
 	if err != nil {
 		return err
 	}

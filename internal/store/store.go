@@ -833,6 +833,10 @@ type VariableListParams struct {
 // UserListParams pages UserList and UserCount.
 type UserListParams struct {
 	Role string // "" = any
+	// Lock, in a transaction, makes UserCount lock the users it counts
+	// until the transaction ends: a concurrent change of them waits, and
+	// the count holds for what the transaction then writes.
+	Lock bool
 	Page
 }
 

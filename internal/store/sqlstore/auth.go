@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/weirflow/weir/internal/core"
@@ -53,6 +54,12 @@ func scanUser(r scanner) (*core.User, error) {
 
 // UserCount counts the users.
 func (s *Store) UserCount(ctx context.Context, p *store.UserListParams) (int, error) {
+	if p != nil && p.Lock && s.tx != nil && s.d.RowLock != "" {
+		b := userFilter(p)
+		var n int
+		err := s.tx.QueryRowContext(ctx, fmt.Sprintf(qUserCountLocked, b.clause(), s.d.RowLock), b.args...).Scan(&n)
+		return n, s.wrap(err, "count users")
+	}
 	return s.count(ctx, "count users", qUserCount, userFilter(p))
 }
 

@@ -285,6 +285,7 @@ const (
 	qUserGet          = `SELECT ` + userCols + ` FROM weir_user WHERE username = $1`
 	qUserList         = `SELECT ` + userCols + ` FROM weir_user%s%s%s`
 	qUserCount        = `SELECT COUNT(*) FROM weir_user%s`
+	qUserCountLocked  = `SELECT COUNT(*) FROM (SELECT username FROM weir_user%s %s) locked`
 	tokenCols         = `id, name, username, hash, created_at, expires_at`
 	qTokenInsert      = `INSERT INTO api_token (` + tokenCols + `) VALUES ($1, $2, $3, $4, $5, $6)`
 	qTokenGetByHash   = `SELECT ` + tokenCols + ` FROM api_token WHERE hash = $1`

@@ -39,6 +39,10 @@ type Dialect struct {
 	// "FOR UPDATE SKIP LOCKED" on PostgreSQL; "" on SQLite, whose single
 	// writer already serializes claims.
 	ClaimLock string
+	// RowLock is appended to a SELECT whose rows a transaction's later
+	// writes depend on: "FOR UPDATE" on PostgreSQL (another transaction's
+	// change of them waits, and is seen after); "" on SQLite.
+	RowLock string
 	// NotifySQL is run (with $1 = payload) to tell other processes about a
 	// notification, after the change it tells of is committed (notifier.go);
 	// "" when notifications stay in this process.

@@ -196,3 +196,35 @@ func testRoundTrip(t *testing.T, f *fixture) {
 		t.Errorf("round trip with a cancelled context = %v, nil error; want the cancellation", rt)
 	}
 }
+
+// testUserCountLock: a transaction's locked count of users holds until it
+// ends: a concurrent change of a counted user waits for it (the last
+// admin's check then sees every concurrent demotion or deletion).
+func testUserCountLock(t *testing.T, f *fixture) {
+	for _, u := range []string{"root", "ada"} {
+		must(t, f.st.UserUpsert(f.ctx, &core.User{Username: u, PasswordHash: "h", Role: "admin", CreatedAt: f.now}), "create "+u)
+	}
+	changed := make(chan error, 1)
+	err := f.st.WithTx(f.ctx, func(tx store.Store) error {
+		n, err := tx.UserCount(f.ctx, &store.UserListParams{Role: "admin", Lock: true})
+		if err != nil || n != 2 {
+			return fmt.Errorf("locked count = %d, %v; want 2", n, err)
+		}
+		go func() {
+			changed <- f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h", Role: "viewer", CreatedAt: f.now})
+		}()
+		select {
+		case err := <-changed:
+			return fmt.Errorf("a counted user changed while the count's transaction ran (%v)", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		return nil
+	})
+	must(t, err, "locked count")
+	select {
+	case err := <-changed:
+		must(t, err, "the change after the transaction")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change waited past the transaction's end")
+	}
+}

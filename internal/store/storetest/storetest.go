@@ -96,6 +96,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotifySubscribe", testNotifySubscribe},
 		{"NotifyAfterCommitOnly", testNotifyAfterCommitOnly},
 		{"UsersTokens", testUsersTokens},
+		{"UserCountLock", testUserCountLock},
 		{"CredentialRevocation", testCredentialRevocation},
 		{"SessionEnd", testSessionEnd},
 		{"TaskInstanceTotals", testTaskInstanceTotals},
