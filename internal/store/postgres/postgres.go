@@ -107,6 +107,7 @@ func Dialect() sqlstore.Dialect {
 		Name:      "postgres",
 		BlobType:  "BYTEA",
 		ClaimLock: "FOR UPDATE SKIP LOCKED",
+		RowLock:   "FOR UPDATE",
 		NotifySQL: "SELECT pg_notify('" + notifyChannel + "', $1)",
 		// Airflow locks the slot_pool rows; one advisory lock is the same
 		// critical section without a row per pool.
