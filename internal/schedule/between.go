@@ -18,9 +18,19 @@ func Between(tt Timetable, from, to time.Time, start, end *time.Time, now time.T
 	if end != nil && end.Before(hi) {
 		hi = end.UTC()
 	}
-	first, ok := firstFrom(tt, lo, start, &hi, now)
+	// Next bounds a run's fire time (its End) by the end it is given: with
+	// CronTriggerTimetable's interval the fire time of a logical date at
+	// hi is hi + interval, within the DAG's own end date.
+	fireEnd := hi
+	if ct, ok := tt.(CronTrigger); ok && ct.interval > 0 {
+		fireEnd = to.UTC().Add(ct.interval)
+		if end != nil && end.Before(fireEnd) {
+			fireEnd = end.UTC()
+		}
+	}
+	first, ok := firstFrom(tt, lo, start, &fireEnd, now)
 	var out []Interval
-	for iv := first; ok && !iv.Start.After(hi) && !iv.End.After(now); iv, ok = tt.Next(&iv, start, &hi, true, now) {
+	for iv := first; ok && !iv.Start.After(hi) && !iv.End.After(now); iv, ok = tt.Next(&iv, start, &fireEnd, true, now) {
 		if iv.Start.Before(lo) {
 			continue
 		}

@@ -13,6 +13,7 @@ func TestBetween(t *testing.T) {
 		name       string
 		expr       string
 		timetable  string
+		args       TriggerArgs
 		from, to   time.Time
 		start, end *time.Time
 		want       []time.Time // logical dates
@@ -34,13 +35,16 @@ func TestBetween(t *testing.T) {
 		{name: "trigger timetable: each fire time in range, now's included", expr: "@daily", timetable: CronTriggerTimetable,
 			from: utc(2024, 2, 28, 0, 0), to: utc(2024, 3, 5, 0, 0),
 			want: []time.Time{utc(2024, 2, 28, 0, 0), utc(2024, 2, 29, 0, 0), utc(2024, 3, 1, 0, 0)}},
+		{name: "trigger timetable with an interval: every logical date in range", expr: "@daily", timetable: CronTriggerTimetable,
+			args: TriggerArgs{Interval: 24 * time.Hour}, from: utc(2024, 1, 2, 0, 0), to: utc(2024, 1, 4, 0, 0),
+			want: []time.Time{utc(2024, 1, 2, 0, 0), utc(2024, 1, 3, 0, 0), utc(2024, 1, 4, 0, 0)}},
 		{name: "no schedule: nothing", expr: "", from: utc(2024, 1, 1, 0, 0), to: utc(2024, 1, 9, 0, 0)},
 		{name: "too many", expr: "@hourly", from: utc(2024, 1, 1, 0, 0), to: utc(2024, 1, 9, 0, 0), wantErr: "more than 100 runs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tt, err := ParseTimetable(tc.expr, tc.timetable, TriggerArgs{}, nil)
+			tt, err := ParseTimetable(tc.expr, tc.timetable, tc.args, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
