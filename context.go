@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/execclient"
@@ -29,6 +30,8 @@ type TaskContext struct {
 	args    map[string]any
 	op      operator.TaskContext
 	resumes []string // the task's OnResume methods, sorted
+	stream  sync.Once
+	pusher  *Stream // the try's stream, one for every call of Stream
 }
 
 func newTaskContext(tc operator.TaskContext, resumes []string) *TaskContext {

@@ -54,13 +54,15 @@ type Stream struct {
 }
 
 // Stream returns the stream the running try of a task with Streams
-// pushes to. Outside a running try every call fails with ErrNoTry.
+// pushes to: the same one at every call, so that Push's count of the
+// stream's end is one. Outside a running try every call fails with
+// ErrNoTry.
 func (tc *TaskContext) Stream() *Stream {
-	p := operator.TaskContext{}.Pusher()
-	if tc != nil {
-		p = tc.op.Pusher()
+	if tc == nil {
+		return &Stream{p: operator.TaskContext{}.Pusher(), next: -1}
 	}
-	return &Stream{p: p, next: -1}
+	tc.stream.Do(func() { tc.pusher = &Stream{p: tc.op.Pusher(), next: -1} })
+	return tc.pusher
 }
 
 // Next returns how many items the stream holds: the sequence index the
