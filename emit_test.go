@@ -78,9 +78,14 @@ func TestStreamPushFromGo(t *testing.T) {
 		}
 		s := tc.Stream()
 		for i := range 5 {
-			// Pushes through another call's Stream append too: one count
-			// of the stream's end (two handles once lost an item).
-			if err := tc.Stream().Push(ctx, map[string]int{"n": i * 10}); err != nil {
+			// Pushes through s and through another call's Stream, in
+			// turn, all append: one count of the stream's end (two
+			// handles once lost an item).
+			h := s
+			if i%2 == 1 {
+				h = tc.Stream()
+			}
+			if err := h.Push(ctx, map[string]int{"n": i * 10}); err != nil {
 				return nil, err
 			}
 		}
