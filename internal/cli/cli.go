@@ -233,5 +233,3 @@ func (a *app) config() (*config.Config, error) {
 	cfg.Core.DagsFolder = abs
 	return cfg, nil
 }
-
-// versionCmd is `weir version`.

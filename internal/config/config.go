@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -300,7 +301,7 @@ func decodeFile(b []byte, cfg *Config) (conn string, err error) {
 		case err == nil:
 		case errors.As(err, &strict):
 			for i := range strict.Errors {
-				problems = append(problems, unknownOption(&strict.Errors[i]))
+				problems = append(problems, unknownOption(&strict.Errors[i], doc))
 			}
 		case errors.As(err, &de) && len(de.Key()) > 0:
 			row, col := de.Position()
@@ -413,28 +414,50 @@ func (c *Config) applyEnv(environ []string) error {
 	return errors.Join(errs...)
 }
 
-// sectionIndex returns the index in Config of section name ([core],
-// [database], ...), or -1 when there is none so named.
-// unknownOption names an option (or a section) the configuration does not
-// have, with its line and the known name it most likely meant.
-func unknownOption(de *toml.DecodeError) error {
+// unknownOption names an option (or a section) of doc the configuration
+// does not have, with its line and the known name it most likely meant.
+func unknownOption(de *toml.DecodeError, doc []byte) error {
 	key := de.Key()
 	row, _ := de.Position()
-	what, known := "option", sectionKeys("")
-	if len(key) == 1 {
-		what = "section"
-	} else if sectionIndex(key[0]) >= 0 {
-		known = sectionKeys(key[0])
-	}
 	name := strings.Join(key, ".")
-	if what == "section" {
-		name = "[" + name + "]"
+	switch {
+	case len(key) == 1 && isTableHeader(doc, row):
+		msg := fmt.Sprintf("line %d: unknown section [%s]", row, name)
+		if best, ok := suggest.Closest(name, sectionKeys("")); ok {
+			msg += fmt.Sprintf(" (did you mean [%s]?)", best)
+		}
+		return errors.New(msg)
+	case len(key) == 1: // an option before any section's header
+		msg := fmt.Sprintf("line %d: option %s is outside any section", row, name)
+		if sec := sectionOf(name); sec != "" {
+			msg += fmt.Sprintf(" (it is [%s]'s: write it under that header)", sec)
+		}
+		return errors.New(msg)
 	}
-	msg := fmt.Sprintf("line %d: unknown %s %s", row, what, name)
-	if best, ok := suggest.Closest(key[len(key)-1], known); ok && len(key) <= 2 {
+	msg := fmt.Sprintf("line %d: unknown option %s", row, name)
+	if sectionIndex(key[0]) < 0 {
+		msg = fmt.Sprintf("line %d: unknown section [%s] (of option %s)", row, key[0], name)
+	} else if best, ok := suggest.Closest(key[len(key)-1], sectionKeys(key[0])); ok && len(key) == 2 {
 		msg += fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return errors.New(msg)
+}
+
+// isTableHeader reports whether line row (1-based) of doc is a [table]
+// header.
+func isTableHeader(doc []byte, row int) bool {
+	lines := bytes.Split(doc, []byte("\n"))
+	return row >= 1 && row <= len(lines) && bytes.HasPrefix(bytes.TrimSpace(lines[row-1]), []byte("["))
+}
+
+// sectionOf names the section that has option key ("" when none does).
+func sectionOf(key string) string {
+	for _, sec := range sectionKeys("") {
+		if slices.Contains(sectionKeys(sec), key) {
+			return sec
+		}
+	}
+	return ""
 }
 
 // sectionKeys lists the options of section name, or with "" the sections.
@@ -452,6 +475,8 @@ func sectionKeys(name string) []string {
 	return out
 }
 
+// sectionIndex returns the index in Config of section name ([core],
+// [database], ...), or -1 when there is none so named.
 func sectionIndex(name string) int {
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {

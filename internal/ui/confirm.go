@@ -39,7 +39,7 @@ func (u *UI) confirmedClear(w http.ResponseWriter, r *http.Request, req *request
 		u.failErr(w, r, req, err)
 		return false
 	}
-	d := confirmData{DagID: p.DagID, Action: r.URL.Path, TIs: tis, Back: localPath(r.PostFormValue("back"))}
+	d := confirmData{DagID: p.DagID, Action: r.URL.EscapedPath(), TIs: tis, Back: localPath(r.PostFormValue("back"))}
 	for _, name := range slices.Sorted(maps.Keys(r.PostForm)) {
 		if name == "csrf" || name == "confirm" {
 			continue

@@ -152,7 +152,7 @@ func TestTriggerForm(t *testing.T) {
 		// configuration JSON and the logical date kept as typed.
 		bad = op.post("/dags/hello/trigger", url.Values{"csrf": {csrf}, "param.name": {"Ana"}, "param.times": {"twice"},
 			"conf": {"[1]"}, "logical_date": {"2026-02-30"}})
-		if bad.status != http.StatusBadRequest || strings.Count(bad.body, "<li>") != 2 || strings.Contains(bad.body, "invalid input") ||
+		if bad.status != http.StatusBadRequest || strings.Count(bad.body, "<li>") != 3 || strings.Contains(bad.body, "invalid input") ||
 			!strings.Contains(bad.body, "the configuration JSON must be a JSON object") || !strings.Contains(bad.body, `>[1]</textarea>`) {
 			t.Errorf("two bad fields: %d; want both named, one a line:\n%s", bad.status, bad.body)
 		}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
@@ -138,11 +137,9 @@ func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d := triggerData{Dag: *dag, Fields: paramFields(spec, r.PostForm), RunID: r.PostFormValue("run_id"),
 		LogicalDate: r.PostFormValue("logical_date"), Conf: r.PostFormValue("conf"), Unpause: r.PostFormValue("unpause") == "true"}
-	conf, err := confFromForm(spec, r.PostForm)
-	var logical *time.Time
-	if err == nil {
-		logical, err = dateParam("logical date", strings.TrimSpace(d.LogicalDate), false)
-	}
+	conf, confErr := confFromForm(spec, r.PostForm)
+	logical, dateErr := dateParam("logical date", strings.TrimSpace(d.LogicalDate), false)
+	err = errors.Join(confErr, dateErr) // every problem of the form at once
 	if err == nil {
 		var run *core.DagRun
 		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf, LogicalDate: logical})

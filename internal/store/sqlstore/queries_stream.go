@@ -23,10 +23,11 @@ const (
 	qStreamEventInsert = `INSERT INTO trigger_event (stream_id, sequence_index, payload, is_last, created_at) VALUES `
 	qStreamAdvance     = `UPDATE trigger_stream SET next_index = next_index + $2, pending = pending + $2,
 		closed = $3, updated_at = $4 WHERE id = $1`
-	// qStreamClose marks the last envelope is_last and closes the stream.
 	// qRunStreamsOpen lists a run's task streams (ids with its prefix, $1
 	// of length $2) still open.
 	qRunStreamsOpen = `SELECT id FROM trigger_stream WHERE substr(id, 1, $2) = $1 AND NOT closed`
+	// qStreamMarkLast and qStreamClose mark the last envelope is_last and
+	// close the stream.
 	qStreamMarkLast = `UPDATE trigger_event SET is_last = TRUE WHERE stream_id = $1 AND sequence_index = $2`
 	qStreamClose    = `UPDATE trigger_stream SET closed = TRUE, error = $2, updated_at = $3 WHERE id = $1 AND NOT closed`
 	qStreamEvents   = `SELECT ` + streamEventCols + ` FROM trigger_event
