@@ -34,15 +34,21 @@ type StreamHandledResponse struct {
 // (its task is a streaming operator) from sequence index from (-1 = the
 // first not handled yet).
 func (c *Client) HandlerEvents(ctx context.Context, from int64, limit int) (*HandlerBatch, error) {
-	if c.Identity.TIID == "" {
-		return nil, errors.New("read the task's stream events: the client has no task instance id (WEIR_TI_ID)")
-	}
-	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "limit": {strconv.Itoa(limit)}}
 	var b HandlerBatch
-	if err := c.doJSON(ctx, http.MethodGet, tiPath(c.Identity.TIID, "stream/events")+"?"+q.Encode(), nil, &b); err != nil {
-		return nil, fmt.Errorf("read the task's stream events from %d: %w", from, err)
+	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "limit": {strconv.Itoa(limit)}}
+	return &b, c.getOfTry(ctx, "stream/events", q, &b, fmt.Sprintf("read the task's stream events from %d", from))
+}
+
+// getOfTry reads GET .../task-instances/{the client's try}/sub?q into out;
+// what says what it reads, in errors.
+func (c *Client) getOfTry(ctx context.Context, sub string, q url.Values, out any, what string) error {
+	if c.Identity.TIID == "" {
+		return fmt.Errorf("%s: the client has no task instance id (WEIR_TI_ID)", what)
 	}
-	return &b, nil
+	if err := c.doJSON(ctx, http.MethodGet, tiPath(c.Identity.TIID, sub)+"?"+q.Encode(), nil, out); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // StreamHandled records that the client's try handled its stream's events

@@ -2,9 +2,7 @@ package execclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -22,13 +20,7 @@ type TriggeringEventsPage struct {
 // events after event id after (0: from the first), at most limit of them
 // (0: the server's most, 1,000).
 func (c *Client) TriggeringEvents(ctx context.Context, after int64, limit int) (*TriggeringEventsPage, error) {
-	if c.Identity.TIID == "" {
-		return nil, errors.New("read the run's triggering asset events: the client has no task instance id (WEIR_TI_ID)")
-	}
-	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {strconv.Itoa(limit)}}
 	var p TriggeringEventsPage
-	if err := c.doJSON(ctx, http.MethodGet, tiPath(c.Identity.TIID, "triggering-asset-events")+"?"+q.Encode(), nil, &p); err != nil {
-		return nil, fmt.Errorf("read the run's triggering asset events after event %d: %w", after, err)
-	}
-	return &p, nil
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {strconv.Itoa(limit)}}
+	return &p, c.getOfTry(ctx, "triggering-asset-events", q, &p, fmt.Sprintf("read the run's triggering asset events after event %d", after))
 }
