@@ -162,7 +162,7 @@ func (a *app) commands() map[string]func() *cobra.Command {
 		"task-state":  func() *cobra.Command { return taskcli.TaskStateCmd(a.opts.StateBackends) },
 		"asset-state": func() *cobra.Command { return taskcli.AssetStateCmd(a.opts.StateBackends) },
 		"defer":       func() *cobra.Command { return taskcli.DeferCmd(a.opts.triggerTypes) },
-		"stream":      taskcli.StreamCmd, "state-store": remote(a.stateStoreCmd),
+		"stream":      remote(a.streamCmd), "state-store": remote(a.stateStoreCmd),
 		"assets": remote(a.assetsCmd), "audit": a.auditCmd, "triggers": a.triggersCmd, "jobs": a.jobsCmd, "keys": a.keysCmd,
 		"backfills": remote(a.backfillsCmd), "health": remote(a.healthCmd),
 	}

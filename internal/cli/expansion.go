@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/weirflow/weir/internal/taskcli"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -30,5 +31,39 @@ func (a *app) tasksExpansionCmd() *cobra.Command {
 		},
 	}
 	out.add(cmd)
+	return cmd
+}
+
+// streamCmd is `weir stream`: the in-task push and close, and show, a
+// stream's head from anywhere (as GET /api/v2/streams/{id}).
+func (a *app) streamCmd() *cobra.Command {
+	cmd := taskcli.StreamCmd()
+	for _, c := range cmd.Commands() {
+		localOnly(c)
+	}
+	var out output
+	show := &cobra.Command{
+		Use:   "show STREAM_ID",
+		Short: "Show a stream's head: items so far, pending of max_pending, open or closed (and why it failed)",
+		Long: "A stream's id is run-<dag run id>:<producer task> for a producer task's (weir tasks expansion and the " +
+			"task-instance page name it), or its trigger run's.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withBackend(cmd, func(b backend) error {
+				st, err := b.Stream(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				state := "open"
+				if st.Closed {
+					state = "closed"
+				}
+				row := []string{st.ID, strconv.FormatInt(st.NextIndex, 10), strconv.Itoa(st.Pending), strconv.Itoa(st.MaxPending), state, orDash(st.Error)}
+				return out.print(cmd.OutOrStdout(), st, []string{"STREAM", "ITEMS", "PENDING", "MAX_PENDING", "STATE", "ERROR"}, [][]string{row})
+			})
+		},
+	}
+	out.add(show)
+	cmd.AddCommand(show)
 	return cmd
 }

@@ -44,8 +44,13 @@ func TestTasksExpansion(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, `task "fetch" does not iterate over a stream`) {
 			t.Errorf("tasks expansion of the producer: exit %d, stderr %q; want a refusal naming it", code, stderr)
 		}
+		// `weir stream show` reads the stream's head, locally and remotely.
+		if got := s.run("stream", "show", sid, "-o", "plain"); !strings.HasPrefix(got, sid+"\t2\t2\t10\topen\t-") {
+			t.Errorf("stream show = %q, want the stream with 2 items, 2 pending of 10, open", got)
+		}
 		for _, args := range [][]string{{"tasks", "expansion", "lazy", "r1", "insert"}, {"tasks", "expansion", "lazy", "r1", "insert", "-o", "json"},
-			{"tasks", "expansion", "lazy", "r1", "fetch"}, {"tasks", "expansion", "lazy", "nope", "insert"}} {
+			{"tasks", "expansion", "lazy", "r1", "fetch"}, {"tasks", "expansion", "lazy", "nope", "insert"},
+			{"stream", "show", sid}, {"stream", "show", sid, "-o", "json"}, {"stream", "show", "nope"}} {
 			lo, le, lc := weirIn(t, s.env, "", args...)
 			ro, re, rc := weirIn(t, s.remoteEnv(), "", args...)
 			if lo != ro || le != re || lc != rc {

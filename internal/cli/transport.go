@@ -98,6 +98,8 @@ type backend interface {
 
 	// Expansion is where a task mapped over a stream stands in one run.
 	Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error)
+	// Stream is a stream's head (docs/streaming.md).
+	Stream(ctx context.Context, id string) (*core.Stream, error)
 	// WatcherList lists the asset watchers (of the asset named asset when
 	// it is not ""; remotely it must be) with their health.
 	WatcherList(ctx context.Context, asset string) ([]core.Watcher, error)

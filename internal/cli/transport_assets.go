@@ -158,6 +158,20 @@ func aliasNotFound(name string, err error) error {
 	return err
 }
 
+// Stream implements backend.
+func (b *localBackend) Stream(ctx context.Context, id string) (*core.Stream, error) {
+	return b.svc.Store().StreamGet(ctx, id) // its error names the stream, as the REST API's
+}
+
+// Stream implements backend (GET /streams/{stream_id}).
+func (b *restBackend) Stream(ctx context.Context, id string) (*core.Stream, error) {
+	var out core.Stream
+	if err := b.c.Get(ctx, "/streams/"+seg(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Expansion implements backend.
 func (b *localBackend) Expansion(ctx context.Context, dagID, runID, taskID string) (*service.Expansion, error) {
 	return b.svc.Expansion(ctx, dagID, runID, taskID)
