@@ -154,7 +154,7 @@ const (
 		start_date = NULL, end_date = NULL, last_heartbeat = NULL,
 		next_retry_at = CASE WHEN $6 THEN next_retry_at ELSE NULL END, updated_at = $5,
 		trigger_id = NULL, trigger_timeout = NULL, next_method = '', next_kwargs = NULL, next_event = NULL,
-		failed_over = FALSE WHERE id = $1`
+		failed_over = FALSE, stopped_at = NULL WHERE id = $1`
 	qTIHistory = `SELECT ` + tiCols + ` FROM task_instance_history
 		WHERE dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4 ORDER BY try_number`
 

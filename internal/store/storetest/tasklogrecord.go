@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
 )
@@ -145,5 +147,11 @@ func testStoppedTryLog(t *testing.T, f *fixture) {
 	}
 	if !due(f.at(time.Minute + store.LateLogGrace + time.Second)) {
 		t.Error("the stopped try's log is not uploaded after the grace")
+	}
+	// Its next try (a clear) is no stopped try.
+	next := uuid.NewString()
+	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: busy.ID, NewID: next, To: core.TINone, Now: f.at(2 * time.Minute)}), "new try")
+	if ti, err := f.st.TaskInstanceGet(f.ctx, next); err != nil || ti.StoppedAt != nil {
+		t.Errorf("the next try: %+v, %v; want no stopped_at", ti, err)
 	}
 }
