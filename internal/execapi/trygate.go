@@ -35,7 +35,7 @@ const (
 	// for needLifecycle (the worker ships its log's tail before its late
 	// report), or ended by someone else than its worker less than
 	// store.LateLogGrace ago (a mark: the worker ships the lines it wrote
-	// until it stopped the task); otherwise 403 not_running.
+	// until it stopped the task; ADR 0049); otherwise 403 not_running.
 	needLog
 	// needStart is the run route: the try may be queued (claimed) or
 	// running (the store then refuses a second start with 409).
