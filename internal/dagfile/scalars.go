@@ -109,17 +109,24 @@ func (d *decoder) integer(n *node, f field) int {
 // integer number of seconds.
 func (d *decoder) duration(n *node, f field) core.Duration {
 	d.at(f, n)
-	if secs, ok := asInt(n); ok {
-		return core.Duration(time.Duration(secs) * time.Second)
-	}
-	if s, ok := n.value.(string); ok {
-		v, err := time.ParseDuration(strings.TrimSpace(s))
-		if err == nil {
-			return core.Duration(v)
-		}
+	if v, ok := durationOf(n); ok {
+		return v
 	}
 	d.fail(n, f, "must be a duration such as \"30s\", \"5m\" or \"1h30m\", or a number of seconds, not %s", describe(n))
 	return 0
+}
+
+// durationOf reads a Go duration string or an integer number of seconds.
+func durationOf(n *node) (core.Duration, bool) {
+	if secs, ok := asInt(n); ok {
+		return core.Duration(time.Duration(secs) * time.Second), true
+	}
+	if s, ok := n.value.(string); ok {
+		if v, err := time.ParseDuration(strings.TrimSpace(s)); err == nil {
+			return core.Duration(v), true
+		}
+	}
+	return 0, false
 }
 
 // strList accepts a string or a list of strings.

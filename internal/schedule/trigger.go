@@ -52,11 +52,11 @@ func (c CronTrigger) Summary() string { return c.cron.Summary() }
 // start_date is set, apache/airflow#64162).
 func (c CronTrigger) Next(last *Interval, start, end *time.Time, catchup bool, now time.Time) (Interval, bool) {
 	var t time.Time
-	if !catchup {
+	switch {
+	case !catchup && last == nil:
+		t = c.firstRun(now)
+	case !catchup:
 		t = c.cron.alignPrev(now)
-		if last == nil {
-			t = c.firstRun(now)
-		}
 	}
 	switch {
 	case last != nil:

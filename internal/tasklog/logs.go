@@ -45,3 +45,25 @@ func Name(key Key) (string, error) {
 	}
 	return filepath.ToSlash(p[1:]), nil
 }
+
+// Each reads key's log from offset on, a piece at a time (a Read may stop
+// short of MaxReadChunk: the database store's stops at a number of
+// chunks), and passes each piece to fn, until offset upto (-1: the log's
+// end) or a read that brings nothing more. It returns the offset after the
+// last piece; a log without any byte wraps core.ErrNotFound (WroteNothing).
+func Each(ctx context.Context, logs Logs, key Key, offset, upto int64, fn func([]byte) error) (int64, error) {
+	for upto < 0 || offset < upto {
+		data, next, err := logs.Read(ctx, key, offset)
+		if err != nil {
+			return offset, err
+		}
+		if next <= offset {
+			break
+		}
+		if err := fn(data); err != nil {
+			return offset, err
+		}
+		offset = next
+	}
+	return offset, nil
+}

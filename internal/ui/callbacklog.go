@@ -145,19 +145,12 @@ func (u *UI) logHead(ctx context.Context, key tasklog.Key) (logHead, error) {
 	}
 	from := max(size-tasklog.MaxReadChunk, 0)
 	var data []byte
-	next := from
-	for next < size { // a read may stop short (the database store's, at a number of chunks)
-		part, n, err := u.cfg.Logs.Read(ctx, key, next)
-		if tasklog.WroteNothing(err) {
-			return logHead{}, nil
-		}
-		if err != nil {
-			return logHead{}, err
-		}
-		if n <= next {
-			break
-		}
-		data, next = append(data, part...), n
+	next, err := tasklog.Each(ctx, u.cfg.Logs, key, from, size, func(p []byte) error { data = append(data, p...); return nil })
+	if tasklog.WroteNothing(err) {
+		return logHead{}, nil
+	}
+	if err != nil {
+		return logHead{}, err
 	}
 	if from > 0 { // start at the first whole line
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -182,9 +175,8 @@ func (u *UI) logDownload(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
-	data, next, err := u.cfg.Logs.Read(r.Context(), lk, 0)
-	if err != nil && !tasklog.WroteNothing(err) {
-		u.failErr(w, r, req, err)
+	if _, err := u.cfg.Logs.Size(r.Context(), lk); err != nil && !tasklog.WroteNothing(err) {
+		u.failErr(w, r, req, err) // before the file's headers: a log kept elsewhere says where
 		return
 	}
 	name := fmt.Sprintf("%s_%s_%s", key.DagID, key.RunID, key.TaskID)
@@ -194,13 +186,9 @@ func (u *UI) logDownload(w http.ResponseWriter, r *http.Request, req *request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fmt.Sprintf("%s_try%d.log", name, lk.TryNumber)}))
-	for len(data) > 0 {
-		if _, err := w.Write(data); err != nil { //nolint:gosec // a text/plain attachment, nosniff: never rendered as HTML
-			return
-		}
-		from := next
-		if data, next, err = u.cfg.Logs.Read(r.Context(), lk, from); err != nil || next <= from {
-			return // the end, or a read that failed after the first: the file ends there
-		}
-	}
+	// A read that fails after the headers ends the file there.
+	_, _ = tasklog.Each(r.Context(), u.cfg.Logs, lk, 0, -1, func(p []byte) error {
+		_, err := w.Write(p) //nolint:gosec // a text/plain attachment, nosniff: never rendered as HTML
+		return err
+	})
 }

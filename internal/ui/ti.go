@@ -100,11 +100,7 @@ func (u *UI) readLog(ctx context.Context, d *tiData, ti *core.TaskInstance, key 
 		return err
 	}
 	d.Log, d.LogSkipped = head.Text, head.Skipped
-	q := url.Values{"try": {strconv.Itoa(d.Try)}}
-	if key.MapIndex >= 0 {
-		q.Set("map_index", strconv.Itoa(key.MapIndex))
-	}
-	d.Download = tiPath(key) + "/log?" + q.Encode()
+	d.Download = tiPath(key) + "/log?" + tryQuery(key, d.Try)
 	if d.Try == ti.TryNumber && !ti.State.Terminal() && head.tailable() {
 		q := url.Values{"token": {strconv.FormatInt(head.Next, 10)}}
 		if key.MapIndex >= 0 {
@@ -173,6 +169,15 @@ func tiPath(k core.TIKey) string {
 }
 
 // mapQuery is "?map_index=N" for a mapped instance, else "".
+// tryQuery is the query naming try of k's instance: ?try=N&map_index=M.
+func tryQuery(k core.TIKey, try int) string {
+	q := url.Values{"try": {strconv.Itoa(try)}}
+	if k.MapIndex >= 0 {
+		q.Set("map_index", strconv.Itoa(k.MapIndex))
+	}
+	return q.Encode()
+}
+
 func mapQuery(k core.TIKey) string {
 	if k.MapIndex < 0 {
 		return ""

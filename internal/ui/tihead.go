@@ -81,12 +81,8 @@ func (u *UI) readHead(r *http.Request, key core.TIKey, ti *core.TaskInstance, pa
 		tries = append(tries, *ti)
 	}
 	for _, t := range tries {
-		q := url.Values{"try": {strconv.Itoa(t.TryNumber)}}
-		if key.MapIndex >= 0 {
-			q.Set("map_index", strconv.Itoa(key.MapIndex))
-		}
 		h.Tries = append(h.Tries, tiRow{TaskInstance: t, Duration: span(t.StartDate, t.EndDate, now),
-			Link: tiPath(key) + "?" + q.Encode() + "#log"})
+			Link: tiPath(key) + "?" + tryQuery(key, t.TryNumber) + "#log"})
 	}
 	if ti.TriggerID != nil && ti.State == core.TIDeferred {
 		if h.Trigger, err = u.st.TriggerGet(ctx, *ti.TriggerID); err != nil && !errors.Is(err, core.ErrNotFound) {

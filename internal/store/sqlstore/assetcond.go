@@ -151,10 +151,7 @@ func (s *Store) dagIDs(ctx context.Context, what, query string) ([]string, error
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	out, err := collect(rows, scanString)
 	return out, s.wrap(err, "%s", what)
 }
 

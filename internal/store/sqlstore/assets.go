@@ -149,10 +149,7 @@ func (s *Store) AssetGet(ctx context.Context, id int64) (*core.AssetModel, error
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}
-	if a.ScheduledDags, err = collect(rows, func(r *sql.Rows) (string, error) {
-		var d string
-		return d, r.Scan(&d)
-	}); err != nil {
+	if a.ScheduledDags, err = collect(rows, scanString); err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}
 	for _, use := range []struct {

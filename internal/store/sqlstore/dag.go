@@ -160,6 +160,13 @@ func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error
 	return out, rows.Err()
 }
 
+// scanString reads a row of one text column (for collect).
+func scanString(r *sql.Rows) (string, error) {
+	var v string
+	err := r.Scan(&v)
+	return v, err
+}
+
 // DagSetPaused pauses or unpauses a DAG.
 func (s *Store) DagSetPaused(ctx context.Context, dagID string, paused bool) error {
 	return s.execOne(ctx, "set paused of dag "+dagID, qDagSetPaused, dagID, paused)

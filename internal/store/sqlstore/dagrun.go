@@ -324,7 +324,7 @@ func (s *Store) closeRunStreams(ctx context.Context, id int64, msg string, now t
 	if err != nil {
 		return err
 	}
-	open, err := collect(rows, func(r *sql.Rows) (string, error) { var sid string; return sid, r.Scan(&sid) })
+	open, err := collect(rows, scanString)
 	if err != nil {
 		return err
 	}

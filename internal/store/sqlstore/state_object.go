@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -54,10 +53,7 @@ func (s *Store) StateObjectClaim(ctx context.Context, p *store.StateObjectClaimP
 	if err != nil {
 		return nil, s.wrap(err, "claim state objects")
 	}
-	refs, err := collect(rows, func(r *sql.Rows) (string, error) {
-		var ref string
-		return ref, r.Scan(&ref)
-	})
+	refs, err := collect(rows, scanString)
 	return refs, s.wrap(err, "claim state objects")
 }
 

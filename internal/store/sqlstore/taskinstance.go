@@ -211,10 +211,7 @@ func (s *Store) TaskInstanceSetState(ctx context.Context, p *store.TaskInstanceS
 			if err != nil {
 				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
 			}
-			got, err := collect(rows, func(r *sql.Rows) (string, error) {
-				var id string
-				return id, r.Scan(&id)
-			})
+			got, err := collect(rows, scanString)
 			if err != nil {
 				return tx.wrap(err, "set state of %d task instances to %s", len(ids), p.To)
 			}

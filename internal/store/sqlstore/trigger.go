@@ -81,10 +81,7 @@ func (s *Store) TaskInstanceResume(ctx context.Context, p *store.TaskInstanceRes
 	if err != nil {
 		return nil, s.wrap(err, "resume deferred task instances")
 	}
-	ids, err := collect(rows, func(r *sql.Rows) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	ids, err := collect(rows, scanString)
 	return ids, s.wrap(err, "resume deferred task instances")
 }
 
