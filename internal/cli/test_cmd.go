@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -170,7 +171,7 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	if err != nil {
 		return err
 	}
-	if err := w.Prepare(recorded != nil && runsBash(recorded, only)); err != nil {
+	if err := w.Prepare(bashTries(recorded, only)); err != nil {
 		return err
 	}
 	defer w.Close() // when Start did not run
@@ -277,12 +278,27 @@ func (a *app) runInProcess(cmd *cobra.Command, p runs.TriggerParams, only *strin
 	return printRunOutcome(cmd, st, final, cbs)
 }
 
-// runsBash says whether the test runs a bash task: only's, or any of the
-// DAG's.
-func runsBash(spec *core.DAG, only *string) bool {
-	return slices.ContainsFunc(spec.Tasks, func(t core.Task) bool {
-		return t.Operator == operator.Bash && (only == nil || t.TaskID == *only)
-	})
+// bashTries is how many bash tries the test of spec runs (only's task, or
+// all of them): math.MaxInt when a mapped or iterating one makes it known
+// only as it runs; 0 for a DAG the folder no longer defines (nil: run
+// from its recorded version), whose worker warms no shell and makes
+// spares as any worker does.
+func bashTries(spec *core.DAG, only *string) int {
+	if spec == nil {
+		return 0
+	}
+	n := 0
+	for i := range spec.Tasks {
+		t := &spec.Tasks[i]
+		switch {
+		case t.Operator != operator.Bash || only != nil && t.TaskID != *only:
+		case t.HasMapIndexes():
+			return math.MaxInt // how many is known only as it expands
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // inFolder says whether file is in folder (or below it), symbolic links

@@ -54,13 +54,14 @@ type spareShell struct {
 }
 
 // spareShells keeps up to maxSpareShells spare shells, made one at a time
-// after each take from a worker's second bash try on (a worker that runs
-// one bash task makes none), or one ahead of the first when a bash try is
-// known to come (WarmSpare: `weir dags test`). Two, so that the one a try
-// takes has had a whole try's time to start. A try that finds none ready
-// but one being made waits for it, unless another try already does.
-// None is made while as many bash tries run as the machine has cores: a
-// spare's start then overlaps no idle time, it takes the CPU from them.
+// after each take from a worker's first bash try on, or one ahead of the
+// first when bash tries are known to come (WarmSpare: `weir dags test`),
+// and then no more than are still to come (a one-task test makes none
+// after its warmed one). Two, so that the one a try takes has had a whole
+// try's time to start. A try that finds none ready but one being made
+// waits for it, unless another try already does. None is made while as
+// many bash tries run as the machine has cores: a spare's start then
+// overlaps no idle time, it takes the CPU from them.
 type spareShells struct {
 	mu      sync.Mutex
 	ready   []*spareShell // oldest first
@@ -68,6 +69,7 @@ type spareShells struct {
 	closed  bool
 	running int            // bash tries between startBash and their release
 	started int            // bash tries started in all
+	known   int            // bash tries known to come in all (WarmSpare); 0 = not known
 	refused bool           // the worker's environment rules spares out (errSparesRefused)
 	maker   sync.WaitGroup // the goroutine making spares
 	made    sync.Cond      // on mu: a spare was made, or the making stopped
@@ -123,24 +125,35 @@ func (r *Runner) takeSpare(ctx context.Context, fits func(*spareShell) bool) *sp
 		sh = s.ready[0]
 		s.ready = slices.Delete(s.ready, 0, 1)
 	}
-	if s.started > 1 && s.running < busyTries() {
-		r.makeSparesLocked(maxSpareShells)
+	if n := s.wanted(); n > 0 && s.running < busyTries() {
+		r.makeSparesLocked(n)
 	}
 	s.mu.Unlock()
 	return sh
 }
 
-// WarmSpare has a spare shell made now, for a bash try known to come
-// before the worker's second (whose take makes them otherwise): `weir
-// dags test` of a DAG with bash tasks starts its first shell beside the
-// run's first scheduling.
-func (r *Runner) WarmSpare() {
-	if !r.SpareShell {
+// wanted is how many spares are worth holding after a take: as many as
+// are kept, or, where the bash tries to come are known, no more than those
+// after the ones started. s.mu is held.
+func (s *spareShells) wanted() int {
+	if s.known == 0 {
+		return maxSpareShells
+	}
+	return min(maxSpareShells, s.known-s.started)
+}
+
+// WarmSpare has a spare shell made now, for the first of tries bash tries
+// known to come (tries > 0), and no more spares made than the rest of them
+// need: `weir dags test` of a DAG with bash tasks starts its first shell
+// beside the run's first scheduling, and a one-task test starts one shell.
+func (r *Runner) WarmSpare(tries int) {
+	if !r.SpareShell || tries <= 0 {
 		return
 	}
 	s := &r.spares
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.known = tries
 	r.makeSparesLocked(1)
 }
 

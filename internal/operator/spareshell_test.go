@@ -33,10 +33,9 @@ func spareReady(t *testing.T, r *Runner) int {
 	return pid
 }
 
-// warmUp runs the two tries after which r makes spare shells.
+// warmUp runs the try after which r makes spare shells.
 func warmUp(t *testing.T, r *Runner) {
 	t.Helper()
-	runWith(t, r, "true", nil)
 	runWith(t, r, "true", nil)
 }
 
@@ -171,23 +170,19 @@ echo last`
 	}
 }
 
-// Spares are made from a worker's second bash try on; the spare shell
-// actually runs the try, and is made again for the next.
+// Spares are made from a worker's first bash try on (its bash tries are
+// not known ahead); the spare shell actually runs the try, and is made
+// again for the next.
 func TestASpareShellRunsTheNextTry(t *testing.T) {
 	t.Parallel()
 	r := &Runner{SpareShell: true}
 	defer r.Close()
-	for _, try := range []string{"first", "second"} {
-		req, log := bashReq("echo "+try, nil)
-		if _, err := r.Run(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(log.String(), spareLogLine) {
-			t.Fatalf("the %s try found a spare: %s", try, log)
-		}
-		if try == "first" && sparesMadeSoon(r) {
-			t.Fatal("a spare was made after one bash try (a one-task `weir dags test` would waste it)")
-		}
+	req, log := bashReq("echo first", nil)
+	if _, err := r.Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), spareLogLine) {
+		t.Fatalf("the first try found a spare: %s", log)
 	}
 	for i := range 3 {
 		pid := spareReady(t, r)
@@ -205,31 +200,50 @@ func TestASpareShellRunsTheNextTry(t *testing.T) {
 	}
 }
 
-// A spare warmed for a bash try known to come runs the first try, even one
-// that begins before the spare is made (it waits for it), and is the only
-// one made: the first try's take makes no other. Spares off, none is made.
+// A spare warmed for the bash tries known to come runs the first try,
+// even one that begins before the spare is made (it waits for it); no
+// more spares are made than the rest of those tries need: none after a
+// one-task test's. Spares off, none is made.
 func TestAWarmedSpareRunsTheFirstTry(t *testing.T) {
 	t.Parallel()
 	off := &Runner{}
 	defer off.Close()
-	off.WarmSpare()
+	off.WarmSpare(1)
 	if off.spares.making || len(off.spares.ready) > 0 {
 		t.Fatal("a runner with spares off warmed one")
 	}
-	r := &Runner{SpareShell: true}
-	defer r.Close()
-	r.WarmSpare()
-	r.WarmSpare() // one is being made: no second
-	req, log := bashReq("echo $$", map[string]any{"do_xcom_push": true})
-	res, err := r.Run(context.Background(), req)
-	if err != nil || !strings.Contains(log.String(), spareLogLine) {
-		t.Fatalf("the first try: err %v, log %s; want it in the warmed spare", err, log)
+	none := &Runner{SpareShell: true}
+	defer none.Close()
+	none.WarmSpare(0)
+	if none.spares.making || len(none.spares.ready) > 0 {
+		t.Fatal("a spare was warmed for no bash try")
 	}
-	if !strings.Contains(log.String(), "pid "+strings.Trim(string(res.ReturnValue), `"`)+",") {
-		t.Errorf("the command's $$ %s is not the spare's pid: %s", res.ReturnValue, log)
-	}
-	if sparesMadeSoon(r) {
-		t.Error("the warmed spare's take made another (a one-task `weir dags test` would waste it)")
+	for _, tries := range []int{1, 2} {
+		r := &Runner{SpareShell: true}
+		defer r.Close()
+		r.WarmSpare(tries)
+		r.WarmSpare(tries) // one is being made: no second
+		req, log := bashReq("echo $$", map[string]any{"do_xcom_push": true})
+		res, err := r.Run(context.Background(), req)
+		if err != nil || !strings.Contains(log.String(), spareLogLine) {
+			t.Fatalf("%d tries, the first: err %v, log %s; want it in the warmed spare", tries, err, log)
+		}
+		if !strings.Contains(log.String(), "pid "+strings.Trim(string(res.ReturnValue), `"`)+",") {
+			t.Errorf("%d tries: the command's $$ %s is not the spare's pid: %s", tries, res.ReturnValue, log)
+		}
+		if tries == 1 && sparesMadeSoon(r) {
+			t.Error("the warmed spare's take made another for a one-task test (it would be wasted)")
+		}
+		if tries == 2 {
+			spareReady(t, r) // for the second try
+			time.Sleep(200 * time.Millisecond)
+			r.spares.mu.Lock()
+			held, making := len(r.spares.ready), r.spares.making
+			r.spares.mu.Unlock()
+			if held != 1 || making {
+				t.Errorf("two tries known: %d spares after the first (making one: %v), want 1", held, making)
+			}
+		}
 	}
 }
 

@@ -121,18 +121,18 @@ type Worker struct {
 }
 
 // Prepare readies the worker ahead of Start: its records, its private
-// folder and, with warmShell, a spare shell started now for a bash try
-// known to come (`weir dags test` of a DAG with bash tasks), which a
-// worker otherwise makes from its second bash try on (ADR 0036). Start
-// prepares a worker not prepared yet; a caller that prepares one and then
-// does not start it must Close it.
-func (w *Worker) Prepare(warmShell bool) error {
+// folder and, when bashTries bash tries are known to come (`weir dags
+// test` of a DAG with bash tasks), a spare shell started now for the
+// first, which a worker otherwise makes as its first bash try begins (ADR
+// 0036); 0 = none known. Start prepares a worker not prepared yet; a
+// caller that prepares one and then does not start it must Close it.
+func (w *Worker) Prepare(bashTries int) error {
 	w.prepared.Do(func() { w.initErr = w.init() })
 	if w.closed.Load() {
 		return errClosed
 	}
-	if w.initErr == nil && warmShell {
-		w.runner.WarmSpare()
+	if w.initErr == nil {
+		w.runner.WarmSpare(bashTries)
 	}
 	return w.initErr
 }
@@ -333,7 +333,7 @@ func copyFile(from, to string) (err error) {
 // rest and reports them failed (the server turns that into up_for_retry
 // while tries remain).
 func (w *Worker) Start(ctx context.Context) error {
-	if err := w.Prepare(false); err != nil {
+	if err := w.Prepare(0); err != nil {
 		return err
 	}
 	defer w.Close()

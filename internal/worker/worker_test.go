@@ -231,7 +231,7 @@ func TestAPreparedWorkerClosedUnstartedLeavesNothing(t *testing.T) {
 	env := execapitest.New(t, execapi.Config{})
 	run := t.TempDir()
 	w := &Worker{Client: env.WorkerClient(t, "w1"), WorkerID: "w1", RunDir: run, Clock: env.Clock}
-	if err := w.Prepare(true); err != nil {
+	if err := w.Prepare(1); err != nil {
 		t.Fatal(err)
 	}
 	groupStarted := regexp.MustCompile(`"group":\{"pid":(\d+)`)
@@ -270,7 +270,7 @@ func TestAWorkerClosedFirstIsNeverPrepared(t *testing.T) {
 	run := t.TempDir()
 	w := &Worker{Client: env.WorkerClient(t, "w1"), WorkerID: "w1", RunDir: run, Clock: env.Clock}
 	w.Close()
-	if err := w.Prepare(true); err == nil {
+	if err := w.Prepare(1); err == nil {
 		t.Error("Prepare after Close: want an error")
 	}
 	if left, _ := os.ReadDir(run); len(left) != 0 {
