@@ -26,6 +26,7 @@ type storePort interface {
 	StateTry(ctx context.Context, id string) (*store.StateTry, error)
 	Subscribe(ctx context.Context, channel string) <-chan struct{}
 	TaskInstanceGet(ctx context.Context, id string) (*core.TaskInstance, error)
+	TaskInstanceArchived(ctx context.Context, id string) (*core.TaskInstance, error)
 	VariableGet(ctx context.Context, key string) (*core.Variable, error)
 	TaskInstanceHeartbeat(ctx context.Context, id string, at time.Time) error
 	XComDelete(ctx context.Context, dagID, runID, taskID string, mapIndex int, key string) error

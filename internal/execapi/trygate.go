@@ -34,8 +34,9 @@ const (
 	// needLog is a log chunk: the try must be running or failed over, as
 	// for needLifecycle (the worker ships its log's tail before its late
 	// report), or ended by someone else than its worker less than
-	// store.LateLogGrace ago (a mark: the worker ships the lines it wrote
-	// until it stopped the task; ADR 0049); otherwise 403 not_running.
+	// store.LateLogGrace ago (a mark, or a clear that archived it: the
+	// worker ships the lines it wrote until it stopped the task; ADR 0049);
+	// otherwise 403 not_running.
 	needLog
 	// needStart is the run route: the try may be queued (claimed) or
 	// running (the store then refuses a second start with 409).
@@ -134,6 +135,11 @@ func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.Ta
 		status, refusal = http.StatusConflict, core.ErrConflict
 	}
 	ti, err := s.st.TaskInstanceGet(ctx, id)
+	if errors.Is(err, core.ErrNotFound) && need == needLog {
+		if ar, aerr := s.st.TaskInstanceArchived(ctx, id); aerr == nil && s.stoppedLately(ar) {
+			return ar, nil // a clear archived it running: as a mark's, below
+		}
+	}
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return nil, withStatus(status, execclient.ReasonInvalidState,
@@ -143,10 +149,16 @@ func (s *server) liveTry(ctx context.Context, id string, need tryNeed) (*core.Ta
 		return nil, fmt.Errorf("load task instance %s: %w", id, err)
 	case need.allows(ti.State):
 		return ti, nil
-	case need == needLog && ti.StoppedAt != nil && s.clock.Now().Sub(*ti.StoppedAt) < store.LateLogGrace:
+	case need == needLog && s.stoppedLately(ti):
 		return ti, nil // its worker ships the lines it wrote until it stopped the task
 	}
 	return nil, withStatus(status, execclient.ReasonNotRunning, notRunningErr(ti, refusal))
+}
+
+// stoppedLately says whether someone other than its worker ended the
+// running try ti less than store.LateLogGrace ago.
+func (s *server) stoppedLately(ti *core.TaskInstance) bool {
+	return ti.StoppedAt != nil && s.clock.Now().Sub(*ti.StoppedAt) < store.LateLogGrace
 }
 
 // notRunningErr says that a try's token is refused because of its state,

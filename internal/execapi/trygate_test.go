@@ -118,6 +118,41 @@ func TestStoppedTryShipsItsLastLines(t *testing.T) {
 	}
 }
 
+// A running try that a clear archived ships its last lines with its
+// token as a marked one does, for store.LateLogGrace after the clear; its
+// heartbeat is told it is no longer current, nothing else is granted.
+func TestClearedTryShipsItsLastLines(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	ctx := context.Background()
+	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+	a := claimAll(t, env, 2)["a"]
+	ca := taskClient(env, a)
+	if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.AppendLog(ctx, a.TI.ID, 0, []byte("working\n")); err != nil {
+		t.Fatal(err)
+	}
+	// An operator clears it (service.Clear's statement): its row goes to history.
+	if err := env.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{ID: a.TI.ID, NewID: "cleared-next",
+		To: core.TINone, Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	status(t, ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}), 409, "no longer current")
+	if _, err := ca.AppendLog(ctx, a.TI.ID, 8, []byte("still working\nweir: the server stopped the try\n")); err != nil {
+		t.Fatalf("the cleared try's last lines: %v", err)
+	}
+	_, err := ca.XComPull(ctx, "a", "k", core.NoMapIndex)
+	status(t, err, 403, "no longer current")
+	env.Clock.Advance(store.LateLogGrace + time.Second)
+	_, err = ca.AppendLog(ctx, a.TI.ID, 52, []byte("too late\n"))
+	status(t, err, 403, "no longer current")
+	if got := readLog(t, env, a); got != "working\nstill working\nweir: the server stopped the try\n" {
+		t.Errorf("log = %q, want the lines up to the stop", got)
+	}
+}
+
 // A try replaced by a retry or clear (its row archived) is refused as no
 // longer current, with the reason invalid_state.
 func TestReplacedTryTokenGrantsNothing(t *testing.T) {

@@ -409,6 +409,9 @@ type TaskInstanceStore interface {
 	TaskInstanceFinishLater(ctx context.Context, p *TaskInstanceFinishParams) (check func() error, err error)
 	// TaskInstanceHistory returns earlier tries, oldest first.
 	TaskInstanceHistory(ctx context.Context, dagID, runID, taskID string, mapIndex int) ([]core.TaskInstance, error)
+	// TaskInstanceArchived returns the earlier try whose id is id (a retry
+	// or a clear archived it; core.ErrNotFound: none).
+	TaskInstanceArchived(ctx context.Context, id string) (*core.TaskInstance, error)
 	// TaskInstanceStale lists running instances whose heartbeat (or start)
 	// is older than Before, and queued claims older than Before.
 	TaskInstanceStale(ctx context.Context, before time.Time) ([]core.TaskInstance, error)
@@ -625,10 +628,11 @@ type TaskInstanceFinishParams struct {
 type HeartbeatSeen struct{ At *time.Time }
 
 // LateLogGrace is how long after someone other than its worker ended a
-// running try (core.TaskInstance.StoppedAt) the worker may still ship the
-// try's last log lines: it learns of the end at its next heartbeat, then
-// stops the task (its kill grace) and ships what is left. A remote log
-// store uploads such a log only then.
+// running try (core.TaskInstance.StoppedAt: a mark, or a clear, which
+// archives it) the worker may still ship the try's last log lines: it
+// learns of the end at its next heartbeat, then stops the task (its kill
+// grace) and ships what is left. A remote log store uploads such a log
+// only then.
 const LateLogGrace = 2 * time.Minute
 
 // TaskLogPruneParams is one batch of a walk over the database-kept logs.

@@ -215,6 +215,33 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 	})
 }
 
+// Someone clears a running try: the next heartbeat's 409 kills it, and
+// its log (the archived try's) ends saying why: the worker's last lines
+// reach the server after the clear archived the try (store.LateLogGrace).
+func TestWorkerClearedTryLogSaysWhy(t *testing.T) {
+	t.Parallel()
+	env := execapitest.New(t, execapi.Config{})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	_, tis := env.SeedRun(t, core.DAG{DagID: "d", Tasks: []core.Task{{TaskID: "long", Operator: operator.Bash, Args: sleeper(pidFile)}}}, "r1", "")
+	startWorker(t, env, nil, nil)
+	var pid int
+	wait.Until(t, 30*time.Second, "the task's child", func() bool { var ok bool; pid, ok = proctest.ReadPID(pidFile); return ok })
+	ctx := context.Background()
+	if err := env.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{ID: tis[0].ID, NewID: "cleared-next", To: core.TINone,
+		Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, 30*time.Second, "the child to be killed", func() bool { return !proctest.Alive(pid) })
+	wait.Until(t, 30*time.Second, "the cleared try's log to say the server stopped it", func() bool {
+		archived, err := env.Store.TaskInstanceArchived(ctx, tis[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(archived), 0) // nothing shipped yet: not found
+		return err == nil && strings.Contains(string(b), "weir: the server stopped the try: it is no longer running")
+	})
+}
+
 func TestWorkerRequiresIdentity(t *testing.T) {
 	t.Parallel()
 	err := (&Worker{}).Start(context.Background())

@@ -242,15 +242,21 @@ const (
 
 // qTIArchive copies the current try to history. A try that started but
 // did not finish (up_for_retry, or running/queued when cleared) is recorded
-// as failed, as Airflow records it; a try that never started keeps its state.
+// as failed, as Airflow records it; a try that never started keeps its
+// state. A running try (a clear ends it) is recorded stopped at $2: its
+// worker may ship its last log lines for store.LateLogGrace.
 var qTIArchive = `INSERT INTO task_instance_history (` + tiCols + `, claimed_at, updated_at)
-		SELECT ` + strings.Replace(tiCols, "state,", archivedState+" AS state,", 1) + `, claimed_at, updated_at
+		SELECT ` + strings.NewReplacer("state,", archivedState+" AS state,",
+	"stopped_at", "CASE WHEN state = 'running' THEN $2 ELSE stopped_at END").Replace(tiCols) + `, claimed_at, updated_at
 		FROM task_instance WHERE id = $1`
+
+// qTIArchived is an archived try by its id.
+var qTIArchived = `SELECT ` + tiCols + ` FROM task_instance_history WHERE id = $1`
 
 // qTIArchiveFrom and qTINewTryFrom are qTIArchive and qTINewTry for a try
 // that must still be in the state named by the last parameter.
 var (
-	qTIArchiveFrom = qTIArchive + ` AND state = $2`
+	qTIArchiveFrom = qTIArchive + ` AND state = $3`
 	qTINewTryFrom  = qTINewTry + ` AND state = $7`
 )
 

@@ -268,7 +268,7 @@ func (s *Store) TaskInstanceExpand(ctx context.Context, p *store.TaskInstanceExp
 func (s *Store) TaskInstanceNewTry(ctx context.Context, p *store.TaskInstanceNewTryParams) error {
 	what := fmt.Sprintf("start new try of task instance %s", p.ID)
 	return s.inTx(ctx, func(tx *Store) error {
-		archive, args := qTIArchive, []any{p.ID}
+		archive, args := qTIArchive, []any{p.ID, micros(p.Now)}
 		if p.From != "" {
 			archive, args = qTIArchiveFrom, append(args, string(p.From))
 		}
@@ -306,6 +306,18 @@ func (s *Store) notInState(ctx context.Context, p *store.TaskInstanceNewTryParam
 		return fmt.Errorf("%w (%w)", err, gerr)
 	}
 	return fmt.Errorf("start new try of task instance %s: it is %s, not %s: %w", p.ID, cur.State, p.From, core.ErrConflict)
+}
+
+// TaskInstanceArchived implements store.Store.
+func (s *Store) TaskInstanceArchived(ctx context.Context, id string) (*core.TaskInstance, error) {
+	tis, err := s.queryTIs(ctx, s.reader(), "archived try "+id, qTIArchived, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(tis) == 0:
+		return nil, fmt.Errorf("archived try %s: %w", id, core.ErrNotFound)
+	}
+	return &tis[0], nil
 }
 
 // TaskInstanceHistory returns earlier tries, oldest first.

@@ -18,14 +18,17 @@ const (
 	qTaskLogGet = `SELECT ` + taskLogCols + ` FROM task_log l WHERE l.log_key = $1`
 	// qTaskLogsToUpload: remote logs not uploaded, not leased, whose try
 	// has ended: its task instance moved to a later try, or is in a state
-	// in which this try writes no more (not waiting, running or deferred;
-	// for a try someone else ended, store.LateLogGrace after: $3), or is
-	// gone.
+	// in which this try writes no more (not waiting, running or deferred),
+	// or is gone; a try someone else ended (a mark, or a clear that
+	// archived it running) store.LateLogGrace after ($3).
 	qTaskLogsToUpload = `SELECT ` + taskLogCols + ` FROM task_log l
 		LEFT JOIN dag_run r ON r.dag_id = l.dag_id AND r.run_id = l.run_id
 		LEFT JOIN task_instance ti ON ti.dag_run_id = r.id AND ti.task_id = l.task_id AND ti.map_index = l.map_index
 		WHERE l.kind = 'remote' AND l.pruned_at IS NULL AND l.stored_at IS NULL AND l.lease_until < $1
-			AND (ti.id IS NULL OR ti.try_number > l.try_number
+			AND (ti.id IS NULL
+				OR (ti.try_number > l.try_number AND NOT EXISTS (SELECT 1 FROM task_instance_history h
+					WHERE h.dag_id = l.dag_id AND h.run_id = l.run_id AND h.task_id = l.task_id
+						AND h.map_index = l.map_index AND h.try_number = l.try_number AND h.stopped_at >= $3))
 				OR (ti.state NOT IN ('', 'scheduled', 'queued', 'running', 'deferred', 'restarting')
 					AND COALESCE(ti.stopped_at, 0) < $3))
 		ORDER BY l.created_at, l.log_key LIMIT $2`

@@ -114,6 +114,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskLogPruneWalk", testTaskLogPruneWalk},
 		{"TaskLogPruneKeepsLiveTries", testTaskLogPruneKeepsLiveTries},
 		{"StoppedTryLog", testStoppedTryLog},
+		{"ClearedTryLog", testClearedTryLog},
 		{"TaskLogRecord", testTaskLogRecord},
 		{"AssetSync", testAssetSync},
 		{"AssetEventsQueue", testAssetEventsQueue},

@@ -155,3 +155,40 @@ func testStoppedTryLog(t *testing.T, f *fixture) {
 		t.Errorf("the next try: %+v, %v; want no stopped_at", ti, err)
 	}
 }
+
+// testClearedTryLog: a clear of a running try archives it stopped at the
+// clear, and TaskInstanceArchived finds it by its id; a try cleared before
+// it ran is no stopped try. A remote log of the cleared running try is
+// uploaded only store.LateLogGrace after the clear, as a marked one's.
+func testClearedTryLog(t *testing.T, f *fixture) {
+	busy, idle := newTI("busy", core.TIRunning), newTI("idle", core.TIQueued)
+	f.run("clear", "r1", busy, idle)
+	for _, ti := range []store.NewTaskInstance{busy, idle} {
+		must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: ti.ID, NewID: uuid.NewString(), To: core.TINone,
+			Now: f.at(time.Minute)}), "clear "+ti.TaskID)
+	}
+	for id, want := range map[string]*time.Time{busy.ID: ptr(f.at(time.Minute)), idle.ID: nil} {
+		ti, err := f.st.TaskInstanceArchived(f.ctx, id)
+		must(t, err, "get the archived try")
+		if ti.ID != id || ti.TryNumber != 1 || (ti.StoppedAt == nil) != (want == nil) || (want != nil && !ti.StoppedAt.Equal(*want)) {
+			t.Errorf("%s: archived try %s %d stopped at %v, want %s 1 stopped at %v", ti.TaskID, ti.ID, ti.TryNumber, ti.StoppedAt, id, want)
+		}
+	}
+	_, err := f.st.TaskInstanceArchived(f.ctx, uuid.NewString())
+	wantErr(t, err, core.ErrNotFound, "an archived try never written")
+
+	const key = "dag_id=clear/run_id=r1/task_id=busy/attempt=1.log"
+	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: "clear", RunID: "r1", TaskID: "busy", MapIndex: core.NoMapIndex,
+		TryNumber: 1, Kind: store.TaskLogRemote, Location: "s3://b/logs", CreatedAt: f.now}), "record")
+	due := func(at time.Time) bool {
+		logs, err := f.st.TaskLogsToUpload(f.ctx, at, 10)
+		must(t, err, "logs to upload")
+		return len(logs) == 1
+	}
+	if due(f.at(time.Minute + store.LateLogGrace - time.Second)) {
+		t.Error("the cleared try's log is uploaded within the grace its worker has to ship its last lines")
+	}
+	if !due(f.at(time.Minute + store.LateLogGrace + time.Second)) {
+		t.Error("the cleared try's log is not uploaded after the grace")
+	}
+}
