@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,27 +81,66 @@ func TestMappedTaskInstance(t *testing.T) {
 	}
 }
 
+// A mark answers the instances it changed, Airflow's collection; its
+// include_* options add relatives and other runs, and a dry run (the
+// .../dry_run route, or Airflow 2's dry_run field) lists them and changes
+// nothing; bad input names the problem and changes nothing.
 func TestPatchTaskInstance(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.trigger("r1")
-	var ti core.TaskInstance
-	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &ti)
-	if ti.State != core.TISuccess {
-		t.Errorf("after mark: %+v", ti)
+	var got api.TaskInstanceCollection
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &got)
+	if got.TotalEntries != 1 || got.TaskInstances[0].TaskID != "extract" || got.TaskInstances[0].State != core.TISuccess {
+		t.Errorf("after mark: %+v", got)
 	}
 	if !e.hasAudit("op", "task_instance.mark", "etl/r1/extract") {
 		t.Errorf("no audit entry: %+v", e.audit())
 	}
 	n := len(e.audit())
+	tasks := func(c api.TaskInstanceCollection) (ids []string) {
+		for _, ti := range c.TaskInstances {
+			ids = append(ids, ti.TaskID+"="+string(ti.State))
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	// transform with its upstream (extract: success already, left) and
+	// downstream tasks, first as dry runs.
+	body := map[string]any{"new_state": "failed", "include_upstream": true, "include_downstream": true}
+	for _, path := range []string{tiBase + "/transform/dry_run", tiBase + "/transform/-1/dry_run"} {
+		got = api.TaskInstanceCollection{}
+		e.must(http.StatusOK, core.RoleOp, "PATCH", path, body, &got)
+		if ids := tasks(got); !slices.Equal(ids, []string{"extract=success", "load=", "transform="}) {
+			t.Errorf("PATCH %s = %v, want what would change as it is now", path, ids)
+		}
+	}
+	dry := map[string]any{"new_state": "failed", "include_downstream": true, "dry_run": true}
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/transform", dry, &got)
+	if cur, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1); cur.State != core.TINone || len(e.audit()) != n {
+		t.Fatalf("dry runs changed transform to %q or the audit log", cur.State)
+	}
+	body = map[string]any{"new_state": "success", "include_upstream": true, "include_downstream": true}
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/transform/-1", body, &got)
+	if ids := tasks(got); !slices.Equal(ids, []string{"load=success", "transform=success"}) {
+		t.Errorf("mark transform with its relatives = %v, want transform and load (extract was success)", ids)
+	}
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/load", map[string]any{"new_state": "success"}, &got)
+	if got.TotalEntries != 0 {
+		t.Errorf("a mark to the state it has = %+v, want nothing changed", got)
+	}
+
+	n = len(e.audit())
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "running"},
 		"new_state", `"running"`, "success, failed, skipped")
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", tiBase+"/transform", map[string]any{"new_state": "bogus"}, `"bogus"`)
-	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", tiBase+"/nope", map[string]any{"new_state": "failed"}, `task_id "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", tiBase+"/nope", map[string]any{"new_state": "failed"}, `task "nope"`)
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", tiBase+"/transform/3", map[string]any{"new_state": "failed"}, "map_index 3")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "PATCH", api.Prefix+"/dags/etl/dagRuns/nope/taskInstances/transform", map[string]any{"new_state": "failed"}, `"nope"`)
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", tiBase+"/transform", map[string]any{"new_state": "failed"}, "viewer")
-	got, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1)
-	if got.State != core.TINone || len(e.audit()) != n {
-		t.Errorf("rejected marks changed state %q or audit log", got.State)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", tiBase+"/transform/dry_run", map[string]any{"new_state": "failed"}, "viewer")
+	if cur, _ := e.st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "transform", -1); cur.State != core.TISuccess || len(e.audit()) != n {
+		t.Errorf("rejected marks changed state %q or audit log", cur.State)
 	}
 }
 

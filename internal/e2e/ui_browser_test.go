@@ -131,6 +131,17 @@ func TestUIInBrowser(t *testing.T) {
 	b.waitText("the edited value", `table.state`, `"offset": 43`)
 	b.shot("task-instance.png")
 	b.run("delete the key", chromedp.Click(chromedp.CSS(`button[aria-label="Delete key cursor"]`)), chromedp.WaitNotPresent(chromedp.CSS(`table.state`)))
+	// Mark greet failed with its downstream task: the page lists what
+	// changes first, again with the option ticked, then marks both.
+	b.run("mark greet failed", chromedp.Click(`//form[contains(@action,"/mark")]//button[normalize-space()="Mark failed"]`),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=future]`)))
+	b.waitText("the mark's confirmation", `h1`, "Mark 1 task instance as failed?")
+	b.run("list again with the downstream tasks", chromedp.Click(chromedp.CSS(`input[name=downstream]`)),
+		chromedp.Click(`//button[normalize-space()="List again"]`), chromedp.WaitVisible(`//table[@class="list"]//th[normalize-space()="done"]`))
+	b.waitText("the mark's confirmation with done", `h1`, "Mark 2 task instances as failed?")
+	b.run("confirm the mark", chromedp.Click(chromedp.CSS(`button.primary`)), chromedp.WaitVisible(chromedp.CSS(`pre.log`)),
+		chromedp.Navigate(base+"/dags/hello/runs/from_browser"), chromedp.WaitVisible(chromedp.CSS(`#task-done`)))
+	b.waitText("done marked failed on the run page", `#task-done`, "failed")
 	b.run("open the audit log", chromedp.Navigate(base+"/audit?action=task_state.delete"), chromedp.WaitVisible(chromedp.CSS(`table.audit`)))
 	b.waitText("the audit entry of the delete", `table.audit`, "key=cursor")
 	b.run("open the audit log of sets", chromedp.Navigate(base+"/audit?action=task_state.set"), chromedp.WaitVisible(chromedp.CSS(`table.audit`)))

@@ -26,7 +26,22 @@ func Clearable(tis []core.TaskInstance, onlyFailed bool) []core.TaskInstance {
 // order. An id spec does not define is kept, so the caller's "no such task"
 // error still names it.
 func WithDownstream(spec *core.DAG, taskIDs []string) []string {
-	down := spec.Downstream()
+	return withRelatives(spec, taskIDs, spec.Downstream())
+}
+
+// WithUpstream is WithDownstream the other way: taskIDs and every task
+// they depend on, transitively.
+func WithUpstream(spec *core.DAG, taskIDs []string) []string {
+	up := make(map[string][]string, len(spec.Tasks))
+	for _, t := range spec.Tasks {
+		up[t.TaskID] = t.DependsOn
+	}
+	return withRelatives(spec, taskIDs, up)
+}
+
+// withRelatives returns taskIDs and every task reached from them along
+// edges, in spec's task order, then the ids spec does not define.
+func withRelatives(spec *core.DAG, taskIDs []string, edges map[string][]string) []string {
 	picked := map[string]bool{}
 	queue := append([]string(nil), taskIDs...)
 	for len(queue) > 0 {
@@ -36,7 +51,7 @@ func WithDownstream(spec *core.DAG, taskIDs []string) []string {
 			continue
 		}
 		picked[id] = true
-		queue = append(queue, down[id]...)
+		queue = append(queue, edges[id]...)
 	}
 	var out []string
 	for _, t := range spec.Tasks {

@@ -55,3 +55,17 @@ func runMark(from core.TIState, run core.DagRunState) core.TIState {
 		return core.TISkipped
 	}
 }
+
+// Marked returns the instances a mark to state changes, in their order:
+// those not in state already (Airflow's set_state alters no other). It is
+// the one rule for what a mark selects, carried out or only shown (dry
+// run).
+func Marked(tis []core.TaskInstance, state core.TIState) []core.TaskInstance {
+	out := []core.TaskInstance{}
+	for _, ti := range tis {
+		if ti.State != state {
+			out = append(out, ti)
+		}
+	}
+	return out
+}

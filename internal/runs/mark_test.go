@@ -51,3 +51,26 @@ func TestRunMarksRefusesOtherStates(t *testing.T) {
 		}
 	}
 }
+
+// A mark changes the instances not in its state already, in their order.
+func TestMarked(t *testing.T) {
+	t.Parallel()
+	tis := []core.TaskInstance{{ID: "a", State: core.TIRunning}, {ID: "b", State: core.TISuccess},
+		{ID: "c", State: core.TINone}, {ID: "d", State: core.TIFailed}}
+	for state, want := range map[core.TIState][]string{
+		core.TISuccess: {"a", "c", "d"},
+		core.TIFailed:  {"a", "b", "c"},
+		core.TISkipped: {"a", "b", "c", "d"},
+	} {
+		var got []string
+		for _, ti := range runs.Marked(tis, state) {
+			got = append(got, ti.ID)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Marked(%s) = %v, want %v", state, got, want)
+		}
+	}
+	if got := runs.Marked(tis[1:2], core.TISuccess); got == nil || len(got) != 0 {
+		t.Errorf("nothing to change: %#v, want an empty list", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,10 +204,16 @@ func clearDetail(p ClearParams, targets []string) string {
 			d += date.name + "=" + date.at.UTC().Format(time.RFC3339) + " "
 		}
 	}
+	return d + auditedTargets(targets)
+}
+
+// auditedTargets joins the first maxAuditedTargets of targets, then says
+// how many more.
+func auditedTargets(targets []string) string {
 	if len(targets) > maxAuditedTargets {
-		return d + strings.Join(targets[:maxAuditedTargets], ",") + fmt.Sprintf(" and %d more", len(targets)-maxAuditedTargets)
+		return strings.Join(targets[:maxAuditedTargets], ",") + fmt.Sprintf(" and %d more", len(targets)-maxAuditedTargets)
 	}
-	return d + strings.Join(targets, ",")
+	return strings.Join(targets, ",")
 }
 
 // clearSelection lists the instances p selects (runs.Clearable).
@@ -238,7 +245,7 @@ func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearPar
 		return nil, fmt.Errorf("list task instances of dag_id %q: %w", p.DagID, err)
 	}
 	if p.StartDate != nil || p.EndDate != nil {
-		if tis, err = inDateRange(ctx, st, p, tis); err != nil {
+		if tis, err = inDateRange(ctx, st, p.DagID, p.StartDate, p.EndDate, tis); err != nil {
 			return nil, err
 		}
 	}
@@ -248,12 +255,12 @@ func (s *Service) clearSelection(ctx context.Context, st store.Store, p ClearPar
 	return runs.Clearable(tis, p.OnlyFailed), nil
 }
 
-// inDateRange keeps the instances of runs whose logical date is within
-// p's dates.
-func inDateRange(ctx context.Context, st store.Store, p ClearParams, tis []core.TaskInstance) ([]core.TaskInstance, error) {
-	inRange, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: p.DagID, LogicalDateGTE: p.StartDate, LogicalDateLTE: p.EndDate})
+// inDateRange keeps the instances of dagID's runs whose logical date is
+// within from and to (both inclusive; nil: unbounded).
+func inDateRange(ctx context.Context, st store.Store, dagID string, from, to *time.Time, tis []core.TaskInstance) ([]core.TaskInstance, error) {
+	inRange, err := st.DagRunList(ctx, &store.DagRunListParams{DagID: dagID, LogicalDateGTE: from, LogicalDateLTE: to})
 	if err != nil {
-		return nil, fmt.Errorf("list runs of dag_id %q by logical date: %w", p.DagID, err)
+		return nil, fmt.Errorf("list runs of dag_id %q by logical date: %w", dagID, err)
 	}
 	keep := make(map[int64]bool, len(inRange))
 	for _, r := range inRange {
@@ -320,73 +327,200 @@ func reload(ctx context.Context, st store.Store, tis []core.TaskInstance) ([]cor
 	return out, nil
 }
 
-// MarkTask marks every instance of a task in a run (MarkTaskInstance
-// each): the one of an unmapped task, each mapped one otherwise, as
-// Airflow's grid marks a mapped task. It returns them as marked; an error
-// wrapping core.ErrNotFound when the run has no instance of the task.
-func (s *Service) MarkTask(ctx context.Context, actor core.Actor, dagID, runID, taskID string, state core.TIState) ([]core.TaskInstance, error) {
-	if err := runs.Markable(state); err != nil {
-		return nil, fmt.Errorf("new_state: %w", err)
-	}
-	tis, err := s.st.TaskInstanceList(ctx, &store.TaskInstanceListParams{DagID: dagID, RunID: runID, TaskID: taskID})
-	if err != nil {
-		return nil, fmt.Errorf("mark task %s of %s/%s: %w", taskID, dagID, runID, err)
-	}
-	if len(tis) == 0 {
-		return nil, fmt.Errorf("mark task %q of %s/%s: the run has no instance of it: %w", taskID, dagID, runID, core.ErrNotFound)
-	}
-	out := make([]core.TaskInstance, 0, len(tis))
-	for _, ti := range tis {
-		marked, err := s.MarkTaskInstance(ctx, actor, core.TIKey{DagID: dagID, RunID: runID, TaskID: taskID, MapIndex: ti.MapIndex}, state)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, *marked)
-	}
-	return out, nil
+// MarkParams selects the task instances a mark sets, as Airflow's
+// set_task_instance_state: one task's instances in a run and, when asked,
+// its relatives in the DAG and the same tasks in earlier or later runs.
+type MarkParams struct {
+	DagID, RunID, TaskID string
+	// MapIndex keeps one instance of TaskID in each selected run (nil:
+	// every one, as the grid marks a mapped task); the relatives' are all
+	// taken.
+	MapIndex *int
+	State    core.TIState
+	// Upstream and Downstream add every task upstream / downstream of
+	// TaskID, transitively, in the DAG's latest version.
+	Upstream, Downstream bool
+	// Past and Future add the selected tasks' instances in the DAG's runs
+	// whose logical date is before / after the run's.
+	Past, Future bool
+	// DryRun only selects: nothing changes and nothing is audited.
+	DryRun bool
 }
 
-// MarkTaskInstance sets a task instance (its current try) to success,
-// failed or skipped whatever its state, as an operator's override. If its
-// run had finished, the run goes back to running so the scheduler
-// re-evaluates it (and schedules what the new state unblocks). Marked
-// success, its task state is cleared with [state_store] clear_on_success,
-// as when a try succeeds. Needs role op. Errors wrap core.ErrInvalid for another state and core.ErrNotFound
-// for an unknown instance.
-func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key core.TIKey, state core.TIState) (*core.TaskInstance, error) {
-	if err := runs.Markable(state); err != nil {
+// Mark sets the instances p selects that are not in p.State already
+// (runs.Marked) to it — success, failed or skipped, whatever their state,
+// as an operator's override — in one transaction, audited. A running try
+// it ends is stopped by its worker at its next heartbeat. A run that had
+// finished goes back to running so the scheduler re-evaluates it (and
+// schedules what the new states unblock). Marked success, an instance's
+// task state is cleared with [state_store] clear_on_success, as when a
+// try succeeds. Needs role op. It returns the instances it changed as
+// they are afterwards (with DryRun: as they are). Errors wrap
+// core.ErrInvalid for another state and core.ErrNotFound for an unknown
+// DAG, run or task.
+func (s *Service) Mark(ctx context.Context, actor core.Actor, p MarkParams) ([]core.TaskInstance, error) {
+	if err := runs.Markable(p.State); err != nil {
 		return nil, fmt.Errorf("new_state: %w", err)
 	}
-	c := &change{actor: actor, need: core.RoleOp, action: audit.TaskInstanceMark, notify: []string{store.ChannelScheduler}}
-	var out *core.TaskInstance
+	c := &change{actor: actor, need: core.RoleOp, action: audit.TaskInstanceMark, target: p.DagID + "/" + p.RunID + "/" + p.TaskID,
+		notify: []string{store.ChannelScheduler}}
+	if p.DryRun {
+		if err := actor.Authorize(c.need, c.action); err != nil {
+			return nil, err
+		}
+		return s.markSelection(ctx, s.st, p)
+	}
+	out := []core.TaskInstance{}
 	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
-		ti, err := tx.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
+		// Selected inside the transaction: what commits is what was marked.
+		selected, err := s.markSelection(ctx, tx, p)
 		if err != nil {
-			return fmt.Errorf("mark %s: %w", key, err)
-		}
-		c.target, *detail = runs.Target(ti), "new_state="+string(state)
-		now := s.clock.Now()
-		if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{ti.ID}, To: state, Now: now}); err != nil {
-			return fmt.Errorf("mark %s %s: %w", runs.Describe(ti), state, err)
-		}
-		if err := retireProducer(ctx, tx, ti); err != nil {
 			return err
 		}
-		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
-			ID: ti.DagRunID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunRunning, Now: now,
-		}); err != nil {
-			return fmt.Errorf("mark %s %s: reopen run: %w", runs.Describe(ti), state, err)
+		if len(selected) == 0 {
+			return errNoChange
 		}
-		if state == core.TISuccess && s.clearOnSuccess { // as a try that succeeds (docs/requirements.md#ts-4)
-			if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)}); err != nil {
-				return fmt.Errorf("mark %s %s: clear its task state: %w", runs.Describe(ti), state, err)
-			}
+		if err := s.markSelected(ctx, tx, selected, p.State); err != nil {
+			return err
 		}
-		out, err = tx.TaskInstanceGet(ctx, ti.ID)
+		*detail = tiMarkDetail(p, selected)
+		out, err = reload(ctx, tx, selected)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// markSelected sets each of selected to state, retires what it produced,
+// sends the finished runs they belong to back to running and, marked
+// success with clear_on_success, clears their task state.
+func (s *Service) markSelected(ctx context.Context, tx store.Store, selected []core.TaskInstance, state core.TIState) error {
+	now := s.clock.Now()
+	ids := make([]string, len(selected))
+	for i := range selected {
+		ids[i] = selected[i].ID
+	}
+	if _, err := tx.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: ids, To: state, Now: now}); err != nil {
+		return fmt.Errorf("mark %d task instances %s: %w", len(ids), state, err)
+	}
+	reopen := map[int64]bool{}
+	for i := range selected {
+		ti := &selected[i]
+		if err := retireProducer(ctx, tx, ti); err != nil {
+			return err
+		}
+		reopen[ti.DagRunID] = true
+		if state == core.TISuccess && s.clearOnSuccess { // as a try that succeeds (docs/requirements.md#ts-4)
+			if _, err := tx.StateDelete(ctx, &store.StateDeleteParams{Scope: core.TaskScope(ti.DagID, ti.RunID, ti.TaskID, ti.MapIndex)}); err != nil {
+				return fmt.Errorf("mark %s %s: clear its task state: %w", runs.Describe(ti), state, err)
+			}
+		}
+	}
+	for runID := range reopen {
+		if _, err := tx.DagRunSetState(ctx, &store.DagRunSetStateParams{
+			ID: runID, From: []core.DagRunState{core.RunSuccess, core.RunFailed}, To: core.RunRunning, Now: now,
+		}); err != nil {
+			return fmt.Errorf("mark: reopen dag run %d: %w", runID, err)
+		}
+	}
+	return nil
+}
+
+// tiMarkDetail is the audit detail of a mark: the new state, the options and
+// which instances changed (the first maxAuditedTargets, then how many more).
+func tiMarkDetail(p MarkParams, selected []core.TaskInstance) string {
+	d := "new_state=" + string(p.State) + " "
+	for _, o := range []struct {
+		name string
+		on   bool
+	}{{"upstream", p.Upstream}, {"downstream", p.Downstream}, {"past", p.Past}, {"future", p.Future}} {
+		if o.on {
+			d += o.name + "=true "
+		}
+	}
+	targets := make([]string, len(selected))
+	for i := range selected {
+		targets[i] = runs.Target(&selected[i])
+	}
+	return d + auditedTargets(targets)
+}
+
+// markSelection lists the instances p selects that a mark to p.State
+// changes (runs.Marked).
+func (s *Service) markSelection(ctx context.Context, st store.Store, p MarkParams) ([]core.TaskInstance, error) {
+	run, err := st.DagRunGet(ctx, p.DagID, p.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("dag_id %q dag_run_id %q: %w", p.DagID, p.RunID, err)
+	}
+	taskIDs := []string{p.TaskID}
+	if p.Upstream || p.Downstream {
+		v, err := st.DagVersionLatest(ctx, p.DagID)
+		if err != nil {
+			return nil, fmt.Errorf("dag_id %q: %w", p.DagID, err)
+		}
+		var related []string
+		if p.Upstream {
+			related = runs.WithUpstream(&v.Spec, taskIDs)
+		}
+		if p.Downstream {
+			related = append(related, runs.WithDownstream(&v.Spec, taskIDs)...)
+		}
+		taskIDs = uniqueStrings(related)
+	}
+	lp := &store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: taskIDs}
+	if p.Past || p.Future {
+		lp = &store.TaskInstanceListParams{DagID: p.DagID, TaskIDs: taskIDs}
+	}
+	tis, err := st.TaskInstanceList(ctx, lp)
+	if err != nil {
+		return nil, fmt.Errorf("list task instances of dag_id %q: %w", p.DagID, err)
+	}
+	if p.Past || p.Future {
+		var from, to *time.Time
+		if !p.Past {
+			from = run.LogicalDate
+		}
+		if !p.Future {
+			to = run.LogicalDate
+		}
+		if tis, err = inDateRange(ctx, st, p.DagID, from, to, tis); err != nil {
+			return nil, err
+		}
+	}
+	if p.MapIndex != nil {
+		tis = slices.DeleteFunc(tis, func(ti core.TaskInstance) bool { return ti.TaskID == p.TaskID && ti.MapIndex != *p.MapIndex })
+		if !slices.ContainsFunc(tis, func(ti core.TaskInstance) bool { return ti.TaskID == p.TaskID }) {
+			return nil, fmt.Errorf("task %q has no instance with map_index %d in run %q: %w", p.TaskID, *p.MapIndex, p.RunID, core.ErrNotFound)
+		}
+	}
+	if err := everyTaskFound(tis, []string{p.TaskID}); err != nil {
+		return nil, err
+	}
+	return runs.Marked(tis, p.State), nil
+}
+
+// uniqueStrings is ids without repeats, in their first order.
+func uniqueStrings(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	return slices.DeleteFunc(ids, func(id string) bool {
+		dup := seen[id]
+		seen[id] = true
+		return dup
+	})
+}
+
+// MarkTaskInstance marks one task instance (Mark with its map index and no
+// relatives) and returns it as it is afterwards, changed or not.
+func (s *Service) MarkTaskInstance(ctx context.Context, actor core.Actor, key core.TIKey, state core.TIState) (*core.TaskInstance, error) {
+	mi := key.MapIndex
+	if _, err := s.Mark(ctx, actor, MarkParams{DagID: key.DagID, RunID: key.RunID, TaskID: key.TaskID, MapIndex: &mi, State: state}); err != nil {
+		return nil, err
+	}
+	ti, err := s.st.TaskInstanceGetByKey(ctx, key.DagID, key.RunID, key.TaskID, key.MapIndex)
+	if err != nil {
+		return nil, fmt.Errorf("mark %s: %w", key, err)
+	}
+	return ti, nil
 }

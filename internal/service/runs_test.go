@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +281,86 @@ func TestMarkTaskInstance(t *testing.T) {
 	}
 }
 
+// A mark selects as Airflow's set_task_instance_state: the task's
+// instance, its upstream and downstream tasks, the same tasks in earlier
+// and later runs; those already in the state are left out; a dry run
+// changes nothing. Carried out, it changes what it listed, reopens the
+// finished runs, and is audited with its options.
+func TestMarkSelects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := sqlitetest.Open(t)
+	clk := clocktest.New(t0)
+	syncDAG(t, st, core.DAG{DagID: "abc", Tasks: []core.Task{{TaskID: "a", Operator: "noop"},
+		{TaskID: "b", Operator: "noop", DependsOn: []string{"a"}}, {TaskID: "c", Operator: "noop", DependsOn: []string{"b"}}}})
+	svc := newSvc(st, clk)
+	for i, id := range []string{"r1", "r2", "r3"} {
+		day := t0.Add(time.Duration(i) * 24 * time.Hour)
+		run, err := svc.TriggerRun(ctx, core.System, runs.TriggerParams{DagID: "abc", RunID: id, LogicalDate: &day})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finishRun(t, st, run, map[string]core.TIState{"a": core.TISuccess, "b": core.TIFailed, "c": core.TISkipped}, core.RunFailed)
+	}
+	for name, c := range map[string]struct {
+		p    service.MarkParams
+		want []string
+	}{
+		"the task alone":              {service.MarkParams{}, []string{"r2/b"}},
+		"its upstream (a is success)": {service.MarkParams{Upstream: true}, []string{"r2/b"}},
+		"its downstream":              {service.MarkParams{Downstream: true}, []string{"r2/b", "r2/c"}},
+		"earlier runs":                {service.MarkParams{Past: true}, []string{"r1/b", "r2/b"}},
+		"later runs":                  {service.MarkParams{Future: true}, []string{"r2/b", "r3/b"}},
+		"every run, downstream too":   {service.MarkParams{Past: true, Future: true, Downstream: true}, []string{"r1/b", "r1/c", "r2/b", "r2/c", "r3/b", "r3/c"}},
+	} {
+		p := c.p
+		p.DagID, p.RunID, p.TaskID, p.State, p.DryRun = "abc", "r2", "b", core.TISuccess, true
+		tis, err := svc.Mark(ctx, core.Actor{Name: "ann", Role: core.RoleOp}, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got []string
+		for _, ti := range tis {
+			got = append(got, ti.RunID+"/"+ti.TaskID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: dry run selects %v, want %v", name, got, c.want)
+		}
+	}
+	if a, _ := st.AuditLogList(ctx, &store.AuditLogListParams{Action: "task_instance.mark"}); len(a) != 0 {
+		t.Fatalf("dry runs were audited: %+v", a)
+	}
+
+	op := core.Actor{Name: "ann", Role: core.RoleOp}
+	tis, err := svc.Mark(ctx, op, service.MarkParams{DagID: "abc", RunID: "r2", TaskID: "b", State: core.TISuccess, Future: true, Downstream: true})
+	if err != nil || len(tis) != 4 {
+		t.Fatalf("mark b with later runs and downstream: %d, %v", len(tis), err)
+	}
+	for _, ti := range tis {
+		if ti.State != core.TISuccess {
+			t.Errorf("%s/%s after the mark = %s", ti.RunID, ti.TaskID, ti.State)
+		}
+	}
+	for id, want := range map[string]core.DagRunState{"r1": core.RunFailed, "r2": core.RunRunning, "r3": core.RunRunning} {
+		if run, _ := st.DagRunGet(ctx, "abc", id); run.State != want {
+			t.Errorf("run %s after the mark = %s, want %s", id, run.State, want)
+		}
+	}
+	a, _ := st.AuditLogList(ctx, &store.AuditLogListParams{Action: "task_instance.mark"})
+	if len(a) != 1 || a[0].Target != "abc/r2/b" || !strings.Contains(a[0].Detail, "new_state=success downstream=true future=true") ||
+		!strings.Contains(a[0].Detail, "abc/r3/c") {
+		t.Errorf("the mark's audit = %+v, want one naming its options and the instances", a)
+	}
+	if _, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "abc", RunID: "r2", TaskID: "b", State: core.TISuccess, MapIndex: ptr(2)}); !errors.Is(err, core.ErrNotFound) ||
+		!strings.Contains(err.Error(), "map_index 2") {
+		t.Errorf("mark of a map index the task lacks: %v, want ErrNotFound naming it", err)
+	}
+	if _, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "abc", RunID: "nope", TaskID: "b", State: core.TISuccess}); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("mark in an unknown run: %v, want ErrNotFound", err)
+	}
+}
+
 // docs/requirements.md#ts-4: with [state_store] clear_on_success, marking a
 // task instance success clears its task state as a successful try does;
 // marking it failed keeps it, and without the setting success keeps it too.
@@ -514,10 +595,10 @@ func TestMarkTaskMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := newSvc(st, clk)
-	if _, err := svc.MarkTask(ctx, core.System, "fan", "r", "m", core.TIRunning); !errors.Is(err, core.ErrInvalid) {
+	if _, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "fan", RunID: "r", TaskID: "m", State: core.TIRunning}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("mark running: %v, want invalid", err)
 	}
-	marked, err := svc.MarkTask(ctx, core.System, "fan", "r", "m", core.TISuccess)
+	marked, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "fan", RunID: "r", TaskID: "m", State: core.TISuccess})
 	if err != nil || len(marked) != 3 {
 		t.Fatalf("mark m: %d marked, %v; want its 3 mapped instances", len(marked), err)
 	}
@@ -530,10 +611,10 @@ func TestMarkTaskMapped(t *testing.T) {
 			t.Errorf("%s[%d] = %s, want %s", ti.TaskID, ti.MapIndex, ti.State, want)
 		}
 	}
-	if marked, err := svc.MarkTask(ctx, core.System, "fan", "r", "one", core.TISuccess); err != nil || len(marked) != 1 {
+	if marked, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "fan", RunID: "r", TaskID: "one", State: core.TISuccess}); err != nil || len(marked) != 1 {
 		t.Errorf("mark one: %d marked, %v; want 1", len(marked), err)
 	}
-	if _, err := svc.MarkTask(ctx, core.System, "fan", "r", "nope", core.TISuccess); !errors.Is(err, core.ErrNotFound) {
+	if _, err := svc.Mark(ctx, core.System, service.MarkParams{DagID: "fan", RunID: "r", TaskID: "nope", State: core.TISuccess}); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("mark a task with no instance: %v, want not found", err)
 	}
 }

@@ -42,11 +42,19 @@ func (u *UI) gridAction(w http.ResponseWriter, r *http.Request, req *request) {
 		if act == actMarkFailed {
 			state = core.RunFailed
 		}
-		if taskID == "" {
-			_, err = u.svc.MarkRun(r.Context(), actor(req), dagID, runID, state)
-		} else {
-			_, err = u.svc.MarkTask(r.Context(), actor(req), dagID, runID, taskID, core.TIState(state)) // every mapped instance; success and failed are both
+		if taskID != "" { // each of its instances, after the list of what changes
+			if r.PostFormValue("listed") == "" { // the grid's form: its clear options are no mark's
+				for _, clearOnly := range []string{"downstream", "only_failed", "keep_task_state"} {
+					r.PostForm.Del(clearOnly)
+				}
+			}
+			r.PostForm.Set("state", string(state))
+			if !u.confirmedMark(w, r, req, dagID, runID, taskID) {
+				return // the confirmation page, or the error's
+			}
+			break
 		}
+		_, err = u.svc.MarkRun(r.Context(), actor(req), dagID, runID, state)
 	case actClear:
 		if !u.confirmedClear(w, r, req, clearParams(r, dagID, runID)) {
 			return // the confirmation page, or the error's

@@ -86,9 +86,28 @@ func TestGridActions(t *testing.T) {
 		if r := post(url.Values{"run_id": {"r1"}, "action": {"delete"}}); r.status != http.StatusBadRequest || !strings.Contains(r.body, "mark_success") {
 			t.Errorf("bad action: %d, want 400 naming the actions:\n%s", r.status, r.body)
 		}
-		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"load"}, "action": {"mark_success"}}); r.status != http.StatusSeeOther ||
+		// A task's mark first lists what it changes, with Airflow's options
+		// (the grid form's clear options are not the mark's); listed again
+		// with later runs, load in r2 joins; confirmed as first listed, only
+		// r1's changes.
+		mark := url.Values{"run_id": {"r1"}, "task_id": {"load"}, "action": {"mark_success"}, "downstream": {"true"}}
+		if r := post(mark); r.status != http.StatusOK || !strings.Contains(r.body, "Mark 1 task instance as success?") ||
+			!strings.Contains(r.body, `<input type="checkbox" name="future" value="true">`) || strings.Contains(r.body, `name="downstream" value="true" checked`) {
+			t.Fatalf("mark load success, unconfirmed: %d\n%s", r.status, r.body)
+		}
+		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "load", core.NoMapIndex); ti.State != core.TIFailed {
+			t.Fatalf("the mark's confirmation page changed load to %s", ti.State)
+		}
+		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"load"}, "action": {"mark_success"}, "listed": {"yes"}, "future": {"true"}}); r.status != http.StatusOK ||
+			!strings.Contains(r.body, "Mark 2 task instances as success?") || !strings.Contains(r.body, "<td>r2</td>") {
+			t.Fatalf("mark load success with later runs, unconfirmed: %d\n%s", r.status, r.body)
+		}
+		if r := post(url.Values{"run_id": {"r1"}, "task_id": {"load"}, "action": {"mark_success"}, "listed": {"yes"}, "confirm": {"yes"}}); r.status != http.StatusSeeOther ||
 			r.header.Get("Location") != "/dags/etl" {
 			t.Fatalf("mark load success: %d to %q\n%s", r.status, r.header.Get("Location"), r.body)
+		}
+		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r2", "load", core.NoMapIndex); ti.State != core.TINone {
+			t.Errorf("load in r2 after a mark of r1's alone = %s", ti.State)
 		}
 		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "load", core.NoMapIndex); ti.State != core.TISuccess {
 			t.Errorf("load in r1 after mark success from the grid = %s", ti.State)

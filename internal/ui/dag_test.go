@@ -196,9 +196,13 @@ func TestRunPageMarkClear(t *testing.T) {
 
 		op := e.loggedIn(core.RoleOp)
 		csrf := csrfOf(t, op.get("/dags/etl/runs/r1").body)
-		r := op.post("/dags/etl/runs/r1/tasks/load/mark", url.Values{"csrf": {csrf}, "state": {"success"}, "map_index": {"-1"},
-			"back": {"/dags/etl/runs/r1"}})
-		if r.status != http.StatusSeeOther {
+		mark := url.Values{"csrf": {csrf}, "state": {"success"}, "map_index": {"-1"}, "back": {"/dags/etl/runs/r1"}}
+		r := op.post("/dags/etl/runs/r1/tasks/load/mark", mark)
+		if r.status != http.StatusOK || !strings.Contains(r.body, "Mark 1 task instance as success?") || !strings.Contains(r.body, `<a href="/dags/etl/runs/r1">Cancel</a>`) {
+			t.Fatalf("mark before its confirmation: %d, want the instance it would change\n%s", r.status, r.body)
+		}
+		mark.Set("confirm", "yes")
+		if r = op.post("/dags/etl/runs/r1/tasks/load/mark", mark); r.status != http.StatusSeeOther {
 			t.Fatalf("mark: %d\n%s", r.status, r.body)
 		}
 		if ti, _ := st.TaskInstanceGetByKey(t.Context(), "etl", "r1", "load", core.NoMapIndex); ti.State != core.TISuccess {

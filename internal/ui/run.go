@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
@@ -177,23 +176,15 @@ func (u *UI) clearRun(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 }
 
-// markTI sets one task instance to success, failed or skipped through the
-// service (an operator's override).
+// markTI sets a task instance (map_index) to success, failed or skipped,
+// an operator's override, once confirmed (confirmedMark: the page lists
+// what changes, with Airflow's options: upstream, downstream, past,
+// future).
 func (u *UI) markTI(w http.ResponseWriter, r *http.Request, req *request) {
-	key := core.TIKey{DagID: r.PathValue("dag_id"), RunID: r.PathValue("run_id"), TaskID: r.PathValue("task_id"), MapIndex: core.NoMapIndex}
-	if s := r.PostFormValue("map_index"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			u.fail(w, r, req, http.StatusBadRequest, "map_index must be a whole number, not "+strconv.Quote(s)+"; nothing was changed.")
-			return
-		}
-		key.MapIndex = n
+	dagID, runID := r.PathValue("dag_id"), r.PathValue("run_id")
+	if u.confirmedMark(w, r, req, dagID, runID, r.PathValue("task_id")) {
+		back(w, r, runPath(dagID, runID))
 	}
-	if _, err := u.svc.MarkTaskInstance(r.Context(), actor(req), key, core.TIState(r.PostFormValue("state"))); err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	back(w, r, "/dags/"+pathEscape(key.DagID)+"/runs/"+pathEscape(key.RunID))
 }
 
 // prettyJSON indents a JSON document for reading; "" for none.
