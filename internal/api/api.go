@@ -147,7 +147,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	mux := &routeMux{ServeMux: http.NewServeMux(), fallback: s.noRoute}
 	s.api = humago.New(mux, hc)
-	s.api.UseMiddleware(s.authenticate)
+	s.api.UseMiddleware(s.authenticate, s.strictQuery)
 
 	s.registerMonitor()
 	s.registerAuth()

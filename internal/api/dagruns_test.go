@@ -184,3 +184,20 @@ func TestTriggerRefusesShellRunID(t *testing.T) {
 		t.Errorf("refused triggers created %d runs (err %v)", n, err)
 	}
 }
+
+// A run triggered for a logical date its DAG has a run at already is a
+// conflict naming that run, as Airflow's unique logical date: a script
+// that retries "the run for date X" makes one. Runs at "now" (no date
+// given) are not held to it.
+func TestTriggerRefusesATakenLogicalDate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	at := map[string]any{"dag_run_id": "x1", "logical_date": "2026-02-01T00:00:00Z"}
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", at, nil)
+	at["dag_run_id"] = "x2"
+	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", at, `run "x1" has logical date 2026-02-01T00:00:00Z already`)
+	at["logical_date"] = "2026-02-01T00:00:00.000001Z"
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", at, nil)
+	e.trigger("now1")
+	e.trigger("now2") // the same "now" on the test's clock
+}

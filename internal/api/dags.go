@@ -42,8 +42,12 @@ type DAGDetails struct {
 
 type listDagsInput struct {
 	Page
-	OnlyActive bool           `query:"only_active" default:"true" doc:"only DAGs still defined in a DAG file"`
-	Paused     optional[bool] `query:"paused" doc:"only paused (true) or unpaused (false) DAGs"`
+	OnlyActive    bool           `query:"only_active" default:"true" doc:"only DAGs still defined in a DAG file"`
+	ExcludeStale  optional[bool] `query:"exclude_stale" doc:"Airflow's name for only_active (when given, it wins)"`
+	Paused        optional[bool] `query:"paused" doc:"only paused (true) or unpaused (false) DAGs"`
+	DagIDPattern  string         `query:"dag_id_pattern" doc:"only DAGs whose id contains this, ignoring case (% and _ are taken literally, not as wildcards)"`
+	Tags          []string       `query:"tags" doc:"only DAGs with one of these tags (tags_match_mode=all: every one), each matched exactly"`
+	TagsMatchMode string         `query:"tags_match_mode" enum:"any,all" doc:"any (the default) or all of tags"`
 }
 
 // DagIDParam names a DAG in the path.
@@ -76,7 +80,11 @@ func (s *server) registerDags() {
 }
 
 func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body DAGCollection }, error) {
-	p := &store.DagListParams{OnlyActive: in.OnlyActive, Page: in.store()}
+	p := &store.DagListParams{OnlyActive: in.OnlyActive, Search: in.DagIDPattern, Tags: in.Tags, AllTags: in.TagsMatchMode == "all",
+		Page: in.store()}
+	if in.ExcludeStale.IsSet {
+		p.OnlyActive = in.ExcludeStale.Value
+	}
 	if in.Paused.IsSet {
 		p.Paused = &in.Paused.Value
 	}

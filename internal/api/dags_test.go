@@ -97,3 +97,44 @@ func TestPatchDag(t *testing.T) {
 		t.Error("rejected PATCH changed is_paused")
 	}
 }
+
+// The DAG list takes Airflow's filters — dag_id_pattern, tags (repeated or
+// comma-separated, any or all), exclude_stale — and refuses a query
+// parameter it does not take, naming it, rather than answering the whole
+// list; a run list's state filter takes repeated values too.
+func TestListFiltersAsAirflowSendsThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var c api.DAGCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?dag_id_pattern=ET", nil, &c)
+	if c.TotalEntries != 1 || c.Dags[0].DagID != "etl" {
+		t.Errorf("dag_id_pattern=ET: %+v", c)
+	}
+	for _, q := range []string{"tags=demo&tags=nope", "tags=nope,demo", "tags=demo&tags_match_mode=all", "exclude_stale=true&tags=demo"} {
+		c = api.DAGCollection{}
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?"+q, nil, &c)
+		if c.TotalEntries != 1 {
+			t.Errorf("%s: %d DAGs, want etl", q, c.TotalEntries)
+		}
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?tags=demo&tags=nope&tags_match_mode=all", nil, &c)
+	if c.TotalEntries != 0 {
+		t.Errorf("all of demo and nope: %d DAGs, want none", c.TotalEntries)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags?dag_display_name_pattern=x&owners=me", nil,
+		`query parameter "dag_display_name_pattern", "owners" is not one GET /api/v2/dags takes`, "dag_id_pattern")
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl?fields=x", nil, `"fields"`, "it takes: none")
+
+	e.trigger("r1")
+	e.trigger("r2")
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r2", map[string]any{"state": "failed"}, nil)
+	var runs struct {
+		TotalEntries int `json:"total_entries"`
+	}
+	for _, q := range []string{"state=failed&state=queued", "state=queued,failed", "state=queued&state=failed"} {
+		e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?"+q, nil, &runs)
+		if runs.TotalEntries != 2 {
+			t.Errorf("%s: %d runs, want both", q, runs.TotalEntries)
+		}
+	}
+}

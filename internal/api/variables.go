@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -54,8 +55,9 @@ type VariablePatch struct {
 }
 
 type patchVariableInput struct {
-	Key  string `path:"variable_key" doc:"variable key"`
-	Body VariablePatch
+	Key        string   `path:"variable_key" doc:"variable key"`
+	UpdateMask []string `query:"update_mask" doc:"only these fields (value, description), as Airflow's update_mask; none: the value, and the description when given"`
+	Body       VariablePatch
 }
 
 type listVariablesInput struct{ Page }
@@ -125,10 +127,18 @@ func (s *server) patchVariable(ctx context.Context, in *patchVariableInput) (*st
 		v.Description = *in.Body.Description
 	}
 	w := service.VariableWrite{OnlyExisting: true, KeepDescription: in.Body.Description == nil}
+	if len(in.UpdateMask) > 0 {
+		for _, f := range in.UpdateMask {
+			if f != "value" && f != "description" {
+				return nil, invalid(fmt.Sprintf("update_mask names %q; a variable's fields to update are value and description", f))
+			}
+		}
+		w.KeepValue, w.KeepDescription = !slices.Contains(in.UpdateMask, "value"), !slices.Contains(in.UpdateMask, "description")
+	}
 	if err := s.svc.SaveVariable(ctx, actor(ctx), v, w); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	if w.KeepDescription {
+	if w.KeepDescription || w.KeepValue {
 		cur, err := s.st.VariableGet(ctx, in.Key)
 		if err != nil {
 			return nil, s.problem(ctx, err)

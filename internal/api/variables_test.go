@@ -39,6 +39,19 @@ func TestVariables(t *testing.T) {
 	if v.Value != "us" || v.Description != "where we run" {
 		t.Errorf("patched %+v, want the value replaced and the description kept", v)
 	}
+	// Airflow's update_mask: only the fields named change.
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/variables/region?update_mask=description",
+		map[string]any{"key": "region", "value": "ignored", "description": "d2"}, &v)
+	if v.Value != "us" || v.Description != "d2" {
+		t.Errorf("patched with update_mask=description: %+v, want the value kept and the description d2", v)
+	}
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/variables/region?update_mask=value&update_mask=description",
+		map[string]any{"value": "eu"}, &v)
+	if v.Value != "eu" || v.Description != "" {
+		t.Errorf("patched with update_mask=value,description and no description: %+v, want eu and none", v)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/variables/region?update_mask=key", map[string]any{"value": "x"},
+		`update_mask names "key"`)
 	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "region", "value": "x"},
 		`variable "region" already exists`)
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "has space", "value": "x"},
@@ -80,5 +93,14 @@ func TestUndecryptableVariable(t *testing.T) {
 	status, b = e.call(core.RoleOp, "GET", "/api/v2/variables", nil)
 	if status != http.StatusOK || !strings.Contains(string(b), `"undecryptable":`) || !strings.Contains(string(b), "set it again") {
 		t.Errorf("GET /variables with an undecryptable one: %d %s, want it listed as undecryptable", status, b)
+	}
+	// Its description alone cannot be changed (its value would be kept
+	// unread); a new value replaces it.
+	e.mustProblem(http.StatusConflict, core.RoleOp, "PATCH", "/api/v2/variables/bucket?update_mask=description",
+		map[string]any{"value": "", "description": "d"}, "cannot be kept")
+	var v api.VariableResponse
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/variables/bucket", map[string]any{"value": "lake2"}, &v)
+	if v.Value != "lake2" {
+		t.Errorf("a new value over an undecryptable one: %+v", v)
 	}
 }

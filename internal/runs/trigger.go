@@ -70,6 +70,16 @@ type NewRun struct {
 	State             core.DagRunState // queued, or running (TriggerParams.Running)
 	TestJobID         string           // TriggerParams.TestJobID
 	inferInterval     bool             // a manual run that set no data interval
+	namedDate         bool             // the caller named the logical date
+}
+
+// UniqueLogicalDate says whether the run must be its DAG's only run at its
+// logical date, as Airflow's unique (dag_id, logical_date): a manual run
+// whose caller named the date (a script that triggers "the run for date
+// X" and retries must not make two). A run at "now", a test's, and a run
+// for a partition may share one.
+func (r *NewRun) UniqueLogicalDate() bool {
+	return r.namedDate && r.RunType == core.RunManual && r.TestJobID == "" && r.PartitionKey == nil
 }
 
 // InferInterval sets the data interval of a manual run that named none to
@@ -145,7 +155,8 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 	}
 	return &NewRun{DagID: p.DagID, RunID: runID, RunType: runType, Conf: conf, LogicalDate: logical,
 		DataIntervalStart: start, DataIntervalEnd: end, PartitionKey: p.PartitionKey, State: state, TestJobID: p.TestJobID,
-		inferInterval: runType == core.RunManual && p.DataIntervalStart == nil && p.DataIntervalEnd == nil}, nil
+		inferInterval: runType == core.RunManual && p.DataIntervalStart == nil && p.DataIntervalEnd == nil,
+		namedDate:     p.LogicalDate != nil}, nil
 }
 
 // RunID returns the default run id for a run of type t at logical date d:

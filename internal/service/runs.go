@@ -59,6 +59,9 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 		case !errors.Is(err, core.ErrNotFound):
 			return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
 		}
+		if err := logicalDateFree(ctx, tx, nr); err != nil {
+			return err
+		}
 		tis := runs.NewTaskInstances(&version.Spec)
 		if p.SingleTry {
 			for i := range tis {
@@ -84,6 +87,25 @@ func (s *Service) TriggerRunWith(ctx context.Context, actor core.Actor, p runs.T
 		return nil, err
 	}
 	return run, nil
+}
+
+// logicalDateFree refuses a run that must be alone at its logical date
+// (runs.NewRun.UniqueLogicalDate) when another run of its DAG has it:
+// core.ErrConflict naming that run.
+func logicalDateFree(ctx context.Context, tx store.Store, nr *runs.NewRun) error {
+	if !nr.UniqueLogicalDate() {
+		return nil
+	}
+	at := nr.LogicalDate
+	same, err := tx.DagRunList(ctx, &store.DagRunListParams{DagID: nr.DagID, LogicalDateGTE: &at, LogicalDateLTE: &at, Page: store.Page{Limit: 1}})
+	if err != nil {
+		return fmt.Errorf("trigger dag %q: %w", nr.DagID, err)
+	}
+	if len(same) > 0 {
+		return fmt.Errorf("trigger dag %q: run %q has logical date %s already; a run's logical date is its own (choose another, or clear that run): %w",
+			nr.DagID, same[0].RunID, at.UTC().Format(time.RFC3339Nano), core.ErrConflict)
+	}
+	return nil
 }
 
 // ClearParams selects the task instances a clear resets.

@@ -36,6 +36,7 @@ type VariableWrite struct {
 	OnlyNew         bool // an existing key is a conflict (POST /variables, as Airflow)
 	OnlyExisting    bool // a missing key is not found (PATCH)
 	KeepDescription bool // an existing variable keeps its description
+	KeepValue       bool // an existing variable keeps its value (an update of its description alone)
 }
 
 // SaveVariable stores a variable (docs/variables.md) as w says. Needs role
@@ -52,7 +53,7 @@ func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Var
 	c := &change{actor: actor, need: core.RoleOp, action: audit.VariableCreate, target: v.Key}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
 		cur, err := tx.VariableGet(ctx, v.Key)
-		if errors.Is(err, secrets.ErrUndecryptable) {
+		if errors.Is(err, secrets.ErrUndecryptable) && !w.KeepValue {
 			// A row that does not decrypt here exists all the same (and
 			// is replaced: how a stray key's row is mended).
 			err = nil
@@ -65,6 +66,12 @@ func (s *Service) SaveVariable(ctx context.Context, actor core.Actor, v core.Var
 			if w.KeepDescription {
 				v.Description = cur.Description
 			}
+			if w.KeepValue {
+				v.Value = cur.Value
+			}
+		case errors.Is(err, secrets.ErrUndecryptable) && w.KeepValue:
+			return fmt.Errorf("variable %q: its value does not decrypt with this node's secrets key, so it cannot be kept; give a value to replace it: %w",
+				v.Key, core.ErrConflict)
 		case errors.Is(err, core.ErrNotFound) && w.OnlyExisting:
 			return fmt.Errorf("variable %q: %w", v.Key, err)
 		case !errors.Is(err, core.ErrNotFound):

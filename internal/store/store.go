@@ -202,8 +202,10 @@ type DagListParams struct {
 	// Search keeps DAGs whose id contains it, ignoring ASCII case
 	// ("" = all).
 	Search string
-	// Tag keeps DAGs that have this tag, exactly ("" = all).
-	Tag string
+	// Tags keeps DAGs that have one of these tags (AllTags: every one of
+	// them), each matched exactly (none = all).
+	Tags    []string
+	AllTags bool
 	Page
 }
 

@@ -39,7 +39,10 @@ type dagRow struct {
 func (u *UI) dagsPage(w http.ResponseWriter, r *http.Request, req *request) {
 	q := r.URL.Query()
 	d := dagsData{Query: q.Get("q"), Tag: q.Get("tag"), Back: r.URL.RequestURI()}
-	p := &store.DagListParams{OnlyActive: true, Search: d.Query, Tag: d.Tag}
+	p := &store.DagListParams{OnlyActive: true, Search: d.Query}
+	if d.Tag != "" {
+		p.Tags = []string{d.Tag}
+	}
 	var err error
 	if d.Status, p.Paused, err = statusParam(q, "paused", "active"); err != nil {
 		u.failErr(w, r, req, err)

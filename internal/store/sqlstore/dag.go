@@ -109,11 +109,19 @@ func dagFilter(p *store.DagListParams) *builder {
 	if p.Search != "" {
 		b.where(`LOWER(dag_id) LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(p.Search))+"%")
 	}
-	if p.Tag != "" {
-		// tags is a JSON array: the tag's JSON string, quotes included,
+	if len(p.Tags) > 0 {
+		// tags is a JSON array: a tag's JSON string, quotes included,
 		// matches one whole element.
-		quoted, _ := json.Marshal(p.Tag) // a string always encodes
-		b.where(`tags LIKE ? ESCAPE '\'`, "%"+likeEscape(string(quoted))+"%")
+		conds, vals := make([]string, len(p.Tags)), make([]any, len(p.Tags))
+		for i, tag := range p.Tags {
+			quoted, _ := json.Marshal(tag) // a string always encodes
+			conds[i], vals[i] = `tags LIKE ? ESCAPE '\'`, "%"+likeEscape(string(quoted))+"%"
+		}
+		join := " OR "
+		if p.AllTags {
+			join = " AND "
+		}
+		b.where("("+strings.Join(conds, join)+")", vals...)
 	}
 	return &b
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // testDagListSearchTag: the DAGs list filters by a case-insensitive id
-// substring (wildcards taken literally) and by one exact tag, and counts
-// with the same filters.
+// substring (wildcards taken literally) and by exact tags (any of them, or
+// all), and counts with the same filters.
 func testDagListSearchTag(t *testing.T, f *fixture) {
 	sync := func(id string, tags ...string) {
 		t.Helper()
@@ -31,29 +31,34 @@ func testDagListSearchTag(t *testing.T, f *fixture) {
 	sync("100%_done")
 
 	cases := []struct {
-		search, tag string
-		want        []string
+		search string
+		tags   []string
+		all    bool
+		want   []string
 	}{
 		{search: "sales", want: []string{"Sales_Daily", "salesXdaily"}},
 		{search: "S_D", want: []string{"Sales_Daily"}}, // "_" is not a wildcard
 		{search: "%", want: []string{"100%_done"}},
-		{tag: "finance", want: []string{"Sales_Daily"}}, // not "finance-eu"
-		{tag: "fin", want: []string{"salesXdaily"}},
-		{tag: `we"ird`, want: []string{"hr_report"}},
-		{search: "sales", tag: "daily", want: []string{"Sales_Daily"}},
+		{tags: []string{"finance"}, want: []string{"Sales_Daily"}}, // not "finance-eu"
+		{tags: []string{"fin"}, want: []string{"salesXdaily"}},
+		{tags: []string{`we"ird`}, want: []string{"hr_report"}},
+		{tags: []string{"fin", "finance-eu"}, want: []string{"hr_report", "salesXdaily"}},
+		{tags: []string{"finance", "daily"}, all: true, want: []string{"Sales_Daily"}},
+		{tags: []string{"finance", "fin"}, all: true, want: nil},
+		{search: "sales", tags: []string{"daily"}, want: []string{"Sales_Daily"}},
 		{search: "nothing", want: nil},
 	}
 	for _, c := range cases {
-		p := &store.DagListParams{Search: c.search, Tag: c.tag}
+		p := &store.DagListParams{Search: c.search, Tags: c.tags, AllTags: c.all}
 		got, err := f.st.DagList(f.ctx, p)
 		must(t, err, "list")
 		if diff := cmp.Diff(c.want, dagIDs(got)); diff != "" {
-			t.Errorf("search %q tag %q (-want +got):\n%s", c.search, c.tag, diff)
+			t.Errorf("search %q tags %q all %v (-want +got):\n%s", c.search, c.tags, c.all, diff)
 		}
 		n, err := f.st.DagCount(f.ctx, p)
 		must(t, err, "count")
 		if n != len(c.want) {
-			t.Errorf("count with search %q tag %q = %d, want %d", c.search, c.tag, n, len(c.want))
+			t.Errorf("count with search %q tags %q all %v = %d, want %d", c.search, c.tags, c.all, n, len(c.want))
 		}
 	}
 }
