@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -226,7 +228,13 @@ func (s *server) setState(ctx context.Context, in setInput) (*struct{ Body core.
 		Value     json.RawMessage `json:"value"`
 		Retention json.RawMessage `json:"retention,omitempty"`
 	}
-	if err := json.Unmarshal(in.stateBody(), &body); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(in.stateBody()))
+	dec.DisallowUnknownFields() // {"valu": 1} names the field, not "a value is required"
+	err := dec.Decode(&body)
+	if _, end := dec.Token(); err == nil && end != io.EOF { //nolint:errorlint // Token answers io.EOF itself
+		err = errors.New("more after the body's JSON object")
+	}
+	if err != nil {
 		if _, verr := statevalue.ParseValue(in.stateBody()); verr != nil {
 			return nil, invalid(fmt.Sprintf("body: %v", verr))
 		}

@@ -66,6 +66,7 @@ func TestTaskStateREST(t *testing.T) {
 		`{"value": "\udc00"}`:      "half of a UTF-16 surrogate pair",
 		`{"value": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`: "nests deeper than 10000 levels",
 		`{"value": 1}garbage`: "",
+		`{"valu": 1}`:         `unknown field "valu"`,
 	} {
 		e.mustProblem(http.StatusBadRequest, core.RoleOp, "PUT", base+"/progress", body, want)
 	}

@@ -144,6 +144,7 @@ func newRootFor(opts *Options, args []string) *cobra.Command {
 		}
 	}
 	strictGroups(root)
+	usageErrors(root)
 	return root
 }
 

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/api"
+	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/schedule"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/store/sqlstore"
 )
 
 func (a *app) dagsCmd() *cobra.Command {
@@ -158,14 +163,22 @@ func (a *app) importErrorsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list-import-errors",
 		Short: "List DAG files that failed to load, with the reason",
-		Args:  cobra.NoArgs,
+		Long: "Lists the import errors the deployment's DAG processor recorded for its DAG folder. With --dags, " +
+			"parses that folder now instead and lists its files that fail to load (nothing is recorded).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pg, err := pf.page()
 			if err != nil {
 				return err
 			}
+			list := func(b backend) ([]core.ImportError, int, error) {
+				return b.ImportErrorList(cmd.Context(), &store.ImportErrorListParams{Page: pg})
+			}
+			if a.dags != "" {
+				list = func(backend) ([]core.ImportError, int, error) { return a.folderImportErrors(cmd.Context(), pg) }
+			}
 			return a.withBackend(cmd, func(b backend) error {
-				errs, total, err := b.ImportErrorList(cmd.Context(), &store.ImportErrorListParams{Page: pg})
+				errs, total, err := list(b)
 				errs, err = shownPage(cmd, &pf, errs, total, err)
 				if err != nil {
 					return err
@@ -298,4 +311,24 @@ func taskResponseRows(tasks []api.TaskResponse) ([]string, [][]string) {
 		rows[i] = []string{t.TaskID, t.Operator, orDash(strings.Join(t.UpstreamTaskIDs, ",")), t.TriggerRule, strconv.Itoa(t.Retries)}
 	}
 	return []string{"TASK_ID", "OPERATOR", "UPSTREAM", "TRIGGER_RULE", "RETRIES"}, rows
+}
+
+// folderImportErrors parses --dags now (dagprocessor.Processor.ImportErrors)
+// and returns pg's page of its files that fail to load, by file name, and
+// how many there are.
+func (a *app) folderImportErrors(ctx context.Context, pg store.Page) ([]core.ImportError, int, error) {
+	var out []core.ImportError
+	err := a.withStore(ctx, func(cfg *config.Config, st *sqlstore.Store) error {
+		errs, err := newProcessor(cfg, st, a.opts, newLogger(a.opts.Stderr, cfg.Logging.Level)).ImportErrors(ctx)
+		for _, f := range slices.Sorted(maps.Keys(errs)) {
+			out = append(out, core.ImportError{Filename: f, Message: errs[f]})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	total := len(out)
+	out = out[min(pg.Offset, total):]
+	return out[:min(pg.Limit, len(out))], total, nil
 }

@@ -76,7 +76,8 @@ func renderCLIDoc(root *cobra.Command) string {
 	fmt.Fprintf(&b, "%s. One binary for every role, the admin commands and the in-task commands. "+
 		"Cobra also adds `%s completion` (shell completion scripts) and `%s help`. A command line that names no "+
 		"command (a group such as `%s dags` alone, or an unknown subcommand) exits %d with the group's commands and "+
-		"a \"did you mean\" hint; other failures exit 1 unless a command documents its own codes. "+
+		"a \"did you mean\" hint, as does one with a flag a command does not have or the wrong number of arguments; "+
+		"other failures exit 1 unless a command documents its own codes. "+
 		"Every listing takes `-o/--output table|json|yaml|plain` as Airflow's CLI does: json and yaml print the "+
 		"items with the REST API's snake_case names, plain prints tab-separated rows without a header (for scripts), "+
 		"and `--json` is the same as `-o json`.\n\n",

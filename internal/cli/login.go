@@ -95,7 +95,7 @@ func (a *app) loginCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&apiURL, "api-url", "", "the deployment's api-server, e.g. http://localhost:8080")
-	cmd.Flags().StringVar(&token, "token", "", "store this API token (from `weir tokens create`) instead of logging in with a password")
+	cmd.Flags().StringVar(&token, "token", "", "store this API token (one weir tokens create made) instead of logging in with a password")
 	cmd.Flags().StringVar(&username, "username", "", "user to log in as (asked for when not given)")
 	cmd.Flags().StringVar(&password, "password", "", "password (asked for, without echo, when not given)")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin's first line (scripts: it stays out of the process list and the shell history)")

@@ -155,7 +155,7 @@ func (a *app) remoteGroup(cmd *cobra.Command) *cobra.Command {
 	cmd.Annotations[remoteAnnotation] = "true"
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.chooseTransport(cmd) }
 	cmd.PersistentFlags().StringVar(&a.apiURL, "api-url", "",
-		"reach this deployment's REST API instead of the local database (default $WEIR_API_URL with $WEIR_API_TOKEN, or the `weir login`)")
+		"reach this deployment's REST API instead of the local database (default $WEIR_API_URL with $WEIR_API_TOKEN, or the deployment weir login saved)")
 	return cmd
 }
 

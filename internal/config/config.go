@@ -189,7 +189,7 @@ type Logging struct {
 	LogRetention Duration `toml:"log_retention" comment:"with log_store = database: how long after its last line a try's log is kept before the scheduler deletes it (never while the try runs); with remote_base_log_folder: how long after its upload (0s = kept forever)"`
 	LogStore     string   `toml:"log_store" comment:"where api-servers keep the task logs workers ship: database (chunks in the metadata database: every api-server and the CLI read every try's log, live and after; no file made per try) or folder (a file per try under base_log_folder; several api-servers must share it) (docs/deployment.md#task-logs)"`
 	// RemoteBaseLogFolder is where ended tries' logs are stored whole.
-	RemoteBaseLogFolder string `toml:"remote_base_log_folder" comment:"where each try's whole log is stored once the try has ended: an s3://bucket/prefix URL (?endpoint=, credentials as [state_store] backend takes them) or the absolute path of a folder every api-server and scheduler shares; needs log_store = database, which holds the log while the try runs. Empty = none (docs/deployment.md#task-logs)"`
+	RemoteBaseLogFolder string `toml:"remote_base_log_folder" comment:"where each try's whole log is stored once the try has ended: an s3://bucket/prefix URL (?endpoint=, credentials as [workers] state_backend takes them) or the absolute path of a folder every api-server and scheduler shares; needs log_store = database, which holds the log while the try runs. Empty = none (docs/deployment.md#task-logs)"`
 	Level               string `toml:"level" comment:"level of Weir's own process logs: debug, info, warn or error"`
 }
 

@@ -94,3 +94,18 @@ func orNone(dir string) string {
 	}
 	return dir
 }
+
+// ImportErrors parses the folder (and Extra) as the processor does and
+// returns each file that fails to load, with why, by file name. It records
+// no DAG, import error or active flag (only the parses it keeps, ADR
+// 0030): `weir dags list-import-errors --dags FOLDER` checks a folder the
+// deployment's processor may not read.
+func (p *Processor) ImportErrors(ctx context.Context) (map[string]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	plan, err := p.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return plan.importErrors, nil
+}

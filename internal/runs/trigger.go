@@ -130,7 +130,7 @@ func PrepareTrigger(p TriggerParams, rules TriggerRules, now time.Time) (*NewRun
 	if runID == "" {
 		runID = RunID(runType, logical)
 	}
-	if err := rules.validateRunID(runID); err != nil {
+	if err := rules.CheckRunID(runID); err != nil {
 		return nil, fmt.Errorf("trigger dag %q: %w", p.DagID, err)
 	}
 	if p.PartitionKey != nil {
@@ -190,7 +190,11 @@ func normalizeConf(raw json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-func (r TriggerRules) validateRunID(id string) error {
+// CheckRunID says why id cannot name a new run (nil when it can): blank,
+// too long, with a '/' or '\\' or a control character, or not matching
+// the allowed pattern (unless it is one RunID makes). Errors wrap
+// core.ErrInvalid.
+func (r TriggerRules) CheckRunID(id string) error {
 	pattern := r.RunIDPattern
 	if pattern == nil {
 		pattern = defaultRunIDPattern()

@@ -26,6 +26,11 @@ func (s *Service) TriggerRun(ctx context.Context, actor core.Actor, p runs.Trigg
 	return s.TriggerRunWith(ctx, actor, p, nil)
 }
 
+// CheckRunID says why id cannot name a new run of this deployment (nil
+// when it can; runs.TriggerRules.CheckRunID), for a form that lists every
+// problem at once before it triggers.
+func (s *Service) CheckRunID(id string) error { return s.triggerRules.CheckRunID(id) }
+
 // TriggerRunWith is TriggerRun with inTx run in the same transaction once the
 // run exists (nil = nothing): the scheduler consumes the asset events an
 // asset-triggered run was created for, so both commit or neither does.
@@ -119,7 +124,7 @@ type ClearParams struct {
 	// OnlyFailed clears only failed and upstream_failed instances.
 	OnlyFailed bool
 	// KeepTaskState keeps the cleared instances' task state (by default a
-	// clear deletes it: docs/task-state.md#clearing-a-task-instance).
+	// clear deletes it: docs/task-state.md#lifecycle).
 	KeepTaskState bool
 	// DryRun only selects: nothing changes and nothing is audited.
 	DryRun bool

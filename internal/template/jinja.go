@@ -88,7 +88,9 @@ func parseJinja(field, s string) (*exec.Template, error) {
 		if cause := errors.Unwrap(err); cause != nil {
 			err = cause
 		}
-		msg := err.Error()
+		// gonja says where as "(Line: 0 Col: 0, near ...)" when it does not
+		// know: the DAG file's line:col before the field says it instead.
+		msg := strings.ReplaceAll(err.Error(), "(Line: 0 Col: 0, near ", "(near ")
 		for name, why := range refusedStatements {
 			if strings.Contains(msg, "'"+name+"'") && strings.Contains(s, name) {
 				msg = fmt.Sprintf("{%% %s %%} is not allowed: %s", name, why)

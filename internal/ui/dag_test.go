@@ -151,10 +151,11 @@ func TestTriggerForm(t *testing.T) {
 		// Every problem of the form on a line of its own, all at once; the
 		// configuration JSON and the logical date kept as typed.
 		bad = op.post("/dags/hello/trigger", url.Values{"csrf": {csrf}, "param.name": {"Ana"}, "param.times": {"twice"},
-			"conf": {"[1]"}, "logical_date": {"2026-02-30"}})
-		if bad.status != http.StatusBadRequest || strings.Count(bad.body, "<li>") != 3 || strings.Contains(bad.body, "invalid input") ||
-			!strings.Contains(bad.body, "the configuration JSON must be a JSON object") || !strings.Contains(bad.body, `>[1]</textarea>`) {
-			t.Errorf("two bad fields: %d; want both named, one a line:\n%s", bad.status, bad.body)
+			"conf": {"[1]"}, "logical_date": {"2026-02-30"}, "run_id": {"bad id/with space"}})
+		if bad.status != http.StatusBadRequest || strings.Count(bad.body, "<li>") != 4 || strings.Contains(bad.body, "invalid input") ||
+			!strings.Contains(bad.body, "the configuration JSON must be a JSON object") || !strings.Contains(bad.body, `>[1]</textarea>`) ||
+			!strings.Contains(bad.body, "must not contain") {
+			t.Errorf("four bad fields: %d; want each named, one a line:\n%s", bad.status, bad.body)
 		}
 		// The configuration JSON's keys go over the params', and add others;
 		// the logical date is the run's.

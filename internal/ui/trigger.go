@@ -139,7 +139,11 @@ func (u *UI) trigger(w http.ResponseWriter, r *http.Request, req *request) {
 		LogicalDate: r.PostFormValue("logical_date"), Conf: r.PostFormValue("conf"), Unpause: r.PostFormValue("unpause") == "true"}
 	conf, confErr := confFromForm(spec, r.PostForm)
 	logical, dateErr := dateParam("logical date", strings.TrimSpace(d.LogicalDate), false)
-	err = errors.Join(confErr, dateErr) // every problem of the form at once
+	var idErr error
+	if d.RunID != "" {
+		idErr = u.svc.CheckRunID(d.RunID)
+	}
+	err = errors.Join(confErr, dateErr, idErr) // every problem of the form at once
 	if err == nil {
 		var run *core.DagRun
 		run, err = u.svc.TriggerRun(r.Context(), actor(req), runs.TriggerParams{DagID: dag.DagID, RunID: d.RunID, Conf: conf, LogicalDate: logical})
