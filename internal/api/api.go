@@ -162,6 +162,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	s.registerDagSources()
 	s.registerTaskInstances()
 	s.registerTaskInstanceActions()
+	s.registerBatchLists()
 	s.registerLogs()
 	s.registerCallbacks()
 	s.registerXCom()

@@ -40,7 +40,8 @@ type DAGDetails struct {
 	Tasks []TaskResponse `json:"tasks"`
 }
 
-type listDagsInput struct {
+// DagListQuery is the DAGs list's query: its page and filters.
+type DagListQuery struct {
 	Page
 	OnlyActive    bool           `query:"only_active" default:"true" doc:"only DAGs still defined in a DAG file"`
 	ExcludeStale  optional[bool] `query:"exclude_stale" doc:"Airflow's name for only_active (when given, it wins)"`
@@ -53,6 +54,16 @@ type listDagsInput struct {
 // DagIDParam names a DAG in the path.
 type DagIDParam struct {
 	DagID string `path:"dag_id" doc:"DAG id"`
+}
+
+type listDagsInput struct{ DagListQuery }
+
+type patchDagsInput struct {
+	DagListQuery
+	UpdateMask []string `query:"update_mask" doc:"is_paused, the one field a PATCH changes (as Airflow)"`
+	Body       struct {
+		IsPaused bool `json:"is_paused" required:"true"`
+	}
 }
 
 type patchDagInput struct {
@@ -74,12 +85,55 @@ func (s *server) registerDags() {
 		Errors: []int{http.StatusNotFound},
 	}, s.getDag)
 	register(s, core.RoleOp, huma.Operation{
+		OperationID: "patch_dags", Method: http.MethodPatch, Path: Prefix + "/dags", Tags: tags,
+		Summary:     "Pause or unpause the DAGs a filter selects",
+		Description: "Sets is_paused on the page of DAGs GET /dags would list with the same query (its filters, limit and offset; dag_id_pattern \"~\" is every DAG), each audited, and answers them.",
+		Errors:      []int{http.StatusBadRequest},
+	}, s.patchDags)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_dag_details", Method: http.MethodGet, Path: Prefix + "/dags/{dag_id}/details", Tags: tags,
+		Summary: "Get a DAG's details", Description: "The same as GET /dags/{dag_id}: the DAG with the tasks of its latest version.",
+		Errors: []int{http.StatusNotFound},
+	}, s.getDag)
+	register(s, core.RoleOp, huma.Operation{
 		OperationID: "patch_dag", Method: http.MethodPatch, Path: Prefix + "/dags/{dag_id}", Tags: tags,
 		Summary: "Pause or unpause a DAG", Errors: []int{http.StatusNotFound},
 	}, s.patchDag)
 }
 
 func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body DAGCollection }, error) {
+	dags, total, err := listOf(ctx, s, in.params(), s.st.DagList, s.st.DagCount)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
+}
+
+func (s *server) patchDags(ctx context.Context, in *patchDagsInput) (*struct{ Body DAGCollection }, error) {
+	for _, f := range in.UpdateMask {
+		if f != "is_paused" {
+			return nil, invalid(fmt.Sprintf("update_mask names %q; is_paused is the one field a PATCH of DAGs changes", f))
+		}
+	}
+	if in.DagIDPattern == AllDags {
+		in.DagIDPattern = ""
+	}
+	dags, total, err := listOf(ctx, s, in.params(), s.st.DagList, s.st.DagCount)
+	if err != nil {
+		return nil, err
+	}
+	for i := range dags {
+		d, err := s.svc.SetDagPaused(ctx, actor(ctx), dags[i].DagID, in.Body.IsPaused)
+		if err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		dags[i] = *d
+	}
+	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
+}
+
+// params are the store's filters of the DAGs list's query.
+func (in *DagListQuery) params() *store.DagListParams {
 	p := &store.DagListParams{OnlyActive: in.OnlyActive, Search: in.DagIDPattern, Tags: in.Tags, AllTags: in.TagsMatchMode == "all",
 		Page: in.store()}
 	if in.ExcludeStale.IsSet {
@@ -88,11 +142,7 @@ func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body
 	if in.Paused.IsSet {
 		p.Paused = &in.Paused.Value
 	}
-	dags, total, err := listOf(ctx, s, p, s.st.DagList, s.st.DagCount)
-	if err != nil {
-		return nil, err
-	}
-	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
+	return p
 }
 
 func (s *server) getDag(ctx context.Context, in *DagIDParam) (*struct{ Body DAGDetails }, error) {

@@ -124,6 +124,11 @@ func TestListFiltersAsAirflowSendsThem(t *testing.T) {
 	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags?dag_display_name_pattern=x&owners=me", nil,
 		`query parameter "dag_display_name_pattern", "owners" is not one GET /api/v2/dags takes`, "dag_id_pattern")
 	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "GET", "/api/v2/dags/etl?fields=x", nil, `"fields"`, "it takes: none")
+	var d api.DAGDetails
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/details", nil, &d)
+	if d.DagID != "etl" || len(d.Tasks) != 3 {
+		t.Errorf("GET /dags/etl/details: %+v, want etl with its tasks", d)
+	}
 
 	e.trigger("r1")
 	e.trigger("r2")
@@ -137,4 +142,32 @@ func TestListFiltersAsAirflowSendsThem(t *testing.T) {
 			t.Errorf("%s: %d runs, want both", q, runs.TotalEntries)
 		}
 	}
+}
+
+// PATCH /dags pauses or unpauses the page of DAGs its filter selects
+// ("~": every one), each audited, and answers them; a viewer may not, and
+// update_mask names is_paused alone.
+func TestPatchDagsByFilter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var c api.DAGCollection
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags?dag_id_pattern=et", map[string]any{"is_paused": true}, &c)
+	if c.TotalEntries != 1 || c.Dags[0].DagID != "etl" || !c.Dags[0].IsPaused {
+		t.Errorf("pause by pattern: %+v", c)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?paused=true", nil, &c)
+	if c.TotalEntries != 1 {
+		t.Errorf("paused DAGs after the pattern's pause: %d, want etl alone", c.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags?dag_id_pattern=~&update_mask=is_paused", map[string]any{"is_paused": false}, &c)
+	all := c.TotalEntries
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?paused=true", nil, &c)
+	if all < 1 || c.TotalEntries != 0 {
+		t.Errorf("unpause every DAG: %d patched, %d paused still", all, c.TotalEntries)
+	}
+	if !e.hasAudit("op", "dag.pause", "etl") {
+		t.Errorf("no audit of the pause: %+v", e.audit())
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/dags?update_mask=tags", map[string]any{"is_paused": true}, `update_mask names "tags"`)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags", map[string]any{"is_paused": true}, "op")
 }

@@ -21,8 +21,16 @@ type TaskInstanceCollection struct {
 type listTIsInput struct {
 	DagRunParam
 	Page
-	State  []string `query:"state" doc:"only instances in these states (none, scheduled, queued, running, success, failed, up_for_retry, upstream_failed, skipped, removed, restarting, deferred)"`
-	TaskID string   `query:"task_id" doc:"only instances of this task"`
+	State    []string      `query:"state" doc:"only instances in these states (none, scheduled, queued, running, success, failed, up_for_retry, upstream_failed, skipped, removed, restarting, deferred)"`
+	TaskID   string        `query:"task_id" doc:"only instances of this task"`
+	MapIndex optional[int] `query:"map_index" doc:"only instances with this map index (-1: unmapped)"`
+}
+
+type listMappedInput struct {
+	DagRunParam
+	Page
+	TaskID string   `path:"task_id" doc:"a mapped task's id"`
+	State  []string `query:"state" doc:"only instances in these states"`
 }
 
 // TaskInstanceParam names a task instance: path ids and the map_index query.
@@ -57,6 +65,12 @@ func (s *server) registerTaskInstances() {
 		Summary: "Get a mapped task instance", Errors: []int{http.StatusNotFound},
 	}, s.getMappedTaskInstance)
 	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_mapped_task_instances", Method: http.MethodGet, Path: base + "/{task_id}/listMapped", Tags: tags,
+		Summary:     "List a mapped task's instances in a run",
+		Description: listDoc("Lists the current tries of a mapped task's instances (map_index 0 and up); 404 for a task that is not mapped.", store.TaskInstanceOrder),
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.listMappedTaskInstances)
+	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_task_instance_tries", Method: http.MethodGet, Path: base + "/{task_id}/tries", Tags: tags,
 		Summary: "List a task instance's tries", Description: "Earlier tries oldest first, then the current try.",
 		Errors: []int{http.StatusNotFound},
@@ -69,6 +83,9 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 		return nil, err
 	}
 	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.store()}
+	if in.MapIndex.IsSet {
+		p.MapIndex = &in.MapIndex.Value
+	}
 	switch {
 	case in.DagID != AllDags && in.RunID != AllRuns:
 		run, err := s.dagRun(ctx, in.DagID, in.RunID)
@@ -87,6 +104,30 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
 	if err != nil {
 		return nil, err
+	}
+	s.withTriggers(ctx, tis)
+	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
+}
+
+func (s *server) listMappedTaskInstances(ctx context.Context, in *listMappedInput) (*struct{ Body TaskInstanceCollection }, error) {
+	states, err := parseTIStates(in.State)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.dagRun(ctx, in.DagID, in.RunID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	p := &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: in.TaskID, Mapped: true, States: states, Page: in.store()}
+	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 && len(states) == 0 {
+		if _, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, core.NoMapIndex); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		return nil, s.problem(ctx, fmt.Errorf("task_id %q in dag_run_id %q is not mapped: %w", in.TaskID, in.RunID, core.ErrNotFound))
 	}
 	s.withTriggers(ctx, tis)
 	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil

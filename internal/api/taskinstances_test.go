@@ -75,6 +75,18 @@ func TestMappedTaskInstance(t *testing.T) {
 	if ti.MapIndex != 1 || ti.TaskID != "transform" {
 		t.Errorf("mapped get: %+v", ti)
 	}
+	// Airflow's listMapped, and the list's map_index filter.
+	var c api.TaskInstanceCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform/listMapped", nil, &c)
+	if c.TotalEntries != 2 || c.TaskInstances[0].MapIndex != 0 || c.TaskInstances[1].MapIndex != 1 {
+		t.Errorf("listMapped: %+v", c)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"?map_index=1", nil, &c)
+	if c.TotalEntries != 1 || c.TaskInstances[0].TaskID != "transform" {
+		t.Errorf("list by map_index 1: %+v", c)
+	}
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/extract/listMapped", nil, `task_id "extract" in dag_run_id "r1" is not mapped`)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/nope/listMapped", nil, `task_id "nope"`)
 	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform?map_index=0", nil, &ti)
 	if ti.MapIndex != 0 {
 		t.Errorf("mapped get by query: %+v", ti)
@@ -198,4 +210,37 @@ func TestClearTaskInstancesAndTries(t *testing.T) {
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/etl/clearTaskInstances",
 		map[string]any{"dag_run_id": "zzz"}, `dag_run_id "zzz"`)
 	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/dags/nope/clearTaskInstances", map[string]any{}, `dag_id "nope"`)
+}
+
+// Airflow's batch lists: POST .../dagRuns/list and .../taskInstances/list
+// with the filters in the body, "~" for every DAG and run; a body field
+// Weir does not take is refused, naming it.
+func TestBatchLists(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.trigger("r2")
+	e.setTIState("r2", "extract", core.TISuccess)
+	var runs api.DAGRunCollection
+	e.must(http.StatusOK, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/list", map[string]any{"dag_ids": []string{"etl"}, "page_limit": 1}, &runs)
+	if runs.TotalEntries != 2 || len(runs.DagRuns) != 1 {
+		t.Errorf("runs batch: %+v, want a page of 1 of 2", runs)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/list", map[string]any{"dag_ids": []string{"other"}}, &runs)
+	if runs.TotalEntries != 0 {
+		t.Errorf("runs batch of another DAG: %+v", runs)
+	}
+	var c api.TaskInstanceCollection
+	e.must(http.StatusOK, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/~/taskInstances/list",
+		map[string]any{"dag_run_ids": []string{"r2"}, "state": []string{"success", "none"}, "order_by": "task_id"}, &c)
+	if c.TotalEntries != 3 || c.TaskInstances[0].TaskID != "extract" || c.TaskInstances[0].State != core.TISuccess {
+		t.Errorf("task instances batch: %+v", c)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "POST", "/api/v2/dags/etl/dagRuns/r1/taskInstances/list", map[string]any{"task_ids": []string{"load"}}, &c)
+	if c.TotalEntries != 1 || c.TaskInstances[0].RunID != "r1" {
+		t.Errorf("task instances batch of r1's load: %+v", c)
+	}
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/~/taskInstances/list",
+		map[string]any{"executor": []string{"x"}}, "executor")
+	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/list", map[string]any{"states": []string{"bogus"}}, `"bogus"`)
 }

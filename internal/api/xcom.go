@@ -44,7 +44,8 @@ func (s *server) registerXCom() {
 	base := Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries"
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_xcom_entries", Method: http.MethodGet, Path: base, Tags: tags,
-		Summary: "List a task's XCom entries", Description: listDoc("Lists a task's XCom entries without their values.", store.XComOrder),
+		Summary: "List a task's XCom entries", Description: listDoc("Lists a task's XCom entries without their values; \"~\" for the dag_id, "+
+			"dag_run_id or task_id lists those of every DAG, run or task.", store.XComOrder),
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.listXCom)
 	register(s, core.RoleViewer, huma.Operation{
@@ -54,10 +55,26 @@ func (s *server) registerXCom() {
 }
 
 func (s *server) listXCom(ctx context.Context, in *listXComInput) (*struct{ Body XComCollection }, error) {
-	if _, err := s.dagRun(ctx, in.DagID, in.RunID); err != nil {
-		return nil, s.problem(ctx, err)
-	}
 	p := &store.XComListParams{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, Page: in.store()}
+	switch {
+	case in.DagID != AllDags && in.RunID != AllRuns:
+		if _, err := s.dagRun(ctx, in.DagID, in.RunID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+	case in.DagID != AllDags:
+		if _, err := s.dag(ctx, in.DagID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		p.RunID = ""
+	default:
+		p.DagID = ""
+		if in.RunID == AllRuns {
+			p.RunID = ""
+		}
+	}
+	if in.TaskID == "~" {
+		p.TaskID = ""
+	}
 	if in.MapIndex.IsSet {
 		p.MapIndex = &in.MapIndex.Value
 	}

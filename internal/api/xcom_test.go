@@ -38,4 +38,19 @@ func TestXCom(t *testing.T) {
 	}
 	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", tiBase+"/extract/xcomEntries/nope", nil, `XCom key "nope"`)
 	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/zz/taskInstances/extract/xcomEntries", nil, `"zz"`)
+	// "~" for the task, the run or the DAG lists the entries of every one.
+	for path, want := range map[string]int{
+		tiBase + "/~/xcomEntries":                                       3,
+		"/api/v2/dags/etl/dagRuns/~/taskInstances/load/xcomEntries":     1,
+		"/api/v2/dags/~/dagRuns/~/taskInstances/~/xcomEntries":          3,
+		"/api/v2/dags/~/dagRuns/r1/taskInstances/~/xcomEntries?limit=2": 3,
+		"/api/v2/dags/~/dagRuns/r9/taskInstances/~/xcomEntries":         0,
+	} {
+		c = api.XComCollection{}
+		e.must(http.StatusOK, core.RoleViewer, "GET", path, nil, &c)
+		if c.TotalEntries != want {
+			t.Errorf("GET %s: %d entries, want %d", path, c.TotalEntries, want)
+		}
+	}
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/nope/dagRuns/~/taskInstances/~/xcomEntries", nil, `"nope"`)
 }

@@ -312,6 +312,7 @@ type NewTaskInstance struct {
 // DagRunListParams filters DagRunList and DagRunCount.
 type DagRunListParams struct {
 	DagID    string             // "" = all DAGs
+	DagIDs   []string           // these DAGs only (empty = all)
 	States   []core.DagRunState // empty = all
 	RunTypes []core.RunType     // empty = all
 	// LogicalDateGTE and LogicalDateLTE keep the runs whose logical date
@@ -437,11 +438,16 @@ type TaskInstanceListParams struct {
 	DagID    string // "" = any
 	RunID    string // "" = any
 	TaskID   string // "" = any
-	// TaskIDs keeps the instances of these tasks only (empty = any).
-	TaskIDs []string
+	// TaskIDs keeps the instances of these tasks only (empty = any);
+	// DagIDs those of these DAGs, RunIDs those of runs with these ids.
+	TaskIDs, DagIDs, RunIDs []string
 	// IDs keeps these tries only (empty = any).
-	IDs    []string
-	States []core.TIState // empty = all
+	IDs []string
+	// MapIndex keeps the instances with this map index (nil = any);
+	// Mapped keeps a mapped task's (map_index >= 0).
+	MapIndex *int
+	Mapped   bool
+	States   []core.TIState // empty = all
 	// ExceptDagIDs and ExceptPools leave out the instances of these DAGs
 	// and of these pools.
 	ExceptDagIDs, ExceptPools []string
@@ -684,8 +690,8 @@ type XComStore interface {
 
 // XComListParams filters XComList and XComCount: the values of one run.
 type XComListParams struct {
-	DagID    string
-	RunID    string
+	DagID    string // "" = every DAG
+	RunID    string // "" = every run (of DagID)
 	TaskID   string // "" = every task
 	MapIndex *int   // nil = every map index
 	Key      string // "" = every key

@@ -222,6 +222,7 @@ func runFilter(p *store.DagRunListParams) *builder {
 	if p.DagID != "" {
 		b.where("dag_id = ?", p.DagID)
 	}
+	in(&b, "dag_id", p.DagIDs)
 	in(&b, "state", p.States)
 	in(&b, "run_type", p.RunTypes)
 	if p.LogicalDateGTE != nil {

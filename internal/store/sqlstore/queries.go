@@ -91,8 +91,11 @@ const (
 	qRunCount = `SELECT COUNT(*) FROM dag_run%s`
 	// qRunSetState: a run leaving an end (cleared, a task marked) is no
 	// longer a test's to end (test_job_id, ADR 0041).
+	// qRunSetState: a run sent back to queued (a clear) starts anew, as
+	// Airflow's: no start date until the scheduler starts it, queued now.
 	qRunSetState = `UPDATE dag_run SET state = $2,
-		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) ELSE start_date END,
+		start_date = CASE WHEN $4 THEN COALESCE(start_date, $3) WHEN $2 = 'queued' THEN NULL ELSE start_date END,
+		queued_at = CASE WHEN $2 = 'queued' THEN $3 ELSE queued_at END,
 		end_date = CASE WHEN $5 THEN $3 ELSE NULL END,
 		test_job_id = CASE WHEN state IN ('success', 'failed') AND NOT $5 THEN NULL ELSE test_job_id END
 		WHERE id = $1%s`

@@ -133,6 +133,16 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 		b.where("task_id = ?", p.TaskID)
 	}
 	in(&b, "task_id", p.TaskIDs)
+	in(&b, "dag_id", p.DagIDs)
+	if len(p.RunIDs) > 0 {
+		b.conds = append(b.conds, "dag_run_id IN (SELECT id FROM dag_run WHERE run_id IN ("+list(&b, p.RunIDs)+"))")
+	}
+	if p.MapIndex != nil {
+		b.where("map_index = ?", *p.MapIndex)
+	}
+	if p.Mapped {
+		b.where("map_index >= 0")
+	}
 	in(&b, "id", p.IDs)
 	in(&b, "state", p.States)
 	if len(p.ExceptDagIDs) > 0 {

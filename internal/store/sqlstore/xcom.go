@@ -44,7 +44,14 @@ func (s *Store) XComCount(ctx context.Context, p *store.XComListParams) (int, er
 // xcomFilter is the WHERE clause of XComList and XComCount.
 func xcomFilter(p *store.XComListParams) *builder {
 	var b builder
-	b.where(qXComListRun, p.DagID, p.RunID)
+	switch {
+	case p.DagID != "" && p.RunID != "":
+		b.where(qXComListRun, p.DagID, p.RunID)
+	case p.DagID != "":
+		b.where("dag_id = ?", p.DagID)
+	case p.RunID != "":
+		b.where("run_id = ?", p.RunID)
+	}
 	if p.TaskID != "" {
 		b.where("task_id = ?", p.TaskID)
 	}

@@ -157,8 +157,14 @@ func testDagRunSetState(t *testing.T, f *fixture) {
 	}
 	got, err = f.st.DagRunGetByID(f.ctx, run.ID)
 	must(t, err, "get")
-	if got.EndDate != nil {
-		t.Errorf("end date after re-queue = %v, want nil", got.EndDate)
+	if got.EndDate != nil || got.StartDate != nil || !got.QueuedAt.Equal(f.at(2*time.Hour)) {
+		t.Errorf("after re-queue: start %v end %v queued at %v; want no dates but queued at the re-queue", got.StartDate, got.EndDate, got.QueuedAt)
+	}
+	if !set([]core.DagRunState{core.RunQueued}, core.RunRunning, f.at(3*time.Hour)) {
+		t.Fatal("re-queued run did not start")
+	}
+	if got, _ = f.st.DagRunGetByID(f.ctx, run.ID); got.StartDate == nil || !got.StartDate.Equal(f.at(3*time.Hour)) {
+		t.Errorf("re-queued run started at %v, want its new start", got.StartDate)
 	}
 	_, err = f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: 999999, To: core.RunRunning, Now: f.now})
 	wantErr(t, err, core.ErrNotFound, "set state of unknown run")
@@ -213,6 +219,7 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 			[]string{"backfill_d", "scheduled_b", "scheduled_a"}},
 		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &from, LogicalDateLTE: &to}, []string{"scheduled_b", "scheduled_a"}},
 		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &to}, []string{"manual_c", "scheduled_b"}},
+		{store.DagRunListParams{DagIDs: []string{"other", "none"}}, []string{"o1"}},
 		{store.DagRunListParams{DagID: "etl", LogicalDateLTE: &from, RunTypes: []core.RunType{core.RunBackfill}}, []string{"backfill_d"}},
 		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunAssetTriggered}}, nil},
 	}

@@ -19,7 +19,9 @@ func testTaskInstanceGetList(t *testing.T, f *fixture) {
 	a, b := newTI("a", core.TINone), newTI("b", core.TIQueued)
 	b.Queue, b.Pool, b.PoolSlots, b.PriorityWeight, b.MaxTries = "gpu", "p1", 3, 7, 4
 	run := f.run("etl", "r1", a, b)
-	f.run("etl", "r2", newTI("a", core.TINone))
+	m0, m1 := newTI("m", core.TINone), newTI("m", core.TINone)
+	m0.MapIndex, m1.MapIndex = 0, 1
+	f.run("etl", "r2", newTI("a", core.TINone), m0, m1)
 
 	got := f.get(b.ID)
 	if got.Queue != "gpu" || got.Pool != "p1" || got.PoolSlots != 3 || got.PriorityWeight != 7 ||
@@ -41,21 +43,27 @@ func testTaskInstanceGetList(t *testing.T, f *fixture) {
 		p    store.TaskInstanceListParams
 		want int
 	}{
-		{"all", store.TaskInstanceListParams{}, 3},
+		{"all", store.TaskInstanceListParams{}, 5},
 		{"by run id", store.TaskInstanceListParams{DagRunID: run.ID}, 2},
-		{"by dag and run", store.TaskInstanceListParams{DagID: "etl", RunID: "r2"}, 1},
+		{"by dag and run", store.TaskInstanceListParams{DagID: "etl", RunID: "r2"}, 3},
+		{"by map index", store.TaskInstanceListParams{MapIndex: ptr(1)}, 1},
+		{"unmapped", store.TaskInstanceListParams{MapIndex: ptr(core.NoMapIndex)}, 3},
+		{"mapped", store.TaskInstanceListParams{Mapped: true}, 2},
 		{"by task", store.TaskInstanceListParams{TaskID: "a"}, 2},
 		{"by state", store.TaskInstanceListParams{States: []core.TIState{core.TIQueued}}, 1},
-		{"by state none", store.TaskInstanceListParams{States: []core.TIState{core.TINone}}, 2},
+		{"by state none", store.TaskInstanceListParams{States: []core.TIState{core.TINone}}, 4},
 		{"limited", store.TaskInstanceListParams{Page: store.Page{Limit: 2}}, 2},
-		{"offset", store.TaskInstanceListParams{Page: store.Page{Offset: 2}}, 1},
+		{"offset", store.TaskInstanceListParams{Page: store.Page{Offset: 2}}, 3},
 		{"by tasks", store.TaskInstanceListParams{DagRunID: run.ID, TaskIDs: []string{"a", "b", "x"}}, 2},
 		{"by one of tasks", store.TaskInstanceListParams{TaskIDs: []string{"b"}}, 1},
-		{"updated since creation", store.TaskInstanceListParams{UpdatedSince: f.now}, 3},
+		{"by dags", store.TaskInstanceListParams{DagIDs: []string{"etl", "other"}}, 5},
+		{"by another dag", store.TaskInstanceListParams{DagIDs: []string{"other"}}, 0},
+		{"by run ids", store.TaskInstanceListParams{RunIDs: []string{"r2", "r9"}}, 3},
+		{"updated since creation", store.TaskInstanceListParams{UpdatedSince: f.now}, 5},
 		{"unordered, by state", store.TaskInstanceListParams{DagRunID: run.ID, States: []core.TIState{core.TINone}, Unordered: true}, 1},
-		{"except a pool", store.TaskInstanceListParams{ExceptPools: []string{"p1", "p2"}}, 2},
+		{"except a pool", store.TaskInstanceListParams{ExceptPools: []string{"p1", "p2"}}, 4},
 		{"except the dag", store.TaskInstanceListParams{ExceptDagIDs: []string{"etl"}}, 0},
-		{"except another dag", store.TaskInstanceListParams{ExceptDagIDs: []string{"other"}, ExceptPools: []string{"p2"}}, 3},
+		{"except another dag", store.TaskInstanceListParams{ExceptDagIDs: []string{"other"}, ExceptPools: []string{"p2"}}, 5},
 		{"updated since later", store.TaskInstanceListParams{UpdatedSince: f.at(time.Microsecond)}, 0},
 	} {
 		tis, err := f.st.TaskInstanceList(f.ctx, &tc.p)

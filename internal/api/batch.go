@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/store"
+)
+
+// BatchPage is the paging of Airflow's batch list bodies.
+type BatchPage struct {
+	PageOffset int    `json:"page_offset,omitempty" minimum:"0" doc:"number of entries to skip"`
+	PageLimit  int    `json:"page_limit,omitempty" minimum:"0" doc:"maximum number of entries to return (default 100; more than 1000 returns 1000)"`
+	OrderBy    string `json:"order_by,omitempty" doc:"field to order by, \"-\" first for descending (as the GET list's order_by)"`
+}
+
+// store returns the page as the store takes it.
+func (p BatchPage) store() store.Page {
+	limit := p.PageLimit
+	if limit == 0 {
+		limit = 100 // Airflow's default page_limit
+	}
+	return Page{Limit: limit, Offset: p.PageOffset, OrderBy: p.OrderBy}.store()
+}
+
+type listDagRunsBatchInput struct {
+	DagIDParam
+	Body struct {
+		BatchPage
+		DagIDs         []string   `json:"dag_ids,omitempty" doc:"only runs of these DAGs"`
+		States         []string   `json:"states,omitempty" doc:"only runs in these states (queued, running, success, failed)"`
+		LogicalDateGTE *time.Time `json:"logical_date_gte,omitempty" doc:"only runs whose logical date is at or after this time"`
+		LogicalDateLTE *time.Time `json:"logical_date_lte,omitempty" doc:"only runs whose logical date is at or before this time"`
+	}
+}
+
+type listTIsBatchInput struct {
+	DagRunParam
+	Body struct {
+		BatchPage
+		DagIDs    []string `json:"dag_ids,omitempty" doc:"only instances of these DAGs"`
+		DagRunIDs []string `json:"dag_run_ids,omitempty" doc:"only instances of runs with these ids"`
+		TaskIDs   []string `json:"task_ids,omitempty" doc:"only instances of these tasks"`
+		State     []string `json:"state,omitempty" doc:"only instances in these states (none for the empty state)"`
+	}
+}
+
+// registerBatchLists adds Airflow's batch lists, POST .../list with the
+// filters in the body (a client sends more ids than a URL holds): of runs
+// and of task instances, "~" in the path for every DAG and run.
+func (s *server) registerBatchLists() {
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_list_dag_runs_batch", Method: http.MethodPost, Path: Prefix + "/dags/{dag_id}/dagRuns/list",
+		Tags: []string{"DagRun"}, Summary: "List DAG runs, filtered by a body",
+		Description: listDoc("Lists DAG runs as GET .../dagRuns does, with the filters in the body (Airflow's DAGRunsBatchBody); "+
+			"dag_id \"~\" for every DAG.", store.DagRunOrder),
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.listDagRunsBatch)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_task_instances_batch", Method: http.MethodPost,
+		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/list", Tags: []string{"Task Instance"},
+		Summary: "List task instances, filtered by a body",
+		Description: listDoc("Lists task instances as GET .../taskInstances does, with the filters in the body (Airflow's "+
+			"TaskInstancesBatchBody); \"~\" in the path for every DAG and run.", store.TaskInstanceOrder),
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.listTaskInstancesBatch)
+}
+
+func (s *server) listDagRunsBatch(ctx context.Context, in *listDagRunsBatchInput) (*struct{ Body DAGRunCollection }, error) {
+	b := &in.Body
+	states, err := parseRunStates(b.States)
+	if err != nil {
+		return nil, err
+	}
+	p := &store.DagRunListParams{DagIDs: b.DagIDs, States: states, LogicalDateGTE: b.LogicalDateGTE, LogicalDateLTE: b.LogicalDateLTE,
+		Page: b.store()}
+	if in.DagID != AllDags {
+		if _, err := s.dag(ctx, in.DagID); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		p.DagID = in.DagID
+	}
+	list, total, err := listOf(ctx, s, p, s.st.DagRunList, s.st.DagRunCount)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: list, TotalEntries: total}}, nil
+}
+
+func (s *server) listTaskInstancesBatch(ctx context.Context, in *listTIsBatchInput) (*struct{ Body TaskInstanceCollection }, error) {
+	b := &in.Body
+	states, err := parseTIStates(b.State)
+	if err != nil {
+		return nil, err
+	}
+	p := &store.TaskInstanceListParams{DagIDs: b.DagIDs, RunIDs: b.DagRunIDs, TaskIDs: b.TaskIDs, States: states, Page: b.store()}
+	if in.DagID != AllDags {
+		p.DagID = in.DagID
+	}
+	if in.RunID != AllRuns {
+		p.RunID = in.RunID
+	}
+	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
+	if err != nil {
+		return nil, err
+	}
+	s.withTriggers(ctx, tis)
+	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
+}
