@@ -7,8 +7,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/store"
-	"github.com/weirflow/weir/internal/trigger"
 )
 
 // TriggerCollection is a page of triggers.
@@ -41,7 +41,7 @@ func (s *server) listTriggers(ctx context.Context, in *listTriggersInput) (*stru
 		return nil, err
 	}
 	for i := range list {
-		list[i].Kwargs = trigger.MaskKwargs(list[i].Kwargs)
+		list[i].Kwargs = secrets.MaskJSON(list[i].Kwargs)
 	}
 	return &struct{ Body TriggerCollection }{TriggerCollection{Triggers: list, TotalEntries: total}}, nil
 }
@@ -68,7 +68,7 @@ func WithTriggers(ctx context.Context, st TriggerGetter, tis []core.TaskInstance
 		if err != nil {
 			continue // resumed meanwhile: the try shows its new state next time
 		}
-		tr.Kwargs = trigger.MaskKwargs(tr.Kwargs)
+		tr.Kwargs = secrets.MaskJSON(tr.Kwargs)
 		tis[i].Trigger = tr
 	}
 }

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -34,9 +37,42 @@ type VariableCollection struct {
 
 // VariableBody creates or updates a variable.
 type VariableBody struct {
-	Key         string  `json:"key" doc:"letters, digits, '_', '-' and '.'; at most 250"`
-	Value       string  `json:"value" doc:"at most 64 KiB"`
-	Description *string `json:"description,omitempty"`
+	Key         string         `json:"key" doc:"letters, digits, '_', '-' and '.'; at most 250"`
+	Value       *VariableValue `json:"value" doc:"a string, or any other JSON value but null (kept as its JSON text); at most 64 KiB"`
+	Description *string        `json:"description,omitempty"`
+}
+
+// VariableValue is a variable's value as a body gives it: a string as it
+// is, any other JSON value (an object, a list, a number) as its compact
+// JSON text, as Airflow keeps a non-string value.
+type VariableValue string
+
+// UnmarshalJSON reads a string, or another JSON value as its text.
+func (v *VariableValue) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*v = VariableValue(s)
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*v = VariableValue(buf.String())
+	return nil
+}
+
+// text is the value to store; null (nil) is refused.
+func (v *VariableValue) text() (string, error) {
+	if v == nil {
+		return "", invalid("value must not be null: give a string or another JSON value, or delete the variable")
+	}
+	return string(*v), nil
+}
+
+// Schema documents the value as any JSON but null.
+func (VariableValue) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Description: "a string, or any other JSON value but null (kept as its JSON text)"}
 }
 
 type variableKeyInput struct {
@@ -49,9 +85,9 @@ type postVariableInput struct {
 
 // VariablePatch updates a variable: its value, and its description when given.
 type VariablePatch struct {
-	Key         string  `json:"key,omitempty" doc:"the path's key, if given"`
-	Value       string  `json:"value" doc:"at most 64 KiB"`
-	Description *string `json:"description,omitempty" doc:"kept when absent"`
+	Key         string         `json:"key,omitempty" doc:"the path's key, if given"`
+	Value       *VariableValue `json:"value" doc:"a string, or any other JSON value but null (kept as its JSON text); at most 64 KiB"`
+	Description *string        `json:"description,omitempty" doc:"kept when absent"`
 }
 
 type patchVariableInput struct {
@@ -108,7 +144,11 @@ func (s *server) getVariable(ctx context.Context, in *variableKeyInput) (*struct
 }
 
 func (s *server) postVariable(ctx context.Context, in *postVariableInput) (*struct{ Body VariableResponse }, error) {
-	v := core.Variable{Key: in.Body.Key, Value: in.Body.Value}
+	value, err := in.Body.Value.text()
+	if err != nil {
+		return nil, err
+	}
+	v := core.Variable{Key: in.Body.Key, Value: value}
 	if in.Body.Description != nil {
 		v.Description = *in.Body.Description
 	}
@@ -122,7 +162,11 @@ func (s *server) patchVariable(ctx context.Context, in *patchVariableInput) (*st
 	if in.Body.Key != "" && in.Body.Key != in.Key {
 		return nil, invalid(fmt.Sprintf("body key %q does not match the path's %q: a variable cannot be renamed", in.Body.Key, in.Key))
 	}
-	v := core.Variable{Key: in.Key, Value: in.Body.Value}
+	value, err := in.Body.Value.text()
+	if err != nil {
+		return nil, err
+	}
+	v := core.Variable{Key: in.Key, Value: value}
 	if in.Body.Description != nil {
 		v.Description = *in.Body.Description
 	}
@@ -162,13 +206,21 @@ func variableResponse(v core.Variable) VariableResponse {
 }
 
 // ShownValue is a variable's value as every surface shows it: "***" for a
-// key that names a secret, or, for a row that does not decrypt here, why.
+// key that names a secret, a JSON value with the secrets in it masked
+// (secrets.MaskJSON), or, for a row that does not decrypt here, why.
 func ShownValue(v core.Variable) string {
 	switch {
 	case v.Undecryptable != "":
 		return undecryptableShown(v.Undecryptable, "set")
 	case secrets.SensitiveName(v.Key):
 		return redacted
+	}
+	// A JSON value's secrets, at any depth ({"db": {"password": ...}}, a
+	// URL's password), as Airflow masks a JSON variable's keys.
+	if t := strings.TrimSpace(v.Value); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+		if masked := secrets.MaskJSON(json.RawMessage(t)); strings.Count(string(masked), redacted) > strings.Count(t, redacted) {
+			return string(masked)
+		}
 	}
 	return v.Value
 }

@@ -39,6 +39,20 @@ func TestVariables(t *testing.T) {
 	if v.Value != "us" || v.Description != "where we run" {
 		t.Errorf("patched %+v, want the value replaced and the description kept", v)
 	}
+	// Any JSON value is kept as its text, as Airflow's; the secrets inside
+	// a JSON value are shown masked; null is refused.
+	e.must(http.StatusCreated, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "cfg", "value": map[string]any{"db": map[string]any{"password": "p4ss", "host": "h"}}}, &v)
+	if v.Value != `{"db":{"host":"h","password":"***"}}` {
+		t.Errorf("a JSON variable with a password inside: shown %s", v.Value)
+	}
+	if got, err := e.st.VariableGet(t.Context(), "cfg"); err != nil || got.Value != `{"db":{"host":"h","password":"p4ss"}}` {
+		t.Errorf("a JSON variable stored as %+v, %v; want its JSON text", got, err)
+	}
+	e.must(http.StatusCreated, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "n", "value": 42}, &v)
+	if v.Value != "42" {
+		t.Errorf("a number variable: %+v", v)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleOp, "POST", "/api/v2/variables", map[string]any{"key": "z", "value": nil}, "null")
 	// Airflow's update_mask: only the fields named change.
 	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/variables/region?update_mask=description",
 		map[string]any{"key": "region", "value": "ignored", "description": "d2"}, &v)

@@ -226,7 +226,8 @@ func (b *restBackend) VariableGet(ctx context.Context, key string) (*core.Variab
 // VariableSet implements backend: PATCH replaces a variable, POST creates
 // it when there is none.
 func (b *restBackend) VariableSet(ctx context.Context, v core.Variable, keepDescription bool) error {
-	body := api.VariableBody{Key: v.Key, Value: v.Value}
+	value := api.VariableValue(v.Value)
+	body := api.VariableBody{Key: v.Key, Value: &value}
 	if !keepDescription {
 		body.Description = &v.Description
 	}

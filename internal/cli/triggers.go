@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/config"
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 	"github.com/weirflow/weir/internal/trigger"
@@ -38,10 +39,10 @@ func (a *app) triggersCmd() *cobra.Command {
 				rows := make([][]string, len(trs))
 				for i, t := range trs {
 					rows[i] = []string{strconv.FormatInt(t.ID, 10), t.Type, fmtTime(&t.CreatedAt),
-						orDash(t.TriggererID), string(trigger.MaskKwargs(t.Kwargs))}
+						orDash(t.TriggererID), string(secrets.MaskJSON(t.Kwargs))}
 				}
 				for i := range trs {
-					trs[i].Kwargs = trigger.MaskKwargs(trs[i].Kwargs)
+					trs[i].Kwargs = secrets.MaskJSON(trs[i].Kwargs)
 				}
 				return out.print(cmd.OutOrStdout(), nonNilList(trs), []string{"ID", "TYPE", "CREATED", "TRIGGERER", "KWARGS"}, rows)
 			})

@@ -222,15 +222,15 @@ func (a *app) variablesExportCmd() *cobra.Command {
 					}
 					undecryptable := len(vs) - len(readable)
 					vs = readable
-					if be.MasksSecrets() { // the API shows a secret's value as ***: leave it out, never export ***
+					if be.MasksSecrets() { // the API shows a secret, or one inside a JSON value, as ***: leave it out, never export ***
 						kept := vs[:0]
 						for _, v := range vs {
-							if !secrets.SensitiveName(v.Key) {
+							if !secrets.SensitiveName(v.Key) && !strings.Contains(v.Value, secrets.Masked) {
 								kept = append(kept, v)
 							}
 						}
 						if left := len(vs) - len(kept); left > 0 {
-							fmt.Fprintf(cmd.ErrOrStderr(), "%d secret variables left out: the REST API shows their values as ***; "+
+							fmt.Fprintf(cmd.ErrOrStderr(), "%d secret variables left out: the REST API shows their values (or the secrets in them) as ***; "+
 								"export them where the database is configured\n", left)
 						}
 						vs = kept

@@ -19,7 +19,7 @@ import (
 	"unicode"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // Limits of one emission.
@@ -149,7 +149,7 @@ func CheckExtra(raw json.RawMessage, limit int) (json.RawMessage, error) {
 		return nil, fmt.Errorf(`"extra" is %d bytes, more than the %d allowed: put a reference to the data (a path, an id) in the event, not the data: %w`,
 			buf.Len(), limit, core.ErrTooLarge)
 	}
-	return trigger.MaskKwargs(buf.Bytes()), nil
+	return secrets.MaskJSON(buf.Bytes()), nil
 }
 
 // CheckPartitionKey checks a partition key (an event's or a run's): 1 to

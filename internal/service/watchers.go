@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
+	"github.com/weirflow/weir/internal/secrets"
 	"github.com/weirflow/weir/internal/statestore"
 	"github.com/weirflow/weir/internal/statevalue"
 	"github.com/weirflow/weir/internal/store"
@@ -119,7 +120,7 @@ func (s *Service) AssetWatchers(ctx context.Context, assetID int64, threshold ti
 	now := s.clock.Now()
 	for i := range ws {
 		w := &ws[i]
-		w.Trigger.Kwargs = trigger.MaskKwargs(w.Trigger.Kwargs)
+		w.Trigger.Kwargs = secrets.MaskJSON(w.Trigger.Kwargs)
 		if hb, ok := beats[w.TriggererID]; ok && now.Sub(hb) <= threshold {
 			w.TriggererAlive = true
 		}

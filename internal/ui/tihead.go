@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/weirflow/weir/internal/core"
-	"github.com/weirflow/weir/internal/trigger"
+	"github.com/weirflow/weir/internal/secrets"
 )
 
 // tiHead is the task-instance page's live part: its state, try, duration,
@@ -89,7 +89,7 @@ func (u *UI) readHead(r *http.Request, key core.TIKey, ti *core.TaskInstance, pa
 			return nil, err
 		}
 		if h.Trigger != nil {
-			h.Trigger.Kwargs = trigger.MaskKwargs(h.Trigger.Kwargs) // as the REST API shows it: secrets masked
+			h.Trigger.Kwargs = secrets.MaskJSON(h.Trigger.Kwargs) // as the REST API shows it: secrets masked
 		}
 	}
 	if h.Stream, err = u.readStreamPanel(ctx, ti); err != nil {

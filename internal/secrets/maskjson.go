@@ -1,21 +1,17 @@
-package trigger
+package secrets
 
 import (
 	"encoding/json"
 	"net/url"
 	"strings"
-
-	"github.com/weirflow/weir/internal/secrets"
 )
 
-// Masked is what MaskKwargs shows instead of a secret.
-const Masked = "***"
-
-// MaskKwargs returns kwargs for display: the values of keys that name a
+// MaskJSON returns a JSON document (a trigger's kwargs, an event's extra, a
+// variable's JSON value) for display: the values of keys that name a
 // secret (password, token, api_key, authorization, ...), at any depth,
-// become "***", and so do the passwords of URLs. Kwargs that are not JSON
-// are shown as "***" whole.
-func MaskKwargs(kwargs json.RawMessage) json.RawMessage {
+// become "***", and so do the passwords of URLs. What is not JSON is shown
+// as "***" whole.
+func MaskJSON(kwargs json.RawMessage) json.RawMessage {
 	if len(kwargs) == 0 {
 		return kwargs
 	}
@@ -34,7 +30,7 @@ func mask(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			if secrets.SensitiveName(k) {
+			if SensitiveName(k) {
 				x[k] = Masked
 			} else {
 				x[k] = mask(val)
