@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,16 +42,42 @@ type connectionIDInput struct {
 
 type postConnectionInput struct {
 	Body struct {
-		ConnectionID string         `json:"connection_id" doc:"letters, digits, '_', '-' and '.'"`
-		URI          string         `json:"uri,omitempty" doc:"scheme://[login[:password]@]host[:port][/schema][?extra]; or give the fields below"`
-		ConnType     string         `json:"conn_type,omitempty"`
-		Host         string         `json:"host,omitempty"`
-		Login        string         `json:"login,omitempty"`
-		Password     string         `json:"password,omitempty"`
-		Schema       string         `json:"schema,omitempty"`
-		Port         int            `json:"port,omitempty" minimum:"0" maximum:"65535"`
-		Extra        map[string]any `json:"extra,omitempty" doc:"added to the URI as query parameters"`
+		ConnectionID string          `json:"connection_id" doc:"letters, digits, '_', '-' and '.'"`
+		URI          string          `json:"uri,omitempty" doc:"scheme://[login[:password]@]host[:port][/schema][?extra]; or give the fields below"`
+		ConnType     string          `json:"conn_type,omitempty"`
+		Host         string          `json:"host,omitempty"`
+		Login        string          `json:"login,omitempty"`
+		Password     string          `json:"password,omitempty"`
+		Schema       string          `json:"schema,omitempty"`
+		Port         int             `json:"port,omitempty" minimum:"0" maximum:"65535"`
+		Extra        ConnectionExtra `json:"extra,omitempty" doc:"a JSON object, or a string holding one (as Airflow's clients send it); its values, strings, numbers or booleans, are added to the URI as query parameters"`
 	}
+}
+
+// ConnectionExtra is a connection's extra as a body gives it: a JSON
+// object, or a string holding one (Airflow's extra is a string).
+type ConnectionExtra map[string]any
+
+// UnmarshalJSON reads an object, or a string holding one ("" for none).
+func (e *ConnectionExtra) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		b = []byte(s)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("extra must be a JSON object, or a string holding one: %w", err)
+	}
+	*e = m
+	return nil
+}
+
+// Schema documents extra as an object or a string.
+func (ConnectionExtra) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Description: "a JSON object, or a string holding one"}
 }
 
 type listConnectionsInput struct{ Page }
@@ -106,7 +133,10 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 		if b.ConnType == "" {
 			return nil, invalid("give either uri or conn_type (with host, login, password, schema, port, extra)")
 		}
-		uri = buildURI(b.ConnType, b.Host, b.Login, b.Password, b.Schema, b.Port, b.Extra)
+		var err error
+		if uri, err = buildURI(b.ConnType, b.Host, b.Login, b.Password, b.Schema, b.Port, b.Extra); err != nil {
+			return nil, err
+		}
 	}
 	c := core.Connection{ID: b.ConnectionID, URI: uri}
 	if err := s.svc.SaveConnection(ctx, actor(ctx), c, false); err != nil {
@@ -123,7 +153,20 @@ func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*
 }
 
 // buildURI assembles a connection URI from Airflow's connection fields.
-func buildURI(connType, host, login, password, schema string, port int, extra map[string]any) string {
+func buildURI(connType, host, login, password, schema string, port int, extra map[string]any) (string, error) {
+	for k, v := range extra {
+		what := ""
+		switch v.(type) {
+		case nil:
+			what = "null"
+		case map[string]any, []any:
+			what = "a nested object or list"
+		default:
+			continue
+		}
+		return "", invalid(fmt.Sprintf("extra %q is %s: Weir keeps a connection as one URI whose extras are query parameters, "+
+			"so each must be a string, a number or a boolean", k, what))
+	}
 	u := url.URL{Scheme: connType, Host: host}
 	if port != 0 {
 		u.Host = net.JoinHostPort(host, strconv.Itoa(port))
@@ -144,7 +187,7 @@ func buildURI(connType, host, login, password, schema string, port int, extra ma
 		}
 		u.RawQuery = q.Encode()
 	}
-	return u.String()
+	return u.String(), nil
 }
 
 // connectionResponse splits a stored URI into Airflow's fields and redacts

@@ -27,6 +27,27 @@ func TestConnections(t *testing.T) {
 		t.Errorf("built from fields: %+v", c)
 	}
 
+	// extra as an object or as a string holding one (Airflow's clients);
+	// a nested extra is refused, saying why.
+	for id, extra := range map[string]any{"pg1": map[string]any{"sslmode": "require"}, "pg2": `{"sslmode": "require"}`} {
+		c = api.ConnectionResponse{}
+		e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections",
+			map[string]any{"connection_id": id, "conn_type": "postgres", "host": "db", "extra": extra}, &c)
+		if c.URI != "postgres://db?sslmode=require" {
+			t.Errorf("%s with extra %v: %+v", id, extra, c)
+		}
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "POST", "/api/v2/connections",
+		map[string]any{"connection_id": "gcp", "conn_type": "gcp", "extra": map[string]any{"keyfile_dict": map[string]any{"a": 1}}},
+		`extra "keyfile_dict" is a nested object or list`)
+	e.mustProblem(http.StatusUnprocessableEntity, core.RoleAdmin, "POST", "/api/v2/connections",
+		map[string]any{"connection_id": "x", "conn_type": "http", "extra": "not json"}, "extra must be a JSON object")
+	for _, id := range []string{"pg1", "pg2"} {
+		if status, _ := e.call(core.RoleAdmin, "DELETE", "/api/v2/connections/"+id, nil); status != http.StatusNoContent {
+			t.Fatalf("delete %s: %d", id, status)
+		}
+	}
+
 	// No response ever carries a password.
 	for _, path := range []string{"/api/v2/connections", "/api/v2/connections/warehouse", "/api/v2/connections/api"} {
 		status, b := e.call(core.RoleAdmin, "GET", path, nil)
