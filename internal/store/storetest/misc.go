@@ -208,14 +208,14 @@ func testUserCountLock(t *testing.T, f *fixture) {
 	err := f.st.WithTx(f.ctx, func(tx store.Store) error {
 		n, err := tx.UserCount(f.ctx, &store.UserListParams{Role: "admin", Lock: true})
 		if err != nil || n != 2 {
-			return fmt.Errorf("locked count = %d, %v; want 2", n, err)
+			return fmt.Errorf("locked count = %d, %w; want 2", n, err)
 		}
 		go func() {
 			changed <- f.st.UserUpsert(f.ctx, &core.User{Username: "ada", PasswordHash: "h", Role: "viewer", CreatedAt: f.now})
 		}()
 		select {
 		case err := <-changed:
-			return fmt.Errorf("a counted user changed while the count's transaction ran (%v)", err)
+			return fmt.Errorf("a counted user changed while the count's transaction ran (%w)", err)
 		case <-time.After(300 * time.Millisecond):
 		}
 		return nil
