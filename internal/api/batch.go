@@ -76,19 +76,8 @@ func (s *server) listDagRunsBatch(ctx context.Context, in *listDagRunsBatchInput
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{DagIDs: b.DagIDs, States: states, LogicalDateGTE: b.LogicalDateGTE, LogicalDateLTE: b.LogicalDateLTE,
-		Page: b.store()}
-	if in.DagID != AllDags {
-		if _, err := s.dag(ctx, in.DagID); err != nil {
-			return nil, s.problem(ctx, err)
-		}
-		p.DagID = in.DagID
-	}
-	list, total, err := listOf(ctx, s, p, s.st.DagRunList, s.st.DagRunCount)
-	if err != nil {
-		return nil, err
-	}
-	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: list, TotalEntries: total}}, nil
+	return s.dagRunsOf(ctx, in.DagID, &store.DagRunListParams{DagIDs: b.DagIDs, States: states, LogicalDateGTE: b.LogicalDateGTE,
+		LogicalDateLTE: b.LogicalDateLTE, Page: b.store()})
 }
 
 func (s *server) listTaskInstancesBatch(ctx context.Context, in *listTIsBatchInput) (*struct{ Body TaskInstanceCollection }, error) {
@@ -104,10 +93,5 @@ func (s *server) listTaskInstancesBatch(ctx context.Context, in *listTIsBatchInp
 	if in.RunID != AllRuns {
 		p.RunID = in.RunID
 	}
-	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
-	if err != nil {
-		return nil, err
-	}
-	s.withTriggers(ctx, tis)
-	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
+	return s.taskInstancePage(ctx, p)
 }

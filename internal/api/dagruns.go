@@ -127,11 +127,17 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if !in.LogicalDateLTE.IsZero() {
 		p.LogicalDateLTE = &in.LogicalDateLTE
 	}
-	if in.DagID != AllDags {
-		if _, err := s.dag(ctx, in.DagID); err != nil {
+	return s.dagRunsOf(ctx, in.DagID, p)
+}
+
+// dagRunsOf answers the page of p's runs of dagID ("~": of every DAG; an
+// unknown DAG is a 404).
+func (s *server) dagRunsOf(ctx context.Context, dagID string, p *store.DagRunListParams) (*struct{ Body DAGRunCollection }, error) {
+	if dagID != AllDags {
+		if _, err := s.dag(ctx, dagID); err != nil {
 			return nil, s.problem(ctx, err)
 		}
-		p.DagID = in.DagID
+		p.DagID = dagID
 	}
 	list, total, err := listOf(ctx, s, p, s.st.DagRunList, s.st.DagRunCount)
 	if err != nil {

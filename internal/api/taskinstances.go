@@ -101,6 +101,12 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	case in.RunID != AllRuns:
 		p.RunID = in.RunID
 	}
+	return s.taskInstancePage(ctx, p)
+}
+
+// taskInstancePage answers the page of task instances p selects, each
+// deferred one with its trigger.
+func (s *server) taskInstancePage(ctx context.Context, p *store.TaskInstanceListParams) (*struct{ Body TaskInstanceCollection }, error) {
 	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
 	if err != nil {
 		return nil, err
@@ -118,19 +124,15 @@ func (s *server) listMappedTaskInstances(ctx context.Context, in *listMappedInpu
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	p := &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: in.TaskID, Mapped: true, States: states, Page: in.store()}
-	tis, total, err := listOf(ctx, s, p, s.st.TaskInstanceList, s.st.TaskInstanceCount)
-	if err != nil {
-		return nil, err
+	page, err := s.taskInstancePage(ctx, &store.TaskInstanceListParams{DagRunID: run.ID, TaskID: in.TaskID, Mapped: true,
+		States: states, Page: in.store()})
+	if err != nil || page.Body.TotalEntries > 0 || len(states) > 0 {
+		return page, err
 	}
-	if total == 0 && len(states) == 0 {
-		if _, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, core.NoMapIndex); err != nil {
-			return nil, s.problem(ctx, err)
-		}
-		return nil, s.problem(ctx, fmt.Errorf("task_id %q in dag_run_id %q is not mapped: %w", in.TaskID, in.RunID, core.ErrNotFound))
+	if _, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, core.NoMapIndex); err != nil {
+		return nil, s.problem(ctx, err)
 	}
-	s.withTriggers(ctx, tis)
-	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
+	return nil, s.problem(ctx, fmt.Errorf("task_id %q in dag_run_id %q is not mapped: %w", in.TaskID, in.RunID, core.ErrNotFound))
 }
 
 // parseTIStates validates a task-instance state filter; "none" is the empty state.

@@ -82,74 +82,55 @@ func TestFinishedTryTokenGrantsNothing(t *testing.T) {
 	}
 }
 
-// A try someone else ended while it ran (marked failed) keeps its log
-// open to its token for store.LateLogGrace: the worker, which learns of
-// the mark at its next heartbeat, ships the lines written until it
-// stopped the task and says why it stopped. Nothing else is granted, the
-// token is not refreshed, and after the grace the log is closed.
+// A try someone else ended while it ran keeps its log open to its token
+// for store.LateLogGrace: marked failed, or cleared (its row archived).
+// The worker, which learns of it at its next heartbeat, ships the lines
+// written until it stopped the task and says why it stopped. Nothing else
+// is granted, the token is not refreshed, and after the grace the log is
+// closed.
 func TestStoppedTryShipsItsLastLines(t *testing.T) {
 	t.Parallel()
-	env := execapitest.New(t, execapi.Config{})
-	ctx := context.Background()
-	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
-	a := claimAll(t, env, 2)["a"]
-	ca := taskClient(env, a)
-	if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca.AppendLog(ctx, a.TI.ID, 0, []byte("working\n")); err != nil {
-		t.Fatal(err)
-	}
-	// An operator marks it failed (service.MarkTaskInstance's statement).
-	if _, err := env.Store.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{a.TI.ID}, To: core.TIFailed, Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	status(t, ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}), 409, "not running")
-	if _, err := ca.AppendLog(ctx, a.TI.ID, 8, []byte("still working\nweir: the server stopped the try\n")); err != nil {
-		t.Fatalf("the stopped try's last lines: %v", err)
-	}
-	_, err := ca.XComPull(ctx, "a", "k", core.NoMapIndex)
-	status(t, err, 403, "not running")
-	env.Clock.Advance(store.LateLogGrace + time.Second)
-	_, err = ca.AppendLog(ctx, a.TI.ID, 52, []byte("too late\n"))
-	status(t, err, 403, "not running")
-	if got := readLog(t, env, a); got != "working\nstill working\nweir: the server stopped the try\n" {
-		t.Errorf("log = %q, want the lines up to the stop", got)
-	}
-}
-
-// A running try that a clear archived ships its last lines with its
-// token as a marked one does, for store.LateLogGrace after the clear; its
-// heartbeat is told it is no longer current, nothing else is granted.
-func TestClearedTryShipsItsLastLines(t *testing.T) {
-	t.Parallel()
-	env := execapitest.New(t, execapi.Config{})
-	ctx := context.Background()
-	env.SeedRun(t, twoTaskDAG("d"), "r1", "")
-	a := claimAll(t, env, 2)["a"]
-	ca := taskClient(env, a)
-	if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca.AppendLog(ctx, a.TI.ID, 0, []byte("working\n")); err != nil {
-		t.Fatal(err)
-	}
-	// An operator clears it (service.Clear's statement): its row goes to history.
-	if err := env.Store.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{ID: a.TI.ID, NewID: "cleared-next",
-		To: core.TINone, Now: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	status(t, ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}), 409, "no longer current")
-	if _, err := ca.AppendLog(ctx, a.TI.ID, 8, []byte("still working\nweir: the server stopped the try\n")); err != nil {
-		t.Fatalf("the cleared try's last lines: %v", err)
-	}
-	_, err := ca.XComPull(ctx, "a", "k", core.NoMapIndex)
-	status(t, err, 403, "no longer current")
-	env.Clock.Advance(store.LateLogGrace + time.Second)
-	_, err = ca.AppendLog(ctx, a.TI.ID, 52, []byte("too late\n"))
-	status(t, err, 403, "no longer current")
-	if got := readLog(t, env, a); got != "working\nstill working\nweir: the server stopped the try\n" {
-		t.Errorf("log = %q, want the lines up to the stop", got)
+	for _, c := range []struct {
+		name, refused string
+		end           func(ctx context.Context, st store.Store, id string, now time.Time) error
+	}{
+		{"marked", "not running", func(ctx context.Context, st store.Store, id string, now time.Time) error {
+			_, err := st.TaskInstanceSetState(ctx, &store.TaskInstanceSetStateParams{IDs: []string{id}, To: core.TIFailed, Now: now})
+			return err // service.MarkTaskInstance's statement
+		}},
+		{"cleared", "no longer current", func(ctx context.Context, st store.Store, id string, now time.Time) error {
+			return st.TaskInstanceNewTry(ctx, &store.TaskInstanceNewTryParams{ID: id, NewID: "cleared-next", To: core.TINone, Now: now})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := execapitest.New(t, execapi.Config{})
+			ctx := context.Background()
+			env.SeedRun(t, twoTaskDAG("d"), "r1", "")
+			a := claimAll(t, env, 2)["a"]
+			ca := taskClient(env, a)
+			if _, err := ca.Run(ctx, a.TI.ID, execclient.RunRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ca.AppendLog(ctx, a.TI.ID, 0, []byte("working\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.end(ctx, env.Store, a.TI.ID, env.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			status(t, ca.Heartbeat(ctx, a.TI.ID, execclient.HeartbeatRequest{}), 409, c.refused)
+			if _, err := ca.AppendLog(ctx, a.TI.ID, 8, []byte("still working\nweir: the server stopped the try\n")); err != nil {
+				t.Fatalf("the stopped try's last lines: %v", err)
+			}
+			_, err := ca.XComPull(ctx, "a", "k", core.NoMapIndex)
+			status(t, err, 403, c.refused)
+			env.Clock.Advance(store.LateLogGrace + time.Second)
+			_, err = ca.AppendLog(ctx, a.TI.ID, 52, []byte("too late\n"))
+			status(t, err, 403, c.refused)
+			if got := readLog(t, env, a); got != "working\nstill working\nweir: the server stopped the try\n" {
+				t.Errorf("log = %q, want the lines up to the stop", got)
+			}
+		})
 	}
 }
 

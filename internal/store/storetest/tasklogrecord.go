@@ -134,20 +134,7 @@ func testStoppedTryLog(t *testing.T, f *fixture) {
 			t.Errorf("%s: stopped at %v, want %v", ti.TaskID, ti.StoppedAt, want)
 		}
 	}
-	const key = "dag_id=stop/run_id=r1/task_id=busy/attempt=1.log"
-	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: "stop", RunID: "r1", TaskID: "busy", MapIndex: core.NoMapIndex,
-		TryNumber: 1, Kind: store.TaskLogRemote, Location: "s3://b/logs", CreatedAt: f.now}), "record")
-	due := func(at time.Time) bool {
-		logs, err := f.st.TaskLogsToUpload(f.ctx, at, 10)
-		must(t, err, "logs to upload")
-		return len(logs) == 1
-	}
-	if due(f.at(time.Minute + store.LateLogGrace - time.Second)) {
-		t.Error("the stopped try's log is uploaded within the grace its worker has to ship its last lines")
-	}
-	if !due(f.at(time.Minute + store.LateLogGrace + time.Second)) {
-		t.Error("the stopped try's log is not uploaded after the grace")
-	}
+	uploadAfterGrace(t, f, "stop", "stopped", f.at(time.Minute))
 	// Its next try (a clear) is no stopped try.
 	next := uuid.NewString()
 	must(t, f.st.TaskInstanceNewTry(f.ctx, &store.TaskInstanceNewTryParams{ID: busy.ID, NewID: next, To: core.TINone, Now: f.at(2 * time.Minute)}), "new try")
@@ -177,18 +164,26 @@ func testClearedTryLog(t *testing.T, f *fixture) {
 	_, err := f.st.TaskInstanceArchived(f.ctx, uuid.NewString())
 	wantErr(t, err, core.ErrNotFound, "an archived try never written")
 
-	const key = "dag_id=clear/run_id=r1/task_id=busy/attempt=1.log"
-	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: "clear", RunID: "r1", TaskID: "busy", MapIndex: core.NoMapIndex,
+	uploadAfterGrace(t, f, "clear", "cleared", f.at(time.Minute))
+}
+
+// uploadAfterGrace records a remote log of try 1 of task busy in run r1 of
+// dagID, stopped (how) by someone else at stopped, and checks that it is
+// due for upload only store.LateLogGrace after.
+func uploadAfterGrace(t *testing.T, f *fixture, dagID, how string, stopped time.Time) {
+	t.Helper()
+	key := "dag_id=" + dagID + "/run_id=r1/task_id=busy/attempt=1.log"
+	must(t, f.st.TaskLogRecord(f.ctx, &store.TaskLog{Key: key, DagID: dagID, RunID: "r1", TaskID: "busy", MapIndex: core.NoMapIndex,
 		TryNumber: 1, Kind: store.TaskLogRemote, Location: "s3://b/logs", CreatedAt: f.now}), "record")
 	due := func(at time.Time) bool {
 		logs, err := f.st.TaskLogsToUpload(f.ctx, at, 10)
 		must(t, err, "logs to upload")
 		return len(logs) == 1
 	}
-	if due(f.at(time.Minute + store.LateLogGrace - time.Second)) {
-		t.Error("the cleared try's log is uploaded within the grace its worker has to ship its last lines")
+	if due(stopped.Add(store.LateLogGrace - time.Second)) {
+		t.Errorf("the %s try's log is uploaded within the grace its worker has to ship its last lines", how)
 	}
-	if !due(f.at(time.Minute + store.LateLogGrace + time.Second)) {
-		t.Error("the cleared try's log is not uploaded after the grace")
+	if !due(stopped.Add(store.LateLogGrace + time.Second)) {
+		t.Errorf("the %s try's log is not uploaded after the grace", how)
 	}
 }
