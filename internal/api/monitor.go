@@ -73,8 +73,8 @@ type HealthOutput struct{ Body HealthInfo }
 
 // VersionInfo is the body of GET /api/v2/version.
 type VersionInfo struct {
-	Version    string `json:"version"`
-	GitVersion string `json:"git_version,omitempty"`
+	Version    string  `json:"version"`
+	GitVersion *string `json:"git_version" doc:"the commit the binary was built from; null when the build recorded none (as Airflow's)"`
 }
 
 // VersionOutput wraps VersionInfo.
@@ -141,5 +141,9 @@ func roleStatus(r job.RoleHealth) (*string, *time.Time) {
 }
 
 func (s *server) version(_ context.Context, _ *struct{}) (*VersionOutput, error) {
-	return &VersionOutput{Body: VersionInfo{Version: s.cfg.Version, GitVersion: s.cfg.GitVersion}}, nil
+	v := VersionInfo{Version: s.cfg.Version}
+	if s.cfg.GitVersion != "" {
+		v.GitVersion = &s.cfg.GitVersion
+	}
+	return &VersionOutput{Body: v}, nil
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,9 @@ func TestVersion(t *testing.T) {
 	e.must(http.StatusOK, core.RolePublic, "GET", "/api/v2/version", nil, &v)
 	if v.Version != "1.2.3" {
 		t.Errorf("version %+v", v)
+	}
+	// Airflow's shape: git_version always there, null when unknown.
+	if status, b := e.call(core.RolePublic, "GET", "/api/v2/version", nil); status != http.StatusOK || !strings.Contains(string(b), `"git_version":null`) {
+		t.Errorf("GET /version without a recorded commit: %d %s, want git_version null", status, b)
 	}
 }
