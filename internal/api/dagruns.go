@@ -25,8 +25,24 @@ const AllRuns = "~"
 
 // DAGRunCollection is a page of DAG runs, newest first.
 type DAGRunCollection struct {
-	DagRuns      []core.DagRun `json:"dag_runs"`
-	TotalEntries int           `json:"total_entries"`
+	DagRuns      []DAGRunResponse `json:"dag_runs"`
+	TotalEntries int              `json:"total_entries"`
+}
+
+// DAGRunResponse is a run as Airflow 3's REST API shows it: the run's
+// fields and the ones Airflow's clients require, null where Weir keeps
+// nothing (no notes, no scheduling-decision time, no bundles).
+type DAGRunResponse struct {
+	core.DagRun
+	RunAfter               time.Time            `json:"run_after" doc:"when the run could start: its logical date, or when it was queued when it has none"`
+	LastSchedulingDecision *time.Time           `json:"last_scheduling_decision" doc:"always null: Weir keeps none"`
+	TriggeredBy            *string              `json:"triggered_by" doc:"timetable, asset, backfill or test; null for a manual run (Weir does not record through what)"`
+	TriggeringUserName     *string              `json:"triggering_user_name" doc:"always null: the audit log says who"`
+	Note                   *string              `json:"note" doc:"always null: Weir keeps no notes"`
+	DagVersions            []DagVersionResponse `json:"dag_versions" doc:"the DAG version the run runs"`
+	BundleVersion          *string              `json:"bundle_version" doc:"always null: Weir has no DAG bundles"`
+	DagDisplayName         string               `json:"dag_display_name"`
+	Duration               *float64             `json:"duration" doc:"seconds from start to end; null until it ends"`
 }
 
 // ClearResult lists the task instances a clear reset (or, with dry_run,
@@ -34,7 +50,59 @@ type DAGRunCollection struct {
 type ClearResult struct {
 	TaskInstances []core.TaskInstance `json:"task_instances"`
 	TotalEntries  int                 `json:"total_entries"`
-	DagRun        *core.DagRun        `json:"dag_run,omitempty"`
+	DagRun        *DAGRunResponse     `json:"dag_run,omitempty"`
+}
+
+// triggeredBy is Airflow's triggered_by of a run of type t (test: a `weir
+// dags test`'s), nil when Weir cannot tell.
+func triggeredBy(run *core.DagRun) *string {
+	by := map[core.RunType]string{core.RunScheduled: "timetable", core.RunAssetTriggered: "asset", core.RunBackfill: "backfill"}[run.RunType]
+	if run.TestJobID != "" {
+		by = "test"
+	}
+	if by == "" {
+		return nil
+	}
+	return &by
+}
+
+// runResponses are runs as the REST API shows them (DAGRunResponse), their
+// DAG versions read once each.
+func (s *server) runResponses(ctx context.Context, runs []core.DagRun) ([]DAGRunResponse, error) {
+	versions := map[int64]DagVersionResponse{}
+	out := make([]DAGRunResponse, len(runs))
+	for i := range runs {
+		r := &runs[i]
+		v, ok := versions[r.DagVersionID]
+		if !ok {
+			dv, err := s.svc.DagVersion(ctx, r.DagVersionID)
+			if err != nil {
+				return nil, s.problem(ctx, err)
+			}
+			v = versionResponse(dv)
+			versions[r.DagVersionID] = v
+		}
+		resp := DAGRunResponse{DagRun: *r, RunAfter: r.QueuedAt, TriggeredBy: triggeredBy(r),
+			DagVersions: []DagVersionResponse{v}, DagDisplayName: r.DagID}
+		if r.LogicalDate != nil {
+			resp.RunAfter = *r.LogicalDate
+		}
+		if r.StartDate != nil && r.EndDate != nil {
+			d := r.EndDate.Sub(*r.StartDate).Seconds()
+			resp.Duration = &d
+		}
+		out[i] = resp
+	}
+	return out, nil
+}
+
+// runResponse is runResponses of one run.
+func (s *server) runResponse(ctx context.Context, run *core.DagRun) (*struct{ Body DAGRunResponse }, error) {
+	out, err := s.runResponses(ctx, []core.DagRun{*run})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body DAGRunResponse }{out[0]}, nil
 }
 
 type listDagRunsInput struct {
@@ -143,7 +211,11 @@ func (s *server) dagRunsOf(ctx context.Context, dagID string, p *store.DagRunLis
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: list, TotalEntries: total}}, nil
+	runs, err := s.runResponses(ctx, list)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body DAGRunCollection }{DAGRunCollection{DagRuns: runs, TotalEntries: total}}, nil
 }
 
 // parseRunStates validates the state filter ("a,b" or repeated).
@@ -177,7 +249,7 @@ func parseRunTypes(raw []string) ([]core.RunType, error) {
 	return out, nil
 }
 
-func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ Body core.DagRun }, error) {
+func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ Body DAGRunResponse }, error) {
 	run, err := s.svc.TriggerRun(ctx, actor(ctx), runs.TriggerParams{
 		DagID: in.DagID, RunID: in.Body.DagRunID, RunType: core.RunManual, Conf: in.Body.Conf,
 		LogicalDate: in.Body.LogicalDate, DataIntervalStart: in.Body.DataIntervalStart, DataIntervalEnd: in.Body.DataIntervalEnd,
@@ -186,15 +258,15 @@ func (s *server) triggerDagRun(ctx context.Context, in *triggerInput) (*struct{ 
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body core.DagRun }{*run}, nil
+	return s.runResponse(ctx, run)
 }
 
-func (s *server) getDagRun(ctx context.Context, in *DagRunParam) (*struct{ Body core.DagRun }, error) {
+func (s *server) getDagRun(ctx context.Context, in *DagRunParam) (*struct{ Body DAGRunResponse }, error) {
 	run, err := s.dagRun(ctx, in.DagID, in.RunID)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body core.DagRun }{*run}, nil
+	return s.runResponse(ctx, run)
 }
 
 func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct{ Body ClearResult }, error) {
@@ -206,19 +278,25 @@ func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct
 	}
 	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: tis, TotalEntries: len(tis)}}
 	if !dry {
-		if out.Body.DagRun, err = s.dagRun(ctx, in.DagID, in.RunID); err != nil {
+		run, err := s.dagRun(ctx, in.DagID, in.RunID)
+		if err != nil {
 			return nil, s.problem(ctx, err)
 		}
+		resp, err := s.runResponse(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		out.Body.DagRun = &resp.Body
 	}
 	return out, nil
 }
 
-func (s *server) patchDagRun(ctx context.Context, in *patchDagRunInput) (*struct{ Body core.DagRun }, error) {
+func (s *server) patchDagRun(ctx context.Context, in *patchDagRunInput) (*struct{ Body DAGRunResponse }, error) {
 	run, err := s.svc.MarkRun(ctx, actor(ctx), in.DagID, in.RunID, core.DagRunState(in.Body.State))
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body core.DagRun }{*run}, nil
+	return s.runResponse(ctx, run)
 }
 
 // dagRun loads a run; a missing one is a not-found error naming both ids.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -200,4 +201,48 @@ func TestTriggerRefusesATakenLogicalDate(t *testing.T) {
 	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", at, nil)
 	e.trigger("now1")
 	e.trigger("now2") // the same "now" on the test's clock
+}
+
+// A run answers every field Airflow 3's DAGRunResponse requires (its
+// generated clients refuse a body without them), from the trigger, the
+// run's GET and the lists alike; what Weir keeps none of is null.
+func TestRunsAnswerAirflowsFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fields := []string{"dag_run_id", "dag_id", "logical_date", "queued_at", "start_date", "end_date", "data_interval_start",
+		"data_interval_end", "run_after", "last_scheduling_decision", "run_type", "state", "triggered_by", "conf", "note",
+		"dag_versions", "bundle_version", "dag_display_name", "duration", "triggering_user_name"}
+	check := func(what string, run map[string]json.RawMessage) {
+		t.Helper()
+		for _, f := range fields {
+			if _, ok := run[f]; !ok {
+				t.Errorf("%s: no %q in %v", what, f, run)
+			}
+		}
+		var versions []map[string]any
+		if err := json.Unmarshal(run["dag_versions"], &versions); err != nil || len(versions) != 1 || versions[0]["version_number"] != 1.0 {
+			t.Errorf("%s: dag_versions %s, want the run's version", what, run["dag_versions"])
+		}
+		if string(run["conf"]) != "{}" || string(run["note"]) != "null" || string(run["dag_display_name"]) != `"etl"` {
+			t.Errorf("%s: conf %s note %s dag_display_name %s", what, run["conf"], run["note"], run["dag_display_name"])
+		}
+	}
+	var run map[string]json.RawMessage
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r1", "logical_date": "2026-01-01T00:00:00Z"}, &run)
+	check("trigger", run)
+	if string(run["run_after"]) != `"2026-01-01T00:00:00Z"` {
+		t.Errorf("run_after %s, want the logical date", run["run_after"])
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1", nil, &run)
+	check("get", run)
+	var list struct {
+		DagRuns []map[string]json.RawMessage `json:"dag_runs"`
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/~/dagRuns", nil, &list)
+	check("list", list.DagRuns[0])
+	e.must(http.StatusOK, core.RoleOp, "PATCH", "/api/v2/dags/etl/dagRuns/r1", map[string]any{"state": "failed"}, &run)
+	check("mark", run)
+	if string(run["state"]) != `"failed"` || string(run["duration"]) != "null" {
+		t.Errorf("a run marked failed before it started: state %s duration %s, want failed and none", run["state"], run["duration"])
+	}
 }

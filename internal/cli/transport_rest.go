@@ -115,7 +115,11 @@ func (b *restBackend) DagRunList(ctx context.Context, p *store.DagRunListParams)
 	}
 	var out api.DAGRunCollection
 	err := b.c.Get(ctx, "/dags/"+seg(dagID)+"/dagRuns", q, &out)
-	return out.DagRuns, out.TotalEntries, err
+	runs := make([]core.DagRun, len(out.DagRuns))
+	for i, r := range out.DagRuns {
+		runs[i] = r.DagRun
+	}
+	return runs, out.TotalEntries, err
 }
 
 // PoolList implements backend.

@@ -17,7 +17,7 @@ type DagRun struct {
 	LogicalDate       *time.Time      `json:"logical_date"`
 	DataIntervalStart *time.Time      `json:"data_interval_start"`
 	DataIntervalEnd   *time.Time      `json:"data_interval_end"`
-	Conf              json.RawMessage `json:"conf,omitempty"`
+	Conf              json.RawMessage `json:"conf"` // a JSON object, {} for none
 	DagVersionID      int64           `json:"dag_version_id"`
 	QueuedAt          time.Time       `json:"queued_at"`
 	StartDate         *time.Time      `json:"start_date"`

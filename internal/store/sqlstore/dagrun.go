@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 func (s *Store) DagRunCreate(ctx context.Context, p *store.DagRunCreateParams) (*core.DagRun, error) {
 	run := &core.DagRun{DagID: p.DagID, RunID: p.RunID, RunType: p.RunType, State: p.State,
 		LogicalDate: utcPtr(p.LogicalDate), DataIntervalStart: utcPtr(p.DataIntervalStart),
-		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: p.Conf, DagVersionID: p.DagVersionID,
+		DataIntervalEnd: utcPtr(p.DataIntervalEnd), Conf: runConf(p.Conf), DagVersionID: p.DagVersionID,
 		QueuedAt: p.Now.UTC().Truncate(time.Microsecond), PartitionKey: p.PartitionKey, BackfillID: p.BackfillID,
 		TestJobID: p.TestJobID}
 	if run.State == "" {
@@ -265,12 +266,21 @@ func (r *runRow) dest() []any {
 		&r.conf, &r.version, &r.queued, &r.start, &r.end, &r.partition, &r.backfill, &r.testJob}
 }
 
+// runConf is a run's conf as every reader sees it: a JSON object, {} for
+// none (a scheduled run's).
+func runConf(conf json.RawMessage) json.RawMessage {
+	if len(conf) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return conf
+}
+
 // made is the run once dest was scanned.
 func (r *runRow) made() *core.DagRun {
 	run := &r.run
 	run.RunType, run.State = core.RunType(r.runType), core.DagRunState(r.state)
 	run.LogicalDate, run.DataIntervalStart, run.DataIntervalEnd = ptrMicros(r.logical), ptrMicros(r.dis), ptrMicros(r.die)
-	run.Conf = rawJSON(r.conf)
+	run.Conf = runConf(rawJSON(r.conf))
 	run.DagVersionID = r.version.Int64
 	run.QueuedAt = fromMicros(r.queued)
 	run.StartDate, run.EndDate = ptrMicros(r.start), ptrMicros(r.end)
