@@ -48,9 +48,9 @@ type DAGRunResponse struct {
 // ClearResult lists the task instances a clear reset (or, with dry_run,
 // would reset); after a real clear of a whole run it also holds the run.
 type ClearResult struct {
-	TaskInstances []core.TaskInstance `json:"task_instances"`
-	TotalEntries  int                 `json:"total_entries"`
-	DagRun        *DAGRunResponse     `json:"dag_run,omitempty"`
+	TaskInstances []TaskInstanceResponse `json:"task_instances"`
+	TotalEntries  int                    `json:"total_entries"`
+	DagRun        *DAGRunResponse        `json:"dag_run,omitempty"`
 }
 
 // triggeredBy is Airflow's triggered_by of a run of type t (test: a `weir
@@ -276,7 +276,11 @@ func (s *server) clearDagRun(ctx context.Context, in *clearDagRunInput) (*struct
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: tis, TotalEntries: len(tis)}}
+	shown, err := s.tiResponses(ctx, tis)
+	if err != nil {
+		return nil, err
+	}
+	out := &struct{ Body ClearResult }{ClearResult{TaskInstances: shown, TotalEntries: len(tis)}}
 	if !dry {
 		run, err := s.dagRun(ctx, in.DagID, in.RunID)
 		if err != nil {

@@ -98,7 +98,7 @@ func (s *server) markTaskInstances(ctx context.Context, run *DagRunParam, taskID
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: len(tis)}}, nil
+	return s.tiCollection(ctx, tis, len(tis))
 }
 
 func (s *server) clearTaskInstances(ctx context.Context, in *clearTIsInput) (*struct{ Body ClearResult }, error) {
@@ -109,5 +109,9 @@ func (s *server) clearTaskInstances(ctx context.Context, in *clearTIsInput) (*st
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body ClearResult }{ClearResult{TaskInstances: tis, TotalEntries: len(tis)}}, nil
+	shown, err := s.tiResponses(ctx, tis)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body ClearResult }{ClearResult{TaskInstances: shown, TotalEntries: len(tis)}}, nil
 }

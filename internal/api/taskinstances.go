@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -14,8 +16,95 @@ import (
 
 // TaskInstanceCollection is a page of task instances (or of one's tries).
 type TaskInstanceCollection struct {
-	TaskInstances []core.TaskInstance `json:"task_instances"`
-	TotalEntries  int                 `json:"total_entries"`
+	TaskInstances []TaskInstanceResponse `json:"task_instances"`
+	TotalEntries  int                    `json:"total_entries"`
+}
+
+// TaskInstanceResponse is a task instance as Airflow 3's REST API shows it:
+// the try's fields and the ones Airflow's clients require, null where
+// Weir keeps nothing (no notes, executors or triggerer jobs).
+type TaskInstanceResponse struct {
+	core.TaskInstance
+	LogicalDate      *time.Time          `json:"logical_date" doc:"its run's logical date"`
+	RunAfter         time.Time           `json:"run_after" doc:"its run's run_after"`
+	Duration         *float64            `json:"duration" doc:"seconds from start to end; null until it ends"`
+	TaskDisplayName  string              `json:"task_display_name"`
+	DagDisplayName   string              `json:"dag_display_name"`
+	OperatorName     string              `json:"operator_name"`
+	QueuedWhen       *time.Time          `json:"queued_when" doc:"Airflow 3's name of queued_dttm"`
+	ScheduledWhen    *time.Time          `json:"scheduled_when" doc:"always null: Weir keeps no scheduling time"`
+	Unixname         *string             `json:"unixname" doc:"always null"`
+	Executor         *string             `json:"executor" doc:"always null: Weir has one kind of worker"`
+	ExecutorConfig   string              `json:"executor_config" doc:"always {}"`
+	Note             *string             `json:"note" doc:"always null: Weir keeps no notes"`
+	RenderedMapIndex *string             `json:"rendered_map_index" doc:"the map index as text; null for an unmapped task"`
+	RenderedFields   map[string]any      `json:"rendered_fields" doc:"always {}: the task-instance page shows the rendered arguments"`
+	TriggererJob     *struct{}           `json:"triggerer_job" doc:"always null"`
+	DagVersion       *DagVersionResponse `json:"dag_version" doc:"the DAG version the try runs"`
+}
+
+// tiResponses are task instances as the REST API shows them
+// (TaskInstanceResponse), deferred ones with their trigger, their runs and
+// DAG versions read once each.
+func (s *server) tiResponses(ctx context.Context, tis []core.TaskInstance) ([]TaskInstanceResponse, error) {
+	s.withTriggers(ctx, tis)
+	runs := map[[2]string]*core.DagRun{}
+	versions := map[int64]*DagVersionResponse{}
+	out := make([]TaskInstanceResponse, len(tis))
+	for i := range tis {
+		ti := &tis[i]
+		run, ok := runs[[2]string{ti.DagID, ti.RunID}]
+		if !ok {
+			var err error
+			if run, err = s.dagRun(ctx, ti.DagID, ti.RunID); err != nil {
+				return nil, s.problem(ctx, err)
+			}
+			runs[[2]string{ti.DagID, ti.RunID}] = run
+		}
+		v, ok := versions[ti.DagVersionID]
+		if !ok && ti.DagVersionID != 0 {
+			dv, err := s.svc.DagVersion(ctx, ti.DagVersionID)
+			if err != nil {
+				return nil, s.problem(ctx, err)
+			}
+			r := versionResponse(dv)
+			v, versions[ti.DagVersionID] = &r, &r
+		}
+		r := TaskInstanceResponse{TaskInstance: *ti, LogicalDate: run.LogicalDate, RunAfter: run.QueuedAt,
+			TaskDisplayName: ti.TaskID, DagDisplayName: ti.DagID, OperatorName: ti.Operator, QueuedWhen: ti.QueuedAt,
+			ExecutorConfig: "{}", RenderedFields: map[string]any{}, DagVersion: v}
+		if run.LogicalDate != nil {
+			r.RunAfter = *run.LogicalDate
+		}
+		if ti.StartDate != nil && ti.EndDate != nil {
+			d := ti.Duration().Seconds()
+			r.Duration = &d
+		}
+		if ti.MapIndex >= 0 {
+			mi := strconv.Itoa(ti.MapIndex)
+			r.RenderedMapIndex = &mi
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// TaskInstances are the tries responses show, as a client reads them back.
+func TaskInstances(shown []TaskInstanceResponse) []core.TaskInstance {
+	out := make([]core.TaskInstance, len(shown))
+	for i := range shown {
+		out[i] = shown[i].TaskInstance
+	}
+	return out
+}
+
+// tiCollection is a page of tis, total in all, as the REST API shows it.
+func (s *server) tiCollection(ctx context.Context, tis []core.TaskInstance, total int) (*struct{ Body TaskInstanceCollection }, error) {
+	out, err := s.tiResponses(ctx, tis)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: out, TotalEntries: total}}, nil
 }
 
 type listTIsInput struct {
@@ -111,8 +200,7 @@ func (s *server) taskInstancePage(ctx context.Context, p *store.TaskInstanceList
 	if err != nil {
 		return nil, err
 	}
-	s.withTriggers(ctx, tis)
-	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tis, TotalEntries: total}}, nil
+	return s.tiCollection(ctx, tis, total)
 }
 
 func (s *server) listMappedTaskInstances(ctx context.Context, in *listMappedInput) (*struct{ Body TaskInstanceCollection }, error) {
@@ -167,17 +255,19 @@ func parseTIState(field, v string) (core.TIState, error) {
 	return st, nil
 }
 
-func (s *server) getTaskInstance(ctx context.Context, in *TaskInstanceParam) (*struct{ Body core.TaskInstance }, error) {
+func (s *server) getTaskInstance(ctx context.Context, in *TaskInstanceParam) (*struct{ Body TaskInstanceResponse }, error) {
 	ti, err := s.taskInstance(ctx, in.DagID, in.RunID, in.TaskID, in.MapIndex)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	tis := []core.TaskInstance{*ti}
-	s.withTriggers(ctx, tis)
-	return &struct{ Body core.TaskInstance }{tis[0]}, nil
+	out, err := s.tiResponses(ctx, []core.TaskInstance{*ti})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body TaskInstanceResponse }{out[0]}, nil
 }
 
-func (s *server) getMappedTaskInstance(ctx context.Context, in *mappedTIInput) (*struct{ Body core.TaskInstance }, error) {
+func (s *server) getMappedTaskInstance(ctx context.Context, in *mappedTIInput) (*struct{ Body TaskInstanceResponse }, error) {
 	return s.getTaskInstance(ctx, &TaskInstanceParam{DagRunParam: in.DagRunParam, TaskID: in.TaskID, MapIndex: in.MapIndex})
 }
 
@@ -191,7 +281,7 @@ func (s *server) getTaskInstanceTries(ctx context.Context, in *TaskInstanceParam
 		return nil, s.problem(ctx, fmt.Errorf("tries of task_id %q in dag_id %q dag_run_id %q: %w", in.TaskID, in.DagID, in.RunID, err))
 	}
 	tries = append(tries, *ti)
-	return &struct{ Body TaskInstanceCollection }{TaskInstanceCollection{TaskInstances: tries, TotalEntries: len(tries)}}, nil
+	return s.tiCollection(ctx, tries, len(tries))
 }
 
 // taskInstance loads the current try of one task instance; a missing one is

@@ -244,3 +244,40 @@ func TestBatchLists(t *testing.T) {
 		map[string]any{"executor": []string{"x"}}, "executor")
 	e.mustProblem(http.StatusBadRequest, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/list", map[string]any{"states": []string{"bogus"}}, `"bogus"`)
 }
+
+// A task instance answers every field of Airflow 3's TaskInstanceResponse
+// (its generated clients refuse a body without them), from the GET, the
+// lists and the tries alike.
+func TestTaskInstancesAnswerAirflowsFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/dags/etl/dagRuns", map[string]any{"dag_run_id": "r1", "logical_date": "2026-01-01T00:00:00Z"}, nil)
+	fields := []string{"id", "task_id", "dag_id", "dag_run_id", "map_index", "logical_date", "run_after", "start_date", "end_date",
+		"duration", "state", "try_number", "max_tries", "task_display_name", "dag_display_name", "hostname", "unixname", "pool",
+		"pool_slots", "queue", "priority_weight", "operator", "operator_name", "queued_when", "scheduled_when", "pid", "executor",
+		"executor_config", "note", "rendered_map_index", "rendered_fields", "trigger", "triggerer_job", "dag_version"}
+	check := func(what string, ti map[string]json.RawMessage) {
+		t.Helper()
+		for _, f := range fields {
+			if _, ok := ti[f]; !ok {
+				t.Errorf("%s: no %q", what, f)
+			}
+		}
+		if string(ti["logical_date"]) != `"2026-01-01T00:00:00Z"` || string(ti["task_display_name"]) != string(ti["task_id"]) ||
+			!strings.Contains(string(ti["dag_version"]), `"version_number":1`) {
+			t.Errorf("%s: logical_date %s task_display_name %s dag_version %s", what, ti["logical_date"], ti["task_display_name"], ti["dag_version"])
+		}
+	}
+	var ti map[string]json.RawMessage
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract", nil, &ti)
+	check("get", ti)
+	var c struct {
+		TaskInstances []map[string]json.RawMessage `json:"task_instances"`
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase, nil, &c)
+	check("list", c.TaskInstances[0])
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/extract/tries", nil, &c)
+	check("tries", c.TaskInstances[0])
+	e.must(http.StatusOK, core.RoleOp, "PATCH", tiBase+"/extract", map[string]any{"new_state": "success"}, &c)
+	check("mark", c.TaskInstances[0])
+}

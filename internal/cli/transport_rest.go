@@ -265,7 +265,7 @@ func (b *restBackend) TaskInstancesOfRun(ctx context.Context, dagID, runID strin
 		if err := b.c.Get(ctx, "/dags/"+seg(dagID)+"/dagRuns/"+seg(runID)+"/taskInstances", q, &out); err != nil {
 			return nil, err
 		}
-		all = append(all, out.TaskInstances...)
+		all = append(all, api.TaskInstances(out.TaskInstances)...)
 		if len(out.TaskInstances) == 0 || len(all) >= out.TotalEntries {
 			return all, nil
 		}
@@ -289,7 +289,7 @@ func (b *restBackend) Clear(ctx context.Context, p service.ClearParams) ([]core.
 	if err := b.c.Do(ctx, http.MethodPost, "/dags/"+seg(p.DagID)+"/clearTaskInstances", nil, body, &out); err != nil {
 		return nil, err
 	}
-	return out.TaskInstances, nil
+	return api.TaskInstances(out.TaskInstances), nil
 }
 
 // AssetList implements backend.

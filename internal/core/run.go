@@ -73,9 +73,9 @@ type TaskInstance struct {
 	PoolSlots      int        `json:"pool_slots"`
 	PriorityWeight int        `json:"priority_weight"`
 	Operator       string     `json:"operator"`
-	Hostname       string     `json:"hostname,omitempty"`
+	Hostname       string     `json:"hostname"`
 	WorkerID       string     `json:"worker_id,omitempty"`
-	PID            int        `json:"pid,omitempty"`
+	PID            int        `json:"pid"`
 	QueuedAt       *time.Time `json:"queued_dttm"`
 	StartDate      *time.Time `json:"start_date"`
 	EndDate        *time.Time `json:"end_date"`
@@ -96,7 +96,7 @@ type TaskInstance struct {
 	NextEvent  json.RawMessage `json:"next_event,omitempty"`
 	// Trigger is the trigger a deferred try waits on, as the REST API
 	// shows it (kwargs masked); not stored with the try.
-	Trigger *Trigger `json:"trigger,omitempty"`
+	Trigger *Trigger `json:"trigger"`
 }
 
 // Duration returns how long the try ran, or zero.
