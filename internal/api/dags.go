@@ -1,20 +1,67 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weirflow/weir/internal/core"
+	"github.com/weirflow/weir/internal/scheduler"
+	"github.com/weirflow/weir/internal/service"
 	"github.com/weirflow/weir/internal/store"
 )
 
 // DAGCollection is a page of DAGs.
 type DAGCollection struct {
-	Dags         []core.DagModel `json:"dags"`
-	TotalEntries int             `json:"total_entries"`
+	Dags         []DAGResponse `json:"dags"`
+	TotalEntries int           `json:"total_entries"`
+}
+
+// DAGResponse is a DAG as Airflow 3's REST API shows it: the DAG's fields,
+// its latest version's limits, and the ones Airflow's clients require,
+// null where Weir keeps nothing (no bundles, no expiry).
+type DAGResponse struct {
+	core.DagModel
+	Tags                        []DagTag   `json:"tags" doc:"Airflow's tag objects ({name, dag_id})"`
+	DagDisplayName              string     `json:"dag_display_name"`
+	IsStale                     bool       `json:"is_stale" doc:"no DAG file defines it any more (not is_active)"`
+	LastExpired                 *time.Time `json:"last_expired" doc:"always null"`
+	BundleName                  *string    `json:"bundle_name" doc:"always null: Weir has no DAG bundles"`
+	BundleVersion               *string    `json:"bundle_version" doc:"always null"`
+	RelativeFileloc             string     `json:"relative_fileloc" doc:"the file's path in the DAG folder"`
+	FileToken                   string     `json:"file_token" doc:"the DAG id: GET /dagSources/{dag_id} reads its file"`
+	TimetableDescription        string     `json:"timetable_description"`
+	MaxActiveTasks              int        `json:"max_active_tasks"`
+	MaxActiveRuns               int        `json:"max_active_runs"`
+	MaxConsecutiveFailedDagRuns int        `json:"max_consecutive_failed_dag_runs" doc:"always 0: Weir does not pause a DAG for failed runs"`
+	HasTaskConcurrencyLimits    bool       `json:"has_task_concurrency_limits" doc:"always false: Weir has no per-task limits"`
+	HasImportErrors             bool       `json:"has_import_errors" doc:"its file fails to load now (the DAG keeps its last good version)"`
+	NextDagrunLogicalDate       *time.Time `json:"next_dagrun_logical_date"`
+	NextDagrunDataIntervalStart *time.Time `json:"next_dagrun_data_interval_start"`
+	NextDagrunDataIntervalEnd   *time.Time `json:"next_dagrun_data_interval_end"`
+	Owners                      []string   `json:"owners" doc:"always empty: Weir's tasks have no owner"`
+}
+
+// DagTag is one of a DAG's tags, as Airflow shows it.
+type DagTag struct {
+	Name  string `json:"name"`
+	DagID string `json:"dag_id"`
+}
+
+// Dag is the DAG a response shows, as a client reads it back.
+func (r *DAGResponse) Dag() core.DagModel {
+	d := r.DagModel
+	d.Tags = make([]string, len(r.Tags))
+	for i, t := range r.Tags {
+		d.Tags[i] = t.Name
+	}
+	return d
 }
 
 // TaskResponse describes one task of a DAG's latest version.
@@ -36,7 +83,7 @@ type TaskResponse struct {
 
 // DAGDetails is a DAG with the tasks of its latest version.
 type DAGDetails struct {
-	core.DagModel
+	DAGResponse
 	Tasks []TaskResponse `json:"tasks"`
 }
 
@@ -106,7 +153,7 @@ func (s *server) listDags(ctx context.Context, in *listDagsInput) (*struct{ Body
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
+	return s.dagCollection(ctx, dags, total)
 }
 
 func (s *server) patchDags(ctx context.Context, in *patchDagsInput) (*struct{ Body DAGCollection }, error) {
@@ -129,7 +176,7 @@ func (s *server) patchDags(ctx context.Context, in *patchDagsInput) (*struct{ Bo
 		}
 		dags[i] = *d
 	}
-	return &struct{ Body DAGCollection }{DAGCollection{Dags: dags, TotalEntries: total}}, nil
+	return s.dagCollection(ctx, dags, total)
 }
 
 // params are the store's filters of the DAGs list's query.
@@ -183,7 +230,74 @@ func (s *server) dagDetails(ctx context.Context, dagID string) (*DAGDetails, err
 	if err != nil {
 		return nil, fmt.Errorf("latest version of dag_id %q: %w", dagID, err)
 	}
-	return &DAGDetails{DagModel: *d, Tasks: TaskResponses(&v.Spec)}, nil
+	shown, err := s.dagResponses(ctx, []core.DagModel{*d})
+	if err != nil {
+		return nil, err
+	}
+	return &DAGDetails{DAGResponse: shown[0], Tasks: TaskResponses(&v.Spec)}, nil
+}
+
+// dagCollection is a page of dags, total in all, as the REST API shows it.
+func (s *server) dagCollection(ctx context.Context, dags []core.DagModel, total int) (*struct{ Body DAGCollection }, error) {
+	shown, err := s.dagResponses(ctx, dags)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body DAGCollection }{DAGCollection{Dags: shown, TotalEntries: total}}, nil
+}
+
+// dagResponses are DAGs as the REST API shows them (DAGResponse): each
+// with its latest version's limits and its next scheduled run, and
+// whether its file fails to load now.
+func (s *server) dagResponses(ctx context.Context, dags []core.DagModel) ([]DAGResponse, error) {
+	broken, err := s.brokenFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DAGResponse, len(dags))
+	for i := range dags {
+		d := &dags[i]
+		r := DAGResponse{DagModel: *d, Tags: make([]DagTag, len(d.Tags)), DagDisplayName: d.DagID, IsStale: !d.IsActive,
+			RelativeFileloc: d.FileLoc, FileToken: d.DagID, TimetableDescription: d.Schedule, HasImportErrors: broken[d.FileLoc],
+			MaxActiveTasks: service.DefaultMaxActiveTasks, MaxActiveRuns: scheduler.DefaultMaxActiveRuns, Owners: []string{}}
+		for j, t := range d.Tags {
+			r.Tags[j] = DagTag{Name: t, DagID: d.DagID}
+		}
+		if rel, err := filepath.Rel(s.cfg.DagsFolder, d.FileLoc); err == nil && s.cfg.DagsFolder != "" && !strings.HasPrefix(rel, "..") {
+			r.RelativeFileloc = rel
+		}
+		if d.LatestVersion != 0 {
+			v, err := s.svc.DagVersion(ctx, d.LatestVersion)
+			if err != nil {
+				return nil, s.problem(ctx, err)
+			}
+			r.MaxActiveTasks = cmp.Or(v.Spec.MaxActiveTasks, r.MaxActiveTasks)
+			r.MaxActiveRuns = cmp.Or(v.Spec.MaxActiveRuns, r.MaxActiveRuns)
+			next, err := s.svc.NextDataIntervals(ctx, d.DagID, 1)
+			if err != nil {
+				return nil, s.problem(ctx, err)
+			}
+			if len(next) == 1 {
+				r.NextDagrunLogicalDate, r.NextDagrunDataIntervalStart, r.NextDagrunDataIntervalEnd = &next[0].Start, &next[0].Start, &next[0].End
+			}
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// brokenFiles are the DAG files that fail to load now (the DAG processor's
+// import errors).
+func (s *server) brokenFiles(ctx context.Context) (map[string]bool, error) {
+	errs, err := s.st.ImportErrorList(ctx, &store.ImportErrorListParams{Page: store.Page{Limit: MaxPageLimit}})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("list import errors: %w", err))
+	}
+	out := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		out[e.Filename] = true
+	}
+	return out, nil
 }
 
 // taskResponse describes a task, applying the defaults the engine applies.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -170,4 +171,41 @@ func TestPatchDagsByFilter(t *testing.T) {
 	}
 	e.mustProblem(http.StatusBadRequest, core.RoleOp, "PATCH", "/api/v2/dags?update_mask=tags", map[string]any{"is_paused": true}, `update_mask names "tags"`)
 	e.mustProblem(http.StatusForbidden, core.RoleViewer, "PATCH", "/api/v2/dags", map[string]any{"is_paused": true}, "op")
+}
+
+// A DAG answers every field of Airflow 3's DAGResponse (its generated
+// clients refuse a body without them), tags as Airflow's objects, from the
+// list and the GET alike; the CLI reads them back.
+func TestDagsAnswerAirflowsFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fields := []string{"dag_id", "dag_display_name", "is_paused", "is_stale", "last_parsed_time", "last_expired", "bundle_name",
+		"bundle_version", "relative_fileloc", "fileloc", "description", "timetable_summary", "timetable_description", "tags",
+		"max_active_tasks", "max_active_runs", "max_consecutive_failed_dag_runs", "has_task_concurrency_limits", "has_import_errors",
+		"next_dagrun_logical_date", "next_dagrun_data_interval_start", "next_dagrun_data_interval_end", "next_dagrun_run_after",
+		"owners", "file_token"}
+	check := func(what string, d map[string]json.RawMessage) {
+		t.Helper()
+		for _, f := range fields {
+			if _, ok := d[f]; !ok {
+				t.Errorf("%s: no %q", what, f)
+			}
+		}
+		if string(d["tags"]) != `[{"name":"demo","dag_id":"etl"}]` || string(d["max_active_runs"]) != "16" || string(d["is_stale"]) != "false" {
+			t.Errorf("%s: tags %s max_active_runs %s is_stale %s", what, d["tags"], d["max_active_runs"], d["is_stale"])
+		}
+	}
+	var list struct {
+		Dags []map[string]json.RawMessage `json:"dags"`
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?dag_id_pattern=etl", nil, &list)
+	check("list", list.Dags[0])
+	var d map[string]json.RawMessage
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl", nil, &d)
+	check("get", d)
+	var back api.DAGCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags?dag_id_pattern=etl", nil, &back)
+	if got := back.Dags[0].Dag(); len(got.Tags) != 1 || got.Tags[0] != "demo" {
+		t.Errorf("the DAG read back: tags %v", got.Tags)
+	}
 }

@@ -56,7 +56,8 @@ func (b *restBackend) DagGet(ctx context.Context, dagID string) (*core.DagModel,
 	if err := b.c.Get(ctx, "/dags/"+seg(dagID), nil, &d); err != nil {
 		return nil, err
 	}
-	return &d.DagModel, nil
+	dag := d.Dag()
+	return &dag, nil
 }
 
 // BackfillCreate implements backend: the plan from POST

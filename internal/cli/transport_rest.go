@@ -52,7 +52,11 @@ func (b *restBackend) DagList(ctx context.Context, p *store.DagListParams) ([]co
 	}
 	var out api.DAGCollection
 	err := b.c.Get(ctx, "/dags", q, &out)
-	return out.Dags, out.TotalEntries, err
+	dags := make([]core.DagModel, len(out.Dags))
+	for i := range out.Dags {
+		dags[i] = out.Dags[i].Dag()
+	}
+	return dags, out.TotalEntries, err
 }
 
 // DagTasks implements backend.
