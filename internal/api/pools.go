@@ -14,11 +14,16 @@ import (
 
 // PoolResponse is a pool with its current occupancy.
 type PoolResponse struct {
-	Name          string `json:"name"`
-	Slots         int    `json:"slots"`
-	Description   string `json:"description"`
-	OccupiedSlots int    `json:"occupied_slots" doc:"slots of queued and running task instances"`
-	OpenSlots     int    `json:"open_slots"`
+	Name            string  `json:"name"`
+	Slots           int     `json:"slots"`
+	Description     *string `json:"description" doc:"null for none, as Airflow's"`
+	IncludeDeferred bool    `json:"include_deferred" doc:"always false: a deferred try holds no slot"`
+	OccupiedSlots   int     `json:"occupied_slots" doc:"slots of queued and running task instances"`
+	RunningSlots    int     `json:"running_slots"`
+	QueuedSlots     int     `json:"queued_slots"`
+	ScheduledSlots  int     `json:"scheduled_slots"`
+	DeferredSlots   int     `json:"deferred_slots"`
+	OpenSlots       int     `json:"open_slots"`
 }
 
 // PoolCollection is a page of pools.
@@ -127,8 +132,12 @@ func (s *server) deletePool(ctx context.Context, in *PoolNameParam) (*struct{}, 
 
 // poolResponse describes a pool read WithOccupancy.
 func poolResponse(p core.Pool) PoolResponse {
-	return PoolResponse{Name: p.Name, Slots: p.Slots, Description: p.Description,
-		OccupiedSlots: p.OccupiedSlots, OpenSlots: max(0, p.Slots-p.OccupiedSlots)}
+	r := PoolResponse{Name: p.Name, Slots: p.Slots, OccupiedSlots: p.OccupiedSlots, RunningSlots: p.RunningSlots,
+		QueuedSlots: p.QueuedSlots, ScheduledSlots: p.ScheduledSlots, DeferredSlots: p.DeferredSlots, OpenSlots: max(0, p.Slots-p.OccupiedSlots)}
+	if p.Description != "" {
+		r.Description = &p.Description
+	}
+	return r
 }
 
 // pool finds one pool with its occupancy; a missing one is a not-found

@@ -13,7 +13,7 @@ func TestPools(t *testing.T) {
 	e := newEnv(t)
 	var p api.PoolResponse
 	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 4, "description": "database"}, &p)
-	if p.Name != "db" || p.Slots != 4 || p.OpenSlots != 4 || p.Description != "database" {
+	if p.Name != "db" || p.Slots != 4 || p.OpenSlots != 4 || p.Description == nil || *p.Description != "database" {
 		t.Errorf("created %+v", p)
 	}
 	e.mustProblem(http.StatusConflict, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": "db", "slots": 9}, `pool "db" already exists`)
@@ -32,7 +32,7 @@ func TestPools(t *testing.T) {
 	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/pools/nope", nil, `pool "nope"`)
 
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", "/api/v2/pools/db", map[string]any{"slots": 2}, &p)
-	if p.Slots != 2 || p.Description != "database" {
+	if p.Slots != 2 || p.Description == nil || *p.Description != "database" {
 		t.Errorf("patched %+v", p)
 	}
 	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "PATCH", "/api/v2/pools/nope", map[string]any{"slots": 2}, `pool "nope"`)

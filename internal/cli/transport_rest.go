@@ -140,7 +140,12 @@ func (b *restBackend) PoolList(ctx context.Context, p *store.PoolListParams) ([]
 }
 
 func poolOf(r api.PoolResponse) core.Pool {
-	return core.Pool{Name: r.Name, Slots: r.Slots, Description: r.Description, OccupiedSlots: r.OccupiedSlots}
+	p := core.Pool{Name: r.Name, Slots: r.Slots, OccupiedSlots: r.OccupiedSlots, RunningSlots: r.RunningSlots,
+		QueuedSlots: r.QueuedSlots, ScheduledSlots: r.ScheduledSlots, DeferredSlots: r.DeferredSlots}
+	if r.Description != nil {
+		p.Description = *r.Description
+	}
+	return p
 }
 
 // PoolSave implements backend: PATCH changes a pool, POST creates one; an

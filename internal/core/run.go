@@ -156,8 +156,13 @@ type Pool struct {
 	Slots       int    `json:"slots"`
 	Description string `json:"description,omitempty"`
 	// OccupiedSlots is the slots of the pool's queued and running task
-	// instances, when the store was asked for it (PoolList WithOccupancy).
-	OccupiedSlots int `json:"occupied_slots"`
+	// instances, when the store was asked for it (PoolList WithOccupancy);
+	// the others are the slots of its task instances in each state.
+	OccupiedSlots  int `json:"occupied_slots"`
+	RunningSlots   int `json:"running_slots"`
+	QueuedSlots    int `json:"queued_slots"`
+	ScheduledSlots int `json:"scheduled_slots"`
+	DeferredSlots  int `json:"deferred_slots"`
 }
 
 // DefaultPool is the pool tasks use unless they name another.

@@ -27,7 +27,10 @@ func (s *Store) PoolList(ctx context.Context, p *store.PoolListParams) ([]core.P
 	}
 	return listPage(ctx, s, "list pools", query, poolFilter(p), &poolOrder, p.Page, func(r scanner) (*core.Pool, error) {
 		var pool core.Pool
-		return &pool, r.Scan(&pool.Name, &pool.Slots, &pool.Description, &pool.OccupiedSlots)
+		err := r.Scan(&pool.Name, &pool.Slots, &pool.Description, &pool.RunningSlots, &pool.QueuedSlots, &pool.ScheduledSlots,
+			&pool.DeferredSlots)
+		pool.OccupiedSlots = pool.RunningSlots + pool.QueuedSlots
+		return &pool, err
 	})
 }
 

@@ -319,12 +319,14 @@ const (
 	qPoolUpsert = `INSERT INTO slot_pool (pool, slots, description) VALUES ($1, $2, $3)
 		ON CONFLICT (pool) DO UPDATE SET slots = excluded.slots, description = excluded.description`
 	qPoolCols  = `SELECT p.pool, p.slots, p.description, `
-	qPoolList  = qPoolCols + `0 FROM slot_pool p%s%s%s`
+	qPoolList  = qPoolCols + `0, 0, 0, 0 FROM slot_pool p%s%s%s`
 	qPoolCount = `SELECT COUNT(*) FROM slot_pool p%s`
-	// qPoolListOccupied adds the slots of each listed pool's queued and
-	// running task instances (computed for the page's pools only).
-	qPoolListOccupied = qPoolCols + `COALESCE((SELECT SUM(t.pool_slots) FROM task_instance t
-		WHERE t.pool = p.pool AND t.state IN ('queued', 'running')), 0) FROM slot_pool p%s%s%s`
+	// qPoolListOccupied adds the slots of each listed pool's running,
+	// queued, scheduled and deferred task instances (computed for the
+	// page's pools only).
+	qPoolListOccupied = qPoolCols + qPoolSlotsIn + `'running'), ` + qPoolSlotsIn + `'queued'), ` + qPoolSlotsIn + `'scheduled'), ` +
+		qPoolSlotsIn + `'deferred') FROM slot_pool p%s%s%s`
+	qPoolSlotsIn = `(SELECT COALESCE(SUM(t.pool_slots), 0) FROM task_instance t WHERE t.pool = p.pool AND t.state = `
 	qPoolDelete = `DELETE FROM slot_pool WHERE pool = $1`
 
 	qConnUpsert = `INSERT INTO connection (conn_id, uri) VALUES ($1, $2)

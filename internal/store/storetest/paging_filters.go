@@ -98,13 +98,16 @@ func testPagingFiltersCount(t *testing.T, f *fixture) {
 	n, err = st.XComCount(ctx, &store.XComListParams{DagID: "d1", RunID: "r2"})
 	wantCount(t, "xcom of a run d1 does not have", n, err, 0)
 
-	busy := newTI("q", core.TIQueued)
+	busy, running, waiting, deferred := newTI("q", core.TIQueued), newTI("r", core.TIRunning), newTI("s", core.TIScheduled), newTI("d", core.TIDeferred)
 	busy.Pool, busy.PoolSlots = "p1", 2
-	f.run("d3", "busy", busy, newTI("idle", core.TINone))
+	running.Pool, running.PoolSlots = "p1", 3
+	waiting.Pool, deferred.Pool = "p1", "p1"
+	f.run("d3", "busy", busy, running, waiting, deferred, newTI("idle", core.TINone))
 	pools, err := st.PoolList(ctx, &store.PoolListParams{Names: []string{"p1", "p2"}, WithOccupancy: true})
 	must(t, err, "pools with occupancy")
-	if len(pools) != 2 || pools[0].OccupiedSlots != 2 || pools[1].OccupiedSlots != 0 {
-		t.Errorf("pools p1, p2 with occupancy = %+v, want p1 with 2 occupied slots, p2 with none", pools)
+	if len(pools) != 2 || pools[0].OccupiedSlots != 5 || pools[0].QueuedSlots != 2 || pools[0].RunningSlots != 3 ||
+		pools[0].ScheduledSlots != 1 || pools[0].DeferredSlots != 1 || pools[1].OccupiedSlots != 0 {
+		t.Errorf("pools p1, p2 with occupancy = %+v, want p1 with 2 queued, 3 running (5 occupied), 1 scheduled and 1 deferred slot, p2 with none", pools)
 	}
 	n, err = st.PoolCount(ctx, &store.PoolListParams{Names: []string{"p1", "nope"}})
 	wantCount(t, "pools named p1 or nope", n, err, 1)
