@@ -327,7 +327,7 @@ const (
 	qPoolListOccupied = qPoolCols + qPoolSlotsIn + `'running'), ` + qPoolSlotsIn + `'queued'), ` + qPoolSlotsIn + `'scheduled'), ` +
 		qPoolSlotsIn + `'deferred') FROM slot_pool p%s%s%s`
 	qPoolSlotsIn = `(SELECT COALESCE(SUM(t.pool_slots), 0) FROM task_instance t WHERE t.pool = p.pool AND t.state = `
-	qPoolDelete = `DELETE FROM slot_pool WHERE pool = $1`
+	qPoolDelete  = `DELETE FROM slot_pool WHERE pool = $1`
 
 	qConnUpsert = `INSERT INTO connection (conn_id, uri) VALUES ($1, $2)
 		ON CONFLICT (conn_id) DO UPDATE SET uri = excluded.uri`
