@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	apiv2 "github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -127,7 +128,7 @@ func TestStandaloneAssets(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "asset_producer to become inactive", func() (bool, string) {
-		var d core.DagModel
+		var d apiv2.DAGDetails
 		api.Get("/api/v2/dags/asset_producer", &d)
 		return !d.IsActive, fmt.Sprintf("is_active %v", d.IsActive)
 	})

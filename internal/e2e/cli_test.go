@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/weirflow/weir/internal/core"
+	apiv2 "github.com/weirflow/weir/internal/api"
 )
 
 // TestCLIConfig checks `weir config` over weir.toml and the environment, and
@@ -148,9 +148,7 @@ func TestCLIAgainstStandalone(t *testing.T) {
 	}
 
 	token := strings.TrimSpace(must("tokens", "create", "--user", "admin", "--name", "e2e"))
-	var dags struct {
-		Dags []core.DagModel `json:"dags"`
-	}
+	var dags apiv2.DAGCollection
 	newClient(t, api.Base(), token).Get("/api/v2/dags", &dags)
 	var ids []string
 	for _, d := range dags.Dags {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	apiv2 "github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
 )
@@ -97,9 +98,7 @@ func TestNewcomerPath(t *testing.T) {
 // activeDags lists the ids of the active DAGs through the REST API.
 func activeDags(t *testing.T, api *client) map[string]bool {
 	t.Helper()
-	var list struct {
-		Dags []core.DagModel `json:"dags"`
-	}
+	var list apiv2.DAGCollection
 	api.Call(http.MethodGet, "/api/v2/dags?only_active=false&limit=1000", nil, &list)
 	out := map[string]bool{}
 	for _, d := range list.Dags {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -145,7 +146,7 @@ func (c *Client) WaitHealthy() {
 // WaitDAG waits until the DAG is known to the API and returns it.
 func (c *Client) WaitDAG(dagID string) core.DagModel {
 	c.T.Helper()
-	var d core.DagModel
+	var d api.DAGDetails
 	WaitFor(c.T, "DAG "+dagID+" to be loaded", func() (bool, string) {
 		status, b := c.Do(http.MethodGet, "/api/v2/dags/"+dagID, nil)
 		if status != http.StatusOK {
@@ -154,7 +155,7 @@ func (c *Client) WaitDAG(dagID string) core.DagModel {
 		}
 		return json.Unmarshal(b, &d) == nil, string(b)
 	})
-	return d
+	return d.Dag()
 }
 
 // RunPath is the REST path of a run.
