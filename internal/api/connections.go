@@ -20,14 +20,17 @@ import (
 // ConnectionResponse describes a connection. Passwords are never returned:
 // the URI's password (and any secret-looking query parameter) is redacted.
 type ConnectionResponse struct {
-	ConnectionID  string `json:"connection_id"`
-	ConnType      string `json:"conn_type"`
-	Host          string `json:"host,omitempty"`
-	Login         string `json:"login,omitempty"`
-	Schema        string `json:"schema,omitempty"`
-	Port          int    `json:"port,omitempty"`
-	URI           string `json:"uri" doc:"the connection URI with its password redacted"`
-	Undecryptable string `json:"undecryptable,omitempty" doc:"why the stored URI cannot be decrypted by this api-server (a key its key file lacks, or tampering); uri then says so"`
+	ConnectionID  string  `json:"connection_id"`
+	ConnType      string  `json:"conn_type"`
+	Description   *string `json:"description" doc:"always null: Weir keeps a connection as its URI"`
+	Host          *string `json:"host"`
+	Login         *string `json:"login"`
+	Schema        *string `json:"schema"`
+	Port          *int    `json:"port"`
+	Password      *string `json:"password" doc:"*** when the connection has one, null otherwise: never the password"`
+	Extra         *string `json:"extra" doc:"the URI's query parameters as a JSON object, secret ones redacted; null for none"`
+	URI           string  `json:"uri" doc:"the connection URI with its password redacted"`
+	Undecryptable string  `json:"undecryptable,omitempty" doc:"why the stored URI cannot be decrypted by this api-server (a key its key file lacks, or tampering); uri then says so"`
 }
 
 // ConnectionCollection is a page of connections.
@@ -201,13 +204,35 @@ func connectionResponse(c core.Connection) ConnectionResponse {
 	if err != nil {
 		return r
 	}
-	r.ConnType, r.Host, r.Schema = u.Scheme, u.Hostname(), strings.TrimPrefix(u.Path, "/")
-	r.Port, _ = strconv.Atoi(u.Port())
+	r.ConnType = u.Scheme
+	r.Host, r.Schema = nonEmpty(u.Hostname()), nonEmpty(strings.TrimPrefix(u.Path, "/"))
+	if port, err := strconv.Atoi(u.Port()); err == nil {
+		r.Port = &port
+	}
 	if u.User != nil {
-		r.Login = u.User.Username()
+		r.Login = nonEmpty(u.User.Username())
+		if _, has := u.User.Password(); has {
+			r.Password = nonEmpty(redacted)
+		}
 	}
 	r.URI = secrets.RedactURI(c.URI)
+	if shown, err := url.Parse(r.URI); err == nil && len(shown.Query()) > 0 { // the query as redacted for the URI
+		extra := make(map[string]string, len(shown.Query()))
+		for k := range shown.Query() {
+			extra[k] = shown.Query().Get(k)
+		}
+		b, _ := json.Marshal(extra) // strings always encode
+		r.Extra = nonEmpty(string(b))
+	}
 	return r
+}
+
+// nonEmpty is s, or nil when it is empty (a field Airflow shows as null).
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // ShownURI is a listed connection's URI as every surface shows it: its

@@ -13,8 +13,23 @@ import (
 
 // ImportErrorCollection is a page of DAG file import errors.
 type ImportErrorCollection struct {
-	ImportErrors []core.ImportError `json:"import_errors"`
-	TotalEntries int                `json:"total_entries"`
+	ImportErrors []ImportErrorResponse `json:"import_errors"`
+	TotalEntries int                   `json:"total_entries"`
+}
+
+// ImportErrorResponse is an import error as Airflow 3's REST API shows it.
+type ImportErrorResponse struct {
+	core.ImportError
+	BundleName *string `json:"bundle_name" doc:"always null: Weir has no DAG bundles"`
+}
+
+// importErrorResponses are errs as the REST API shows them.
+func importErrorResponses(errs []core.ImportError) []ImportErrorResponse {
+	out := make([]ImportErrorResponse, len(errs))
+	for i := range errs {
+		out[i] = ImportErrorResponse{ImportError: errs[i]}
+	}
+	return out
 }
 
 type listImportErrorsInput struct{ Page }
@@ -41,13 +56,13 @@ func (s *server) listImportErrors(ctx context.Context, in *listImportErrorsInput
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body ImportErrorCollection }{ImportErrorCollection{ImportErrors: list, TotalEntries: total}}, nil
+	return &struct{ Body ImportErrorCollection }{ImportErrorCollection{ImportErrors: importErrorResponses(list), TotalEntries: total}}, nil
 }
 
-func (s *server) getImportError(ctx context.Context, in *importErrorInput) (*struct{ Body core.ImportError }, error) {
+func (s *server) getImportError(ctx context.Context, in *importErrorInput) (*struct{ Body ImportErrorResponse }, error) {
 	e, err := s.st.ImportErrorGet(ctx, in.ID)
 	if err != nil {
 		return nil, s.problem(ctx, fmt.Errorf("import_error_id %d: %w", in.ID, err))
 	}
-	return &struct{ Body core.ImportError }{*e}, nil
+	return &struct{ Body ImportErrorResponse }{ImportErrorResponse{ImportError: *e}}, nil
 }

@@ -75,7 +75,11 @@ func (b *restBackend) DagSetPaused(ctx context.Context, dagID string, paused boo
 func (b *restBackend) ImportErrorList(ctx context.Context, p *store.ImportErrorListParams) ([]core.ImportError, int, error) {
 	var out api.ImportErrorCollection
 	err := b.c.Get(ctx, "/importErrors", pageQuery(p.Page), &out)
-	return out.ImportErrors, out.TotalEntries, err
+	errs := make([]core.ImportError, len(out.ImportErrors))
+	for i := range out.ImportErrors {
+		errs[i] = out.ImportErrors[i].ImportError
+	}
+	return errs, out.TotalEntries, err
 }
 
 // DagRunTrigger implements backend.
