@@ -273,7 +273,7 @@ func (s *server) dagResponses(ctx context.Context, dags []core.DagModel) ([]DAGR
 			}
 			r.MaxActiveTasks = cmp.Or(v.Spec.MaxActiveTasks, r.MaxActiveTasks)
 			r.MaxActiveRuns = cmp.Or(v.Spec.MaxActiveRuns, r.MaxActiveRuns)
-			next, err := s.svc.NextDataIntervals(ctx, d.DagID, 1)
+			next, err := s.svc.NextDataIntervalsOf(ctx, &v.Spec, 1)
 			if err != nil {
 				return nil, s.problem(ctx, err)
 			}

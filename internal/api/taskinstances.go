@@ -48,18 +48,17 @@ type TaskInstanceResponse struct {
 // DAG versions read once each.
 func (s *server) tiResponses(ctx context.Context, tis []core.TaskInstance) ([]TaskInstanceResponse, error) {
 	s.withTriggers(ctx, tis)
-	runs := map[[2]string]*core.DagRun{}
+	runs, err := s.runsOf(ctx, tis)
+	if err != nil {
+		return nil, err
+	}
 	versions := map[int64]*DagVersionResponse{}
 	out := make([]TaskInstanceResponse, len(tis))
 	for i := range tis {
 		ti := &tis[i]
-		run, ok := runs[[2]string{ti.DagID, ti.RunID}]
-		if !ok {
-			var err error
-			if run, err = s.dagRun(ctx, ti.DagID, ti.RunID); err != nil {
-				return nil, s.problem(ctx, err)
-			}
-			runs[[2]string{ti.DagID, ti.RunID}] = run
+		run := runs[ti.DagRunID]
+		if run == nil { // deleted meanwhile
+			return nil, s.problem(ctx, fmt.Errorf("dag_id %q dag_run_id %q: %w", ti.DagID, ti.RunID, core.ErrNotFound))
 		}
 		v, ok := versions[ti.DagVersionID]
 		if !ok && ti.DagVersionID != 0 {
@@ -85,6 +84,29 @@ func (s *server) tiResponses(ctx context.Context, tis []core.TaskInstance) ([]Ta
 			r.RenderedMapIndex = &mi
 		}
 		out[i] = r
+	}
+	return out, nil
+}
+
+// runsOf reads the runs of tis in one statement, by id.
+func (s *server) runsOf(ctx context.Context, tis []core.TaskInstance) (map[int64]*core.DagRun, error) {
+	out := map[int64]*core.DagRun{}
+	var ids []int64
+	for i := range tis {
+		if _, seen := out[tis[i].DagRunID]; !seen {
+			out[tis[i].DagRunID] = nil
+			ids = append(ids, tis[i].DagRunID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := s.st.DagRunList(ctx, &store.DagRunListParams{IDs: ids, Page: store.Page{Limit: len(ids)}})
+	if err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("read the runs of %d task instances: %w", len(tis), err))
+	}
+	for i := range list {
+		out[list[i].ID] = &list[i]
 	}
 	return out, nil
 }

@@ -23,7 +23,13 @@ func (s *Service) NextDataIntervals(ctx context.Context, dagID string, n int) ([
 	if err != nil {
 		return nil, fmt.Errorf("dag_id %q: %w", dagID, err)
 	}
-	spec := &v.Spec
+	return s.NextDataIntervalsOf(ctx, &v.Spec, n)
+}
+
+// NextDataIntervalsOf is NextDataIntervals by spec, the DAG's latest
+// version the caller holds already (n is at least 1).
+func (s *Service) NextDataIntervalsOf(ctx context.Context, spec *core.DAG, n int) ([]schedule.Interval, error) {
+	dagID := spec.DagID
 	tt, err := schedule.Of(spec)
 	if err != nil {
 		return nil, fmt.Errorf("dag_id %q schedule %q: %w", dagID, spec.Schedule, err)

@@ -313,6 +313,7 @@ type NewTaskInstance struct {
 type DagRunListParams struct {
 	DagID    string             // "" = all DAGs
 	DagIDs   []string           // these DAGs only (empty = all)
+	IDs      []int64            // these runs only (empty = all)
 	States   []core.DagRunState // empty = all
 	RunTypes []core.RunType     // empty = all
 	// LogicalDateGTE and LogicalDateLTE keep the runs whose logical date

@@ -224,6 +224,13 @@ func runFilter(p *store.DagRunListParams) *builder {
 		b.where("dag_id = ?", p.DagID)
 	}
 	in(&b, "dag_id", p.DagIDs)
+	if len(p.IDs) > 0 {
+		ph := make([]string, len(p.IDs))
+		for i, id := range p.IDs {
+			ph[i] = b.arg(id)
+		}
+		b.conds = append(b.conds, "id IN ("+strings.Join(ph, ", ")+")")
+	}
 	in(&b, "state", p.States)
 	in(&b, "run_type", p.RunTypes)
 	if p.LogicalDateGTE != nil {

@@ -220,6 +220,7 @@ func testDagRunListLatestCount(t *testing.T, f *fixture) {
 		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &from, LogicalDateLTE: &to}, []string{"scheduled_b", "scheduled_a"}},
 		{store.DagRunListParams{DagID: "etl", LogicalDateGTE: &to}, []string{"manual_c", "scheduled_b"}},
 		{store.DagRunListParams{DagIDs: []string{"other", "none"}}, []string{"o1"}},
+		{store.DagRunListParams{IDs: []int64{runs[3].ID, runs[1].ID}}, []string{"manual_c", "scheduled_a"}},
 		{store.DagRunListParams{DagID: "etl", LogicalDateLTE: &from, RunTypes: []core.RunType{core.RunBackfill}}, []string{"backfill_d"}},
 		{store.DagRunListParams{DagID: "etl", RunTypes: []core.RunType{core.RunAssetTriggered}}, nil},
 	}
