@@ -211,8 +211,15 @@ func TestWorkerTimeoutAndHeartbeatConflict(t *testing.T) {
 	// Its log ends saying why: the worker's last lines reach the server
 	// after the mark (store.LateLogGrace).
 	wait.Until(t, 30*time.Second, "orphan's log to say the server stopped it", func() bool {
-		return strings.Contains(readLog(t, env, env.TI(t, orphan)), "weir: the server stopped the try: it is no longer running")
+		return logSays(env, env.TI(t, orphan), "weir: the server stopped the try: it is no longer running")
 	})
+}
+
+// logSays reports whether ti's log holds text (false while nothing of it
+// was shipped yet).
+func logSays(env *execapitest.Env, ti *core.TaskInstance, text string) bool {
+	b, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(ti), 0)
+	return err == nil && strings.Contains(string(b), text)
 }
 
 // Someone clears a running try: the next heartbeat's 409 kills it, and
@@ -237,8 +244,7 @@ func TestWorkerClearedTryLogSaysWhy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := tasklog.Read(env.LogDir, tasklog.KeyOf(archived), 0) // nothing shipped yet: not found
-		return err == nil && strings.Contains(string(b), "weir: the server stopped the try: it is no longer running")
+		return logSays(env, archived, "weir: the server stopped the try: it is no longer running")
 	})
 }
 
