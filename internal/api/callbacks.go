@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // CallbackCollection is a page of a run's fired callbacks.
@@ -94,9 +95,9 @@ func (s *server) getCallbackLog(ctx context.Context, in *callbackLogInput) (*log
 			return nil, invalid(fmt.Sprintf("token: %q is not a continuation_token returned by this endpoint", in.Token))
 		}
 	}
-	key, err := s.svc.CallbackLogKey(ctx, in.DagID, in.RunID, in.CallbackID, in.Attempt)
+	key, cb, err := s.svc.CallbackLogKey(ctx, in.DagID, in.RunID, in.CallbackID, in.Attempt)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return s.logChunk(ctx, key, offset, in.Accept)
+	return s.logChunk(ctx, key, offset, in.Accept, tasklog.AttemptWriting(cb, key))
 }

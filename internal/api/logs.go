@@ -14,11 +14,25 @@ import (
 	"github.com/weirflow/weir/internal/tasklog"
 )
 
-// LogChunk is the JSON body of a log request: a piece of the try's log and
-// the token to pass back to read on from where it ends (tailing).
+// LogChunk is the JSON body of a log request, Airflow's
+// TaskInstancesLogResponse: the lines of a piece of the log (without their
+// line breaks) and the token to pass back to read on from where they end
+// (tailing). While the try may still write, a piece ends at a line break:
+// a line written in part comes whole in a later piece (unless it is longer
+// than a piece).
 type LogChunk struct {
-	Content           string `json:"content"`
-	ContinuationToken string `json:"continuation_token"`
+	Content           []string `json:"content"`
+	ContinuationToken string   `json:"continuation_token"`
+}
+
+// Text is the piece of the log the chunk's lines are, each line ended by
+// a line break.
+func (c LogChunk) Text() []byte {
+	var b []byte
+	for _, l := range c.Content {
+		b = append(append(b, l...), '\n')
+	}
+	return b
 }
 
 // LogTokenHeader carries the continuation token on text/plain responses.
@@ -42,10 +56,10 @@ func (s *server) registerLogs() {
 		OperationID: "get_log", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}", Tags: []string{"Task Instance"},
 		Summary: "Get a try's log",
-		Description: "Returns up to 1 MiB of the try's log from `token` on. As JSON (default): " +
-			"`{\"content\": \"...\", \"continuation_token\": \"...\"}`; with `Accept: text/plain` the raw text, " +
-			"the token in the " + LogTokenHeader + " header. Pass the token back to tail a running task: an empty " +
-			"content means nothing new yet.",
+		Description: "Returns up to 1 MiB of the try's log from `token` on. As JSON (default), Airflow's shape: " +
+			"`{\"content\": [\"line\", ...], \"continuation_token\": \"...\"}`, whole lines while the try runs; " +
+			"with `Accept: text/plain` the raw text, the token in the " + LogTokenHeader + " header. Pass the token " +
+			"back to tail a running task: an empty content means nothing new yet.",
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.getLog)
 }
@@ -58,29 +72,31 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 			return nil, invalid(fmt.Sprintf("token: %q is not a continuation_token returned by this endpoint", in.Token))
 		}
 	}
-	key, _, err := s.svc.TaskLogKey(ctx, core.TIKey{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, MapIndex: in.MapIndex}, in.TryNumber)
+	key, ti, err := s.svc.TaskLogKey(ctx, core.TIKey{DagID: in.DagID, RunID: in.RunID, TaskID: in.TaskID, MapIndex: in.MapIndex}, in.TryNumber)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return s.logChunk(ctx, key, offset, in.Accept)
+	return s.logChunk(ctx, key, offset, in.Accept, tasklog.TryWriting(ti, key))
 }
 
 // logChunk answers the log under key from offset, as text or as a JSON
-// LogChunk (by accept), with the next offset as continuation token. A log
-// not written (or shipped) yet is empty; one stored where this api-server
-// cannot read it is a 404 saying where it is (tasklog.MissingError).
-func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string) (*logOutput, error) {
+// LogChunk (by accept), with the next offset as continuation token;
+// writing says the log may still grow. A log not written (or shipped) yet
+// is empty; one stored where this api-server cannot read it is a 404
+// saying where it is (tasklog.MissingError).
+func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string, writing bool) (*logOutput, error) {
 	data, next, err := s.cfg.Logs.Read(ctx, key, offset)
 	if tasklog.WroteNothing(err) {
 		data, next = nil, offset
 	} else if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	token := strconv.FormatInt(next, 10)
 	if wantsText(accept) {
-		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: token, Body: data}, nil
+		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: strconv.FormatInt(next, 10), Body: data}, nil
 	}
-	body, err := json.Marshal(LogChunk{Content: string(data), ContinuationToken: token})
+	lines, rest := tasklog.Lines(data, writing)
+	token := strconv.FormatInt(next-int64(rest), 10)
+	body, err := json.Marshal(LogChunk{Content: lines, ContinuationToken: token})
 	if err != nil {
 		return nil, s.problem(ctx, fmt.Errorf("encode log chunk: %w", err))
 	}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,31 +18,36 @@ func TestTaskLogs(t *testing.T) {
 	path := tiBase + "/extract/logs/"
 	key := tasklog.Key{DagID: "etl", RunID: "r1", TaskID: "extract", MapIndex: -1, TryNumber: 1}
 
-	// Nothing written yet: empty content, token 0.
-	var c api.LogChunk
-	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1", nil, &c)
-	if c.Content != "" || c.ContinuationToken != "0" {
-		t.Errorf("before any output: %+v", c)
+	// Nothing written yet: no line, token 0.
+	read := func(query string, want []string, wantToken string) {
+		t.Helper()
+		var c api.LogChunk
+		e.must(http.StatusOK, core.RoleViewer, "GET", path+"1"+query, nil, &c)
+		if !slices.Equal(c.Content, want) || c.Content == nil || c.ContinuationToken != wantToken {
+			t.Errorf("GET %s: %+v, want content %q token %s", query, c, want, wantToken)
+		}
 	}
+	read("", []string{}, "0")
 	if err := tasklog.Append(e.logs, key, []byte("line one\n")); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1", nil, &c)
-	if c.Content != "line one\n" || c.ContinuationToken != "9" {
-		t.Errorf("first read: %+v", c)
-	}
-	// Tail: the token returns only what was appended since.
-	if err := tasklog.Append(e.logs, key, []byte("line two\n")); err != nil {
+	read("", []string{"line one"}, "9")
+	// Tail: the token returns only what was appended since; while the try
+	// may still write, a line not ended yet waits for its end.
+	if err := tasklog.Append(e.logs, key, []byte("line two\npart")); err != nil {
 		t.Fatal(err)
 	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1?token="+c.ContinuationToken, nil, &c)
-	if c.Content != "line two\n" || c.ContinuationToken != "18" {
-		t.Errorf("tail read: %+v", c)
+	read("?token=9", []string{"line two"}, "18")
+	read("?token=18", []string{"part"}, "22") // no line break at all: a line longer than a piece comes in parts
+	if err := tasklog.Append(e.logs, key, []byte("ial\nlast, not ended")); err != nil {
+		t.Fatal(err)
 	}
-	e.must(http.StatusOK, core.RoleViewer, "GET", path+"1?token=18", nil, &c)
-	if c.Content != "" || c.ContinuationToken != "18" {
-		t.Errorf("read at end: %+v", c)
-	}
+	read("?token=18", []string{"partial"}, "26")
+	// A try that writes no more answers its last line unended.
+	e.setTIState("r1", "extract", core.TISuccess)
+	read("?token=26", []string{"last, not ended"}, "41")
+	read("?token=41", []string{}, "41")
+	read("?token=9", []string{"line two", "partial", "last, not ended"}, "41")
 
 	resp := e.request(core.RoleViewer, "GET", path+"1?token=9", nil, "Accept", "text/plain")
 	defer func() { _ = resp.Body.Close() }()
@@ -55,7 +61,7 @@ func TestTaskLogs(t *testing.T) {
 		}
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
-		sb.String() != "line two\n" || resp.Header.Get(api.LogTokenHeader) != "18" {
+		sb.String() != "line two\npartial\nlast, not ended" || resp.Header.Get(api.LogTokenHeader) != "41" {
 		t.Errorf("text/plain: %d %q %q token %q", resp.StatusCode, resp.Header.Get("Content-Type"), sb.String(), resp.Header.Get(api.LogTokenHeader))
 	}
 

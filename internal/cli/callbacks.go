@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/store"
+	"github.com/weirflow/weir/internal/tasklog"
 )
 
 // runCallbacksCmd lists a run's fired callbacks (docs/emission.md#callbacks).
@@ -77,7 +78,7 @@ func (a *app) runCallbackLogsCmd() *cobra.Command {
 				if follow && key.TryNumber == cb.Attempts {
 					active = func(ctx context.Context) (bool, error) {
 						_, cb, err := b.CallbackLogKey(ctx, id, key.TryNumber)
-						return err == nil && cb.Attempts == key.TryNumber && cb.State == core.CallbackRunning, err
+						return err == nil && tasklog.AttemptWriting(cb, key), err
 					}
 				}
 				return tailLog(cmd, b, key, active)

@@ -41,7 +41,7 @@ func (a *app) taskLogsCmd() *cobra.Command {
 				if follow && key.TryNumber == ti.TryNumber {
 					active = func(ctx context.Context) (bool, error) {
 						_, ti, err := b.TaskLogKey(ctx, k, key.TryNumber)
-						return err == nil && tryActive(ti, key), err
+						return err == nil && tasklog.TryWriting(ti, key), err
 					}
 				}
 				return tailLog(cmd, b, key, active)
@@ -136,19 +136,6 @@ func tailLog(cmd *cobra.Command, b logReader, key tasklog.Key, active func(conte
 	}
 }
 
-// tryActive reports whether key's try of ti is still waiting or running.
-func tryActive(ti *core.TaskInstance, key tasklog.Key) bool {
-	if ti.TryNumber != key.TryNumber {
-		return false
-	}
-	switch ti.State {
-	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning:
-		return true
-	default: // finished, waiting to retry, or deferred: no more output from this try
-		return false
-	}
-}
-
 // TaskLogKey implements backend.
 func (b *localBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklog.Key, *core.TaskInstance, error) {
 	return b.svc.TaskLogKey(ctx, k, try)
@@ -156,12 +143,7 @@ func (b *localBackend) TaskLogKey(ctx context.Context, k core.TIKey, try int) (t
 
 // CallbackLogKey implements backend: the callback is found by its id alone.
 func (b *localBackend) CallbackLogKey(ctx context.Context, id int64, attempt int) (tasklog.Key, *core.Callback, error) {
-	cb, err := b.svc.Callback(ctx, service.AnyRun, service.AnyRun, id)
-	if err != nil {
-		return tasklog.Key{}, nil, err
-	}
-	key, err := tasklog.AttemptKey(cb, attempt)
-	return key, cb, err
+	return b.svc.CallbackLogKey(ctx, service.AnyRun, service.AnyRun, id, attempt)
 }
 
 // LogRead implements backend, as the REST API's log routes read: a log not
@@ -230,5 +212,5 @@ func (b *restBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64
 		return nil, offset, fmt.Errorf("the answer of GET %s has continuation_token %q, not an offset: is it a Weir api-server of the same version?",
 			path, chunk.ContinuationToken)
 	}
-	return []byte(chunk.Content), next, nil
+	return chunk.Text(), next, nil
 }

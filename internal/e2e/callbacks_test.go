@@ -56,7 +56,7 @@ func (c *client) callbackLog(dagID, runID string, id int64) string {
 	c.T.Helper()
 	var chunk api.LogChunk
 	c.Get(fmt.Sprintf("/api/v2/dags/%s/dagRuns/%s/callbacks/%d/logs", dagID, runID, id), &chunk)
-	return chunk.Content
+	return string(chunk.Text())
 }
 
 // TestCallbacks runs every callback event of a task and a DAG on both

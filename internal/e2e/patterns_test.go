@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 )
 
@@ -49,13 +50,11 @@ func (c *client) waitLog(dagID, runID, taskID string, try int, want string) stri
 		if err != nil || status != http.StatusOK {
 			return false, fmt.Sprintf("status %d, %v: %s", status, err, b)
 		}
-		var l struct {
-			Content string `json:"content"`
-		}
+		var l api.LogChunk
 		if err := json.Unmarshal(b, &l); err != nil {
 			return false, err.Error()
 		}
-		log = l.Content
+		log = string(l.Text())
 		return strings.Contains(log, want), log
 	})
 	return log

@@ -28,13 +28,14 @@ func (s *Service) TaskLogKey(ctx context.Context, k core.TIKey, try int) (tasklo
 // CallbackLogKey finds the log of attempt (0 = the latest) of callback id,
 // which must be one of run runID of dagID unless both are AnyRun. An
 // unknown callback, one of another run, or an attempt it has not had is an
-// error wrapping core.ErrNotFound.
-func (s *Service) CallbackLogKey(ctx context.Context, dagID, runID string, id int64, attempt int) (tasklog.Key, error) {
+// error wrapping core.ErrNotFound. It returns the callback too.
+func (s *Service) CallbackLogKey(ctx context.Context, dagID, runID string, id int64, attempt int) (tasklog.Key, *core.Callback, error) {
 	cb, err := s.Callback(ctx, dagID, runID, id)
 	if err != nil {
-		return tasklog.Key{}, err
+		return tasklog.Key{}, nil, err
 	}
-	return tasklog.AttemptKey(cb, attempt)
+	key, err := tasklog.AttemptKey(cb, attempt)
+	return key, cb, err
 }
 
 // Callback reads callback id, which must be one of run runID of dagID

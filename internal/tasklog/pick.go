@@ -1,7 +1,9 @@
 package tasklog
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/weirflow/weir/internal/core"
 )
@@ -33,4 +35,45 @@ func AttemptKey(cb *core.Callback, attempt int) (Key, error) {
 		return Key{}, fmt.Errorf("callback %d has had %d attempts; attempt %d has no log: %w", cb.ID, cb.Attempts, n, core.ErrNotFound)
 	}
 	return CallbackKey(cb, n), nil
+}
+
+// TryWriting reports whether the try whose log key names may still add to
+// it: ti's current try, not started yet or running. A finished try, one
+// waiting to retry or deferred writes no more.
+func TryWriting(ti *core.TaskInstance, key Key) bool {
+	if ti.TryNumber != key.TryNumber {
+		return false
+	}
+	switch ti.State {
+	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// AttemptWriting reports whether the callback attempt key names may still
+// add to its log: cb's latest attempt, while it runs.
+func AttemptWriting(cb *core.Callback, key Key) bool {
+	return cb.Attempts == key.TryNumber && cb.State == core.CallbackRunning
+}
+
+// Lines splits a piece of a log into its lines, without their line
+// breaks, and says how many bytes at its end it left for a later piece:
+// while the log may still grow (writing), a line not ended yet, unless the
+// piece holds no line break at all (a line longer than a piece comes in
+// parts rather than never).
+func Lines(data []byte, writing bool) (lines []string, rest int) {
+	if writing && len(data) > 0 && data[len(data)-1] != '\n' {
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			rest = len(data) - i - 1
+			data = data[:i+1]
+		}
+	}
+	lines = []string{}
+	if len(data) == 0 {
+		return lines, rest
+	}
+	text := strings.TrimSuffix(string(data), "\n")
+	return append(lines, strings.Split(text, "\n")...), rest
 }
