@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	id := list.Assets[0].ID
 	var a core.AssetModel
 	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/"+itoa(id), nil, &a)
-	if len(a.ScheduledDags) != 1 || a.ScheduledDags[0] != "cons" || len(a.Producing) != 1 || a.Producing[0].DagID != "prod" {
+	if len(a.ScheduledDags) != 1 || a.ScheduledDags[0].DagID != "cons" || len(a.Producing) != 1 || a.Producing[0].DagID != "prod" {
 		t.Errorf("asset: %+v, want scheduled dag cons and producer prod.load", a)
 	}
 	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/999", nil, "asset 999")
@@ -108,4 +109,56 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	if list.TotalEntries != 1 || list.Assets[0].Active || list.Assets[0].InactiveSince == nil {
 		t.Errorf("raw: %+v, want inactive with inactive_since", list)
 	}
+}
+
+// An asset answers every field of Airflow 3's AssetResponse (its generated
+// clients refuse a body without them), from the list and the GET alike:
+// its users as Airflow's reference objects, its aliases and newest event.
+func TestAssetsAnswerAirflowsFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	orders := core.Asset{Name: "orders", URI: "s3://lake/orders"}
+	e.syncAssetDag(core.DAG{DagID: "prod", Assets: []core.Asset{orders},
+		Tasks: []core.Task{{TaskID: "load", Operator: "noop", Outlets: []core.AssetRef{{Name: "orders"}}}}})
+	e.syncAssetDag(core.DAG{DagID: "cons", Assets: []core.Asset{orders}, AssetSchedule: []core.AssetRef{{Name: "orders"}},
+		Tasks: []core.Task{{TaskID: "use", Operator: "noop", Inlets: []core.AssetRef{{Name: "orders"}}}}})
+	check := func(what string, a map[string]json.RawMessage) {
+		t.Helper()
+		for _, f := range []string{"id", "name", "uri", "group", "extra", "created_at", "updated_at", "scheduled_dags",
+			"producing_tasks", "consuming_tasks", "aliases", "last_asset_event"} {
+			if _, ok := a[f]; !ok {
+				t.Errorf("%s: no %q", what, f)
+			}
+		}
+		refs := map[string][]map[string]json.RawMessage{}
+		for _, f := range []string{"scheduled_dags", "producing_tasks", "consuming_tasks"} {
+			var list []map[string]json.RawMessage
+			if err := json.Unmarshal(a[f], &list); err != nil || len(list) != 1 {
+				t.Fatalf("%s: %s = %s (%v), want one reference", what, f, a[f], err)
+			}
+			refs[f] = list
+		}
+		for f, want := range map[string][]string{"scheduled_dags": {"dag_id", "created_at", "updated_at"},
+			"producing_tasks": {"dag_id", "task_id", "created_at", "updated_at"}, "consuming_tasks": {"dag_id", "task_id", "created_at", "updated_at"}} {
+			for _, k := range want {
+				if _, ok := refs[f][0][k]; !ok {
+					t.Errorf("%s: %s has no %q: %v", what, f, k, refs[f][0])
+				}
+			}
+		}
+		if string(refs["scheduled_dags"][0]["dag_id"]) != `"cons"` || string(a["aliases"]) != "[]" || string(a["last_asset_event"]) != "null" {
+			t.Errorf("%s: scheduled_dags %s aliases %s last_asset_event %s", what, a["scheduled_dags"], a["aliases"], a["last_asset_event"])
+		}
+	}
+	var list struct {
+		Assets []map[string]json.RawMessage `json:"assets"`
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets", nil, &list)
+	if len(list.Assets) != 1 {
+		t.Fatalf("assets: %v", list.Assets)
+	}
+	check("list", list.Assets[0])
+	var a map[string]json.RawMessage
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/"+string(list.Assets[0]["id"]), nil, &a)
+	check("get", a)
 }

@@ -84,7 +84,7 @@ func (a *app) assetsCmd() *cobra.Command {
 					fmt.Fprintf(out, "extra: %s\n", extra)
 				}
 				fmt.Fprintf(out, "scheduled dags: %s\nproducing tasks: %s\nconsuming tasks: %s\n",
-					orDash(strings.Join(x.ScheduledDags, ", ")), taskRefs(x.Producing), taskRefs(x.Consuming))
+					dagRefs(x.ScheduledDags), taskRefs(x.Producing), taskRefs(x.Consuming))
 				return nil
 			})
 		},
@@ -194,6 +194,14 @@ func assetByName(ctx context.Context, st interface {
 		return nil, noAsset(name)
 	}
 	return x, err
+}
+
+func dagRefs(refs []core.DagRef) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = r.DagID
+	}
+	return orDash(strings.Join(parts, ", "))
 }
 
 func taskRefs(refs []core.TaskRef) string {

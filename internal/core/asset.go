@@ -104,15 +104,46 @@ type AssetModel struct {
 	InactiveSince *time.Time     `json:"inactive_since"` // when the last DAG defining it stopped doing so
 	CreatedAt     time.Time      `json:"created_at"`
 	UpdatedAt     time.Time      `json:"updated_at"`
-	ScheduledDags []string       `json:"scheduled_dags,omitempty"`
-	Producing     []TaskRef      `json:"producing_tasks,omitempty"`
-	Consuming     []TaskRef      `json:"consuming_tasks,omitempty"`
+	// Its users among the active DAGs (empty, never null, in a listed or
+	// read asset; not read by AssetGetByName and AssetGetByURI): the DAGs
+	// scheduled on it, the tasks with it as outlet and as inlet, by DAG
+	// and task; the aliases it was added to, by name; its newest event.
+	ScheduledDags []DagRef        `json:"scheduled_dags"`
+	Producing     []TaskRef       `json:"producing_tasks"`
+	Consuming     []TaskRef       `json:"consuming_tasks"`
+	Aliases       []AliasRef      `json:"aliases"`
+	LastEvent     *LastAssetEvent `json:"last_asset_event"`
 }
 
-// TaskRef names a task of a DAG.
+// DagRef is a DAG scheduled on an asset: since when (the sync that first
+// recorded it) and the last sync that wrote it.
+type DagRef struct {
+	DagID     string    `json:"dag_id"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TaskRef is a task using an asset (an inlet or an outlet), with the times
+// of DagRef.
 type TaskRef struct {
-	DagID  string `json:"dag_id"`
-	TaskID string `json:"task_id"`
+	DagID     string    `json:"dag_id"`
+	TaskID    string    `json:"task_id"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// AliasRef is an alias an asset was added to. Weir's aliases have no
+// group: Group is Airflow's default, DefaultAssetGroup.
+type AliasRef struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Group string `json:"group"`
+}
+
+// LastAssetEvent is an asset's newest event.
+type LastAssetEvent struct {
+	ID        int64     `json:"id"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
 // Asset event sources.

@@ -49,7 +49,7 @@ func TestAssetsFollowDagFiles(t *testing.T) {
 	write(t, cons, consumerYAML)
 	syncOnce(t, p)
 	full := assetNamed(t, p, "orders")
-	if !full.Active || len(full.ScheduledDags) != 1 || full.ScheduledDags[0] != "consumer" ||
+	if !full.Active || len(full.ScheduledDags) != 1 || full.ScheduledDags[0].DagID != "consumer" ||
 		len(full.Producing) != 1 || full.Producing[0].TaskID != "load" {
 		t.Fatalf("orders = %+v, want active, scheduling consumer, produced by producer.load", full)
 	}

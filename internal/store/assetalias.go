@@ -75,6 +75,7 @@ type AssetAliasEvent struct {
 type AssetAlias struct {
 	ID        int64          `json:"id"`
 	Name      string         `json:"name"`
+	Group     string         `json:"group"`      // Airflow's default, core.DefaultAssetGroup: Weir's aliases have none
 	CreatedAt time.Time      `json:"created_at"` // when a DAG or an association first recorded it
 	Assets    []AliasedAsset `json:"assets"`     // by name; empty until a task adds to the alias
 }

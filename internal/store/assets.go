@@ -169,8 +169,10 @@ const (
 
 // AssetLink is one use of an asset by an active DAG.
 type AssetLink struct {
-	AssetID int64
-	Kind    string // AssetLinkProducer, AssetLinkReader or AssetLinkScheduled
-	DagID   string
-	TaskID  string // "" for AssetLinkScheduled
+	AssetID   int64
+	Kind      string // AssetLinkProducer, AssetLinkReader or AssetLinkScheduled
+	DagID     string
+	TaskID    string    // "" for AssetLinkScheduled
+	CreatedAt time.Time // the sync that first recorded the use
+	UpdatedAt time.Time // the last sync that wrote it
 }

@@ -112,7 +112,7 @@ func (s *Store) aliases(ctx context.Context, what, query string, args ...any) ([
 		if err := r.Scan(&x.alias.ID, &x.alias.Name, &created, &id, &name, &uri, &active, &first, &last); err != nil {
 			return x, err
 		}
-		x.alias.CreatedAt = fromMicros(created)
+		x.alias.CreatedAt, x.alias.Group = fromMicros(created), core.DefaultAssetGroup
 		if id.Valid {
 			x.asset = &store.AliasedAsset{ID: id.Int64, Name: name.String, URI: uri.String, Active: active.Bool,
 				FirstAssociatedAt: fromMicros(first.Int64), LastAssociatedAt: fromMicros(last.Int64)}

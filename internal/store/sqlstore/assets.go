@@ -19,6 +19,10 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 	d := p.Spec
 	now := micros(p.Now)
 	return s.inTx(ctx, func(tx *Store) error {
+		since, err := tx.refTimes(ctx, d.DagID)
+		if err != nil {
+			return err
+		}
 		for _, q := range []string{qDagAssetDelete, qDagScheduleAssetDelete, qTaskInletDelete, qTaskOutletDelete} {
 			if _, err := tx.tx.ExecContext(ctx, q, d.DagID); err != nil {
 				return tx.wrap(err, "sync assets of dag %s: clear references", d.DagID)
@@ -36,7 +40,8 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 			}
 		}
 		for _, a := range d.ConcreteAssets(d.AssetSchedule) {
-			if _, err := tx.tx.ExecContext(ctx, qDagScheduleAssetInsert, d.DagID, ids[a.Name]); err != nil {
+			id := ids[a.Name]
+			if _, err := tx.tx.ExecContext(ctx, qDagScheduleAssetInsert, d.DagID, id, since.of(store.AssetLinkScheduled, id, "", now), now); err != nil {
 				return tx.wrap(err, "sync assets of dag %s: schedule on %s", d.DagID, a.Name)
 			}
 		}
@@ -57,9 +62,11 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 			for _, use := range []struct {
 				refs  []core.AssetRef
 				query string
-			}{{t.Inlets, qTaskInletInsert}, {t.Outlets, qTaskOutletInsert}} {
+				kind  string
+			}{{t.Inlets, qTaskInletInsert, store.AssetLinkReader}, {t.Outlets, qTaskOutletInsert, store.AssetLinkProducer}} {
 				for _, a := range d.ConcreteAssets(use.refs) {
-					if _, err := tx.tx.ExecContext(ctx, use.query, d.DagID, t.TaskID, ids[a.Name]); err != nil {
+					id := ids[a.Name]
+					if _, err := tx.tx.ExecContext(ctx, use.query, d.DagID, t.TaskID, id, since.of(use.kind, id, t.TaskID, now), now); err != nil {
 						return tx.wrap(err, "sync assets of dag %s: task %s uses %s", d.DagID, t.TaskID, a.Name)
 					}
 				}
@@ -76,9 +83,54 @@ func (s *Store) AssetSync(ctx context.Context, p *store.AssetSyncParams) error {
 		if err := tx.syncWatchers(ctx, d, ids, p.Now); err != nil {
 			return err
 		}
-		_, err := tx.AssetDeactivateOrphans(ctx, p.Now)
+		_, err = tx.AssetDeactivateOrphans(ctx, p.Now)
 		return err
 	})
+}
+
+// refTimes holds when each of a DAG's asset references was first
+// recorded, by kind, asset and task.
+type refTimes map[string]int64
+
+func refKey(kind string, assetID int64, taskID string) string {
+	return fmt.Sprintf("%s %d %s", kind, assetID, taskID)
+}
+
+// of is the created_at of a reference: the one recorded, else now.
+func (r refTimes) of(kind string, assetID int64, taskID string, now int64) int64 {
+	if t, ok := r[refKey(kind, assetID, taskID)]; ok {
+		return t
+	}
+	return now
+}
+
+// refTimes reads when each of dag's asset references was first recorded,
+// before a sync replaces them.
+func (s *Store) refTimes(ctx context.Context, dagID string) (refTimes, error) {
+	rows, err := s.tx.QueryContext(ctx, qDagAssetRefTimes, dagID)
+	if err != nil {
+		return nil, s.wrap(err, "sync assets of dag %s: read references", dagID)
+	}
+	type ref struct {
+		key string
+		at  int64
+	}
+	refs, err := collect(rows, func(r *sql.Rows) (ref, error) {
+		var (
+			kind, task string
+			asset, at  int64
+		)
+		err := r.Scan(&kind, &asset, &task, &at)
+		return ref{refKey(kind, asset, task), at}, err
+	})
+	if err != nil {
+		return nil, s.wrap(err, "sync assets of dag %s: read references", dagID)
+	}
+	out := make(refTimes, len(refs))
+	for _, r := range refs {
+		out[r.key] = r.at
+	}
+	return out, nil
 }
 
 // assetUpsert creates the asset a DAG defines, or brings the existing one
@@ -144,30 +196,11 @@ func (s *Store) AssetGet(ctx context.Context, id int64) (*core.AssetModel, error
 	if err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("get users of asset %d", id)
-	rows, err := s.reader().QueryContext(ctx, qAssetScheduledDags, id)
-	if err != nil {
-		return nil, s.wrap(err, "%s", what)
+	uses := []core.AssetModel{*a}
+	if err := s.fillUses(ctx, uses); err != nil {
+		return nil, err
 	}
-	if a.ScheduledDags, err = collect(rows, scanString); err != nil {
-		return nil, s.wrap(err, "%s", what)
-	}
-	for _, use := range []struct {
-		query string
-		out   *[]core.TaskRef
-	}{{qAssetProducers, &a.Producing}, {qAssetConsumers, &a.Consuming}} {
-		rows, err := s.reader().QueryContext(ctx, use.query, id)
-		if err != nil {
-			return nil, s.wrap(err, "%s", what)
-		}
-		if *use.out, err = collect(rows, func(r *sql.Rows) (core.TaskRef, error) {
-			var t core.TaskRef
-			return t, r.Scan(&t.DagID, &t.TaskID)
-		}); err != nil {
-			return nil, s.wrap(err, "%s", what)
-		}
-	}
-	return a, nil
+	return &uses[0], nil
 }
 
 // AssetGetByName returns the asset with the name (without its users).
@@ -191,7 +224,11 @@ func (s *Store) assetOne(ctx context.Context, what, query string, arg any) (*cor
 // AssetList lists a page of assets (by name unless p.OrderBy says
 // otherwise).
 func (s *Store) AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error) {
-	return listPage(ctx, s, "list assets", qAssetList, assetFilter(p), &assetOrder, p.Page, scanAsset)
+	list, err := listPage(ctx, s, "list assets", qAssetList, assetFilter(p), &assetOrder, p.Page, scanAsset)
+	if err != nil {
+		return nil, err
+	}
+	return list, s.fillUses(ctx, list)
 }
 
 // AssetCount counts the assets AssetList would list without paging.
@@ -385,7 +422,17 @@ func (s *Store) AssetEventCount(ctx context.Context, p *store.AssetEventListPara
 
 // AssetLastEventTimes returns the time of each asset's newest event.
 func (s *Store) AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error) {
-	out := map[int64]time.Time{}
+	last, err := s.lastEvents(ctx, assetIDs)
+	out := make(map[int64]time.Time, len(last))
+	for id, ev := range last {
+		out[id] = ev.Timestamp
+	}
+	return out, err
+}
+
+// lastEvents returns each asset's newest event, in one query.
+func (s *Store) lastEvents(ctx context.Context, assetIDs []int64) (map[int64]core.LastAssetEvent, error) {
+	out := map[int64]core.LastAssetEvent{}
 	if len(assetIDs) == 0 {
 		return out, nil
 	}
@@ -395,12 +442,9 @@ func (s *Store) AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[
 		return nil, s.wrap(err, "last asset events")
 	}
 	_, err = collect(rows, func(r *sql.Rows) (struct{}, error) {
-		var (
-			id int64
-			at int64
-		)
-		err := r.Scan(&id, &at)
-		out[id] = fromMicros(at)
+		var assetID, id, at int64
+		err := r.Scan(&assetID, &id, &at)
+		out[assetID] = core.LastAssetEvent{ID: id, Timestamp: fromMicros(at)}
 		return struct{}{}, err
 	})
 	return out, s.wrap(err, "last asset events")

@@ -23,31 +23,32 @@ const (
 		WHERE active = TRUE AND id NOT IN (
 			SELECT da.asset_id FROM dag_asset da JOIN dag d ON d.dag_id = da.dag_id WHERE d.is_active = TRUE)`
 
-	qAssetScheduledDags = `SELECT s.dag_id FROM dag_schedule_asset s JOIN dag d ON d.dag_id = s.dag_id
-		WHERE s.asset_id = $1 AND d.is_active = TRUE ORDER BY s.dag_id`
-	qAssetProducers = `SELECT t.dag_id, t.task_id FROM task_outlet_asset t JOIN dag d ON d.dag_id = t.dag_id
-		WHERE t.asset_id = $1 AND d.is_active = TRUE ORDER BY t.dag_id, t.task_id`
-	qAssetConsumers = `SELECT t.dag_id, t.task_id FROM task_inlet_asset t JOIN dag d ON d.dag_id = t.dag_id
-		WHERE t.asset_id = $1 AND d.is_active = TRUE ORDER BY t.dag_id, t.task_id`
-
 	// qAssetLinks: %s is the IN list of asset ids, used three times.
-	qAssetLinks = `SELECT u.asset_id, u.kind, u.dag_id, u.task_id FROM (
-		SELECT asset_id, 'producer' AS kind, dag_id, task_id FROM task_outlet_asset WHERE asset_id IN (%[1]s)
-		UNION ALL SELECT asset_id, 'reader', dag_id, task_id FROM task_inlet_asset WHERE asset_id IN (%[1]s)
-		UNION ALL SELECT asset_id, 'scheduled', dag_id, '' FROM dag_schedule_asset WHERE asset_id IN (%[1]s)
+	qAssetLinks = `SELECT u.asset_id, u.kind, u.dag_id, u.task_id, u.created_at, u.updated_at FROM (
+		SELECT asset_id, 'producer' AS kind, dag_id, task_id, created_at, updated_at FROM task_outlet_asset WHERE asset_id IN (%[1]s)
+		UNION ALL SELECT asset_id, 'reader', dag_id, task_id, created_at, updated_at FROM task_inlet_asset WHERE asset_id IN (%[1]s)
+		UNION ALL SELECT asset_id, 'scheduled', dag_id, '', created_at, updated_at FROM dag_schedule_asset WHERE asset_id IN (%[1]s)
 		) u JOIN dag d ON d.dag_id = u.dag_id WHERE d.is_active = TRUE ORDER BY u.asset_id, u.kind, u.dag_id, u.task_id`
+	// qAssetAliasesOf: the aliases each asset of the IN list (%s) was added to.
+	qAssetAliasesOf = `SELECT aa.asset_id, a.id, a.name FROM asset_alias_asset aa JOIN asset_alias a ON a.id = aa.alias_id
+		WHERE aa.asset_id IN (%s) ORDER BY aa.asset_id, a.name`
+	// qDagAssetRefTimes: when each of DAG $1's references was first recorded.
+	qDagAssetRefTimes = `SELECT 'scheduled', asset_id, '', created_at FROM dag_schedule_asset WHERE dag_id = $1
+		UNION ALL SELECT 'reader', asset_id, task_id, created_at FROM task_inlet_asset WHERE dag_id = $1
+		UNION ALL SELECT 'producer', asset_id, task_id, created_at FROM task_outlet_asset WHERE dag_id = $1`
 
 	qAssetAliasInsert = `INSERT INTO asset_alias (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
 
-	// A DAG's references, replaced on every sync.
+	// A DAG's references, replaced on every sync (a reference keeps the
+	// created_at it was first recorded with: qDagAssetRefTimes).
 	qDagAssetDelete         = `DELETE FROM dag_asset WHERE dag_id = $1`
 	qDagAssetInsert         = `INSERT INTO dag_asset (dag_id, asset_id) VALUES ($1, $2)`
 	qDagScheduleAssetDelete = `DELETE FROM dag_schedule_asset WHERE dag_id = $1`
-	qDagScheduleAssetInsert = `INSERT INTO dag_schedule_asset (dag_id, asset_id) VALUES ($1, $2)`
+	qDagScheduleAssetInsert = `INSERT INTO dag_schedule_asset (dag_id, asset_id, created_at, updated_at) VALUES ($1, $2, $3, $4)`
 	qTaskInletDelete        = `DELETE FROM task_inlet_asset WHERE dag_id = $1`
-	qTaskInletInsert        = `INSERT INTO task_inlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
+	qTaskInletInsert        = `INSERT INTO task_inlet_asset (dag_id, task_id, asset_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)`
 	qTaskOutletDelete       = `DELETE FROM task_outlet_asset WHERE dag_id = $1`
-	qTaskOutletInsert       = `INSERT INTO task_outlet_asset (dag_id, task_id, asset_id) VALUES ($1, $2, $3)`
+	qTaskOutletInsert       = `INSERT INTO task_outlet_asset (dag_id, task_id, asset_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)`
 	// qAssetQueuePrune drops queued events of assets the DAG is no longer
 	// scheduled on, directly or through an alias.
 	qAssetQueuePrune = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
@@ -100,7 +101,7 @@ const (
 	qAssetEventCount = `SELECT COUNT(*) FROM asset_event e%s`
 	// qAssetLastEvents: %s is the IN list of asset ids; the newest event
 	// of each is found through the (asset_id, id) index.
-	qAssetLastEvents = `SELECT asset_id, timestamp FROM asset_event WHERE id IN
+	qAssetLastEvents = `SELECT asset_id, id, timestamp FROM asset_event WHERE id IN
 		(SELECT MAX(id) FROM asset_event WHERE asset_id IN (%s) GROUP BY asset_id)`
 	// qEventConsumedBy is the list filter on the events run ? consumed.
 	qEventConsumedBy  = `e.id IN (SELECT event_id FROM dag_run_asset_event WHERE dag_run_id = ?)`

@@ -58,10 +58,30 @@ func testAssetSync(t *testing.T, f *fixture) {
 	must(t, err, "get")
 	want := &core.AssetModel{ID: o.ID, Name: "orders", URI: "s3://lake/orders", Group: core.DefaultAssetGroup,
 		Extra: map[string]any{"owner": "sales"}, Active: true, CreatedAt: f.now, UpdatedAt: f.now,
-		ScheduledDags: []string{"cons"}, Producing: []core.TaskRef{{DagID: "prod", TaskID: "load"}},
-		Consuming: []core.TaskRef{{DagID: "cons", TaskID: "use"}}}
+		ScheduledDags: []core.DagRef{{DagID: "cons", CreatedAt: f.now, UpdatedAt: f.now}},
+		Producing:     []core.TaskRef{{DagID: "prod", TaskID: "load", CreatedAt: f.now, UpdatedAt: f.now}},
+		Consuming:     []core.TaskRef{{DagID: "cons", TaskID: "use", CreatedAt: f.now, UpdatedAt: f.now}},
+		Aliases:       []core.AliasRef{}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("asset (-want +got):\n%s", diff)
+	}
+	// A page of assets carries the same users, read for the whole page;
+	// an alias the asset was added to, and its newest event, show.
+	must(t, f.st.AssetAliasAssociate(f.ctx, &store.AssetAliasAssociateParams{Alias: "dyn", AssetID: o.ID, Now: f.now}), "associate")
+	ev, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "orders", SourceKind: core.AssetSourceAPI, Now: f.at(time.Minute)})
+	must(t, err, "event")
+	list, err := f.st.AssetList(f.ctx, &store.AssetListParams{})
+	must(t, err, "list")
+	if len(list) != 2 || list[1].Name != "orders" {
+		t.Fatalf("assets = %+v, want customers and orders", list)
+	}
+	want.Aliases = []core.AliasRef{{ID: list[1].Aliases[0].ID, Name: "dyn", Group: core.DefaultAssetGroup}}
+	want.LastEvent = &core.LastAssetEvent{ID: ev.ID, Timestamp: f.at(time.Minute)}
+	if diff := cmp.Diff(want, &list[1]); diff != "" {
+		t.Errorf("listed asset (-want +got):\n%s", diff)
+	}
+	if cs := list[0]; cs.ScheduledDags == nil || len(cs.Consuming) != 0 || len(cs.Producing) != 1 || len(cs.Aliases) != 0 || cs.LastEvent != nil {
+		t.Errorf("customers = %+v, want its producer alone, empty lists not null", cs)
 	}
 	c, err := f.st.AssetGetByURI(f.ctx, "s3://lake/customers")
 	must(t, err, "get by uri")
@@ -80,16 +100,21 @@ func testAssetSync(t *testing.T, f *fixture) {
 		t.Error("a refused asset sync left its DAG behind; want the whole sync rolled back")
 	}
 
-	// The producer drops customers: nobody defines it any more.
+	// The producer drops customers: nobody defines it any more. Its use of
+	// orders keeps when it was first recorded.
 	later := f.at(time.Hour)
 	must(t, f.assetDag(producer("prod", orders), later), "re-sync producer")
+	if got, err = f.st.AssetGet(f.ctx, o.ID); err != nil || len(got.Producing) != 1 ||
+		!got.Producing[0].CreatedAt.Equal(f.now) || !got.Producing[0].UpdatedAt.Equal(later) {
+		t.Errorf("orders after the re-sync: %+v, %v; want its producer recorded at %v, written at %v", got, err, f.now, later)
+	}
 	c, err = f.st.AssetGetByName(f.ctx, "customers")
 	must(t, err, "get customers")
 	if c.Active || c.InactiveSince == nil || !c.InactiveSince.Equal(later) {
 		t.Errorf("customers active=%v since=%v, want inactive since %v", c.Active, c.InactiveSince, later)
 	}
 	inactive := false
-	list, err := f.st.AssetList(f.ctx, &store.AssetListParams{Active: &inactive})
+	list, err = f.st.AssetList(f.ctx, &store.AssetListParams{Active: &inactive})
 	must(t, err, "list inactive")
 	if len(list) != 1 || list[0].Name != "customers" {
 		t.Errorf("inactive assets = %+v, want customers", list)

@@ -169,11 +169,12 @@ func testAssetLinks(t *testing.T, f *fixture) {
 	c, _ := f.st.AssetGetByName(f.ctx, "customers")
 	got, err := f.st.AssetLinks(f.ctx, []int64{o.ID, c.ID})
 	must(t, err, "asset links")
+	at := func(l store.AssetLink) store.AssetLink { l.CreatedAt, l.UpdatedAt = f.now, f.now; return l }
 	want := []store.AssetLink{
-		{AssetID: o.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"},
-		{AssetID: o.ID, Kind: store.AssetLinkReader, DagID: "cons", TaskID: "use"},
-		{AssetID: o.ID, Kind: store.AssetLinkScheduled, DagID: "cons"},
-		{AssetID: c.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"},
+		at(store.AssetLink{AssetID: o.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"}),
+		at(store.AssetLink{AssetID: o.ID, Kind: store.AssetLinkReader, DagID: "cons", TaskID: "use"}),
+		at(store.AssetLink{AssetID: o.ID, Kind: store.AssetLinkScheduled, DagID: "cons"}),
+		at(store.AssetLink{AssetID: c.ID, Kind: store.AssetLinkProducer, DagID: "prod", TaskID: "load"}),
 	}
 	if o.ID > c.ID {
 		want = append(want[3:], want[:3]...)
