@@ -56,11 +56,11 @@ func goOpsCallbacks(t *testing.T, bin, engine string) {
 		t.Errorf("callbacks %v, want %s", got, want)
 	}
 	var log struct {
-		Content string `json:"content"`
+		Content []string `json:"content"` // the log's lines
 	}
 	call(t, c, http.MethodGet, fmt.Sprintf("%s/callbacks/%d/logs", runPath, cbs.Callbacks[1].ID), "", &log)
-	if !strings.Contains(log.Content, "raised an ops alert") {
-		t.Errorf("the failure callback's log lacks its own line:\n%s", log.Content)
+	if !strings.Contains(strings.Join(log.Content, "\n"), "raised an ops alert") {
+		t.Errorf("the failure callback's log lacks its own line:\n%s", strings.Join(log.Content, "\n"))
 	}
 
 	var responder struct {

@@ -221,9 +221,9 @@ func (s *sdkStack) waitLog(dagID, runID, taskID string, try int, want string) {
 	s.t.Helper()
 	s.poll(fmt.Sprintf("log of %s try %d to show %q", taskID, try, want), func() bool {
 		var l struct {
-			Content string `json:"content"`
+			Content []string `json:"content"` // the log's lines
 		}
 		return s.tryGet(fmt.Sprintf("%s/taskInstances/%s/logs/%d", runURL(dagID, runID), taskID, try), &l) == http.StatusOK &&
-			strings.Contains(l.Content, want)
+			strings.Contains(strings.Join(l.Content, "\n"), want)
 	})
 }

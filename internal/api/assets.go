@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -21,14 +22,74 @@ type AssetCollection struct {
 
 // AssetEventCollection is a page of asset events.
 type AssetEventCollection struct {
-	AssetEvents  []core.AssetEvent `json:"asset_events"`
-	TotalEntries int               `json:"total_entries"`
+	AssetEvents  []AssetEventResponse `json:"asset_events"`
+	TotalEntries int                  `json:"total_entries"`
+}
+
+// Events is the collection's events without the runs they created.
+func (c AssetEventCollection) Events() []core.AssetEvent {
+	out := make([]core.AssetEvent, len(c.AssetEvents))
+	for i := range c.AssetEvents {
+		out[i] = c.AssetEvents[i].AssetEvent
+	}
+	return out
+}
+
+// AssetEventResponse is an asset event as Airflow 3's AssetEventResponse:
+// the event and the runs it created (the runs that consumed it).
+type AssetEventResponse struct {
+	core.AssetEvent
+	CreatedDagRuns []DagRunAssetReference `json:"created_dagruns"`
+}
+
+// DagRunAssetReference is a run an asset event created, as Airflow 3
+// names its fields.
+type DagRunAssetReference struct {
+	RunID             string           `json:"run_id"`
+	DagID             string           `json:"dag_id"`
+	LogicalDate       *time.Time       `json:"logical_date"`
+	StartDate         *time.Time       `json:"start_date"` // null until the run starts
+	EndDate           *time.Time       `json:"end_date"`
+	State             core.DagRunState `json:"state"`
+	DataIntervalStart *time.Time       `json:"data_interval_start"`
+	DataIntervalEnd   *time.Time       `json:"data_interval_end"`
+}
+
+// eventResponses answers events with the runs each created, read for the
+// whole page in one query.
+func (s *server) eventResponses(ctx context.Context, events []core.AssetEvent) ([]AssetEventResponse, error) {
+	out := make([]AssetEventResponse, len(events))
+	at := make(map[int64]*AssetEventResponse, len(events))
+	ids := make([]int64, len(events))
+	for i := range events {
+		out[i] = AssetEventResponse{AssetEvent: events[i], CreatedDagRuns: []DagRunAssetReference{}}
+		at[events[i].ID], ids[i] = &out[i], events[i].ID
+	}
+	runs, err := s.st.AssetEventRuns(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range runs {
+		r := &x.Run
+		ev := at[x.EventID]
+		ev.CreatedDagRuns = append(ev.CreatedDagRuns, DagRunAssetReference{RunID: r.RunID, DagID: r.DagID, LogicalDate: r.LogicalDate,
+			StartDate: r.StartDate, EndDate: r.EndDate, State: r.State, DataIntervalStart: r.DataIntervalStart, DataIntervalEnd: r.DataIntervalEnd})
+	}
+	return out, nil
 }
 
 // QueuedEventCollection lists a DAG's unconsumed asset events per asset.
 type QueuedEventCollection struct {
-	QueuedEvents []store.AssetQueueEntry `json:"queued_events"`
-	TotalEntries int                     `json:"total_entries"`
+	QueuedEvents []QueuedEventResponse `json:"queued_events"`
+	TotalEntries int                   `json:"total_entries"`
+}
+
+// QueuedEventResponse is an asset's unconsumed events for a DAG, with
+// Airflow 3's QueuedEventResponse fields (dag_display_name is the DAG's
+// id: Weir's DAGs have no other name).
+type QueuedEventResponse struct {
+	store.AssetQueueEntry
+	DagDisplayName string `json:"dag_display_name"`
 }
 
 type listAssetsInput struct {
@@ -66,10 +127,11 @@ type AssetEventBody struct {
 	IdempotencyKey *string         `json:"idempotency_key,omitempty" doc:"names the one event this request creates (1 to 256 bytes of printable text): a repeat returns that event with duplicate true"`
 }
 
-// CreatedAssetEvent is the answer to POST /assets/events: the event, and
-// whether an earlier request with the same idempotency key created it.
+// CreatedAssetEvent is the answer to POST /assets/events: the event (with
+// the runs it created: none yet, unless a repeat returns an earlier one),
+// and whether an earlier request with the same idempotency key created it.
 type CreatedAssetEvent struct {
-	core.AssetEvent
+	AssetEventResponse
 	Duplicate bool `json:"duplicate" doc:"true when an earlier request with the idempotency key created the event; nothing was created"`
 }
 
@@ -154,7 +216,11 @@ func (s *server) eventPage(ctx context.Context, p *store.AssetEventListParams) (
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body AssetEventCollection }{AssetEventCollection{AssetEvents: list, TotalEntries: total}}, nil
+	events, err := s.eventResponses(ctx, list)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body AssetEventCollection }{AssetEventCollection{AssetEvents: events, TotalEntries: total}}, nil
 }
 
 func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput) (*struct{ Body CreatedAssetEvent }, error) {
@@ -164,7 +230,11 @@ func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return &struct{ Body CreatedAssetEvent }{CreatedAssetEvent{AssetEvent: *ev, Duplicate: dup}}, nil
+	events, err := s.eventResponses(ctx, []core.AssetEvent{*ev})
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body CreatedAssetEvent }{CreatedAssetEvent{AssetEventResponse: events[0], Duplicate: dup}}, nil
 }
 
 type upstreamEventsInput struct {
@@ -188,6 +258,9 @@ func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	q = nonNil(q)
-	return &struct{ Body QueuedEventCollection }{QueuedEventCollection{QueuedEvents: q, TotalEntries: len(q)}}, nil
+	out := make([]QueuedEventResponse, len(q))
+	for i := range q {
+		out[i] = QueuedEventResponse{AssetQueueEntry: q[i], DagDisplayName: q[i].DagID}
+	}
+	return &struct{ Body QueuedEventCollection }{QueuedEventCollection{QueuedEvents: out, TotalEntries: len(out)}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
@@ -61,7 +62,7 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 	}
 	var queued api.QueuedEventCollection
 	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/cons/assets/queuedEvents", nil, &queued)
-	if queued.TotalEntries != 1 || queued.QueuedEvents[0].LastEventID != ev.ID {
+	if queued.TotalEntries != 1 || queued.QueuedEvents[0].LastEventID != ev.ID || queued.QueuedEvents[0].DagDisplayName != "cons" {
 		t.Errorf("queued events of cons: %+v", queued)
 	}
 	var events api.AssetEventCollection
@@ -84,6 +85,26 @@ func TestAssetsReadAndCreateEvents(t *testing.T) {
 		"/api/v2/dags/cons/dagRuns/"+runsOf.DagRuns[0].RunID+"/upstreamAssetEvents", nil, &events)
 	if events.TotalEntries != 1 || events.AssetEvents[0].ID != ev.ID {
 		t.Errorf("upstream events of the asset-triggered run: %+v", events)
+	}
+	// An event answers Airflow's AssetEventResponse, with the runs it created.
+	var raw struct {
+		AssetEvents []map[string]json.RawMessage `json:"asset_events"`
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/events?asset_id="+itoa(id), nil, &raw)
+	for _, f := range []string{"id", "asset_id", "uri", "name", "group", "extra", "source_map_index", "created_dagruns", "timestamp"} {
+		if _, ok := raw.AssetEvents[0][f]; !ok {
+			t.Errorf("event: no %q", f)
+		}
+	}
+	var made []map[string]json.RawMessage
+	if err := json.Unmarshal(raw.AssetEvents[0]["created_dagruns"], &made); err != nil || len(made) != 1 ||
+		string(made[0]["run_id"]) != strconv.Quote(runsOf.DagRuns[0].RunID) || string(made[0]["dag_id"]) != `"cons"` {
+		t.Errorf("created_dagruns = %s (%v), want the asset-triggered run of cons", raw.AssetEvents[0]["created_dagruns"], err)
+	}
+	for _, f := range []string{"run_id", "dag_id", "logical_date", "start_date", "end_date", "state", "data_interval_start", "data_interval_end"} {
+		if _, ok := made[0][f]; !ok {
+			t.Errorf("created run: no %q", f)
+		}
 	}
 	manual, err := service.New(service.Config{Store: e.st, Clock: e.clk}).TriggerRun(t.Context(), core.System, runs.TriggerParams{DagID: "cons"})
 	if err != nil {

@@ -18,6 +18,7 @@ type reader interface {
 	AssetCount(ctx context.Context, p *store.AssetListParams) (int, error)
 	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
+	AssetEventRuns(ctx context.Context, eventIDs []int64) ([]store.EventRun, error)
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	AssetQueueList(ctx context.Context, dagID string) ([]store.AssetQueueEntry, error)

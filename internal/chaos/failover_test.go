@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/testutil/pgtest"
 	"github.com/weirflow/weir/internal/testutil/weirtest"
@@ -143,9 +144,7 @@ func startedBefore(d *deployment, runID string, ti *core.TaskInstance) bool {
 // tryLog reads a try's log (its first MiB) through the REST API.
 func tryLog(d *deployment, runID string, ti *core.TaskInstance) string {
 	d.t.Helper()
-	var page struct {
-		Content string `json:"content"`
-	}
+	var page api.LogChunk
 	d.api.Get(fmt.Sprintf("%s/taskInstances/%s/logs/%d?map_index=%d", weirtest.RunPath(dagID, runID), ti.TaskID, ti.TryNumber, ti.MapIndex), &page)
-	return page.Content
+	return string(page.Text())
 }

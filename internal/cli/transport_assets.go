@@ -45,7 +45,7 @@ func (b *localBackend) AssetEventCreate(ctx context.Context, assetID int64, r em
 	if err != nil {
 		return nil, err
 	}
-	return &api.CreatedAssetEvent{AssetEvent: *ev, Duplicate: dup}, nil
+	return &api.CreatedAssetEvent{AssetEventResponse: api.AssetEventResponse{AssetEvent: *ev}, Duplicate: dup}, nil
 }
 
 // AssetAliasList implements backend.
@@ -108,7 +108,7 @@ func (b *restBackend) AssetEventList(ctx context.Context, p *store.AssetEventLis
 	}
 	var out api.AssetEventCollection
 	err := b.c.Get(ctx, "/assets/events", q, &out)
-	return out.AssetEvents, out.TotalEntries, err
+	return out.Events(), out.TotalEntries, err
 }
 
 // AssetEventCreate implements backend (POST /assets/events).

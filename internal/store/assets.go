@@ -54,6 +54,9 @@ type AssetStore interface {
 	// the DAGs scheduled on them, ordered by asset, kind, DAG and task (the
 	// web UI's asset graph).
 	AssetLinks(ctx context.Context, assetIDs []int64) ([]AssetLink, error)
+	// AssetEventRuns returns the runs each of the events created (the runs
+	// that consumed them), by event then run, in one query.
+	AssetEventRuns(ctx context.Context, eventIDs []int64) ([]EventRun, error)
 
 	// AssetQueueReady returns the active, unpaused DAGs every one of whose
 	// scheduled assets has a queued event, by dag id.
@@ -166,6 +169,12 @@ const (
 	AssetLinkReader    = "reader"    // a task's inlet
 	AssetLinkScheduled = "scheduled" // the DAG runs when the asset updates
 )
+
+// EventRun is a run an asset event created: a run that consumed it.
+type EventRun struct {
+	EventID int64
+	Run     core.DagRun
+}
 
 // AssetLink is one use of an asset by an active DAG.
 type AssetLink struct {

@@ -85,3 +85,27 @@ func (s *Store) fillUses(ctx context.Context, assets []core.AssetModel) error {
 	}
 	return err
 }
+
+// AssetEventRuns returns the runs each of the events created, in one query.
+func (s *Store) AssetEventRuns(ctx context.Context, eventIDs []int64) ([]store.EventRun, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	var b builder
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qAssetEventRuns, ints(&b, eventIDs)), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "runs of asset events")
+	}
+	out, err := collect(rows, func(r *sql.Rows) (store.EventRun, error) {
+		var (
+			x   store.EventRun
+			row runRow
+		)
+		if err := r.Scan(append([]any{&x.EventID}, row.dest()...)...); err != nil {
+			return x, err
+		}
+		x.Run = *row.made()
+		return x, nil
+	})
+	return out, s.wrap(err, "runs of asset events")
+}

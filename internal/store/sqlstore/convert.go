@@ -126,3 +126,13 @@ func (b *builder) page(limit, offset int) string {
 	}
 	return s
 }
+
+// qualified prefixes each column of a comma-separated list with table
+// alias t ("a, b" → "t.a, t.b").
+func qualified(t, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = t + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -135,3 +135,7 @@ const (
 	qAssetConsume = `INSERT INTO dag_run_asset_event (dag_run_id, event_id)
 		SELECT CAST($1 AS BIGINT), id FROM asset_event WHERE asset_id = $2 AND id >= $3 AND id <= $4`
 )
+
+// qAssetEventRuns: the runs each event of the IN list (%s) created.
+var qAssetEventRuns = `SELECT l.event_id, ` + qualified("r", runCols) + ` FROM dag_run_asset_event l
+	JOIN dag_run r ON r.id = l.dag_run_id WHERE l.event_id IN (%s) ORDER BY l.event_id, r.id`

@@ -195,6 +195,16 @@ func testAssetEventsQueue(t *testing.T, f *fixture) {
 		listed[0].ID != consumed[1].ID || listed[1].ID != consumed[2].ID {
 		t.Errorf("listed events of run (limit 2 offset 1) = %+v, count %d; want the last two of %+v, count 3", listed, n, consumed)
 	}
+	// Each event names the run it created, read by event.
+	made, err := f.st.AssetEventRuns(f.ctx, []int64{ev1.ID, ev3.ID, ev3.ID + 1000})
+	must(t, err, "runs of events")
+	if len(made) != 2 || made[0].EventID != ev1.ID || made[1].EventID != ev3.ID || made[0].Run.RunID != run.RunID ||
+		made[1].Run.DagID != "cons" || made[0].Run.State != run.State {
+		t.Errorf("runs of events %d and %d = %+v, want run %s of cons for each", ev1.ID, ev3.ID, made, run.RunID)
+	}
+	if made, err := f.st.AssetEventRuns(f.ctx, nil); err != nil || len(made) != 0 {
+		t.Errorf("runs of no event = %v, %v", made, err)
+	}
 	_, err = f.st.AssetQueueConsume(f.ctx, "cons", run.ID)
 	wantErr(t, err, core.ErrConflict, "consume twice")
 	if q, _ := f.st.AssetQueueList(f.ctx, "just_orders"); len(q) != 1 {

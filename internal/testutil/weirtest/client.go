@@ -255,11 +255,9 @@ func (c *Client) Tries(dagID, runID, taskID string) []core.TaskInstance {
 // Log returns the log of one try of an unmapped task.
 func (c *Client) Log(dagID, runID, taskID string, try int) string {
 	c.T.Helper()
-	var l struct {
-		Content string `json:"content"`
-	}
+	var l api.LogChunk
 	c.Get(fmt.Sprintf("%s/taskInstances/%s/logs/%d", RunPath(dagID, runID), taskID, try), &l)
-	return l.Content
+	return string(l.Text())
 }
 
 // WaitTIState waits until an unmapped task instance is in state want and
