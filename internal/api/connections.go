@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,27 @@ func (ConnectionExtra) Schema(huma.Registry) *huma.Schema {
 
 type listConnectionsInput struct{ Page }
 
+type patchConnectionInput struct {
+	ID         string   `path:"connection_id" doc:"connection id"`
+	UpdateMask []string `query:"update_mask" doc:"only these fields (conn_type, host, login, password, schema, port, extra), as Airflow's update_mask; none: every field the body gives, and password and extra whether given or not"`
+	Body       connectionPatch
+}
+
+// connectionPatch is the body of PATCH /connections/{connection_id}:
+// Airflow's ConnectionBody, each field given or not (null included).
+type connectionPatch struct {
+	ConnectionID field[string]          `json:"connection_id,omitempty" doc:"the path's connection_id, when given"`
+	URI          field[string]          `json:"uri,omitempty" doc:"Weir's: replaces the whole connection; no other field with it (but the uri a read showed, ignored)"`
+	ConnType     field[string]          `json:"conn_type,omitempty"`
+	Description  field[string]          `json:"description,omitempty" doc:"Weir keeps no description: null or empty only"`
+	Host         field[string]          `json:"host,omitempty"`
+	Login        field[string]          `json:"login,omitempty"`
+	Password     field[string]          `json:"password,omitempty" doc:"*** (as a read shows it) keeps the current password"`
+	Schema       field[string]          `json:"schema,omitempty"`
+	Port         field[int]             `json:"port,omitempty"`
+	Extra        field[ConnectionExtra] `json:"extra,omitempty" doc:"a JSON object, or a string holding one; a value *** keeps the current one of that key"`
+}
+
 // redacted replaces a secret in a connection URI.
 const redacted = "***"
 
@@ -103,6 +125,14 @@ func (s *server) registerConnections() {
 		OperationID: "post_connection", Method: http.MethodPost, Path: base, Tags: tags, Summary: "Create a connection",
 		DefaultStatus: http.StatusCreated, Errors: []int{http.StatusBadRequest, http.StatusConflict},
 	}, s.postConnection)
+	register(s, core.RoleAdmin, huma.Operation{
+		OperationID: "patch_connection", Method: http.MethodPatch, Path: base + "/{connection_id}", Tags: tags,
+		Summary: "Update a connection",
+		Description: "As Airflow: the fields the body gives (with update_mask, only those it names) replace the connection's; " +
+			"without update_mask, password and extra are replaced even when the body leaves them out (cleared). " +
+			"A password of *** (or an extra value ***, as a read shows secrets) keeps the current one. Audited.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, s.patchConnection)
 	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "delete_connection", Method: http.MethodDelete, Path: base + "/{connection_id}", Tags: tags,
 		Summary: "Delete a connection", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
@@ -146,6 +176,103 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 		return nil, s.problem(ctx, err)
 	}
 	return &struct{ Body ConnectionResponse }{connectionResponse(c)}, nil
+}
+
+func (s *server) patchConnection(ctx context.Context, in *patchConnectionInput) (*struct{ Body ConnectionResponse }, error) {
+	b := &in.Body
+	if b.ConnectionID.Value != nil && *b.ConnectionID.Value != in.ID {
+		return nil, invalid(fmt.Sprintf("connection_id %q in the body is not the path's %q", *b.ConnectionID.Value, in.ID))
+	}
+	if b.Description.Value != nil && *b.Description.Value != "" {
+		return nil, invalid("description: Weir keeps a connection as its URI, without a description")
+	}
+	c, err := s.svc.UpdateConnection(ctx, actor(ctx), in.ID, func(uri string) (string, error) {
+		return patchedURI(uri, b, in.UpdateMask)
+	})
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return &struct{ Body ConnectionResponse }{connectionResponse(c)}, nil
+}
+
+// patchedFields are the fields an update_mask may name.
+var patchedFields = []string{"conn_type", "host", "login", "password", "schema", "port", "extra"}
+
+// patchedURI is connection URI cur with p's fields applied, as Airflow
+// applies a PATCH (see patchConnection); mask, when given, names the
+// fields to apply.
+func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
+	for _, f := range mask {
+		if !slices.Contains(patchedFields, f) {
+			return "", invalid(fmt.Sprintf("update_mask names %q; a connection's fields to update are %s", f, strings.Join(patchedFields, ", ")))
+		}
+	}
+	fields := p.ConnType.Set || p.Host.Set || p.Login.Set || p.Password.Set || p.Schema.Set || p.Port.Set || p.Extra.Set || len(mask) > 0
+	if p.URI.Set && fields && p.URI.or("") == RedactedURI(cur) {
+		p.URI = field[string]{} // a read sent back: its uri is what the fields say
+	}
+	if p.URI.Set {
+		if fields {
+			return "", invalid("uri replaces the whole connection: give it alone, or give the fields (conn_type, host, ...) without it")
+		}
+		if p.URI.Value == nil {
+			return "", invalid("uri: null is not a connection URI")
+		}
+		return *p.URI.Value, nil
+	}
+	u, err := url.Parse(cur)
+	if err != nil {
+		return "", fmt.Errorf("the stored URI does not parse; give the whole connection as uri: %w", core.ErrInvalid)
+	}
+	f := connFields{connType: u.Scheme, host: u.Hostname(), schema: strings.TrimPrefix(u.Path, "/"), extra: map[string]any{}}
+	f.port, _ = strconv.Atoi(u.Port())
+	if u.User != nil {
+		f.login = u.User.Username()
+		f.password, _ = u.User.Password()
+	}
+	for k, v := range u.Query() {
+		f.extra[k] = v[0]
+	}
+	apply := func(name string, given bool) bool { return given && (len(mask) == 0 || slices.Contains(mask, name)) }
+	for _, x := range []struct {
+		name string
+		o    field[string]
+		to   *string
+	}{{"conn_type", p.ConnType, &f.connType}, {"host", p.Host, &f.host}, {"login", p.Login, &f.login}, {"schema", p.Schema, &f.schema}} {
+		if apply(x.name, x.o.Set) {
+			*x.to = x.o.or("")
+		}
+	}
+	if apply("port", p.Port.Set) {
+		f.port = p.Port.or(0)
+	}
+	// password and extra are replaced without a mask even when not given.
+	if apply("password", true) {
+		if pw := p.Password.or(""); pw != redacted {
+			f.password = pw
+		}
+	}
+	if apply("extra", true) {
+		extra := map[string]any{}
+		for k, v := range p.Extra.or(nil) {
+			if v == redacted && f.extra[k] != nil {
+				v = f.extra[k]
+			}
+			extra[k] = v
+		}
+		f.extra = extra
+	}
+	if f.connType == "" {
+		return "", invalid("conn_type: a connection needs a type (its URI's scheme)")
+	}
+	return buildURI(f.connType, f.host, f.login, f.password, f.schema, f.port, f.extra)
+}
+
+// connFields are a connection's fields as its URI holds them.
+type connFields struct {
+	connType, host, login, password, schema string
+	port                                    int
+	extra                                   map[string]any
 }
 
 func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*struct{}, error) {

@@ -94,3 +94,66 @@ func TestConnections(t *testing.T) {
 		}
 	}
 }
+
+// A PATCH applies Airflow's ConnectionBody to a connection kept as a URI:
+// the fields given (those update_mask names, with one), password and extra
+// replaced without a mask; a body read back with its secrets redacted
+// keeps them; what cannot be applied changes nothing and says why.
+func TestPatchConnection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const path = "/api/v2/connections/warehouse"
+	e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections",
+		map[string]any{"connection_id": "warehouse", "uri": "postgres://etl:hunter2@db.example:5432/dw?sslmode=require&api_token=abc"}, nil)
+	stored := func(want string) {
+		t.Helper()
+		c, err := e.st.ConnectionGet(t.Context(), "warehouse")
+		if err != nil || c.URI != want {
+			t.Errorf("stored %+v, %v; want %s", c, err, want)
+		}
+	}
+	var c api.ConnectionResponse
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=host",
+		map[string]any{"connection_id": "warehouse", "conn_type": "postgres", "host": "db2", "login": "ignored"}, &c)
+	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
+	if c.Host == nil || *c.Host != "db2" || c.Password == nil || *c.Password != "***" {
+		t.Errorf("answer: %+v", c)
+	}
+	if !e.hasAudit("admin", "connection.update", "warehouse") {
+		t.Error("the update is not in the audit log")
+	}
+
+	// A connection read and sent back whole keeps its secrets.
+	var read map[string]any
+	e.must(http.StatusOK, core.RoleAdmin, "GET", path, nil, &read)
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, read, nil)
+	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
+
+	// Without a mask, password and extra are the body's even when left out.
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"conn_type": "postgres", "port": 6432}, nil)
+	stored("postgres://etl@db2:6432/dw")
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=password&update_mask=extra",
+		map[string]any{"password": "new", "extra": `{"sslmode": "disable"}`, "host": "ignored"}, nil)
+	stored("postgres://etl:new@db2:6432/dw?sslmode=disable")
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"uri": "mysql://root@mysql"}, nil)
+	stored("mysql://root@mysql")
+
+	for _, tc := range []struct {
+		path   string
+		body   map[string]any
+		status int
+		says   string
+	}{
+		{path, map[string]any{"connection_id": "other", "conn_type": "http"}, http.StatusBadRequest, `connection_id "other" in the body is not the path's "warehouse"`},
+		{path + "?update_mask=hostname", map[string]any{"host": "x"}, http.StatusBadRequest, `update_mask names "hostname"`},
+		{path, map[string]any{"uri": "postgres://x", "host": "y"}, http.StatusBadRequest, "uri replaces the whole connection"},
+		{path, map[string]any{"conn_type": "http", "description": "prod"}, http.StatusBadRequest, "without a description"},
+		{path, map[string]any{"conn_type": ""}, http.StatusBadRequest, "conn_type: a connection needs a type"},
+		{path, map[string]any{"uri": "no scheme"}, http.StatusBadRequest, "not a valid connection URI"},
+		{"/api/v2/connections/nope", map[string]any{"conn_type": "http"}, http.StatusNotFound, `connection_id "nope"`},
+	} {
+		e.mustProblem(tc.status, core.RoleAdmin, "PATCH", tc.path, tc.body, tc.says)
+	}
+	e.mustProblem(http.StatusForbidden, core.RoleOp, "PATCH", path, map[string]any{"conn_type": "http"}, "")
+	stored("mysql://root@mysql")
+}

@@ -128,9 +128,8 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 	if !validKey(conn.ID) {
 		return fmt.Errorf("connection_id %q must be 1 to 250 letters, digits, '_', '-' or '.': %w", conn.ID, core.ErrInvalid)
 	}
-	if u, err := url.Parse(conn.URI); err != nil || u.Scheme == "" {
-		return fmt.Errorf("connection %q: uri is not a valid connection URI; expected scheme://[login[:password]@]host[:port][/schema][?extra]: %w",
-			conn.ID, core.ErrInvalid)
+	if err := checkConnectionURI(conn.ID, conn.URI); err != nil {
+		return err
 	}
 	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionCreate, target: conn.ID}
 	return s.do(ctx, c, func(tx store.Store, _ *string) error {
@@ -153,6 +152,46 @@ func (s *Service) SaveConnection(ctx context.Context, actor core.Actor, conn cor
 		}
 		return nil
 	})
+}
+
+// UpdateConnection edits connection id in one transaction: edit gets its
+// URI and returns the new one (PATCH /connections/{id}). Needs role admin.
+// Errors wrap core.ErrNotFound for an unknown id, core.ErrInvalid for a
+// new URI that is not one (or edit's error), and secrets.ErrUndecryptable
+// for a row this api-server cannot read (it cannot be edited, only
+// replaced).
+func (s *Service) UpdateConnection(ctx context.Context, actor core.Actor, id string, edit func(uri string) (string, error)) (core.Connection, error) {
+	var conn core.Connection
+	c := &change{actor: actor, need: core.RoleAdmin, action: audit.ConnectionUpdate, target: id}
+	err := s.do(ctx, c, func(tx store.Store, _ *string) error {
+		cur, err := tx.ConnectionGet(ctx, id)
+		if err != nil {
+			return fmt.Errorf("connection_id %q: %w", id, err)
+		}
+		uri, err := edit(cur.URI)
+		if err != nil {
+			return err
+		}
+		if err := checkConnectionURI(id, uri); err != nil {
+			return err
+		}
+		conn = core.Connection{ID: id, URI: uri}
+		if err := tx.ConnectionUpsert(ctx, &conn); err != nil {
+			return fmt.Errorf("save connection_id %q: %w", id, err)
+		}
+		return nil
+	})
+	return conn, err
+}
+
+// checkConnectionURI says what is wrong with a connection's URI, without
+// echoing it (it may hold a password).
+func checkConnectionURI(id, uri string) error {
+	if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
+		return fmt.Errorf("connection %q: uri is not a valid connection URI; expected scheme://[login[:password]@]host[:port][/schema][?extra]: %w",
+			id, core.ErrInvalid)
+	}
+	return nil
 }
 
 // undecryptableChecked is how many connections, and variables, an
