@@ -161,6 +161,13 @@ func (s *server) registerAssets() {
 		Summary: "Get an asset", Description: "An asset with the DAGs scheduled on it and the tasks producing and consuming it.",
 		Errors: []int{http.StatusNotFound},
 	}, s.getAsset)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "materialize_asset", Method: http.MethodPost, Path: Prefix + "/assets/{asset_id}/materialize", Tags: tags,
+		Summary: "Materialize an asset",
+		Description: "Triggers a manual run of the one active DAG with a task that produces the asset (has it as outlet), as Airflow's " +
+			"materialize: the whole DAG runs. 404 when no DAG produces it, 409 naming the DAGs when several do. Audited as a trigger.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, s.materializeAsset)
 	register(s, core.RoleViewer, huma.Operation{
 		OperationID: "get_upstream_asset_events", Method: http.MethodGet,
 		Path: Prefix + "/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents", Tags: []string{"DagRun"},
@@ -235,6 +242,14 @@ func (s *server) createAssetEvent(ctx context.Context, in *createAssetEventInput
 		return nil, s.problem(ctx, err)
 	}
 	return &struct{ Body CreatedAssetEvent }{CreatedAssetEvent{AssetEventResponse: events[0], Duplicate: dup}}, nil
+}
+
+func (s *server) materializeAsset(ctx context.Context, in *assetInput) (*struct{ Body DAGRunResponse }, error) {
+	run, err := s.svc.MaterializeAsset(ctx, actor(ctx), in.AssetID)
+	if err != nil {
+		return nil, s.problem(ctx, err)
+	}
+	return s.runResponse(ctx, run)
 }
 
 type upstreamEventsInput struct {

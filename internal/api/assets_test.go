@@ -183,3 +183,47 @@ func TestAssetsAnswerAirflowsFields(t *testing.T) {
 	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/assets/"+string(list.Assets[0]["id"]), nil, &a)
 	check("get", a)
 }
+
+// Materializing an asset runs the one DAG that produces it; none, or
+// several, is an error that says so and creates nothing.
+func TestMaterializeAsset(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	orders := core.Asset{Name: "orders", URI: "s3://lake/orders"}
+	raw := core.Asset{Name: "raw", URI: "s3://lake/raw"}
+	producer := func(dagID string, assets ...core.Asset) core.DAG {
+		var outs []core.AssetRef
+		for _, a := range assets {
+			outs = append(outs, core.AssetRef{Name: a.Name})
+		}
+		return core.DAG{DagID: dagID, Assets: assets, Tasks: []core.Task{
+			{TaskID: "extract", Operator: "noop"}, {TaskID: "load", Operator: "noop", Outlets: outs}}}
+	}
+	for _, d := range []core.DAG{producer("prod", orders), producer("a", raw), producer("b", raw),
+		{DagID: "cons", Assets: []core.Asset{orders}, AssetSchedule: []core.AssetRef{{Name: "orders"}}, Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}}} {
+		e.syncAssetDag(d)
+	}
+	id := func(name string) string {
+		a, err := e.st.AssetGetByName(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return itoa(a.ID)
+	}
+	var run api.DAGRunResponse
+	e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/"+id("orders")+"/materialize", nil, &run)
+	if run.DagID != "prod" || run.RunType != core.RunManual || run.State != core.RunQueued {
+		t.Errorf("materialized orders: %+v, want a queued manual run of prod", run)
+	}
+	if !e.hasAudit("op", "dag_run.trigger", "prod/"+run.RunID) {
+		t.Error("the materialization is not audited as a trigger")
+	}
+	e.mustProblem(http.StatusConflict, core.RoleOp, "POST", "/api/v2/assets/"+id("raw")+"/materialize", nil, "DAGs a, b all produce it")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "POST", "/api/v2/assets/999/materialize", nil, "asset_id 999")
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "POST", "/api/v2/assets/"+id("orders")+"/materialize", nil, "")
+	var page api.DAGRunCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/~/dagRuns", nil, &page)
+	if page.TotalEntries != 1 {
+		t.Errorf("runs after one materialization and three refusals: %d", page.TotalEntries)
+	}
+}

@@ -167,7 +167,28 @@ that resolves to nothing yet has one row with "-".`,
 	out.add(aliases)
 	aliasesPF.add(aliases, "aliases", 100)
 
-	cmd.AddCommand(list, show, events, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), localOnly(taskcli.TriggeringEventsCmd()), a.watchersCmd())
+	materialize := &cobra.Command{
+		Use:   "materialize NAME",
+		Short: "Trigger a manual run of the one DAG with a task producing the asset (Airflow's materialize)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withBackend(cmd, func(b backend) error {
+				x, err := b.AssetGetByName(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				run, err := b.AssetMaterialize(cmd.Context(), x.ID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "created run %s of %s (state %s)\n", run.RunID, run.DagID, run.State)
+				warnPaused(cmd, b, run.DagID, "the run stays queued")
+				return nil
+			})
+		},
+	}
+
+	cmd.AddCommand(list, show, events, materialize, aliases, localOnly(taskcli.AddToAliasCmd()), localOnly(taskcli.EmitCmd()), localOnly(taskcli.TriggeringEventsCmd()), a.watchersCmd())
 	return cmd
 }
 

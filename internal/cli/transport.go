@@ -89,6 +89,8 @@ type backend interface {
 	// it and the tasks producing and consuming it.
 	AssetGetByName(ctx context.Context, name string) (*core.AssetModel, error)
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, int, error)
+	// AssetMaterialize triggers a run of the one DAG producing an asset.
+	AssetMaterialize(ctx context.Context, assetID int64) (*core.DagRun, error)
 	// AssetEventCreate records an event of an asset from outside Weir.
 	AssetEventCreate(ctx context.Context, assetID int64, r emission.Request) (*api.CreatedAssetEvent, error)
 	AssetAliasList(ctx context.Context, p *store.AssetAliasListParams) ([]store.AssetAlias, int, error)

@@ -186,3 +186,17 @@ func (b *restBackend) Expansion(ctx context.Context, dagID, runID, taskID string
 	}
 	return &out, nil
 }
+
+// AssetMaterialize implements backend.
+func (b *localBackend) AssetMaterialize(ctx context.Context, assetID int64) (*core.DagRun, error) {
+	return b.svc.MaterializeAsset(ctx, b.actor, assetID)
+}
+
+// AssetMaterialize implements backend (POST /assets/{asset_id}/materialize).
+func (b *restBackend) AssetMaterialize(ctx context.Context, assetID int64) (*core.DagRun, error) {
+	var run api.DAGRunResponse
+	if err := b.c.Do(ctx, http.MethodPost, "/assets/"+strconv.FormatInt(assetID, 10)+"/materialize", nil, nil, &run); err != nil {
+		return nil, err
+	}
+	return &run.DagRun, nil
+}

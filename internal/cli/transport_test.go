@@ -93,7 +93,7 @@ func TestTransportsPrintTheSame(t *testing.T) {
 			{"dags", "next-execution", "daily"}, {"dags", "next-execution", "hourly", "-n", "3"}, {"dags", "next-execution", "etl"},
 			{"dags", "next-execution", "nope"}, {"dags", "next-execution", "daily", "-n", "0"},
 			{"dags", "delete", "etl"}, {"dags", "delete", "nope", "--yes"}, // asks; no answer deletes nothing
-			{"assets", "show", "orders"}, {"assets", "show", "orders", "--json"}, {"assets", "show", "nope"},
+			{"assets", "show", "orders"}, {"assets", "show", "orders", "--json"}, {"assets", "show", "nope"}, {"assets", "materialize", "nope"},
 			{"assets", "events"}, {"assets", "events", "--asset", "orders", "-o", "json"}, {"assets", "events", "--partition", "2026-02"},
 			{"assets", "events", "--limit", "1"}, {"assets", "events", "--asset", "nope"},
 			{"assets", "aliases"}, {"assets", "aliases", "-o", "json"}, {"assets", "aliases", "nope"},

@@ -3,11 +3,14 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/weirflow/weir/internal/audit"
 	"github.com/weirflow/weir/internal/core"
 	"github.com/weirflow/weir/internal/emission"
+	"github.com/weirflow/weir/internal/runs"
 	"github.com/weirflow/weir/internal/store"
 )
 
@@ -57,4 +60,34 @@ func (s *Service) CreateAssetEvent(ctx context.Context, actor core.Actor, assetI
 		return nil, false, fmt.Errorf("create an event of asset %q: %w", a.Name, err)
 	}
 	return ev, duplicate, nil
+}
+
+// MaterializeAsset triggers a run of the one active DAG with a task that
+// produces asset assetID (a task with it as outlet), as Airflow's
+// materialize: the whole DAG runs, manually, now. Needs role op. Errors
+// wrap core.ErrNotFound for an unknown asset or one no DAG produces, and
+// core.ErrConflict when several DAGs produce it (name the DAG to trigger).
+func (s *Service) MaterializeAsset(ctx context.Context, actor core.Actor, assetID int64) (*core.DagRun, error) {
+	if err := actor.Authorize(core.RoleOp, audit.DagRunTrigger); err != nil {
+		return nil, err
+	}
+	a, err := s.st.AssetGet(ctx, assetID)
+	if err != nil {
+		return nil, fmt.Errorf("asset_id %d: %w", assetID, err)
+	}
+	var dags []string
+	for _, t := range a.Producing {
+		if !slices.Contains(dags, t.DagID) {
+			dags = append(dags, t.DagID)
+		}
+	}
+	switch len(dags) {
+	case 0:
+		return nil, fmt.Errorf("materialize asset %q: no active DAG has a task with it as outlet: %w", a.Name, core.ErrNotFound)
+	case 1:
+		return s.TriggerRun(ctx, actor, runs.TriggerParams{DagID: dags[0]})
+	default:
+		return nil, fmt.Errorf("materialize asset %q: DAGs %s all produce it; trigger the one you mean: %w",
+			a.Name, strings.Join(dags, ", "), core.ErrConflict)
+	}
 }
