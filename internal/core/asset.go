@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -113,6 +114,18 @@ type AssetModel struct {
 	Consuming     []TaskRef       `json:"consuming_tasks"`
 	Aliases       []AliasRef      `json:"aliases"`
 	LastEvent     *LastAssetEvent `json:"last_asset_event"`
+}
+
+// ProducingDags lists the DAGs of the tasks producing the asset, each once,
+// in order: materializing it runs the DAG when there is exactly one.
+func (a *AssetModel) ProducingDags() []string {
+	var dags []string
+	for _, t := range a.Producing {
+		if !slices.Contains(dags, t.DagID) {
+			dags = append(dags, t.DagID)
+		}
+	}
+	return dags
 }
 
 // DagRef is a DAG scheduled on an asset: since when (the sync that first

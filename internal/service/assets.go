@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -75,13 +74,7 @@ func (s *Service) MaterializeAsset(ctx context.Context, actor core.Actor, assetI
 	if err != nil {
 		return nil, fmt.Errorf("asset_id %d: %w", assetID, err)
 	}
-	var dags []string
-	for _, t := range a.Producing {
-		if !slices.Contains(dags, t.DagID) {
-			dags = append(dags, t.DagID)
-		}
-	}
-	switch len(dags) {
+	switch dags := a.ProducingDags(); len(dags) {
 	case 0:
 		return nil, fmt.Errorf("materialize asset %q: no active DAG has a task with it as outlet: %w", a.Name, core.ErrNotFound)
 	case 1:

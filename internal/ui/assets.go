@@ -91,6 +91,9 @@ type assetData struct {
 	State  *statePanel
 	// Watchers are the asset's watchers with their health.
 	Watchers []core.Watcher
+	// Materializes is the one DAG producing the asset, which its
+	// Materialize button runs ("" when none or several do).
+	Materializes string
 }
 
 // eventRow is one asset event with its extra indented.
@@ -119,6 +122,9 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	d := assetData{Asset: *a, Pager: newPager(r.URL, "offset", offset, eventsPageSize, len(events), total)}
+	if dags := a.ProducingDags(); len(dags) == 1 {
+		d.Materializes = dags[0]
+	}
 	if len(a.Extra) > 0 {
 		d.Extra = prettyAny(a.Extra)
 	}
@@ -135,6 +141,22 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	u.render(w, r, http.StatusOK, "asset", req, a.Name, d)
+}
+
+// materialize runs the one DAG producing the asset (Airflow's
+// materialize) and shows the new run.
+func (u *UI) materialize(w http.ResponseWriter, r *http.Request, req *request) {
+	id, err := assetID(r)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	run, err := u.svc.MaterializeAsset(r.Context(), actor(req), id)
+	if err != nil {
+		u.failErr(w, r, req, err)
+		return
+	}
+	http.Redirect(w, r, "/dags/"+url.PathEscape(run.DagID)+"/runs/"+url.PathEscape(run.RunID), http.StatusSeeOther)
 }
 
 // aliveThreshold is how old a triggerer's heartbeat may be for the

@@ -167,6 +167,38 @@ func TestAssetWatchersPanel(t *testing.T) {
 	})
 }
 
+// The Materialize button of an asset with one producing DAG runs that DAG
+// and shows the new run; a viewer sees no button and may not post it.
+func TestMaterializeButton(t *testing.T) {
+	t.Parallel()
+	onEachEngine(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		orders := e.assets() // produced by shop.load
+		page := fmt.Sprintf("/assets/%d", orders.ID)
+		op := e.loggedIn(core.RoleOp)
+		body := op.get(page).body
+		if !strings.Contains(body, ">Materialize</button>") || !strings.Contains(body, "Trigger a run of shop") {
+			t.Fatalf("asset page lacks the Materialize button of shop:\n%s", body)
+		}
+		viewer := e.loggedIn(core.RoleViewer)
+		vbody := viewer.get(page).body
+		if strings.Contains(vbody, ">Materialize</button>") {
+			t.Error("a viewer sees the Materialize button")
+		}
+		if r := viewer.post(page+"/materialize", url.Values{"csrf": {csrfOf(t, vbody)}}); r.status != http.StatusForbidden {
+			t.Errorf("a viewer's materialize: %d, want 403", r.status)
+		}
+		r := op.post(page+"/materialize", url.Values{"csrf": {csrfOf(t, body)}})
+		runs, err := st.DagRunList(t.Context(), &store.DagRunListParams{DagID: "shop"})
+		if err != nil || len(runs) != 1 || runs[0].RunType != core.RunManual {
+			t.Fatalf("runs of shop after materialize: %+v, %v", runs, err)
+		}
+		if want := "/dags/shop/runs/" + url.PathEscape(runs[0].RunID); r.status != http.StatusSeeOther || r.header.Get("Location") != want {
+			t.Errorf("materialize: %d to %q, want 303 to %s", r.status, r.header.Get("Location"), want)
+		}
+	})
+}
+
 // The asset graph draws the producing DAG, its assets and the DAG an
 // asset schedules, linked to their pages; the name filter narrows it and a
 // bad status is refused.

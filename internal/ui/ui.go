@@ -189,6 +189,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET /assets", u.page(core.RoleViewer, u.assetsPage))
 	m.HandleFunc("GET /assets/graph", u.page(core.RoleViewer, u.assetGraphPage))
 	m.HandleFunc("GET /assets/{asset_id}", u.page(core.RoleViewer, u.assetPage))
+	m.HandleFunc("POST /assets/{asset_id}/materialize", u.form(core.RoleOp, u.materialize))
 	u.stateRoutes(m, "/assets/{asset_id}/state", assetScope)
 	m.HandleFunc("POST /assets/{asset_id}/watchers/{watcher}/reset", u.form(statestore.EditRole, u.resetCursor))
 	m.HandleFunc("/", u.page(core.RoleViewer, func(w http.ResponseWriter, r *http.Request, req *request) {
