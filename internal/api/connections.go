@@ -298,8 +298,11 @@ func buildURI(connType, host, login, password, schema string, port int, extra ma
 			"so each must be a string, a number or a boolean", k, what))
 	}
 	u := url.URL{Scheme: connType, Host: host}
-	if port != 0 {
+	switch {
+	case port != 0:
 		u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	case strings.Contains(host, ":"): // an IPv6 address, bracketed as with a port
+		u.Host = "[" + host + "]"
 	}
 	switch {
 	case password != "":

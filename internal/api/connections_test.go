@@ -135,6 +135,10 @@ func TestPatchConnection(t *testing.T) {
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=password&update_mask=extra",
 		map[string]any{"password": "new", "extra": `{"sslmode": "disable"}`, "host": "ignored"}, nil)
 	stored("postgres://etl:new@db2:6432/dw?sslmode=disable")
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=port", map[string]any{"port": nil}, nil)
+	stored("postgres://etl:new@db2/dw?sslmode=disable")
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=host", map[string]any{"host": "::1"}, nil)
+	stored("postgres://etl:new@[::1]/dw?sslmode=disable")
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"uri": "mysql://root@mysql"}, nil)
 	stored("mysql://root@mysql")
 
