@@ -23,7 +23,7 @@ func TestUnknownCommandsExitTwo(t *testing.T) {
 		{[]string{"dags", "remove", "etl"}, `unknown command "remove" for "weir dags" (its commands: backfill, delete, list,`},
 		{[]string{"state-store", "cleanup-task"}, `unknown command "cleanup-task" for "weir state-store"; did you mean cleanup-task-store?`},
 		{[]string{"dag", "list"}, `unknown command "dag" for "weir"; did you mean dags?`},
-		{[]string{"assets"}, `"weir assets" needs a command: add-to-alias, aliases, emit, events, list, show, triggering-events, watchers`},
+		{[]string{"assets"}, `"weir assets" needs a command: add-to-alias, aliases, emit, events, list, materialize, show, triggering-events, watchers`},
 		{[]string{"db", "upgrade"}, `unknown command "upgrade" for "weir db"`},
 		{[]string{"dags", "tigger", "etl"}, `unknown command "tigger" for "weir dags"; did you mean trigger?`},
 		{[]string{"assets", "watchers", "reset-curser", "a", "b"}, `received 3; did you mean weir assets watchers reset-cursor?`},
