@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -180,6 +181,29 @@ func (s *server) registerAssets() {
 		Summary: "List a DAG's queued asset events", Description: "Per asset the DAG is scheduled on, the events not yet consumed by a run.",
 		Errors: []int{http.StatusNotFound},
 	}, s.queuedAssetEvents)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_asset_queued_events", Method: http.MethodGet, Path: Prefix + "/assets/{asset_id}/queuedEvents", Tags: tags,
+		Summary: "List an asset's queued events", Description: "Per DAG scheduled on the asset, its events not yet consumed by a run.",
+		Errors: []int{http.StatusNotFound},
+	}, s.assetQueuedEvents)
+	register(s, core.RoleViewer, huma.Operation{
+		OperationID: "get_dag_asset_queued_event", Method: http.MethodGet,
+		Path: Prefix + "/dags/{dag_id}/assets/{asset_id}/queuedEvents", Tags: tags,
+		Summary: "Get a DAG's queued events of an asset", Description: "404 when none is queued.",
+		Errors: []int{http.StatusNotFound},
+	}, s.dagAssetQueuedEvent)
+	deleted := func(id, path, what string) huma.Operation {
+		return huma.Operation{OperationID: id, Method: http.MethodDelete, Path: Prefix + path, Tags: tags, DefaultStatus: http.StatusNoContent,
+			Summary:     "Delete " + what,
+			Description: "Removes the events not yet consumed by a run (those queued before `before`), so that they trigger nothing; 404 when none is queued. Audited.",
+			Errors:      []int{http.StatusNotFound}}
+	}
+	register(s, core.RoleOp, deleted("delete_dag_asset_queued_events", "/dags/{dag_id}/assets/queuedEvents", "a DAG's queued asset events"),
+		deleteQueued[*dagQueuedInput](s))
+	register(s, core.RoleOp, deleted("delete_asset_queued_events", "/assets/{asset_id}/queuedEvents", "an asset's queued events"),
+		deleteQueued[*assetQueuedInput](s))
+	register(s, core.RoleOp, deleted("delete_dag_asset_queued_event", "/dags/{dag_id}/assets/{asset_id}/queuedEvents",
+		"a DAG's queued events of an asset"), deleteQueued[*dagAssetQueuedInput](s))
 }
 
 func (s *server) listAssets(ctx context.Context, in *listAssetsInput) (*struct{ Body AssetCollection }, error) {
@@ -265,11 +289,67 @@ func (s *server) upstreamAssetEvents(ctx context.Context, in *upstreamEventsInpu
 	return s.eventPage(ctx, &store.AssetEventListParams{ConsumedByRunID: run.ID, Page: in.store()})
 }
 
-func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct{ Body QueuedEventCollection }, error) {
+// The inputs selecting queued asset events: the path's DAG, asset or
+// both, queued before Before when set.
+type (
+	dagQueuedInput struct {
+		DagID  string    `path:"dag_id" doc:"DAG id"`
+		Before time.Time `query:"before" doc:"only events queued before this time (RFC 3339)"`
+	}
+	assetQueuedInput struct {
+		AssetID int64     `path:"asset_id" doc:"asset id"`
+		Before  time.Time `query:"before" doc:"only events queued before this time (RFC 3339)"`
+	}
+	dagAssetQueuedInput struct {
+		DagID   string    `path:"dag_id" doc:"DAG id"`
+		AssetID int64     `path:"asset_id" doc:"asset id"`
+		Before  time.Time `query:"before" doc:"only events queued before this time (RFC 3339)"`
+	}
+	queuedSelector interface {
+		params() *store.AssetQueueParams
+	}
+)
+
+func (in *dagQueuedInput) params() *store.AssetQueueParams {
+	return &store.AssetQueueParams{DagID: in.DagID, Before: in.Before}
+}
+
+func (in *assetQueuedInput) params() *store.AssetQueueParams {
+	return &store.AssetQueueParams{AssetID: in.AssetID, Before: in.Before}
+}
+
+func (in *dagAssetQueuedInput) params() *store.AssetQueueParams {
+	return &store.AssetQueueParams{DagID: in.DagID, AssetID: in.AssetID, Before: in.Before}
+}
+
+func (s *server) queuedAssetEvents(ctx context.Context, in *dagQueuedInput) (*struct{ Body QueuedEventCollection }, error) {
 	if _, err := s.st.DagGet(ctx, in.DagID); err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	q, err := s.st.AssetQueueList(ctx, in.DagID)
+	return s.queued(ctx, in.params())
+}
+
+func (s *server) assetQueuedEvents(ctx context.Context, in *assetQueuedInput) (*struct{ Body QueuedEventCollection }, error) {
+	if _, err := s.st.AssetGet(ctx, in.AssetID); err != nil {
+		return nil, s.problem(ctx, fmt.Errorf("asset_id %d: %w", in.AssetID, err))
+	}
+	return s.queued(ctx, in.params())
+}
+
+func (s *server) dagAssetQueuedEvent(ctx context.Context, in *dagAssetQueuedInput) (*struct{ Body QueuedEventResponse }, error) {
+	page, err := s.queued(ctx, in.params())
+	if err != nil {
+		return nil, err
+	}
+	if len(page.Body.QueuedEvents) == 0 {
+		return nil, s.problem(ctx, fmt.Errorf("no events of asset %d are queued for dag %q: %w", in.AssetID, in.DagID, core.ErrNotFound))
+	}
+	return &struct{ Body QueuedEventResponse }{page.Body.QueuedEvents[0]}, nil
+}
+
+// queued answers the queued entries p selects.
+func (s *server) queued(ctx context.Context, p *store.AssetQueueParams) (*struct{ Body QueuedEventCollection }, error) {
+	q, err := s.st.AssetQueueFind(ctx, p)
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
@@ -278,4 +358,15 @@ func (s *server) queuedAssetEvents(ctx context.Context, in *DagIDParam) (*struct
 		out[i] = QueuedEventResponse{AssetQueueEntry: q[i], DagDisplayName: q[i].DagID}
 	}
 	return &struct{ Body QueuedEventCollection }{QueuedEventCollection{QueuedEvents: out, TotalEntries: len(out)}}, nil
+}
+
+// deleteQueued is the DELETE of the queued events an input of type I
+// selects.
+func deleteQueued[I queuedSelector](s *server) func(context.Context, I) (*struct{}, error) {
+	return func(ctx context.Context, in I) (*struct{}, error) {
+		if _, err := s.svc.ClearQueuedEvents(ctx, actor(ctx), *in.params()); err != nil {
+			return nil, s.problem(ctx, err)
+		}
+		return nil, nil
+	}
 }

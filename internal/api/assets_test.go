@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weirflow/weir/internal/api"
@@ -226,4 +227,74 @@ func TestMaterializeAsset(t *testing.T) {
 	if page.TotalEntries != 1 {
 		t.Errorf("runs after one materialization and three refusals: %d", page.TotalEntries)
 	}
+}
+
+// Queued events are read and deleted by DAG, by asset and by both, as
+// Airflow's routes; a delete is audited and leaves the DAG untriggered,
+// one of nothing is a 404.
+func TestQueuedEventRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	orders := core.Asset{Name: "orders", URI: "s3://lake/orders"}
+	raw := core.Asset{Name: "raw", URI: "s3://lake/raw"}
+	for _, d := range []core.DAG{
+		{DagID: "cons", Assets: []core.Asset{orders, raw}, AssetSchedule: []core.AssetRef{{Name: "orders"}, {Name: "raw"}}, Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}},
+		{DagID: "other", Assets: []core.Asset{orders}, AssetSchedule: []core.AssetRef{{Name: "orders"}}, Tasks: []core.Task{{TaskID: "use", Operator: "noop"}}},
+	} {
+		e.syncAssetDag(d)
+	}
+	ids := map[string]string{}
+	for _, name := range []string{"orders", "raw"} {
+		a, err := e.st.AssetGetByName(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = itoa(a.ID)
+		e.must(http.StatusOK, core.RoleOp, "POST", "/api/v2/assets/events", map[string]any{"asset_id": a.ID}, nil)
+	}
+	queued := func(path string) string {
+		t.Helper()
+		var page api.QueuedEventCollection
+		e.must(http.StatusOK, core.RoleViewer, "GET", path, nil, &page)
+		var got []string
+		for _, q := range page.QueuedEvents {
+			got = append(got, q.DagID+"/"+q.AssetName)
+		}
+		if page.TotalEntries != len(got) {
+			t.Errorf("GET %s: total_entries %d for %d entries", path, page.TotalEntries, len(got))
+		}
+		return strings.Join(got, " ")
+	}
+	if got := queued("/api/v2/assets/" + ids["orders"] + "/queuedEvents"); got != "cons/orders other/orders" {
+		t.Errorf("queued events of orders: %q", got)
+	}
+	if got := queued("/api/v2/dags/cons/assets/queuedEvents"); got != "cons/orders cons/raw" {
+		t.Errorf("queued events of cons: %q", got)
+	}
+	if got := queued("/api/v2/dags/cons/assets/queuedEvents?before=2000-01-01T00:00:00Z"); got != "" {
+		t.Errorf("queued events of cons before 2000: %q", got)
+	}
+	var one api.QueuedEventResponse
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/cons/assets/"+ids["raw"]+"/queuedEvents", nil, &one)
+	if one.DagID != "cons" || one.AssetName != "raw" || one.DagDisplayName != "cons" {
+		t.Errorf("cons's queued events of raw: %+v", one)
+	}
+
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "DELETE", "/api/v2/dags/cons/assets/"+ids["raw"]+"/queuedEvents", nil, "")
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", "/api/v2/dags/cons/assets/"+ids["raw"]+"/queuedEvents", nil, nil)
+	if !e.hasAudit("op", "asset_queue.clear", "dag cons, asset "+ids["raw"]) {
+		t.Error("the delete is not audited")
+	}
+	if got := queued("/api/v2/dags/cons/assets/queuedEvents"); got != "cons/orders" {
+		t.Errorf("queued events of cons after deleting raw's: %q", got)
+	}
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/cons/assets/"+ids["raw"]+"/queuedEvents", nil, "no events of asset")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "DELETE", "/api/v2/dags/cons/assets/"+ids["raw"]+"/queuedEvents", nil, "no asset events are queued")
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", "/api/v2/assets/"+ids["orders"]+"/queuedEvents", nil, nil)
+	if got := queued("/api/v2/assets/" + ids["orders"] + "/queuedEvents"); got != "" {
+		t.Errorf("queued events of orders after their delete: %q", got)
+	}
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "DELETE", "/api/v2/dags/cons/assets/queuedEvents", nil, "dag cons")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/assets/999/queuedEvents", nil, "asset_id 999")
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/nope/assets/queuedEvents", nil, "nope")
 }

@@ -21,7 +21,7 @@ type reader interface {
 	AssetEventRuns(ctx context.Context, eventIDs []int64) ([]store.EventRun, error)
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
-	AssetQueueList(ctx context.Context, dagID string) ([]store.AssetQueueEntry, error)
+	AssetQueueFind(ctx context.Context, p *store.AssetQueueParams) ([]store.AssetQueueEntry, error)
 	BackfillCount(ctx context.Context, p *store.BackfillListParams) (int, error)
 	BackfillGet(ctx context.Context, id int64) (*core.Backfill, error)
 	BackfillList(ctx context.Context, p *store.BackfillListParams) ([]core.Backfill, error)

@@ -22,6 +22,7 @@ const (
 	TaskInstanceClear = "task_instance.clear"
 	TaskInstanceMark  = "task_instance.mark"
 	AssetEventCreate  = "asset_event.create"
+	AssetQueueClear   = "asset_queue.clear"
 	TaskStateSet      = "task_state.set"
 	TaskStateDelete   = "task_state.delete"
 	TaskStateClear    = "task_state.clear"

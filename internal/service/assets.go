@@ -84,3 +84,33 @@ func (s *Service) MaterializeAsset(ctx context.Context, actor core.Actor, assetI
 			a.Name, strings.Join(dags, ", "), core.ErrConflict)
 	}
 }
+
+// ClearQueuedEvents removes the asset events queued for p's DAG and/or
+// asset that no run consumed yet (those queued before p.Before when set),
+// so that they trigger nothing, and returns how many queue entries went.
+// Needs role op; audited. Errors wrap core.ErrNotFound when nothing was
+// queued (as Airflow's DELETE .../queuedEvents) and core.ErrInvalid for a
+// p that names neither.
+func (s *Service) ClearQueuedEvents(ctx context.Context, actor core.Actor, p store.AssetQueueParams) (int, error) {
+	target := "dag " + p.DagID
+	switch {
+	case p.DagID == "":
+		target = "asset " + strconv.FormatInt(p.AssetID, 10)
+	case p.AssetID != 0:
+		target += ", asset " + strconv.FormatInt(p.AssetID, 10)
+	}
+	var n int
+	c := &change{actor: actor, need: core.RoleOp, action: audit.AssetQueueClear, target: target}
+	err := s.do(ctx, c, func(tx store.Store, detail *string) error {
+		var err error
+		if n, err = tx.AssetQueueClear(ctx, &p); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("no asset events are queued for %s: %w", target, core.ErrNotFound)
+		}
+		*detail = fmt.Sprintf("%d queued", n)
+		return nil
+	})
+	return n, err
+}

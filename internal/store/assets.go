@@ -63,6 +63,15 @@ type AssetStore interface {
 	AssetQueueReady(ctx context.Context) ([]string, error)
 	// AssetQueueList returns a DAG's queued entries by asset name.
 	AssetQueueList(ctx context.Context, dagID string) ([]AssetQueueEntry, error)
+	// AssetQueueFind returns the queued entries of p's DAG and/or asset
+	// (at least one given), queued before p.Before when set, by DAG then
+	// asset name: one per DAG and asset, whether the DAG coalesces its
+	// events or runs per partition or per event.
+	AssetQueueFind(ctx context.Context, p *AssetQueueParams) ([]AssetQueueEntry, error)
+	// AssetQueueClear removes what AssetQueueFind would find, from both
+	// queues, and returns how many queue rows went (an entry of a
+	// coalescing DAG, an event of a per-partition or per-event one).
+	AssetQueueClear(ctx context.Context, p *AssetQueueParams) (int, error)
 	// AssetQueueConsume removes every queued entry of the DAG and records
 	// their events as consumed by the run. ErrConflict (and nothing
 	// consumed) when not every scheduled asset had an entry: another
@@ -151,6 +160,14 @@ type AssetEventListParams struct {
 	ConsumedByRunID int64
 	Cursor
 	Page
+}
+
+// AssetQueueParams selects queued entries: of a DAG, of an asset or both,
+// queued before a time (zero: any).
+type AssetQueueParams struct {
+	DagID   string
+	AssetID int64
+	Before  time.Time
 }
 
 // AssetQueueEntry is one asset's unconsumed events for a consumer DAG.

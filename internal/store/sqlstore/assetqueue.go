@@ -30,16 +30,77 @@ func (s *Store) AssetQueueList(ctx context.Context, dagID string) ([]store.Asset
 	if err != nil {
 		return nil, s.wrap(err, "%s", what)
 	}
-	out, err := collect(rows, func(r *sql.Rows) (store.AssetQueueEntry, error) {
-		var (
-			e       store.AssetQueueEntry
-			created int64
-		)
-		err := r.Scan(&e.AssetID, &e.AssetName, &e.DagID, &e.FirstEventID, &e.LastEventID, &created)
-		e.CreatedAt = fromMicros(created)
-		return e, err
-	})
+	out, err := collect(rows, scanQueueEntry)
 	return out, s.wrap(err, "%s", what)
+}
+
+// AssetQueueFind returns the queued entries p selects.
+func (s *Store) AssetQueueFind(ctx context.Context, p *store.AssetQueueParams) ([]store.AssetQueueEntry, error) {
+	b, err := queueFilter(p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.reader().QueryContext(ctx, fmt.Sprintf(qAssetQueueFind, b.clause()), b.args...)
+	if err != nil {
+		return nil, s.wrap(err, "find queued asset events")
+	}
+	out, err := collect(rows, scanQueueEntry)
+	return out, s.wrap(err, "find queued asset events")
+}
+
+// AssetQueueClear removes the queued entries p selects from both queues
+// (the coalescing one and the per-partition one) in one transaction, and
+// returns how many rows went.
+func (s *Store) AssetQueueClear(ctx context.Context, p *store.AssetQueueParams) (int, error) {
+	b, err := queueFilter(p)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.inTx(ctx, func(tx *Store) error {
+		for _, table := range []string{"asset_dag_run_queue", "asset_event_queue"} {
+			res, err := tx.tx.ExecContext(ctx, "DELETE FROM "+table+b.clause(), b.args...)
+			if err != nil {
+				return tx.wrap(err, "clear queued asset events from %s", table)
+			}
+			cleared, err := res.RowsAffected()
+			if err != nil {
+				return tx.wrap(err, "clear queued asset events from %s", table)
+			}
+			n += int(cleared)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// queueFilter is the WHERE clause of p on either queue table (their
+// columns share names); a filter on neither DAG nor asset is refused.
+func queueFilter(p *store.AssetQueueParams) (*builder, error) {
+	if p.DagID == "" && p.AssetID == 0 {
+		return nil, fmt.Errorf("queued asset events: name a DAG or an asset: %w", core.ErrInvalid)
+	}
+	var b builder
+	if p.DagID != "" {
+		b.where("target_dag_id = ?", p.DagID)
+	}
+	if p.AssetID != 0 {
+		b.where("asset_id = ?", p.AssetID)
+	}
+	if !p.Before.IsZero() {
+		b.where("created_at < ?", micros(p.Before))
+	}
+	return &b, nil
+}
+
+func scanQueueEntry(r *sql.Rows) (store.AssetQueueEntry, error) {
+	var (
+		e       store.AssetQueueEntry
+		created int64
+	)
+	err := r.Scan(&e.AssetID, &e.AssetName, &e.DagID, &e.FirstEventID, &e.LastEventID, &created)
+	e.CreatedAt = fromMicros(created)
+	return e, err
 }
 
 // AssetQueueConsume takes the DAG's queued entries and records their events

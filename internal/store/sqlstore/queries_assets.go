@@ -129,6 +129,14 @@ const (
 		ORDER BY d.dag_id`
 	qAssetQueueList = `SELECT q.asset_id, a.name, q.target_dag_id, q.first_event_id, q.event_id, q.created_at
 		FROM asset_dag_run_queue q JOIN asset a ON a.id = q.asset_id WHERE q.target_dag_id = $1 ORDER BY a.name`
+	// qAssetQueueFind: %[1]s is the WHERE clause (queueFilter) on either
+	// queue's columns; a DAG's queue entry of an asset and its events in
+	// the per-partition queue (a DAG that changed mode may hold both) are
+	// one row.
+	qAssetQueueFind = `SELECT q.asset_id, a.name, q.target_dag_id, MIN(q.first_event_id), MAX(q.event_id), MIN(q.created_at) FROM (
+		SELECT asset_id, target_dag_id, first_event_id, event_id, created_at FROM asset_dag_run_queue%[1]s
+		UNION ALL SELECT asset_id, target_dag_id, event_id, event_id, created_at FROM asset_event_queue%[1]s
+		) q JOIN asset a ON a.id = q.asset_id GROUP BY q.asset_id, a.name, q.target_dag_id ORDER BY q.target_dag_id, a.name`
 	qAssetQueueTake = `DELETE FROM asset_dag_run_queue WHERE target_dag_id = $1
 		AND asset_id IN (` + qScheduledAssetsOf + `)
 		RETURNING asset_id, first_event_id, event_id`

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,5 +265,76 @@ func testAssetOutletEventsWithSuccess(t *testing.T, f *fixture) {
 	}
 	if ready, _ := f.st.AssetQueueReady(f.ctx); !cmp.Equal(ready, []string{"cons"}) {
 		t.Errorf("ready = %v, want the success to queue cons", ready)
+	}
+}
+
+// testAssetQueueFindClear: queued entries are found and cleared by DAG,
+// by asset or both, and by when they were queued; a clear takes the
+// per-partition queue's events of the same DAG and asset too, and changes
+// nothing elsewhere.
+func testAssetQueueFindClear(t *testing.T, f *fixture) {
+	must(t, f.assetDag(producer("prod", orders, customers), f.now), "sync producer")
+	must(t, f.assetDag(consumer("cons", orders, customers), f.now), "sync consumer")
+	must(t, f.assetDag(consumer("just_orders", orders), f.now), "sync consumer 2")
+	perEvent := consumer("per_event", customers)
+	perEvent.AssetRuns = core.AssetRunsPerEvent
+	must(t, f.assetDag(perEvent, f.now), "sync a per-event consumer")
+	o, _ := f.st.AssetGetByName(f.ctx, "orders")
+	c, _ := f.st.AssetGetByName(f.ctx, "customers")
+	_, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: o.ID, SourceKind: core.AssetSourceAPI, Now: f.now})
+	must(t, err, "orders event")
+	_, err = f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: c.ID, SourceKind: core.AssetSourceAPI, Now: f.at(time.Minute)})
+	must(t, err, "customers event")
+	find := func(p store.AssetQueueParams) string {
+		t.Helper()
+		q, err := f.st.AssetQueueFind(f.ctx, &p)
+		must(t, err, "find queued")
+		var got []string
+		for _, e := range q {
+			got = append(got, e.DagID+"/"+e.AssetName)
+		}
+		return strings.Join(got, " ")
+	}
+	for _, tc := range []struct {
+		p    store.AssetQueueParams
+		want string
+	}{
+		{store.AssetQueueParams{DagID: "cons"}, "cons/customers cons/orders"},
+		{store.AssetQueueParams{AssetID: o.ID}, "cons/orders just_orders/orders"},
+		{store.AssetQueueParams{DagID: "cons", AssetID: c.ID}, "cons/customers"},
+		{store.AssetQueueParams{AssetID: c.ID}, "cons/customers per_event/customers"},
+		{store.AssetQueueParams{DagID: "cons", Before: f.at(time.Minute)}, "cons/orders"},
+		{store.AssetQueueParams{DagID: "prod"}, ""},
+	} {
+		if got := find(tc.p); got != tc.want {
+			t.Errorf("find %+v = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+	_, err = f.st.AssetQueueFind(f.ctx, &store.AssetQueueParams{})
+	wantErr(t, err, core.ErrInvalid, "find naming neither DAG nor asset")
+	_, err = f.st.AssetQueueClear(f.ctx, &store.AssetQueueParams{})
+	wantErr(t, err, core.ErrInvalid, "clear naming neither DAG nor asset")
+
+	n, err := f.st.AssetQueueClear(f.ctx, &store.AssetQueueParams{AssetID: o.ID})
+	must(t, err, "clear orders")
+	if n != 2 || find(store.AssetQueueParams{DagID: "cons"}) != "cons/customers" || find(store.AssetQueueParams{DagID: "just_orders"}) != "" {
+		t.Errorf("after clearing orders (%d): cons %q, just_orders %q; want customers left for cons alone", n,
+			find(store.AssetQueueParams{DagID: "cons"}), find(store.AssetQueueParams{DagID: "just_orders"}))
+	}
+	if ready, _ := f.st.AssetQueueReady(f.ctx); len(ready) != 0 {
+		t.Errorf("ready after the clear = %v, want none (cons lacks orders)", ready)
+	}
+	if n, err := f.st.AssetQueueClear(f.ctx, &store.AssetQueueParams{DagID: "cons", Before: f.now}); err != nil || n != 0 {
+		t.Errorf("clear of nothing queued before: %d, %v", n, err)
+	}
+	// A per-event DAG's queued event goes, and with it the run it waited for.
+	if groups, _ := f.st.AssetPartitionReady(f.ctx, 100); len(groups) != 1 || groups[0].DagID != "per_event" {
+		t.Fatalf("per-event groups ready = %+v, want per_event's", groups)
+	}
+	if n, err := f.st.AssetQueueClear(f.ctx, &store.AssetQueueParams{DagID: "per_event"}); err != nil || n != 1 {
+		t.Errorf("clear per_event: %d, %v; want its one event", n, err)
+	}
+	if groups, _ := f.st.AssetPartitionReady(f.ctx, 100); len(groups) != 0 {
+		t.Errorf("per-event groups ready after the clear = %+v, want none", groups)
 	}
 }

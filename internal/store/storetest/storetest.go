@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TaskInstanceStateCounts", testTaskInstanceStateCounts},
 		{"AssetLastEventTimes", testAssetLastEventTimes},
 		{"AssetLinks", testAssetLinks},
+		{"AssetQueueFindClear", testAssetQueueFindClear},
 		{"ImportErrors", testImportErrors},
 		{"DagWarnings", testDagWarnings},
 		{"DagFiles", testDagFiles},
