@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -47,11 +49,17 @@ type postPoolInput struct {
 
 type patchPoolInput struct {
 	PoolNameParam
-	Body struct {
-		Slots       *int    `json:"slots,omitempty" minimum:"0"`
-		Description *string `json:"description,omitempty"`
+	UpdateMask []string `query:"update_mask" doc:"only these fields (slots, description; name and include_deferred as below), as Airflow's update_mask; none: the fields the body gives"`
+	Body       struct {
+		Name            *string `json:"name,omitempty" doc:"the path's pool_name, when given: a pool is not renamed"`
+		Slots           *int    `json:"slots,omitempty" minimum:"0"`
+		Description     *string `json:"description,omitempty"`
+		IncludeDeferred *bool   `json:"include_deferred,omitempty" doc:"false only: a deferred try holds no slot in Weir"`
 	}
 }
+
+// poolPatchFields are the fields a pool's update_mask may name.
+var poolPatchFields = []string{"name", "slots", "description", "include_deferred"}
 
 type listPoolsInput struct{ Page }
 
@@ -107,8 +115,27 @@ func (s *server) postPool(ctx context.Context, in *postPoolInput) (*struct{ Body
 }
 
 func (s *server) patchPool(ctx context.Context, in *patchPoolInput) (*struct{ Body PoolResponse }, error) {
-	return s.savePool(ctx, service.PoolChange{Name: in.Name, Slots: in.Body.Slots, Description: in.Body.Description,
-		Mode: service.PoolUpdate})
+	b := &in.Body
+	for _, f := range in.UpdateMask {
+		if !slices.Contains(poolPatchFields, f) {
+			return nil, invalid(fmt.Sprintf("update_mask names %q; a pool's fields to update are %s", f, strings.Join(poolPatchFields, ", ")))
+		}
+	}
+	masked := func(f string) bool { return len(in.UpdateMask) == 0 || slices.Contains(in.UpdateMask, f) }
+	if b.Name != nil && *b.Name != in.Name && masked("name") {
+		return nil, invalid(fmt.Sprintf("name %q in the body is not the path's %q: a pool is not renamed (create the new one, then delete this one)", *b.Name, in.Name))
+	}
+	if b.IncludeDeferred != nil && *b.IncludeDeferred && masked("include_deferred") {
+		return nil, invalid("include_deferred: a deferred try holds no slot in Weir; only false is accepted")
+	}
+	ch := service.PoolChange{Name: in.Name, Mode: service.PoolUpdate}
+	if masked("slots") {
+		ch.Slots = b.Slots
+	}
+	if masked("description") {
+		ch.Description = b.Description
+	}
+	return s.savePool(ctx, ch)
 }
 
 // savePool creates or changes a pool and returns it with its occupancy.

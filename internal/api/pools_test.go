@@ -36,6 +36,15 @@ func TestPools(t *testing.T) {
 		t.Errorf("patched %+v", p)
 	}
 	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "PATCH", "/api/v2/pools/nope", map[string]any{"slots": 2}, `pool "nope"`)
+	// Airflow's body and update_mask: only the fields named change.
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", "/api/v2/pools/db?update_mask=slots",
+		map[string]any{"name": "db", "slots": 3, "description": "ignored", "include_deferred": false}, &p)
+	if p.Slots != 3 || p.Description == nil || *p.Description != "database" {
+		t.Errorf("patched with update_mask=slots: %+v", p)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", "/api/v2/pools/db?update_mask=size", map[string]any{"slots": 2}, `update_mask names "size"`)
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", "/api/v2/pools/db", map[string]any{"name": "db2"}, "a pool is not renamed")
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", "/api/v2/pools/db", map[string]any{"include_deferred": true}, "only false")
 
 	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "DELETE", "/api/v2/pools/default_pool", nil, "default_pool")
 	e.mustProblem(http.StatusNotFound, core.RoleAdmin, "DELETE", "/api/v2/pools/nope", nil, `pool "nope"`)
