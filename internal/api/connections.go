@@ -84,7 +84,10 @@ func (ConnectionExtra) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Description: "a JSON object, or a string holding one"}
 }
 
-type listConnectionsInput struct{ Page }
+type listConnectionsInput struct {
+	Page
+	Pattern string `query:"connection_id_pattern" doc:"only connections whose id contains this, ignoring case (% and _ are taken literally)"`
+}
 
 type patchConnectionInput struct {
 	ID         string   `path:"connection_id" doc:"connection id"`
@@ -140,7 +143,7 @@ func (s *server) registerConnections() {
 }
 
 func (s *server) listConnections(ctx context.Context, in *listConnectionsInput) (*struct{ Body ConnectionCollection }, error) {
-	conns, total, err := listOf(ctx, s, &store.ConnectionListParams{Page: in.store()}, s.st.ConnectionList, s.st.ConnectionCount)
+	conns, total, err := listOf(ctx, s, &store.ConnectionListParams{Search: in.Pattern, Page: in.store()}, s.st.ConnectionList, s.st.ConnectionCount)
 	if err != nil {
 		return nil, err
 	}

@@ -161,3 +161,25 @@ func TestPatchConnection(t *testing.T) {
 	e.mustProblem(http.StatusForbidden, core.RoleOp, "PATCH", path, map[string]any{"conn_type": "http"}, "")
 	stored("mysql://root@mysql")
 }
+
+// Connections, variables and pools are listed by a text their id, key or
+// name contains, as Airflow's *_pattern parameters.
+func TestListPatterns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, id := range []string{"warehouse_eu", "Warehouse-US", "api"} {
+		e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/connections", map[string]any{"connection_id": id, "uri": "postgres://h"}, nil)
+		e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/variables", map[string]any{"key": id, "value": "v"}, nil)
+		e.must(http.StatusCreated, core.RoleAdmin, "POST", "/api/v2/pools", map[string]any{"name": id, "slots": 1}, nil)
+	}
+	var conns api.ConnectionCollection
+	e.must(http.StatusOK, core.RoleAdmin, "GET", "/api/v2/connections?connection_id_pattern=WAREHOUSE", nil, &conns)
+	var vars api.VariableCollection
+	e.must(http.StatusOK, core.RoleAdmin, "GET", "/api/v2/variables?variable_key_pattern=house", nil, &vars)
+	var pools api.PoolCollection
+	e.must(http.StatusOK, core.RoleAdmin, "GET", "/api/v2/pools?pool_name_pattern=warehouse", nil, &pools)
+	if conns.TotalEntries != 2 || vars.TotalEntries != 2 || pools.TotalEntries != 2 || len(pools.Pools) != 2 {
+		t.Errorf("by pattern: %d connections, %d variables, %d pools; want 2 of each", conns.TotalEntries, vars.TotalEntries, pools.TotalEntries)
+	}
+}
+

@@ -61,7 +61,10 @@ type patchPoolInput struct {
 // poolPatchFields are the fields a pool's update_mask may name.
 var poolPatchFields = []string{"name", "slots", "description", "include_deferred"}
 
-type listPoolsInput struct{ Page }
+type listPoolsInput struct {
+	Page
+	Pattern string `query:"pool_name_pattern" doc:"only pools whose name contains this, ignoring case (% and _ are taken literally)"`
+}
 
 func (s *server) registerPools() {
 	tags := []string{"Pool"}
@@ -90,7 +93,7 @@ func (s *server) registerPools() {
 }
 
 func (s *server) listPools(ctx context.Context, in *listPoolsInput) (*struct{ Body PoolCollection }, error) {
-	pools, total, err := listOf(ctx, s, &store.PoolListParams{WithOccupancy: true, Page: in.store()}, s.st.PoolList, s.st.PoolCount)
+	pools, total, err := listOf(ctx, s, &store.PoolListParams{WithOccupancy: true, Search: in.Pattern, Page: in.store()}, s.st.PoolList, s.st.PoolCount)
 	if err != nil {
 		return nil, err
 	}

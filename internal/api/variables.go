@@ -96,7 +96,10 @@ type patchVariableInput struct {
 	Body       VariablePatch
 }
 
-type listVariablesInput struct{ Page }
+type listVariablesInput struct {
+	Page
+	Pattern string `query:"variable_key_pattern" doc:"only variables whose key contains this, ignoring case (% and _ are taken literally)"`
+}
 
 func (s *server) registerVariables() {
 	tags := []string{"Variable"}
@@ -124,7 +127,7 @@ func (s *server) registerVariables() {
 }
 
 func (s *server) listVariables(ctx context.Context, in *listVariablesInput) (*struct{ Body VariableCollection }, error) {
-	vars, total, err := listOf(ctx, s, &store.VariableListParams{Page: in.store()}, s.st.VariableList, s.st.VariableCount)
+	vars, total, err := listOf(ctx, s, &store.VariableListParams{Search: in.Pattern, Page: in.store()}, s.st.VariableList, s.st.VariableCount)
 	if err != nil {
 		return nil, err
 	}

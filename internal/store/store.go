@@ -826,7 +826,8 @@ type MiscStore interface {
 
 // PoolListParams filters PoolList and PoolCount.
 type PoolListParams struct {
-	Names []string // empty = every pool
+	Names  []string // empty = every pool
+	Search string   // only pools whose name contains it, ignoring case
 	// WithOccupancy fills each pool's OccupiedSlots (the slots of its
 	// queued and running task instances).
 	WithOccupancy bool
@@ -835,11 +836,13 @@ type PoolListParams struct {
 
 // ConnectionListParams pages ConnectionList.
 type ConnectionListParams struct {
+	Search string // only connections whose id contains it, ignoring case
 	Page
 }
 
 // VariableListParams pages VariableList.
 type VariableListParams struct {
+	Search string // only variables whose key contains it, ignoring case
 	Page
 }
 

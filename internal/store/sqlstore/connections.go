@@ -36,7 +36,7 @@ func (s *Store) ConnectionGet(ctx context.Context, id string) (*core.Connection,
 // that does not decrypt here is listed with Undecryptable set, so that one
 // stray row cannot hide the others or the way to delete it.
 func (s *Store) ConnectionList(ctx context.Context, p *store.ConnectionListParams) ([]core.Connection, error) {
-	return listPage(ctx, s, "list connections", qConnList, &builder{}, &connectionOrder, p.Page,
+	return listPage(ctx, s, "list connections", qConnList, searched("conn_id", p.Search), &connectionOrder, p.Page,
 		func(r scanner) (*core.Connection, error) {
 			var c core.Connection
 			if err := r.Scan(&c.ID, &c.URI); err != nil {

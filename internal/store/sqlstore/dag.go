@@ -106,9 +106,7 @@ func dagFilter(p *store.DagListParams) *builder {
 		b.where("is_paused = ?", *p.Paused)
 	}
 	in(&b, "dag_id", p.DagIDs)
-	if p.Search != "" {
-		b.where(`LOWER(dag_id) LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(p.Search))+"%")
-	}
+	b.containsFold("dag_id", p.Search)
 	if len(p.Tags) > 0 {
 		// tags is a JSON array: a tag's JSON string, quotes included,
 		// matches one whole element.
@@ -127,6 +125,14 @@ func dagFilter(p *store.DagListParams) *builder {
 }
 
 // likeEscape escapes LIKE's wildcards (and its escape character) in s.
+// containsFold adds the condition that column col contains text, ignoring
+// case (% and _ in text are taken literally); none for an empty text.
+func (b *builder) containsFold(col, text string) {
+	if text != "" {
+		b.where(`LOWER(`+col+`) LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(text))+"%")
+	}
+}
+
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

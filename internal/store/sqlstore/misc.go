@@ -43,6 +43,7 @@ func (s *Store) PoolCount(ctx context.Context, p *store.PoolListParams) (int, er
 func poolFilter(p *store.PoolListParams) *builder {
 	var b builder
 	in(&b, "p.pool", p.Names)
+	b.containsFold("p.pool", p.Search)
 	return &b
 }
 
@@ -56,8 +57,16 @@ func (s *Store) PoolDelete(ctx context.Context, name string) error {
 }
 
 // ConnectionCount counts the connections.
-func (s *Store) ConnectionCount(ctx context.Context, _ *store.ConnectionListParams) (int, error) {
-	return s.count(ctx, "count connections", qConnCount, &builder{})
+func (s *Store) ConnectionCount(ctx context.Context, p *store.ConnectionListParams) (int, error) {
+	return s.count(ctx, "count connections", qConnCount, searched("conn_id", p.Search))
+}
+
+// searched is the WHERE clause of a list whose column col contains text,
+// ignoring case (none for an empty text).
+func searched(col, text string) *builder {
+	var b builder
+	b.containsFold(col, text)
+	return &b
 }
 
 // ConnectionDelete removes a connection; ErrNotFound when absent.

@@ -43,7 +43,7 @@ func (s *Store) VariableGet(ctx context.Context, key string) (*core.Variable, er
 // VariableList lists a page of variables by key, values unsealed; a row
 // that does not decrypt here is listed with Undecryptable set.
 func (s *Store) VariableList(ctx context.Context, p *store.VariableListParams) ([]core.Variable, error) {
-	return listPage(ctx, s, "list variables", qVarList, &builder{}, &variableOrder, p.Page,
+	return listPage(ctx, s, "list variables", qVarList, searched("key", p.Search), &variableOrder, p.Page,
 		func(r scanner) (*core.Variable, error) {
 			var v core.Variable
 			if err := r.Scan(&v.Key, &v.Value, &v.Description); err != nil {
@@ -56,8 +56,8 @@ func (s *Store) VariableList(ctx context.Context, p *store.VariableListParams) (
 }
 
 // VariableCount counts every variable.
-func (s *Store) VariableCount(ctx context.Context, _ *store.VariableListParams) (int, error) {
-	return s.count(ctx, "count variables", qVarCount, &builder{})
+func (s *Store) VariableCount(ctx context.Context, p *store.VariableListParams) (int, error) {
+	return s.count(ctx, "count variables", qVarCount, searched("key", p.Search))
 }
 
 // VariableDelete removes a variable; ErrNotFound when absent.

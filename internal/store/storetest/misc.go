@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -226,5 +227,50 @@ func testUserCountLock(t *testing.T, f *fixture) {
 		must(t, err, "the change after the transaction")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the change waited past the transaction's end")
+	}
+}
+
+// testListSearch: connections, variables and pools are listed and counted
+// by a text their id, key or name contains, ignoring case, with % and _
+// taken literally (Airflow's *_pattern parameters).
+func testListSearch(t *testing.T, f *fixture) {
+	for _, id := range []string{"Warehouse_EU", "warehouse-us", "api", "wh%all"} {
+		must(t, f.st.ConnectionUpsert(f.ctx, &core.Connection{ID: id, URI: "postgres://h"}), "connection "+id)
+		must(t, f.st.VariableUpsert(f.ctx, &core.Variable{Key: id, Value: "v"}), "variable "+id)
+		must(t, f.st.PoolUpsert(f.ctx, &core.Pool{Name: id, Slots: 1}), "pool "+id)
+	}
+	for _, tc := range []struct {
+		search string
+		want   []string
+	}{
+		{"warehouse", []string{"Warehouse_EU", "warehouse-us"}},
+		{"E_", []string{"Warehouse_EU"}}, // _ is no wildcard
+		{"%", []string{"wh%all"}},
+		{"nope", nil},
+	} {
+		conns, err := f.st.ConnectionList(f.ctx, &store.ConnectionListParams{Search: tc.search})
+		must(t, err, "list connections")
+		vars, err := f.st.VariableList(f.ctx, &store.VariableListParams{Search: tc.search})
+		must(t, err, "list variables")
+		pools, err := f.st.PoolList(f.ctx, &store.PoolListParams{Search: tc.search})
+		must(t, err, "list pools")
+		var gotC, gotV, gotP []string
+		for _, c := range conns {
+			gotC = append(gotC, c.ID)
+		}
+		for _, v := range vars {
+			gotV = append(gotV, v.Key)
+		}
+		for _, p := range pools {
+			gotP = append(gotP, p.Name)
+		}
+		nc, _ := f.st.ConnectionCount(f.ctx, &store.ConnectionListParams{Search: tc.search})
+		nv, _ := f.st.VariableCount(f.ctx, &store.VariableListParams{Search: tc.search})
+		np, _ := f.st.PoolCount(f.ctx, &store.PoolListParams{Search: tc.search})
+		if !slices.Equal(gotC, tc.want) || !slices.Equal(gotV, tc.want) || !slices.Equal(gotP, tc.want) ||
+			nc != len(tc.want) || nv != len(tc.want) || np != len(tc.want) {
+			t.Errorf("search %q: connections %v (%d), variables %v (%d), pools %v (%d); want %v", tc.search,
+				gotC, nc, gotV, nv, gotP, np, tc.want)
+		}
 	}
 }

@@ -105,6 +105,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConnectionsAtRest", testConnectionsAtRest},
 		{"Variables", testVariables},
 		{"Pools", testPools},
+		{"ListSearch", testListSearch},
 		{"JobsAudit", testJobsAudit},
 		{"WorkerHeartbeat", testWorkerHeartbeat},
 		{"JobPrune", testJobPrune},
