@@ -182,4 +182,3 @@ func TestListPatterns(t *testing.T) {
 		t.Errorf("by pattern: %d connections, %d variables, %d pools; want 2 of each", conns.TotalEntries, vars.TotalEntries, pools.TotalEntries)
 	}
 }
-
