@@ -35,6 +35,12 @@ type listDagRunsBatchInput struct {
 		States         []string   `json:"states,omitempty" doc:"only runs in these states (queued, running, success, failed)"`
 		LogicalDateGTE *time.Time `json:"logical_date_gte,omitempty" doc:"only runs whose logical date is at or after this time"`
 		LogicalDateLTE *time.Time `json:"logical_date_lte,omitempty" doc:"only runs whose logical date is at or before this time"`
+		StartDateGTE   *time.Time `json:"start_date_gte,omitempty" doc:"only runs that started at or after this time"`
+		StartDateLTE   *time.Time `json:"start_date_lte,omitempty" doc:"only runs that started at or before this time"`
+		EndDateGTE     *time.Time `json:"end_date_gte,omitempty" doc:"only runs that ended at or after this time"`
+		EndDateLTE     *time.Time `json:"end_date_lte,omitempty" doc:"only runs that ended at or before this time"`
+		RunAfterGTE    *time.Time `json:"run_after_gte,omitempty" doc:"only runs whose run_after is at or after this time"`
+		RunAfterLTE    *time.Time `json:"run_after_lte,omitempty" doc:"only runs whose run_after is at or before this time"`
 	}
 }
 
@@ -77,7 +83,9 @@ func (s *server) listDagRunsBatch(ctx context.Context, in *listDagRunsBatchInput
 		return nil, err
 	}
 	return s.dagRunsOf(ctx, in.DagID, &store.DagRunListParams{DagIDs: b.DagIDs, States: states, LogicalDateGTE: b.LogicalDateGTE,
-		LogicalDateLTE: b.LogicalDateLTE, Page: b.store()})
+		LogicalDateLTE: b.LogicalDateLTE, StartDate: store.TimeRange{GTE: b.StartDateGTE, LTE: b.StartDateLTE},
+		EndDate: store.TimeRange{GTE: b.EndDateGTE, LTE: b.EndDateLTE}, RunAfter: store.TimeRange{GTE: b.RunAfterGTE, LTE: b.RunAfterLTE},
+		Page: b.store()})
 }
 
 func (s *server) listTaskInstancesBatch(ctx context.Context, in *listTIsBatchInput) (*struct{ Body TaskInstanceCollection }, error) {

@@ -112,7 +112,26 @@ type listDagRunsInput struct {
 	RunType        []string  `query:"run_type" doc:"only runs of these types (manual, scheduled, asset_triggered, backfill)"`
 	LogicalDateGTE time.Time `query:"logical_date_gte" doc:"only runs whose logical date is at or after this time"`
 	LogicalDateLTE time.Time `query:"logical_date_lte" doc:"only runs whose logical date is at or before this time"`
+	StartDateGTE   time.Time `query:"start_date_gte" doc:"only runs that started at or after this time"`
+	StartDateLTE   time.Time `query:"start_date_lte" doc:"only runs that started at or before this time"`
+	EndDateGTE     time.Time `query:"end_date_gte" doc:"only runs that ended at or after this time"`
+	EndDateLTE     time.Time `query:"end_date_lte" doc:"only runs that ended at or before this time"`
+	RunAfterGTE    time.Time `query:"run_after_gte" doc:"only runs whose run_after (logical date, else when queued) is at or after this time"`
+	RunAfterLTE    time.Time `query:"run_after_lte" doc:"only runs whose run_after is at or before this time"`
+	RunIDPattern   string    `query:"run_id_pattern" doc:"only runs whose id contains this, ignoring case (% and _ are taken literally)"`
 	BackfillID     int64     `query:"backfill_id" minimum:"0" doc:"only the runs of this backfill (Weir's addition)"`
+}
+
+// timeRange is a range of two query parameters (zero: unbounded).
+func timeRange(gte, lte time.Time) store.TimeRange {
+	var r store.TimeRange
+	if !gte.IsZero() {
+		r.GTE = &gte
+	}
+	if !lte.IsZero() {
+		r.LTE = &lte
+	}
+	return r
 }
 
 // DagRunParam names a DAG run in the path.
@@ -188,13 +207,10 @@ func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	p := &store.DagRunListParams{States: states, RunTypes: types, BackfillID: in.BackfillID, Page: in.store()}
-	if !in.LogicalDateGTE.IsZero() {
-		p.LogicalDateGTE = &in.LogicalDateGTE
-	}
-	if !in.LogicalDateLTE.IsZero() {
-		p.LogicalDateLTE = &in.LogicalDateLTE
-	}
+	logical := timeRange(in.LogicalDateGTE, in.LogicalDateLTE)
+	p := &store.DagRunListParams{States: states, RunTypes: types, BackfillID: in.BackfillID, Page: in.store(),
+		LogicalDateGTE: logical.GTE, LogicalDateLTE: logical.LTE, StartDate: timeRange(in.StartDateGTE, in.StartDateLTE),
+		EndDate: timeRange(in.EndDateGTE, in.EndDateLTE), RunAfter: timeRange(in.RunAfterGTE, in.RunAfterLTE), RunIDSearch: in.RunIDPattern}
 	return s.dagRunsOf(ctx, in.DagID, p)
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/internal/api"
 	"github.com/weirflow/weir/internal/core"
@@ -244,5 +245,32 @@ func TestRunsAnswerAirflowsFields(t *testing.T) {
 	check("mark", run)
 	if string(run["state"]) != `"failed"` || string(run["duration"]) != "null" {
 		t.Errorf("a run marked failed before it started: state %s duration %s, want failed and none", run["state"], run["duration"])
+	}
+}
+
+// Runs are listed by Airflow's start, end and run_after ranges and
+// run_id_pattern, in the GET and the batch list.
+func TestRunListRanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("nightly_1")
+	e.trigger("adhoc")
+	var page api.DAGRunCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_id_pattern=NIGHT", nil, &page)
+	if page.TotalEntries != 1 || page.DagRuns[0].RunID != "nightly_1" {
+		t.Errorf("run_id_pattern=NIGHT: %+v", page)
+	}
+	now := e.clk.Now().UTC().Format(time.RFC3339)
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_after_lte="+now+"&end_date_lte="+now, nil, &page)
+	if page.TotalEntries != 0 {
+		t.Errorf("queued runs with an end_date bound: %d, want none (they have not ended)", page.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns?run_after_lte="+now, nil, &page)
+	if page.TotalEntries != 2 {
+		t.Errorf("run_after_lte now: %d, want both", page.TotalEntries)
+	}
+	e.must(http.StatusOK, core.RoleViewer, "POST", "/api/v2/dags/~/dagRuns/list", map[string]any{"start_date_gte": now}, &page)
+	if page.TotalEntries != 0 {
+		t.Errorf("batch start_date_gte: %d, want none started", page.TotalEntries)
 	}
 }

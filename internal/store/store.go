@@ -320,12 +320,21 @@ type DagRunListParams struct {
 	// is in the range, both ends included (nil = unbounded); a run with
 	// no logical date is kept only when both are nil.
 	LogicalDateGTE, LogicalDateLTE *time.Time
+	// StartDate, EndDate and RunAfter keep the runs whose start, end or
+	// run_after (the logical date, else when it was queued) is in range;
+	// a run without a start or an end is kept only by an unbounded range.
+	StartDate, EndDate, RunAfter TimeRange
+	// RunIDSearch keeps the runs whose id contains it, ignoring case.
+	RunIDSearch string
 	// BackfillID keeps the runs of one backfill (0 = any run).
 	BackfillID int64
 	// Tests keeps the runs a `weir dags test` process runs (TestJobID set).
 	Tests bool
 	Page
 }
+
+// TimeRange bounds a time, both ends included (nil = unbounded).
+type TimeRange struct{ GTE, LTE *time.Time }
 
 // DagRunSetStateParams is a conditional state change.
 type DagRunSetStateParams struct {

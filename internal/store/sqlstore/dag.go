@@ -133,6 +133,16 @@ func (b *builder) containsFold(col, text string) {
 	}
 }
 
+// within adds the conditions that expression col is in range r.
+func (b *builder) within(col string, r store.TimeRange) {
+	if r.GTE != nil {
+		b.where(col+" >= ?", micros(*r.GTE))
+	}
+	if r.LTE != nil {
+		b.where(col+" <= ?", micros(*r.LTE))
+	}
+}
+
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

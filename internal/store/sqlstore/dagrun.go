@@ -239,6 +239,10 @@ func runFilter(p *store.DagRunListParams) *builder {
 	if p.LogicalDateLTE != nil {
 		b.where("logical_date <= ?", micros(*p.LogicalDateLTE))
 	}
+	b.within("start_date", p.StartDate)
+	b.within("end_date", p.EndDate)
+	b.within("COALESCE(logical_date, queued_at)", p.RunAfter)
+	b.containsFold("run_id", p.RunIDSearch)
 	if p.BackfillID != 0 {
 		b.where("backfill_id = ?", p.BackfillID)
 	}

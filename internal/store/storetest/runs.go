@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,4 +324,47 @@ func testDagRunPreviousSuccess(t *testing.T, f *fixture) {
 	wantErr(t, err, core.ErrNotFound, "previous success before the first run")
 	_, err = f.st.DagRunPreviousSuccess(f.ctx, "etl", f.at(1000*time.Hour))
 	wantErr(t, err, core.ErrNotFound, "previous success of a DAG without successful runs")
+}
+
+// testDagRunListRanges: runs are listed by when they started, ended and
+// could run (their logical date, else when they were queued), both ends
+// included, and by a text their id contains; a run without a start or an
+// end is left out by a bounded range.
+func testDagRunListRanges(t *testing.T, f *fixture) {
+	started := f.run("etl", "Manual__A")
+	f.run("etl", "manual__b")
+	must2 := func(ok bool, err error) {
+		t.Helper()
+		must(t, err, "set run state")
+	}
+	must2(f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: started.ID, To: core.RunRunning, Now: f.at(time.Minute)}))
+	must2(f.st.DagRunSetState(f.ctx, &store.DagRunSetStateParams{ID: started.ID, To: core.RunSuccess, Now: f.at(time.Hour)}))
+	at := func(d time.Duration) *time.Time { x := f.at(d); return &x }
+	for _, tc := range []struct {
+		what string
+		p    store.DagRunListParams
+		want string
+	}{
+		{"started from its start", store.DagRunListParams{StartDate: store.TimeRange{GTE: at(time.Minute)}}, "Manual__A"},
+		{"started before its start", store.DagRunListParams{StartDate: store.TimeRange{LTE: at(time.Second)}}, ""},
+		{"ended by its end", store.DagRunListParams{EndDate: store.TimeRange{LTE: at(time.Hour)}}, "Manual__A"},
+		{"ended after", store.DagRunListParams{EndDate: store.TimeRange{GTE: at(2 * time.Hour)}}, ""},
+		{"run_after from creation", store.DagRunListParams{RunAfter: store.TimeRange{GTE: at(0), LTE: at(0)}}, "Manual__A manual__b"},
+		{"run_after later", store.DagRunListParams{RunAfter: store.TimeRange{GTE: at(time.Second)}}, ""},
+		{"id containing a", store.DagRunListParams{RunIDSearch: "__A"}, "Manual__A"},
+		{"id containing manual", store.DagRunListParams{RunIDSearch: "MANUAL"}, "Manual__A manual__b"},
+	} {
+		tc.p.OrderBy = "dag_run_id"
+		runs, err := f.st.DagRunList(f.ctx, &tc.p)
+		must(t, err, "list "+tc.what)
+		n, err := f.st.DagRunCount(f.ctx, &tc.p)
+		must(t, err, "count "+tc.what)
+		var got []string
+		for _, r := range runs {
+			got = append(got, r.RunID)
+		}
+		if strings.Join(got, " ") != tc.want || n != len(got) {
+			t.Errorf("%s: %v (count %d), want %q", tc.what, got, n, tc.want)
+		}
+	}
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunGetWithTasksInTx", testDagRunGetWithTasksInTx},
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},
+		{"DagRunListRanges", testDagRunListRanges},
 		{"DagRunListLatestCount", testDagRunListLatestCount},
 		{"DagRunPreviousSuccess", testDagRunPreviousSuccess},
 		{"DagRunTests", testDagRunTests},
