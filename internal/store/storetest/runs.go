@@ -333,7 +333,7 @@ func testDagRunPreviousSuccess(t *testing.T, f *fixture) {
 func testDagRunListRanges(t *testing.T, f *fixture) {
 	started := f.run("etl", "Manual__A")
 	f.run("etl", "manual__b")
-	must2 := func(ok bool, err error) {
+	must2 := func(_ bool, err error) {
 		t.Helper()
 		must(t, err, "set run state")
 	}
