@@ -48,10 +48,16 @@ type listTIsBatchInput struct {
 	DagRunParam
 	Body struct {
 		BatchPage
-		DagIDs    []string `json:"dag_ids,omitempty" doc:"only instances of these DAGs"`
-		DagRunIDs []string `json:"dag_run_ids,omitempty" doc:"only instances of runs with these ids"`
-		TaskIDs   []string `json:"task_ids,omitempty" doc:"only instances of these tasks"`
-		State     []string `json:"state,omitempty" doc:"only instances in these states (none for the empty state)"`
+		DagIDs    []string   `json:"dag_ids,omitempty" doc:"only instances of these DAGs"`
+		DagRunIDs []string   `json:"dag_run_ids,omitempty" doc:"only instances of runs with these ids"`
+		TaskIDs   []string   `json:"task_ids,omitempty" doc:"only instances of these tasks"`
+		State     []string   `json:"state,omitempty" doc:"only instances in these states (none for the empty state)"`
+		Pool      []string   `json:"pool,omitempty" doc:"only instances of these pools"`
+		Queue     []string   `json:"queue,omitempty" doc:"only instances of these queues"`
+		StartGTE  *time.Time `json:"start_date_gte,omitempty" doc:"only tries that started at or after this time"`
+		StartLTE  *time.Time `json:"start_date_lte,omitempty" doc:"only tries that started at or before this time"`
+		EndGTE    *time.Time `json:"end_date_gte,omitempty" doc:"only tries that ended at or after this time"`
+		EndLTE    *time.Time `json:"end_date_lte,omitempty" doc:"only tries that ended at or before this time"`
 	}
 }
 
@@ -94,7 +100,8 @@ func (s *server) listTaskInstancesBatch(ctx context.Context, in *listTIsBatchInp
 	if err != nil {
 		return nil, err
 	}
-	p := &store.TaskInstanceListParams{DagIDs: b.DagIDs, RunIDs: b.DagRunIDs, TaskIDs: b.TaskIDs, States: states, Page: b.store()}
+	p := &store.TaskInstanceListParams{DagIDs: b.DagIDs, RunIDs: b.DagRunIDs, TaskIDs: b.TaskIDs, States: states, Page: b.store(),
+		Pools: b.Pool, Queues: b.Queue, StartDate: store.TimeRange{GTE: b.StartGTE, LTE: b.StartLTE}, EndDate: store.TimeRange{GTE: b.EndGTE, LTE: b.EndLTE}}
 	if in.DagID != AllDags {
 		p.DagID = in.DagID
 	}

@@ -135,6 +135,13 @@ type listTIsInput struct {
 	State    []string      `query:"state" doc:"only instances in these states (none, scheduled, queued, running, success, failed, up_for_retry, upstream_failed, skipped, removed, restarting, deferred)"`
 	TaskID   string        `query:"task_id" doc:"only instances of this task"`
 	MapIndex optional[int] `query:"map_index" doc:"only instances with this map index (-1: unmapped)"`
+	Pool     []string      `query:"pool" doc:"only instances of these pools"`
+	Queue    []string      `query:"queue" doc:"only instances of these queues"`
+	Operator []string      `query:"operator" doc:"only instances of these operators (bash, http, sql, go, ...)"`
+	StartGTE time.Time     `query:"start_date_gte" doc:"only tries that started at or after this time"`
+	StartLTE time.Time     `query:"start_date_lte" doc:"only tries that started at or before this time"`
+	EndGTE   time.Time     `query:"end_date_gte" doc:"only tries that ended at or after this time"`
+	EndLTE   time.Time     `query:"end_date_lte" doc:"only tries that ended at or before this time"`
 }
 
 type listMappedInput struct {
@@ -193,7 +200,8 @@ func (s *server) listTaskInstances(ctx context.Context, in *listTIsInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.store()}
+	p := &store.TaskInstanceListParams{TaskID: in.TaskID, States: states, Page: in.store(), Pools: in.Pool, Queues: in.Queue,
+		Operators: in.Operator, StartDate: timeRange(in.StartGTE, in.StartLTE), EndDate: timeRange(in.EndGTE, in.EndLTE)}
 	if in.MapIndex.IsSet {
 		p.MapIndex = &in.MapIndex.Value
 	}

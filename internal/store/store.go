@@ -461,6 +461,12 @@ type TaskInstanceListParams struct {
 	// ExceptDagIDs and ExceptPools leave out the instances of these DAGs
 	// and of these pools.
 	ExceptDagIDs, ExceptPools []string
+	// Pools, Queues and Operators keep the instances of these pools, queues
+	// and operators (empty = any).
+	Pools, Queues, Operators []string
+	// StartDate and EndDate keep the tries whose start or end is in range
+	// (a try not started or not ended is left out by a bounded range).
+	StartDate, EndDate TimeRange
 	// TriggerID keeps the tries deferred on this trigger (0 = any).
 	TriggerID int64
 	// UpdatedSince keeps the instances whose updated_at (stamped by every

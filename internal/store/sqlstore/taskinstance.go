@@ -151,6 +151,11 @@ func tiFilter(p *store.TaskInstanceListParams) *builder {
 	if len(p.ExceptPools) > 0 {
 		b.where("pool NOT IN (" + list(&b, p.ExceptPools) + ")")
 	}
+	in(&b, "pool", p.Pools)
+	in(&b, "queue", p.Queues)
+	in(&b, "operator", p.Operators)
+	b.within("start_date", p.StartDate)
+	b.within("end_date", p.EndDate)
 	if p.TriggerID != 0 {
 		b.where("trigger_id = ?", p.TriggerID)
 	}

@@ -573,3 +573,36 @@ func testClaimRuns(t *testing.T, f *fixture) {
 		t.Errorf("reclaim = %v with runs %v; want a started try and its run", taskIDs(got), p.Runs)
 	}
 }
+
+// testTaskInstanceListFilters: task instances are listed by pool, queue,
+// operator and when their try started (Airflow's list filters).
+func testTaskInstanceListFilters(t *testing.T, f *fixture) {
+	a, b, c := newTI("a", core.TIQueued), newTI("b", core.TIQueued), newTI("c", core.TINone)
+	a.Pool, a.Queue, a.Operator = "db", "gpu", "bash"
+	b.Pool, b.Queue, b.Operator = "db", core.DefaultQueue, "http"
+	c.Pool, c.Queue, c.Operator = "default_pool", core.DefaultQueue, "bash"
+	f.run("etl", "r1", a, b, c)
+	_, err := f.st.TaskInstanceClaim(f.ctx, &store.TaskInstanceClaimParams{WorkerID: "w", Queues: []string{"gpu"}, Limit: 1, Now: f.now})
+	must(t, err, "claim a")
+	_, err = f.st.TaskInstanceStart(f.ctx, &store.TaskInstanceStartParams{ID: a.ID, WorkerID: "w", Now: f.at(time.Minute)})
+	must(t, err, "start a")
+	at := func(d time.Duration) *time.Time { x := f.at(d); return &x }
+	for _, tc := range []struct {
+		what string
+		p    store.TaskInstanceListParams
+		want string
+	}{
+		{"pool db", store.TaskInstanceListParams{Pools: []string{"db"}}, "a b"},
+		{"queue gpu", store.TaskInstanceListParams{Queues: []string{"gpu"}}, "a"},
+		{"operators", store.TaskInstanceListParams{Operators: []string{"bash"}}, "a c"},
+		{"started", store.TaskInstanceListParams{StartDate: store.TimeRange{GTE: at(time.Minute), LTE: at(time.Minute)}}, "a"},
+		{"started later", store.TaskInstanceListParams{StartDate: store.TimeRange{GTE: at(time.Hour)}}, ""},
+		{"ended", store.TaskInstanceListParams{EndDate: store.TimeRange{LTE: at(time.Hour)}}, ""},
+	} {
+		got, err := f.st.TaskInstanceList(f.ctx, &tc.p)
+		must(t, err, "list "+tc.what)
+		if ids := strings.Join(taskIDs(got), " "); ids != tc.want {
+			t.Errorf("%s: %q, want %q", tc.what, ids, tc.want)
+		}
+	}
+}
