@@ -137,6 +137,14 @@ func (s *server) registerConnections() {
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.patchConnection)
 	register(s, core.RoleAdmin, huma.Operation{
+		OperationID: "bulk_connections", Method: http.MethodPatch, Path: base, Tags: tags,
+		Summary: "Create, update and delete connections", Description: bulkDoc("connections") +
+			" An update applies the fields it gives as PATCH of one connection without update_mask does.",
+		Errors: []int{http.StatusBadRequest},
+	}, func(ctx context.Context, in *struct{ Body BulkBody }) (*struct{ Body BulkResponse }, error) {
+		return bulk(ctx, s, s.connectionBulk(), &in.Body)
+	})
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "delete_connection", Method: http.MethodDelete, Path: base + "/{connection_id}", Tags: tags,
 		Summary: "Delete a connection", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 	}, s.deleteConnection)
@@ -276,6 +284,36 @@ type connFields struct {
 	connType, host, login, password, schema string
 	port                                    int
 	extra                                   map[string]any
+}
+
+// connectionBulk is a bulk PATCH's view of connections: a create as
+// POST's body, an update as PATCH's.
+func (s *server) connectionBulk() bulkResource[connectionPatch] {
+	return bulkResource[connectionPatch]{
+		plural: "connections",
+		key:    func(b connectionPatch) string { return b.ConnectionID.or("") },
+		exists: func(ctx context.Context, id string) (bool, error) {
+			_, err := s.st.ConnectionGet(ctx, id)
+			return found(err)
+		},
+		create: func(ctx context.Context, b connectionPatch, overwrite bool) error {
+			uri, err := patchedURI("", &b, nil)
+			if err != nil {
+				return err
+			}
+			return s.svc.SaveConnection(ctx, actor(ctx), core.Connection{ID: b.ConnectionID.or(""), URI: uri}, overwrite)
+		},
+		update: func(ctx context.Context, b connectionPatch) error {
+			if b.Description.or("") != "" {
+				return invalid("description: Weir keeps a connection as its URI, without a description")
+			}
+			_, err := s.svc.UpdateConnection(ctx, actor(ctx), b.ConnectionID.or(""), func(uri string) (string, error) {
+				return patchedURI(uri, &b, nil)
+			})
+			return err
+		},
+		remove: func(ctx context.Context, id string) error { return s.svc.DeleteConnection(ctx, actor(ctx), id) },
+	}
 }
 
 func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*struct{}, error) {

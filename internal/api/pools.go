@@ -86,6 +86,12 @@ func (s *server) registerPools() {
 		Summary: "Change a pool's slots or description", Errors: []int{http.StatusNotFound},
 	}, s.patchPool)
 	register(s, core.RoleAdmin, huma.Operation{
+		OperationID: "bulk_pools", Method: http.MethodPatch, Path: base, Tags: tags,
+		Summary: "Create, update and delete pools", Description: bulkDoc("pools"), Errors: []int{http.StatusBadRequest},
+	}, func(ctx context.Context, in *struct{ Body BulkBody }) (*struct{ Body BulkResponse }, error) {
+		return bulk(ctx, s, s.poolBulk(), &in.Body)
+	})
+	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "delete_pool", Method: http.MethodDelete, Path: base + "/{pool_name}", Tags: tags,
 		Summary: "Delete a pool", DefaultStatus: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
@@ -139,6 +145,38 @@ func (s *server) patchPool(ctx context.Context, in *patchPoolInput) (*struct{ Bo
 		ch.Description = b.Description
 	}
 	return s.savePool(ctx, ch)
+}
+
+// PoolBody is a pool as a bulk PATCH creates or updates it.
+type PoolBody struct {
+	Name            string  `json:"name" minLength:"1" maxLength:"256"`
+	Slots           *int    `json:"slots,omitempty" minimum:"0"`
+	Description     *string `json:"description,omitempty"`
+	IncludeDeferred bool    `json:"include_deferred,omitempty" doc:"false only: a deferred try holds no slot in Weir"`
+}
+
+// poolBulk is a bulk PATCH's view of pools.
+func (s *server) poolBulk() bulkResource[PoolBody] {
+	save := func(ctx context.Context, b PoolBody, mode service.PoolMode) error {
+		if b.IncludeDeferred {
+			return invalid(fmt.Sprintf("pool %q: include_deferred: a deferred try holds no slot in Weir; only false is accepted", b.Name))
+		}
+		_, err := s.svc.SavePool(ctx, actor(ctx), service.PoolChange{Name: b.Name, Slots: b.Slots, Description: b.Description, Mode: mode})
+		return err
+	}
+	return bulkResource[PoolBody]{
+		plural: "pools",
+		key:    func(b PoolBody) string { return b.Name },
+		exists: func(ctx context.Context, name string) (bool, error) {
+			pools, err := s.st.PoolList(ctx, &store.PoolListParams{Names: []string{name}})
+			return len(pools) > 0, err
+		},
+		create: func(ctx context.Context, b PoolBody, overwrite bool) error {
+			return save(ctx, b, map[bool]service.PoolMode{false: service.PoolCreate, true: service.PoolUpsert}[overwrite])
+		},
+		update: func(ctx context.Context, b PoolBody) error { return save(ctx, b, service.PoolUpdate) },
+		remove: func(ctx context.Context, name string) error { return s.svc.DeletePool(ctx, actor(ctx), name) },
+	}
 }
 
 // savePool creates or changes a pool and returns it with its occupancy.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -124,6 +125,56 @@ func (s *server) registerVariables() {
 		OperationID: "delete_variable", Method: http.MethodDelete, Path: base + "/{variable_key}", Tags: tags,
 		Summary: "Delete a variable", DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 	}, s.deleteVariable)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "bulk_variables", Method: http.MethodPatch, Path: base, Tags: tags,
+		Summary: "Create, update and delete variables", Description: bulkDoc("variables"), Errors: []int{http.StatusBadRequest},
+	}, func(ctx context.Context, in *struct{ Body BulkBody }) (*struct{ Body BulkResponse }, error) {
+		return bulk(ctx, s, s.variableBulk(), &in.Body)
+	})
+}
+
+// variableBulk is a bulk PATCH's view of variables.
+func (s *server) variableBulk() bulkResource[VariableBody] {
+	save := func(ctx context.Context, b VariableBody, w service.VariableWrite) error {
+		value, err := b.Value.text()
+		if err != nil {
+			return err
+		}
+		v := core.Variable{Key: b.Key, Value: value}
+		if b.Description != nil {
+			v.Description = *b.Description
+		}
+		w.KeepDescription = b.Description == nil && w.OnlyExisting
+		return s.svc.SaveVariable(ctx, actor(ctx), v, w)
+	}
+	return bulkResource[VariableBody]{
+		plural: "variables",
+		key:    func(b VariableBody) string { return b.Key },
+		exists: func(ctx context.Context, key string) (bool, error) {
+			_, err := s.st.VariableGet(ctx, key)
+			return found(err)
+		},
+		create: func(ctx context.Context, b VariableBody, overwrite bool) error {
+			return save(ctx, b, service.VariableWrite{OnlyNew: !overwrite})
+		},
+		update: func(ctx context.Context, b VariableBody) error {
+			return save(ctx, b, service.VariableWrite{OnlyExisting: true})
+		},
+		remove: func(ctx context.Context, key string) error { return s.svc.DeleteVariable(ctx, actor(ctx), key) },
+	}
+}
+
+// found turns a read's error into whether the thing exists: not found is
+// false; a row that does not decrypt here exists.
+func found(err error) (bool, error) {
+	switch {
+	case err == nil, errors.Is(err, secrets.ErrUndecryptable):
+		return true, nil
+	case errors.Is(err, core.ErrNotFound):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 func (s *server) listVariables(ctx context.Context, in *listVariablesInput) (*struct{ Body VariableCollection }, error) {
