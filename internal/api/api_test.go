@@ -50,6 +50,24 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("openapi.json lacks path %s", p)
 		}
 	}
+	// A log route answers a LogChunk object (Airflow's
+	// TaskInstancesLogResponse) or text, not a base64 string.
+	var logRoute struct {
+		Get struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema map[string]any `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"get"`
+	}
+	if err := json.Unmarshal(doc.Paths["/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}"], &logRoute); err != nil {
+		t.Fatal(err)
+	}
+	ok := logRoute.Get.Responses["200"]
+	if ref := ok.Content["application/json"].Schema["$ref"]; ref != "#/components/schemas/LogChunk" || ok.Content["text/plain"].Schema["type"] != "string" {
+		t.Errorf("the log route's 200: %+v", ok)
+	}
 }
 
 func TestAuthRequired(t *testing.T) {

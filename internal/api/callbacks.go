@@ -62,7 +62,8 @@ func (s *server) registerCallbacks() {
 		Description: "Up to 1 MiB of one attempt's log from `token` on, as the try log route answers it: JSON " +
 			"`{\"content\", \"continuation_token\"}` by default, the raw text with `Accept: text/plain`. " +
 			"`~` as both dag_id and dag_run_id finds the callback by its id alone.",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Errors:    []int{http.StatusBadRequest, http.StatusNotFound},
+		Responses: s.logResponses(),
 	}, s.getCallbackLog)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -17,12 +18,14 @@ import (
 // LogChunk is the JSON body of a log request, Airflow's
 // TaskInstancesLogResponse: the lines of a piece of the log (without their
 // line breaks) and the token to pass back to read on from where they end
-// (tailing). While the try may still write, a piece ends at a line break:
-// a line written in part comes whole in a later piece (unless it is longer
-// than a piece).
+// (tailing). A piece ends at a line break unless it holds the end of a
+// try that writes no more: a line written in part, or cut by the size of
+// a read, comes whole in a later piece (unless it is longer than a piece).
 type LogChunk struct {
-	Content           []string `json:"content"`
-	ContinuationToken string   `json:"continuation_token"`
+	Content []string `json:"content"`
+	// ContinuationToken is null once a try that writes no more has been
+	// read to its end, as Airflow's (a client reads until it is null).
+	ContinuationToken *string `json:"continuation_token"`
 }
 
 // Text is the piece of the log the chunk's lines are, each line ended by
@@ -60,8 +63,24 @@ func (s *server) registerLogs() {
 			"`{\"content\": [\"line\", ...], \"continuation_token\": \"...\"}`, whole lines while the try runs; " +
 			"with `Accept: text/plain` the raw text, the token in the " + LogTokenHeader + " header. Pass the token " +
 			"back to tail a running task: an empty content means nothing new yet.",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Errors:    []int{http.StatusBadRequest, http.StatusNotFound},
+		Responses: s.logResponses(),
 	}, s.getLog)
+}
+
+// logResponses declares a log route's answer, a LogChunk as JSON or the
+// raw text with the token in a header (huma would describe the []byte
+// body it writes as base64).
+func (s *server) logResponses() map[string]*huma.Response {
+	return map[string]*huma.Response{"200": {
+		Description: "A piece of the log.",
+		Headers: map[string]*huma.Param{LogTokenHeader: {Description: "where the piece ends: the token to read on from",
+			Schema: &huma.Schema{Type: "string"}}},
+		Content: map[string]*huma.MediaType{
+			"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[LogChunk](), true, "LogChunk")},
+			"text/plain":       {Schema: &huma.Schema{Type: "string"}},
+		},
+	}}
 }
 
 func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
@@ -94,13 +113,25 @@ func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, ac
 	if wantsText(accept) {
 		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: strconv.FormatInt(next, 10), Body: data}, nil
 	}
-	lines, rest := tasklog.Lines(data, writing)
-	token := strconv.FormatInt(next-int64(rest), 10)
-	body, err := json.Marshal(LogChunk{Content: lines, ContinuationToken: token})
+	// A try that writes no more may still hold more than this piece (a
+	// read stops at a size): its piece ends at a line break too, and only
+	// its end has no token.
+	more := writing
+	if !writing {
+		size, err := s.cfg.Logs.Size(ctx, key)
+		more = err != nil || size > next
+	}
+	lines, rest := tasklog.Lines(data, more)
+	at := strconv.FormatInt(next-int64(rest), 10)
+	chunk := LogChunk{Content: lines}
+	if more {
+		chunk.ContinuationToken = &at
+	}
+	body, err := json.Marshal(chunk)
 	if err != nil {
 		return nil, s.problem(ctx, fmt.Errorf("encode log chunk: %w", err))
 	}
-	return &logOutput{ContentType: "application/json", Token: token, Body: body}, nil
+	return &logOutput{ContentType: "application/json", Token: at, Body: body}, nil
 }
 
 // wantsText reports whether the Accept header prefers text/plain over JSON.

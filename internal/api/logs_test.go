@@ -23,8 +23,12 @@ func TestTaskLogs(t *testing.T) {
 		t.Helper()
 		var c api.LogChunk
 		e.must(http.StatusOK, core.RoleViewer, "GET", path+"1"+query, nil, &c)
-		if !slices.Equal(c.Content, want) || c.Content == nil || c.ContinuationToken != wantToken {
-			t.Errorf("GET %s: %+v, want content %q token %s", query, c, want, wantToken)
+		token := "null"
+		if c.ContinuationToken != nil {
+			token = *c.ContinuationToken
+		}
+		if !slices.Equal(c.Content, want) || c.Content == nil || token != wantToken {
+			t.Errorf("GET %s: content %q token %s, want %q token %s", query, c.Content, token, want, wantToken)
 		}
 	}
 	read("", []string{}, "0")
@@ -43,11 +47,37 @@ func TestTaskLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	read("?token=18", []string{"partial"}, "26")
-	// A try that writes no more answers its last line unended.
+	// A try that writes no more answers its last line unended, and no
+	// token once read to its end (as Airflow: a client reads until null).
 	e.setTIState("r1", "extract", core.TISuccess)
-	read("?token=26", []string{"last, not ended"}, "41")
-	read("?token=41", []string{}, "41")
-	read("?token=9", []string{"line two", "partial", "last, not ended"}, "41")
+	read("?token=26", []string{"last, not ended"}, "null")
+	read("?token=41", []string{}, "null")
+	read("?token=9", []string{"line two", "partial", "last, not ended"}, "null")
+
+	// A finished log longer than a read: each piece ends at a line break.
+	long := tasklog.Key{DagID: "etl", RunID: "r1", TaskID: "transform", MapIndex: -1, TryNumber: 1}
+	line := strings.Repeat("x", 99) + "\n"
+	if err := tasklog.Append(e.logs, long, []byte(strings.Repeat(line, 11000))); err != nil {
+		t.Fatal(err)
+	}
+	e.setTIState("r1", "transform", core.TISuccess)
+	var lines []string
+	token := "0"
+	for pieces := 0; token != ""; pieces++ {
+		var c api.LogChunk
+		e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform/logs/1?token="+token, nil, &c)
+		lines = append(lines, c.Content...)
+		token = ""
+		if c.ContinuationToken != nil {
+			token = *c.ContinuationToken
+		}
+		if pieces > 3 {
+			t.Fatal("the log never ends")
+		}
+	}
+	if len(lines) != 11000 || slices.ContainsFunc(lines, func(l string) bool { return len(l) != 99 }) {
+		t.Errorf("read %d lines, some cut: want 11000 of 99 bytes", len(lines))
+	}
 
 	resp := e.request(core.RoleViewer, "GET", path+"1?token=9", nil, "Accept", "text/plain")
 	defer func() { _ = resp.Body.Close() }()

@@ -207,10 +207,14 @@ func (b *restBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64
 	if err := b.c.Get(ctx, path, q, &chunk); err != nil {
 		return nil, offset, err
 	}
-	next, err := strconv.ParseInt(chunk.ContinuationToken, 10, 64)
+	text := chunk.Text()
+	if chunk.ContinuationToken == nil { // the end of a try that writes no more
+		return text, offset + int64(len(text)), nil
+	}
+	next, err := strconv.ParseInt(*chunk.ContinuationToken, 10, 64)
 	if err != nil {
 		return nil, offset, fmt.Errorf("the answer of GET %s has continuation_token %q, not an offset: is it a Weir api-server of the same version?",
-			path, chunk.ContinuationToken)
+			path, *chunk.ContinuationToken)
 	}
-	return chunk.Text(), next, nil
+	return text, next, nil
 }

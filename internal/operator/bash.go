@@ -74,7 +74,8 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	// One pipe for both, as Airflow's stderr=STDOUT: the log keeps the
 	// order the command wrote its lines in, and the return value is the
 	// last line of either.
-	out := io.MultiWriter(&syncWriter{w: req.Log}, last)
+	logw := &syncWriter{w: req.Log}
+	out := io.MultiWriter(logw, last)
 	// The group dies with the worker process, however it dies; a cancelled
 	// ctx sends it SIGTERM.
 	cmd, group, release, err := r.startBash(ctx, command, cwd, r.bashEnvMap(req, argEnv, deferFile), out)
@@ -90,6 +91,9 @@ func (r *Runner) runBash(ctx context.Context, req *Request) (*Result, error) {
 	// Whatever happened, nothing of the group outlives the try.
 	group.Close()
 	release()
+	if last.unterminated() { // weir's next line starts a line of its own
+		_, _ = logw.Write([]byte("\n"))
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("bash command killed: %w", cancelled(ctx))
 	}
@@ -227,6 +231,14 @@ func (l *lastLine) Write(p []byte) (int, error) {
 		l.partial = l.partial[len(l.partial)-64<<10:]
 	}
 	return len(p), nil
+}
+
+// unterminated reports whether the output ends in a line without its line
+// break.
+func (l *lastLine) unterminated() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.partial) > 0
 }
 
 // String returns the last line, including an unterminated final one.

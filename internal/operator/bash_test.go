@@ -108,6 +108,20 @@ func TestBashOutputKeepsItsOrder(t *testing.T) {
 	}
 }
 
+// Output whose last line has no line break ends that line in the log:
+// weir's next line starts a line of its own.
+func TestBashUnterminatedOutputEndsItsLine(t *testing.T) {
+	t.Parallel()
+	req, log := bashReq("printf 'no newline at end'", map[string]any{"do_xcom_push": true})
+	res, err := (&Runner{}).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "no newline at end\n[") || string(res.ReturnValue) != `"no newline at end"` {
+		t.Errorf("log %q, return value %s; want the output's line ended before weir's", log.String(), res.ReturnValue)
+	}
+}
+
 func TestBashEnv(t *testing.T) {
 	t.Parallel()
 	bin := t.TempDir()
