@@ -112,6 +112,11 @@ type listAssetEventsInput struct {
 	SourceRunID  string `query:"source_run_id" doc:"only events produced by this run"`
 	SourceTaskID string `query:"source_task_id" doc:"only events produced by this task"`
 	PartitionKey string `query:"partition_key" doc:"only events of this partition"`
+	// Airflow's filters.
+	SourceMapIndex optional[int] `query:"source_map_index" doc:"only events of tries of this map index (-1: unmapped, or from outside a try)"`
+	NamePattern    string        `query:"name_pattern" doc:"only events of assets whose name contains this, ignoring case"`
+	TimestampGTE   time.Time     `query:"timestamp_gte" doc:"only events recorded at or after this time"`
+	TimestampLTE   time.Time     `query:"timestamp_lte" doc:"only events recorded at or before this time"`
 }
 
 type createAssetEventInput struct {
@@ -236,9 +241,14 @@ func (s *server) getAsset(ctx context.Context, in *assetInput) (*struct{ Body co
 }
 
 func (s *server) listAssetEvents(ctx context.Context, in *listAssetEventsInput) (*struct{ Body AssetEventCollection }, error) {
-	return s.eventPage(ctx, &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
+	p := &store.AssetEventListParams{AssetID: in.AssetID, SourceDagID: in.SourceDagID,
 		SourceRunID: in.SourceRunID, SourceTaskID: in.SourceTaskID, PartitionKey: in.PartitionKey,
-		Cursor: in.Cursor.store(), Page: in.Page.store()})
+		AssetNameSearch: in.NamePattern, Timestamp: timeRange(in.TimestampGTE, in.TimestampLTE),
+		Cursor: in.Cursor.store(), Page: in.Page.store()}
+	if in.SourceMapIndex.IsSet {
+		p.SourceMapIndex = &in.SourceMapIndex.Value
+	}
+	return s.eventPage(ctx, p)
 }
 
 // eventPage lists one page of asset events with its total.
@@ -341,17 +351,25 @@ func (s *server) dagAssetQueuedEvent(ctx context.Context, in *dagAssetQueuedInpu
 	if err != nil {
 		return nil, err
 	}
-	if len(page.Body.QueuedEvents) == 0 {
-		return nil, s.problem(ctx, fmt.Errorf("no events of asset %d are queued for dag %q: %w", in.AssetID, in.DagID, core.ErrNotFound))
-	}
 	return &struct{ Body QueuedEventResponse }{page.Body.QueuedEvents[0]}, nil
 }
 
-// queued answers the queued entries p selects.
+// queued answers the queued entries p selects; none is a 404, as
+// Airflow's.
 func (s *server) queued(ctx context.Context, p *store.AssetQueueParams) (*struct{ Body QueuedEventCollection }, error) {
 	q, err := s.st.AssetQueueFind(ctx, p)
 	if err != nil {
 		return nil, s.problem(ctx, err)
+	}
+	if len(q) == 0 {
+		what := fmt.Sprintf("dag %q", p.DagID)
+		switch {
+		case p.DagID == "":
+			what = fmt.Sprintf("asset %d", p.AssetID)
+		case p.AssetID != 0:
+			what += fmt.Sprintf(" of asset %d", p.AssetID)
+		}
+		return nil, s.problem(ctx, fmt.Errorf("no asset events are queued for %s: %w", what, core.ErrNotFound))
 	}
 	out := make([]QueuedEventResponse, len(q))
 	for i := range q {

@@ -102,6 +102,7 @@ type connectionPatch struct {
 	URI          field[string]          `json:"uri,omitempty" doc:"Weir's: replaces the whole connection; no other field with it (but the uri a read showed, ignored)"`
 	ConnType     field[string]          `json:"conn_type,omitempty"`
 	Description  field[string]          `json:"description,omitempty" doc:"Weir keeps no description: null or empty only"`
+	TeamName     field[string]          `json:"team_name,omitempty" doc:"Airflow 3.1's; Weir has no teams: null or empty only"`
 	Host         field[string]          `json:"host,omitempty"`
 	Login        field[string]          `json:"login,omitempty"`
 	Password     field[string]          `json:"password,omitempty" doc:"*** (as a read shows it) keeps the current password"`
@@ -194,8 +195,11 @@ func (s *server) patchConnection(ctx context.Context, in *patchConnectionInput) 
 	if b.ConnectionID.Value != nil && *b.ConnectionID.Value != in.ID {
 		return nil, invalid(fmt.Sprintf("connection_id %q in the body is not the path's %q", *b.ConnectionID.Value, in.ID))
 	}
-	if b.Description.Value != nil && *b.Description.Value != "" {
+	if b.Description.or("") != "" {
 		return nil, invalid("description: Weir keeps a connection as its URI, without a description")
+	}
+	if b.TeamName.or("") != "" {
+		return nil, invalid("team_name: Weir has no teams")
 	}
 	c, err := s.svc.UpdateConnection(ctx, actor(ctx), in.ID, func(uri string) (string, error) {
 		return patchedURI(uri, b, in.UpdateMask)
@@ -219,17 +223,14 @@ func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
 		}
 	}
 	fields := p.ConnType.Set || p.Host.Set || p.Login.Set || p.Password.Set || p.Schema.Set || p.Port.Set || p.Extra.Set || len(mask) > 0
-	if p.URI.Set && fields && p.URI.or("") == RedactedURI(cur) {
-		p.URI = field[string]{} // a read sent back: its uri is what the fields say
+	if p.URI.Value == nil || fields && *p.URI.Value == RedactedURI(cur) {
+		p.URI = field[string]{} // none, or a read sent back: its uri is what the fields say
 	}
 	if p.URI.Set {
 		if fields {
 			return "", invalid("uri replaces the whole connection: give it alone, or give the fields (conn_type, host, ...) without it")
 		}
-		if p.URI.Value == nil {
-			return "", invalid("uri: null is not a connection URI")
-		}
-		return *p.URI.Value, nil
+		return keptSecrets(*p.URI.Value, cur)
 	}
 	u, err := url.Parse(cur)
 	if err != nil {
@@ -266,7 +267,10 @@ func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
 	if apply("extra", true) {
 		extra := map[string]any{}
 		for k, v := range p.Extra.or(nil) {
-			if v == redacted && f.extra[k] != nil {
+			if v == redacted {
+				if f.extra[k] == nil {
+					return "", invalid(fmt.Sprintf("extra %q is ***, which keeps a secret the connection holds, but it has no %q", k, k))
+				}
 				v = f.extra[k]
 			}
 			extra[k] = v
@@ -277,6 +281,45 @@ func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
 		return "", invalid("conn_type: a connection needs a type (its URI's scheme)")
 	}
 	return buildURI(f.connType, f.host, f.login, f.password, f.schema, f.port, f.extra)
+}
+
+// keptSecrets is connection URI uri with each secret it shows as *** (its
+// password, a query value) taken from cur, the connection's URI: a uri a
+// read showed, sent back with other changes, keeps the secrets. A *** the
+// connection has no value for is an error naming it.
+func keptSecrets(uri, cur string) (string, error) {
+	if !strings.Contains(uri, redacted) && !strings.Contains(uri, url.QueryEscape(redacted)) {
+		return uri, nil
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri, nil // the service says it is no URI
+	}
+	old, _ := url.Parse(cur)
+	if old == nil {
+		old = &url.URL{}
+	}
+	if pw, has := u.User.Password(); has && pw == redacted {
+		was, ok := old.User.Password()
+		if !ok {
+			return "", invalid("uri: its password is ***, which keeps the connection's, but it has none")
+		}
+		u.User = url.UserPassword(u.User.Username(), was)
+	}
+	q, oldQ := u.Query(), old.Query()
+	for k, vs := range q {
+		for i, v := range vs {
+			if v != redacted {
+				continue
+			}
+			if !oldQ.Has(k) {
+				return "", invalid(fmt.Sprintf("uri: %q is ***, which keeps a secret the connection holds, but it has no %q", k, k))
+			}
+			vs[i] = oldQ.Get(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // connFields are a connection's fields as its URI holds them.

@@ -129,6 +129,19 @@ func TestPatchConnection(t *testing.T) {
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, read, nil)
 	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
 
+	// The uri a read shows, changed and sent back alone, keeps the
+	// secrets it shows as ***; a *** for a secret there is not is refused.
+	shownURI, _ := read["uri"].(string)
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"uri": strings.Replace(shownURI, "@db2", "@db3", 1)}, nil)
+	stored("postgres://etl:hunter2@db3:5432/dw?api_token=abc&sslmode=require")
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", path, map[string]any{"uri": "postgres://etl@db3/dw?new_token=***"},
+		`"new_token" is ***, which keeps a secret the connection holds`)
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", path+"?update_mask=extra", map[string]any{"extra": map[string]any{"new_token": "***"}},
+		`extra "new_token" is ***`)
+	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=host", map[string]any{"host": "db2", "uri": nil, "team_name": nil}, nil)
+	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", path, map[string]any{"team_name": "data"}, "Weir has no teams")
+
 	// Without a mask, password and extra are the body's even when left out.
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"conn_type": "postgres", "port": 6432}, nil)
 	stored("postgres://etl@db2:6432/dw")

@@ -155,6 +155,14 @@ type AssetEventListParams struct {
 	SourceRunID  string
 	SourceTaskID string
 	PartitionKey string // "" = any
+	// SourceMapIndex keeps the events of tries of this map index (nil =
+	// any; -1 an unmapped task's, and events from outside a try).
+	SourceMapIndex *int
+	// AssetNameSearch keeps the events of assets whose name contains it,
+	// ignoring case.
+	AssetNameSearch string
+	// Timestamp keeps the events recorded in the range.
+	Timestamp TimeRange
 	// ConsumedByRunID keeps the events the DAG run with this id consumed
 	// (0 = any).
 	ConsumedByRunID int64

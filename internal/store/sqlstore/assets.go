@@ -465,6 +465,14 @@ func eventFilter(p *store.AssetEventListParams) *builder {
 			b.where(f.col+" = ?", f.v)
 		}
 	}
+	if p.SourceMapIndex != nil {
+		b.where("e.source_map_index = ?", *p.SourceMapIndex)
+	}
+	if p.AssetNameSearch != "" {
+		cond, arg := containsCond("name", p.AssetNameSearch)
+		b.where("e.asset_id IN (SELECT id FROM asset WHERE "+cond+")", arg)
+	}
+	b.within("e.timestamp", p.Timestamp)
 	if p.ConsumedByRunID != 0 {
 		b.where(qEventConsumedBy, p.ConsumedByRunID)
 	}

@@ -129,8 +129,14 @@ func dagFilter(p *store.DagListParams) *builder {
 // case (% and _ in text are taken literally); none for an empty text.
 func (b *builder) containsFold(col, text string) {
 	if text != "" {
-		b.where(`LOWER(`+col+`) LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(text))+"%")
+		b.where(containsCond(col, text))
 	}
+}
+
+// containsCond is the condition of containsFold, with its one "?", and
+// its value.
+func containsCond(col, text string) (cond string, arg any) {
+	return `LOWER(` + col + `) LIKE ? ESCAPE '\'`, "%" + likeEscape(strings.ToLower(text)) + "%"
 }
 
 // within adds the conditions that expression col is in range r.

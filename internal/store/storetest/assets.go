@@ -162,8 +162,30 @@ func testAssetEventsQueue(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetName: "customers", SourceKind: core.AssetSourceAPI, Now: f.now})
 	must(t, err, "insert customers event")
-	ev3, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: o.ID, SourceKind: core.AssetSourceAPI, Now: f.now})
+	ev3, err := f.st.AssetEventInsert(f.ctx, &store.AssetEventParams{AssetID: o.ID, SourceKind: core.AssetSourceAPI, Now: f.at(time.Minute)})
 	must(t, err, "insert second orders event")
+	// Airflow's event filters: the asset's name, the time, the map index.
+	at := func(d time.Duration) *time.Time { x := f.at(d); return &x }
+	mapped, unmapped := 3, core.NoMapIndex
+	for _, tc := range []struct {
+		what string
+		p    store.AssetEventListParams
+		want int
+	}{
+		{"name containing ORD", store.AssetEventListParams{AssetNameSearch: "ORD"}, 2},
+		{"from a minute on", store.AssetEventListParams{Timestamp: store.TimeRange{GTE: at(time.Minute)}}, 1},
+		{"up to now", store.AssetEventListParams{Timestamp: store.TimeRange{LTE: at(0)}}, 2},
+		{"unmapped", store.AssetEventListParams{SourceMapIndex: &unmapped}, 3},
+		{"map index 3", store.AssetEventListParams{SourceMapIndex: &mapped}, 0},
+	} {
+		evs, err := f.st.AssetEventList(f.ctx, &tc.p)
+		must(t, err, "list events "+tc.what)
+		n, err := f.st.AssetEventCount(f.ctx, &tc.p)
+		must(t, err, "count events "+tc.what)
+		if len(evs) != tc.want || n != tc.want {
+			t.Errorf("events %s: %d listed, %d counted, want %d", tc.what, len(evs), n, tc.want)
+		}
+	}
 	q, err := f.st.AssetQueueList(f.ctx, "cons")
 	must(t, err, "queue list")
 	if len(q) != 2 || q[1].AssetName != "orders" || q[1].FirstEventID != ev1.ID || q[1].LastEventID != ev3.ID {
