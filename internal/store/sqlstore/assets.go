@@ -169,6 +169,12 @@ func (s *Store) assetUpsert(ctx context.Context, dagID string, a *core.Asset, no
 			return 0, s.wrap(err, "%s: find other definitions", what)
 		}
 	}
+	// An asset the sync leaves as it was keeps its updated_at: a new
+	// version of a DAG that defines it changes nothing of it.
+	if was, err := json.Marshal(nonNilMap(cur.Extra)); err == nil && cur.Active && cur.Name == a.Name && cur.URI == a.URI &&
+		cur.Group == group && bytes.Equal(was, extra) {
+		return cur.ID, nil
+	}
 	_, err = s.tx.ExecContext(ctx, qAssetUpdate, cur.ID, a.Name, a.URI, group, string(extra), now)
 	return cur.ID, s.wrap(err, "%s: update", what)
 }

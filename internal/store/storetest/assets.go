@@ -106,8 +106,9 @@ func testAssetSync(t *testing.T, f *fixture) {
 	later := f.at(time.Hour)
 	must(t, f.assetDag(producer("prod", orders), later), "re-sync producer")
 	if got, err = f.st.AssetGet(f.ctx, o.ID); err != nil || len(got.Producing) != 1 ||
-		!got.Producing[0].CreatedAt.Equal(f.now) || !got.Producing[0].UpdatedAt.Equal(later) {
-		t.Errorf("orders after the re-sync: %+v, %v; want its producer recorded at %v, written at %v", got, err, f.now, later)
+		!got.Producing[0].CreatedAt.Equal(f.now) || !got.Producing[0].UpdatedAt.Equal(later) || !got.UpdatedAt.Equal(f.now) {
+		t.Errorf("orders after the re-sync: %+v, %v; want its producer recorded at %v, written at %v, and itself unchanged since %v",
+			got, err, f.now, later, f.now)
 	}
 	c, err = f.st.AssetGetByName(f.ctx, "customers")
 	must(t, err, "get customers")
