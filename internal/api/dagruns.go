@@ -196,6 +196,14 @@ func (s *server) registerDagRuns() {
 		Description: "Sets the run's state by hand. success marks every task instance success except the skipped and removed ones; failed marks the running ones failed and the unfinished ones skipped.",
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.patchDagRun)
+	register(s, core.RoleOp, huma.Operation{
+		OperationID: "delete_dag_run", Method: http.MethodDelete, Path: base + "/{dag_run_id}", Tags: tags,
+		Summary:       "Delete a DAG run",
+		Description:   "Deletes the run and its history (task instances and their tries, XComs, task state); its logs stay. 409 while a task instance of it is queued, running or deferred. Audited.",
+		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, func(ctx context.Context, in *DagRunParam) (*struct{}, error) {
+		return nil, s.problemOrNil(ctx, s.svc.DeleteRun(ctx, actor(ctx), in.DagID, in.RunID))
+	})
 }
 
 func (s *server) listDagRuns(ctx context.Context, in *listDagRunsInput) (*struct{ Body DAGRunCollection }, error) {

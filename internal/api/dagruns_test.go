@@ -274,3 +274,29 @@ func TestRunListRanges(t *testing.T) {
 		t.Errorf("batch start_date_gte: %d, want none started", page.TotalEntries)
 	}
 }
+
+// A run is deleted with its task instances, as Airflow's DELETE of a run;
+// one whose task instance a worker holds is a 409; the audit log keeps it.
+func TestDeleteDagRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.trigger("r1")
+	e.trigger("r2")
+	e.setTIState("r2", "extract", core.TIRunning)
+	e.mustProblem(http.StatusForbidden, core.RoleViewer, "DELETE", "/api/v2/dags/etl/dagRuns/r1", nil, "")
+	e.must(http.StatusNoContent, core.RoleOp, "DELETE", "/api/v2/dags/etl/dagRuns/r1", nil, nil)
+	e.mustProblem(http.StatusNotFound, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns/r1", nil, "r1")
+	if n, _ := e.st.TaskInstanceCount(t.Context(), &store.TaskInstanceListParams{DagID: "etl", RunID: "r1"}); n != 0 {
+		t.Errorf("%d task instances of the deleted run left", n)
+	}
+	if !e.hasAudit("op", "dag_run.delete", "etl/r1") {
+		t.Error("the delete is not audited")
+	}
+	e.mustProblem(http.StatusConflict, core.RoleOp, "DELETE", "/api/v2/dags/etl/dagRuns/r2", nil, "1 task instances queued, running or deferred")
+	e.mustProblem(http.StatusNotFound, core.RoleOp, "DELETE", "/api/v2/dags/etl/dagRuns/r1", nil, `dag_run_id "r1"`)
+	var page api.DAGRunCollection
+	e.must(http.StatusOK, core.RoleViewer, "GET", "/api/v2/dags/etl/dagRuns", nil, &page)
+	if page.TotalEntries != 1 || page.DagRuns[0].RunID != "r2" {
+		t.Errorf("runs left: %+v", page)
+	}
+}

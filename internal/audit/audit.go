@@ -56,6 +56,7 @@ const (
 	BackfillUnpause = "backfill.unpause"
 	BackfillCancel  = "backfill.cancel"
 	DagDelete       = "dag.delete"
+	DagRunDelete    = "dag_run.delete"
 )
 
 // Writer is the store method Record needs.

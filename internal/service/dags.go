@@ -73,3 +73,30 @@ func (s *Service) DeleteDag(ctx context.Context, actor core.Actor, dagID string)
 	})
 	return runs, err
 }
+
+
+// DeleteRun deletes run runID of dagID and its history (task instances,
+// their tries, XComs, task state), as Airflow's DELETE of a run; its
+// logs stay in the log store. Needs role op. Errors wrap core.ErrNotFound
+// for an unknown run and core.ErrConflict while a task instance of it is
+// queued, running or deferred (a worker or the triggerer holds it).
+func (s *Service) DeleteRun(ctx context.Context, actor core.Actor, dagID, runID string) error {
+	c := &change{actor: actor, need: core.RoleOp, action: audit.DagRunDelete, target: dagID + "/" + runID,
+		notify: []string{store.ChannelScheduler}}
+	return s.do(ctx, c, func(tx store.Store, _ *string) error {
+		run, err := tx.DagRunGet(ctx, dagID, runID)
+		if err != nil {
+			return fmt.Errorf("dag_id %q dag_run_id %q: %w", dagID, runID, err)
+		}
+		busy, err := tx.TaskInstanceCount(ctx, &store.TaskInstanceListParams{DagRunID: run.ID,
+			States: []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}})
+		if err != nil {
+			return fmt.Errorf("delete dag run %s/%s: %w", dagID, runID, err)
+		}
+		if busy > 0 {
+			return fmt.Errorf("dag run %s/%s has %d task instances queued, running or deferred; wait for them or mark them failed, then delete: %w",
+				dagID, runID, busy, core.ErrConflict)
+		}
+		return tx.DagRunDelete(ctx, run.ID)
+	})
+}

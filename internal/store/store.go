@@ -93,6 +93,10 @@ type DagStore interface {
 	// warnings, asset links and queued asset events; ErrNotFound when
 	// absent. Asset events it emitted and the audit log stay.
 	DagDelete(ctx context.Context, dagID string) error
+	// DagRunDelete removes the run with this id and, by cascade, its task
+	// instances and their history, XComs, task state and consumed events;
+	// ErrNotFound when there is none.
+	DagRunDelete(ctx context.Context, id int64) error
 	// DagSetNextRunAfter records when the scheduler should next look at the
 	// DAG's schedule (nil = never).
 	DagSetNextRunAfter(ctx context.Context, dagID string, at *time.Time) error

@@ -368,3 +368,19 @@ func testDagRunListRanges(t *testing.T, f *fixture) {
 		}
 	}
 }
+
+// testDagRunDelete: a run goes with its task instances; another run of
+// the DAG stays; deleting it again is not found.
+func testDagRunDelete(t *testing.T, f *fixture) {
+	gone := f.run("etl", "r1", newTI("a", core.TINone))
+	kept := f.run("etl", "r2", newTI("a", core.TINone))
+	must(t, f.st.DagRunDelete(f.ctx, gone.ID), "delete r1")
+	wantErr(t, f.st.DagRunDelete(f.ctx, gone.ID), core.ErrNotFound, "delete r1 again")
+	runs, err := f.st.DagRunList(f.ctx, &store.DagRunListParams{DagID: "etl"})
+	must(t, err, "list runs")
+	tis, err := f.st.TaskInstanceList(f.ctx, &store.TaskInstanceListParams{DagID: "etl"})
+	must(t, err, "list task instances")
+	if len(runs) != 1 || runs[0].ID != kept.ID || len(tis) != 1 || tis[0].DagRunID != kept.ID {
+		t.Errorf("after deleting r1: runs %+v, task instances %+v; want r2 and its one", runs, tis)
+	}
+}

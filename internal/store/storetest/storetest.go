@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DagRunDuplicateConflict", testDagRunDuplicateConflict},
 		{"DagRunSetState", testDagRunSetState},
 		{"DagRunListRanges", testDagRunListRanges},
+		{"DagRunDelete", testDagRunDelete},
 		{"TaskInstanceListFilters", testTaskInstanceListFilters},
 		{"DagRunListLatestCount", testDagRunListLatestCount},
 		{"DagRunPreviousSuccess", testDagRunPreviousSuccess},
