@@ -74,7 +74,6 @@ func (s *Service) DeleteDag(ctx context.Context, actor core.Actor, dagID string)
 	return runs, err
 }
 
-
 // DeleteRun deletes run runID of dagID and its history (task instances,
 // their tries, XComs, task state), as Airflow's DELETE of a run; its
 // logs stay in the log store. Needs role op. Errors wrap core.ErrNotFound
