@@ -100,5 +100,5 @@ func (s *server) getCallbackLog(ctx context.Context, in *callbackLogInput) (*log
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return s.logChunk(ctx, key, offset, in.Accept, tasklog.AttemptWriting(cb, key))
+	return s.logChunk(ctx, key, logRead{offset: offset}, in.Accept, tasklog.AttemptWriting(cb, key))
 }

@@ -45,6 +45,7 @@ type logInput struct {
 	TaskInstanceParam
 	TryNumber int    `path:"try_number" minimum:"0" doc:"try number; 0 = the current try"`
 	Token     string `query:"token" doc:"continuation_token of an earlier response: read on from there"`
+	Full      bool   `query:"full_content" doc:"Airflow's: the whole log from token on (up to 16 MiB), not a piece of 1 MiB"`
 	Accept    string `header:"Accept" doc:"text/plain for the raw log; JSON otherwise"`
 }
 
@@ -95,18 +96,43 @@ func (s *server) getLog(ctx context.Context, in *logInput) (*logOutput, error) {
 	if err != nil {
 		return nil, s.problem(ctx, err)
 	}
-	return s.logChunk(ctx, key, offset, in.Accept, tasklog.TryWriting(ti, key))
+	return s.logChunk(ctx, key, logRead{offset: offset, full: in.Full}, in.Accept, tasklog.TryWriting(ti, key))
 }
 
-// logChunk answers the log under key from offset, as text or as a JSON
+// logRead is where a log is read from, and whether all of it is (up to
+// maxFullLog) or a piece.
+type logRead struct {
+	offset int64
+	full   bool
+}
+
+// maxFullLog bounds what a full_content read returns: the rest comes with
+// the token.
+const maxFullLog = 16 << 20
+
+// read reads r from key's log: a piece, or pieces up to its end or
+// maxFullLog.
+func (r logRead) read(ctx context.Context, logs tasklog.Logs, key tasklog.Key) ([]byte, int64, error) {
+	data, next, err := logs.Read(ctx, key, r.offset)
+	for r.full && err == nil && len(data) < maxFullLog {
+		more, after, err := logs.Read(ctx, key, next)
+		if err != nil || after <= next {
+			break // what was read stands; a failing later read ends it
+		}
+		data, next = append(data, more...), after
+	}
+	return data, next, err
+}
+
+// logChunk answers the log under key as from says, as text or as a JSON
 // LogChunk (by accept), with the next offset as continuation token;
 // writing says the log may still grow. A log not written (or shipped) yet
 // is empty; one stored where this api-server cannot read it is a 404
 // saying where it is (tasklog.MissingError).
-func (s *server) logChunk(ctx context.Context, key tasklog.Key, offset int64, accept string, writing bool) (*logOutput, error) {
-	data, next, err := s.cfg.Logs.Read(ctx, key, offset)
+func (s *server) logChunk(ctx context.Context, key tasklog.Key, from logRead, accept string, writing bool) (*logOutput, error) {
+	data, next, err := from.read(ctx, s.cfg.Logs, key)
 	if tasklog.WroteNothing(err) {
-		data, next = nil, offset
+		data, next = nil, from.offset
 	} else if err != nil {
 		return nil, s.problem(ctx, err)
 	}

@@ -78,6 +78,12 @@ func TestTaskLogs(t *testing.T) {
 	if len(lines) != 11000 || slices.ContainsFunc(lines, func(l string) bool { return len(l) != 99 }) {
 		t.Errorf("read %d lines, some cut: want 11000 of 99 bytes", len(lines))
 	}
+	// full_content (Airflow's) reads all of it at once.
+	var all api.LogChunk
+	e.must(http.StatusOK, core.RoleViewer, "GET", tiBase+"/transform/logs/1?full_content=true", nil, &all)
+	if len(all.Content) != 11000 || all.ContinuationToken != nil {
+		t.Errorf("full_content: %d lines, token %v; want all 11000 and none", len(all.Content), all.ContinuationToken)
+	}
 
 	resp := e.request(core.RoleViewer, "GET", path+"1?token=9", nil, "Accept", "text/plain")
 	defer func() { _ = resp.Body.Close() }()
