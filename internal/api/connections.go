@@ -91,7 +91,7 @@ type listConnectionsInput struct {
 
 type patchConnectionInput struct {
 	ID         string   `path:"connection_id" doc:"connection id"`
-	UpdateMask []string `query:"update_mask" doc:"only these fields (conn_type, host, login, password, schema, port, extra), as Airflow's update_mask; none: every field the body gives, and password and extra whether given or not"`
+	UpdateMask []string `query:"update_mask" doc:"only these fields (conn_type, host, login, password, schema, port, extra), as Airflow's update_mask; none: every field the body gives"`
 	Body       connectionPatch
 }
 
@@ -132,9 +132,8 @@ func (s *server) registerConnections() {
 	register(s, core.RoleAdmin, huma.Operation{
 		OperationID: "patch_connection", Method: http.MethodPatch, Path: base + "/{connection_id}", Tags: tags,
 		Summary: "Update a connection",
-		Description: "As Airflow: the fields the body gives (with update_mask, only those it names) replace the connection's; " +
-			"without update_mask, password and extra are replaced even when the body leaves them out (cleared). " +
-			"A password of *** (or an extra value ***, as a read shows secrets) keeps the current one. Audited.",
+		Description: "As Airflow 3.1: the fields the body gives (with update_mask, only those it names) replace the connection's, " +
+			"each in its place in the URI. A password of *** (or an extra value ***, as a read shows secrets) keeps the current one. Audited.",
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, s.patchConnection)
 	register(s, core.RoleAdmin, huma.Operation{
@@ -178,8 +177,22 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 		if b.ConnType == "" {
 			return nil, invalid("give either uri or conn_type (with host, login, password, schema, port, extra)")
 		}
+		given := func(v string) field[string] {
+			if v == "" {
+				return field[string]{}
+			}
+			return field[string]{Set: true, Value: &v}
+		}
+		p := connectionPatch{ConnType: given(b.ConnType), Host: given(b.Host), Login: given(b.Login), Password: given(b.Password),
+			Schema: given(b.Schema)}
+		if b.Port != 0 {
+			p.Port = field[int]{Set: true, Value: &b.Port}
+		}
+		if len(b.Extra) > 0 {
+			p.Extra = field[ConnectionExtra]{Set: true, Value: &b.Extra}
+		}
 		var err error
-		if uri, err = buildURI(b.ConnType, b.Host, b.Login, b.Password, b.Schema, b.Port, b.Extra); err != nil {
+		if uri, err = patchedURI("", "", &p, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -192,17 +205,11 @@ func (s *server) postConnection(ctx context.Context, in *postConnectionInput) (*
 
 func (s *server) patchConnection(ctx context.Context, in *patchConnectionInput) (*struct{ Body ConnectionResponse }, error) {
 	b := &in.Body
-	if b.ConnectionID.Value != nil && *b.ConnectionID.Value != in.ID {
-		return nil, invalid(fmt.Sprintf("connection_id %q in the body is not the path's %q", *b.ConnectionID.Value, in.ID))
-	}
-	if b.Description.or("") != "" {
-		return nil, invalid("description: Weir keeps a connection as its URI, without a description")
-	}
-	if b.TeamName.or("") != "" {
-		return nil, invalid("team_name: Weir has no teams")
+	if err := b.check(in.ID); err != nil {
+		return nil, err
 	}
 	c, err := s.svc.UpdateConnection(ctx, actor(ctx), in.ID, func(uri string) (string, error) {
-		return patchedURI(uri, b, in.UpdateMask)
+		return patchedURI(uri, uri, b, in.UpdateMask)
 	})
 	if err != nil {
 		return nil, s.problem(ctx, err)
@@ -210,13 +217,31 @@ func (s *server) patchConnection(ctx context.Context, in *patchConnectionInput) 
 	return &struct{ Body ConnectionResponse }{connectionResponse(c)}, nil
 }
 
+// check refuses what a body gives that Weir cannot keep: a connection_id
+// other than id, a description, a team.
+func (b *connectionPatch) check(id string) error {
+	switch {
+	case b.ConnectionID.Value != nil && *b.ConnectionID.Value != id:
+		return invalid(fmt.Sprintf("connection_id %q in the body is not the path's %q", *b.ConnectionID.Value, id))
+	case b.Description.or("") != "":
+		return invalid("description: Weir keeps a connection as its URI, without a description")
+	case b.TeamName.or("") != "":
+		return invalid("team_name: Weir has no teams")
+	}
+	return nil
+}
+
 // patchedFields are the fields an update_mask may name.
 var patchedFields = []string{"conn_type", "host", "login", "password", "schema", "port", "extra"}
 
-// patchedURI is connection URI cur with p's fields applied, as Airflow
-// applies a PATCH (see patchConnection); mask, when given, names the
-// fields to apply.
-func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
+// patchedURI is connection URI cur with p's fields applied, as Airflow 3
+// applies a PATCH: the fields the body gives (with mask, only those it
+// names) replace the connection's, each in its place in the URI (a query
+// value, a fragment, an escaped path the body does not touch stay as they
+// are). A secret given as *** (password, an extra value, or in uri) is
+// the one secretsFrom, the connection's URI, holds; one it lacks is an
+// error naming it.
+func patchedURI(cur, secretsFrom string, p *connectionPatch, mask []string) (string, error) {
 	for _, f := range mask {
 		if !slices.Contains(patchedFields, f) {
 			return "", invalid(fmt.Sprintf("update_mask names %q; a connection's fields to update are %s", f, strings.Join(patchedFields, ", ")))
@@ -230,57 +255,96 @@ func patchedURI(cur string, p *connectionPatch, mask []string) (string, error) {
 		if fields {
 			return "", invalid("uri replaces the whole connection: give it alone, or give the fields (conn_type, host, ...) without it")
 		}
-		return keptSecrets(*p.URI.Value, cur)
+		return keptSecrets(*p.URI.Value, secretsFrom)
 	}
 	u, err := url.Parse(cur)
 	if err != nil {
 		return "", fmt.Errorf("the stored URI does not parse; give the whole connection as uri: %w", core.ErrInvalid)
 	}
-	f := connFields{connType: u.Scheme, host: u.Hostname(), schema: strings.TrimPrefix(u.Path, "/"), extra: map[string]any{}}
-	f.port, _ = strconv.Atoi(u.Port())
-	if u.User != nil {
-		f.login = u.User.Username()
-		f.password, _ = u.User.Password()
-	}
-	for k, v := range u.Query() {
-		f.extra[k] = v[0]
+	old, _ := url.Parse(secretsFrom)
+	if old == nil {
+		old = &url.URL{}
 	}
 	apply := func(name string, given bool) bool { return given && (len(mask) == 0 || slices.Contains(mask, name)) }
-	for _, x := range []struct {
-		name string
-		o    field[string]
-		to   *string
-	}{{"conn_type", p.ConnType, &f.connType}, {"host", p.Host, &f.host}, {"login", p.Login, &f.login}, {"schema", p.Schema, &f.schema}} {
-		if apply(x.name, x.o.Set) {
-			*x.to = x.o.or("")
-		}
+	if apply("conn_type", p.ConnType.Set) {
+		u.Scheme = p.ConnType.or("")
+	}
+	host, port := u.Hostname(), u.Port()
+	if apply("host", p.Host.Set) {
+		host = p.Host.or("")
 	}
 	if apply("port", p.Port.Set) {
-		f.port = p.Port.or(0)
-	}
-	// password and extra are replaced without a mask even when not given.
-	if apply("password", true) {
-		if pw := p.Password.or(""); pw != redacted {
-			f.password = pw
+		switch n := p.Port.or(0); {
+		case n < 0 || n > 65535:
+			return "", invalid(fmt.Sprintf("port %d: a port is 0 to 65535", n))
+		case n == 0:
+			port = ""
+		default:
+			port = strconv.Itoa(n)
 		}
 	}
-	if apply("extra", true) {
-		extra := map[string]any{}
+	switch {
+	case port != "":
+		u.Host = net.JoinHostPort(host, port)
+	case strings.Contains(host, ":"): // an IPv6 address, bracketed as with a port
+		u.Host = "[" + host + "]"
+	default:
+		u.Host = host
+	}
+	login := u.User.Username()
+	password, hasPassword := u.User.Password()
+	if apply("login", p.Login.Set) {
+		login = p.Login.or("")
+	}
+	if apply("password", p.Password.Set) {
+		if password, hasPassword = p.Password.or(""), p.Password.or("") != ""; password == redacted {
+			if password, hasPassword = old.User.Password(); !hasPassword {
+				return "", invalid("password is ***, which keeps the connection's password, but it has none")
+			}
+		}
+	}
+	switch {
+	case hasPassword:
+		u.User = url.UserPassword(login, password)
+	case login != "":
+		u.User = url.User(login)
+	default:
+		u.User = nil
+	}
+	if apply("schema", p.Schema.Set) {
+		u.Path, u.RawPath = "", ""
+		if schema := p.Schema.or(""); schema != "" {
+			u.Path = "/" + schema
+		}
+	}
+	if apply("extra", p.Extra.Set) {
+		q := url.Values{}
 		for k, v := range p.Extra.or(nil) {
+			switch v.(type) {
+			case nil, map[string]any, []any:
+				return "", invalid(fmt.Sprintf("extra %q is %s: Weir keeps a connection as one URI whose extras are query parameters, "+
+					"so each must be a string, a number or a boolean", k, map[bool]string{true: "null", false: "a nested object or list"}[v == nil]))
+			}
 			if v == redacted {
-				if f.extra[k] == nil {
+				if !old.Query().Has(k) {
 					return "", invalid(fmt.Sprintf("extra %q is ***, which keeps a secret the connection holds, but it has no %q", k, k))
 				}
-				v = f.extra[k]
+				v = old.Query().Get(k)
 			}
-			extra[k] = v
+			q.Set(k, fmt.Sprint(v))
 		}
-		f.extra = extra
+		u.RawQuery = q.Encode()
 	}
-	if f.connType == "" {
+	if u.Scheme == "" {
 		return "", invalid("conn_type: a connection needs a type (its URI's scheme)")
 	}
-	return buildURI(f.connType, f.host, f.login, f.password, f.schema, f.port, f.extra)
+	// scheme://, even without a host: "scheme:?query" is no URL to the
+	// redaction of secrets (nor to most clients).
+	s := u.String()
+	if !strings.HasPrefix(s, u.Scheme+"://") {
+		s = u.Scheme + "://" + strings.TrimPrefix(s, u.Scheme+":")
+	}
+	return s, nil
 }
 
 // keptSecrets is connection URI uri with each secret it shows as *** (its
@@ -322,13 +386,6 @@ func keptSecrets(uri, cur string) (string, error) {
 	return u.String(), nil
 }
 
-// connFields are a connection's fields as its URI holds them.
-type connFields struct {
-	connType, host, login, password, schema string
-	port                                    int
-	extra                                   map[string]any
-}
-
 // connectionBulk is a bulk PATCH's view of connections: a create as
 // POST's body, an update as PATCH's.
 func (s *server) connectionBulk() bulkResource[connectionPatch] {
@@ -340,18 +397,29 @@ func (s *server) connectionBulk() bulkResource[connectionPatch] {
 			return found(err)
 		},
 		create: func(ctx context.Context, b connectionPatch, overwrite bool) error {
-			uri, err := patchedURI("", &b, nil)
+			id := b.ConnectionID.or("")
+			if err := b.check(id); err != nil {
+				return err
+			}
+			var was string // an overwritten connection's secrets, for a *** that keeps them
+			if overwrite {
+				if cur, err := s.st.ConnectionGet(ctx, id); err == nil {
+					was = cur.URI
+				}
+			}
+			uri, err := patchedURI("", was, &b, nil)
 			if err != nil {
 				return err
 			}
-			return s.svc.SaveConnection(ctx, actor(ctx), core.Connection{ID: b.ConnectionID.or(""), URI: uri}, overwrite)
+			return s.svc.SaveConnection(ctx, actor(ctx), core.Connection{ID: id, URI: uri}, overwrite)
 		},
 		update: func(ctx context.Context, b connectionPatch) error {
-			if b.Description.or("") != "" {
-				return invalid("description: Weir keeps a connection as its URI, without a description")
+			id := b.ConnectionID.or("")
+			if err := b.check(id); err != nil {
+				return err
 			}
-			_, err := s.svc.UpdateConnection(ctx, actor(ctx), b.ConnectionID.or(""), func(uri string) (string, error) {
-				return patchedURI(uri, &b, nil)
+			_, err := s.svc.UpdateConnection(ctx, actor(ctx), id, func(uri string) (string, error) {
+				return patchedURI(uri, uri, &b, nil)
 			})
 			return err
 		},
@@ -364,47 +432,6 @@ func (s *server) deleteConnection(ctx context.Context, in *connectionIDInput) (*
 		return nil, s.problem(ctx, err)
 	}
 	return nil, nil
-}
-
-// buildURI assembles a connection URI from Airflow's connection fields.
-func buildURI(connType, host, login, password, schema string, port int, extra map[string]any) (string, error) {
-	for k, v := range extra {
-		what := ""
-		switch v.(type) {
-		case nil:
-			what = "null"
-		case map[string]any, []any:
-			what = "a nested object or list"
-		default:
-			continue
-		}
-		return "", invalid(fmt.Sprintf("extra %q is %s: Weir keeps a connection as one URI whose extras are query parameters, "+
-			"so each must be a string, a number or a boolean", k, what))
-	}
-	u := url.URL{Scheme: connType, Host: host}
-	switch {
-	case port != 0:
-		u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	case strings.Contains(host, ":"): // an IPv6 address, bracketed as with a port
-		u.Host = "[" + host + "]"
-	}
-	switch {
-	case password != "":
-		u.User = url.UserPassword(login, password)
-	case login != "":
-		u.User = url.User(login)
-	}
-	if schema != "" {
-		u.Path = "/" + schema
-	}
-	if len(extra) > 0 {
-		q := url.Values{}
-		for k, v := range extra {
-			q.Set(k, fmt.Sprint(v))
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), nil
 }
 
 // connectionResponse splits a stored URI into Airflow's fields and redacts

@@ -115,7 +115,7 @@ func TestPatchConnection(t *testing.T) {
 	var c api.ConnectionResponse
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=host",
 		map[string]any{"connection_id": "warehouse", "conn_type": "postgres", "host": "db2", "login": "ignored"}, &c)
-	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
+	stored("postgres://etl:hunter2@db2:5432/dw?sslmode=require&api_token=abc") // the rest of the URI as it was
 	if c.Host == nil || *c.Host != "db2" || c.Password == nil || *c.Password != "***" {
 		t.Errorf("answer: %+v", c)
 	}
@@ -142,9 +142,10 @@ func TestPatchConnection(t *testing.T) {
 	stored("postgres://etl:hunter2@db2:5432/dw?api_token=abc&sslmode=require")
 	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", path, map[string]any{"team_name": "data"}, "Weir has no teams")
 
-	// Without a mask, password and extra are the body's even when left out.
+	// Without a mask, the fields the body gives (Airflow 3.1's: a password
+	// or extra it leaves out is kept).
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"conn_type": "postgres", "port": 6432}, nil)
-	stored("postgres://etl@db2:6432/dw")
+	stored("postgres://etl:hunter2@db2:6432/dw?api_token=abc&sslmode=require")
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=password&update_mask=extra",
 		map[string]any{"password": "new", "extra": `{"sslmode": "disable"}`, "host": "ignored"}, nil)
 	stored("postgres://etl:new@db2:6432/dw?sslmode=disable")
@@ -154,6 +155,19 @@ func TestPatchConnection(t *testing.T) {
 	stored("postgres://etl:new@[::1]/dw?sslmode=disable")
 	e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"uri": "mysql://root@mysql"}, nil)
 	stored("mysql://root@mysql")
+
+	// A field's PATCH leaves the rest of the URI as it was: repeated query
+	// values, a fragment, a connection without a host (whose secrets stay
+	// hidden: it keeps its scheme://).
+	for _, uri := range []string{"http://h:80/p?a=1&a=2#frag", "google-cloud-platform://?credentials=SEKRIT&passphrase=PP&project=p"} {
+		e.must(http.StatusOK, core.RoleAdmin, "PATCH", path, map[string]any{"uri": uri}, nil)
+		e.must(http.StatusOK, core.RoleAdmin, "PATCH", path+"?update_mask=login", map[string]any{"login": nil}, nil)
+		stored(uri)
+	}
+	if status, b := e.call(core.RoleAdmin, "GET", path, nil); status != http.StatusOK || strings.Contains(string(b), "SEKRIT") || strings.Contains(string(b), `"PP"`) {
+		t.Errorf("a hostless connection's read: %d %s", status, b)
+	}
+	e.mustProblem(http.StatusBadRequest, core.RoleAdmin, "PATCH", path+"?update_mask=port", map[string]any{"port": 99999}, "a port is 0 to 65535")
 
 	for _, tc := range []struct {
 		path   string
@@ -172,7 +186,7 @@ func TestPatchConnection(t *testing.T) {
 		e.mustProblem(tc.status, core.RoleAdmin, "PATCH", tc.path, tc.body, tc.says)
 	}
 	e.mustProblem(http.StatusForbidden, core.RoleOp, "PATCH", path, map[string]any{"conn_type": "http"}, "")
-	stored("mysql://root@mysql")
+	stored("google-cloud-platform://?credentials=SEKRIT&passphrase=PP&project=p") // what failed changed nothing
 }
 
 // Connections, variables and pools are listed by a text their id, key or

@@ -17,8 +17,8 @@ const Masked = "***"
 // password=x"). A URL that does not parse is masked by pattern (its
 // user:password@ too). Anything else is returned as it is.
 func RedactURI(s string) string {
-	if !strings.Contains(s, "://") {
-		return keywordSecrets.ReplaceAllString(s, "${1}"+Masked)
+	if !strings.Contains(s, "://") { // keyword/value text, or a URL without // ("scheme:?token=x")
+		return maskParams(keywordSecrets.ReplaceAllString(s, "${1}"+Masked))
 	}
 	u, err := url.Parse(s)
 	if err != nil { // best effort on what does not parse: "a#b" in a password, a bad port

@@ -18,6 +18,7 @@ func TestRedactURI(t *testing.T) {
 		{"postgres://user:pw@host:badport/db", "postgres://user:***@host:badport/db"},
 		{"postgres://u@h/db?a=1;password=abc", "postgres://u@h/db?a=1;password=***"},
 		{"https://h/cb#access_token=abc&state=x", "https://h/cb#access_token=***&state=x"},
+		{"google-cloud-platform:?credentials=C&passphrase=P&project=p", "google-cloud-platform:?credentials=***&passphrase=***&project=p"},
 	} {
 		if got := RedactURI(c.in); got != c.want {
 			t.Errorf("RedactURI(%q) = %q, want %q", c.in, got, c.want)
