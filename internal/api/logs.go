@@ -139,18 +139,18 @@ func (s *server) logChunk(ctx context.Context, key tasklog.Key, from logRead, ac
 	if wantsText(accept) {
 		return &logOutput{ContentType: "text/plain; charset=utf-8", Token: strconv.FormatInt(next, 10), Body: data}, nil
 	}
-	// A try that writes no more may still hold more than this piece (a
-	// read stops at a size): its piece ends at a line break too, and only
-	// its end has no token.
-	more := writing
-	if !writing {
+	// Whether the log holds more than this piece (a read stops at a size)
+	// decides where a piece without a last line break ends, and whether
+	// the end of a try that writes no more was reached (no token).
+	beyond := false
+	if !writing || len(data) > 0 && data[len(data)-1] != '\n' {
 		size, err := s.cfg.Logs.Size(ctx, key)
-		more = err != nil || size > next
+		beyond = err != nil || size > next
 	}
-	lines, rest := tasklog.Lines(data, more)
+	lines, rest := tasklog.Lines(data, !writing, beyond)
 	at := strconv.FormatInt(next-int64(rest), 10)
 	chunk := LogChunk{Content: lines}
-	if more {
+	if writing || beyond || rest > 0 {
 		chunk.ContinuationToken = &at
 	}
 	body, err := json.Marshal(chunk)

@@ -97,11 +97,32 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, out any
 // as JSON when not nil and decodes a JSON answer into out when not nil. Any
 // status of 300 or more is an *Error.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	b, _, err := c.send(ctx, method, path, query, in, "application/json")
+	if err != nil || out == nil || len(b) == 0 {
+		return err
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("the answer of %s %s from %s is not what this weir expects (%w): is it a Weir api-server of the same version?",
+			method, path, c.base, err)
+	}
+	return nil
+}
+
+// GetText calls GET path with query asking for text/plain, and returns
+// the body as it came and the answer's headers.
+func (c *Client) GetText(ctx context.Context, path string, query url.Values) ([]byte, http.Header, error) {
+	return c.send(ctx, http.MethodGet, path, query, nil, "text/plain")
+}
+
+// send calls method path with query and in (JSON, when not nil), asking
+// for accept, and returns the answer's body and headers; a status of 300
+// or more is an *Error.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, in any, accept string) ([]byte, http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("encode %s %s: %w", method, path, err)
+			return nil, nil, fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
 		body = bytes.NewReader(b)
 	}
@@ -111,9 +132,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -123,27 +144,20 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return unreachableError(fmt.Sprintf("cannot reach the Weir API at %s (%s): is the api-server running and the URL right? "+
+		return nil, nil, unreachableError(fmt.Sprintf("cannot reach the Weir API at %s (%s): is the api-server running and the URL right? "+
 			"`weir login --status` checks the login", c.base, reason(err)))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("read the answer of %s %s from %s: %w", method, path, c.base, err)
+		return nil, nil, fmt.Errorf("read the answer of %s %s from %s: %w", method, path, c.base, err)
 	}
 	if resp.StatusCode >= 300 {
-		return c.statusError(resp.StatusCode, b)
+		return nil, nil, c.statusError(resp.StatusCode, b)
 	}
-	if out == nil || len(b) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("the answer of %s %s from %s is not what this weir expects (%w): is it a Weir api-server of the same version?",
-			method, path, c.base, err)
-	}
-	return nil
+	return b, resp.Header, nil
 }
 
 // reason is the innermost cause of a transport error ("connection

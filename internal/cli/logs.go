@@ -203,18 +203,17 @@ func (b *restBackend) LogRead(ctx context.Context, key tasklog.Key, offset int64
 		path = run + "/taskInstances/" + seg(key.TaskID) + "/logs/" + strconv.Itoa(key.TryNumber)
 		q.Set("map_index", strconv.Itoa(key.MapIndex))
 	}
-	var chunk api.LogChunk
-	if err := b.c.Get(ctx, path, q, &chunk); err != nil {
+	// The raw text (the JSON answer's lines lose where the log's line
+	// breaks were), the token in a header.
+	data, hdr, err := b.c.GetText(ctx, path, q)
+	if err != nil {
 		return nil, offset, err
 	}
-	text := chunk.Text()
-	if chunk.ContinuationToken == nil { // the end of a try that writes no more
-		return text, offset + int64(len(text)), nil
-	}
-	next, err := strconv.ParseInt(*chunk.ContinuationToken, 10, 64)
+	token := hdr.Get(api.LogTokenHeader)
+	next, err := strconv.ParseInt(token, 10, 64)
 	if err != nil {
-		return nil, offset, fmt.Errorf("the answer of GET %s has continuation_token %q, not an offset: is it a Weir api-server of the same version?",
-			path, *chunk.ContinuationToken)
+		return nil, offset, fmt.Errorf("the answer of GET %s has %s %q, not an offset: is it a Weir api-server of the same version?",
+			path, api.LogTokenHeader, token)
 	}
-	return text, next, nil
+	return data, next, nil
 }

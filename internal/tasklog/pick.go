@@ -38,14 +38,14 @@ func AttemptKey(cb *core.Callback, attempt int) (Key, error) {
 }
 
 // TryWriting reports whether the try whose log key names may still add to
-// it: ti's current try, not started yet or running. A finished try, one
-// waiting to retry or deferred writes no more.
+// it: ti's current try, not started yet, running or deferred (it resumes).
+// A finished try, or one waiting to retry, writes no more.
 func TryWriting(ti *core.TaskInstance, key Key) bool {
 	if ti.TryNumber != key.TryNumber {
 		return false
 	}
 	switch ti.State {
-	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning:
+	case core.TINone, core.TIScheduled, core.TIQueued, core.TIRunning, core.TIDeferred: // a deferred try resumes, writing on
 		return true
 	default:
 		return false
@@ -59,21 +59,23 @@ func AttemptWriting(cb *core.Callback, key Key) bool {
 }
 
 // Lines splits a piece of a log into its lines, without their line
-// breaks, and says how many bytes at its end it left for a later piece:
-// while the log may still grow (writing), a line not ended yet, unless the
-// piece holds no line break at all (a line longer than a piece comes in
-// parts rather than never).
-func Lines(data []byte, writing bool) (lines []string, rest int) {
-	if writing && len(data) > 0 && data[len(data)-1] != '\n' {
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-			rest = len(data) - i - 1
-			data = data[:i+1]
+// breaks, and says how many bytes at its end it left for a later piece. A
+// piece ends at a line break, but for the end of a log that grows no more
+// (final, with nothing beyond the piece). A piece without any line break
+// is a part of a line longer than a piece when the log holds more beyond
+// it; else it is a line being written, left whole for later.
+func Lines(data []byte, final, beyond bool) (lines []string, rest int) {
+	lines = []string{}
+	if len(data) > 0 && data[len(data)-1] != '\n' && (!final || beyond) {
+		switch i := bytes.LastIndexByte(data, '\n'); {
+		case i >= 0:
+			rest, data = len(data)-i-1, data[:i+1]
+		case !beyond:
+			return lines, len(data)
 		}
 	}
-	lines = []string{}
 	if len(data) == 0 {
 		return lines, rest
 	}
-	text := strings.TrimSuffix(string(data), "\n")
-	return append(lines, strings.Split(text, "\n")...), rest
+	return append(lines, strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")...), rest
 }
