@@ -53,8 +53,7 @@ func (s *Service) DeleteDag(ctx context.Context, actor core.Actor, dagID string)
 		if _, err := tx.DagGet(ctx, dagID); err != nil {
 			return fmt.Errorf("dag_id %q: %w", dagID, err)
 		}
-		busy, err := tx.TaskInstanceCount(ctx, &store.TaskInstanceListParams{DagID: dagID,
-			States: []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}})
+		busy, err := held(ctx, tx, &store.TaskInstanceListParams{DagID: dagID})
 		if err != nil {
 			return fmt.Errorf("delete dag_id %q: %w", dagID, err)
 		}
@@ -87,8 +86,7 @@ func (s *Service) DeleteRun(ctx context.Context, actor core.Actor, dagID, runID 
 		if err != nil {
 			return fmt.Errorf("dag_id %q dag_run_id %q: %w", dagID, runID, err)
 		}
-		busy, err := tx.TaskInstanceCount(ctx, &store.TaskInstanceListParams{DagRunID: run.ID,
-			States: []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}})
+		busy, err := held(ctx, tx, &store.TaskInstanceListParams{DagRunID: run.ID})
 		if err != nil {
 			return fmt.Errorf("delete dag run %s/%s: %w", dagID, runID, err)
 		}
@@ -99,3 +97,11 @@ func (s *Service) DeleteRun(ctx context.Context, actor core.Actor, dagID, runID 
 		return tx.DagRunDelete(ctx, run.ID)
 	})
 }
+
+// held counts the task instances p selects that a worker or the triggerer
+// holds (queued, running, deferred): what a delete must wait for.
+func held(ctx context.Context, tx store.Store, p *store.TaskInstanceListParams) (int, error) {
+	p.States = []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}
+	return tx.TaskInstanceCount(ctx, p)
+}
+

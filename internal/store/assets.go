@@ -46,9 +46,6 @@ type AssetStore interface {
 	// recorded with the idempotency key (a key names one event of its
 	// asset); ErrNotFound when none was.
 	AssetEventGetByIdempotencyKey(ctx context.Context, assetID int64, key string) (*core.AssetEvent, error)
-	// AssetLastEventTimes returns the time of the newest event of each of
-	// the assets that have one, in one query (the web UI's assets list).
-	AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error)
 	// AssetLinks returns, in one query, how active DAGs use each of the
 	// assets: the tasks that produce (outlets) and read (inlets) them and
 	// the DAGs scheduled on them, ordered by asset, kind, DAG and task (the

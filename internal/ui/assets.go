@@ -44,15 +44,10 @@ func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
 		u.failErr(w, r, req, err)
 		return
 	}
-	last, err := u.st.AssetLastEventTimes(r.Context(), assetIDs(assets))
-	if err != nil {
-		u.failErr(w, r, req, err)
-		return
-	}
-	for _, a := range assets {
+	for _, a := range assets { // each with its newest event, read for the page
 		row := assetRow{AssetModel: a}
-		if t, ok := last[a.ID]; ok {
-			row.LastEvent = &t
+		if a.LastEvent != nil {
+			row.LastEvent = &a.LastEvent.Timestamp
 		}
 		d.Assets = append(d.Assets, row)
 	}

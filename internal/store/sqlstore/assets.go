@@ -426,16 +426,6 @@ func (s *Store) AssetEventCount(ctx context.Context, p *store.AssetEventListPara
 	return s.count(ctx, "count asset events", qAssetEventCount, eventFilter(p))
 }
 
-// AssetLastEventTimes returns the time of each asset's newest event.
-func (s *Store) AssetLastEventTimes(ctx context.Context, assetIDs []int64) (map[int64]time.Time, error) {
-	last, err := s.lastEvents(ctx, assetIDs)
-	out := make(map[int64]time.Time, len(last))
-	for id, ev := range last {
-		out[id] = ev.Timestamp
-	}
-	return out, err
-}
-
 // lastEvents returns each asset's newest event, in one query.
 func (s *Store) lastEvents(ctx context.Context, assetIDs []int64) (map[int64]core.LastAssetEvent, error) {
 	out := map[int64]core.LastAssetEvent{}
