@@ -104,4 +104,3 @@ func held(ctx context.Context, tx store.Store, p *store.TaskInstanceListParams) 
 	p.States = []core.TIState{core.TIQueued, core.TIRunning, core.TIDeferred}
 	return tx.TaskInstanceCount(ctx, p)
 }
-
