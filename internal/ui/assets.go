@@ -55,15 +55,6 @@ func (u *UI) assetsPage(w http.ResponseWriter, r *http.Request, req *request) {
 	u.render(w, r, http.StatusOK, "assets", req, "Assets", d)
 }
 
-// assetIDs are the ids of assets, in their order.
-func assetIDs(assets []core.AssetModel) []int64 {
-	ids := make([]int64, len(assets))
-	for i, a := range assets {
-		ids[i] = a.ID
-	}
-	return ids
-}
-
 // assetFilter reads the assets filters shared by the list and the graph:
 // ?q= (in the name) and ?status=all|active|inactive, into query and
 // status as the form shows them.

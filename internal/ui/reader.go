@@ -15,7 +15,6 @@ type Reader interface {
 	AssetEventCount(ctx context.Context, p *store.AssetEventListParams) (int, error)
 	AssetEventList(ctx context.Context, p *store.AssetEventListParams) ([]core.AssetEvent, error)
 	AssetGet(ctx context.Context, id int64) (*core.AssetModel, error)
-	AssetLinks(ctx context.Context, assetIDs []int64) ([]store.AssetLink, error)
 	AssetList(ctx context.Context, p *store.AssetListParams) ([]core.AssetModel, error)
 	CallbackCount(ctx context.Context, p *store.CallbackListParams) (int, error)
 	CallbackGet(ctx context.Context, id int64) (*core.Callback, error)
