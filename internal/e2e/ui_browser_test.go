@@ -28,8 +28,8 @@ const chromiumPath = "/usr/bin/chromium"
 // the example DAGs) in headless Chromium, as a person would: log in, see
 // the DAGs, trigger hello with a conf from its form, watch the grid turn
 // green without a reload, open the log, set, edit and delete a task-state
-// key and find each in the audit log, view an asset's events and set its
-// state; a viewer finds no edit controls and is refused when it posts
+// key and find each in the audit log, view an asset's events, set its
+// state and materialize it; a viewer finds no edit controls and is refused when it posts
 // anyway, and a post without the CSRF token is refused. Accessibility:
 // the grid is walked with the keyboard, and on every page every control
 // has a label and every state an icon or word besides its colour.
@@ -166,6 +166,13 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`svg.assetgraph`)))
 	b.waitText("asset_producer producing orders in the graph", `svg.assetgraph`, "asset_producer")
 	b.shot("asset-graph.png")
+	// Materialize: orders' one producing DAG runs, and its run page opens.
+	b.run("back to orders", chromedp.Navigate(base+"/assets?q=orders"), chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		chromedp.Click(chromedp.Search(`//table[contains(@class, "list")]//th/a[text()="orders"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#state-title`)))
+	b.waitText("orders' Materialize button", `dl.facts`, "Materialize")
+	b.run("materialize orders", chromedp.Click(`//button[normalize-space()="Materialize"]`), chromedp.WaitVisible(chromedp.CSS(`#task-load_orders`)))
+	b.waitText("the materialized run of asset_producer", `h1`, "manual__")
 
 	// A run's callbacks: ops_failing_load fails, firing its retry's and its
 	// failure's command callbacks and the run's asset_event notifier; the
