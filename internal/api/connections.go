@@ -248,23 +248,19 @@ func patchedURI(cur, secretsFrom string, p *connectionPatch, mask []string) (str
 		}
 	}
 	fields := p.ConnType.Set || p.Host.Set || p.Login.Set || p.Password.Set || p.Schema.Set || p.Port.Set || p.Extra.Set || len(mask) > 0
-	if p.URI.Value == nil || fields && *p.URI.Value == RedactedURI(cur) {
-		p.URI = field[string]{} // none, or a read sent back: its uri is what the fields say
-	}
-	if p.URI.Set {
+	// A uri that is null, or the one a read showed sent back with the
+	// fields, says nothing the fields do not.
+	if uri := p.URI.Value; uri != nil && (!fields || *uri != RedactedURI(cur)) {
 		if fields {
 			return "", invalid("uri replaces the whole connection: give it alone, or give the fields (conn_type, host, ...) without it")
 		}
-		return keptSecrets(*p.URI.Value, secretsFrom)
+		return keptSecrets(*uri, secretsFrom)
 	}
 	u, err := url.Parse(cur)
 	if err != nil {
 		return "", fmt.Errorf("the stored URI does not parse; give the whole connection as uri: %w", core.ErrInvalid)
 	}
-	old, _ := url.Parse(secretsFrom)
-	if old == nil {
-		old = &url.URL{}
-	}
+	old := secretsOf(secretsFrom)
 	apply := func(name string, given bool) bool { return given && (len(mask) == 0 || slices.Contains(mask, name)) }
 	if apply("conn_type", p.ConnType.Set) {
 		u.Scheme = p.ConnType.or("")
@@ -298,8 +294,8 @@ func patchedURI(cur, secretsFrom string, p *connectionPatch, mask []string) (str
 	}
 	if apply("password", p.Password.Set) {
 		if password, hasPassword = p.Password.or(""), p.Password.or("") != ""; password == redacted {
-			if password, hasPassword = old.User.Password(); !hasPassword {
-				return "", invalid("password is ***, which keeps the connection's password, but it has none")
+			if password, err = old.password("password"); err != nil {
+				return "", err
 			}
 		}
 	}
@@ -326,10 +322,9 @@ func patchedURI(cur, secretsFrom string, p *connectionPatch, mask []string) (str
 					"so each must be a string, a number or a boolean", k, map[bool]string{true: "null", false: "a nested object or list"}[v == nil]))
 			}
 			if v == redacted {
-				if !old.Query().Has(k) {
-					return "", invalid(fmt.Sprintf("extra %q is ***, which keeps a secret the connection holds, but it has no %q", k, k))
+				if v, err = old.param("extra", k); err != nil {
+					return "", err
 				}
-				v = old.Query().Get(k)
 			}
 			q.Set(k, fmt.Sprint(v))
 		}
@@ -359,31 +354,58 @@ func keptSecrets(uri, cur string) (string, error) {
 	if err != nil {
 		return uri, nil // the service says it is no URI
 	}
-	old, _ := url.Parse(cur)
-	if old == nil {
-		old = &url.URL{}
-	}
+	old := secretsOf(cur)
 	if pw, has := u.User.Password(); has && pw == redacted {
-		was, ok := old.User.Password()
-		if !ok {
-			return "", invalid("uri: its password is ***, which keeps the connection's, but it has none")
+		was, err := old.password("uri: its password")
+		if err != nil {
+			return "", err
 		}
 		u.User = url.UserPassword(u.User.Username(), was)
 	}
-	q, oldQ := u.Query(), old.Query()
+	q := u.Query()
 	for k, vs := range q {
 		for i, v := range vs {
-			if v != redacted {
-				continue
+			if v == redacted {
+				if vs[i], err = old.param("uri:", k); err != nil {
+					return "", err
+				}
 			}
-			if !oldQ.Has(k) {
-				return "", invalid(fmt.Sprintf("uri: %q is ***, which keeps a secret the connection holds, but it has no %q", k, k))
-			}
-			vs[i] = oldQ.Get(k)
 		}
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// connSecrets are the secrets of a connection's URI that a *** keeps.
+type connSecrets struct{ u *url.URL }
+
+// secretsOf reads the secrets of connection URI uri ("" or one that does
+// not parse: none).
+func secretsOf(uri string) connSecrets {
+	u, _ := url.Parse(uri)
+	if u == nil {
+		u = &url.URL{}
+	}
+	return connSecrets{u}
+}
+
+// password is the connection's password, for a *** given as what; none
+// is an error saying so.
+func (c connSecrets) password(what string) (string, error) {
+	pw, ok := c.u.User.Password()
+	if !ok {
+		return "", invalid(what + " is ***, which keeps the connection's password, but it has none")
+	}
+	return pw, nil
+}
+
+// param is the value of the connection's query parameter k, for a ***
+// given in what; none is an error naming it.
+func (c connSecrets) param(what, k string) (string, error) {
+	if !c.u.Query().Has(k) {
+		return "", invalid(fmt.Sprintf("%s %q is ***, which keeps a secret the connection holds, but it has no %q", what, k, k))
+	}
+	return c.u.Query().Get(k), nil
 }
 
 // connectionBulk is a bulk PATCH's view of connections: a create as
